@@ -1,0 +1,74 @@
+# Atmosphere Matter Bridge — set-up, tests and demo.
+#   make demo   install everything and run the bridge with virtual Matter devices
+#   make test   install everything and run pytest, ruff and mypy --strict
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+VENV            := .venv
+CONTROLLER_VENV := .venv-controller
+MATTER_SERVER   := python-matter-server[server]==8.1.2
+APT_PACKAGES    := libnl-3-200 libnl-route-3-200 iproute2 systemd
+STAMPS          := .stamps
+
+# Find a Python >= 3.12: on PATH first, then under pyenv.
+PYTHON ?= $(shell for c in python3.13 python3.12 python3; do \
+	  p=$$(command -v $$c 2>/dev/null) && $$p -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null && { echo $$p; exit 0; }; \
+	done; \
+	root=$$(pyenv root 2>/dev/null || echo $$HOME/.pyenv); \
+	for p in $$(ls -d $$root/versions/3.1[2-9]*/bin/python 2>/dev/null | sort -rV); do \
+	  $$p -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null && { echo $$p; exit 0; }; \
+	done)
+
+.PHONY: help
+help:
+	@echo "make demo   - install everything, start virtual devices + controller + bridge"
+	@echo "make test   - install everything and run pytest, ruff and mypy --strict bridge"
+
+.PHONY: check-python
+check-python:
+	@if [ -z "$(PYTHON)" ]; then \
+	  echo "error: Python >= 3.12 not found on PATH or under pyenv; install python3.12 (e.g. apt install python3.12 or pyenv install 3.12)" >&2; exit 1; fi
+
+$(STAMPS):
+	@mkdir -p $(STAMPS)
+
+# Debian packages the controller's CHIP SDK and the namespaces need.
+$(STAMPS)/apt: | $(STAMPS)
+	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:$$missing"; \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	  else sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; fi; \
+	fi
+	@touch $@
+
+$(VENV)/.installed: pyproject.toml | check-python
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install -q --upgrade pip
+	$(VENV)/bin/pip install -q -e '.[dev]'
+	@touch $@
+
+# The Matter controller lives in its own venv: its chip package clashes with the client's.
+$(CONTROLLER_VENV)/.installed: | check-python
+	$(PYTHON) -m venv $(CONTROLLER_VENV)
+	$(CONTROLLER_VENV)/bin/pip install -q --upgrade pip
+	$(CONTROLLER_VENV)/bin/pip install -q '$(MATTER_SERVER)'
+	@touch $@
+
+.PHONY: install
+install: $(STAMPS)/apt $(VENV)/.installed $(CONTROLLER_VENV)/.installed
+
+.PHONY: lint
+lint: $(VENV)/.installed
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy --strict bridge
+
+.PHONY: test
+test: install
+	$(VENV)/bin/python -m pytest -q
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy --strict bridge
+
+.PHONY: clean
+clean:
+	rm -rf $(VENV) $(CONTROLLER_VENV) $(STAMPS) node_modules devices/node_modules

@@ -1,0 +1,62 @@
+"""Command-line entry point: one sub-command module per group, errors shown without tracebacks.
+
+Each module listed in ``COMMAND_MODULES`` exposes ``register(subparsers)``, which adds its
+parsers and sets ``func`` (``(argparse.Namespace) -> int``) on each of them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+from collections.abc import Sequence
+
+from bridge.errors import BridgeError
+
+COMMAND_MODULES: tuple[str, ...] = (
+    "bridge.cli.run",
+    "bridge.cli.tools",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the parser with every command group registered."""
+    parser = argparse.ArgumentParser(
+        prog="atmosphere-bridge",
+        description="Atmosphere Matter Bridge: Matter devices as tools for agents and mesh peers.",
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="log debug output")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI and return the process exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    func = getattr(args, "func", None)
+    if func is None:
+        parser.print_help()
+        return 2
+    try:
+        code: int = func(args)
+    except BridgeError as err:
+        print(f"error [{err.code.value}]: {err.message}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    except OSError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    return code
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
