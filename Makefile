@@ -9,6 +9,7 @@ CONTROLLER_VENV := .venv-controller
 MATTER_SERVER   := python-matter-server[server]==8.1.2
 APT_PACKAGES    := libnl-3-200 libnl-route-3-200 iproute2 systemd
 STAMPS          := .stamps
+DEVICES_DIR     := devices
 
 # Find a Python >= 3.12: on PATH first, then under pyenv.
 PYTHON ?= $(shell for c in python3.13 python3.12 python3; do \
@@ -55,8 +56,27 @@ $(CONTROLLER_VENV)/.installed: | check-python
 	$(CONTROLLER_VENV)/bin/pip install -q '$(MATTER_SERVER)'
 	@touch $@
 
+# Virtual Matter devices (matter.js, pinned by devices/package-lock.json). Node >= 18 is
+# taken from PATH, else Debian's nodejs + npm are installed.
+$(STAMPS)/node: | $(STAMPS)
+	@if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then \
+	  echo "installing Debian packages: nodejs npm"; \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm; \
+	  else sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm; fi; \
+	fi
+	@node -e 'process.exit(Number(process.versions.node.split(".")[0]) >= 18 ? 0 : 1)' || \
+	  { echo "error: Node.js >= 18 is needed for the virtual devices (found $$(node --version))" >&2; exit 1; }
+	@touch $@
+
+$(DEVICES_DIR)/node_modules/.installed: $(DEVICES_DIR)/package.json $(DEVICES_DIR)/package-lock.json | $(STAMPS)/node
+	cd $(DEVICES_DIR) && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+.PHONY: devices
+devices: $(DEVICES_DIR)/node_modules/.installed
+
 .PHONY: install
-install: $(STAMPS)/apt $(VENV)/.installed $(CONTROLLER_VENV)/.installed
+install: $(STAMPS)/apt $(VENV)/.installed $(CONTROLLER_VENV)/.installed $(DEVICES_DIR)/node_modules/.installed
 
 .PHONY: lint
 lint: $(VENV)/.installed

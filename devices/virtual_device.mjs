@@ -1,0 +1,166 @@
+// One virtual Matter device (matter.js) for the bridge's demo and end-to-end tests.
+//
+//   node virtual_device.mjs --kind onoff|dimmable|color|thermostat --state-dir DIR
+//        [--port 5540] [--passcode 20202021] [--discriminator 3840] [--label "Test onoff"]
+//
+// It prints one machine-readable line per fact, each a word and a JSON object:
+//   PAIRING {"qr": "MT:...", "manual": "...", "passcode": ..., "discriminator": ...}
+//   READY   {"pid": ..., "port": ..., "kind": "...", "commissioned": false}
+//   STATE   {"attribute": "onOff", "value": true}          (every device-side change)
+//   LOCAL   {"attribute": "onOff", "value": false}         (after a SIGUSR1 "button press")
+// SIGUSR1 acts like a physical button: lights toggle on/off, the thermostat's room
+// temperature rises by 0.5 °C. SIGINT/SIGTERM close the node cleanly and exit 0.
+// A storage folder that already holds a commissioned node restarts it without pairing.
+import { ServerNode, VendorId, Environment } from "@matter/main";
+import { OnOffLightDevice } from "@matter/main/devices/on-off-light";
+import { DimmableLightDevice } from "@matter/main/devices/dimmable-light";
+import { ExtendedColorLightDevice } from "@matter/main/devices/extended-color-light";
+import { ThermostatDevice } from "@matter/main/devices/thermostat";
+import { ColorControlServer } from "@matter/main/behaviors/color-control";
+import { ThermostatServer } from "@matter/main/behaviors/thermostat";
+import { parseArgs } from "node:util";
+
+const { values: opts } = parseArgs({
+    options: {
+        kind: { type: "string", default: "onoff" },
+        "state-dir": { type: "string" },
+        port: { type: "string", default: "5540" },
+        passcode: { type: "string", default: "20202021" },
+        discriminator: { type: "string", default: "3840" },
+        label: { type: "string" },
+        serial: { type: "string" },
+    },
+});
+
+function emit(word, data) {
+    process.stdout.write(`${word} ${JSON.stringify(data)}\n`);
+}
+
+// Each kind: the device type with the features the bridge maps, and its initial state.
+const KINDS = {
+    onoff: () => [OnOffLightDevice, { onOff: { onOff: false } }],
+    dimmable: () => [DimmableLightDevice, { onOff: { onOff: false }, levelControl: { currentLevel: 128 } }],
+    color: () => [
+        // Hue/saturation, CIE xy and colour temperature: the three ways the bridge sets colour.
+        ExtendedColorLightDevice.with(ColorControlServer.with("HueSaturation", "Xy", "ColorTemperature")),
+        {
+            onOff: { onOff: false },
+            levelControl: { currentLevel: 200 },
+            colorControl: {
+                colorMode: 2,
+                enhancedColorMode: 2,
+                colorTemperatureMireds: 370,
+                startUpColorTemperatureMireds: 370,
+                colorTempPhysicalMinMireds: 153,
+                colorTempPhysicalMaxMireds: 500,
+                coupleColorTempToLevelMinMireds: 153,
+            },
+        },
+    ],
+    thermostat: () => [
+        ThermostatDevice.with(ThermostatServer.with("Heating", "Cooling")),
+        {
+            thermostat: {
+                // 0.01 °C units; cooling-and-heating sequence; starts in Heat mode.
+                localTemperature: 2050,
+                occupiedHeatingSetpoint: 2000,
+                occupiedCoolingSetpoint: 2500,
+                controlSequenceOfOperation: 4,
+                systemMode: 4,
+            },
+        },
+    ],
+};
+
+const kind = opts.kind;
+if (!(kind in KINDS)) {
+    console.error(`unknown --kind ${kind}; expected one of ${Object.keys(KINDS).join(", ")}`);
+    process.exit(2);
+}
+if (!opts["state-dir"]) {
+    console.error("--state-dir DIR is required (use a fresh folder for a device that is not yet paired)");
+    process.exit(2);
+}
+const label = opts.label ?? `Test ${kind}`;
+const serial = opts.serial ?? `test-${kind}-0001`;
+const port = Number(opts.port);
+
+Environment.default.vars.set("storage.path", opts["state-dir"]);
+
+const [deviceType, initialState] = KINDS[kind]();
+const node = await ServerNode.create({
+    id: `atmosphere-${kind}`,
+    network: { port },
+    commissioning: { passcode: Number(opts.passcode), discriminator: Number(opts.discriminator) },
+    productDescription: { name: label, deviceType: deviceType.deviceType },
+    basicInformation: {
+        vendorName: "matter.js test",
+        vendorId: VendorId(0xfff1),
+        productId: 0x8000,
+        productName: label,
+        productLabel: label,
+        nodeLabel: label,
+        serialNumber: serial,
+        uniqueId: serial,
+    },
+});
+const endpoint = await node.add(deviceType, { id: kind, ...initialState });
+
+// Report every state change the controller (or a local press) makes.
+const watched = [
+    ["onOff", "onOff"],
+    ["levelControl", "currentLevel"],
+    ["colorControl", "colorMode"],
+    ["colorControl", "currentHue"],
+    ["colorControl", "currentSaturation"],
+    ["colorControl", "currentX"],
+    ["colorControl", "currentY"],
+    ["colorControl", "colorTemperatureMireds"],
+    ["thermostat", "localTemperature"],
+    ["thermostat", "occupiedHeatingSetpoint"],
+    ["thermostat", "occupiedCoolingSetpoint"],
+    ["thermostat", "systemMode"],
+];
+for (const [cluster, attribute] of watched) {
+    endpoint.events[cluster]?.[`${attribute}$Changed`]?.on(value => emit("STATE", { cluster, attribute, value }));
+}
+
+await node.start();
+if (!node.lifecycle.isCommissioned) {
+    const codes = node.state.commissioning.pairingCodes;
+    emit("PAIRING", {
+        qr: codes.qrPairingCode,
+        manual: codes.manualPairingCode,
+        passcode: Number(opts.passcode),
+        discriminator: Number(opts.discriminator),
+    });
+}
+emit("READY", { pid: process.pid, port, kind, commissioned: node.lifecycle.isCommissioned });
+
+// A "physical button": change state on the device itself, not through the controller.
+process.on("SIGUSR1", () => {
+    (async () => {
+        if (endpoint.state.onOff !== undefined) {
+            const value = !endpoint.state.onOff.onOff;
+            await endpoint.set({ onOff: { onOff: value } });
+            emit("LOCAL", { cluster: "onOff", attribute: "onOff", value });
+        } else {
+            const value = endpoint.state.thermostat.localTemperature + 50;
+            await endpoint.set({ thermostat: { localTemperature: value } });
+            emit("LOCAL", { cluster: "thermostat", attribute: "localTemperature", value });
+        }
+    })().catch(err => console.error(`local change failed: ${err}`));
+});
+
+let closing = false;
+async function shutdown() {
+    if (closing) return;
+    closing = true;
+    try {
+        await node.close();
+    } finally {
+        process.exit(0);
+    }
+}
+process.on("SIGINT", shutdown);
+process.on("SIGTERM", shutdown);
