@@ -36,7 +36,8 @@ class Database:
             self._conn.execute("PRAGMA foreign_keys=ON")
             self._conn.execute(
                 "CREATE TABLE IF NOT EXISTS schema_migrations "
-                "(name TEXT PRIMARY KEY, applied_at REAL NOT NULL DEFAULT (unixepoch('subsec')))"
+                "(name TEXT PRIMARY KEY, applied_at REAL NOT NULL "
+                "DEFAULT ((julianday('now') - 2440587.5) * 86400.0))"
             )
         if str(path) != ":memory:":
             self.path.chmod(0o600)
