@@ -1,0 +1,1 @@
+"""The mesh layer: node identity, signed capability gossip, zeroconf discovery, routing."""

@@ -1,0 +1,272 @@
+"""Capability announcements: the signed message a node uses to tell the mesh what it offers.
+
+A ``capability_announce`` names its origin (node id, name, public key), a version that
+only grows, the origin's timestamp and time to live, the HTTP endpoints it can be
+reached on, its capabilities (one per tool namespace) with their tools (identity,
+description, a hash of the parameter schema and the full definition document, so a
+peer can validate calls before routing them) and its devices (id, name, type,
+reachable). The signature is ed25519 by the origin's key over the canonical encoding
+(``canonical_bytes``: JSON, sorted keys, no whitespace, UTF-8) of the document without
+its ``signature`` field. ``verify_document`` checks a received document *as received*
+(not a re-encoding), so a relay passes on exactly the bytes the origin signed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import dataclass, replace
+from typing import Any
+
+from bridge.auth.canonical import canonical_json
+from bridge.errors import InvalidRequestError, UnauthenticatedError
+from bridge.mesh.identity import (
+    NODE_ID_RE,
+    PROTOCOL_VERSION,
+    NodeIdentity,
+    node_id_for,
+    verify_signature,
+)
+
+ANNOUNCE_TYPE = "capability_announce"
+MAX_TOOLS = 5000
+MAX_DEVICES = 2000
+MAX_ENDPOINTS = 8
+
+
+def canonical_bytes(doc: dict[str, Any]) -> bytes:
+    """Return the canonical encoding of a JSON document (sorted keys, compact, UTF-8)."""
+    return canonical_json(doc)
+
+
+def parameters_hash(parameters: dict[str, Any]) -> str:
+    """Return the hex SHA-256 of a parameter schema's canonical encoding (first 32 chars)."""
+    return hashlib.sha256(canonical_bytes(parameters)).hexdigest()[:32]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolSummary:
+    """One tool as announced: identity, description, parameter hash, availability, definition."""
+
+    identity: str
+    description: str
+    parameters_hash: str
+    available: bool
+    definition: dict[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the wire form."""
+        return {
+            "identity": self.identity,
+            "description": self.description,
+            "parameters_hash": self.parameters_hash,
+            "available": self.available,
+            "definition": self.definition,
+        }
+
+    @classmethod
+    def from_json(cls, doc: Any) -> ToolSummary:
+        """Parse the wire form (raise ``InvalidRequestError``)."""
+        d = _mapping(doc, "tool")
+        return cls(
+            identity=_str(d, "identity", 300),
+            description=_str(d, "description", 4000, empty=True),
+            parameters_hash=_str(d, "parameters_hash", 64),
+            available=_bool(d, "available"),
+            definition=_mapping(d.get("definition"), "tool.definition"),
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Capability:
+    """A group of tools a node offers (one per tool namespace)."""
+
+    name: str
+    tools: tuple[ToolSummary, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the wire form."""
+        return {"name": self.name, "tools": [t.to_json() for t in self.tools]}
+
+    @classmethod
+    def from_json(cls, doc: Any) -> Capability:
+        """Parse the wire form (raise ``InvalidRequestError``)."""
+        d = _mapping(doc, "capability")
+        tools = _list(d, "tools", MAX_TOOLS)
+        return cls(name=_str(d, "name", 100), tools=tuple(ToolSummary.from_json(t) for t in tools))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeviceInfo:
+    """A device behind a node's tools."""
+
+    id: str
+    name: str
+    type: str
+    reachable: bool
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the wire form."""
+        return {"id": self.id, "name": self.name, "type": self.type, "reachable": self.reachable}
+
+    @classmethod
+    def from_json(cls, doc: Any) -> DeviceInfo:
+        """Parse the wire form (raise ``InvalidRequestError``)."""
+        d = _mapping(doc, "device")
+        return cls(
+            id=_str(d, "id", 200),
+            name=_str(d, "name", 200, empty=True),
+            type=_str(d, "type", 100, empty=True),
+            reachable=_bool(d, "reachable"),
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Announcement:
+    """A ``capability_announce`` message (``signature`` is empty until signed)."""
+
+    node_id: str
+    node_name: str
+    public_key: str
+    version: int
+    timestamp: float
+    ttl_s: float
+    endpoints: tuple[str, ...]
+    capabilities: tuple[Capability, ...]
+    devices: tuple[DeviceInfo, ...]
+    protocol: int = PROTOCOL_VERSION
+    signature: str = ""
+
+    @property
+    def expires_at(self) -> float:
+        """Return the origin-clock time after which the announcement is stale."""
+        return self.timestamp + self.ttl_s
+
+    def tools(self) -> list[ToolSummary]:
+        """Return every announced tool."""
+        return [tool for cap in self.capabilities for tool in cap.tools]
+
+    def unsigned_json(self) -> dict[str, Any]:
+        """Return the wire form without the signature (what is signed)."""
+        return {
+            "type": ANNOUNCE_TYPE,
+            "protocol": self.protocol,
+            "node_id": self.node_id,
+            "node_name": self.node_name,
+            "public_key": self.public_key,
+            "version": self.version,
+            "timestamp": self.timestamp,
+            "ttl_s": self.ttl_s,
+            "endpoints": list(self.endpoints),
+            "capabilities": [c.to_json() for c in self.capabilities],
+            "devices": [d.to_json() for d in self.devices],
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the full wire form, signature included."""
+        doc = self.unsigned_json()
+        doc["signature"] = self.signature
+        return doc
+
+    def signed(self, identity: NodeIdentity) -> Announcement:
+        """Return this announcement signed by ``identity`` (which must be its origin)."""
+        if identity.node_id != self.node_id or identity.public_key_b64 != self.public_key:
+            raise ValueError("an announcement can only be signed by its origin")
+        return replace(self, signature=identity.sign(canonical_bytes(self.unsigned_json())))
+
+    @classmethod
+    def from_json(cls, doc: Any) -> Announcement:
+        """Parse a wire document without checking its signature (raise ``InvalidRequestError``)."""
+        d = _mapping(doc, "announcement")
+        if d.get("type") != ANNOUNCE_TYPE:
+            raise InvalidRequestError("not a capability_announce message")
+        protocol = d.get("protocol")
+        if protocol != PROTOCOL_VERSION:
+            raise InvalidRequestError(
+                f"unsupported mesh protocol {protocol!r}", {"supported": PROTOCOL_VERSION}
+            )
+        node_id = _str(d, "node_id", 26)
+        if not NODE_ID_RE.match(node_id):
+            raise InvalidRequestError("malformed node_id")
+        version = d.get("version")
+        if not isinstance(version, int) or isinstance(version, bool) or version < 0:
+            raise InvalidRequestError("version must be a non-negative integer")
+        endpoints = _list(d, "endpoints", MAX_ENDPOINTS)
+        if not all(isinstance(e, str) and e.startswith("http") and len(e) < 200 for e in endpoints):
+            raise InvalidRequestError("endpoints must be http URLs")
+        ttl = _number(d, "ttl_s")
+        if ttl <= 0:
+            raise InvalidRequestError("ttl_s must be positive")
+        return cls(
+            node_id=node_id,
+            node_name=_str(d, "node_name", 63),
+            public_key=_str(d, "public_key", 64),
+            version=version,
+            timestamp=_number(d, "timestamp"),
+            ttl_s=ttl,
+            endpoints=tuple(endpoints),
+            capabilities=tuple(Capability.from_json(c) for c in _list(d, "capabilities", 200)),
+            devices=tuple(DeviceInfo.from_json(x) for x in _list(d, "devices", MAX_DEVICES)),
+            protocol=PROTOCOL_VERSION,
+            signature=_str(d, "signature", 128),
+        )
+
+
+def verify_document(doc: Any) -> Announcement:
+    """Parse a received announcement and verify it against its origin's key.
+
+    Raises ``InvalidRequestError`` for a malformed document and ``UnauthenticatedError``
+    when the node id does not belong to the key or the signature does not match the
+    document as received.
+    """
+    announcement = Announcement.from_json(doc)
+    try:
+        derived = node_id_for(announcement.public_key)
+    except ValueError as err:
+        raise UnauthenticatedError(f"announcement key is invalid: {err}") from err
+    if derived != announcement.node_id:
+        raise UnauthenticatedError(
+            "announcement node_id does not belong to its public key",
+            {"node_id": announcement.node_id},
+        )
+    unsigned = {k: v for k, v in doc.items() if k != "signature"}
+    signed_bytes = canonical_bytes(unsigned)
+    if not verify_signature(announcement.public_key, signed_bytes, announcement.signature):
+        raise UnauthenticatedError(
+            "announcement signature is invalid", {"node_id": announcement.node_id}
+        )
+    return announcement
+
+
+def _mapping(value: Any, what: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise InvalidRequestError(f"{what} must be an object")
+    return value
+
+
+def _str(d: dict[str, Any], key: str, max_len: int, *, empty: bool = False) -> str:
+    value = d.get(key)
+    if not isinstance(value, str) or len(value) > max_len or (not empty and not value):
+        raise InvalidRequestError(f"'{key}' must be a string of at most {max_len} characters")
+    return value
+
+
+def _bool(d: dict[str, Any], key: str) -> bool:
+    value = d.get(key)
+    if not isinstance(value, bool):
+        raise InvalidRequestError(f"'{key}' must be a boolean")
+    return value
+
+
+def _number(d: dict[str, Any], key: str) -> float:
+    value = d.get(key)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise InvalidRequestError(f"'{key}' must be a finite number")
+    return float(value)
+
+
+def _list(d: dict[str, Any], key: str, max_len: int) -> list[Any]:
+    value = d.get(key)
+    if not isinstance(value, list) or len(value) > max_len:
+        raise InvalidRequestError(f"'{key}' must be a list of at most {max_len} items")
+    return value

@@ -1,0 +1,131 @@
+"""Signed envelopes: how one node authenticates its requests to another.
+
+Every node-to-node request (gossip rounds, pushes, forwarded tool calls) is a
+``mesh_envelope``: the sender's node id, public key and name, the receiver's node id
+(``to``; empty only for gossip towards a configured peer whose id is not known yet),
+the message ``kind``, a timestamp, a random nonce, the ``body`` and an ed25519
+signature over the canonical encoding of all of it. The receiver checks that the id
+belongs to the key, the key is trusted, the envelope is addressed to it and fresh
+(within ``max_skew_s``), and that the nonce was not used before, so a captured request
+can be neither replayed nor redirected to another node.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from bridge.errors import InvalidRequestError, UnauthenticatedError
+from bridge.mesh.announce import canonical_bytes
+from bridge.mesh.identity import NodeIdentity, node_id_for, verify_signature
+from bridge.mesh.trust import TrustPolicy
+
+ENVELOPE_TYPE = "mesh_envelope"
+GOSSIP_KINDS = frozenset({"gossip_digest", "gossip_push"})
+KINDS = GOSSIP_KINDS | {"tool_invoke"}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Sender:
+    """The authenticated sender of an envelope."""
+
+    node_id: str
+    node_name: str
+    public_key: str
+
+
+def seal(identity: NodeIdentity, *, to: str, kind: str, body: dict[str, Any]) -> dict[str, Any]:
+    """Return a signed envelope carrying ``body`` from this node to node ``to``."""
+    doc: dict[str, Any] = {
+        "type": ENVELOPE_TYPE,
+        "kind": kind,
+        "from": identity.node_id,
+        "node_name": identity.name,
+        "public_key": identity.public_key_b64,
+        "to": to,
+        "timestamp": time.time(),
+        "nonce": secrets.token_hex(16),
+        "body": body,
+    }
+    doc["signature"] = identity.sign(canonical_bytes(doc))
+    return doc
+
+
+class NonceCache:
+    """Nonces seen within the freshness window; bounded, oldest dropped first."""
+
+    def __init__(self, window_s: float, max_size: int = 100_000) -> None:
+        self._window_s = window_s
+        self._max_size = max_size
+        self._seen: dict[str, float] = {}
+
+    def add(self, nonce: str, now: float) -> bool:
+        """Record ``nonce``; return False if it was already seen within the window."""
+        if len(self._seen) >= self._max_size or len(self._seen) % 1024 == 0:
+            cutoff = now - 2 * self._window_s
+            self._seen = {n: t for n, t in self._seen.items() if t > cutoff}
+            while len(self._seen) >= self._max_size:
+                self._seen.pop(next(iter(self._seen)))
+        if nonce in self._seen:
+            return False
+        self._seen[nonce] = now
+        return True
+
+
+class EnvelopeVerifier:
+    """Open envelopes addressed to this node: signature, trust, freshness, replay."""
+
+    def __init__(
+        self,
+        own_node_id: str,
+        trust: TrustPolicy,
+        *,
+        max_skew_s: float = 30.0,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.own_node_id = own_node_id
+        self.trust = trust
+        self.max_skew_s = max_skew_s
+        self._clock = clock
+        self._nonces = NonceCache(max_skew_s)
+
+    def open(self, doc: Any, kind: str) -> tuple[Sender, dict[str, Any]]:
+        """Verify an envelope of ``kind`` and return its sender and body.
+
+        Raises ``InvalidRequestError`` when malformed and ``UnauthenticatedError`` when
+        forged, untrusted, misaddressed, stale or replayed.
+        """
+        if not isinstance(doc, dict) or doc.get("type") != ENVELOPE_TYPE:
+            raise InvalidRequestError("expected a signed mesh_envelope")
+        if doc.get("kind") != kind:
+            raise InvalidRequestError(f"expected a {kind} envelope")
+        fields = ("from", "node_name", "public_key", "to", "nonce", "signature")
+        if not all(isinstance(doc.get(f), str) for f in fields):
+            raise InvalidRequestError("envelope fields must be strings")
+        body = doc.get("body")
+        timestamp = doc.get("timestamp")
+        if not isinstance(body, dict) or not isinstance(timestamp, int | float):
+            raise InvalidRequestError("envelope needs an object body and a numeric timestamp")
+        public_key: str = doc["public_key"]
+        try:
+            derived = node_id_for(public_key)
+        except ValueError as err:
+            raise UnauthenticatedError(f"envelope key is invalid: {err}") from err
+        if derived != doc["from"]:
+            raise UnauthenticatedError("envelope sender id does not belong to its key")
+        unsigned = {k: v for k, v in doc.items() if k != "signature"}
+        if not verify_signature(public_key, canonical_bytes(unsigned), doc["signature"]):
+            raise UnauthenticatedError("envelope signature is invalid", {"from": derived})
+        to = doc["to"]
+        if to != self.own_node_id and not (to == "" and kind in GOSSIP_KINDS):
+            raise UnauthenticatedError("envelope is addressed to another node", {"to": to})
+        now = self._clock()
+        if abs(now - float(timestamp)) > self.max_skew_s:
+            raise UnauthenticatedError("envelope is outside the freshness window")
+        self.trust.check(public_key, doc["node_name"])
+        if not self._nonces.add(doc["nonce"], now):
+            raise UnauthenticatedError("envelope was already received (replay)")
+        return Sender(node_id=derived, node_name=doc["node_name"], public_key=public_key), body

@@ -1,0 +1,263 @@
+"""Gossip state and the push-pull anti-entropy exchange, independent of any transport.
+
+``GossipState`` holds, per origin node, the newest verified announcement (the document
+exactly as its origin signed it) and when it expires. Every document is checked before
+it is stored or passed on: well-formed, signed by the key its node id is derived from,
+from a trusted key (``TrustPolicy``), not older than what was already seen from that
+origin (the highest version per origin is remembered even after expiry, so an old
+announcement replayed later is refused), not from the future, not expired.
+
+Expiry is on the origin's clock: ``timestamp + min(ttl_s, max_ttl_s)``, with
+``max_skew_s`` of tolerance for announcements dated in the future. Every node thus drops
+a silent origin at about the same moment, and nobody can keep a dead node's tools alive
+by re-gossiping its last announcement. This assumes node clocks agree within
+``max_skew_s`` (NTP on a LAN); the local node's own announcement never expires here.
+
+The exchange (one round, initiated by A towards B):
+
+1. A sends ``gossip_digest`` ``{origin: version}`` of everything it holds;
+2. B answers ``gossip_reply`` with the documents it holds newer than A's digest and
+   ``want``, the origins for which A's digest is newer than what B holds;
+3. A sends ``gossip_push`` with the wanted documents.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from bridge.errors import BridgeError, InvalidRequestError, UnauthenticatedError
+from bridge.mesh.announce import Announcement, verify_document
+from bridge.mesh.identity import NODE_ID_RE
+from bridge.mesh.trust import TrustPolicy
+
+_LOGGER = logging.getLogger(__name__)
+
+MAX_ORIGINS = 10_000
+MAX_BATCH = 1000
+
+
+class Outcome(StrEnum):
+    """What happened to one received announcement."""
+
+    ACCEPTED = "accepted"
+    DUPLICATE = "duplicate"
+    STALE = "stale"
+    EXPIRED = "expired"
+    FUTURE = "future"
+    OWN = "own"
+    MALFORMED = "malformed"
+    FORGED = "forged"
+    UNTRUSTED = "untrusted"
+    FULL = "full"
+
+
+class Change(StrEnum):
+    """How the set of known announcements changed."""
+
+    ADDED = "added"
+    UPDATED = "updated"
+    REMOVED = "removed"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Entry:
+    """One origin's newest verified announcement and the document its origin signed."""
+
+    announcement: Announcement
+    document: dict[str, Any]
+    received_at: float
+    expires_at: float
+
+
+Listener = Callable[[Change, Announcement], None]
+
+
+class GossipState:
+    """Origin → newest verified announcement, with digests, expiry and change listeners."""
+
+    def __init__(
+        self,
+        trust: TrustPolicy,
+        *,
+        own_node_id: str,
+        max_ttl_s: float = 3600.0,
+        max_skew_s: float = 30.0,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.trust = trust
+        self.own_node_id = own_node_id
+        self.max_ttl_s = max_ttl_s
+        self.max_skew_s = max_skew_s
+        self._clock = clock
+        self._entries: dict[str, Entry] = {}
+        self._seen: dict[str, int] = {}
+        self._listeners: list[Listener] = []
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Call ``listener(change, announcement)`` on every change; return an unsubscribe."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    def _notify(self, change: Change, announcement: Announcement) -> None:
+        for listener in tuple(self._listeners):
+            try:
+                listener(change, announcement)
+            except Exception:
+                _LOGGER.exception("mesh gossip listener failed")
+
+    def get(self, origin: str) -> Entry | None:
+        """Return the entry of ``origin`` or ``None``."""
+        return self._entries.get(origin)
+
+    def entries(self) -> list[Entry]:
+        """Return every live entry, the local node's included."""
+        return list(self._entries.values())
+
+    def _held_version(self, origin: str) -> int:
+        entry = self._entries.get(origin)
+        return -1 if entry is None else entry.announcement.version
+
+    def digest(self) -> dict[str, int]:
+        """Return ``{origin: version}`` of every live entry."""
+        return {origin: e.announcement.version for origin, e in self._entries.items()}
+
+    def set_local(self, announcement: Announcement) -> None:
+        """Store this node's own signed announcement (it never expires here)."""
+        if announcement.node_id != self.own_node_id:
+            raise ValueError("set_local needs this node's own announcement")
+        previous = self._entries.get(self.own_node_id)
+        self._entries[self.own_node_id] = Entry(
+            announcement=announcement,
+            document=announcement.to_json(),
+            received_at=self._clock(),
+            expires_at=float("inf"),
+        )
+        self._seen[self.own_node_id] = announcement.version
+        self._notify(Change.ADDED if previous is None else Change.UPDATED, announcement)
+
+    def accept(self, document: Any) -> Outcome:
+        """Verify one received document and store it if it is new; return what happened."""
+        try:
+            announcement = verify_document(document)
+        except UnauthenticatedError:
+            return Outcome.FORGED
+        except InvalidRequestError:
+            return Outcome.MALFORMED
+        origin = announcement.node_id
+        if origin == self.own_node_id:
+            return Outcome.OWN
+        if not self.trust.is_trusted(announcement.public_key, announcement.node_name):
+            return Outcome.UNTRUSTED
+        seen = self._seen.get(origin)
+        if seen is not None and announcement.version == seen:
+            return Outcome.DUPLICATE
+        if seen is not None and announcement.version < seen:
+            return Outcome.STALE
+        now = self._clock()
+        if announcement.timestamp > now + self.max_skew_s:
+            return Outcome.FUTURE
+        expires_at = announcement.timestamp + min(announcement.ttl_s, self.max_ttl_s)
+        if expires_at <= now:
+            return Outcome.EXPIRED
+        if origin not in self._entries and len(self._entries) >= MAX_ORIGINS:
+            return Outcome.FULL
+        try:
+            self.trust.check(announcement.public_key, announcement.node_name)
+        except BridgeError:
+            return Outcome.UNTRUSTED
+        previous = self._entries.get(origin)
+        self._entries[origin] = Entry(
+            announcement=announcement, document=document, received_at=now, expires_at=expires_at
+        )
+        self._seen[origin] = announcement.version
+        self._notify(Change.ADDED if previous is None else Change.UPDATED, announcement)
+        return Outcome.ACCEPTED
+
+    def accept_many(self, documents: Any) -> dict[Outcome, int]:
+        """Accept a batch of documents; return how many ended in each outcome."""
+        if not isinstance(documents, list) or len(documents) > MAX_BATCH:
+            raise InvalidRequestError(f"announcements must be a list of at most {MAX_BATCH}")
+        counts: dict[Outcome, int] = {}
+        for document in documents:
+            outcome = self.accept(document)
+            counts[outcome] = counts.get(outcome, 0) + 1
+        return counts
+
+    def remove(self, origin: str) -> bool:
+        """Drop an origin's entry now (its version stays remembered); return whether it existed."""
+        entry = self._entries.pop(origin, None)
+        if entry is None:
+            return False
+        self._notify(Change.REMOVED, entry.announcement)
+        return True
+
+    def expire(self) -> list[Announcement]:
+        """Drop every entry whose time has passed and return the dropped announcements."""
+        now = self._clock()
+        gone = [o for o, e in self._entries.items() if e.expires_at <= now]
+        dropped = []
+        for origin in gone:
+            entry = self._entries.pop(origin)
+            dropped.append(entry.announcement)
+            self._notify(Change.REMOVED, entry.announcement)
+        return dropped
+
+    def next_expiry(self) -> float | None:
+        """Return the earliest expiry time of any remote entry, or ``None``."""
+        times = [e.expires_at for e in self._entries.values() if e.expires_at != float("inf")]
+        return min(times) if times else None
+
+    # -- the exchange -------------------------------------------------------------------
+
+    def digest_message(self) -> dict[str, Any]:
+        """Return step 1 of a round: this node's digest."""
+        return {"type": "gossip_digest", "digest": self.digest()}
+
+    def handle_digest(self, message: dict[str, Any]) -> dict[str, Any]:
+        """Answer step 1 with step 2: what the peer lacks and what this node wants."""
+        remote = parse_digest(message.get("digest"))
+        send = [
+            e.document
+            for origin, e in self._entries.items()
+            if e.announcement.version > remote.get(origin, -1)
+        ]
+        want = [
+            origin
+            for origin, version in remote.items()
+            if version > self._seen.get(origin, -1) and version > self._held_version(origin)
+        ]
+        return {"type": "gossip_reply", "announcements": send[:MAX_BATCH], "want": want[:MAX_BATCH]}
+
+    def handle_reply(self, message: dict[str, Any]) -> tuple[dict[Outcome, int], dict[str, Any]]:
+        """Take step 2: store what came, and return the counts and the step-3 push."""
+        counts = self.accept_many(message.get("announcements"))
+        want = message.get("want")
+        if not isinstance(want, list) or len(want) > MAX_BATCH:
+            raise InvalidRequestError("want must be a list of node ids")
+        push = [
+            self._entries[o].document for o in want if isinstance(o, str) and o in self._entries
+        ]
+        return counts, {"type": "gossip_push", "announcements": push}
+
+    def handle_push(self, message: dict[str, Any]) -> dict[Outcome, int]:
+        """Take step 3 (or an unsolicited push of a changed announcement)."""
+        return self.accept_many(message.get("announcements"))
+
+
+def parse_digest(value: Any) -> dict[str, int]:
+    """Validate a digest ``{node_id: version}`` (raise ``InvalidRequestError``)."""
+    if not isinstance(value, dict) or len(value) > MAX_ORIGINS:
+        raise InvalidRequestError("digest must be an object of node id to version")
+    digest: dict[str, int] = {}
+    for origin, version in value.items():
+        if not isinstance(origin, str) or not NODE_ID_RE.match(origin):
+            raise InvalidRequestError("digest has a malformed node id")
+        if not isinstance(version, int) or isinstance(version, bool) or version < 0:
+            raise InvalidRequestError("digest versions must be non-negative integers")
+        digest[origin] = version
+    return digest

@@ -1,0 +1,129 @@
+"""Whose announcements and forwarded calls count: the mesh trust policy.
+
+Two modes:
+
+- ``allowlist`` (the default): only keys listed in ``mesh.trusted_nodes`` (by node id,
+  key fingerprint or base64 public key) and this node's own key are trusted.
+- ``tofu``: trust on first use with pinning. Any key is accepted, but the first key seen
+  for a node *name* is pinned (persisted in the state directory); a later key claiming
+  a pinned name is rejected, so a newcomer cannot pose as "garage-bridge". Node ids
+  need no pin: they are derived from the key (``identity.py``).
+
+Why allowlist is the default: a trusted peer does more than list tools. A node routes
+calls to it *with the caller's agent token*, and agents pick tools by name and
+description. Under TOFU anybody on the LAN could announce a convincing
+``front_door_unlock`` tool and collect the tokens of every agent that calls it, or
+shadow a real tool with a lookalike. On a home network, adding a peer's fingerprint
+(shown by ``atmosphere-bridge mesh peers`` on both sides, and in the mDNS TXT record)
+is a one-time step; TOFU is available for labs and demos where every LAN host is
+trusted anyway. Untrusted peers are still discovered and listed (so the installer can
+see their fingerprints); their announcements are just never stored, passed on or
+routed to.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from enum import StrEnum
+from pathlib import Path
+
+from bridge.errors import UnauthenticatedError
+from bridge.mesh.identity import fingerprint_for, node_id_for
+
+_LOGGER = logging.getLogger(__name__)
+
+
+class TrustMode(StrEnum):
+    """The closed set of trust policies."""
+
+    ALLOWLIST = "allowlist"
+    TOFU = "tofu"
+
+
+class TrustPolicy:
+    """Decide whether a node key is trusted; pin names to keys in TOFU mode."""
+
+    def __init__(
+        self,
+        mode: TrustMode | str,
+        trusted: tuple[str, ...],
+        own_public_key: str,
+        pins_path: Path | None = None,
+    ) -> None:
+        try:
+            self.mode = TrustMode(mode)
+        except ValueError as err:
+            raise ValueError(f"unknown mesh trust mode {mode!r}") from err
+        self._trusted = {entry.strip() for entry in trusted if entry.strip()}
+        self._own = own_public_key
+        self._pins_path = pins_path
+        self._pins: dict[str, str] = self._load_pins()
+
+    def _load_pins(self) -> dict[str, str]:
+        if self._pins_path is None or not self._pins_path.exists():
+            return {}
+        try:
+            data = json.loads(self._pins_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            _LOGGER.warning("ignoring unreadable mesh pin file %s", self._pins_path)
+            return {}
+        if not isinstance(data, dict):
+            return {}
+        return {str(k): str(v) for k, v in data.items()}
+
+    def _save_pins(self) -> None:
+        if self._pins_path is None:
+            return
+        self._pins_path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self._pins_path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(self._pins, sort_keys=True, indent=1), encoding="utf-8")
+        os.replace(tmp, self._pins_path)
+
+    def is_listed(self, public_key: str) -> bool:
+        """Return whether ``public_key`` is this node's own or on the allowlist."""
+        if public_key == self._own or public_key in self._trusted:
+            return True
+        try:
+            ids = {node_id_for(public_key), fingerprint_for(public_key)}
+        except ValueError:
+            return False
+        return bool(ids & self._trusted)
+
+    def is_trusted(self, public_key: str, node_name: str | None = None) -> bool:
+        """Return whether a key (claiming ``node_name``) would be accepted, without pinning."""
+        if self.is_listed(public_key):
+            return True
+        if self.mode is TrustMode.ALLOWLIST:
+            return False
+        pinned = self._pins.get(node_name) if node_name else None
+        return pinned is None or pinned == public_key
+
+    def check(self, public_key: str, node_name: str | None = None) -> None:
+        """Accept a key or raise ``UnauthenticatedError``; in TOFU mode pin a new name."""
+        if self.is_listed(public_key):
+            return
+        if self.mode is TrustMode.ALLOWLIST:
+            raise UnauthenticatedError(
+                "node key is not on this node's mesh allowlist",
+                {"fingerprint": _safe_fingerprint(public_key)},
+            )
+        if node_name:
+            pinned = self._pins.get(node_name)
+            if pinned is None:
+                self._pins[node_name] = public_key
+                self._save_pins()
+                _LOGGER.info("pinned mesh node name %r to key %s", node_name, public_key)
+            elif pinned != public_key:
+                raise UnauthenticatedError(
+                    f"node name {node_name!r} is pinned to another key",
+                    {"fingerprint": _safe_fingerprint(public_key)},
+                )
+
+
+def _safe_fingerprint(public_key: str) -> str:
+    try:
+        return fingerprint_for(public_key)
+    except ValueError:
+        return ""

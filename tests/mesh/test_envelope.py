@@ -1,0 +1,57 @@
+"""Signed node-to-node envelopes: forged, misaddressed, stale, replayed, untrusted."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from bridge.errors import InvalidRequestError, UnauthenticatedError
+from bridge.mesh.announce import canonical_bytes
+from bridge.mesh.envelope import EnvelopeVerifier, seal
+from bridge.mesh.identity import NodeIdentity
+from bridge.mesh.trust import TrustPolicy
+
+from .conftest import make_identity
+
+
+def verifier(me: NodeIdentity, *trusted: NodeIdentity) -> EnvelopeVerifier:
+    policy = TrustPolicy("allowlist", tuple(t.node_id for t in trusted), me.public_key_b64)
+    return EnvelopeVerifier(me.node_id, policy, max_skew_s=5)
+
+
+def test_open_returns_sender_and_body(alice: NodeIdentity, bob: NodeIdentity) -> None:
+    env = seal(bob, to=alice.node_id, kind="tool_invoke", body={"x": 1})
+    sender, body = verifier(alice, bob).open(env, "tool_invoke")
+    assert (sender.node_id, sender.node_name, body) == (bob.node_id, "bob", {"x": 1})
+
+
+def test_replayed_envelope_is_refused(alice: NodeIdentity, bob: NodeIdentity) -> None:
+    v = verifier(alice, bob)
+    env = seal(bob, to=alice.node_id, kind="gossip_digest", body={})
+    v.open(env, "gossip_digest")
+    with pytest.raises(UnauthenticatedError, match="replay"):
+        v.open(copy.deepcopy(env), "gossip_digest")
+
+
+def test_tampered_misaddressed_stale_untrusted(alice: NodeIdentity, bob: NodeIdentity) -> None:
+    v = verifier(alice, bob)
+    env = seal(bob, to=alice.node_id, kind="tool_invoke", body={"hop_budget": 1})
+    env["body"]["hop_budget"] = 9
+    with pytest.raises(UnauthenticatedError, match="signature"):
+        v.open(env, "tool_invoke")
+    carol = make_identity("carol")
+    with pytest.raises(UnauthenticatedError, match="another node"):
+        v.open(seal(bob, to=carol.node_id, kind="tool_invoke", body={}), "tool_invoke")
+    with pytest.raises(UnauthenticatedError, match="another node"):
+        v.open(seal(bob, to="", kind="tool_invoke", body={}), "tool_invoke")
+    v.open(seal(bob, to="", kind="gossip_digest", body={}), "gossip_digest")
+    old = seal(bob, to=alice.node_id, kind="gossip_push", body={})
+    old["timestamp"] -= 60
+    old["signature"] = bob.sign(canonical_bytes({k: x for k, x in old.items() if k != "signature"}))
+    with pytest.raises(UnauthenticatedError, match="freshness"):
+        v.open(old, "gossip_push")
+    with pytest.raises(UnauthenticatedError, match="allowlist"):
+        v.open(seal(carol, to=alice.node_id, kind="gossip_push", body={}), "gossip_push")
+    with pytest.raises(InvalidRequestError, match="expected a tool_invoke"):
+        v.open(seal(bob, to=alice.node_id, kind="gossip_push", body={}), "tool_invoke")
