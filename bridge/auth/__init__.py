@@ -1,0 +1,1 @@
+"""Authentication and authorization: node keys, agent tokens, permissions, approvals, audit."""

@@ -1,0 +1,1 @@
+"""Invocation: tool_invoke/tool_response messages, the call pipeline, jobs, idempotency."""

@@ -1,0 +1,341 @@
+"""Pending confirmations of dangerous calls: request, list, approve/deny, wait, time out.
+
+A call whose tool needs confirmation creates an ``Approval`` holding the filled
+message, the number of distinct approvers required (``multi_party``) and a deadline.
+Approvers are agents whose verified token grants ``admin:approve``; the agent that
+made the call cannot approve it; each approver votes once. One ``deny`` ends the
+approval as denied; ``required`` distinct ``approve`` votes end it as approved; the
+deadline ends it as timed out. Each vote is signed by the node key over the canonical
+encoding of ``{approval_id, call_id, approver, issuer, decision, ts}`` so the record
+proves who decided. Approvals are kept in SQLite; pending ones found at start-up (the
+waiting call died with the process) are closed as ``interrupted``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+import uuid
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from bridge.auth.canonical import canonical_json
+from bridge.auth.keys import NodeKey, verify
+from bridge.auth.permissions import PermissionChecker
+from bridge.auth.tokens import AgentToken
+from bridge.errors import ConflictError, InvalidRequestError, NotFoundError, PermissionDeniedError
+from bridge.events import EventBus
+from bridge.storage import Database
+
+APPROVE_PERMISSION = "admin:approve"
+
+_MIGRATION = """
+CREATE TABLE approvals (
+    id TEXT PRIMARY KEY,
+    call_id TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    agent_id TEXT,
+    params_json TEXT NOT NULL,
+    message TEXT NOT NULL,
+    required INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    expires_at REAL NOT NULL,
+    decided_at REAL,
+    votes_json TEXT NOT NULL
+);
+CREATE INDEX approvals_status ON approvals(status, created_at);
+"""
+
+
+class ApprovalStatus(StrEnum):
+    """Where an approval stands."""
+
+    PENDING = "pending"
+    APPROVED = "approved"
+    DENIED = "denied"
+    TIMEOUT = "timeout"
+    INTERRUPTED = "interrupted"
+
+
+class Decision(StrEnum):
+    """A vote."""
+
+    APPROVE = "approve"
+    DENY = "deny"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Vote:
+    """One approver's signed decision."""
+
+    approver: str
+    issuer: str
+    decision: Decision
+    ts: float
+    signature: str
+
+    def signed_fields(self, approval_id: str, call_id: str) -> dict[str, Any]:
+        """Return the object whose canonical encoding the node signs."""
+        return {
+            "approval_id": approval_id,
+            "call_id": call_id,
+            "approver": self.approver,
+            "issuer": self.issuer,
+            "decision": self.decision.value,
+            "ts": self.ts,
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the wire form."""
+        return {
+            "approver": self.approver,
+            "issuer": self.issuer,
+            "decision": self.decision.value,
+            "ts": self.ts,
+            "signature": self.signature,
+        }
+
+
+@dataclass(slots=True, kw_only=True)
+class Approval:
+    """A confirmation request and its votes (mutable while pending)."""
+
+    id: str
+    call_id: str
+    tool: str
+    agent_id: str | None
+    params: dict[str, Any]
+    message: str
+    required: int
+    created_at: float
+    expires_at: float
+    status: ApprovalStatus = ApprovalStatus.PENDING
+    decided_at: float | None = None
+    votes: list[Vote] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the wire form."""
+        return {
+            "id": self.id,
+            "call_id": self.call_id,
+            "tool": self.tool,
+            "agent_id": self.agent_id,
+            "params": self.params,
+            "message": self.message,
+            "required": self.required,
+            "approvals": sum(1 for v in self.votes if v.decision is Decision.APPROVE),
+            "status": self.status.value,
+            "created_at": self.created_at,
+            "expires_at": self.expires_at,
+            "decided_at": self.decided_at,
+            "votes": [v.to_json() for v in self.votes],
+        }
+
+    def votes_verify(self, node_public_key: str) -> bool:
+        """Return whether every vote carries a valid node signature."""
+        return all(
+            verify(
+                node_public_key,
+                canonical_json(v.signed_fields(self.id, self.call_id)),
+                v.signature,
+            )
+            for v in self.votes
+        )
+
+
+class ApprovalStore:
+    """Create, decide and wait for approvals; persist them in the bridge database."""
+
+    def __init__(
+        self, db: Database, key: NodeKey, *, events: EventBus | None = None
+    ) -> None:
+        self._db = db
+        self._key = key
+        self._events = events
+        self._checker = PermissionChecker()
+        self._live: dict[str, Approval] = {}
+        self._done: dict[str, asyncio.Future[Approval]] = {}
+        db.migrate("auth.approvals.v1", _MIGRATION)
+
+    async def start(self) -> None:
+        """Close approvals left pending by a previous process."""
+        await self._db.execute(
+            "UPDATE approvals SET status = ?, decided_at = ? WHERE status = ?",
+            (ApprovalStatus.INTERRUPTED.value, time.time(), ApprovalStatus.PENDING.value),
+        )
+
+    async def stop(self) -> None:
+        """Close every live approval as interrupted."""
+        for approval in list(self._live.values()):
+            await self._finish(approval, ApprovalStatus.INTERRUPTED)
+
+    async def request(
+        self,
+        *,
+        call_id: str,
+        tool: str,
+        agent_id: str | None,
+        params: dict[str, Any],
+        message: str,
+        required: int,
+        timeout_s: float,
+    ) -> Approval:
+        """Create a pending approval and announce it."""
+        now = time.time()
+        approval = Approval(
+            id=uuid.uuid4().hex,
+            call_id=call_id,
+            tool=tool,
+            agent_id=agent_id,
+            params=params,
+            message=message,
+            required=max(1, required),
+            created_at=now,
+            expires_at=now + timeout_s,
+        )
+        self._live[approval.id] = approval
+        self._done[approval.id] = asyncio.get_running_loop().create_future()
+        await self._save(approval)
+        if self._events is not None:
+            self._events.publish("approval.pending", approval.to_json())
+        return approval
+
+    async def wait(self, approval_id: str) -> Approval:
+        """Wait until the approval is decided or expires; return it in its final state."""
+        approval = self._live.get(approval_id)
+        future = self._done.get(approval_id)
+        if approval is None or future is None:
+            return await self.get(approval_id)
+        remaining = max(0.0, approval.expires_at - time.time())
+        try:
+            return await asyncio.wait_for(asyncio.shield(future), remaining)
+        except TimeoutError:
+            if approval.status is ApprovalStatus.PENDING:
+                await self._finish(approval, ApprovalStatus.TIMEOUT)
+            return approval
+        except asyncio.CancelledError:
+            if approval.status is ApprovalStatus.PENDING:
+                await self._finish(approval, ApprovalStatus.INTERRUPTED)
+            raise
+
+    async def decide(self, approval_id: str, token: AgentToken, decision: str) -> Approval:
+        """Record ``token``'s holder's vote; return the approval after the vote."""
+        try:
+            choice = Decision(decision)
+        except ValueError as err:
+            raise InvalidRequestError("decision must be 'approve' or 'deny'") from err
+        if not self._checker.allows(token.permissions, (APPROVE_PERMISSION,)):
+            raise PermissionDeniedError(
+                f"deciding approvals needs '{APPROVE_PERMISSION}'",
+                {"required": APPROVE_PERMISSION},
+            )
+        approval = self._live.get(approval_id)
+        if approval is None:
+            stored = await self.get(approval_id)
+            raise ConflictError(
+                f"approval '{approval_id}' is already {stored.status.value}",
+                {"status": stored.status.value},
+            )
+        if token.agent_id == approval.agent_id:
+            raise PermissionDeniedError("an agent cannot approve its own call")
+        if any(v.approver == token.agent_id for v in approval.votes):
+            raise ConflictError(f"'{token.agent_id}' already voted on this approval")
+        vote_ts = time.time()
+        unsigned = Vote(
+            approver=token.agent_id, issuer=token.issuer, decision=choice, ts=vote_ts,
+            signature="",
+        )
+        signature = self._key.sign(
+            canonical_json(unsigned.signed_fields(approval.id, approval.call_id))
+        )
+        approval.votes.append(
+            Vote(
+                approver=token.agent_id, issuer=token.issuer, decision=choice, ts=vote_ts,
+                signature=signature,
+            )
+        )
+        approvals = sum(1 for v in approval.votes if v.decision is Decision.APPROVE)
+        if choice is Decision.DENY:
+            await self._finish(approval, ApprovalStatus.DENIED)
+        elif approvals >= approval.required:
+            await self._finish(approval, ApprovalStatus.APPROVED)
+        else:
+            await self._save(approval)
+        return approval
+
+    async def get(self, approval_id: str) -> Approval:
+        """Return a live or stored approval; raise ``NotFoundError`` if unknown."""
+        live = self._live.get(approval_id)
+        if live is not None:
+            return live
+        row = await self._db.fetchone("SELECT * FROM approvals WHERE id = ?", (approval_id,))
+        if row is None:
+            raise NotFoundError(f"no approval '{approval_id}'")
+        return _from_row(row)
+
+    async def list(self, status: str | None = None, limit: int = 100) -> list[Approval]:
+        """Return approvals, newest first, optionally only those with ``status``."""
+        if status is not None:
+            try:
+                ApprovalStatus(status)
+            except ValueError as err:
+                raise InvalidRequestError(f"unknown approval status '{status}'") from err
+            rows = await self._db.fetchall(
+                "SELECT * FROM approvals WHERE status = ? ORDER BY created_at DESC LIMIT ?",
+                (status, limit),
+            )
+        else:
+            rows = await self._db.fetchall(
+                "SELECT * FROM approvals ORDER BY created_at DESC LIMIT ?", (limit,)
+            )
+        return [self._live.get(row["id"]) or _from_row(row) for row in rows]
+
+    async def _finish(self, approval: Approval, status: ApprovalStatus) -> None:
+        approval.status = status
+        approval.decided_at = time.time()
+        self._live.pop(approval.id, None)
+        future = self._done.pop(approval.id, None)
+        if future is not None and not future.done():
+            future.set_result(approval)
+        await self._save(approval)
+        if self._events is not None:
+            self._events.publish("approval.decided", approval.to_json())
+
+    async def _save(self, approval: Approval) -> None:
+        await self._db.execute(
+            "INSERT OR REPLACE INTO approvals (id, call_id, tool, agent_id, params_json, "
+            "message, required, status, created_at, expires_at, decided_at, votes_json) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                approval.id, approval.call_id, approval.tool, approval.agent_id,
+                json.dumps(approval.params, default=str), approval.message, approval.required,
+                approval.status.value, approval.created_at, approval.expires_at,
+                approval.decided_at, json.dumps([v.to_json() for v in approval.votes]),
+            ),
+        )
+
+
+def _from_row(row: Any) -> Approval:
+    return Approval(
+        id=row["id"],
+        call_id=row["call_id"],
+        tool=row["tool"],
+        agent_id=row["agent_id"],
+        params=json.loads(row["params_json"]),
+        message=row["message"],
+        required=row["required"],
+        created_at=row["created_at"],
+        expires_at=row["expires_at"],
+        status=ApprovalStatus(row["status"]),
+        decided_at=row["decided_at"],
+        votes=[
+            Vote(
+                approver=v["approver"], issuer=v["issuer"], decision=Decision(v["decision"]),
+                ts=v["ts"], signature=v["signature"],
+            )
+            for v in json.loads(row["votes_json"])
+        ],
+    )
