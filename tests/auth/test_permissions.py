@@ -27,7 +27,7 @@ def oracle(granted: str, concrete_perm: str) -> bool:
 
 
 def instances(pat: str, extra: int = 2) -> list[str]:
-    """Every concrete permission over SEGMENTS that ``pat`` denotes, up to ``extra`` tail segments."""
+    """Every concrete permission over SEGMENTS that ``pat`` denotes (bounded tail)."""
     out = [""]
     parts = pat.split(":")
     for i, seg in enumerate(parts):
