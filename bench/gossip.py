@@ -1,0 +1,212 @@
+"""Gossip convergence benchmark: N simulated mesh nodes in one process.
+
+Every node has a real ed25519 key (``NodeKey``), a signed ``capability_announce`` with
+realistic tool definitions (a dimmable Matter light: on, off, toggle, brightness), and
+a real ``GossipState``. Transport is simulated: messages are the real signed envelopes,
+JSON-encoded to bytes and decoded on the other side, and every received announcement
+is verified with ed25519 before it is stored. Membership is full (every node knows
+every other one, as after mDNS discovery on one LAN).
+
+A round: every node, in random order, runs one push-pull exchange (digest → reply with
+newer announcements and ``want`` → push) with ``--fanout`` random peers. Printed per N:
+rounds and bytes sent per node until every node holds every announcement, then the
+same for one node's changed announcement spreading to everybody.
+
+Usage: python bench/gossip.py [--nodes 10 100 1000] [--fanout 1] [--seed 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from bridge.auth.keys import NodeKey
+from bridge.mesh.announce import Announcement, Capability, DeviceInfo, ToolSummary, parameters_hash
+from bridge.mesh.envelope import EnvelopeVerifier, seal
+from bridge.mesh.gossip import GossipState
+from bridge.mesh.identity import NodeIdentity
+from bridge.mesh.trust import TrustPolicy
+
+TTL_S = 3600.0
+
+
+def light_tools(slug: str) -> tuple[ToolSummary, ...]:
+    """Return the announced tools of one dimmable light, with full definitions."""
+    tools = []
+    specs: list[tuple[str, str, dict[str, Any]]] = [
+        ("on", "Turn the light on.", {}),
+        ("off", "Turn the light off.", {}),
+        ("toggle", "Toggle the light.", {}),
+        (
+            "brightness",
+            "Set the brightness in percent.",
+            {"percent": {"type": "number", "minimum": 0, "maximum": 100}},
+        ),
+    ]
+    for suffix, description, props in specs:
+        params = {
+            "type": "object",
+            "properties": props,
+            "required": sorted(props),
+            "additionalProperties": False,
+        }
+        name = f"light_{slug}_{suffix}"
+        definition = {
+            "name": name,
+            "namespace": "matter",
+            "version": "1.0.0",
+            "description": f"{description} ({slug.replace('_', ' ')})",
+            "category": "acting",
+            "parameters": params,
+            "requires": {"permissions": [f"device:control:{slug}"]},
+            "execution": {"timeout_ms": 5000, "idempotent": suffix != "toggle"},
+            "routing": {"prefer_local": True, "hop_limit": 3},
+            "metadata": {"tags": ["light", "matter"], "matter": {"node_id": 1, "endpoint_id": 1}},
+        }
+        tools.append(
+            ToolSummary(
+                identity=f"matter:{name}@1.0.0",
+                description=definition["description"],
+                parameters_hash=parameters_hash(params),
+                available=True,
+                definition=definition,
+            )
+        )
+    return tuple(tools)
+
+
+@dataclass
+class SimNode:
+    """One simulated node: identity, gossip state, envelope verifier, byte counters."""
+
+    identity: NodeIdentity
+    state: GossipState
+    verifier: EnvelopeVerifier
+    version: int = 1
+    sent_bytes: int = 0
+    received: dict[str, int] = field(default_factory=dict)
+
+    def announce(self, now: float) -> None:
+        """Sign and store a new version of this node's announcement."""
+        slug = f"room_{self.identity.node_id[:6]}"
+        ann = Announcement(
+            node_id=self.identity.node_id,
+            node_name=self.identity.name,
+            public_key=self.identity.public_key_b64,
+            version=self.version,
+            timestamp=now,
+            ttl_s=TTL_S,
+            endpoints=("http://192.0.2.1:8765",),
+            capabilities=(Capability(name="matter", tools=light_tools(slug)),),
+            devices=(DeviceInfo(id="matter:1", name=slug, type="light", reachable=True),),
+        ).signed(self.identity)
+        self.state.set_local(ann)
+
+
+def wire(message: dict[str, Any]) -> tuple[bytes, dict[str, Any]]:
+    """Encode a message as it would travel and decode it on the other side."""
+    data = json.dumps(message, separators=(",", ":")).encode("utf-8")
+    decoded: dict[str, Any] = json.loads(data)
+    return data, decoded
+
+
+def exchange(a: SimNode, b: SimNode) -> None:
+    """Run one push-pull round from ``a`` to ``b`` with real envelopes and signatures."""
+    data, env = wire(
+        seal(a.identity, to=b.identity.node_id, kind="gossip_digest", body=a.state.digest_message())
+    )
+    a.sent_bytes += len(data)
+    _, body = b.verifier.open(env, "gossip_digest")
+    data, reply = wire(b.state.handle_digest(body))
+    b.sent_bytes += len(data)
+    _, push = a.state.handle_reply(reply)
+    if push["announcements"]:
+        data, env = wire(seal(a.identity, to=b.identity.node_id, kind="gossip_push", body=push))
+        a.sent_bytes += len(data)
+        _, body = b.verifier.open(env, "gossip_push")
+        b.state.handle_push(body)
+
+
+def build(n: int) -> list[SimNode]:
+    """Create ``n`` nodes that trust each other, each holding only its own announcement."""
+    identities = [NodeIdentity.from_key(NodeKey.generate(), f"node-{i}") for i in range(n)]
+    allow = tuple(i.node_id for i in identities)
+    now = time.time()
+    nodes = []
+    for ident in identities:
+        trust = TrustPolicy("allowlist", allow, ident.public_key_b64)
+        state = GossipState(trust, own_node_id=ident.node_id, max_ttl_s=TTL_S)
+        verifier = EnvelopeVerifier(ident.node_id, trust, max_skew_s=600)
+        node = SimNode(identity=ident, state=state, verifier=verifier)
+        node.announce(now)
+        nodes.append(node)
+    return nodes
+
+
+def run_until(nodes: list[SimNode], rng: random.Random, fanout: int, done: Any) -> int:
+    """Run rounds until ``done()`` holds; return the number of rounds."""
+    rounds = 0
+    while not done():
+        rounds += 1
+        order = list(nodes)
+        rng.shuffle(order)
+        for a in order:
+            for b in rng.sample([x for x in nodes if x is not a], fanout):
+                exchange(a, b)
+        if rounds > 200:
+            raise RuntimeError("no convergence after 200 rounds")
+    return rounds
+
+
+def bench(n: int, fanout: int, seed: int) -> None:
+    """Measure full convergence and one change spreading for ``n`` nodes."""
+    rng = random.Random(seed)
+    t0 = time.perf_counter()
+    nodes = build(n)
+    ann_bytes = len(json.dumps(nodes[0].state.entries()[0].document, separators=(",", ":")))
+    target = {x.identity.node_id: 1 for x in nodes}
+    t1 = time.perf_counter()
+    rounds = run_until(nodes, rng, fanout, lambda: all(x.state.digest() == target for x in nodes))
+    t2 = time.perf_counter()
+    per_node = [x.sent_bytes for x in nodes]
+    print(
+        f"N={n:5d} fanout={fanout} announcement={ann_bytes} B | full convergence: "
+        f"{rounds} rounds, sent per node mean {statistics.mean(per_node) / 1024:.1f} KiB "
+        f"(max {max(per_node) / 1024:.1f} KiB), total {sum(per_node) / 2**20:.2f} MiB, "
+        f"{t2 - t1:.1f} s wall"
+    )
+    for x in nodes:
+        x.sent_bytes = 0
+    changer = nodes[0]
+    changer.version = 2
+    changer.announce(time.time())
+    cid = changer.identity.node_id
+    rounds = run_until(
+        nodes, rng, fanout, lambda: all(x.state.digest().get(cid) == 2 for x in nodes)
+    )
+    per_node = [x.sent_bytes for x in nodes]
+    print(
+        f"N={n:5d} fanout={fanout} | one node's change: {rounds} rounds, sent per node mean "
+        f"{statistics.mean(per_node) / 1024:.1f} KiB, total {sum(per_node) / 2**20:.2f} MiB "
+        f"(setup {t1 - t0:.1f} s, {time.perf_counter() - t2:.1f} s wall)"
+    )
+
+
+def main() -> None:
+    """Parse arguments and run the benchmark for each node count."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--nodes", type=int, nargs="+", default=[10, 100, 1000])
+    parser.add_argument("--fanout", type=int, default=1)
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    for n in args.nodes:
+        bench(n, args.fanout, args.seed)
+
+
+if __name__ == "__main__":
+    main()
