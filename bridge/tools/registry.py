@@ -164,9 +164,14 @@ class ToolRegistry:
             VersionConstraint.parse(text) for text in (parsed.version, version) if text is not None
         ]
         best: Version | None = None
-        for v in versions:
-            if all(c.matches(v) for c in constraints) and (best is None or v > best):
-                best = v
+        if constraints:
+            for v in versions:
+                if all(c.matches(v) for c in constraints) and (best is None or v > best):
+                    best = v
+        else:
+            # Unconstrained: the newest release; a pre-release only if nothing else exists.
+            releases = [v for v in versions if not v.prerelease]
+            best = max(releases or versions)
         if best is None:
             wanted = " and ".join(str(c) for c in constraints)
             available = sorted(versions)
