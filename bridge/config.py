@@ -1,19 +1,34 @@
 """The bridge's configuration: one YAML file, one frozen dataclass per section.
 
 ``load_config(path, **overrides)`` reads the file (or uses defaults when ``path`` is
-``None``), applies command-line overrides and returns a ``BridgeConfig``. Every option
-and its default is documented in ``docs/configuration.md``.
+``None``), validates it against the JSON Schema shipped in the package
+(``bridge/config.schema.json``; errors name the key path, e.g. ``api.port``), applies
+command-line overrides and returns a ``BridgeConfig``. ``resolve_config_path`` picks the
+file when the command line names none: ``$ATMOSPHERE_BRIDGE_CONFIG``, then
+``/etc/atmosphere-bridge/config.yaml`` if it exists (an installed appliance).
+
+A new option needs three edits: the dataclass field, its entry in
+``config.schema.json`` and a row in ``docs/configuration.md`` (tests/test_config.py
+checks that the three agree).
 """
 
 from __future__ import annotations
 
+import json
+import os
 from dataclasses import dataclass, field, fields, is_dataclass, replace
+from functools import cache
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import yaml
 
 from bridge.errors import ConfigInvalidError
+
+SYSTEM_CONFIG_PATH = Path("/etc/atmosphere-bridge/config.yaml")
+CONFIG_ENV_VAR = "ATMOSPHERE_BRIDGE_CONFIG"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -68,6 +83,19 @@ class MeshConfig:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class DoctorConfig:
+    """Settings of ``atmosphere-bridge doctor`` (where to look, what is enough)."""
+
+    root: Path = Path("/")
+    interface: str | None = None
+    controller_storage: Path = Path("/data")
+    controller_user: str = "atmosphere-matter"
+    free_disk_warn_mb: int = 500
+    free_disk_fail_mb: int = 100
+    timeout_s: float = 5.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class BridgeConfig:
     """The whole configuration."""
 
@@ -78,6 +106,78 @@ class BridgeConfig:
     matter: MatterConfig = field(default_factory=MatterConfig)
     thread: ThreadConfig = field(default_factory=ThreadConfig)
     mesh: MeshConfig = field(default_factory=MeshConfig)
+    doctor: DoctorConfig = field(default_factory=DoctorConfig)
+
+
+@cache
+def config_schema() -> dict[str, Any]:
+    """Return the JSON Schema of the configuration file."""
+    text = resources.files("bridge").joinpath("config.schema.json").read_text(encoding="utf-8")
+    schema: dict[str, Any] = json.loads(text)
+    return schema
+
+
+@cache
+def _validator() -> jsonschema.protocols.Validator:
+    schema = config_schema()
+    cls = jsonschema.validators.validator_for(schema)
+    cls.check_schema(schema)
+    return cls(schema)
+
+
+def _key_path(path: Any) -> str:
+    parts: list[str] = []
+    for part in path:
+        if isinstance(part, int):
+            parts.append(f"[{part}]")
+        else:
+            parts.append(("." if parts else "") + str(part))
+    return "".join(parts)
+
+
+def validate_config_data(data: dict[str, Any], source: str = "configuration") -> None:
+    """Check a parsed configuration against the schema; raise ``ConfigInvalidError``.
+
+    The message names the first offending key path (``api.port: ...``); ``details``
+    lists every problem as ``{"key", "message"}``.
+    """
+    errors = sorted(
+        _validator().iter_errors(data), key=lambda e: (list(map(str, e.absolute_path)), e.message)
+    )
+    if not errors:
+        return
+    problems = []
+    for err in errors:
+        key = _key_path(err.absolute_path)
+        message = err.message
+        if err.validator == "additionalProperties" and isinstance(err.instance, dict):
+            section = err.schema if isinstance(err.schema, dict) else {}
+            allowed = set(section.get("properties", {}))
+            extra = sorted(k for k in err.instance if k not in allowed)
+            prefix = key + "." if key else ""
+            key = prefix + extra[0] if extra else key
+            message = f"unknown key (allowed: {', '.join(sorted(allowed))})"
+        problems.append({"key": key or "(top level)", "message": message})
+    first = problems[0]
+    raise ConfigInvalidError(
+        f"{source}: {first['key']}: {first['message']}",
+        {"key": first["key"], "errors": problems},
+    )
+
+
+def resolve_config_path(explicit: Path | str | None = None) -> Path | None:
+    """Return the configuration file to use: explicit, then the env var, then the system file."""
+    if explicit is not None and str(explicit) != "":
+        return Path(explicit)
+    env = os.environ.get(CONFIG_ENV_VAR)
+    if env:
+        return Path(env)
+    if SYSTEM_CONFIG_PATH.is_file():
+        return SYSTEM_CONFIG_PATH
+    return None
+
+
+_PATH_KEYS = frozenset({"state_dir", "tools_manifest", "root", "controller_storage"})
 
 
 def _build(cls: type[Any], data: dict[str, Any], where: str) -> Any:
@@ -85,7 +185,9 @@ def _build(cls: type[Any], data: dict[str, Any], where: str) -> Any:
     kwargs: dict[str, Any] = {}
     for key, value in data.items():
         if key not in known:
-            raise ConfigInvalidError(f"unknown configuration key '{where}{key}'", {"key": where + key})
+            raise ConfigInvalidError(
+                f"unknown configuration key '{where}{key}'", {"key": where + key}
+            )
         default = getattr(cls(), key)
         if is_dataclass(default):
             if not isinstance(value, dict):
@@ -93,7 +195,7 @@ def _build(cls: type[Any], data: dict[str, Any], where: str) -> Any:
             kwargs[key] = _build(type(default), value, f"{where}{key}.")
         elif isinstance(default, tuple):
             kwargs[key] = tuple(value or ())
-        elif key in ("state_dir", "tools_manifest") and value is not None:
+        elif key in _PATH_KEYS and value is not None:
             kwargs[key] = Path(value)
         else:
             kwargs[key] = value
@@ -113,6 +215,7 @@ def load_config(path: Path | str | None = None, **overrides: Any) -> BridgeConfi
         if loaded is not None and not isinstance(loaded, dict):
             raise ConfigInvalidError(f"configuration {path} must be a mapping at the top level")
         data = loaded or {}
+        validate_config_data(data, str(path))
     config: BridgeConfig = _build(BridgeConfig, data, "")
     top = {k: v for k, v in overrides.items() if v is not None}
     return replace(config, **top) if top else config
