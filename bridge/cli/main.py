@@ -11,6 +11,7 @@ import importlib
 import logging
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from bridge.errors import BridgeError
 
@@ -30,7 +31,29 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(sub)
+    _add_config_option(parser, top=True)
     return parser
+
+
+def _add_config_option(parser: argparse.ArgumentParser, *, top: bool) -> None:
+    """Accept ``--config PATH`` before or after any (sub)command name.
+
+    Sub-parsers use ``SUPPRESS`` so a value given before the command is not reset;
+    ``args.config`` is ``None`` when absent (see ``bridge.config.resolve_config_path``).
+    """
+    if "--config" not in parser._option_string_actions:
+        parser.add_argument(
+            "--config",
+            type=Path,
+            metavar="PATH",
+            default=None if top else argparse.SUPPRESS,
+            help="configuration file (default: $ATMOSPHERE_BRIDGE_CONFIG, "
+            "then /etc/atmosphere-bridge/config.yaml if present)",
+        )
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                _add_config_option(child, top=False)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
