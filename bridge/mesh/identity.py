@@ -51,6 +51,15 @@ def node_id_for(public_key_b64: str) -> str:
     return base64.b32encode(digest).decode("ascii").rstrip("=").lower()
 
 
+def node_id_for_fingerprint(fingerprint: str) -> str:
+    """Return the node id that belongs to a hex key fingerprint ("" when malformed)."""
+    try:
+        digest = bytes.fromhex(fingerprint)[:16]
+    except ValueError:
+        return ""
+    return base64.b32encode(digest).decode("ascii").rstrip("=").lower()
+
+
 def fingerprint_for(public_key_b64: str) -> str:
     """Return the key fingerprint: hex SHA-256 of the raw public key."""
     return hashlib.sha256(_raw_public_key(public_key_b64)).hexdigest()
