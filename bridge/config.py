@@ -80,6 +80,10 @@ class MeshConfig:
     peers: tuple[str, ...] = ()
     announce_interval_s: float = 30.0
     announcement_ttl_s: float = 120.0
+    gossip_interval_s: float = 5.0
+    gossip_fanout: int = 2
+    discovery: bool = True
+    max_clock_skew_s: float = 30.0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
