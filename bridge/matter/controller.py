@@ -1,0 +1,327 @@
+"""The managed Matter controller: python-matter-server run and supervised by the bridge.
+
+Unless the configuration names an external controller URL, the bridge starts
+python-matter-server from its own virtualenv (created by ``make install``; nothing is
+installed at run time), keeps its storage, PAA trust store and log under the bridge's
+state directory, restarts it with exponential backoff when it dies, and stops it by PID.
+
+The CHIP SDK hard-codes ``/data/chip_{factory,config,counters}.ini`` and
+``/tmp/chip_kvs``. When running as root each controller gets a private mount namespace
+with its own directories bound over ``/data`` (and over ``/tmp`` when none of its paths
+live there), so several controllers — tests, the demo, a developer's — never share
+those files. With a ``NetworkNamespace`` the controller runs inside it, and its
+WebSocket is reached at the namespace's address.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import IO
+
+import aiohttp
+
+from bridge.errors import ControllerUnavailableError
+from bridge.events import EventBus
+from bridge.matter.netns import NetworkNamespace
+
+LOGGER = logging.getLogger(__name__)
+
+# Binds the instance's directories over the SDK's hard-coded paths, then becomes the server.
+_ISOLATE_SCRIPT = (
+    'mount --bind "$1" /data || exit 97; '
+    'if [ -n "$2" ]; then mount --bind "$2" /tmp || exit 97; fi; '
+    'shift 2; exec "$@"'
+)
+
+
+class ControllerState(StrEnum):
+    """Lifecycle states of the managed controller."""
+
+    STOPPED = "stopped"
+    STARTING = "starting"
+    RUNNING = "running"
+    BACKOFF = "backoff"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ControllerSettings:
+    """How to run one managed python-matter-server."""
+
+    venv: Path
+    state_dir: Path
+    port: int = 5580
+    netns: NetworkNamespace | None = None
+    listen_address: str | None = None
+    paa_dir: Path | None = None
+    log_level: str = "info"
+    isolate_paths: bool = True
+    backoff_initial_s: float = 0.5
+    backoff_max_s: float = 30.0
+    healthy_after_s: float = 60.0
+    ready_timeout_s: float = 90.0
+    extra_args: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def storage_dir(self) -> Path:
+        """Return the server's storage directory (fabric credentials, nodes)."""
+        return self.state_dir / "storage"
+
+    @property
+    def trust_store(self) -> Path:
+        """Return the PAA root certificate directory."""
+        return self.paa_dir if self.paa_dir is not None else self.state_dir / "paa"
+
+    @property
+    def log_path(self) -> Path:
+        """Return the file that receives the server's stdout and stderr."""
+        return self.state_dir / "matter-server.log"
+
+    @property
+    def host(self) -> str:
+        """Return the address at which the bridge reaches the WebSocket."""
+        if self.netns is not None:
+            return self.netns.ns_address
+        return self.listen_address or "127.0.0.1"
+
+    @property
+    def url(self) -> str:
+        """Return the controller's WebSocket URL."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"ws://{host}:{self.port}/ws"
+
+
+class ManagedController:
+    """Start, supervise (restart with backoff) and stop one python-matter-server."""
+
+    def __init__(self, settings: ControllerSettings, events: EventBus | None = None) -> None:
+        self.settings = settings
+        self._events = events
+        self._proc: asyncio.subprocess.Process | None = None
+        self._supervisor: asyncio.Task[None] | None = None
+        self._stopping = False
+        self._ready = asyncio.Event()
+        self._state = ControllerState.STOPPED
+        self.restarts = 0
+        self.last_exit_code: int | None = None
+        self._log_tail: deque[str] = deque(maxlen=40)
+
+    @property
+    def url(self) -> str:
+        """Return the WebSocket URL of the controller."""
+        return self.settings.url
+
+    @property
+    def pid(self) -> int | None:
+        """Return the PID of the running server, or None."""
+        proc = self._proc
+        return proc.pid if proc is not None and proc.returncode is None else None
+
+    @property
+    def state(self) -> ControllerState:
+        """Return the current lifecycle state."""
+        return self._state
+
+    @property
+    def stopping(self) -> bool:
+        """Return whether ``stop()`` has been called."""
+        return self._stopping
+
+    def command(self) -> list[str]:
+        """Return the argv that starts the server (namespace and path isolation included)."""
+        s = self.settings
+        server = [
+            str(s.venv / "bin" / "matter-server"),
+            "--storage-path", str(s.storage_dir),
+            "--port", str(s.port),
+            "--paa-root-cert-dir", str(s.trust_store),
+            "--log-level", s.log_level,
+            *(["--listen-address", s.listen_address] if s.listen_address else []),
+            *s.extra_args,
+        ]  # fmt: skip
+        argv = server
+        if s.isolate_paths and os.geteuid() == 0:
+            data_dir, tmp_dir = self._private_dirs()
+            argv = [
+                "unshare", "--mount", "--propagation", "private", "--",
+                "sh", "-c", _ISOLATE_SCRIPT, "sh", str(data_dir), str(tmp_dir or ""), *server,
+            ]  # fmt: skip
+        if s.netns is not None:
+            argv = [*s.netns.exec_prefix(), *argv]
+        return argv
+
+    def _private_dirs(self) -> tuple[Path, Path | None]:
+        s = self.settings
+        data_dir = s.state_dir / "sdk-data"
+        # /tmp can only be replaced when nothing the server needs lives under it.
+        paths = (s.storage_dir, s.trust_store, s.log_path, s.venv)
+        tmp_free = not any(_under(p.resolve(), Path("/tmp")) for p in paths)  # noqa: S108
+        return data_dir, (s.state_dir / "sdk-tmp") if tmp_free else None
+
+    async def start(self, *, wait: bool = True) -> None:
+        """Start the server and its supervisor; with ``wait``, return once it answers."""
+        if self._supervisor is not None:
+            return
+        s = self.settings
+        server_bin = s.venv / "bin" / "matter-server"
+        if not server_bin.exists():
+            raise ControllerUnavailableError(
+                f"the controller is not installed: {server_bin} is missing; run 'make install'",
+                {"venv": str(s.venv)},
+            )
+        await asyncio.to_thread(self._prepare_dirs)
+        self._stopping = False
+        self._supervisor = asyncio.create_task(self._supervise(), name="matter-controller")
+        if wait:
+            await self.wait_ready(s.ready_timeout_s)
+
+    def _prepare_dirs(self) -> None:
+        s = self.settings
+        s.storage_dir.mkdir(parents=True, exist_ok=True)
+        if s.isolate_paths and os.geteuid() == 0:
+            data_dir, tmp_dir = self._private_dirs()
+            data_dir.mkdir(parents=True, exist_ok=True)
+            if tmp_dir is not None:
+                tmp_dir.mkdir(parents=True, exist_ok=True)
+            # The mount point itself must exist; it stays an empty directory on the host.
+            Path("/data").mkdir(exist_ok=True)
+        else:
+            LOGGER.warning(
+                "controller runs without path isolation: it shares /data/chip_*.ini "
+                "and /tmp/chip_kvs with any other CHIP controller on this machine"
+            )
+
+    async def wait_ready(self, timeout_s: float) -> None:
+        """Wait until the server answers on its WebSocket or raise CONTROLLER_UNAVAILABLE."""
+        try:
+            await asyncio.wait_for(self._ready.wait(), timeout_s)
+        except TimeoutError as err:
+            raise ControllerUnavailableError(
+                f"the managed controller did not answer at {self.url} within {timeout_s:.0f} s",
+                {"url": self.url, "log": str(self.settings.log_path), "tail": self.log_tail()},
+            ) from err
+
+    def log_tail(self) -> list[str]:
+        """Return the last lines of the server's log."""
+        try:
+            with self.settings.log_path.open("rb") as fh:
+                fh.seek(0, os.SEEK_END)
+                fh.seek(max(0, fh.tell() - 8192))
+                lines = fh.read().decode("utf-8", "replace").splitlines()
+        except OSError:
+            return []
+        return lines[-20:]
+
+    async def stop(self, timeout_s: float = 10.0) -> None:
+        """Stop the supervisor and the server (SIGINT, then SIGKILL after ``timeout_s``)."""
+        self._stopping = True
+        supervisor, self._supervisor = self._supervisor, None
+        await self._terminate(timeout_s)
+        if supervisor is not None:
+            supervisor.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await supervisor
+        self._set_state(ControllerState.STOPPED)
+
+    async def _terminate(self, timeout_s: float) -> None:
+        proc = self._proc
+        if proc is None or proc.returncode is not None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            proc.send_signal(signal.SIGINT)
+        try:
+            await asyncio.wait_for(proc.wait(), timeout_s)
+        except TimeoutError:
+            LOGGER.warning("controller pid %s ignored SIGINT; killing it", proc.pid)
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+            await proc.wait()
+
+    def _set_state(self, state: ControllerState) -> None:
+        self._state = state
+        if state is not ControllerState.RUNNING:
+            self._ready.clear()
+        if self._events is not None:
+            self._events.publish(
+                "controller.state",
+                {"state": state.value, "pid": self.pid, "restarts": self.restarts,
+                 "url": self.url},
+            )  # fmt: skip
+
+    async def _supervise(self) -> None:
+        backoff = self.settings.backoff_initial_s
+        while not self._stopping:
+            started = time.monotonic()
+            await self._run_once()
+            if self.stopping:
+                return
+            ran_for = time.monotonic() - started
+            if ran_for >= self.settings.healthy_after_s:
+                backoff = self.settings.backoff_initial_s
+            self.restarts += 1
+            LOGGER.warning(
+                "controller exited with %s after %.1f s; restarting in %.1f s (restart %d)",
+                self.last_exit_code, ran_for, backoff, self.restarts,
+            )  # fmt: skip
+            self._set_state(ControllerState.BACKOFF)
+            await asyncio.sleep(backoff)
+            backoff = min(backoff * 2, self.settings.backoff_max_s)
+
+    async def _run_once(self) -> None:
+        self._set_state(ControllerState.STARTING)
+        log: IO[bytes] = await asyncio.to_thread(self.settings.log_path.open, "ab")
+        try:
+            try:
+                self._proc = await asyncio.create_subprocess_exec(
+                    *self.command(),
+                    stdin=asyncio.subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=asyncio.subprocess.STDOUT,
+                    start_new_session=True,
+                )
+            except OSError:
+                LOGGER.exception("cannot start the controller")
+                self.last_exit_code = None
+                return
+            LOGGER.info("controller started, pid %s, %s", self._proc.pid, self.url)
+            probe = asyncio.create_task(self._probe_ready(self._proc))
+            try:
+                self.last_exit_code = await self._proc.wait()
+            finally:
+                probe.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await probe
+        finally:
+            log.close()
+
+    async def _probe_ready(self, proc: asyncio.subprocess.Process) -> None:
+        # Ready means the WebSocket answers with its server_info message.
+        timeout = aiohttp.ClientTimeout(total=3)
+        async with aiohttp.ClientSession(timeout=timeout) as session:
+            while proc.returncode is None:
+                try:
+                    async with session.ws_connect(self.url) as ws:
+                        info = await ws.receive_json(timeout=3)
+                    if isinstance(info, dict) and "schema_version" in info:
+                        self._set_state(ControllerState.RUNNING)
+                        self._ready.set()
+                        return
+                except (aiohttp.ClientError, TimeoutError, ValueError, OSError):
+                    pass
+                await asyncio.sleep(0.25)
+
+
+def _under(path: Path, root: Path) -> bool:
+    try:
+        path.relative_to(root)
+    except ValueError:
+        return False
+    return True

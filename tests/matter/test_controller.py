@@ -1,0 +1,118 @@
+"""The managed controller against real matter.js devices in a private namespace."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import os
+import signal
+import time
+from typing import Any
+
+import aiohttp
+import pytest
+
+from bridge.errors import ControllerUnavailableError
+from bridge.matter.controller import ControllerSettings, ControllerState, ManagedController
+from bridge.matter.virtual_devices import DeviceKind
+from tests.support.fabric import Fabric, ThreadedController
+
+pytestmark = pytest.mark.fabric
+
+_ids = itertools.count(1)
+
+
+async def ws_call(url: str, command: str, timeout_s: float = 60.0, **args: Any) -> Any:
+    """Send one command to the controller and return its result (raise on error)."""
+    async with aiohttp.ClientSession() as session, session.ws_connect(url) as ws:
+        await ws.receive_json()
+        msg_id = str(next(_ids))
+        await ws.send_json({"message_id": msg_id, "command": command, "args": args})
+        async with asyncio.timeout(timeout_s):
+            while True:
+                msg = await ws.receive_json()
+                if msg.get("message_id") == msg_id:
+                    assert "error_code" not in msg, msg
+                    return msg.get("result")
+
+
+async def test_commission_command_and_restart_after_kill(
+    fabric: Fabric, matter_controller: ThreadedController
+) -> None:
+    dev = await asyncio.to_thread(fabric.device, DeviceKind.ONOFF)
+    assert dev.pairing is not None
+    node = await ws_call(
+        matter_controller.url, "commission_with_code", code=dev.pairing.manual, network_only=True
+    )
+    node_id = node["node_id"]
+    assert node["available"] is True
+    assert node["attributes"]["0/40/5"] == "Test onoff"  # NodeLabel read from the device
+
+    mark = dev.mark()
+    await ws_call(
+        matter_controller.url, "device_command", node_id=node_id, endpoint_id=1,
+        cluster_id=6, command_name="On", payload={},
+    )  # fmt: skip
+    change = await asyncio.to_thread(dev.wait_state, "onOff", "onOff", True, since=mark)
+    assert change.local is False
+
+    # The SDK's hard-coded files live in the instance's own directory, not in /data.
+    settings = matter_controller.controller.settings
+    sdk_files = sorted(p.name for p in (settings.state_dir / "sdk-data").iterdir())
+    assert sdk_files == ["chip_config.ini", "chip_counters.ini", "chip_factory.ini"]
+    assert (settings.state_dir / "sdk-tmp" / "chip_kvs").is_file()
+
+    old_pid = matter_controller.pid
+    assert old_pid is not None
+    restarts = matter_controller.controller.restarts
+    os.kill(old_pid, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while matter_controller.pid in (old_pid, None) and time.monotonic() < deadline:
+        await asyncio.sleep(0.1)
+    await asyncio.to_thread(matter_controller.wait_ready, 60)
+    assert matter_controller.controller.restarts == restarts + 1
+    assert matter_controller.pid not in (None, old_pid)
+
+    # The stored node comes back and still obeys.
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        nodes = await ws_call(matter_controller.url, "get_nodes")
+        if any(n["node_id"] == node_id and n["available"] for n in nodes):
+            break
+        await asyncio.sleep(0.5)
+    mark = dev.mark()
+    await ws_call(
+        matter_controller.url, "device_command", node_id=node_id, endpoint_id=1,
+        cluster_id=6, command_name="Off", payload={},
+    )  # fmt: skip
+    await asyncio.to_thread(dev.wait_state, "onOff", "onOff", False, since=mark)
+
+
+async def test_missing_venv_is_a_clear_error(fabric: Fabric) -> None:
+    settings = ControllerSettings(
+        venv=fabric.base_dir / "no-such-venv", state_dir=fabric.base_dir / "ctl-missing"
+    )
+    ctl = ManagedController(settings)
+    with pytest.raises(ControllerUnavailableError, match="make install"):
+        await ctl.start()
+    assert ctl.state is ControllerState.STOPPED
+
+
+async def test_stop_ends_the_process_and_reports_states(fabric: Fabric) -> None:
+    from bridge.events import EventBus
+
+    bus = EventBus()
+    sub = bus.subscribe("controller.")
+    ctl = ManagedController(fabric.controller_settings("lifecycle"), bus)
+    await ctl.start()
+    pid = ctl.pid
+    assert pid is not None
+    assert ctl.state is ControllerState.RUNNING
+    await ctl.stop()
+    assert ctl.pid is None
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+    states = []
+    while not sub.queue.empty():
+        states.append((await sub.get()).data["state"])
+    assert states == ["starting", "running", "stopped"]

@@ -1,0 +1,191 @@
+"""Pytest fixtures for the real Matter fabric: namespace, managed controller, virtual devices.
+
+Use them from any test (they are imported by ``tests/conftest.py``) and mark the test
+``@pytest.mark.fabric``:
+
+- ``fabric`` (session): a private network namespace with a PAA trust store and a
+  factory for fresh virtual devices (``fabric.device(DeviceKind.COLOR)``) with unique
+  ports, discriminators and passcodes. Skips with the reason when namespaces, Node.js
+  or the controller venv are missing here.
+- ``matter_controller`` (session): a ``ManagedController`` (python-matter-server 8.1.2)
+  running inside the namespace, supervised from a background event loop so any test's
+  loop can use it; ``.url`` is reachable from the test process.
+- ``virtual_devices`` (session): the four fresh devices (on/off, dimmable, colour,
+  thermostat), started, not yet commissioned, with ``.pairing`` codes.
+
+Everything started here is stopped by PID at session end and the namespace removed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import os
+import shutil
+import tempfile
+import threading
+from collections.abc import Coroutine, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+
+from bridge.matter import netns
+from bridge.matter.controller import ControllerSettings, ManagedController
+from bridge.matter.virtual_devices import (
+    DeviceKind,
+    VirtualDevice,
+    node_available,
+    write_test_paa,
+)
+
+REPO = Path(__file__).resolve().parents[2]
+CONTROLLER_VENV = Path(os.environ.get("ATMOSPHERE_CONTROLLER_VENV", REPO / ".venv-controller"))
+T = TypeVar("T")
+
+# Valid Matter passcodes (not in the spec's list of trivial ones), one per device.
+_PASSCODES = itertools.count(20202101)
+
+
+def fabric_unavailable_reason() -> str | None:
+    """Return why the real fabric cannot run on this machine, or None."""
+    reason = netns.unsupported_reason()
+    if reason:
+        return f"real Matter fabric skipped: {reason}"
+    reason = node_available()
+    if reason:
+        return f"real Matter fabric skipped: {reason}"
+    if not (CONTROLLER_VENV / "bin" / "matter-server").exists():
+        return (
+            f"real Matter fabric skipped: controller venv {CONTROLLER_VENV} is missing "
+            "(run 'make install')"
+        )
+    return None
+
+
+@dataclass
+class Fabric:
+    """A private namespace, a trust store and a factory of fresh virtual devices."""
+
+    namespace: netns.NetworkNamespace
+    base_dir: Path
+    paa_dir: Path
+    devices: list[VirtualDevice] = field(default_factory=list)
+    _ports: Iterator[int] = field(default_factory=lambda: itertools.count(5540))
+    _controller_ports: Iterator[int] = field(default_factory=lambda: itertools.count(5580))
+    _short_discriminators: Iterator[int] = field(default_factory=lambda: itertools.count(0))
+
+    def device(self, kind: DeviceKind, *, label: str | None = None) -> VirtualDevice:
+        """Start and return a fresh (uncommissioned) virtual device of ``kind``."""
+        index = len(self.devices)
+        # Manual codes carry only the top 4 bits of the discriminator: keep them distinct
+        # so a controller never dials another test's device.
+        short = next(self._short_discriminators) % 16
+        dev = VirtualDevice(
+            kind=kind,
+            state_dir=self.base_dir / f"device-{index}-{kind.value}",
+            port=next(self._ports),
+            passcode=next(_PASSCODES),
+            discriminator=(short << 8) | 0x0A,
+            label=label,
+            netns=self.namespace,
+        )
+        self.devices.append(dev)
+        dev.start()
+        return dev
+
+    def controller_settings(self, name: str) -> ControllerSettings:
+        """Return settings for a new managed controller inside the namespace."""
+        return ControllerSettings(
+            venv=CONTROLLER_VENV,
+            state_dir=self.base_dir / f"controller-{name}",
+            port=next(self._controller_ports),
+            netns=self.namespace,
+            paa_dir=self.paa_dir,
+        )
+
+    def close(self) -> None:
+        """Stop every device started here."""
+        for dev in self.devices:
+            dev.stop()
+
+
+class ThreadedController:
+    """A ManagedController supervised by its own event loop in a background thread."""
+
+    def __init__(self, settings: ControllerSettings) -> None:
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+        self._thread.start()
+        self.controller = self._call(self._create(settings))
+
+    async def _create(self, settings: ControllerSettings) -> ManagedController:
+        return ManagedController(settings)
+
+    def _call(self, coro: Coroutine[Any, Any, T], timeout_s: float = 120.0) -> T:
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout_s)
+
+    @property
+    def url(self) -> str:
+        """Return the controller's WebSocket URL (reachable from the host namespace)."""
+        return self.controller.url
+
+    @property
+    def pid(self) -> int | None:
+        """Return the server's PID."""
+        return self.controller.pid
+
+    def start(self) -> None:
+        """Start the server and wait until it answers."""
+        self._call(self.controller.start())
+
+    def wait_ready(self, timeout_s: float = 60.0) -> None:
+        """Wait until the (possibly restarted) server answers again."""
+        self._call(self.controller.wait_ready(timeout_s), timeout_s + 5)
+
+    def stop(self) -> None:
+        """Stop the server and the loop thread."""
+        try:
+            self._call(self.controller.stop())
+        finally:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(10)
+            self._loop.close()
+
+
+@pytest.fixture(scope="session")
+def fabric() -> Iterator[Fabric]:
+    """Yield a private fabric namespace with a PAA trust store and a device factory."""
+    reason = fabric_unavailable_reason()
+    if reason:
+        pytest.skip(reason)
+    # Not under /tmp: the controller's private mount binds its own directory over /tmp.
+    base = Path(tempfile.mkdtemp(prefix="atmosphere-fabric-", dir="/var/tmp"))
+    ns = netns.create_namespace(f"atm-test-{os.getpid()}")
+    paa_dir = base / "paa"
+    fab = Fabric(namespace=ns, base_dir=base, paa_dir=paa_dir)
+    try:
+        write_test_paa(paa_dir)
+        yield fab
+    finally:
+        fab.close()
+        netns.delete_namespace(ns.name)
+        shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def matter_controller(fabric: Fabric) -> Iterator[ThreadedController]:
+    """Yield a running managed controller inside the fabric namespace."""
+    ctl = ThreadedController(fabric.controller_settings("session"))
+    try:
+        ctl.start()
+        yield ctl
+    finally:
+        ctl.stop()
+
+
+@pytest.fixture(scope="session")
+def virtual_devices(fabric: Fabric) -> dict[DeviceKind, VirtualDevice]:
+    """Return the four fresh virtual devices, started and waiting to be commissioned."""
+    return {kind: fabric.device(kind) for kind in DeviceKind}
