@@ -1,0 +1,280 @@
+"""The tool manifest (``tools.yaml``): which tools this node loads and from where.
+
+Each entry names a ``source``: ``builtin:NAME`` (``bridge.tools.builtin.BUILTINS``),
+``plugin:NAME`` (a Python entry point in the group ``atmosphere_bridge.tools``) or
+``file:PATH`` (a Python file, relative to the manifest, with ``entry`` naming the object
+to use). The object is a ``@tool`` function, a ``ToolSpec``, a module (all its
+``@tool`` functions) or a factory ``(config, env) -> iterable of tools`` that receives the
+entry's ``config``. An entry's ``name`` selects one tool of what the source provides.
+A bad entry becomes a ``ManifestProblem`` naming it; the other entries still load.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import types
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from bridge.errors import BridgeError, InvalidDefinitionError
+from bridge.tools.builtin import BUILTINS
+from bridge.tools.decorator import ToolSpec, spec_of
+from bridge.tools.env import ToolEnv
+from bridge.tools.registry import ToolRegistry
+
+ENTRY_POINT_GROUP = "atmosphere_bridge.tools"
+_ENTRY_KEYS = frozenset({"name", "source", "entry", "config"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ManifestEntry:
+    """One ``tools:`` entry."""
+
+    index: int
+    source: str
+    name: str | None = None
+    entry: str | None = None
+    config: Mapping[str, Any]
+
+    @property
+    def label(self) -> str:
+        """Return how messages name this entry: ``#index (name, source)``."""
+        return f"entry #{self.index} ({self.name or '-'}, {self.source})"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ManifestProblem:
+    """Why one entry (or the whole file, index -1) did not load."""
+
+    index: int
+    name: str | None
+    source: str | None
+    message: str
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the wire form."""
+        return {
+            "index": self.index,
+            "name": self.name,
+            "source": self.source,
+            "message": self.message,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ManifestResult:
+    """Identities registered and problems found."""
+
+    loaded: tuple[str, ...]
+    problems: tuple[ManifestProblem, ...]
+
+
+def parse_manifest(text: str) -> tuple[list[ManifestEntry], list[ManifestProblem]]:
+    """Parse manifest YAML into entries and problems (one per malformed entry)."""
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        return [], [
+            ManifestProblem(index=-1, name=None, source=None, message=f"invalid YAML: {err}")
+        ]
+    if doc is None:
+        return [], []
+    if not isinstance(doc, Mapping) or not isinstance(doc.get("tools", []), list):
+        return [], [
+            ManifestProblem(
+                index=-1,
+                name=None,
+                source=None,
+                message="the manifest must be a mapping with a 'tools' list",
+            )
+        ]
+    entries: list[ManifestEntry] = []
+    problems: list[ManifestProblem] = []
+    for index, raw in enumerate(doc.get("tools") or []):
+        problem = _entry_problem(raw)
+        name = raw.get("name") if isinstance(raw, Mapping) else None
+        source = raw.get("source") if isinstance(raw, Mapping) else None
+        if problem is not None or not isinstance(raw, Mapping):
+            problems.append(
+                ManifestProblem(
+                    index=index,
+                    name=name if isinstance(name, str) else None,
+                    source=source if isinstance(source, str) else None,
+                    message=f"entry #{index} ({name or '-'}): {problem or 'must be a mapping'}",
+                )
+            )
+            continue
+        entries.append(
+            ManifestEntry(
+                index=index,
+                source=raw["source"],
+                name=raw.get("name"),
+                entry=raw.get("entry"),
+                config=dict(raw.get("config") or {}),
+            )
+        )
+    return entries, problems
+
+
+def _entry_problem(raw: Any) -> str | None:
+    if not isinstance(raw, Mapping):
+        return "must be a mapping"
+    unknown = sorted(str(k) for k in raw if k not in _ENTRY_KEYS)
+    if unknown:
+        return f"unknown key(s) {', '.join(unknown)} (allowed: config, entry, name, source)"
+    source = raw.get("source")
+    if not isinstance(source, str) or ":" not in source:
+        return "'source' must be 'builtin:NAME', 'plugin:ENTRY_POINT' or 'file:PATH'"
+    kind, _, target = source.partition(":")
+    if kind not in ("builtin", "plugin", "file") or not target:
+        return f"source '{source}' must be 'builtin:NAME', 'plugin:ENTRY_POINT' or 'file:PATH'"
+    for key in ("name", "entry"):
+        if key in raw and not isinstance(raw[key], str):
+            return f"'{key}' must be a string"
+    if "config" in raw and raw["config"] is not None and not isinstance(raw["config"], Mapping):
+        return "'config' must be a mapping"
+    return None
+
+
+def load_manifest(path: Path | str, registry: ToolRegistry, env: ToolEnv) -> ManifestResult:
+    """Load every entry of the manifest at ``path`` into ``registry``."""
+    manifest = Path(path)
+    try:
+        text = manifest.read_text(encoding="utf-8")
+    except OSError as err:
+        problem = ManifestProblem(
+            index=-1, name=None, source=None, message=f"cannot read {manifest}: {err.strerror}"
+        )
+        return ManifestResult(loaded=(), problems=(problem,))
+    return load_manifest_text(text, registry, env, base_dir=manifest.parent)
+
+
+def load_manifest_text(
+    text: str, registry: ToolRegistry, env: ToolEnv, *, base_dir: Path
+) -> ManifestResult:
+    """Load manifest YAML ``text``; ``file:`` paths are relative to ``base_dir``."""
+    entries, problems = parse_manifest(text)
+    loaded: list[str] = []
+    for entry in entries:
+        try:
+            specs = _select(entry, resolve_entry(entry, env, base_dir))
+            for spec in specs:
+                registry.register(spec.definition, spec.handler)
+                loaded.append(spec.definition.identity)
+        except BridgeError as err:
+            problems.append(_problem(entry, err.message))
+        except Exception as err:  # a plugin's own bug must not stop the others
+            problems.append(_problem(entry, f"{type(err).__name__}: {err}"))
+    problems.sort(key=lambda p: p.index)
+    return ManifestResult(loaded=tuple(loaded), problems=tuple(problems))
+
+
+def _problem(entry: ManifestEntry, message: str) -> ManifestProblem:
+    return ManifestProblem(
+        index=entry.index,
+        name=entry.name,
+        source=entry.source,
+        message=f"{entry.label}: {message}",
+    )
+
+
+def _select(entry: ManifestEntry, specs: list[ToolSpec]) -> list[ToolSpec]:
+    if entry.name is None:
+        if not specs:
+            raise InvalidDefinitionError("the source provides no tools")
+        return specs
+    chosen = [s for s in specs if s.definition.name == entry.name]
+    if not chosen:
+        offered = ", ".join(sorted(s.definition.name for s in specs)) or "none"
+        raise InvalidDefinitionError(
+            f"the source provides no tool named '{entry.name}' (it provides: {offered})"
+        )
+    return chosen
+
+
+def resolve_entry(entry: ManifestEntry, env: ToolEnv, base_dir: Path) -> list[ToolSpec]:
+    """Return the tools an entry's source provides; raise ``InvalidDefinitionError``."""
+    kind, _, target = entry.source.partition(":")
+    if kind == "builtin":
+        factory = BUILTINS.get(target)
+        if factory is None:
+            raise InvalidDefinitionError(
+                f"unknown builtin '{target}' (known: {', '.join(sorted(BUILTINS))})"
+            )
+        return _specs_from(factory(entry.config, env), entry)
+    if kind == "plugin":
+        found = [ep for ep in metadata.entry_points(group=ENTRY_POINT_GROUP) if ep.name == target]
+        if not found:
+            raise InvalidDefinitionError(
+                f"no entry point '{target}' in group '{ENTRY_POINT_GROUP}' "
+                "(is the plugin installed?)"
+            )
+        obj = found[0].load()
+        if entry.entry is not None:
+            obj = _attribute(obj, entry.entry)
+        return _from_object(obj, entry, env)
+    module = _load_file(base_dir / target)
+    obj = _attribute(module, entry.entry) if entry.entry is not None else module
+    return _from_object(obj, entry, env)
+
+
+def _attribute(obj: Any, name: str) -> Any:
+    try:
+        return getattr(obj, name)
+    except AttributeError as err:
+        raise InvalidDefinitionError(
+            f"'{name}' not found in {getattr(obj, '__name__', obj)}"
+        ) from err
+
+
+def _load_file(path: Path) -> types.ModuleType:
+    if not path.is_file():
+        raise InvalidDefinitionError(f"file '{path}' does not exist")
+    digest = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:12]
+    spec = importlib.util.spec_from_file_location(f"atmosphere_bridge_tools_{digest}", path)
+    if spec is None or spec.loader is None:
+        raise InvalidDefinitionError(f"file '{path}' is not a Python module")
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError as err:
+        raise InvalidDefinitionError(
+            f"file '{path}' has a syntax error: {err.msg} (line {err.lineno})"
+        ) from err
+    return module
+
+
+def _from_object(obj: Any, entry: ManifestEntry, env: ToolEnv) -> list[ToolSpec]:
+    if isinstance(obj, ToolSpec) or spec_of(obj) is not None:
+        if entry.config:
+            raise InvalidDefinitionError(
+                "'config' is given but the source is a single tool, not a factory"
+            )
+        return _specs_from([obj], entry)
+    if isinstance(obj, types.ModuleType):
+        return _specs_from(vars(obj).values(), entry, skip_others=True)
+    if callable(obj):
+        return _specs_from(obj(entry.config, env), entry)
+    raise InvalidDefinitionError(f"{obj!r} is not a tool, a module or a tool factory")
+
+
+def _specs_from(
+    items: Iterable[Any], entry: ManifestEntry, *, skip_others: bool = False
+) -> list[ToolSpec]:
+    specs: list[ToolSpec] = []
+    for item in items:
+        if isinstance(item, ToolSpec):
+            specs.append(item)
+            continue
+        spec = spec_of(item)
+        if spec is not None:
+            specs.append(spec)
+        elif not skip_others:
+            raise InvalidDefinitionError(f"the source produced {item!r}, which is not a tool")
+    return specs
