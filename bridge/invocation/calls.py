@@ -1,0 +1,90 @@
+"""The tool-call lifecycle: ``initiated → running → completed | error``, published on the bus.
+
+Every transition of a call is published as a ``tool_call.status`` event whose data is
+the call's wire form (``toolCallId``, ``status``, ``tool``, ``agentId``, ``resultJson``,
+``error{code,message}``), so WebSocket clients can stream progress.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+from enum import StrEnum
+from typing import Any
+
+from bridge.errors import BridgeError
+from bridge.events import EventBus
+
+EVENT_TYPE = "tool_call.status"
+
+
+class ToolCallStatus(StrEnum):
+    """States of a call; ``completed`` and ``error`` are final."""
+
+    INITIATED = "initiated"
+    RUNNING = "running"
+    COMPLETED = "completed"
+    ERROR = "error"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCall:
+    """A snapshot of one call's state."""
+
+    tool_call_id: str
+    tool: str
+    agent_id: str | None
+    status: ToolCallStatus = ToolCallStatus.INITIATED
+    result_json: str | None = None
+    error: dict[str, str] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the wire form (the seed's camelCase names)."""
+        return {
+            "toolCallId": self.tool_call_id,
+            "status": self.status.value,
+            "tool": self.tool,
+            "agentId": self.agent_id,
+            "resultJson": self.result_json,
+            "error": self.error,
+        }
+
+
+class CallTracker:
+    """Move calls through their states and publish every transition."""
+
+    def __init__(self, events: EventBus | None) -> None:
+        self._events = events
+
+    def _publish(self, call: ToolCall) -> ToolCall:
+        if self._events is not None:
+            self._events.publish(EVENT_TYPE, call.to_json())
+        return call
+
+    def initiated(self, call_id: str, tool: str, agent_id: str | None) -> ToolCall:
+        """Publish and return a new call in ``initiated``."""
+        return self._publish(ToolCall(tool_call_id=call_id, tool=tool, agent_id=agent_id))
+
+    def running(self, call: ToolCall) -> ToolCall:
+        """Publish and return ``call`` in ``running``."""
+        return self._publish(replace(call, status=ToolCallStatus.RUNNING))
+
+    def completed(self, call: ToolCall, result: Any) -> ToolCall:
+        """Publish and return ``call`` completed with ``result``."""
+        return self._publish(
+            replace(
+                call,
+                status=ToolCallStatus.COMPLETED,
+                result_json=json.dumps(result, default=str, ensure_ascii=False),
+            )
+        )
+
+    def failed(self, call: ToolCall, error: BridgeError) -> ToolCall:
+        """Publish and return ``call`` ended by ``error``."""
+        return self._publish(
+            replace(
+                call,
+                status=ToolCallStatus.ERROR,
+                error={"code": error.code.value, "message": error.message},
+            )
+        )

@@ -1,0 +1,109 @@
+"""Idempotency records: a call retried with the same key returns the first result.
+
+A record is keyed by ``(agent_id, idempotency_key)`` and remembers a fingerprint of
+the call (tool identity + canonical params) and the response. Reusing a key for a
+different call is a ``CONFLICT``. Concurrent calls with the same key share the one
+in-flight execution. Records are persisted in SQLite and expire after ``ttl_s``.
+Only outcomes of execution are stored (success, or a non-retryable failure of the
+tool); a rejection before execution leaves the key free.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from bridge.auth.canonical import canonical_json
+from bridge.errors import ConflictError
+from bridge.storage import Database
+
+_MIGRATION = """
+CREATE TABLE idempotency (
+    agent_id TEXT NOT NULL,
+    key TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    response_json TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    PRIMARY KEY (agent_id, key)
+);
+CREATE INDEX idempotency_created ON idempotency(created_at);
+"""
+
+
+def fingerprint(tool_identity: str, params: dict[str, Any]) -> str:
+    """Return the hex digest identifying a call's tool and parameters."""
+    return hashlib.sha256(
+        canonical_json({"tool": tool_identity, "params": params})
+    ).hexdigest()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IdempotencyRecord:
+    """A stored outcome."""
+
+    fingerprint: str
+    response: dict[str, Any]
+    created_at: float
+
+
+class IdempotencyStore:
+    """Persisted idempotency records plus the in-flight calls per key."""
+
+    def __init__(self, db: Database, *, ttl_s: float = 86_400.0) -> None:
+        self._db = db
+        self.ttl_s = ttl_s
+        self._inflight: dict[tuple[str, str], asyncio.Future[dict[str, Any]]] = {}
+        db.migrate("invocation.idempotency.v1", _MIGRATION)
+
+    async def lookup(self, agent_id: str, key: str, fp: str) -> dict[str, Any] | None:
+        """Return the stored response for the key or ``None``; ``CONFLICT`` if for another call."""
+        row = await self._db.fetchone(
+            "SELECT fingerprint, response_json, created_at FROM idempotency "
+            "WHERE agent_id = ? AND key = ?",
+            (agent_id, key),
+        )
+        if row is None or row["created_at"] < time.time() - self.ttl_s:
+            return None
+        if row["fingerprint"] != fp:
+            raise ConflictError(
+                "idempotency_key was already used for a different call", {"key": key}
+            )
+        response: dict[str, Any] = json.loads(row["response_json"])
+        return response
+
+    async def store(self, agent_id: str, key: str, fp: str, response: dict[str, Any]) -> None:
+        """Persist the outcome for the key."""
+        await self._db.execute(
+            "INSERT OR REPLACE INTO idempotency (agent_id, key, fingerprint, response_json, "
+            "created_at) VALUES (?, ?, ?, ?, ?)",
+            (agent_id, key, fp, json.dumps(response, default=str), time.time()),
+        )
+
+    def inflight(self, agent_id: str, key: str) -> asyncio.Future[dict[str, Any]] | None:
+        """Return the future of a running call with this key, if any."""
+        return self._inflight.get((agent_id, key))
+
+    def begin(self, agent_id: str, key: str) -> asyncio.Future[dict[str, Any]]:
+        """Mark a call with this key as running and return its future."""
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._inflight[(agent_id, key)] = future
+        return future
+
+    def end(self, agent_id: str, key: str, response: dict[str, Any] | None) -> None:
+        """Finish the running call; waiters get ``response`` (``None`` lets them run again)."""
+        future = self._inflight.pop((agent_id, key), None)
+        if future is not None and not future.done():
+            if response is None:
+                future.cancel()
+            else:
+                future.set_result(response)
+
+    async def purge(self) -> int:
+        """Delete expired records and return how many."""
+        return await self._db.execute(
+            "DELETE FROM idempotency WHERE created_at < ?", (time.time() - self.ttl_s,)
+        )

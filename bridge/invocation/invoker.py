@@ -1,0 +1,544 @@
+"""The one call pipeline, from replay check to audit record.
+
+The steps: replay check → authenticate → resolve → validate → authorize →
+idempotency → rate-limit → confirm → execute → record. Every call (HTTP, WebSocket,
+MCP, voice, a mesh peer, a job) goes through
+``Invoker.invoke(request)`` and gets a ``ToolResponse``; failures are responses with a
+stable error code, never exceptions. Execution runs the registered local handler under
+the tool's timeout, or hands a peer's tool (registered without a local handler) to the
+``RemoteExecutor`` the mesh router sets. Retries with exponential backoff happen only
+when safe (the tool is idempotent or the caller sent an ``idempotency_key``) and only
+for retryable errors. Middleware wraps execution, globally or per tool; every call is
+recorded in the audit log and its status transitions are published on the event bus.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, replace
+from typing import Any, Protocol
+
+from bridge.auth.approvals import ApprovalStatus, ApprovalStore
+from bridge.auth.audit import AuditEntry, AuditLog
+from bridge.auth.permissions import PermissionChecker
+from bridge.auth.ratelimit import RateLimiter
+from bridge.auth.tokens import AgentToken, TokenVerifier
+from bridge.errors import (
+    BridgeError,
+    ConfirmationDeniedError,
+    ConfirmationRequiredError,
+    ConfirmationTimeoutError,
+    DeviceUnavailableError,
+    HopLimitExceededError,
+    InternalError,
+    NoCapableNodeError,
+    PermissionDeniedError,
+    ToolFailedError,
+    ToolTimeoutError,
+    UnauthenticatedError,
+    error_from_json,
+)
+from bridge.events import EventBus
+from bridge.invocation.calls import CallTracker, ToolCall
+from bridge.invocation.idempotency import IdempotencyStore, fingerprint
+from bridge.invocation.messages import ReplayGuard, ToolRequest, ToolResponse
+from bridge.tools.context import CallContext, new_call_id
+from bridge.tools.definition import Confirmation, ToolDefinition
+from bridge.tools.registry import RegisteredTool, ToolRegistry
+from bridge.tools.validation import validate_call, validator_for
+
+_LOG = logging.getLogger(__name__)
+_TEMPLATE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+class RemoteExecutor(Protocol):
+    """Runs a tool that lives on another node (implemented by the mesh router)."""
+
+    async def execute(
+        self, tool: RegisteredTool, params: dict[str, Any], context: CallContext,
+        request: ToolRequest,
+    ) -> Any:
+        """Run the call remotely and return its result; raise ``BridgeError`` on failure."""
+        ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Invocation:
+    """What middleware sees about the call it wraps."""
+
+    request: ToolRequest
+    tool: RegisteredTool
+    params: dict[str, Any]
+    context: CallContext
+    token: AgentToken | None
+    attempt: int
+
+
+Next = Callable[[], Awaitable[Any]]
+Middleware = Callable[[Invocation, Next], Awaitable[Any]]
+
+
+def confirmation_for(defn: ToolDefinition) -> Confirmation | None:
+    """Return the tool's confirmation rule (a dangerous tool without one needs ``always``)."""
+    if defn.confirmation is not None:
+        return defn.confirmation
+    if defn.dangerous:
+        return Confirmation(mode="always", message=f"Allow {defn.key}?")
+    return None
+
+
+def confirmation_needed(rule: Confirmation, params: dict[str, Any]) -> bool:
+    """Return whether ``params`` need confirmation under ``rule``."""
+    if rule.mode == "when" and rule.when is not None:
+        return not validator_for(rule.when).errors(params)
+    return True
+
+
+def fill_message(template: str, params: dict[str, Any]) -> str:
+    """Fill ``{param}`` placeholders; unknown names stay as written."""
+
+    def value(match: re.Match[str]) -> str:
+        name = match.group(1)
+        return str(params[name]) if name in params else match.group(0)
+
+    return _TEMPLATE.sub(value, template)
+
+
+class Invoker:
+    """Run calls through the pipeline and return ``ToolResponse``s."""
+
+    def __init__(
+        self,
+        *,
+        registry: ToolRegistry,
+        verifier: TokenVerifier,
+        node_id: str,
+        events: EventBus | None = None,
+        audit: AuditLog | None = None,
+        approvals: ApprovalStore | None = None,
+        idempotency: IdempotencyStore | None = None,
+        rate_limiter: RateLimiter | None = None,
+        replay: ReplayGuard | None = None,
+        remote: RemoteExecutor | None = None,
+        base_backoff_s: float = 0.05,
+        max_backoff_s: float = 2.0,
+    ) -> None:
+        self.registry = registry
+        self.verifier = verifier
+        self.node_id = node_id
+        self.audit = audit
+        self.approvals = approvals
+        self.idempotency = idempotency
+        self.rate_limiter = rate_limiter or RateLimiter()
+        self.replay = replay or ReplayGuard(clock_skew_s=verifier.clock_skew_s)
+        self.remote = remote
+        self.checker = PermissionChecker()
+        self.calls = CallTracker(events)
+        self.base_backoff_s = base_backoff_s
+        self.max_backoff_s = max_backoff_s
+        self._global: list[Middleware] = []
+        self._per_tool: dict[str, list[Middleware]] = {}
+
+    def set_remote_executor(self, remote: RemoteExecutor | None) -> None:
+        """Set who runs tools registered without a local handler."""
+        self.remote = remote
+
+    def use(self, middleware: Middleware, *, tool: str | None = None) -> Callable[[], None]:
+        """Add middleware for every call or for one tool (identity or ``namespace:name``)."""
+        chain = self._global if tool is None else self._per_tool.setdefault(tool, [])
+        chain.append(middleware)
+
+        def remove() -> None:
+            if middleware in chain:
+                chain.remove(middleware)
+
+        return remove
+
+    def authenticate(self, raw: str | None) -> AgentToken:
+        """Verify a raw token; raise ``UnauthenticatedError`` when absent or invalid."""
+        if not raw:
+            raise UnauthenticatedError("a token is required", {"reason": "missing"})
+        return self.verifier.verify(raw)
+
+    async def invoke(
+        self, request: ToolRequest, *, token: AgentToken | None = None
+    ) -> ToolResponse:
+        """Run ``request`` through the pipeline and return its response (errors included)."""
+        started = time.perf_counter()
+        call_id = new_call_id()
+        call = self.calls.initiated(
+            call_id, request.tool, token.agent_id if token else request.context.agent_id
+        )
+        state = _State()
+        try:
+            response = await self._run(request, token, call_id, call, state, started)
+        except BridgeError as err:
+            response = self._fail(request, call_id, call, state, err, started)
+        except Exception:  # a bug in a pipeline step must not reach the caller
+            _LOG.exception("internal error in call %s", call_id)
+            internal = InternalError("internal error", {"call_id": call_id})
+            response = self._fail(request, call_id, call, state, internal, started)
+        return response
+
+    async def _run(
+        self,
+        request: ToolRequest,
+        token: AgentToken | None,
+        call_id: str,
+        call: ToolCall,
+        state: _State,
+        started: float,
+    ) -> ToolResponse:
+        self.replay.check(request.id, request.timestamp)
+        if token is None:
+            token = self.authenticate(request.token)
+        state.token = token
+        self._check_constraints(token, request)
+        entry = self.registry.resolve(request.tool, request.version)
+        defn = entry.definition
+        state.tool = entry
+        params = validate_call(defn, request.params)
+        state.params = params
+        self.checker.check(token.permissions, defn.requires.permissions, params)
+
+        key = request.idempotency_key
+        fp = ""
+        if key is not None and self.idempotency is not None:
+            fp = fingerprint(defn.identity, params)
+            stored = await self._idempotent_lookup(token.agent_id, key, fp)
+            if stored is not None:
+                state.decision = "idempotent_replay"
+                response = replace(
+                    ToolResponse.from_json(stored), request_id=request.id
+                )
+                self._record(request, response, state, started)
+                if response.ok:
+                    self.calls.completed(replace(call, tool=defn.identity), response.result)
+                elif response.error is not None:
+                    self.calls.failed(call, _error_of(response.error))
+                return response
+            state.idem_key = key
+        try:
+            if token.constraints.rate_limit_per_minute is not None:
+                self.rate_limiter.acquire(token.signature, token.constraints.rate_limit_per_minute)
+            await self._confirm(defn, params, token, call_id, state)
+            _ensure_available(entry)
+            state.decision = "allowed"
+            call = self.calls.running(replace(call, tool=defn.identity))
+            context = CallContext(
+                call_id=call_id,
+                agent_id=token.agent_id,
+                session_id=request.context.session_id,
+                trace_id=request.context.trace_id,
+                node_id=self.node_id,
+                token=token.raw or request.token,
+                permissions=token.permissions,
+                hop_budget=request.routing.hop_budget,
+                path=request.routing.path,
+                idempotency_key=key,
+            )
+            try:
+                result = await self._execute(entry, params, context, request, token)
+            except BridgeError:
+                state.executed_error = True
+                raise
+            response = ToolResponse.success(
+                request, call_id, defn.identity, result,
+                round((time.perf_counter() - started) * 1000, 3), self.node_id,
+            )
+        except BridgeError as err:
+            response = self._fail(request, call_id, call, state, err, started)
+            self._idempotent_end(token.agent_id, state, fp, response)
+            return response
+        except BaseException:
+            if state.idem_key is not None and self.idempotency is not None:
+                self.idempotency.end(token.agent_id, state.idem_key, None)
+            raise
+        self.calls.completed(call, result)
+        self._record(request, response, state, started)
+        self._idempotent_end(token.agent_id, state, fp, response)
+        return response
+
+    def _check_constraints(self, token: AgentToken, request: ToolRequest) -> None:
+        cons = token.constraints
+        if cons.allowed_nodes and self.node_id not in cons.allowed_nodes:
+            raise PermissionDeniedError(
+                "token is not valid on this node", {"node_id": self.node_id}
+            )
+        if cons.max_hops is not None and len(request.routing.path) > cons.max_hops:
+            raise HopLimitExceededError(
+                f"call took {len(request.routing.path)} hops; token allows {cons.max_hops}",
+                {"hops": len(request.routing.path), "max_hops": cons.max_hops},
+            )
+
+    async def _idempotent_lookup(
+        self, agent_id: str, key: str, fp: str
+    ) -> dict[str, Any] | None:
+        assert self.idempotency is not None  # noqa: S101 - checked by the caller
+        while True:
+            inflight = self.idempotency.inflight(agent_id, key)
+            if inflight is None:
+                break
+            try:
+                return await asyncio.shield(inflight)
+            except asyncio.CancelledError:
+                if not inflight.cancelled():
+                    raise
+                # The first call ended without a storable outcome: run again.
+        self.idempotency.begin(agent_id, key)
+        try:
+            stored = await self.idempotency.lookup(agent_id, key, fp)
+        except BaseException:
+            self.idempotency.end(agent_id, key, None)
+            raise
+        if stored is not None:
+            self.idempotency.end(agent_id, key, stored)
+        return stored
+
+    def _idempotent_end(
+        self, agent_id: str, state: _State, fp: str, response: ToolResponse
+    ) -> None:
+        if state.idem_key is None or self.idempotency is None:
+            return
+        storable = response.ok or (
+            state.executed_error and not bool((response.error or {}).get("retryable"))
+        )
+        doc = response.to_json() if storable else None
+        self.idempotency.end(agent_id, state.idem_key, doc)
+        if doc is not None:
+            task = asyncio.get_running_loop().create_task(
+                self.idempotency.store(agent_id, state.idem_key, fp, doc)
+            )
+            _BACKGROUND.add(task)
+            task.add_done_callback(_BACKGROUND.discard)
+
+    async def _confirm(
+        self,
+        defn: ToolDefinition,
+        params: dict[str, Any],
+        token: AgentToken,
+        call_id: str,
+        state: _State,
+    ) -> None:
+        rule = confirmation_for(defn)
+        if rule is None or not confirmation_needed(rule, params):
+            return
+        message = fill_message(rule.message or f"Allow {defn.key}?", params)
+        if self.approvals is None:
+            raise ConfirmationRequiredError(
+                f"'{defn.identity}' needs confirmation and this node takes no approvals",
+                {"message": message},
+            )
+        approval = await self.approvals.request(
+            call_id=call_id, tool=defn.identity, agent_id=token.agent_id, params=params,
+            message=message, required=rule.multi_party, timeout_s=rule.timeout_s,
+        )
+        state.approval_id = approval.id
+        final = await self.approvals.wait(approval.id)
+        details = {"approval_id": approval.id, "message": message}
+        if final.status is ApprovalStatus.APPROVED:
+            state.approvers = [v.approver for v in final.votes]
+            return
+        if final.status is ApprovalStatus.DENIED:
+            raise ConfirmationDeniedError(f"call to '{defn.identity}' was denied", details)
+        raise ConfirmationTimeoutError(
+            f"call to '{defn.identity}' was not approved within {rule.timeout_s:g} s", details
+        )
+
+    async def _execute(
+        self,
+        entry: RegisteredTool,
+        params: dict[str, Any],
+        context: CallContext,
+        request: ToolRequest,
+        token: AgentToken,
+    ) -> Any:
+        defn = entry.definition
+        safe = defn.execution.idempotent or request.idempotency_key is not None
+        attempts = 1 + (max(0, defn.execution.retries) if safe else 0)
+        per_attempt_s = defn.execution.timeout_ms / 1000.0
+        overall: float | None = None
+        if request.routing.timeout_ms is not None:
+            overall = time.monotonic() + request.routing.timeout_ms / 1000.0
+        chain = [
+            *self._global,
+            *self._per_tool.get(defn.key, ()),
+            *self._per_tool.get(defn.identity, ()),
+        ]
+        attempt = 0
+        while True:
+            attempt += 1
+            budget = per_attempt_s
+            if overall is not None:
+                budget = min(budget, overall - time.monotonic())
+            if budget <= 0:
+                raise ToolTimeoutError(
+                    f"'{defn.identity}' ran out of time", {"timeout_ms": request.routing.timeout_ms}
+                )
+            ctx = replace(context, deadline=time.monotonic() + budget)
+            try:
+                return await self._attempt(
+                    entry, params, ctx, request, token, chain, attempt, budget
+                )
+            except BridgeError as err:
+                if not err.retryable or attempt >= attempts:
+                    raise
+                delay = min(self.max_backoff_s, self.base_backoff_s * 2 ** (attempt - 1))
+                if overall is not None and time.monotonic() + delay >= overall:
+                    raise
+                _LOG.info(
+                    "retrying %s after %s (attempt %d of %d)", defn.identity, err.code, attempt,
+                    attempts,
+                )
+                await asyncio.sleep(delay)
+
+    async def _attempt(
+        self,
+        entry: RegisteredTool,
+        params: dict[str, Any],
+        ctx: CallContext,
+        request: ToolRequest,
+        token: AgentToken,
+        chain: list[Middleware],
+        attempt: int,
+        budget: float,
+    ) -> Any:
+        defn = entry.definition
+        handler = entry.handler
+        remote = self.remote
+
+        async def run() -> Any:
+            if handler is not None:
+                return await handler(params, ctx)
+            if remote is None:
+                raise NoCapableNodeError(
+                    f"'{defn.identity}' lives on '{defn.server_name}' and no mesh router runs",
+                    {"tool": defn.identity, "server_name": defn.server_name},
+                )
+            return await remote.execute(entry, params, ctx, request)
+
+        call: Next = run
+        info = Invocation(
+            request=request, tool=entry, params=params, context=ctx, token=token, attempt=attempt
+        )
+        for middleware in reversed(chain):
+            call = _bind(middleware, info, call)
+        try:
+            result = await asyncio.wait_for(call(), budget)
+        except BridgeError:
+            raise
+        except TimeoutError as err:
+            raise ToolTimeoutError(
+                f"'{defn.identity}' did not finish within {budget * 1000:.0f} ms",
+                {"tool": defn.identity, "timeout_ms": round(budget * 1000)},
+            ) from err
+        except Exception as err:
+            _LOG.exception("tool %s failed", defn.identity)
+            raise ToolFailedError(
+                f"'{defn.identity}' failed: {type(err).__name__}", {"tool": defn.identity}
+            ) from err
+        try:
+            json.dumps(result)
+        except (TypeError, ValueError) as err:
+            raise ToolFailedError(
+                f"'{defn.identity}' returned a value that is not JSON", {"tool": defn.identity}
+            ) from err
+        return result
+
+    def _fail(
+        self,
+        request: ToolRequest,
+        call_id: str,
+        call: ToolCall,
+        state: _State,
+        err: BridgeError,
+        started: float,
+    ) -> ToolResponse:
+        tool = state.tool.identity if state.tool is not None else None
+        response = ToolResponse.failure(
+            request, call_id, tool, err, round((time.perf_counter() - started) * 1000, 3),
+            self.node_id,
+        )
+        if state.decision == "pending":
+            state.decision = err.code.value.lower()
+        self.calls.failed(call, err)
+        self._record(request, response, state, started)
+        return response
+
+    def _record(
+        self, request: ToolRequest, response: ToolResponse, state: _State, started: float
+    ) -> None:
+        if self.audit is None:
+            return
+        defn = state.tool.definition if state.tool is not None else None
+        details: dict[str, Any] = {}
+        if state.approval_id is not None:
+            details["approval_id"] = state.approval_id
+        if state.approvers:
+            details["approvers"] = state.approvers
+        if request.idempotency_key is not None:
+            details["idempotency_key"] = request.idempotency_key
+        if response.error is not None:
+            details["message"] = response.error.get("message")
+        self.audit.record(
+            AuditEntry(
+                call_id=response.call_id,
+                agent_id=state.token.agent_id if state.token is not None else None,
+                tool=defn.identity if defn is not None else request.tool,
+                decision=state.decision,
+                outcome="completed" if response.ok else "error",
+                error_code=(response.error or {}).get("code"),
+                params=state.params if defn is not None and defn.audit.log_params else None,
+                result=response.result if defn is not None and defn.audit.log_result else None,
+                duration_ms=round((time.perf_counter() - started) * 1000, 3),
+                node_id=self.node_id,
+                trace_id=request.context.trace_id,
+                details=details,
+            )
+        )
+
+
+_BACKGROUND: set[asyncio.Task[None]] = set()
+
+
+class _State:
+    """What the pipeline learned so far, for the audit record."""
+
+    __slots__ = (
+        "approval_id", "approvers", "decision", "executed_error", "idem_key", "params",
+        "token", "tool",
+    )
+
+    def __init__(self) -> None:
+        self.token: AgentToken | None = None
+        self.tool: RegisteredTool | None = None
+        self.params: dict[str, Any] | None = None
+        self.decision = "pending"
+        self.approval_id: str | None = None
+        self.approvers: list[str] = []
+        self.idem_key: str | None = None
+        self.executed_error = False
+
+
+def _ensure_available(entry: RegisteredTool) -> None:
+    if not entry.available:
+        raise DeviceUnavailableError(
+            f"tool '{entry.identity}' is unavailable (its device is not reachable)",
+            {"tool": entry.identity},
+        )
+
+
+def _bind(middleware: Middleware, info: Invocation, nxt: Next) -> Next:
+    async def step() -> Any:
+        return await middleware(info, nxt)
+
+    return step
+
+
+def _error_of(doc: dict[str, Any]) -> BridgeError:
+    return error_from_json(doc)

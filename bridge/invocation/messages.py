@@ -1,0 +1,388 @@
+"""The ``tool_invoke`` / ``tool_response`` messages, their wire form, signatures and replay guard.
+
+One place converts between wire JSON and these frozen models. ``from_json`` rejects
+unknown fields and wrong types with ``InvalidRequestError``, so every boundary (HTTP,
+WebSocket, mesh) gets the same strict parsing. A message may be signed by the node
+that sent it: the signature is the ed25519 signature (by ``signer``) of the canonical
+encoding (``bridge.auth.canonical``) of the wire form without ``signature``.
+
+``ReplayGuard`` rejects a request whose timestamp lies outside the clock-skew window or
+whose id was already seen inside it (``UNAUTHENTICATED`` with reason
+``clock_skew`` / ``replayed``). Ids are remembered for twice the window, which is as
+long as a request carrying them could still pass the timestamp check.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from typing import Any, Self
+
+from bridge.auth.canonical import canonical_json
+from bridge.auth.keys import NodeKey, verify
+from bridge.errors import BridgeError, InvalidRequestError, UnauthenticatedError
+
+MAX_ID_CHARS = 128
+MAX_HOP_BUDGET = 16
+
+
+def new_id() -> str:
+    """Return a fresh random message id."""
+    return uuid.uuid4().hex
+
+
+def _fields(
+    doc: Any, what: str, allowed: frozenset[str], required: frozenset[str]
+) -> dict[str, Any]:
+    if not isinstance(doc, dict):
+        raise InvalidRequestError(f"{what} must be a JSON object")
+    unknown = sorted(set(doc) - allowed)
+    if unknown:
+        raise InvalidRequestError(
+            f"{what} has unknown field(s): {', '.join(map(str, unknown))}", {"unknown": unknown}
+        )
+    missing = sorted(required - set(doc))
+    if missing:
+        raise InvalidRequestError(
+            f"{what} lacks field(s): {', '.join(missing)}", {"missing": missing}
+        )
+    return doc
+
+
+def _opt_str(doc: Mapping[str, Any], key: str, what: str, limit: int = MAX_ID_CHARS) -> str | None:
+    value = doc.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value or len(value) > limit:
+        raise InvalidRequestError(f"{what}.{key} must be a non-empty string of at most {limit}")
+    return value
+
+
+def _str_tuple(doc: Mapping[str, Any], key: str, what: str) -> tuple[str, ...]:
+    value = doc.get(key, [])
+    if (
+        not isinstance(value, list)
+        or len(value) > 64
+        or not all(isinstance(v, str) and 0 < len(v) <= MAX_ID_CHARS for v in value)
+    ):
+        raise InvalidRequestError(f"{what}.{key} must be a list of strings")
+    return tuple(value)
+
+
+def _opt_int(doc: Mapping[str, Any], key: str, what: str, lo: int, hi: int) -> int | None:
+    value = doc.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+        raise InvalidRequestError(f"{what}.{key} must be an integer in [{lo}, {hi}]")
+    return value
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RequestContext:
+    """Who asks and in which conversation."""
+
+    agent_id: str | None = None
+    session_id: str | None = None
+    trace_id: str | None = None
+
+    _KEYS = frozenset({"agent_id", "session_id", "trace_id"})
+
+    @classmethod
+    def from_json(cls, doc: Any) -> Self:
+        """Parse the wire form."""
+        d = _fields(doc, "context", cls._KEYS, frozenset())
+        return cls(
+            agent_id=_opt_str(d, "agent_id", "context", 256),
+            session_id=_opt_str(d, "session_id", "context"),
+            trace_id=_opt_str(d, "trace_id", "context"),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the wire form."""
+        return {"agent_id": self.agent_id, "session_id": self.session_id, "trace_id": self.trace_id}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RequestRouting:
+    """Where the call may run and how long it may take."""
+
+    prefer_nodes: tuple[str, ...] = ()
+    exclude_nodes: tuple[str, ...] = ()
+    hop_budget: int = 3
+    timeout_ms: int | None = None
+    path: tuple[str, ...] = ()
+
+    _KEYS = frozenset({"prefer_nodes", "exclude_nodes", "hop_budget", "timeout_ms", "path"})
+
+    @classmethod
+    def from_json(cls, doc: Any) -> Self:
+        """Parse the wire form."""
+        d = _fields(doc, "routing", cls._KEYS, frozenset())
+        hops = _opt_int(d, "hop_budget", "routing", 0, MAX_HOP_BUDGET)
+        return cls(
+            prefer_nodes=_str_tuple(d, "prefer_nodes", "routing"),
+            exclude_nodes=_str_tuple(d, "exclude_nodes", "routing"),
+            hop_budget=3 if hops is None else hops,
+            timeout_ms=_opt_int(d, "timeout_ms", "routing", 1, 86_400_000),
+            path=_str_tuple(d, "path", "routing"),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the wire form."""
+        return {
+            "prefer_nodes": list(self.prefer_nodes),
+            "exclude_nodes": list(self.exclude_nodes),
+            "hop_budget": self.hop_budget,
+            "timeout_ms": self.timeout_ms,
+            "path": list(self.path),
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolRequest:
+    """A ``tool_invoke`` message."""
+
+    id: str = field(default_factory=new_id)
+    tool: str
+    version: str | None = None
+    params: dict[str, Any] = field(default_factory=dict)
+    context: RequestContext = field(default_factory=RequestContext)
+    routing: RequestRouting = field(default_factory=RequestRouting)
+    token: str | None = None
+    idempotency_key: str | None = None
+    timestamp: float = field(default_factory=time.time)
+    signer: str | None = None
+    signature: str | None = None
+
+    _KEYS = frozenset(
+        {"type", "id", "tool", "version", "params", "context", "routing", "auth",
+         "idempotency_key", "timestamp", "signer", "signature"}
+    )
+
+    @classmethod
+    def from_json(cls, doc: Any) -> Self:
+        """Parse a ``tool_invoke`` message; raise ``InvalidRequestError`` when malformed."""
+        d = _fields(doc, "tool_invoke", cls._KEYS, frozenset({"tool"}))
+        if d.get("type", "tool_invoke") != "tool_invoke":
+            raise InvalidRequestError("message type must be 'tool_invoke'")
+        tool = _opt_str(d, "tool", "tool_invoke", 512)
+        params = d.get("params", {})
+        if not isinstance(params, dict):
+            raise InvalidRequestError("tool_invoke.params must be a JSON object")
+        auth = d.get("auth")
+        token: str | None = None
+        if auth is not None:
+            auth_d = _fields(auth, "auth", frozenset({"token"}), frozenset())
+            token = _opt_str(auth_d, "token", "auth", 16_384)
+        ts = d.get("timestamp")
+        if ts is None:
+            ts = time.time()
+        elif isinstance(ts, bool) or not isinstance(ts, int | float) or ts != ts:
+            raise InvalidRequestError("tool_invoke.timestamp must be a number (epoch seconds)")
+        return cls(
+            id=_opt_str(d, "id", "tool_invoke") or new_id(),
+            tool=tool or "",
+            version=_opt_str(d, "version", "tool_invoke"),
+            params=params,
+            context=RequestContext.from_json(d.get("context") or {}),
+            routing=RequestRouting.from_json(d.get("routing") or {}),
+            token=token,
+            idempotency_key=_opt_str(d, "idempotency_key", "tool_invoke", 256),
+            timestamp=float(ts),
+            signer=_opt_str(d, "signer", "tool_invoke"),
+            signature=_opt_str(d, "signature", "tool_invoke", 256),
+        )
+
+    def to_json(self, *, with_signature: bool = True) -> dict[str, Any]:
+        """Return the wire form."""
+        doc: dict[str, Any] = {
+            "type": "tool_invoke",
+            "id": self.id,
+            "tool": self.tool,
+            "version": self.version,
+            "params": self.params,
+            "context": self.context.to_json(),
+            "routing": self.routing.to_json(),
+            "auth": {"token": self.token},
+            "idempotency_key": self.idempotency_key,
+            "timestamp": self.timestamp,
+            "signer": self.signer,
+        }
+        if with_signature:
+            doc["signature"] = self.signature
+        return doc
+
+    def signing_bytes(self) -> bytes:
+        """Return the canonical bytes a signature covers."""
+        return canonical_json(self.to_json(with_signature=False))
+
+    def signed(self, key: NodeKey) -> ToolRequest:
+        """Return a copy signed by ``key``."""
+        unsigned = replace(self, signer=key.public_key_b64, signature=None)
+        return replace(unsigned, signature=key.sign(unsigned.signing_bytes()))
+
+    def signature_valid(self) -> bool:
+        """Return whether the message carries a valid signature by its ``signer``."""
+        if self.signer is None or self.signature is None:
+            return False
+        return verify(self.signer, self.signing_bytes(), self.signature)
+
+
+class ResponseStatus(StrEnum):
+    """Outcome of a call."""
+
+    SUCCESS = "success"
+    ERROR = "error"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolResponse:
+    """A ``tool_response`` message."""
+
+    id: str = field(default_factory=new_id)
+    request_id: str
+    call_id: str
+    tool: str | None = None
+    status: ResponseStatus
+    result: Any = None
+    error: dict[str, Any] | None = None
+    duration_ms: float = 0.0
+    node_id: str = ""
+    timestamp: float = field(default_factory=time.time)
+    signer: str | None = None
+    signature: str | None = None
+
+    _KEYS = frozenset(
+        {"type", "id", "request_id", "call_id", "tool", "status", "result", "error",
+         "duration_ms", "node_id", "timestamp", "signer", "signature"}
+    )
+
+    @classmethod
+    def success(cls, request: ToolRequest, call_id: str, tool: str, result: Any,
+                duration_ms: float, node_id: str) -> ToolResponse:
+        """Return a success response to ``request``."""
+        return cls(request_id=request.id, call_id=call_id, tool=tool,
+                   status=ResponseStatus.SUCCESS, result=result,
+                   duration_ms=duration_ms, node_id=node_id)
+
+    @classmethod
+    def failure(cls, request: ToolRequest, call_id: str, tool: str | None, error: BridgeError,
+                duration_ms: float, node_id: str) -> ToolResponse:
+        """Return an error response to ``request``."""
+        return cls(request_id=request.id, call_id=call_id, tool=tool,
+                   status=ResponseStatus.ERROR, error=error.to_json(),
+                   duration_ms=duration_ms, node_id=node_id)
+
+    @property
+    def ok(self) -> bool:
+        """Return whether the call succeeded."""
+        return self.status is ResponseStatus.SUCCESS
+
+    @classmethod
+    def from_json(cls, doc: Any) -> Self:
+        """Parse a ``tool_response`` message; raise ``InvalidRequestError`` when malformed."""
+        d = _fields(doc, "tool_response", cls._KEYS, frozenset({"request_id", "status"}))
+        if d.get("type", "tool_response") != "tool_response":
+            raise InvalidRequestError("message type must be 'tool_response'")
+        try:
+            status = ResponseStatus(d["status"])
+        except ValueError as err:
+            raise InvalidRequestError("tool_response.status must be success or error") from err
+        error = d.get("error")
+        if status is ResponseStatus.ERROR and (
+            not isinstance(error, dict) or not isinstance(error.get("code"), str)
+        ):
+            raise InvalidRequestError("an error tool_response needs error.code")
+        duration = d.get("duration_ms", 0.0)
+        ts = d.get("timestamp", time.time())
+        for name, value in (("duration_ms", duration), ("timestamp", ts)):
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise InvalidRequestError(f"tool_response.{name} must be a number")
+        return cls(
+            id=_opt_str(d, "id", "tool_response") or new_id(),
+            request_id=_opt_str(d, "request_id", "tool_response") or "",
+            call_id=_opt_str(d, "call_id", "tool_response") or "",
+            tool=_opt_str(d, "tool", "tool_response", 512),
+            status=status,
+            result=d.get("result"),
+            error=error if isinstance(error, dict) else None,
+            duration_ms=float(duration),
+            node_id=str(d.get("node_id") or ""),
+            timestamp=float(ts),
+            signer=_opt_str(d, "signer", "tool_response"),
+            signature=_opt_str(d, "signature", "tool_response", 256),
+        )
+
+    def to_json(self, *, with_signature: bool = True) -> dict[str, Any]:
+        """Return the wire form."""
+        doc: dict[str, Any] = {
+            "type": "tool_response",
+            "id": self.id,
+            "request_id": self.request_id,
+            "call_id": self.call_id,
+            "tool": self.tool,
+            "status": self.status.value,
+            "result": self.result,
+            "error": self.error,
+            "duration_ms": self.duration_ms,
+            "node_id": self.node_id,
+            "timestamp": self.timestamp,
+            "signer": self.signer,
+        }
+        if with_signature:
+            doc["signature"] = self.signature
+        return doc
+
+    def signing_bytes(self) -> bytes:
+        """Return the canonical bytes a signature covers."""
+        return canonical_json(self.to_json(with_signature=False))
+
+    def signed(self, key: NodeKey) -> ToolResponse:
+        """Return a copy signed by ``key``."""
+        unsigned = replace(self, signer=key.public_key_b64, signature=None)
+        return replace(unsigned, signature=key.sign(unsigned.signing_bytes()))
+
+    def signature_valid(self) -> bool:
+        """Return whether the message carries a valid signature by its ``signer``."""
+        if self.signer is None or self.signature is None:
+            return False
+        return verify(self.signer, self.signing_bytes(), self.signature)
+
+
+class ReplayGuard:
+    """Reject requests outside the clock-skew window and ids seen before."""
+
+    def __init__(
+        self,
+        *,
+        clock_skew_s: float = 300.0,
+        clock: Callable[[], float] = time.time,
+        max_ids: int = 200_000,
+    ) -> None:
+        self.clock_skew_s = clock_skew_s
+        self._clock = clock
+        self._seen: OrderedDict[str, float] = OrderedDict()
+        self._max_ids = max_ids
+
+    def check(self, message_id: str, timestamp: float) -> None:
+        """Accept ``message_id`` once; raise ``UnauthenticatedError`` if stale or replayed."""
+        now = self._clock()
+        if abs(now - timestamp) > self.clock_skew_s:
+            raise UnauthenticatedError(
+                "request timestamp is outside the allowed clock skew",
+                {"reason": "clock_skew", "skew_s": round(now - timestamp, 3)},
+            )
+        horizon = now - 2 * self.clock_skew_s
+        while self._seen:
+            oldest_id, seen_at = next(iter(self._seen.items()))
+            if seen_at >= horizon and len(self._seen) < self._max_ids:
+                break
+            del self._seen[oldest_id]
+        if message_id in self._seen:
+            raise UnauthenticatedError("request id was already used", {"reason": "replayed"})
+        self._seen[message_id] = now
