@@ -18,6 +18,7 @@ from bridge.errors import BridgeError
 COMMAND_MODULES: tuple[str, ...] = (
     "bridge.cli.run",
     "bridge.cli.tools",
+    "bridge.cli.doctor",
 )
 
 
