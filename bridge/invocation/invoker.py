@@ -253,7 +253,7 @@ class Invoker:
             )
         except BridgeError as err:
             response = self._fail(request, call_id, call, state, err, started)
-            self._idempotent_end(token.agent_id, state, fp, response)
+            await self._idempotent_end(token.agent_id, state, fp, response)
             return response
         except BaseException:
             if state.idem_key is not None and self.idempotency is not None:
@@ -261,7 +261,7 @@ class Invoker:
             raise
         self.calls.completed(call, result)
         self._record(request, response, state, started)
-        self._idempotent_end(token.agent_id, state, fp, response)
+        await self._idempotent_end(token.agent_id, state, fp, response)
         return response
 
     def _check_constraints(self, token: AgentToken, request: ToolRequest) -> None:
@@ -300,7 +300,7 @@ class Invoker:
             self.idempotency.end(agent_id, key, stored)
         return stored
 
-    def _idempotent_end(
+    async def _idempotent_end(
         self, agent_id: str, state: _State, fp: str, response: ToolResponse
     ) -> None:
         if state.idem_key is None or self.idempotency is None:
@@ -309,13 +309,11 @@ class Invoker:
             state.executed_error and not bool((response.error or {}).get("retryable"))
         )
         doc = response.to_json() if storable else None
-        self.idempotency.end(agent_id, state.idem_key, doc)
-        if doc is not None:
-            task = asyncio.get_running_loop().create_task(
-                self.idempotency.store(agent_id, state.idem_key, fp, doc)
-            )
-            _BACKGROUND.add(task)
-            task.add_done_callback(_BACKGROUND.discard)
+        try:
+            if doc is not None:
+                await self.idempotency.store(agent_id, state.idem_key, fp, doc)
+        finally:
+            self.idempotency.end(agent_id, state.idem_key, doc)
 
     async def _confirm(
         self,
@@ -501,9 +499,6 @@ class Invoker:
                 details=details,
             )
         )
-
-
-_BACKGROUND: set[asyncio.Task[None]] = set()
 
 
 class _State:
