@@ -1,0 +1,132 @@
+"""The HTTP application: error translation, body limits, middleware and route modules.
+
+``create_app(service)`` builds an aiohttp application holding the service under
+``SERVICE_KEY``. Middlewares run in the order of ``MIDDLEWARE_MODULES`` (each module
+exposes ``middleware``) inside the error middleware, which turns every ``BridgeError``
+into ``{"error": {"code", "message", "details", "retryable"}}`` with its HTTP status and
+anything unexpected into ``INTERNAL`` without a traceback (the traceback goes to the log
+with an incident id). Each module in ``ROUTE_MODULES`` exposes ``setup(app)`` and adds
+its routes through ``bridge.api.openapi.add_route`` so ``/v1/openapi.json`` matches.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import logging
+import uuid
+from typing import TYPE_CHECKING, Any
+
+from aiohttp import web
+
+from bridge.api import openapi
+from bridge.errors import (
+    BridgeError,
+    InternalError,
+    InvalidRequestError,
+    NotFoundError,
+)
+
+if TYPE_CHECKING:
+    from bridge.service import BridgeService
+
+_LOGGER = logging.getLogger(__name__)
+
+# Modules exposing ``middleware`` (an aiohttp middleware), outermost first, inside errors.
+MIDDLEWARE_MODULES: tuple[str, ...] = ()
+
+# Modules exposing ``setup(app)`` that add routes.
+ROUTE_MODULES: tuple[str, ...] = ("bridge.api.tools_routes",)
+
+SERVICE_KEY: web.AppKey[BridgeService] = web.AppKey("service")
+
+
+def service_of(request: web.Request) -> BridgeService:
+    """Return the service behind ``request``'s application."""
+    return request.app[SERVICE_KEY]
+
+
+def error_response(err: BridgeError, status: int | None = None) -> web.Response:
+    """Return the JSON error response for ``err``."""
+    return web.json_response({"error": err.to_json()}, status=status or err.http_status)
+
+
+def json_response(data: Any, status: int = 200) -> web.Response:
+    """Return ``data`` as a JSON response."""
+    return web.json_response(data, status=status, dumps=_dumps)
+
+
+def _dumps(data: Any) -> str:
+    return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+
+
+async def read_json(request: web.Request) -> Any:
+    """Return the request's JSON body; raise ``InvalidRequestError`` if it is not JSON."""
+    if request.content_type not in ("application/json", "", "application/octet-stream"):
+        raise InvalidRequestError(
+            f"request body must be application/json, got {request.content_type}"
+        )
+    text = await request.text()
+    if not text.strip():
+        raise InvalidRequestError("request body is empty; send a JSON object")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        raise InvalidRequestError(
+            f"request body is not valid JSON: {err.msg} at line {err.lineno} column {err.colno}"
+        ) from err
+
+
+@web.middleware
+async def error_middleware(request: web.Request, handler: Any) -> web.StreamResponse:
+    """Translate errors into the JSON error form; never leak a traceback."""
+    try:
+        response: web.StreamResponse = await handler(request)
+    except BridgeError as err:
+        return error_response(err)
+    except web.HTTPRequestEntityTooLarge as err:
+        limit = request.app[SERVICE_KEY].config.api.max_body_bytes
+        return error_response(
+            InvalidRequestError(
+                f"request body is larger than {limit} bytes", {"max_body_bytes": limit}
+            ),
+            status=err.status,
+        )
+    except web.HTTPNotFound:
+        return error_response(
+            NotFoundError(f"no route {request.method} {request.path}", {"path": request.path})
+        )
+    except web.HTTPMethodNotAllowed as err:
+        return error_response(
+            InvalidRequestError(
+                f"method {request.method} is not allowed on {request.path}",
+                {"allowed": sorted(err.allowed_methods)},
+            ),
+            status=405,
+        )
+    except web.HTTPException as err:
+        if err.status < 400:
+            raise
+        return error_response(InvalidRequestError(err.reason or "bad request"), status=err.status)
+    except Exception:
+        incident = uuid.uuid4().hex[:12]
+        _LOGGER.exception(
+            "unhandled error on %s %s (incident %s)", request.method, request.path, incident
+        )
+        return error_response(InternalError("internal error", {"incident": incident}))
+    return response
+
+
+def create_app(service: BridgeService) -> web.Application:
+    """Build the application for ``service`` with every middleware and route module."""
+    middlewares = [error_middleware]
+    middlewares += [importlib.import_module(m).middleware for m in MIDDLEWARE_MODULES]
+    app = web.Application(
+        middlewares=middlewares, client_max_size=service.config.api.max_body_bytes
+    )
+    app[SERVICE_KEY] = service
+    app[openapi.OPENAPI_KEY] = openapi.OpenApiRegistry()
+    openapi.setup(app)
+    for name in ROUTE_MODULES:
+        importlib.import_module(name).setup(app)
+    return app

@@ -1,0 +1,190 @@
+"""The OpenAPI document of the HTTP API, built from the routes as they are added.
+
+Route modules add routes with ``add_route(app, method, path, handler, ...)``, which
+registers the handler on the router and its operation in the app's
+``OpenApiRegistry``; ``GET /v1/openapi.json`` serves the document, so it always
+matches the router (``router_operations`` lets a test compare the two).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+from bridge import __version__
+
+RouteHandler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+ERROR_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["error"],
+    "properties": {
+        "error": {
+            "type": "object",
+            "required": ["code", "message", "details", "retryable"],
+            "properties": {
+                "code": {"type": "string"},
+                "message": {"type": "string"},
+                "details": {"type": "object"},
+                "retryable": {"type": "boolean"},
+            },
+        }
+    },
+}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Operation:
+    """One documented route."""
+
+    method: str
+    path: str
+    operation_id: str
+    summary: str
+    tags: tuple[str, ...] = ()
+    parameters: tuple[Mapping[str, Any], ...] = ()
+    request_body: Mapping[str, Any] | None = None
+    responses: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the OpenAPI operation object."""
+        op: dict[str, Any] = {"operationId": self.operation_id, "summary": self.summary}
+        if self.tags:
+            op["tags"] = list(self.tags)
+        if self.parameters:
+            op["parameters"] = [dict(p) for p in self.parameters]
+        if self.request_body is not None:
+            op["requestBody"] = {
+                "required": True,
+                "content": {"application/json": {"schema": dict(self.request_body)}},
+            }
+        responses = {
+            status: {"description": desc} if isinstance(desc, str) else dict(desc)
+            for status, desc in (self.responses or {"200": "OK"}).items()
+        }
+        responses.setdefault(
+            "default",
+            {
+                "description": "error",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
+            },
+        )
+        op["responses"] = responses
+        return op
+
+
+class OpenApiRegistry:
+    """The operations added so far, keyed by ``(METHOD, path)``."""
+
+    def __init__(self) -> None:
+        self.operations: dict[tuple[str, str], Operation] = {}
+
+    def add(self, op: Operation) -> None:
+        """Record ``op``; raise ``ValueError`` on a duplicate route or operation id."""
+        key = (op.method, op.path)
+        if key in self.operations:
+            raise ValueError(f"route {op.method} {op.path} is documented twice")
+        if any(o.operation_id == op.operation_id for o in self.operations.values()):
+            raise ValueError(f"operationId {op.operation_id} is used twice")
+        self.operations[key] = op
+
+    def document(self) -> dict[str, Any]:
+        """Return the OpenAPI 3.1 document."""
+        paths: dict[str, dict[str, Any]] = {}
+        for (method, path), op in sorted(self.operations.items(), key=lambda kv: kv[0][::-1]):
+            paths.setdefault(path, {})[method.lower()] = op.to_json()
+        return {
+            "openapi": "3.1.0",
+            "info": {"title": "Atmosphere Matter Bridge", "version": __version__},
+            "paths": paths,
+            "components": {"schemas": {"Error": ERROR_SCHEMA}},
+        }
+
+
+OPENAPI_KEY = web.AppKey("openapi", OpenApiRegistry)
+
+
+def path_param(name: str, description: str) -> dict[str, Any]:
+    """Return an OpenAPI path parameter object."""
+    return {
+        "name": name,
+        "in": "path",
+        "required": True,
+        "description": description,
+        "schema": {"type": "string"},
+    }
+
+
+def query_param(
+    name: str, description: str, schema: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """Return an OpenAPI query parameter object."""
+    return {
+        "name": name,
+        "in": "query",
+        "required": False,
+        "description": description,
+        "schema": dict(schema or {"type": "string"}),
+    }
+
+
+def add_route(
+    app: web.Application,
+    method: str,
+    path: str,
+    handler: RouteHandler,
+    *,
+    operation_id: str,
+    summary: str,
+    tags: Iterable[str] = (),
+    parameters: Iterable[Mapping[str, Any]] = (),
+    request_body: Mapping[str, Any] | None = None,
+    responses: Mapping[str, Any] | None = None,
+) -> None:
+    """Add ``handler`` to the router and document it."""
+    app.router.add_route(method, path, handler)
+    app[OPENAPI_KEY].add(
+        Operation(
+            method=method.upper(),
+            path=path,
+            operation_id=operation_id,
+            summary=summary,
+            tags=tuple(tags),
+            parameters=tuple(parameters),
+            request_body=request_body,
+            responses=dict(responses or {}),
+        )
+    )
+
+
+def router_operations(app: web.Application) -> set[tuple[str, str]]:
+    """Return ``(METHOD, path)`` of every route the router serves (HEAD helpers excluded)."""
+    ops: set[tuple[str, str]] = set()
+    for route in app.router.routes():
+        if route.method == "HEAD":
+            continue
+        info = route.resource.get_info() if route.resource is not None else {}
+        path = info.get("path") or info.get("formatter") or info.get("prefix")
+        if isinstance(path, str):
+            ops.add((route.method, path))
+    return ops
+
+
+async def _serve(request: web.Request) -> web.Response:
+    return web.json_response(request.app[OPENAPI_KEY].document())
+
+
+def setup(app: web.Application) -> None:
+    """Add ``GET /v1/openapi.json``."""
+    add_route(
+        app,
+        "GET",
+        "/v1/openapi.json",
+        _serve,
+        operation_id="getOpenApi",
+        summary="This API's OpenAPI document",
+        tags=["meta"],
+    )

@@ -1,0 +1,202 @@
+"""The bridge service: builds every part from the configuration and starts/stops them in order.
+
+``BridgeService(config)`` owns the event bus, the database (``bridge.db`` in the state
+directory), the tool registry with the core tools and the manifest's tools, and the
+layer components. ``start()`` brings parts up bottom-up — storage, tools, invocation,
+Matter, mesh, then the HTTP API — and ``stop()`` takes the started ones down in reverse,
+even when a later start failed. Layers plug in at the ``_build_*`` methods: each returns
+a ``Component`` (``async start()`` / ``async stop()``) or ``None`` while that layer does
+not exist here.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from aiohttp import web
+
+from bridge import __version__
+from bridge.config import BridgeConfig
+from bridge.events import EventBus
+from bridge.storage import Database
+from bridge.tools.builtin.store import store_tools
+from bridge.tools.env import ToolEnv
+from bridge.tools.manifest import ManifestResult, load_manifest
+from bridge.tools.registry import ToolRegistry
+
+if TYPE_CHECKING:
+    from bridge.invocation.runtime import InvocationRuntime
+
+_LOGGER = logging.getLogger(__name__)
+DB_FILE_NAME = "bridge.db"
+
+
+class Component(Protocol):
+    """A long-lived part with an async lifecycle."""
+
+    async def start(self) -> None:
+        """Start the part."""
+
+    async def stop(self) -> None:
+        """Stop the part and release what it holds."""
+
+
+class ServiceNotStartedError(RuntimeError):
+    """A part that only exists after ``start()`` was used before it."""
+
+
+class BridgeService:
+    """The running bridge: configuration, events, database, registry and layers."""
+
+    def __init__(self, config: BridgeConfig, *, enable_matter: bool | None = None) -> None:
+        self.config = config
+        self.enable_matter = config.matter.enabled if enable_matter is None else enable_matter
+        self.node_id = config.mesh.node_name or socket.gethostname()
+        self.version = __version__
+        self.events = EventBus()
+        self.registry = ToolRegistry(self.events)
+        self.manifest_result: ManifestResult | None = None
+        # Layer components; ``None`` until their layer plugs in (see ``_build_*``).
+        self.invocation: InvocationRuntime | None = None
+        self.matter: Component | None = None
+        self.mesh: Component | None = None
+        self.started_at: float | None = None
+        self._db: Database | None = None
+        self._started: list[tuple[str, Component]] = []
+        self._runner: web.AppRunner | None = None
+        self._site: web.TCPSite | None = None
+        self.api_port: int | None = None
+
+    # -- parts ------------------------------------------------------------------------
+
+    @property
+    def db(self) -> Database:
+        """Return the database; raise ``ServiceNotStartedError`` before ``start()``."""
+        if self._db is None:
+            raise ServiceNotStartedError("the service's database exists after start()")
+        return self._db
+
+    @property
+    def state_dir(self) -> Path:
+        """Return the state directory."""
+        return self.config.state_dir
+
+    def tool_env(self) -> ToolEnv:
+        """Return the resources tool factories get."""
+        return ToolEnv(db=self.db, state_dir=self.state_dir, node_id=self.node_id, clock=time.time)
+
+    def status(self) -> dict[str, Any]:
+        """Return the health summary served at ``/healthz``."""
+        return {
+            "status": "ok" if self.started_at is not None else "starting",
+            "version": self.version,
+            "node_id": self.node_id,
+            "uptime_s": round(time.monotonic() - self.started_at, 3) if self.started_at else 0.0,
+            "tools": len(self.registry),
+            "components": {
+                "invocation": self.invocation is not None,
+                "matter": self.matter is not None,
+                "mesh": self.mesh is not None,
+            },
+        }
+
+    # -- lifecycle --------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Start every part bottom-up; on failure stop what started and re-raise."""
+        try:
+            self.state_dir.mkdir(parents=True, exist_ok=True)
+            self._db = Database(self.state_dir / DB_FILE_NAME)
+            self._load_tools()
+            for name, build in (
+                ("invocation", self._build_invocation),
+                ("matter", self._build_matter),
+                ("mesh", self._build_mesh),
+            ):
+                component = build()
+                if component is not None:
+                    await component.start()
+                    self._started.append((name, component))
+            self.started_at = time.monotonic()
+        except BaseException:
+            await self.stop()
+            raise
+
+    async def stop(self) -> None:
+        """Stop the API and every started part in reverse order (idempotent)."""
+        await self.stop_api()
+        while self._started:
+            name, component = self._started.pop()
+            try:
+                await component.stop()
+            except Exception:
+                _LOGGER.exception("stopping %s failed", name)
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+        self.started_at = None
+
+    async def __aenter__(self) -> BridgeService:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    async def start_api(self, host: str | None = None, port: int | None = None) -> int:
+        """Serve the HTTP API on ``host:port`` (config defaults); return the bound port."""
+        from bridge.api.app import create_app  # the API layer sits above the service
+
+        app = create_app(self)
+        self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        await self._runner.setup()
+        self._site = web.TCPSite(
+            self._runner,
+            host or self.config.api.host,
+            self.config.api.port if port is None else port,
+            shutdown_timeout=2.0,
+        )
+        await self._site.start()
+        bound = self._runner.addresses
+        self.api_port = int(bound[0][1]) if bound else self.config.api.port
+        _LOGGER.info("HTTP API on %s:%s", host or self.config.api.host, self.api_port)
+        return self.api_port
+
+    async def stop_api(self) -> None:
+        """Stop serving HTTP (idempotent)."""
+        if self._runner is not None:
+            await self._runner.cleanup()
+        self._runner = None
+        self._site = None
+
+    # -- plug-in points ---------------------------------------------------------------
+
+    def _load_tools(self) -> None:
+        env = self.tool_env()
+        for spec in store_tools({}, env):
+            self.registry.register(spec.definition, spec.handler)
+        manifest = self.config.tools_manifest
+        if manifest is not None:
+            self.manifest_result = load_manifest(manifest, self.registry, env)
+            for problem in self.manifest_result.problems:
+                _LOGGER.error("tool manifest %s: %s", manifest, problem.message)
+
+    def _build_invocation(self) -> Component | None:
+        """Return the invocation runtime (issue 3 plugs in here)."""
+        return self.invocation
+
+    def _build_matter(self) -> Component | None:
+        """Return the Matter component when enabled (the Matter issue plugs in here)."""
+        if not self.enable_matter:
+            return None
+        return self.matter
+
+    def _build_mesh(self) -> Component | None:
+        """Return the mesh node when enabled (the mesh issue plugs in here)."""
+        if not self.config.mesh.enabled:
+            return None
+        return self.mesh
