@@ -1,0 +1,1 @@
+"""Matter layer: client adapter, device model, cluster maps, tool generator, bridge."""

@@ -1,0 +1,497 @@
+"""MatterToolGenerator: devices x cluster-map rows → friendly, typed ``ToolDefinition``s.
+
+For every device, each map row whose requirements the device meets yields one tool
+``<slug>_<suffix>`` (the first matching row claims a suffix, so specific rows come first).
+Each device with readable state gets ``<slug>_state``; sensors are also readable through
+``core:query_sensor``; ``matter:control_matter_device`` sends any other command that
+exists in ``chip.clusters``, its payload checked against the SDK's descriptors.
+A ``GeneratedTool`` keeps what it needs to turn a call's parameters into the exact
+``MatterAction``s (``plan``) or to turn read values back into human units (``state_from``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from bridge.errors import InvalidParamsError, NotFoundError
+from bridge.matter.actions import CONVERTERS, STATE_CONVERTERS, Converter, RowContext
+from bridge.matter.client import ActionKind, ClusterInfo, MatterAction, build_command, cluster_info
+from bridge.matter.cluster_maps import ClusterMap, MapRow, Requirement, StateField
+from bridge.matter.devices import Device
+from bridge.tools.definition import (
+    Audit,
+    Category,
+    Confirmation,
+    Execution,
+    Requires,
+    Routing,
+    ToolDefinition,
+)
+
+NAMESPACE = "matter"
+CAPABILITY = "matter_bridge"
+GENERIC_TOOL = "control_matter_device"
+SENSOR_TOOL = "query_sensor"
+TOOL_VERSION = "1.0.0"
+
+
+class ToolKind(StrEnum):
+    """What a generated tool does when called."""
+
+    ACTION = "action"
+    STATE = "state"
+    SENSOR = "sensor"
+    GENERIC = "generic"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StatePart:
+    """One state field of one device, with the cluster it is read from."""
+
+    field: StateField
+    cluster: ClusterInfo
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GeneratedTool:
+    """A tool definition plus what turns its calls into Matter requests."""
+
+    definition: ToolDefinition
+    kind: ToolKind
+    device_id: str | None = None
+    context: RowContext | None = None
+    converter: Converter | None = None
+    state: tuple[StatePart, ...] = ()
+    devices: Mapping[str, Device] = field(default_factory=dict)
+    sensors: Mapping[str, Mapping[str, StatePart]] = field(default_factory=dict)
+
+    def plan(self, params: Mapping[str, Any]) -> list[MatterAction]:
+        """Return the exact actions a call with validated ``params`` sends.
+
+        Raises ``InvalidParamsError`` for values a converter or the SDK rejects and
+        ``NotFoundError`` for an unknown device.
+        """
+        if self.kind is ToolKind.ACTION:
+            assert self.context is not None  # noqa: S101
+            assert self.converter is not None  # noqa: S101
+            return self.converter.actions(self.context, params)
+        if self.kind is ToolKind.STATE:
+            return read_actions(self._device(self.device_id), self.state)
+        if self.kind is ToolKind.SENSOR:
+            device = self._device(str(params["device_id"]))
+            part = self._sensor_part(device.id, str(params["sensor"]))
+            return read_actions(device, (part,))
+        return [self._generic_action(params)]
+
+    def state_from(
+        self, values: Mapping[str, Any], unit: str = "C", params: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """Return the human-unit state from attribute values keyed by path."""
+        if self.kind is ToolKind.SENSOR:
+            assert params is not None  # noqa: S101 - sensor calls always have params
+            device = self._device(str(params["device_id"]))
+            part = self._sensor_part(device.id, str(params["sensor"]))
+            return {
+                "device_id": device.id,
+                "name": device.name,
+                "sensor": params["sensor"],
+                "value": convert_state(device, part, values, unit),
+            }
+        device = self._device(self.device_id)
+        return {p.field.field: convert_state(device, p, values, unit) for p in self.state}
+
+    def _device(self, device_id: str | None) -> Device:
+        device = self.devices.get(device_id or "")
+        if device is None:
+            raise NotFoundError(f"no Matter device '{device_id}'", {"device_id": device_id})
+        return device
+
+    def _sensor_part(self, device_id: str, sensor: str) -> StatePart:
+        part = self.sensors.get(device_id, {}).get(sensor)
+        if part is None:
+            known = sorted(self.sensors.get(device_id, {}))
+            raise InvalidParamsError(
+                f"device {device_id} has no {sensor} sensor (it has: {', '.join(known) or 'none'})",
+                {"device_id": device_id, "sensor": sensor, "known": known},
+            )
+        return part
+
+    def _generic_action(self, params: Mapping[str, Any]) -> MatterAction:
+        device = self._device(str(params["device_id"]))
+        info = cluster_info(str(params["cluster"]))
+        if info is None:
+            raise InvalidParamsError(
+                f"unknown Matter cluster '{params['cluster']}'", {"cluster": params["cluster"]}
+            )
+        if not device.has_cluster(info.id):
+            raise InvalidParamsError(
+                f"{device.name} has no {info.name} cluster",
+                {"device_id": device.id, "cluster": info.name},
+            )
+        command = str(params["command"])
+        payload = params.get("payload") or {}
+        build_command(info.name, command, payload)  # raises InvalidParamsError on any mismatch
+        accepted = device.accepted_commands(info.id)
+        if accepted is not None and info.commands[command].id not in accepted:
+            raise InvalidParamsError(
+                f"{device.name} does not accept {info.name}.{command}",
+                {"device_id": device.id, "cluster": info.name, "command": command},
+            )
+        return MatterAction(
+            kind=ActionKind.COMMAND,
+            node_id=device.node_id,
+            endpoint_id=device.endpoint_id,
+            cluster=info.name,
+            cluster_id=info.id,
+            name=command,
+            payload=dict(payload),
+            timed=info.commands[command].timed,
+        )
+
+
+def read_actions(device: Device, parts: Sequence[StatePart]) -> list[MatterAction]:
+    """Return one read per cluster covering every attribute the parts need."""
+    by_cluster: dict[int, tuple[ClusterInfo, list[int], list[str]]] = {}
+    for part in parts:
+        _info, ids, names = by_cluster.setdefault(part.cluster.id, (part.cluster, [], []))
+        for attr_id, name in zip(part.field.attribute_ids, part.field.attributes, strict=True):
+            if attr_id not in ids:
+                ids.append(attr_id)
+                names.append(name)
+    return [
+        MatterAction(
+            kind=ActionKind.READ,
+            node_id=device.node_id,
+            endpoint_id=device.endpoint_id,
+            cluster=info.name,
+            cluster_id=info.id,
+            name=",".join(names),
+            attribute_ids=tuple(ids),
+        )
+        for info, ids, names in by_cluster.values()
+    ]
+
+
+def convert_state(device: Device, part: StatePart, values: Mapping[str, Any], unit: str) -> Any:
+    """Return one state field in human units from attribute values keyed by path."""
+    raw: list[Any] = []
+    for attr_id in part.field.attribute_ids:
+        value = values.get(f"{device.endpoint_id}/{part.cluster.id}/{attr_id}")
+        raw.append(None if isinstance(value, dict) and "TLVValue" in value else value)
+    return STATE_CONVERTERS[part.field.convert](raw, unit)
+
+
+def cached_values(device: Device) -> dict[str, Any]:
+    """Return the device's known attribute values keyed by path."""
+    return {
+        f"{device.endpoint_id}/{cid}/{aid}": value
+        for cid, attrs in device.clusters.items()
+        for aid, value in attrs.items()
+    }
+
+
+def matches(device: Device, cluster_id: int, req: Requirement, command_id: int | None) -> bool:
+    """Return whether ``device`` meets ``req`` on the cluster (cheap checks first)."""
+    if req.device_types and not set(req.device_types) & set(device.device_types):
+        return False
+    if not device.has_cluster(cluster_id):
+        return False
+    features = device.features(cluster_id)
+    if features & req.features != req.features:
+        return False
+    if req.any_features and not features & req.any_features:
+        return False
+    if features & req.absent_features:
+        return False
+    accepted = device.accepted_commands(cluster_id)
+    if accepted is not None:
+        needed = set(req.accepted_commands) | ({command_id} if command_id is not None else set())
+        if not needed <= accepted:
+            return False
+    return all(device.has_attr(cluster_id, a) for a in req.attributes)
+
+
+class _SafeFormat(dict[str, str]):
+    def __missing__(self, key: str) -> str:
+        return "{" + key + "}"
+
+
+class MatterToolGenerator:
+    """Turn devices into tools with the loaded cluster maps."""
+
+    def __init__(
+        self,
+        maps: Iterable[ClusterMap],
+        *,
+        node_id: str = "",
+        unit: str = "C",
+        server_name: str = "",
+    ) -> None:
+        self.maps = tuple(maps)
+        self.node_id = node_id
+        self.unit = unit.upper()
+        self.server_name = server_name
+
+    # -- per device -----------------------------------------------------------------
+
+    def device_tools(self, device: Device) -> list[GeneratedTool]:
+        """Return the action tools and the state tool of one device."""
+        tools: list[GeneratedTool] = []
+        claimed: set[str] = set()
+        for cmap in self.maps:
+            if not device.has_cluster(cmap.cluster.id):
+                continue
+            for row in cmap.rows:
+                name = f"{device.slug}_{row.suffix}"
+                if name in claimed:
+                    continue
+                if not matches(device, cmap.cluster.id, row.requires, row.command_id):
+                    continue
+                ctx = RowContext(device=device, row=row, cluster=cmap.cluster, unit=self.unit)
+                converter = CONVERTERS[row.convert]
+                if not converter.applies(ctx):
+                    continue
+                claimed.add(name)
+                tools.append(self._action_tool(device, row, ctx, converter, name))
+        parts = self.state_parts(device)
+        if parts:
+            tools.append(self._state_tool(device, parts))
+        return tools
+
+    def state_parts(self, device: Device) -> tuple[StatePart, ...]:
+        """Return the state fields the device can report (first claim of a field wins)."""
+        parts: list[StatePart] = []
+        seen: set[str] = set()
+        for cmap in self.maps:
+            for sf in cmap.state:
+                if sf.field in seen:
+                    continue
+                if not matches(device, cmap.cluster.id, sf.requires, None):
+                    continue
+                if not all(device.has_attr(cmap.cluster.id, a) for a in sf.attribute_ids[:1]):
+                    continue
+                seen.add(sf.field)
+                parts.append(StatePart(field=sf, cluster=cmap.cluster))
+        return tuple(parts)
+
+    def _common(self, device: Device, permission: str) -> dict[str, Any]:
+        return {
+            "namespace": NAMESPACE,
+            "version": TOOL_VERSION,
+            "requires": Requires(capabilities=(CAPABILITY,), permissions=(permission,)),
+            "routing": Routing(
+                prefer_local=True,
+                node_affinity=(self.node_id,) if self.node_id else (),
+                hop_limit=1,
+            ),
+            "server_name": self.server_name,
+        }
+
+    def _device_meta(self, device: Device) -> dict[str, Any]:
+        return {
+            "id": device.id,
+            "name": device.name,
+            "slug": device.slug,
+            "room": device.room,
+            "kind": device.kind,
+            "available": device.available,
+        }
+
+    def _action_tool(
+        self, device: Device, row: MapRow, ctx: RowContext, converter: Converter, name: str
+    ) -> GeneratedTool:
+        facts = _SafeFormat(name=device.name, where=device.where, **converter.facts(ctx))
+        targets = converter.targets(ctx)
+        key = "command" if row.command is not None else "attribute"
+        matter: dict[str, Any] = {
+            "node_id": device.node_id,
+            "endpoint_id": device.endpoint_id,
+            "cluster": ctx.cluster.name,
+            key: targets[0] if len(targets) == 1 else targets,
+        }
+        confirmation = None
+        if row.dangerous:
+            confirmation = Confirmation(
+                mode="always", message=(row.confirmation or "").format_map(facts)
+            )
+        definition = ToolDefinition(
+            name=name,
+            description=row.description.format_map(facts),
+            category=Category(row.category),
+            parameters=converter.parameters(ctx, dict(row.parameters)),
+            execution=Execution(timeout_ms=10_000, idempotent=row.idempotent),
+            metadata={
+                "matter": matter,
+                "device": self._device_meta(device),
+                "tags": ["matter", device.kind, ctx.cluster.name, *row.tags],
+            },
+            dangerous=row.dangerous,
+            confirmation=confirmation,
+            audit=Audit(log_params=True, notify_admins=row.dangerous),
+            **self._common(device, f"device:control:{device.id}"),
+        )
+        return GeneratedTool(
+            definition=definition,
+            kind=ToolKind.ACTION,
+            device_id=device.id,
+            context=ctx,
+            converter=converter,
+            devices={device.id: device},
+        )
+
+    def _state_tool(self, device: Device, parts: tuple[StatePart, ...]) -> GeneratedTool:
+        fields = ", ".join(p.field.description or p.field.field.replace("_", " ") for p in parts)
+        clusters = list(dict.fromkeys(p.cluster.name for p in parts))
+        attributes = list(dict.fromkeys(a for p in parts for a in p.field.attributes))
+        definition = ToolDefinition(
+            name=f"{device.slug}_state",
+            description=f"Read the current state of {device.name}{device.where}: {fields}.",
+            category=Category.SENSING,
+            parameters={"type": "object", "properties": {}, "additionalProperties": False},
+            returns={
+                "type": "object",
+                "properties": {
+                    p.field.field: {"description": p.field.description or p.field.field}
+                    for p in parts
+                },
+            },
+            execution=Execution(timeout_ms=10_000, idempotent=True),
+            metadata={
+                "matter": {
+                    "node_id": device.node_id,
+                    "endpoint_id": device.endpoint_id,
+                    "cluster": clusters[0] if len(clusters) == 1 else clusters,
+                    "attribute": attributes,
+                },
+                "device": self._device_meta(device),
+                "tags": ["matter", device.kind, "state"],
+            },
+            **self._common(device, f"device:read:{device.id}"),
+        )
+        return GeneratedTool(
+            definition=definition,
+            kind=ToolKind.STATE,
+            device_id=device.id,
+            state=parts,
+            devices={device.id: device},
+        )
+
+    # -- shared tools ---------------------------------------------------------------
+
+    def shared_tools(self, devices: Sequence[Device]) -> list[GeneratedTool]:
+        """Return ``core:query_sensor`` (when there are sensors) and the generic tool."""
+        by_id = {d.id: d for d in devices}
+        tools: list[GeneratedTool] = []
+        sensors: dict[str, dict[str, StatePart]] = {}
+        for device in devices:
+            for part in self.state_parts(device):
+                if part.field.sensor:
+                    sensors.setdefault(device.id, {}).setdefault(part.field.sensor, part)
+        if sensors:
+            kinds = sorted({k for s in sensors.values() for k in s})
+            listing = "; ".join(
+                f"{did} = {by_id[did].name}{by_id[did].where} ({', '.join(sorted(s))})"
+                for did, s in sorted(sensors.items())
+            )
+            tools.append(
+                GeneratedTool(
+                    definition=ToolDefinition(
+                        name=SENSOR_TOOL,
+                        namespace="core",
+                        version=TOOL_VERSION,
+                        description=(
+                            "Read a sensor (" + ", ".join(kinds) + ") of a Matter device. "
+                            "Devices: " + listing + "."
+                        ),
+                        category=Category.SENSING,
+                        parameters={
+                            "type": "object",
+                            "properties": {
+                                "device_id": {
+                                    "type": "string",
+                                    "enum": sorted(sensors),
+                                    "description": "The device to read.",
+                                },
+                                "sensor": {
+                                    "type": "string",
+                                    "enum": kinds,
+                                    "description": "Which reading.",
+                                },
+                            },
+                            "required": ["device_id", "sensor"],
+                            "additionalProperties": False,
+                        },
+                        requires=Requires(
+                            capabilities=(CAPABILITY,), permissions=("device:read:{device_id}",)
+                        ),
+                        execution=Execution(timeout_ms=10_000, idempotent=True),
+                        routing=Routing(
+                            prefer_local=True,
+                            node_affinity=(self.node_id,) if self.node_id else (),
+                            hop_limit=1,
+                        ),
+                        metadata={"tags": ["matter", "sensor"]},
+                        server_name=self.server_name,
+                    ),
+                    kind=ToolKind.SENSOR,
+                    devices=by_id,
+                    sensors=sensors,
+                )
+            )
+        if devices:
+            tools.append(self._generic_tool(by_id))
+        return tools
+
+    def _generic_tool(self, by_id: Mapping[str, Device]) -> GeneratedTool:
+        listing = "; ".join(f"{d.id} = {d.name}{d.where}" for d in by_id.values())
+        definition = ToolDefinition(
+            name=GENERIC_TOOL,
+            description=(
+                "Send any Matter cluster command the other tools do not cover, e.g. "
+                "cluster 'Identify', command 'Identify', payload {'identifyTime': 5}. "
+                "Names and payload fields are those of the Matter specification. "
+                "Devices: " + listing + "."
+            ),
+            category=Category.ACTING,
+            parameters={
+                "type": "object",
+                "properties": {
+                    "device_id": {"type": "string", "enum": sorted(by_id)},
+                    "cluster": {"type": "string", "pattern": "^[A-Z][A-Za-z0-9]*$"},
+                    "command": {"type": "string", "pattern": "^[A-Z][A-Za-z0-9]*$"},
+                    "payload": {"type": "object", "default": {}},
+                },
+                "required": ["device_id", "cluster", "command"],
+                "additionalProperties": False,
+            },
+            execution=Execution(timeout_ms=10_000, idempotent=False),
+            metadata={"matter": {"cluster": "*", "command": "*"}, "tags": ["matter", "generic"]},
+            **self._common_generic(),
+        )
+        return GeneratedTool(definition=definition, kind=ToolKind.GENERIC, devices=by_id)
+
+    def _common_generic(self) -> dict[str, Any]:
+        return {
+            "namespace": NAMESPACE,
+            "version": TOOL_VERSION,
+            "requires": Requires(
+                capabilities=(CAPABILITY,), permissions=("device:control:{device_id}",)
+            ),
+            "routing": Routing(
+                prefer_local=True,
+                node_affinity=(self.node_id,) if self.node_id else (),
+                hop_limit=1,
+            ),
+            "server_name": self.server_name,
+        }
+
+    def generate(self, devices: Sequence[Device]) -> list[GeneratedTool]:
+        """Return every device's tools followed by the shared tools."""
+        tools: list[GeneratedTool] = []
+        for device in devices:
+            tools.extend(self.device_tools(device))
+        tools.extend(self.shared_tools(devices))
+        return tools
