@@ -23,6 +23,7 @@ routed to.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -57,6 +58,10 @@ class TrustPolicy:
         except ValueError as err:
             raise ValueError(f"unknown mesh trust mode {mode!r}") from err
         self._trusted = {entry.strip() for entry in trusted if entry.strip()}
+        self._listed_ids = set(self._trusted)
+        for entry in self._trusted:
+            with contextlib.suppress(ValueError):
+                self._listed_ids |= {node_id_for(entry), fingerprint_for(entry)}
         self._own = own_public_key
         self._pins_path = pins_path
         self._pins: dict[str, str] = self._load_pins()
@@ -90,6 +95,12 @@ class TrustPolicy:
         except ValueError:
             return False
         return bool(ids & self._trusted)
+
+    def may_trust(self, node_id: str, fingerprint: str | None) -> bool:
+        """Return whether a peer advertising this id and fingerprint could be trusted."""
+        if self.mode is TrustMode.TOFU:
+            return True
+        return node_id in self._listed_ids or (fingerprint or "") in self._listed_ids
 
     def is_trusted(self, public_key: str, node_name: str | None = None) -> bool:
         """Return whether a key (claiming ``node_name``) would be accepted, without pinning."""

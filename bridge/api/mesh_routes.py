@@ -1,0 +1,147 @@
+"""HTTP endpoints of the mesh: gossip between nodes, forwarded calls, peer and tool views.
+
+``POST /v1/mesh/gossip``, ``/v1/mesh/push`` and ``/v1/mesh/invoke`` take signed
+``mesh_envelope`` bodies: they are authenticated by the sending node's signature
+(``bridge/mesh/envelope.py``), not by agent tokens; a forwarded call also carries the
+original caller's token, which the invoker checks as for any call. ``GET
+/v1/mesh/peers`` and ``GET /v1/mesh/tools`` show what this node knows. Every failure
+answers ``{"error": {code, message, details, retryable}}`` with the error's status;
+when the mesh is disabled every route answers ``NOT_FOUND``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from aiohttp import web
+
+from bridge.errors import BridgeError, InternalError, InvalidRequestError, NotFoundError
+from bridge.mesh.node import MeshNode, RunLocal
+
+_LOGGER = logging.getLogger(__name__)
+
+MESH_NODE_KEY = web.AppKey("mesh_node", MeshNode)
+MESH_RUN_KEY: web.AppKey[RunLocal] = web.AppKey("mesh_run")
+MAX_MESH_BODY = 8 * 1024 * 1024
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+# (method, path, summary) of every route, for the OpenAPI document.
+OPERATIONS: tuple[tuple[str, str, str], ...] = (
+    ("POST", "/v1/mesh/gossip", "Exchange gossip digests (signed node envelope)"),
+    ("POST", "/v1/mesh/push", "Push capability announcements (signed node envelope)"),
+    ("POST", "/v1/mesh/invoke", "Run a call forwarded by a peer (signed node envelope)"),
+    ("GET", "/v1/mesh/peers", "List mesh peers, discovered and announcing"),
+    ("GET", "/v1/mesh/tools", "List tools offered in the mesh and the nodes offering them"),
+)
+
+
+def _node(request: web.Request) -> MeshNode:
+    node = request.app.get(MESH_NODE_KEY)
+    if node is None:
+        node = _from_service(request.app)
+    if node is None:
+        raise NotFoundError("the mesh is not enabled on this node")
+    return node
+
+
+def _from_service(app: web.Application) -> MeshNode | None:
+    """Find the service's mesh node when the app was built by ``create_app``."""
+    for value in app.values() if hasattr(app, "values") else ():
+        mesh = getattr(value, "mesh", None)
+        if isinstance(mesh, MeshNode):
+            return mesh
+    return None
+
+
+def _run(request: web.Request, node: MeshNode) -> RunLocal:
+    run = request.app.get(MESH_RUN_KEY)
+    if run is not None:
+        return run
+    for value in request.app.values():
+        invoker = getattr(value, "invoker", None) or getattr(
+            getattr(value, "runtime", None), "invoker", None
+        )
+        if invoker is not None and hasattr(invoker, "invoke"):
+            invoke: RunLocal = invoker.invoke
+            return invoke
+    raise NotFoundError("this node cannot run forwarded calls")
+
+
+async def _json_body(request: web.Request) -> Any:
+    if request.content_length is not None and request.content_length > MAX_MESH_BODY:
+        raise InvalidRequestError("mesh message is too large", {"max_bytes": MAX_MESH_BODY})
+    raw = await request.content.read(MAX_MESH_BODY + 1)
+    if len(raw) > MAX_MESH_BODY:
+        raise InvalidRequestError("mesh message is too large", {"max_bytes": MAX_MESH_BODY})
+    try:
+        return json.loads(raw)
+    except ValueError as err:
+        raise InvalidRequestError("body is not valid JSON") from err
+
+
+def _error(err: BridgeError) -> web.Response:
+    return web.json_response({"error": err.to_json()}, status=err.http_status)
+
+
+def _guard(handler: Handler) -> Handler:
+    async def wrapped(request: web.Request) -> web.StreamResponse:
+        try:
+            return await handler(request)
+        except BridgeError as err:
+            if err.http_status >= 500:
+                _LOGGER.warning("%s %s failed: %s", request.method, request.path, err.message)
+            return _error(err)
+        except Exception:
+            _LOGGER.exception("%s %s failed", request.method, request.path)
+            return _error(InternalError("internal error"))
+
+    return wrapped
+
+
+@_guard
+async def gossip(request: web.Request) -> web.StreamResponse:
+    """Answer a peer's digest with what it lacks and what this node wants."""
+    node = _node(request)
+    return web.json_response(node.handle_gossip(await _json_body(request)))
+
+
+@_guard
+async def push(request: web.Request) -> web.StreamResponse:
+    """Take announcements a peer pushed."""
+    node = _node(request)
+    return web.json_response(node.handle_push(await _json_body(request)))
+
+
+@_guard
+async def invoke(request: web.Request) -> web.StreamResponse:
+    """Run a call forwarded by a peer and answer with its response and route."""
+    node = _node(request)
+    body = await _json_body(request)
+    return web.json_response(await node.handle_invoke(body, _run(request, node)))
+
+
+@_guard
+async def peers(request: web.Request) -> web.StreamResponse:
+    """List this node and its peers."""
+    node = _node(request)
+    return web.json_response({"self": node.self_json(), "peers": node.peers_json()})
+
+
+@_guard
+async def tools(request: web.Request) -> web.StreamResponse:
+    """List the tools offered in the mesh."""
+    node = _node(request)
+    return web.json_response({"tools": node.tools_json()})
+
+
+def setup(app: web.Application) -> None:
+    """Add the mesh routes to ``app``."""
+    app.router.add_post("/v1/mesh/gossip", gossip)
+    app.router.add_post("/v1/mesh/push", push)
+    app.router.add_post("/v1/mesh/invoke", invoke)
+    app.router.add_get("/v1/mesh/peers", peers)
+    app.router.add_get("/v1/mesh/tools", tools)

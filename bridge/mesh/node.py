@@ -1,0 +1,637 @@
+"""The mesh node: the long-lived component that joins this bridge to the agent mesh.
+
+``MeshNode`` owns the node identity, the trust policy, the gossip state, zeroconf
+discovery and the router. ``start()`` signs this node's first announcement, starts
+discovery and one background loop that, every ``gossip_interval_s``, drops expired
+announcements, re-signs this node's announcement when ``announce_interval_s`` has
+passed, and runs a push-pull round with ``gossip_fanout`` random peers. A change to a
+local tool is announced within a fraction of a second and pushed to every known peer.
+
+Remote tools appear in the local ``ToolRegistry`` with ``server_name`` = their origin's
+node id and ``handler=None``, and disappear when the origin's announcement expires or
+stops listing them. A local tool always wins over a remote tool with the same identity;
+when several peers offer one identity, the registry shows one of them and the router
+still knows them all (``offers``). ``handle_*`` are the server side of the
+``/v1/mesh/…`` endpoints; ``execute_remote`` is the invoker's remote executor.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+
+from bridge.auth.keys import NodeKey
+from bridge.auth.tokens import parse_token
+from bridge.config import MeshConfig
+from bridge.errors import (
+    BridgeError,
+    HopLimitExceededError,
+    InvalidDefinitionError,
+    InvalidRequestError,
+    PermissionDeniedError,
+    UnauthenticatedError,
+)
+from bridge.events import EventBus
+from bridge.invocation.messages import ToolRequest, ToolResponse
+from bridge.mesh.announce import Announcement, Capability, DeviceInfo, ToolSummary, parameters_hash
+from bridge.mesh.discovery import DiscoveredPeer, Discovery, interface_addresses
+from bridge.mesh.envelope import EnvelopeVerifier, seal
+from bridge.mesh.gossip import Change, GossipState, Outcome
+from bridge.mesh.identity import NodeIdentity, fingerprint_for
+from bridge.mesh.router import Offer, RoutedResult, Router, error_of
+from bridge.mesh.trust import TrustPolicy
+from bridge.tools.context import CallContext
+from bridge.tools.definition import ToolDefinition
+from bridge.tools.registry import RegisteredTool, ToolRegistry
+
+_LOGGER = logging.getLogger(__name__)
+
+ANNOUNCE_DEBOUNCE_S = 0.2
+GOSSIP_HTTP_TIMEOUT_S = 5.0
+
+RunLocal = Callable[[ToolRequest], Awaitable[ToolResponse]]
+
+
+class MeshNode:
+    """This bridge as a mesh node: announce, discover, gossip, route."""
+
+    def __init__(
+        self,
+        config: MeshConfig,
+        *,
+        key: NodeKey,
+        registry: ToolRegistry,
+        state_dir: Path,
+        api_host: str,
+        api_port: int,
+        events: EventBus | None = None,
+    ) -> None:
+        self.config = config
+        self.key = key
+        self.registry = registry
+        self.events = events
+        self.identity = NodeIdentity.from_key(key, config.node_name)
+        self.api_host = api_host
+        self.api_port = api_port
+        self.trust = TrustPolicy(
+            config.trust,
+            config.trusted_nodes,
+            key.public_key_b64,
+            state_dir / "mesh" / "pins.json",
+        )
+        self.gossip = GossipState(
+            self.trust,
+            own_node_id=self.identity.node_id,
+            max_ttl_s=max(config.announcement_ttl_s, 1.0) * 10,
+            max_skew_s=config.max_clock_skew_s,
+        )
+        self.verifier = EnvelopeVerifier(
+            self.identity.node_id, self.trust, max_skew_s=config.max_clock_skew_s
+        )
+        self.discovery: Discovery | None = None
+        self.router = Router(self.identity, key, self.offers, session=self._http)
+        self._session: aiohttp.ClientSession | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._loop_task: asyncio.Task[None] | None = None
+        self._announce_handle: asyncio.TimerHandle | None = None
+        self._unsubscribe: list[Callable[[], None]] = []
+        self._remote: dict[str, str] = {}  # identity -> origin registered by the mesh
+        self._version = 0
+        self._last_announce = 0.0
+        self._endpoints: tuple[str, ...] = ()
+        self._results: dict[str, RoutedResult] = {}
+        self.executions: dict[str, dict[str, Any]] = {}
+        self._rng = random.Random()  # noqa: S311 - peer choice, not security
+        self.rejections: dict[str, int] = {}
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Announce this node, start discovery and the gossip loop."""
+        self._session = aiohttp.ClientSession()
+        if self.config.discovery:
+            self.discovery = Discovery(
+                self.identity,
+                self.api_port,
+                interfaces=self.config.interfaces,
+                on_change=self._on_peer_change,
+            )
+            await self.discovery.start()
+        self._endpoints = self._own_endpoints()
+        self._unsubscribe.append(self.gossip.subscribe(self._on_gossip_change))
+        self._unsubscribe.append(self.registry.subscribe(self._on_registry_change))
+        self.announce()
+        self._loop_task = asyncio.get_running_loop().create_task(self._run())
+        _LOGGER.info(
+            "mesh node %s (%s) up, fingerprint %s, trust %s",
+            self.identity.node_id,
+            self.identity.name,
+            self.identity.fingerprint,
+            self.trust.mode.value,
+        )
+
+    async def stop(self) -> None:
+        """Stop gossiping, withdraw from mDNS, drop remote tools from the registry."""
+        if self._announce_handle is not None:
+            self._announce_handle.cancel()
+        tasks = list(self._tasks)
+        if self._loop_task is not None:
+            tasks.append(self._loop_task)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        for unsubscribe in self._unsubscribe:
+            unsubscribe()
+        self._unsubscribe.clear()
+        for identity, origin in list(self._remote.items()):
+            entry = self.registry.get(identity)
+            if entry is not None and entry.definition.server_name == origin:
+                self.registry.unregister(identity)
+        self._remote.clear()
+        if self.discovery is not None:
+            await self.discovery.stop()
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    def _http(self) -> aiohttp.ClientSession:
+        if self._session is None:
+            raise BridgeError("mesh node is not running")
+        return self._session
+
+    def _spawn(self, coro: Awaitable[None]) -> None:
+        task = asyncio.get_running_loop().create_task(_as_coro(coro))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _own_endpoints(self) -> tuple[str, ...]:
+        if self.api_host not in ("0.0.0.0", "::", ""):  # noqa: S104 - comparing, not binding
+            host = f"[{self.api_host}]" if ":" in self.api_host else self.api_host
+            return (f"http://{host}:{self.api_port}",)
+        if self.discovery is not None and self.discovery.addresses:
+            addresses = self.discovery.addresses
+        else:
+            addresses = interface_addresses(self.config.interfaces)
+        return tuple(f"http://{a}:{self.api_port}" for a in addresses[:8])
+
+    # -- announcing ---------------------------------------------------------------------
+
+    def build_announcement(self) -> Announcement:
+        """Return this node's current announcement, signed, with a new version."""
+        now = time.time()
+        self._version = max(self._version + 1, int(now * 1000))
+        groups: dict[str, list[ToolSummary]] = {}
+        devices: dict[str, DeviceInfo] = {}
+        for tool in self.registry.list():
+            defn = tool.definition
+            if defn.server_name:
+                continue
+            groups.setdefault(defn.namespace, []).append(
+                ToolSummary(
+                    identity=defn.identity,
+                    description=defn.description,
+                    parameters_hash=parameters_hash(dict(defn.parameters)),
+                    available=tool.available,
+                    definition=defn.to_json(),
+                )
+            )
+            device = _device_of(tool)
+            if device is not None:
+                known = devices.get(device.id)
+                if known is None or (device.reachable and not known.reachable):
+                    devices[device.id] = device
+        capabilities = tuple(
+            Capability(name=ns, tools=tuple(sorted(tools, key=lambda t: t.identity)))
+            for ns, tools in sorted(groups.items())
+        )
+        return Announcement(
+            node_id=self.identity.node_id,
+            node_name=self.identity.name,
+            public_key=self.identity.public_key_b64,
+            version=self._version,
+            timestamp=now,
+            ttl_s=self.config.announcement_ttl_s,
+            endpoints=self._endpoints,
+            capabilities=capabilities,
+            devices=tuple(devices.values()),
+        ).signed(self.identity)
+
+    def announce(self) -> Announcement:
+        """Sign a fresh announcement, store it and push it to every known peer."""
+        if self._announce_handle is not None:
+            self._announce_handle.cancel()
+            self._announce_handle = None
+        announcement = self.build_announcement()
+        self.gossip.set_local(announcement)
+        self._last_announce = time.monotonic()
+        for node_id, urls in self._gossip_targets():
+            self._spawn(self._push(node_id, urls, [announcement.to_json()]))
+        return announcement
+
+    def _on_registry_change(self, action: str, tool: RegisteredTool) -> None:
+        if tool.definition.server_name:
+            return
+        if self._announce_handle is None:
+            loop = asyncio.get_running_loop()
+            self._announce_handle = loop.call_later(ANNOUNCE_DEBOUNCE_S, self.announce)
+
+    # -- gossip loop --------------------------------------------------------------------
+
+    async def _run(self) -> None:
+        while True:
+            await asyncio.sleep(self.config.gossip_interval_s)
+            try:
+                self.gossip.expire()
+                if time.monotonic() - self._last_announce >= self.config.announce_interval_s:
+                    self.announce()
+                targets = self._gossip_targets()
+                chosen = self._rng.sample(targets, min(self.config.gossip_fanout, len(targets)))
+                await asyncio.gather(*(self._round(n, u) for n, u in chosen))
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                _LOGGER.exception("mesh gossip round failed")
+
+    def _gossip_targets(self) -> list[tuple[str, tuple[str, ...]]]:
+        """Return ``(node_id or "", urls)`` of every peer worth gossiping with."""
+        targets: dict[str, tuple[str, ...]] = {}
+        if self.discovery is not None:
+            for peer in self.discovery.peers():
+                if self.trust.may_trust(peer.node_id, peer.fingerprint):
+                    targets[peer.node_id] = tuple(peer.urls())
+        for entry in self.gossip.entries():
+            origin = entry.announcement.node_id
+            if origin != self.identity.node_id and origin not in targets:
+                targets[origin] = entry.announcement.endpoints
+        result = [(n, u) for n, u in targets.items() if u]
+        known_urls = {url for _, urls in result for url in urls}
+        result.extend(
+            ("", (url.rstrip("/"),)) for url in self.config.peers if url not in known_urls
+        )
+        return result
+
+    async def _post(self, urls: tuple[str, ...], path: str, doc: dict[str, Any]) -> dict[str, Any]:
+        last: Exception | None = None
+        timeout = aiohttp.ClientTimeout(total=GOSSIP_HTTP_TIMEOUT_S, sock_connect=1.5)
+        for url in urls:
+            try:
+                async with self._http().post(f"{url}{path}", json=doc, timeout=timeout) as resp:
+                    body = await resp.json(content_type=None)
+                    if resp.status != 200 or not isinstance(body, dict):
+                        raise InvalidRequestError(
+                            f"{url}{path} answered HTTP {resp.status}: {body}"
+                        )
+                    return body
+            except (aiohttp.ClientError, TimeoutError, ValueError) as err:
+                last = err
+        raise ConnectionError(str(last) if last else "no address")
+
+    async def _round(self, node_id: str, urls: tuple[str, ...]) -> None:
+        """Run one push-pull round with a peer."""
+        try:
+            envelope = seal(
+                self.identity, to=node_id, kind="gossip_digest", body=self.gossip.digest_message()
+            )
+            reply = await self._post(urls, "/v1/mesh/gossip", envelope)
+            counts, push = self.gossip.handle_reply(reply)
+            self._count(counts)
+            if push["announcements"]:
+                await self._post(
+                    urls,
+                    "/v1/mesh/push",
+                    seal(self.identity, to=node_id, kind="gossip_push", body=push),
+                )
+        except (ConnectionError, BridgeError) as err:
+            _LOGGER.debug("gossip with %s (%s) failed: %s", node_id or "?", urls, err)
+
+    async def _push(self, node_id: str, urls: tuple[str, ...], documents: list[Any]) -> None:
+        body = {"type": "gossip_push", "announcements": documents}
+        try:
+            await self._post(
+                urls,
+                "/v1/mesh/push",
+                seal(self.identity, to=node_id, kind="gossip_push", body=body),
+            )
+        except (ConnectionError, BridgeError) as err:
+            _LOGGER.debug("push to %s failed: %s", node_id or "?", err)
+
+    def _count(self, counts: dict[Outcome, int]) -> None:
+        for outcome, n in counts.items():
+            if outcome not in (Outcome.ACCEPTED, Outcome.DUPLICATE):
+                self.rejections[outcome.value] = self.rejections.get(outcome.value, 0) + n
+                _LOGGER.warning("mesh rejected %d announcement(s): %s", n, outcome.value)
+
+    def _on_peer_change(self, action: str, peer: DiscoveredPeer) -> None:
+        if self.events is not None:
+            self.events.publish("mesh.peer", {"action": action, **peer.to_json()})
+        if action != "removed" and self._session is not None:
+            self._spawn(self._round(peer.node_id, tuple(peer.urls())))
+
+    # -- server side of /v1/mesh/... ----------------------------------------------------
+
+    def handle_gossip(self, envelope: Any) -> dict[str, Any]:
+        """Answer a peer's digest (step 1 → step 2)."""
+        _sender, body = self.verifier.open(envelope, "gossip_digest")
+        return self.gossip.handle_digest(body)
+
+    def handle_push(self, envelope: Any) -> dict[str, Any]:
+        """Take announcements a peer pushed; return the count per outcome."""
+        _sender, body = self.verifier.open(envelope, "gossip_push")
+        counts = self.gossip.handle_push(body)
+        self._count(counts)
+        return {"outcomes": {k.value: v for k, v in counts.items()}}
+
+    async def handle_invoke(self, envelope: Any, run: RunLocal) -> dict[str, Any]:
+        """Check and run a call forwarded by a peer; return its response and where it ran.
+
+        Raises ``UnauthenticatedError`` (envelope or request signature, untrusted
+        forwarder), ``HopLimitExceededError`` (loop, no budget, token ``max_hops``) and
+        ``PermissionDeniedError`` (token ``allowed_nodes`` excludes this node).
+        """
+        sender, body = self.verifier.open(envelope, "tool_invoke")
+        request = ToolRequest.from_json(body.get("request"))
+        if request.signer != sender.public_key or not request.signature_valid():
+            raise UnauthenticatedError("forwarded request is not signed by the forwarding node")
+        me = self.identity.node_id
+        path = request.routing.path
+        if me in path:
+            raise HopLimitExceededError(
+                "routing loop: request already passed this node", {"path": list(path)}
+            )
+        if not path or path[-1] != sender.node_id:
+            raise InvalidRequestError("forwarded request's path must end with the forwarder")
+        if request.routing.hop_budget < 0:
+            raise HopLimitExceededError("request has no hop budget left", {"path": list(path)})
+        self.check_token_constraints(request.token, len(path))
+        started = time.monotonic()
+        response = await run(request)
+        routed = self._results.pop(request.id, None)
+        if routed is not None:
+            execution = {
+                "node_id": routed.node_id,
+                "hops": routed.hops,
+                "path": list(routed.path),
+            }
+        else:
+            execution = {"node_id": me, "hops": len(path), "path": [*path, me]}
+        execution["duration_ms"] = round((time.monotonic() - started) * 1000, 3)
+        return {"response": response.to_json(), "execution": execution}
+
+    def check_token_constraints(self, token: str | None, hops: int) -> None:
+        """Refuse a call that reached this node over more hops or at a node the token forbids."""
+        if token is None:
+            return
+        try:
+            parsed, _ = parse_token(token)
+        except BridgeError:
+            return  # the invoker rejects a malformed token with the right reason
+        constraints = parsed.constraints
+        if constraints.max_hops is not None and hops > constraints.max_hops:
+            raise HopLimitExceededError(
+                f"the caller's token allows at most {constraints.max_hops} hop(s)",
+                {"max_hops": constraints.max_hops, "hops": hops},
+            )
+        if constraints.allowed_nodes and self.identity.node_id not in constraints.allowed_nodes:
+            raise PermissionDeniedError(
+                "the caller's token does not allow calls on this node",
+                {"node_id": self.identity.node_id},
+            )
+
+    # -- routing ------------------------------------------------------------------------
+
+    def offers(self, identity: str) -> list[Offer]:
+        """Return every remote node whose live announcement offers ``identity`` (available)."""
+        direct: dict[str, tuple[str, ...]] = {}
+        if self.discovery is not None:
+            direct = {p.node_id: tuple(p.urls()) for p in self.discovery.peers()}
+        offers = []
+        for entry in self.gossip.entries():
+            ann = entry.announcement
+            if ann.node_id == self.identity.node_id:
+                continue
+            if any(t.identity == identity and t.available for t in ann.tools()):
+                urls = direct.get(ann.node_id, ()) + tuple(
+                    e for e in ann.endpoints if e not in direct.get(ann.node_id, ())
+                )
+                offers.append(Offer(node_id=ann.node_id, hops=1, urls=urls))
+        return offers
+
+    async def execute(
+        self,
+        tool: RegisteredTool,
+        params: dict[str, Any],
+        context: CallContext,
+        request: ToolRequest,
+    ) -> Any:
+        """Run a peer's tool for the invoker (``RemoteExecutor``); return its result.
+
+        Raises the ``BridgeError`` the executing node reported, or the routing error.
+        """
+        result = await self.execute_remote(tool, replace(request, params=params))
+        self.executions[request.id] = {
+            "node_id": result.node_id,
+            "hops": result.hops,
+            "duration_ms": result.duration_ms,
+            "path": list(result.path),
+            "attempts": list(result.attempts),
+        }
+        while len(self.executions) > 1000:
+            self.executions.pop(next(iter(self.executions)))
+        error = error_of(result.response)
+        if error is not None:
+            raise error
+        return result.response.result
+
+    async def execute_remote(self, tool: RegisteredTool, request: ToolRequest) -> RoutedResult:
+        """Route ``request`` for the peer tool ``tool``; return the final answer and its route."""
+        defn = tool.definition
+        allowed: tuple[str, ...] = ()
+        max_hops: int | None = None
+        if request.token is not None:
+            with contextlib.suppress(BridgeError):
+                parsed, _ = parse_token(request.token)
+                allowed = parsed.constraints.allowed_nodes
+                max_hops = parsed.constraints.max_hops
+        hop_limit = defn.routing.hop_limit
+        if hop_limit is not None and len(request.routing.path) + 1 > hop_limit:
+            raise HopLimitExceededError(
+                f"tool '{defn.identity}' may travel at most {hop_limit} hop(s)",
+                {"hop_limit": hop_limit},
+            )
+        result = await self.router.forward(
+            request,
+            defn.identity,
+            prefer_local=defn.routing.prefer_local,
+            node_affinity=tuple(defn.routing.node_affinity),
+            idempotent=defn.execution.idempotent,
+            timeout_s=_timeout_s(request, defn),
+            allowed_nodes=allowed,
+            max_hops=max_hops,
+        )
+        if request.routing.path:
+            self._results[request.id] = result
+            if len(self._results) > 10_000:
+                self._results.pop(next(iter(self._results)))
+        return result
+
+    # -- registry sync ------------------------------------------------------------------
+
+    def _on_gossip_change(self, change: Change, announcement: Announcement) -> None:
+        if announcement.node_id != self.identity.node_id:
+            self._sync_registry()
+
+    def _sync_registry(self) -> None:
+        """Make the registry's peer tools match the live announcements."""
+        wanted: dict[str, tuple[str, ToolSummary]] = {}
+        for entry in sorted(self.gossip.entries(), key=lambda e: e.announcement.node_id):
+            ann = entry.announcement
+            if ann.node_id == self.identity.node_id:
+                continue
+            for summary in ann.tools():
+                current = wanted.get(summary.identity)
+                keep_registered = self._remote.get(summary.identity) == ann.node_id
+                if current is None or keep_registered:
+                    wanted[summary.identity] = (ann.node_id, summary)
+        for identity, origin in list(self._remote.items()):
+            if wanted.get(identity, ("", None))[0] != origin:
+                registered = self.registry.get(identity)
+                if registered is not None and registered.definition.server_name == origin:
+                    self.registry.unregister(identity)
+                del self._remote[identity]
+        for identity, (origin, summary) in wanted.items():
+            existing = self.registry.get(identity)
+            if existing is not None and not existing.definition.server_name:
+                continue  # a local tool wins
+            try:
+                defn = ToolDefinition.from_json(summary.definition).replace(server_name=origin)
+            except InvalidDefinitionError as err:
+                _LOGGER.warning("peer %s announced an invalid tool %s: %s", origin, identity, err)
+                continue
+            if defn.identity != identity:
+                _LOGGER.warning("peer %s announced %s under another identity", origin, identity)
+                continue
+            if (
+                existing is not None
+                and existing.definition == defn
+                and existing.available == summary.available
+            ):
+                self._remote[identity] = origin
+                continue
+            self.registry.replace(defn, None, available=summary.available)
+            self._remote[identity] = origin
+
+    # -- views --------------------------------------------------------------------------
+
+    def peers_json(self) -> list[dict[str, Any]]:
+        """Return every known peer: discovered and/or announcing, trusted or not."""
+        peers: dict[str, dict[str, Any]] = {}
+        down = self.router.down()
+        if self.discovery is not None:
+            for peer in self.discovery.peers():
+                peers[peer.node_id] = {
+                    "node_id": peer.node_id,
+                    "name": None,
+                    "fingerprint": peer.fingerprint,
+                    "urls": peer.urls(),
+                    "discovered": True,
+                    "trusted": None,
+                    "announcement": None,
+                }
+        now = time.time()
+        for entry in self.gossip.entries():
+            ann = entry.announcement
+            if ann.node_id == self.identity.node_id:
+                continue
+            view = peers.setdefault(
+                ann.node_id,
+                {
+                    "node_id": ann.node_id,
+                    "fingerprint": None,
+                    "urls": list(ann.endpoints),
+                    "discovered": False,
+                },
+            )
+            view["name"] = ann.node_name
+            view["fingerprint"] = _fingerprint(ann.public_key)
+            view["trusted"] = True
+            view["announcement"] = {
+                "version": ann.version,
+                "tools": len(ann.tools()),
+                "devices": len(ann.devices),
+                "expires_in_s": round(entry.expires_at - now, 1),
+            }
+        for view in peers.values():
+            if view["trusted"] is None:
+                view["trusted"] = self.trust.may_trust(view["node_id"], view["fingerprint"])
+            view["reachable"] = view["node_id"] not in down
+        return sorted(peers.values(), key=lambda v: (str(v.get("name")), v["node_id"]))
+
+    def tools_json(self) -> list[dict[str, Any]]:
+        """Return every tool offered in the mesh, with the nodes offering it."""
+        tools: dict[str, dict[str, Any]] = {}
+        for entry in self.gossip.entries():
+            ann = entry.announcement
+            for summary in ann.tools():
+                view = tools.setdefault(
+                    summary.identity,
+                    {"identity": summary.identity, "description": summary.description, "nodes": []},
+                )
+                view["nodes"].append(
+                    {
+                        "node_id": ann.node_id,
+                        "name": ann.node_name,
+                        "local": ann.node_id == self.identity.node_id,
+                        "available": summary.available,
+                        "parameters_hash": summary.parameters_hash,
+                    }
+                )
+        return sorted(tools.values(), key=lambda v: str(v["identity"]))
+
+    def self_json(self) -> dict[str, Any]:
+        """Return this node's identity and settings for display."""
+        return {
+            "node_id": self.identity.node_id,
+            "name": self.identity.name,
+            "fingerprint": self.identity.fingerprint,
+            "public_key": self.identity.public_key_b64,
+            "trust": self.trust.mode.value,
+            "endpoints": list(self._endpoints),
+            "rejections": dict(self.rejections),
+        }
+
+
+def _timeout_s(request: ToolRequest, defn: ToolDefinition) -> float:
+    ms = request.routing.timeout_ms or defn.execution.timeout_ms or 30_000
+    return max(ms / 1000.0, 0.1)
+
+
+def _device_of(tool: RegisteredTool) -> DeviceInfo | None:
+    matter = tool.definition.metadata.get("matter")
+    if not isinstance(matter, dict) or "node_id" not in matter:
+        return None
+    return DeviceInfo(
+        id=f"matter:{matter['node_id']}",
+        name=str(matter.get("device_name") or matter.get("name") or ""),
+        type=str(matter.get("device_type") or ""),
+        reachable=tool.available,
+    )
+
+
+def _fingerprint(public_key: str) -> str:
+    try:
+        return fingerprint_for(public_key)
+    except ValueError:
+        return ""
+
+
+async def _as_coro(awaitable: Awaitable[None]) -> None:
+    await awaitable

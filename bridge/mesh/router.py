@@ -1,0 +1,316 @@
+"""Routing a call to the nodes that offer its tool: score, try in order, fail over.
+
+``rank`` is the scoring rule. A node offering the tool scores ``0.95 ** hops`` (0 hops
+for this node, 1 for a peer reached directly), times 1.2 when the tool prefers local
+execution and the node is this one, times 1.1 when the request lists the node in
+``prefer_nodes``. Filters come first: ``exclude_nodes`` drops nodes, a non-empty
+``node_affinity`` (the tool's) and ``allowed_nodes`` (the caller's token) keep only the
+nodes they list. Nodes recently found unreachable sort last, not out. Ties break by
+node id so the order is stable.
+
+``Router.forward`` sends the call to the ranked nodes in turn. The forwarded
+``tool_invoke`` is signed by this node (``ToolRequest.signed``) and wrapped in a signed
+envelope addressed to the next node; it keeps the original caller's token, spends one
+hop of ``hop_budget`` and appends this node to ``routing.path``. It fails over to the
+next node only when the call surely did not run there: the node could not be reached
+(connection refused, connect timeout), or it answered that it does not have the tool
+(``TOOL_NOT_FOUND`` / ``NO_CAPABLE_NODE``, a stale announcement) — or, for idempotent
+tools, any transport failure. Any other answer, success or error, is final.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
+from typing import Any
+
+import aiohttp
+
+from bridge.auth.keys import NodeKey
+from bridge.errors import (
+    BridgeError,
+    ErrorCode,
+    HopLimitExceededError,
+    NoCapableNodeError,
+    ToolTimeoutError,
+    error_from_json,
+)
+from bridge.invocation.messages import RequestRouting, ToolRequest, ToolResponse
+from bridge.mesh.envelope import seal
+from bridge.mesh.identity import NodeIdentity
+
+_LOGGER = logging.getLogger(__name__)
+
+HOP_DECAY = 0.95
+LOCAL_BONUS = 1.2
+PREFERRED_BONUS = 1.1
+UNREACHABLE_BACKOFF_S = 10.0
+CONNECT_TIMEOUT_S = 1.5
+STALE_CODES = frozenset({ErrorCode.TOOL_NOT_FOUND.value, ErrorCode.NO_CAPABLE_NODE.value})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Offer:
+    """A node offering a tool and how to reach it."""
+
+    node_id: str
+    hops: int
+    urls: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Candidate:
+    """A ranked offer."""
+
+    node_id: str
+    hops: int
+    urls: tuple[str, ...]
+    score: float
+    down: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RoutedResult:
+    """The final answer of a routed call and where it ran."""
+
+    response: ToolResponse
+    node_id: str
+    hops: int
+    duration_ms: float
+    path: tuple[str, ...]
+    attempts: tuple[str, ...]
+
+
+def rank(
+    offers: Iterable[Offer],
+    *,
+    local_node_id: str,
+    prefer_local: bool = False,
+    prefer_nodes: tuple[str, ...] = (),
+    node_affinity: tuple[str, ...] = (),
+    exclude_nodes: tuple[str, ...] = (),
+    allowed_nodes: tuple[str, ...] = (),
+    down: frozenset[str] = frozenset(),
+) -> list[Candidate]:
+    """Return the usable offers, best first (see the module docstring for the rule)."""
+    ranked: list[Candidate] = []
+    for offer in offers:
+        if offer.node_id in exclude_nodes:
+            continue
+        if node_affinity and offer.node_id not in node_affinity:
+            continue
+        if allowed_nodes and offer.node_id not in allowed_nodes:
+            continue
+        score = HOP_DECAY**offer.hops
+        if prefer_local and offer.node_id == local_node_id:
+            score *= LOCAL_BONUS
+        if offer.node_id in prefer_nodes:
+            score *= PREFERRED_BONUS
+        ranked.append(
+            Candidate(
+                node_id=offer.node_id,
+                hops=offer.hops,
+                urls=offer.urls,
+                score=score,
+                down=offer.node_id in down,
+            )
+        )
+    ranked.sort(key=lambda c: (c.down, -c.score, c.node_id))
+    return ranked
+
+
+class _Unreachable(Exception):
+    """The node could not be reached; the call did not run there."""
+
+
+class Router:
+    """Forward calls to peers, remembering which peers were recently unreachable."""
+
+    def __init__(
+        self,
+        identity: NodeIdentity,
+        key: NodeKey,
+        offers: Callable[[str], list[Offer]],
+        *,
+        session: Callable[[], aiohttp.ClientSession],
+    ) -> None:
+        self.identity = identity
+        self._key = key
+        self._offers = offers
+        self._session = session
+        self._down_until: dict[str, float] = {}
+
+    def down(self) -> frozenset[str]:
+        """Return the nodes currently considered unreachable."""
+        now = time.monotonic()
+        return frozenset(n for n, t in self._down_until.items() if t > now)
+
+    def mark_down(self, node_id: str) -> None:
+        """Remember that ``node_id`` could not be reached."""
+        self._down_until[node_id] = time.monotonic() + UNREACHABLE_BACKOFF_S
+
+    def mark_up(self, node_id: str) -> None:
+        """Forget that ``node_id`` was unreachable."""
+        self._down_until.pop(node_id, None)
+
+    def candidates(
+        self,
+        identity: str,
+        *,
+        prefer_local: bool,
+        node_affinity: tuple[str, ...],
+        routing: RequestRouting,
+        allowed_nodes: tuple[str, ...],
+    ) -> list[Candidate]:
+        """Return the ranked nodes that offer the tool ``identity`` (never this node)."""
+        offers = [o for o in self._offers(identity) if o.node_id != self.identity.node_id]
+        return rank(
+            offers,
+            local_node_id=self.identity.node_id,
+            prefer_local=prefer_local,
+            prefer_nodes=routing.prefer_nodes,
+            node_affinity=node_affinity,
+            exclude_nodes=routing.exclude_nodes + routing.path,
+            allowed_nodes=allowed_nodes,
+            down=self.down(),
+        )
+
+    def forwarded(self, request: ToolRequest, identity: str) -> ToolRequest:
+        """Return the request as this node forwards it: one hop spent, path extended, signed.
+
+        Raises ``HopLimitExceededError`` when no hop is left or this node is already on
+        the path (a loop).
+        """
+        routing = request.routing
+        me = self.identity.node_id
+        if me in routing.path:
+            raise HopLimitExceededError(
+                "routing loop: this node is already on the request's path",
+                {"node_id": me, "path": list(routing.path)},
+            )
+        if routing.hop_budget <= 0:
+            raise HopLimitExceededError(
+                "no hop left to forward the request", {"path": list(routing.path)}
+            )
+        new_routing = replace(routing, hop_budget=routing.hop_budget - 1, path=(*routing.path, me))
+        exact = replace(request, tool=identity, version=None, routing=new_routing)
+        return exact.signed(self._key)
+
+    async def forward(
+        self,
+        request: ToolRequest,
+        identity: str,
+        *,
+        prefer_local: bool = False,
+        node_affinity: tuple[str, ...] = (),
+        idempotent: bool = False,
+        timeout_s: float = 30.0,
+        allowed_nodes: tuple[str, ...] = (),
+        max_hops: int | None = None,
+    ) -> RoutedResult:
+        """Run ``request`` for tool ``identity`` on the best reachable node offering it.
+
+        Raises ``HopLimitExceededError`` (loop, no hop left, the token's ``max_hops``),
+        ``NoCapableNodeError`` when no allowed node offers the tool or none could be
+        reached, and ``ToolTimeoutError`` when the chosen node did not answer in time.
+        """
+        if max_hops is not None and len(request.routing.path) + 1 > max_hops:
+            raise HopLimitExceededError(
+                f"the caller's token allows at most {max_hops} hop(s)",
+                {"max_hops": max_hops, "path": list(request.routing.path)},
+            )
+        outgoing = self.forwarded(request, identity)
+        candidates = self.candidates(
+            identity,
+            prefer_local=prefer_local,
+            node_affinity=node_affinity,
+            routing=request.routing,
+            allowed_nodes=allowed_nodes,
+        )
+        if not candidates:
+            raise NoCapableNodeError(
+                f"no reachable mesh node offers '{identity}'", {"tool": identity, "tried": []}
+            )
+        started = time.monotonic()
+        tried: list[str] = []
+        for candidate in candidates:
+            tried.append(candidate.node_id)
+            try:
+                reply = await self._send(candidate, outgoing, timeout_s, idempotent)
+            except _Unreachable as err:
+                _LOGGER.info("mesh node %s unreachable: %s", candidate.node_id, err)
+                self.mark_down(candidate.node_id)
+                continue
+            self.mark_up(candidate.node_id)
+            response = ToolResponse.from_json(reply.get("response"))
+            if not response.ok and response.error and response.error.get("code") in STALE_CODES:
+                _LOGGER.info("mesh node %s no longer has %s", candidate.node_id, identity)
+                continue
+            execution = reply.get("execution") if isinstance(reply.get("execution"), dict) else {}
+            assert isinstance(execution, dict)  # noqa: S101 - narrowed above
+            hops = execution.get("hops")
+            path = execution.get("path")
+            return RoutedResult(
+                response=response,
+                node_id=str(execution.get("node_id") or response.node_id or candidate.node_id),
+                hops=hops if isinstance(hops, int) else len(outgoing.routing.path),
+                duration_ms=round((time.monotonic() - started) * 1000, 3),
+                path=tuple(str(p) for p in path) if isinstance(path, list) else (),
+                attempts=tuple(tried),
+            )
+        raise NoCapableNodeError(
+            f"no mesh node offering '{identity}' could be reached",
+            {"tool": identity, "tried": tried},
+        )
+
+    async def _send(
+        self, candidate: Candidate, request: ToolRequest, timeout_s: float, idempotent: bool
+    ) -> dict[str, Any]:
+        envelope = seal(
+            self.identity,
+            to=candidate.node_id,
+            kind="tool_invoke",
+            body={"request": request.to_json()},
+        )
+        last: Exception | None = None
+        for url in candidate.urls:
+            timeout = aiohttp.ClientTimeout(total=timeout_s, sock_connect=CONNECT_TIMEOUT_S)
+            try:
+                async with self._session().post(
+                    f"{url}/v1/mesh/invoke", json=envelope, timeout=timeout
+                ) as resp:
+                    body = await resp.json(content_type=None)
+            except (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError) as err:
+                last = err
+                continue
+            except (TimeoutError, aiohttp.ClientError, ValueError) as err:
+                if idempotent:
+                    raise _Unreachable(str(err)) from err
+                if isinstance(err, TimeoutError):
+                    raise ToolTimeoutError(
+                        f"mesh node {candidate.node_id} did not answer in time",
+                        {"node_id": candidate.node_id},
+                    ) from err
+                raise NoCapableNodeError(
+                    f"mesh node {candidate.node_id} failed mid-call: {err}",
+                    {"node_id": candidate.node_id},
+                ) from err
+            if not isinstance(body, dict):
+                raise NoCapableNodeError(f"mesh node {candidate.node_id} answered garbage")
+            if "response" not in body:
+                # The node refused the envelope itself (auth, loop, malformed).
+                error = body.get("error")
+                if isinstance(error, dict):
+                    raise error_from_json(error)
+                raise NoCapableNodeError(f"mesh node {candidate.node_id} answered garbage")
+            return body
+        raise _Unreachable(str(last) if last else "no address")
+
+
+def error_of(response: ToolResponse) -> BridgeError | None:
+    """Return the error carried by ``response`` as an exception, or ``None``."""
+    if response.ok or response.error is None:
+        return None
+    return error_from_json(response.error)

@@ -1,0 +1,252 @@
+"""Three in-process mesh nodes over real HTTP on loopback: gossip, routing, failover, refusals."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import aiohttp
+import pytest
+
+from bridge.auth.keys import NodeKey
+from bridge.invocation.messages import RequestRouting, ToolRequest
+from bridge.mesh.announce import Announcement
+from bridge.mesh.envelope import seal
+
+from .harness import LoopNode, build_nodes, token, wait_for, whoami, whoami_definition
+
+TOOL = "core:whoami_a@1.0.0"
+
+
+@pytest.fixture
+def issuer() -> NodeKey:
+    return NodeKey.generate()
+
+
+@pytest.fixture
+async def trio(tmp_path: Path, issuer: NodeKey) -> AsyncIterator[list[LoopNode]]:
+    nodes = build_nodes(["a", "b", "c"], tmp_path, issuer)
+    nodes[0].registry.register(whoami_definition("whoami_a"), whoami)
+    for node in nodes:
+        await node.start()
+    yield nodes
+    for node in nodes:
+        await node.stop()
+
+
+async def test_tools_converge_with_origin_as_server_name(trio: list[LoopNode]) -> None:
+    a, b, c = trio
+    await wait_for(lambda: all(n.registry.get(TOOL) is not None for n in trio))
+    for node in (b, c):
+        entry = node.registry.get(TOOL)
+        assert entry is not None
+        assert entry.definition.server_name == a.node_id
+        assert entry.handler is None
+        assert entry.definition.parameters == whoami_definition("whoami_a").parameters
+    assert a.registry.get(TOOL).definition.server_name == ""  # type: ignore[union-attr]
+    tools = c.mesh.tools_json()
+    assert [t["identity"] for t in tools] == [TOOL]
+    assert [n["node_id"] for n in tools[0]["nodes"]] == [a.node_id]
+
+
+async def test_call_at_c_runs_on_a(trio: list[LoopNode], issuer: NodeKey) -> None:
+    a, _b, c = trio
+    await wait_for(lambda: c.registry.get(TOOL) is not None)
+    response = await c.call(TOOL, token(issuer))
+    assert response.ok, response.error
+    assert response.result == {
+        "text": "hi",
+        "node_id": a.node_id,
+        "path": [c.node_id],
+        "hop_budget": 2,
+    }
+    execution = c.mesh.executions[response.request_id]
+    assert execution["node_id"] == a.node_id
+    assert execution["hops"] == 1
+    assert execution["path"] == [c.node_id, a.node_id]
+    assert execution["attempts"] == [a.node_id]
+    assert execution["duration_ms"] > 0
+
+
+async def test_new_local_tool_is_pushed_quickly(trio: list[LoopNode]) -> None:
+    _a, b, c = trio
+    await wait_for(lambda: c.registry.get(TOOL) is not None)
+    b.registry.register(whoami_definition("whoami_b"), whoami)
+    took = await wait_for(lambda: c.registry.get("core:whoami_b@1.0.0") is not None, 3.0)
+    assert took < 1.5
+    assert c.registry.get("core:whoami_b@1.0.0").definition.server_name == b.node_id  # type: ignore[union-attr]
+    b.registry.unregister("core:whoami_b@1.0.0")
+    await wait_for(lambda: c.registry.get("core:whoami_b@1.0.0") is None, 3.0)
+
+
+async def test_killed_node_fails_fast_then_leaves(trio: list[LoopNode], issuer: NodeKey) -> None:
+    a, b, c = trio
+    await wait_for(lambda: c.registry.get(TOOL) is not None and b.registry.get(TOOL) is not None)
+    await a.stop()
+    started = time.monotonic()
+    response = await c.call(TOOL, token(issuer))
+    elapsed = time.monotonic() - started
+    assert not response.ok
+    assert response.error is not None
+    assert response.error["code"] == "NO_CAPABLE_NODE"
+    assert response.error["details"]["tried"] == [a.node_id]
+    assert elapsed < 1.0
+    # a's announcement expires (ttl 1.5 s) and its tool leaves every registry.
+    await wait_for(lambda: c.registry.get(TOOL) is None and b.registry.get(TOOL) is None, 4.0)
+    response = await c.call(TOOL, token(issuer))
+    assert response.error is not None
+    assert response.error["code"] == "TOOL_NOT_FOUND"
+
+
+async def test_failover_to_the_next_node(tmp_path: Path, issuer: NodeKey) -> None:
+    nodes = build_nodes(["a", "b", "c"], tmp_path, issuer)
+    a, b, c = nodes
+    # The same tool on a and b; c prefers a, a dies, c fails over to b.
+    a.registry.register(whoami_definition("shared"), whoami)
+    b.registry.register(whoami_definition("shared"), whoami)
+    for node in nodes:
+        await node.start()
+    try:
+        ident = "core:shared@1.0.0"
+        await wait_for(lambda: len(c.mesh.offers(ident)) == 2)
+        response = await c.call(ident, token(issuer), prefer_nodes=[a.node_id])
+        assert response.result["node_id"] == a.node_id  # type: ignore[index]
+        await a.stop()
+        response = await c.call(ident, token(issuer), prefer_nodes=[a.node_id])
+        assert response.ok, response.error
+        assert response.result["node_id"] == b.node_id  # type: ignore[index]
+        assert c.mesh.executions[response.request_id]["attempts"] == [a.node_id, b.node_id]
+        response = await c.call(ident, token(issuer), exclude_nodes=[b.node_id])
+        assert response.error is not None
+        assert response.error["code"] == "NO_CAPABLE_NODE"
+    finally:
+        for node in (b, c):
+            await node.stop()
+
+
+async def test_token_constraints_are_respected(trio: list[LoopNode], issuer: NodeKey) -> None:
+    a, _b, c = trio
+    await wait_for(lambda: c.registry.get(TOOL) is not None)
+    response = await c.call(TOOL, token(issuer, max_hops=0))
+    assert response.error is not None
+    assert response.error["code"] == "HOP_LIMIT_EXCEEDED"
+    response = await c.call(TOOL, token(issuer, allowed_nodes=(c.node_id,)))
+    assert response.error is not None
+    assert response.error["code"] == "NO_CAPABLE_NODE"
+    response = await c.call(TOOL, token(issuer, allowed_nodes=(c.node_id, a.node_id), max_hops=1))
+    assert response.ok, response.error
+
+
+async def post(url: str, doc: object) -> tuple[int, dict]:  # type: ignore[type-arg]
+    async with aiohttp.ClientSession() as session, session.post(url, json=doc) as resp:
+        return resp.status, await resp.json()
+
+
+async def test_routing_loop_is_refused(trio: list[LoopNode], issuer: NodeKey) -> None:
+    _a, b, c = trio
+    await wait_for(lambda: b.registry.get(TOOL) is not None)
+    # c forwards to b a request whose path already holds b: a loop.
+    looped = ToolRequest(
+        tool=TOOL,
+        params={"text": "hi"},
+        token=token(issuer),
+        routing=RequestRouting(hop_budget=2, path=(b.node_id, c.node_id)),
+    ).signed(c.key)
+    env = seal(
+        c.mesh.identity, to=b.node_id, kind="tool_invoke", body={"request": looped.to_json()}
+    )
+    status, body = await post(f"{b.url}/v1/mesh/invoke", env)
+    assert status == 508
+    assert body["error"]["code"] == "HOP_LIMIT_EXCEEDED"
+    assert "loop" in body["error"]["message"]
+    # A request with no hop budget left cannot be forwarded by b either.
+    spent = ToolRequest(
+        tool=TOOL,
+        params={"text": "hi"},
+        token=token(issuer),
+        routing=RequestRouting(hop_budget=0, path=(c.node_id,)),
+    ).signed(c.key)
+    env = seal(c.mesh.identity, to=b.node_id, kind="tool_invoke", body={"request": spent.to_json()})
+    status, body = await post(f"{b.url}/v1/mesh/invoke", env)
+    assert status == 200
+    assert body["response"]["error"]["code"] == "HOP_LIMIT_EXCEEDED"
+
+
+async def test_forwarded_request_must_be_signed_by_forwarder(
+    trio: list[LoopNode], issuer: NodeKey
+) -> None:
+    a, b, c = trio
+    request = ToolRequest(
+        tool=TOOL,
+        params={"text": "hi"},
+        token=token(issuer),
+        routing=RequestRouting(hop_budget=2, path=(c.node_id,)),
+    ).signed(b.key)  # signed by b, sent by c
+    env = seal(
+        c.mesh.identity, to=a.node_id, kind="tool_invoke", body={"request": request.to_json()}
+    )
+    status, body = await post(f"{a.url}/v1/mesh/invoke", env)
+    assert (status, body["error"]["code"]) == (401, "UNAUTHENTICATED")
+
+
+async def test_forged_replayed_untrusted_announcements_rejected(
+    trio: list[LoopNode], tmp_path: Path
+) -> None:
+    a, b, c = trio
+    await wait_for(lambda: b.mesh.gossip.get(a.node_id) is not None)
+    entry = b.mesh.gossip.get(a.node_id)
+    assert entry is not None
+    current = entry.document
+    # Tampered: a's announcement with a changed description, signature kept.
+    tampered = dict(current, version=current["version"] + 10**9, node_name="evil")
+    status, body = await post(
+        f"{b.url}/v1/mesh/push",
+        seal(c.mesh.identity, to=b.node_id, kind="gossip_push", body={"announcements": [tampered]}),
+    )
+    assert (status, body) == (200, {"outcomes": {"forged": 1}})
+    # Replayed: an older, validly signed announcement of a.
+    old = Announcement.from_json(current)
+    await wait_for(lambda: b.mesh.gossip.get(a.node_id).announcement.version > old.version)  # type: ignore[union-attr]
+    status, body = await post(
+        f"{b.url}/v1/mesh/push",
+        seal(c.mesh.identity, to=b.node_id, kind="gossip_push", body={"announcements": [current]}),
+    )
+    assert body == {"outcomes": {"stale": 1}}
+    # Untrusted: a stranger's correctly signed announcement, relayed by trusted c.
+    stranger = build_nodes(["mallory"], tmp_path / "m", NodeKey.generate())[0]
+    stranger.registry.register(whoami_definition("whoami_a", idempotent=False), whoami)
+    evil = stranger.mesh.build_announcement().to_json()
+    status, body = await post(
+        f"{b.url}/v1/mesh/push",
+        seal(c.mesh.identity, to=b.node_id, kind="gossip_push", body={"announcements": [evil]}),
+    )
+    assert body == {"outcomes": {"untrusted": 1}}
+    # ...and the stranger cannot even talk to b itself.
+    status, body = await post(
+        f"{b.url}/v1/mesh/push",
+        seal(
+            stranger.mesh.identity, to=b.node_id, kind="gossip_push", body={"announcements": [evil]}
+        ),
+    )
+    assert (status, body["error"]["code"]) == (401, "UNAUTHENTICATED")
+    assert b.registry.get(TOOL).definition.server_name == a.node_id  # type: ignore[union-attr]
+    assert b.mesh.rejections == {"forged": 1, "stale": 1, "untrusted": 1}
+
+
+async def test_peers_and_tools_endpoints(trio: list[LoopNode]) -> None:
+    a, b, c = trio
+    await wait_for(lambda: len(c.mesh.gossip.entries()) == 3)
+    async with aiohttp.ClientSession() as session:
+        async with session.get(f"{c.url}/v1/mesh/peers") as resp:
+            body = await resp.json()
+        async with session.get(f"{c.url}/v1/mesh/tools") as resp:
+            tools = await resp.json()
+    assert body["self"]["node_id"] == c.node_id
+    assert body["self"]["trust"] == "allowlist"
+    assert [(p["name"], p["node_id"], p["trusted"]) for p in body["peers"]] == [
+        ("a", a.node_id, True),
+        ("b", b.node_id, True),
+    ]
+    assert body["peers"][0]["announcement"]["tools"] == 1
+    assert tools["tools"][0]["identity"] == TOOL
