@@ -1,0 +1,71 @@
+"""``atmosphere-bridge run``: start the service and its HTTP API until SIGINT/SIGTERM.
+
+Options override the configuration file: ``--state-dir``, ``--host``, ``--port`` and
+``--no-matter``. Shutdown on a signal stops every part in reverse order.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import signal
+from dataclasses import replace
+from pathlib import Path
+
+from bridge.config import BridgeConfig, load_config, resolve_config_path
+from bridge.service import BridgeService
+
+_LOGGER = logging.getLogger(__name__)
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the ``run`` command."""
+    parser = subparsers.add_parser("run", help="run the bridge service and its HTTP API")
+    parser.add_argument("--state-dir", type=Path, help="directory for the database and keys")
+    parser.add_argument("--host", help="address the HTTP API binds to (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, help="HTTP API port (default 8765; 0 picks one)")
+    parser.add_argument(
+        "--no-matter", action="store_true", help="do not start the Matter controller layer"
+    )
+    parser.set_defaults(func=run_command)
+
+
+def build_config(args: argparse.Namespace) -> BridgeConfig:
+    """Return the configuration from the file (if any) with the command-line overrides."""
+    config = load_config(resolve_config_path(getattr(args, "config", None)))
+    if args.state_dir is not None:
+        config = replace(config, state_dir=args.state_dir)
+    api = config.api
+    if args.host is not None:
+        api = replace(api, host=args.host)
+    if args.port is not None:
+        api = replace(api, port=args.port)
+    return replace(config, api=api)
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """Run until a signal arrives; return the exit code."""
+    config = build_config(args)
+    return asyncio.run(serve(config, enable_matter=not args.no_matter))
+
+
+async def serve(config: BridgeConfig, *, enable_matter: bool = True) -> int:
+    """Start the service and API, wait for SIGINT/SIGTERM, then stop everything."""
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    service = BridgeService(config, enable_matter=enable_matter)
+    try:
+        await service.start()
+        port = await service.start_api()
+        # Printed for scripts and tests that start the bridge on port 0.
+        print(f"atmosphere-bridge listening on http://{config.api.host}:{port}", flush=True)
+        await stop.wait()
+        _LOGGER.info("shutting down")
+    finally:
+        await service.stop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+    return 0
