@@ -19,9 +19,10 @@ import asyncio
 import contextlib
 import logging
 import os
+import re
 import signal
 import time
-from collections import deque
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -34,6 +35,7 @@ from bridge.events import EventBus
 from bridge.matter.netns import NetworkNamespace
 
 LOGGER = logging.getLogger(__name__)
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 # Binds the instance's directories over the SDK's hard-coded paths, then becomes the server.
 _ISOLATE_SCRIPT = (
@@ -63,6 +65,9 @@ class ControllerSettings:
     listen_address: str | None = None
     paa_dir: Path | None = None
     log_level: str = "info"
+    # "progress" makes the SDK log each commissioning step; commissioning follows them.
+    log_level_sdk: str = "progress"
+    log_max_bytes: int = 20_000_000
     isolate_paths: bool = True
     backoff_initial_s: float = 0.5
     backoff_max_s: float = 30.0
@@ -112,7 +117,6 @@ class ManagedController:
         self._state = ControllerState.STOPPED
         self.restarts = 0
         self.last_exit_code: int | None = None
-        self._log_tail: deque[str] = deque(maxlen=40)
 
     @property
     def url(self) -> str:
@@ -144,6 +148,7 @@ class ManagedController:
             "--port", str(s.port),
             "--paa-root-cert-dir", str(s.trust_store),
             "--log-level", s.log_level,
+            "--log-level-sdk", s.log_level_sdk,
             *(["--listen-address", s.listen_address] if s.listen_address else []),
             *s.extra_args,
         ]  # fmt: skip
@@ -186,6 +191,9 @@ class ManagedController:
     def _prepare_dirs(self) -> None:
         s = self.settings
         s.storage_dir.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(OSError):
+            if s.log_path.stat().st_size > s.log_max_bytes:
+                s.log_path.replace(s.log_path.with_suffix(".log.1"))
         if s.isolate_paths and os.geteuid() == 0:
             data_dir, tmp_dir = self._private_dirs()
             data_dir.mkdir(parents=True, exist_ok=True)
@@ -209,13 +217,30 @@ class ManagedController:
                 {"url": self.url, "log": str(self.settings.log_path), "tail": self.log_tail()},
             ) from err
 
+    async def follow_log(self, poll_s: float = 0.05) -> AsyncIterator[str]:
+        """Yield the server's log lines written from now on (until the caller stops)."""
+        path = self.settings.log_path
+        offset = await asyncio.to_thread(_size, path)
+        pending = b""
+        while True:
+            chunk = await asyncio.to_thread(_read_from, path, offset)
+            if len(chunk) == 0:
+                if await asyncio.to_thread(_size, path) < offset:
+                    offset = 0  # rotated or truncated
+                await asyncio.sleep(poll_s)
+                continue
+            offset += len(chunk)
+            *lines, pending = (pending + chunk).split(b"\n")
+            for line in lines:
+                yield _ANSI.sub("", line.decode("utf-8", "replace"))
+
     def log_tail(self) -> list[str]:
         """Return the last lines of the server's log."""
         try:
             with self.settings.log_path.open("rb") as fh:
                 fh.seek(0, os.SEEK_END)
                 fh.seek(max(0, fh.tell() - 8192))
-                lines = fh.read().decode("utf-8", "replace").splitlines()
+                lines = _ANSI.sub("", fh.read().decode("utf-8", "replace")).splitlines()
         except OSError:
             return []
         return lines[-20:]
@@ -317,6 +342,22 @@ class ManagedController:
                 except (aiohttp.ClientError, TimeoutError, ValueError, OSError):
                     pass
                 await asyncio.sleep(0.25)
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _read_from(path: Path, offset: int) -> bytes:
+    try:
+        with path.open("rb") as fh:
+            fh.seek(offset)
+            return fh.read(1_000_000)
+    except OSError:
+        return b""
 
 
 def _under(path: Path, root: Path) -> bool:
