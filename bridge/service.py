@@ -196,7 +196,17 @@ class BridgeService:
         return self.matter
 
     def _build_mesh(self) -> Component | None:
-        """Return the mesh node when enabled (the mesh issue plugs in here)."""
+        """Return the mesh node when enabled; it becomes the invoker's remote executor."""
         if not self.config.mesh.enabled:
             return None
+        if self.mesh is None:
+            from bridge.mesh.node import build_mesh_node  # the mesh sits above the service's core
+
+            node = build_mesh_node(self.config, self.registry, self.events)
+            # The node id is derived from the node key, so tokens' allowed_nodes match it.
+            self.node_id = node.identity.node_id
+            if self.invocation is not None:
+                self.invocation.invoker.node_id = node.identity.node_id
+                self.invocation.invoker.set_remote_executor(node)
+            self.mesh = node
         return self.mesh

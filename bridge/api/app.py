@@ -36,7 +36,7 @@ _LOGGER = logging.getLogger(__name__)
 MIDDLEWARE_MODULES: tuple[str, ...] = ()
 
 # Modules exposing ``setup(app)`` that add routes.
-ROUTE_MODULES: tuple[str, ...] = ("bridge.api.tools_routes",)
+ROUTE_MODULES: tuple[str, ...] = ("bridge.api.tools_routes", "bridge.api.mesh_routes")
 
 SERVICE_KEY: web.AppKey[BridgeService] = web.AppKey("service")
 

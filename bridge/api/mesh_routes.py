@@ -18,6 +18,8 @@ from typing import Any
 
 from aiohttp import web
 
+from bridge.api.app import SERVICE_KEY
+from bridge.api.openapi import add_route
 from bridge.errors import BridgeError, InternalError, InvalidRequestError, NotFoundError
 from bridge.mesh.node import MeshNode, RunLocal
 
@@ -42,33 +44,25 @@ OPERATIONS: tuple[tuple[str, str, str], ...] = (
 def _node(request: web.Request) -> MeshNode:
     node = request.app.get(MESH_NODE_KEY)
     if node is None:
-        node = _from_service(request.app)
+        service = request.app.get(SERVICE_KEY)
+        mesh = getattr(service, "mesh", None)
+        if isinstance(mesh, MeshNode):
+            node = mesh
     if node is None:
         raise NotFoundError("the mesh is not enabled on this node")
     return node
 
 
-def _from_service(app: web.Application) -> MeshNode | None:
-    """Find the service's mesh node when the app was built by ``create_app``."""
-    for value in app.values() if hasattr(app, "values") else ():
-        mesh = getattr(value, "mesh", None)
-        if isinstance(mesh, MeshNode):
-            return mesh
-    return None
-
-
-def _run(request: web.Request, node: MeshNode) -> RunLocal:
+def _run(request: web.Request) -> RunLocal:
     run = request.app.get(MESH_RUN_KEY)
     if run is not None:
         return run
-    for value in request.app.values():
-        invoker = getattr(value, "invoker", None) or getattr(
-            getattr(value, "runtime", None), "invoker", None
-        )
-        if invoker is not None and hasattr(invoker, "invoke"):
-            invoke: RunLocal = invoker.invoke
-            return invoke
-    raise NotFoundError("this node cannot run forwarded calls")
+    service = request.app.get(SERVICE_KEY)
+    runtime = getattr(service, "invocation", None)
+    if runtime is None:
+        raise NotFoundError("this node cannot run forwarded calls (no invocation layer)")
+    invoke: RunLocal = runtime.invoker.invoke
+    return invoke
 
 
 async def _json_body(request: web.Request) -> Any:
@@ -121,7 +115,7 @@ async def invoke(request: web.Request) -> web.StreamResponse:
     """Run a call forwarded by a peer and answer with its response and route."""
     node = _node(request)
     body = await _json_body(request)
-    return web.json_response(await node.handle_invoke(body, _run(request, node)))
+    return web.json_response(await node.handle_invoke(body, _run(request)))
 
 
 @_guard
@@ -139,9 +133,28 @@ async def tools(request: web.Request) -> web.StreamResponse:
 
 
 def setup(app: web.Application) -> None:
-    """Add the mesh routes to ``app``."""
-    app.router.add_post("/v1/mesh/gossip", gossip)
-    app.router.add_post("/v1/mesh/push", push)
-    app.router.add_post("/v1/mesh/invoke", invoke)
-    app.router.add_get("/v1/mesh/peers", peers)
-    app.router.add_get("/v1/mesh/tools", tools)
+    """Add the mesh routes to ``app`` and document them."""
+    handlers = {
+        "/v1/mesh/gossip": gossip,
+        "/v1/mesh/push": push,
+        "/v1/mesh/invoke": invoke,
+        "/v1/mesh/peers": peers,
+        "/v1/mesh/tools": tools,
+    }
+    for method, path, summary in OPERATIONS:
+        body = (
+            {"type": "object", "description": "a signed mesh_envelope"}
+            if method == "POST"
+            else None
+        )
+        add_route(
+            app,
+            method,
+            path,
+            handlers[path],
+            operation_id="mesh_" + path.rsplit("/", 1)[1],
+            summary=summary,
+            tags=("mesh",),
+            request_body=body,
+            responses={"200": summary},
+        )

@@ -29,11 +29,12 @@ from typing import Any
 
 import aiohttp
 
-from bridge.auth.keys import NodeKey
+from bridge.auth.keys import KEY_FILE_NAME, NodeKey
 from bridge.auth.tokens import parse_token
-from bridge.config import MeshConfig
+from bridge.config import BridgeConfig, MeshConfig
 from bridge.errors import (
     BridgeError,
+    ConfigInvalidError,
     HopLimitExceededError,
     InvalidDefinitionError,
     InvalidRequestError,
@@ -48,7 +49,7 @@ from bridge.mesh.envelope import EnvelopeVerifier, seal
 from bridge.mesh.gossip import Change, GossipState, Outcome
 from bridge.mesh.identity import NodeIdentity, fingerprint_for
 from bridge.mesh.router import Offer, RoutedResult, Router, error_of
-from bridge.mesh.trust import TrustPolicy
+from bridge.mesh.trust import TrustMode, TrustPolicy
 from bridge.tools.context import CallContext
 from bridge.tools.definition import ToolDefinition
 from bridge.tools.registry import RegisteredTool, ToolRegistry
@@ -607,6 +608,32 @@ class MeshNode:
             "endpoints": list(self._endpoints),
             "rejections": dict(self.rejections),
         }
+
+
+def build_mesh_node(config: BridgeConfig, registry: ToolRegistry, events: EventBus) -> MeshNode:
+    """Build the mesh node of a bridge from its configuration and node key file.
+
+    Raises ``ConfigInvalidError`` when the API port is 0: peers need a port that is
+    known before the API starts, to put it in the mDNS record and the announcements.
+    """
+    if config.api.port == 0:
+        raise ConfigInvalidError("the mesh needs a fixed api.port (not 0)", {"key": "api.port"})
+    try:
+        TrustMode(config.mesh.trust)
+    except ValueError as err:
+        raise ConfigInvalidError(
+            f"mesh.trust must be one of {[m.value for m in TrustMode]}", {"key": "mesh.trust"}
+        ) from err
+    key = NodeKey.load_or_create(config.state_dir / KEY_FILE_NAME)
+    return MeshNode(
+        config.mesh,
+        key=key,
+        registry=registry,
+        state_dir=config.state_dir,
+        api_host=config.api.host,
+        api_port=config.api.port,
+        events=events,
+    )
 
 
 def _timeout_s(request: ToolRequest, defn: ToolDefinition) -> float:

@@ -14,6 +14,7 @@ from aiohttp import web
 
 from bridge.api.mesh_routes import MESH_NODE_KEY, MESH_RUN_KEY
 from bridge.api.mesh_routes import setup as setup_mesh_routes
+from bridge.api.openapi import OPENAPI_KEY, OpenApiRegistry
 from bridge.auth.keys import NodeKey
 from bridge.auth.tokens import Constraints, TokenVerifier, issue_token
 from bridge.config import MeshConfig
@@ -85,6 +86,7 @@ class LoopNode:
 
     async def start(self) -> None:
         app = web.Application()
+        app[OPENAPI_KEY] = OpenApiRegistry()
         setup_mesh_routes(app)
         app[MESH_NODE_KEY] = self.mesh
         app[MESH_RUN_KEY] = self.invoker.invoke
