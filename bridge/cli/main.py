@@ -19,6 +19,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "bridge.cli.run",
     "bridge.cli.tools",
     "bridge.cli.doctor",
+    "bridge.cli.mesh",
 )
 
 
