@@ -2,8 +2,8 @@
 
 ``mesh id`` reads (or creates) the node key in the state directory and prints the node
 id and key fingerprint to put in other nodes' ``mesh.trusted_nodes``. ``mesh peers``
-asks the running bridge (``--url``, default the configured API address) for
-``GET /v1/mesh/peers`` and prints one line per peer, untrusted ones included so their
+asks the running bridge (``--url``, default the configured API address; ``--token`` or
+``$ATMOSPHERE_BRIDGE_TOKEN`` as bearer token) for ``GET /v1/mesh/peers`` and prints one line per peer, untrusted ones included so their
 fingerprints can be checked and allowlisted.
 """
 
@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
     p = sub.add_parser("peers", help="list the peers the running bridge knows")
     p.add_argument("--url", help="API base URL of the running bridge (default from config)")
+    p.add_argument(
+        "--token",
+        default=os.environ.get("ATMOSPHERE_BRIDGE_TOKEN"),
+        help="agent token for the API (default $ATMOSPHERE_BRIDGE_TOKEN)",
+    )
     p.add_argument("--json", action="store_true", help="print the raw JSON answer")
     p.set_defaults(func=peers_command)
 
@@ -53,13 +59,14 @@ def _base_url(args: argparse.Namespace) -> str:
     return f"http://{host}:{config.api.port}"
 
 
-async def fetch_peers(base_url: str) -> dict[str, Any]:
+async def fetch_peers(base_url: str, token: str | None = None) -> dict[str, Any]:
     """Return the running bridge's ``/v1/mesh/peers`` answer (raise ``BridgeError``)."""
     timeout = aiohttp.ClientTimeout(total=5)
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
     try:
         async with (
             aiohttp.ClientSession(timeout=timeout) as session,
-            session.get(f"{base_url}/v1/mesh/peers") as resp,
+            session.get(f"{base_url}/v1/mesh/peers", headers=headers) as resp,
         ):
             body = await resp.json(content_type=None)
     except (aiohttp.ClientError, TimeoutError, ValueError) as err:
@@ -98,7 +105,7 @@ def format_peers(body: dict[str, Any]) -> list[str]:
 
 def peers_command(args: argparse.Namespace) -> int:
     """Print the running bridge's peers."""
-    body = asyncio.run(fetch_peers(_base_url(args)))
+    body = asyncio.run(fetch_peers(_base_url(args), args.token))
     if args.json:
         print(json.dumps(body, indent=2))
     else:

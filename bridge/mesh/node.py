@@ -437,7 +437,9 @@ class MeshNode:
 
         Raises the ``BridgeError`` the executing node reported, or the routing error.
         """
-        result = await self.execute_remote(tool, replace(request, params=params))
+        # The HTTP API verifies the bearer token outside the message: carry it on.
+        token = context.token or request.token
+        result = await self.execute_remote(tool, replace(request, params=params, token=token))
         self.executions[request.id] = {
             "node_id": result.node_id,
             "hops": result.hops,
