@@ -114,15 +114,17 @@ class ParamValidator:
     def validate(self, params: Any, *, tool: str | None = None) -> dict[str, Any]:
         """Return ``params`` with defaults applied; raise ``InvalidParamsError`` per path."""
         if not isinstance(params, Mapping):
+            details: dict[str, Any] = {"errors": [{"path": "$", "message": "must be an object"}]}
+            if tool is not None:
+                details["tool"] = tool
             raise InvalidParamsError(
-                f"parameters{_for(tool)} must be an object, got {_json_type(params)}",
-                {"errors": [{"path": "$", "message": "must be an object"}]},
+                f"parameters{_for(tool)} must be an object, got {_json_type(params)}", details
             )
         filled = self.apply_defaults(params)
         problems = self.errors(filled)
         if problems:
             listing = "; ".join(f"{p['path']}: {p['message']}" for p in problems)
-            details: dict[str, Any] = {"errors": problems}
+            details = {"errors": problems}
             if tool is not None:
                 details["tool"] = tool
             raise InvalidParamsError(f"invalid parameters{_for(tool)}: {listing}", details)

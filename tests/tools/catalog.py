@@ -43,7 +43,7 @@ DEVICES = [
 
 
 def catalog() -> list[ToolDefinition]:
-    """Return 30 rooms × 11 tools = 330 device tool definitions."""
+    """Return 30 rooms x 11 tools = 330 device tool definitions."""
     out = []
     for room in ROOMS:
         words = room.replace("_", " ")
