@@ -297,7 +297,6 @@ class MatterToolGenerator:
             "slug": device.slug,
             "room": device.room,
             "kind": device.kind,
-            "available": device.available,
         }
 
     def _action_tool(

@@ -1,0 +1,292 @@
+"""MatterBridge: the long-lived component that keeps Matter tools in the registry in sync.
+
+On ``start`` it connects the adapter; on every snapshot and node added / updated / removed
+it rebuilds the device model, generates the tools and registers, replaces or removes them
+in the ``ToolRegistry``. An unavailable device's tools stay listed, marked unavailable,
+and its calls fail fast with ``DEVICE_UNAVAILABLE``. Attribute updates refresh one
+node's devices (regenerating their tools only when a definition changed) and publish
+``device.state``; availability changes publish ``device.availability``. Every handler
+plans the exact ``MatterAction``s, sends them through the adapter and returns what it sent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from bridge.errors import (
+    ControllerUnavailableError,
+    DeviceUnavailableError,
+    NotFoundError,
+    ToolNotFoundError,
+)
+from bridge.events import EventBus
+from bridge.matter.client import (
+    AdapterEvent,
+    AdapterEventKind,
+    MatterAdapter,
+    NodeData,
+)
+from bridge.matter.cluster_maps import ClusterMap, load_cluster_maps
+from bridge.matter.devices import Device, UserNames, build_devices
+from bridge.matter.generator import GeneratedTool, MatterToolGenerator, ToolKind
+from bridge.matter.names import DeviceNameStore
+from bridge.tools.context import CallContext, Handler
+from bridge.tools.registry import ToolRegistry
+
+LOGGER = logging.getLogger(__name__)
+
+
+class MatterBridge:
+    """Devices of one controller as tools in a registry, kept in sync with the controller."""
+
+    def __init__(
+        self,
+        *,
+        adapter: MatterAdapter,
+        registry: ToolRegistry,
+        events: EventBus | None = None,
+        names: DeviceNameStore | None = None,
+        maps: Sequence[ClusterMap] | None = None,
+        node_id: str = "",
+        unit: str = "C",
+        server_name: str = "",
+    ) -> None:
+        self.adapter = adapter
+        self.registry = registry
+        self.events = events
+        self.names = names
+        self.generator = MatterToolGenerator(
+            maps if maps is not None else load_cluster_maps(),
+            node_id=node_id,
+            unit=unit,
+            server_name=server_name,
+        )
+        self._user_names: dict[str, UserNames] = {}
+        self._devices: dict[str, Device] = {}
+        self._tools: dict[str, GeneratedTool] = {}
+        self._tool_device: dict[str, str | None] = {}
+        self._unsubscribe: Any = None
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    # -- lifecycle --------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Load stored names and start the adapter; tools follow the first snapshot."""
+        if self.names is not None:
+            self._user_names = await self.names.load()
+        self._unsubscribe = self.adapter.subscribe(self._on_event)
+        await self.adapter.start()
+
+    async def stop(self) -> None:
+        """Stop following the controller and remove this bridge's tools."""
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        await self.adapter.stop()
+        for task in tuple(self._tasks):
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        for identity in tuple(self._tools):
+            self.registry.unregister(identity)
+        self._tools.clear()
+        self._devices.clear()
+
+    def devices(self) -> list[Device]:
+        """Return the current devices ordered by node and endpoint."""
+        return list(self._devices.values())
+
+    def tool(self, identity: str) -> GeneratedTool:
+        """Return the generated tool behind a registered identity."""
+        found = self._tools.get(identity)
+        if found is None:
+            raise ToolNotFoundError(f"no Matter tool '{identity}'", {"tool": identity})
+        return found
+
+    # -- events -----------------------------------------------------------------------
+
+    def _on_event(self, event: AdapterEvent) -> None:
+        kind = event.kind
+        if kind in (
+            AdapterEventKind.CONNECTED,
+            AdapterEventKind.NODE_ADDED,
+            AdapterEventKind.NODE_UPDATED,
+            AdapterEventKind.NODE_REMOVED,
+        ):
+            self.sync()
+        elif kind is AdapterEventKind.ATTRIBUTE_UPDATED and event.node_id is not None:
+            self.refresh_node(event.node_id, event.path, event.value)
+        elif kind in (AdapterEventKind.DISCONNECTED, AdapterEventKind.SERVER_SHUTDOWN):
+            self._mark_all_unavailable()
+
+    def sync(self) -> None:
+        """Rebuild every device from the adapter's nodes and bring the registry in line."""
+        devices = build_devices(self.adapter.nodes(), self._user_names)
+        self._apply(devices)
+
+    def refresh_node(self, node_id: int, path: str | None = None, value: Any = None) -> None:
+        """Rebuild one node's devices after an attribute change; publish ``device.state``."""
+        node = self.adapter.node(node_id)
+        if node is None:
+            return
+        self.apply_node(node)
+        if self.events is not None and path is not None:
+            endpoint = path.split("/", 1)[0]
+            device = self._devices.get(f"{node_id}-{endpoint}")
+            if device is not None:
+                self.events.publish(
+                    "device.state",
+                    {"device_id": device.id, "name": device.name, "path": path, "value": value},
+                )
+
+    def apply_node(self, node: NodeData) -> None:
+        """Regenerate the tools of one node's devices (others are untouched)."""
+        fresh = build_devices([node], self._user_names_with_slugs())
+        others = [d for d in self._devices.values() if d.node_id != node.node_id]
+        devices = sorted([*others, *fresh], key=lambda d: (d.node_id, d.endpoint_id))
+        self._apply(devices, only_node=node.node_id)
+
+    def _user_names_with_slugs(self) -> dict[str, UserNames]:
+        merged = dict(self._user_names)
+        for device in self._devices.values():
+            current = merged.get(device.id, UserNames())
+            if current.slug is None:
+                merged[device.id] = UserNames(name=current.name, room=current.room,
+                                              slug=device.slug)
+        return merged
+
+    def _apply(self, devices: list[Device], only_node: int | None = None) -> None:
+        previous = self._devices
+        self._devices = {d.id: d for d in devices}
+        self._persist_new_slugs(devices, previous)
+        wanted: dict[str, GeneratedTool] = {}
+        for device in devices:
+            if only_node is not None and device.node_id != only_node:
+                continue
+            for tool in self.generator.device_tools(device):
+                wanted[tool.definition.identity] = tool
+        for tool in self.generator.shared_tools(devices):
+            wanted[tool.definition.identity] = tool
+        # Remove tools that are gone (in scope: one node's, or all).
+        for identity, dev_id in tuple(self._tool_device.items()):
+            in_scope = only_node is None or dev_id is None or (
+                self._node_of(dev_id, previous) == only_node)
+            if in_scope and identity not in wanted:
+                self.registry.unregister(identity)
+                self._tools.pop(identity, None)
+                self._tool_device.pop(identity, None)
+        for identity, tool in wanted.items():
+            available = self._available(tool)
+            old = self._tools.get(identity)
+            self._tools[identity] = tool
+            self._tool_device[identity] = tool.device_id
+            entry = self.registry.get(identity)
+            if entry is None:
+                self.registry.register(tool.definition, self._handler(identity),
+                                       available=available)
+            elif old is None or old.definition != tool.definition:
+                self.registry.replace(tool.definition, self._handler(identity),
+                                      available=available)
+            elif entry.available != available:
+                self.registry.set_available(identity, available)
+        for device in devices:
+            before = previous.get(device.id)
+            if self.events is not None and (before is None or
+                                            before.available != device.available):
+                self.events.publish("device.availability", {
+                    "device_id": device.id, "name": device.name, "available": device.available})
+
+    @staticmethod
+    def _node_of(device_id: str, devices: dict[str, Device]) -> int | None:
+        device = devices.get(device_id)
+        if device is not None:
+            return device.node_id
+        try:
+            return int(device_id.split("-", 1)[0])
+        except ValueError:
+            return None
+
+    def _available(self, tool: GeneratedTool) -> bool:
+        if not self.adapter.connected:
+            return False
+        if tool.device_id is None:
+            return True
+        device = self._devices.get(tool.device_id)
+        return device is not None and device.available
+
+    def _mark_all_unavailable(self) -> None:
+        for identity in self._tools:
+            if self.registry.get(identity) is not None:
+                self.registry.set_available(identity, False)
+        if self.events is not None:
+            for device in self._devices.values():
+                self.events.publish("device.availability", {
+                    "device_id": device.id, "name": device.name, "available": False})
+
+    def _persist_new_slugs(self, devices: list[Device], previous: dict[str, Device]) -> None:
+        new = {d.id: d.slug for d in devices
+               if self._user_names.get(d.id, UserNames()).slug is None}
+        if not new:
+            return
+        for dev_id, slug in new.items():
+            current = self._user_names.get(dev_id, UserNames())
+            self._user_names[dev_id] = UserNames(name=current.name, room=current.room, slug=slug)
+        if self.names is not None:
+            task = asyncio.get_running_loop().create_task(self.names.save_slugs(new))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    async def rename(self, device_id: str, name: str, room: str | None = None) -> Device:
+        """Rename a device now (persisted when a store is set) and regenerate its tools."""
+        if device_id not in self._devices:
+            raise NotFoundError(f"no Matter device '{device_id}'", {"device_id": device_id})
+        if self.names is not None:
+            stored = await self.names.rename(device_id, name, room=room)
+        else:
+            stored = UserNames(name=name, room=room)
+        self._user_names[device_id] = stored
+        self.sync()
+        return self._devices[device_id]
+
+    # -- calls ------------------------------------------------------------------------
+
+    def _handler(self, identity: str) -> Handler:
+        async def handle(params: dict[str, Any], ctx: CallContext) -> Any:
+            return await self.call(identity, params)
+
+        return handle
+
+    async def call(self, identity: str, params: dict[str, Any]) -> Any:
+        """Run one call of a Matter tool: check availability, plan, send, report.
+
+        Raises ``DeviceUnavailableError`` at once for an unavailable device,
+        ``ControllerUnavailableError`` without a controller connection, and whatever the
+        plan or the controller raise (``INVALID_PARAMS``, ``TOOL_FAILED``).
+        """
+        tool = self.tool(identity)
+        if not self.adapter.connected:
+            raise ControllerUnavailableError("the Matter controller is not connected")
+        device_id = tool.device_id or (
+            str(params["device_id"]) if "device_id" in params else None)
+        device = self._devices.get(device_id) if device_id else None
+        if device is not None and not device.available:
+            raise DeviceUnavailableError(
+                f"{device.name} is not reachable right now", {"device_id": device.id})
+        actions = tool.plan(params)
+        results = [await self.adapter.execute(action) for action in actions]
+        if tool.kind in (ToolKind.STATE, ToolKind.SENSOR):
+            values: dict[str, Any] = {}
+            for result in results:
+                if isinstance(result, dict):
+                    values.update(result)
+            return tool.state_from(values, self.generator.unit, params)
+        return {
+            "ok": True,
+            "device_id": device.id if device is not None else device_id,
+            "sent": [action.to_json() for action in actions],
+            "results": results,
+        }

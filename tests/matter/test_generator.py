@@ -1,0 +1,435 @@
+"""MatterToolGenerator over every recorded node dump: names, schemas, exact Matter requests."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from bridge.errors import InvalidParamsError, NotFoundError
+from bridge.matter.client import ActionKind, NodeData, build_command
+from bridge.matter.cluster_maps import load_cluster_maps
+from bridge.matter.devices import SLUG_RE, build_devices
+from bridge.matter.generator import MatterToolGenerator, ToolKind, cached_values
+from bridge.tools.validation import validate_call as validate_params
+from tests.matter.dumps import DUMP_FILES, DUMP_IDS, load_dump
+
+MAPS = load_cluster_maps()
+
+LIGHT = ["on", "off", "toggle", "state"]
+DIM = ["brightness", "on", "off", "toggle", "state"]
+THERMO = ["set_temperature", "set_mode", "adjust_temperature", "state"]
+COVER = ["open", "close", "stop", "set_position", "state"]
+
+# dump -> {slug: [tool suffixes in generation order]}, plus the shared tools.
+EXPECTED: dict[str, tuple[dict[str, list[str]], list[str]]] = {
+    "ha-core/aqara_u200": ({"aqara_smart_lock_u200": ["lock", "unlock", "state"]},
+                           ["matter:control_matter_device"]),
+    "ha-core/atios_knx_bridge": ({}, []),
+    "ha-core/color_temperature_light": (
+        {"mock_color_temperature_light": ["color_temperature", *DIM]},
+        ["matter:control_matter_device"]),
+    "ha-core/eberle_ute3000": ({"connected_thermostat_ute_3000": THERMO},
+                               ["core:query_sensor", "matter:control_matter_device"]),
+    "ha-core/eve_contact_sensor": ({"contact_sensor_eve_door": ["state"]},
+                                   ["core:query_sensor", "matter:control_matter_device"]),
+    "ha-core/eve_thermo_v4": ({"thermostat_eve_thermo_20ebp1701": THERMO},
+                              ["core:query_sensor", "matter:control_matter_device"]),
+    "ha-core/eve_weather_sensor": (
+        {"eve_weather_temperature_sensor": ["state"], "eve_weather_humidity_sensor": ["state"]},
+        ["core:query_sensor", "matter:control_matter_device"]),
+    "ha-core/heiman_smoke_detector": ({"smoke_sensor": ["state"]},
+                                      ["core:query_sensor", "matter:control_matter_device"]),
+    "ha-core/longan_link_thermostat": (
+        {"thermostat_longan_link_hvac": ["on", "off", "toggle", *THERMO]},
+        ["core:query_sensor", "matter:control_matter_device"]),
+    "ha-core/mock_composed_bridge": (
+        {"kitchen_plug": LIGHT, "kitchen_plug_temperature_sensor": ["state"]},
+        ["core:query_sensor", "matter:control_matter_device"]),
+    "ha-core/mock_dimmable_light": ({"mock_dimmable_light": DIM},
+                                    ["matter:control_matter_device"]),
+    "ha-core/mock_door_lock": ({"mock_door_lock": ["lock", "unlock", "on", "off", "toggle",
+                                                   "state"]},
+                               ["matter:control_matter_device"]),
+    "ha-core/mock_fan": ({"mocked_fan_switch": []}, ["matter:control_matter_device"]),
+    "ha-core/mock_onoff_light": ({"mock_onoff_light": LIGHT}, ["matter:control_matter_device"]),
+    "ha-core/mock_thermostat": ({"mock_thermostat": THERMO},
+                                ["core:query_sensor", "matter:control_matter_device"]),
+    "ha-core/mock_window_covering_full": ({"blind_mock_full_window_covering": COVER},
+                                          ["matter:control_matter_device"]),
+    "ha-core/resideo_x2s_thermostat": ({"x2s_smart_thermostat": THERMO},
+                                       ["core:query_sensor", "matter:control_matter_device"]),
+    "ha-core/wago_home_blind_control": (
+        {"home_blind_wi_fi": COVER, "home_blind_wi_fi_switch_2": [],
+         "home_blind_wi_fi_switch_3": []},
+        ["matter:control_matter_device"]),
+    "ha-core/yandex_smart_socket": ({"plug_yndx_00540": LIGHT}, ["matter:control_matter_device"]),
+    "matterjs-commissioned/node-1-onoff": ({"light_test_onoff": LIGHT},
+                                           ["matter:control_matter_device"]),
+    "matterjs-commissioned/node-2-dimmable": ({"light_test_dimmable": DIM},
+                                              ["matter:control_matter_device"]),
+    "matterjs-commissioned/node-3-color": (
+        {"light_test_color": ["set_color", "color_temperature", *DIM]},
+        ["matter:control_matter_device"]),
+    "matterjs-commissioned/node-4-thermostat": ({"test_thermostat": THERMO},
+                                                ["core:query_sensor",
+                                                 "matter:control_matter_device"]),
+}
+
+# One example call per tool suffix, in human units.
+EXAMPLES: dict[str, dict[str, Any]] = {
+    "brightness": {"percent": 30},
+    "set_color": {"color": "orange"},
+    "color_temperature": {"kelvin": 2700},
+    "set_temperature": {"celsius": 21.5},
+    "set_mode": {"mode": "heat"},
+    "adjust_temperature": {"degrees": 1.5},
+    "set_position": {"percent_open": 25},
+}
+
+
+def generate(name: str, unit: str = "C") -> tuple[list[Any], list[Any]]:
+    devices = build_devices([NodeData.from_json(load_dump(name))])
+    tools = MatterToolGenerator(MAPS, node_id="node-a", unit=unit).generate(devices)
+    return devices, tools
+
+
+def test_every_dump_has_expectations() -> None:
+    assert sorted(EXPECTED) == DUMP_IDS
+    assert len(DUMP_FILES) == 23
+
+
+@pytest.mark.parametrize("name", DUMP_IDS)
+def test_tool_names_per_dump(name: str) -> None:
+    devices, tools = generate(name)
+    per_device, shared = EXPECTED[name]
+    assert [d.slug for d in devices] == list(per_device)
+    for device in devices:
+        assert SLUG_RE.match(device.slug)
+        names = [t.definition.name for t in tools if t.device_id == device.id]
+        assert names == [f"{device.slug}_{s}" for s in per_device[device.slug]]
+    assert [t.definition.key for t in tools if t.device_id is None] == shared
+
+
+@pytest.mark.parametrize("name", DUMP_IDS)
+def test_definitions_carry_permissions_routing_and_matter_metadata(name: str) -> None:
+    devices, tools = generate(name)
+    by_id = {d.id: d for d in devices}
+    for tool in tools:
+        defn = tool.definition
+        assert defn.requires.capabilities == ("matter_bridge",)
+        assert defn.routing.prefer_local is True
+        assert defn.routing.node_affinity == ("node-a",)
+        assert defn.routing.hop_limit == 1
+        if tool.device_id is None:
+            continue
+        device = by_id[tool.device_id]
+        assert defn.namespace == "matter"
+        matter = defn.metadata["matter"]
+        assert (matter["node_id"], matter["endpoint_id"]) == (device.node_id, device.endpoint_id)
+        if tool.kind is ToolKind.STATE:
+            assert defn.category.value == "sensing"
+            assert defn.requires.permissions == (f"device:read:{device.id}",)
+        else:
+            assert defn.category.value == "acting"
+            assert defn.requires.permissions == (f"device:control:{device.id}",)
+            assert ("command" in matter) != ("attribute" in matter)
+        assert device.name in defn.description
+
+
+@pytest.mark.parametrize("name", DUMP_IDS)
+def test_every_action_builds_with_the_sdk_classes(name: str) -> None:
+    """Each tool's example call plans commands that chip.clusters accepts as they are."""
+    _devices, tools = generate(name)
+    for tool in tools:
+        if tool.kind is not ToolKind.ACTION:
+            continue
+        suffix = tool.definition.name.rsplit("_", 1)[-1]
+        params = next((v for k, v in EXAMPLES.items() if tool.definition.name.endswith(k)), {})
+        if suffix == "mode":
+            params = {"mode": tool.definition.parameters["properties"]["mode"]["enum"][1]}
+        params = validate_params(tool.definition, copy.deepcopy(params))
+        actions = tool.plan(params)
+        assert actions, tool.definition.name
+        matter = tool.definition.metadata["matter"]
+        for action in actions:
+            assert action.cluster == matter["cluster"]
+            if action.kind is ActionKind.COMMAND:
+                assert action.name == matter["command"]
+                build_command(action.cluster, action.name, action.payload)
+            else:
+                targets = matter["attribute"]
+                assert action.name in (targets if isinstance(targets, list) else [targets])
+
+
+@pytest.mark.parametrize("name", DUMP_IDS)
+def test_state_reads_recorded_values_in_human_units(name: str) -> None:
+    devices, tools = generate(name)
+    for tool in tools:
+        if tool.kind is not ToolKind.STATE:
+            continue
+        device = next(d for d in devices if d.id == tool.device_id)
+        reads = tool.plan({})
+        paths = {p for r in reads for p in r.paths}
+        assert all(r.kind is ActionKind.READ for r in reads)
+        state = tool.state_from(cached_values(device))
+        assert list(state) == [p.field.field for p in tool.state]
+        assert paths  # every state tool reads at least one attribute
+
+
+STATES = {
+    "ha-core/aqara_u200": {"lock_state": "locked"},
+    "ha-core/color_temperature_light": {"color_mode": "hue_saturation",
+                                        "color_temperature_kelvin": 3521,
+                                        "brightness_percent": 50, "on": True},
+    "ha-core/eve_weather_sensor": {"temperature": 16.03},
+    "ha-core/mock_thermostat": {"temperature": 18.0, "heating_setpoint": 20.0,
+                                "cooling_setpoint": 26.0, "mode": "auto"},
+    "ha-core/longan_link_thermostat": {"on": True, "temperature": 28.3, "heating_setpoint": None,
+                                       "cooling_setpoint": None, "mode": "cool"},
+    "matterjs-commissioned/node-3-color": {
+        "color_mode": "color_temperature", "color": {"hue": 170, "saturation": 79},
+        "color_xy": {"x": 0.3805, "y": 0.3769}, "color_temperature_kelvin": 3333,
+        "brightness_percent": 30, "on": True},
+    "ha-core/mock_window_covering_full": {"percent_open": 100.0},
+}
+
+
+@pytest.mark.parametrize("name", sorted(STATES))
+def test_state_values(name: str) -> None:
+    devices, tools = generate(name)
+    state_tool = next(t for t in tools if t.kind is ToolKind.STATE)
+    device = next(d for d in devices if d.id == state_tool.device_id)
+    assert state_tool.state_from(cached_values(device)) == STATES[name]
+
+
+def tool_named(name: str, tool: str, unit: str = "C") -> Any:
+    _devices, tools = generate(name, unit)
+    return next(t for t in tools if t.definition.name == tool)
+
+
+def sent(name: str, tool: str, params: dict[str, Any], unit: str = "C") -> list[dict[str, Any]]:
+    found = tool_named(name, tool, unit)
+    params = validate_params(found.definition, params)
+    return [a.to_json() for a in found.plan(params)]
+
+
+def cmd(node: int, cluster: str, command: str, payload: dict[str, Any],
+        **extra: Any) -> dict[str, Any]:
+    return {"kind": "command", "node_id": node, "endpoint_id": 1, "cluster": cluster,
+            "command": command, "payload": payload, **extra}
+
+
+def write(node: int, attribute: str, value: Any) -> dict[str, Any]:
+    return {"kind": "write", "node_id": node, "endpoint_id": 1, "cluster": "Thermostat",
+            "attribute": attribute, "value": value}
+
+
+OPTS = {"optionsMask": 0, "optionsOverride": 0}
+
+
+def test_onoff_commands() -> None:
+    d = "matterjs-commissioned/node-1-onoff"
+    assert sent(d, "light_test_onoff_on", {}) == [cmd(1, "OnOff", "On", {})]
+    assert sent(d, "light_test_onoff_off", {}) == [cmd(1, "OnOff", "Off", {})]
+    assert sent(d, "light_test_onoff_toggle", {}) == [cmd(1, "OnOff", "Toggle", {})]
+
+
+def test_brightness_percent_to_level_with_onoff() -> None:
+    d = "matterjs-commissioned/node-2-dimmable"
+    tool = tool_named(d, "light_test_dimmable_brightness")
+    assert tool.definition.parameters["properties"]["percent"] == {
+        "type": "number", "minimum": 0, "maximum": 100,
+        "description": "Brightness in percent (0–100)."}  # noqa: RUF001
+    assert tool.definition.parameters["required"] == ["percent"]
+    assert tool.definition.description == (
+        "Set the brightness of Test dimmable, 0–100 % (0 turns it off).")  # noqa: RUF001
+    assert sent(d, "light_test_dimmable_brightness", {"percent": 30}) == [
+        cmd(2, "LevelControl", "MoveToLevelWithOnOff",
+            {"level": 77, "transitionTime": None, **OPTS})]
+    assert sent(d, "light_test_dimmable_brightness", {"percent": 0,
+                                                      "transition_seconds": 2.5}) == [
+        cmd(2, "LevelControl", "MoveToLevelWithOnOff", {"level": 1, "transitionTime": 25, **OPTS})]
+    assert sent(d, "light_test_dimmable_brightness", {"percent": 100})[0]["payload"]["level"] == 254
+
+
+def test_color_picks_the_device_mode() -> None:
+    # matter.js colour light: HS + XY + CT, no enhanced hue -> MoveToHueAndSaturation.
+    d = "matterjs-commissioned/node-3-color"
+    assert sent(d, "light_test_color_set_color", {"color": "orange"}) == [
+        cmd(3, "ColorControl", "MoveToHueAndSaturation",
+            {"hue": 27, "saturation": 254, "transitionTime": 0, **OPTS})]
+    assert sent(d, "light_test_color_set_color", {"color": "#0000ff"}) == [
+        cmd(3, "ColorControl", "MoveToHueAndSaturation",
+            {"hue": 169, "saturation": 254, "transitionTime": 0, **OPTS})]
+    assert sent(d, "light_test_color_set_color", {"hue": 120, "saturation": 50}) == [
+        cmd(3, "ColorControl", "MoveToHueAndSaturation",
+            {"hue": 85, "saturation": 127, "transitionTime": 0, **OPTS})]
+    with pytest.raises(InvalidParamsError, match="unknown colour 'blurple'"):
+        sent(d, "light_test_color_set_color", {"color": "blurple"})
+    with pytest.raises(InvalidParamsError, match="give either 'color'"):
+        sent(d, "light_test_color_set_color", {})
+
+
+def test_color_temperature_kelvin_to_mireds_within_physical_limits() -> None:
+    d = "matterjs-commissioned/node-3-color"  # physical 153..500 mireds
+    tool = tool_named(d, "light_test_color_color_temperature")
+    assert tool.definition.description == (
+        "Set the white colour temperature of Test color in kelvin (2000-6536 K; lower is warmer).")
+    assert sent(d, tool.definition.name, {"kelvin": 2700}) == [
+        cmd(3, "ColorControl", "MoveToColorTemperature",
+            {"colorTemperatureMireds": 370, "transitionTime": 0, **OPTS})]
+    assert sent(d, tool.definition.name, {"kelvin": 1000})[0]["payload"][
+        "colorTemperatureMireds"] == 500
+    assert sent(d, tool.definition.name, {"kelvin": 20000})[0]["payload"][
+        "colorTemperatureMireds"] == 153
+
+
+def test_thermostat_heat_cool_setpoint_by_mode() -> None:
+    # matter.js thermostat: Heating+Cooling, SystemMode heat (4), no limits -> defaults.
+    d = "matterjs-commissioned/node-4-thermostat"
+    tool = tool_named(d, "test_thermostat_set_temperature")
+    assert tool.definition.parameters == {
+        "type": "object",
+        "properties": {"celsius": {"type": "number", "minimum": 7.0, "maximum": 32.0,
+                                   "description": "Target temperature in °C (7-32)."}},
+        "required": ["celsius"], "additionalProperties": False}
+    assert sent(d, tool.definition.name, {"celsius": 21.5}) == [
+        write(4, "OccupiedHeatingSetpoint", 2150)]
+    assert sent(d, tool.definition.name, {"celsius": 31}) == [
+        write(4, "OccupiedHeatingSetpoint", 3000)]  # clamped to the heating maximum
+
+
+def test_thermostat_auto_mode_respects_deadband_and_limits() -> None:
+    # mock thermostat: Heating+Cooling+AutoMode, SystemMode auto, deadband 2.5 °C,
+    # heat 7..30 °C, cool 16..32 °C.
+    d = "ha-core/mock_thermostat"
+    assert sent(d, "mock_thermostat_set_temperature", {"celsius": 22}) == [
+        write(150, "OccupiedHeatingSetpoint", 2075), write(150, "OccupiedCoolingSetpoint", 2325)]
+    assert sent(d, "mock_thermostat_set_temperature", {"celsius": 10}) == [
+        write(150, "OccupiedHeatingSetpoint", 875), write(150, "OccupiedCoolingSetpoint", 1600)]
+
+
+def test_thermostat_fahrenheit() -> None:
+    d = "ha-core/eberle_ute3000"  # heating only, abs 5..30 °C
+    tool = tool_named(d, "connected_thermostat_ute_3000_set_temperature", unit="F")
+    assert tool.definition.parameters["properties"]["fahrenheit"]["minimum"] == 41.0
+    assert tool.definition.parameters["properties"]["fahrenheit"]["maximum"] == 86.0
+    assert sent(d, tool.definition.name, {"fahrenheit": 70}, unit="F") == [
+        write(20, "OccupiedHeatingSetpoint", 2111)]
+    assert sent(d, "connected_thermostat_ute_3000_adjust_temperature", {"degrees": -2},
+                unit="F") == [cmd(20, "Thermostat", "SetpointRaiseLower",
+                                  {"mode": 0, "amount": -11})]
+
+
+def test_thermostat_modes_follow_control_sequence() -> None:
+    heat_only = tool_named("ha-core/eberle_ute3000", "connected_thermostat_ute_3000_set_mode")
+    assert heat_only.definition.parameters["properties"]["mode"]["enum"] == ["off", "heat"]
+    both_auto = tool_named("ha-core/mock_thermostat", "mock_thermostat_set_mode")
+    assert both_auto.definition.parameters["properties"]["mode"]["enum"] == [
+        "off", "heat", "cool", "auto"]
+    assert sent("ha-core/mock_thermostat", "mock_thermostat_set_mode", {"mode": "cool"}) == [
+        write(150, "SystemMode", 3)]
+    with pytest.raises(InvalidParamsError):
+        sent("ha-core/eberle_ute3000", "connected_thermostat_ute_3000_set_mode", {"mode": "cool"})
+
+
+def test_unlock_is_dangerous_and_timed() -> None:
+    tool = tool_named("ha-core/mock_door_lock", "mock_door_lock_unlock")
+    assert tool.definition.dangerous is True
+    assert tool.definition.confirmation is not None
+    assert tool.definition.confirmation.mode == "always"
+    assert tool.definition.confirmation.message == "Unlock Mock Door Lock?"
+    assert sent("ha-core/mock_door_lock", "mock_door_lock_unlock", {}) == [
+        cmd(16, "DoorLock", "UnlockDoor", {}, timed=True)]
+    lock = tool_named("ha-core/mock_door_lock", "mock_door_lock_lock")
+    assert lock.definition.dangerous is False
+
+
+def test_window_covering_position() -> None:
+    d = "ha-core/mock_window_covering_full"
+    assert sent(d, "blind_mock_full_window_covering_set_position", {"percent_open": 25}) == [
+        cmd(50, "WindowCovering", "GoToLiftPercentage", {"liftPercent100thsValue": 7500})]
+    assert sent(d, "blind_mock_full_window_covering_open", {}) == [
+        cmd(50, "WindowCovering", "UpOrOpen", {})]
+
+
+def test_generic_tool_checks_against_chip_clusters() -> None:
+    _devices, tools = generate("matterjs-commissioned/node-1-onoff")
+    generic = next(t for t in tools if t.kind is ToolKind.GENERIC)
+    assert generic.definition.key == "matter:control_matter_device"
+    assert generic.definition.requires.permissions == ("device:control:{device_id}",)
+    ok = generic.plan({"device_id": "1-1", "cluster": "Identify", "command": "Identify",
+                       "payload": {"identifyTime": 5}})
+    assert [a.to_json() for a in ok] == [cmd(1, "Identify", "Identify", {"identifyTime": 5})]
+    with pytest.raises(InvalidParamsError, match="has no command 'Onn'"):
+        generic.plan({"device_id": "1-1", "cluster": "OnOff", "command": "Onn", "payload": {}})
+    with pytest.raises(InvalidParamsError, match="identifyTime must be an integer"):
+        generic.plan({"device_id": "1-1", "cluster": "Identify", "command": "Identify",
+                      "payload": {"identifyTime": "five"}})
+    with pytest.raises(InvalidParamsError, match="unknown field"):
+        generic.plan({"device_id": "1-1", "cluster": "Identify", "command": "Identify",
+                      "payload": {"identifyTime": 5, "extra": 1}})
+    with pytest.raises(InvalidParamsError, match="has no LevelControl cluster"):
+        generic.plan({"device_id": "1-1", "cluster": "LevelControl", "command": "MoveToLevel",
+                      "payload": {}})
+    with pytest.raises(NotFoundError):
+        generic.plan({"device_id": "9-9", "cluster": "OnOff", "command": "On"})
+
+
+def test_query_sensor_reads_one_sensor() -> None:
+    devices, tools = generate("ha-core/eve_weather_sensor")
+    sensor = next(t for t in tools if t.kind is ToolKind.SENSOR)
+    assert sensor.definition.key == "core:query_sensor"
+    assert sensor.definition.parameters["properties"]["device_id"]["enum"] == ["29-1", "29-2"]
+    assert sensor.definition.parameters["properties"]["sensor"]["enum"] == [
+        "humidity", "temperature"]
+    params = {"device_id": "29-2", "sensor": "humidity"}
+    reads = sensor.plan(params)
+    assert [r.to_json() for r in reads] == [{
+        "kind": "read", "node_id": 29, "endpoint_id": 2, "cluster": "RelativeHumidityMeasurement",
+        "attributes": ["MeasuredValue"]}]
+    values = cached_values(devices[1])
+    assert sensor.state_from(values, params=params) == {
+        "device_id": "29-2", "name": "Eve Weather Humidity Sensor", "sensor": "humidity",
+        "value": 80.66}
+    with pytest.raises(InvalidParamsError, match="has no humidity sensor"):
+        sensor.plan({"device_id": "29-1", "sensor": "humidity"})
+
+
+ODD_NODES: list[dict[str, Any]] = [
+    {"node_id": 7, "attributes": {}},
+    {"node_id": 7, "available": True, "attributes": {"1/29/0": "garbage", "1/6/0": True}},
+    {"node_id": 7, "available": True, "attributes": {
+        "0/40/5": "\x00\x00", "0/40/3": {"TLVValue": None, "Reason": None},
+        "1/29/0": [{"0": 256, "1": 1}], "1/29/1": [6], "1/6/65529": "not-a-list",
+        "1/6/65532": {"TLVValue": None, "Reason": None}, "1/6/0": {"TLVValue": None}}},
+    {"node_id": 7, "available": True, "attributes": {
+        "1/29/0": [{"0": 769, "1": 1}], "1/29/1": [513], "1/513/65532": 3, "1/513/18": 2000,
+        "1/513/3": "hot", "1/513/27": 99, "1/513/28": None, "x/y/z": 1}},
+]
+
+
+@pytest.mark.parametrize("doc", ODD_NODES)
+def test_odd_data_never_crashes(doc: dict[str, Any]) -> None:
+    devices = build_devices([NodeData.from_json(doc)])
+    tools = MatterToolGenerator(MAPS).generate(devices)
+    for device in devices:
+        assert SLUG_RE.match(device.slug)
+        assert device.name
+    for tool in tools:
+        if tool.kind is ToolKind.STATE:
+            dev = next(d for d in devices if d.id == tool.device_id)
+            tool.state_from(cached_values(dev))
+
+
+def test_odd_data_names_and_tools() -> None:
+    devices = build_devices([NodeData.from_json(ODD_NODES[2])])
+    assert [(d.name, d.slug) for d in devices] == [("Matter Light", "matter_light")]
+    assert MatterToolGenerator(MAPS).device_tools(devices[0]) == []  # OnOff has no usable data
+    thermo = build_devices([NodeData.from_json(ODD_NODES[3])])
+    names = [t.definition.name for t in MatterToolGenerator(MAPS).device_tools(thermo[0])]
+    # SystemMode is null -> no set_mode; no AcceptedCommandList -> mandatory commands assumed.
+    assert names == ["matter_thermostat_set_temperature",
+                     "matter_thermostat_adjust_temperature", "matter_thermostat_state"]
