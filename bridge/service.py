@@ -186,7 +186,18 @@ class BridgeService:
                 _LOGGER.error("tool manifest %s: %s", manifest, problem.message)
 
     def _build_invocation(self) -> Component | None:
-        """Return the invocation runtime (issue 3 plugs in here)."""
+        """Build the invocation runtime on this start's database, trusting the node key."""
+        from bridge.auth.keys import KEY_FILE_NAME, NodeKey
+        from bridge.invocation.runtime import InvocationRuntime
+
+        self.invocation = InvocationRuntime.build(
+            config=self.config,
+            db=self.db,
+            registry=self.registry,
+            events=self.events,
+            key=NodeKey.load_or_create(self.state_dir / KEY_FILE_NAME),
+            node_id=self.node_id,
+        )
         return self.invocation
 
     def _build_matter(self) -> Component | None:

@@ -33,10 +33,15 @@ if TYPE_CHECKING:
 _LOGGER = logging.getLogger(__name__)
 
 # Modules exposing ``middleware`` (an aiohttp middleware), outermost first, inside errors.
-MIDDLEWARE_MODULES: tuple[str, ...] = ()
+MIDDLEWARE_MODULES: tuple[str, ...] = ("bridge.api.auth",)
 
 # Modules exposing ``setup(app)`` that add routes.
-ROUTE_MODULES: tuple[str, ...] = ("bridge.api.tools_routes", "bridge.api.mesh_routes")
+ROUTE_MODULES: tuple[str, ...] = (
+    "bridge.api.tools_routes",
+    "bridge.api.mesh_routes",
+    "bridge.api.invoke_routes",
+    "bridge.api.events_routes",
+)
 
 SERVICE_KEY: web.AppKey[BridgeService] = web.AppKey("service")
 

@@ -194,6 +194,7 @@ class Invoker:
         state: _State,
         started: float,
     ) -> ToolResponse:
+        state.token = token
         self.replay.check(request.id, request.timestamp)
         if token is None:
             token = self.authenticate(request.token)

@@ -1,0 +1,107 @@
+"""Bearer-token authentication for the HTTP API.
+
+Every request needs ``Authorization: Bearer <token>`` with a token the node's verifier
+accepts, except ``GET /healthz`` and the mesh's node-to-node routes
+(``POST /v1/mesh/gossip|push|invoke``), which carry signed node envelopes checked by
+``bridge/mesh`` (a forwarded call still carries the caller's token, which the invoker
+checks). A WebSocket upgrade on ``GET /v1/events`` may pass the token as
+``?token=`` because browsers cannot set headers there. The verified ``AgentToken`` is
+kept on the request under ``AGENT_SLOT``; ``token_of(request)`` returns it. Every
+rejection is written to the audit log.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from aiohttp import web
+
+from bridge.auth.audit import AuditEntry
+from bridge.auth.permissions import covers
+from bridge.auth.tokens import AgentToken
+from bridge.errors import PermissionDeniedError, UnauthenticatedError
+
+PUBLIC_ROUTES = frozenset({("GET", "/healthz"), ("HEAD", "/healthz")})
+NODE_SIGNED_ROUTES = frozenset(
+    {("POST", "/v1/mesh/gossip"), ("POST", "/v1/mesh/push"), ("POST", "/v1/mesh/invoke")}
+)
+QUERY_TOKEN_PATHS = frozenset({"/v1/events"})
+AGENT_SLOT: web.RequestKey[AgentToken] = web.RequestKey("atmosphere.agent", AgentToken)
+MAX_AUTH_HEADER = 16_500
+
+
+def token_of(request: web.Request) -> AgentToken:
+    """Return the verified token of ``request``; raise ``UnauthenticatedError`` if none."""
+    token = request.get(AGENT_SLOT)
+    if not isinstance(token, AgentToken):
+        raise UnauthenticatedError("a bearer token is required", {"reason": "missing"})
+    return token
+
+
+def require(request: web.Request, permission: str) -> AgentToken:
+    """Return the request's token if it grants ``permission``; raise ``PERMISSION_DENIED``."""
+    token = token_of(request)
+    if not any(covers(p, permission) for p in token.permissions):
+        raise PermissionDeniedError(
+            f"this needs '{permission}'", {"required": permission}
+        )
+    return token
+
+
+def _raw_token(request: web.Request) -> str:
+    header = request.headers.get("Authorization")
+    if header is not None:
+        if len(header) > MAX_AUTH_HEADER:
+            raise UnauthenticatedError("authorization header is too long", {"reason": "malformed"})
+        scheme, _, value = header.partition(" ")
+        if scheme.lower() != "bearer" or not value.strip():
+            raise UnauthenticatedError(
+                "authorization must be 'Bearer <token>'", {"reason": "malformed"}
+            )
+        return value.strip()
+    if request.path in QUERY_TOKEN_PATHS and request.query.get("token"):
+        return request.query["token"]
+    raise UnauthenticatedError(
+        "a bearer token is required: send 'Authorization: Bearer <token>'",
+        {"reason": "missing"},
+    )
+
+
+@web.middleware
+async def middleware(request: web.Request, handler: Any) -> web.StreamResponse:
+    """Verify the bearer token of every request that needs one."""
+    route = (request.method, request.path)
+    if route in PUBLIC_ROUTES or route in NODE_SIGNED_ROUTES:
+        response: web.StreamResponse = await handler(request)
+        return response
+    from bridge.api.app import service_of  # app imports this module
+
+    runtime = service_of(request).invocation
+    if runtime is None:
+        raise UnauthenticatedError(
+            "this node cannot verify tokens (invocation is not running)", {"reason": "no_verifier"}
+        )
+    try:
+        raw = _raw_token(request)
+        request[AGENT_SLOT] = runtime.verifier.verify(raw)
+    except UnauthenticatedError as err:
+        runtime.audit.record(
+            AuditEntry(
+                call_id=uuid.uuid4().hex,
+                agent_id=None,
+                tool=None,
+                decision="unauthenticated",
+                outcome="error",
+                error_code=err.code.value,
+                details={
+                    "method": request.method,
+                    "path": request.path[:256],
+                    "reason": err.details.get("reason"),
+                    "remote": request.remote,
+                },
+            )
+        )
+        raise
+    response = await handler(request)
+    return response

@@ -1,0 +1,101 @@
+"""``GET /v1/events``: a WebSocket streaming tool-call status, registry and approval events.
+
+``?types=tool_call.,registry.`` chooses event-type prefixes (default: tool calls,
+registry changes, approvals). Each frame is an event's JSON (``{"type", "data", "ts"}``).
+An agent sees the status of its own calls, and every call with ``admin:events``;
+approval events need ``admin:approve``. When the client reads too slowly the bus drops
+its oldest events and a ``{"type": "events.dropped", "data": {"count": n}}`` frame says
+how many.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+from aiohttp import WSMsgType, web
+
+from bridge.api.app import service_of
+from bridge.api.auth import token_of
+from bridge.api.openapi import add_route, query_param
+from bridge.auth.permissions import covers
+from bridge.auth.tokens import AgentToken
+from bridge.errors import InvalidRequestError
+from bridge.events import Event
+
+DEFAULT_TYPES = ("tool_call.", "registry.", "approval.")
+ALLOWED_PREFIXES = ("tool_call.", "registry.", "approval.", "device.", "commissioning.", "mesh.")
+
+
+def _visible(event: Event, token: AgentToken) -> bool:
+    if event.type.startswith("tool_call."):
+        return event.data.get("agentId") == token.agent_id or any(
+            covers(p, "admin:events") for p in token.permissions
+        )
+    if event.type.startswith("approval."):
+        return any(covers(p, "admin:approve") for p in token.permissions)
+    return True
+
+
+async def events(request: web.Request) -> web.StreamResponse:
+    """Stream events to a WebSocket client until it disconnects."""
+    token = token_of(request)
+    raw = request.query.get("types")
+    types = tuple(t for t in (raw or "").split(",") if t) or DEFAULT_TYPES
+    bad = [t for t in types if not t.startswith(ALLOWED_PREFIXES)]
+    if bad:
+        raise InvalidRequestError(
+            f"unknown event type prefix(es): {', '.join(bad)}", {"allowed": list(ALLOWED_PREFIXES)}
+        )
+    ws = web.WebSocketResponse(heartbeat=30.0)
+    if not ws.can_prepare(request).ok:
+        raise InvalidRequestError("GET /v1/events needs a WebSocket upgrade")
+    await ws.prepare(request)
+    bus = service_of(request).events
+    async with bus.subscription(*types) as sub:
+        reader = asyncio.get_running_loop().create_task(_drain_client(ws))
+        reported = 0
+        try:
+            while not ws.closed and not reader.done():
+                getter = asyncio.ensure_future(sub.get())
+                await asyncio.wait({getter, reader}, return_when=asyncio.FIRST_COMPLETED)
+                if not getter.done():
+                    getter.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await getter
+                    break
+                event = getter.result()
+                if sub.dropped > reported:
+                    await ws.send_json(
+                        {"type": "events.dropped", "data": {"count": sub.dropped - reported}}
+                    )
+                    reported = sub.dropped
+                if _visible(event, token):
+                    await ws.send_json(event.to_json())
+        except (ConnectionResetError, RuntimeError):
+            pass
+        finally:
+            reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await reader
+            await ws.close()
+    return ws
+
+
+async def _drain_client(ws: web.WebSocketResponse) -> None:
+    async for msg in ws:
+        if msg.type in (WSMsgType.CLOSE, WSMsgType.ERROR):
+            break
+
+
+def setup(app: web.Application) -> None:
+    """Add the events WebSocket route."""
+    add_route(app, "GET", "/v1/events", events, operation_id="streamEvents",
+              summary="WebSocket stream of tool-call status, registry and approval events",
+              tags=["events"],
+              parameters=[
+                  query_param("types", "comma-separated event type prefixes"),
+                  query_param("token", "the bearer token, for clients that cannot set headers"),
+              ],
+              responses={"101": "switching to WebSocket", "400": "not a WebSocket request",
+                         "401": "missing or invalid token"})

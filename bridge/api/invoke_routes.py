@@ -1,0 +1,192 @@
+"""HTTP routes that run calls: invoke, jobs and approvals.
+
+- ``POST /v1/invoke`` — body ``{"tool", "params"?, "version"?, "idempotency_key"?,
+  "context"?, "routing"?, "id"?, "timestamp"?}``; answers the ``tool_response`` with
+  status 200 on success or the error's HTTP status (its ``error`` member has the
+  standard ``{code, message, details, retryable}`` form). A client-chosen ``id`` /
+  ``timestamp`` is checked by the replay guard.
+- ``POST /v1/jobs`` — the same body; answers 202 with the job at once.
+- ``GET /v1/jobs/{job_id}`` / ``DELETE /v1/jobs/{job_id}`` — status / cancel (own jobs,
+  or any with ``admin:jobs``).
+- ``GET /v1/approvals?status=`` / ``POST /v1/approvals/{approval_id}``
+  (``{"decision": "approve"|"deny"}``) — need ``admin:approve``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+
+from bridge.api.app import json_response, read_json, service_of
+from bridge.api.auth import require, token_of
+from bridge.api.openapi import add_route, path_param, query_param
+from bridge.auth.approvals import APPROVE_PERMISSION
+from bridge.errors import InvalidRequestError, UnauthenticatedError, error_from_json
+from bridge.invocation.messages import ToolRequest
+from bridge.invocation.runtime import InvocationRuntime
+
+INVOKE_FIELDS = frozenset(
+    {"tool", "params", "version", "idempotency_key", "context", "routing", "id", "timestamp"}
+)
+
+_STR_OR_NULL = {"type": ["string", "null"]}
+INVOKE_BODY: dict[str, Any] = {
+    "type": "object",
+    "required": ["tool"],
+    "additionalProperties": False,
+    "properties": {
+        "tool": {"type": "string", "minLength": 1, "maxLength": 512},
+        "params": {"type": "object"},
+        "version": _STR_OR_NULL,
+        "idempotency_key": _STR_OR_NULL,
+        "id": _STR_OR_NULL,
+        "timestamp": {"type": ["number", "null"]},
+        "context": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "agent_id": _STR_OR_NULL, "session_id": _STR_OR_NULL, "trace_id": _STR_OR_NULL,
+            },
+        },
+        "routing": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "prefer_nodes": {"type": "array", "items": {"type": "string"}},
+                "exclude_nodes": {"type": "array", "items": {"type": "string"}},
+                "hop_budget": {"type": "integer", "minimum": 0, "maximum": 16},
+                "timeout_ms": {"type": ["integer", "null"], "minimum": 1},
+                "path": {"type": "array", "items": {"type": "string"}},
+            },
+        },
+    },
+}
+DECISION_BODY: dict[str, Any] = {
+    "type": "object",
+    "required": ["decision"],
+    "additionalProperties": False,
+    "properties": {"decision": {"enum": ["approve", "deny"]}},
+}
+
+
+def _runtime(request: web.Request) -> InvocationRuntime:
+    runtime = service_of(request).invocation
+    if runtime is None:
+        raise UnauthenticatedError("invocation is not running on this node")
+    return runtime
+
+
+async def parse_invoke(request: web.Request) -> ToolRequest:
+    """Read and check an invoke body; raise ``InvalidRequestError`` when malformed."""
+    body = await read_json(request)
+    if not isinstance(body, dict):
+        raise InvalidRequestError("request body must be a JSON object")
+    unknown = sorted(set(body) - INVOKE_FIELDS)
+    if unknown:
+        raise InvalidRequestError(
+            f"unknown field(s): {', '.join(unknown)}",
+            {"unknown": unknown, "allowed": sorted(INVOKE_FIELDS)},
+        )
+    if not isinstance(body.get("tool"), str):
+        raise InvalidRequestError("'tool' must be a string", {"field": "tool"})
+    return ToolRequest.from_json(body)
+
+
+async def invoke(request: web.Request) -> web.Response:
+    """Run one call and answer its ``tool_response``."""
+    token = token_of(request)
+    call = await parse_invoke(request)
+    response = await _runtime(request).invoker.invoke(call, token=token)
+    status = 200
+    if response.error is not None:
+        status = error_from_json(response.error).http_status
+    return json_response(response.to_json(), status=status)
+
+
+async def submit_job(request: web.Request) -> web.Response:
+    """Start a call as a job and answer the job at once."""
+    token = token_of(request)
+    call = await parse_invoke(request)
+    job = await _runtime(request).jobs.submit(call, token)
+    return json_response(job.to_json(), status=202)
+
+
+async def get_job(request: web.Request) -> web.Response:
+    """Answer a job's status and, when done, its response."""
+    job = await _runtime(request).jobs.get(request.match_info["job_id"], token_of(request))
+    return json_response(job.to_json())
+
+
+async def cancel_job(request: web.Request) -> web.Response:
+    """Cancel a running job."""
+    job = await _runtime(request).jobs.cancel(request.match_info["job_id"], token_of(request))
+    return json_response(job.to_json())
+
+
+async def list_approvals(request: web.Request) -> web.Response:
+    """List approvals (``?status=pending`` for those waiting)."""
+    require(request, APPROVE_PERMISSION)
+    unknown = sorted(set(request.query) - {"status"})
+    if unknown:
+        raise InvalidRequestError(f"unknown query parameter(s): {', '.join(unknown)}")
+    approvals = await _runtime(request).approvals.list(status=request.query.get("status"))
+    return json_response(
+        {"approvals": [a.to_json() for a in approvals], "count": len(approvals)}
+    )
+
+
+async def decide_approval(request: web.Request) -> web.Response:
+    """Approve or deny a pending approval."""
+    token = require(request, APPROVE_PERMISSION)
+    body = await read_json(request)
+    if not isinstance(body, dict) or set(body) != {"decision"}:
+        raise InvalidRequestError('body must be {"decision": "approve" | "deny"}')
+    if not isinstance(body["decision"], str):
+        raise InvalidRequestError("decision must be 'approve' or 'deny'")
+    approval = await _runtime(request).approvals.decide(
+        request.match_info["approval_id"], token, body["decision"]
+    )
+    return json_response(approval.to_json())
+
+
+_ERRORS = {
+    "400": "malformed body (INVALID_REQUEST) or parameters (INVALID_PARAMS)",
+    "401": "missing or invalid token",
+    "403": "permission denied",
+}
+
+
+def setup(app: web.Application) -> None:
+    """Add the invocation routes."""
+    add_route(app, "POST", "/v1/invoke", invoke, operation_id="invokeTool",
+              summary="Call a tool and wait for its tool_response", tags=["invoke"],
+              request_body=INVOKE_BODY,
+              responses={"200": "the tool_response", **_ERRORS,
+                         "404": "no such tool", "409": "ambiguous tool or idempotency conflict",
+                         "429": "rate limited", "408": "confirmation timed out",
+                         "502": "the tool failed", "503": "device or node unavailable",
+                         "504": "the tool timed out"})
+    add_route(app, "POST", "/v1/jobs", submit_job, operation_id="submitJob",
+              summary="Start a call as a background job", tags=["invoke"],
+              request_body=INVOKE_BODY, responses={"202": "the job", **_ERRORS})
+    add_route(app, "GET", "/v1/jobs/{job_id}", get_job, operation_id="getJob",
+              summary="A job's status and result", tags=["invoke"],
+              parameters=[path_param("job_id", "the job id")],
+              responses={"200": "the job", **_ERRORS, "404": "no such job"})
+    add_route(app, "DELETE", "/v1/jobs/{job_id}", cancel_job, operation_id="cancelJob",
+              summary="Cancel a running job", tags=["invoke"],
+              parameters=[path_param("job_id", "the job id")],
+              responses={"200": "the cancelled job", **_ERRORS, "404": "no such job",
+                         "409": "the job already ended"})
+    add_route(app, "GET", "/v1/approvals", list_approvals, operation_id="listApprovals",
+              summary="Approvals of dangerous calls", tags=["approvals"],
+              parameters=[query_param("status", "only this status", {
+                  "enum": ["pending", "approved", "denied", "timeout", "interrupted"]})],
+              responses={"200": "the approvals", **_ERRORS})
+    add_route(app, "POST", "/v1/approvals/{approval_id}", decide_approval,
+              operation_id="decideApproval", summary="Approve or deny a dangerous call",
+              tags=["approvals"], parameters=[path_param("approval_id", "the approval id")],
+              request_body=DECISION_BODY,
+              responses={"200": "the approval after the vote", **_ERRORS,
+                         "404": "no such approval", "409": "already decided or voted"})

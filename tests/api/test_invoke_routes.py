@@ -1,0 +1,326 @@
+import asyncio
+import json
+import time
+from typing import Any
+
+import aiohttp
+import pytest
+
+from bridge.api.openapi import OPENAPI_KEY, router_operations
+from bridge.auth.keys import NodeKey
+from bridge.auth.tokens import Constraints, issue_token
+from bridge.errors import DeviceUnavailableError
+from bridge.tools.context import CallContext
+from bridge.tools.definition import Confirmation, Execution, Requires, ToolDefinition
+from tests.support.auth import bearer, service_token
+from tests.support.server import BridgeServer
+
+PARAMS = {
+    "type": "object",
+    "properties": {"device_id": {"type": "string"}, "level": {"type": "integer", "default": 5}},
+    "required": ["device_id"],
+    "additionalProperties": False,
+}
+
+
+class Calls:
+    def __init__(self, fail_first: int = 0) -> None:
+        self.params: list[dict[str, Any]] = []
+        self.fail_first = fail_first
+
+    async def __call__(self, params: dict[str, Any], ctx: CallContext) -> Any:
+        self.params.append(params)
+        if len(self.params) <= self.fail_first:
+            raise DeviceUnavailableError("asleep")
+        return {"device": params["device_id"], "level": params["level"], "agent": ctx.agent_id}
+
+
+@pytest.fixture(name="server")
+async def server_fixture(bridge_server: BridgeServer) -> BridgeServer:
+    return bridge_server
+
+
+def register(server: BridgeServer, name: str, handler: Any, **kw: Any) -> None:
+    server.service.registry.register(
+        ToolDefinition(name=name, namespace="test", description=f"{name} tool",
+                       parameters=PARAMS, **kw),
+        handler,
+    )
+
+
+async def post(server: BridgeServer, path: str, body: Any, token: str | None) -> tuple[int, Any]:
+    headers = bearer(token) if token else {}
+    async with server.client.post(server.url + path, json=body, headers=headers) as resp:
+        return resp.status, await resp.json()
+
+
+async def test_everything_but_healthz_needs_a_token(server: BridgeServer) -> None:
+    async with server.client.get(server.url + "/healthz") as resp:
+        assert resp.status == 200
+    for method, path in [("GET", "/v1/tools"), ("POST", "/v1/invoke"), ("GET", "/v1/approvals"),
+                         ("GET", "/v1/jobs/x"), ("GET", "/v1/openapi.json")]:
+        async with server.client.request(method, server.url + path) as resp:
+            assert resp.status == 401, path
+            body = await resp.json()
+            assert body["error"]["code"] == "UNAUTHENTICATED"
+            assert body["error"]["details"]["reason"] == "missing"
+    async with server.client.get(server.url + "/v1/tools",
+                                 headers={"Authorization": "Basic abc"}) as resp:
+        assert resp.status == 401
+    token = service_token(server.service)
+    async with server.client.get(server.url + "/v1/tools", headers=bearer(token)) as resp:
+        assert resp.status == 200
+
+
+async def test_invoke_outcomes_over_http(server: BridgeServer) -> None:
+    calls = Calls()
+    register(server, "dim", calls,
+             requires=Requires(permissions=("device:control:{device_id}",)))
+    svc = server.service
+    allowed = service_token(svc, "alice", ["device:control:lamp-1"])
+    status, body = await post(server, "/v1/invoke",
+                              {"tool": "dim", "params": {"device_id": "lamp-1"}}, allowed)
+    assert status == 200
+    assert body["type"] == "tool_response"
+    assert body["status"] == "success"
+    assert body["result"] == {"device": "lamp-1", "level": 5, "agent": "alice"}
+    assert body["tool"] == "test:dim@1.0.0"
+
+    status, body = await post(server, "/v1/invoke",
+                              {"tool": "dim", "params": {"device_id": "lamp-2"}}, allowed)
+    assert (status, body["error"]["code"]) == (403, "PERMISSION_DENIED")
+    assert body["error"]["details"]["required"] == "device:control:lamp-2"
+
+    forged = allowed[:-3] + ("AAA" if not allowed.endswith("AAA") else "BBB")
+    stranger = issue_token(NodeKey.generate(), agent_id="eve", permissions=["*"], ttl_s=60)
+    expired = issue_token(svc.invocation.key, agent_id="old", permissions=["*"], ttl_s=1,
+                          now=time.time() - 7200)
+    for token, reason in [(forged, "bad_signature"), (stranger, "unknown_issuer"),
+                          (expired, "expired"), ("garbage", "malformed")]:
+        status, body = await post(server, "/v1/invoke",
+                                  {"tool": "dim", "params": {"device_id": "lamp-1"}}, token)
+        assert (status, body["error"]["code"], body["error"]["details"]["reason"]) == (
+            401, "UNAUTHENTICATED", reason
+        )
+
+    replay = {"tool": "dim", "params": {"device_id": "lamp-1"}, "id": "fixed-id-1"}
+    status, _ = await post(server, "/v1/invoke", replay, allowed)
+    assert status == 200
+    status, body = await post(server, "/v1/invoke", replay, allowed)
+    assert (status, body["error"]["details"]["reason"]) == (401, "replayed")
+    status, body = await post(server, "/v1/invoke",
+                              {**replay, "id": "other", "timestamp": time.time() - 3600}, allowed)
+    assert (status, body["error"]["details"]["reason"]) == (401, "clock_skew")
+
+    limited = service_token(svc, "bob", ["*"], constraints=Constraints(rate_limit_per_minute=1))
+    status, _ = await post(server, "/v1/invoke",
+                           {"tool": "dim", "params": {"device_id": "lamp-1"}}, limited)
+    assert status == 200
+    status, body = await post(server, "/v1/invoke",
+                              {"tool": "dim", "params": {"device_id": "lamp-1"}}, limited)
+    assert (status, body["error"]["code"], body["error"]["retryable"]) == (
+        429, "RATE_LIMITED", True
+    )
+
+    status, body = await post(server, "/v1/invoke",
+                              {"tool": "dim", "params": {"device_id": 3}}, allowed)
+    assert (status, body["error"]["code"]) == (400, "INVALID_PARAMS")
+    status, body = await post(server, "/v1/invoke", {"tool": "nope"}, allowed)
+    assert (status, body["error"]["code"]) == (404, "TOOL_NOT_FOUND")
+    assert len(calls.params) == 3
+
+    entries = await svc.invocation.audit.query(limit=1000)
+    decisions = [(e.agent_id, e.decision) for e in reversed(entries)]
+    assert decisions == [
+        ("alice", "allowed"), ("alice", "permission_denied"), (None, "unauthenticated"),
+        (None, "unauthenticated"), (None, "unauthenticated"), (None, "unauthenticated"),
+        ("alice", "allowed"), ("alice", "unauthenticated"), ("alice", "unauthenticated"),
+        ("bob", "allowed"), ("bob", "rate_limited"), ("alice", "invalid_params"),
+        ("alice", "tool_not_found"),
+    ]
+
+
+async def test_idempotent_retry_and_safe_retries(server: BridgeServer) -> None:
+    once = Calls()
+    register(server, "once", once)
+    token = service_token(server.service)
+    body = {"tool": "test:once", "params": {"device_id": "d"}, "idempotency_key": "abc"}
+    first = await post(server, "/v1/invoke", body, token)
+    second = await post(server, "/v1/invoke", body, token)
+    assert first[0] == second[0] == 200
+    assert second[1]["call_id"] == first[1]["call_id"]
+    assert len(once.params) == 1
+
+    flaky = Calls(fail_first=1)
+    register(server, "flaky", flaky, execution=Execution(retries=2, idempotent=False))
+    status, resp = await post(server, "/v1/invoke",
+                              {"tool": "flaky", "params": {"device_id": "d"}}, token)
+    assert (status, resp["error"]["code"]) == (503, "DEVICE_UNAVAILABLE")
+    assert len(flaky.params) == 1
+    flaky2 = Calls(fail_first=1)
+    register(server, "flaky2", flaky2, execution=Execution(retries=2, idempotent=True))
+    status, resp = await post(server, "/v1/invoke",
+                              {"tool": "flaky2", "params": {"device_id": "d"}}, token)
+    assert status == 200
+    assert len(flaky2.params) == 2
+
+
+async def test_two_of_n_approval_over_http(server: BridgeServer) -> None:
+    unlock = Calls()
+    register(server, "unlock", unlock, dangerous=True,
+             confirmation=Confirmation(mode="always", message="Unlock {device_id}?",
+                                       multi_party=2, timeout_s=10))
+    svc = server.service
+    caller = service_token(svc, "agent", ["device:*"])
+    admins = [service_token(svc, name, ["admin:*"]) for name in ("alice", "bob")]
+    call = asyncio.create_task(post(server, "/v1/invoke",
+                                    {"tool": "unlock", "params": {"device_id": "front"}}, caller))
+    pending: list[Any] = []
+    for _ in range(200):
+        async with server.client.get(server.url + "/v1/approvals?status=pending",
+                                     headers=bearer(admins[0])) as resp:
+            pending = (await resp.json())["approvals"]
+        if pending:
+            break
+        await asyncio.sleep(0.02)
+    assert [p["message"] for p in pending] == ["Unlock front?"]
+    approval_id = pending[0]["id"]
+    async with server.client.get(server.url + "/v1/approvals", headers=bearer(caller)) as resp:
+        assert resp.status == 403
+    status, body = await post(server, f"/v1/approvals/{approval_id}", {"decision": "approve"},
+                              caller)
+    assert status == 403
+    status, body = await post(server, f"/v1/approvals/{approval_id}", {"decision": "approve"},
+                              admins[0])
+    assert (status, body["status"], body["approvals"]) == (200, "pending", 1)
+    status, body = await post(server, f"/v1/approvals/{approval_id}", {"decision": "approve"},
+                              admins[0])
+    assert (status, body["error"]["code"]) == (409, "CONFLICT")
+    assert not call.done()
+    status, body = await post(server, f"/v1/approvals/{approval_id}", {"decision": "approve"},
+                              admins[1])
+    assert (status, body["status"]) == (200, "approved")
+    assert [v["approver"] for v in body["votes"]] == ["alice", "bob"]
+    status, resp = await call
+    assert status == 200
+    assert resp["result"]["device"] == "front"
+    status, body = await post(server, f"/v1/approvals/{approval_id}", {"decision": "deny"},
+                              admins[1])
+    assert (status, body["error"]["code"]) == (409, "CONFLICT")
+
+    call = asyncio.create_task(post(server, "/v1/invoke",
+                                    {"tool": "unlock", "params": {"device_id": "back"}}, caller))
+    for _ in range(200):
+        pending = (await svc.invocation.approvals.list(status="pending"))
+        if pending:
+            break
+        await asyncio.sleep(0.02)
+    status, _ = await post(server, f"/v1/approvals/{pending[0].id}", {"decision": "deny"},
+                           admins[1])
+    assert status == 200
+    status, resp = await call
+    assert (status, resp["error"]["code"]) == (403, "CONFIRMATION_DENIED")
+    assert len(unlock.params) == 1
+
+
+async def test_jobs_over_http(server: BridgeServer) -> None:
+    gate = asyncio.Event()
+
+    async def slow(params: dict[str, Any], ctx: CallContext) -> Any:
+        await gate.wait()
+        return {"done": params["device_id"]}
+
+    register(server, "slow", slow)
+    token = service_token(server.service, "alice")
+    status, job = await post(server, "/v1/jobs", {"tool": "slow", "params": {"device_id": "x"}},
+                             token)
+    assert status == 202
+    assert job["status"] in ("queued", "running")
+    url = f"{server.url}/v1/jobs/{job['job_id']}"
+    other = service_token(server.service, "mallory", ["device:*"])
+    async with server.client.get(url, headers=bearer(other)) as resp:
+        assert resp.status == 403
+    gate.set()
+    for _ in range(200):
+        async with server.client.get(url, headers=bearer(token)) as resp:
+            job = await resp.json()
+        if job["status"] == "completed":
+            break
+        await asyncio.sleep(0.02)
+    assert job["response"]["result"] == {"done": "x"}
+    async with server.client.delete(url, headers=bearer(token)) as resp:
+        assert resp.status == 409
+
+    gate.clear()
+    status, job = await post(server, "/v1/jobs", {"tool": "slow", "params": {"device_id": "y"}},
+                             token)
+    async with server.client.delete(f"{server.url}/v1/jobs/{job['job_id']}",
+                                    headers=bearer(token)) as resp:
+        assert resp.status == 200
+        assert (await resp.json())["status"] == "cancelled"
+    async with server.client.get(f"{server.url}/v1/jobs/nope", headers=bearer(token)) as resp:
+        assert resp.status == 404
+
+
+async def test_body_errors_are_4xx_json(server: BridgeServer) -> None:
+    token = service_token(server.service)
+    headers = bearer(token)
+    cases: list[tuple[dict[str, Any], int]] = [
+        ({"data": b"{not json", "headers": {"Content-Type": "application/json"}}, 400),
+        ({"data": b"tool=x", "headers": {"Content-Type": "text/plain"}}, 400),
+        ({"json": {"tool": "x", "bogus": 1}}, 400),
+        ({"json": ["tool"]}, 400),
+        ({"json": {"tool": 5}}, 400),
+        ({"json": {"tool": "x", "params": []}}, 400),
+        ({"json": {"tool": "x", "routing": {"hop_budget": -1}}}, 400),
+        ({"data": b"{" + b" " * (2 * 1024 * 1024) + b"}",
+          "headers": {"Content-Type": "application/json"}}, 413),
+    ]
+    for kwargs, expected in cases:
+        extra = kwargs.pop("headers", {})
+        async with server.client.post(server.url + "/v1/invoke", headers={**headers, **extra},
+                                      **kwargs) as resp:
+            assert resp.status == expected, kwargs
+            body = await resp.json()
+            assert body["error"]["code"] == "INVALID_REQUEST"
+            assert "Traceback" not in json.dumps(body)
+
+
+async def test_openapi_matches_router(server: BridgeServer) -> None:
+    token = service_token(server.service)
+    async with server.client.get(server.url + "/v1/openapi.json", headers=bearer(token)) as resp:
+        doc = await resp.json()
+    for path, method in [("/v1/invoke", "post"), ("/v1/jobs", "post"), ("/v1/jobs/{job_id}", "get"),
+                         ("/v1/jobs/{job_id}", "delete"), ("/v1/approvals", "get"),
+                         ("/v1/approvals/{approval_id}", "post"), ("/v1/events", "get")]:
+        assert method in doc["paths"][path], (path, method)
+    assert doc["paths"]["/v1/invoke"]["post"]["requestBody"]["content"]["application/json"][
+        "schema"]["required"] == ["tool"]
+    runner_app = server.service._runner.app if server.service._runner else None
+    assert runner_app is not None
+    documented = set(runner_app[OPENAPI_KEY].operations)
+    assert router_operations(runner_app) >= documented >= {
+        ("POST", "/v1/invoke"), ("GET", "/v1/events"), ("DELETE", "/v1/jobs/{job_id}")
+    }
+
+
+async def test_events_websocket(server: BridgeServer) -> None:
+    register(server, "ping", Calls())
+    token = service_token(server.service, "alice", ["device:*"])
+    other = service_token(server.service, "bob", ["device:*"])
+    async with server.client.ws_connect(
+        f"{server.url}/v1/events?types=tool_call.&token={token}"
+    ) as ws:
+        await asyncio.sleep(0.05)
+        await post(server, "/v1/invoke", {"tool": "ping", "params": {"device_id": "b"}}, other)
+        status, resp = await post(server, "/v1/invoke",
+                                  {"tool": "ping", "params": {"device_id": "a"}}, token)
+        assert status == 200
+        frames = [await ws.receive_json(timeout=5) for _ in range(3)]
+    assert [f["data"]["status"] for f in frames] == ["initiated", "running", "completed"]
+    assert {f["data"]["toolCallId"] for f in frames} == {resp["call_id"]}
+    assert {f["data"]["agentId"] for f in frames} == {"alice"}
+    with pytest.raises(aiohttp.WSServerHandshakeError) as info:
+        async with server.client.ws_connect(f"{server.url}/v1/events"):
+            pass
+    assert info.value.status == 401
