@@ -5,7 +5,8 @@ Each entry names a ``source``: ``builtin:NAME`` (``bridge.tools.builtin.BUILTINS
 ``file:PATH`` (a Python file, relative to the manifest, with ``entry`` naming the object
 to use). The object is a ``@tool`` function, a ``ToolSpec``, a module (all its
 ``@tool`` functions) or a factory ``(config, env) -> iterable of tools`` that receives the
-entry's ``config``. An entry's ``name`` selects one tool of what the source provides.
+entry's ``config``. An entry's ``name`` selects the tool of that name when the source
+provides several, and names the tool when the source provides exactly one.
 A bad entry becomes a ``ManifestProblem`` naming it; the other entries still load.
 """
 
@@ -190,6 +191,10 @@ def _select(entry: ManifestEntry, specs: list[ToolSpec]) -> list[ToolSpec]:
             raise InvalidDefinitionError("the source provides no tools")
         return specs
     chosen = [s for s in specs if s.definition.name == entry.name]
+    if not chosen and len(specs) == 1:
+        # One tool under another name: the entry names it (seed: custom_analyzer ← analyze).
+        only = specs[0]
+        return [ToolSpec(definition=only.definition.replace(name=entry.name), handler=only.handler)]
     if not chosen:
         offered = ", ".join(sorted(s.definition.name for s in specs)) or "none"
         raise InvalidDefinitionError(
