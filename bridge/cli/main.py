@@ -20,6 +20,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "bridge.cli.tools",
     "bridge.cli.doctor",
     "bridge.cli.mesh",
+    "bridge.cli.generate",
+    "bridge.cli.devices",
 )
 
 
