@@ -30,6 +30,7 @@ from bridge.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
     from bridge.invocation.runtime import InvocationRuntime
+    from bridge.matter.runtime import MatterRuntime
 
 _LOGGER = logging.getLogger(__name__)
 DB_FILE_NAME = "bridge.db"
@@ -62,7 +63,7 @@ class BridgeService:
         self.manifest_result: ManifestResult | None = None
         # Layer components; ``None`` until their layer plugs in (see ``_build_*``).
         self.invocation: InvocationRuntime | None = None
-        self.matter: Component | None = None
+        self.matter: MatterRuntime | None = None
         self.mesh: Component | None = None
         self.started_at: float | None = None
         self._db: Database | None = None
@@ -201,9 +202,19 @@ class BridgeService:
         return self.invocation
 
     def _build_matter(self) -> Component | None:
-        """Return the Matter component when enabled (the Matter issue plugs in here)."""
+        """Return the Matter runtime when enabled: managed or external controller + tools."""
         if not self.enable_matter:
             return None
+        if self.matter is None:
+            from bridge.matter.runtime import MatterRuntime  # Matter libraries load only when on
+
+            self.matter = MatterRuntime.build(
+                self.config,
+                registry=self.registry,
+                events=self.events,
+                db=self.db,
+                node_id=self.node_id,
+            )
         return self.matter
 
     def _build_mesh(self) -> Component | None:

@@ -201,3 +201,15 @@ def validate_discriminator(discriminator: int) -> int:
             {"discriminator": discriminator},
         )
     return discriminator
+
+
+def manual_code(passcode: int, short_discriminator: int) -> str:
+    """Return the 11-digit manual pairing code for a passcode and 4-bit discriminator."""
+    validate_passcode(passcode)
+    if not 0 <= short_discriminator <= 0xF:
+        raise InvalidParamsError("a short discriminator is 0-15")
+    chunk1 = short_discriminator >> 2
+    chunk2 = ((short_discriminator & 0b11) << 14) | (passcode & 0x3FFF)
+    chunk3 = passcode >> 14
+    digits = f"{chunk1:01d}{chunk2:05d}{chunk3:04d}"
+    return digits + str(verhoeff_check_digit(digits))

@@ -1,0 +1,239 @@
+"""The Matter layer as one service component: controller, tool bridge and commissioner.
+
+``MatterRuntime.build(config, ...)`` decides where the controller comes from: the
+configured ``matter.controller_url`` (an external python-matter-server, matterjs-server
+or Home Assistant add-on), or else a ``ManagedController`` that the bridge starts from
+its own venv, inside ``matter.netns`` when one is named. ``start()`` brings up the
+controller, then the ``MatterBridge`` (adapter + generated tools); ``stop()`` reverses
+it. It also serves the device operations the CLI and API expose: commission, list,
+rename-on-commission and remove.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+from bridge.config import BridgeConfig
+from bridge.errors import ConfigInvalidError, NotFoundError
+from bridge.events import EventBus
+from bridge.matter.bridge import MatterBridge
+from bridge.matter.client import MatterAdapter
+from bridge.matter.commissioning import (
+    Commissioner,
+    CommissionRequest,
+    CommissionResult,
+    tools_of_node,
+)
+from bridge.matter.controller import ControllerSettings, ManagedController
+from bridge.matter.devices import Device
+from bridge.matter.names import DeviceNameStore
+from bridge.matter.netns import find_namespace
+from bridge.storage import Database
+from bridge.tools.registry import ToolRegistry
+
+LOGGER = logging.getLogger(__name__)
+REPO_VENV = Path(__file__).resolve().parents[2] / ".venv-controller"
+CONTROLLER_DIR = "controller"
+
+
+def default_controller_venv(config: BridgeConfig) -> Path:
+    """Return the controller venv: configured, ``$ATMOSPHERE_CONTROLLER_VENV`` or the repo's."""
+    if config.matter.controller_venv:
+        return Path(config.matter.controller_venv)
+    env = os.environ.get("ATMOSPHERE_CONTROLLER_VENV")
+    return Path(env) if env else REPO_VENV
+
+
+def controller_settings(config: BridgeConfig) -> ControllerSettings:
+    """Return the managed controller's settings for this configuration."""
+    netns = None
+    if config.matter.netns:
+        netns = find_namespace(config.matter.netns)
+        if netns is None:
+            raise ConfigInvalidError(
+                f"matter.netns names '{config.matter.netns}', which is not a fabric "
+                "namespace on this machine (create it first, e.g. with 'make demo')",
+                {"key": "matter.netns"},
+            )
+    return ControllerSettings(
+        venv=default_controller_venv(config),
+        state_dir=config.state_dir / CONTROLLER_DIR,
+        port=config.matter.controller_port,
+        netns=netns,
+        # Outside a namespace the WebSocket stays on loopback; inside, the host link reaches it.
+        listen_address=None if netns is not None else "127.0.0.1",
+    )
+
+
+class MatterRuntime:
+    """Controller (managed or external), the tool bridge and commissioning, as one part."""
+
+    def __init__(
+        self,
+        *,
+        url: str,
+        bridge: MatterBridge,
+        commissioner: Commissioner,
+        controller: ManagedController | None = None,
+        connect_timeout_s: float = 30.0,
+    ) -> None:
+        self.url = url
+        self.bridge = bridge
+        self.commissioner = commissioner
+        self.controller = controller
+        self._connect_timeout_s = connect_timeout_s
+
+    @classmethod
+    def build(
+        cls,
+        config: BridgeConfig,
+        *,
+        registry: ToolRegistry,
+        events: EventBus,
+        db: Database,
+        node_id: str = "",
+    ) -> MatterRuntime:
+        """Build the runtime for ``config`` (nothing starts yet)."""
+        controller: ManagedController | None = None
+        if config.matter.controller_url:
+            url = config.matter.controller_url
+        else:
+            controller = ManagedController(controller_settings(config), events)
+            url = controller.url
+        bridge = MatterBridge(
+            adapter=MatterAdapter(url),
+            registry=registry,
+            events=events,
+            names=DeviceNameStore(db),
+            node_id=node_id,
+            unit=config.matter.temperature_unit,
+        )
+        commissioner = Commissioner(
+            controller_url=url,
+            events=events,
+            registry=registry,
+            thread=config.thread,
+            log_follower=controller.follow_log if controller is not None else None,
+        )
+        return cls(url=url, bridge=bridge, commissioner=commissioner, controller=controller)
+
+    async def start(self) -> None:
+        """Start the managed controller (if any), then the bridge, and wait for the snapshot."""
+        if self.controller is not None:
+            await self.controller.start()
+        try:
+            await self.bridge.start()
+            await self.bridge.adapter.wait_connected(self._connect_timeout_s)
+        except BaseException:
+            await self.stop()
+            raise
+
+    async def stop(self) -> None:
+        """Stop the bridge, then the managed controller (idempotent)."""
+        try:
+            await self.bridge.stop()
+        finally:
+            if self.controller is not None:
+                await self.controller.stop()
+
+    def status(self) -> dict[str, Any]:
+        """Return the controller's connection and supervision state."""
+        out: dict[str, Any] = {
+            "url": self.url,
+            "managed": self.controller is not None,
+            "connected": self.bridge.adapter.connected,
+        }
+        if self.controller is not None:
+            out.update(
+                state=self.controller.state.value,
+                pid=self.controller.pid,
+                restarts=self.controller.restarts,
+            )
+        return out
+
+    # -- devices ----------------------------------------------------------------------
+
+    async def commission(
+        self, request: CommissionRequest, *, commission_id: str | None = None
+    ) -> CommissionResult:
+        """Commission a device, apply its requested name and room, and return the result."""
+        result = await self.commissioner.commission(request, commission_id=commission_id)
+        if not request.name and not request.room:
+            return result
+        devices = [d for d in self.bridge.devices() if d.node_id == result.node_id]
+        for index, device in enumerate(devices):
+            name = request.name or device.name
+            if request.name and len(devices) > 1:
+                name = f"{request.name} {index + 1}"
+            await self.bridge.rename(device.id, name, room=request.room)
+        await asyncio.sleep(0)  # let registry subscribers see the renamed tools
+        tools = tools_of_node(self.bridge.registry, result.node_id)
+        return CommissionResult(
+            commission_id=result.commission_id, node_id=result.node_id, stages=result.stages,
+            tools=tools, elapsed_s=result.elapsed_s, name=request.name, room=request.room,
+        )  # fmt: skip
+
+    def devices(self) -> list[dict[str, Any]]:
+        """Return every device with its availability and tool names."""
+        registry = self.bridge.registry
+        out = []
+        for device in self.bridge.devices():
+            doc = device.to_json()
+            doc["tools"] = sorted(
+                t.definition.name
+                for t in registry.list()
+                if (t.definition.metadata.get("device") or {}).get("id") == device.id
+            )
+            out.append(doc)
+        return out
+
+    def find_device(self, ref: str) -> Device:
+        """Return the device named by id (``node-endpoint``), slug or name; else NOT_FOUND."""
+        wanted = ref.strip()
+        devices = self.bridge.devices()
+        for key in ("id", "slug", "name"):
+            found = [d for d in devices if _key(d, key) == wanted.casefold()]
+            if len(found) == 1:
+                return found[0]
+        if wanted.isdigit():
+            found = [d for d in devices if d.node_id == int(wanted)]
+            if found:
+                return found[0]
+        raise NotFoundError(f"no Matter device '{ref}'", {"device": ref})
+
+    async def remove(self, ref: str, *, timeout_s: float = 30.0) -> dict[str, Any]:
+        """Remove the node behind a device from the fabric and wait until its tools are gone."""
+        device = self.find_device(ref)
+        node_id = device.node_id
+        removed_tools = list(tools_of_node(self.bridge.registry, node_id))
+        device_ids = [d.id for d in self.bridge.devices() if d.node_id == node_id]
+        await self.commissioner.remove(node_id)
+        await self._wait_tools_gone(node_id, timeout_s)
+        # A new node never reuses the id, but its stored names would linger forever.
+        if self.bridge.names is not None:
+            for dev_id in device_ids:
+                await self.bridge.names.forget(dev_id)
+        return {"node_id": node_id, "device_id": device.id, "removed_tools": removed_tools}
+
+    async def _wait_tools_gone(self, node_id: int, timeout_s: float) -> None:
+        registry = self.bridge.registry
+        changed = asyncio.Event()
+        unsubscribe = registry.subscribe(lambda _action, _tool: changed.set())
+        try:
+            async with asyncio.timeout(timeout_s):
+                while tools_of_node(registry, node_id):
+                    changed.clear()
+                    await changed.wait()
+        except TimeoutError:
+            LOGGER.warning("node %s removed but its tools are still registered", node_id)
+        finally:
+            unsubscribe()
+
+
+def _key(device: Device, key: str) -> str:
+    value = device.id if key == "id" else device.slug if key == "slug" else device.name
+    return value.casefold()
