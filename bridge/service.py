@@ -153,13 +153,14 @@ class BridgeService:
         from bridge.api.app import create_app  # the API layer sits above the service
 
         app = create_app(self)
-        self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        self._runner = web.AppRunner(
+            app, access_log=None, handle_signals=False, shutdown_timeout=2.0
+        )
         await self._runner.setup()
         self._site = web.TCPSite(
             self._runner,
             host or self.config.api.host,
             self.config.api.port if port is None else port,
-            shutdown_timeout=2.0,
         )
         await self._site.start()
         bound = self._runner.addresses
