@@ -40,9 +40,7 @@ def _state_dir(args: argparse.Namespace) -> Path:
 
 
 async def rename_device(db: Database, device: str, name: str, room: str | None) -> str:
-    """Rename a device by id or slug; return its id. Raise ``NotFoundError`` for a slug
-    nobody has.
-    """
+    """Rename a device by id or slug and return its id; raise ``NotFoundError`` if unknown."""
     store = DeviceNameStore(db)
     device_id = device
     if not _DEVICE_ID_RE.match(device):

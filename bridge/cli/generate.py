@@ -32,9 +32,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def read_dumps(paths: list[Path]) -> list[NodeData]:
-    """Read node dumps; raise ``InvalidParamsError`` naming the file, ``ConflictError`` on a
-    node id used twice.
-    """
+    """Read node dumps; raise ``InvalidParamsError`` or ``ConflictError`` naming the file."""
     nodes: dict[int, Path] = {}
     out: list[NodeData] = []
     for path in paths:
