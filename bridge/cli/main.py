@@ -22,6 +22,11 @@ COMMAND_MODULES: tuple[str, ...] = (
     "bridge.cli.mesh",
     "bridge.cli.generate",
     "bridge.cli.devices",
+    "bridge.cli.keys",
+    "bridge.cli.token",
+    "bridge.cli.invoke",
+    "bridge.cli.audit",
+    "bridge.cli.approvals",
 )
 
 
