@@ -41,6 +41,7 @@ ROUTE_MODULES: tuple[str, ...] = (
     "bridge.api.mesh_routes",
     "bridge.api.invoke_routes",
     "bridge.api.events_routes",
+    "bridge.api.devices_routes",
 )
 
 SERVICE_KEY: web.AppKey[BridgeService] = web.AppKey("service")

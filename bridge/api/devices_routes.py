@@ -1,0 +1,128 @@
+"""HTTP routes for Matter devices: list, commission (with progress events), remove.
+
+- ``GET /v1/devices`` — every device with availability and tool names, plus the
+  controller's state (needs ``device:read:devices``).
+- ``POST /v1/devices/commission`` — body ``{"code": "MT:…" | "3497-011-2332"}`` or
+  ``{"passcode", "discriminator"}``, optional ``network`` (``on_network``/``wifi``/
+  ``thread``), ``wifi_ssid``/``wifi_password``, ``thread_dataset`` (hex TLVs), ``name``,
+  ``room``. Answers 201 with the result once the tools are ready; ``?wait=false``
+  answers 202 with the ``commission_id`` at once. Either way ``commissioning.progress``
+  events stream on ``/v1/events?types=commissioning.`` (needs ``device:manage:commission``).
+- ``DELETE /v1/devices/{device}`` — remove the device's node from the fabric and its
+  tools (by id, slug or name; needs ``device:manage:<device id>``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+
+from aiohttp import web
+
+from bridge.api.app import json_response, read_json, service_of
+from bridge.api.auth import require
+from bridge.api.openapi import add_route, path_param, query_param
+from bridge.errors import BridgeError, ControllerUnavailableError, InvalidRequestError
+from bridge.matter.commissioning import CommissionRequest
+from bridge.matter.runtime import MatterRuntime
+
+LOGGER = logging.getLogger(__name__)
+_TASKS: web.AppKey[set[asyncio.Task[None]]] = web.AppKey("commission_tasks")
+
+
+def _runtime(request: web.Request) -> MatterRuntime:
+    runtime = service_of(request).matter
+    if runtime is None:
+        raise ControllerUnavailableError("the Matter layer is not running on this bridge")
+    return runtime
+
+
+async def list_devices(request: web.Request) -> web.Response:
+    """Return every device and the controller's state."""
+    require(request, "device:read:devices")
+    runtime = _runtime(request)
+    devices = runtime.devices()
+    return json_response(
+        {"devices": devices, "count": len(devices), "controller": runtime.status()}
+    )
+
+
+async def commission(request: web.Request) -> web.Response:
+    """Commission a device; wait for its tools unless ``wait=false``."""
+    require(request, "device:manage:commission")
+    wait = request.query.get("wait", "true").lower()
+    if wait not in ("true", "false"):
+        raise InvalidRequestError("wait must be 'true' or 'false'")
+    body = CommissionRequest.from_json(await read_json(request))
+    runtime = _runtime(request)
+    commission_id = uuid.uuid4().hex[:12]
+    if wait == "true":
+        result = await runtime.commission(body, commission_id=commission_id)
+        return json_response(result.to_json(), status=201)
+
+    async def run() -> None:
+        try:
+            await runtime.commission(body, commission_id=commission_id)
+        except BridgeError as err:  # already published as a "failed" progress event
+            LOGGER.info("commissioning %s failed: %s", commission_id, err.message)
+
+    tasks = request.app[_TASKS]
+    task = asyncio.create_task(run(), name=f"commission-{commission_id}")
+    tasks.add(task)
+    task.add_done_callback(tasks.discard)
+    return json_response({"commission_id": commission_id, "status": "started"}, status=202)
+
+
+async def remove_device(request: web.Request) -> web.Response:
+    """Remove a device's node and its tools."""
+    runtime = _runtime(request)
+    device = runtime.find_device(request.match_info["device"])
+    require(request, f"device:manage:{device.id}")
+    return json_response(await runtime.remove(device.id))
+
+
+async def _cancel_tasks(app: web.Application) -> None:
+    current = app[_TASKS]
+    tasks = list(current)
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def setup(app: web.Application) -> None:
+    """Add the device routes."""
+    app[_TASKS] = set()
+    app.on_shutdown.append(_cancel_tasks)
+    add_route(
+        app, "GET", "/v1/devices", list_devices,
+        operation_id="listDevices", summary="List Matter devices and the controller state",
+        tags=["devices"],
+    )  # fmt: skip
+    add_route(
+        app, "POST", "/v1/devices/commission", commission,
+        operation_id="commissionDevice",
+        summary="Commission a Matter device (QR/manual code or passcode + discriminator)",
+        tags=["devices"],
+        parameters=[query_param("wait", "wait for the tools (default true)", {"type": "boolean"})],
+        request_body={
+            "type": "object",
+            "properties": {
+                "code": {"type": "string"},
+                "passcode": {"type": "integer"},
+                "discriminator": {"type": "integer"},
+                "network": {"enum": ["on_network", "wifi", "thread"]},
+                "wifi_ssid": {"type": "string"},
+                "wifi_password": {"type": "string"},
+                "thread_dataset": {"type": "string"},
+                "name": {"type": "string"},
+                "room": {"type": "string"},
+            },
+            "additionalProperties": False,
+        },
+    )  # fmt: skip
+    add_route(
+        app, "DELETE", "/v1/devices/{device}", remove_device,
+        operation_id="removeDevice", summary="Remove a device from the fabric and its tools",
+        tags=["devices"], parameters=[path_param("device", "device id, slug or name")],
+    )  # fmt: skip
