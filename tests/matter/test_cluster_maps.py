@@ -61,7 +61,7 @@ def test_bad_rows_name_file_row_and_reason(tmp_path: Path, tail: str, message: s
 
 
 def test_unknown_cluster_and_bad_yaml(tmp_path: Path) -> None:
-    with pytest.raises(ConfigInvalidError, match="zz_bad.yaml: unknown Matter cluster 'Nope'"):
+    with pytest.raises(ConfigInvalidError, match=r"zz_bad\.yaml: unknown Matter cluster 'Nope'"):
         load_cluster_maps(write_map(tmp_path, "cluster: Nope\n"))
-    with pytest.raises(ConfigInvalidError, match="zz_bad.yaml: not valid YAML"):
+    with pytest.raises(ConfigInvalidError, match=r"zz_bad\.yaml: not valid YAML"):
         load_cluster_maps(write_map(tmp_path, "cluster: [\n"))
