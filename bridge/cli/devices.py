@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import re
 from pathlib import Path
 
@@ -31,6 +32,17 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("name", help="the new friendly name")
     p.add_argument("--room", help="the room it is in")
     p.set_defaults(func=rename_command)
+    # list / remove talk to the running bridge (bridge.cli.commission holds the client).
+    from bridge.cli.commission import add_client_args
+
+    p = sub.add_parser("list", help="list devices of the running bridge with their tools")
+    p.add_argument("--json", action="store_true", help="print the raw JSON answer")
+    add_client_args(p)
+    p.set_defaults(func=list_command)
+    p = sub.add_parser("remove", help="remove a device from the fabric (and its tools)")
+    p.add_argument("device", help="device id (<node>-<endpoint>), slug or name")
+    add_client_args(p)
+    p.set_defaults(func=remove_command)
 
 
 def _state_dir(args: argparse.Namespace) -> Path:
@@ -66,4 +78,24 @@ def rename_command(args: argparse.Namespace) -> int:
         db.close()
     room = f" in {args.room}" if args.room else ""
     print(f"device {device_id} is now \"{args.name.strip()}\"{room}")
+    return 0
+
+
+def list_command(args: argparse.Namespace) -> int:
+    """Print the running bridge's devices."""
+    from bridge.cli.commission import base_url, format_devices, list_devices
+
+    answer = list_devices(base_url(args), args.token)
+    print(json.dumps(answer, indent=2) if args.json else "\n".join(format_devices(answer)))
+    return 0
+
+
+def remove_command(args: argparse.Namespace) -> int:
+    """Remove a device through the running bridge and print what went with it."""
+    from bridge.cli.commission import base_url, remove_device
+
+    answer = remove_device(base_url(args), args.token, args.device)
+    tools = answer.get("removed_tools") or []
+    node, device = answer.get("node_id"), answer.get("device_id")
+    print(f"removed node {node} ({device}); {len(tools)} tools gone")
     return 0
