@@ -57,6 +57,7 @@ from bridge.tools.registry import RegisteredTool, ToolRegistry
 _LOGGER = logging.getLogger(__name__)
 
 ANNOUNCE_DEBOUNCE_S = 0.2
+MAX_RELAYS = 2
 GOSSIP_HTTP_TIMEOUT_S = 5.0
 
 RunLocal = Callable[[ToolRequest], Awaitable[ToolResponse]]
@@ -410,20 +411,30 @@ class MeshNode:
     # -- routing ------------------------------------------------------------------------
 
     def offers(self, identity: str) -> list[Offer]:
-        """Return every remote node whose live announcement offers ``identity`` (available)."""
+        """Return the nodes offering ``identity`` (1 hop) and up to two relays (2 hops).
+
+        A relay is a trusted peer that does not offer the tool itself but holds the
+        same announcements and can reach the offering node when this one cannot.
+        """
         direct: dict[str, tuple[str, ...]] = {}
         if self.discovery is not None:
             direct = {p.node_id: tuple(p.urls()) for p in self.discovery.peers()}
-        offers = []
+        offers: list[Offer] = []
+        others: list[Offer] = []
         for entry in self.gossip.entries():
             ann = entry.announcement
             if ann.node_id == self.identity.node_id:
                 continue
+            known = direct.get(ann.node_id, ())
+            urls = known + tuple(e for e in ann.endpoints if e not in known)
             if any(t.identity == identity and t.available for t in ann.tools()):
-                urls = direct.get(ann.node_id, ()) + tuple(
-                    e for e in ann.endpoints if e not in direct.get(ann.node_id, ())
-                )
                 offers.append(Offer(node_id=ann.node_id, hops=1, urls=urls))
+            elif urls:
+                others.append(Offer(node_id=ann.node_id, hops=2, urls=urls, relay=True))
+        if offers:
+            down = self.router.down()
+            relays = sorted(others, key=lambda o: (o.node_id in down, o.node_id))
+            offers.extend(relays[:MAX_RELAYS])
         return offers
 
     async def execute(
@@ -644,15 +655,22 @@ def _timeout_s(request: ToolRequest, defn: ToolDefinition) -> float:
 
 
 def _device_of(tool: RegisteredTool) -> DeviceInfo | None:
-    matter = tool.definition.metadata.get("matter")
-    if not isinstance(matter, dict) or "node_id" not in matter:
-        return None
-    return DeviceInfo(
-        id=f"matter:{matter['node_id']}",
-        name=str(matter.get("device_name") or matter.get("name") or ""),
-        type=str(matter.get("device_type") or ""),
-        reachable=tool.available,
-    )
+    """Return the device behind a tool from its metadata (``device``, else ``matter``)."""
+    metadata = tool.definition.metadata
+    device = metadata.get("device")
+    if isinstance(device, dict) and device.get("id"):
+        return DeviceInfo(
+            id=str(device["id"])[:200],
+            name=str(device.get("name") or "")[:200],
+            type=str(device.get("kind") or device.get("type") or "")[:100],
+            reachable=tool.available,
+        )
+    matter = metadata.get("matter")
+    if isinstance(matter, dict) and "node_id" in matter:
+        return DeviceInfo(
+            id=f"matter:{matter['node_id']}", name="", type="", reachable=tool.available
+        )
+    return None
 
 
 def _fingerprint(public_key: str) -> str:

@@ -5,8 +5,10 @@ for this node, 1 for a peer reached directly), times 1.2 when the tool prefers l
 execution and the node is this one, times 1.1 when the request lists the node in
 ``prefer_nodes``. Filters come first: ``exclude_nodes`` drops nodes, a non-empty
 ``node_affinity`` (the tool's) and ``allowed_nodes`` (the caller's token) keep only the
-nodes they list. Nodes recently found unreachable sort last, not out. Ties break by
-node id so the order is stable.
+nodes they list. A relay (a peer that does not offer the tool but can reach a node that
+does, 2 hops) gets no preference bonus and is not subject to affinity: the node it
+forwards to is, when the relay ranks its own candidates. Nodes recently found
+unreachable sort last, not out. Ties break by node id so the order is stable.
 
 ``Router.forward`` sends the call to the ranked nodes in turn. The forwarded
 ``tool_invoke`` is signed by this node (``ToolRequest.signed``) and wrapped in a signed
@@ -14,8 +16,11 @@ envelope addressed to the next node; it keeps the original caller's token, spend
 hop of ``hop_budget`` and appends this node to ``routing.path``. It fails over to the
 next node only when the call surely did not run there: the node could not be reached
 (connection refused, connect timeout), or it answered that it does not have the tool
-(``TOOL_NOT_FOUND`` / ``NO_CAPABLE_NODE``, a stale announcement) — or, for idempotent
-tools, any transport failure. Any other answer, success or error, is final.
+(``TOOL_NOT_FOUND`` / ``NO_CAPABLE_NODE``, a stale announcement), or it refused the
+forwarded call before running it (untrusted, loop), or it was a relay that ran out of
+hops — or, for idempotent tools, any transport failure. Any other answer, success or
+error, is final. When every node refused for lack of hops, the caller gets
+``HOP_LIMIT_EXCEEDED``; otherwise ``NO_CAPABLE_NODE`` with the nodes tried.
 """
 
 from __future__ import annotations
@@ -49,6 +54,7 @@ PREFERRED_BONUS = 1.1
 UNREACHABLE_BACKOFF_S = 10.0
 CONNECT_TIMEOUT_S = 1.5
 STALE_CODES = frozenset({ErrorCode.TOOL_NOT_FOUND.value, ErrorCode.NO_CAPABLE_NODE.value})
+HOP_CODE = ErrorCode.HOP_LIMIT_EXCEEDED.value
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -58,6 +64,7 @@ class Offer:
     node_id: str
     hops: int
     urls: tuple[str, ...]
+    relay: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -69,6 +76,7 @@ class Candidate:
     urls: tuple[str, ...]
     score: float
     down: bool = False
+    relay: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -99,14 +107,15 @@ def rank(
     for offer in offers:
         if offer.node_id in exclude_nodes:
             continue
-        if node_affinity and offer.node_id not in node_affinity:
-            continue
         if allowed_nodes and offer.node_id not in allowed_nodes:
             continue
+        # Affinity and preferences are about where the tool runs, not who relays it.
+        if node_affinity and not offer.relay and offer.node_id not in node_affinity:
+            continue
         score = HOP_DECAY**offer.hops
-        if prefer_local and offer.node_id == local_node_id:
+        if prefer_local and offer.node_id == local_node_id and not offer.relay:
             score *= LOCAL_BONUS
-        if offer.node_id in prefer_nodes:
+        if offer.node_id in prefer_nodes and not offer.relay:
             score *= PREFERRED_BONUS
         ranked.append(
             Candidate(
@@ -115,6 +124,7 @@ def rank(
                 urls=offer.urls,
                 score=score,
                 down=offer.node_id in down,
+                relay=offer.relay,
             )
         )
     ranked.sort(key=lambda c: (c.down, -c.score, c.node_id))
@@ -123,6 +133,14 @@ def rank(
 
 class _Unreachable(Exception):
     """The node could not be reached; the call did not run there."""
+
+
+class _Refused(Exception):
+    """The node refused the forwarded call before running it."""
+
+    def __init__(self, error: BridgeError) -> None:
+        super().__init__(error.message)
+        self.error = error
 
 
 class Router:
@@ -235,6 +253,8 @@ class Router:
             )
         started = time.monotonic()
         tried: list[str] = []
+        refusals: dict[str, str] = {}
+        hop_error: BridgeError | None = None
         for candidate in candidates:
             tried.append(candidate.node_id)
             try:
@@ -243,10 +263,21 @@ class Router:
                 _LOGGER.info("mesh node %s unreachable: %s", candidate.node_id, err)
                 self.mark_down(candidate.node_id)
                 continue
+            except _Refused as refused:
+                # The node would not take the call at all (trust, loop, budget): it did not run.
+                _LOGGER.info("mesh node %s refused: %s", candidate.node_id, refused.error.message)
+                refusals[candidate.node_id] = refused.error.code.value
+                if isinstance(refused.error, HopLimitExceededError):
+                    hop_error = refused.error
+                continue
             self.mark_up(candidate.node_id)
             response = ToolResponse.from_json(reply.get("response"))
-            if not response.ok and response.error and response.error.get("code") in STALE_CODES:
-                _LOGGER.info("mesh node %s no longer has %s", candidate.node_id, identity)
+            code = (response.error or {}).get("code") if not response.ok else None
+            if code in STALE_CODES or (candidate.relay and code == HOP_CODE):
+                _LOGGER.info("mesh node %s could not run %s: %s", candidate.node_id, identity, code)
+                refusals[candidate.node_id] = str(code)
+                if code == HOP_CODE and response.error is not None:
+                    hop_error = error_from_json(response.error)
                 continue
             execution = reply.get("execution") if isinstance(reply.get("execution"), dict) else {}
             assert isinstance(execution, dict)  # noqa: S101 - narrowed above
@@ -260,9 +291,11 @@ class Router:
                 path=tuple(str(p) for p in path) if isinstance(path, list) else (),
                 attempts=tuple(tried),
             )
+        if hop_error is not None and len(refusals) == len(tried):
+            raise hop_error
         raise NoCapableNodeError(
             f"no mesh node offering '{identity}' could be reached",
-            {"tool": identity, "tried": tried},
+            {"tool": identity, "tried": tried, "refused": refusals},
         )
 
     async def _send(
@@ -303,7 +336,7 @@ class Router:
                 # The node refused the envelope itself (auth, loop, malformed).
                 error = body.get("error")
                 if isinstance(error, dict):
-                    raise error_from_json(error)
+                    raise _Refused(error_from_json(error))
                 raise NoCapableNodeError(f"mesh node {candidate.node_id} answered garbage")
             return body
         raise _Unreachable(str(last) if last else "no address")

@@ -90,13 +90,41 @@ async def test_killed_node_fails_fast_then_leaves(trio: list[LoopNode], issuer: 
     assert not response.ok
     assert response.error is not None
     assert response.error["code"] == "NO_CAPABLE_NODE"
-    assert response.error["details"]["tried"] == [a.node_id]
+    # a directly, then b as a relay (b cannot reach a either).
+    assert response.error["details"]["tried"] == [a.node_id, b.node_id]
     assert elapsed < 1.0
     # a's announcement expires (ttl 1.5 s) and its tool leaves every registry.
     await wait_for(lambda: c.registry.get(TOOL) is None and b.registry.get(TOOL) is None, 4.0)
     response = await c.call(TOOL, token(issuer))
     assert response.error is not None
     assert response.error["code"] == "TOOL_NOT_FOUND"
+
+
+async def test_relay_when_the_origin_is_unreachable_from_here(
+    trio: list[LoopNode], issuer: NodeKey
+) -> None:
+    a, b, c = trio
+    await wait_for(lambda: c.registry.get(TOOL) is not None and b.registry.get(TOOL) is not None)
+    c.mesh.router.mark_down(a.node_id)  # as after a failed connection from c to a
+    response = await c.call(TOOL, token(issuer))
+    assert response.ok, response.error
+    assert response.result == {
+        "text": "hi",
+        "node_id": a.node_id,
+        "path": [c.node_id, b.node_id],
+        "hop_budget": 1,
+    }
+    execution = c.mesh.executions[response.request_id]
+    assert execution["node_id"] == a.node_id
+    assert execution["hops"] == 2
+    assert execution["path"] == [c.node_id, b.node_id, a.node_id]
+    assert execution["attempts"] == [b.node_id]
+    # One hop of budget is not enough to go through the relay: c falls back to a directly.
+    c.mesh.router.mark_down(a.node_id)
+    response = await c.call(TOOL, token(issuer), hop_budget=1)
+    assert response.ok, response.error
+    assert response.result["path"] == [c.node_id]  # type: ignore[index]
+    assert c.mesh.executions[response.request_id]["attempts"] == [b.node_id, a.node_id]
 
 
 async def test_failover_to_the_next_node(tmp_path: Path, issuer: NodeKey) -> None:
@@ -128,6 +156,10 @@ async def test_failover_to_the_next_node(tmp_path: Path, issuer: NodeKey) -> Non
 async def test_token_constraints_are_respected(trio: list[LoopNode], issuer: NodeKey) -> None:
     a, _b, c = trio
     await wait_for(lambda: c.registry.get(TOOL) is not None)
+    response = await c.call(TOOL, token(issuer), hop_budget=0)
+    assert response.error is not None
+    assert response.error["code"] == "HOP_LIMIT_EXCEEDED"
+    assert response.error["message"] == "no hop left to forward the request"
     response = await c.call(TOOL, token(issuer, max_hops=0))
     assert response.error is not None
     assert response.error["code"] == "HOP_LIMIT_EXCEEDED"
