@@ -1,0 +1,1 @@
+"""The command line: ``atmosphere-bridge`` and one module per command group."""
