@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from bridge.errors import InvalidRequestError
 from bridge.tools.identity import ToolRef, Version, VersionConstraint
@@ -90,3 +92,27 @@ def test_prerelease_excluded_from_ranges() -> None:
 def test_bad_constraints_name_the_part(text: str) -> None:
     with pytest.raises(InvalidRequestError):
         VersionConstraint.parse(text)
+
+
+@given(
+    st.tuples(
+        st.integers(0, 50),
+        st.integers(0, 50),
+        st.integers(0, 50),
+        st.lists(
+            st.one_of(st.integers(0, 9), st.sampled_from(["alpha", "beta", "rc"])), max_size=2
+        ),
+    )
+)
+def test_version_text_round_trips_and_caret_contains_itself(
+    parts: tuple[int, int, int, list[int | str]],
+) -> None:
+    major, minor, patch, pre = parts
+    text = f"{major}.{minor}.{patch}" + ("-" + ".".join(str(p) for p in pre) if pre else "")
+    v = Version.parse(text)
+    assert str(v) == text
+    if not pre:
+        assert VersionConstraint.parse(f"^{text}").matches(v)
+        assert VersionConstraint.parse(f"~{text}").matches(v)
+        assert not VersionConstraint.parse(f">{text}").matches(v)
+        assert Version.parse(f"{major}.{minor}.{patch + 1}") > v
