@@ -37,8 +37,9 @@ usage: install.sh [options]
   --skip-packages     do not install Debian packages
   --offline           no network at all: implies --skip-packages, creates the venvs
                       without pip and installs nothing into them
-  --otbr-dropin       install the otbr-agent drop-in even if otbr-agent.service is absent
-  --no-otbr-dropin    never install the otbr-agent drop-in
+  --otbr-dropin       treat otbr-agent as running here even if otbr-agent.service is
+                      absent: install its drop-in and set accept_ra=2 (it forwards)
+  --no-otbr-dropin    treat otbr-agent as not running here (default: look for its unit)
   --no-start          enable the units but do not (re)start them
   -h, --help          this text
 EOF
@@ -255,6 +256,14 @@ install_once "$SRC/systemd/controller.env" /etc/atmosphere-bridge/controller.env
 
 # --- 7. kernel settings for Thread -------------------------------------------------
 say "Kernel settings"
+# Is the border router on this machine? Then it routes (forwarding on) and needs
+# accept_ra=2; its own setup writes forwarding, we only add what Thread routes need.
+if [ "$OTBR_DROPIN" = "auto" ]; then
+    OTBR_DROPIN="no"
+    for d in /etc/systemd/system /lib/systemd/system /usr/lib/systemd/system; do
+        [ -f "$R$d/otbr-agent.service" ] && OTBR_DROPIN="yes"
+    done
+fi
 if [ -z "$INTERFACE" ] && [ -z "$R" ]; then
     INTERFACE="$(ip -6 route show default 2>/dev/null | awk '{for (i=1;i<NF;i++) if ($i=="dev") {print $(i+1); exit}}')"
     [ -n "$INTERFACE" ] || INTERFACE="$(ip -4 route show default 2>/dev/null | awk '{for (i=1;i<NF;i++) if ($i=="dev") {print $(i+1); exit}}')"
@@ -267,10 +276,20 @@ else
 # Thread devices are reached through routes that border routers announce in IPv6
 # router advertisements (Route Information Options with /64 prefixes).
 net.ipv6.conf.$INTERFACE.disable_ipv6 = 0
-net.ipv6.conf.$INTERFACE.accept_ra = 1
+net.ipv6.conf.$INTERFACE.accept_ra_rtr_pref = 1
 net.ipv6.conf.$INTERFACE.accept_ra_rt_info_max_plen = 64
+"
+    if [ "$OTBR_DROPIN" = "yes" ]; then
+        sysctl_text+="# otbr-agent runs here and forwards between Thread and the LAN; with forwarding
+# on, the kernel only accepts router advertisements when accept_ra is 2.
+net.ipv6.conf.$INTERFACE.accept_ra = 2
+"
+    else
+        sysctl_text+="# A plain host: accept router advertisements, do not forward.
+net.ipv6.conf.$INTERFACE.accept_ra = 1
 net.ipv6.conf.$INTERFACE.forwarding = 0
 "
+    fi
     if install_text /etc/sysctl.d/60-atmosphere-bridge.conf 0644 "$sysctl_text"; then SYSCTL_CHANGED=1; fi
 fi
 
@@ -279,12 +298,6 @@ say "systemd units"
 for u in atmosphere-matter-controller.service atmosphere-bridge.service; do
     if install_file "$SRC/systemd/$u" "/etc/systemd/system/$u" 0644; then UNITS_CHANGED=1; fi
 done
-if [ "$OTBR_DROPIN" = "auto" ]; then
-    OTBR_DROPIN="no"
-    for d in /etc/systemd/system /lib/systemd/system /usr/lib/systemd/system; do
-        [ -f "$R$d/otbr-agent.service" ] && OTBR_DROPIN="yes"
-    done
-fi
 if [ "$OTBR_DROPIN" = "yes" ]; then
     if install_file "$SRC/systemd/otbr-agent.service.d/10-atmosphere.conf" \
         /etc/systemd/system/otbr-agent.service.d/10-atmosphere.conf 0644; then UNITS_CHANGED=1; fi

@@ -281,8 +281,9 @@ def check_ipv6_sysctl(host: Host, interface: str | None, how: str) -> CheckResul
     elif forwarding:
         problems.append((
             Status.WARN,
-            f"IPv6 forwarding is on for {interface} (accept_ra=2 keeps RAs working); "
-            f"unless this host routes for others: sysctl -w net.ipv6.conf.{interface}.forwarding=0",
+            f"IPv6 forwarding is on for {interface} (accept_ra=2 keeps RAs working): "
+            f"expected when otbr-agent runs on this machine; otherwise "
+            f"sysctl -w net.ipv6.conf.{interface}.forwarding=0",
         ))
     if values["accept_ra_rt_info_max_plen"] is None:
         problems.append((

@@ -93,8 +93,9 @@ def test_install_layout(tmp_path: Path, run_install: Installer) -> None:
     settings = [line for line in sysctl.splitlines() if line and not line.startswith("#")]
     assert settings == [
         "net.ipv6.conf.eth0.disable_ipv6 = 0",
-        "net.ipv6.conf.eth0.accept_ra = 1",
+        "net.ipv6.conf.eth0.accept_ra_rtr_pref = 1",
         "net.ipv6.conf.eth0.accept_ra_rt_info_max_plen = 64",
+        "net.ipv6.conf.eth0.accept_ra = 1",
         "net.ipv6.conf.eth0.forwarding = 0",
     ]
     prefix = root / "opt/atmosphere-bridge"
@@ -141,6 +142,15 @@ def test_otbr_dropin_installed_beside_otbr_agent(tmp_path: Path, run_install: In
     dropin = root / "etc/systemd/system/otbr-agent.service.d/10-atmosphere.conf"
     assert dropin.read_bytes() == (
         REPO / "systemd/otbr-agent.service.d/10-atmosphere.conf").read_bytes()
+    # The border router forwards here, so RAs need accept_ra=2 and forwarding is its own.
+    sysctl = (root / "etc/sysctl.d/60-atmosphere-bridge.conf").read_text()
+    settings = [line for line in sysctl.splitlines() if line and not line.startswith("#")]
+    assert settings == [
+        "net.ipv6.conf.eth0.disable_ipv6 = 0",
+        "net.ipv6.conf.eth0.accept_ra_rtr_pref = 1",
+        "net.ipv6.conf.eth0.accept_ra_rt_info_max_plen = 64",
+        "net.ipv6.conf.eth0.accept_ra = 2",
+    ]
 
 
 def test_no_interface_skips_sysctl(tmp_path: Path, run_install: Installer) -> None:
