@@ -78,6 +78,12 @@ devices: $(DEVICES_DIR)/node_modules/.installed
 .PHONY: install
 install: $(STAMPS)/apt $(VENV)/.installed $(CONTROLLER_VENV)/.installed $(DEVICES_DIR)/node_modules/.installed
 
+# The demo needs root for its private network namespace; DEMO_PORT picks the API port.
+.PHONY: demo
+demo: install
+	@if [ "$$(id -u)" = 0 ]; then $(VENV)/bin/atmosphere-bridge demo; \
+	else sudo -E $(VENV)/bin/atmosphere-bridge demo; fi
+
 .PHONY: lint
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check .

@@ -23,6 +23,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "bridge.cli.generate",
     "bridge.cli.devices",
     "bridge.cli.commission",
+    "bridge.cli.demo",
     "bridge.cli.keys",
     "bridge.cli.token",
     "bridge.cli.invoke",
