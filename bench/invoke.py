@@ -1,0 +1,151 @@
+"""Benchmark the call pipeline against calling the handler directly.
+
+One run measures, for a trivial handler:
+  direct      await handler(params, ctx)
+  pipeline    Invoker.invoke in-process (replay check, signed token, schema validation,
+              templated permission check, events, buffered audit), token cache on
+  pipeline/nc the same with signature verification on every call (token cache off)
+  http        POST /v1/invoke over loopback to a real bridge (keep-alive, sequential)
+  http x8     the same with 8 concurrent clients
+and prints calls/s, p50 and p99 latency, and ratios against the direct call.
+
+Usage: .venv/bin/python bench/invoke.py [--calls N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+
+from bridge.auth.tokens import issue_token
+from bridge.config import ApiConfig, BridgeConfig, MatterConfig
+from bridge.invocation.messages import ToolRequest
+from bridge.service import BridgeService
+from bridge.tools.context import CallContext
+from bridge.tools.definition import Requires, ToolDefinition
+
+SCHEMA = {
+    "type": "object",
+    "properties": {"device_id": {"type": "string"}, "level": {"type": "integer", "default": 50}},
+    "required": ["device_id"],
+    "additionalProperties": False,
+}
+
+
+async def trivial(params: dict[str, Any], ctx: CallContext) -> Any:
+    return {"ok": True, "level": params.get("level")}
+
+
+def pct(samples: list[float], q: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+async def measure(
+    label: str, n: int, one: Callable[[], Awaitable[None]], concurrency: int = 1
+) -> dict[str, Any]:
+    for _ in range(min(50, n)):
+        await one()
+    lat: list[float] = []
+
+    async def worker(count: int) -> None:
+        for _ in range(count):
+            t0 = time.perf_counter()
+            await one()
+            lat.append(time.perf_counter() - t0)
+
+    started = time.perf_counter()
+    await asyncio.gather(*(worker(n // concurrency) for _ in range(concurrency)))
+    elapsed = time.perf_counter() - started
+    return {
+        "label": label,
+        "calls": len(lat),
+        "rate": len(lat) / elapsed,
+        "p50": pct(lat, 0.50) * 1e6,
+        "p99": pct(lat, 0.99) * 1e6,
+        "mean": statistics.fmean(lat) * 1e6,
+    }
+
+
+async def main(n: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        config = BridgeConfig(
+            state_dir=Path(tmp) / "state",
+            api=ApiConfig(host="127.0.0.1", port=0),
+            matter=replace(MatterConfig(), enabled=False),
+        )
+        service = BridgeService(config, enable_matter=False)
+        await service.start()
+        try:
+            defn = ToolDefinition(
+                name="dim", namespace="bench", description="Trivial handler",
+                parameters=SCHEMA, requires=Requires(permissions=("device:control:{device_id}",)),
+            )
+            service.registry.register(defn, trivial)
+            runtime = service.invocation
+            assert runtime is not None
+            token = issue_token(runtime.key, agent_id="bench", ttl_s=3600,
+                                permissions=["device:control:*"])
+            params = {"device_id": "lamp-1"}
+            ctx = CallContext(agent_id="bench")
+            invoker = runtime.invoker
+
+            async def direct() -> None:
+                await trivial(dict(params), ctx)
+
+            async def pipeline() -> None:
+                resp = await invoker.invoke(ToolRequest(tool="dim", params=params, token=token))
+                if not resp.ok:
+                    raise RuntimeError(resp.error)
+
+            async def pipeline_nocache() -> None:
+                invoker.verifier._cache.clear()
+                await pipeline()
+
+            port = await service.start_api("127.0.0.1", 0)
+            url = f"http://127.0.0.1:{port}/v1/invoke"
+            headers = {"Authorization": f"Bearer {token}"}
+            body = {"tool": "dim", "params": params}
+            connector = aiohttp.TCPConnector(limit=16)
+            async with aiohttp.ClientSession(connector=connector) as session:
+
+                async def http() -> None:
+                    async with session.post(url, json=body, headers=headers) as resp:
+                        await resp.read()
+                        if resp.status != 200:
+                            raise RuntimeError(resp.status)
+
+                results = [
+                    await measure("direct handler", n, direct),
+                    await measure("pipeline in-process", n, pipeline),
+                    await measure("pipeline, verify every call", n, pipeline_nocache),
+                    await measure("HTTP POST /v1/invoke", n, http),
+                    await measure("HTTP, 8 concurrent clients", n, http, concurrency=8),
+                ]
+            await runtime.audit.flush()
+            audited = len(await runtime.audit.query(limit=1_000_000))
+        finally:
+            await service.stop()
+    base = results[0]
+    print(f"{'mode':<30}{'calls':>7}{'calls/s':>11}{'p50 us':>10}{'p99 us':>10}"
+          f"{'x p50':>10}{'x rate':>9}")
+    for r in results:
+        print(f"{r['label']:<30}{r['calls']:>7}{r['rate']:>11.0f}{r['p50']:>10.1f}"
+              f"{r['p99']:>10.1f}{r['p50'] / base['p50']:>10.1f}{base['rate'] / r['rate']:>9.1f}")
+    print(f"audit rows written: {audited}")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=2000, help="calls per mode (default 2000)")
+    args = parser.parse_args()
+    asyncio.run(main(max(100, min(args.calls, 100_000))))
