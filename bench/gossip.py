@@ -7,12 +7,14 @@ JSON-encoded to bytes and decoded on the other side, and every received announce
 is verified with ed25519 before it is stored. Membership is full (every node knows
 every other one, as after mDNS discovery on one LAN).
 
-A round: every node, in random order, runs one push-pull exchange (digest → reply with
-newer announcements and ``want`` → push) with ``--fanout`` random peers. Printed per N:
+A round: every node, in random order, runs one push-pull exchange with ``--fanout``
+random peers — the hashed exchange the bridges use (digest hash → ``in_sync`` or the
+peer's digest → push with ``want`` → wanted documents), or with ``--full-digest`` the
+full one (digest → newer documents and ``want`` → push). Printed per N:
 rounds and bytes sent per node until every node holds every announcement, then the
 same for one node's changed announcement spreading to everybody.
 
-Usage: python bench/gossip.py [--nodes 10 100 1000] [--fanout 1] [--seed 1]
+Usage: python bench/gossip.py [--nodes 10 100 1000] [--fanout 1] [--seed 1] [--full-digest]
 """
 
 from __future__ import annotations
@@ -116,7 +118,28 @@ def wire(message: dict[str, Any]) -> tuple[bytes, dict[str, Any]]:
 
 
 def exchange(a: SimNode, b: SimNode) -> None:
-    """Run one push-pull round from ``a`` to ``b`` with real envelopes and signatures."""
+    """Run one hashed push-pull round from ``a`` to ``b`` (what bridges do)."""
+    data, env = wire(
+        seal(a.identity, to=b.identity.node_id, kind="gossip_digest", body=a.state.hash_message())
+    )
+    a.sent_bytes += len(data)
+    _, body = b.verifier.open(env, "gossip_digest")
+    data, reply = wire(b.state.handle_digest(body))
+    b.sent_bytes += len(data)
+    _, push = a.state.handle_reply(reply)
+    if push is None:
+        return
+    data, env = wire(seal(a.identity, to=b.identity.node_id, kind="gossip_push", body=push))
+    a.sent_bytes += len(data)
+    _, body = b.verifier.open(env, "gossip_push")
+    b.state.handle_push(body)
+    data, answer = wire({"announcements": b.state.documents(body.get("want", []))})
+    b.sent_bytes += len(data)
+    a.state.accept_many(answer["announcements"])
+
+
+def exchange_full(a: SimNode, b: SimNode) -> None:
+    """Run one full-digest push-pull round from ``a`` to ``b`` (for comparison)."""
     data, env = wire(
         seal(a.identity, to=b.identity.node_id, kind="gossip_digest", body=a.state.digest_message())
     )
@@ -125,7 +148,7 @@ def exchange(a: SimNode, b: SimNode) -> None:
     data, reply = wire(b.state.handle_digest(body))
     b.sent_bytes += len(data)
     _, push = a.state.handle_reply(reply)
-    if push["announcements"]:
+    if push is not None:
         data, env = wire(seal(a.identity, to=b.identity.node_id, kind="gossip_push", body=push))
         a.sent_bytes += len(data)
         _, body = b.verifier.open(env, "gossip_push")
@@ -148,22 +171,28 @@ def build(n: int) -> list[SimNode]:
     return nodes
 
 
-def run_until(nodes: list[SimNode], rng: random.Random, fanout: int, done: Any) -> int:
+def one_round(nodes: list[SimNode], rng: random.Random, fanout: int, full: bool) -> None:
+    """Let every node, in random order, gossip with ``fanout`` random peers."""
+    order = list(nodes)
+    rng.shuffle(order)
+    run = exchange_full if full else exchange
+    for a in order:
+        for b in rng.sample([x for x in nodes if x is not a], fanout):
+            run(a, b)
+
+
+def run_until(nodes: list[SimNode], rng: random.Random, fanout: int, full: bool, done: Any) -> int:
     """Run rounds until ``done()`` holds; return the number of rounds."""
     rounds = 0
     while not done():
         rounds += 1
-        order = list(nodes)
-        rng.shuffle(order)
-        for a in order:
-            for b in rng.sample([x for x in nodes if x is not a], fanout):
-                exchange(a, b)
+        one_round(nodes, rng, fanout, full)
         if rounds > 200:
             raise RuntimeError("no convergence after 200 rounds")
     return rounds
 
 
-def bench(n: int, fanout: int, seed: int) -> None:
+def bench(n: int, fanout: int, seed: int, full: bool) -> None:
     """Measure full convergence and one change spreading for ``n`` nodes."""
     rng = random.Random(seed)
     t0 = time.perf_counter()
@@ -171,7 +200,9 @@ def bench(n: int, fanout: int, seed: int) -> None:
     ann_bytes = len(json.dumps(nodes[0].state.entries()[0].document, separators=(",", ":")))
     target = {x.identity.node_id: 1 for x in nodes}
     t1 = time.perf_counter()
-    rounds = run_until(nodes, rng, fanout, lambda: all(x.state.digest() == target for x in nodes))
+    rounds = run_until(
+        nodes, rng, fanout, full, lambda: all(x.state.digest() == target for x in nodes)
+    )
     t2 = time.perf_counter()
     per_node = [x.sent_bytes for x in nodes]
     print(
@@ -187,14 +218,20 @@ def bench(n: int, fanout: int, seed: int) -> None:
     changer.announce(time.time())
     cid = changer.identity.node_id
     rounds = run_until(
-        nodes, rng, fanout, lambda: all(x.state.digest().get(cid) == 2 for x in nodes)
+        nodes, rng, fanout, full, lambda: all(x.state.digest().get(cid) == 2 for x in nodes)
     )
     per_node = [x.sent_bytes for x in nodes]
+    t3 = time.perf_counter()
+    for x in nodes:
+        x.sent_bytes = 0
+    one_round(nodes, rng, fanout, full)
+    idle = statistics.mean(x.sent_bytes for x in nodes)
     print(
         f"N={n:5d} fanout={fanout} | one node's change: {rounds} rounds, sent per node mean "
         f"{statistics.mean(per_node) / 1024:.1f} KiB, total {sum(per_node) / 2**20:.2f} MiB "
-        f"(setup {t1 - t0:.1f} s, {time.perf_counter() - t2:.1f} s wall)"
+        f"(setup {t1 - t0:.1f} s, {t3 - t2:.1f} s wall)"
     )
+    print(f"N={n:5d} fanout={fanout} | idle round (all in sync): {idle:.0f} B sent per node")
 
 
 def main() -> None:
@@ -203,9 +240,13 @@ def main() -> None:
     parser.add_argument("--nodes", type=int, nargs="+", default=[10, 100, 1000])
     parser.add_argument("--fanout", type=int, default=1)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--full-digest", action="store_true", help="send full digests (no hash shortcut)"
+    )
     args = parser.parse_args()
+    print("protocol:", "full digest" if args.full_digest else "hashed digest (as bridges run)")
     for n in args.nodes:
-        bench(n, args.fanout, args.seed)
+        bench(n, args.fanout, args.seed, args.full_digest)
 
 
 if __name__ == "__main__":

@@ -13,16 +13,24 @@ a silent origin at about the same moment, and nobody can keep a dead node's tool
 by re-gossiping its last announcement. This assumes node clocks agree within
 ``max_skew_s`` (NTP on a LAN); the local node's own announcement never expires here.
 
-The exchange (one round, initiated by A towards B):
+The exchange (one round, initiated by A towards B) comes in two forms. Full:
 
 1. A sends ``gossip_digest`` ``{origin: version}`` of everything it holds;
 2. B answers ``gossip_reply`` with the documents it holds newer than A's digest and
    ``want``, the origins for which A's digest is newer than what B holds;
 3. A sends ``gossip_push`` with the wanted documents.
+
+Hashed (what nodes use; in steady state a round costs two small messages):
+
+1. A sends ``gossip_digest`` with only the SHA-256 of its canonical digest;
+2. B answers ``in_sync`` if its hash is the same, else its full digest;
+3. A sends ``gossip_push`` with the documents B lacks and ``want``, the origins for
+   which B's digest is newer; B stores them and answers with the wanted documents.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import time
 from collections.abc import Callable
@@ -31,7 +39,7 @@ from enum import StrEnum
 from typing import Any
 
 from bridge.errors import BridgeError, InvalidRequestError, UnauthenticatedError
-from bridge.mesh.announce import Announcement, verify_document
+from bridge.mesh.announce import Announcement, canonical_bytes, verify_document
 from bridge.mesh.identity import NODE_ID_RE
 from bridge.mesh.trust import TrustPolicy
 
@@ -97,6 +105,7 @@ class GossipState:
         self._entries: dict[str, Entry] = {}
         self._seen: dict[str, int] = {}
         self._listeners: list[Listener] = []
+        self._hash: str | None = None
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Call ``listener(change, announcement)`` on every change; return an unsubscribe."""
@@ -104,6 +113,7 @@ class GossipState:
         return lambda: self._listeners.remove(listener) if listener in self._listeners else None
 
     def _notify(self, change: Change, announcement: Announcement) -> None:
+        self._hash = None
         for listener in tuple(self._listeners):
             try:
                 listener(change, announcement)
@@ -214,12 +224,34 @@ class GossipState:
 
     # -- the exchange -------------------------------------------------------------------
 
+    def digest_hash(self) -> str:
+        """Return the SHA-256 of the canonical digest (cached until the next change)."""
+        if self._hash is None:
+            self._hash = hashlib.sha256(canonical_bytes(self.digest())).hexdigest()
+        return self._hash
+
     def digest_message(self) -> dict[str, Any]:
-        """Return step 1 of a round: this node's digest."""
+        """Return step 1 of a full round: this node's digest."""
         return {"type": "gossip_digest", "digest": self.digest()}
 
+    def hash_message(self) -> dict[str, Any]:
+        """Return step 1 of a hashed round: only the hash of this node's digest."""
+        return {"type": "gossip_digest", "hash": self.digest_hash()}
+
     def handle_digest(self, message: dict[str, Any]) -> dict[str, Any]:
-        """Answer step 1 with step 2: what the peer lacks and what this node wants."""
+        """Answer step 1 with step 2.
+
+        To a full digest: the documents the peer lacks and ``want``. To a hash: ``in_sync``
+        when it equals this node's, else this node's digest (the peer then pushes what
+        this node lacks and asks for what it wants, see ``handle_push``).
+        """
+        if "digest" not in message:
+            remote_hash = message.get("hash")
+            if not isinstance(remote_hash, str):
+                raise InvalidRequestError("gossip_digest needs 'digest' or 'hash'")
+            if remote_hash == self.digest_hash():
+                return {"type": "gossip_reply", "in_sync": True}
+            return {"type": "gossip_reply", "digest": self.digest()}
         remote = parse_digest(message.get("digest"))
         send = [
             e.document
@@ -233,16 +265,39 @@ class GossipState:
         ]
         return {"type": "gossip_reply", "announcements": send[:MAX_BATCH], "want": want[:MAX_BATCH]}
 
-    def handle_reply(self, message: dict[str, Any]) -> tuple[dict[Outcome, int], dict[str, Any]]:
-        """Take step 2: store what came, and return the counts and the step-3 push."""
+    def handle_reply(
+        self, message: dict[str, Any]
+    ) -> tuple[dict[Outcome, int], dict[str, Any] | None]:
+        """Take step 2: store what came; return the counts and the step-3 push (or None)."""
+        if message.get("in_sync") is True:
+            return {}, None
+        if "digest" in message and "announcements" not in message:
+            remote = parse_digest(message.get("digest"))
+            send = self.newer_than(remote)
+            wanted = [o for o, v in remote.items() if v > self._seen.get(o, -1)]
+            if not send and not wanted:
+                return {}, None
+            return {}, {"type": "gossip_push", "announcements": send, "want": wanted[:MAX_BATCH]}
         counts = self.accept_many(message.get("announcements"))
-        want = message.get("want")
-        if not isinstance(want, list) or len(want) > MAX_BATCH:
-            raise InvalidRequestError("want must be a list of node ids")
-        push = [
-            self._entries[o].document for o in want if isinstance(o, str) and o in self._entries
+        push = self.documents(message.get("want"))
+        return counts, ({"type": "gossip_push", "announcements": push} if push else None)
+
+    def newer_than(self, remote: dict[str, int]) -> list[dict[str, Any]]:
+        """Return the documents this node holds newer than ``remote`` says (at most a batch)."""
+        send = [
+            e.document
+            for origin, e in self._entries.items()
+            if e.announcement.version > remote.get(origin, -1)
         ]
-        return counts, {"type": "gossip_push", "announcements": push}
+        return send[:MAX_BATCH]
+
+    def documents(self, origins: Any) -> list[dict[str, Any]]:
+        """Return the held documents of the listed origins (unknown ones skipped)."""
+        if not isinstance(origins, list) or len(origins) > MAX_BATCH:
+            raise InvalidRequestError("want must be a list of node ids")
+        return [
+            self._entries[o].document for o in origins if isinstance(o, str) and o in self._entries
+        ]
 
     def handle_push(self, message: dict[str, Any]) -> dict[Outcome, int]:
         """Take step 3 (or an unsolicited push of a changed announcement)."""

@@ -298,20 +298,23 @@ class MeshNode:
         raise ConnectionError(str(last) if last else "no address")
 
     async def _round(self, node_id: str, urls: tuple[str, ...]) -> None:
-        """Run one push-pull round with a peer."""
+        """Run one hashed push-pull round with a peer (see ``gossip.py``)."""
         try:
             envelope = seal(
-                self.identity, to=node_id, kind="gossip_digest", body=self.gossip.digest_message()
+                self.identity, to=node_id, kind="gossip_digest", body=self.gossip.hash_message()
             )
             reply = await self._post(urls, "/v1/mesh/gossip", envelope)
             counts, push = self.gossip.handle_reply(reply)
             self._count(counts)
-            if push["announcements"]:
-                await self._post(
-                    urls,
-                    "/v1/mesh/push",
-                    seal(self.identity, to=node_id, kind="gossip_push", body=push),
-                )
+            if push is None:
+                return
+            answer = await self._post(
+                urls,
+                "/v1/mesh/push",
+                seal(self.identity, to=node_id, kind="gossip_push", body=push),
+            )
+            if "announcements" in answer:
+                self._count(self.gossip.accept_many(answer["announcements"]))
         except (ConnectionError, BridgeError) as err:
             _LOGGER.debug("gossip with %s (%s) failed: %s", node_id or "?", urls, err)
 
@@ -346,11 +349,14 @@ class MeshNode:
         return self.gossip.handle_digest(body)
 
     def handle_push(self, envelope: Any) -> dict[str, Any]:
-        """Take announcements a peer pushed; return the count per outcome."""
+        """Take announcements a peer pushed; return the count per outcome and what it wants."""
         _sender, body = self.verifier.open(envelope, "gossip_push")
         counts = self.gossip.handle_push(body)
         self._count(counts)
-        return {"outcomes": {k.value: v for k, v in counts.items()}}
+        answer: dict[str, Any] = {"outcomes": {k.value: v for k, v in counts.items()}}
+        if "want" in body:
+            answer["announcements"] = self.gossip.documents(body["want"])
+        return answer
 
     async def handle_invoke(self, envelope: Any, run: RunLocal) -> dict[str, Any]:
         """Check and run a call forwarded by a peer; return its response and where it ran.

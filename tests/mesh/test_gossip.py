@@ -120,3 +120,34 @@ def test_push_pull_round_converges_both_sides(alice: NodeIdentity, bob: NodeIden
     # The relayed documents are byte-for-byte what their origins signed.
     assert b.get(carol.node_id) is not None
     assert b.get(carol.node_id).document == copy.deepcopy(a.get(carol.node_id).document)  # type: ignore[union-attr]
+
+
+def test_hashed_round_is_tiny_in_sync_and_converges_otherwise(
+    alice: NodeIdentity, bob: NodeIdentity
+) -> None:
+    clock = Clock(1000.0)
+    carol = make_identity("carol")
+    everyone = (alice, bob, carol)
+    a = state_for(alice, everyone, clock)
+    b = state_for(bob, everyone, clock)
+    a.set_local(make_announcement(alice, timestamp=1000.0))
+    b.set_local(make_announcement(bob, timestamp=1000.0))
+    b.accept(make_announcement(carol, version=4, timestamp=1000.0).to_json())
+    wire = lambda m: json.loads(json.dumps(m))  # noqa: E731
+    # Out of sync: b answers with its digest, a pushes what b lacks and wants the rest.
+    reply = wire(b.handle_digest(wire(a.hash_message())))
+    assert reply == {"type": "gossip_reply", "digest": b.digest()}
+    counts, push = a.handle_reply(reply)
+    assert counts == {}
+    assert push is not None
+    assert [d["node_name"] for d in push["announcements"]] == ["alice"]
+    assert sorted(push["want"]) == sorted([bob.node_id, carol.node_id])
+    assert b.handle_push(wire(push)) == {Outcome.ACCEPTED: 1}
+    wanted = wire(b.documents(push["want"]))
+    assert a.accept_many(wanted) == {Outcome.ACCEPTED: 2}
+    assert a.digest() == b.digest()
+    assert a.digest_hash() == b.digest_hash()
+    # In sync: the answer is one flag, and there is nothing to push.
+    reply = wire(b.handle_digest(wire(a.hash_message())))
+    assert reply == {"type": "gossip_reply", "in_sync": True}
+    assert a.handle_reply(reply) == ({}, None)
