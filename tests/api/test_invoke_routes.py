@@ -324,3 +324,34 @@ async def test_events_websocket(server: BridgeServer) -> None:
         async with server.client.ws_connect(f"{server.url}/v1/events"):
             pass
     assert info.value.status == 401
+
+
+async def test_events_websocket_registry_and_approvals(server: BridgeServer) -> None:
+    admin = service_token(server.service, "root", ["admin:approve"])
+    plain = service_token(server.service, "user", ["device:*"])
+    async with (
+        server.client.ws_connect(f"{server.url}/v1/events", headers=bearer(admin)) as ws_admin,
+        server.client.ws_connect(f"{server.url}/v1/events", headers=bearer(plain)) as ws_plain,
+    ):
+        await asyncio.sleep(0.05)
+        register(server, "door", Calls(), dangerous=True,
+                 confirmation=Confirmation(message="Open {device_id}?", timeout_s=0.2))
+        for ws in (ws_admin, ws_plain):
+            frame = await ws.receive_json(timeout=5)
+            assert frame["type"] == "registry.changed"
+            assert frame["data"]["action"] == "added"
+        status, body = await post(server, "/v1/invoke",
+                                  {"tool": "door", "params": {"device_id": "d1"}}, plain)
+        assert (status, body["error"]["code"]) == (408, "CONFIRMATION_TIMEOUT")
+        admin_types = []
+        while len(admin_types) < 2 or admin_types[-1] != "approval.decided":
+            frame = await ws_admin.receive_json(timeout=5)
+            if frame["type"].startswith("approval."):
+                admin_types.append(frame["type"])
+                assert frame["data"]["message"] == "Open d1?"
+        assert admin_types == ["approval.pending", "approval.decided"]
+        frames = [await ws_plain.receive_json(timeout=5) for _ in range(2)]
+        assert [(f["type"], f["data"]["status"]) for f in frames] == [
+            ("tool_call.status", "initiated"), ("tool_call.status", "error")
+        ]
+        assert frames[1]["data"]["error"]["code"] == "CONFIRMATION_TIMEOUT"
