@@ -643,6 +643,12 @@ def build_mesh_node(config: BridgeConfig, registry: ToolRegistry, events: EventB
         raise ConfigInvalidError(
             f"mesh.trust must be one of {[m.value for m in TrustMode]}", {"key": "mesh.trust"}
         ) from err
+    if config.mesh.discovery and config.api.host.startswith("127."):
+        _LOGGER.warning(
+            "mesh discovery is on but the API listens on %s only: peers on other hosts "
+            "cannot reach this node (set api.host to an address on the LAN or 0.0.0.0)",
+            config.api.host,
+        )
     key = NodeKey.load_or_create(config.state_dir / KEY_FILE_NAME)
     return MeshNode(
         config.mesh,
