@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -282,3 +283,26 @@ async def test_peers_and_tools_endpoints(trio: list[LoopNode]) -> None:
     ]
     assert body["peers"][0]["announcement"]["tools"] == 1
     assert tools["tools"][0]["identity"] == TOOL
+
+
+async def test_tofu_mode_accepts_newcomers_and_pins_names(tmp_path: Path, issuer: NodeKey) -> None:
+    nodes = build_nodes(["a", "b"], tmp_path, issuer, trusted=lambda _n, _all: (), trust="tofu")
+    a, b = nodes
+    a.registry.register(whoami_definition("whoami_a"), whoami)
+    for node in nodes:
+        await node.start()
+    try:
+        await wait_for(lambda: b.registry.get(TOOL) is not None)
+        pins = json.loads((tmp_path / "b" / "mesh" / "pins.json").read_text())
+        assert pins == {"a": a.key.public_key_b64}
+        # Another key calling itself "a" is refused by b, even with a valid signature.
+        impostor = build_nodes(["a"], tmp_path / "x", issuer, trusted=lambda _n, _all: ())[0]
+        doc = impostor.mesh.build_announcement().to_json()
+        status, body = await post(
+            f"{b.url}/v1/mesh/push",
+            seal(a.mesh.identity, to=b.node_id, kind="gossip_push", body={"announcements": [doc]}),
+        )
+        assert (status, body) == (200, {"outcomes": {"untrusted": 1}})
+    finally:
+        for node in nodes:
+            await node.stop()
