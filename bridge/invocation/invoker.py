@@ -340,6 +340,7 @@ class Invoker:
         state.approval_id = approval.id
         final = await self.approvals.wait(approval.id)
         details = {"approval_id": approval.id, "message": message}
+        state.votes = [{"approver": v.approver, "decision": v.decision.value} for v in final.votes]
         if final.status is ApprovalStatus.APPROVED:
             state.approvers = [v.approver for v in final.votes]
             return
@@ -480,6 +481,8 @@ class Invoker:
             details["approval_id"] = state.approval_id
         if state.approvers:
             details["approvers"] = state.approvers
+        if state.votes:
+            details["votes"] = state.votes
         if request.idempotency_key is not None:
             details["idempotency_key"] = request.idempotency_key
         if response.error is not None:
@@ -506,8 +509,15 @@ class _State:
     """What the pipeline learned so far, for the audit record."""
 
     __slots__ = (
-        "approval_id", "approvers", "decision", "executed_error", "idem_key", "params",
-        "token", "tool",
+        "approval_id",
+        "approvers",
+        "decision",
+        "executed_error",
+        "idem_key",
+        "params",
+        "token",
+        "tool",
+        "votes",
     )
 
     def __init__(self) -> None:
@@ -517,6 +527,7 @@ class _State:
         self.decision = "pending"
         self.approval_id: str | None = None
         self.approvers: list[str] = []
+        self.votes: list[dict[str, str]] = []
         self.idem_key: str | None = None
         self.executed_error = False
 

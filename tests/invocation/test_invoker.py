@@ -402,6 +402,8 @@ async def test_approval_deny_and_timeout(env: Env, unlock: Counter) -> None:
     assert resp.error is not None
     assert resp.error["details"]["approval_id"] == approval_id
     assert unlock.calls == []
+    [entry] = await env.runtime.audit.query(decision="confirmation_denied")
+    assert entry.details["votes"] == [{"approver": "alice", "decision": "deny"}]
     # The condition does not match: no confirmation needed.
     assert (await env.invoker.invoke(env.request("unlock", {"door": "garage"}))).ok
     assert len(unlock.calls) == 1
