@@ -118,17 +118,27 @@ class MeshNode:
     # -- lifecycle ------------------------------------------------------------------------
 
     async def start(self) -> None:
-        """Announce this node, start discovery and the gossip loop."""
+        """Announce this node, start discovery and the gossip loop.
+
+        Raises ``ConfigInvalidError`` when the configured interfaces give no address.
+        """
         self._session = aiohttp.ClientSession()
-        if self.config.discovery:
-            self.discovery = Discovery(
-                self.identity,
-                self.api_port,
-                interfaces=self.config.interfaces,
-                on_change=self._on_peer_change,
-            )
-            await self.discovery.start()
-        self._endpoints = self._own_endpoints()
+        try:
+            if self.config.discovery:
+                self.discovery = Discovery(
+                    self.identity,
+                    self.api_port,
+                    interfaces=self.config.interfaces,
+                    on_change=self._on_peer_change,
+                )
+                await self.discovery.start()
+            self._endpoints = self._own_endpoints()
+        except ValueError as err:
+            await self.stop()
+            raise ConfigInvalidError(str(err), {"key": "mesh.interfaces"}) from err
+        except BaseException:
+            await self.stop()
+            raise
         self._unsubscribe.append(self.gossip.subscribe(self._on_gossip_change))
         self._unsubscribe.append(self.registry.subscribe(self._on_registry_change))
         self.announce()

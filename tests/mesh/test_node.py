@@ -306,3 +306,21 @@ async def test_tofu_mode_accepts_newcomers_and_pins_names(tmp_path: Path, issuer
     finally:
         for node in nodes:
             await node.stop()
+
+
+async def test_unknown_interface_is_a_config_error(tmp_path: Path) -> None:
+    from bridge.config import MeshConfig
+    from bridge.errors import ConfigInvalidError
+    from bridge.mesh.node import MeshNode
+    from bridge.tools.registry import ToolRegistry
+
+    node = MeshNode(
+        MeshConfig(enabled=True, interfaces=("nope0",)),
+        key=NodeKey.generate(),
+        registry=ToolRegistry(),
+        state_dir=tmp_path,
+        api_host="0.0.0.0",
+        api_port=8765,
+    )
+    with pytest.raises(ConfigInvalidError, match="'nope0' is neither an interface nor an IP"):
+        await node.start()
