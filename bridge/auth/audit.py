@@ -1,7 +1,8 @@
 """The append-only audit log: one SQLite row per call decision, queryable by the CLI.
 
 Rows are never updated or deleted (triggers abort such statements). Writes are
-buffered and flushed in one transaction by a background task so recording a call
+buffered and flushed in one transaction by a background task (after at most
+``batch_delay_s``, or at once when ``batch_size`` entries wait) so recording a call
 costs the pipeline no disk round trip; ``flush()`` (called by ``query`` and ``stop``)
 makes everything recorded so far durable.
 """
@@ -126,6 +127,8 @@ class AuditLog:
         self._db = db
         db.migrate("auth.audit_log.v1", _MIGRATION)
         self._buffer: list[AuditEntry] = []
+        self.batch_delay_s = 0.02
+        self.batch_size = 256
         self._flusher: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
 
@@ -154,6 +157,8 @@ class AuditLog:
 
     async def _drain(self) -> None:
         while self._buffer:
+            if len(self._buffer) < self.batch_size:
+                await asyncio.sleep(self.batch_delay_s)
             await self.flush()
 
     async def flush(self) -> None:
