@@ -33,7 +33,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -47,6 +47,7 @@ _LOGGER = logging.getLogger(__name__)
 
 MAX_ORIGINS = 10_000
 MAX_BATCH = 1000
+MAX_BATCH_BYTES = 4 * 1024 * 1024  # the rest follows in the next round
 
 
 class Outcome(StrEnum):
@@ -80,6 +81,7 @@ class Entry:
     document: dict[str, Any]
     received_at: float
     expires_at: float
+    size: int = 0
 
 
 Listener = Callable[[Change, Announcement], None]
@@ -146,6 +148,7 @@ class GossipState:
             document=announcement.to_json(),
             received_at=self._clock(),
             expires_at=float("inf"),
+            size=len(canonical_bytes(announcement.to_json())),
         )
         self._seen[self.own_node_id] = announcement.version
         self._notify(Change.ADDED if previous is None else Change.UPDATED, announcement)
@@ -182,7 +185,11 @@ class GossipState:
             return Outcome.UNTRUSTED
         previous = self._entries.get(origin)
         self._entries[origin] = Entry(
-            announcement=announcement, document=document, received_at=now, expires_at=expires_at
+            announcement=announcement,
+            document=document,
+            received_at=now,
+            expires_at=expires_at,
+            size=len(canonical_bytes(document)),
         )
         self._seen[origin] = announcement.version
         self._notify(Change.ADDED if previous is None else Change.UPDATED, announcement)
@@ -253,17 +260,13 @@ class GossipState:
                 return {"type": "gossip_reply", "in_sync": True}
             return {"type": "gossip_reply", "digest": self.digest()}
         remote = parse_digest(message.get("digest"))
-        send = [
-            e.document
-            for origin, e in self._entries.items()
-            if e.announcement.version > remote.get(origin, -1)
-        ]
+        send = self.newer_than(remote)
         want = [
             origin
             for origin, version in remote.items()
             if version > self._seen.get(origin, -1) and version > self._held_version(origin)
         ]
-        return {"type": "gossip_reply", "announcements": send[:MAX_BATCH], "want": want[:MAX_BATCH]}
+        return {"type": "gossip_reply", "announcements": send, "want": want[:MAX_BATCH]}
 
     def handle_reply(
         self, message: dict[str, Any]
@@ -284,24 +287,35 @@ class GossipState:
 
     def newer_than(self, remote: dict[str, int]) -> list[dict[str, Any]]:
         """Return the documents this node holds newer than ``remote`` says (at most a batch)."""
-        send = [
-            e.document
+        return _batch(
+            e
             for origin, e in self._entries.items()
             if e.announcement.version > remote.get(origin, -1)
-        ]
-        return send[:MAX_BATCH]
+        )
 
     def documents(self, origins: Any) -> list[dict[str, Any]]:
         """Return the held documents of the listed origins (unknown ones skipped)."""
         if not isinstance(origins, list) or len(origins) > MAX_BATCH:
             raise InvalidRequestError("want must be a list of node ids")
-        return [
-            self._entries[o].document for o in origins if isinstance(o, str) and o in self._entries
-        ]
+        return _batch(
+            self._entries[o] for o in origins if isinstance(o, str) and o in self._entries
+        )
 
     def handle_push(self, message: dict[str, Any]) -> dict[Outcome, int]:
         """Take step 3 (or an unsolicited push of a changed announcement)."""
         return self.accept_many(message.get("announcements"))
+
+
+def _batch(entries: Iterable[Entry]) -> list[dict[str, Any]]:
+    """Return documents up to ``MAX_BATCH`` of them or ``MAX_BATCH_BYTES`` (at least one)."""
+    batch: list[dict[str, Any]] = []
+    total = 0
+    for entry in entries:
+        if batch and (len(batch) >= MAX_BATCH or total + entry.size > MAX_BATCH_BYTES):
+            break
+        batch.append(entry.document)
+        total += entry.size
+    return batch
 
 
 def parse_digest(value: Any) -> dict[str, int]:

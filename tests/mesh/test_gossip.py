@@ -5,6 +5,8 @@ from __future__ import annotations
 import copy
 import json
 
+import pytest
+
 from bridge.mesh.gossip import Change, GossipState, Outcome
 from bridge.mesh.identity import NodeIdentity
 from bridge.mesh.trust import TrustPolicy
@@ -151,3 +153,24 @@ def test_hashed_round_is_tiny_in_sync_and_converges_otherwise(
     reply = wire(b.handle_digest(wire(a.hash_message())))
     assert reply == {"type": "gossip_reply", "in_sync": True}
     assert a.handle_reply(reply) == ({}, None)
+
+
+def test_batches_are_capped_by_bytes(alice: NodeIdentity, monkeypatch: pytest.MonkeyPatch) -> None:
+    from bridge.mesh import gossip
+
+    clock = Clock(1000.0)
+    others = [make_identity(f"n{i}") for i in range(5)]
+    state = state_for(alice, tuple(others), clock)
+    for ident in others:
+        assert (
+            state.accept(make_announcement(ident, timestamp=1000.0).to_json()) is Outcome.ACCEPTED
+        )
+    size = max(e.size for e in state.entries())
+    assert size == len(
+        json.dumps(state.entries()[0].document, separators=(",", ":"), ensure_ascii=False)
+    )
+    monkeypatch.setattr(gossip, "MAX_BATCH_BYTES", 2 * size + 1)
+    assert len(state.newer_than({})) == 2
+    assert len(state.documents([i.node_id for i in others])) == 2
+    monkeypatch.setattr(gossip, "MAX_BATCH_BYTES", 1)
+    assert len(state.newer_than({})) == 1  # never starves: at least one document
