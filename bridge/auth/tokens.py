@@ -17,6 +17,9 @@ public keys, the signature verifies under that key, and ``issued_at - skew <= no
 expires_at + skew``. Every rejection is an ``UnauthenticatedError`` whose details carry
 a ``reason``: ``malformed``, ``unknown_issuer``, ``bad_signature``, ``expired`` or
 ``not_yet_valid``.
+
+``IssuedTokens`` keeps a ledger of the tokens this node issued (contents and signature,
+never the raw token) in the bridge database, for ``atmosphere-bridge token list``.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from bridge.auth.canonical import b64d, b64e, canonical_json
 from bridge.auth.keys import NodeKey, verify
 from bridge.auth.permissions import validate_pattern
 from bridge.errors import InvalidRequestError, UnauthenticatedError
+from bridge.storage import Database
 
 TOKEN_VERSION = 1
 MAX_TOKEN_CHARS = 16_384
@@ -226,3 +230,49 @@ class TokenVerifier:
         if now >= token.expires_at + self.clock_skew_s:
             raise _reject("expired", "token has expired")
         return token
+
+
+_LEDGER_MIGRATION = """
+CREATE TABLE issued_tokens (
+    signature TEXT PRIMARY KEY,
+    agent_id TEXT NOT NULL,
+    issued_at REAL NOT NULL,
+    expires_at REAL NOT NULL,
+    payload_json TEXT NOT NULL
+);
+CREATE INDEX issued_tokens_agent ON issued_tokens(agent_id, issued_at);
+"""
+
+
+class IssuedTokens:
+    """The ledger of tokens issued by this node (no raw tokens are stored)."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+        db.migrate("auth.issued_tokens.v1", _LEDGER_MIGRATION)
+
+    def record_sync(self, raw: str) -> AgentToken:
+        """Parse ``raw`` and add it to the ledger; return its contents."""
+        token, _ = parse_token(raw)
+        self._db.execute_sync(
+            "INSERT OR IGNORE INTO issued_tokens (signature, agent_id, issued_at, expires_at, "
+            "payload_json) VALUES (?, ?, ?, ?, ?)",
+            (
+                token.signature, token.agent_id, token.issued_at, token.expires_at,
+                json.dumps(token.payload(), sort_keys=True),
+            ),
+        )
+        return token
+
+    def list_sync(self, *, agent_id: str | None = None, limit: int = 100) -> list[dict[str, Any]]:
+        """Return issued tokens' payloads and signatures, newest first."""
+        if agent_id is None:
+            rows = self._db.fetchall_sync(
+                "SELECT * FROM issued_tokens ORDER BY issued_at DESC LIMIT ?", (limit,)
+            )
+        else:
+            rows = self._db.fetchall_sync(
+                "SELECT * FROM issued_tokens WHERE agent_id = ? ORDER BY issued_at DESC LIMIT ?",
+                (agent_id, limit),
+            )
+        return [{**json.loads(row["payload_json"]), "signature": row["signature"]} for row in rows]

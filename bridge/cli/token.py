@@ -3,7 +3,8 @@
 ``token issue --agent ID --perm P… --ttl 1d [--max-hops N] [--allowed-node N…]
 [--rate N]`` prints a token signed by ``<state-dir>/node.key``; ``token inspect TOKEN``
 verifies it against the node key and ``auth.trusted_issuers`` and prints its contents
-(exit 1 with the reason when it is not valid).
+(exit 1 with the reason when it is not valid). Issued tokens are recorded (without the
+raw token) in ``<state-dir>/bridge.db``; ``token list`` shows them.
 """
 
 from __future__ import annotations
@@ -13,9 +14,18 @@ import json
 import re
 import time
 
-from bridge.auth.tokens import Constraints, TokenVerifier, issue_token, parse_token
+from bridge.auth.tokens import (
+    Constraints,
+    IssuedTokens,
+    TokenVerifier,
+    issue_token,
+    parse_token,
+)
 from bridge.cli.keys import add_state_dir, config_from, load_node_key
 from bridge.errors import InvalidRequestError
+from bridge.storage import Database
+
+DB_FILE_NAME = "bridge.db"
 
 _TTL = re.compile(r"^(\d+(?:\.\d+)?)([smhdw]?)$")
 _UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 604_800}
@@ -52,25 +62,46 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     add_state_dir(inspect)
     inspect.add_argument("token", help="the token")
     inspect.set_defaults(func=inspect_command)
+    listing = sub.add_parser("list", help="list tokens this node issued")
+    add_state_dir(listing)
+    listing.add_argument("--agent", help="only this agent's tokens")
+    listing.add_argument("--limit", type=int, default=100, help="most tokens to show (100)")
+    listing.set_defaults(func=list_command)
 
 
 def issue_command(args: argparse.Namespace) -> int:
     """Print a new token."""
     config = config_from(args)
     key = load_node_key(config)
-    print(
-        issue_token(
-            key,
-            agent_id=args.agent,
-            permissions=args.perm,
-            ttl_s=parse_ttl(args.ttl),
-            constraints=Constraints(
-                max_hops=args.max_hops,
-                allowed_nodes=tuple(args.allowed_node),
-                rate_limit_per_minute=args.rate,
-            ),
-        )
+    raw = issue_token(
+        key,
+        agent_id=args.agent,
+        permissions=args.perm,
+        ttl_s=parse_ttl(args.ttl),
+        constraints=Constraints(
+            max_hops=args.max_hops,
+            allowed_nodes=tuple(args.allowed_node),
+            rate_limit_per_minute=args.rate,
+        ),
     )
+    db = Database(config.state_dir / DB_FILE_NAME)
+    try:
+        IssuedTokens(db).record_sync(raw)
+    finally:
+        db.close()
+    print(raw)
+    return 0
+
+
+def list_command(args: argparse.Namespace) -> int:
+    """Print the tokens this node issued as JSON lines."""
+    config = config_from(args)
+    db = Database(config.state_dir / DB_FILE_NAME)
+    try:
+        for doc in IssuedTokens(db).list_sync(agent_id=args.agent, limit=args.limit):
+            print(json.dumps(doc))
+    finally:
+        db.close()
     return 0
 
 

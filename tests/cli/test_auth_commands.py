@@ -50,6 +50,11 @@ def test_keys_and_tokens(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert token.expires_at - token.issued_at == pytest.approx(7200, abs=0.01)
     assert (token.constraints.max_hops, token.constraints.allowed_nodes,
             token.constraints.rate_limit_per_minute) == (1, ("n1", "n2"), 30)
+    code, out, _ = run(capsys, "token", "list", "--state-dir", state)
+    assert code == 0
+    [listed] = [json.loads(line) for line in out.splitlines()]
+    assert (listed["agent_id"], listed["signature"]) == ("voice", raw.split(".")[1])
+    assert raw not in out
     code, out, _ = run(capsys, "token", "inspect", "--state-dir", state, raw)
     assert code == 0
     assert json.loads(out)["agent_id"] == "voice"
