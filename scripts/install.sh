@@ -68,6 +68,7 @@ case "$PREFIX" in /*) ;; *) echo "install.sh: --prefix must be absolute" >&2; ex
 CHANGED=0
 UNCHANGED=0
 UNITS_CHANGED=0
+SERVICES_CHANGED=0
 SYSCTL_CHANGED=0
 
 say() { printf '%s\n' "$*"; }
@@ -215,16 +216,21 @@ make_venv() {  # dir
 }
 # Install a pip spec when its stamp differs from the last install.
 pip_install() {  # venv stamp-value spec...
-    local dir="$R$PREFIX/$1" want="$2"; shift 2
+    local dir="$R$PREFIX/$1" want="$2" venv="$1"; shift 2
     if [ "$OFFLINE" = 1 ]; then
         say "  skipped    pip install $* (--offline)"; return
     fi
     if [ -f "$dir/.atmosphere-installed" ] && [ "$(cat "$dir/.atmosphere-installed")" = "$want" ]; then
-        unchanged "$PREFIX/$1: $*"; return
+        unchanged "$PREFIX/$venv: $*"; return
     fi
     "$dir/bin/pip" install -q --upgrade "$@"
+    if [ "$venv" = venv ]; then
+        # Same version number, new sources: pip would keep the old build otherwise.
+        "$dir/bin/pip" install -q --no-deps --force-reinstall "$SRC"
+    fi
     printf '%s' "$want" > "$dir/.atmosphere-installed"
-    changed "$PREFIX/$1: $*"
+    SERVICES_CHANGED=1
+    changed "$PREFIX/$venv: $*"
 }
 make_venv venv
 make_venv controller-venv
@@ -326,7 +332,7 @@ if [ -z "$R" ]; then
     [ "$SYSCTL_CHANGED" = 1 ] && sysctl -q -p /etc/sysctl.d/60-atmosphere-bridge.conf
     [ "$UNITS_CHANGED" = 1 ] && systemctl daemon-reload
     if [ "$START" = 1 ]; then
-        if [ "$CHANGED" -gt 0 ]; then
+        if [ "$UNITS_CHANGED" = 1 ] || [ "$SERVICES_CHANGED" = 1 ]; then
             systemctl restart atmosphere-matter-controller.service atmosphere-bridge.service
             say "  restarted  atmosphere-matter-controller.service atmosphere-bridge.service"
         else
