@@ -19,7 +19,7 @@ from typing import Any
 from aiohttp import web
 
 from bridge.api.app import SERVICE_KEY
-from bridge.api.openapi import add_route
+from bridge.api.openapi import add_route, query_param
 from bridge.errors import BridgeError, InternalError, InvalidRequestError, NotFoundError
 from bridge.mesh.node import MeshNode, RunLocal
 
@@ -28,6 +28,12 @@ _LOGGER = logging.getLogger(__name__)
 MESH_NODE_KEY = web.AppKey("mesh_node", MeshNode)
 MESH_RUN_KEY: web.AppKey[RunLocal] = web.AppKey("mesh_run")
 MAX_MESH_BODY = 8 * 1024 * 1024
+
+PARAMETERS = {
+    "/v1/mesh/tools": (
+        query_param("capability", "only tools of this capability group or requiring it"),
+    ),
+}
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -129,7 +135,8 @@ async def peers(request: web.Request) -> web.StreamResponse:
 async def tools(request: web.Request) -> web.StreamResponse:
     """List the tools offered in the mesh."""
     node = _node(request)
-    return web.json_response({"tools": node.tools_json()})
+    capability = request.query.get("capability") or None
+    return web.json_response({"tools": node.tools_json(capability)})
 
 
 def setup(app: web.Application) -> None:
@@ -156,5 +163,6 @@ def setup(app: web.Application) -> None:
             summary=summary,
             tags=("mesh",),
             request_body=body,
+            parameters=PARAMETERS.get(path, ()),
             responses={"200": summary},
         )

@@ -605,26 +605,50 @@ class MeshNode:
             view["reachable"] = view["node_id"] not in down
         return sorted(peers.values(), key=lambda v: (str(v.get("name")), v["node_id"]))
 
-    def tools_json(self) -> list[dict[str, Any]]:
-        """Return every tool offered in the mesh, with the nodes offering it."""
+    def tools_json(self, capability: str | None = None) -> list[dict[str, Any]]:
+        """Return the tools offered in the mesh with the nodes offering them.
+
+        With ``capability``, only tools in that capability group (namespace) or whose
+        definition requires that capability.
+        """
         tools: dict[str, dict[str, Any]] = {}
         for entry in self.gossip.entries():
             ann = entry.announcement
-            for summary in ann.tools():
-                view = tools.setdefault(
-                    summary.identity,
-                    {"identity": summary.identity, "description": summary.description, "nodes": []},
-                )
-                view["nodes"].append(
-                    {
-                        "node_id": ann.node_id,
-                        "name": ann.node_name,
-                        "local": ann.node_id == self.identity.node_id,
-                        "available": summary.available,
-                        "parameters_hash": summary.parameters_hash,
-                    }
-                )
+            for cap in ann.capabilities:
+                for summary in cap.tools:
+                    if (
+                        capability is None
+                        or capability == cap.name
+                        or capability in _required(summary.definition)
+                    ):
+                        self._add_tool_view(tools, ann, cap.name, summary)
         return sorted(tools.values(), key=lambda v: str(v["identity"]))
+
+    def _add_tool_view(
+        self,
+        tools: dict[str, dict[str, Any]],
+        ann: Announcement,
+        capability: str,
+        summary: ToolSummary,
+    ) -> None:
+        view = tools.setdefault(
+            summary.identity,
+            {
+                "identity": summary.identity,
+                "description": summary.description,
+                "capability": capability,
+                "nodes": [],
+            },
+        )
+        view["nodes"].append(
+            {
+                "node_id": ann.node_id,
+                "name": ann.node_name,
+                "local": ann.node_id == self.identity.node_id,
+                "available": summary.available,
+                "parameters_hash": summary.parameters_hash,
+            }
+        )
 
     def self_json(self) -> dict[str, Any]:
         """Return this node's identity and settings for display."""
@@ -693,6 +717,14 @@ def _device_of(tool: RegisteredTool) -> DeviceInfo | None:
             id=f"matter:{matter['node_id']}", name="", type="", reachable=tool.available
         )
     return None
+
+
+def _required(definition: dict[str, Any]) -> tuple[str, ...]:
+    """Return the capabilities an announced definition document requires."""
+    tool = definition.get("tool", definition)
+    requires = tool.get("requires") if isinstance(tool, dict) else None
+    caps = requires.get("capabilities") if isinstance(requires, dict) else None
+    return tuple(c for c in caps if isinstance(c, str)) if isinstance(caps, list) else ()
 
 
 def _fingerprint(public_key: str) -> str:

@@ -282,7 +282,12 @@ async def test_peers_and_tools_endpoints(trio: list[LoopNode]) -> None:
         ("b", b.node_id, True),
     ]
     assert body["peers"][0]["announcement"]["tools"] == 1
-    assert tools["tools"][0]["identity"] == TOOL
+    assert [(t["identity"], t["capability"]) for t in tools["tools"]] == [(TOOL, "core")]
+    async with aiohttp.ClientSession() as session:
+        async with session.get(f"{c.url}/v1/mesh/tools?capability=core") as resp:
+            assert [t["identity"] for t in (await resp.json())["tools"]] == [TOOL]
+        async with session.get(f"{c.url}/v1/mesh/tools?capability=matter") as resp:
+            assert (await resp.json())["tools"] == []
 
 
 async def test_tofu_mode_accepts_newcomers_and_pins_names(tmp_path: Path, issuer: NodeKey) -> None:
