@@ -171,9 +171,8 @@ class Invoker:
         """Run ``request`` through the pipeline and return its response (errors included)."""
         started = time.perf_counter()
         call_id = new_call_id()
-        call = self.calls.initiated(
-            call_id, request.tool, token.agent_id if token else request.context.agent_id
-        )
+        # Only a verified identity goes on the bus; a claimed context.agent_id is not one.
+        call = self.calls.initiated(call_id, request.tool, token.agent_id if token else None)
         state = _State()
         try:
             response = await self._run(request, token, call_id, call, state, started)
@@ -198,6 +197,7 @@ class Invoker:
         self.replay.check(request.id, request.timestamp)
         if token is None:
             token = self.authenticate(request.token)
+            call = replace(call, agent_id=token.agent_id)
         state.token = token
         self._check_constraints(token, request)
         entry = self.registry.resolve(request.tool, request.version)
@@ -466,6 +466,8 @@ class Invoker:
         )
         if state.decision == "pending":
             state.decision = err.code.value.lower()
+        if state.token is not None and call.agent_id is None:
+            call = replace(call, agent_id=state.token.agent_id)
         self.calls.failed(call, err)
         self._record(request, response, state, started)
         return response

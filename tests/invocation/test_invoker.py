@@ -8,7 +8,7 @@ from bridge.auth.keys import NodeKey
 from bridge.auth.tokens import issue_token
 from bridge.errors import DeviceUnavailableError
 from bridge.invocation.invoker import Invocation, Next
-from bridge.invocation.messages import RequestRouting, ResponseStatus, ToolRequest
+from bridge.invocation.messages import RequestContext, RequestRouting, ResponseStatus, ToolRequest
 from bridge.tools.context import CallContext
 from bridge.tools.definition import Audit, Confirmation, Execution, Requires, ToolDefinition
 from bridge.tools.registry import RegisteredTool
@@ -423,3 +423,21 @@ async def test_confirmation_timeout(env: Env) -> None:
     assert handler.calls == []
     [entry] = await env.runtime.audit.query()
     assert entry.decision == "confirmation_timeout"
+
+
+async def test_status_events_carry_the_verified_agent(env: Env) -> None:
+    env.registry.register(echo_tool(), Counter())
+    sub = env.events.subscribe("tool_call.")
+    claimed = env.request("echo", {"text": "x"}, token=env.token(agent="real"),
+                          context=RequestContext(agent_id="someone-else"))
+    assert (await env.invoker.invoke(claimed)).ok
+    bad = env.request("echo", {"text": 5}, token=env.token(agent="real"))
+    await env.invoker.invoke(bad)
+    anon = ToolRequest(tool="echo", params={"text": "x"}, context=RequestContext(agent_id="fake"))
+    await env.invoker.invoke(anon)
+    events = [sub.queue.get_nowait().data for _ in range(sub.queue.qsize())]
+    assert [(e["status"], e["agentId"]) for e in events] == [
+        ("initiated", None), ("running", "real"), ("completed", "real"),
+        ("initiated", None), ("error", "real"),
+        ("initiated", None), ("error", None),
+    ]
