@@ -233,6 +233,11 @@ class ApprovalStore:
                 {"required": APPROVE_PERMISSION},
             )
         approval = self._live.get(approval_id)
+        if approval is not None and approval.status is not ApprovalStatus.PENDING:
+            raise ConflictError(
+                f"approval '{approval_id}' is already {approval.status.value}",
+                {"status": approval.status.value},
+            )
         if approval is None:
             stored = await self.get(approval_id)
             raise ConflictError(
@@ -296,11 +301,12 @@ class ApprovalStore:
     async def _finish(self, approval: Approval, status: ApprovalStatus) -> None:
         approval.status = status
         approval.decided_at = time.time()
+        # Persist before leaving the live map, so a reader never sees the stale stored row.
+        await self._save(approval)
         self._live.pop(approval.id, None)
         future = self._done.pop(approval.id, None)
         if future is not None and not future.done():
             future.set_result(approval)
-        await self._save(approval)
         if self._events is not None:
             self._events.publish("approval.decided", approval.to_json())
 
