@@ -441,3 +441,14 @@ async def test_status_events_carry_the_verified_agent(env: Env) -> None:
         ("initiated", None), ("error", "real"),
         ("initiated", None), ("error", None),
     ]
+
+
+async def test_confirmation_required_without_approvals(env: Env) -> None:
+    handler = Counter()
+    env.registry.register(echo_tool(name="risky", dangerous=True), handler)
+    env.invoker.approvals = None
+    resp = await env.invoker.invoke(env.request("risky", {"text": "x"}))
+    assert code(resp) == "CONFIRMATION_REQUIRED"
+    assert resp.error is not None
+    assert resp.error["details"] == {"message": "Allow core:risky?"}
+    assert handler.calls == []
