@@ -659,6 +659,14 @@ class MatterAdapter:
                 return _jsonable(values)
         except BridgeError:
             raise
+        except asyncio.CancelledError as err:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                raise
+            # The client cancels pending requests when the controller connection drops.
+            raise ControllerUnavailableError(
+                "the Matter controller connection dropped during the request",
+                {"action": action.to_json()}) from err
         except TimeoutError as err:
             raise DeviceUnavailableError(
                 f"node {action.node_id} did not answer within {self._request_timeout:g} s",

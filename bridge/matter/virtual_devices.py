@@ -225,15 +225,20 @@ class VirtualDevice:
         *,
         since: int = 0,
         timeout_s: float = 10.0,
+        local: bool | None = None,
     ) -> StateChange:
-        """Wait until the device reports ``cluster.attribute == expected`` after ``since``."""
+        """Wait until the device reports ``cluster.attribute == expected`` after ``since``.
+
+        ``local=True`` waits for the button press's own report (``LOCAL``), ``False`` for
+        a change reported as ``STATE``; None takes either.
+        """
         deadline = time.monotonic() + timeout_s
         with self._cond:
             while True:
                 for change in self._changes[since:]:
                     if (change.cluster, change.attribute, change.value) == (
                         cluster, attribute, expected,
-                    ):  # fmt: skip
+                    ) and local in (None, change.local):  # fmt: skip
                         return change
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:

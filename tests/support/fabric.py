@@ -189,3 +189,67 @@ def matter_controller(fabric: Fabric) -> Iterator[ThreadedController]:
 def virtual_devices(fabric: Fabric) -> dict[DeviceKind, VirtualDevice]:
     """Return the four fresh virtual devices, started and waiting to be commissioned."""
     return {kind: fabric.device(kind) for kind in DeviceKind}
+
+
+class ThreadedBridge:
+    """A full ``BridgeService`` (managed controller in the fabric namespace, HTTP API on
+    127.0.0.1) run by its own event loop in a background thread, with an admin token."""
+
+    def __init__(self, fabric: Fabric, name: str) -> None:
+        from bridge.auth.keys import KEY_FILE_NAME, NodeKey
+        from bridge.auth.tokens import issue_token
+        from bridge.config import ApiConfig, BridgeConfig, MatterConfig
+        from bridge.matter.virtual_devices import write_test_paa as _paa
+
+        settings = fabric.controller_settings(name)
+        self.state_dir = settings.state_dir.parent / f"bridge-{name}"
+        _paa(self.state_dir / "controller" / "paa")
+        self.config = BridgeConfig(
+            state_dir=self.state_dir,
+            api=ApiConfig(host="127.0.0.1", port=0),
+            matter=MatterConfig(
+                netns=fabric.namespace.name,
+                controller_venv=str(CONTROLLER_VENV),
+                controller_port=settings.port,
+            ),
+        )
+        key = NodeKey.load_or_create(self.state_dir / KEY_FILE_NAME)
+        self.token = issue_token(key, agent_id="fabric-tests", permissions=["*"], ttl_s=86_400)
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+        self._thread.start()
+        self.service: Any = None
+        self.url = ""
+
+    def call(self, coro: Coroutine[Any, Any, T], timeout_s: float = 180.0) -> T:
+        """Run ``coro`` on the bridge's loop and return its result."""
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout_s)
+
+    async def _start(self) -> None:
+        from bridge.service import BridgeService
+
+        self.service = BridgeService(self.config)
+        await self.service.start()
+        port = await self.service.start_api("127.0.0.1", 0)
+        self.url = f"http://127.0.0.1:{port}"
+
+    def start(self) -> None:
+        """Start the service (controller, tools, API)."""
+        self.call(self._start())
+
+    @property
+    def controller(self) -> ManagedController:
+        """Return the bridge's managed controller."""
+        ctl = self.service.matter.controller
+        assert ctl is not None
+        return ctl  # type: ignore[no-any-return]
+
+    def stop(self) -> None:
+        """Stop the service and the loop thread."""
+        try:
+            if self.service is not None:
+                self.call(self.service.stop())
+        finally:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(10)
+            self._loop.close()

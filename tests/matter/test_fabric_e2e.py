@@ -1,0 +1,411 @@
+"""End to end on the real fabric: matter.js devices, python-matter-server, the whole bridge.
+
+One bridge (managed controller inside the fabric namespace, HTTP API on 127.0.0.1) and
+four fresh virtual devices are shared by the module. Devices are commissioned through
+``POST /v1/devices/commission``; every tool is invoked over HTTP with a real signed
+token and the result is read back from the device itself (its own STATE reports).
+Tests run in file order: commission → tools → device-side change → device stop →
+controller kill → remove.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import time
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import aiohttp
+import pytest
+
+from bridge.matter.virtual_devices import DeviceKind, VirtualDevice
+from tests.support.fabric import Fabric, ThreadedBridge
+
+pytestmark = pytest.mark.fabric
+
+NAMES = {
+    DeviceKind.ONOFF: ("Living Room Light", "Living Room"),
+    DeviceKind.DIMMABLE: ("Kitchen Dimmer", "Kitchen"),
+    DeviceKind.COLOR: ("Bedroom Color Light", "Bedroom"),
+    DeviceKind.THERMOSTAT: ("Hall Thermostat", "Hall"),
+}
+EXPECTED_TOOLS = {
+    DeviceKind.ONOFF: [
+        "living_room_light_off", "living_room_light_on", "living_room_light_state",
+        "living_room_light_toggle",
+    ],
+    DeviceKind.DIMMABLE: [
+        "light_kitchen_dimmer_brightness", "light_kitchen_dimmer_off", "light_kitchen_dimmer_on",
+        "light_kitchen_dimmer_state", "light_kitchen_dimmer_toggle",
+    ],
+    DeviceKind.COLOR: [
+        "bedroom_color_light_brightness", "bedroom_color_light_color_temperature",
+        "bedroom_color_light_off", "bedroom_color_light_on", "bedroom_color_light_set_color",
+        "bedroom_color_light_state", "bedroom_color_light_toggle",
+    ],
+    DeviceKind.THERMOSTAT: [
+        "hall_thermostat_adjust_temperature", "hall_thermostat_set_mode",
+        "hall_thermostat_set_temperature", "hall_thermostat_state",
+    ],
+}  # fmt: skip
+ALL_STAGES = ["discovering", "pase", "attestation", "operational", "interview", "tools_ready"]
+
+
+class Fab:
+    """The module's bridge, devices, commissioning results and progress events."""
+
+    def __init__(self, bridge: ThreadedBridge, devices: dict[DeviceKind, VirtualDevice]) -> None:
+        self.bridge = bridge
+        self.devices = devices
+        self.results: dict[DeviceKind, dict[str, Any]] = {}
+        self.progress: list[dict[str, Any]] = []
+        self.invoked: set[str] = set()
+
+
+@pytest.fixture(scope="module")
+def fab(fabric: Fabric) -> Iterator[Fab]:
+    devices = {kind: fabric.device(kind) for kind in DeviceKind}
+    bridge = ThreadedBridge(fabric, "e2e")
+    bridge.start()
+    try:
+        yield Fab(bridge, devices)
+    finally:
+        bridge.stop()
+
+
+@pytest.fixture
+async def http(fab: Fab) -> AsyncIterator[aiohttp.ClientSession]:
+    headers = {"Authorization": f"Bearer {fab.bridge.token}"}
+    timeout = aiohttp.ClientTimeout(total=60)
+    async with aiohttp.ClientSession(headers=headers, timeout=timeout) as session:
+        yield session
+
+
+async def invoke(fab: Fab, http: aiohttp.ClientSession, tool: str, **params: Any) -> dict[str, Any]:
+    fab.invoked.add(tool)
+    async with http.post(
+        f"{fab.bridge.url}/v1/invoke", json={"tool": tool, "params": params}
+    ) as resp:
+        body: dict[str, Any] = await resp.json()
+    return body
+
+
+async def ok(fab: Fab, http: aiohttp.ClientSession, tool: str, **params: Any) -> Any:
+    body = await invoke(fab, http, tool, **params)
+    assert body["status"] == "success", body
+    return body["result"]
+
+
+async def tool_names(fab: Fab, http: aiohttp.ClientSession) -> set[str]:
+    """Return the registered Matter tools' names (without the ``matter:`` namespace)."""
+    async with http.get(f"{fab.bridge.url}/v1/tools?namespace=matter") as resp:
+        body = await resp.json()
+    return {t["tool"]["name"] for t in body["tools"]}
+
+
+async def device_reports(
+    dev: VirtualDevice, since: int, cluster: str, attribute: str, value: Any
+) -> None:
+    await asyncio.to_thread(dev.wait_state, cluster, attribute, value, since=since)
+
+
+async def events_socket(
+    fab: Fab, http: aiohttp.ClientSession, types: str
+) -> aiohttp.ClientWebSocketResponse:
+    return await http.ws_connect(f"{fab.bridge.url.replace('http', 'ws')}/v1/events?types={types}")
+
+
+async def next_event(
+    ws: aiohttp.ClientWebSocketResponse, want: Any, timeout_s: float = 30.0
+) -> dict[str, Any]:
+    async with asyncio.timeout(timeout_s):
+        while True:
+            msg = await ws.receive()
+            assert msg.type is aiohttp.WSMsgType.TEXT, msg
+            event: dict[str, Any] = json.loads(msg.data)
+            if want(event):
+                return event
+
+
+async def test_commission_four_devices_through_the_bridge(
+    fab: Fab, http: aiohttp.ClientSession
+) -> None:
+    ws = await events_socket(fab, http, "commissioning.")
+    for kind, dev in fab.devices.items():
+        assert dev.pairing is not None
+        name, room = NAMES[kind]
+        code = dev.pairing.qr if kind is DeviceKind.COLOR else dev.pairing.manual
+        async with http.post(
+            f"{fab.bridge.url}/v1/devices/commission",
+            json={"code": code, "name": name, "room": room},
+        ) as resp:
+            body = await resp.json()
+            assert resp.status == 201, body
+        fab.results[kind] = body
+        assert body["stages"] == ALL_STAGES
+        assert body["tools"] == EXPECTED_TOOLS[kind]
+        assert (body["name"], body["room"]) == (name, room)
+        seen = []
+        while not seen or seen[-1] != "tools_ready":
+            event = await next_event(
+                ws, lambda e, cid=body["commission_id"]: e["data"]["commission_id"] == cid
+            )
+            seen.append(event["data"]["stage"])
+        assert seen == ALL_STAGES
+    await ws.close()
+    assert sorted(r["node_id"] for r in fab.results.values()) == [1, 2, 3, 4]
+
+    async with http.get(f"{fab.bridge.url}/v1/devices") as resp:
+        listing = await resp.json()
+    by_name = {d["name"]: d for d in listing["devices"]}
+    assert sorted(by_name) == sorted(n for n, _ in NAMES.values())
+    for kind, (name, room) in NAMES.items():
+        assert by_name[name]["room"] == room
+        assert by_name[name]["available"] is True
+        assert by_name[name]["tools"] == EXPECTED_TOOLS[kind]
+    assert listing["controller"]["managed"] is True
+    assert listing["controller"]["connected"] is True
+
+
+async def test_on_off_light_tools_reach_the_device(fab: Fab, http: aiohttp.ClientSession) -> None:
+    dev = fab.devices[DeviceKind.ONOFF]
+    mark = dev.mark()
+    result = await ok(fab, http, "living_room_light_on")
+    assert result["sent"] == [
+        {"kind": "command", "node_id": 1, "endpoint_id": 1, "cluster": "OnOff",
+         "command": "On", "payload": {}},
+    ]  # fmt: skip
+    await device_reports(dev, mark, "onOff", "onOff", True)
+    assert await ok(fab, http, "living_room_light_state") == {"on": True}
+    mark = dev.mark()
+    await ok(fab, http, "living_room_light_toggle")
+    await device_reports(dev, mark, "onOff", "onOff", False)
+    mark = dev.mark()
+    await ok(fab, http, "living_room_light_on")
+    await ok(fab, http, "living_room_light_off")
+    await device_reports(dev, mark, "onOff", "onOff", True)
+    await device_reports(dev, mark, "onOff", "onOff", False)
+    assert await ok(fab, http, "living_room_light_state") == {"on": False}
+    # The generic tool reaches clusters no map covers, by device id.
+    mark = dev.mark()
+    await ok(fab, http, "control_matter_device", device_id="1-1", cluster="OnOff",
+             command="Toggle")  # fmt: skip
+    await device_reports(dev, mark, "onOff", "onOff", True)
+
+
+async def test_dimmable_light_tools_reach_the_device(fab: Fab, http: aiohttp.ClientSession) -> None:
+    dev = fab.devices[DeviceKind.DIMMABLE]
+    assert await ok(fab, http, "light_kitchen_dimmer_state") == {
+        "on": False, "brightness_percent": 50,
+    }  # fmt: skip
+    mark = dev.mark()
+    await ok(fab, http, "light_kitchen_dimmer_brightness", percent=75)
+    await device_reports(dev, mark, "levelControl", "currentLevel", 191)
+    await device_reports(dev, mark, "onOff", "onOff", True)
+    assert await ok(fab, http, "light_kitchen_dimmer_state") == {
+        "on": True, "brightness_percent": 75,
+    }  # fmt: skip
+    mark = dev.mark()
+    await ok(fab, http, "light_kitchen_dimmer_off")
+    await device_reports(dev, mark, "onOff", "onOff", False)
+    mark = dev.mark()
+    await ok(fab, http, "light_kitchen_dimmer_toggle")
+    await device_reports(dev, mark, "onOff", "onOff", True)
+    mark = dev.mark()
+    await ok(fab, http, "light_kitchen_dimmer_off")
+    await ok(fab, http, "light_kitchen_dimmer_on")
+    await device_reports(dev, mark, "onOff", "onOff", False)
+    await device_reports(dev, mark, "onOff", "onOff", True)
+
+
+async def test_colour_light_tools_reach_the_device(fab: Fab, http: aiohttp.ClientSession) -> None:
+    dev = fab.devices[DeviceKind.COLOR]
+    mark = dev.mark()
+    await ok(fab, http, "bedroom_color_light_on")
+    await device_reports(dev, mark, "onOff", "onOff", True)
+    mark = dev.mark()
+    await ok(fab, http, "bedroom_color_light_set_color", color="blue")
+    # Hue/saturation mode: 240° → 169 of 254, full saturation.
+    await device_reports(dev, mark, "colorControl", "colorMode", 0)
+    await device_reports(dev, mark, "colorControl", "currentHue", 169)
+    await device_reports(dev, mark, "colorControl", "currentSaturation", 254)
+    state = await ok(fab, http, "bedroom_color_light_state")
+    assert state["color_mode"] == "hue_saturation"
+    assert state["color"] == {"hue": 240, "saturation": 100}
+    mark = dev.mark()
+    await ok(fab, http, "bedroom_color_light_color_temperature", kelvin=4000)
+    await device_reports(dev, mark, "colorControl", "colorMode", 2)
+    await device_reports(dev, mark, "colorControl", "colorTemperatureMireds", 250)
+    state = await ok(fab, http, "bedroom_color_light_state")
+    assert (state["color_mode"], state["color_temperature_kelvin"]) == ("color_temperature", 4000)
+    # CIE xy through the generic tool: the light's third colour mode.
+    mark = dev.mark()
+    await ok(fab, http, "control_matter_device", device_id="3-1", cluster="ColorControl",
+             command="MoveToColor",
+             payload={"colorX": 20000, "colorY": 30000, "transitionTime": 0,
+                      "optionsMask": 0, "optionsOverride": 0})  # fmt: skip
+    await device_reports(dev, mark, "colorControl", "colorMode", 1)
+    await device_reports(dev, mark, "colorControl", "currentX", 20000)
+    await device_reports(dev, mark, "colorControl", "currentY", 30000)
+    state = await ok(fab, http, "bedroom_color_light_state")
+    assert (state["color_mode"], state["color_xy"]) == ("xy", {"x": 0.3052, "y": 0.4578})
+    mark = dev.mark()
+    await ok(fab, http, "bedroom_color_light_brightness", percent=30)
+    await device_reports(dev, mark, "levelControl", "currentLevel", 77)
+    mark = dev.mark()
+    await ok(fab, http, "bedroom_color_light_toggle")
+    await device_reports(dev, mark, "onOff", "onOff", False)
+    mark = dev.mark()
+    await ok(fab, http, "bedroom_color_light_on")
+    await ok(fab, http, "bedroom_color_light_off")
+    await device_reports(dev, mark, "onOff", "onOff", True)
+    await device_reports(dev, mark, "onOff", "onOff", False)
+
+
+async def test_thermostat_tools_reach_the_device(fab: Fab, http: aiohttp.ClientSession) -> None:
+    dev = fab.devices[DeviceKind.THERMOSTAT]
+    assert await ok(fab, http, "hall_thermostat_state") == {
+        "temperature": 20.5, "heating_setpoint": 20.0, "cooling_setpoint": 25.0, "mode": "heat",
+    }  # fmt: skip
+    mark = dev.mark()
+    await ok(fab, http, "hall_thermostat_set_temperature", celsius=22.5)
+    await device_reports(dev, mark, "thermostat", "occupiedHeatingSetpoint", 2250)
+    mark = dev.mark()
+    await ok(fab, http, "hall_thermostat_adjust_temperature", degrees=-1.5)
+    await device_reports(dev, mark, "thermostat", "occupiedHeatingSetpoint", 2100)
+    ws = await events_socket(fab, http, "device.state")
+    mark = dev.mark()
+    await ok(fab, http, "hall_thermostat_set_mode", mode="cool")
+    await device_reports(dev, mark, "thermostat", "systemMode", 3)
+    # The setpoint tool picks heating or cooling from the mode the bridge has seen.
+    await next_event(ws, lambda e: e["data"]["path"] == "1/513/28" and e["data"]["value"] == 3)
+    await ws.close()
+    mark = dev.mark()
+    await ok(fab, http, "hall_thermostat_set_temperature", celsius=24)
+    await device_reports(dev, mark, "thermostat", "occupiedCoolingSetpoint", 2400)
+    mark = dev.mark()
+    await ok(fab, http, "hall_thermostat_set_mode", mode="off")
+    await device_reports(dev, mark, "thermostat", "systemMode", 0)
+    assert await ok(fab, http, "hall_thermostat_state") == {
+        "temperature": 20.5, "heating_setpoint": 21.0, "cooling_setpoint": 24.0, "mode": "off",
+    }  # fmt: skip
+
+
+async def test_every_generated_tool_was_invoked(fab: Fab, http: aiohttp.ClientSession) -> None:
+    names = await tool_names(fab, http)
+    assert names == {t for tools in EXPECTED_TOOLS.values() for t in tools} | {
+        "control_matter_device"
+    }
+    assert names - fab.invoked == set()
+
+
+async def test_device_side_change_reaches_state_tool_and_events(
+    fab: Fab, http: aiohttp.ClientSession
+) -> None:
+    dev = fab.devices[DeviceKind.ONOFF]
+    before = (await ok(fab, http, "living_room_light_state"))["on"]
+    ws = await events_socket(fab, http, "device.state")
+    mark = dev.mark()
+    dev.press()
+    change = await asyncio.to_thread(
+        dev.wait_state, "onOff", "onOff", not before, since=mark, local=True
+    )
+    assert change.local is True
+    event = await next_event(ws, lambda e: e["data"]["device_id"] == "1-1")
+    assert event["data"] == {
+        "device_id": "1-1", "name": "Living Room Light", "path": "1/6/0", "value": not before,
+    }  # fmt: skip
+    await ws.close()
+    assert await ok(fab, http, "living_room_light_state") == {"on": not before}
+    # A room warming up on the thermostat's side shows in its state tool.
+    thermo = fab.devices[DeviceKind.THERMOSTAT]
+    ws = await events_socket(fab, http, "device.state")
+    thermo.press()
+    event = await next_event(ws, lambda e: e["data"]["device_id"] == "4-1")
+    assert (event["data"]["path"], event["data"]["value"]) == ("1/513/0", 2100)
+    await ws.close()
+    assert (await ok(fab, http, "hall_thermostat_state"))["temperature"] == 21.0
+
+
+async def test_stopped_device_is_unavailable_fast_and_recovers(
+    fab: Fab, http: aiohttp.ClientSession
+) -> None:
+    dev = fab.devices[DeviceKind.DIMMABLE]
+    ws = await events_socket(fab, http, "device.availability")
+    await asyncio.to_thread(dev.stop)
+    event = await next_event(ws, lambda e: e["data"]["device_id"] == "2-1", timeout_s=20)
+    assert event["data"]["available"] is False
+    started = time.monotonic()
+    body = await invoke(fab, http, "light_kitchen_dimmer_on")
+    assert time.monotonic() - started < 1.0
+    assert body["status"] == "error"
+    assert body["error"]["code"] == "DEVICE_UNAVAILABLE"
+    assert body["error"]["retryable"] is True
+    async with http.get(f"{fab.bridge.url}/v1/tools/light_kitchen_dimmer_on") as resp:
+        assert (await resp.json())["available"] is False
+    await asyncio.to_thread(dev.start)
+    event = await next_event(
+        ws, lambda e: e["data"]["device_id"] == "2-1" and e["data"]["available"], timeout_s=60
+    )
+    await ws.close()
+    mark = dev.mark()
+    await ok(fab, http, "light_kitchen_dimmer_toggle")
+    await device_reports(dev, mark, "onOff", "onOff", False)
+
+
+async def test_killed_controller_is_restarted_and_bridge_reconnects(
+    fab: Fab, http: aiohttp.ClientSession
+) -> None:
+    tools_before = sorted(await tool_names(fab, http))
+    assert len(tools_before) == 21
+    controller = fab.bridge.controller
+    old_pid = controller.pid
+    assert old_pid is not None
+    restarts = controller.restarts
+    os.kill(old_pid, signal.SIGKILL)
+    # Calls while the controller is down fail quickly instead of hanging.
+    started = time.monotonic()
+    body = await invoke(fab, http, "living_room_light_state")
+    assert time.monotonic() - started < 5.0
+    if body["status"] == "error":
+        assert body["error"]["code"] in ("CONTROLLER_UNAVAILABLE", "DEVICE_UNAVAILABLE")
+    deadline = time.monotonic() + 90
+    recovered = None
+    while time.monotonic() < deadline:
+        body = await invoke(fab, http, "living_room_light_state")
+        if body["status"] == "success":
+            recovered = body["result"]
+            break
+        await asyncio.sleep(0.5)
+    assert recovered is not None, body
+    assert controller.restarts == restarts + 1
+    assert controller.pid not in (None, old_pid)
+    tools_after = sorted(await tool_names(fab, http))
+    assert tools_after == tools_before
+    dev = fab.devices[DeviceKind.ONOFF]
+    mark = dev.mark()
+    await ok(fab, http, "living_room_light_toggle")
+    await device_reports(dev, mark, "onOff", "onOff", not recovered["on"])
+
+
+async def test_devices_remove_removes_the_tools(fab: Fab, http: aiohttp.ClientSession) -> None:
+    async with http.delete(f"{fab.bridge.url}/v1/devices/Hall%20Thermostat") as resp:
+        body = await resp.json()
+        assert resp.status == 200, body
+    assert body == {
+        "node_id": 4, "device_id": "4-1", "removed_tools": EXPECTED_TOOLS[DeviceKind.THERMOSTAT],
+    }  # fmt: skip
+    names = await tool_names(fab, http)
+    assert names & set(EXPECTED_TOOLS[DeviceKind.THERMOSTAT]) == set()
+    assert set(EXPECTED_TOOLS[DeviceKind.ONOFF]) <= names
+    async with http.get(f"{fab.bridge.url}/v1/devices") as resp:
+        listing = await resp.json()
+    assert [d["name"] for d in listing["devices"]] == [
+        "Living Room Light", "Kitchen Dimmer", "Bedroom Color Light",
+    ]  # fmt: skip
+    async with http.delete(f"{fab.bridge.url}/v1/devices/Hall%20Thermostat") as resp:
+        assert resp.status == 404
+        assert (await resp.json())["error"]["code"] == "NOT_FOUND"
