@@ -12,11 +12,12 @@ import asyncio
 import json
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from bridge.config import load_config, resolve_config_path
 from bridge.errors import InvalidParamsError, NotFoundError
-from bridge.matter.names import DeviceNameStore
-from bridge.storage import Database
+
+if TYPE_CHECKING:
+    from bridge.storage import Database
 
 DB_FILE_NAME = "bridge.db"
 _DEVICE_ID_RE = re.compile(r"^\d+-\d+$")
@@ -48,11 +49,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def _state_dir(args: argparse.Namespace) -> Path:
     if args.state_dir is not None:
         return Path(args.state_dir)
+    from bridge.config import load_config, resolve_config_path
+
     return load_config(resolve_config_path(getattr(args, "config", None))).state_dir
 
 
 async def rename_device(db: Database, device: str, name: str, room: str | None) -> str:
     """Rename a device by id or slug and return its id; raise ``NotFoundError`` if unknown."""
+    # bridge.matter.names reaches the Matter SDK through bridge.matter.devices (seconds).
+    from bridge.matter.names import DeviceNameStore
+
     store = DeviceNameStore(db)
     device_id = device
     if not _DEVICE_ID_RE.match(device):
@@ -71,6 +77,8 @@ def rename_command(args: argparse.Namespace) -> int:
     """Store a device's new name and room; return 0."""
     if not args.name.strip():
         raise InvalidParamsError("the new name must not be empty")
+    from bridge.storage import Database
+
     db = Database(_state_dir(args) / DB_FILE_NAME)
     try:
         device_id = asyncio.run(rename_device(db, args.device, args.name, args.room))

@@ -8,11 +8,12 @@ import json
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from bridge.config import load_config, resolve_config_path
-from bridge.doctor.models import DoctorReport, Status
-from bridge.doctor.runner import run_doctor
+from bridge.doctor.models import Status
+
+if TYPE_CHECKING:
+    from bridge.doctor.models import DoctorReport
 
 _LABELS = {Status.OK: "[ ok ]", Status.WARN: "[warn]", Status.FAIL: "[FAIL]"}
 
@@ -47,6 +48,10 @@ def render_text(report: DoctorReport, out: TextIO) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the checks, print the report, return 1 if any check failed."""
+    # The runner brings aiohttp and the configuration schema; only this command needs them.
+    from bridge.config import load_config, resolve_config_path
+    from bridge.doctor.runner import run_doctor
+
     config = load_config(resolve_config_path(getattr(args, "config", None)))
     if args.root is not None:
         config = replace(config, doctor=replace(config.doctor, root=args.root))

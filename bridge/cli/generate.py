@@ -10,14 +10,15 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from bridge.config import load_config, resolve_config_path
 from bridge.errors import ConflictError, InvalidParamsError
-from bridge.matter.client import NodeData
-from bridge.matter.cluster_maps import load_cluster_maps
-from bridge.matter.devices import build_devices
-from bridge.matter.generator import GeneratedTool, MatterToolGenerator
+
+if TYPE_CHECKING:
+    # bridge.matter.client imports the Matter SDK's cluster objects (seconds); the
+    # functions import the Matter layer when they run.
+    from bridge.matter.client import NodeData
+    from bridge.matter.generator import GeneratedTool
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -33,6 +34,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def read_dumps(paths: list[Path]) -> list[NodeData]:
     """Read node dumps; raise ``InvalidParamsError`` or ``ConflictError`` naming the file."""
+    from bridge.matter.client import NodeData
+
     nodes: dict[int, Path] = {}
     out: list[NodeData] = []
     for path in paths:
@@ -63,6 +66,11 @@ def _tool_json(tool: GeneratedTool) -> dict[str, Any]:
 
 def generate_command(args: argparse.Namespace) -> int:
     """Print devices and tools for the given dumps; return 0."""
+    from bridge.config import load_config, resolve_config_path
+    from bridge.matter.cluster_maps import load_cluster_maps
+    from bridge.matter.devices import build_devices
+    from bridge.matter.generator import MatterToolGenerator
+
     config = load_config(resolve_config_path(getattr(args, "config", None)))
     unit = args.unit or config.matter.temperature_unit
     nodes = read_dumps(list(args.node_dumps))

@@ -16,8 +16,6 @@ import os
 import sys
 from typing import Any
 
-import aiohttp
-
 from bridge.cli.keys import add_api_options, api_url, config_from
 from bridge.errors import BridgeError, InvalidRequestError, UnauthenticatedError, error_from_json
 
@@ -50,6 +48,8 @@ async def request_json(
     method: str, url: str, token: str, body: Any = None, timeout_s: float = 330.0
 ) -> tuple[int, Any]:
     """Send one API request and return the status and JSON body."""
+    import aiohttp  # only commands that talk to a bridge pay for the client's import
+
     headers = {"Authorization": f"Bearer {token}"}
     timeout = aiohttp.ClientTimeout(total=timeout_s)
     try:

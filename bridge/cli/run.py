@@ -12,9 +12,10 @@ import logging
 import signal
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from bridge.config import BridgeConfig, load_config, resolve_config_path
-from bridge.service import BridgeService
+if TYPE_CHECKING:
+    from bridge.config import BridgeConfig
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -33,6 +34,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def build_config(args: argparse.Namespace) -> BridgeConfig:
     """Return the configuration from the file (if any) with the command-line overrides."""
+    from bridge.config import load_config, resolve_config_path
+
     config = load_config(resolve_config_path(getattr(args, "config", None)))
     if args.state_dir is not None:
         config = replace(config, state_dir=args.state_dir)
@@ -52,6 +55,9 @@ def run_command(args: argparse.Namespace) -> int:
 
 async def serve(config: BridgeConfig, *, enable_matter: bool = True) -> int:
     """Start the service and API, wait for SIGINT/SIGTERM, then stop everything."""
+    # Imported here so that parsing the command line stays fast (see bridge.cli.main).
+    from bridge.service import BridgeService
+
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):

@@ -15,13 +15,13 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from bridge.config import load_config, resolve_config_path
 from bridge.errors import BridgeError
-from bridge.service import BridgeService
-from bridge.tools.definition import ToolDefinition
-from bridge.tools.registry import RegisteredTool
+
+if TYPE_CHECKING:
+    from bridge.service import BridgeService
+    from bridge.tools.registry import RegisteredTool
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -58,6 +58,11 @@ def _with_service[T](args: argparse.Namespace, fn: Callable[[BridgeService], T])
     The state directory is ``--state-dir``, else the configured one if it exists, else
     a temporary directory (so listing tools never creates state as a side effect).
     """
+    # Imported here: the service pulls in aiohttp and the tool stack, which every other
+    # command (and ``--help``) would otherwise pay for at start-up.
+    from bridge.config import load_config, resolve_config_path
+    from bridge.service import BridgeService
+
     config = load_config(resolve_config_path(getattr(args, "config", None)))
     with tempfile.TemporaryDirectory(prefix="atmosphere-tools-") as scratch:
         if args.state_dir is not None:
@@ -110,6 +115,8 @@ def show_command(args: argparse.Namespace) -> int:
 
 def validate_command(args: argparse.Namespace) -> int:
     """Check each file; print ``PATH: ok (identity)`` or ``PATH: problem`` per problem."""
+    from bridge.tools.definition import ToolDefinition
+
     failed = 0
     for path in args.paths:
         try:
