@@ -58,6 +58,7 @@ _ERR_NOT_READY, _ERR_NOT_RESOLVING, _ERR_NOT_EXISTS = 3, 4, 5
 _ERR_INVALID_ARGUMENTS = 8
 # commission_on_network filter: 2 = long (12-bit) discriminator.
 _FILTER_LONG_DISCRIMINATOR = 2
+_LOG_SETTLE_S = 0.3
 
 
 class CommissionStage(StrEnum):
@@ -401,6 +402,9 @@ class Commissioner:
                 {"stage": _last(attempt)},
             ) from err
         except ControllerCommandError as err:
+            if self._log_follower is not None:
+                # The SDK's last lines (the reason) may still be on their way to the log.
+                await asyncio.sleep(_LOG_SETTLE_S)
             raise _explain_failure(err, attempt, parsed) from err
         if not isinstance(node, dict) or not isinstance(node.get("node_id"), int):
             raise CommissioningFailedError("the controller's answer carries no node id")
