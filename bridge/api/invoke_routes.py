@@ -5,7 +5,9 @@
   status 200 on success or the error's HTTP status (its ``error`` member has the
   standard ``{code, message, details, retryable}`` form). A client-chosen ``id`` /
   ``timestamp`` is checked by the replay guard.
-- ``POST /v1/jobs`` — the same body; answers 202 with the job at once.
+- ``POST /v1/jobs`` — the same body; answers 202 with the job at once, or 400
+  ``INVALID_REQUEST`` (``details.reason: "async_not_allowed"``) when the tool's
+  ``execution.async_allowed`` is false.
 - ``GET /v1/jobs/{job_id}`` / ``DELETE /v1/jobs/{job_id}`` — status / cancel (own jobs,
   or any with ``admin:jobs``).
 - ``GET /v1/approvals?status=`` / ``POST /v1/approvals/{approval_id}``
@@ -169,7 +171,11 @@ def setup(app: web.Application) -> None:
                          "504": "the tool timed out"})
     add_route(app, "POST", "/v1/jobs", submit_job, operation_id="submitJob",
               summary="Start a call as a background job", tags=["invoke"],
-              request_body=INVOKE_BODY, responses={"202": "the job", **_ERRORS})
+              request_body=INVOKE_BODY, responses={
+                  "202": "the job", **_ERRORS,
+                  "400": "malformed body (INVALID_REQUEST), or the tool does not allow "
+                         "asynchronous invocation (INVALID_REQUEST, details.reason "
+                         "async_not_allowed)"})
     add_route(app, "GET", "/v1/jobs/{job_id}", get_job, operation_id="getJob",
               summary="A job's status and result", tags=["invoke"],
               parameters=[path_param("job_id", "the job id")],

@@ -36,6 +36,7 @@ from bridge.errors import (
     DeviceUnavailableError,
     HopLimitExceededError,
     InternalError,
+    InvalidRequestError,
     NoCapableNodeError,
     PermissionDeniedError,
     ToolFailedError,
@@ -147,6 +148,40 @@ class Invoker:
     def set_remote_executor(self, remote: RemoteExecutor | None) -> None:
         """Set who runs tools registered without a local handler."""
         self.remote = remote
+
+    def admit_job(self, request: ToolRequest, token: AgentToken) -> None:
+        """Refuse to run ``request`` in the background unless its tool allows that.
+
+        Raise ``InvalidRequestError`` (and record the refusal in the audit log) when the
+        tool's ``execution.async_allowed`` is false. A tool that does not resolve is let
+        through: the job's call reports that through the pipeline like any other call.
+        """
+        try:
+            entry = self.registry.resolve(request.tool, request.version)
+        except BridgeError:
+            return
+        if entry.definition.execution.async_allowed:
+            return
+        err = InvalidRequestError(
+            f"tool '{entry.identity}' does not allow asynchronous invocation "
+            "(execution.async_allowed is false); invoke it synchronously",
+            {"tool": entry.identity, "reason": "async_not_allowed"},
+        )
+        if self.audit is not None:
+            self.audit.record(
+                AuditEntry(
+                    call_id=new_call_id(),
+                    agent_id=token.agent_id,
+                    tool=entry.identity,
+                    decision="async_not_allowed",
+                    outcome="error",
+                    error_code=err.code.value,
+                    node_id=self.node_id,
+                    trace_id=request.context.trace_id,
+                    details={"message": err.message},
+                )
+            )
+        raise err
 
     def use(self, middleware: Middleware, *, tool: str | None = None) -> Callable[[], None]:
         """Add middleware for every call or for one tool (identity or ``namespace:name``)."""

@@ -146,7 +146,11 @@ class JobManager:
         await self._interrupt_unfinished()
 
     async def submit(self, request: ToolRequest, token: AgentToken) -> Job:
-        """Store a job for ``request``, start it and return it (``queued``)."""
+        """Store a job for ``request``, start it and return it (``queued``).
+
+        Raise ``InvalidRequestError`` when the tool does not allow asynchronous runs.
+        """
+        self._invoker.admit_job(request, token)
         now = time.time()
         job_id = uuid.uuid4().hex
         await self._db.execute(

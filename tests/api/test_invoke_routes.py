@@ -230,7 +230,7 @@ async def test_jobs_over_http(server: BridgeServer) -> None:
         await gate.wait()
         return {"done": params["device_id"]}
 
-    register(server, "slow", slow)
+    register(server, "slow", slow, execution=Execution(async_allowed=True))
     token = service_token(server.service, "alice")
     status, job = await post(server, "/v1/jobs", {"tool": "slow", "params": {"device_id": "x"}},
                              token)
@@ -260,6 +260,30 @@ async def test_jobs_over_http(server: BridgeServer) -> None:
         assert (await resp.json())["status"] == "cancelled"
     async with server.client.get(f"{server.url}/v1/jobs/nope", headers=bearer(token)) as resp:
         assert resp.status == 404
+
+
+async def test_jobs_refused_for_a_tool_without_async_allowed(server: BridgeServer) -> None:
+    calls = Calls()
+    register(server, "sync_only", calls)
+    token = service_token(server.service, "alice")
+    status, body = await post(server, "/v1/jobs",
+                              {"tool": "sync_only", "params": {"device_id": "x"}}, token)
+    assert status == 400
+    assert body == {"error": {
+        "code": "INVALID_REQUEST",
+        "message": "tool 'test:sync_only@1.0.0' does not allow asynchronous invocation "
+                   "(execution.async_allowed is false); invoke it synchronously",
+        "details": {"tool": "test:sync_only@1.0.0", "reason": "async_not_allowed"},
+        "retryable": False,
+    }}
+    assert calls.params == []
+    refused = await server.service.invocation.audit.query(decision="async_not_allowed")
+    assert [(e.agent_id, e.tool, e.outcome, e.error_code) for e in refused] == [
+        ("alice", "test:sync_only@1.0.0", "error", "INVALID_REQUEST")]
+    # The same tool still runs synchronously.
+    status, body = await post(server, "/v1/invoke",
+                              {"tool": "sync_only", "params": {"device_id": "x"}}, token)
+    assert (status, body["result"]) == (200, {"device": "x", "level": 5, "agent": "alice"})
 
 
 async def test_body_errors_are_4xx_json(server: BridgeServer) -> None:

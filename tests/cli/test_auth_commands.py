@@ -14,7 +14,7 @@ from bridge.cli.invoke import parse_params
 from bridge.cli.main import main
 from bridge.cli.token import parse_ttl
 from bridge.tools.context import CallContext
-from bridge.tools.definition import Confirmation, ToolDefinition
+from bridge.tools.definition import Confirmation, Execution, ToolDefinition
 from tests.support.auth import service_token
 from tests.support.server import BridgeServer
 
@@ -90,8 +90,8 @@ async def test_invoke_approvals_and_audit_commands(
         return {"ok": params}
 
     schema = {"type": "object", "properties": {"n": {"type": "integer"}}}
-    svc.registry.register(ToolDefinition(name="count", description="Count", parameters=schema),
-                          handler)
+    svc.registry.register(ToolDefinition(name="count", description="Count", parameters=schema,
+                                         execution=Execution(async_allowed=True)), handler)
     svc.registry.register(
         ToolDefinition(name="purge", description="Purge", parameters=schema, dangerous=True,
                        confirmation=Confirmation(message="Purge {n}?", timeout_s=10)),

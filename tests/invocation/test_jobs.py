@@ -8,7 +8,7 @@ from bridge.auth.tokens import AgentToken
 from bridge.errors import ConflictError, NotFoundError, PermissionDeniedError
 from bridge.invocation.jobs import JobStatus
 from bridge.tools.context import CallContext
-from bridge.tools.definition import ToolDefinition
+from bridge.tools.definition import Execution, ToolDefinition
 from tests.invocation.helpers import Env
 
 SCHEMA = {"type": "object", "properties": {"n": {"type": "integer"}}}
@@ -19,7 +19,11 @@ def register(env: Env, gate: asyncio.Event) -> None:
         await gate.wait()
         return {"n": params["n"] * 2}
 
-    env.registry.register(ToolDefinition(name="work", description="Work", parameters=SCHEMA), work)
+    env.registry.register(
+        ToolDefinition(name="work", description="Work", parameters=SCHEMA,
+                       execution=Execution(async_allowed=True)),
+        work,
+    )
 
 
 def verified(env: Env, agent: str, perms: tuple[str, ...] = ("*",)) -> AgentToken:
