@@ -10,6 +10,7 @@ state tool and ``core:query_sensor``. All the arithmetic lives in ``conversions`
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -109,7 +110,7 @@ class LevelPercent(Converter):
     def actions(self, ctx: RowContext, params: Mapping[str, Any]) -> list[MatterAction]:
         """Return the level command."""
         level = cv.percent_to_level(
-            float(params["percent"]), ctx.attr("MinLevel"), ctx.attr("MaxLevel")
+            cv.finite(params["percent"], "percent"), ctx.attr("MinLevel"), ctx.attr("MaxLevel")
         )
         payload = {
             "level": level,
@@ -123,7 +124,7 @@ def _color_rgb(params: Mapping[str, Any]) -> cv.HueSat:
     if "color" in params:
         return cv.rgb_to_huesat(cv.parse_color(str(params["color"])))
     if "hue" in params:
-        return cv.HueSat(hue=float(params["hue"]), saturation=float(params.get("saturation", 100)))
+        return cv.huesat(params["hue"], params.get("saturation", 100))
     raise InvalidParamsError("give either 'color' (a name or hex) or 'hue' (0-360 degrees)")
 
 
@@ -202,7 +203,7 @@ class ColorTemperature(Converter):
     def actions(self, ctx: RowContext, params: Mapping[str, Any]) -> list[MatterAction]:
         """Return the colour-temperature command."""
         mireds = cv.kelvin_to_mireds(
-            float(params["kelvin"]),
+            cv.finite(params["kelvin"], "kelvin"),
             ctx.attr("ColorTempPhysicalMinMireds"),
             ctx.attr("ColorTempPhysicalMaxMireds"),
         )
@@ -318,8 +319,8 @@ class ThermostatSetpoint(Converter):
     def actions(self, ctx: RowContext, params: Mapping[str, Any]) -> list[MatterAction]:
         """Return the setpoint write(s), clamped to the limits and deadband."""
         t = _thermo(ctx)
-        raw = params[_unit_name(ctx.unit)]
-        centi = round(cv.to_celsius(float(raw), ctx.unit) * 100)
+        name = _unit_name(ctx.unit)
+        centi = round(cv.to_celsius(cv.finite(params[name], name), ctx.unit) * 100)
         mode = ctx.attr("SystemMode")
         heating_now, cooling_now = (
             ctx.attr("OccupiedHeatingSetpoint"),
@@ -338,14 +339,24 @@ class ThermostatSetpoint(Converter):
         use_cool = t.cool and (
             not t.heat or mode in (cv.SYSTEM_MODES["cool"], cv.SYSTEM_MODES["precooling"])
         )
+        # The person's target wins; the other setpoint moves out of the deadband (written
+        # first, so the device never sees the two closer than the deadband).
         if use_cool:
             cool = cv.clamp_setpoint(centi, t.cool_limits)
-            if t.heat and t.auto and isinstance(heating_now, int):
-                cool = max(cool, heating_now + t.deadband)
+            if (t.heat and t.auto and isinstance(heating_now, int)
+                    and heating_now > cool - t.deadband):
+                heat = cv.clamp_setpoint(cool - t.deadband, t.heat_limits)
+                cool = max(cool, heat + t.deadband)
+                return [ctx.write("OccupiedHeatingSetpoint", heat),
+                        ctx.write("OccupiedCoolingSetpoint", cool)]
             return [ctx.write("OccupiedCoolingSetpoint", cool)]
         heat = cv.clamp_setpoint(centi, t.heat_limits)
-        if t.cool and t.auto and isinstance(cooling_now, int):
-            heat = min(heat, cooling_now - t.deadband)
+        if (t.cool and t.auto and isinstance(cooling_now, int)
+                and cooling_now < heat + t.deadband):
+            cool = cv.clamp_setpoint(heat + t.deadband, t.cool_limits)
+            heat = min(heat, cool - t.deadband)
+            return [ctx.write("OccupiedCoolingSetpoint", cool),
+                    ctx.write("OccupiedHeatingSetpoint", heat)]
         return [ctx.write("OccupiedHeatingSetpoint", heat)]
 
 
@@ -393,10 +404,21 @@ class ThermostatRaiseLower(Converter):
     def actions(self, ctx: RowContext, params: Mapping[str, Any]) -> list[MatterAction]:
         """Return the raise/lower command for the setpoints the device has."""
         t = _thermo(ctx)
-        amount = round(cv.delta_to_celsius(float(params["degrees"]), ctx.unit) * 10)
+        degrees = cv.finite(params["degrees"], "degrees")
+        amount = round(cv.delta_to_celsius(degrees, ctx.unit) * 10)
         amount = max(-127, min(127, amount))
         mode = 2 if t.heat and t.cool else (1 if t.cool else 0)
         return [ctx.command("SetpointRaiseLower", {"mode": mode, "amount": amount})]
+
+
+def _percent100ths_closed(params: Mapping[str, Any]) -> int:
+    percent_open = cv.finite(params["percent_open"], "percent_open")
+    if not 0 <= percent_open <= 100:
+        raise InvalidParamsError(
+            f"percent_open must be between 0 and 100, got {percent_open:g}",
+            {"field": "percent_open"},
+        )
+    return round((100 - percent_open) * 100)
 
 
 class CoverLiftPercent(Converter):
@@ -404,11 +426,38 @@ class CoverLiftPercent(Converter):
 
     def actions(self, ctx: RowContext, params: Mapping[str, Any]) -> list[MatterAction]:
         """Return the lift command."""
-        percent_open = float(params["percent_open"])
-        if not 0 <= percent_open <= 100:
-            raise InvalidParamsError("percent_open must be between 0 and 100")
-        value = round((100 - percent_open) * 100)
+        value = _percent100ths_closed(params)
         return [ctx.command("GoToLiftPercentage", {"liftPercent100thsValue": value})]
+
+
+class CoverTiltPercent(Converter):
+    """Percent open (slats) → GoToTiltPercentage (Matter counts 100ths of closed)."""
+
+    def actions(self, ctx: RowContext, params: Mapping[str, Any]) -> list[MatterAction]:
+        """Return the tilt command."""
+        value = _percent100ths_closed(params)
+        return [ctx.command("GoToTiltPercentage", {"tiltPercent100thsValue": value})]
+
+
+PIN_CODE_RE = re.compile(r"^[0-9]{4,8}$")
+
+
+class DoorLockPin(Converter):
+    """Lock / unlock with an optional PIN, sent as the command's ``PINCode`` bytes."""
+
+    def actions(self, ctx: RowContext, params: Mapping[str, Any]) -> list[MatterAction]:
+        """Return the lock command, with ``PINCode`` only when a PIN was given."""
+        payload = dict(ctx.row.payload)
+        if "pin_code" in params:
+            pin = params["pin_code"]
+            # Never echo the PIN: the message and details name only the parameter.
+            if not isinstance(pin, str) or not PIN_CODE_RE.match(pin):
+                raise InvalidParamsError(
+                    "pin_code must be a string of 4 to 8 digits", {"field": "pin_code"}
+                )
+            payload["PINCode"] = pin
+        assert ctx.row.command is not None  # noqa: S101 - lock rows are commands
+        return [ctx.command(ctx.row.command, payload)]
 
 
 CONVERTERS: dict[str, Converter] = {
@@ -422,6 +471,8 @@ CONVERTERS: dict[str, Converter] = {
     "thermostat_mode": ThermostatMode(),
     "thermostat_raise_lower": ThermostatRaiseLower(),
     "cover_lift_percent": CoverLiftPercent(),
+    "cover_tilt_percent": CoverTiltPercent(),
+    "door_lock_pin": DoorLockPin(),
 }
 
 

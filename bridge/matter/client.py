@@ -53,6 +53,10 @@ LOGGER = logging.getLogger(__name__)
 # How long a timed invoke (DoorLock unlock) may stay open on the device.
 TIMED_REQUEST_TIMEOUT_MS = 10_000
 SENT_HISTORY = 256
+# Payload fields that are secrets (compared in lower case): shown as REDACTED in results,
+# errors and diagnostics.
+SECRET_FIELDS = frozenset({"pincode"})
+REDACTED = "<redacted>"
 
 
 # --- cluster catalogue -------------------------------------------------------------
@@ -345,7 +349,7 @@ class MatterAction:
         return [f"{self.endpoint_id}/{self.cluster_id}/{a}" for a in self.attribute_ids]
 
     def to_json(self) -> dict[str, Any]:
-        """Return the wire form shown in tool results and diagnostics."""
+        """Return the wire form shown in tool results and diagnostics (secrets redacted)."""
         out: dict[str, Any] = {
             "kind": self.kind.value,
             "node_id": self.node_id,
@@ -354,7 +358,9 @@ class MatterAction:
         }
         if self.kind is ActionKind.COMMAND:
             out["command"] = self.name
-            out["payload"] = dict(self.payload)
+            out["payload"] = {
+                k: REDACTED if k.lower() in SECRET_FIELDS else v for k, v in self.payload.items()
+            }
             if self.timed:
                 out["timed"] = True
         elif self.kind is ActionKind.WRITE:

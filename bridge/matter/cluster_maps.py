@@ -60,6 +60,7 @@ class MapRow:
     idempotent: bool = True
     timed: bool = False
     tags: tuple[str, ...] = ()
+    secret_params: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -243,6 +244,10 @@ def _row(
         raise fail("parameters must be a JSON Schema of type 'object'")
     if raw.get("dangerous") and not raw.get("confirmation"):
         raise fail("a dangerous row needs a confirmation message")
+    secret = tuple(raw.get("secret_params", []))
+    for name in secret:
+        if name not in parameters.get("properties", {}):
+            raise fail(f"secret parameter '{name}' is not one of the row's parameters")
     return MapRow(
         file=file,
         number=number,
@@ -262,6 +267,7 @@ def _row(
         idempotent=bool(raw.get("idempotent", True)),
         timed=timed,
         tags=tuple(raw.get("tags", [])),
+        secret_params=secret,
     )
 
 

@@ -12,6 +12,7 @@ person could get wrong.
 from __future__ import annotations
 
 import colorsys
+import math
 import re
 from dataclasses import dataclass
 
@@ -23,6 +24,13 @@ LEVEL_MIN = 1
 LEVEL_MAX = 254
 
 
+def finite(value: float, name: str) -> float:
+    """Return ``value`` as a float; raise ``InvalidParamsError`` naming ``name`` if not finite."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise InvalidParamsError(f"{name} must be a finite number, got {value!r}", {"field": name})
+    return float(value)
+
+
 def percent_to_level(percent: float, min_level: int | None, max_level: int | None) -> int:
     """Return the level for ``percent`` (0-100) within ``[min_level, max_level]``.
 
@@ -30,8 +38,11 @@ def percent_to_level(percent: float, min_level: int | None, max_level: int | Non
     positive percentage gives at least one step above the minimum so it stays on.
     """
     lo, hi = _level_bounds(min_level, max_level)
+    percent = finite(percent, "percent")
     if not 0 <= percent <= 100:
-        raise InvalidParamsError(f"percent must be between 0 and 100, got {percent:g}")
+        raise InvalidParamsError(
+            f"percent must be between 0 and 100, got {percent:g}", {"field": "percent"}
+        )
     if percent == 0:
         return lo
     level = round(lo + (hi - lo) * percent / 100)
@@ -63,9 +74,11 @@ def seconds_to_tenths(seconds: float | None) -> int | None:
     """Return a transition time in tenths of a second (0-65534), ``None`` for none given."""
     if seconds is None:
         return None
+    seconds = finite(seconds, "transition_seconds")
     if not 0 <= seconds <= 6553.4:
         raise InvalidParamsError(
-            f"transition seconds must be between 0 and 6553.4, got {seconds:g}"
+            f"transition_seconds must be between 0 and 6553.4, got {seconds:g}",
+            {"field": "transition_seconds"},
         )
     return round(seconds * 10)
 
@@ -124,14 +137,27 @@ def parse_color(text: str) -> tuple[int, int, int]:
         match = _HEX_RE.match(text.strip())
         if match is None:
             raise InvalidParamsError(
-                f"unknown colour '{text}': use a CSS colour name (e.g. 'orange') "
+                f"color: unknown colour '{text}': use a CSS colour name (e.g. 'orange') "
                 "or hex like '#ff8800'",
-                {"color": text},
+                {"field": "color", "color": text},
             )
         hex_text = match.group(1)
         if len(hex_text) == 3:
             hex_text = "".join(c * 2 for c in hex_text)
     return int(hex_text[0:2], 16), int(hex_text[2:4], 16), int(hex_text[4:6], 16)
+
+
+def huesat(hue: float, saturation: float) -> HueSat:
+    """Return a checked hue (0-360 degrees) / saturation (0-100 %) pair."""
+    hue = finite(hue, "hue")
+    saturation = finite(saturation, "saturation")
+    if not 0 <= hue <= 360:
+        raise InvalidParamsError(f"hue must be between 0 and 360, got {hue:g}", {"field": "hue"})
+    if not 0 <= saturation <= 100:
+        raise InvalidParamsError(
+            f"saturation must be between 0 and 100, got {saturation:g}", {"field": "saturation"}
+        )
+    return HueSat(hue=hue, saturation=saturation)
 
 
 def rgb_to_huesat(rgb: tuple[int, int, int]) -> HueSat:
@@ -182,8 +208,9 @@ def rgb_to_xy(rgb: tuple[int, int, int]) -> tuple[int, int]:
 
 def kelvin_to_mireds(kelvin: float, phys_min: int | None, phys_max: int | None) -> int:
     """Return mireds for ``kelvin`` clamped to the device's physical mired limits."""
+    kelvin = finite(kelvin, "kelvin")
     if kelvin <= 0:
-        raise InvalidParamsError(f"kelvin must be positive, got {kelvin:g}")
+        raise InvalidParamsError(f"kelvin must be positive, got {kelvin:g}", {"field": "kelvin"})
     lo = phys_min if isinstance(phys_min, int) and 0 < phys_min else 1
     hi = phys_max if isinstance(phys_max, int) and lo <= phys_max <= 65279 else 65279
     return max(lo, min(hi, round(1_000_000 / kelvin)))

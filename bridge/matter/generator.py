@@ -18,7 +18,14 @@ from typing import Any
 
 from bridge.errors import InvalidParamsError, NotFoundError
 from bridge.matter.actions import CONVERTERS, STATE_CONVERTERS, Converter, RowContext
-from bridge.matter.client import ActionKind, ClusterInfo, MatterAction, build_command, cluster_info
+from bridge.matter.client import (
+    SECRET_FIELDS,
+    ActionKind,
+    ClusterInfo,
+    MatterAction,
+    build_command,
+    cluster_info,
+)
 from bridge.matter.cluster_maps import ClusterMap, MapRow, Requirement, StateField
 from bridge.matter.devices import Device
 from bridge.tools.definition import (
@@ -36,6 +43,10 @@ CAPABILITY = "matter_bridge"
 GENERIC_TOOL = "control_matter_device"
 SENSOR_TOOL = "query_sensor"
 TOOL_VERSION = "1.0.0"
+# Shared tools list at most this many devices in their description (and as an enum of
+# device ids); the rest are named by count with where to find them.
+DESCRIPTION_DEVICES = 25
+DEVICE_ID_PATTERN = "^[0-9]+-[0-9]+$"
 
 
 class ToolKind(StrEnum):
@@ -67,6 +78,7 @@ class GeneratedTool:
     state: tuple[StatePart, ...] = ()
     devices: Mapping[str, Device] = field(default_factory=dict)
     sensors: Mapping[str, Mapping[str, StatePart]] = field(default_factory=dict)
+    guarded: Mapping[tuple[str, str], str] = field(default_factory=dict)
 
     def plan(self, params: Mapping[str, Any]) -> list[MatterAction]:
         """Return the exact actions a call with validated ``params`` sends.
@@ -133,6 +145,23 @@ class GeneratedTool:
             )
         command = str(params["command"])
         payload = params.get("payload") or {}
+        if not isinstance(payload, Mapping):
+            raise InvalidParamsError("payload must be an object", {"field": "payload"})
+        suffix = self.guarded.get((info.name, command))
+        if suffix is not None:
+            # A dangerous command must go through its own tool (and its confirmation).
+            raise InvalidParamsError(
+                f"{info.name}.{command} needs a person's confirmation: use the tool "
+                f"'{device.slug}_{suffix}' instead",
+                {"device_id": device.id, "cluster": info.name, "command": command},
+            )
+        secret = sorted(k for k in payload if str(k).lower() in SECRET_FIELDS)
+        if secret:
+            raise InvalidParamsError(
+                f"{', '.join(secret)} cannot be sent through {GENERIC_TOOL} (it would be "
+                "logged); use the device's own tool",
+                {"device_id": device.id, "cluster": info.name, "command": command},
+            )
         build_command(info.name, command, payload)  # raises InvalidParamsError on any mismatch
         accepted = device.accepted_commands(info.id)
         if accepted is not None and info.commands[command].id not in accepted:
@@ -212,6 +241,24 @@ def matches(device: Device, cluster_id: int, req: Requirement, command_id: int |
         if not needed <= accepted:
             return False
     return all(device.has_attr(cluster_id, a) for a in req.attributes)
+
+
+def _listing(entries: Sequence[str], more: str) -> str:
+    """Return up to ``DESCRIPTION_DEVICES`` entries, then "and N more (where to look)"."""
+    shown = "; ".join(entries[:DESCRIPTION_DEVICES])
+    rest = len(entries) - DESCRIPTION_DEVICES
+    return shown if rest <= 0 else f"{shown}; and {rest} more ({more})"
+
+
+def _device_id_schema(ids: Sequence[str], description: str) -> dict[str, Any]:
+    """Return the ``device_id`` schema: an enum while short, a pattern beyond the cap."""
+    if len(ids) <= DESCRIPTION_DEVICES:
+        return {"type": "string", "enum": list(ids), "description": description}
+    return {
+        "type": "string",
+        "pattern": DEVICE_ID_PATTERN,
+        "description": f"{description} One of {len(ids)} device ids ('<node>-<endpoint>').",
+    }
 
 
 class _SafeFormat(dict[str, str]):
@@ -329,7 +376,12 @@ class MatterToolGenerator:
             },
             dangerous=row.dangerous,
             confirmation=confirmation,
-            audit=Audit(log_params=True, notify_admins=row.dangerous),
+            # Secret parameters (a lock's PIN) keep every parameter out of the audit log.
+            audit=Audit(
+                log_params=not row.secret_params,
+                notify_admins=row.dangerous,
+                extra={"secret_params": list(row.secret_params)} if row.secret_params else {},
+            ),
             **self._common(device, f"device:control:{device.id}"),
         )
         return GeneratedTool(
@@ -366,7 +418,8 @@ class MatterToolGenerator:
                     "attribute": attributes,
                 },
                 "device": self._device_meta(device),
-                "tags": ["matter", device.kind, "state"],
+                "tags": ["matter", device.kind, "state"]
+                + (["sensor"] if any(p.field.sensor for p in parts) else []),
             },
             **self._common(device, f"device:read:{device.id}"),
         )
@@ -391,9 +444,12 @@ class MatterToolGenerator:
                     sensors.setdefault(device.id, {}).setdefault(part.field.sensor, part)
         if sensors:
             kinds = sorted({k for s in sensors.values() for k in s})
-            listing = "; ".join(
-                f"{did} = {by_id[did].name}{by_id[did].where} ({', '.join(sorted(s))})"
-                for did, s in sorted(sensors.items())
+            listing = _listing(
+                [
+                    f"{did} = {by_id[did].name}{by_id[did].where} ({', '.join(sorted(s))})"
+                    for did, s in sorted(sensors.items())
+                ],
+                "GET /v1/tools?tag=sensor lists every sensor's state tool",
             )
             tools.append(
                 GeneratedTool(
@@ -409,11 +465,9 @@ class MatterToolGenerator:
                         parameters={
                             "type": "object",
                             "properties": {
-                                "device_id": {
-                                    "type": "string",
-                                    "enum": sorted(sensors),
-                                    "description": "The device to read.",
-                                },
+                                "device_id": _device_id_schema(
+                                    sorted(sensors), "The device to read."
+                                ),
                                 "sensor": {
                                     "type": "string",
                                     "enum": kinds,
@@ -445,7 +499,10 @@ class MatterToolGenerator:
         return tools
 
     def _generic_tool(self, by_id: Mapping[str, Device]) -> GeneratedTool:
-        listing = "; ".join(f"{d.id} = {d.name}{d.where}" for d in by_id.values())
+        listing = _listing(
+            [f"{d.id} = {d.name}{d.where}" for d in by_id.values()],
+            "GET /v1/devices lists every device, GET /v1/tools?tag=matter every device tool",
+        )
         definition = ToolDefinition(
             name=GENERIC_TOOL,
             description=(
@@ -458,7 +515,7 @@ class MatterToolGenerator:
             parameters={
                 "type": "object",
                 "properties": {
-                    "device_id": {"type": "string", "enum": sorted(by_id)},
+                    "device_id": _device_id_schema(sorted(by_id), "The device to command."),
                     "cluster": {"type": "string", "pattern": "^[A-Z][A-Za-z0-9]*$"},
                     "command": {"type": "string", "pattern": "^[A-Z][A-Za-z0-9]*$"},
                     "payload": {"type": "object", "default": {}},
@@ -470,7 +527,15 @@ class MatterToolGenerator:
             metadata={"matter": {"cluster": "*", "command": "*"}, "tags": ["matter", "generic"]},
             **self._common_generic(),
         )
-        return GeneratedTool(definition=definition, kind=ToolKind.GENERIC, devices=by_id)
+        guarded = {
+            (cmap.cluster.name, row.command): row.suffix
+            for cmap in self.maps
+            for row in cmap.rows
+            if row.dangerous and row.command is not None
+        }
+        return GeneratedTool(
+            definition=definition, kind=ToolKind.GENERIC, devices=by_id, guarded=guarded
+        )
 
     def _common_generic(self) -> dict[str, Any]:
         return {

@@ -31,7 +31,7 @@ def test_generate_text_and_bad_input(tmp_path: Path, capsys: pytest.CaptureFixtu
     dump = NODES_DIR / "ha-core" / "mock_door_lock.json"
     assert main(["generate", "--node-dump", str(dump)]) == 0
     out = capsys.readouterr().out
-    assert "matter:mock_door_lock_unlock() -> DoorLock.UnlockDoor  [dangerous]" in out
+    assert "matter:mock_door_lock_unlock(pin_code) -> DoorLock.UnlockDoor  [dangerous]" in out
     assert out.rstrip().endswith("1 device(s), 7 tool(s)")
     bad = tmp_path / "bad.json"
     bad.write_text("{\"node_id\": \"x\"}")

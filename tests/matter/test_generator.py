@@ -20,7 +20,7 @@ MAPS = load_cluster_maps()
 LIGHT = ["on", "off", "toggle", "state"]
 DIM = ["brightness", "on", "off", "toggle", "state"]
 THERMO = ["set_temperature", "set_mode", "adjust_temperature", "state"]
-COVER = ["open", "close", "stop", "set_position", "state"]
+COVER = ["open", "close", "stop", "set_position", "set_tilt", "state"]
 
 # dump -> {slug: [tool suffixes in generation order]}, plus the shared tools.
 EXPECTED: dict[str, tuple[dict[str, list[str]], list[str]]] = {
@@ -86,6 +86,8 @@ EXAMPLES: dict[str, dict[str, Any]] = {
     "set_mode": {"mode": "heat"},
     "adjust_temperature": {"degrees": 1.5},
     "set_position": {"percent_open": 25},
+    "set_tilt": {"percent_open": 40},
+    "lock": {"pin_code": "1234"},
 }
 
 
@@ -192,7 +194,8 @@ STATES = {
         "color_mode": "color_temperature", "color": {"hue": 170, "saturation": 79},
         "color_xy": {"x": 0.3805, "y": 0.3769}, "color_temperature_kelvin": 3333,
         "brightness_percent": 30, "on": True},
-    "ha-core/mock_window_covering_full": {"percent_open": 100.0},
+    "ha-core/mock_window_covering_full": {"percent_open": 100.0, "tilt_percent_open": 100.0},
+    "ha-core/wago_home_blind_control": {"percent_open": 100.0, "tilt_percent_open": 100.0},
 }
 
 
@@ -347,12 +350,115 @@ def test_unlock_is_dangerous_and_timed() -> None:
     assert lock.definition.dangerous is False
 
 
+PIN_SCHEMA = {
+    "type": "object",
+    "properties": {"pin_code": {
+        "type": "string", "pattern": "^[0-9]{4,8}$",
+        "description": "The lock's PIN, 4-8 digits, if it asks for one (never logged)."}},
+    "additionalProperties": False}
+
+
+@pytest.mark.parametrize(("dump", "node", "slug"), [
+    ("ha-core/mock_door_lock", 16, "mock_door_lock"),
+    ("ha-core/aqara_u200", 20, "aqara_smart_lock_u200"),
+])
+def test_lock_and_unlock_take_an_optional_pin_that_is_never_logged(
+    dump: str, node: int, slug: str,
+) -> None:
+    for suffix, command in (("lock", "LockDoor"), ("unlock", "UnlockDoor")):
+        tool = tool_named(dump, f"{slug}_{suffix}")
+        defn = tool.definition
+        assert defn.parameters == PIN_SCHEMA
+        # The audit log keeps no parameters of a tool with a secret one.
+        assert defn.audit.log_params is False
+        assert defn.audit.log_result is False
+        assert dict(defn.audit.extra) == {"secret_params": ["pin_code"]}
+        assert defn.audit.notify_admins is (suffix == "unlock")
+        params = validate_params(defn, {"pin_code": "04321"})
+        (action,) = tool.plan(params)
+        # The exact payload carries the PIN as the SDK's PINCode (bytes on the wire) ...
+        assert (action.kind, action.cluster, action.name, dict(action.payload), action.timed) == (
+            ActionKind.COMMAND, "DoorLock", command, {"PINCode": "04321"}, True)
+        assert build_command("DoorLock", command, action.payload).PINCode == b"04321"
+        # ... and every rendering of it (results, errors, diagnostics) hides it.
+        assert action.to_json() == cmd(node, "DoorLock", command, {"PINCode": "<redacted>"},
+                                       timed=True)
+        assert "04321" not in repr(action.to_json())
+        assert sent(dump, defn.name, {}) == [cmd(node, "DoorLock", command, {}, timed=True)]
+        for bad in ("123", "123456789", "12a4", "", " 1234"):
+            with pytest.raises(InvalidParamsError) as info:
+                validate_params(defn, {"pin_code": bad})
+            assert "pin_code" in info.value.message
+        # A caller that skips schema validation still meets the converter's check,
+        # and the message names the parameter without echoing the PIN.
+        with pytest.raises(InvalidParamsError) as info:
+            tool.plan({"pin_code": "12a45"})
+        assert info.value.message == "pin_code must be a string of 4 to 8 digits"
+        assert "12a45" not in repr(info.value.details)
+
+
+def test_generic_tool_refuses_unlock_and_pins() -> None:
+    _devices, tools = generate("ha-core/mock_door_lock")
+    generic = next(t for t in tools if t.kind is ToolKind.GENERIC)
+    with pytest.raises(InvalidParamsError,
+                       match="use the tool 'mock_door_lock_unlock' instead"):
+        generic.plan({"device_id": "16-1", "cluster": "DoorLock", "command": "UnlockDoor",
+                      "payload": {}})
+    with pytest.raises(InvalidParamsError, match="PINCode cannot be sent through"):
+        generic.plan({"device_id": "16-1", "cluster": "DoorLock", "command": "LockDoor",
+                      "payload": {"PINCode": "1234"}})
+    # Locking without a PIN is not dangerous: the generic tool may send it.
+    assert [a.to_json() for a in generic.plan(
+        {"device_id": "16-1", "cluster": "DoorLock", "command": "LockDoor", "payload": {}})] == [
+        cmd(16, "DoorLock", "LockDoor", {}, timed=True)]
+
+
 def test_window_covering_position() -> None:
     d = "ha-core/mock_window_covering_full"
     assert sent(d, "blind_mock_full_window_covering_set_position", {"percent_open": 25}) == [
         cmd(50, "WindowCovering", "GoToLiftPercentage", {"liftPercent100thsValue": 7500})]
     assert sent(d, "blind_mock_full_window_covering_open", {}) == [
         cmd(50, "WindowCovering", "UpOrOpen", {})]
+
+
+TILT_SCHEMA = {
+    "type": "object",
+    "properties": {"percent_open": {"type": "number", "minimum": 0, "maximum": 100,
+                                    "description": "How far the slats are open, in percent."}},
+    "required": ["percent_open"], "additionalProperties": False}
+
+
+@pytest.mark.parametrize(("dump", "node", "slug", "name"), [
+    ("ha-core/mock_window_covering_full", 50, "blind_mock_full_window_covering",
+     "Mock Full Window Covering"),
+    ("ha-core/wago_home_blind_control", 343, "home_blind_wi_fi", "Home Blind Wi-Fi"),
+])
+def test_window_covering_tilt(dump: str, node: int, slug: str, name: str) -> None:
+    tool = tool_named(dump, f"{slug}_set_tilt")
+    assert tool.definition.parameters == TILT_SCHEMA
+    assert tool.definition.description.startswith(f"Tilt the slats of {name}")
+    assert tool.definition.metadata["matter"]["command"] == "GoToTiltPercentage"
+    assert sent(dump, tool.definition.name, {"percent_open": 40}) == [
+        cmd(node, "WindowCovering", "GoToTiltPercentage", {"tiltPercent100thsValue": 6000})]
+    assert sent(dump, tool.definition.name, {"percent_open": 0}) == [
+        cmd(node, "WindowCovering", "GoToTiltPercentage", {"tiltPercent100thsValue": 10000})]
+    assert sent(dump, tool.definition.name, {"percent_open": 100}) == [
+        cmd(node, "WindowCovering", "GoToTiltPercentage", {"tiltPercent100thsValue": 0})]
+    assert sent(dump, tool.definition.name, {"percent_open": 33.333}) == [
+        cmd(node, "WindowCovering", "GoToTiltPercentage", {"tiltPercent100thsValue": 6667})]
+    assert sent(dump, f"{slug}_set_position", {"percent_open": 40}) == [
+        cmd(node, "WindowCovering", "GoToLiftPercentage", {"liftPercent100thsValue": 6000})]
+    with pytest.raises(InvalidParamsError, match="percent_open must be a finite number"):
+        tool.plan({"percent_open": float("nan")})
+
+
+def test_no_tilt_tool_without_the_tilt_features() -> None:
+    doc = load_dump("ha-core/mock_window_covering_full")
+    doc["attributes"]["1/258/65532"] = 1 | 4  # Lift + PositionAwareLift only
+    devices = build_devices([NodeData.from_json(doc)])
+    names = [t.definition.name for t in MatterToolGenerator(MAPS).device_tools(devices[0])]
+    assert names == [f"blind_mock_full_window_covering_{s}"
+                     for s in ("open", "close", "stop", "set_position", "state")]
 
 
 def test_generic_tool_checks_against_chip_clusters() -> None:
