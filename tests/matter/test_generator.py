@@ -539,3 +539,64 @@ def test_odd_data_names_and_tools() -> None:
     # SystemMode is null -> no set_mode; no AcceptedCommandList -> mandatory commands assumed.
     assert names == ["matter_thermostat_set_temperature",
                      "matter_thermostat_adjust_temperature", "matter_thermostat_state"]
+
+
+def fleet(name: str, count: int) -> list[Any]:
+    """Return ``count`` copies of a dump's devices with node ids 1000, 1001, …."""
+    nodes = []
+    for i in range(count):
+        doc = copy.deepcopy(load_dump(name))
+        doc["node_id"] = 1000 + i
+        nodes.append(NodeData.from_json(doc))
+    return build_devices(nodes)
+
+
+def shared(devices: list[Any]) -> dict[str, Any]:
+    return {t.definition.key: t for t in MatterToolGenerator(MAPS).shared_tools(devices)}
+
+
+def test_shared_descriptions_list_every_device_up_to_the_cap() -> None:
+    devices = fleet("matterjs-commissioned/node-1-onoff", 25)
+    generic = shared(devices)["matter:control_matter_device"].definition
+    listing = generic.description.split("Devices: ", 1)[1]
+    assert listing.count(" = Test onoff") == 25
+    assert "more" not in listing
+    assert generic.parameters["properties"]["device_id"]["enum"] == [
+        f"{1000 + i}-1" for i in range(25)]
+
+
+def test_shared_descriptions_are_capped_at_a_thousand_devices() -> None:
+    lights = fleet("matterjs-commissioned/node-1-onoff", 1000)
+    generic = shared(lights)["matter:control_matter_device"]
+    listing = generic.definition.description.split("Devices: ", 1)[1]
+    entries = listing.split("; ")
+    assert entries[:2] == ["1000-1 = Test onoff", "1001-1 = Test onoff"]
+    assert len(entries) == 26
+    assert entries[-1] == (
+        "and 975 more (GET /v1/devices lists every device, GET /v1/tools?tag=matter every "
+        "device tool).")
+    assert len(generic.definition.description) < 1200
+    # The device id is checked by pattern (and against the devices when called).
+    assert generic.definition.parameters["properties"]["device_id"] == {
+        "type": "string", "pattern": "^[0-9]+-[0-9]+$",
+        "description": "The device to command. One of 1000 device ids ('<node>-<endpoint>')."}
+    assert [a.to_json() for a in generic.plan(
+        {"device_id": "1999-1", "cluster": "OnOff", "command": "On"})] == [
+        cmd(1999, "OnOff", "On", {})]
+    with pytest.raises(NotFoundError):
+        generic.plan({"device_id": "2000-1", "cluster": "OnOff", "command": "On"})
+
+    sensors = fleet("ha-core/eve_weather_sensor", 500)  # 1,000 sensor devices
+    query = shared(sensors)["core:query_sensor"].definition
+    text = query.description
+    assert text.startswith("Read a sensor (humidity, temperature) of a Matter device. Devices: "
+                           "1000-1 = Eve Weather Temperature Sensor (temperature); ")
+    assert text.endswith("; and 975 more (GET /v1/tools?tag=sensor lists every sensor's state "
+                         "tool).")
+    assert len(text) < 2500
+    assert query.parameters["properties"]["device_id"]["pattern"] == "^[0-9]+-[0-9]+$"
+    # Those state tools are the ones tagged "sensor".
+    state = MatterToolGenerator(MAPS).device_tools(sensors[0])[-1].definition
+    assert state.tags == ("matter", "temperature_sensor", "state", "sensor")
+    light_state = MatterToolGenerator(MAPS).device_tools(lights[0])[-1].definition
+    assert light_state.tags == ("matter", "light", "state")
