@@ -6,7 +6,10 @@ layer components. ``start()`` brings parts up bottom-up — storage, tools, invo
 Matter, mesh, then the HTTP API — and ``stop()`` takes the started ones down in reverse,
 even when a later start failed. Layers plug in at the ``_build_*`` methods: each returns
 a ``Component`` (``async start()`` / ``async stop()``) or ``None`` while that layer does
-not exist here.
+not exist here. One service object can be started again after ``stop()``: every start
+opens the database anew, so the core and manifest tools, the invocation runtime and the
+Matter runtime are rebuilt on it; the mesh node (which holds no database) is kept and
+re-wired as the new invoker's remote executor.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from bridge.tools.registry import ToolRegistry
 if TYPE_CHECKING:
     from bridge.invocation.runtime import InvocationRuntime
     from bridge.matter.runtime import MatterRuntime
+    from bridge.mesh.node import MeshNode
 
 _LOGGER = logging.getLogger(__name__)
 DB_FILE_NAME = "bridge.db"
@@ -64,9 +68,11 @@ class BridgeService:
         # Layer components; ``None`` until their layer plugs in (see ``_build_*``).
         self.invocation: InvocationRuntime | None = None
         self.matter: MatterRuntime | None = None
-        self.mesh: Component | None = None
+        self.mesh: MeshNode | None = None
         self.started_at: float | None = None
         self._db: Database | None = None
+        # Tools this service registered itself (core + manifest), removed again on stop.
+        self._own_tools: list[str] = []
         self._started: list[tuple[str, Component]] = []
         self._runner: web.AppRunner | None = None
         self._site: web.TCPSite | None = None
@@ -136,6 +142,9 @@ class BridgeService:
                 await component.stop()
             except Exception:
                 _LOGGER.exception("stopping %s failed", name)
+        # Their handlers are bound to the database closed below; the next start loads them anew.
+        while self._own_tools:
+            self.registry.unregister(self._own_tools.pop())
         if self._db is not None:
             self._db.close()
             self._db = None
@@ -180,10 +189,11 @@ class BridgeService:
     def _load_tools(self) -> None:
         env = self.tool_env()
         for spec in store_tools({}, env):
-            self.registry.register(spec.definition, spec.handler)
+            self._own_tools.append(self.registry.register(spec.definition, spec.handler).identity)
         manifest = self.config.tools_manifest
         if manifest is not None:
             self.manifest_result = load_manifest(manifest, self.registry, env)
+            self._own_tools.extend(self.manifest_result.loaded)
             for problem in self.manifest_result.problems:
                 _LOGGER.error("tool manifest %s: %s", manifest, problem.message)
 
@@ -200,22 +210,23 @@ class BridgeService:
             key=NodeKey.load_or_create(self.state_dir / KEY_FILE_NAME),
             node_id=self.node_id,
         )
+        self._wire_mesh()
         return self.invocation
 
     def _build_matter(self) -> Component | None:
         """Return the Matter runtime when enabled: managed or external controller + tools."""
         if not self.enable_matter:
             return None
-        if self.matter is None:
-            from bridge.matter.runtime import MatterRuntime  # Matter libraries load only when on
+        from bridge.matter.runtime import MatterRuntime  # Matter libraries load only when on
 
-            self.matter = MatterRuntime.build(
-                self.config,
-                registry=self.registry,
-                events=self.events,
-                db=self.db,
-                node_id=self.node_id,
-            )
+        # Built on every start: its device names live in this start's database.
+        self.matter = MatterRuntime.build(
+            self.config,
+            registry=self.registry,
+            events=self.events,
+            db=self.db,
+            node_id=self.node_id,
+        )
         return self.matter
 
     def _build_mesh(self) -> Component | None:
@@ -228,8 +239,17 @@ class BridgeService:
             node = build_mesh_node(self.config, self.registry, self.events)
             # The node id is derived from the node key, so tokens' allowed_nodes match it.
             self.node_id = node.identity.node_id
-            if self.invocation is not None:
-                self.invocation.invoker.node_id = node.identity.node_id
-                self.invocation.invoker.set_remote_executor(node)
             self.mesh = node
+            self._wire_mesh()
         return self.mesh
+
+    def _wire_mesh(self) -> None:
+        """Make the mesh node the invoker's remote executor once both exist.
+
+        Called whenever either is built: the invocation runtime is rebuilt on every
+        start, the mesh node only on the first.
+        """
+        if self.invocation is None or self.mesh is None:
+            return
+        self.invocation.invoker.node_id = self.mesh.identity.node_id
+        self.invocation.invoker.set_remote_executor(self.mesh)
