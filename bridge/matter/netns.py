@@ -15,6 +15,7 @@ The functions run ``ip`` and block for a few milliseconds; async code calls them
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import shutil
@@ -22,6 +23,7 @@ import subprocess
 import time
 import zlib
 from dataclasses import dataclass
+from pathlib import Path
 
 from bridge.errors import BridgeError
 
@@ -29,6 +31,7 @@ NS_MDNS_A = "mdns0"
 NS_MDNS_B = "mdns1"
 NS_UPLINK = "uplink0"
 _SUBNET_PREFIX = "10.213"
+_LOCK_PATH = Path("/run/atmosphere-netns.lock")
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,30}$")
 
 
@@ -132,6 +135,17 @@ def create_namespace(name: str, *, dad_timeout_s: float = 10.0) -> NetworkNamesp
     """Create (replacing a stale one) the fabric namespace ``name`` and return it."""
     if not _NAME_RE.match(name):
         raise NamespaceError(f"invalid namespace name {name!r}")
+    # Several processes (tests, the demo) may create namespaces at once: pick the subnet
+    # and claim it under one machine-wide lock.
+    with _LOCK_PATH.open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            return _create_locked(name, dad_timeout_s)
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _create_locked(name: str, dad_timeout_s: float) -> NetworkNamespace:
     if name in _list_names():
         delete_namespace(name)
     host_if = _host_interface(name)
