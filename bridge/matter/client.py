@@ -479,6 +479,8 @@ class MatterAdapter:
         self._stopping = False
         self.connect_count = 0
         self.sent: deque[MatterAction] = deque(maxlen=SENT_HISTORY)
+        # The waits between connection attempts, most recent last (for diagnostics).
+        self.retry_delays: deque[float] = deque(maxlen=64)
 
     # lifecycle
 
@@ -573,6 +575,7 @@ class MatterAdapter:
                 self._emit(AdapterEvent(kind=AdapterEventKind.DISCONNECTED))
             if self._stop_requested():
                 break
+            self.retry_delays.append(delay)
             await asyncio.sleep(delay)
             delay = min(delay * 2, self._backoff_max)
 
