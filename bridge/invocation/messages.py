@@ -18,9 +18,9 @@ import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import Field, dataclass, field, replace
 from enum import StrEnum
-from typing import Any, Self
+from typing import Any, ClassVar, Self
 
 from bridge.auth.canonical import canonical_json
 from bridge.auth.keys import NodeKey, verify
@@ -143,8 +143,39 @@ class RequestRouting:
         }
 
 
+class _Signable:
+    """Signing shared by both messages: ``signer``'s ed25519 signature of the wire form.
+
+    The signature covers the canonical encoding of ``to_json(with_signature=False)``.
+    """
+
+    __slots__ = ()
+    __dataclass_fields__: ClassVar[dict[str, Field[Any]]]
+    signer: str | None
+    signature: str | None
+
+    def to_json(self, *, with_signature: bool = True) -> dict[str, Any]:
+        """Return the wire form."""
+        raise NotImplementedError
+
+    def signing_bytes(self) -> bytes:
+        """Return the canonical bytes a signature covers."""
+        return canonical_json(self.to_json(with_signature=False))
+
+    def signed(self, key: NodeKey) -> Self:
+        """Return a copy signed by ``key``."""
+        unsigned = replace(self, signer=key.public_key_b64, signature=None)
+        return replace(unsigned, signature=key.sign(unsigned.signing_bytes()))
+
+    def signature_valid(self) -> bool:
+        """Return whether the message carries a valid signature by its ``signer``."""
+        if self.signer is None or self.signature is None:
+            return False
+        return verify(self.signer, self.signing_bytes(), self.signature)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ToolRequest:
+class ToolRequest(_Signable):
     """A ``tool_invoke`` message."""
 
     id: str = field(default_factory=new_id)
@@ -217,21 +248,6 @@ class ToolRequest:
             doc["signature"] = self.signature
         return doc
 
-    def signing_bytes(self) -> bytes:
-        """Return the canonical bytes a signature covers."""
-        return canonical_json(self.to_json(with_signature=False))
-
-    def signed(self, key: NodeKey) -> ToolRequest:
-        """Return a copy signed by ``key``."""
-        unsigned = replace(self, signer=key.public_key_b64, signature=None)
-        return replace(unsigned, signature=key.sign(unsigned.signing_bytes()))
-
-    def signature_valid(self) -> bool:
-        """Return whether the message carries a valid signature by its ``signer``."""
-        if self.signer is None or self.signature is None:
-            return False
-        return verify(self.signer, self.signing_bytes(), self.signature)
-
 
 class ResponseStatus(StrEnum):
     """Outcome of a call."""
@@ -241,7 +257,7 @@ class ResponseStatus(StrEnum):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ToolResponse:
+class ToolResponse(_Signable):
     """A ``tool_response`` message."""
 
     id: str = field(default_factory=new_id)
@@ -337,21 +353,6 @@ class ToolResponse:
         if with_signature:
             doc["signature"] = self.signature
         return doc
-
-    def signing_bytes(self) -> bytes:
-        """Return the canonical bytes a signature covers."""
-        return canonical_json(self.to_json(with_signature=False))
-
-    def signed(self, key: NodeKey) -> ToolResponse:
-        """Return a copy signed by ``key``."""
-        unsigned = replace(self, signer=key.public_key_b64, signature=None)
-        return replace(unsigned, signature=key.sign(unsigned.signing_bytes()))
-
-    def signature_valid(self) -> bool:
-        """Return whether the message carries a valid signature by its ``signer``."""
-        if self.signer is None or self.signature is None:
-            return False
-        return verify(self.signer, self.signing_bytes(), self.signature)
 
 
 class ReplayGuard:
