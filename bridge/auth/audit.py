@@ -14,7 +14,7 @@ import json
 import sqlite3
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from bridge.storage import Database
 
@@ -120,6 +120,21 @@ def _load(text: str | None) -> Any:
     return None if text is None else json.loads(text)
 
 
+class AuditFilter(TypedDict, total=False):
+    """What ``AuditLog.query`` matches: equal columns, entries since a Unix time, a limit.
+
+    ``None`` (or absent) matches everything; ``limit`` defaults to 100 and is clamped to
+    1..10,000.
+    """
+
+    agent_id: str | None
+    tool: str | None
+    decision: str | None
+    outcome: str | None
+    since: float | None
+    limit: int
+
+
 class AuditLog:
     """Append-only call log in the bridge database."""
 
@@ -172,42 +187,24 @@ class AuditLog:
             await asyncio.gather(self._flusher, return_exceptions=True)
         await self.flush()
 
-    async def query(
-        self,
-        *,
-        agent_id: str | None = None,
-        tool: str | None = None,
-        decision: str | None = None,
-        outcome: str | None = None,
-        since: float | None = None,
-        limit: int = 100,
-    ) -> list[AuditEntry]:
-        """Return the newest matching entries first."""
+    async def query(self, **filters: Unpack[AuditFilter]) -> list[AuditEntry]:
+        """Return the newest matching entries first (buffered entries included)."""
         await self.flush()
-        return self.query_sync(
-            agent_id=agent_id, tool=tool, decision=decision, outcome=outcome,
-            since=since, limit=limit,
-        )
+        return self.query_sync(**filters)
 
-    def query_sync(
-        self,
-        *,
-        agent_id: str | None = None,
-        tool: str | None = None,
-        decision: str | None = None,
-        outcome: str | None = None,
-        since: float | None = None,
-        limit: int = 100,
-    ) -> list[AuditEntry]:
+    def query_sync(self, **filters: Unpack[AuditFilter]) -> list[AuditEntry]:
         """Return the newest matching entries already written (blocking)."""
         clauses: list[str] = []
         params: list[Any] = []
         for column, value in (
-            ("agent_id", agent_id), ("tool", tool), ("decision", decision), ("outcome", outcome)
+            ("agent_id", filters.get("agent_id")), ("tool", filters.get("tool")),
+            ("decision", filters.get("decision")), ("outcome", filters.get("outcome")),
         ):
             if value is not None:
                 clauses.append(f"{column} = ?")
                 params.append(value)
+        since = filters.get("since")
+        limit = filters.get("limit", 100)
         if since is not None:
             clauses.append("ts >= ?")
             params.append(since)
