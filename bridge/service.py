@@ -96,10 +96,28 @@ class BridgeService:
         """Return the resources tool factories get."""
         return ToolEnv(db=self.db, state_dir=self.state_dir, node_id=self.node_id, clock=time.time)
 
+    def problems(self) -> list[dict[str, Any]]:
+        """Return what is wrong but not fatal, in a form safe to publish (no secrets)."""
+        if self.manifest_result is None:
+            return []
+        return [
+            {"component": "tools_manifest", **problem.public_json()}
+            for problem in self.manifest_result.problems
+        ]
+
     def status(self) -> dict[str, Any]:
-        """Return the health summary served at ``/healthz``."""
+        """Return the health summary served at ``/healthz``.
+
+        ``status`` is ``starting`` before ``start()`` finished, ``degraded`` while
+        ``problems`` is not empty, else ``ok``.
+        """
+        problems = self.problems()
+        if self.started_at is None:
+            state = "starting"
+        else:
+            state = "degraded" if problems else "ok"
         return {
-            "status": "ok" if self.started_at is not None else "starting",
+            "status": state,
             "version": self.version,
             "node_id": self.node_id,
             "uptime_s": round(time.monotonic() - self.started_at, 3) if self.started_at else 0.0,
@@ -109,6 +127,7 @@ class BridgeService:
                 "matter": self.matter is not None,
                 "mesh": self.mesh is not None,
             },
+            "problems": problems,
         }
 
     # -- lifecycle --------------------------------------------------------------------

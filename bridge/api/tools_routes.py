@@ -1,6 +1,8 @@
 """HTTP routes of the tool catalogue: health, listing with filters and search, one tool.
 
-- ``GET /healthz`` — the service's status summary.
+- ``GET /healthz`` — the service's status summary (no token needed): ``status`` is
+  ``ok``, ``degraded`` (``problems`` lists what failed to load, e.g. tool-manifest
+  entries, without configuration values) or ``starting``.
 - ``GET /v1/tools`` — filters ``namespace``, ``server_name``, ``capability``,
   ``category``, ``tag``, ``available``; ``q`` ranks by relevance (``limit``, default 10);
   ``view=flat`` gives the flat view instead of full definitions.
@@ -116,7 +118,7 @@ def setup(app: web.Application) -> None:
         "/healthz",
         healthz,
         operation_id="getHealth",
-        summary="Service health",
+        summary="Service health: ok, degraded (with problems) or starting",
         tags=["meta"],
     )
     add_route(

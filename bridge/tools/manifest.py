@@ -8,6 +8,9 @@ to use). The object is a ``@tool`` function, a ``ToolSpec``, a module (all its
 entry's ``config``. An entry's ``name`` selects the tool of that name when the source
 provides several, and names the tool when the source provides exactly one.
 A bad entry becomes a ``ManifestProblem`` naming it; the other entries still load.
+A problem's ``message`` is for the log (it may quote the file or a plugin's exception,
+so configuration values such as API keys can appear in it); its ``summary`` is safe to
+publish (``/healthz``): only our own structural messages, positions and error codes.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from typing import Any
 
 import yaml
 
-from bridge.errors import BridgeError, InvalidDefinitionError
+from bridge.errors import BridgeError, ErrorCode, InvalidDefinitionError
 from bridge.tools.builtin import BUILTINS
 from bridge.tools.decorator import ToolSpec, spec_of
 from bridge.tools.env import ToolEnv
@@ -51,12 +54,18 @@ class ManifestEntry:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ManifestProblem:
-    """Why one entry (or the whole file, index -1) did not load."""
+    """Why one entry (or the whole file, index -1) did not load.
+
+    ``message`` is the full reason for the log; ``summary`` says the same without quoting
+    configuration values or foreign exceptions, for unauthenticated status pages.
+    """
 
     index: int
     name: str | None
     source: str | None
     message: str
+    code: ErrorCode = ErrorCode.CONFIG_INVALID
+    summary: str
 
     def to_json(self) -> dict[str, Any]:
         """Return the wire form."""
@@ -65,7 +74,26 @@ class ManifestProblem:
             "name": self.name,
             "source": self.source,
             "message": self.message,
+            "code": self.code.value,
+            "summary": self.summary,
         }
+
+    def public_json(self) -> dict[str, Any]:
+        """Return the form safe to publish: the summary instead of the message."""
+        return {
+            "entry": self.index if self.index >= 0 else None,
+            "name": self.name,
+            "source": self.source,
+            "code": self.code.value,
+            "message": self.summary,
+        }
+
+
+def _file_problem(message: str, summary: str | None = None) -> ManifestProblem:
+    """Return a problem of the whole manifest (index -1)."""
+    return ManifestProblem(
+        index=-1, name=None, source=None, message=message, summary=summary or message
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -81,20 +109,14 @@ def parse_manifest(text: str) -> tuple[list[ManifestEntry], list[ManifestProblem
     try:
         doc = yaml.safe_load(text)
     except yaml.YAMLError as err:
-        return [], [
-            ManifestProblem(index=-1, name=None, source=None, message=f"invalid YAML: {err}")
-        ]
+        # The error's text quotes the offending line, which may hold a secret.
+        mark = getattr(err, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        return [], [_file_problem(f"invalid YAML: {err}", f"invalid YAML{where}")]
     if doc is None:
         return [], []
     if not isinstance(doc, Mapping) or not isinstance(doc.get("tools", []), list):
-        return [], [
-            ManifestProblem(
-                index=-1,
-                name=None,
-                source=None,
-                message="the manifest must be a mapping with a 'tools' list",
-            )
-        ]
+        return [], [_file_problem("the manifest must be a mapping with a 'tools' list")]
     entries: list[ManifestEntry] = []
     problems: list[ManifestProblem] = []
     for index, raw in enumerate(doc.get("tools") or []):
@@ -102,12 +124,15 @@ def parse_manifest(text: str) -> tuple[list[ManifestEntry], list[ManifestProblem
         name = raw.get("name") if isinstance(raw, Mapping) else None
         source = raw.get("source") if isinstance(raw, Mapping) else None
         if problem is not None or not isinstance(raw, Mapping):
+            # Built from key names, ``name`` and ``source`` only — never from ``config``.
+            message = f"entry #{index} ({name or '-'}): {problem or 'must be a mapping'}"
             problems.append(
                 ManifestProblem(
                     index=index,
                     name=name if isinstance(name, str) else None,
                     source=source if isinstance(source, str) else None,
-                    message=f"entry #{index} ({name or '-'}): {problem or 'must be a mapping'}",
+                    message=message,
+                    summary=message,
                 )
             )
             continue
@@ -149,8 +174,9 @@ def load_manifest(path: Path | str, registry: ToolRegistry, env: ToolEnv) -> Man
     try:
         text = manifest.read_text(encoding="utf-8")
     except OSError as err:
-        problem = ManifestProblem(
-            index=-1, name=None, source=None, message=f"cannot read {manifest}: {err.strerror}"
+        problem = _file_problem(
+            f"cannot read {manifest}: {err.strerror}",
+            f"cannot read the tool manifest: {err.strerror}",
         )
         return ManifestResult(loaded=(), problems=(problem,))
     return load_manifest_text(text, registry, env, base_dir=manifest.parent)
@@ -169,19 +195,22 @@ def load_manifest_text(
                 registry.register(spec.definition, spec.handler)
                 loaded.append(spec.definition.identity)
         except BridgeError as err:
-            problems.append(_problem(entry, err.message))
+            problems.append(_problem(entry, err.message, err.code))
         except Exception as err:  # a plugin's own bug must not stop the others
-            problems.append(_problem(entry, f"{type(err).__name__}: {err}"))
+            problems.append(_problem(entry, f"{type(err).__name__}: {err}", ErrorCode.TOOL_FAILED))
     problems.sort(key=lambda p: p.index)
     return ManifestResult(loaded=tuple(loaded), problems=tuple(problems))
 
 
-def _problem(entry: ManifestEntry, message: str) -> ManifestProblem:
+def _problem(entry: ManifestEntry, message: str, code: ErrorCode) -> ManifestProblem:
+    # The message may come from the source's own code and quote its config.
     return ManifestProblem(
         index=entry.index,
         name=entry.name,
         source=entry.source,
         message=f"{entry.label}: {message}",
+        code=code,
+        summary=f"{entry.label}: did not load ({code.value}); the bridge log has the reason",
     )
 
 

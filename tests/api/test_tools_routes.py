@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import json
+import logging
+import textwrap
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
 
 from bridge.api.app import create_app
 from bridge.api.openapi import OPENAPI_KEY, router_operations
+from bridge.config import BridgeConfig
+from bridge.service import BridgeService
 from bridge.tools.context import CallContext
 from bridge.tools.definition import ToolDefinition
 from tests.support.auth import bearer, service_token
@@ -58,6 +64,100 @@ async def test_healthz(server: BridgeServer) -> None:
     assert body["tools"] == 2 + 3 + 1 + 330
     assert body["components"]["matter"] is False
     assert body["components"]["mesh"] is False
+    assert body["problems"] == []
+
+
+LEAKY_TOOLS = """
+def make(config, env):
+    raise RuntimeError(f"login refused for key {config['api_key']}")
+"""
+
+
+async def healthz_with_manifest(
+    config: BridgeConfig, manifest: str, caplog: pytest.LogCaptureFixture
+) -> tuple[int, str]:
+    path = config.state_dir.parent / "tools.yaml"
+    path.write_text(manifest)
+    (path.parent / "leaky.py").write_text(LEAKY_TOOLS)
+    service = BridgeService(replace(config, tools_manifest=path), enable_matter=False)
+    with caplog.at_level(logging.ERROR, logger="bridge.service"):
+        await service.start()
+    try:
+        port = await service.start_api("127.0.0.1", 0)
+        async with (
+            aiohttp.ClientSession() as client,
+            client.get(f"http://127.0.0.1:{port}/healthz") as resp,
+        ):
+            return resp.status, await resp.text()
+    finally:
+        await service.stop()
+
+
+async def test_healthz_reports_manifest_problems_without_secrets(
+    bridge_config: BridgeConfig, caplog: pytest.LogCaptureFixture
+) -> None:
+    status, text = await healthz_with_manifest(bridge_config, textwrap.dedent("""
+        tools:
+          - source: file:./leaky.py
+            entry: make
+            config: {api_key: sk-SECRET-123}
+          - source: builtin:vision
+          - source: ftp:x
+            config: {token: sk-SECRET-456}
+          - name: get_data
+            source: builtin:store
+    """), caplog)
+    assert status == 200
+    assert "SECRET" not in text
+    body = json.loads(text)
+    assert body["status"] == "degraded"
+    assert body["problems"] == [
+        {"component": "tools_manifest", "entry": 0, "name": None, "source": "file:./leaky.py",
+         "code": "TOOL_FAILED",
+         "message": "entry #0 (-, file:./leaky.py): did not load (TOOL_FAILED); "
+                    "the bridge log has the reason"},
+        {"component": "tools_manifest", "entry": 1, "name": None, "source": "builtin:vision",
+         "code": "INVALID_DEFINITION",
+         "message": "entry #1 (-, builtin:vision): did not load (INVALID_DEFINITION); "
+                    "the bridge log has the reason"},
+        {"component": "tools_manifest", "entry": 2, "name": None, "source": "ftp:x",
+         "code": "CONFIG_INVALID",
+         "message": "entry #2 (-): source 'ftp:x' must be 'builtin:NAME', "
+                    "'plugin:ENTRY_POINT' or 'file:PATH'"},
+        {"component": "tools_manifest", "entry": 3, "name": "get_data", "source": "builtin:store",
+         "code": "CONFLICT",
+         "message": "entry #3 (get_data, builtin:store): did not load (CONFLICT); "
+                    "the bridge log has the reason"},
+    ]
+    # The operator still gets the full reasons in the log.
+    logged = [r.getMessage().split(": ", 1)[1] for r in caplog.records]
+    assert logged == [
+        "entry #0 (-, file:./leaky.py): RuntimeError: login refused for key sk-SECRET-123",
+        "entry #1 (-, builtin:vision): unknown builtin 'vision' (known: get_data, store, "
+        "store_data)",
+        "entry #2 (-): source 'ftp:x' must be 'builtin:NAME', 'plugin:ENTRY_POINT' or "
+        "'file:PATH'",
+        "entry #3 (get_data, builtin:store): tool 'core:get_data@1.0.0' is already registered",
+    ]
+
+
+async def test_healthz_reports_a_broken_manifest_by_position_only(
+    bridge_config: BridgeConfig, caplog: pytest.LogCaptureFixture
+) -> None:
+    status, text = await healthz_with_manifest(
+        bridge_config, "tools:\n  - source: builtin:store\n    config: {api_key: sk-SECRET: [\n",
+        caplog,
+    )
+    assert status == 200
+    assert "SECRET" not in text
+    body = json.loads(text)
+    assert (body["status"], body["tools"]) == ("degraded", 2)
+    assert body["problems"] == [
+        {"component": "tools_manifest", "entry": None, "name": None, "source": None,
+         # Column 32: the second ':' inside the flow mapping, right after the secret.
+         "code": "CONFIG_INVALID", "message": "invalid YAML at line 3, column 32"},
+    ]
+    assert "sk-SECRET" in caplog.records[0].getMessage()
 
 
 async def test_list_with_filters(server: BridgeServer) -> None:

@@ -193,3 +193,7 @@ def test_unreadable_manifest(env: ToolEnv, tmp_path: Path) -> None:
     assert result.problems[0].message == (
         f"cannot read {tmp_path / 'nope.yaml'}: No such file or directory"
     )
+    assert result.problems[0].public_json() == {
+        "entry": None, "name": None, "source": None, "code": "CONFIG_INVALID",
+        "message": "cannot read the tool manifest: No such file or directory",
+    }
