@@ -23,7 +23,7 @@ import logging
 import re
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -293,6 +293,7 @@ class Commissioner:
         registry: ToolRegistry | None = None,
         thread: ThreadConfig | None = None,
         log_follower: Callable[[], AsyncIterator[str]] | None = None,
+        namer: Callable[[int, CommissionRequest], Awaitable[None]] | None = None,
         timeout_s: float = 240.0,
         tools_timeout_s: float = 30.0,
     ) -> None:
@@ -301,9 +302,14 @@ class Commissioner:
         self._registry = registry
         self._thread = thread or ThreadConfig()
         self._log_follower = log_follower
+        self._namer = namer
         self._timeout_s = timeout_s
         self._tools_timeout_s = tools_timeout_s
         self._lock = asyncio.Lock()
+
+    def set_namer(self, namer: Callable[[int, CommissionRequest], Awaitable[None]]) -> None:
+        """Set what names a new node's devices (called before ``tools_ready``)."""
+        self._namer = namer
 
     async def commission(
         self, request: CommissionRequest, *, commission_id: str | None = None
@@ -360,6 +366,11 @@ class Commissioner:
         self._publish(attempt, CommissionStage.OPERATIONAL, node_id=node_id)
         self._publish(attempt, CommissionStage.INTERVIEW, node_id=node_id)
         tools = await self._wait_for_tools(node_id)
+        if self._namer is not None and (request.name or request.room):
+            # Name before announcing the tools, so their announced names are final.
+            await self._namer(node_id, request)
+            if self._registry is not None:
+                tools = tools_of_node(self._registry, node_id)
         self._publish(attempt, CommissionStage.TOOLS_READY, node_id=node_id, tools=list(tools))
         return CommissionResult(
             commission_id=attempt.commission_id, node_id=node_id, stages=tuple(attempt.stages),

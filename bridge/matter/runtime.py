@@ -119,7 +119,9 @@ class MatterRuntime:
             thread=config.thread,
             log_follower=controller.follow_log if controller is not None else None,
         )
-        return cls(url=url, bridge=bridge, commissioner=commissioner, controller=controller)
+        runtime = cls(url=url, bridge=bridge, commissioner=commissioner, controller=controller)
+        commissioner.set_namer(runtime.name_node)
+        return runtime
 
     async def start(self) -> None:
         """Start the managed controller (if any), then the bridge, and wait for the snapshot."""
@@ -160,22 +162,17 @@ class MatterRuntime:
     async def commission(
         self, request: CommissionRequest, *, commission_id: str | None = None
     ) -> CommissionResult:
-        """Commission a device, apply its requested name and room, and return the result."""
-        result = await self.commissioner.commission(request, commission_id=commission_id)
-        if not request.name and not request.room:
-            return result
-        devices = [d for d in self.bridge.devices() if d.node_id == result.node_id]
+        """Commission a device (named and placed in its room when asked) and return it."""
+        return await self.commissioner.commission(request, commission_id=commission_id)
+
+    async def name_node(self, node_id: int, request: CommissionRequest) -> None:
+        """Give a freshly commissioned node's devices the requested name and room."""
+        devices = [d for d in self.bridge.devices() if d.node_id == node_id]
         for index, device in enumerate(devices):
             name = request.name or device.name
             if request.name and len(devices) > 1:
                 name = f"{request.name} {index + 1}"
             await self.bridge.rename(device.id, name, room=request.room)
-        await asyncio.sleep(0)  # let registry subscribers see the renamed tools
-        tools = tools_of_node(self.bridge.registry, result.node_id)
-        return CommissionResult(
-            commission_id=result.commission_id, node_id=result.node_id, stages=result.stages,
-            tools=tools, elapsed_s=result.elapsed_s, name=request.name, room=request.room,
-        )  # fmt: skip
 
     def devices(self) -> list[dict[str, Any]]:
         """Return every device with its availability and tool names."""

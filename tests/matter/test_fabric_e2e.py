@@ -14,6 +14,8 @@ import asyncio
 import json
 import os
 import signal
+import subprocess
+import sys
 import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -409,3 +411,57 @@ async def test_devices_remove_removes_the_tools(fab: Fab, http: aiohttp.ClientSe
     async with http.delete(f"{fab.bridge.url}/v1/devices/Hall%20Thermostat") as resp:
         assert resp.status == 404
         assert (await resp.json())["error"]["code"] == "NOT_FOUND"
+
+
+def run_cli(fab: Fab, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bridge",
+            *args,
+            "--url",
+            fab.bridge.url,
+            "--token",
+            fab.bridge.token,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+async def test_cli_commission_list_and_remove(fabric: Fabric, fab: Fab) -> None:
+    dev = await asyncio.to_thread(fabric.device, DeviceKind.DIMMABLE)
+    assert dev.pairing is not None
+    done = await asyncio.to_thread(
+        run_cli, fab, "commission", dev.pairing.qr, "--name", "Desk Lamp", "--room", "Office"
+    )
+    assert done.returncode == 0, done.stderr
+    stages = [line.split("]")[1].split()[0] for line in done.stdout.splitlines() if line[0] == "["]
+    assert stages == ALL_STAGES
+    assert done.stdout.splitlines()[-6:] == [
+        "commissioned node 5 with 5 tools:",
+        "  light_desk_lamp_brightness",
+        "  light_desk_lamp_off",
+        "  light_desk_lamp_on",
+        "  light_desk_lamp_state",
+        "  light_desk_lamp_toggle",
+    ]
+    listing = await asyncio.to_thread(run_cli, fab, "devices", "list")
+    assert listing.returncode == 0, listing.stderr
+    rows = [line.split() for line in listing.stdout.splitlines()[1:]]
+    assert ["5-1", "Desk", "Lamp", "Office", "light", "yes", "5"] in rows
+    removed = await asyncio.to_thread(run_cli, fab, "devices", "remove", "light_desk_lamp")
+    assert removed.returncode == 0, removed.stderr
+    assert removed.stdout.strip() == "removed node 5 (5-1); 5 tools gone"
+    again = await asyncio.to_thread(run_cli, fab, "devices", "remove", "light_desk_lamp")
+    assert again.returncode == 1
+    assert again.stderr.strip() == "error [NOT_FOUND]: no Matter device 'light_desk_lamp'"
+    typo = await asyncio.to_thread(run_cli, fab, "commission", "34970112333")
+    assert typo.returncode == 1
+    assert typo.stderr.strip() == (
+        "error [INVALID_PARAMS]: the manual pairing code's check digit is wrong; "
+        "a digit was mistyped"
+    )
