@@ -368,7 +368,9 @@ class MatterToolGenerator:
             description=row.description.format_map(facts),
             category=Category(row.category),
             parameters=converter.parameters(ctx, dict(row.parameters)),
-            execution=Execution(timeout_ms=10_000, idempotent=row.idempotent),
+            execution=Execution(
+                timeout_ms=10_000, idempotent=row.idempotent, async_allowed=True
+            ),
             metadata={
                 "matter": matter,
                 "device": self._device_meta(device),
@@ -409,7 +411,7 @@ class MatterToolGenerator:
                     for p in parts
                 },
             },
-            execution=Execution(timeout_ms=10_000, idempotent=True),
+            execution=Execution(timeout_ms=10_000, idempotent=True, async_allowed=True),
             metadata={
                 "matter": {
                     "node_id": device.node_id,
@@ -480,7 +482,9 @@ class MatterToolGenerator:
                         requires=Requires(
                             capabilities=(CAPABILITY,), permissions=("device:read:{device_id}",)
                         ),
-                        execution=Execution(timeout_ms=10_000, idempotent=True),
+                        execution=Execution(
+                            timeout_ms=10_000, idempotent=True, async_allowed=True
+                        ),
                         routing=Routing(
                             prefer_local=True,
                             node_affinity=(self.node_id,) if self.node_id else (),
@@ -523,7 +527,7 @@ class MatterToolGenerator:
                 "required": ["device_id", "cluster", "command"],
                 "additionalProperties": False,
             },
-            execution=Execution(timeout_ms=10_000, idempotent=False),
+            execution=Execution(timeout_ms=10_000, idempotent=False, async_allowed=True),
             metadata={"matter": {"cluster": "*", "command": "*"}, "tags": ["matter", "generic"]},
             **self._common_generic(),
         )

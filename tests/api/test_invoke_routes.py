@@ -379,3 +379,59 @@ async def test_events_websocket_registry_and_approvals(server: BridgeServer) -> 
             ("tool_call.status", "initiated"), ("tool_call.status", "error")
         ]
         assert frames[1]["data"]["error"]["code"] == "CONFIRMATION_TIMEOUT"
+
+
+async def wait_job(server: BridgeServer, job_id: str, token: str) -> Any:
+    url = f"{server.url}/v1/jobs/{job_id}"
+    for _ in range(300):
+        async with server.client.get(url, headers=bearer(token)) as resp:
+            job = await resp.json()
+        if job["status"] not in ("queued", "running"):
+            return job
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"job {job_id} did not end: {job}")
+
+
+async def test_jobs_accept_generated_matter_tools_and_core_data_tools(
+    server: BridgeServer,
+) -> None:
+    from bridge.matter.client import NodeData
+    from bridge.matter.cluster_maps import load_cluster_maps
+    from bridge.matter.devices import build_devices
+    from bridge.matter.generator import MatterToolGenerator
+    from tests.matter.dumps import load_dump
+
+    dump = load_dump("matterjs-commissioned/node-2-dimmable")
+    devices = build_devices([NodeData.from_json(dump)])
+    generated = MatterToolGenerator(load_cluster_maps(), node_id="node-a").generate(devices)
+    tool = next(t for t in generated if t.definition.name == "light_test_dimmable_brightness")
+    assert tool.definition.execution.async_allowed is True
+    assert all(t.definition.execution.async_allowed for t in generated)
+
+    # The handler plans the exact Matter request (no controller runs in this test).
+    async def plan(params: dict[str, Any], ctx: CallContext) -> Any:
+        return [action.to_json() for action in tool.plan(params)]
+
+    server.service.registry.register(tool.definition, plan)
+    token = service_token(server.service, "alice")
+    status, job = await post(server, "/v1/jobs", {
+        "tool": "matter:light_test_dimmable_brightness", "params": {"percent": 30}}, token)
+    assert status == 202
+    done = await wait_job(server, job["job_id"], token)
+    assert done["status"] == "completed"
+    assert done["tool"] == "matter:light_test_dimmable_brightness"
+    assert done["response"]["result"] == [{
+        "kind": "command", "node_id": 2, "endpoint_id": 1, "cluster": "LevelControl",
+        "command": "MoveToLevelWithOnOff",
+        "payload": {"level": 77, "transitionTime": None, "optionsMask": 0,
+                    "optionsOverride": 0}}]
+
+    status, job = await post(server, "/v1/jobs", {
+        "tool": "core:store_data", "params": {"key": "notes/job", "value": {"n": 1}}}, token)
+    assert status == 202
+    assert (await wait_job(server, job["job_id"], token))["status"] == "completed"
+    status, job = await post(server, "/v1/jobs", {
+        "tool": "core:get_data", "params": {"key": "notes/job"}}, token)
+    assert status == 202
+    got = await wait_job(server, job["job_id"], token)
+    assert (got["status"], got["response"]["result"]["value"]) == ("completed", {"n": 1})
