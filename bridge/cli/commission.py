@@ -16,14 +16,13 @@ import asyncio
 import json
 import os
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-import aiohttp
-
-from bridge.config import load_config, resolve_config_path
 from bridge.errors import InternalError, InvalidParamsError, error_from_json
-from bridge.matter.commissioning import CommissionRequest
+
+if TYPE_CHECKING:
+    from bridge.matter.commissioning import CommissionRequest
 
 STAGE_TEXT = {
     "discovering": "looking for the device on the network",
@@ -73,6 +72,8 @@ def base_url(args: argparse.Namespace) -> str:
     """Return the running bridge's API base URL."""
     if args.url:
         return str(args.url).rstrip("/")
+    from bridge.config import load_config, resolve_config_path
+
     config = load_config(resolve_config_path(getattr(args, "config", None)))
     host = config.api.host
     if host in ("0.0.0.0", "::", ""):  # noqa: S104 - comparing, not binding
@@ -89,6 +90,8 @@ async def api_call(
     method: str, url: str, token: str | None, body: Any = None, timeout_s: float = 60.0
 ) -> Any:
     """Call the bridge's API and return the JSON answer; raise the API's error."""
+    import aiohttp
+
     try:
         async with (
             aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout_s)) as session,
@@ -104,6 +107,8 @@ async def api_call(
 
 def request_from_args(args: argparse.Namespace) -> CommissionRequest:
     """Return the validated commissioning request the options describe."""
+    from bridge.matter.commissioning import CommissionRequest
+
     network = "on_network"
     if args.wifi_ssid or args.wifi_password:
         network = "wifi"
@@ -142,6 +147,8 @@ async def commission_via_bridge(
     on_stage: Any = None,
 ) -> dict[str, Any]:
     """Commission through the running bridge, reporting stages; return the final event data."""
+    import aiohttp
+
     events_url = url.replace("http", "ws", 1) + "/v1/events?types=commissioning."
     if token:
         events_url += f"&token={quote(token)}"

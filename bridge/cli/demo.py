@@ -22,21 +22,19 @@ import subprocess
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from bridge.auth.keys import KEY_FILE_NAME, NodeKey
-from bridge.auth.tokens import issue_token
-from bridge.config import ApiConfig, BridgeConfig, MatterConfig
 from bridge.errors import InternalError
 from bridge.matter import netns
-from bridge.matter.commissioning import CommissionRequest
-from bridge.matter.runtime import CONTROLLER_DIR
 from bridge.matter.virtual_devices import (
     DeviceKind,
     VirtualDevice,
     node_available,
     write_test_paa,
 )
-from bridge.service import BridgeService
+
+if TYPE_CHECKING:
+    from bridge.service import BridgeService
 
 REPO = Path(__file__).resolve().parents[2]
 NETNS_PREFIX = "atm-demo-"
@@ -123,6 +121,13 @@ def _check_prerequisites(port: int) -> None:
 
 async def run_demo(state_root: Path, port: int, *, exit_after_ready: bool = False) -> int:
     """Bring the demo up, print the banner, wait for a signal and tear everything down."""
+    # The service pulls in the Matter SDK (seconds): only a running demo needs it.
+    from bridge.auth.keys import KEY_FILE_NAME, NodeKey
+    from bridge.auth.tokens import issue_token
+    from bridge.config import ApiConfig, BridgeConfig, MatterConfig
+    from bridge.matter.runtime import CONTROLLER_DIR
+    from bridge.service import BridgeService
+
     t0 = time.monotonic()
     _check_prerequisites(port)
     _cleanup_stale_namespaces()
@@ -187,6 +192,7 @@ async def _commission_all(
     service: BridgeService, devices: list[VirtualDevice], token: str, port: int, t0: float
 ) -> None:
     from bridge.cli.commission import api_call, request_body
+    from bridge.matter.commissioning import CommissionRequest
 
     for spec, dev in zip(DEMO_DEVICES, devices, strict=True):
         if dev.pairing is None:

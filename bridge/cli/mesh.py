@@ -16,12 +16,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-import aiohttp
-
-from bridge.auth.keys import KEY_FILE_NAME, NodeKey
-from bridge.config import load_config, resolve_config_path
 from bridge.errors import BridgeError, InternalError, error_from_json
-from bridge.mesh.identity import NodeIdentity
 
 
 class BridgeUnreachableError(InternalError):
@@ -51,6 +46,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def _base_url(args: argparse.Namespace) -> str:
     if args.url:
         return str(args.url).rstrip("/")
+    from bridge.config import load_config, resolve_config_path
+
     config = load_config(resolve_config_path(getattr(args, "config", None)))
     host = config.api.host
     if host in ("0.0.0.0", "::", ""):  # noqa: S104 - comparing, not binding
@@ -61,6 +58,8 @@ def _base_url(args: argparse.Namespace) -> str:
 
 async def fetch_peers(base_url: str, token: str | None = None) -> dict[str, Any]:
     """Return the running bridge's ``/v1/mesh/peers`` answer (raise ``BridgeError``)."""
+    import aiohttp
+
     timeout = aiohttp.ClientTimeout(total=5)
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     try:
@@ -115,6 +114,10 @@ def peers_command(args: argparse.Namespace) -> int:
 
 def id_command(args: argparse.Namespace) -> int:
     """Print this node's mesh id and fingerprint."""
+    from bridge.auth.keys import KEY_FILE_NAME, NodeKey
+    from bridge.config import load_config, resolve_config_path
+    from bridge.mesh.identity import NodeIdentity
+
     config = load_config(resolve_config_path(getattr(args, "config", None)))
     state_dir = args.state_dir or config.state_dir
     try:
