@@ -72,7 +72,15 @@ async def read_json(request: web.Request) -> Any:
         raise InvalidRequestError(
             f"request body must be application/json, got {request.content_type}"
         )
-    text = await request.text()
+    charset = (request.charset or "utf-8").lower()
+    if charset not in ("utf-8", "utf8"):
+        raise InvalidRequestError(f"request body must be UTF-8 JSON, got charset {charset}")
+    try:
+        text = (await request.read()).decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise InvalidRequestError(
+            f"request body is not valid UTF-8 (byte {err.start}); JSON must be UTF-8"
+        ) from err
     if not text.strip():
         raise InvalidRequestError("request body is empty; send a JSON object")
     try:

@@ -292,6 +292,11 @@ async def test_body_errors_are_4xx_json(server: BridgeServer) -> None:
     cases: list[tuple[dict[str, Any], int]] = [
         ({"data": b"{not json", "headers": {"Content-Type": "application/json"}}, 400),
         ({"data": b"tool=x", "headers": {"Content-Type": "text/plain"}}, 400),
+        ({"data": b"\x86{}", "headers": {"Content-Type": "application/json"}}, 400),
+        ({"data": b'{"tool": "x"}',
+          "headers": {"Content-Type": "application/json; charset=latin-1"}}, 400),
+        ({"data": b'{"tool": "x"}',
+          "headers": {"Content-Type": "application/json; charset=bogus"}}, 400),
         ({"json": {"tool": "x", "bogus": 1}}, 400),
         ({"json": ["tool"]}, 400),
         ({"json": {"tool": 5}}, 400),
