@@ -22,7 +22,7 @@ from aiohttp import web
 
 from bridge.api.app import json_response, read_json, service_of
 from bridge.api.auth import require, token_of
-from bridge.api.openapi import add_route, path_param, query_param
+from bridge.api.openapi import add_route, json_content, path_param, query_param
 from bridge.auth.approvals import APPROVE_PERMISSION
 from bridge.errors import InvalidRequestError, UnauthenticatedError, error_from_json
 from bridge.invocation.messages import ToolRequest
@@ -164,7 +164,7 @@ def setup(app: web.Application) -> None:
     add_route(app, "POST", "/v1/invoke", invoke, operation_id="invokeTool",
               summary="Call a tool and wait for its tool_response", tags=["invoke"],
               request_body=INVOKE_BODY,
-              responses={"200": "the tool_response", **_ERRORS,
+              responses={"200": json_content("the tool_response", "ToolResponse"), **_ERRORS,
                          "404": "no such tool", "409": "ambiguous tool or idempotency conflict",
                          "429": "rate limited", "408": "confirmation timed out",
                          "502": "the tool failed", "503": "device or node unavailable",

@@ -35,6 +35,54 @@ ERROR_SCHEMA: dict[str, Any] = {
     },
 }
 
+EXECUTION_SCHEMA: dict[str, Any] = {
+    "type": ["object", "null"],
+    "description": "Where the handler ran (null when the call was refused before running)",
+    "required": ["node_id", "hops", "duration_ms", "path", "attempts"],
+    "additionalProperties": False,
+    "properties": {
+        "node_id": {"type": "string", "description": "the node whose handler ran"},
+        "hops": {"type": "integer", "minimum": 0, "description": "nodes passed to get there"},
+        "duration_ms": {"type": "number", "minimum": 0, "description": "handler run time"},
+        "path": {"type": "array", "items": {"type": "string"},
+                 "description": "nodes in order, ending with the executing one"},
+        "attempts": {"type": "array", "items": {"type": "string"},
+                     "description": "nodes this node tried for a routed call, in order"},
+    },
+}
+
+TOOL_RESPONSE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["type", "id", "request_id", "call_id", "tool", "status", "result", "error",
+                 "duration_ms", "node_id", "execution", "timestamp", "signer", "signature"],
+    "additionalProperties": False,
+    "properties": {
+        "type": {"const": "tool_response"},
+        "id": {"type": "string"},
+        "request_id": {"type": "string"},
+        "call_id": {"type": "string"},
+        "tool": {"type": ["string", "null"]},
+        "status": {"enum": ["success", "error"]},
+        "result": {},
+        "error": {"type": ["object", "null"],
+                  "properties": ERROR_SCHEMA["properties"]["error"]["properties"]},
+        "duration_ms": {"type": "number", "description": "the whole call at this node"},
+        "node_id": {"type": "string", "description": "the node that answered"},
+        "execution": EXECUTION_SCHEMA,
+        "timestamp": {"type": "number"},
+        "signer": {"type": ["string", "null"]},
+        "signature": {"type": ["string", "null"]},
+    },
+}
+
+
+def json_content(description: str, ref: str) -> dict[str, Any]:
+    """Return an OpenAPI response object whose JSON body is the component ``ref``."""
+    return {
+        "description": description,
+        "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{ref}"}}},
+    }
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Operation:
@@ -100,7 +148,9 @@ class OpenApiRegistry:
             "openapi": "3.1.0",
             "info": {"title": "Atmosphere Matter Bridge", "version": __version__},
             "paths": paths,
-            "components": {"schemas": {"Error": ERROR_SCHEMA}},
+            "components": {
+                "schemas": {"Error": ERROR_SCHEMA, "ToolResponse": TOOL_RESPONSE_SCHEMA}
+            },
         }
 
 

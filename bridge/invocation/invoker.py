@@ -6,7 +6,9 @@ MCP, voice, a mesh peer, a job) goes through
 ``Invoker.invoke(request)`` and gets a ``ToolResponse``; failures are responses with a
 stable error code, never exceptions. Execution runs the registered local handler under
 the tool's timeout, or hands a peer's tool (registered without a local handler) to the
-``RemoteExecutor`` the mesh router sets. Retries with exponential backoff happen only
+``RemoteExecutor`` the mesh router sets. The response's ``execution`` says where the
+handler ran (this node, or the node a routed call reached), after how many hops and
+for how long. Retries with exponential backoff happen only
 when safe (the tool is idempotent or the caller sent an ``idempotency_key``) and only
 for retryable errors. Middleware wraps execution, globally or per tool; every call is
 recorded in the audit log and its status transitions are published on the event bus.
@@ -47,7 +49,7 @@ from bridge.errors import (
 from bridge.events import EventBus
 from bridge.invocation.calls import CallTracker, ToolCall
 from bridge.invocation.idempotency import IdempotencyStore, fingerprint
-from bridge.invocation.messages import ReplayGuard, ToolRequest, ToolResponse
+from bridge.invocation.messages import ExecutionInfo, ReplayGuard, ToolRequest, ToolResponse
 from bridge.tools.context import CallContext, new_call_id
 from bridge.tools.definition import Confirmation, ToolDefinition
 from bridge.tools.registry import RegisteredTool, ToolRegistry
@@ -57,14 +59,27 @@ _LOG = logging.getLogger(__name__)
 _TEMPLATE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RemoteOutcome:
+    """What a remote node answered: its result or its error, and where it ran."""
+
+    result: Any = None
+    error: BridgeError | None = None
+    execution: ExecutionInfo | None = None
+
+
 class RemoteExecutor(Protocol):
     """Runs a tool that lives on another node (implemented by the mesh router)."""
 
     async def execute(
         self, tool: RegisteredTool, params: dict[str, Any], context: CallContext,
         request: ToolRequest,
-    ) -> Any:
-        """Run the call remotely and return its result; raise ``BridgeError`` on failure."""
+    ) -> RemoteOutcome:
+        """Run the call remotely and return what the executing node answered.
+
+        An error the executing node reported comes back in ``RemoteOutcome.error``
+        (with the execution); raise ``BridgeError`` when the call could not be routed.
+        """
         ...
 
 
@@ -279,13 +294,14 @@ class Invoker:
                 idempotency_key=key,
             )
             try:
-                result = await self._execute(entry, params, context, request, token)
+                result = await self._execute(entry, params, context, request, token, state)
             except BridgeError:
                 state.executed_error = True
                 raise
             response = ToolResponse.success(
                 request, call_id, defn.identity, result,
                 round((time.perf_counter() - started) * 1000, 3), self.node_id,
+                state.execution,
             )
         except BridgeError as err:
             response = self._fail(request, call_id, call, state, err, started)
@@ -392,6 +408,7 @@ class Invoker:
         context: CallContext,
         request: ToolRequest,
         token: AgentToken,
+        state: _State,
     ) -> Any:
         defn = entry.definition
         safe = defn.execution.idempotent or request.idempotency_key is not None
@@ -418,7 +435,7 @@ class Invoker:
             ctx = replace(context, deadline=time.monotonic() + budget)
             try:
                 return await self._attempt(
-                    entry, params, ctx, request, token, chain, attempt, budget
+                    entry, params, ctx, request, token, chain, attempt, budget, state
                 )
             except BridgeError as err:
                 if not err.retryable or attempt >= attempts:
@@ -442,20 +459,37 @@ class Invoker:
         chain: list[Middleware],
         attempt: int,
         budget: float,
+        state: _State,
     ) -> Any:
         defn = entry.definition
         handler = entry.handler
         remote = self.remote
+        path = request.routing.path
 
         async def run() -> Any:
+            state.execution = None
             if handler is not None:
-                return await handler(params, ctx)
+                began = time.perf_counter()
+                try:
+                    return await handler(params, ctx)
+                finally:
+                    # Reported even when the handler fails or times out: it ran here.
+                    state.execution = ExecutionInfo(
+                        node_id=self.node_id,
+                        hops=len(path),
+                        duration_ms=round((time.perf_counter() - began) * 1000, 3),
+                        path=(*path, self.node_id),
+                    )
             if remote is None:
                 raise NoCapableNodeError(
                     f"'{defn.identity}' lives on '{defn.server_name}' and no mesh router runs",
                     {"tool": defn.identity, "server_name": defn.server_name},
                 )
-            return await remote.execute(entry, params, ctx, request)
+            outcome = await remote.execute(entry, params, ctx, request)
+            state.execution = outcome.execution
+            if outcome.error is not None:
+                raise outcome.error
+            return outcome.result
 
         call: Next = run
         info = Invocation(
@@ -497,7 +531,7 @@ class Invoker:
         tool = state.tool.identity if state.tool is not None else None
         response = ToolResponse.failure(
             request, call_id, tool, err, round((time.perf_counter() - started) * 1000, 3),
-            self.node_id,
+            self.node_id, state.execution,
         )
         if state.decision == "pending":
             state.decision = err.code.value.lower()
@@ -524,6 +558,9 @@ class Invoker:
             details["idempotency_key"] = request.idempotency_key
         if response.error is not None:
             details["message"] = response.error.get("message")
+        execution = response.execution
+        if execution is not None and execution.node_id != self.node_id:
+            details["execution"] = execution.to_json()
         self.audit.record(
             AuditEntry(
                 call_id=response.call_id,
@@ -550,6 +587,7 @@ class _State:
         "approvers",
         "decision",
         "executed_error",
+        "execution",
         "idem_key",
         "params",
         "token",
@@ -567,6 +605,7 @@ class _State:
         self.votes: list[dict[str, str]] = []
         self.idem_key: str | None = None
         self.executed_error = False
+        self.execution: ExecutionInfo | None = None
 
 
 def _ensure_available(entry: RegisteredTool) -> None:

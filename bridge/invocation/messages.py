@@ -249,6 +249,53 @@ class ToolRequest(_Signable):
         return doc
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExecutionInfo:
+    """Where and how long a call's handler ran (``tool_response.execution``).
+
+    ``node_id`` is the node whose handler ran, ``hops`` how many nodes the request
+    passed before reaching it (0 = the node that answered the caller), ``path`` the
+    nodes in order ending with the executing one, ``duration_ms`` the handler's run
+    time measured there, ``attempts`` the nodes the routing node tried, in order
+    (empty for a local run).
+    """
+
+    node_id: str
+    hops: int
+    duration_ms: float
+    path: tuple[str, ...] = ()
+    attempts: tuple[str, ...] = ()
+
+    _KEYS = frozenset({"node_id", "hops", "duration_ms", "path", "attempts"})
+
+    @classmethod
+    def from_json(cls, doc: Any) -> Self:
+        """Parse the wire form; raise ``InvalidRequestError`` when malformed."""
+        d = _fields(doc, "execution", cls._KEYS, frozenset({"node_id", "hops", "duration_ms"}))
+        node_id = _opt_str(d, "node_id", "execution")
+        hops = _opt_int(d, "hops", "execution", 0, 64)
+        duration = d["duration_ms"]
+        if isinstance(duration, bool) or not isinstance(duration, int | float) or duration < 0:
+            raise InvalidRequestError("execution.duration_ms must be a non-negative number")
+        return cls(
+            node_id=node_id or "",
+            hops=hops or 0,
+            duration_ms=float(duration),
+            path=_str_tuple(d, "path", "execution"),
+            attempts=_str_tuple(d, "attempts", "execution"),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the wire form."""
+        return {
+            "node_id": self.node_id,
+            "hops": self.hops,
+            "duration_ms": self.duration_ms,
+            "path": list(self.path),
+            "attempts": list(self.attempts),
+        }
+
+
 class ResponseStatus(StrEnum):
     """Outcome of a call."""
 
@@ -269,30 +316,33 @@ class ToolResponse(_Signable):
     error: dict[str, Any] | None = None
     duration_ms: float = 0.0
     node_id: str = ""
+    execution: ExecutionInfo | None = None
     timestamp: float = field(default_factory=time.time)
     signer: str | None = None
     signature: str | None = None
 
     _KEYS = frozenset(
         {"type", "id", "request_id", "call_id", "tool", "status", "result", "error",
-         "duration_ms", "node_id", "timestamp", "signer", "signature"}
+         "duration_ms", "node_id", "execution", "timestamp", "signer", "signature"}
     )
 
     @classmethod
     def success(cls, request: ToolRequest, call_id: str, tool: str, result: Any,
-                duration_ms: float, node_id: str) -> ToolResponse:
+                duration_ms: float, node_id: str,
+                execution: ExecutionInfo | None = None) -> ToolResponse:
         """Return a success response to ``request``."""
         return cls(request_id=request.id, call_id=call_id, tool=tool,
                    status=ResponseStatus.SUCCESS, result=result,
-                   duration_ms=duration_ms, node_id=node_id)
+                   duration_ms=duration_ms, node_id=node_id, execution=execution)
 
     @classmethod
     def failure(cls, request: ToolRequest, call_id: str, tool: str | None, error: BridgeError,
-                duration_ms: float, node_id: str) -> ToolResponse:
+                duration_ms: float, node_id: str,
+                execution: ExecutionInfo | None = None) -> ToolResponse:
         """Return an error response to ``request``."""
         return cls(request_id=request.id, call_id=call_id, tool=tool,
                    status=ResponseStatus.ERROR, error=error.to_json(),
-                   duration_ms=duration_ms, node_id=node_id)
+                   duration_ms=duration_ms, node_id=node_id, execution=execution)
 
     @property
     def ok(self) -> bool:
@@ -329,6 +379,10 @@ class ToolResponse(_Signable):
             error=error if isinstance(error, dict) else None,
             duration_ms=float(duration),
             node_id=str(d.get("node_id") or ""),
+            execution=(
+                ExecutionInfo.from_json(d["execution"])
+                if d.get("execution") is not None else None
+            ),
             timestamp=float(ts),
             signer=_opt_str(d, "signer", "tool_response"),
             signature=_opt_str(d, "signature", "tool_response", 256),
@@ -347,6 +401,7 @@ class ToolResponse(_Signable):
             "error": self.error,
             "duration_ms": self.duration_ms,
             "node_id": self.node_id,
+            "execution": self.execution.to_json() if self.execution is not None else None,
             "timestamp": self.timestamp,
             "signer": self.signer,
         }

@@ -42,7 +42,8 @@ from bridge.errors import (
     UnauthenticatedError,
 )
 from bridge.events import EventBus
-from bridge.invocation.messages import ToolRequest, ToolResponse
+from bridge.invocation.invoker import RemoteOutcome
+from bridge.invocation.messages import ExecutionInfo, ToolRequest, ToolResponse
 from bridge.mesh.announce import Announcement, Capability, DeviceInfo, ToolSummary, parameters_hash
 from bridge.mesh.discovery import DiscoveredPeer, Discovery, interface_addresses
 from bridge.mesh.envelope import EnvelopeVerifier, seal
@@ -110,8 +111,6 @@ class MeshNode:
         self._version = 0
         self._last_announce = 0.0
         self._endpoints: tuple[str, ...] = ()
-        self._results: dict[str, RoutedResult] = {}
-        self.executions: dict[str, dict[str, Any]] = {}
         self._rng = random.Random()  # noqa: S311 - peer choice, not security
         self.rejections: dict[str, int] = {}
 
@@ -392,17 +391,15 @@ class MeshNode:
         self.check_token_constraints(request.token, len(path))
         started = time.monotonic()
         response = await run(request)
-        routed = self._results.pop(request.id, None)
-        if routed is not None:
-            execution = {
-                "node_id": routed.node_id,
-                "hops": routed.hops,
-                "path": list(routed.path),
-            }
-        else:
-            execution = {"node_id": me, "hops": len(path), "path": [*path, me]}
-        execution["duration_ms"] = round((time.monotonic() - started) * 1000, 3)
-        return {"response": response.to_json(), "execution": execution}
+        # The response says where the handler ran (here, or further on for a relay);
+        # a call refused before execution ran nowhere, so report this node.
+        execution = response.execution or ExecutionInfo(
+            node_id=me,
+            hops=len(path),
+            duration_ms=round((time.monotonic() - started) * 1000, 3),
+            path=(*path, me),
+        )
+        return {"response": response.to_json(), "execution": execution.to_json()}
 
     def check_token_constraints(self, token: str | None, hops: int) -> None:
         """Refuse a call that reached this node over more hops or at a node the token forbids."""
@@ -459,27 +456,20 @@ class MeshNode:
         params: dict[str, Any],
         context: CallContext,
         request: ToolRequest,
-    ) -> Any:
-        """Run a peer's tool for the invoker (``RemoteExecutor``); return its result.
+    ) -> RemoteOutcome:
+        """Run a peer's tool for the invoker (``RemoteExecutor``); return its answer.
 
-        Raises the ``BridgeError`` the executing node reported, or the routing error.
+        The executing node's error comes back in the outcome with where it ran; a
+        routing failure raises its ``BridgeError``.
         """
         # The HTTP API verifies the bearer token outside the message: carry it on.
         token = context.token or request.token
         result = await self.execute_remote(tool, replace(request, params=params, token=token))
-        self.executions[request.id] = {
-            "node_id": result.node_id,
-            "hops": result.hops,
-            "duration_ms": result.duration_ms,
-            "path": list(result.path),
-            "attempts": list(result.attempts),
-        }
-        while len(self.executions) > 1000:
-            self.executions.pop(next(iter(self.executions)))
-        error = error_of(result.response)
-        if error is not None:
-            raise error
-        return result.response.result
+        return RemoteOutcome(
+            result=result.response.result,
+            error=error_of(result.response),
+            execution=result.execution,
+        )
 
     async def execute_remote(self, tool: RegisteredTool, request: ToolRequest) -> RoutedResult:
         """Route ``request`` for the peer tool ``tool``; return the final answer and its route."""
@@ -507,10 +497,6 @@ class MeshNode:
             allowed_nodes=allowed,
             max_hops=max_hops,
         )
-        if request.routing.path:
-            self._results[request.id] = result
-            if len(self._results) > 10_000:
-                self._results.pop(next(iter(self._results)))
         return result
 
     # -- registry sync ------------------------------------------------------------------

@@ -42,7 +42,7 @@ from bridge.errors import (
     ToolTimeoutError,
     error_from_json,
 )
-from bridge.invocation.messages import RequestRouting, ToolRequest, ToolResponse
+from bridge.invocation.messages import ExecutionInfo, RequestRouting, ToolRequest, ToolResponse
 from bridge.mesh.envelope import seal
 from bridge.mesh.identity import NodeIdentity
 
@@ -81,7 +81,11 @@ class Candidate:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RoutedResult:
-    """The final answer of a routed call and where it ran."""
+    """The final answer of a routed call and where it ran.
+
+    ``duration_ms`` is the round trip measured here; ``execution`` is what the
+    executing node reported (its handler's run time) plus the nodes tried from here.
+    """
 
     response: ToolResponse
     node_id: str
@@ -89,6 +93,7 @@ class RoutedResult:
     duration_ms: float
     path: tuple[str, ...]
     attempts: tuple[str, ...]
+    execution: ExecutionInfo
 
 
 def rank(
@@ -279,17 +284,23 @@ class Router:
                 if code == HOP_CODE and response.error is not None:
                     hop_error = error_from_json(response.error)
                 continue
-            execution = reply.get("execution") if isinstance(reply.get("execution"), dict) else {}
-            assert isinstance(execution, dict)  # noqa: S101 - narrowed above
-            hops = execution.get("hops")
-            path = execution.get("path")
+            round_trip_ms = round((time.monotonic() - started) * 1000, 3)
+            reported = response.execution or _reply_execution(reply)
+            execution = ExecutionInfo(
+                node_id=reported.node_id if reported else response.node_id or candidate.node_id,
+                hops=reported.hops if reported else len(outgoing.routing.path),
+                duration_ms=reported.duration_ms if reported else round_trip_ms,
+                path=reported.path if reported else (*outgoing.routing.path, candidate.node_id),
+                attempts=tuple(tried),
+            )
             return RoutedResult(
                 response=response,
-                node_id=str(execution.get("node_id") or response.node_id or candidate.node_id),
-                hops=hops if isinstance(hops, int) else len(outgoing.routing.path),
-                duration_ms=round((time.monotonic() - started) * 1000, 3),
-                path=tuple(str(p) for p in path) if isinstance(path, list) else (),
-                attempts=tuple(tried),
+                node_id=execution.node_id,
+                hops=execution.hops,
+                duration_ms=round_trip_ms,
+                path=execution.path,
+                attempts=execution.attempts,
+                execution=execution,
             )
         if hop_error is not None and len(refusals) == len(tried):
             raise hop_error
@@ -340,6 +351,17 @@ class Router:
                 raise NoCapableNodeError(f"mesh node {candidate.node_id} answered garbage")
             return body
         raise _Unreachable(str(last) if last else "no address")
+
+
+def _reply_execution(reply: dict[str, Any]) -> ExecutionInfo | None:
+    """Return the reply's ``execution`` (from a node whose response lacks it), if valid."""
+    doc = reply.get("execution")
+    if not isinstance(doc, dict):
+        return None
+    try:
+        return ExecutionInfo.from_json({k: v for k, v in doc.items() if k != "attempts"})
+    except BridgeError:
+        return None
 
 
 def error_of(response: ToolResponse) -> BridgeError | None:

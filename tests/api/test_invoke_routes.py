@@ -440,3 +440,40 @@ async def test_jobs_accept_generated_matter_tools_and_core_data_tools(
     assert status == 202
     got = await wait_job(server, job["job_id"], token)
     assert (got["status"], got["response"]["result"]["value"]) == ("completed", {"n": 1})
+
+
+async def test_local_call_reports_its_execution(server: BridgeServer) -> None:
+    import jsonschema
+
+    async def slow(params: dict[str, Any], ctx: CallContext) -> Any:
+        await asyncio.sleep(0.02)
+        return {"device": params["device_id"]}
+
+    register(server, "exec", slow)
+    token = service_token(server.service, "alice")
+    status, body = await post(server, "/v1/invoke",
+                              {"tool": "exec", "params": {"device_id": "lamp-1"}}, token)
+    assert status == 200
+    node_id = server.service.invocation.invoker.node_id
+    assert node_id
+    assert body["node_id"] == node_id
+    execution = body["execution"]
+    assert {k: execution[k] for k in ("node_id", "hops", "path", "attempts")} == {
+        "node_id": node_id, "hops": 0, "path": [node_id], "attempts": []}
+    assert 20.0 <= execution["duration_ms"] <= body["duration_ms"]
+
+    async with server.client.get(server.url + "/v1/openapi.json", headers=bearer(token)) as resp:
+        doc = await resp.json()
+    ok = doc["paths"]["/v1/invoke"]["post"]["responses"]["200"]
+    assert ok["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/ToolResponse"}
+    schema = doc["components"]["schemas"]["ToolResponse"]
+    jsonschema.validate(body, schema)
+    assert schema["properties"]["execution"]["required"] == [
+        "node_id", "hops", "duration_ms", "path", "attempts"]
+
+    # A call refused before running executed nowhere.
+    status, body = await post(server, "/v1/invoke",
+                              {"tool": "exec", "params": {"level": 1}}, token)
+    assert (status, body["error"]["code"], body["execution"]) == (400, "INVALID_PARAMS", None)
+    jsonschema.validate(body, schema)

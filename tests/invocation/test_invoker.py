@@ -7,8 +7,15 @@ import pytest
 from bridge.auth.keys import NodeKey
 from bridge.auth.tokens import issue_token
 from bridge.errors import DeviceUnavailableError
-from bridge.invocation.invoker import Invocation, Next
-from bridge.invocation.messages import RequestContext, RequestRouting, ResponseStatus, ToolRequest
+from bridge.invocation.invoker import Invocation, Next, RemoteOutcome
+from bridge.invocation.messages import (
+    ExecutionInfo,
+    RequestContext,
+    RequestRouting,
+    ResponseStatus,
+    ToolRequest,
+    ToolResponse,
+)
 from bridge.tools.context import CallContext
 from bridge.tools.definition import Audit, Confirmation, Execution, Requires, ToolDefinition
 from bridge.tools.registry import RegisteredTool
@@ -317,16 +324,48 @@ async def test_remote_executor(env: Env) -> None:
     env.registry.register(echo_tool(name="far", server_name="node-b"), None)
     assert code(await env.invoker.invoke(env.request("far", {"text": "x"}))) == "NO_CAPABLE_NODE"
 
+    there = ExecutionInfo(node_id="node-b", hops=1, duration_ms=4.5,
+                          path=(env.invoker.node_id, "node-b"), attempts=("node-b",))
+
     class Router:
         async def execute(self, tool: RegisteredTool, params: dict[str, Any], context: CallContext,
-                          request: ToolRequest) -> Any:
-            return {"ran_on": tool.definition.server_name, "params": params,
-                    "agent": context.agent_id}
+                          request: ToolRequest) -> RemoteOutcome:
+            if params["text"] == "fail":
+                return RemoteOutcome(error=DeviceUnavailableError("lamp is off"), execution=there)
+            return RemoteOutcome(
+                result={"ran_on": tool.definition.server_name, "params": params,
+                        "agent": context.agent_id},
+                execution=there,
+            )
 
     env.invoker.set_remote_executor(Router())
     resp = await env.invoker.invoke(env.request("far", {"text": "x"}))
     assert resp.result == {"ran_on": "node-b", "params": {"text": "x", "times": 1},
                            "agent": "agent-1"}
+    assert resp.execution == there
+    assert resp.node_id == env.invoker.node_id
+    failed = await env.invoker.invoke(env.request("far", {"text": "fail"}))
+    assert code(failed) == "DEVICE_UNAVAILABLE"
+    assert failed.execution == there
+
+
+async def test_local_execution_is_reported(env: Env) -> None:
+    async def slow(params: dict[str, Any], ctx: CallContext) -> Any:
+        await asyncio.sleep(0.02)
+        return {"echo": params["text"]}
+
+    env.registry.register(echo_tool(), slow)
+    resp = await env.invoker.invoke(env.request("echo", {"text": "x"}))
+    assert resp.ok, resp.error
+    execution = resp.execution
+    assert execution is not None
+    assert (execution.node_id, execution.hops, execution.path, execution.attempts) == (
+        env.invoker.node_id, 0, (env.invoker.node_id,), ())
+    assert 20.0 <= execution.duration_ms <= resp.duration_ms
+    assert ToolResponse.from_json(resp.to_json()).execution == execution
+    # Refused before execution: it ran nowhere.
+    denied = await env.invoker.invoke(env.request("nope", {"text": "x"}))
+    assert (code(denied), denied.execution) == ("TOOL_NOT_FOUND", None)
 
 
 async def test_unavailable_tool(env: Env) -> None:

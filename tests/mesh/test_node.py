@@ -62,12 +62,14 @@ async def test_call_at_c_runs_on_a(trio: list[LoopNode], issuer: NodeKey) -> Non
         "path": [c.node_id],
         "hop_budget": 2,
     }
-    execution = c.mesh.executions[response.request_id]
-    assert execution["node_id"] == a.node_id
-    assert execution["hops"] == 1
-    assert execution["path"] == [c.node_id, a.node_id]
-    assert execution["attempts"] == [a.node_id]
-    assert execution["duration_ms"] > 0
+    execution = response.execution
+    assert execution is not None
+    assert execution.node_id == a.node_id
+    assert execution.hops == 1
+    assert execution.path == (c.node_id, a.node_id)
+    assert execution.attempts == (a.node_id,)
+    assert execution.duration_ms > 0
+    assert response.node_id == c.node_id
 
 
 async def test_new_local_tool_is_pushed_quickly(trio: list[LoopNode]) -> None:
@@ -115,17 +117,19 @@ async def test_relay_when_the_origin_is_unreachable_from_here(
         "path": [c.node_id, b.node_id],
         "hop_budget": 1,
     }
-    execution = c.mesh.executions[response.request_id]
-    assert execution["node_id"] == a.node_id
-    assert execution["hops"] == 2
-    assert execution["path"] == [c.node_id, b.node_id, a.node_id]
-    assert execution["attempts"] == [b.node_id]
+    execution = response.execution
+    assert execution is not None
+    assert execution.node_id == a.node_id
+    assert execution.hops == 2
+    assert execution.path == (c.node_id, b.node_id, a.node_id)
+    assert execution.attempts == (b.node_id,)
     # One hop of budget is not enough to go through the relay: c falls back to a directly.
     c.mesh.router.mark_down(a.node_id)
     response = await c.call(TOOL, token(issuer), hop_budget=1)
     assert response.ok, response.error
     assert response.result["path"] == [c.node_id]  # type: ignore[index]
-    assert c.mesh.executions[response.request_id]["attempts"] == [b.node_id, a.node_id]
+    assert response.execution is not None
+    assert response.execution.attempts == (b.node_id, a.node_id)
 
 
 async def test_failover_to_the_next_node(tmp_path: Path, issuer: NodeKey) -> None:
@@ -145,7 +149,9 @@ async def test_failover_to_the_next_node(tmp_path: Path, issuer: NodeKey) -> Non
         response = await c.call(ident, token(issuer), prefer_nodes=[a.node_id])
         assert response.ok, response.error
         assert response.result["node_id"] == b.node_id  # type: ignore[index]
-        assert c.mesh.executions[response.request_id]["attempts"] == [a.node_id, b.node_id]
+        assert response.execution is not None
+        assert response.execution.attempts == (a.node_id, b.node_id)
+        assert response.execution.node_id == b.node_id
         response = await c.call(ident, token(issuer), exclude_nodes=[b.node_id])
         assert response.error is not None
         assert response.error["code"] == "NO_CAPABLE_NODE"

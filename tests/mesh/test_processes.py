@@ -284,6 +284,12 @@ def test_discover_converge_route_and_fail_over(mesh: tuple[Netns, dict[str, Proc
         "path": [c.node_id],
         "hop_budget": 2,
     }
+    execution = resp["execution"]
+    assert (execution["node_id"], execution["hops"]) == (a.node_id, 1)
+    assert execution["path"] == [c.node_id, a.node_id]
+    assert execution["attempts"] == [a.node_id]
+    assert execution["duration_ms"] >= 0
+    assert resp["node_id"] == c.node_id
     # 4. kill A (no goodbye): calls fail over fast with NO_CAPABLE_NODE...
     stop(a, signal.SIGKILL)
     started = time.monotonic()
