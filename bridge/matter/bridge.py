@@ -7,6 +7,10 @@ and its calls fail fast with ``DEVICE_UNAVAILABLE``. Attribute updates refresh o
 node's devices (regenerating their tools only when a definition changed) and publish
 ``device.state``; availability changes publish ``device.availability``. Every handler
 plans the exact ``MatterAction``s, sends them through the adapter and returns what it sent.
+A write the device accepted goes into the node's cached attributes at once (the
+controller's own report arrives up to a second later and overwrites it), so the next
+call plans from it: ``set_temperature`` right after ``set_mode`` picks the new mode's
+setpoint. A write the device refuses (a non-zero status) is a ``TOOL_FAILED`` error.
 """
 
 from __future__ import annotations
@@ -21,12 +25,15 @@ from bridge.errors import (
     ControllerUnavailableError,
     DeviceUnavailableError,
     NotFoundError,
+    ToolFailedError,
     ToolNotFoundError,
 )
 from bridge.events import EventBus
 from bridge.matter.client import (
+    ActionKind,
     AdapterEvent,
     AdapterEventKind,
+    MatterAction,
     MatterAdapter,
     NodeData,
 )
@@ -38,6 +45,11 @@ from bridge.tools.context import CallContext, Handler
 from bridge.tools.registry import ToolRegistry
 
 LOGGER = logging.getLogger(__name__)
+# Interaction-model statuses a refused attribute write most often carries.
+_WRITE_STATUS = {
+    0x7E: "unsupported access", 0x86: "unsupported attribute", 0x87: "constraint error",
+    0x88: "unsupported write", 0x8D: "invalid in state", 0xC6: "needs a timed interaction",
+}  # fmt: skip
 
 
 class MatterBridge:
@@ -277,7 +289,12 @@ class MatterBridge:
             raise DeviceUnavailableError(
                 f"{device.name} is not reachable right now", {"device_id": device.id})
         actions = tool.plan(params)
-        results = [await self.adapter.execute(action) for action in actions]
+        results = []
+        for action in actions:
+            result = await self.adapter.execute(action)
+            results.append(result)
+            if action.kind is ActionKind.WRITE:
+                self._written(action, result)
         if tool.kind in (ToolKind.STATE, ToolKind.SENSOR):
             values: dict[str, Any] = {}
             for result in results:
@@ -290,3 +307,23 @@ class MatterBridge:
             "sent": [action.to_json() for action in actions],
             "results": results,
         }
+
+    def _written(self, action: MatterAction, result: Any) -> None:
+        """Raise for a refused write; else put the written value in the node's cache now."""
+        statuses = [r.get("Status") for r in result if isinstance(r, dict)] if isinstance(
+            result, list) else []
+        refused = next((s for s in statuses if isinstance(s, int) and s != 0), None)
+        if refused is not None:
+            reason = _WRITE_STATUS.get(refused, "refused")
+            raise ToolFailedError(
+                f"node {action.node_id} refused {action.cluster}.{action.name} = "
+                f"{action.value!r}: {reason} (status 0x{refused:02X})",
+                {"action": action.to_json(), "status": refused},
+            )
+        node = self.adapter.node(action.node_id)
+        if node is None:
+            return
+        for path in action.paths:
+            node.attributes[path] = action.value
+        # Optimistic: the controller's attribute report confirms (or corrects) it later.
+        self.apply_node(node)
