@@ -38,6 +38,8 @@ if TYPE_CHECKING:
 
 _LOGGER = logging.getLogger(__name__)
 DB_FILE_NAME = "bridge.db"
+# ``{"url", "pid"}`` of the API while it serves, for CLI commands that reach it.
+API_FILE_NAME = "api.json"
 
 
 class Component(Protocol):
@@ -194,11 +196,28 @@ class BridgeService:
         bound = self._runner.addresses
         self.api_port = int(bound[0][1]) if bound else self.config.api.port
         _LOGGER.info("HTTP API on %s:%s", host or self.config.api.host, self.api_port)
+        self._write_api_file(host or self.config.api.host)
         return self.api_port
+
+    def _write_api_file(self, host: str) -> None:
+        # The CLI finds this running bridge through its state directory (devices rename).
+        import json
+        import os
+
+        if host in ("0.0.0.0", "::", ""):  # noqa: S104 - comparing, not binding
+            host = "127.0.0.1"
+        host = f"[{host}]" if ":" in host else host
+        doc = {"url": f"http://{host}:{self.api_port}", "pid": os.getpid()}
+        try:
+            self.state_dir.mkdir(parents=True, exist_ok=True)
+            (self.state_dir / API_FILE_NAME).write_text(json.dumps(doc) + "\n")
+        except OSError as err:
+            _LOGGER.warning("cannot write %s: %s", API_FILE_NAME, err)
 
     async def stop_api(self) -> None:
         """Stop serving HTTP (idempotent)."""
         if self._runner is not None:
+            (self.state_dir / API_FILE_NAME).unlink(missing_ok=True)
             await self._runner.cleanup()
         self._runner = None
         self._site = None

@@ -8,6 +8,10 @@
   ``room``. Answers 201 with the result once the tools are ready; ``?wait=false``
   answers 202 with the ``commission_id`` at once. Either way ``commissioning.progress``
   events stream on ``/v1/events?types=commissioning.`` (needs ``device:manage:commission``).
+- ``PATCH /v1/devices/{device}`` — body ``{"name"?, "room"?}`` (``room`` ``null`` or
+  ``""`` removes it): rename live; the old tools are unregistered, the new ones
+  registered (``registry.changed`` events) and the names persisted. Answers the device
+  with ``added_tools`` / ``removed_tools`` (needs ``device:manage:<device id>``).
 - ``DELETE /v1/devices/{device}`` — remove the device's node from the fabric and its
   tools (by id, slug or name; needs ``device:manage:<device id>``).
 """
@@ -25,6 +29,7 @@ from bridge.api.auth import require
 from bridge.api.openapi import add_route, path_param, query_param
 from bridge.errors import BridgeError, ControllerUnavailableError, InvalidRequestError
 from bridge.matter.commissioning import CommissionRequest
+from bridge.matter.names import DeviceRename
 from bridge.matter.runtime import MatterRuntime
 
 LOGGER = logging.getLogger(__name__)
@@ -74,6 +79,15 @@ async def commission(request: web.Request) -> web.Response:
     return json_response({"commission_id": commission_id, "status": "started"}, status=202)
 
 
+async def rename_device(request: web.Request) -> web.Response:
+    """Rename a device and/or set its room; its tools follow at once."""
+    runtime = _runtime(request)
+    device = runtime.find_device(request.match_info["device"])
+    require(request, f"device:manage:{device.id}")
+    change = DeviceRename.from_json(await read_json(request))
+    return json_response(await runtime.rename(device.id, change))
+
+
 async def remove_device(request: web.Request) -> web.Response:
     """Remove a device's node and its tools."""
     runtime = _runtime(request)
@@ -120,6 +134,25 @@ def setup(app: web.Application) -> None:
             },
             "additionalProperties": False,
         },
+    )  # fmt: skip
+    add_route(
+        app, "PATCH", "/v1/devices/{device}", rename_device,
+        operation_id="renameDevice",
+        summary="Rename a device and/or set its room; its tools are regenerated at once "
+        "(needs device:manage:<device id>)",
+        tags=["devices"], parameters=[path_param("device", "device id, slug or name")],
+        request_body={
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "minLength": 1, "maxLength": 64},
+                "room": {"type": ["string", "null"], "maxLength": 64,
+                         "description": "null or empty removes the room"},
+            },
+            "minProperties": 1,
+            "additionalProperties": False,
+        },
+        responses={"200": "the renamed device with added_tools and removed_tools",
+                   "403": "PERMISSION_DENIED: needs device:manage:<device id>"},
     )  # fmt: skip
     add_route(
         app, "DELETE", "/v1/devices/{device}", remove_device,

@@ -1,8 +1,12 @@
 """``atmosphere-bridge devices ...``: name Matter devices and put them in rooms.
 
-``devices rename DEVICE NAME [--room ROOM]`` stores the name in the state directory's
-database; DEVICE is a device id (``<node>-<endpoint>``) or its current slug. The bridge
-derives the device's new slug (and so its tool names) from the new name on its next sync.
+``devices rename DEVICE NAME [--room ROOM]`` renames through the running bridge's API
+(``PATCH /v1/devices/{device}``) when one serves this state directory (its ``api.json``
+tells the URL; ``--url`` names one explicitly; ``--token`` or ``$ATMOSPHERE_BRIDGE_TOKEN``
+authorizes): the tools get their new names at once. With no bridge running it stores
+the name in the state directory's database, and the bridge derives the device's new
+slug (and so its tool names) from it when it starts. DEVICE is a device id
+(``<node>-<endpoint>``) or its current slug (the running bridge also takes its name).
 """
 
 from __future__ import annotations
@@ -10,9 +14,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
 from bridge.errors import InvalidParamsError, NotFoundError
 
@@ -20,6 +26,7 @@ if TYPE_CHECKING:
     from bridge.storage import Database
 
 DB_FILE_NAME = "bridge.db"
+API_FILE_NAME = "api.json"  # bridge.service.API_FILE_NAME (not imported: it is heavy)
 _DEVICE_ID_RE = re.compile(r"^\d+-\d+$")
 
 
@@ -31,11 +38,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p = sub.add_parser("rename", help="give a device a friendly name (and room)")
     p.add_argument("device", help="device id (<node>-<endpoint>) or current slug")
     p.add_argument("name", help="the new friendly name")
-    p.add_argument("--room", help="the room it is in")
-    p.set_defaults(func=rename_command)
+    p.add_argument("--room", help="the room it is in ('' removes it)")
     # list / remove talk to the running bridge (bridge.cli.commission holds the client).
     from bridge.cli.commission import add_client_args
 
+    add_client_args(p)
+    p.set_defaults(func=rename_command)
     p = sub.add_parser("list", help="list devices of the running bridge with their tools")
     p.add_argument("--json", action="store_true", help="print the raw JSON answer")
     add_client_args(p)
@@ -73,19 +81,75 @@ async def rename_device(db: Database, device: str, name: str, room: str | None) 
     return device_id
 
 
+def running_bridge_url(state_dir: Path) -> str | None:
+    """Return the API URL of the bridge serving ``state_dir``, or None when none runs."""
+    try:
+        doc = json.loads((state_dir / API_FILE_NAME).read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(doc, dict) or not isinstance(doc.get("url"), str):
+        return None
+    pid = doc.get("pid")
+    if isinstance(pid, int) and pid > 0:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return None  # left behind by a bridge that was killed
+        except PermissionError:
+            pass
+    return str(doc["url"]).rstrip("/")
+
+
+def rename_via_bridge(
+    url: str, token: str | None, device: str, name: str, room: str | None
+) -> dict[str, Any]:
+    """Rename through the running bridge (``PATCH /v1/devices/{device}``); return its answer."""
+    from bridge.cli.commission import api_call
+
+    body: dict[str, Any] = {"name": name}
+    if room is not None:
+        body["room"] = room
+    answer: dict[str, Any] = asyncio.run(
+        api_call("PATCH", f"{url}/v1/devices/{quote(device, safe='')}", token, body)
+    )
+    return answer
+
+
 def rename_command(args: argparse.Namespace) -> int:
-    """Store a device's new name and room; return 0."""
+    """Rename a device live on the running bridge, or in the database when none runs."""
     if not args.name.strip():
         raise InvalidParamsError("the new name must not be empty")
+    from bridge.cli.commission import BridgeUnreachableError
+
+    state_dir = _state_dir(args)
+    url = args.url.rstrip("/") if args.url else running_bridge_url(state_dir)
+    if url is not None:
+        try:
+            answer = rename_via_bridge(url, args.token, args.device, args.name, args.room)
+        except BridgeUnreachableError:
+            if args.url:
+                raise
+        else:
+            dev = answer["device"]
+            room = f" in {dev['room']}" if dev.get("room") else ""
+            print(f"device {dev['id']} is now \"{dev['name']}\"{room} (live on {url})")
+            for tool in answer.get("removed_tools") or []:
+                print(f"  - {tool}")
+            for tool in answer.get("added_tools") or []:
+                print(f"  + {tool}")
+            return 0
     from bridge.storage import Database
 
-    db = Database(_state_dir(args) / DB_FILE_NAME)
+    db_path = state_dir / DB_FILE_NAME
+    db = Database(db_path)
     try:
         device_id = asyncio.run(rename_device(db, args.device, args.name, args.room))
     finally:
         db.close()
     room = f" in {args.room}" if args.room else ""
     print(f"device {device_id} is now \"{args.name.strip()}\"{room}")
+    print(f"no running bridge found for {state_dir}: stored in {db_path}; "
+          "the new tool names appear when the bridge starts")
     return 0
 
 

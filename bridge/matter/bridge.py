@@ -252,14 +252,25 @@ class MatterBridge:
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
 
-    async def rename(self, device_id: str, name: str, room: str | None = None) -> Device:
-        """Rename a device now (persisted when a store is set) and regenerate its tools."""
+    async def rename(
+        self, device_id: str, name: str | None, room: str | None = None
+    ) -> Device:
+        """Rename a device now (persisted when a store is set) and regenerate its tools.
+
+        ``name=None`` keeps the name (and so the tool names); ``room=None`` keeps the room
+        and ``room=""`` removes it. Old tools are unregistered and new ones registered.
+        """
         if device_id not in self._devices:
             raise NotFoundError(f"no Matter device '{device_id}'", {"device_id": device_id})
         if self.names is not None:
             stored = await self.names.rename(device_id, name, room=room)
         else:
-            stored = UserNames(name=name, room=room)
+            current = self._user_names.get(device_id, UserNames())
+            stored = UserNames(
+                name=current.name if name is None else name,
+                room=current.room if room is None else (room or None),
+                slug=current.slug if name is None else None,
+            )
         self._user_names[device_id] = stored
         self.sync()
         return self._devices[device_id]

@@ -6,7 +6,7 @@ or Home Assistant add-on), or else a ``ManagedController`` that the bridge start
 its own venv, inside ``matter.netns`` when one is named. ``start()`` brings up the
 controller, then the ``MatterBridge`` (adapter + generated tools); ``stop()`` reverses
 it. It also serves the device operations the CLI and API expose: commission, list,
-rename-on-commission and remove.
+rename (live: tools are regenerated at once) and remove.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from bridge.matter.commissioning import (
 )
 from bridge.matter.controller import ControllerSettings, ManagedController
 from bridge.matter.devices import Device
-from bridge.matter.names import DeviceNameStore
+from bridge.matter.names import DeviceNameStore, DeviceRename
 from bridge.matter.netns import find_namespace
 from bridge.storage import Database
 from bridge.tools.registry import ToolRegistry
@@ -176,17 +176,32 @@ class MatterRuntime:
 
     def devices(self) -> list[dict[str, Any]]:
         """Return every device with its availability and tool names."""
-        registry = self.bridge.registry
         out = []
         for device in self.bridge.devices():
             doc = device.to_json()
-            doc["tools"] = sorted(
-                t.definition.name
-                for t in registry.list()
-                if (t.definition.metadata.get("device") or {}).get("id") == device.id
-            )
+            doc["tools"] = self._tool_names(device.id)
             out.append(doc)
         return out
+
+    def _tool_names(self, device_id: str) -> list[str]:
+        return sorted(
+            t.definition.name
+            for t in self.bridge.registry.list()
+            if (t.definition.metadata.get("device") or {}).get("id") == device_id
+        )
+
+    async def rename(self, ref: str, change: DeviceRename) -> dict[str, Any]:
+        """Rename a device and/or move it to a room live; return it and its tool changes."""
+        device = self.find_device(ref)
+        before = self._tool_names(device.id)
+        renamed = await self.bridge.rename(device.id, change.name, room=change.room)
+        doc = renamed.to_json()
+        doc["tools"] = self._tool_names(device.id)
+        return {
+            "device": doc,
+            "added_tools": sorted(set(doc["tools"]) - set(before)),
+            "removed_tools": sorted(set(before) - set(doc["tools"])),
+        }
 
     def find_device(self, ref: str) -> Device:
         """Return the device named by id (``node-endpoint``), slug or name; else NOT_FOUND."""

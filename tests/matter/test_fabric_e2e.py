@@ -465,3 +465,45 @@ async def test_cli_commission_list_and_remove(fabric: Fabric, fab: Fab) -> None:
         "error [INVALID_PARAMS]: the manual pairing code's check digit is wrong; "
         "a digit was mistyped"
     )
+
+
+async def test_rename_over_http_regenerates_the_tools_live(
+    fab: Fab, http: aiohttp.ClientSession
+) -> None:
+    dev = fab.devices[DeviceKind.COLOR]
+    old = EXPECTED_TOOLS[DeviceKind.COLOR]
+    new = [t.replace("bedroom_color_light", "light_guest_lamp") for t in old]
+    async with http.patch(
+        f"{fab.bridge.url}/v1/devices/Bedroom%20Color%20Light",
+        json={"name": "Guest Lamp", "room": "Guest Room"},
+    ) as resp:
+        body = await resp.json()
+        assert resp.status == 200, body
+    assert (body["device"]["id"], body["device"]["name"], body["device"]["room"]) == (
+        "3-1", "Guest Lamp", "Guest Room")
+    assert (body["device"]["tools"], body["added_tools"], body["removed_tools"]) == (
+        new, new, old)
+    names = await tool_names(fab, http)
+    assert set(new) <= names
+    assert names & set(old) == set()
+    mark = dev.mark()
+    result = await ok(fab, http, "light_guest_lamp_on")
+    assert result["device_id"] == "3-1"
+    await device_reports(dev, mark, "onOff", "onOff", True)
+    gone = await invoke(fab, http, "bedroom_color_light_off")
+    assert gone["error"]["code"] == "TOOL_NOT_FOUND"
+    # The CLI finds the running bridge through its state directory and renames live.
+    env = {**os.environ, "ATMOSPHERE_BRIDGE_TOKEN": fab.bridge.token}
+    done = await asyncio.to_thread(
+        subprocess.run,
+        [sys.executable, "-m", "bridge", "devices", "--state-dir", str(fab.bridge.state_dir),
+         "rename", "light_guest_lamp", "Bedroom Color Light", "--room", "Bedroom"],
+        capture_output=True, text=True, timeout=60, check=False, env=env,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        f'device 3-1 is now "Bedroom Color Light" in Bedroom (live on {fab.bridge.url})',
+        *(f"  - {t}" for t in new),
+        *(f"  + {t}" for t in old),
+    ]
+    assert old[-1] in await tool_names(fab, http)
