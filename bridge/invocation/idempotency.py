@@ -5,13 +5,17 @@ the call (tool identity + canonical params) and the response. Reusing a key for 
 different call is a ``CONFLICT``. Concurrent calls with the same key share the one
 in-flight execution. Records are persisted in SQLite and expire after ``ttl_s``.
 Only outcomes of execution are stored (success, or a non-retryable failure of the
-tool); a rejection before execution leaves the key free.
+tool); a rejection before execution leaves the key free. A store built with a
+``fingerprint_key`` keys the fingerprint (HMAC-SHA-256), so a stored fingerprint
+cannot be used to guess a short secret parameter (a PIN) by hashing candidates;
+stored responses are the redacted ones the invoker returns.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
+import hmac
 import json
 import time
 from dataclasses import dataclass
@@ -34,11 +38,12 @@ CREATE INDEX idempotency_created ON idempotency(created_at);
 """
 
 
-def fingerprint(tool_identity: str, params: dict[str, Any]) -> str:
-    """Return the hex digest identifying a call's tool and parameters."""
-    return hashlib.sha256(
-        canonical_json({"tool": tool_identity, "params": params})
-    ).hexdigest()
+def fingerprint(tool_identity: str, params: dict[str, Any], key: bytes | None = None) -> str:
+    """Return the hex digest identifying a call's tool and parameters (HMAC when keyed)."""
+    data = canonical_json({"tool": tool_identity, "params": params})
+    if key:
+        return hmac.new(key, data, hashlib.sha256).hexdigest()
+    return hashlib.sha256(data).hexdigest()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -53,11 +58,18 @@ class IdempotencyRecord:
 class IdempotencyStore:
     """Persisted idempotency records plus the in-flight calls per key."""
 
-    def __init__(self, db: Database, *, ttl_s: float = 86_400.0) -> None:
+    def __init__(
+        self, db: Database, *, ttl_s: float = 86_400.0, fingerprint_key: bytes | None = None
+    ) -> None:
         self._db = db
         self.ttl_s = ttl_s
+        self._fingerprint_key = fingerprint_key
         self._inflight: dict[tuple[str, str], asyncio.Future[dict[str, Any]]] = {}
         db.migrate("invocation.idempotency.v1", _MIGRATION)
+
+    def fingerprint(self, tool_identity: str, params: dict[str, Any]) -> str:
+        """Return the fingerprint this store records for a call."""
+        return fingerprint(tool_identity, params, self._fingerprint_key)
 
     async def lookup(self, agent_id: str, key: str, fp: str) -> dict[str, Any] | None:
         """Return the stored response for the key or ``None``; ``CONFLICT`` if for another call."""

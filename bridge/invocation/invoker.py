@@ -48,10 +48,11 @@ from bridge.errors import (
 )
 from bridge.events import EventBus
 from bridge.invocation.calls import CallTracker, ToolCall
-from bridge.invocation.idempotency import IdempotencyStore, fingerprint
+from bridge.invocation.idempotency import IdempotencyStore
 from bridge.invocation.messages import ExecutionInfo, ReplayGuard, ToolRequest, ToolResponse
 from bridge.tools.context import CallContext, new_call_id
 from bridge.tools.definition import Confirmation, ToolDefinition
+from bridge.tools.redaction import REDACTED, Redactor
 from bridge.tools.registry import RegisteredTool, ToolRegistry
 from bridge.tools.validation import validate_call, validator_for
 
@@ -253,14 +254,17 @@ class Invoker:
         entry = self.registry.resolve(request.tool, request.version)
         defn = entry.definition
         state.tool = entry
+        # From here on, errors, events and records must not carry the call's secrets.
+        state.redactor = Redactor.for_call(defn, request.params)
         params = validate_call(defn, request.params)
+        state.redactor = Redactor.for_call(defn, request.params, params)
         state.params = params
         self.checker.check(token.permissions, defn.requires.permissions, params)
 
         key = request.idempotency_key
         fp = ""
         if key is not None and self.idempotency is not None:
-            fp = fingerprint(defn.identity, params)
+            fp = self.idempotency.fingerprint(defn.identity, params)
             stored = await self._idempotent_lookup(token.agent_id, key, fp)
             if stored is not None:
                 state.decision = "idempotent_replay"
@@ -298,6 +302,7 @@ class Invoker:
             except BridgeError:
                 state.executed_error = True
                 raise
+            result = state.redactor.scrub(result)
             response = ToolResponse.success(
                 request, call_id, defn.identity, result,
                 round((time.perf_counter() - started) * 1000, 3), self.node_id,
@@ -378,14 +383,20 @@ class Invoker:
         rule = confirmation_for(defn)
         if rule is None or not confirmation_needed(rule, params):
             return
-        message = fill_message(rule.message or f"Allow {defn.key}?", params)
+        # The approver sees the message and params without the call's secrets.
+        secret = state.redactor.names
+        message = fill_message(
+            rule.message or f"Allow {defn.key}?",
+            {k: REDACTED if k in secret else v for k, v in params.items()},
+        )
+        shown = state.redactor.params(params)
         if self.approvals is None:
             raise ConfirmationRequiredError(
                 f"'{defn.identity}' needs confirmation and this node takes no approvals",
                 {"message": message},
             )
         approval = await self.approvals.request(
-            call_id=call_id, tool=defn.identity, agent_id=token.agent_id, params=params,
+            call_id=call_id, tool=defn.identity, agent_id=token.agent_id, params=shown,
             message=message, required=rule.multi_party, timeout_s=rule.timeout_s,
         )
         state.approval_id = approval.id
@@ -529,6 +540,8 @@ class Invoker:
         started: float,
     ) -> ToolResponse:
         tool = state.tool.identity if state.tool is not None else None
+        if state.redactor.active:
+            err = error_from_json(state.redactor.scrub(err.to_json()))
         response = ToolResponse.failure(
             request, call_id, tool, err, round((time.perf_counter() - started) * 1000, 3),
             self.node_id, state.execution,
@@ -569,7 +582,11 @@ class Invoker:
                 decision=state.decision,
                 outcome="completed" if response.ok else "error",
                 error_code=(response.error or {}).get("code"),
-                params=state.params if defn is not None and defn.audit.log_params else None,
+                params=(
+                    state.redactor.params(state.params)
+                    if defn is not None and defn.audit.log_params and state.params is not None
+                    else None
+                ),
                 result=response.result if defn is not None and defn.audit.log_result else None,
                 duration_ms=round((time.perf_counter() - started) * 1000, 3),
                 node_id=self.node_id,
@@ -590,6 +607,7 @@ class _State:
         "execution",
         "idem_key",
         "params",
+        "redactor",
         "token",
         "tool",
         "votes",
@@ -606,6 +624,7 @@ class _State:
         self.idem_key: str | None = None
         self.executed_error = False
         self.execution: ExecutionInfo | None = None
+        self.redactor = Redactor()
 
 
 def _ensure_available(entry: RegisteredTool) -> None:

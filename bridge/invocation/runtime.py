@@ -8,6 +8,7 @@ lifecycles. The service owns one runtime; the API and CLI reach the parts throug
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
 from bridge.auth.approvals import ApprovalStore
@@ -60,7 +61,11 @@ class InvocationRuntime:
         )
         audit = AuditLog(db)
         approvals = ApprovalStore(db, key, events=events)
-        idempotency = IdempotencyStore(db)
+        # A secret only this node can derive (ed25519 signatures are deterministic).
+        fingerprint_key = hashlib.sha256(
+            key.sign(b"atmosphere-bridge idempotency fingerprint v1").encode()
+        ).digest()
+        idempotency = IdempotencyStore(db, fingerprint_key=fingerprint_key)
         invoker = Invoker(
             registry=registry,
             verifier=verifier,

@@ -477,3 +477,116 @@ async def test_local_call_reports_its_execution(server: BridgeServer) -> None:
                               {"tool": "exec", "params": {"level": 1}}, token)
     assert (status, body["error"]["code"], body["execution"]) == (400, "INVALID_PARAMS", None)
     jsonschema.validate(body, schema)
+
+
+PIN = "73918264"
+LOCK_PARAMS = {
+    "type": "object",
+    "properties": {"device_id": {"type": "string"},
+                   "pin_code": {"type": "string", "pattern": "^[0-9]{4,8}$"}},
+    "required": ["device_id", "pin_code"],
+    "additionalProperties": False,
+}
+
+
+async def test_secret_params_never_stored_or_shown(server: BridgeServer) -> None:
+    from bridge.errors import InvalidParamsError
+    from bridge.service import DB_FILE_NAME
+    from bridge.tools.definition import Audit
+
+    received: list[dict[str, Any]] = []
+
+    async def unlock(params: dict[str, Any], ctx: CallContext) -> Any:
+        received.append(params)
+        if params["device_id"] == "side":
+            raise InvalidParamsError(f"pin {params['pin_code']} is wrong",
+                                     {"pin_code": params["pin_code"], "tried": params["pin_code"]})
+        return {"device": params["device_id"], "note": f"opened with {params['pin_code']}"}
+
+    # Like the generator's DoorLock unlock, but keeping (redacted) params and the result.
+    server.service.registry.register(
+        ToolDefinition(
+            name="lock_unlock", namespace="test", description="Unlock a door",
+            parameters=LOCK_PARAMS, dangerous=True,
+            confirmation=Confirmation(
+                mode="when", when={"properties": {"device_id": {"const": "front"}}},
+                message="Unlock {device_id} with {pin_code}?", timeout_s=10),
+            execution=Execution(async_allowed=True),
+            audit=Audit(log_params=True, log_result=True, extra={"secret_params": ["pin_code"]}),
+        ),
+        unlock,
+    )
+    svc = server.service
+    sub = svc.events.subscribe("tool_call.", "approval.")
+    caller = service_token(svc, "agent", ["*"])
+    admin = service_token(svc, "alice", ["admin:*"])
+
+    # 1. Approval flow: the approver sees <redacted>, the handler gets the PIN.
+    call = asyncio.create_task(post(server, "/v1/invoke", {
+        "tool": "test:lock_unlock", "params": {"device_id": "front", "pin_code": PIN}}, caller))
+    pending: list[Any] = []
+    for _ in range(200):
+        async with server.client.get(server.url + "/v1/approvals?status=pending",
+                                     headers=bearer(admin)) as resp:
+            pending = (await resp.json())["approvals"]
+        if pending:
+            break
+        await asyncio.sleep(0.02)
+    assert [(p["params"], p["message"]) for p in pending] == [
+        ({"device_id": "front", "pin_code": "<redacted>"}, "Unlock front with <redacted>?")]
+    status, body = await post(server, f"/v1/approvals/{pending[0]['id']}",
+                              {"decision": "approve"}, admin)
+    assert (status, body["status"], body["params"]["pin_code"]) == (200, "approved", "<redacted>")
+    status, resp = await call
+    assert (status, resp["result"]) == (200, {"device": "front", "note": "opened with <redacted>"})
+    assert received[-1] == {"device_id": "front", "pin_code": PIN}
+
+    # 2. A failure whose message and details carry the PIN, with an idempotency key.
+    status, resp = await post(server, "/v1/invoke", {
+        "tool": "test:lock_unlock", "params": {"device_id": "side", "pin_code": PIN},
+        "idempotency_key": "side-1"}, caller)
+    assert (status, resp["error"]) == (400, {
+        "code": "INVALID_PARAMS", "message": "pin <redacted> is wrong",
+        "details": {"pin_code": "<redacted>", "tried": "<redacted>"}, "retryable": False})
+    assert received[-1]["pin_code"] == PIN
+
+    # 3. A job.
+    status, job = await post(server, "/v1/jobs", {
+        "tool": "test:lock_unlock", "params": {"device_id": "back", "pin_code": PIN}}, caller)
+    assert status == 202
+    done = await wait_job(server, job["job_id"], caller)
+    assert done["response"]["result"] == {"device": "back", "note": "opened with <redacted>"}
+    assert received[-1] == {"device_id": "back", "pin_code": PIN}
+
+    # 4. Invalid input echoing a near-PIN is not shown either.
+    status, resp = await post(server, "/v1/invoke", {
+        "tool": "test:lock_unlock", "params": {"device_id": "back", "pin_code": PIN + "x"}},
+        caller)
+    assert (status, resp["error"]["code"]) == (400, "INVALID_PARAMS")
+    assert PIN not in json.dumps(resp)
+
+    # Audit rows: params kept with the PIN redacted.
+    rows = await svc.invocation.audit.query(tool="test:lock_unlock@1.0.0")
+    assert {json.dumps(r.params) for r in rows if r.params is not None} >= {
+        json.dumps({"device_id": "front", "pin_code": "<redacted>"})}
+    events: list[Any] = []
+    while not sub.queue.empty():
+        events.append(sub.queue.get_nowait())
+    svc.events.unsubscribe(sub)
+    assert {e.type for e in events} >= {"tool_call.status", "approval.pending", "approval.decided"}
+    assert PIN not in json.dumps([e.to_json() for e in events])
+    for row in rows:
+        assert PIN not in json.dumps(row.to_json())
+
+    # Nothing in the database file or its WAL holds the PIN.
+    await svc.invocation.audit.flush()
+    files = sorted(svc.state_dir.glob(DB_FILE_NAME + "*"))
+    assert [f.name for f in files][:2] == [DB_FILE_NAME, DB_FILE_NAME + "-shm"]
+    assert any(f.name.endswith("-wal") for f in files)
+    seen_redacted = False
+    for path in files:
+        data = path.read_bytes()
+        assert PIN.encode() not in data, path.name
+        assert PIN.encode("utf-16-le") not in data, path.name
+        seen_redacted = seen_redacted or b"<redacted>" in data
+    assert seen_redacted  # the rows were written where we looked
