@@ -240,12 +240,19 @@ class BridgeService:
         from bridge.auth.keys import KEY_FILE_NAME, NodeKey
         from bridge.invocation.runtime import InvocationRuntime
 
+        key = NodeKey.load_or_create(self.state_dir / KEY_FILE_NAME)
+        if self.config.mesh.enabled:
+            from bridge.mesh.identity import node_id_for
+
+            # The mesh names this node by the id derived from its key; the Matter tools'
+            # node_affinity (built before the mesh node) must carry that id, not the name.
+            self.node_id = node_id_for(key.public_key_b64)
         self.invocation = InvocationRuntime.build(
             config=self.config,
             db=self.db,
             registry=self.registry,
             events=self.events,
-            key=NodeKey.load_or_create(self.state_dir / KEY_FILE_NAME),
+            key=key,
             node_id=self.node_id,
         )
         self._wire_mesh()
