@@ -19,6 +19,7 @@ Everything started here is stopped by PID at session end and the namespace remov
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import os
 import shutil
@@ -157,15 +158,12 @@ class ThreadedController:
             self._loop.close()
 
 
-@pytest.fixture(scope="session")
-def fabric() -> Iterator[Fabric]:
-    """Yield a private fabric namespace with a PAA trust store and a device factory."""
-    reason = fabric_unavailable_reason()
-    if reason:
-        pytest.skip(reason)
+@contextlib.contextmanager
+def open_fabric(name: str) -> Iterator[Fabric]:
+    """Create the fabric namespace ``name`` with a trust store; tear it all down on exit."""
     # Not under /tmp: the controller's private mount binds its own directory over /tmp.
     base = Path(tempfile.mkdtemp(prefix="atmosphere-fabric-", dir="/var/tmp"))
-    ns = netns.create_namespace(f"atm-test-{os.getpid()}")
+    ns = netns.create_namespace(name)
     paa_dir = base / "paa"
     fab = Fabric(namespace=ns, base_dir=base, paa_dir=paa_dir)
     try:
@@ -175,6 +173,16 @@ def fabric() -> Iterator[Fabric]:
         fab.close()
         netns.delete_namespace(ns.name)
         shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def fabric() -> Iterator[Fabric]:
+    """Yield a private fabric namespace with a PAA trust store and a device factory."""
+    reason = fabric_unavailable_reason()
+    if reason:
+        pytest.skip(reason)
+    with open_fabric(f"atm-test-{os.getpid()}") as fab:
+        yield fab
 
 
 @pytest.fixture(scope="session")
