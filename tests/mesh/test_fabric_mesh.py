@@ -194,6 +194,9 @@ def matter_mesh() -> Iterator[MatterMesh]:
             for node in nodes.values():
                 stop(node)
             end_pid(mesh.controller_pid)
+            # With its controller gone the light lingers ~10 s closing sessions; its
+            # storage is thrown away, so a short grace before SIGKILL is enough.
+            light.stop(timeout_s=2.0)
 
 
 def _write_nodes(fab: Fabric, issuer: NodeKey) -> dict[str, Node]:
@@ -331,7 +334,7 @@ def test_c_routes_matter_calls_to_a_and_the_light_obeys(matter_mesh: MatterMesh)
         assert status == 200, (json.dumps(resp), c.log_tail())
         assert resp["status"] == "success", resp
         assert resp["result"]["sent"] == [{**sent, "command": command}]
-        assert_ran_on(resp, a)
+        assert_ran_on(resp, a, c)
         light.wait_state("onOff", "onOff", expected, since=mark, timeout_s=15, local=False)
         # A's controller agrees: its state tool, also called at C, reads the new value.
         wait_until(
@@ -343,14 +346,17 @@ def test_c_routes_matter_calls_to_a_and_the_light_obeys(matter_mesh: MatterMesh)
         )
     status, resp, _ = invoke_at(c, f"{slug}_state", mesh.caller)
     assert (status, resp["result"]) == (200, {"on": False})
-    assert_ran_on(resp, a)
+    assert_ran_on(resp, a, c)
 
 
-def assert_ran_on(resp: dict[str, Any], origin: Node) -> None:
-    """Assert the response says the call ran on ``origin``, one hop from the caller's node."""
+def assert_ran_on(resp: dict[str, Any], origin: Node, caller: Node) -> None:
+    """Assert the response says the call ran on ``origin``, one hop from ``caller``."""
     execution = resp["execution"]
-    assert execution["node_id"] == origin.node_id, resp
-    assert execution["hops"] == 1, resp
+    assert (execution["node_id"], execution["hops"]) == (origin.node_id, 1), resp
+    assert execution["path"] == [caller.node_id, origin.node_id], resp
+    assert execution["attempts"] == [origin.node_id], resp
+    assert 0 < execution["duration_ms"] <= resp["duration_ms"], resp
+    assert resp["node_id"] == caller.node_id, resp
 
 
 def test_killing_a_fails_calls_fast_and_drops_its_tools(matter_mesh: MatterMesh) -> None:
