@@ -23,7 +23,7 @@ from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Any
 
 import aiohttp
@@ -216,16 +216,14 @@ def _check(value: Any, hint: Any, where: str) -> Any:
         return value
     if isinstance(hint, type):
         if issubclass(hint, enum.IntFlag):
-            mask = 0
-            for member in hint:
-                mask |= int(member.value)
+            mask = _flag_mask(hint)
             if not _is_int(value) or value < 0 or value & ~mask:
                 raise InvalidParamsError(
                     f"{where} must be a bitmap of {hint.__name__} (mask {mask})", {"field": where}
                 )
             return value
         if issubclass(hint, enum.IntEnum):
-            allowed = {int(m.value): m for m in hint if m.name != "kUnknownEnumValue"}
+            allowed = _enum_values(hint)
             if not _is_int(value) or value not in allowed:
                 raise InvalidParamsError(
                     f"{where} must be one of {sorted(allowed)} ({hint.__name__})",
@@ -265,22 +263,49 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _build_struct(cls: type[Any], value: Any, where: str) -> Any:
+@cache
+def _flag_mask(hint: type[enum.IntFlag]) -> int:
+    mask = 0
+    for member in hint:
+        mask |= int(member.value)
+    return mask
+
+
+@cache
+def _enum_values(hint: type[enum.IntEnum]) -> dict[int, enum.IntEnum]:
+    return {int(m.value): m for m in hint if m.name != "kUnknownEnumValue"}
+
+
+@cache
+def _struct_fields(cls: Any) -> tuple[tuple[str, Any, bool], ...]:
+    """Return ``(label, type hint, optional)`` of each field of an SDK struct or command.
+
+    Resolving the hints (``typing.get_type_hints`` on the SDK's string annotations) costs
+    hundreds of microseconds, so it is done once per class, not on every command sent.
+    """
+    hints = typing.get_type_hints(cls)
+    fields = []
+    for f in cls.descriptor.Fields:
+        hint = hints.get(f.Label, Any)
+        fields.append((f.Label, hint, _field_optional(hint)))
+    return tuple(fields)
+
+
+def _build_struct(cls: Any, value: Any, where: str) -> Any:
     if not isinstance(value, dict):
         raise InvalidParamsError(f"{where} must be an object", {"field": where})
-    hints = typing.get_type_hints(cls)
-    labels = [f.Label for f in cls.descriptor.Fields]
-    unknown = sorted(set(value) - set(labels))
+    fields = _struct_fields(cls)
+    unknown = sorted(set(value) - {label for label, _, _ in fields})
     if unknown:
+        labels = [label for label, _, _ in fields]
         raise InvalidParamsError(
             f"{where} has unknown field(s) {', '.join(unknown)}; known: {', '.join(labels)}",
             {"field": where, "unknown": unknown, "known": labels},
         )
     kwargs: dict[str, Any] = {}
-    for label in labels:
-        hint = hints.get(label, Any)
+    for label, hint, optional in fields:
         if label not in value:
-            if not _field_optional(hint):
+            if not optional:
                 raise InvalidParamsError(
                     f"{where}.{label} is required", {"field": f"{where}.{label}"}
                 )
