@@ -441,7 +441,7 @@ class MeshNode:
             known = direct.get(ann.node_id, ())
             urls = known + tuple(e for e in ann.endpoints if e not in known)
             if any(t.identity == identity and t.available for t in ann.tools()):
-                offers.append(Offer(node_id=ann.node_id, hops=1, urls=urls))
+                offers.append(Offer(node_id=ann.node_id, hops=1, urls=urls, name=ann.node_name))
             elif urls:
                 others.append(Offer(node_id=ann.node_id, hops=2, urls=urls, relay=True))
         if offers:

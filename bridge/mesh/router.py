@@ -7,8 +7,14 @@ execution and the node is this one, times 1.1 when the request lists the node in
 ``node_affinity`` (the tool's) and ``allowed_nodes`` (the caller's token) keep only the
 nodes they list. A relay (a peer that does not offer the tool but can reach a node that
 does, 2 hops) gets no preference bonus and is not subject to affinity: the node it
-forwards to is, when the relay ranks its own candidates. Nodes recently found
-unreachable sort last, not out. Ties break by node id so the order is stable.
+forwards to is, when the relay ranks its own candidates. So relays are candidates only
+while some node offering the tool survives the filters; when the filters rule out every
+offering node a relay could only fail further on (the same affinity, exclusions and
+token apply there), and ``Router.forward`` answers ``NO_CAPABLE_NODE`` naming the nodes
+that offer the tool and what excluded each. ``node_affinity`` and ``exclude_nodes`` hold
+mesh node ids (key-derived), not node names; a name matches nothing, and the error says
+which node announces that name. Nodes recently found unreachable sort last, not out.
+Ties break by node id so the order is stable.
 
 ``Router.forward`` sends the call to the ranked nodes in turn. The forwarded
 ``tool_invoke`` is signed by this node (``ToolRequest.signed``) and wrapped in a signed
@@ -29,6 +35,7 @@ import logging
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
+from enum import StrEnum
 from typing import Any
 
 import aiohttp
@@ -44,7 +51,7 @@ from bridge.errors import (
 )
 from bridge.invocation.messages import ExecutionInfo, RequestRouting, ToolRequest, ToolResponse
 from bridge.mesh.envelope import seal
-from bridge.mesh.identity import NodeIdentity
+from bridge.mesh.identity import NODE_ID_RE, NodeIdentity
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -65,6 +72,16 @@ class Offer:
     hops: int
     urls: tuple[str, ...]
     relay: bool = False
+    name: str = ""
+
+
+class Exclusion(StrEnum):
+    """Why a node offering a tool may not run a call."""
+
+    EXCLUDE_NODES = "exclude_nodes"
+    PATH = "path"
+    ALLOWED_NODES = "allowed_nodes"
+    NODE_AFFINITY = "node_affinity"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -96,6 +113,27 @@ class RoutedResult:
     execution: ExecutionInfo
 
 
+def exclusion(
+    offer: Offer,
+    *,
+    node_affinity: tuple[str, ...] = (),
+    exclude_nodes: tuple[str, ...] = (),
+    allowed_nodes: tuple[str, ...] = (),
+    path: tuple[str, ...] = (),
+) -> Exclusion | None:
+    """Return why ``offer`` is ruled out, or ``None`` when it may be tried."""
+    if offer.node_id in exclude_nodes:
+        return Exclusion.EXCLUDE_NODES
+    if offer.node_id in path:
+        return Exclusion.PATH
+    if allowed_nodes and offer.node_id not in allowed_nodes:
+        return Exclusion.ALLOWED_NODES
+    # Affinity is about where the tool runs, not who relays it.
+    if node_affinity and not offer.relay and offer.node_id not in node_affinity:
+        return Exclusion.NODE_AFFINITY
+    return None
+
+
 def rank(
     offers: Iterable[Offer],
     *,
@@ -105,17 +143,20 @@ def rank(
     node_affinity: tuple[str, ...] = (),
     exclude_nodes: tuple[str, ...] = (),
     allowed_nodes: tuple[str, ...] = (),
+    path: tuple[str, ...] = (),
     down: frozenset[str] = frozenset(),
 ) -> list[Candidate]:
     """Return the usable offers, best first (see the module docstring for the rule)."""
     ranked: list[Candidate] = []
     for offer in offers:
-        if offer.node_id in exclude_nodes:
-            continue
-        if allowed_nodes and offer.node_id not in allowed_nodes:
-            continue
-        # Affinity and preferences are about where the tool runs, not who relays it.
-        if node_affinity and not offer.relay and offer.node_id not in node_affinity:
+        reason = exclusion(
+            offer,
+            node_affinity=node_affinity,
+            exclude_nodes=exclude_nodes,
+            allowed_nodes=allowed_nodes,
+            path=path,
+        )
+        if reason is not None:
             continue
         score = HOP_DECAY**offer.hops
         if prefer_local and offer.node_id == local_node_id and not offer.relay:
@@ -132,8 +173,73 @@ def rank(
                 relay=offer.relay,
             )
         )
+    if all(c.relay for c in ranked):
+        return []  # no offering node is allowed: a relay would forward to none
     ranked.sort(key=lambda c: (c.down, -c.score, c.node_id))
     return ranked
+
+
+def no_capable_node(
+    identity: str,
+    offers: Iterable[Offer],
+    *,
+    node_affinity: tuple[str, ...] = (),
+    exclude_nodes: tuple[str, ...] = (),
+    allowed_nodes: tuple[str, ...] = (),
+    path: tuple[str, ...] = (),
+) -> NoCapableNodeError:
+    """Return the error for a call no node may run, naming who offers the tool and why not.
+
+    ``details``: ``tool``, ``offered_by`` (the offering node ids, sorted), ``excluded``
+    (node id → ``Exclusion``), ``node_affinity``, ``exclude_nodes``, ``tried`` (empty) and,
+    when an affinity entry is not a node id but the name some offering node announces,
+    ``affinity_names`` (name → the node ids announcing it).
+    """
+    direct = sorted({o.node_id: o for o in offers if not o.relay}.values(), key=lambda o: o.node_id)
+    details: dict[str, Any] = {
+        "tool": identity,
+        "offered_by": [o.node_id for o in direct],
+        "excluded": {},
+        "node_affinity": list(node_affinity),
+        "exclude_nodes": list(exclude_nodes),
+        "tried": [],
+    }
+    if not direct:
+        return NoCapableNodeError(f"no reachable mesh node offers '{identity}'", details)
+    by_reason: dict[Exclusion, list[str]] = {}
+    for offer in direct:
+        reason = exclusion(
+            offer,
+            node_affinity=node_affinity,
+            exclude_nodes=exclude_nodes,
+            allowed_nodes=allowed_nodes,
+            path=path,
+        )
+        if reason is not None:
+            details["excluded"][offer.node_id] = reason.value
+            by_reason.setdefault(reason, []).append(offer.node_id)
+    listed = {
+        Exclusion.EXCLUDE_NODES: f"exclude_nodes {list(exclude_nodes)}",
+        Exclusion.PATH: "the request's path",
+        Exclusion.ALLOWED_NODES: f"the token's allowed_nodes {list(allowed_nodes)}",
+        Exclusion.NODE_AFFINITY: f"the tool's routing.node_affinity {list(node_affinity)}",
+    }
+    reasons = "; ".join(
+        f"{listed[reason]} rules out {', '.join(nodes)}" for reason, nodes in by_reason.items()
+    )
+    message = f"no mesh node may run '{identity}': {reasons}"
+    names: dict[str, list[str]] = {}
+    for entry in node_affinity:
+        if not NODE_ID_RE.match(entry):
+            names[entry] = [o.node_id for o in direct if o.name == entry]
+    if names:
+        details["affinity_names"] = names
+        hints = ", ".join(
+            f"'{name}' is {' or '.join(ids)}" if ids else f"'{name}' names no offering node"
+            for name, ids in names.items()
+        )
+        message += f" (node_affinity holds mesh node ids, not node names: {hints})"
+    return NoCapableNodeError(message, details)
 
 
 class _Unreachable(Exception):
@@ -195,8 +301,9 @@ class Router:
             prefer_local=prefer_local,
             prefer_nodes=routing.prefer_nodes,
             node_affinity=node_affinity,
-            exclude_nodes=routing.exclude_nodes + routing.path,
+            exclude_nodes=routing.exclude_nodes,
             allowed_nodes=allowed_nodes,
+            path=routing.path,
             down=self.down(),
         )
 
@@ -253,8 +360,13 @@ class Router:
             allowed_nodes=allowed_nodes,
         )
         if not candidates:
-            raise NoCapableNodeError(
-                f"no reachable mesh node offers '{identity}'", {"tool": identity, "tried": []}
+            raise no_capable_node(
+                identity,
+                (o for o in self._offers(identity) if o.node_id != self.identity.node_id),
+                node_affinity=node_affinity,
+                exclude_nodes=request.routing.exclude_nodes,
+                allowed_nodes=allowed_nodes,
+                path=request.routing.path,
             )
         started = time.monotonic()
         tried: list[str] = []

@@ -14,6 +14,7 @@ from bridge.auth.keys import NodeKey
 from bridge.invocation.messages import RequestRouting, ToolRequest
 from bridge.mesh.announce import Announcement
 from bridge.mesh.envelope import seal
+from bridge.tools.definition import ToolDefinition
 
 from .harness import LoopNode, build_nodes, token, wait_for, whoami, whoami_definition
 
@@ -157,6 +158,86 @@ async def test_failover_to_the_next_node(tmp_path: Path, issuer: NodeKey) -> Non
         assert response.error["code"] == "NO_CAPABLE_NODE"
     finally:
         for node in (b, c):
+            await node.stop()
+
+
+def pinned_definition(name: str, affinity: list[str]) -> ToolDefinition:
+    """Return a whoami tool pinned to ``affinity`` that may travel one hop (like Matter tools)."""
+    doc = whoami_definition(name).to_json()
+    doc["tool"]["routing"] = {"node_affinity": affinity, "hop_limit": 1}
+    return ToolDefinition.from_json(doc)
+
+
+async def test_filters_ruling_out_every_offering_node_answer_no_capable_node(
+    tmp_path: Path, issuer: NodeKey
+) -> None:
+    nodes = build_nodes(["a", "b", "c"], tmp_path, issuer)
+    a, b, c = nodes
+    # Pinned to b, which does not offer it; by a's name instead of its id; to a itself.
+    a.registry.register(pinned_definition("to_b", [b.node_id]), whoami)
+    a.registry.register(pinned_definition("by_name", ["a"]), whoami)
+    a.registry.register(pinned_definition("to_a", [a.node_id]), whoami)
+    for node in nodes:
+        await node.start()
+    try:
+        names = ("to_b", "by_name", "to_a")
+        await wait_for(
+            lambda: (
+                all(c.registry.get(f"core:{n}@1.0.0") is not None for n in names)
+                and len(c.mesh.gossip.entries()) == 3
+            )
+        )
+        to_b = "core:to_b@1.0.0"
+        # b is a relay c could try, but it could only forward to a, which the affinity
+        # rules out (before: b refused for lack of hops, 508 HOP_LIMIT_EXCEEDED).
+        assert [o.node_id for o in c.mesh.offers(to_b)] == [a.node_id, b.node_id]
+        response = await c.call(to_b, token(issuer))
+        assert response.error == {
+            "code": "NO_CAPABLE_NODE",
+            "message": f"no mesh node may run '{to_b}': the tool's routing.node_affinity "
+            f"['{b.node_id}'] rules out {a.node_id}",
+            "details": {
+                "tool": to_b,
+                "offered_by": [a.node_id],
+                "excluded": {a.node_id: "node_affinity"},
+                "node_affinity": [b.node_id],
+                "exclude_nodes": [],
+                "tried": [],
+            },
+            "retryable": True,
+        }
+        by_name = "core:by_name@1.0.0"
+        response = await c.call(by_name, token(issuer))
+        assert response.error is not None
+        assert response.error["code"] == "NO_CAPABLE_NODE"
+        assert response.error["message"] == (
+            f"no mesh node may run '{by_name}': the tool's routing.node_affinity ['a'] rules "
+            f"out {a.node_id} (node_affinity holds mesh node ids, not node names: "
+            f"'a' is {a.node_id})"
+        )
+        assert response.error["details"]["affinity_names"] == {"a": [a.node_id]}
+        # exclude_nodes ruling out the only offering node: the same answer, no relay tried.
+        to_a = "core:to_a@1.0.0"
+        response = await c.call(to_a, token(issuer), exclude_nodes=[a.node_id])
+        assert response.error is not None
+        assert response.error["code"] == "NO_CAPABLE_NODE"
+        assert response.error["message"] == (
+            f"no mesh node may run '{to_a}': exclude_nodes ['{a.node_id}'] rules out {a.node_id}"
+        )
+        assert response.error["details"] == {
+            "tool": to_a,
+            "offered_by": [a.node_id],
+            "excluded": {a.node_id: "exclude_nodes"},
+            "node_affinity": [a.node_id],
+            "exclude_nodes": [a.node_id],
+            "tried": [],
+        }
+        # The affinity naming a by its id routes as before.
+        response = await c.call(to_a, token(issuer))
+        assert response.ok, response.error
+        assert response.result["node_id"] == a.node_id  # type: ignore[index]
+    finally:
+        for node in nodes:
             await node.stop()
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bridge.mesh.router import Offer, rank
+from bridge.mesh.router import Exclusion, Offer, exclusion, no_capable_node, rank
 
 OFFERS = [
     Offer(node_id="local", hops=0, urls=()),
@@ -57,3 +57,78 @@ def test_unreachable_nodes_sort_last_but_stay() -> None:
 def test_ties_break_by_node_id() -> None:
     offers = [Offer(node_id=n, hops=1, urls=()) for n in ("zeta", "alpha", "mid")]
     assert [c.node_id for c in rank(offers, local_node_id="x")] == ["alpha", "mid", "zeta"]
+
+
+RELAYED = [
+    Offer(node_id="a", hops=1, urls=("http://a",), name="garage"),
+    Offer(node_id="b", hops=2, urls=("http://b",), relay=True, name="hall"),
+]
+
+
+def test_relays_only_while_an_offering_node_is_allowed() -> None:
+    # The offering node a is allowed: the relay b stays as a fallback.
+    ranked = rank(RELAYED, local_node_id="c", node_affinity=("a",))
+    assert [(c.node_id, c.relay) for c in ranked] == [("a", False), ("b", True)]
+    # Affinity, exclude_nodes, the token or the path rule out a: b could only fail further on.
+    assert rank(RELAYED, local_node_id="c", node_affinity=("x",)) == []
+    assert rank(RELAYED, local_node_id="c", exclude_nodes=("a",)) == []
+    assert rank(RELAYED, local_node_id="c", allowed_nodes=("b",)) == []
+    assert rank(RELAYED, local_node_id="c", path=("a",)) == []
+    # An unreachable offering node is not ruled out: the relay may still reach it.
+    ranked = rank(RELAYED, local_node_id="c", down=frozenset({"a"}))
+    assert [(c.node_id, c.down) for c in ranked] == [("b", False), ("a", True)]
+
+
+def test_exclusion_names_the_first_rule_that_applies() -> None:
+    a = RELAYED[0]
+    assert exclusion(a) is None
+    assert exclusion(a, exclude_nodes=("a",), node_affinity=("x",)) is Exclusion.EXCLUDE_NODES
+    assert exclusion(a, path=("a",)) is Exclusion.PATH
+    assert exclusion(a, allowed_nodes=("b",)) is Exclusion.ALLOWED_NODES
+    assert exclusion(a, node_affinity=("x",)) is Exclusion.NODE_AFFINITY
+    assert exclusion(RELAYED[1], node_affinity=("x",)) is None  # relays are not pinned
+
+
+def test_no_capable_node_names_the_tool_the_rule_and_the_excluded_nodes() -> None:
+    a_id, b_id, d_id, x_id = ("a" * 26, "b" * 26, "d" * 26, "x" * 26)
+    offers = [
+        Offer(node_id=d_id, hops=1, urls=(), name="shed"),
+        Offer(node_id=a_id, hops=1, urls=(), name="garage"),
+        Offer(node_id=b_id, hops=2, urls=(), relay=True, name="hall"),
+    ]
+    err = no_capable_node("core:t@1.0.0", offers, node_affinity=(x_id,), exclude_nodes=(d_id,))
+    assert err.code.value == "NO_CAPABLE_NODE"
+    assert err.message == (
+        f"no mesh node may run 'core:t@1.0.0': the tool's routing.node_affinity ['{x_id}'] "
+        f"rules out {a_id}; exclude_nodes ['{d_id}'] rules out {d_id}"
+    )
+    assert err.details == {
+        "tool": "core:t@1.0.0",
+        "offered_by": [a_id, d_id],
+        "excluded": {a_id: "node_affinity", d_id: "exclude_nodes"},
+        "node_affinity": [x_id],
+        "exclude_nodes": [d_id],
+        "tried": [],
+    }
+    # Nobody offers it at all (only a relay): the plain message, nothing excluded.
+    err = no_capable_node("core:t@1.0.0", offers[2:])
+    assert err.message == "no reachable mesh node offers 'core:t@1.0.0'"
+    assert err.details["offered_by"] == []
+    assert err.details["excluded"] == {}
+
+
+def test_affinity_by_node_name_fails_with_the_node_id_to_use() -> None:
+    a_id, d_id = "a" * 26, "d" * 26
+    offers = [
+        Offer(node_id=a_id, hops=1, urls=(), name="garage"),
+        Offer(node_id=d_id, hops=1, urls=(), name="shed"),
+    ]
+    assert rank(offers, local_node_id="c", node_affinity=("garage",)) == []
+    err = no_capable_node("core:t@1.0.0", offers, node_affinity=("garage", "attic"))
+    assert err.details["affinity_names"] == {"garage": [a_id], "attic": []}
+    assert err.details["excluded"] == {a_id: "node_affinity", d_id: "node_affinity"}
+    assert err.message == (
+        f"no mesh node may run 'core:t@1.0.0': the tool's routing.node_affinity "
+        f"['garage', 'attic'] rules out {a_id}, {d_id} (node_affinity holds mesh node ids, "
+        f"not node names: 'garage' is {a_id}, 'attic' names no offering node)"
+    )
