@@ -13,6 +13,14 @@ a silent origin at about the same moment, and nobody can keep a dead node's tool
 by re-gossiping its last announcement. This assumes node clocks agree within
 ``max_skew_s`` (NTP on a LAN); the local node's own announcement never expires here.
 
+Nothing expired is ever sent: ``prune()`` runs before every digest and every list of
+documents is built, drops the remote entries whose time has passed and, when less than
+half of its lifetime is left, renews this node's own announcement through
+``renew_local`` (without it, an expired own announcement is left out of digests and
+documents). So a node whose gossip loop was held up (a long blocking start-up step, a
+slow round) answers pulls with a fresh own announcement, never one its peers reject as
+expired, and never relays a peer's announcement after that peer went silent.
+
 The exchange (one round, initiated by A towards B) comes in two forms. Full:
 
 1. A sends ``gossip_digest`` ``{origin: version}`` of everything it holds;
@@ -98,6 +106,7 @@ class GossipState:
         max_ttl_s: float = 3600.0,
         max_skew_s: float = 30.0,
         clock: Callable[[], float] = time.time,
+        renew_local: Callable[[], Announcement] | None = None,
     ) -> None:
         self.trust = trust
         self.own_node_id = own_node_id
@@ -107,7 +116,8 @@ class GossipState:
         self._entries: dict[str, Entry] = {}
         self._seen: dict[str, int] = {}
         self._listeners: list[Listener] = []
-        self._hash: str | None = None
+        self._hash: tuple[dict[str, int], str] | None = None
+        self._renew_local = renew_local
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Call ``listener(change, announcement)`` on every change; return an unsubscribe."""
@@ -134,9 +144,45 @@ class GossipState:
         entry = self._entries.get(origin)
         return -1 if entry is None else entry.announcement.version
 
+    def lifetime_end(self, announcement: Announcement) -> float:
+        """Return when ``announcement`` expires by this node's rule (origin clock, capped TTL)."""
+        return announcement.timestamp + min(announcement.ttl_s, self.max_ttl_s)
+
+    def is_expired(self, document: dict[str, Any]) -> bool:
+        """Return whether this node would reject a well-formed ``document`` as expired now."""
+        timestamp, ttl = document.get("timestamp"), document.get("ttl_s")
+        if not isinstance(timestamp, int | float) or not isinstance(ttl, int | float):
+            return False  # not an announcement this rule applies to; the receiver decides
+        return float(timestamp) + min(float(ttl), self.max_ttl_s) <= self._clock()
+
+    def prune(self) -> list[Announcement]:
+        """Drop expired remote entries and renew a stale own announcement; return the dropped.
+
+        The own announcement is renewed (``renew_local``) once less than half of its
+        lifetime is left, so what this node sends next is not expired on arrival.
+        """
+        dropped = self.expire()
+        own = self._entries.get(self.own_node_id)
+        if own is not None and self._renew_local is not None:
+            announcement = own.announcement
+            lifetime = min(announcement.ttl_s, self.max_ttl_s)
+            if self._clock() >= announcement.timestamp + lifetime / 2:
+                self.set_local(self._renew_local())
+        return dropped
+
+    def _sendable(self) -> dict[str, Entry]:
+        """Return the entries that may be sent now (after ``prune``): none is expired."""
+        self.prune()
+        now = self._clock()
+        return {
+            origin: e
+            for origin, e in self._entries.items()
+            if e.expires_at > now and self.lifetime_end(e.announcement) > now
+        }
+
     def digest(self) -> dict[str, int]:
-        """Return ``{origin: version}`` of every live entry."""
-        return {origin: e.announcement.version for origin, e in self._entries.items()}
+        """Return ``{origin: version}`` of every entry that may be sent (pruned first)."""
+        return {origin: e.announcement.version for origin, e in self._sendable().items()}
 
     def set_local(self, announcement: Announcement) -> None:
         """Store this node's own signed announcement (it never expires here)."""
@@ -174,7 +220,7 @@ class GossipState:
         now = self._clock()
         if announcement.timestamp > now + self.max_skew_s:
             return Outcome.FUTURE
-        expires_at = announcement.timestamp + min(announcement.ttl_s, self.max_ttl_s)
+        expires_at = self.lifetime_end(announcement)
         if expires_at <= now:
             return Outcome.EXPIRED
         if origin not in self._entries and len(self._entries) >= MAX_ORIGINS:
@@ -232,10 +278,11 @@ class GossipState:
     # -- the exchange -------------------------------------------------------------------
 
     def digest_hash(self) -> str:
-        """Return the SHA-256 of the canonical digest (cached until the next change)."""
-        if self._hash is None:
-            self._hash = hashlib.sha256(canonical_bytes(self.digest())).hexdigest()
-        return self._hash
+        """Return the SHA-256 of the canonical digest (cached while the digest is the same)."""
+        digest = self.digest()
+        if self._hash is None or self._hash[0] != digest:
+            self._hash = (digest, hashlib.sha256(canonical_bytes(digest)).hexdigest())
+        return self._hash[1]
 
     def digest_message(self) -> dict[str, Any]:
         """Return step 1 of a full round: this node's digest."""
@@ -289,7 +336,7 @@ class GossipState:
         """Return the documents this node holds newer than ``remote`` says (at most a batch)."""
         return _batch(
             e
-            for origin, e in self._entries.items()
+            for origin, e in self._sendable().items()
             if e.announcement.version > remote.get(origin, -1)
         )
 
@@ -297,9 +344,8 @@ class GossipState:
         """Return the held documents of the listed origins (unknown ones skipped)."""
         if not isinstance(origins, list) or len(origins) > MAX_BATCH:
             raise InvalidRequestError("want must be a list of node ids")
-        return _batch(
-            self._entries[o] for o in origins if isinstance(o, str) and o in self._entries
-        )
+        sendable = self._sendable()
+        return _batch(sendable[o] for o in origins if isinstance(o, str) and o in sendable)
 
     def handle_push(self, message: dict[str, Any]) -> dict[Outcome, int]:
         """Take step 3 (or an unsolicited push of a changed announcement)."""

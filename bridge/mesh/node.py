@@ -6,6 +6,9 @@ discovery and one background loop that, every ``gossip_interval_s``, drops expir
 announcements, re-signs this node's announcement when ``announce_interval_s`` has
 passed, and runs a push-pull round with ``gossip_fanout`` random peers. A change to a
 local tool is announced within a fraction of a second and pushed to every known peer.
+When the loop is held up (a blocking start-up step, a slow round), the gossip state
+renews this node's announcement before sending it (``GossipState.prune``), so peers
+never get it already expired.
 
 Remote tools appear in the local ``ToolRegistry`` with ``server_name`` = their origin's
 node id and ``handler=None``, and disappear when the origin's announcement expires or
@@ -96,6 +99,7 @@ class MeshNode:
             own_node_id=self.identity.node_id,
             max_ttl_s=max(config.announcement_ttl_s, 1.0) * 10,
             max_skew_s=config.max_clock_skew_s,
+            renew_local=self._renew,
         )
         self.verifier = EnvelopeVerifier(
             self.identity.node_id, self.trust, max_skew_s=config.max_clock_skew_s
@@ -248,6 +252,11 @@ class MeshNode:
             self._spawn(self._push(node_id, urls, [announcement.to_json()]))
         return announcement
 
+    def _renew(self) -> Announcement:
+        """Return a fresh own announcement for the gossip state to send instead of a stale one."""
+        self._last_announce = time.monotonic()
+        return self.build_announcement()
+
     def _on_registry_change(self, action: str, tool: RegisteredTool) -> None:
         if tool.definition.server_name:
             return
@@ -328,6 +337,10 @@ class MeshNode:
             _LOGGER.debug("gossip with %s (%s) failed: %s", node_id or "?", urls, err)
 
     async def _push(self, node_id: str, urls: tuple[str, ...], documents: list[Any]) -> None:
+        # Spawned: the loop may have been held up since; never send what expired meanwhile.
+        documents = [d for d in documents if not self.gossip.is_expired(d)]
+        if not documents:
+            return
         body = {"type": "gossip_push", "announcements": documents}
         try:
             await self._post(

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from bridge.mesh.announce import Announcement
 from bridge.mesh.gossip import Change, GossipState, Outcome
 from bridge.mesh.identity import NodeIdentity
 from bridge.mesh.trust import TrustPolicy
@@ -174,3 +175,66 @@ def test_batches_are_capped_by_bytes(alice: NodeIdentity, monkeypatch: pytest.Mo
     assert len(state.documents([i.node_id for i in others])) == 2
     monkeypatch.setattr(gossip, "MAX_BATCH_BYTES", 1)
     assert len(state.newer_than({})) == 1  # never starves: at least one document
+
+
+def test_nothing_expired_is_sent_and_a_stale_own_announcement_is_renewed(
+    alice: NodeIdentity, bob: NodeIdentity
+) -> None:
+    clock = Clock(1000.0)
+    carol = make_identity("carol")
+    everyone = (alice, bob, carol)
+    renewed: list[int] = []
+
+    def renew() -> Announcement:
+        renewed.append(len(renewed) + 2)
+        return make_announcement(alice, version=renewed[-1], timestamp=clock.now, ttl_s=3)
+
+    policy = TrustPolicy("allowlist", tuple(t.node_id for t in everyone), alice.public_key_b64)
+    a = GossipState(
+        policy, own_node_id=alice.node_id, max_ttl_s=600, clock=clock, renew_local=renew
+    )
+    a.set_local(make_announcement(alice, version=1, timestamp=1000.0, ttl_s=3))
+    assert a.accept(make_announcement(bob, timestamp=1000.0, ttl_s=3).to_json()) is Outcome.ACCEPTED
+    # Half the own lifetime left: nothing renewed yet, both are sent.
+    clock.now = 1001.4
+    assert a.digest() == {alice.node_id: 1, bob.node_id: 1}
+    # The loop was held up past bob's expiry (not pruned yet) and half of a's lifetime.
+    clock.now = 1003.5
+    fresh = state_for(carol, everyone, clock)
+    reply = a.handle_digest({"type": "gossip_digest", "digest": {}})
+    assert [d["node_name"] for d in reply["announcements"]] == ["alice"]
+    assert fresh.accept_many(reply["announcements"]) == {Outcome.ACCEPTED: 1}
+    assert fresh.digest() == {alice.node_id: 2}
+    assert renewed == [2]
+    assert a.digest() == {alice.node_id: 2}
+    assert a.documents([alice.node_id, bob.node_id])[0]["version"] == 2
+    assert len(a.documents([bob.node_id])) == 0
+
+
+def test_stale_entries_are_never_in_a_digest_or_a_reply(
+    alice: NodeIdentity, bob: NodeIdentity
+) -> None:
+    clock = Clock(1000.0)
+    carol = make_identity("carol")
+    everyone = (alice, bob, carol)
+    a = state_for(alice, everyone, clock)  # no renew_local: a stale own entry is held back
+    a.set_local(make_announcement(alice, timestamp=1000.0, ttl_s=3))
+    assert a.accept(make_announcement(bob, timestamp=1000.0, ttl_s=3).to_json()) is Outcome.ACCEPTED
+    in_sync_hash = a.digest_hash()
+    clock.now = 1003.0  # both expired; the gossip loop has not run expire() yet
+    fresh = state_for(carol, everyone, clock)
+    assert a.digest_message() == {"type": "gossip_digest", "digest": {}}
+    assert a.hash_message()["hash"] != in_sync_hash
+    reply = a.handle_digest({"type": "gossip_digest", "digest": {}})
+    assert reply == {"type": "gossip_reply", "announcements": [], "want": []}
+    assert a.handle_digest({"type": "gossip_digest", "hash": in_sync_hash}) == {
+        "type": "gossip_reply",
+        "digest": {},
+    }
+    counts, push = a.handle_reply({"type": "gossip_reply", "digest": {}})
+    assert (counts, push) == ({}, None)
+    assert a.documents([alice.node_id, bob.node_id]) == []
+    assert fresh.digest() == {}
+    assert a.get(bob.node_id) is None  # pruned
+    assert a.is_expired(make_announcement(bob, timestamp=1000.0, ttl_s=3).to_json())
+    assert not a.is_expired(make_announcement(bob, timestamp=1000.5, ttl_s=3).to_json())

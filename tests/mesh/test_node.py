@@ -14,6 +14,7 @@ from bridge.auth.keys import NodeKey
 from bridge.invocation.messages import RequestRouting, ToolRequest
 from bridge.mesh.announce import Announcement
 from bridge.mesh.envelope import seal
+from bridge.mesh.gossip import Outcome
 from bridge.tools.definition import ToolDefinition
 
 from .harness import LoopNode, build_nodes, token, wait_for, whoami, whoami_definition
@@ -416,3 +417,44 @@ async def test_unknown_interface_is_a_config_error(tmp_path: Path) -> None:
     )
     with pytest.raises(ConfigInvalidError, match="'nope0' is neither an interface nor an IP"):
         await node.start()
+
+
+async def test_a_node_held_up_past_its_ttl_never_sends_its_expired_announcement(
+    tmp_path: Path, issuer: NodeKey
+) -> None:
+    # Start-up as in `atmosphere-bridge run`: the mesh node announces, then building the
+    # HTTP app blocks the event loop (importing the Matter SDK: ~1.6-2.4 s, more under load)
+    # past the announcement TTL, before the gossip loop could re-announce.
+    a, b = build_nodes(
+        ["a", "b"],
+        tmp_path,
+        issuer,
+        announcement_ttl_s=0.6,
+        announce_interval_s=60.0,
+        gossip_interval_s=60.0,
+    )
+    await a.start()
+    try:
+        first = a.mesh.gossip.get(a.node_id)
+        assert first is not None
+        time.sleep(0.7)  # the blocking start-up step being reproduced
+        # b pulls everything from a (digest {}), then asks for a's document by push/want.
+        env = seal(b.mesh.identity, to=a.node_id, kind="gossip_digest", body={"digest": {}})
+        status, reply = await post(f"{a.url}/v1/mesh/gossip", env)
+        assert status == 200, reply
+        assert b.mesh.gossip.accept_many(reply["announcements"]) == {Outcome.ACCEPTED: 1}
+        renewed = b.mesh.gossip.get(a.node_id)
+        assert renewed is not None
+        assert renewed.announcement.version > first.announcement.version
+        env = seal(
+            b.mesh.identity,
+            to=a.node_id,
+            kind="gossip_push",
+            body={"announcements": [], "want": [a.node_id]},
+        )
+        status, answer = await post(f"{a.url}/v1/mesh/push", env)
+        assert status == 200, answer
+        assert [d["version"] for d in answer["announcements"]] == [renewed.announcement.version]
+        assert b.mesh.rejections == {}
+    finally:
+        await a.stop()
