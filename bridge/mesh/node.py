@@ -51,7 +51,7 @@ from bridge.mesh.announce import Announcement, Capability, DeviceInfo, ToolSumma
 from bridge.mesh.discovery import DiscoveredPeer, Discovery, interface_addresses
 from bridge.mesh.envelope import EnvelopeVerifier, seal
 from bridge.mesh.gossip import Change, GossipState, Outcome
-from bridge.mesh.identity import NodeIdentity, fingerprint_for
+from bridge.mesh.identity import NODE_ID_RE, NodeIdentity, fingerprint_for
 from bridge.mesh.router import Offer, RoutedResult, Router, error_of
 from bridge.mesh.trust import TrustMode, TrustPolicy
 from bridge.tools.context import CallContext
@@ -117,6 +117,7 @@ class MeshNode:
         self._endpoints: tuple[str, ...] = ()
         self._rng = random.Random()  # noqa: S311 - peer choice, not security
         self.rejections: dict[str, int] = {}
+        self._warned_affinity: set[str] = set()
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -210,6 +211,7 @@ class MeshNode:
             defn = tool.definition
             if defn.server_name:
                 continue
+            self._check_affinity(defn)
             groups.setdefault(defn.namespace, []).append(
                 ToolSummary(
                     identity=defn.identity,
@@ -239,6 +241,23 @@ class MeshNode:
             capabilities=capabilities,
             devices=tuple(devices.values()),
         ).signed(self.identity)
+
+    def _check_affinity(self, defn: ToolDefinition) -> None:
+        """Warn once per tool whose ``routing.node_affinity`` lists something not a node id."""
+        names = [n for n in defn.routing.node_affinity if not NODE_ID_RE.match(n)]
+        if not names or defn.identity in self._warned_affinity:
+            return
+        self._warned_affinity.add(defn.identity)
+        hint = f"; this node ('{self.identity.name}') is {self.identity.node_id}"
+        _LOGGER.warning(
+            "tool %s: routing.node_affinity lists %s, which %s not a mesh node id "
+            "(node_affinity holds key-derived node ids, not names): peers will refuse "
+            "to route calls to it%s",
+            defn.identity,
+            names,
+            "is" if len(names) == 1 else "are",
+            hint,
+        )
 
     def announce(self) -> Announcement:
         """Sign a fresh announcement, store it and push it to every known peer."""

@@ -170,7 +170,7 @@ def pinned_definition(name: str, affinity: list[str]) -> ToolDefinition:
 
 
 async def test_filters_ruling_out_every_offering_node_answer_no_capable_node(
-    tmp_path: Path, issuer: NodeKey
+    tmp_path: Path, issuer: NodeKey, caplog: pytest.LogCaptureFixture
 ) -> None:
     nodes = build_nodes(["a", "b", "c"], tmp_path, issuer)
     a, b, c = nodes
@@ -217,6 +217,13 @@ async def test_filters_ruling_out_every_offering_node_answer_no_capable_node(
             f"'a' is {a.node_id})"
         )
         assert response.error["details"]["affinity_names"] == {"a": [a.node_id]}
+        # The origin says so too, once per tool, in its log.
+        warnings = [r.getMessage() for r in caplog.records if "node_affinity lists" in r.message]
+        assert warnings == [
+            f"tool {by_name}: routing.node_affinity lists ['a'], which is not a mesh node id "
+            "(node_affinity holds key-derived node ids, not names): peers will refuse to "
+            f"route calls to it; this node ('a') is {a.node_id}"
+        ]
         # exclude_nodes ruling out the only offering node: the same answer, no relay tried.
         to_a = "core:to_a@1.0.0"
         response = await c.call(to_a, token(issuer), exclude_nodes=[a.node_id])
