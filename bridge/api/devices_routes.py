@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+from typing import TYPE_CHECKING
 
 from aiohttp import web
 
@@ -28,9 +29,9 @@ from bridge.api.app import json_response, read_json, service_of
 from bridge.api.auth import require
 from bridge.api.openapi import add_route, path_param, query_param
 from bridge.errors import BridgeError, ControllerUnavailableError, InvalidRequestError
-from bridge.matter.commissioning import CommissionRequest
-from bridge.matter.names import DeviceRename
-from bridge.matter.runtime import MatterRuntime
+
+if TYPE_CHECKING:  # the Matter layer (and the SDK's cluster classes) load only when used
+    from bridge.matter.runtime import MatterRuntime
 
 LOGGER = logging.getLogger(__name__)
 _TASKS: web.AppKey[set[asyncio.Task[None]]] = web.AppKey("commission_tasks")
@@ -59,6 +60,8 @@ async def commission(request: web.Request) -> web.Response:
     wait = request.query.get("wait", "true").lower()
     if wait not in ("true", "false"):
         raise InvalidRequestError("wait must be 'true' or 'false'")
+    from bridge.matter.commissioning import CommissionRequest
+
     body = CommissionRequest.from_json(await read_json(request))
     runtime = _runtime(request)
     commission_id = uuid.uuid4().hex[:12]
@@ -84,6 +87,8 @@ async def rename_device(request: web.Request) -> web.Response:
     runtime = _runtime(request)
     device = runtime.find_device(request.match_info["device"])
     require(request, f"device:manage:{device.id}")
+    from bridge.matter.names import DeviceRename
+
     change = DeviceRename.from_json(await read_json(request))
     return json_response(await runtime.rename(device.id, change))
 
