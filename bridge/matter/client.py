@@ -480,6 +480,26 @@ class _Client(MatterClient):
             self._on_attribute(int(node_id), str(path), value)
 
 
+class _UncompressedSession:
+    """The adapter's aiohttp session as the SDK client sees it: WebSockets without deflate.
+
+    The pinned client always asks for ``permessage-deflate``; on the loopback or LAN link
+    to a controller that only costs CPU on both ends for every command and reply (the
+    controller then compresses every message it sends this connection).
+    """
+
+    def __init__(self, session: aiohttp.ClientSession) -> None:
+        self._session = session
+
+    def ws_connect(self, url: str, **kwargs: Any) -> Any:
+        """Open the WebSocket with compression off, the client's other options kept."""
+        kwargs["compress"] = 0
+        return self._session.ws_connect(url, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._session, name)
+
+
 class MatterAdapter:
     """A long-lived connection to one controller with reconnects and a node mirror."""
 
@@ -573,7 +593,8 @@ class MatterAdapter:
         delay = self._backoff_initial
         while not self._stopping:
             assert self._session is not None  # noqa: S101 - set in start()
-            client = _Client(self.url, self._session, self._on_attribute)
+            session: Any = _UncompressedSession(self._session)
+            client = _Client(self.url, session, self._on_attribute)
             self._client = client
             ready = asyncio.Event()
             listen = asyncio.create_task(client.start_listening(ready))

@@ -134,3 +134,21 @@ async def test_pending_calls_backoff_and_reconnects(own_controller: ThreadedCont
     finally:
         await bridge.stop()
     assert registry.list(namespace="matter") == []
+
+
+async def test_adapter_websocket_is_not_deflated(own_controller: ThreadedController) -> None:
+    """The pinned client asks for permessage-deflate; the adapter turns it off (CPU per call)."""
+    adapter = MatterAdapter(own_controller.url)
+    await adapter.start()
+    try:
+        await adapter.wait_connected(30)
+        client = adapter._client
+        assert client is not None
+        ws = client.connection._ws_client  # the SDK client's aiohttp WebSocket
+        assert ws is not None
+        assert ws.compress == 0
+        # And the uncompressed connection works: a request answers with the real result.
+        result = await client.send_command("server_info")
+        assert result["schema_version"] == client.server_info.schema_version
+    finally:
+        await adapter.stop()
