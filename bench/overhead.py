@@ -8,11 +8,18 @@ bridge's managed python-matter-server, all inside a private network namespace):
     the bridge (a separate ``atmosphere-bridge run`` process), with a real signed token
     checked on every call (resolve → validate → authorize → execute → record).
 
-Calls alternate in small batches so drift hits both sides alike. Prints one JSON line:
-``direct_p50_ms``, ``direct_p99_ms``, ``bridge_p50_ms``, ``bridge_p99_ms``,
-``overhead_p50_ms``, ``overhead_p99_ms`` (bridge minus direct) and the sample count.
+Calls are strictly interleaved, the order flipped every pair (direct, bridge, bridge,
+direct, ...), after a warm-up of both sides, so machine load and the device's own
+timing hit both sides alike. Prints one JSON line: ``direct_p50_ms``, ``direct_p99_ms``,
+``bridge_p50_ms``, ``bridge_p99_ms``, ``overhead_p50_ms``, ``overhead_p99_ms`` (bridge
+minus direct) and the sample count. ``--breakdown`` adds where a bridge call's time
+goes: ``http`` (client round trip minus the bridge's own ``duration_ms``: HTTP both
+ways, auth middleware, body parsing, response encoding), ``pipeline`` (``duration_ms``
+minus the handler's ``execution.duration_ms``), ``handler`` and its excess over the
+direct call, and the bridge process's CPU time per call.
 
-Usage (root, after ``make install``): .venv/bin/python bench/overhead.py [--calls 300]
+Usage (root, after ``make install``):
+    .venv/bin/python bench/overhead.py [--calls 500] [--warmup 50] [--breakdown]
 """
 
 from __future__ import annotations
@@ -41,6 +48,12 @@ from bridge.matter.virtual_devices import DeviceKind, VirtualDevice, node_availa
 REPO = Path(__file__).resolve().parents[1]
 
 
+def cpu_seconds(pid: int) -> float:
+    """Return the user + system CPU time a process has used so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def percentile(samples: list[float], q: float) -> float:
     ordered = sorted(samples)
     index = min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))
@@ -58,7 +71,7 @@ async def wait_for_line(proc: asyncio.subprocess.Process, prefix: str, timeout_s
                 return line.strip()
 
 
-async def run(calls: int, batch: int) -> dict[str, Any]:
+async def run(calls: int, warmup: int, breakdown: bool) -> dict[str, Any]:
     reason = netns.unsupported_reason() or node_available()
     if reason:
         raise SystemExit(f"overhead benchmark needs a fabric namespace: {reason}")
@@ -69,6 +82,11 @@ async def run(calls: int, batch: int) -> dict[str, Any]:
         passcode=20202301, discriminator=0x50A, label="Bench Lamp", netns=ns,
     )  # fmt: skip
     bridge: asyncio.subprocess.Process | None = None
+    direct_ms: list[float] = []
+    bridge_ms: list[float] = []
+    server_ms: list[float] = []  # the bridge's own duration_ms: pipeline + handler
+    handler_ms: list[float] = []  # execution.duration_ms: the Matter handler alone
+    bridge_cpu_s = 0.0
     try:
         state = base / "state"
         await asyncio.to_thread(write_test_paa, state / "controller" / "paa")
@@ -108,7 +126,8 @@ async def run(calls: int, batch: int) -> dict[str, Any]:
             controller_url = f"ws://{ns.ns_address}:5580/ws"
             async with (
                 aiohttp.ClientSession() as ws_session,
-                ws_session.ws_connect(controller_url) as ws,
+                # Uncompressed, like the bridge's own adapter connection.
+                ws_session.ws_connect(controller_url, compress=0) as ws,
             ):
                 await ws.receive_json()
                 ids = itertools.count(1)
@@ -136,21 +155,29 @@ async def run(calls: int, batch: int) -> dict[str, Any]:
                         f"{url}/v1/invoke", json={"tool": toggle, "params": {}}
                     ) as resp:
                         body = await resp.json()
-                    elapsed = time.perf_counter() - started
+                    elapsed = (time.perf_counter() - started) * 1000
                     if body.get("status") != "success":
                         raise RuntimeError(f"bridge call failed: {body}")
-                    return elapsed * 1000
+                    server_ms.append(float(body["duration_ms"]))
+                    handler_ms.append(float(body["execution"]["duration_ms"]))
+                    return elapsed
 
-                for _ in range(20):  # warm-up: sessions, caches, JIT-free paths
+                for _ in range(warmup):  # sessions, caches, first-call paths on both sides
                     await direct()
                     await via_bridge()
-                direct_ms: list[float] = []
-                bridge_ms: list[float] = []
-                while len(direct_ms) < calls:
-                    for _ in range(batch):
-                        direct_ms.append(await direct())
-                    for _ in range(batch):
+                server_ms.clear()
+                handler_ms.clear()
+                cpu_before = cpu_seconds(bridge.pid)
+                for i in range(calls):
+                    # Strictly interleaved, the order flipped every pair: each side sees
+                    # the same machine load and follows the other side's call equally often.
+                    if i % 2:
                         bridge_ms.append(await via_bridge())
+                        direct_ms.append(await direct())
+                    else:
+                        direct_ms.append(await direct())
+                        bridge_ms.append(await via_bridge())
+                bridge_cpu_s = cpu_seconds(bridge.pid) - cpu_before
     finally:
         if bridge is not None and bridge.returncode is None:
             bridge.send_signal(signal.SIGINT)
@@ -164,7 +191,7 @@ async def run(calls: int, batch: int) -> dict[str, Any]:
         shutil.rmtree(base, ignore_errors=True)
     d50, d99 = percentile(direct_ms, 0.5), percentile(direct_ms, 0.99)
     b50, b99 = percentile(bridge_ms, 0.5), percentile(bridge_ms, 0.99)
-    return {
+    out: dict[str, Any] = {
         "direct_p50_ms": round(d50, 3),
         "direct_p99_ms": round(d99, 3),
         "bridge_p50_ms": round(b50, 3),
@@ -173,14 +200,35 @@ async def run(calls: int, batch: int) -> dict[str, Any]:
         "overhead_p99_ms": round(b99 - d99, 3),
         "calls_each": len(direct_ms),
     }
+    if breakdown:
+        # Where a bridge call's time goes, per call then as p50/p99 of each part:
+        # http = client round trip minus the bridge's duration_ms (HTTP, auth middleware,
+        # body parsing, response encoding); pipeline = duration_ms minus the handler
+        # (replay, resolve, validate, authorize, audit, events); handler = the Matter
+        # tool's handler, whose controller round trip is what ``direct`` measures.
+        http_part = [b - s for b, s in zip(bridge_ms, server_ms, strict=True)]
+        pipe_part = [s - h for s, h in zip(server_ms, handler_ms, strict=True)]
+        for name, values in (("http", http_part), ("pipeline", pipe_part),
+                             ("handler", handler_ms)):
+            out[f"{name}_p50_ms"] = round(percentile(values, 0.5), 3)
+            out[f"{name}_p99_ms"] = round(percentile(values, 0.99), 3)
+        out["handler_minus_direct_p50_ms"] = round(percentile(handler_ms, 0.5) - d50, 3)
+        # CPU the bridge process (not its controller) used per bridge call, all included.
+        out["bridge_cpu_ms_per_call"] = round(bridge_cpu_s * 1000 / len(bridge_ms), 3)
+    return out
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=300, help="calls per side (default 300)")
-    parser.add_argument("--batch", type=int, default=10, help="alternation batch (default 10)")
+    parser.add_argument("--warmup", type=int, default=50, help="warm-up calls per side")
+    parser.add_argument(
+        "--breakdown", action="store_true",
+        help="add http/pipeline/handler p50/p99 of the bridge calls to the line",
+    )  # fmt: skip
     args = parser.parse_args()
-    print(json.dumps(asyncio.run(run(args.calls, args.batch))), flush=True)
+    line = asyncio.run(run(args.calls, args.warmup, args.breakdown))
+    print(json.dumps(line), flush=True)
 
 
 if __name__ == "__main__":
