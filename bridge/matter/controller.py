@@ -7,10 +7,10 @@ state directory, restarts it with exponential backoff when it dies, and stops it
 
 The CHIP SDK hard-codes ``/data/chip_{factory,config,counters}.ini`` and
 ``/tmp/chip_kvs``. When running as root each controller gets a private mount namespace
-with its own directories bound over ``/data`` (and over ``/tmp`` when none of its paths
-live there), so several controllers — tests, the demo, a developer's — never share
-those files. With a ``NetworkNamespace`` the controller runs inside it, and its
-WebSocket is reached at the namespace's address.
+with its own directories bound over ``/data`` and ``/tmp`` (the parts of the host's
+``/tmp`` that hold its own venv or storage stay visible), so several controllers —
+tests, the demo, a developer's — never share those files. With a ``NetworkNamespace``
+the controller runs inside it, and its WebSocket is reached at the namespace's address.
 """
 
 from __future__ import annotations
@@ -38,10 +38,17 @@ LOGGER = logging.getLogger(__name__)
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 # Binds the instance's directories over the SDK's hard-coded paths, then becomes the server.
+# $1: private /data, $2: private /tmp, $3: colon-separated top-level /tmp entries the server
+# itself needs (its venv, storage, ...), re-exposed inside the private /tmp from the host's.
+# /mnt only gets a tmpfs inside this private mount namespace, as a handle on the host's /tmp.
 _ISOLATE_SCRIPT = (
     'mount --bind "$1" /data || exit 97; '
-    'if [ -n "$2" ]; then mount --bind "$2" /tmp || exit 97; fi; '
-    'shift 2; exec "$@"'
+    'mount -t tmpfs atmosphere-host-tmp /mnt && mkdir /mnt/host-tmp '
+    '&& mount --bind /tmp /mnt/host-tmp && mount --bind "$2" /tmp || exit 97; '
+    'keep="$3"; IFS=:; for e in $keep; do '
+    '[ -n "$e" ] || continue; '
+    'mkdir -p "/tmp/$e" && mount --bind "/mnt/host-tmp/$e" "/tmp/$e" || exit 97; '
+    'done; unset IFS; shift 3; exec "$@"'
 )
 
 
@@ -157,19 +164,26 @@ class ManagedController:
             data_dir, tmp_dir = self._private_dirs()
             argv = [
                 "unshare", "--mount", "--propagation", "private", "--",
-                "sh", "-c", _ISOLATE_SCRIPT, "sh", str(data_dir), str(tmp_dir or ""), *server,
+                "sh", "-c", _ISOLATE_SCRIPT, "sh", str(data_dir), str(tmp_dir),
+                ":".join(self._tmp_entries_needed()), *server,
             ]  # fmt: skip
         if s.netns is not None:
             argv = [*s.netns.exec_prefix(), *argv]
         return argv
 
-    def _private_dirs(self) -> tuple[Path, Path | None]:
+    def _private_dirs(self) -> tuple[Path, Path]:
+        return self.settings.state_dir / "sdk-data", self.settings.state_dir / "sdk-tmp"
+
+    def _tmp_entries_needed(self) -> list[str]:
+        """Return the top-level ``/tmp`` entries holding paths the server must still see."""
         s = self.settings
-        data_dir = s.state_dir / "sdk-data"
-        # /tmp can only be replaced when nothing the server needs lives under it.
-        paths = (s.storage_dir, s.trust_store, s.log_path, s.venv)
-        tmp_free = not any(_under(p.resolve(), Path("/tmp")) for p in paths)  # noqa: S108
-        return data_dir, (s.state_dir / "sdk-tmp") if tmp_free else None
+        tmp = Path("/tmp")  # noqa: S108 - the SDK's hard-coded location, not a temp file
+        entries: set[str] = set()
+        for path in (s.storage_dir, s.trust_store, s.log_path, s.venv):
+            resolved = path.resolve()
+            if _under(resolved, tmp) and resolved != tmp:
+                entries.add(resolved.relative_to(tmp).parts[0])
+        return sorted(entries)
 
     async def start(self, *, wait: bool = True) -> None:
         """Start the server and its supervisor; with ``wait``, return once it answers."""
@@ -197,8 +211,7 @@ class ManagedController:
         if s.isolate_paths and os.geteuid() == 0:
             data_dir, tmp_dir = self._private_dirs()
             data_dir.mkdir(parents=True, exist_ok=True)
-            if tmp_dir is not None:
-                tmp_dir.mkdir(parents=True, exist_ok=True)
+            tmp_dir.mkdir(parents=True, exist_ok=True)
             # The mount point itself must exist; it stays an empty directory on the host.
             Path("/data").mkdir(exist_ok=True)
         else:

@@ -116,3 +116,25 @@ async def test_stop_ends_the_process_and_reports_states(fabric: Fabric) -> None:
     while not sub.queue.empty():
         states.append((await sub.get()).data["state"])
     assert states == ["starting", "running", "stopped"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="path isolation needs root (mount namespaces)")
+def test_isolation_keeps_the_servers_own_tmp_paths_visible() -> None:
+    """A checkout under /tmp (a CI clone) still gets a private /tmp for chip_kvs."""
+    from pathlib import Path
+
+    settings = ControllerSettings(
+        venv=Path("/tmp/ci-clone/.venv-controller"), state_dir=Path("/var/tmp/atm/ctrl")
+    )
+    argv = ManagedController(settings).command()
+    assert argv[:4] == ["unshare", "--mount", "--propagation", "private"]
+    script_args = argv[argv.index("-c") + 3 :]  # after: -c SCRIPT $0
+    assert script_args[:3] == [
+        "/var/tmp/atm/ctrl/sdk-data", "/var/tmp/atm/ctrl/sdk-tmp", "ci-clone",
+    ]
+    assert script_args[3] == "/tmp/ci-clone/.venv-controller/bin/matter-server"
+
+    moved = ControllerSettings(venv=Path("/opt/venv"), state_dir=Path("/tmp/a/state"))
+    argv = ManagedController(moved).command()
+    script_args = argv[argv.index("-c") + 3 :]  # after: -c SCRIPT $0
+    assert script_args[:3] == ["/tmp/a/state/sdk-data", "/tmp/a/state/sdk-tmp", "a"]
