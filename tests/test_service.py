@@ -7,7 +7,6 @@ node is not.
 """
 
 import asyncio
-import socket
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -20,14 +19,11 @@ from bridge.mesh.identity import node_id_for
 from bridge.service import BridgeService
 from bridge.tools.context import CallContext
 from bridge.tools.definition import ToolDefinition
+from tests.support.ports import free_port
 
 ECHO = "test:echo_where@1.0.0"
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def configs(tmp_path: Path, issuer: NodeKey) -> tuple[BridgeConfig, BridgeConfig]:

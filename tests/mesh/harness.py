@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ from bridge.mesh.node import MeshNode
 from bridge.tools.context import CallContext
 from bridge.tools.definition import ToolDefinition
 from bridge.tools.registry import ToolRegistry
+from tests.support.ports import free_port
 
 WHOAMI_PARAMS = {
     "type": "object",
@@ -34,10 +34,6 @@ WHOAMI_PARAMS = {
 }
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def whoami_definition(name: str, *, idempotent: bool = True) -> ToolDefinition:

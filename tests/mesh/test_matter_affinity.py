@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from bridge.mesh.identity import node_id_for
 from bridge.service import BridgeService
 from tests.matter.dumps import DUMP_FILES
 from tests.support.fabric import Fabric, ThreadedController
+from tests.support.ports import free_port
 
 pytestmark = pytest.mark.controller
 
@@ -37,10 +37,6 @@ def controller(fabric: Fabric) -> Iterator[ThreadedController]:
         ctl.stop()
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 async def test_matter_tools_carry_the_mesh_node_id_across_restarts(
