@@ -67,6 +67,10 @@ class EventBus:
                 sub.offer(event)
         return event
 
+    def wanted(self, event_type: str) -> bool:
+        """Return whether any subscription takes events of ``event_type`` right now."""
+        return any(sub.wants(event_type) for sub in self._subs)
+
     def subscribe(self, *prefixes: str) -> Subscription:
         """Return a new subscription; call ``unsubscribe`` when done."""
         sub = Subscription(prefixes, self._queue_size)

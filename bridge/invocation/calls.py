@@ -2,7 +2,8 @@
 
 Every transition of a call is published as a ``tool_call.status`` event whose data is
 the call's wire form (``toolCallId``, ``status``, ``tool``, ``agentId``, ``resultJson``,
-``error{code,message}``), so WebSocket clients can stream progress.
+``error{code,message}``), so WebSocket clients can stream progress. The wire form is
+built only while somebody subscribes to ``tool_call.status``.
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ class CallTracker:
         self._events = events
 
     def _publish(self, call: ToolCall) -> ToolCall:
-        if self._events is not None:
+        if self._events is not None and self._events.wanted(EVENT_TYPE):
             self._events.publish(EVENT_TYPE, call.to_json())
         return call
 
@@ -69,14 +70,14 @@ class CallTracker:
         """Publish and return ``call`` in ``running``."""
         return self._publish(replace(call, status=ToolCallStatus.RUNNING))
 
-    def completed(self, call: ToolCall, result: Any) -> ToolCall:
-        """Publish and return ``call`` completed with ``result``."""
+    def completed(
+        self, call: ToolCall, result: Any, *, result_json: str | None = None
+    ) -> ToolCall:
+        """Publish and return ``call`` completed with ``result`` (or its JSON text, if known)."""
+        if result_json is None:
+            result_json = json.dumps(result, default=str, ensure_ascii=False)
         return self._publish(
-            replace(
-                call,
-                status=ToolCallStatus.COMPLETED,
-                result_json=json.dumps(result, default=str, ensure_ascii=False),
-            )
+            replace(call, status=ToolCallStatus.COMPLETED, result_json=result_json)
         )
 
     def failed(self, call: ToolCall, error: BridgeError) -> ToolCall:

@@ -302,7 +302,10 @@ class Invoker:
             except BridgeError:
                 state.executed_error = True
                 raise
-            result = state.redactor.scrub(result)
+            scrubbed = state.redactor.scrub(result)
+            # The JSON text checked after the handler ran is the result's, unless scrubbed.
+            result_json = state.result_json if scrubbed is result else None
+            result = scrubbed
             response = ToolResponse.success(
                 request, call_id, defn.identity, result,
                 round((time.perf_counter() - started) * 1000, 3), self.node_id,
@@ -316,7 +319,7 @@ class Invoker:
             if state.idem_key is not None and self.idempotency is not None:
                 self.idempotency.end(token.agent_id, state.idem_key, None)
             raise
-        self.calls.completed(call, result)
+        self.calls.completed(call, result, result_json=result_json)
         self._record(request, response, state, started)
         await self._idempotent_end(token.agent_id, state, fp, response)
         return response
@@ -523,7 +526,7 @@ class Invoker:
                 f"'{defn.identity}' failed: {type(err).__name__}", {"tool": defn.identity}
             ) from err
         try:
-            json.dumps(result)
+            state.result_json = json.dumps(result, ensure_ascii=False)
         except (TypeError, ValueError) as err:
             raise ToolFailedError(
                 f"'{defn.identity}' returned a value that is not JSON", {"tool": defn.identity}
@@ -608,6 +611,7 @@ class _State:
         "idem_key",
         "params",
         "redactor",
+        "result_json",
         "token",
         "tool",
         "votes",
@@ -625,6 +629,7 @@ class _State:
         self.executed_error = False
         self.execution: ExecutionInfo | None = None
         self.redactor = Redactor()
+        self.result_json: str | None = None
 
 
 def _ensure_available(entry: RegisteredTool) -> None:

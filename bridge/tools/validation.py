@@ -5,7 +5,9 @@ objects that are present) and checks the result against the Draft 2020-12 schema
 format checking for ``date-time`` (RFC 3339), ``email`` and ``uri`` (our own checks, so
 they never silently pass for want of an optional library). On failure it raises
 ``InvalidParamsError`` whose message names every failing path and whose details list
-``{"path", "message"}`` per problem. Validators are compiled once per distinct schema.
+``{"path", "message"}`` per problem. Validators are compiled once per distinct schema;
+``validate_call`` also remembers the validator per tool definition object, so a call
+does not re-serialise the schema to find it.
 """
 
 from __future__ import annotations
@@ -233,6 +235,20 @@ def validate_params(
     return validator_for(schema).validate(params, tool=tool)
 
 
+_BY_DEFINITION_MAX = 4096
+# id(definition) -> (definition, validator). The definition is held, so its id cannot be
+# reused by another object while the entry lives; definitions are frozen value objects.
+_by_definition: dict[int, tuple[ToolDefinition, ParamValidator]] = {}
+
+
 def validate_call(defn: ToolDefinition, params: Any) -> dict[str, Any]:
     """Return ``params`` for ``defn`` with defaults applied; raise ``InvalidParamsError``."""
-    return validator_for(defn.parameters).validate(params, tool=defn.key)
+    hit = _by_definition.get(id(defn))
+    if hit is not None and hit[0] is defn:
+        validator = hit[1]
+    else:
+        validator = validator_for(defn.parameters)
+        if len(_by_definition) >= _BY_DEFINITION_MAX:
+            _by_definition.clear()
+        _by_definition[id(defn)] = (defn, validator)
+    return validator.validate(params, tool=defn.key)
