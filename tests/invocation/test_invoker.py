@@ -55,6 +55,23 @@ def code(resp: Any) -> str:
     return str(resp.error["code"])
 
 
+async def test_status_events_are_built_only_for_subscribers(env: Env) -> None:
+    env.registry.register(echo_tool(), Counter())
+    assert not env.events.wanted("tool_call.status")
+    assert (await env.invoker.invoke(env.request("echo", {"text": "a"}))).ok
+    other = env.events.subscribe("device.")
+    assert not env.events.wanted("tool_call.status")
+    assert (await env.invoker.invoke(env.request("echo", {"text": "b"}))).ok
+    assert other.queue.qsize() == 0
+    sub = env.events.subscribe("tool_call.")
+    assert env.events.wanted("tool_call.status")
+    resp = await env.invoker.invoke(env.request("echo", {"text": "é"}))
+    assert resp.ok
+    statuses = [sub.queue.get_nowait().data for _ in range(sub.queue.qsize())]
+    assert [s["status"] for s in statuses] == ["initiated", "running", "completed"]
+    assert statuses[-1]["resultJson"] == '{"echo": "é"}'
+
+
 async def test_allowed_call_runs_records_and_publishes(env: Env) -> None:
     handler = Counter()
     env.registry.register(echo_tool(audit=Audit(log_params=True, log_result=True)), handler)

@@ -118,3 +118,19 @@ def test_validators_are_cached_per_schema() -> None:
     a = {"type": "object", "properties": {"x": {"type": "integer"}}}
     b = {"properties": {"x": {"type": "integer"}}, "type": "object"}
     assert validator_for(a) is validator_for(b)
+
+
+def test_validate_call_keeps_checking_with_a_cached_validator_per_definition() -> None:
+    loose = ToolDefinition(
+        name="t", description="d",
+        parameters={"type": "object", "properties": {"x": {"type": "integer"}}},
+    )
+    strict = ToolDefinition(
+        name="t", description="d",
+        parameters={"type": "object", "properties": {"x": {"type": "string"}}},
+    )
+    for _ in range(3):
+        assert validate_call(loose, {"x": 1}) == {"x": 1}
+        assert errors_of(strict, {"x": 1}) == {"$.x": "must be of type string"}
+        assert errors_of(loose, {"x": "1"}) == {"$.x": "must be of type integer"}
+        assert validate_call(strict, {"x": "1"}) == {"x": "1"}
