@@ -43,19 +43,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.set_defaults(func=id_command)
 
 
-def _base_url(args: argparse.Namespace) -> str:
-    if args.url:
-        return str(args.url).rstrip("/")
-    from bridge.config import load_config, resolve_config_path
-
-    config = load_config(resolve_config_path(getattr(args, "config", None)))
-    host = config.api.host
-    if host in ("0.0.0.0", "::", ""):  # noqa: S104 - comparing, not binding
-        host = "127.0.0.1"
-    host = f"[{host}]" if ":" in host else host
-    return f"http://{host}:{config.api.port}"
-
-
 async def fetch_peers(base_url: str, token: str | None = None) -> dict[str, Any]:
     """Return the running bridge's ``/v1/mesh/peers`` answer (raise ``BridgeError``)."""
     import aiohttp
@@ -104,7 +91,9 @@ def format_peers(body: dict[str, Any]) -> list[str]:
 
 def peers_command(args: argparse.Namespace) -> int:
     """Print the running bridge's peers."""
-    body = asyncio.run(fetch_peers(_base_url(args), args.token))
+    from bridge.cli.commission import base_url
+
+    body = asyncio.run(fetch_peers(base_url(args), args.token))
     if args.json:
         print(json.dumps(body, indent=2))
     else:
