@@ -27,19 +27,15 @@ from bridge.service import API_FILE_NAME as SERVICE_API_FILE_NAME
 from bridge.service import BridgeService
 from bridge.storage import Database
 from tests.matter.dumps import DUMP_FILES
-from tests.support.fabric import Fabric, ThreadedController
+from tests.support.fabric import Fabric, ThreadedController, running_controller
 
 pytestmark = pytest.mark.controller
 
 
 @pytest.fixture(scope="module")
 def controller(fabric: Fabric) -> Iterator[ThreadedController]:
-    ctl = ThreadedController(fabric.controller_settings("rename"))
-    try:
-        ctl.start()
+    with running_controller(fabric, "rename") as ctl:
         yield ctl
-    finally:
-        ctl.stop()
 
 
 class Running:

@@ -40,18 +40,14 @@ from tests.appliance.otbr_standin import (
     free_loopback_port,
 )
 from tests.appliance.trees import HostTree, healthy_pi
-from tests.support.fabric import Fabric, ThreadedController
+from tests.support.fabric import Fabric, ThreadedController, running_controller
 
 
 @pytest.fixture(scope="module")
 def doctor_controller(fabric: Fabric) -> Iterator[ThreadedController]:
     """A controller of our own: the test hands it a Thread dataset."""
-    ctl = ThreadedController(fabric.controller_settings("doctor"))
-    try:
-        ctl.start()
+    with running_controller(fabric, "doctor") as ctl:
         yield ctl
-    finally:
-        ctl.stop()
 
 
 async def _set_thread_dataset(url: str, dataset_hex: str) -> dict[str, Any]:

@@ -26,7 +26,7 @@ from bridge.tools.registry import ToolRegistry
 from bridge.tools.validation import validate_call
 from tests.matter.dumps import DUMP_FILES
 from tests.matter.test_generator import EXAMPLES
-from tests.support.fabric import Fabric, ThreadedController
+from tests.support.fabric import Fabric, ThreadedController, running_controller
 
 pytestmark = pytest.mark.controller
 
@@ -34,12 +34,8 @@ pytestmark = pytest.mark.controller
 @pytest.fixture(scope="module")
 def test_node_controller(fabric: Fabric) -> Iterator[ThreadedController]:
     """A controller of its own, so the imported test nodes stay out of other tests."""
-    ctl = ThreadedController(fabric.controller_settings("generator"))
-    try:
-        ctl.start()
+    with running_controller(fabric, "generator") as ctl:
         yield ctl
-    finally:
-        ctl.stop()
 
 
 def example_params(tool: Any) -> dict[str, Any]:

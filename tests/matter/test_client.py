@@ -23,7 +23,7 @@ from bridge.matter.bridge import MatterBridge
 from bridge.matter.client import ActionKind, AdapterEvent, AdapterEventKind, MatterAdapter
 from bridge.tools.registry import ToolRegistry
 from tests.matter.dumps import load_dump
-from tests.support.fabric import Fabric, ThreadedController
+from tests.support.fabric import Fabric, ThreadedController, running_controller
 
 pytestmark = pytest.mark.controller
 
@@ -31,12 +31,8 @@ pytestmark = pytest.mark.controller
 @pytest.fixture
 def own_controller(fabric: Fabric) -> Iterator[ThreadedController]:
     """A controller this test may stop, freeze and kill."""
-    ctl = ThreadedController(fabric.controller_settings("reconnect"))
-    try:
-        ctl.start()
+    with running_controller(fabric, "reconnect") as ctl:
         yield ctl
-    finally:
-        ctl.stop()
 
 
 async def until(condition: Callable[[], bool], timeout_s: float, what: str) -> None:

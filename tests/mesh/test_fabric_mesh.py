@@ -28,7 +28,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,6 +41,7 @@ from bridge.auth.tokens import issue_token
 from bridge.matter.virtual_devices import DeviceKind, VirtualDevice, write_test_paa
 from bridge.mesh.identity import node_id_for
 from tests.support.fabric import CONTROLLER_VENV, Fabric, fabric_unavailable_reason, open_fabric
+from tests.support.processes import stop, wait_until
 
 pytestmark = pytest.mark.fabric
 
@@ -91,32 +92,6 @@ def http(method: str, url: str, body: Any = None, token: str | None = None) -> t
             return resp.status, json.loads(resp.read() or b"null")
     except urllib.error.HTTPError as err:
         return err.code, json.loads(err.read() or b"null")
-
-
-def wait_until(predicate: Callable[[], bool], timeout: float, what: str) -> float:
-    start = time.monotonic()
-    while True:
-        try:
-            if predicate():
-                return time.monotonic() - start
-        except OSError:
-            pass
-        if time.monotonic() - start > timeout:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(0.1)
-
-
-def stop(node: Node, sig: int = signal.SIGINT) -> None:
-    if node.popen is None:
-        return
-    if node.popen.poll() is None:
-        node.popen.send_signal(sig)
-        try:
-            node.popen.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            node.popen.kill()
-            node.popen.wait(timeout=5)
-    node.popen = None
 
 
 def end_pid(pid: int | None) -> None:

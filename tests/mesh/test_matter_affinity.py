@@ -21,7 +21,7 @@ from bridge.config import ApiConfig, BridgeConfig, MatterConfig, MeshConfig
 from bridge.mesh.identity import node_id_for
 from bridge.service import BridgeService
 from tests.matter.dumps import DUMP_FILES
-from tests.support.fabric import Fabric, ThreadedController
+from tests.support.fabric import Fabric, ThreadedController, running_controller
 from tests.support.ports import free_port
 
 pytestmark = pytest.mark.controller
@@ -29,12 +29,8 @@ pytestmark = pytest.mark.controller
 
 @pytest.fixture(scope="module")
 def controller(fabric: Fabric) -> Iterator[ThreadedController]:
-    ctl = ThreadedController(fabric.controller_settings("mesh-affinity"))
-    try:
-        ctl.start()
+    with running_controller(fabric, "mesh-affinity") as ctl:
         yield ctl
-    finally:
-        ctl.stop()
 
 
 

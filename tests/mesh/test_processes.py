@@ -35,6 +35,7 @@ from bridge.auth.tokens import issue_token
 from bridge.invocation.messages import RequestRouting, ToolRequest
 from bridge.mesh.envelope import seal
 from bridge.mesh.identity import NodeIdentity
+from tests.support.processes import stop, wait_until
 
 REPO = Path(__file__).resolve().parents[2]
 BRIDGE = Path(sys.executable).parent / "atmosphere-bridge"
@@ -124,32 +125,6 @@ def http(
     return ns.run(call)
 
 
-def wait_until(predicate: Callable[[], bool], timeout: float, what: str) -> float:
-    start = time.monotonic()
-    while True:
-        try:
-            if predicate():
-                return time.monotonic() - start
-        except OSError:
-            pass
-        if time.monotonic() - start > timeout:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.1)
-
-
-def stop(proc: Proc, sig: int = signal.SIGINT) -> None:
-    if proc.popen is None:
-        return
-    if proc.popen.poll() is None:
-        proc.popen.send_signal(sig)
-        try:
-            proc.popen.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.popen.kill()
-            proc.popen.wait(timeout=5)
-    proc.popen = None
-
-
 @pytest.fixture(scope="module")
 def mesh(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Netns, dict[str, Proc], str]]:
     tmp = tmp_path_factory.mktemp("mesh3")
@@ -232,7 +207,7 @@ def mesh(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Netns, dict
         yield ns, procs, token
     finally:
         for proc in procs.values():
-            stop(proc)
+            stop(proc, grace_s=10.0)
         ns.delete()
 
 

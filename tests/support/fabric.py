@@ -185,15 +185,22 @@ def fabric() -> Iterator[Fabric]:
         yield fab
 
 
-@pytest.fixture(scope="session")
-def matter_controller(fabric: Fabric) -> Iterator[ThreadedController]:
-    """Yield a running managed controller inside the fabric namespace."""
-    ctl = ThreadedController(fabric.controller_settings("session"))
+@contextlib.contextmanager
+def running_controller(fabric: Fabric, name: str) -> Iterator[ThreadedController]:
+    """Run a controller of its own (state under ``name``) in the fabric; stop it after."""
+    ctl = ThreadedController(fabric.controller_settings(name))
     try:
         ctl.start()
         yield ctl
     finally:
         ctl.stop()
+
+
+@pytest.fixture(scope="session")
+def matter_controller(fabric: Fabric) -> Iterator[ThreadedController]:
+    """Yield a running managed controller inside the fabric namespace."""
+    with running_controller(fabric, "session") as ctl:
+        yield ctl
 
 
 @pytest.fixture(scope="session")
