@@ -8,10 +8,11 @@
   ``room``. Answers 201 with the result once the tools are ready; ``?wait=false``
   answers 202 with the ``commission_id`` at once. Either way ``commissioning.progress``
   events stream on ``/v1/events?types=commissioning.`` (needs ``device:manage:commission``).
-- ``PATCH /v1/devices/{device}`` — body ``{"name"?, "room"?}`` (``room`` ``null`` or
-  ``""`` removes it): rename live; the old tools are unregistered, the new ones
-  registered (``registry.changed`` events) and the names persisted. Answers the device
-  with ``added_tools`` / ``removed_tools`` (needs ``device:manage:<device id>``).
+- ``PATCH /v1/devices/{device}`` — body ``{"name"?, "room"?, "aliases"?}`` (``room``
+  ``null`` or ``""`` removes it; ``aliases`` replaces the list): rename live; the old
+  tools are unregistered, the new ones registered (``registry.changed`` events) and
+  the names persisted. Answers the device with ``added_tools`` / ``removed_tools``
+  (needs ``device:manage:<device id>``).
 - ``DELETE /v1/devices/{device}`` — remove the device's node from the fabric and its
   tools (by id, slug or name; needs ``device:manage:<device id>``).
 """
@@ -143,7 +144,7 @@ def setup(app: web.Application) -> None:
     add_route(
         app, "PATCH", "/v1/devices/{device}", rename_device,
         operation_id="renameDevice",
-        summary="Rename a device and/or set its room; its tools are regenerated at once "
+        summary="Rename a device, set its room and/or aliases; its tools follow at once "
         "(needs device:manage:<device id>)",
         tags=["devices"], parameters=[path_param("device", "device id, slug or name")],
         request_body={
@@ -152,6 +153,9 @@ def setup(app: web.Application) -> None:
                 "name": {"type": "string", "minLength": 1, "maxLength": 64},
                 "room": {"type": ["string", "null"], "maxLength": 64,
                          "description": "null or empty removes the room"},
+                "aliases": {"type": "array", "maxItems": 16,
+                            "items": {"type": "string", "minLength": 1, "maxLength": 64},
+                            "description": "other names for the device (replaces the list)"},
             },
             "minProperties": 1,
             "additionalProperties": False,

@@ -1,6 +1,8 @@
-"""``atmosphere-bridge devices ...``: name Matter devices and put them in rooms.
+"""``atmosphere-bridge devices ...``: name Matter devices, put them in rooms, give aliases.
 
-``devices rename DEVICE NAME [--room ROOM]`` renames through the running bridge's API
+``devices rename DEVICE [NAME] [--room ROOM]`` renames (or, without NAME, only moves the
+device to a room) and ``devices alias DEVICE add|remove|list [ALIAS ...]`` edits the
+other names spoken commands know it by. Both change through the running bridge's API
 (``PATCH /v1/devices/{device}``) when one serves this state directory (its ``api.json``
 tells the URL; ``--url`` names one explicitly; ``--token`` or ``$ATMOSPHERE_BRIDGE_TOKEN``
 authorizes): the tools get their new names at once. With no bridge running it stores
@@ -35,15 +37,21 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser = subparsers.add_parser("devices", help="name Matter devices and assign rooms")
     parser.add_argument("--state-dir", type=Path, help="state directory (default: configured)")
     sub = parser.add_subparsers(dest="devices_command", metavar="SUBCOMMAND", required=True)
-    p = sub.add_parser("rename", help="give a device a friendly name (and room)")
+    p = sub.add_parser("rename", help="give a device a friendly name and/or a room")
     p.add_argument("device", help="device id (<node>-<endpoint>) or current slug")
-    p.add_argument("name", help="the new friendly name")
+    p.add_argument("name", nargs="?", help="the new friendly name (omit to change only the room)")
     p.add_argument("--room", help="the room it is in ('' removes it)")
     # list / remove talk to the running bridge (bridge.cli.commission holds the client).
     from bridge.cli.commission import add_client_args
 
     add_client_args(p)
     p.set_defaults(func=rename_command)
+    p = sub.add_parser("alias", help="add, remove or list a device's aliases")
+    p.add_argument("device", help="device id (<node>-<endpoint>) or current slug")
+    p.add_argument("action", choices=("add", "remove", "list"), help="what to do")
+    p.add_argument("aliases", nargs="*", metavar="ALIAS", help="aliases to add or remove")
+    add_client_args(p)
+    p.set_defaults(func=alias_command)
     p = sub.add_parser("list", help="list devices of the running bridge with their tools")
     p.add_argument("--json", action="store_true", help="print the raw JSON answer")
     add_client_args(p)
@@ -62,23 +70,43 @@ def _state_dir(args: argparse.Namespace) -> Path:
     return load_config(resolve_config_path(getattr(args, "config", None))).state_dir
 
 
-async def rename_device(db: Database, device: str, name: str, room: str | None) -> str:
-    """Rename a device by id or slug and return its id; raise ``NotFoundError`` if unknown."""
+async def _stored_device_id(store: Any, device: str) -> str:
+    if _DEVICE_ID_RE.match(device):
+        return device
+    known = await store.load()
+    matches = [dev_id for dev_id, names in known.items() if names.slug == device]
+    if not matches:
+        raise NotFoundError(
+            f"no device with slug '{device}'; use its id (<node>-<endpoint>)", {"device": device}
+        )
+    return str(matches[0])
+
+
+async def rename_device(
+    db: Database,
+    device: str,
+    name: str | None,
+    room: str | None,
+    aliases: list[str] | None = None,
+) -> str:
+    """Store a device's new name/room/aliases by id or slug; return its id."""
     # bridge.matter.names reaches the Matter SDK through bridge.matter.devices (seconds).
     from bridge.matter.names import DeviceNameStore
 
     store = DeviceNameStore(db)
-    device_id = device
-    if not _DEVICE_ID_RE.match(device):
-        known = await store.load()
-        matches = [dev_id for dev_id, names in known.items() if names.slug == device]
-        if not matches:
-            raise NotFoundError(
-                f"no device with slug '{device}'; use its id (<node>-<endpoint>)",
-                {"device": device})
-        device_id = matches[0]
-    await store.rename(device_id, name, room=room)
+    device_id = await _stored_device_id(store, device)
+    await store.rename(device_id, name, room=room, aliases=aliases)
     return device_id
+
+
+async def stored_aliases(db: Database, device: str) -> list[str]:
+    """Return the aliases stored for a device (by id or slug)."""
+    from bridge.matter.names import DeviceNameStore
+
+    store = DeviceNameStore(db)
+    device_id = await _stored_device_id(store, device)
+    entry = (await store.load()).get(device_id)
+    return list(entry.aliases) if entry is not None else []
 
 
 def running_bridge_url(state_dir: Path) -> str | None:
@@ -101,55 +129,138 @@ def running_bridge_url(state_dir: Path) -> str | None:
 
 
 def rename_via_bridge(
-    url: str, token: str | None, device: str, name: str, room: str | None
+    url: str, token: str | None, device: str, body: dict[str, Any]
 ) -> dict[str, Any]:
-    """Rename through the running bridge (``PATCH /v1/devices/{device}``); return its answer."""
+    """Change a device through the running bridge (``PATCH /v1/devices/{device}``)."""
     from bridge.cli.commission import api_call
 
-    body: dict[str, Any] = {"name": name}
-    if room is not None:
-        body["room"] = room
     answer: dict[str, Any] = asyncio.run(
         api_call("PATCH", f"{url}/v1/devices/{quote(device, safe='')}", token, body)
     )
     return answer
 
 
-def rename_command(args: argparse.Namespace) -> int:
-    """Rename a device live on the running bridge, or in the database when none runs."""
-    if not args.name.strip():
-        raise InvalidParamsError("the new name must not be empty")
+def _bridge_url(args: argparse.Namespace, state_dir: Path) -> str | None:
+    return str(args.url).rstrip("/") if args.url else running_bridge_url(state_dir)
+
+
+def _print_change(answer: dict[str, Any], url: str) -> None:
+    dev = answer["device"]
+    room = f" in {dev['room']}" if dev.get("room") else ""
+    aliases = dev.get("aliases") or []
+    also = f", also called {', '.join(aliases)}" if aliases else ""
+    print(f"device {dev['id']} is now \"{dev['name']}\"{room}{also} (live on {url})")
+    for tool in answer.get("removed_tools") or []:
+        print(f"  - {tool}")
+    for tool in answer.get("added_tools") or []:
+        print(f"  + {tool}")
+
+
+def _change(args: argparse.Namespace, body: dict[str, Any]) -> str | None:
+    """Apply ``body`` on the running bridge; return its URL, or None when none runs."""
     from bridge.cli.commission import BridgeUnreachableError
 
-    state_dir = _state_dir(args)
-    url = args.url.rstrip("/") if args.url else running_bridge_url(state_dir)
-    if url is not None:
-        try:
-            answer = rename_via_bridge(url, args.token, args.device, args.name, args.room)
-        except BridgeUnreachableError:
-            if args.url:
-                raise
-        else:
-            dev = answer["device"]
-            room = f" in {dev['room']}" if dev.get("room") else ""
-            print(f"device {dev['id']} is now \"{dev['name']}\"{room} (live on {url})")
-            for tool in answer.get("removed_tools") or []:
-                print(f"  - {tool}")
-            for tool in answer.get("added_tools") or []:
-                print(f"  + {tool}")
-            return 0
+    url = _bridge_url(args, _state_dir(args))
+    if url is None:
+        return None
+    try:
+        answer = rename_via_bridge(url, args.token, args.device, body)
+    except BridgeUnreachableError:
+        if args.url:
+            raise
+        return None
+    _print_change(answer, url)
+    return url
+
+
+def _offline_db(args: argparse.Namespace) -> tuple[Database, Path]:
     from bridge.storage import Database
 
-    db_path = state_dir / DB_FILE_NAME
-    db = Database(db_path)
+    state_dir = _state_dir(args)
+    return Database(state_dir / DB_FILE_NAME), state_dir
+
+
+def rename_command(args: argparse.Namespace) -> int:
+    """Rename a device / set its room live on the running bridge, else in the database."""
+    if args.name is None and args.room is None:
+        raise InvalidParamsError("give a new NAME, --room ROOM or both")
+    if args.name is not None and not args.name.strip():
+        raise InvalidParamsError("the new name must not be empty")
+    body: dict[str, Any] = {}
+    if args.name is not None:
+        body["name"] = args.name
+    if args.room is not None:
+        body["room"] = args.room
+    if _change(args, body) is not None:
+        return 0
+    db, state_dir = _offline_db(args)
     try:
         device_id = asyncio.run(rename_device(db, args.device, args.name, args.room))
     finally:
         db.close()
+    what = f"\"{args.name.strip()}\"" if args.name is not None else "unchanged in name"
     room = f" in {args.room}" if args.room else ""
-    print(f"device {device_id} is now \"{args.name.strip()}\"{room}")
-    print(f"no running bridge found for {state_dir}: stored in {db_path}; "
+    print(f"device {device_id} is now {what}{room}")
+    print(f"no running bridge found for {state_dir}: stored in {db.path}; "
           "the new tool names appear when the bridge starts")
+    return 0
+
+
+def _edited(current: list[str], action: str, given: list[str]) -> list[str]:
+    if action == "add":
+        return current + [a for a in given if a.strip().casefold() not in
+                          {c.casefold() for c in current}]
+    wanted = {a.strip().casefold() for a in given}
+    missing = sorted(wanted - {c.casefold() for c in current})
+    if missing:
+        raise NotFoundError(f"the device has no alias {', '.join(repr(m) for m in missing)}",
+                            {"aliases": missing})
+    return [c for c in current if c.casefold() not in wanted]
+
+
+def alias_command(args: argparse.Namespace) -> int:
+    """Add, remove or list a device's aliases (live when a bridge runs, else stored)."""
+    if args.action in ("add", "remove") and not args.aliases:
+        raise InvalidParamsError(f"'devices alias {args.action}' needs at least one ALIAS")
+    if args.action == "list" and args.aliases:
+        raise InvalidParamsError("'devices alias list' takes no ALIAS")
+    from bridge.cli.commission import BridgeUnreachableError, list_devices
+
+    url = _bridge_url(args, _state_dir(args))
+    current: list[str] | None = None
+    if url is not None:
+        try:
+            listing = list_devices(url, args.token)
+        except BridgeUnreachableError:
+            if args.url:
+                raise
+            url = None
+        else:
+            ref = args.device.casefold()
+            found = [d for d in listing.get("devices") or []
+                     if ref in (str(d.get("id")).casefold(), str(d.get("slug")).casefold(),
+                                str(d.get("name")).casefold())]
+            if not found:
+                raise NotFoundError(f"no Matter device '{args.device}'", {"device": args.device})
+            current = list(found[0].get("aliases") or [])
+    if url is not None and current is not None:
+        if args.action == "list":
+            print("\n".join(current) if current else "no aliases")
+            return 0
+        _change(args, {"aliases": _edited(current, args.action, args.aliases)})
+        return 0
+    db, state_dir = _offline_db(args)
+    try:
+        current = asyncio.run(stored_aliases(db, args.device))
+        if args.action == "list":
+            print("\n".join(current) if current else "no aliases")
+            return 0
+        new = _edited(current, args.action, args.aliases)
+        device_id = asyncio.run(rename_device(db, args.device, None, None, new))
+    finally:
+        db.close()
+    print(f"device {device_id} aliases: {', '.join(new) or 'none'}")
+    print(f"no running bridge found for {state_dir}: stored in {db.path}")
     return 0
 
 

@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 from collections.abc import Sequence
 from typing import Any
 
 from bridge.errors import (
+    ConflictError,
     ControllerUnavailableError,
     DeviceUnavailableError,
     NotFoundError,
@@ -40,7 +42,7 @@ from bridge.matter.client import (
 from bridge.matter.cluster_maps import ClusterMap, load_cluster_maps
 from bridge.matter.devices import Device, UserNames, build_devices
 from bridge.matter.generator import GeneratedTool, MatterToolGenerator, ToolKind
-from bridge.matter.names import DeviceNameStore
+from bridge.matter.names import DeviceNameStore, clean_aliases
 from bridge.tools.context import CallContext, Handler
 from bridge.tools.registry import ToolRegistry
 
@@ -167,8 +169,7 @@ class MatterBridge:
         for device in self._devices.values():
             current = merged.get(device.id, UserNames())
             if current.slug is None:
-                merged[device.id] = UserNames(name=current.name, room=current.room,
-                                              slug=device.slug)
+                merged[device.id] = dataclasses.replace(current, slug=device.slug)
         return merged
 
     def _apply(self, devices: list[Device], only_node: int | None = None) -> None:
@@ -246,34 +247,61 @@ class MatterBridge:
             return
         for dev_id, slug in new.items():
             current = self._user_names.get(dev_id, UserNames())
-            self._user_names[dev_id] = UserNames(name=current.name, room=current.room, slug=slug)
+            self._user_names[dev_id] = dataclasses.replace(current, slug=slug)
         if self.names is not None:
             task = asyncio.get_running_loop().create_task(self.names.save_slugs(new))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
 
     async def rename(
-        self, device_id: str, name: str | None, room: str | None = None
+        self,
+        device_id: str,
+        name: str | None,
+        room: str | None = None,
+        aliases: Sequence[str] | None = None,
     ) -> Device:
         """Rename a device now (persisted when a store is set) and regenerate its tools.
 
         ``name=None`` keeps the name (and so the tool names); ``room=None`` keeps the room
-        and ``room=""`` removes it. Old tools are unregistered and new ones registered.
+        and ``room=""`` removes it; ``aliases=None`` keeps the aliases, a list replaces
+        them. An alias that is another device's name or alias is a ``CONFLICT`` (spoken
+        commands could not tell the two apart). Old tools are unregistered and new ones
+        registered.
         """
         if device_id not in self._devices:
             raise NotFoundError(f"no Matter device '{device_id}'", {"device_id": device_id})
+        clean = clean_aliases(list(aliases)) if aliases is not None else None
+        if clean:
+            self._check_alias_clashes(device_id, clean)
         if self.names is not None:
-            stored = await self.names.rename(device_id, name, room=room)
+            stored = await self.names.rename(device_id, name, room=room, aliases=clean)
         else:
             current = self._user_names.get(device_id, UserNames())
             stored = UserNames(
                 name=current.name if name is None else name,
                 room=current.room if room is None else (room or None),
                 slug=current.slug if name is None else None,
+                aliases=current.aliases if clean is None else clean,
             )
         self._user_names[device_id] = stored
         self.sync()
         return self._devices[device_id]
+
+    def _check_alias_clashes(self, device_id: str, aliases: Sequence[str]) -> None:
+        taken: dict[str, Device] = {}
+        for device in self._devices.values():
+            if device.id == device_id:
+                continue
+            for label in (device.name, *device.aliases):
+                taken.setdefault(label.casefold(), device)
+        for alias in aliases:
+            other = taken.get(alias.casefold())
+            if other is not None:
+                raise ConflictError(
+                    f"'{alias}' already names {other.name} ({other.id}); "
+                    "pick an alias no other device uses",
+                    {"alias": alias, "device_id": other.id},
+                )
 
     # -- calls ------------------------------------------------------------------------
 

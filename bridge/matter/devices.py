@@ -81,6 +81,7 @@ class UserNames:
     name: str | None = None
     room: str | None = None
     slug: str | None = None
+    aliases: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -102,6 +103,7 @@ class Device:
     product: str | None = None
     bridged: bool = False
     name_source: str = "vendor"
+    aliases: tuple[str, ...] = ()
 
     def has_cluster(self, cluster_id: int) -> bool:
         """Return whether the endpoint serves the cluster and reported data for it."""
@@ -148,6 +150,7 @@ class Device:
             "name": self.name,
             "slug": self.slug,
             "room": self.room,
+            "aliases": list(self.aliases),
             "kind": self.kind,
             "device_types": list(self.device_types),
             "clusters": sorted(c for c in self.clusters if self.clusters[c]),
@@ -352,6 +355,7 @@ def build_devices(
                 product=draft.naming.product,
                 bridged=draft.naming.bridged,
                 name_source="user" if clean_label(user.name) else draft.name_source,
+                aliases=user.aliases,
             )
         )
     return devices

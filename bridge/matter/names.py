@@ -1,13 +1,19 @@
-"""Persisted device names, rooms and slugs in the bridge's SQLite database.
+"""Persisted device names, rooms, aliases and slugs in the bridge's SQLite database.
 
 A person's ``devices rename`` lands here; the bridge also stores every slug it hands out
 so a device keeps its tool names across restarts even when other devices come and go.
 Slugs are unique (a ``UNIQUE`` constraint), so two devices can never share tool names.
 ``DeviceRename`` is the validated body of ``PATCH /v1/devices/{device}``.
+
+Aliases are other names a person uses for a device ("the big lamp", "Stehlampe"): at
+most ``MAX_ALIASES`` per device, each 1-64 visible characters, kept in the order given
+with case-insensitive duplicates dropped. They are stored as a JSON list; spoken commands
+match them like names. They never change slugs or tool names.
 """
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import time
 from dataclasses import dataclass
@@ -26,16 +32,53 @@ CREATE TABLE IF NOT EXISTS matter_device_names (
     updated_at REAL NOT NULL
 );
 """
+MIGRATION_ALIASES = "ALTER TABLE matter_device_names ADD COLUMN aliases TEXT;"
 MAX_NAME = 64
-RENAME_FIELDS = ("name", "room")
+MAX_ALIASES = 16
+RENAME_FIELDS = ("name", "room", "aliases")
+
+
+def clean_aliases(value: Any) -> tuple[str, ...]:
+    """Return validated aliases (order kept, case-insensitive duplicates dropped)."""
+    if not isinstance(value, list | tuple):
+        raise InvalidParamsError("'aliases' must be a list of strings", {"field": "aliases"})
+    if len(value) > MAX_ALIASES:
+        raise InvalidParamsError(
+            f"a device may have at most {MAX_ALIASES} aliases (got {len(value)})",
+            {"field": "aliases"},
+        )
+    out: list[str] = []
+    seen: set[str] = set()
+    for index, raw in enumerate(value):
+        clean = clean_label(raw)
+        if not isinstance(raw, str) or clean is None or len(clean) > MAX_NAME:
+            raise InvalidParamsError(
+                f"alias {index + 1} must be a string of 1-{MAX_NAME} visible characters",
+                {"field": "aliases", "index": index},
+            )
+        if clean.casefold() not in seen:
+            seen.add(clean.casefold())
+            out.append(clean)
+    return tuple(out)
+
+
+def _aliases_from_db(raw: Any) -> tuple[str, ...]:
+    if not isinstance(raw, str):
+        return ()
+    try:
+        doc = json.loads(raw)
+    except ValueError:
+        return ()
+    return tuple(a for a in doc if isinstance(a, str)) if isinstance(doc, list) else ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DeviceRename:
-    """A new name and/or room for one device (``None``: keep; room ``""``: remove it)."""
+    """A new name, room and/or aliases for one device (``None``: keep; room ``""``: remove it)."""
 
     name: str | None = None
     room: str | None = None
+    aliases: tuple[str, ...] | None = None
 
     @classmethod
     def from_json(cls, doc: Any) -> DeviceRename:
@@ -45,11 +88,11 @@ class DeviceRename:
         unknown = sorted(set(doc) - set(RENAME_FIELDS))
         if unknown:
             raise InvalidParamsError(
-                f"unknown fields: {', '.join(unknown)} (only 'name' and 'room')",
+                f"unknown fields: {', '.join(unknown)} (only 'name', 'room' and 'aliases')",
                 {"fields": unknown},
             )
         if not set(doc) & set(RENAME_FIELDS):
-            raise InvalidParamsError("give a new 'name', a 'room' or both")
+            raise InvalidParamsError("give a new 'name', a 'room' or 'aliases'")
         name = doc.get("name")
         if "name" in doc:
             clean = clean_label(name)
@@ -68,7 +111,8 @@ class DeviceRename:
                 raise InvalidParamsError(
                     f"'room' must have at most {MAX_NAME} characters", {"field": "room"}
                 )
-        return cls(name=name, room=room)
+        aliases = clean_aliases(doc["aliases"]) if "aliases" in doc else None
+        return cls(name=name, room=room, aliases=aliases)
 
 
 class DeviceNameStore:
@@ -77,12 +121,19 @@ class DeviceNameStore:
     def __init__(self, db: Database) -> None:
         self.db = db
         db.migrate("matter_device_names_v1", MIGRATION)
+        db.migrate("matter_device_names_v2_aliases", MIGRATION_ALIASES)
 
     async def load(self) -> dict[str, UserNames]:
         """Return every stored entry keyed by device id."""
-        rows = await self.db.fetchall("SELECT device_id, name, room, slug FROM matter_device_names")
+        rows = await self.db.fetchall(
+            "SELECT device_id, name, room, slug, aliases FROM matter_device_names"
+        )
         return {
-            r["device_id"]: UserNames(name=r["name"], room=r["room"], slug=r["slug"]) for r in rows
+            r["device_id"]: UserNames(
+                name=r["name"], room=r["room"], slug=r["slug"],
+                aliases=_aliases_from_db(r["aliases"]),
+            )
+            for r in rows
         }
 
     async def save_slugs(self, slugs: dict[str, str]) -> None:
@@ -107,12 +158,15 @@ class DeviceNameStore:
         *,
         room: str | None = None,
         slug: str | None = None,
+        aliases: tuple[str, ...] | list[str] | None = None,
     ) -> UserNames:
-        """Store a new name (and room, and slug when given); raise on bad input or a taken slug.
+        """Store a new name (and room, aliases, slug when given); raise on bad input/taken slug.
 
         ``name=None`` keeps the stored name and slug (a room change only); ``room=None``
-        keeps the stored room and ``room=""`` removes it.
+        keeps the stored room and ``room=""`` removes it; ``aliases=None`` keeps them and
+        a list replaces them. Everything is written in one transaction or not at all.
         """
+        new_aliases = clean_aliases(list(aliases)) if aliases is not None else None
         clean = clean_label(name) if name is not None else None
         if name is not None and (clean is None or len(clean) > MAX_NAME):
             raise InvalidParamsError(f"a device name must have 1-{MAX_NAME} visible characters")
@@ -124,7 +178,7 @@ class DeviceNameStore:
 
         def write(conn: sqlite3.Connection) -> UserNames:
             row = conn.execute(
-                "SELECT name, room, slug FROM matter_device_names WHERE device_id = ?",
+                "SELECT name, room, slug, aliases FROM matter_device_names WHERE device_id = ?",
                 (device_id,),
             ).fetchone()
             new_room = clean_room if room is not None else (row["room"] if row else None)
@@ -135,19 +189,24 @@ class DeviceNameStore:
                 new_slug = slug or (row["slug"] if row else None)
             else:
                 clean_name = clean
+            kept = _aliases_from_db(row["aliases"]) if row else ()
+            final_aliases = new_aliases if new_aliases is not None else kept
             try:
                 conn.execute(
-                    "INSERT INTO matter_device_names(device_id, name, room, slug, updated_at) "
-                    "VALUES (?, ?, ?, ?, ?) ON CONFLICT(device_id) DO UPDATE SET "
+                    "INSERT INTO matter_device_names(device_id, name, room, slug, aliases, "
+                    "updated_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(device_id) DO UPDATE SET "
                     "name = excluded.name, room = excluded.room, slug = excluded.slug, "
-                    "updated_at = excluded.updated_at",
-                    (device_id, clean_name, new_room, new_slug, time.time()),
+                    "aliases = excluded.aliases, updated_at = excluded.updated_at",
+                    (device_id, clean_name, new_room, new_slug,
+                     json.dumps(list(final_aliases)), time.time()),
                 )
             except sqlite3.IntegrityError as err:
                 raise ConflictError(
                     f"slug '{new_slug}' is already used by another device", {"slug": new_slug}
                 ) from err
-            return UserNames(name=clean_name, room=new_room, slug=new_slug)
+            return UserNames(
+                name=clean_name, room=new_room, slug=new_slug, aliases=final_aliases
+            )
 
         return await self.db.transaction(write)
 

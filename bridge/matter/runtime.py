@@ -194,7 +194,9 @@ class MatterRuntime:
         """Rename a device and/or move it to a room live; return it and its tool changes."""
         device = self.find_device(ref)
         before = self._tool_names(device.id)
-        renamed = await self.bridge.rename(device.id, change.name, room=change.room)
+        renamed = await self.bridge.rename(
+            device.id, change.name, room=change.room, aliases=change.aliases
+        )
         doc = renamed.to_json()
         doc["tools"] = self._tool_names(device.id)
         return {
