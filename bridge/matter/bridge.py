@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from bridge.errors import (
+    BridgeError,
     ConflictError,
     ControllerUnavailableError,
     DeviceUnavailableError,
@@ -43,6 +44,7 @@ from bridge.matter.cluster_maps import ClusterMap, load_cluster_maps
 from bridge.matter.devices import Device, UserNames, build_devices
 from bridge.matter.generator import GeneratedTool, MatterToolGenerator, ToolKind
 from bridge.matter.names import DeviceNameStore, clean_aliases
+from bridge.matter.rooms import MemberCall, RoomPlan
 from bridge.tools.context import CallContext, Handler
 from bridge.tools.registry import ToolRegistry
 
@@ -184,6 +186,13 @@ class MatterBridge:
                 wanted[tool.definition.identity] = tool
         for tool in self.generator.shared_tools(devices):
             wanted[tool.definition.identity] = tool
+        # Room tools span nodes: built from every device's current per-device tools.
+        device_tools = [*wanted.values(), *(
+            t for i, t in self._tools.items() if i not in wanted and t.device_id is not None
+            and t.device_id in self._devices and (only_node is None or
+                                                  self._devices[t.device_id].node_id != only_node))]
+        for tool in self.generator.room_tools(devices, device_tools):
+            wanted[tool.definition.identity] = tool
         # Remove tools that are gone (in scope: one node's, or all).
         for identity, dev_id in tuple(self._tool_device.items()):
             in_scope = only_node is None or dev_id is None or (
@@ -226,6 +235,11 @@ class MatterBridge:
     def _available(self, tool: GeneratedTool) -> bool:
         if not self.adapter.connected:
             return False
+        if tool.room is not None:
+            return any(
+                d.available for d in (self._devices.get(m.device_id) for m in tool.room.members)
+                if d is not None
+            )
         if tool.device_id is None:
             return True
         device = self._devices.get(tool.device_id)
@@ -321,6 +335,8 @@ class MatterBridge:
         tool = self.tool(identity)
         if not self.adapter.connected:
             raise ControllerUnavailableError("the Matter controller is not connected")
+        if tool.room is not None:
+            return await self._call_room(tool.room, params)
         device_id = tool.device_id or (
             str(params["device_id"]) if "device_id" in params else None)
         device = self._devices.get(device_id) if device_id else None
@@ -345,6 +361,42 @@ class MatterBridge:
             "device_id": device.id if device is not None else device_id,
             "sent": [action.to_json() for action in actions],
             "results": results,
+        }
+
+    async def _call_room(self, plan: RoomPlan, params: dict[str, Any]) -> dict[str, Any]:
+        """Send every member's call at once; one member failing is part of the answer."""
+        calls = plan.calls(params)
+
+        async def one(call: MemberCall) -> dict[str, Any]:
+            entry: dict[str, Any] = {
+                "device_id": call.member.device_id,
+                "name": call.member.name,
+                "tool": call.identity,
+            }
+            if call.note is not None:
+                entry["note"] = call.note
+            if call.identity is None:
+                entry["ok"] = call.note is not None
+                entry["skipped"] = True
+                return entry
+            try:
+                entry["result"] = await self.call(call.identity, dict(call.params))
+            except BridgeError as err:
+                entry["ok"] = False
+                entry["error"] = {"code": str(err.code), "message": err.message}
+            else:
+                entry["ok"] = True
+            return entry
+
+        results = await asyncio.gather(*(one(c) for c in calls))
+        failed = sum(1 for r in results if not r["ok"])
+        return {
+            "ok": failed == 0,
+            "room": plan.room,
+            "action": plan.action,
+            "succeeded": len(results) - failed,
+            "failed": failed,
+            "devices": list(results),
         }
 
     def _written(self, action: MatterAction, result: Any) -> None:

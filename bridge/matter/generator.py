@@ -28,6 +28,7 @@ from bridge.matter.client import (
 )
 from bridge.matter.cluster_maps import ClusterMap, MapRow, Requirement, StateField
 from bridge.matter.devices import Device
+from bridge.matter.rooms import RoomPlan, room_tool_specs
 from bridge.tools.definition import (
     Audit,
     Category,
@@ -56,6 +57,7 @@ class ToolKind(StrEnum):
     STATE = "state"
     SENSOR = "sensor"
     GENERIC = "generic"
+    ROOM = "room"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -79,6 +81,7 @@ class GeneratedTool:
     devices: Mapping[str, Device] = field(default_factory=dict)
     sensors: Mapping[str, Mapping[str, StatePart]] = field(default_factory=dict)
     guarded: Mapping[tuple[str, str], str] = field(default_factory=dict)
+    room: RoomPlan | None = None
 
     def plan(self, params: Mapping[str, Any]) -> list[MatterAction]:
         """Return the exact actions a call with validated ``params`` sends.
@@ -556,10 +559,53 @@ class MatterToolGenerator:
             "server_name": self.server_name,
         }
 
+    # -- room tools -------------------------------------------------------------------
+
+    def room_tools(
+        self, devices: Sequence[Device], device_tools: Iterable[GeneratedTool]
+    ) -> list[GeneratedTool]:
+        """Return the room tools of ``devices`` built on their per-device action tools."""
+        by_device: dict[str, dict[str, str]] = {}
+        for tool in device_tools:
+            if tool.kind is ToolKind.ACTION and tool.device_id and tool.context is not None:
+                by_device.setdefault(tool.device_id, {})[tool.context.row.suffix] = (
+                    tool.definition.identity
+                )
+        out: list[GeneratedTool] = []
+        for spec in room_tool_specs(devices, by_device, unit=self.unit, capability=CAPABILITY):
+            definition = ToolDefinition(
+                name=spec.name,
+                namespace=NAMESPACE,
+                version=TOOL_VERSION,
+                description=spec.description,
+                category=spec.category,
+                parameters=spec.parameters,
+                requires=spec.requires,
+                execution=spec.execution,
+                routing=Routing(
+                    prefer_local=True,
+                    node_affinity=(self.node_id,) if self.node_id else (),
+                    hop_limit=1,
+                ),
+                metadata=spec.metadata,
+                server_name=self.server_name,
+            )
+            members = {m.device_id for m in spec.plan.members}
+            out.append(
+                GeneratedTool(
+                    definition=definition,
+                    kind=ToolKind.ROOM,
+                    devices={d.id: d for d in devices if d.id in members},
+                    room=spec.plan,
+                )
+            )
+        return out
+
     def generate(self, devices: Sequence[Device]) -> list[GeneratedTool]:
-        """Return every device's tools followed by the shared tools."""
+        """Return every device's tools followed by the shared tools and the room tools."""
         tools: list[GeneratedTool] = []
         for device in devices:
             tools.extend(self.device_tools(device))
         tools.extend(self.shared_tools(devices))
+        tools.extend(self.room_tools(devices, tools))
         return tools

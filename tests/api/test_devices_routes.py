@@ -129,7 +129,10 @@ async def test_patch_renames_live_and_persists(bridge: Running) -> None:
         new, new, old)
     changes = drain(sub)
     assert sorted(i for a, i in changes if a == "removed") == [f"matter:{t}@1.0.0" for t in old]
-    assert sorted(i for a, i in changes if a == "added") == [f"matter:{t}@1.0.0" for t in new]
+    # The room gets its room tools too (on/off, and brightness, which switches this light).
+    room_tools = ["room_porch_lights_brightness", "room_porch_lights_off", "room_porch_lights_on"]
+    assert sorted(i for a, i in changes if a == "added") == [
+        f"matter:{t}@1.0.0" for t in sorted([*new, *room_tools])]
     registry = bridge.service.registry
     assert registry.get(f"matter:{slug}_on@1.0.0") is None
     on = registry.get("matter:porch_light_on@1.0.0")

@@ -1,0 +1,282 @@
+"""Room tools: one call that switches, dims, colours or heats every device of a room at once.
+
+For each room (a device's ``room``) and device kind the generator adds, in namespace
+``matter``:
+
+- lights: ``room_<room>_lights_on`` / ``_off`` / ``_brightness(percent)`` and, when any
+  light of the room takes colours, ``_color(color)``;
+- thermostats: ``room_<room>_temperature(celsius|fahrenheit)``.
+
+A room tool needs the permissions of every device it touches (``device:control:<id>``
+for each member), so a token that may not switch one lamp may not switch the room.
+Its handler sends the members' own per-device tools concurrently — one round of
+commands, no "popcorn" — and answers per device: ``{"ok", "room", "action",
+"succeeded", "failed", "devices": [{"device_id", "name", "ok", "tool", "error"?}]}``.
+One device failing (unreachable, refused) is part of the answer, not an exception; the
+answer's ``ok`` is true only when every member succeeded. A light without brightness
+control is switched off for ``percent`` 0 and on otherwise, and says so (``note``);
+a light without colour is left alone by ``_color`` and listed as skipped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from bridge.matter.devices import Device, slugify
+from bridge.tools.definition import Category, Execution, Requires
+
+ROOM_PREFIX = "room"
+LIGHT_KINDS = frozenset({"light"})
+THERMOSTAT_KINDS = frozenset({"thermostat"})
+COLOR_PARAMS = {"color", "hue", "saturation"}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RoomMember:
+    """One device of a room tool and its per-device tools by suffix (``on`` → identity)."""
+
+    device_id: str
+    name: str
+    tools: Mapping[str, str]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MemberCall:
+    """What a room call sends to one member: a per-device tool and its parameters."""
+
+    member: RoomMember
+    identity: str | None
+    params: Mapping[str, Any]
+    note: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RoomPlan:
+    """What a room tool does: its action, room and members."""
+
+    action: str
+    room: str
+    room_slug: str
+    kind: str
+    members: tuple[RoomMember, ...]
+
+    def calls(self, params: Mapping[str, Any]) -> list[MemberCall]:
+        """Return the per-device call each member gets for validated ``params``."""
+        return [self._call(m, params) for m in self.members]
+
+    def _call(self, member: RoomMember, params: Mapping[str, Any]) -> MemberCall:
+        tools = member.tools
+        if self.action in ("on", "off"):
+            return MemberCall(member=member, identity=tools.get(self.action), params={})
+        if self.action == "brightness":
+            percent = float(params["percent"])
+            extra = {k: params[k] for k in ("transition_seconds",) if k in params}
+            if "brightness" in tools:
+                return MemberCall(
+                    member=member,
+                    identity=tools["brightness"],
+                    params={"percent": params["percent"], **extra},
+                )
+            switch = "off" if percent <= 0 else "on"
+            return MemberCall(
+                member=member,
+                identity=tools.get(switch),
+                params={},
+                note=f"no brightness control: switched {switch}",
+            )
+        if self.action == "color":
+            if "set_color" not in tools:
+                return MemberCall(
+                    member=member, identity=None, params={}, note="no colour: skipped"
+                )
+            return MemberCall(
+                member=member,
+                identity=tools["set_color"],
+                params={k: v for k, v in params.items() if k in COLOR_PARAMS},
+            )
+        # temperature: the per-device tools take the same "celsius" / "fahrenheit" key.
+        return MemberCall(member=member, identity=tools.get("set_temperature"), params=params)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RoomToolSpec:
+    """Everything but the common fields of a room tool's ``ToolDefinition``."""
+
+    name: str
+    description: str
+    category: Category
+    parameters: dict[str, Any]
+    requires: Requires
+    execution: Execution
+    metadata: dict[str, Any]
+    plan: RoomPlan
+
+
+_NO_PARAMS: dict[str, Any] = {"type": "object", "properties": {}, "additionalProperties": False}
+
+
+def _members(devices: Sequence[Device], tools: Mapping[str, Mapping[str, str]]) -> tuple[
+    RoomMember, ...
+]:
+    return tuple(
+        RoomMember(device_id=d.id, name=d.name, tools=dict(tools.get(d.id, {}))) for d in devices
+    )
+
+
+def _listing(devices: Sequence[Device]) -> str:
+    return ", ".join(d.name for d in devices)
+
+
+def room_tool_specs(
+    devices: Sequence[Device],
+    tools_by_device: Mapping[str, Mapping[str, str]],
+    *,
+    unit: str = "C",
+    capability: str,
+) -> list[RoomToolSpec]:
+    """Return the room tools for ``devices`` (each member's per-device tools by suffix)."""
+    rooms: dict[str, tuple[str, list[Device]]] = {}
+    for device in devices:
+        if not device.room:
+            continue
+        slug = slugify(device.room)
+        if not slug:
+            continue
+        rooms.setdefault(slug, (device.room, []))[1].append(device)
+    specs: list[RoomToolSpec] = []
+    for room_slug, (room, members) in sorted(rooms.items()):
+        lights = [
+            d for d in members
+            if d.kind in LIGHT_KINDS and {"on", "off"} <= set(tools_by_device.get(d.id, {}))
+        ]  # fmt: skip
+        thermostats = [
+            d for d in members
+            if d.kind in THERMOSTAT_KINDS and "set_temperature" in tools_by_device.get(d.id, {})
+        ]  # fmt: skip
+        if lights:
+            specs.extend(_light_specs(room, room_slug, lights, tools_by_device, capability))
+        if thermostats:
+            specs.append(
+                _thermostat_spec(room, room_slug, thermostats, tools_by_device, unit, capability)
+            )
+    return specs
+
+
+def _common(
+    room: str,
+    room_slug: str,
+    kind: str,
+    devices: Sequence[Device],
+    capability: str,
+) -> dict[str, Any]:
+    return {
+        "requires": Requires(
+            capabilities=(capability,),
+            permissions=tuple(f"device:control:{d.id}" for d in devices),
+        ),
+        "execution": Execution(timeout_ms=15_000, idempotent=True, async_allowed=True),
+        "metadata": {
+            "room": {
+                "room": room,
+                "slug": room_slug,
+                "kind": kind,
+                "devices": [d.id for d in devices],
+            },
+            "tags": ["matter", "room", kind],
+        },
+    }
+
+
+def _light_specs(
+    room: str,
+    room_slug: str,
+    lights: Sequence[Device],
+    tools_by_device: Mapping[str, Mapping[str, str]],
+    capability: str,
+) -> list[RoomToolSpec]:
+    members = _members(lights, tools_by_device)
+    common = _common(room, room_slug, "lights", lights, capability)
+    names = _listing(lights)
+    base = f"{ROOM_PREFIX}_{room_slug}_lights"
+
+    def spec(action: str, description: str, parameters: dict[str, Any]) -> RoomToolSpec:
+        return RoomToolSpec(
+            name=f"{base}_{action}",
+            description=description,
+            category=Category.ACTING,
+            parameters=parameters,
+            plan=RoomPlan(action=action, room=room, room_slug=room_slug, kind="lights",
+                          members=members),
+            **common,
+        )
+
+    specs = [
+        spec("on", f"Turn on every light in the {room} at once ({names}).", dict(_NO_PARAMS)),
+        spec("off", f"Turn off every light in the {room} at once ({names}).", dict(_NO_PARAMS)),
+        spec(
+            "brightness",
+            f"Set the brightness of every light in the {room} at once, 0-100 % "
+            f"(0 turns them off; lights without dimming switch on or off) ({names}).",
+            {
+                "type": "object",
+                "properties": {
+                    "percent": {"type": "number", "minimum": 0, "maximum": 100,
+                                "description": "Brightness in percent (0-100)."},
+                    "transition_seconds": {"type": "number", "minimum": 0, "maximum": 6553.4,
+                                           "description": "Fade time in seconds (optional)."},
+                },
+                "required": ["percent"],
+                "additionalProperties": False,
+            },
+        ),
+    ]
+    coloured = [d for d in lights if "set_color" in tools_by_device.get(d.id, {})]
+    if coloured:
+        specs.append(
+            spec(
+                "color",
+                f"Set the colour of every colour light in the {room} at once "
+                f"({_listing(coloured)}): a CSS colour name or hex like '#ff8800'.",
+                {
+                    "type": "object",
+                    "properties": {
+                        "color": {"type": "string", "minLength": 1, "maxLength": 40,
+                                  "description": "A CSS colour name or a hex colour '#rrggbb'."},
+                    },
+                    "required": ["color"],
+                    "additionalProperties": False,
+                },
+            )
+        )
+    return specs
+
+
+def _thermostat_spec(
+    room: str,
+    room_slug: str,
+    thermostats: Sequence[Device],
+    tools_by_device: Mapping[str, Mapping[str, str]],
+    unit: str,
+    capability: str,
+) -> RoomToolSpec:
+    param = "fahrenheit" if unit.upper() == "F" else "celsius"
+    symbol = "°F" if unit.upper() == "F" else "°C"
+    return RoomToolSpec(
+        name=f"{ROOM_PREFIX}_{room_slug}_temperature",
+        description=(
+            f"Set the target temperature ({symbol}) of every thermostat in the {room} at once "
+            f"({_listing(thermostats)}); each one clamps it to its own limits."
+        ),
+        category=Category.ACTING,
+        parameters={
+            "type": "object",
+            "properties": {param: {"type": "number", "description": f"Target in {symbol}."}},
+            "required": [param],
+            "additionalProperties": False,
+        },
+        plan=RoomPlan(action="temperature", room=room, room_slug=room_slug, kind="thermostats",
+                      members=_members(thermostats, tools_by_device)),
+        **_common(room, room_slug, "thermostats", thermostats, capability),
+    )

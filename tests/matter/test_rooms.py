@@ -1,0 +1,253 @@
+"""Aliases and room tools on a real bridge: real python-matter-server, test nodes, HTTP.
+
+The four recorded matter.js devices (on/off, dimmable, colour light, thermostat) are
+imported into the real controller as test nodes; names, rooms and aliases are set over
+``PATCH /v1/devices/{device}``; room tools are called over ``POST /v1/invoke`` with
+signed tokens, so the real pipeline checks every member's permission and the real
+controller builds every member's command.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+
+from bridge.auth.keys import KEY_FILE_NAME, NodeKey
+from bridge.auth.tokens import issue_token
+from bridge.cli.main import main
+from bridge.config import ApiConfig, BridgeConfig, MatterConfig
+from bridge.matter.names import DeviceNameStore
+from bridge.service import BridgeService
+from tests.matter.dumps import DUMP_FILES
+from tests.support.fabric import Fabric, ThreadedController, running_controller
+
+pytestmark = pytest.mark.controller
+
+DUMPS = ("node-1-onoff", "node-2-dimmable", "node-3-color", "node-4-thermostat")
+
+
+@pytest.fixture(scope="module")
+def controller(fabric: Fabric) -> Iterator[ThreadedController]:
+    with running_controller(fabric, "rooms") as ctl:
+        yield ctl
+
+
+class Home:
+    def __init__(self, service: BridgeService, url: str, key: NodeKey, ids: dict[str, str]):
+        self.service = service
+        self.url = url
+        self.key = key
+        self.ids = ids  # dump stem -> device id
+
+    def token(self, *permissions: str) -> str:
+        return issue_token(self.key, agent_id="room-tests", permissions=list(permissions),
+                           ttl_s=600)  # fmt: skip
+
+    async def request(self, method: str, path: str, token: str, body: Any = None) -> tuple[
+        int, Any
+    ]:
+        headers = {"Authorization": f"Bearer {token}"}
+        async with (
+            aiohttp.ClientSession() as session,
+            session.request(method, f"{self.url}{path}", json=body, headers=headers) as resp,
+        ):
+            return resp.status, await resp.json()
+
+    async def invoke(self, tool: str, params: dict[str, Any], token: str) -> tuple[int, Any]:
+        return await self.request("POST", "/v1/invoke", token, {"tool": tool, "params": params})
+
+
+@pytest.fixture
+async def home(controller: ThreadedController, tmp_path: Path) -> AsyncIterator[Home]:
+    config = BridgeConfig(
+        state_dir=tmp_path / "state",
+        api=ApiConfig(host="127.0.0.1", port=0),
+        matter=MatterConfig(controller_url=controller.url),
+    )
+    service = BridgeService(config)
+    await service.start()
+    try:
+        port = await service.start_api("127.0.0.1", 0)
+        assert service.matter is not None
+        bridge = service.matter.bridge
+        known = {n.node_id for n in bridge.adapter.nodes()}
+        docs = {p.stem: json.loads(p.read_text()) for p in DUMP_FILES if p.stem in DUMPS}
+        ids: dict[str, str] = {}
+        for stem in DUMPS:
+            await bridge.adapter.import_test_nodes([docs[stem]])
+            async with asyncio.timeout(10):
+                while not {d.node_id for d in bridge.devices()} - known:
+                    await asyncio.sleep(0.05)
+            (node_id,) = {d.node_id for d in bridge.devices()} - known
+            known.add(node_id)
+            ids[stem] = next(d.id for d in bridge.devices() if d.node_id == node_id)
+        key = NodeKey.load_or_create(config.state_dir / KEY_FILE_NAME)
+        yield Home(service, f"http://127.0.0.1:{port}", key, ids)
+    finally:
+        await service.stop()
+
+
+async def test_aliases_are_validated_persisted_and_listed(home: Home) -> None:
+    light = home.ids["node-1-onoff"]
+    manage = home.token("device:manage:*")
+    path = f"/v1/devices/{light}"
+    for bad in ({"aliases": "lamp"}, {"aliases": [""]}, {"aliases": ["x" * 65]},
+                {"aliases": [7]}, {"aliases": [f"a{i}" for i in range(17)]}):  # fmt: skip
+        status, body = await home.request("PATCH", path, manage, bad)
+        assert (status, body["error"]["code"]) == (400, "INVALID_PARAMS"), bad
+        assert body["error"]["details"]["field"] == "aliases", bad
+    status, body = await home.request(
+        "PATCH", path, manage,
+        {"name": "Reading Lamp", "aliases": ["Big Lamp", "big lamp ", "Leselampe"]},
+    )
+    assert status == 200, body
+    assert body["device"]["aliases"] == ["Big Lamp", "Leselampe"]
+    # The name changed the tool names; the aliases do not.
+    assert body["added_tools"] == ["light_reading_lamp_off", "light_reading_lamp_on",
+                                   "light_reading_lamp_state", "light_reading_lamp_toggle"]
+    # Another device may not take a name this one already answers to.
+    other = f"/v1/devices/{home.ids['node-2-dimmable']}"
+    status, body = await home.request("PATCH", other, manage, {"aliases": ["LESELAMPE"]})
+    assert (status, body["error"]["code"]) == (409, "CONFLICT")
+    assert body["error"]["details"] == {"alias": "LESELAMPE", "device_id": light}
+    status, body = await home.request("PATCH", other, manage, {"aliases": ["reading lamp"]})
+    assert (status, body["error"]["code"]) == (409, "CONFLICT")
+    # Nothing was half-written: the refused device has no aliases, the first keeps its own.
+    stored = await DeviceNameStore(home.service.db).load()
+    assert stored[light].aliases == ("Big Lamp", "Leselampe")
+    assert stored.get(home.ids["node-2-dimmable"]) is None or not stored[
+        home.ids["node-2-dimmable"]].aliases
+    status, listing = await home.request("GET", "/v1/devices", home.token("device:read:*"))
+    assert status == 200
+    (entry,) = [d for d in listing["devices"] if d["id"] == light]
+    assert entry["aliases"] == ["Big Lamp", "Leselampe"]
+    # A room change keeps the aliases.
+    status, body = await home.request("PATCH", path, manage, {"room": "Study"})
+    assert (body["device"]["room"], body["device"]["aliases"]) == (
+        "Study", ["Big Lamp", "Leselampe"])
+
+
+async def test_cli_alias_add_list_remove(
+    home: Home, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    light = home.ids["node-2-dimmable"]
+    monkeypatch.setenv("ATMOSPHERE_BRIDGE_TOKEN", home.token("device:manage:*", "device:read:*"))
+    base = ["devices", "--state-dir", str(home.service.state_dir), "alias", light]
+    assert await asyncio.to_thread(main, [*base, "add", "Sofa Light", "Couch Lamp"]) == 0
+    out = capsys.readouterr().out
+    assert "also called Sofa Light, Couch Lamp" in out
+    assert await asyncio.to_thread(main, [*base, "remove", "sofa light"]) == 0
+    capsys.readouterr()
+    assert await asyncio.to_thread(main, [*base, "list"]) == 0
+    assert capsys.readouterr().out.splitlines() == ["Couch Lamp"]
+    assert await asyncio.to_thread(main, [*base, "remove", "Nope"]) == 1
+    assert "error [NOT_FOUND]" in capsys.readouterr().err
+    assert await asyncio.to_thread(main, [*base, "add"]) == 1
+    assert "error [INVALID_PARAMS]" in capsys.readouterr().err
+    # rename without NAME only moves the device.
+    args = ["devices", "--state-dir", str(home.service.state_dir), "rename", light,
+            "--room", "Lounge"]  # fmt: skip
+    assert await asyncio.to_thread(main, args) == 0
+    assert " in Lounge, also called Couch Lamp (live on " in capsys.readouterr().out
+    assert home.service.matter is not None
+    (device,) = [d for d in home.service.matter.bridge.devices() if d.id == light]
+    assert (device.room, device.aliases) == ("Lounge", ("Couch Lamp",))
+
+
+async def put_in_room(home: Home, room: str, *stems: str) -> None:
+    manage = home.token("device:manage:*")
+    for stem in stems:
+        status, body = await home.request(
+            "PATCH", f"/v1/devices/{home.ids[stem]}", manage, {"room": room})
+        assert status == 200, body
+
+
+async def test_room_tools_follow_rooms_and_switch_every_light(home: Home) -> None:
+    registry = home.service.registry
+    assert [t for t in registry.list(namespace="matter") if "room" in t.definition.metadata] == []
+    await put_in_room(home, "Living Room", "node-1-onoff", "node-2-dimmable", "node-3-color",
+                      "node-4-thermostat")
+    rooms = sorted(t.definition.name for t in registry.list(namespace="matter")
+                   if "room" in t.definition.metadata)  # fmt: skip
+    assert rooms == [
+        "room_living_room_lights_brightness", "room_living_room_lights_color",
+        "room_living_room_lights_off", "room_living_room_lights_on",
+        "room_living_room_temperature",
+    ]  # fmt: skip
+    lights = [home.ids[s] for s in ("node-1-onoff", "node-2-dimmable", "node-3-color")]
+    off = registry.resolve("matter:room_living_room_lights_off").definition
+    assert off.requires.permissions == tuple(f"device:control:{i}" for i in lights)
+    assert off.metadata["room"] == {"room": "Living Room", "slug": "living_room",
+                                    "kind": "lights", "devices": lights}  # fmt: skip
+
+    all_lights = home.token(*(f"device:control:{i}" for i in lights))
+    status, body = await home.invoke("matter:room_living_room_lights_off", {}, all_lights)
+    assert status == 200, body
+    result = body["result"]
+    assert (result["ok"], result["room"], result["action"], result["succeeded"],
+            result["failed"]) == (True, "Living Room", "off", 3, 0)  # fmt: skip
+    assert [d["device_id"] for d in result["devices"]] == lights
+    assert [d["result"]["sent"][0]["command"] for d in result["devices"]] == ["Off"] * 3
+
+    # Brightness: dimmable lights get their own level; the on/off light is switched.
+    status, body = await home.invoke("matter:room_living_room_lights_brightness",
+                                     {"percent": 30}, all_lights)  # fmt: skip
+    assert status == 200, body
+    by_id = {d["device_id"]: d for d in body["result"]["devices"]}
+    onoff = by_id[lights[0]]
+    assert (onoff["ok"], onoff["note"], onoff["result"]["sent"][0]["command"]) == (
+        True, "no brightness control: switched on", "On")
+    for dev in lights[1:]:
+        sent = by_id[dev]["result"]["sent"][0]
+        assert (sent["command"], sent["payload"]["level"]) == ("MoveToLevelWithOnOff", 77)
+
+    # Colour reaches only the colour light; the others are listed as skipped.
+    status, body = await home.invoke("matter:room_living_room_lights_color",
+                                     {"color": "orange"}, all_lights)  # fmt: skip
+    assert status == 200, body
+    by_id = {d["device_id"]: d for d in body["result"]["devices"]}
+    assert [by_id[i].get("skipped", False) for i in lights] == [True, True, False]
+    assert by_id[lights[2]]["result"]["sent"][0]["cluster"] == "ColorControl"
+
+    # The thermostat room tool sets the setpoint in 0.01 °C.
+    thermostat = home.ids["node-4-thermostat"]
+    status, body = await home.invoke("matter:room_living_room_temperature", {"celsius": 21.5},
+                                     home.token(f"device:control:{thermostat}"))  # fmt: skip
+    assert status == 200, body
+    (entry,) = body["result"]["devices"]
+    assert entry["result"]["sent"][0]["value"] == 2150
+
+
+async def test_room_tool_needs_every_members_permission(home: Home) -> None:
+    await put_in_room(home, "Kitchen", "node-1-onoff", "node-2-dimmable")
+    one = home.token(f"device:control:{home.ids['node-1-onoff']}")
+    status, body = await home.invoke("matter:room_kitchen_lights_on", {}, one)
+    assert (status, body["error"]["code"]) == (403, "PERMISSION_DENIED")
+    assert body["error"]["details"]["required"] == f"device:control:{home.ids['node-2-dimmable']}"
+    status, body = await home.invoke("matter:room_kitchen_lights_brightness", {"percent": 120},
+                                     home.token("device:control:*"))  # fmt: skip
+    assert (status, body["error"]["code"]) == (400, "INVALID_PARAMS")
+
+
+async def test_room_tools_move_with_their_devices(home: Home) -> None:
+    registry = home.service.registry
+    await put_in_room(home, "Hall", "node-1-onoff", "node-2-dimmable")
+    hall = registry.resolve("matter:room_hall_lights_on").definition
+    assert len(hall.requires.permissions) == 2
+    await put_in_room(home, "Office", "node-2-dimmable")
+    hall = registry.resolve("matter:room_hall_lights_on").definition
+    assert hall.requires.permissions == (f"device:control:{home.ids['node-1-onoff']}",)
+    assert registry.resolve("matter:room_office_lights_on") is not None
+    manage = home.token("device:manage:*")
+    status, _ = await home.request(
+        "PATCH", f"/v1/devices/{home.ids['node-1-onoff']}", manage, {"room": ""})
+    assert status == 200
+    names = {t.definition.name for t in registry.list(namespace="matter")}
+    assert "room_hall_lights_on" not in names
+    assert "room_office_lights_on" in names
