@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from bridge.invocation.runtime import InvocationRuntime
     from bridge.matter.runtime import MatterRuntime
     from bridge.mesh.node import MeshNode
+    from bridge.voice.intents import IntentEngine
 
 _LOGGER = logging.getLogger(__name__)
 DB_FILE_NAME = "bridge.db"
@@ -70,6 +71,7 @@ class BridgeService:
         # Layer components; ``None`` until their layer plugs in (see ``_build_*``).
         self.invocation: InvocationRuntime | None = None
         self.matter: MatterRuntime | None = None
+        self.intents: IntentEngine | None = None
         self.mesh: MeshNode | None = None
         self.started_at: float | None = None
         self._db: Database | None = None
@@ -143,6 +145,7 @@ class BridgeService:
             for name, build in (
                 ("invocation", self._build_invocation),
                 ("matter", self._build_matter),
+                ("voice", self._build_voice),
                 ("mesh", self._build_mesh),
             ):
                 component = build()
@@ -273,6 +276,18 @@ class BridgeService:
             node_id=self.node_id,
         )
         return self.matter
+
+    def _build_voice(self) -> Component | None:
+        """Return spoken-command handling when Matter devices are served."""
+        if self.matter is None or self.invocation is None:
+            self.intents = None
+            return None
+        from bridge.voice.service import VoiceComponent
+
+        component = VoiceComponent.build(self.config, self.registry, self.invocation.invoker,
+                                         self.matter.bridge.devices)  # fmt: skip
+        self.intents = component.engine
+        return component
 
     def _build_mesh(self) -> Component | None:
         """Return the mesh node when enabled; it becomes the invoker's remote executor."""

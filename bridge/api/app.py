@@ -42,6 +42,7 @@ ROUTE_MODULES: tuple[str, ...] = (
     "bridge.api.invoke_routes",
     "bridge.api.events_routes",
     "bridge.api.devices_routes",
+    "bridge.api.intents_routes",
 )
 
 SERVICE_KEY: web.AppKey[BridgeService] = web.AppKey("service")

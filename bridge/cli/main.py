@@ -24,6 +24,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "bridge.cli.devices",
     "bridge.cli.commission",
     "bridge.cli.demo",
+    "bridge.cli.say",
     "bridge.cli.keys",
     "bridge.cli.token",
     "bridge.cli.invoke",

