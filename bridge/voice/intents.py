@@ -51,13 +51,33 @@ SUPPORTED_INTENTS = frozenset(
 )  # fmt: skip
 DOMAINS = {"light": "light", "plug": "switch", "switch": "switch", "thermostat": "climate"}
 MAX_TEXT = 500
-# Phrasings people use that the shared templates lack (added as HassLightSet sentences).
-EXTRA_SENTENCES: dict[str, list[str]] = {
-    "en": [
-        "dim [the] {name} to {brightness}[([ ]%)| percent]",
-        "dim [the] {area} lights to {brightness}[([ ]%)| percent]",
-        "dim [the] lights in [the] {area} to {brightness}[([ ]%)| percent]",
-    ],
+# Common phrasings the shared templates lack, added per language and intent (our own
+# templates in the same hassil syntax; everything else is Home Assistant's).
+_PCT = "{brightness}[([ ]%)| percent]"
+EXTRA_SENTENCES: dict[str, dict[str, list[str]]] = {
+    "en": {
+        "HassLightSet": [
+            f"dim [the] {{name}} to {_PCT}",
+            f"dim [the] {{area}} lights to {_PCT}",
+            f"dim [the] lights in [the] {{area}} to {_PCT}",
+            f"set [the] {{area}} lights to {_PCT}",
+            "set [the] {area} lights to {color}",
+        ],
+        "HassClimateSetTemperature": [
+            "set [the] heating in [the] {area} to {temperature} [degrees]",
+        ],
+        "HassClimateGetTemperature": ["what is [the] {name} set to"],
+    },
+    "de": {
+        "HassLightSet": [
+            "(stelle|setze) [das|den|die] {name} auf {brightness}[([ ]%)| Prozent]",
+            "(stelle|setze) das Licht (im|in der) {area} auf {brightness}[([ ]%)| Prozent]",
+            "mach [das|den|die] {name} {color}",
+        ],
+        "HassClimateSetTemperature": [
+            "(stelle|setze) [das|den|die] {name} auf {temperature} [Grad]",
+        ],
+    },
 }
 
 
@@ -137,9 +157,8 @@ class IntentEngine:
             if doc is None:
                 raise InvalidParamsError(f"no sentence templates for '{language}'")
             doc["intents"] = {k: v for k, v in doc["intents"].items() if k in SUPPORTED_INTENTS}
-            extra = EXTRA_SENTENCES.get(language)
-            if extra:
-                doc["intents"]["HassLightSet"]["data"].append({"sentences": extra})
+            for intent, sentences in EXTRA_SENTENCES.get(language, {}).items():
+                doc["intents"][intent]["data"].append({"sentences": sentences})
             found = Intents.from_dict(doc)
             self._intents[language] = found
         return found

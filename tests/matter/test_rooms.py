@@ -10,22 +10,15 @@ controller builds every member's command.
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import Any
 
-import aiohttp
 import pytest
 
-from bridge.auth.keys import KEY_FILE_NAME, NodeKey
-from bridge.auth.tokens import issue_token
 from bridge.cli.main import main
-from bridge.config import ApiConfig, BridgeConfig, MatterConfig
 from bridge.matter.names import DeviceNameStore
-from bridge.service import BridgeService
-from tests.matter.dumps import DUMP_FILES
 from tests.support.fabric import Fabric, ThreadedController, running_controller
+from tests.support.home import Home, start_home
 
 pytestmark = pytest.mark.controller
 
@@ -38,59 +31,10 @@ def controller(fabric: Fabric) -> Iterator[ThreadedController]:
         yield ctl
 
 
-class Home:
-    def __init__(self, service: BridgeService, url: str, key: NodeKey, ids: dict[str, str]):
-        self.service = service
-        self.url = url
-        self.key = key
-        self.ids = ids  # dump stem -> device id
-
-    def token(self, *permissions: str) -> str:
-        return issue_token(self.key, agent_id="room-tests", permissions=list(permissions),
-                           ttl_s=600)  # fmt: skip
-
-    async def request(self, method: str, path: str, token: str, body: Any = None) -> tuple[
-        int, Any
-    ]:
-        headers = {"Authorization": f"Bearer {token}"}
-        async with (
-            aiohttp.ClientSession() as session,
-            session.request(method, f"{self.url}{path}", json=body, headers=headers) as resp,
-        ):
-            return resp.status, await resp.json()
-
-    async def invoke(self, tool: str, params: dict[str, Any], token: str) -> tuple[int, Any]:
-        return await self.request("POST", "/v1/invoke", token, {"tool": tool, "params": params})
-
-
 @pytest.fixture
 async def home(controller: ThreadedController, tmp_path: Path) -> AsyncIterator[Home]:
-    config = BridgeConfig(
-        state_dir=tmp_path / "state",
-        api=ApiConfig(host="127.0.0.1", port=0),
-        matter=MatterConfig(controller_url=controller.url),
-    )
-    service = BridgeService(config)
-    await service.start()
-    try:
-        port = await service.start_api("127.0.0.1", 0)
-        assert service.matter is not None
-        bridge = service.matter.bridge
-        known = {n.node_id for n in bridge.adapter.nodes()}
-        docs = {p.stem: json.loads(p.read_text()) for p in DUMP_FILES if p.stem in DUMPS}
-        ids: dict[str, str] = {}
-        for stem in DUMPS:
-            await bridge.adapter.import_test_nodes([docs[stem]])
-            async with asyncio.timeout(10):
-                while not {d.node_id for d in bridge.devices()} - known:
-                    await asyncio.sleep(0.05)
-            (node_id,) = {d.node_id for d in bridge.devices()} - known
-            known.add(node_id)
-            ids[stem] = next(d.id for d in bridge.devices() if d.node_id == node_id)
-        key = NodeKey.load_or_create(config.state_dir / KEY_FILE_NAME)
-        yield Home(service, f"http://127.0.0.1:{port}", key, ids)
-    finally:
-        await service.stop()
+    async with start_home(controller.url, tmp_path / "state", DUMPS) as running:
+        yield running
 
 
 async def test_aliases_are_validated_persisted_and_listed(home: Home) -> None:

@@ -1,0 +1,107 @@
+"""The spoken-command sentence set: the test home, the sentences and how they are scored.
+
+The home is eight recorded devices (imported into the real controller as test nodes)
+with names, rooms and aliases in five languages; two of them share the name "Reading
+Lamp" so that a bare "reading lamp" is ambiguous. Each sentence lists the exact calls
+it must make (tool without "matter:", params); ``calls: []`` means nothing may be done.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tests.support.home import Home
+
+SENTENCES = Path(__file__).parent / "sentences"
+
+# dump stem -> (name, room, aliases); renamed in this order (slugs depend on it).
+HOME: dict[str, tuple[str, str, list[str]]] = {
+    "node-1-onoff": ("Kitchen Light", "Kitchen",
+                     ["Küchenlampe", "lampe de cuisine", "keukenlamp", "luz de la cocina"]),
+    "node-2-dimmable": ("Ceiling Light", "Kitchen",
+                        ["Deckenlampe", "plafonnier", "plafondlamp", "lámpara del techo"]),
+    "node-3-color": ("Sofa Lamp", "Living Room",
+                     ["couch lamp", "Stehlampe", "lampadaire", "staande lamp", "lámpara de pie"]),
+    "node-4-thermostat": ("Hall Thermostat", "Hall",
+                          ["Flurthermostat", "thermostat du couloir", "termostato del pasillo",
+                           "gangthermostaat"]),
+    "mock_dimmable_light": ("Reading Lamp", "Schlafzimmer",
+                            ["Nachttischlampe", "lampe de chevet", "lámpara de noche",
+                             "nachtlamp"]),
+    "color_temperature_light": ("Reading Lamp", "Salon",
+                                ["Schreibtischlampe", "lampe de bureau",
+                                 "lámpara del escritorio", "bureaulamp"]),
+    "mock_onoff_light": ("Porch Light", "Terraza",
+                         ["outside light", "Verandalicht", "lumière du porche",
+                          "luz del porche", "verandalamp"]),
+    "mock_thermostat": ("Bedroom Thermostat", "Slaapkamer",
+                        ["Schlafzimmerthermostat", "thermostat de la chambre",
+                         "termostato del dormitorio", "slaapkamerthermostaat"]),
+}  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Sentence:
+    language: str
+    text: str
+    calls: list[dict[str, Any]]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Outcome:
+    sentence: Sentence
+    calls: list[dict[str, Any]]
+    speech: str
+    duration_ms: float
+
+    @property
+    def exact(self) -> bool:
+        return self.calls == self.sentence.calls
+
+    @property
+    def wrong_action(self) -> bool:
+        """Something was done that the sentence did not ask for."""
+        return bool(self.calls) and not self.exact
+
+
+def load_sentences() -> list[Sentence]:
+    out: list[Sentence] = []
+    for path in sorted(SENTENCES.glob("*.yaml")):
+        doc = yaml.safe_load(path.read_text())
+        for entry in doc["sentences"]:
+            out.append(Sentence(language=doc["language"], text=entry["text"],
+                                calls=list(entry["calls"])))  # fmt: skip
+    return out
+
+
+async def furnish(home: Home) -> None:
+    """Give every device of the home its name, room and aliases."""
+    for stem, (name, room, aliases) in HOME.items():
+        await home.patch_device(stem, {"name": name, "room": room, "aliases": aliases})
+
+
+def _made(reply_calls: Any) -> list[dict[str, Any]]:
+    made = []
+    for call in reply_calls:
+        tool = str(call["tool"]).removeprefix("matter:")
+        made.append({"tool": tool, "params": call["params"]})
+    return made
+
+
+async def evaluate(home: Home, sentences: list[Sentence], token: Any) -> list[Outcome]:
+    """Run every sentence through the engine with ``token`` and record what it did."""
+    engine = home.service.intents
+    assert engine is not None
+    outcomes = []
+    for sentence in sentences:
+        started = time.perf_counter()
+        reply = await engine.handle(sentence.text, sentence.language, token=token)
+        duration = (time.perf_counter() - started) * 1000
+        outcomes.append(Outcome(sentence=sentence, calls=_made(reply.calls), speech=reply.speech,
+                                duration_ms=duration))  # fmt: skip
+    return outcomes
