@@ -25,6 +25,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "bridge.cli.commission",
     "bridge.cli.demo",
     "bridge.cli.say",
+    "bridge.cli.wyoming",
     "bridge.cli.keys",
     "bridge.cli.token",
     "bridge.cli.invoke",

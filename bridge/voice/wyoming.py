@@ -1,0 +1,159 @@
+"""A Wyoming intent-handling service: voice pipelines hand transcripts to the bridge.
+
+``atmosphere-bridge wyoming --url URL`` listens on ``127.0.0.1:10700`` (``--host`` /
+``--port`` to change) for the Wyoming protocol: ``describe`` answers ``info`` with one
+``handle`` program and its languages; ``transcript`` is sent to the bridge's
+``POST /v1/intents/handle`` with the service's token and answered ``handled`` (the
+sentence to speak) or ``not-handled`` (why, e.g. "Which one do you mean: …?").
+
+Wyoming has no authentication: whoever reaches the port speaks with this service's
+token, so it listens on loopback by default and its token (``--token-file``, a 0600
+file, or ``$ATMOSPHERE_BRIDGE_TOKEN``) should carry only what voice may do, e.g.
+``device:control:*``. The token is never logged. A malformed event, an oversized
+transcript or a client that drops mid-event ends that connection only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+from wyoming.asr import Transcript
+from wyoming.event import Event
+from wyoming.handle import Handled, NotHandled
+from wyoming.info import Attribution, Describe, HandleModel, HandleProgram, Info
+from wyoming.server import AsyncEventHandler
+
+from bridge import __version__
+from bridge.voice.responses import LANGUAGES
+
+_LOG = logging.getLogger(__name__)
+MAX_TRANSCRIPT = 500
+# (text, language) -> (handled, speech)
+Speak = Callable[[str, str], Awaitable[tuple[bool, str]]]
+
+
+def service_info(languages: Sequence[str] = LANGUAGES) -> Info:
+    """Return the ``info`` this service describes itself with."""
+    attribution = Attribution(name="Atmosphere Matter Bridge", url="")
+    model = HandleModel(
+        name="atmosphere-intents", attribution=attribution, installed=True,
+        description="Home Assistant sentence templates on the bridge's Matter devices",
+        version=__version__, languages=list(languages),
+    )  # fmt: skip
+    program = HandleProgram(
+        name="atmosphere-bridge", attribution=attribution, installed=True,
+        description="Runs spoken commands as the bridge's device and room tools",
+        version=__version__, models=[model], supports_home_control=True,
+    )  # fmt: skip
+    return Info(handle=[program])
+
+
+class _Handler(AsyncEventHandler):
+    def __init__(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        speak: Speak,
+        info: Info,
+        default_language: str,
+    ) -> None:
+        super().__init__(reader, writer)
+        self._speak = speak
+        self._info = info
+        self._language = default_language
+
+    async def handle_event(self, event: Event) -> bool:
+        if Describe.is_type(event.type):
+            await self.write_event(self._info.event())
+            return True
+        if not Transcript.is_type(event.type):
+            return True  # other events (audio, pings) are not ours
+        try:
+            transcript = Transcript.from_event(event)
+            text = transcript.text
+            language = transcript.language or self._language
+        except (KeyError, TypeError, ValueError):
+            await self.write_event(NotHandled(text="malformed transcript").event())
+            return True
+        if not isinstance(text, str) or not text.strip() or len(text) > MAX_TRANSCRIPT:
+            await self.write_event(
+                NotHandled(text=f"a transcript must have 1-{MAX_TRANSCRIPT} characters").event()
+            )
+            return True
+        handled, speech = await self._speak(text, str(language))
+        reply = Handled(text=speech) if handled else NotHandled(text=speech)
+        await self.write_event(reply.event())
+        return True
+
+
+class WyomingIntentServer:
+    """Serve the Wyoming protocol on a TCP port; transcripts go to ``speak``."""
+
+    def __init__(
+        self,
+        speak: Speak,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 10700,
+        languages: Sequence[str] = LANGUAGES,
+        default_language: str = "en",
+    ) -> None:
+        self._speak = speak
+        self.host = host
+        self.port = port
+        self._info = service_info(languages)
+        self._language = default_language
+        self._server: asyncio.Server | None = None
+
+    async def start(self) -> int:
+        """Start listening; return the bound port."""
+        self._server = await asyncio.start_server(self._client, self.host, self.port)
+        self.port = int(self._server.sockets[0].getsockname()[1])
+        return self.port
+
+    async def stop(self) -> None:
+        """Stop listening and close the connections."""
+        if self._server is not None:
+            self._server.close()
+            with contextlib.suppress(Exception):
+                await self._server.wait_closed()
+            self._server = None
+
+    async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        handler = _Handler(reader, writer, self._speak, self._info, self._language)
+        try:
+            await handler.run()
+        except (ValueError, KeyError, TypeError, UnicodeDecodeError, ConnectionError) as err:
+            _LOG.info("wyoming client sent something unreadable: %s", type(err).__name__)
+        finally:
+            writer.close()
+
+
+def http_speaker(url: str, token: str, *, timeout_s: float = 30.0) -> Speak:
+    """Return a ``speak`` that asks the bridge at ``url`` (``POST /v1/intents/handle``)."""
+    import aiohttp
+
+    async def speak(text: str, language: str) -> tuple[bool, str]:
+        headers = {"Authorization": f"Bearer {token}"}
+        body = {"text": text, "language": language}
+        try:
+            async with (
+                aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout_s)) as s,
+                s.post(f"{url}/v1/intents/handle", json=body, headers=headers) as resp,
+            ):
+                answer: Any = await resp.json(content_type=None)
+        except (aiohttp.ClientError, TimeoutError, ValueError) as err:
+            _LOG.warning("the bridge at %s did not answer: %s", url, type(err).__name__)
+            return False, "Sorry, the home bridge is not reachable."
+        if not isinstance(answer, dict):
+            return False, "Sorry, the home bridge gave no answer."
+        if "error" in answer:
+            error = answer["error"] if isinstance(answer["error"], dict) else {}
+            return False, f"Sorry: {error.get('message', 'the bridge refused the request')}"
+        return bool(answer.get("handled")), str(answer.get("speech", ""))
+
+    return speak

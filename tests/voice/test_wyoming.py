@@ -1,0 +1,102 @@
+"""The Wyoming intent service, driven by the wyoming package's own client.
+
+A real bridge on the real controller (recorded devices as test nodes) serves
+``POST /v1/intents/handle``; the Wyoming service forwards transcripts to it over HTTP
+with its token, exactly as ``atmosphere-bridge wyoming`` does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+from wyoming.asr import Transcript
+from wyoming.client import AsyncTcpClient
+from wyoming.handle import Handled, NotHandled
+from wyoming.info import Describe, Info
+
+from bridge.cli.main import main
+from bridge.voice.wyoming import WyomingIntentServer, http_speaker
+from tests.support.fabric import Fabric, ThreadedController, running_controller
+from tests.support.home import Home, start_home
+from tests.voice.sentence_set import HOME, furnish
+
+pytestmark = pytest.mark.controller
+
+
+@pytest.fixture(scope="module")
+def controller(fabric: Fabric) -> Iterator[ThreadedController]:
+    with running_controller(fabric, "wyoming") as ctl:
+        yield ctl
+
+
+@pytest.fixture
+async def home(controller: ThreadedController, tmp_path: Path) -> AsyncIterator[Home]:
+    async with start_home(controller.url, tmp_path / "state", list(HOME)) as running:
+        await furnish(running)
+        yield running
+
+
+async def ask(port: int, event: object) -> object:
+    client = AsyncTcpClient("127.0.0.1", port)
+    await client.connect()
+    try:
+        await client.write_event(event.event())  # type: ignore[attr-defined]
+        async with asyncio.timeout(10):
+            return await client.read_event()
+    finally:
+        await client.disconnect()
+
+
+async def test_describe_transcripts_denial_and_garbage(home: Home) -> None:
+    server = WyomingIntentServer(http_speaker(home.url, home.token("device:control:*")), port=0)
+    port = await server.start()
+    try:
+        info = Info.from_event(await ask(port, Describe()))  # type: ignore[arg-type]
+        (program,) = info.handle
+        assert program.models[0].languages == ["en", "de", "fr", "es", "nl"]
+
+        reply = await ask(port, Transcript(text="turn off the sofa lamp", language="en"))
+        assert Handled.is_type(reply.type)  # type: ignore[attr-defined]
+        assert Handled.from_event(reply).text == "Turned off Sofa Lamp."  # type: ignore[arg-type]
+        reply = await ask(port, Transcript(text="schalte die Küchenlampe ein", language="de"))
+        assert Handled.from_event(reply).text == "Kitchen Light ist eingeschaltet."  # type: ignore[arg-type]
+
+        reply = await ask(port, Transcript(text="open the pod bay doors", language="en"))
+        assert NotHandled.is_type(reply.type)  # type: ignore[attr-defined]
+        assert NotHandled.from_event(reply).text == "Sorry, I didn't understand that."  # type: ignore[arg-type]
+
+        # Garbage on the socket ends that connection only.
+        _, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(b"\xff\xfe not json at all\n")
+        await writer.drain()
+        writer.close()
+        reply = await ask(port, Transcript(text="x" * 600, language="en"))
+        assert NotHandled.from_event(reply).text == "a transcript must have 1-500 characters"  # type: ignore[arg-type]
+    finally:
+        await server.stop()
+
+    # A token that may only read: the denial is spoken, nothing runs.
+    reader = WyomingIntentServer(http_speaker(home.url, home.token("device:read:*")), port=0)
+    port = await reader.start()
+    try:
+        reply = await ask(port, Transcript(text="turn off the sofa lamp", language="en"))
+        assert NotHandled.from_event(reply).text == (  # type: ignore[arg-type]
+            "Sorry, you are not allowed to do that with Sofa Lamp.")
+    finally:
+        await reader.stop()
+
+
+def test_cli_refuses_a_token_file_others_can_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    token_file = tmp_path / "voice.token"
+    token_file.write_text("secret-token-value")
+    token_file.chmod(0o644)
+    args = ["wyoming", "--url", "http://127.0.0.1:9", "--token-file", str(token_file)]
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert "chmod 600" in err
+    assert "secret-token-value" not in err
