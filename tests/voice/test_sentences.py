@@ -3,30 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
 
 import pytest
 
 from bridge.cli.main import main
-from tests.support.fabric import Fabric, ThreadedController, running_controller
-from tests.support.home import Home, start_home
-from tests.voice.sentence_set import HOME, evaluate, furnish, load_sentences
+from tests.support.home import Home
+from tests.voice.sentence_set import evaluate, load_sentences
 
 pytestmark = pytest.mark.controller
-
-
-@pytest.fixture(scope="module")
-def controller(fabric: Fabric) -> Iterator[ThreadedController]:
-    with running_controller(fabric, "voice") as ctl:
-        yield ctl
-
-
-@pytest.fixture
-async def home(controller: ThreadedController, tmp_path: Path) -> AsyncIterator[Home]:
-    async with start_home(controller.url, tmp_path / "state", list(HOME)) as running:
-        await furnish(running)
-        yield running
 
 
 def test_the_set_is_large_and_covers_five_languages() -> None:

@@ -8,7 +8,6 @@ with its token, exactly as ``atmosphere-bridge wyoming`` does.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -19,24 +18,9 @@ from wyoming.info import Describe, Info
 
 from bridge.cli.main import main
 from bridge.voice.wyoming import WyomingIntentServer, http_speaker
-from tests.support.fabric import Fabric, ThreadedController, running_controller
-from tests.support.home import Home, start_home
-from tests.voice.sentence_set import HOME, furnish
+from tests.support.home import Home
 
 pytestmark = pytest.mark.controller
-
-
-@pytest.fixture(scope="module")
-def controller(fabric: Fabric) -> Iterator[ThreadedController]:
-    with running_controller(fabric, "wyoming") as ctl:
-        yield ctl
-
-
-@pytest.fixture
-async def home(controller: ThreadedController, tmp_path: Path) -> AsyncIterator[Home]:
-    async with start_home(controller.url, tmp_path / "state", list(HOME)) as running:
-        await furnish(running)
-        yield running
 
 
 async def ask(port: int, event: object) -> object:
