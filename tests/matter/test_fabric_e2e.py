@@ -296,11 +296,48 @@ async def test_thermostat_tools_reach_the_device(fab: Fab, http: aiohttp.ClientS
     }  # fmt: skip
 
 
+ROOM_TOOLS = {
+    "room_living_room_lights_on", "room_living_room_lights_off",
+    "room_living_room_lights_brightness", "room_kitchen_lights_on", "room_kitchen_lights_off",
+    "room_kitchen_lights_brightness", "room_bedroom_lights_on", "room_bedroom_lights_off",
+    "room_bedroom_lights_brightness", "room_bedroom_lights_color", "room_hall_temperature",
+}  # fmt: skip
+
+
+async def test_room_tools_reach_the_devices(fab: Fab, http: aiohttp.ClientSession) -> None:
+    onoff, dimmer = fab.devices[DeviceKind.ONOFF], fab.devices[DeviceKind.DIMMABLE]
+    color = fab.devices[DeviceKind.COLOR]
+    for room, dev in (("living_room", onoff), ("kitchen", dimmer), ("bedroom", color)):
+        mark = dev.mark()
+        result = await ok(fab, http, f"room_{room}_lights_on")
+        assert (result["ok"], result["succeeded"], result["failed"]) == (True, 1, 0), result
+        await device_reports(dev, mark, "onOff", "onOff", True)
+        mark = dev.mark()
+        await ok(fab, http, f"room_{room}_lights_off")
+        await device_reports(dev, mark, "onOff", "onOff", False)
+    mark = dimmer.mark()
+    result = await ok(fab, http, "room_kitchen_lights_brightness", percent=30)
+    await device_reports(dimmer, mark, "levelControl", "currentLevel", 77)
+    mark = onoff.mark()
+    result = await ok(fab, http, "room_living_room_lights_brightness", percent=40)
+    assert result["devices"][0]["note"] == "no brightness control: switched on"
+    await device_reports(onoff, mark, "onOff", "onOff", True)
+    await ok(fab, http, "room_bedroom_lights_brightness", percent=100)
+    result = await ok(fab, http, "room_bedroom_lights_color", color="red")
+    assert result["devices"][0]["result"]["sent"][0]["cluster"] == "ColorControl"
+    thermostat = fab.devices[DeviceKind.THERMOSTAT]
+    mark = thermostat.mark()
+    await ok(fab, http, "hall_thermostat_set_mode", mode="heat")
+    await ok(fab, http, "room_hall_temperature", celsius=22)
+    await device_reports(thermostat, mark, "thermostat", "occupiedHeatingSetpoint", 2200)
+    await ok(fab, http, "hall_thermostat_set_mode", mode="off")
+
+
 async def test_every_generated_tool_was_invoked(fab: Fab, http: aiohttp.ClientSession) -> None:
     names = await tool_names(fab, http)
     assert names == {t for tools in EXPECTED_TOOLS.values() for t in tools} | {
         "control_matter_device"
-    }
+    } | ROOM_TOOLS
     assert names - fab.invoked == set()
 
 
@@ -365,7 +402,7 @@ async def test_killed_controller_is_restarted_and_bridge_reconnects(
     fab: Fab, http: aiohttp.ClientSession
 ) -> None:
     tools_before = sorted(await tool_names(fab, http))
-    assert len(tools_before) == 21
+    assert len(tools_before) == 32  # 21 device tools + 11 room tools of the four rooms
     controller = fab.bridge.controller
     old_pid = controller.pid
     assert old_pid is not None

@@ -242,6 +242,10 @@ def mesh_tools(node: Node, token: str) -> dict[str, list[str]]:
     return {t["identity"]: [n["node_id"] for n in t["nodes"]] for t in body["tools"]}
 
 
+# The light is commissioned into room "Porch", which gets its room tools.
+PORCH_ROOM_TOOLS = ["room_porch_lights_brightness", "room_porch_lights_off", "room_porch_lights_on"]
+
+
 def matter_tools_from(node: Node, origin: Node, token: str) -> list[str]:
     """Return the Matter tools in ``node``'s registry whose server is ``origin``."""
     status, body = http(
@@ -281,7 +285,7 @@ def test_c_routes_matter_calls_to_a_and_the_light_obeys(matter_mesh: MatterMesh)
     assert status == 200, body
     assert all(t["local"] for t in body["tools"])
     a_tools = sorted(t["tool"]["name"] for t in body["tools"])
-    assert a_tools == sorted([*mesh.tools, "control_matter_device"])
+    assert a_tools == sorted([*mesh.tools, "control_matter_device", *PORCH_ROOM_TOOLS])
     identities = {f"matter:{name}@1.0.0" for name in a_tools}
 
     def converged() -> bool:
@@ -337,7 +341,7 @@ def assert_ran_on(resp: dict[str, Any], origin: Node, caller: Node) -> None:
 def test_killing_a_fails_calls_fast_and_drops_its_tools(matter_mesh: MatterMesh) -> None:
     mesh = matter_mesh
     a, b, c = mesh.nodes["a"], mesh.nodes["b"], mesh.nodes["c"]
-    a_tools = sorted([*mesh.tools, "control_matter_device"])
+    a_tools = sorted([*mesh.tools, "control_matter_device", *PORCH_ROOM_TOOLS])
     wait_until(lambda: matter_tools_from(c, a, mesh.admin) == a_tools, 15, "C to hold A's tools")
     mark = mesh.light.mark()
     # A crashes (no goodbye); its controller goes with it, as under a service manager.
