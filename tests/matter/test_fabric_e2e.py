@@ -308,6 +308,7 @@ async def test_room_tools_reach_the_devices(fab: Fab, http: aiohttp.ClientSessio
     onoff, dimmer = fab.devices[DeviceKind.ONOFF], fab.devices[DeviceKind.DIMMABLE]
     color = fab.devices[DeviceKind.COLOR]
     for room, dev in (("living_room", onoff), ("kitchen", dimmer), ("bedroom", color)):
+        await ok(fab, http, f"room_{room}_lights_off")  # from whatever the last test left
         mark = dev.mark()
         result = await ok(fab, http, f"room_{room}_lights_on")
         assert (result["ok"], result["succeeded"], result["failed"]) == (True, 1, 0), result
@@ -325,6 +326,9 @@ async def test_room_tools_reach_the_devices(fab: Fab, http: aiohttp.ClientSessio
     await ok(fab, http, "room_bedroom_lights_brightness", percent=100)
     result = await ok(fab, http, "room_bedroom_lights_color", color="red")
     assert result["devices"][0]["result"]["sent"][0]["cluster"] == "ColorControl"
+    mark = color.mark()
+    await ok(fab, http, "room_bedroom_lights_off")  # as the colour light's own test left it
+    await device_reports(color, mark, "onOff", "onOff", False)
     thermostat = fab.devices[DeviceKind.THERMOSTAT]
     mark = thermostat.mark()
     await ok(fab, http, "hall_thermostat_set_mode", mode="heat")
