@@ -31,6 +31,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "bridge.cli.invoke",
     "bridge.cli.audit",
     "bridge.cli.approvals",
+    "bridge.cli.mcp",
 )
 
 
