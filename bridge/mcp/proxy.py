@@ -23,13 +23,12 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
-from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.stdio import stdio_server
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from bridge import __version__
 from bridge.errors import InternalError
-from bridge.mcp.server import SERVER_NAME, ChangeNotifier, error_result
+from bridge.mcp.server import SERVER_NAME, ChangeNotifier, ToolServer, error_result
 
 _LOG = logging.getLogger(__name__)
 
@@ -50,7 +49,7 @@ class StdioProxy:
         self.endpoint = endpoint
         self.upstream = upstream
         self.notifier = ChangeNotifier()
-        self.server: Server[Any] = Server(
+        self.server: Server[Any] = ToolServer(
             SERVER_NAME,
             version=__version__,
             title="Atmosphere Matter Bridge",
@@ -105,9 +104,7 @@ class StdioProxy:
 
     async def serve(self) -> None:
         """Serve MCP on stdin/stdout until stdin closes."""
-        options = self.server.create_initialization_options(
-            NotificationOptions(tools_changed=True)
-        )
+        options = self.server.create_initialization_options()
         async with anyio.create_task_group() as tg:
             tg.start_soon(self.follow_changes)
             async with stdio_server() as (read_stream, write_stream):

@@ -50,6 +50,8 @@ from typing import Any
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
+from mcp.server.lowlevel.server import NotificationOptions
+from mcp.server.models import InitializationOptions
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
@@ -234,6 +236,23 @@ def token_of(ctx: ServerRequestContext[Any, Any]) -> AgentToken:
     return token
 
 
+class ToolServer(Server[Any]):
+    """The SDK's low-level server, announcing tool list-changed notifications by default."""
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        """Return the handshake-era options; tools announce ``listChanged``."""
+        return super().create_initialization_options(
+            notification_options or NotificationOptions(tools_changed=True),
+            experimental_capabilities,
+            extensions,
+        )
+
+
 class ChangeNotifier:
     """Tell MCP clients that the tool list changed, coalescing bursts of changes."""
 
@@ -330,7 +349,7 @@ class BridgeMcpServer:
         self.notifier = ChangeNotifier()
         self._pending: dict[tuple[str, str, bytes], PendingCall] = {}
         self._unsubscribe: Callable[[], None] | None = None
-        self.server: Server[Any] = Server(
+        self.server: Server[Any] = ToolServer(
             SERVER_NAME,
             version=__version__,
             title="Atmosphere Matter Bridge",
@@ -366,12 +385,6 @@ class BridgeMcpServer:
         for task in pending:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
-
-    def initialization_options(self) -> Any:
-        """Return the handshake-era options (tools with list-changed notifications)."""
-        from mcp.server.lowlevel.server import NotificationOptions
-
-        return self.server.create_initialization_options(NotificationOptions(tools_changed=True))
 
     # -- tools/list --------------------------------------------------------------------
 
