@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import os
 import stat
 from pathlib import Path
@@ -67,6 +68,9 @@ def mcp_command(args: argparse.Namespace) -> int:
     """Check the bridge and the token, then serve MCP on stdio until stdin closes."""
     from bridge.mcp.proxy import mcp_endpoint, serve_stdio
 
+    if not getattr(args, "verbose", False):
+        # stderr is the desktop client's log: one line per relayed HTTP request is noise.
+        logging.getLogger("httpx2").setLevel(logging.WARNING)
     token = token_from(args)
     endpoint = mcp_endpoint(base_url(args))
     base = endpoint.removesuffix("/mcp")
