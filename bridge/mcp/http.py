@@ -140,33 +140,46 @@ async def handle(request: web.Request) -> web.StreamResponse:
     return await asgi_call(manager.handle_request, request, _scope(request, token))
 
 
-async def _lifecycle(app: web.Application) -> AsyncIterator[None]:
-    server = app[MCP_KEY]
-    manager = app[MANAGER_KEY]
-    server.start()
-    started = asyncio.Event()
-    stopping = asyncio.Event()
+class _Lifecycle:
+    """Run the session manager from app start-up until shutdown begins."""
 
-    async def run() -> None:
-        async with manager.run():
-            started.set()
-            await stopping.wait()
+    def __init__(self) -> None:
+        self.stopping = asyncio.Event()
+        self.task: asyncio.Task[None] | None = None
 
-    task = asyncio.get_running_loop().create_task(run())
-    waiter = asyncio.ensure_future(started.wait())
-    await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
-    if task.done():
-        waiter.cancel()
-        task.result()  # raises why the session manager did not start
-    try:
-        yield
-    finally:
-        stopping.set()
+    async def ctx(self, app: web.Application) -> AsyncIterator[None]:
+        server = app[MCP_KEY]
+        manager = app[MANAGER_KEY]
+        server.start()
+        started = asyncio.Event()
+
+        async def run() -> None:
+            async with manager.run():
+                started.set()
+                await self.stopping.wait()
+
+        self.task = asyncio.get_running_loop().create_task(run())
+        waiter = asyncio.ensure_future(started.wait())
+        await asyncio.wait({self.task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+        if self.task.done():
+            waiter.cancel()
+            self.task.result()  # raises why the session manager did not start
         try:
-            await asyncio.wait_for(task, SHUTDOWN_S)
-        except (TimeoutError, asyncio.CancelledError):
+            yield
+        finally:
+            await self.shutdown(app)
+            await server.stop()
+
+    async def shutdown(self, app: web.Application) -> None:
+        """End every MCP session and stream so open responses finish (idempotent)."""
+        app[MCP_KEY].notifier.listen.close()
+        self.stopping.set()
+        if self.task is None or self.task.done():
+            return
+        try:
+            await asyncio.wait_for(asyncio.shield(self.task), SHUTDOWN_S)
+        except TimeoutError:
             _LOG.warning("MCP session manager did not stop within %s s", SHUTDOWN_S)
-        await server.stop()
 
 
 def setup(app: web.Application) -> None:
@@ -175,7 +188,10 @@ def setup(app: web.Application) -> None:
     server = BridgeMcpServer(service.registry, lambda: service.invocation, service.events)
     app[MCP_KEY] = server
     app[MANAGER_KEY] = StreamableHTTPSessionManager(app=server.server, json_response=False)
-    app.cleanup_ctx.append(_lifecycle)
+    lifecycle = _Lifecycle()
+    app.cleanup_ctx.append(lifecycle.ctx)
+    # Before aiohttp waits for open handlers: end the sessions whose streams are open.
+    app.on_shutdown.append(lifecycle.shutdown)
     responses = {
         "200": "JSON-RPC response (application/json or an text/event-stream)",
         "202": "notification or response accepted",
