@@ -137,3 +137,30 @@ async def test_stdio_reads_the_token_from_a_file(
     async with Client(params, cache=None, read_timeout_seconds=30) as client:
         names = [t.name for t in (await client.list_tools()).tools]
     assert "core__get_data" in names
+
+
+async def test_stdio_relays_list_changed_to_a_handshake_era_client(
+    bridge_server: BridgeServer,
+) -> None:
+    token = service_token(bridge_server.service, "desktop", ["*"])
+    changed = asyncio.Event()
+
+    async def on_message(message: object) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            changed.set()
+
+    params = stdio_params(bridge_server.url, token)
+    async with Client(params, mode="legacy", cache=None, read_timeout_seconds=30,
+                      message_handler=on_message) as client:  # fmt: skip
+        assert client.server_capabilities.tools is not None
+        assert client.server_capabilities.tools.list_changed is True
+        await client.list_tools()
+        async with asyncio.timeout(20):
+            while not changed.is_set():
+                register_dim(bridge_server, Recorder())
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(1):
+                        await changed.wait()
+                if not changed.is_set():
+                    bridge_server.service.registry.unregister("test:dim@1.0.0")
+        assert "test__dim" in [t.name for t in (await client.list_tools()).tools]
