@@ -291,3 +291,17 @@ async def test_dangerous_call_waits_for_approval_and_is_collected(
         assert fresh.structured_content["error"]["code"] == "CONFIRMATION_REQUIRED"
         assert fresh.structured_content["error"]["details"]["approval_id"] != approval_id
         assert len(handler.calls) == 1
+
+
+async def test_stopping_the_api_ends_open_listen_streams(bridge_server: BridgeServer) -> None:
+    token = service_token(bridge_server.service, "watcher", ["*"])
+    received: list[object] = []
+    async with (
+        mcp_client(bridge_server.url, token) as client,
+        client.listen(tools_list_changed=True) as sub,
+    ):
+        stopper = asyncio.create_task(bridge_server.service.stop_api())
+        async with asyncio.timeout(5):
+            received.extend([event async for event in sub])  # ends: the server closed it
+        await stopper
+    assert received == []
