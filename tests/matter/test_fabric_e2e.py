@@ -337,6 +337,61 @@ async def test_room_tools_reach_the_devices(fab: Fab, http: aiohttp.ClientSessio
     await ok(fab, http, "hall_thermostat_set_mode", mode="off")
 
 
+async def say(fab: Fab, http: aiohttp.ClientSession, text: str, language: str) -> dict[str, Any]:
+    async with http.post(f"{fab.bridge.url}/v1/intents/handle",
+                         json={"text": text, "language": language}) as resp:  # fmt: skip
+        body: dict[str, Any] = await resp.json()
+        assert resp.status == 200, body
+    assert body["handled"] is True, body
+    for call in body["calls"]:
+        fab.invoked.add(call["tool"].removeprefix("matter:"))
+    return body
+
+
+async def test_spoken_commands_in_two_languages_reach_the_devices(
+    fab: Fab, http: aiohttp.ClientSession
+) -> None:
+    onoff, dimmer = fab.devices[DeviceKind.ONOFF], fab.devices[DeviceKind.DIMMABLE]
+    thermostat = fab.devices[DeviceKind.THERMOSTAT]
+    for device, aliases in (("Kitchen Dimmer", ["Küchenlampe"]),
+                            ("Hall Thermostat", ["Flurthermostat"])):  # fmt: skip
+        async with http.patch(f"{fab.bridge.url}/v1/devices/{device.replace(' ', '%20')}",
+                              json={"aliases": aliases}) as resp:  # fmt: skip
+            assert resp.status == 200, await resp.json()
+    await ok(fab, http, "room_living_room_lights_on")
+    mark = onoff.mark()
+    body = await say(fab, http, "turn off the living room lights", "en")
+    assert body["speech"] == "Turned off Living Room."
+    assert body["calls"][0]["tool"] == "matter:room_living_room_lights_off"
+    await device_reports(onoff, mark, "onOff", "onOff", False)
+    mark = dimmer.mark()
+    body = await say(fab, http, "set the kitchen dimmer to 45%", "en")
+    assert body["calls"][0]["tool"] == "matter:light_kitchen_dimmer_brightness"
+    assert body["calls"][0]["params"] == {"percent": 45}
+    level = body["calls"][0]["result"]["sent"][0]["payload"]["level"]
+    await device_reports(dimmer, mark, "levelControl", "currentLevel", level)
+    mark = dimmer.mark()
+    body = await say(fab, http, "dimme die Küchenlampe auf 60 %", "de")
+    assert body["speech"] == "Kitchen Dimmer ist auf 60 Prozent gestellt."
+    level = body["calls"][0]["result"]["sent"][0]["payload"]["level"]
+    await device_reports(dimmer, mark, "levelControl", "currentLevel", level)
+    mark = onoff.mark()
+    body = await say(fab, http, "schalte das Licht im Living Room ein", "de")
+    assert body["calls"][0]["tool"] == "matter:room_living_room_lights_on"
+    await device_reports(onoff, mark, "onOff", "onOff", True)
+    await ok(fab, http, "hall_thermostat_set_mode", mode="heat")
+    mark = thermostat.mark()
+    body = await say(fab, http, "stelle das Flurthermostat auf 21,5 Grad", "de")
+    assert body["speech"] == "Hall Thermostat ist auf 21,5 Grad gestellt."
+    await device_reports(thermostat, mark, "thermostat", "occupiedHeatingSetpoint", 2150)
+    mark = thermostat.mark()
+    body = await say(fab, http, "set the hall thermostat to 20 degrees", "en")
+    await device_reports(thermostat, mark, "thermostat", "occupiedHeatingSetpoint", 2000)
+    body = await say(fab, http, "what is the temperature in the hall", "en")
+    assert body["speech"].startswith("It is ")
+    await ok(fab, http, "hall_thermostat_set_mode", mode="off")
+
+
 async def test_every_generated_tool_was_invoked(fab: Fab, http: aiohttp.ClientSession) -> None:
     names = await tool_names(fab, http)
     assert names == {t for tools in EXPECTED_TOOLS.values() for t in tools} | {
