@@ -187,10 +187,11 @@ class MatterBridge:
         for tool in self.generator.shared_tools(devices):
             wanted[tool.definition.identity] = tool
         # Room tools span nodes: built from every device's current per-device tools.
+        # A full sync regenerated every device's tools; one node's refresh keeps the others'.
         device_tools = [*wanted.values(), *(
             t for i, t in self._tools.items() if i not in wanted and t.device_id is not None
-            and t.device_id in self._devices and (only_node is None or
-                                                  self._devices[t.device_id].node_id != only_node))]
+            and only_node is not None and t.device_id in self._devices
+            and self._devices[t.device_id].node_id != only_node)]
         for tool in self.generator.room_tools(devices, device_tools):
             wanted[tool.definition.identity] = tool
         # Remove tools that are gone (in scope: one node's, or all).

@@ -179,6 +179,19 @@ async def test_room_tool_needs_every_members_permission(home: Home) -> None:
     assert (status, body["error"]["code"]) == (400, "INVALID_PARAMS")
 
 
+async def test_room_tool_follows_a_rename_and_move_in_one_change(home: Home) -> None:
+    # Name and room in one PATCH: the room tool must call the light's new tools.
+    manage = home.token("device:manage:*")
+    status, body = await home.request("PATCH", f"/v1/devices/{home.ids['node-3-color']}",
+                                      manage, {"name": "Strip", "room": "Den"})  # fmt: skip
+    assert status == 200, body
+    status, body = await home.invoke("matter:room_den_lights_on", {},
+                                     home.token("device:control:*"))  # fmt: skip
+    assert status == 200, body
+    (entry,) = body["result"]["devices"]
+    assert (entry["ok"], entry["tool"]) == (True, "matter:light_strip_on@1.0.0")
+
+
 async def test_room_tools_move_with_their_devices(home: Home) -> None:
     registry = home.service.registry
     await put_in_room(home, "Hall", "node-1-onoff", "node-2-dimmable")
