@@ -37,6 +37,7 @@ from bridge.tools.definition import (
     Requires,
     Routing,
     ToolDefinition,
+    ToolIntent,
 )
 
 NAMESPACE = "matter"
@@ -381,6 +382,7 @@ class MatterToolGenerator:
             },
             dangerous=row.dangerous,
             confirmation=confirmation,
+            intent=ToolIntent.ACTION,
             # Secret parameters (a lock's PIN) keep every parameter out of the audit log.
             audit=Audit(
                 log_params=not row.secret_params,
@@ -532,6 +534,7 @@ class MatterToolGenerator:
             },
             execution=Execution(timeout_ms=10_000, idempotent=False, async_allowed=True),
             metadata={"matter": {"cluster": "*", "command": "*"}, "tags": ["matter", "generic"]},
+            intent=ToolIntent.ACTION,
             **self._common_generic(),
         )
         guarded = {
@@ -589,6 +592,7 @@ class MatterToolGenerator:
                 ),
                 metadata=spec.metadata,
                 server_name=self.server_name,
+                intent=ToolIntent.ACTION,
             )
             members = {m.device_id for m in spec.plan.members}
             out.append(

@@ -33,6 +33,23 @@ SCHEMA_URI = "https://atmosphere.dev/schemas/tool/v1"
 DEFAULT_PARAMETERS: dict[str, Any] = {"type": "object", "properties": {}}
 
 
+class ExecutionType(StrEnum):
+    """Who runs a tool (seed 002): this node's code, a connected client, a provider, MCP."""
+
+    SERVER = "server"
+    CLIENT = "client"
+    PROVIDER = "provider"
+    MCP = "mcp"
+
+
+class ToolIntent(StrEnum):
+    """What a call is for (seed 002): a result to use, an effect, or something to show."""
+
+    COMPUTE = "compute"
+    ACTION = "action"
+    RENDER = "render"
+
+
 class Category(StrEnum):
     """What a tool does to the world."""
 
@@ -136,13 +153,24 @@ class ToolDefinition:
     confirmation: Confirmation | None = None
     audit: Audit = field(default_factory=Audit)
     server_name: str = ""
+    type: ExecutionType = ExecutionType.SERVER
+    intent: ToolIntent = ToolIntent.COMPUTE
     extensions: Mapping[str, Any] = field(default_factory=dict)
     # Dotted keys the source document spelled out; empty for definitions built in code.
     source_keys: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
 
     def __post_init__(self) -> None:
-        """Check identity formats and the embedded JSON Schemas."""
+        """Check identity formats, the execution type and intent, and the JSON Schemas."""
         where = f"tool '{self.namespace}:{self.name}'"
+        for attr, enum in (("type", ExecutionType), ("intent", ToolIntent)):
+            value = getattr(self, attr)
+            try:
+                object.__setattr__(self, attr, enum(value))
+            except ValueError as err:
+                allowed = ", ".join(e.value for e in enum)
+                raise InvalidDefinitionError(
+                    f"{where}: {attr} {value!r} is not one of {allowed}", {"path": f"tool.{attr}"}
+                ) from err
         if not isinstance(self.name, str) or not NAME_RE.match(self.name):
             raise InvalidDefinitionError(
                 f"tool name {self.name!r} is invalid: use letters, digits, '_', '.', '-', "
@@ -259,6 +287,11 @@ class ToolDefinition:
             tool["audit"] = audit
         if self.server_name or "server_name" in keys:
             tool["server_name"] = self.server_name
+        # Defaults are left out so documents that predate these fields round-trip exactly.
+        if self.type is not ExecutionType.SERVER or "type" in keys:
+            tool["type"] = self.type.value
+        if self.intent is not ToolIntent.COMPUTE or "intent" in keys:
+            tool["intent"] = self.intent.value
         tool.update(copy.deepcopy(dict(self.extensions)))
         doc: dict[str, Any] = {}
         if full or _HAS_SCHEMA in keys:
@@ -313,6 +346,8 @@ class ToolDefinition:
             metadata=metadata,
             dangerous=body.get("dangerous", False),
             server_name=body.get("server_name", ""),
+            type=ExecutionType(body.get("type", "server")),
+            intent=ToolIntent(body.get("intent", "compute")),
             extensions={k: v for k, v in body.items() if k not in known},
             source_keys=frozenset(keys),
             **sections,

@@ -600,3 +600,15 @@ def test_shared_descriptions_are_capped_at_a_thousand_devices() -> None:
     assert state.tags == ("matter", "temperature_sensor", "state", "sensor")
     light_state = MatterToolGenerator(MAPS).device_tools(lights[0])[-1].definition
     assert light_state.tags == ("matter", "light", "state")
+
+
+@pytest.mark.parametrize("name", DUMP_IDS)
+def test_execution_type_and_intent(name: str) -> None:
+    """Every generated tool runs on this node; acting tools are actions, reads compute."""
+    _, tools = generate(name)
+    for tool in tools:
+        d = tool.definition
+        assert d.type.value == "server", d.identity
+        expected = "compute" if tool.kind in (ToolKind.STATE, ToolKind.SENSOR) else "action"
+        assert d.intent.value == expected, d.identity
+        assert d.to_json()["tool"].get("intent") == (None if expected == "compute" else "action")

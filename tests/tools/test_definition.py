@@ -229,3 +229,25 @@ def test_constructor_checks() -> None:
 def test_yaml_syntax_error() -> None:
     with pytest.raises(InvalidDefinitionError, match="not valid YAML"):
         ToolDefinition.from_yaml("tool: [unclosed")
+
+
+def test_execution_type_and_intent_round_trip_and_are_checked() -> None:
+    from bridge.errors import InvalidDefinitionError
+    from bridge.tools.definition import ExecutionType, ToolDefinition, ToolIntent
+
+    doc = {"tool": {"name": "ask_user", "description": "Ask the person a question.",
+                    "type": "client", "intent": "render"}}  # fmt: skip
+    d = ToolDefinition.from_json(doc)
+    assert (d.type, d.intent) == (ExecutionType.CLIENT, ToolIntent.RENDER)
+    assert d.to_json() == doc
+    plain = ToolDefinition(name="x", description="y")
+    assert (plain.type, plain.intent) == (ExecutionType.SERVER, ToolIntent.COMPUTE)
+    assert "type" not in plain.to_json()["tool"]
+    assert ToolDefinition(name="x", description="y", type="mcp").type is ExecutionType.MCP  # type: ignore[arg-type]
+    for key, value in (("type", "remote"), ("intent", "think")):
+        with pytest.raises(InvalidDefinitionError) as err:
+            ToolDefinition.from_json({"tool": {"name": "x", "description": "y", key: value}})
+        assert f"$.tool.{key}" in err.value.message
+        with pytest.raises(InvalidDefinitionError) as err:
+            ToolDefinition(name="x", description="y", **{key: value})
+        assert err.value.details == {"path": f"tool.{key}"}
