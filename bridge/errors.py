@@ -36,6 +36,7 @@ class ErrorCode(StrEnum):
     CONFIG_INVALID = "CONFIG_INVALID"
     CONTROLLER_UNAVAILABLE = "CONTROLLER_UNAVAILABLE"
     COMMISSIONING_FAILED = "COMMISSIONING_FAILED"
+    CLIENT_UNAVAILABLE = "CLIENT_UNAVAILABLE"
     INTERNAL = "INTERNAL"
 
 
@@ -226,6 +227,14 @@ class CommissioningFailedError(BridgeError):
 
     code = ErrorCode.COMMISSIONING_FAILED
     http_status = 422
+
+
+class ClientUnavailableError(BridgeError):
+    """A client tool needs the caller's client and none of its WebSockets is connected."""
+
+    code = ErrorCode.CLIENT_UNAVAILABLE
+    http_status = 503
+    retryable = True
 
 
 class InternalError(BridgeError):

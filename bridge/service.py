@@ -25,6 +25,7 @@ from aiohttp import web
 from bridge import __version__
 from bridge.config import BridgeConfig
 from bridge.events import EventBus
+from bridge.invocation.client_tools import ClientToolBroker
 from bridge.storage import Database
 from bridge.tools.builtin.store import store_tools
 from bridge.tools.env import ToolEnv
@@ -67,6 +68,8 @@ class BridgeService:
         self.version = __version__
         self.events = EventBus()
         self.registry = ToolRegistry(self.events)
+        # Runs tools of type "client" through the caller's event sockets.
+        self.client_tools = ClientToolBroker(self.events)
         self.manifest_result: ManifestResult | None = None
         # Layer components; ``None`` until their layer plugs in (see ``_build_*``).
         self.invocation: InvocationRuntime | None = None
@@ -98,7 +101,8 @@ class BridgeService:
 
     def tool_env(self) -> ToolEnv:
         """Return the resources tool factories get."""
-        return ToolEnv(db=self.db, state_dir=self.state_dir, node_id=self.node_id, clock=time.time)
+        return ToolEnv(db=self.db, state_dir=self.state_dir, node_id=self.node_id, clock=time.time,
+                       client_handler=self.client_tools.handler)  # fmt: skip
 
     def problems(self) -> list[dict[str, Any]]:
         """Return what is wrong but not fatal, in a form safe to publish (no secrets)."""

@@ -43,6 +43,7 @@ ROUTE_MODULES: tuple[str, ...] = (
     "bridge.api.events_routes",
     "bridge.api.devices_routes",
     "bridge.api.intents_routes",
+    "bridge.api.client_tools_routes",
     "bridge.mcp.http",
 )
 

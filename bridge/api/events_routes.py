@@ -1,7 +1,11 @@
 """``GET /v1/events``: a WebSocket streaming tool-call status, registry and approval events.
 
 ``?types=tool_call.,registry.`` chooses event-type prefixes (default: tool calls,
-registry changes, approvals). Each frame is an event's JSON (``{"type", "data", "ts"}``).
+registry changes, approvals, ``tool_use``). Each frame is an event's JSON
+(``{"type", "data", "ts"}``). ``tool_use`` (a client tool this caller must run, see
+``bridge.invocation.client_tools``) goes only to the calling agent's sockets, and only
+to sockets of the call's session when ``?session=ID`` names one; while such a socket is
+open, client tools that wait for a result can run.
 An agent sees the status of its own calls, and every call with ``admin:events``;
 approval events need ``admin:approve``. When the client reads too slowly the bus drops
 its oldest events and a ``{"type": "events.dropped", "data": {"count": n}}`` frame says
@@ -21,13 +25,21 @@ from bridge.api.openapi import add_route, query_param
 from bridge.auth.permissions import covers
 from bridge.auth.tokens import AgentToken
 from bridge.errors import InvalidRequestError
-from bridge.events import Event
+from bridge.events import Event, EventBus
+from bridge.invocation.client_tools import TOOL_USE
 
-DEFAULT_TYPES = ("tool_call.", "registry.", "approval.")
-ALLOWED_PREFIXES = ("tool_call.", "registry.", "approval.", "device.", "commissioning.", "mesh.")
+DEFAULT_TYPES = ("tool_call.", "registry.", "approval.", "tool_use")
+ALLOWED_PREFIXES = ("tool_call.", "registry.", "approval.", "device.", "commissioning.", "mesh.",
+                    "tool_use")  # fmt: skip
+MAX_SESSION = 128
 
 
-def _visible(event: Event, token: AgentToken) -> bool:
+def _visible(event: Event, token: AgentToken, session: str | None) -> bool:
+    if event.type == TOOL_USE:
+        wanted = event.data.get("sessionId")
+        return event.data.get("agentId") == token.agent_id and (
+            wanted is None or wanted == session
+        )
     if event.type.startswith("tool_call."):
         return event.data.get("agentId") == token.agent_id or any(
             covers(p, "admin:events") for p in token.permissions
@@ -47,11 +59,26 @@ async def events(request: web.Request) -> web.StreamResponse:
         raise InvalidRequestError(
             f"unknown event type prefix(es): {', '.join(bad)}", {"allowed": list(ALLOWED_PREFIXES)}
         )
+    session = request.query.get("session")
+    if session is not None and not 0 < len(session) <= MAX_SESSION:
+        raise InvalidRequestError(f"session must have 1-{MAX_SESSION} characters")
     ws = web.WebSocketResponse(heartbeat=30.0)
     if not ws.can_prepare(request).ok:
         raise InvalidRequestError("GET /v1/events needs a WebSocket upgrade")
     await ws.prepare(request)
-    bus = service_of(request).events
+    service = service_of(request)
+    bus = service.events
+    runs_client_tools = (
+        service.client_tools.connected(token.agent_id, session)
+        if any(TOOL_USE.startswith(t) for t in types) else contextlib.nullcontext()
+    )  # fmt: skip
+    with runs_client_tools:
+        await _stream(ws, bus, types, token, session)
+    return ws
+
+
+async def _stream(ws: web.WebSocketResponse, bus: EventBus, types: tuple[str, ...],
+                  token: AgentToken, session: str | None) -> None:  # fmt: skip
     async with bus.subscription(*types) as sub:
         reader = asyncio.get_running_loop().create_task(_drain_client(ws))
         reported = 0
@@ -70,7 +97,7 @@ async def events(request: web.Request) -> web.StreamResponse:
                         {"type": "events.dropped", "data": {"count": sub.dropped - reported}}
                     )
                     reported = sub.dropped
-                if _visible(event, token):
+                if _visible(event, token, session):
                     await ws.send_json(event.to_json())
         except (ConnectionResetError, RuntimeError):
             pass
@@ -79,7 +106,6 @@ async def events(request: web.Request) -> web.StreamResponse:
             with contextlib.suppress(asyncio.CancelledError):
                 await reader
             await ws.close()
-    return ws
 
 
 async def _drain_client(ws: web.WebSocketResponse) -> None:
@@ -96,6 +122,8 @@ def setup(app: web.Application) -> None:
               parameters=[
                   query_param("types", "comma-separated event type prefixes"),
                   query_param("token", "the bearer token, for clients that cannot set headers"),
+                  query_param("session", "session id: receive the tool_use of this session's "
+                                         "calls"),
               ],
               responses={"101": "switching to WebSocket", "400": "not a WebSocket request",
                          "401": "missing or invalid token"})

@@ -10,8 +10,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bridge.storage import Database
+
+if TYPE_CHECKING:
+    from bridge.tools.context import Handler
+    from bridge.tools.definition import ToolDefinition
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -22,3 +27,5 @@ class ToolEnv:
     state_dir: Path
     node_id: str = ""
     clock: Callable[[], float] = field(default=time.time)
+    # Runs tools of type "client" (the invocation layer's ClientToolBroker.handler).
+    client_handler: Callable[[ToolDefinition], Handler] | None = None

@@ -3,7 +3,9 @@
 Each entry names a ``source``: ``builtin:NAME`` (``bridge.tools.builtin.BUILTINS``),
 ``plugin:NAME`` (a Python entry point in the group ``atmosphere_bridge.tools``) or
 ``file:PATH`` (a Python file, relative to the manifest, with ``entry`` naming the object
-to use). The object is a ``@tool`` function, a ``ToolSpec``, a module (all its
+to use) or ``definition:PATH`` (a tool document in YAML or JSON, relative to the
+manifest, of a tool with ``type: client``: the calling client runs it, so it needs no
+code here). The object is a ``@tool`` function, a ``ToolSpec``, a module (all its
 ``@tool`` functions) or a factory ``(config, env) -> iterable of tools`` that receives the
 entry's ``config``. An entry's ``name`` selects the tool of that name when the source
 provides several, and names the tool when the source provides exactly one.
@@ -29,11 +31,13 @@ import yaml
 from bridge.errors import BridgeError, ErrorCode, InvalidDefinitionError
 from bridge.tools.builtin import BUILTINS
 from bridge.tools.decorator import ToolSpec, spec_of
+from bridge.tools.definition import ExecutionType, ToolDefinition
 from bridge.tools.env import ToolEnv
 from bridge.tools.registry import ToolRegistry
 
 ENTRY_POINT_GROUP = "atmosphere_bridge.tools"
 _ENTRY_KEYS = frozenset({"name", "source", "entry", "config"})
+_SOURCES = "'builtin:NAME', 'plugin:ENTRY_POINT', 'file:PATH' or 'definition:PATH'"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -156,10 +160,10 @@ def _entry_problem(raw: Any) -> str | None:
         return f"unknown key(s) {', '.join(unknown)} (allowed: config, entry, name, source)"
     source = raw.get("source")
     if not isinstance(source, str) or ":" not in source:
-        return "'source' must be 'builtin:NAME', 'plugin:ENTRY_POINT' or 'file:PATH'"
+        return f"'source' must be {_SOURCES}"
     kind, _, target = source.partition(":")
-    if kind not in ("builtin", "plugin", "file") or not target:
-        return f"source '{source}' must be 'builtin:NAME', 'plugin:ENTRY_POINT' or 'file:PATH'"
+    if kind not in ("builtin", "plugin", "file", "definition") or not target:
+        return f"source '{source}' must be {_SOURCES}"
     for key in ("name", "entry"):
         if key in raw and not isinstance(raw[key], str):
             return f"'{key}' must be a string"
@@ -253,9 +257,27 @@ def resolve_entry(entry: ManifestEntry, env: ToolEnv, base_dir: Path) -> list[To
         if entry.entry is not None:
             obj = _attribute(obj, entry.entry)
         return _from_object(obj, entry, env)
+    if kind == "definition":
+        return [_client_tool(base_dir / target, env)]
     module = _load_file(base_dir / target)
     obj = _attribute(module, entry.entry) if entry.entry is not None else module
     return _from_object(obj, entry, env)
+
+
+def _client_tool(path: Path, env: ToolEnv) -> ToolSpec:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as err:
+        raise InvalidDefinitionError(f"cannot read '{path}': {err.strerror}") from err
+    definition = ToolDefinition.from_text(text)
+    if definition.type is not ExecutionType.CLIENT:
+        raise InvalidDefinitionError(
+            f"'{path.name}' defines a '{definition.type.value}' tool; a definition-only "
+            "entry must be a client tool (type: client); server tools need code (file:)"
+        )
+    if env.client_handler is None:
+        raise InvalidDefinitionError("client tools need the invocation layer, which is off")
+    return ToolSpec(definition=definition, handler=env.client_handler(definition))
 
 
 def _attribute(obj: Any, name: str) -> Any:

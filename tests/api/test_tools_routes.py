@@ -123,7 +123,7 @@ async def test_healthz_reports_manifest_problems_without_secrets(
         {"component": "tools_manifest", "entry": 2, "name": None, "source": "ftp:x",
          "code": "CONFIG_INVALID",
          "message": "entry #2 (-): source 'ftp:x' must be 'builtin:NAME', "
-                    "'plugin:ENTRY_POINT' or 'file:PATH'"},
+                    "'plugin:ENTRY_POINT', 'file:PATH' or 'definition:PATH'"},
         {"component": "tools_manifest", "entry": 3, "name": "get_data", "source": "builtin:store",
          "code": "CONFLICT",
          "message": "entry #3 (get_data, builtin:store): did not load (CONFLICT); "
@@ -135,8 +135,8 @@ async def test_healthz_reports_manifest_problems_without_secrets(
         "entry #0 (-, file:./leaky.py): RuntimeError: login refused for key sk-SECRET-123",
         "entry #1 (-, builtin:vision): unknown builtin 'vision' (known: get_data, store, "
         "store_data)",
-        "entry #2 (-): source 'ftp:x' must be 'builtin:NAME', 'plugin:ENTRY_POINT' or "
-        "'file:PATH'",
+        "entry #2 (-): source 'ftp:x' must be 'builtin:NAME', 'plugin:ENTRY_POINT', "
+        "'file:PATH' or 'definition:PATH'",
         "entry #3 (get_data, builtin:store): tool 'core:get_data@1.0.0' is already registered",
     ]
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -114,7 +115,7 @@ async def test_good_and_bad_entries(tool_dir: Path, env: ToolEnv) -> None:
         "atmosphere_bridge_tools_" + messages[7].split("atmosphere_bridge_tools_")[1],
         8: "entry #8 (get_data): unknown key(s) extra_key (allowed: config, entry, name, source)",
         9: "entry #9 (-): source 'ftp:somewhere' must be 'builtin:NAME', "
-        "'plugin:ENTRY_POINT' or 'file:PATH'",
+        "'plugin:ENTRY_POINT', 'file:PATH' or 'definition:PATH'",
         10: "entry #10 (-, file:./my_tools/analyzer.py): 'config' is given but the source "
         "is a single tool, not a factory",
         11: "entry #11 (-): must be a mapping",
@@ -197,3 +198,44 @@ def test_unreadable_manifest(env: ToolEnv, tmp_path: Path) -> None:
         "entry": None, "name": None, "source": None, "code": "CONFIG_INVALID",
         "message": "cannot read the tool manifest: No such file or directory",
     }
+
+
+def test_definition_entries_load_only_client_tools(tmp_path: Path) -> None:
+    from bridge.storage import Database
+    from bridge.tools.env import ToolEnv
+    from bridge.tools.manifest import load_manifest_text
+    from bridge.tools.registry import ToolRegistry
+
+    (tmp_path / "ask.yaml").write_text(
+        "tool: {name: ask, description: Ask the user., type: client}\n")
+    (tmp_path / "server.yaml").write_text("tool: {name: calc, description: Compute.}\n")
+    (tmp_path / "broken.yaml").write_text("tool: {name: x, type: client}\n")
+    made = []
+
+    def client_handler(definition: Any) -> Any:
+        made.append(definition.name)
+
+        async def handle(params: Any, ctx: Any) -> Any:
+            return "ran"
+
+        return handle
+
+    db = Database(tmp_path / "s.db")
+    try:
+        env = ToolEnv(db=db, state_dir=tmp_path, client_handler=client_handler)
+        registry = ToolRegistry()
+        text = ("tools:\n  - source: definition:ask.yaml\n  - source: definition:server.yaml\n"
+                "  - source: definition:broken.yaml\n  - source: definition:missing.yaml\n")
+        result = load_manifest_text(text, registry, env, base_dir=tmp_path)
+        assert result.loaded == ("core:ask@1.0.0",)
+        assert made == ["ask"]
+        messages = {p.index: p.message for p in result.problems}
+        assert "a definition-only entry must be a client tool" in messages[1]
+        assert "'description' is a required property" in messages[2]
+        assert "cannot read" in messages[3]
+        bare = ToolEnv(db=db, state_dir=tmp_path)
+        result = load_manifest_text("tools:\n  - source: definition:ask.yaml\n", ToolRegistry(),
+                                    bare, base_dir=tmp_path)  # fmt: skip
+        assert "client tools need the invocation layer" in result.problems[0].message
+    finally:
+        db.close()
