@@ -44,6 +44,7 @@ ROUTE_MODULES: tuple[str, ...] = (
     "bridge.api.devices_routes",
     "bridge.api.intents_routes",
     "bridge.api.client_tools_routes",
+    "bridge.api.toolmanager_routes",
     "bridge.mcp.http",
 )
 
