@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, is_dataclass, replace
 from functools import cache
 from importlib import resources
@@ -100,6 +101,40 @@ class DoctorConfig:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class McpServerConfig:
+    """One MCP server whose tools the McpHub brings into the registry.
+
+    Either ``command`` (+ ``args``, ``env``) for a stdio server the bridge starts, or
+    ``url`` (streamable HTTP, optionally with a bearer token read from ``token_file``).
+    """
+
+    name: str = ""
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    url: str | None = None
+    token_file: Path | None = None
+    permissions: tuple[str, ...] = ()
+    timeout_s: float = 30.0
+    refresh_s: float = 5.0
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> McpServerConfig:
+        """Build one entry of ``mcp_servers`` (already checked by the schema)."""
+        return cls(
+            name=str(doc["name"]),
+            command=doc.get("command"),
+            args=tuple(doc.get("args") or ()),
+            env=dict(doc.get("env") or {}),
+            url=doc.get("url"),
+            token_file=Path(doc["token_file"]) if doc.get("token_file") else None,
+            permissions=tuple(doc.get("permissions") or ()),
+            timeout_s=float(doc.get("timeout_s", 30.0)),
+            refresh_s=float(doc.get("refresh_s", 5.0)),
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class BridgeConfig:
     """The whole configuration."""
 
@@ -111,6 +146,7 @@ class BridgeConfig:
     thread: ThreadConfig = field(default_factory=ThreadConfig)
     mesh: MeshConfig = field(default_factory=MeshConfig)
     doctor: DoctorConfig = field(default_factory=DoctorConfig)
+    mcp_servers: tuple[McpServerConfig, ...] = ()
 
 
 @cache
@@ -161,6 +197,8 @@ def validate_config_data(data: dict[str, Any], source: str = "configuration") ->
             prefix = key + "." if key else ""
             key = prefix + extra[0] if extra else key
             message = f"unknown key (allowed: {', '.join(sorted(allowed))})"
+        elif err.validator == "oneOf" and key.startswith("mcp_servers"):
+            message = "give either 'command' (a stdio server) or 'url' (streamable HTTP), not both"
         problems.append({"key": key or "(top level)", "message": message})
     first = problems[0]
     raise ConfigInvalidError(
@@ -197,6 +235,8 @@ def _build(cls: type[Any], data: dict[str, Any], where: str) -> Any:
             if not isinstance(value, dict):
                 raise ConfigInvalidError(f"'{where}{key}' must be a mapping", {"key": where + key})
             kwargs[key] = _build(type(default), value, f"{where}{key}.")
+        elif key == "mcp_servers":
+            kwargs[key] = tuple(McpServerConfig.from_json(v) for v in value or ())
         elif isinstance(default, tuple):
             kwargs[key] = tuple(value or ())
         elif key in _PATH_KEYS and value is not None:

@@ -35,6 +35,7 @@ from bridge.tools.registry import ToolRegistry
 if TYPE_CHECKING:
     from bridge.invocation.runtime import InvocationRuntime
     from bridge.matter.runtime import MatterRuntime
+    from bridge.mcp.hub import McpHub
     from bridge.mesh.node import MeshNode
     from bridge.voice.intents import IntentEngine
 
@@ -75,6 +76,7 @@ class BridgeService:
         self.invocation: InvocationRuntime | None = None
         self.matter: MatterRuntime | None = None
         self.intents: IntentEngine | None = None
+        self.mcp_hub: McpHub | None = None
         self.mesh: MeshNode | None = None
         self.started_at: float | None = None
         self._db: Database | None = None
@@ -136,6 +138,7 @@ class BridgeService:
                 "mesh": self.mesh is not None,
             },
             "problems": problems,
+            **({"mcp_servers": self.mcp_hub.status()} if self.mcp_hub is not None else {}),
         }
 
     # -- lifecycle --------------------------------------------------------------------
@@ -150,6 +153,7 @@ class BridgeService:
                 ("invocation", self._build_invocation),
                 ("matter", self._build_matter),
                 ("voice", self._build_voice),
+                ("mcp_hub", self._build_mcp_hub),
                 ("mesh", self._build_mesh),
             ):
                 component = build()
@@ -292,6 +296,16 @@ class BridgeService:
                                          self.matter.bridge.devices)  # fmt: skip
         self.intents = component.engine
         return component
+
+    def _build_mcp_hub(self) -> Component | None:
+        """Return the McpHub when MCP servers are configured."""
+        if not self.config.mcp_servers:
+            self.mcp_hub = None
+            return None
+        from bridge.mcp.hub import McpHub  # the MCP client loads only when used
+
+        self.mcp_hub = McpHub(self.config.mcp_servers, self.registry, self.events)
+        return self.mcp_hub
 
     def _build_mesh(self) -> Component | None:
         """Return the mesh node when enabled; it becomes the invoker's remote executor."""
