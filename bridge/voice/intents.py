@@ -239,11 +239,7 @@ class IntentEngine:
             if area is not None:
                 devices = [d for d in devices if d.room and slugify(d.room) == area] or devices
             if len(devices) > 1:
-                return IntentReply(
-                    speech=say(lang, "ambiguous", names=either(lang, [_where(d) for d in devices])),
-                    language=lang, handled=False, intent=intent,
-                    suggestions=tuple(_where(d) for d in devices),
-                )  # fmt: skip
+                return _which_one(devices, intent, lang)
             if not devices:
                 return self._not_understood(text, lang)
         device = devices[0] if devices else None
@@ -294,11 +290,7 @@ class IntentEngine:
                 return self._checked(tool, self._temperature_params(tool, value),
                                      "set_temperature", room or "", intent, lang)  # fmt: skip
             if len(pool) > 1:
-                return IntentReply(
-                    speech=say(lang, "ambiguous", names=either(lang, [_where(d) for d in pool])),
-                    language=lang, handled=False, intent=intent,
-                    suggestions=tuple(_where(d) for d in pool),
-                )  # fmt: skip
+                return _which_one(pool, intent, lang)
             if not pool:
                 return self._unsupported(room or target, intent, lang, key="no_temperature")
             thermostat = pool[0]
@@ -415,6 +407,13 @@ class IntentEngine:
                 scored.append((best, label))
         scored.sort(key=lambda s: (-s[0], s[1]))
         return [label for _, label in scored[:limit]]
+
+
+def _which_one(devices: Sequence[Device], intent: str, lang: str) -> IntentReply:
+    """Ask which of several devices was meant (nothing is done)."""
+    names = [_where(d) for d in devices]
+    return IntentReply(speech=say(lang, "ambiguous", names=either(lang, names)), language=lang,
+                       handled=False, intent=intent, suggestions=tuple(names))  # fmt: skip
 
 
 def _where(device: Device) -> str:
