@@ -347,6 +347,9 @@ class MatterToolGenerator:
             "name": device.name,
             "slug": device.slug,
             "room": device.room,
+            # Spoken commands and agents know a device by these too; an alias change is a
+            # definition change, so every registry follower (voice, MCP, mesh) sees it.
+            "aliases": list(device.aliases),
             "kind": device.kind,
         }
 
