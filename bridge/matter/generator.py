@@ -347,9 +347,6 @@ class MatterToolGenerator:
             "name": device.name,
             "slug": device.slug,
             "room": device.room,
-            # Spoken commands and agents know a device by these too; an alias change is a
-            # definition change, so every registry follower (voice, MCP, mesh) sees it.
-            "aliases": list(device.aliases),
             "kind": device.kind,
         }
 
@@ -381,6 +378,9 @@ class MatterToolGenerator:
             metadata={
                 "matter": matter,
                 "device": self._device_meta(device),
+                # The names people use for it: found by tool search, heard by spoken
+                # commands; an alias change is a definition change every follower sees.
+                "aliases": list(device.aliases),
                 "tags": ["matter", device.kind, ctx.cluster.name, *row.tags],
             },
             dangerous=row.dangerous,
@@ -428,6 +428,9 @@ class MatterToolGenerator:
                     "attribute": attributes,
                 },
                 "device": self._device_meta(device),
+                # The names people use for it: found by tool search, heard by spoken
+                # commands; an alias change is a definition change every follower sees.
+                "aliases": list(device.aliases),
                 "tags": ["matter", device.kind, "state"]
                 + (["sensor"] if any(p.field.sensor for p in parts) else []),
             },

@@ -24,4 +24,9 @@ async def test_an_alias_added_alone_is_heard_at_once(home: Home) -> None:
     status, tool = await home.request("GET", "/v1/tools/matter:light_sofa_lamp_on",
                                       home.token("device:read:*"))  # fmt: skip
     assert status == 200, tool
-    assert tool["tool"]["metadata"]["device"]["aliases"] == ["big lamp"], tool
+    assert tool["tool"]["metadata"]["aliases"] == ["big lamp"], tool
+    # Tool search (BM25 over metadata.aliases among others) finds the device by its alias.
+    status, found = await home.request("GET", "/v1/tools?q=big%20lamp&limit=3",
+                                       home.token("device:read:*"))  # fmt: skip
+    assert status == 200, found
+    assert found["tools"][0]["identity"].startswith("matter:light_sofa_lamp_"), found
