@@ -292,8 +292,9 @@ class BridgeService:
             return None
         from bridge.voice.service import VoiceComponent
 
+        bridge = self.matter.bridge
         component = VoiceComponent.build(self.config, self.registry, self.invocation.invoker,
-                                         self.matter.bridge.devices)  # fmt: skip
+                                         bridge.devices, bridge.rooms)  # fmt: skip
         self.intents = component.engine
         return component
 

@@ -15,6 +15,12 @@
   (needs ``device:manage:<device id>``).
 - ``DELETE /v1/devices/{device}`` — remove the device's node from the fabric and its
   tools (by id, slug or name; needs ``device:manage:<device id>``).
+- ``GET /v1/rooms`` — every room (devices sharing a room) with its aliases, devices and
+  room tools (needs ``device:read:devices``).
+- ``PATCH /v1/rooms/{room}`` — body ``{"aliases": [...]}`` replaces the room's aliases
+  (the room by name, slug or alias); its room tools and spoken commands follow at once.
+  Needs ``device:manage:<id>`` for every device in the room, as its room tools need
+  each device's control permission.
 """
 
 from __future__ import annotations
@@ -29,7 +35,12 @@ from aiohttp import web
 from bridge.api.app import json_response, read_json, service_of
 from bridge.api.auth import require
 from bridge.api.openapi import add_route, path_param, query_param
-from bridge.errors import BridgeError, ControllerUnavailableError, InvalidRequestError
+from bridge.errors import (
+    BridgeError,
+    ControllerUnavailableError,
+    InvalidParamsError,
+    InvalidRequestError,
+)
 
 if TYPE_CHECKING:  # the Matter layer (and the SDK's cluster classes) load only when used
     from bridge.matter.runtime import MatterRuntime
@@ -102,6 +113,28 @@ async def remove_device(request: web.Request) -> web.Response:
     return json_response(await runtime.remove(device.id))
 
 
+async def list_rooms(request: web.Request) -> web.Response:
+    """Return every room with its aliases, devices and room tools."""
+    require(request, "device:read:devices")
+    rooms = _runtime(request).rooms()
+    return json_response({"rooms": rooms, "count": len(rooms)})
+
+
+async def change_room(request: web.Request) -> web.Response:
+    """Replace a room's aliases."""
+    runtime = _runtime(request)
+    room = runtime.bridge.find_room(request.match_info["room"])
+    for device in room.devices:
+        require(request, f"device:manage:{device.id}")
+    body = await read_json(request)
+    if not isinstance(body, dict) or set(body) != {"aliases"}:
+        raise InvalidParamsError("the body must be {\"aliases\": [...]}", {"field": "aliases"})
+    from bridge.matter.names import clean_aliases
+
+    aliases = clean_aliases(body["aliases"], owner="room")
+    return json_response(await runtime.set_room_aliases(room.slug, aliases))
+
+
 async def _cancel_tasks(app: web.Application) -> None:
     current = app[_TASKS]
     tasks = list(current)
@@ -167,4 +200,29 @@ def setup(app: web.Application) -> None:
         app, "DELETE", "/v1/devices/{device}", remove_device,
         operation_id="removeDevice", summary="Remove a device from the fabric and its tools",
         tags=["devices"], parameters=[path_param("device", "device id, slug or name")],
+    )  # fmt: skip
+    add_route(
+        app, "GET", "/v1/rooms", list_rooms,
+        operation_id="listRooms", summary="Rooms with their aliases, devices and room tools",
+        tags=["devices"],
+    )  # fmt: skip
+    add_route(
+        app, "PATCH", "/v1/rooms/{room}", change_room,
+        operation_id="changeRoom",
+        summary="Replace a room's aliases; its room tools and spoken commands follow at once "
+        "(needs device:manage:<id> for every device in the room)",
+        tags=["devices"], parameters=[path_param("room", "room name, slug or alias")],
+        request_body={
+            "type": "object",
+            "required": ["aliases"],
+            "properties": {
+                "aliases": {"type": "array", "maxItems": 16,
+                            "items": {"type": "string", "minLength": 1, "maxLength": 64},
+                            "description": "other names for the room (replaces the list)"},
+            },
+            "additionalProperties": False,
+        },
+        responses={"200": "the room", "404": "no such room",
+                   "409": "CONFLICT: the alias names another room",
+                   "403": "PERMISSION_DENIED: needs device:manage:<id> for every device"},
     )  # fmt: skip

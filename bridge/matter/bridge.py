@@ -44,7 +44,7 @@ from bridge.matter.cluster_maps import ClusterMap, load_cluster_maps
 from bridge.matter.devices import Device, UserNames, build_devices
 from bridge.matter.generator import GeneratedTool, MatterToolGenerator, ToolKind
 from bridge.matter.names import DeviceNameStore, clean_aliases
-from bridge.matter.rooms import MemberCall, RoomPlan
+from bridge.matter.rooms import MemberCall, Room, RoomPlan, rooms_of
 from bridge.tools.context import CallContext, Handler
 from bridge.tools.registry import ToolRegistry
 
@@ -82,6 +82,7 @@ class MatterBridge:
             server_name=server_name,
         )
         self._user_names: dict[str, UserNames] = {}
+        self._room_aliases: dict[str, tuple[str, ...]] = {}  # room slug -> aliases
         self._devices: dict[str, Device] = {}
         self._tools: dict[str, GeneratedTool] = {}
         self._tool_device: dict[str, str | None] = {}
@@ -94,6 +95,7 @@ class MatterBridge:
         """Load stored names and start the adapter; tools follow the first snapshot."""
         if self.names is not None:
             self._user_names = await self.names.load()
+            self._room_aliases = await self.names.load_room_aliases()
         self._unsubscribe = self.adapter.subscribe(self._on_event)
         await self.adapter.start()
 
@@ -115,6 +117,50 @@ class MatterBridge:
     def devices(self) -> list[Device]:
         """Return the current devices ordered by node and endpoint."""
         return list(self._devices.values())
+
+    def rooms(self) -> list[Room]:
+        """Return the rooms that have devices, with their aliases, ordered by slug."""
+        return rooms_of(self._devices.values(), self._room_aliases)
+
+    def find_room(self, ref: str) -> Room:
+        """Return the room called ``ref`` (its name, slug or an alias; any case)."""
+        rooms = self.rooms()
+        wanted = ref.strip().casefold()
+        for room in rooms:
+            if wanted in {room.slug, *(label.casefold() for label in room.labels)}:
+                return room
+        raise NotFoundError(
+            f"no room '{ref}'" + (f"; rooms: {', '.join(r.name for r in rooms)}"
+                                  if rooms else "; no device is in a room yet"),
+            {"room": ref, "rooms": [r.name for r in rooms]},
+        )  # fmt: skip
+
+    async def set_room_aliases(self, ref: str, aliases: Sequence[str]) -> Room:
+        """Replace a room's aliases (persisted when a store is set); its tools follow.
+
+        An alias that is another room's name or alias is a ``CONFLICT``: spoken commands
+        could not tell the two rooms apart.
+        """
+        room = self.find_room(ref)
+        clean = clean_aliases(list(aliases), owner="room")
+        taken = {label.casefold(): other for other in self.rooms() if other.slug != room.slug
+                 for label in other.labels}  # fmt: skip
+        for alias in clean:
+            other = taken.get(alias.casefold())
+            if other is not None:
+                raise ConflictError(
+                    f"'{alias}' already names the room {other.name}; "
+                    "pick an alias no other room uses",
+                    {"alias": alias, "room": other.name},
+                )
+        if self.names is not None:
+            await self.names.set_room_aliases(room.slug, clean)
+        if clean:
+            self._room_aliases[room.slug] = clean
+        else:
+            self._room_aliases.pop(room.slug, None)
+        self.sync()
+        return self.find_room(room.slug)
 
     def tool(self, identity: str) -> GeneratedTool:
         """Return the generated tool behind a registered identity."""
@@ -192,7 +238,7 @@ class MatterBridge:
             t for i, t in self._tools.items() if i not in wanted and t.device_id is not None
             and only_node is not None and t.device_id in self._devices
             and self._devices[t.device_id].node_id != only_node)]
-        for tool in self.generator.room_tools(devices, device_tools):
+        for tool in self.generator.room_tools(devices, device_tools, self._room_aliases):
             wanted[tool.definition.identity] = tool
         # Remove tools that are gone (in scope: one node's, or all).
         for identity, dev_id in tuple(self._tool_device.items()):

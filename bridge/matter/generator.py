@@ -571,7 +571,10 @@ class MatterToolGenerator:
     # -- room tools -------------------------------------------------------------------
 
     def room_tools(
-        self, devices: Sequence[Device], device_tools: Iterable[GeneratedTool]
+        self,
+        devices: Sequence[Device],
+        device_tools: Iterable[GeneratedTool],
+        room_aliases: Mapping[str, Sequence[str]] | None = None,
     ) -> list[GeneratedTool]:
         """Return the room tools of ``devices`` built on their per-device action tools."""
         by_device: dict[str, dict[str, str]] = {}
@@ -581,7 +584,8 @@ class MatterToolGenerator:
                     tool.definition.identity
                 )
         out: list[GeneratedTool] = []
-        for spec in room_tool_specs(devices, by_device, unit=self.unit, capability=CAPABILITY):
+        for spec in room_tool_specs(devices, by_device, unit=self.unit, capability=CAPABILITY,
+                                    room_aliases=room_aliases):  # fmt: skip
             definition = ToolDefinition(
                 name=spec.name,
                 namespace=NAMESPACE,

@@ -9,6 +9,10 @@ Aliases are other names a person uses for a device ("the big lamp", "Stehlampe")
 most ``MAX_ALIASES`` per device, each 1-64 visible characters, kept in the order given
 with case-insensitive duplicates dropped. They are stored as a JSON list; spoken commands
 match them like names. They never change slugs or tool names.
+
+Rooms have aliases too ("Küche", "cuisine" for a room named "Kitchen"), stored per room
+slug in their own table: they outlive the room's last device leaving, and come back with
+the room. The same limits apply.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bridge.errors import ConflictError, InvalidParamsError
-from bridge.matter.devices import SLUG_RE, UserNames, clean_label
+from bridge.matter.devices import SLUG_RE, UserNames, clean_label, slugify
 from bridge.storage import Database
 
 MIGRATION = """
@@ -33,18 +37,25 @@ CREATE TABLE IF NOT EXISTS matter_device_names (
 );
 """
 MIGRATION_ALIASES = "ALTER TABLE matter_device_names ADD COLUMN aliases TEXT;"
+MIGRATION_ROOM_ALIASES = """
+CREATE TABLE IF NOT EXISTS matter_room_aliases (
+    room_slug TEXT PRIMARY KEY,
+    aliases TEXT NOT NULL,
+    updated_at REAL NOT NULL
+);
+"""
 MAX_NAME = 64
 MAX_ALIASES = 16
 RENAME_FIELDS = ("name", "room", "aliases")
 
 
-def clean_aliases(value: Any) -> tuple[str, ...]:
+def clean_aliases(value: Any, owner: str = "device") -> tuple[str, ...]:
     """Return validated aliases (order kept, case-insensitive duplicates dropped)."""
     if not isinstance(value, list | tuple):
         raise InvalidParamsError("'aliases' must be a list of strings", {"field": "aliases"})
     if len(value) > MAX_ALIASES:
         raise InvalidParamsError(
-            f"a device may have at most {MAX_ALIASES} aliases (got {len(value)})",
+            f"a {owner} may have at most {MAX_ALIASES} aliases (got {len(value)})",
             {"field": "aliases"},
         )
     out: list[str] = []
@@ -122,6 +133,7 @@ class DeviceNameStore:
         self.db = db
         db.migrate("matter_device_names_v1", MIGRATION)
         db.migrate("matter_device_names_v2_aliases", MIGRATION_ALIASES)
+        db.migrate("matter_room_aliases_v1", MIGRATION_ROOM_ALIASES)
 
     async def load(self) -> dict[str, UserNames]:
         """Return every stored entry keyed by device id."""
@@ -209,6 +221,27 @@ class DeviceNameStore:
             )
 
         return await self.db.transaction(write)
+
+    async def load_room_aliases(self) -> dict[str, tuple[str, ...]]:
+        """Return every room's aliases keyed by room slug."""
+        rows = await self.db.fetchall("SELECT room_slug, aliases FROM matter_room_aliases")
+        return {r["room_slug"]: _aliases_from_db(r["aliases"]) for r in rows}
+
+    async def set_room_aliases(self, room_slug: str, aliases: tuple[str, ...]) -> None:
+        """Replace a room's aliases (validated by the caller); an empty list removes them."""
+        if not room_slug or slugify(room_slug) != room_slug:
+            raise InvalidParamsError(f"'{room_slug}' is not a room slug")
+        if aliases:
+            await self.db.execute(
+                "INSERT INTO matter_room_aliases(room_slug, aliases, updated_at) VALUES (?, ?, ?) "
+                "ON CONFLICT(room_slug) DO UPDATE SET aliases = excluded.aliases, "
+                "updated_at = excluded.updated_at",
+                (room_slug, json.dumps(list(aliases)), time.time()),
+            )
+        else:
+            await self.db.execute(
+                "DELETE FROM matter_room_aliases WHERE room_slug = ?", (room_slug,)
+            )
 
     async def forget(self, device_id: str) -> bool:
         """Remove a device's stored name and slug; return whether there was one."""

@@ -16,11 +16,16 @@ One device failing (unreachable, refused) is part of the answer, not an exceptio
 answer's ``ok`` is true only when every member succeeded. A light without brightness
 control is switched off for ``percent`` 0 and on otherwise, and says so (``note``);
 a light without colour is left alone by ``_color`` and listed as skipped.
+
+A room is the set of devices sharing a ``room`` (compared by slug, so "Living Room" and
+"living room" are one room, named as its first device has it). Its aliases (stored per
+room slug) are in the room tools' ``metadata.aliases`` and descriptions, so tool search
+and spoken commands find "Küche" for the Kitchen.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +36,43 @@ ROOM_PREFIX = "room"
 LIGHT_KINDS = frozenset({"light"})
 THERMOSTAT_KINDS = frozenset({"thermostat"})
 COLOR_PARAMS = {"color", "hue", "saturation"}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Room:
+    """A room: its name, slug, aliases and devices."""
+
+    name: str
+    slug: str
+    aliases: tuple[str, ...]
+    devices: tuple[Device, ...]
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """Return the room's name and aliases."""
+        return (self.name, *self.aliases)
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the API form of the room."""
+        return {
+            "room": self.name,
+            "slug": self.slug,
+            "aliases": list(self.aliases),
+            "devices": [{"id": d.id, "name": d.name, "kind": d.kind} for d in self.devices],
+        }
+
+
+def rooms_of(devices: Iterable[Device], aliases: Mapping[str, Sequence[str]]) -> list[Room]:
+    """Group ``devices`` into rooms by room slug (devices without a room are in none)."""
+    grouped: dict[str, tuple[str, list[Device]]] = {}
+    for device in devices:
+        slug = slugify(device.room) if device.room else ""
+        if slug and device.room:
+            grouped.setdefault(slug, (device.room, []))[1].append(device)
+    return [
+        Room(name=name, slug=slug, aliases=tuple(aliases.get(slug, ())), devices=tuple(members))
+        for slug, (name, members) in sorted(grouped.items())
+    ]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -129,44 +171,38 @@ def _listing(devices: Sequence[Device]) -> str:
     return ", ".join(d.name for d in devices)
 
 
+def _also_called(room: Room) -> str:
+    return f" The {room.name} is also called {', '.join(room.aliases)}." if room.aliases else ""
+
+
 def room_tool_specs(
     devices: Sequence[Device],
     tools_by_device: Mapping[str, Mapping[str, str]],
     *,
     unit: str = "C",
     capability: str,
+    room_aliases: Mapping[str, Sequence[str]] | None = None,
 ) -> list[RoomToolSpec]:
     """Return the room tools for ``devices`` (each member's per-device tools by suffix)."""
-    rooms: dict[str, tuple[str, list[Device]]] = {}
-    for device in devices:
-        if not device.room:
-            continue
-        slug = slugify(device.room)
-        if not slug:
-            continue
-        rooms.setdefault(slug, (device.room, []))[1].append(device)
     specs: list[RoomToolSpec] = []
-    for room_slug, (room, members) in sorted(rooms.items()):
+    for room in rooms_of(devices, room_aliases or {}):
         lights = [
-            d for d in members
+            d for d in room.devices
             if d.kind in LIGHT_KINDS and {"on", "off"} <= set(tools_by_device.get(d.id, {}))
         ]  # fmt: skip
         thermostats = [
-            d for d in members
+            d for d in room.devices
             if d.kind in THERMOSTAT_KINDS and "set_temperature" in tools_by_device.get(d.id, {})
         ]  # fmt: skip
         if lights:
-            specs.extend(_light_specs(room, room_slug, lights, tools_by_device, capability))
+            specs.extend(_light_specs(room, lights, tools_by_device, capability))
         if thermostats:
-            specs.append(
-                _thermostat_spec(room, room_slug, thermostats, tools_by_device, unit, capability)
-            )
+            specs.append(_thermostat_spec(room, thermostats, tools_by_device, unit, capability))
     return specs
 
 
 def _common(
-    room: str,
-    room_slug: str,
+    room: Room,
     kind: str,
     devices: Sequence[Device],
     capability: str,
@@ -179,45 +215,47 @@ def _common(
         "execution": Execution(timeout_ms=15_000, idempotent=True, async_allowed=True),
         "metadata": {
             "room": {
-                "room": room,
-                "slug": room_slug,
+                "room": room.name,
+                "slug": room.slug,
                 "kind": kind,
                 "devices": [d.id for d in devices],
             },
+            "aliases": list(room.aliases),
             "tags": ["matter", "room", kind],
         },
     }
 
 
 def _light_specs(
-    room: str,
-    room_slug: str,
+    room: Room,
     lights: Sequence[Device],
     tools_by_device: Mapping[str, Mapping[str, str]],
     capability: str,
 ) -> list[RoomToolSpec]:
     members = _members(lights, tools_by_device)
-    common = _common(room, room_slug, "lights", lights, capability)
+    common = _common(room, "lights", lights, capability)
     names = _listing(lights)
-    base = f"{ROOM_PREFIX}_{room_slug}_lights"
+    base = f"{ROOM_PREFIX}_{room.slug}_lights"
 
     def spec(action: str, description: str, parameters: dict[str, Any]) -> RoomToolSpec:
         return RoomToolSpec(
             name=f"{base}_{action}",
-            description=description,
+            description=description + _also_called(room),
             category=Category.ACTING,
             parameters=parameters,
-            plan=RoomPlan(action=action, room=room, room_slug=room_slug, kind="lights",
+            plan=RoomPlan(action=action, room=room.name, room_slug=room.slug, kind="lights",
                           members=members),
             **common,
         )
 
     specs = [
-        spec("on", f"Turn on every light in the {room} at once ({names}).", dict(_NO_PARAMS)),
-        spec("off", f"Turn off every light in the {room} at once ({names}).", dict(_NO_PARAMS)),
+        spec("on", f"Turn on every light in the {room.name} at once ({names}).",
+             dict(_NO_PARAMS)),
+        spec("off", f"Turn off every light in the {room.name} at once ({names}).",
+             dict(_NO_PARAMS)),
         spec(
             "brightness",
-            f"Set the brightness of every light in the {room} at once, 0-100 % "
+            f"Set the brightness of every light in the {room.name} at once, 0-100 % "
             f"(0 turns them off; lights without dimming switch on or off) ({names}).",
             {
                 "type": "object",
@@ -237,7 +275,7 @@ def _light_specs(
         specs.append(
             spec(
                 "color",
-                f"Set the colour of every colour light in the {room} at once "
+                f"Set the colour of every colour light in the {room.name} at once "
                 f"({_listing(coloured)}): a CSS colour name or hex like '#ff8800'.",
                 {
                     "type": "object",
@@ -254,8 +292,7 @@ def _light_specs(
 
 
 def _thermostat_spec(
-    room: str,
-    room_slug: str,
+    room: Room,
     thermostats: Sequence[Device],
     tools_by_device: Mapping[str, Mapping[str, str]],
     unit: str,
@@ -264,10 +301,11 @@ def _thermostat_spec(
     param = "fahrenheit" if unit.upper() == "F" else "celsius"
     symbol = "°F" if unit.upper() == "F" else "°C"
     return RoomToolSpec(
-        name=f"{ROOM_PREFIX}_{room_slug}_temperature",
+        name=f"{ROOM_PREFIX}_{room.slug}_temperature",
         description=(
-            f"Set the target temperature ({symbol}) of every thermostat in the {room} at once "
-            f"({_listing(thermostats)}); each one clamps it to its own limits."
+            f"Set the target temperature ({symbol}) of every thermostat in the {room.name} at "
+            f"once ({_listing(thermostats)}); each one clamps it to its own limits."
+            + _also_called(room)
         ),
         category=Category.ACTING,
         parameters={
@@ -276,7 +314,7 @@ def _thermostat_spec(
             "required": [param],
             "additionalProperties": False,
         },
-        plan=RoomPlan(action="temperature", room=room, room_slug=room_slug, kind="thermostats",
-                      members=_members(thermostats, tools_by_device)),
-        **_common(room, room_slug, "thermostats", thermostats, capability),
+        plan=RoomPlan(action="temperature", room=room.name, room_slug=room.slug,
+                      kind="thermostats", members=_members(thermostats, tools_by_device)),
+        **_common(room, "thermostats", thermostats, capability),
     )

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ from bridge.matter.controller import ControllerSettings, ManagedController
 from bridge.matter.devices import Device
 from bridge.matter.names import DeviceNameStore, DeviceRename
 from bridge.matter.netns import find_namespace
+from bridge.matter.rooms import Room
 from bridge.storage import Database
 from bridge.tools.registry import ToolRegistry
 
@@ -204,6 +206,23 @@ class MatterRuntime:
             "added_tools": sorted(set(doc["tools"]) - set(before)),
             "removed_tools": sorted(set(before) - set(doc["tools"])),
         }
+
+    def rooms(self) -> list[dict[str, Any]]:
+        """Return every room with its aliases, devices and room tool names."""
+        return [self._room_json(room) for room in self.bridge.rooms()]
+
+    def _room_json(self, room: Room) -> dict[str, Any]:
+        doc = room.to_json()
+        doc["tools"] = sorted(
+            t.definition.name
+            for t in self.bridge.registry.list()
+            if (t.definition.metadata.get("room") or {}).get("slug") == room.slug
+        )
+        return doc
+
+    async def set_room_aliases(self, ref: str, aliases: Sequence[str]) -> dict[str, Any]:
+        """Replace a room's aliases live; return the room."""
+        return self._room_json(await self.bridge.set_room_aliases(ref, aliases))
 
     def find_device(self, ref: str) -> Device:
         """Return the device named by id (``node-endpoint``), slug or name; else NOT_FOUND."""

@@ -6,15 +6,16 @@ to the intents the bridge can serve — ``HassTurnOn``, ``HassTurnOff``, ``HassL
 (brightness, colour), ``HassClimateSetTemperature`` and ``HassClimateGetTemperature`` —
 with slot lists built from our devices: ``{name}`` holds every device name and alias
 (with the device's domain as context, so "set the thermostat to red" does not match),
-``{area}`` every room. A device named in the sentence wins over a room; a room means
-its room tool (``room_<room>_lights_off``: every light at once). The chosen tool is
-invoked through the invocation pipeline with the caller's token, so a spoken command
-is authorised, validated and audited like any other call.
+``{area}`` every room's name and aliases. A device named in the sentence wins over a
+room; a room means its room tool (``room_<room>_lights_off``: every light at once). The
+chosen tool is invoked through the invocation pipeline with the caller's token, so a
+spoken command is authorised, validated and audited like any other call.
 
 Nothing is ever done on a guess: a name that fits several devices gets "which one do
 you mean", a sentence that matches nothing gets close names (fuzzy over names, aliases
 and rooms) as suggestions, an unknown language gets the list of languages. The slot
-lists are rebuilt lazily after any registry change (devices renamed, moved, added).
+lists are rebuilt lazily after any registry change (devices renamed, moved, added) and
+when a room's aliases change.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from home_assistant_intents import get_intents
 from bridge.errors import InvalidParamsError
 from bridge.invocation.messages import RequestContext, ToolRequest
 from bridge.matter.devices import Device, slugify
+from bridge.matter.rooms import Room, rooms_of
 from bridge.voice.responses import LANGUAGES, either, say
 
 if TYPE_CHECKING:
@@ -113,6 +115,8 @@ class _Home:
     devices: list[Device]
     labels: dict[str, list[Device]] = field(default_factory=dict)  # casefold label → devices
     rooms: dict[str, str] = field(default_factory=dict)  # room slug → room name
+    room_labels: list[str] = field(default_factory=list)  # every room name and alias
+    room_key: tuple[tuple[str, tuple[str, ...]], ...] = ()  # what the rooms were built from
     slot_lists: dict[str, SlotList] = field(default_factory=dict)
 
 
@@ -130,11 +134,13 @@ class IntentEngine:
         registry: ToolRegistry,
         invoker: Invoker,
         devices: Callable[[], Sequence[Device]],
+        rooms: Callable[[], Sequence[Room]] | None = None,
         languages: Sequence[str] = LANGUAGES,
     ) -> None:
         self.registry = registry
         self.invoker = invoker
         self._devices = devices
+        self._rooms = rooms or (lambda: rooms_of(self._devices(), {}))
         self.languages = tuple(languages)
         self._intents: dict[str, Intents] = {}
         self._home: _Home | None = None
@@ -165,18 +171,22 @@ class IntentEngine:
 
     def home(self) -> _Home:
         """Return the devices, labels and slot lists (rebuilt after a registry change)."""
-        if self._home is not None:
+        rooms = self._rooms()
+        room_key = tuple((r.slug, r.aliases) for r in rooms)
+        if self._home is not None and self._home.room_key == room_key:
             return self._home
-        home = _Home(devices=list(self._devices()))
+        home = _Home(devices=list(self._devices()), room_key=room_key)
         names: list[TextSlotValue] = []
         for device in home.devices:
             context = {"domain": DOMAINS.get(device.kind, device.kind)}
             for label in dict.fromkeys((device.name, *device.aliases)):
                 home.labels.setdefault(label.casefold(), []).append(device)
                 names.append(TextSlotValue(TextChunk(label), label.casefold(), context))
-            if device.room and slugify(device.room):
-                home.rooms.setdefault(slugify(device.room), device.room)
-        areas = [TextSlotValue(TextChunk(name), slug) for slug, name in home.rooms.items()]
+        areas: list[TextSlotValue] = []
+        for room in rooms:
+            home.rooms[room.slug] = room.name
+            home.room_labels.extend(room.labels)
+            areas.extend(TextSlotValue(TextChunk(label), room.slug) for label in room.labels)
         home.slot_lists = {
             "name": TextSlotList(name="name", values=names),
             "area": TextSlotList(name="area", values=areas),
@@ -394,7 +404,7 @@ class IntentEngine:
         for device in home.devices:
             for label in (device.name, *device.aliases):
                 labels.setdefault(label.casefold(), label)
-        for name in home.rooms.values():
+        for name in home.room_labels:
             labels.setdefault(name.casefold(), name)
         scored: list[tuple[float, str]] = []
         for folded, label in labels.items():

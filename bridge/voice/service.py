@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     from bridge.config import BridgeConfig
     from bridge.invocation.invoker import Invoker
     from bridge.matter.devices import Device
+    from bridge.matter.rooms import Room
     from bridge.tools.registry import ToolRegistry
 
 
@@ -27,9 +28,11 @@ class VoiceComponent:
         registry: ToolRegistry,
         invoker: Invoker,
         devices: Callable[[], Sequence[Device]],
+        rooms: Callable[[], Sequence[Room]] | None = None,
     ) -> VoiceComponent:
         """Return the component for ``config``."""
-        return cls(IntentEngine(registry=registry, invoker=invoker, devices=devices))
+        engine = IntentEngine(registry=registry, invoker=invoker, devices=devices, rooms=rooms)
+        return cls(engine)
 
     async def start(self) -> None:
         """Start serving spoken commands."""

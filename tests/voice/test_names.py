@@ -30,3 +30,72 @@ async def test_an_alias_added_alone_is_heard_at_once(home: Home) -> None:
                                        home.token("device:read:*"))  # fmt: skip
     assert status == 200, found
     assert found["tools"][0]["identity"].startswith("matter:light_sofa_lamp_"), found
+
+
+async def test_room_aliases_are_set_checked_persisted_and_heard(home: Home) -> None:
+    engine = home.service.intents
+    assert engine is not None
+    assert home.service.invocation is not None
+    assert home.service.matter is not None
+    verify = home.service.invocation.verifier.verify
+    control = verify(home.token("device:control:*"))
+    manage, reader = home.token("device:manage:*"), home.token("device:read:*")
+    sentence = "schalte das Licht in der Küche aus"  # the room is called "Kitchen"
+    reply = await engine.handle(sentence, "de", token=control)
+    assert (reply.handled, reply.calls) == (False, ())
+
+    status, body = await home.request("GET", "/v1/rooms", reader)
+    assert status == 200, body
+    kitchen = next(r for r in body["rooms"] if r["room"] == "Kitchen")
+    assert (kitchen["slug"], kitchen["aliases"]) == ("kitchen", [])
+    assert {d["id"] for d in kitchen["devices"]} == {
+        home.ids["node-1-onoff"], home.ids["node-2-dimmable"]}
+    assert "room_kitchen_lights_off" in kitchen["tools"]
+
+    status, room = await home.request("PATCH", "/v1/rooms/kitchen", manage,
+                                      {"aliases": ["Küche", "cuisine", "küche", "keuken"]})
+    assert status == 200, room
+    assert room["aliases"] == ["Küche", "cuisine", "keuken"]  # duplicates dropped
+    reply = await engine.handle(sentence, "de", token=control)
+    assert reply.handled, reply.speech
+    assert [c["tool"] for c in reply.calls] == ["matter:room_kitchen_lights_off"]
+    reply = await engine.handle("allume les lumières de la cuisine", "fr", token=control)
+    assert [c["tool"] for c in reply.calls] == ["matter:room_kitchen_lights_on"], reply.speech
+    # The room tools carry the aliases: tool search and agents find them too.
+    status, tool = await home.request("GET", "/v1/tools/matter:room_kitchen_lights_off", reader)
+    assert tool["tool"]["metadata"]["aliases"] == ["Küche", "cuisine", "keuken"]
+    assert "also called Küche, cuisine, keuken" in tool["tool"]["description"]
+    bridge = home.service.matter.bridge
+    assert bridge.names is not None
+    assert await bridge.names.load_room_aliases() == {"kitchen": ("Küche", "cuisine", "keuken")}
+
+    # Refused, and nothing changes: another room's name or alias, bad bodies, no such
+    # room, a token that may not manage every device of the room.
+    for ref, aliases in (("Hall", ["Kitchen"]), ("hall", ["KÜCHE"])):
+        status, answer = await home.request("PATCH", f"/v1/rooms/{ref}", manage,
+                                            {"aliases": aliases})  # fmt: skip
+        assert (status, answer["error"]["code"]) == (409, "CONFLICT"), answer
+        assert answer["error"]["details"]["room"] == "Kitchen"
+    for bad in ({}, {"aliases": "Küche"}, {"aliases": [""]}, {"aliases": [7]},
+                {"aliases": [f"r{i}" for i in range(17)]}, {"aliases": [], "name": "x"}):
+        status, answer = await home.request("PATCH", "/v1/rooms/Küche", manage, bad)
+        assert (status, answer["error"]["code"]) == (400, "INVALID_PARAMS"), bad
+    status, answer = await home.request("PATCH", "/v1/rooms/attic", manage, {"aliases": []})
+    assert (status, answer["error"]["code"]) == (404, "NOT_FOUND")
+    assert "Kitchen" in answer["error"]["message"]
+    one = home.token(f"device:manage:{home.ids['node-1-onoff']}")
+    for token in (one, reader):
+        status, answer = await home.request("PATCH", "/v1/rooms/kitchen", token,
+                                            {"aliases": []})  # fmt: skip
+        assert (status, answer["error"]["code"]) == (403, "PERMISSION_DENIED"), answer
+    status, body = await home.request("GET", "/v1/rooms", reader)
+    assert {r["room"]: r["aliases"] for r in body["rooms"]} == {
+        "Hall": [], "Kitchen": ["Küche", "cuisine", "keuken"], "Living Room": [],
+        "Salon": [], "Schlafzimmer": [], "Slaapkamer": [], "Terraza": []}
+
+    # The room is found by its alias, and an empty list removes the aliases.
+    status, room = await home.request("PATCH", "/v1/rooms/cuisine", manage, {"aliases": []})
+    assert (status, room["room"], room["aliases"]) == (200, "Kitchen", [])
+    reply = await engine.handle(sentence, "de", token=control)
+    assert (reply.handled, reply.calls) == (False, ())
+    assert await bridge.names.load_room_aliases() == {}
