@@ -206,14 +206,17 @@ def rename_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def _edited(current: list[str], action: str, given: list[str]) -> list[str]:
+def edited_aliases(
+    current: list[str], action: str, given: list[str], owner: str = "device"
+) -> list[str]:
+    """Return ``current`` with ``given`` added or removed (case-insensitively)."""
     if action == "add":
         return current + [a for a in given if a.strip().casefold() not in
                           {c.casefold() for c in current}]
     wanted = {a.strip().casefold() for a in given}
     missing = sorted(wanted - {c.casefold() for c in current})
     if missing:
-        raise NotFoundError(f"the device has no alias {', '.join(repr(m) for m in missing)}",
+        raise NotFoundError(f"the {owner} has no alias {', '.join(repr(m) for m in missing)}",
                             {"aliases": missing})
     return [c for c in current if c.casefold() not in wanted]
 
@@ -247,7 +250,7 @@ def alias_command(args: argparse.Namespace) -> int:
         if args.action == "list":
             print("\n".join(current) if current else "no aliases")
             return 0
-        _change(args, {"aliases": _edited(current, args.action, args.aliases)})
+        _change(args, {"aliases": edited_aliases(current, args.action, args.aliases)})
         return 0
     db, state_dir = _offline_db(args)
     try:
@@ -255,7 +258,7 @@ def alias_command(args: argparse.Namespace) -> int:
         if args.action == "list":
             print("\n".join(current) if current else "no aliases")
             return 0
-        new = _edited(current, args.action, args.aliases)
+        new = edited_aliases(current, args.action, args.aliases)
         device_id = asyncio.run(rename_device(db, args.device, None, None, new))
     finally:
         db.close()

@@ -22,6 +22,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "bridge.cli.mesh",
     "bridge.cli.generate",
     "bridge.cli.devices",
+    "bridge.cli.rooms",
     "bridge.cli.commission",
     "bridge.cli.demo",
     "bridge.cli.say",

@@ -32,5 +32,5 @@ def test_building_the_parser_leaves_the_matter_sdk_unimported() -> None:
     assert result["heavy"] == []
     assert result["commands"] == [
         "approvals", "audit", "commission", "demo", "devices", "doctor", "generate",
-        "invoke", "keys", "mcp", "mesh", "run", "say", "token", "tools", "wyoming",
+        "invoke", "keys", "mcp", "mesh", "rooms", "run", "say", "token", "tools", "wyoming",
     ]

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
+from bridge.cli.main import main
 from tests.support.home import Home
 
 pytestmark = pytest.mark.controller
@@ -99,3 +102,34 @@ async def test_room_aliases_are_set_checked_persisted_and_heard(home: Home) -> N
     reply = await engine.handle(sentence, "de", token=control)
     assert (reply.handled, reply.calls) == (False, ())
     assert await bridge.names.load_room_aliases() == {}
+
+
+async def test_rooms_cli_lists_and_edits_aliases(
+    home: Home, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("ATMOSPHERE_BRIDGE_TOKEN", home.token("device:manage:*", "device:read:*"))
+    alias = ["rooms", "alias", "Living Room"]
+
+    async def run(*args: str) -> int:
+        return await asyncio.to_thread(main, [*args, "--url", home.url])
+
+    assert await run(*alias, "add", "Wohnzimmer", "lounge") == 0
+    assert capsys.readouterr().out.startswith(
+        "room Living Room (living_room): Wohnzimmer, lounge (live on ")
+    assert await run(*alias, "remove", "LOUNGE") == 0
+    capsys.readouterr()
+    assert await run("rooms", "alias", "wohnzimmer", "list") == 0  # found by its alias
+    assert capsys.readouterr().out == "Wohnzimmer\n"
+    assert await run("rooms", "list") == 0
+    out = capsys.readouterr().out.splitlines()
+    assert "Living Room (living_room): Sofa Lamp; also called Wohnzimmer" in out
+    assert "  room_living_room_lights_on" in out
+    for bad, code in (((*alias, "remove", "Nope"), "NOT_FOUND"),
+                      (("rooms", "alias", "attic", "list"), "NOT_FOUND"),
+                      ((*alias, "add"), "INVALID_PARAMS"),
+                      (("rooms", "alias", "Hall", "add", "Wohnzimmer"), "CONFLICT")):
+        assert await run(*bad) == 1, bad
+        assert f"error [{code}]" in capsys.readouterr().err, bad
+    assert home.service.matter is not None
+    (room,) = [r for r in home.service.matter.bridge.rooms() if r.slug == "living_room"]
+    assert room.aliases == ("Wohnzimmer",)
