@@ -28,7 +28,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
@@ -143,6 +143,14 @@ async def _cancel_tasks(app: web.Application) -> None:
     await asyncio.gather(*tasks, return_exceptions=True)
 
 
+def _aliases_schema(owner: str) -> dict[str, Any]:
+    return {
+        "type": "array", "maxItems": 16,
+        "items": {"type": "string", "minLength": 1, "maxLength": 64},
+        "description": f"other names for the {owner} (replaces the list)",
+    }  # fmt: skip
+
+
 def setup(app: web.Application) -> None:
     """Add the device routes."""
     app[_TASKS] = set()
@@ -186,9 +194,7 @@ def setup(app: web.Application) -> None:
                 "name": {"type": "string", "minLength": 1, "maxLength": 64},
                 "room": {"type": ["string", "null"], "maxLength": 64,
                          "description": "null or empty removes the room"},
-                "aliases": {"type": "array", "maxItems": 16,
-                            "items": {"type": "string", "minLength": 1, "maxLength": 64},
-                            "description": "other names for the device (replaces the list)"},
+                "aliases": _aliases_schema("device"),
             },
             "minProperties": 1,
             "additionalProperties": False,
@@ -216,9 +222,7 @@ def setup(app: web.Application) -> None:
             "type": "object",
             "required": ["aliases"],
             "properties": {
-                "aliases": {"type": "array", "maxItems": 16,
-                            "items": {"type": "string", "minLength": 1, "maxLength": 64},
-                            "description": "other names for the room (replaces the list)"},
+                "aliases": _aliases_schema("room"),
             },
             "additionalProperties": False,
         },

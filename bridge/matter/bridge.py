@@ -19,7 +19,7 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bridge.errors import (
@@ -54,6 +54,20 @@ _WRITE_STATUS = {
     0x7E: "unsupported access", 0x86: "unsupported attribute", 0x87: "constraint error",
     0x88: "unsupported write", 0x8D: "invalid in state", 0xC6: "needs a timed interaction",
 }  # fmt: skip
+
+
+def _refuse_taken(
+    aliases: Sequence[str], taken: Mapping[str, tuple[str, dict[str, Any]]], kind: str
+) -> None:
+    """Raise ``CONFLICT`` for the first alias ``taken`` (casefolded label → owner) holds."""
+    for alias in aliases:
+        found = taken.get(alias.casefold())
+        if found is not None:
+            owner, details = found
+            raise ConflictError(
+                f"'{alias}' already names {owner}; pick an alias no other {kind} uses",
+                {"alias": alias, **details},
+            )
 
 
 class MatterBridge:
@@ -143,16 +157,10 @@ class MatterBridge:
         """
         room = self.find_room(ref)
         clean = clean_aliases(list(aliases), owner="room")
-        taken = {label.casefold(): other for other in self.rooms() if other.slug != room.slug
+        taken = {label.casefold(): (f"the room {other.name}", {"room": other.name})
+                 for other in self.rooms() if other.slug != room.slug
                  for label in other.labels}  # fmt: skip
-        for alias in clean:
-            other = taken.get(alias.casefold())
-            if other is not None:
-                raise ConflictError(
-                    f"'{alias}' already names the room {other.name}; "
-                    "pick an alias no other room uses",
-                    {"alias": alias, "room": other.name},
-                )
+        _refuse_taken(clean, taken, "room")
         if self.names is not None:
             await self.names.set_room_aliases(room.slug, clean)
         if clean:
@@ -349,20 +357,14 @@ class MatterBridge:
         return self._devices[device_id]
 
     def _check_alias_clashes(self, device_id: str, aliases: Sequence[str]) -> None:
-        taken: dict[str, Device] = {}
+        taken: dict[str, tuple[str, dict[str, Any]]] = {}
         for device in self._devices.values():
             if device.id == device_id:
                 continue
             for label in (device.name, *device.aliases):
-                taken.setdefault(label.casefold(), device)
-        for alias in aliases:
-            other = taken.get(alias.casefold())
-            if other is not None:
-                raise ConflictError(
-                    f"'{alias}' already names {other.name} ({other.id}); "
-                    "pick an alias no other device uses",
-                    {"alias": alias, "device_id": other.id},
-                )
+                taken.setdefault(label.casefold(),
+                                 (f"{device.name} ({device.id})", {"device_id": device.id}))
+        _refuse_taken(aliases, taken, "device")
 
     # -- calls ------------------------------------------------------------------------
 
