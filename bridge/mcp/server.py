@@ -71,7 +71,7 @@ from bridge.invocation.invoker import confirmation_for
 from bridge.invocation.messages import ToolRequest, ToolResponse
 from bridge.invocation.runtime import InvocationRuntime
 from bridge.mcp.names import mcp_name, tool_key
-from bridge.tools.definition import Category, ToolDefinition
+from bridge.tools.definition import Category, ToolDefinition, ToolIntent
 from bridge.tools.registry import RegisteredTool, ToolRegistry
 
 _LOG = logging.getLogger(__name__)
@@ -85,17 +85,12 @@ _MAX_LEGACY_SESSIONS = 1024
 _COALESCE_S = 0.05
 
 
-def _intent_of(defn: ToolDefinition) -> str | None:
-    value = getattr(defn, "intent", None)  # ToolDefinition.intent (execution types, issue 8)
-    return None if value is None else str(value)
-
-
 def annotations_for(defn: ToolDefinition) -> types.ToolAnnotations:
     """Return the MCP annotations of a tool (rules in the module docstring)."""
     guarded = defn.dangerous or defn.confirmation is not None
     read_only = not guarded and (
         defn.category in _READ_ONLY_CATEGORIES
-        or (_intent_of(defn) == "compute" and defn.category in (None, Category.COMPUTING))
+        or (defn.intent is ToolIntent.COMPUTE and defn.category in (None, Category.COMPUTING))
     )
     return types.ToolAnnotations(
         read_only_hint=read_only,
