@@ -375,8 +375,11 @@ async def test_spoken_commands_in_two_languages_reach_the_devices(
     assert body["speech"] == "Kitchen Dimmer ist auf 60 Prozent gestellt."
     level = body["calls"][0]["result"]["sent"][0]["payload"]["level"]
     await device_reports(dimmer, mark, "levelControl", "currentLevel", level)
+    async with http.patch(f"{fab.bridge.url}/v1/rooms/living_room",
+                          json={"aliases": ["Wohnzimmer"]}) as resp:  # fmt: skip
+        assert resp.status == 200, await resp.json()
     mark = onoff.mark()
-    body = await say(fab, http, "schalte das Licht im Living Room ein", "de")
+    body = await say(fab, http, "schalte das Licht im Wohnzimmer ein", "de")  # a room alias
     assert body["calls"][0]["tool"] == "matter:room_living_room_lights_on"
     await device_reports(onoff, mark, "onOff", "onOff", True)
     await ok(fab, http, "hall_thermostat_set_mode", mode="heat")
