@@ -43,6 +43,10 @@ HOME: dict[str, tuple[str, str, list[str]]] = {
                         ["Schlafzimmerthermostat", "thermostat de la chambre",
                          "termostato del dormitorio", "slaapkamerthermostaat"]),
 }  # fmt: skip
+# room -> its aliases (set after the devices are furnished).
+ROOM_ALIASES: dict[str, list[str]] = {
+    "Living Room": ["lounge", "Wohnzimmer", "séjour", "sala de estar", "woonkamer"],
+}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -80,9 +84,13 @@ def load_sentences() -> list[Sentence]:
 
 
 async def furnish(home: Home) -> None:
-    """Give every device of the home its name, room and aliases."""
+    """Give every device of the home its name, room and aliases, and rooms theirs."""
     for stem, (name, room, aliases) in HOME.items():
         await home.patch_device(stem, {"name": name, "room": room, "aliases": aliases})
+    for room, aliases in ROOM_ALIASES.items():
+        status, answer = await home.request("PATCH", f"/v1/rooms/{room}",
+                                            home.token("device:manage:*"), {"aliases": aliases})
+        assert status == 200, answer
 
 
 def _made(reply_calls: Any) -> list[dict[str, Any]]:

@@ -8,6 +8,7 @@ import pytest
 
 from bridge.cli.main import main
 from tests.support.home import Home
+from tests.voice.sentence_set import ROOM_ALIASES
 
 pytestmark = pytest.mark.controller
 
@@ -70,7 +71,9 @@ async def test_room_aliases_are_set_checked_persisted_and_heard(home: Home) -> N
     assert "also called Küche, cuisine, keuken" in tool["tool"]["description"]
     bridge = home.service.matter.bridge
     assert bridge.names is not None
-    assert await bridge.names.load_room_aliases() == {"kitchen": ("Küche", "cuisine", "keuken")}
+    living = tuple(ROOM_ALIASES["Living Room"])  # set by the furnished home
+    assert await bridge.names.load_room_aliases() == {
+        "kitchen": ("Küche", "cuisine", "keuken"), "living_room": living}
 
     # Refused, and nothing changes: another room's name or alias, bad bodies, no such
     # room, a token that may not manage every device of the room.
@@ -93,7 +96,7 @@ async def test_room_aliases_are_set_checked_persisted_and_heard(home: Home) -> N
         assert (status, answer["error"]["code"]) == (403, "PERMISSION_DENIED"), answer
     status, body = await home.request("GET", "/v1/rooms", reader)
     assert {r["room"]: r["aliases"] for r in body["rooms"]} == {
-        "Hall": [], "Kitchen": ["Küche", "cuisine", "keuken"], "Living Room": [],
+        "Hall": [], "Kitchen": ["Küche", "cuisine", "keuken"], "Living Room": list(living),
         "Salon": [], "Schlafzimmer": [], "Slaapkamer": [], "Terraza": []}
 
     # The room is found by its alias, and an empty list removes the aliases.
@@ -101,35 +104,34 @@ async def test_room_aliases_are_set_checked_persisted_and_heard(home: Home) -> N
     assert (status, room["room"], room["aliases"]) == (200, "Kitchen", [])
     reply = await engine.handle(sentence, "de", token=control)
     assert (reply.handled, reply.calls) == (False, ())
-    assert await bridge.names.load_room_aliases() == {}
+    assert await bridge.names.load_room_aliases() == {"living_room": living}
 
 
 async def test_rooms_cli_lists_and_edits_aliases(
     home: Home, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setenv("ATMOSPHERE_BRIDGE_TOKEN", home.token("device:manage:*", "device:read:*"))
-    alias = ["rooms", "alias", "Living Room"]
+    alias = ["rooms", "alias", "Hall"]
 
     async def run(*args: str) -> int:
         return await asyncio.to_thread(main, [*args, "--url", home.url])
 
-    assert await run(*alias, "add", "Wohnzimmer", "lounge") == 0
-    assert capsys.readouterr().out.startswith(
-        "room Living Room (living_room): Wohnzimmer, lounge (live on ")
-    assert await run(*alias, "remove", "LOUNGE") == 0
+    assert await run(*alias, "add", "Flur", "entrance") == 0
+    assert capsys.readouterr().out.startswith("room Hall (hall): Flur, entrance (live on ")
+    assert await run(*alias, "remove", "ENTRANCE") == 0
     capsys.readouterr()
-    assert await run("rooms", "alias", "wohnzimmer", "list") == 0  # found by its alias
-    assert capsys.readouterr().out == "Wohnzimmer\n"
+    assert await run("rooms", "alias", "flur", "list") == 0  # found by its alias
+    assert capsys.readouterr().out == "Flur\n"
     assert await run("rooms", "list") == 0
     out = capsys.readouterr().out.splitlines()
-    assert "Living Room (living_room): Sofa Lamp; also called Wohnzimmer" in out
-    assert "  room_living_room_lights_on" in out
+    assert "Hall (hall): Hall Thermostat; also called Flur" in out
+    assert "  room_hall_temperature" in out
     for bad, code in (((*alias, "remove", "Nope"), "NOT_FOUND"),
                       (("rooms", "alias", "attic", "list"), "NOT_FOUND"),
                       ((*alias, "add"), "INVALID_PARAMS"),
-                      (("rooms", "alias", "Hall", "add", "Wohnzimmer"), "CONFLICT")):
+                      (("rooms", "alias", "Salon", "add", "Flur"), "CONFLICT")):
         assert await run(*bad) == 1, bad
         assert f"error [{code}]" in capsys.readouterr().err, bad
     assert home.service.matter is not None
-    (room,) = [r for r in home.service.matter.bridge.rooms() if r.slug == "living_room"]
-    assert room.aliases == ("Wohnzimmer",)
+    (room,) = [r for r in home.service.matter.bridge.rooms() if r.slug == "hall"]
+    assert room.aliases == ("Flur",)
