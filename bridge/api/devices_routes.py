@@ -33,13 +33,15 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import web
 
 from bridge.api.app import json_response, read_json, service_of
-from bridge.api.auth import require
+from bridge.api.auth import require, token_of
 from bridge.api.openapi import add_route, path_param, query_param
+from bridge.auth.permissions import covers
 from bridge.errors import (
     BridgeError,
     ControllerUnavailableError,
     InvalidParamsError,
     InvalidRequestError,
+    NotFoundError,
 )
 
 if TYPE_CHECKING:  # the Matter layer (and the SDK's cluster classes) load only when used
@@ -123,7 +125,14 @@ async def list_rooms(request: web.Request) -> web.Response:
 async def change_room(request: web.Request) -> web.Response:
     """Replace a room's aliases."""
     runtime = _runtime(request)
-    room = runtime.bridge.find_room(request.match_info["room"])
+    ref = request.match_info["room"]
+    try:
+        room = runtime.bridge.find_room(ref)
+    except NotFoundError:
+        # The answer lists the rooms there are: only for a token that may see them.
+        if any(covers(p, "device:read:devices") for p in token_of(request).permissions):
+            raise
+        raise NotFoundError(f"no room '{ref}'", {"room": ref}) from None
     for device in room.devices:
         require(request, f"device:manage:{device.id}")
     body = await read_json(request)
