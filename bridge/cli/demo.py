@@ -245,5 +245,10 @@ def _banner(token: str, port: int, took_s: float, service: BridgeService) -> Non
         f"curl -s {auth} -H 'Content-Type: application/json' \\",
         f'     -d \'{{"tool": "{state_tool}", "params": {{}}}}\' {base}/v1/invoke',
         "",
+        "# 4. say it (en, de, fr, es, nl): every light of the kitchen off",
+        f"curl -s {auth} -H 'Content-Type: application/json' \\",
+        f'     -d \'{{"text": "turn off the kitchen lights", "language": "en"}}\' '
+        f"{base}/v1/intents/handle",
+        "",
     ]
     print("\n".join(lines), flush=True)
