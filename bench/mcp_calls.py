@@ -5,8 +5,10 @@ calls it ``--calls`` times over ``POST /v1/invoke`` (the baseline), then through
 bridge's own MCP endpoint with the SDK's client (2026-07-28 and the handshake-era
 protocol), then calls a tool of a real stdio MCP server (tests/mcp/servers) through the
 McpHub, against calling that server directly with the SDK. Prints p50/p95 and ratios.
+``--tools N`` registers N more tools first (a home with many devices has hundreds): the
+cost of a call must not grow with them.
 
-    .venv/bin/python bench/mcp_calls.py [--calls 200]
+    .venv/bin/python bench/mcp_calls.py [--calls 200] [--tools 0]
 """
 
 from __future__ import annotations
@@ -54,7 +56,22 @@ def show(label: str, ms: list[float], base: list[float] | None = None) -> None:
     print(f"{label:<44} p50 {p50:6.2f} ms  p95 {p95:6.2f} ms{ratio}")
 
 
-async def run(calls: int, state: Path) -> None:
+async def noop(params: dict[str, Any], ctx: Any) -> dict[str, Any]:
+    return {}
+
+
+def add_filler(service: BridgeService, count: int) -> None:
+    from bridge.tools.definition import Requires, ToolDefinition
+
+    params = {"type": "object", "properties": {"percent": {"type": "integer"}}}
+    for i in range(count):
+        service.registry.register(ToolDefinition(
+            name=f"device_{i}_brightness", namespace="filler", description=f"Dim device {i}.",
+            parameters=params, requires=Requires(permissions=(f"device:control:filler-{i}",)),
+        ), noop)  # fmt: skip
+
+
+async def run(calls: int, state: Path, filler: int) -> None:
     stdio = McpServerConfig(name="calc", command=sys.executable, args=(str(SERVER), "stdio"),
                             refresh_s=60)  # fmt: skip
     config = BridgeConfig(state_dir=state, api=ApiConfig(host="127.0.0.1", port=0),
@@ -70,6 +87,8 @@ async def run(calls: int, state: Path) -> None:
             if time.monotonic() > deadline:
                 raise SystemExit("the calc MCP server did not come up")
             await asyncio.sleep(0.1)
+        add_filler(service, filler)
+        print(f"{len(service.registry.list())} tools in the registry")
         async with aiohttp.ClientSession(headers=bearer(token)) as http:
 
             async def invoke(tool: str, params: dict[str, Any]) -> None:
@@ -101,9 +120,11 @@ async def run(calls: int, state: Path) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=200, help="calls per path (10-2000)")
-    calls = max(10, min(2000, parser.parse_args().calls))
+    parser.add_argument("--tools", type=int, default=0, help="extra tools to register (0-5000)")
+    args = parser.parse_args()
+    calls, filler = max(10, min(2000, args.calls)), max(0, min(5000, args.tools))
     with tempfile.TemporaryDirectory(prefix="mcp-bench-") as tmp:
-        asyncio.run(run(calls, Path(tmp) / "state"))
+        asyncio.run(run(calls, Path(tmp) / "state", filler))
 
 
 if __name__ == "__main__":

@@ -356,6 +356,9 @@ class BridgeMcpServer:
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
             on_subscriptions_listen=self.notifier.listen,
+            # 2026-07-28 tools/call checks Mcp-Param-* headers against the tool's input
+            # schema; without this lookup the SDK runs the whole tools/list per call.
+            get_tool_input_schema=self.input_schema,
         )
         self.server.middleware = []  # no tracing spans per message
 
@@ -382,6 +385,21 @@ class BridgeMcpServer:
                 await task
 
     # -- tools/list --------------------------------------------------------------------
+
+    def input_schema(self, name: str) -> dict[str, Any] | None:
+        """Return the input schema of the tool MCP calls ``name`` (None when unknown).
+
+        Used only to check a call's ``Mcp-Param-*`` headers; it is the tool's whole
+        schema, as the header annotations are the same in every token's narrowed view.
+        """
+        key = tool_key(name)
+        if key is None:
+            return None
+        try:
+            entry = self.registry.resolve(key)
+        except BridgeError:
+            return None
+        return dict(entry.definition.parameters) if entry.definition.parameters else None
 
     def tools_for(self, token: AgentToken) -> list[types.Tool]:
         """Return the MCP tools ``token`` may call, sorted by name."""

@@ -194,6 +194,41 @@ async def test_calls_run_through_the_pipeline_and_errors_carry_our_codes(
     assert len(handler.calls) == 1  # nothing refused ever reached the handler
 
 
+async def test_a_call_does_not_rebuild_the_tool_list(
+    bridge_server: BridgeServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A 2026-07-28 tools/call has its Mcp-Param-* headers checked against the tool's
+    # schema; that must be a lookup, not a whole tools/list for the token per call.
+    from bridge.mcp.server import BridgeMcpServer
+
+    handler = Recorder()
+    register_dim(bridge_server, handler)
+    listed: list[str] = []
+    real = BridgeMcpServer.tools_for
+
+    def counting(self: BridgeMcpServer, token: Any) -> list[types.Tool]:
+        listed.append(token.agent_id)
+        return real(self, token)
+
+    monkeypatch.setattr(BridgeMcpServer, "tools_for", counting)
+    token = service_token(bridge_server.service, "agent-a", ("device:control:*",))
+    for mode in MODES:
+        async with mcp_client(bridge_server.url, token, mode) as client:
+            await client.list_tools()
+            listed.clear()
+            for level in range(5):
+                result = await client.call_tool("test__dim", {"device_id": "lamp-1",
+                                                              "level": level})  # fmt: skip
+                assert not result.is_error, result
+            assert listed == [], (mode, client.protocol_version)
+    assert [p["level"] for p, _ in handler.calls] == [0, 1, 2, 3, 4] * 2
+    service = bridge_server.service  # unknown names have no schema to check
+    server = BridgeMcpServer(service.registry, lambda: service.invocation, service.events)
+    assert server.input_schema("test__dim") == DEVICE_PARAMS
+    assert server.input_schema("nope__nothing") is None
+    assert server.input_schema("no-namespace") is None
+
+
 async def test_list_changed_reaches_a_listening_client(bridge_server: BridgeServer) -> None:
     token = service_token(bridge_server.service, "watcher", ["*"])
     async with (
