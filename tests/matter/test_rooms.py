@@ -10,31 +10,18 @@ controller builds every member's command.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
 
 import pytest
 
 from bridge.cli.main import main
 from bridge.matter.names import DeviceNameStore
-from tests.support.fabric import Fabric, ThreadedController, running_controller
-from tests.support.home import Home, start_home
+from tests.support.home import Home, home_fixtures
 
 pytestmark = pytest.mark.controller
 
 DUMPS = ("node-1-onoff", "node-2-dimmable", "node-3-color", "node-4-thermostat")
 
-
-@pytest.fixture(scope="module")
-def controller(fabric: Fabric) -> Iterator[ThreadedController]:
-    with running_controller(fabric, "rooms") as ctl:
-        yield ctl
-
-
-@pytest.fixture
-async def home(controller: ThreadedController, tmp_path: Path) -> AsyncIterator[Home]:
-    async with start_home(controller.url, tmp_path / "state", DUMPS) as running:
-        yield running
+controller, home = home_fixtures("rooms", DUMPS)
 
 
 async def test_aliases_are_validated_persisted_and_listed(home: Home) -> None:

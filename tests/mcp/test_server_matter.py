@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
+from collections.abc import AsyncIterator
 
 import pytest
 from mcp import Client
@@ -19,25 +18,14 @@ from mcp import Client
 from tests.mcp.test_server import mcp_client
 from tests.mcp.test_server_stdio import stdio_client
 from tests.support.auth import bearer
-from tests.support.fabric import Fabric, ThreadedController, running_controller
-from tests.support.home import Home, start_home
+from tests.support.home import Home, home_fixtures
 
 pytestmark = pytest.mark.controller
 
 LIGHT, LOCK = "node-2-dimmable", "mock_door_lock"
 TRANSPORTS = ["http", "stdio"]
 
-
-@pytest.fixture(scope="module")
-def controller(fabric: Fabric) -> Iterator[ThreadedController]:
-    with running_controller(fabric, "mcp_server") as ctl:
-        yield ctl
-
-
-@pytest.fixture
-async def home(controller: ThreadedController, tmp_path: Path) -> AsyncIterator[Home]:
-    async with start_home(controller.url, tmp_path / "state", (LIGHT, LOCK)) as running:
-        yield running
+controller, home = home_fixtures("mcp_server", (LIGHT, LOCK))
 
 
 def slug(home: Home, stem: str) -> str:

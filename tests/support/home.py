@@ -3,7 +3,8 @@
 ``start_home(controller_url, state_dir, dumps)`` starts a ``BridgeService`` (SQLite state,
 HTTP API on 127.0.0.1) against the real python-matter-server, imports each dump (by
 file stem) as a test node and waits for its device; ``Home`` issues signed tokens and
-talks to the API over HTTP.
+talks to the API over HTTP. ``controller, home = home_fixtures(name, dumps)`` gives a
+test module its own controller and a fresh home per test.
 """
 
 from __future__ import annotations
@@ -11,17 +12,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import aiohttp
+import pytest
 
 from bridge.auth.keys import KEY_FILE_NAME, NodeKey
 from bridge.auth.tokens import issue_token
 from bridge.config import ApiConfig, BridgeConfig, MatterConfig
 from bridge.service import BridgeService
 from tests.matter.dumps import DUMP_FILES
+from tests.support.fabric import Fabric, ThreadedController, running_controller
 
 
 class Home:
@@ -86,3 +89,19 @@ async def start_home(
         yield Home(service, f"http://127.0.0.1:{port}", key, ids)
     finally:
         await service.stop()
+
+
+def home_fixtures(name: str, dumps: Sequence[str]) -> tuple[Any, Any]:
+    """Return a module's ``controller`` (its own, named ``name``) and ``home`` fixtures."""
+
+    @pytest.fixture(scope="module")
+    def controller(fabric: Fabric) -> Iterator[ThreadedController]:
+        with running_controller(fabric, name) as ctl:
+            yield ctl
+
+    @pytest.fixture
+    async def home(controller: ThreadedController, tmp_path: Path) -> AsyncIterator[Home]:
+        async with start_home(controller.url, tmp_path / "state", dumps) as running:
+            yield running
+
+    return controller, home
