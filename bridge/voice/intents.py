@@ -13,7 +13,9 @@ spoken command is authorised, validated and audited like any other call.
 
 Nothing is ever done on a guess: a name that fits several devices gets "which one do
 you mean", a sentence that matches nothing gets close names (fuzzy over names, aliases
-and rooms) as suggestions, an unknown language gets the list of languages. The slot
+and rooms) as suggestions, an unknown language gets the list of languages. Those answers
+name only devices (and rooms with a device) the caller's token may read or control, so
+a sentence cannot be used to learn what else the home holds. The slot
 lists are rebuilt lazily after any registry change (devices renamed, moved, added) and
 when a room's aliases change.
 """
@@ -33,6 +35,7 @@ from hassil.expression import TextChunk
 from hassil.intents import SlotList, TextSlotList, TextSlotValue
 from home_assistant_intents import get_intents
 
+from bridge.auth.permissions import covers
 from bridge.errors import InvalidParamsError
 from bridge.invocation.messages import RequestContext, ToolRequest
 from bridge.matter.devices import Device, slugify
@@ -115,7 +118,7 @@ class _Home:
     devices: list[Device]
     labels: dict[str, list[Device]] = field(default_factory=dict)  # casefold label → devices
     rooms: dict[str, str] = field(default_factory=dict)  # room slug → room name
-    room_labels: list[str] = field(default_factory=list)  # every room name and alias
+    room_list: list[Room] = field(default_factory=list)
     room_key: tuple[tuple[str, tuple[str, ...]], ...] = ()  # what the rooms were built from
     slot_lists: dict[str, SlotList] = field(default_factory=dict)
 
@@ -185,7 +188,7 @@ class IntentEngine:
         areas: list[TextSlotValue] = []
         for room in rooms:
             home.rooms[room.slug] = room.name
-            home.room_labels.extend(room.labels)
+            home.room_list.append(room)
             areas.extend(TextSlotValue(TextChunk(label), room.slug) for label in room.labels)
         home.slot_lists = {
             "name": TextSlotList(name="name", values=names),
@@ -237,7 +240,7 @@ class IntentEngine:
     async def _handle(self, text: str, lang: str, token: AgentToken | None) -> IntentReply:
         results = self.recognize(text, lang)
         if not results:
-            return self._not_understood(text, lang)
+            return self._not_understood(text, lang, token)
         result = results[0]
         entities = {k: v.value for k, v in result.entities.items()}
         intent = result.intent.name
@@ -249,11 +252,11 @@ class IntentEngine:
             if area is not None:
                 devices = [d for d in devices if d.room and slugify(d.room) == area] or devices
             if len(devices) > 1:
-                return _which_one(devices, intent, lang)
+                return _which_one(devices, intent, lang, token)
             if not devices:
-                return self._not_understood(text, lang)
+                return self._not_understood(text, lang, token)
         device = devices[0] if devices else None
-        plan = self._plan(intent, entities, device, area, home, lang)
+        plan = self._plan(intent, entities, device, area, home, lang, token)
         if isinstance(plan, IntentReply):
             return plan
         tool, params, key, target = plan
@@ -267,6 +270,7 @@ class IntentEngine:
         area: str | None,
         home: _Home,
         lang: str,
+        token: AgentToken | None,
     ) -> tuple[str, dict[str, Any], str, str] | IntentReply:
         """Return (tool, params, response key, spoken target) or a reply that explains."""
         room = home.rooms.get(area) if area else None
@@ -300,7 +304,7 @@ class IntentEngine:
                 return self._checked(tool, self._temperature_params(tool, value),
                                      "set_temperature", room or "", intent, lang)  # fmt: skip
             if len(pool) > 1:
-                return _which_one(pool, intent, lang)
+                return _which_one(pool, intent, lang, token)
             if not pool:
                 return self._unsupported(room or target, intent, lang, key="no_temperature")
             thermostat = pool[0]
@@ -387,8 +391,8 @@ class IntentEngine:
         return IntentReply(speech=say(lang, key, **values), language=lang, handled=True,
                            intent=intent, calls=(call,))  # fmt: skip
 
-    def _not_understood(self, text: str, lang: str) -> IntentReply:
-        close = self.close_matches(text)
+    def _not_understood(self, text: str, lang: str, token: AgentToken | None) -> IntentReply:
+        close = self.close_matches(text, token=token)
         if close:
             speech = say(lang, "suggest", names=either(lang, close))
         else:
@@ -396,16 +400,24 @@ class IntentEngine:
         return IntentReply(speech=speech, language=lang, handled=False,
                            suggestions=tuple(close))  # fmt: skip
 
-    def close_matches(self, text: str, limit: int = 3) -> list[str]:
-        """Return device names, aliases and rooms that look like words of ``text``."""
+    def close_matches(
+        self, text: str, limit: int = 3, *, token: AgentToken | None = None
+    ) -> list[str]:
+        """Return device names, aliases and rooms that look like words of ``text``.
+
+        With a token, only devices it may read or control count, and rooms holding one.
+        """
         home = self.home()
         words = text.casefold().replace("?", " ").replace(".", " ").split()
         labels: dict[str, str] = {}
         for device in home.devices:
-            for label in (device.name, *device.aliases):
-                labels.setdefault(label.casefold(), label)
-        for name in home.room_labels:
-            labels.setdefault(name.casefold(), name)
+            if may_see(token, device):
+                for label in (device.name, *device.aliases):
+                    labels.setdefault(label.casefold(), label)
+        for room in home.room_list:
+            if any(may_see(token, d) for d in room.devices):
+                for name in room.labels:
+                    labels.setdefault(name.casefold(), name)
         scored: list[tuple[float, str]] = []
         for folded, label in labels.items():
             size = max(1, len(folded.split()))
@@ -419,9 +431,22 @@ class IntentEngine:
         return [label for _, label in scored[:limit]]
 
 
-def _which_one(devices: Sequence[Device], intent: str, lang: str) -> IntentReply:
-    """Ask which of several devices was meant (nothing is done)."""
-    names = [_where(d) for d in devices]
+def may_see(token: AgentToken | None, device: Device) -> bool:
+    """Return whether ``token`` may read or control ``device`` (no token: an in-process caller)."""
+    if token is None:
+        return True
+    wanted = (f"device:control:{device.id}", f"device:read:{device.id}")
+    return any(covers(p, w) for p in token.permissions for w in wanted)
+
+
+def _which_one(
+    devices: Sequence[Device], intent: str, lang: str, token: AgentToken | None
+) -> IntentReply:
+    """Ask which of several devices was meant, naming those the caller may see (no action)."""
+    names = [_where(d) for d in devices if may_see(token, d)]
+    if not names:
+        return IntentReply(speech=say(lang, "unknown"), language=lang, handled=False,
+                           intent=intent)  # fmt: skip
     return IntentReply(speech=say(lang, "ambiguous", names=either(lang, names)), language=lang,
                        handled=False, intent=intent, suggestions=tuple(names))  # fmt: skip
 

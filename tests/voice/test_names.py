@@ -140,3 +140,26 @@ async def test_rooms_cli_lists_and_edits_aliases(
     assert home.service.matter is not None
     (room,) = [r for r in home.service.matter.bridge.rooms() if r.slug == "hall"]
     assert room.aliases == ("Flur",)
+
+
+async def test_answers_name_only_what_the_token_may_see(home: Home) -> None:
+    engine = home.service.intents
+    assert engine is not None
+    assert home.service.invocation is not None
+    verify = home.service.invocation.verifier.verify
+    everything = verify(home.token("device:control:*", "device:read:*"))
+    kitchen = verify(home.token(f"device:control:{home.ids['node-1-onoff']}"))
+    one_lamp = verify(home.token(f"device:read:{home.ids['mock_dimmable_light']}"))
+    reply = await engine.handle("please the sofa lamb", "en", token=everything)
+    assert "Sofa Lamp" in reply.suggestions, reply
+    reply = await engine.handle("please the sofa lamb", "en", token=kitchen)
+    assert (reply.handled, reply.calls, reply.suggestions) == (False, (), ())
+    assert reply.speech == "Sorry, I didn't understand that."
+    # Two devices are called "Reading Lamp": a token sees only the one it may use.
+    reply = await engine.handle("turn on the reading lamp", "en", token=everything)
+    assert reply.suggestions == ("Reading Lamp (Schlafzimmer)", "Reading Lamp (Salon)")
+    reply = await engine.handle("turn on the reading lamp", "en", token=one_lamp)
+    assert (reply.handled, reply.suggestions) == (False, ("Reading Lamp (Schlafzimmer)",))
+    reply = await engine.handle("turn on the reading lamp", "en", token=kitchen)
+    assert (reply.handled, reply.calls, reply.suggestions) == (False, (), ())
+    assert reply.speech == "Sorry, I didn't understand that."
