@@ -18,6 +18,7 @@ import asyncio
 import json
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
@@ -46,12 +47,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
     add_client_args(p)
     p.set_defaults(func=rename_command)
-    p = sub.add_parser("alias", help="add, remove or list a device's aliases")
-    p.add_argument("device", help="device id (<node>-<endpoint>) or current slug")
-    p.add_argument("action", choices=("add", "remove", "list"), help="what to do")
-    p.add_argument("aliases", nargs="*", metavar="ALIAS", help="aliases to add or remove")
-    add_client_args(p)
-    p.set_defaults(func=alias_command)
+    add_alias_parser(sub, "device", "device id (<node>-<endpoint>) or current slug",
+                     alias_command)  # fmt: skip
     p = sub.add_parser("list", help="list devices of the running bridge with their tools")
     p.add_argument("--json", action="store_true", help="print the raw JSON answer")
     add_client_args(p)
@@ -60,6 +57,31 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("device", help="device id (<node>-<endpoint>), slug or name")
     add_client_args(p)
     p.set_defaults(func=remove_command)
+
+
+def add_alias_parser(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser],
+    owner: str,
+    target_help: str,
+    func: Callable[[argparse.Namespace], int],
+) -> None:
+    """Add ``alias <owner> add|remove|list [ALIAS ...]`` (devices and rooms share it)."""
+    from bridge.cli.commission import add_client_args
+
+    p = sub.add_parser("alias", help=f"add, remove or list a {owner}'s aliases")
+    p.add_argument(owner, help=target_help)
+    p.add_argument("action", choices=("add", "remove", "list"), help="what to do")
+    p.add_argument("aliases", nargs="*", metavar="ALIAS", help="aliases to add or remove")
+    add_client_args(p)
+    p.set_defaults(func=func)
+
+
+def check_alias_args(args: argparse.Namespace, command: str) -> None:
+    """Refuse ``add``/``remove`` without an ALIAS and ``list`` with one."""
+    if args.action in ("add", "remove") and not args.aliases:
+        raise InvalidParamsError(f"'{command} alias {args.action}' needs at least one ALIAS")
+    if args.action == "list" and args.aliases:
+        raise InvalidParamsError(f"'{command} alias list' takes no ALIAS")
 
 
 def _state_dir(args: argparse.Namespace) -> Path:
@@ -223,10 +245,7 @@ def edited_aliases(
 
 def alias_command(args: argparse.Namespace) -> int:
     """Add, remove or list a device's aliases (live when a bridge runs, else stored)."""
-    if args.action in ("add", "remove") and not args.aliases:
-        raise InvalidParamsError(f"'devices alias {args.action}' needs at least one ALIAS")
-    if args.action == "list" and args.aliases:
-        raise InvalidParamsError("'devices alias list' takes no ALIAS")
+    check_alias_args(args, "devices")
     from bridge.cli.commission import BridgeUnreachableError, list_devices
 
     url = _bridge_url(args, _state_dir(args))

@@ -16,12 +16,13 @@ import json
 from typing import Any
 from urllib.parse import quote
 
-from bridge.errors import InvalidParamsError, NotFoundError
+from bridge.errors import NotFoundError
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``rooms`` command group."""
     from bridge.cli.commission import add_client_args
+    from bridge.cli.devices import add_alias_parser
 
     parser = subparsers.add_parser("rooms", help="list rooms and give them aliases")
     sub = parser.add_subparsers(dest="rooms_command", metavar="SUBCOMMAND", required=True)
@@ -29,12 +30,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--json", action="store_true", help="print the raw JSON answer")
     add_client_args(p)
     p.set_defaults(func=list_command)
-    p = sub.add_parser("alias", help="add, remove or list a room's aliases")
-    p.add_argument("room", help="the room's name, slug or one of its aliases")
-    p.add_argument("action", choices=("add", "remove", "list"), help="what to do")
-    p.add_argument("aliases", nargs="*", metavar="ALIAS", help="aliases to add or remove")
-    add_client_args(p)
-    p.set_defaults(func=alias_command)
+    add_alias_parser(sub, "room", "the room's name, slug or one of its aliases", alias_command)
 
 
 def _rooms(url: str, token: str | None) -> list[dict[str, Any]]:
@@ -67,12 +63,10 @@ def list_command(args: argparse.Namespace) -> int:
 
 def alias_command(args: argparse.Namespace) -> int:
     """Add, remove or list a room's aliases on the running bridge."""
-    if args.action in ("add", "remove") and not args.aliases:
-        raise InvalidParamsError(f"'rooms alias {args.action}' needs at least one ALIAS")
-    if args.action == "list" and args.aliases:
-        raise InvalidParamsError("'rooms alias list' takes no ALIAS")
     from bridge.cli.commission import api_call, base_url
-    from bridge.cli.devices import edited_aliases
+    from bridge.cli.devices import check_alias_args, edited_aliases
+
+    check_alias_args(args, "rooms")
 
     url = base_url(args)
     rooms = _rooms(url, args.token)
