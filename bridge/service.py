@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import socket
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -189,9 +190,15 @@ class BridgeService:
     async def __aexit__(self, *exc: object) -> None:
         await self.stop()
 
+    def route_plugins(self) -> Sequence[Callable[[web.Application], None]]:
+        """Return the faces served on the API's HTTP server besides its own routes (MCP)."""
+        from bridge.mcp import http as mcp_http  # loads the MCP SDK only when the API runs
+
+        return (mcp_http.setup,)
+
     async def start_api(self, host: str | None = None, port: int | None = None) -> int:
         """Serve the HTTP API on ``host:port`` (config defaults); return the bound port."""
-        from bridge.api.app import create_app  # the API layer sits above the service
+        from bridge.api.app import create_app  # a face: loaded only when the API runs
 
         app = create_app(self)
         self._runner = web.AppRunner(

@@ -1,12 +1,11 @@
 """The HTTP application: error translation, body limits, middleware and route modules.
 
-``create_app(service)`` builds an aiohttp application holding the service under
-``SERVICE_KEY``. Middlewares run in the order of ``MIDDLEWARE_MODULES`` (each module
-exposes ``middleware``) inside the error middleware, which turns every ``BridgeError``
-into ``{"error": {"code", "message", "details", "retryable"}}`` with its HTTP status and
-anything unexpected into ``INTERNAL`` without a traceback (the traceback goes to the log
-with an incident id). Each module in ``ROUTE_MODULES`` exposes ``setup(app)`` and adds
-its routes through ``bridge.api.openapi.add_route`` so ``/v1/openapi.json`` matches.
+``create_app(host)`` builds an aiohttp application for an ``ApiHost`` (the running
+service, seen through the few parts the routes read) held under ``SERVICE_KEY``. The
+error middleware turns every ``BridgeError`` into the standard error JSON with its HTTP
+status and anything unexpected into ``INTERNAL`` without a traceback; each module in
+``ROUTE_MODULES`` adds its routes through ``bridge.api.openapi.add_route``, then the
+host's own ``route_plugins()`` (faces that ride on this server, such as MCP) do the same.
 """
 
 from __future__ import annotations
@@ -15,7 +14,8 @@ import importlib
 import json
 import logging
 import uuid
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 from aiohttp import web
 
@@ -28,7 +28,14 @@ from bridge.errors import (
 )
 
 if TYPE_CHECKING:
-    from bridge.service import BridgeService
+    from bridge.auth.tokens import AgentToken
+    from bridge.config import BridgeConfig
+    from bridge.events import EventBus
+    from bridge.invocation.client_tools import ClientToolBroker
+    from bridge.invocation.runtime import InvocationRuntime
+    from bridge.matter.runtime import MatterRuntime
+    from bridge.mesh.node import MeshNode
+    from bridge.tools.registry import ToolRegistry
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -45,13 +52,71 @@ ROUTE_MODULES: tuple[str, ...] = (
     "bridge.api.intents_routes",
     "bridge.api.client_tools_routes",
     "bridge.api.toolmanager_routes",
-    "bridge.mcp.http",
 )
 
-SERVICE_KEY: web.AppKey[BridgeService] = web.AppKey("service")
+RoutePlugin = Callable[[web.Application], None]
 
 
-def service_of(request: web.Request) -> BridgeService:
+class SpokenReply(Protocol):
+    """An answer to a spoken sentence, as the API serves it."""
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the reply's JSON form."""
+
+
+class SpokenCommands(Protocol):
+    """The voice face's sentence handler, as the API calls it."""
+
+    async def handle(self, text: str, language: str, *, token: AgentToken | None) -> SpokenReply:
+        """Recognise ``text`` and run it with ``token``."""
+
+
+class ApiHost(Protocol):
+    """What the HTTP API reads of the running bridge (``BridgeService`` is one)."""
+
+    @property
+    def config(self) -> BridgeConfig:
+        """Return the configuration."""
+
+    @property
+    def events(self) -> EventBus:
+        """Return the event bus."""
+
+    @property
+    def registry(self) -> ToolRegistry:
+        """Return the tool registry."""
+
+    @property
+    def client_tools(self) -> ClientToolBroker:
+        """Return the broker that runs client tools through event sockets."""
+
+    @property
+    def invocation(self) -> InvocationRuntime | None:
+        """Return the invocation pipeline, ``None`` before start."""
+
+    @property
+    def matter(self) -> MatterRuntime | None:
+        """Return the Matter source, ``None`` when it is off."""
+
+    @property
+    def intents(self) -> SpokenCommands | None:
+        """Return the spoken-command handler, ``None`` when it is off."""
+
+    @property
+    def mesh(self) -> MeshNode | None:
+        """Return the mesh node, ``None`` when it is off."""
+
+    def status(self) -> dict[str, Any]:
+        """Return the health summary."""
+
+    def route_plugins(self) -> Sequence[RoutePlugin]:
+        """Return the ``setup(app)`` of faces served on this app besides the API's own."""
+
+
+SERVICE_KEY: web.AppKey[ApiHost] = web.AppKey("service")
+
+
+def service_of(request: web.Request) -> ApiHost:
     """Return the service behind ``request``'s application."""
     return request.app[SERVICE_KEY]
 
@@ -135,8 +200,8 @@ async def error_middleware(request: web.Request, handler: Any) -> web.StreamResp
     return response
 
 
-def create_app(service: BridgeService) -> web.Application:
-    """Build the application for ``service`` with every middleware and route module."""
+def create_app(service: ApiHost) -> web.Application:
+    """Build the application for ``service`` with every middleware, route module and plugin."""
     middlewares = [error_middleware]
     middlewares += [importlib.import_module(m).middleware for m in MIDDLEWARE_MODULES]
     app = web.Application(
@@ -147,4 +212,6 @@ def create_app(service: BridgeService) -> web.Application:
     openapi.setup(app)
     for name in ROUTE_MODULES:
         importlib.import_module(name).setup(app)
+    for plugin in service.route_plugins():
+        plugin(app)
     return app

@@ -13,15 +13,32 @@ import copy
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from bridge.errors import InvalidParamsError
 from bridge.matter import conversions as cv
 from bridge.matter.client import ActionKind, ClusterInfo, MatterAction
 from bridge.matter.devices import Device
 
-if TYPE_CHECKING:
-    from bridge.matter.cluster_maps import MapRow
+
+class Row(Protocol):
+    """What a converter reads of a cluster-map row (``cluster_maps.MapRow`` is one)."""
+
+    @property
+    def suffix(self) -> str:
+        """Return the tool-name suffix the row makes."""
+
+    @property
+    def command(self) -> str | None:
+        """Return the Matter command the row sends, if any."""
+
+    @property
+    def write(self) -> str | None:
+        """Return the attribute the row writes, if any."""
+
+    @property
+    def payload(self) -> Mapping[str, Any]:
+        """Return the row's literal payload."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -29,7 +46,7 @@ class RowContext:
     """A row applied to one device's cluster, with the temperature unit in use."""
 
     device: Device
-    row: MapRow
+    row: Row
     cluster: ClusterInfo
     unit: str = "C"
 
