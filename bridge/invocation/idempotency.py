@@ -18,7 +18,6 @@ import hashlib
 import hmac
 import json
 import time
-from dataclasses import dataclass
 from typing import Any
 
 from bridge.auth.canonical import canonical_json
@@ -44,15 +43,6 @@ def fingerprint(tool_identity: str, params: dict[str, Any], key: bytes | None = 
     if key:
         return hmac.new(key, data, hashlib.sha256).hexdigest()
     return hashlib.sha256(data).hexdigest()
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class IdempotencyRecord:
-    """A stored outcome."""
-
-    fingerprint: str
-    response: dict[str, Any]
-    created_at: float
 
 
 class IdempotencyStore:

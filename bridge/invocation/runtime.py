@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from bridge.auth.approvals import ApprovalStore
 from bridge.auth.audit import AuditLog
-from bridge.auth.keys import KEY_FILE_NAME, NodeKey
+from bridge.auth.keys import NodeKey
 from bridge.auth.ratelimit import RateLimiter
 from bridge.auth.tokens import TokenVerifier
 from bridge.config import BridgeConfig
@@ -24,11 +24,6 @@ from bridge.invocation.jobs import JobManager
 from bridge.invocation.messages import ReplayGuard
 from bridge.storage import Database
 from bridge.tools.registry import ToolRegistry
-
-
-def node_key_path(config: BridgeConfig) -> str:
-    """Return where the node key lives under the state directory."""
-    return str(config.state_dir / KEY_FILE_NAME)
 
 
 @dataclass(slots=True, kw_only=True)

@@ -168,16 +168,6 @@ def cluster_info(cluster: str | int) -> ClusterInfo | None:
     return by_name.get(cluster)
 
 
-def enum_members(cluster: str, enum_name: str) -> dict[str, int]:
-    """Return ``{name: value}`` of a cluster enum (``kUnknownEnumValue`` left out)."""
-    cls = getattr(Clusters, cluster, None)
-    enums = getattr(cls, "Enums", None)
-    found = getattr(enums, enum_name, None)
-    if found is None:
-        return {}
-    return {m.name.removeprefix("k"): int(m.value) for m in found if m.name != "kUnknownEnumValue"}
-
-
 def device_type_name(device_type_id: int) -> str | None:
     """Return the SDK's name of a device type id (``DimmableLight``) or ``None``."""
     found = DEVICE_TYPES.get(device_type_id)

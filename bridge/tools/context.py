@@ -7,7 +7,6 @@ where it has been (mesh path, hop budget) and how long it may take (deadline).
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -34,12 +33,6 @@ class CallContext:
     path: tuple[str, ...] = ()
     deadline: float | None = None
     idempotency_key: str | None = None
-
-    def remaining_s(self) -> float | None:
-        """Return seconds left before the deadline (never negative), or ``None`` without one."""
-        if self.deadline is None:
-            return None
-        return max(0.0, self.deadline - time.monotonic())
 
 
 Handler = Callable[[dict[str, Any], CallContext], Awaitable[Any]]
