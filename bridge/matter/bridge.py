@@ -232,21 +232,14 @@ class MatterBridge:
         previous = self._devices
         self._devices = {d.id: d for d in devices}
         self._persist_new_slugs(devices, previous)
-        wanted: dict[str, GeneratedTool] = {}
-        for device in devices:
-            if only_node is not None and device.node_id != only_node:
-                continue
-            for tool in self.generator.device_tools(device):
-                wanted[tool.definition.identity] = tool
-        for tool in self.generator.shared_tools(devices):
-            wanted[tool.definition.identity] = tool
         # Room tools span nodes: built from every device's current per-device tools.
         # A full sync regenerated every device's tools; one node's refresh keeps the others'.
-        device_tools = [*wanted.values(), *(
-            t for i, t in self._tools.items() if i not in wanted and t.device_id is not None
-            and only_node is not None and t.device_id in self._devices
-            and self._devices[t.device_id].node_id != only_node)]
-        for tool in self.generator.room_tools(devices, device_tools, self._room_aliases):
+        kept = [] if only_node is None else [
+            t for t in self._tools.values() if t.device_id is not None
+            and t.device_id in self._devices and self._devices[t.device_id].node_id != only_node]
+        wanted: dict[str, GeneratedTool] = {}
+        for tool in self.generator.generate(devices, self._room_aliases, only_node=only_node,
+                                            kept=kept):  # fmt: skip
             wanted[tool.definition.identity] = tool
         # Remove tools that are gone (in scope: one node's, or all).
         for identity, dev_id in tuple(self._tool_device.items()):

@@ -615,11 +615,26 @@ class MatterToolGenerator:
             )
         return out
 
-    def generate(self, devices: Sequence[Device]) -> list[GeneratedTool]:
-        """Return every device's tools followed by the shared tools and the room tools."""
+    def generate(
+        self,
+        devices: Sequence[Device],
+        room_aliases: Mapping[str, Sequence[str]] | None = None,
+        *,
+        only_node: int | None = None,
+        kept: Iterable[GeneratedTool] = (),
+    ) -> list[GeneratedTool]:
+        """Return the device tools, then the shared tools, then the room tools.
+
+        The one assembly both ``generate`` and the running bridge use. With ``only_node``
+        only that node's devices get their tools rebuilt; the room tools are then built on
+        them plus ``kept`` (the other devices' current tools, unless rebuilt here).
+        """
         tools: list[GeneratedTool] = []
         for device in devices:
-            tools.extend(self.device_tools(device))
+            if only_node is None or device.node_id == only_node:
+                tools.extend(self.device_tools(device))
         tools.extend(self.shared_tools(devices))
-        tools.extend(self.room_tools(devices, tools))
+        built = {t.definition.identity for t in tools}
+        on = [*tools, *(t for t in kept if t.definition.identity not in built)]
+        tools.extend(self.room_tools(devices, on, room_aliases))
         return tools
