@@ -10,25 +10,20 @@ from __future__ import annotations
 
 import aiohttp
 import python_otbr_api
+from python_otbr_api import tlv_parser
+from python_otbr_api.tlv_parser import MeshcopTLVType
 
 from bridge.errors import BridgeError, ErrorCode, InvalidParamsError
 
 # MeshCoP TLV types an active dataset must carry to join a network.
-TLV_CHANNEL = 0
-TLV_PAN_ID = 1
-TLV_EXT_PAN_ID = 2
-TLV_NETWORK_NAME = 3
-TLV_NETWORK_KEY = 5
-TLV_MESH_LOCAL_PREFIX = 7
-TLV_ACTIVE_TIMESTAMP = 14
 REQUIRED_TLVS = {
-    TLV_ACTIVE_TIMESTAMP: "active timestamp",
-    TLV_CHANNEL: "channel",
-    TLV_PAN_ID: "PAN ID",
-    TLV_EXT_PAN_ID: "extended PAN ID",
-    TLV_NETWORK_NAME: "network name",
-    TLV_NETWORK_KEY: "network key",
-    TLV_MESH_LOCAL_PREFIX: "mesh-local prefix",
+    MeshcopTLVType.ACTIVETIMESTAMP: "active timestamp",
+    MeshcopTLVType.CHANNEL: "channel",
+    MeshcopTLVType.PANID: "PAN ID",
+    MeshcopTLVType.EXTPANID: "extended PAN ID",
+    MeshcopTLVType.NETWORKNAME: "network name",
+    MeshcopTLVType.NETWORKKEY: "network key",
+    MeshcopTLVType.MESHLOCALPREFIX: "mesh-local prefix",
 }
 
 
@@ -39,19 +34,17 @@ class NoThreadDatasetError(BridgeError):
     code = ErrorCode.COMMISSIONING_FAILED
 
 
-def parse_tlvs(data: bytes) -> dict[int, bytes]:
-    """Return the TLVs of a dataset by type; raise ``InvalidParamsError`` if truncated."""
-    tlvs: dict[int, bytes] = {}
-    i = 0
-    while i < len(data):
-        if i + 2 > len(data):
-            raise InvalidParamsError("the Thread dataset ends inside a TLV header")
-        kind, length = data[i], data[i + 1]
-        if i + 2 + length > len(data):
-            raise InvalidParamsError(f"the Thread dataset's TLV type {kind} is truncated")
-        tlvs[kind] = data[i + 2 : i + 2 + length]
-        i += 2 + length
-    return tlvs
+def parse_tlvs(data: bytes) -> dict[MeshcopTLVType | int, tlv_parser.MeshcopTLVItem]:
+    """Return a dataset's TLVs by type (python-otbr-api's parser); raise ``InvalidParamsError``."""
+    try:
+        return tlv_parser.parse_tlv(data.hex())
+    except tlv_parser.TLVError as err:
+        text = str(err)
+        if text.startswith("truncated tlv header"):
+            raise InvalidParamsError("the Thread dataset ends inside a TLV header") from err
+        if text.startswith("expected"):
+            raise InvalidParamsError(f"the Thread dataset has a truncated TLV: {text}") from err
+        raise InvalidParamsError(f"the Thread dataset has an invalid TLV: {text}") from err
 
 
 def validate_dataset_hex(text: str) -> str:
@@ -67,7 +60,7 @@ def validate_dataset_hex(text: str) -> str:
         raise InvalidParamsError(
             f"the Thread dataset lacks: {', '.join(missing)}", {"missing": missing}
         )
-    if len(tlvs[TLV_NETWORK_KEY]) != 16:
+    if len(tlvs[MeshcopTLVType.NETWORKKEY].data) != 16:
         raise InvalidParamsError("the Thread dataset's network key must be 16 bytes")
     return data.hex()
 
