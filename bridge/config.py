@@ -32,6 +32,21 @@ SYSTEM_CONFIG_PATH = Path("/etc/atmosphere-bridge/config.yaml")
 CONFIG_ENV_VAR = "ATMOSPHERE_BRIDGE_CONFIG"
 
 
+# Bind addresses that mean "every interface": a client on this machine reaches them on loopback.
+WILDCARD_HOSTS = frozenset({"0.0.0.0", "::", ""})  # noqa: S104 - compared with, never bound
+
+
+def is_wildcard_host(host: str) -> bool:
+    """Return whether ``host`` is a bind-to-every-interface address."""
+    return host in WILDCARD_HOSTS
+
+
+def local_url(host: str, port: int) -> str:
+    """Return the URL a client on this machine reaches a server bound on ``host:port`` at."""
+    host = "127.0.0.1" if is_wildcard_host(host) else host
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ApiConfig:
     """HTTP/WebSocket API settings."""

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from aiohttp import web
 
 from bridge import __version__
-from bridge.config import BridgeConfig
+from bridge.config import BridgeConfig, local_url
 from bridge.events import EventBus
 from bridge.invocation.client_tools import ClientToolBroker
 from bridge.storage import Database
@@ -222,10 +222,7 @@ class BridgeService:
         import json
         import os
 
-        if host in ("0.0.0.0", "::", ""):  # noqa: S104 - comparing, not binding
-            host = "127.0.0.1"
-        host = f"[{host}]" if ":" in host else host
-        doc = {"url": f"http://{host}:{self.api_port}", "pid": os.getpid()}
+        doc = {"url": local_url(host, self.api_port or self.config.api.port), "pid": os.getpid()}
         try:
             self.state_dir.mkdir(parents=True, exist_ok=True)
             (self.state_dir / API_FILE_NAME).write_text(json.dumps(doc) + "\n")

@@ -11,8 +11,8 @@ import asyncio
 import json
 import time
 
-from bridge.cli.invoke import api_error, request_json, token_from
-from bridge.cli.keys import add_api_options, api_url, config_from
+from bridge.cli.client import base_url, call, token_from
+from bridge.cli.keys import add_api_options, config_from
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -38,12 +38,9 @@ def list_command(args: argparse.Namespace) -> int:
     """Print approvals."""
     config = config_from(args)
     query = "" if args.status == "all" else f"?status={args.status}"
-    status, body = asyncio.run(
-        request_json("GET", f"{api_url(args, config)}/v1/approvals{query}", token_from(args))
+    body = asyncio.run(
+        call("GET", f"{base_url(args, config)}/v1/approvals{query}", token_from(args))
     )
-    err = api_error(status, body)
-    if err is not None:
-        raise err
     if args.json:
         print(json.dumps(body, indent=2, ensure_ascii=False))
         return 0
@@ -61,14 +58,11 @@ def list_command(args: argparse.Namespace) -> int:
 def decide_command(args: argparse.Namespace) -> int:
     """Approve or deny one approval."""
     config = config_from(args)
-    status, body = asyncio.run(
-        request_json(
-            "POST", f"{api_url(args, config)}/v1/approvals/{args.approval_id}",
+    body = asyncio.run(
+        call(
+            "POST", f"{base_url(args, config)}/v1/approvals/{args.approval_id}",
             token_from(args), {"decision": args.decision},
         )
     )
-    err = api_error(status, body)
-    if err is not None:
-        raise err
     print(f"{body['id']}: {body['status']} ({body['approvals']}/{body['required']} approvals)")
     return 0

@@ -4,8 +4,8 @@ The command validates the code locally (a mistyped manual code fails before anyt
 sent), opens ``/v1/events`` for ``commissioning.progress``, asks the bridge to
 commission (``POST /v1/devices/commission?wait=false``) and prints each stage until
 ``tools_ready`` (exit 0, with the new tools) or ``failed`` (``error [CODE]: …``, exit 1).
-The ``devices list`` / ``devices remove`` sub-commands use the HTTP helpers here too.
-``--url`` defaults to the configured API address; ``--token`` to
+The ``devices list`` / ``devices remove`` helpers live here too; all talk through
+``bridge.cli.client``. ``--url`` defaults to the configured API address; ``--token`` to
 ``$ATMOSPHERE_BRIDGE_TOKEN``.
 """
 
@@ -14,12 +14,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import time
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from bridge.errors import InternalError, InvalidParamsError, error_from_json
+from bridge.cli.client import BridgeUnreachableError, add_client_args, base_url, call, headers
+from bridge.errors import InvalidParamsError, error_from_json
 
 if TYPE_CHECKING:
     from bridge.matter.commissioning import CommissionRequest
@@ -32,20 +32,6 @@ STAGE_TEXT = {
     "interview": "reading the device's clusters (interview)",
     "tools_ready": "tools ready",
 }
-
-
-class BridgeUnreachableError(InternalError):
-    """The running bridge's API cannot be reached."""
-
-
-def add_client_args(parser: argparse.ArgumentParser) -> None:
-    """Add ``--url`` and ``--token`` for talking to the running bridge."""
-    parser.add_argument("--url", help="API base URL of the running bridge (default from config)")
-    parser.add_argument(
-        "--token",
-        default=os.environ.get("ATMOSPHERE_BRIDGE_TOKEN"),
-        help="agent token for the API (default $ATMOSPHERE_BRIDGE_TOKEN)",
-    )
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -66,43 +52,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--json", action="store_true", help="print the final result as JSON")
     add_client_args(p)
     p.set_defaults(func=commission_command)
-
-
-def base_url(args: argparse.Namespace) -> str:
-    """Return the running bridge's API base URL."""
-    if args.url:
-        return str(args.url).rstrip("/")
-    from bridge.config import load_config, resolve_config_path
-
-    config = load_config(resolve_config_path(getattr(args, "config", None)))
-    host = config.api.host
-    if host in ("0.0.0.0", "::", ""):  # noqa: S104 - comparing, not binding
-        host = "127.0.0.1"
-    host = f"[{host}]" if ":" in host else host
-    return f"http://{host}:{config.api.port}"
-
-
-def _headers(token: str | None) -> dict[str, str]:
-    return {"Authorization": f"Bearer {token}"} if token else {}
-
-
-async def api_call(
-    method: str, url: str, token: str | None, body: Any = None, timeout_s: float = 60.0
-) -> Any:
-    """Call the bridge's API and return the JSON answer; raise the API's error."""
-    import aiohttp
-
-    try:
-        async with (
-            aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout_s)) as session,
-            session.request(method, url, headers=_headers(token), json=body) as resp,
-        ):
-            answer = await resp.json(content_type=None)
-    except (aiohttp.ClientError, TimeoutError, ValueError) as err:
-        raise BridgeUnreachableError(f"cannot reach the bridge at {url}: {err}") from err
-    if isinstance(answer, dict) and isinstance(answer.get("error"), dict):
-        raise error_from_json(answer["error"])
-    return answer
 
 
 def request_from_args(args: argparse.Namespace) -> CommissionRequest:
@@ -155,9 +104,9 @@ async def commission_via_bridge(
     try:
         async with (
             aiohttp.ClientSession() as session,
-            session.ws_connect(events_url, headers=_headers(token)) as ws,
+            session.ws_connect(events_url, headers=headers(token)) as ws,
         ):
-            started = await api_call(
+            started = await call(
                 "POST", f"{url}/v1/devices/commission?wait=false", token, request_body(req)
             )
             commission_id = started["commission_id"]
@@ -216,7 +165,7 @@ def commission_command(args: argparse.Namespace) -> int:
 
 def list_devices(url: str, token: str | None) -> dict[str, Any]:
     """Return the running bridge's ``GET /v1/devices`` answer."""
-    answer: dict[str, Any] = asyncio.run(api_call("GET", f"{url}/v1/devices", token))
+    answer: dict[str, Any] = asyncio.run(call("GET", f"{url}/v1/devices", token))
     return answer
 
 
@@ -240,7 +189,7 @@ def remove_device(url: str, token: str | None, device: str) -> dict[str, Any]:
     if not device.strip():
         raise InvalidParamsError("name the device to remove (id, slug or name)")
     answer: dict[str, Any] = asyncio.run(
-        api_call("DELETE", f"{url}/v1/devices/{quote(device, safe='')}", token)
+        call("DELETE", f"{url}/v1/devices/{quote(device, safe='')}", token)
     )
     return answer
 

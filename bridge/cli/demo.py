@@ -191,14 +191,15 @@ async def run_demo(state_root: Path, port: int, *, exit_after_ready: bool = Fals
 async def _commission_all(
     service: BridgeService, devices: list[VirtualDevice], token: str, port: int, t0: float
 ) -> None:
-    from bridge.cli.commission import api_call, request_body
+    from bridge.cli.client import call
+    from bridge.cli.commission import request_body
     from bridge.matter.commissioning import CommissionRequest
 
     for spec, dev in zip(DEMO_DEVICES, devices, strict=True):
         if dev.pairing is None:
             raise DemoError(f"the {spec.kind} device printed no pairing code")
         req = CommissionRequest(code=dev.pairing.manual, name=spec.name, room=spec.room)
-        answer = await api_call(
+        answer = await call(
             "POST", f"http://127.0.0.1:{port}/v1/devices/commission", token,
             request_body(req), timeout_s=300,
         )  # fmt: skip

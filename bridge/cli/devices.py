@@ -42,8 +42,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("device", help="device id (<node>-<endpoint>) or current slug")
     p.add_argument("name", nargs="?", help="the new friendly name (omit to change only the room)")
     p.add_argument("--room", help="the room it is in ('' removes it)")
-    # list / remove talk to the running bridge (bridge.cli.commission holds the client).
-    from bridge.cli.commission import add_client_args
+    # list / remove talk to the running bridge through the CLI's API client.
+    from bridge.cli.client import add_client_args
 
     add_client_args(p)
     p.set_defaults(func=rename_command)
@@ -66,7 +66,7 @@ def add_alias_parser(
     func: Callable[[argparse.Namespace], int],
 ) -> None:
     """Add ``alias <owner> add|remove|list [ALIAS ...]`` (devices and rooms share it)."""
-    from bridge.cli.commission import add_client_args
+    from bridge.cli.client import add_client_args
 
     p = sub.add_parser("alias", help=f"add, remove or list a {owner}'s aliases")
     p.add_argument(owner, help=target_help)
@@ -154,10 +154,10 @@ def rename_via_bridge(
     url: str, token: str | None, device: str, body: dict[str, Any]
 ) -> dict[str, Any]:
     """Change a device through the running bridge (``PATCH /v1/devices/{device}``)."""
-    from bridge.cli.commission import api_call
+    from bridge.cli.client import call
 
     answer: dict[str, Any] = asyncio.run(
-        api_call("PATCH", f"{url}/v1/devices/{quote(device, safe='')}", token, body)
+        call("PATCH", f"{url}/v1/devices/{quote(device, safe='')}", token, body)
     )
     return answer
 
@@ -180,7 +180,7 @@ def _print_change(answer: dict[str, Any], url: str) -> None:
 
 def _change(args: argparse.Namespace, body: dict[str, Any]) -> str | None:
     """Apply ``body`` on the running bridge; return its URL, or None when none runs."""
-    from bridge.cli.commission import BridgeUnreachableError
+    from bridge.cli.client import BridgeUnreachableError
 
     url = _bridge_url(args, _state_dir(args))
     if url is None:
@@ -246,7 +246,8 @@ def edited_aliases(
 def alias_command(args: argparse.Namespace) -> int:
     """Add, remove or list a device's aliases (live when a bridge runs, else stored)."""
     check_alias_args(args, "devices")
-    from bridge.cli.commission import BridgeUnreachableError, list_devices
+    from bridge.cli.client import BridgeUnreachableError
+    from bridge.cli.commission import list_devices
 
     url = _bridge_url(args, _state_dir(args))
     current: list[str] | None = None
@@ -288,7 +289,8 @@ def alias_command(args: argparse.Namespace) -> int:
 
 def list_command(args: argparse.Namespace) -> int:
     """Print the running bridge's devices."""
-    from bridge.cli.commission import base_url, format_devices, list_devices
+    from bridge.cli.client import base_url
+    from bridge.cli.commission import format_devices, list_devices
 
     answer = list_devices(base_url(args), args.token)
     print(json.dumps(answer, indent=2) if args.json else "\n".join(format_devices(answer)))
@@ -297,7 +299,8 @@ def list_command(args: argparse.Namespace) -> int:
 
 def remove_command(args: argparse.Namespace) -> int:
     """Remove a device through the running bridge and print what went with it."""
-    from bridge.cli.commission import base_url, remove_device
+    from bridge.cli.client import base_url
+    from bridge.cli.commission import remove_device
 
     answer = remove_device(base_url(args), args.token, args.device)
     tools = answer.get("removed_tools") or []

@@ -12,14 +12,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import sys
 from typing import Any
 
-from bridge.cli.keys import add_api_options, api_url, config_from
-from bridge.errors import BridgeError, InvalidRequestError, UnauthenticatedError, error_from_json
-
-TOKEN_ENV = "ATMOSPHERE_BRIDGE_TOKEN"  # noqa: S105 - the variable's name, not a secret
+from bridge.cli.client import TOOL_CALL_TIMEOUT_S, base_url, request, token_from
+from bridge.cli.keys import add_api_options, config_from
+from bridge.errors import InvalidRequestError
 
 
 def parse_params(pairs: list[str]) -> dict[str, Any]:
@@ -34,41 +32,6 @@ def parse_params(pairs: list[str]) -> dict[str, Any]:
         except json.JSONDecodeError:
             params[key] = text
     return params
-
-
-def token_from(args: argparse.Namespace) -> str:
-    """Return the token from ``--token`` or the environment."""
-    token = args.token or os.environ.get(TOKEN_ENV)
-    if not token:
-        raise UnauthenticatedError(f"give a token with --token or ${TOKEN_ENV}")
-    return str(token)
-
-
-async def request_json(
-    method: str, url: str, token: str, body: Any = None, timeout_s: float = 330.0
-) -> tuple[int, Any]:
-    """Send one API request and return the status and JSON body."""
-    import aiohttp  # only commands that talk to a bridge pay for the client's import
-
-    headers = {"Authorization": f"Bearer {token}"}
-    timeout = aiohttp.ClientTimeout(total=timeout_s)
-    try:
-        async with (
-            aiohttp.ClientSession(timeout=timeout) as session,
-            session.request(method, url, json=body, headers=headers) as resp,
-        ):
-            return resp.status, await resp.json(content_type=None)
-    except (aiohttp.ClientError, TimeoutError, json.JSONDecodeError) as err:
-        raise ConnectionError(f"cannot reach the bridge at {url}: {err}") from err
-
-
-def api_error(status: int, body: Any) -> BridgeError | None:
-    """Return the error in an API answer, if it is one."""
-    if status < 400:
-        return None
-    if isinstance(body, dict) and isinstance(body.get("error"), dict):
-        return error_from_json(body["error"])
-    return InvalidRequestError(f"the bridge answered HTTP {status}")
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -91,22 +54,26 @@ def invoke_command(args: argparse.Namespace) -> int:
 
 async def _invoke(args: argparse.Namespace) -> int:
     config = config_from(args)
-    base = api_url(args, config)
+    base = base_url(args, config)
     token = token_from(args)
     body: dict[str, Any] = {"tool": args.tool, "params": parse_params(args.params)}
     if args.idempotency_key:
         body["idempotency_key"] = args.idempotency_key
     if not args.run_async:
-        status, answer = await request_json("POST", f"{base}/v1/invoke", token, body)
+        status, answer = await request(
+            "POST", f"{base}/v1/invoke", token, body, timeout_s=TOOL_CALL_TIMEOUT_S
+        )
     else:
-        status, answer = await request_json("POST", f"{base}/v1/jobs", token, body)
+        status, answer = await request(
+            "POST", f"{base}/v1/jobs", token, body, timeout_s=TOOL_CALL_TIMEOUT_S
+        )
         while (
             args.wait and status < 400 and isinstance(answer, dict)
             and answer.get("status") in ("queued", "running")
         ):
             await asyncio.sleep(0.5)
-            status, answer = await request_json(
-                "GET", f"{base}/v1/jobs/{answer['job_id']}", token
+            status, answer = await request(
+                "GET", f"{base}/v1/jobs/{answer['job_id']}", token, timeout_s=TOOL_CALL_TIMEOUT_S
             )
     print(json.dumps(answer, indent=2, ensure_ascii=False))
     if status >= 400:

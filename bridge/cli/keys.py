@@ -2,8 +2,8 @@
 
 ``keys init`` writes ``<state-dir>/node.key`` (mode 0600) and refuses to replace an
 existing key unless ``--force`` is given; ``keys show`` prints the public key. The
-helpers here (configuration with ``--state-dir``, the node key path, the API URL) are
-shared by the other auth and invocation commands.
+helpers here (configuration with ``--state-dir``, the node key path) are shared by the
+other auth and invocation commands.
 """
 
 from __future__ import annotations
@@ -60,18 +60,6 @@ def load_node_key(config: BridgeConfig) -> NodeKey:
             {"path": str(path)},
         )
     return NodeKey.load(path)
-
-
-def api_url(args: argparse.Namespace, config: BridgeConfig) -> str:
-    """Return the API base URL from ``--url`` or the configuration."""
-    if getattr(args, "url", None):
-        return str(args.url).rstrip("/")
-    host = config.api.host
-    if host in ("0.0.0.0", "::", ""):  # noqa: S104 - a wildcard bind is reached via loopback
-        host = "127.0.0.1"
-    if ":" in host:
-        host = f"[{host}]"
-    return f"http://{host}:{config.api.port}"
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -19,8 +19,7 @@ import os
 import stat
 from pathlib import Path
 
-from bridge.cli.commission import api_call, base_url
-from bridge.cli.invoke import TOKEN_ENV
+from bridge.cli.client import TOKEN_ENV, base_url, call
 from bridge.errors import InvalidRequestError, UnauthenticatedError
 
 PREFLIGHT_TIMEOUT_S = 10.0
@@ -74,6 +73,6 @@ def mcp_command(args: argparse.Namespace) -> int:
     token = token_from(args)
     endpoint = mcp_endpoint(base_url(args))
     base = endpoint.removesuffix("/mcp")
-    asyncio.run(api_call("GET", f"{base}/v1/openapi.json", token, timeout_s=PREFLIGHT_TIMEOUT_S))
+    asyncio.run(call("GET", f"{base}/v1/openapi.json", token, timeout_s=PREFLIGHT_TIMEOUT_S))
     asyncio.run(serve_stdio(endpoint, token))
     return 0

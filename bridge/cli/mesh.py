@@ -12,15 +12,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 from pathlib import Path
 from typing import Any
 
-from bridge.errors import BridgeError, InternalError, error_from_json
-
-
-class BridgeUnreachableError(InternalError):
-    """The running bridge's API cannot be reached."""
+from bridge.cli.client import BridgeUnreachableError, add_client_args, base_url, call
+from bridge.errors import BridgeError
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -29,12 +25,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     sub = parser.add_subparsers(dest="mesh_command", metavar="SUBCOMMAND", required=True)
 
     p = sub.add_parser("peers", help="list the peers the running bridge knows")
-    p.add_argument("--url", help="API base URL of the running bridge (default from config)")
-    p.add_argument(
-        "--token",
-        default=os.environ.get("ATMOSPHERE_BRIDGE_TOKEN"),
-        help="agent token for the API (default $ATMOSPHERE_BRIDGE_TOKEN)",
-    )
+    add_client_args(p)
     p.add_argument("--json", action="store_true", help="print the raw JSON answer")
     p.set_defaults(func=peers_command)
 
@@ -43,24 +34,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.set_defaults(func=id_command)
 
 
-async def fetch_peers(base_url: str, token: str | None = None) -> dict[str, Any]:
+async def fetch_peers(url: str, token: str | None = None) -> dict[str, Any]:
     """Return the running bridge's ``/v1/mesh/peers`` answer (raise ``BridgeError``)."""
-    import aiohttp
-
-    timeout = aiohttp.ClientTimeout(total=5)
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
-    try:
-        async with (
-            aiohttp.ClientSession(timeout=timeout) as session,
-            session.get(f"{base_url}/v1/mesh/peers", headers=headers) as resp,
-        ):
-            body = await resp.json(content_type=None)
-    except (aiohttp.ClientError, TimeoutError, ValueError) as err:
-        raise BridgeUnreachableError(f"cannot reach the bridge at {base_url}: {err}") from err
+    body = await call("GET", f"{url}/v1/mesh/peers", token, timeout_s=5)
     if not isinstance(body, dict):
-        raise BridgeUnreachableError(f"the bridge at {base_url} answered something else")
-    if isinstance(body.get("error"), dict):
-        raise error_from_json(body["error"])
+        raise BridgeUnreachableError(f"the bridge at {url} answered something else")
     return body
 
 
@@ -91,8 +69,6 @@ def format_peers(body: dict[str, Any]) -> list[str]:
 
 def peers_command(args: argparse.Namespace) -> int:
     """Print the running bridge's peers."""
-    from bridge.cli.commission import base_url
-
     body = asyncio.run(fetch_peers(base_url(args), args.token))
     if args.json:
         print(json.dumps(body, indent=2))

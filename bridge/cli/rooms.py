@@ -21,7 +21,7 @@ from bridge.errors import NotFoundError
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``rooms`` command group."""
-    from bridge.cli.commission import add_client_args
+    from bridge.cli.client import add_client_args
     from bridge.cli.devices import add_alias_parser
 
     parser = subparsers.add_parser("rooms", help="list rooms and give them aliases")
@@ -34,9 +34,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _rooms(url: str, token: str | None) -> list[dict[str, Any]]:
-    from bridge.cli.commission import api_call
+    from bridge.cli.client import call
 
-    answer = asyncio.run(api_call("GET", f"{url}/v1/rooms", token))
+    answer = asyncio.run(call("GET", f"{url}/v1/rooms", token))
     return list(answer.get("rooms") or [])
 
 
@@ -51,7 +51,7 @@ def format_room(room: dict[str, Any]) -> list[str]:
 
 def list_command(args: argparse.Namespace) -> int:
     """Print the running bridge's rooms."""
-    from bridge.cli.commission import base_url
+    from bridge.cli.client import base_url
 
     rooms = _rooms(base_url(args), args.token)
     if args.json:
@@ -63,7 +63,7 @@ def list_command(args: argparse.Namespace) -> int:
 
 def alias_command(args: argparse.Namespace) -> int:
     """Add, remove or list a room's aliases on the running bridge."""
-    from bridge.cli.commission import api_call, base_url
+    from bridge.cli.client import base_url, call
     from bridge.cli.devices import check_alias_args, edited_aliases
 
     check_alias_args(args, "rooms")
@@ -82,7 +82,7 @@ def alias_command(args: argparse.Namespace) -> int:
         return 0
     body = {"aliases": edited_aliases(current, args.action, args.aliases, owner="room")}
     room = asyncio.run(
-        api_call("PATCH", f"{url}/v1/rooms/{quote(found[0]['slug'], safe='')}", args.token, body)
+        call("PATCH", f"{url}/v1/rooms/{quote(found[0]['slug'], safe='')}", args.token, body)
     )
     also = ", ".join(room["aliases"]) or "no aliases"
     print(f"room {room['room']} ({room['slug']}): {also} (live on {url})")

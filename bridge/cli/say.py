@@ -12,8 +12,8 @@ import argparse
 import asyncio
 import json
 
-from bridge.cli.invoke import api_error, request_json, token_from
-from bridge.cli.keys import add_api_options, api_url, config_from
+from bridge.cli.client import TOOL_CALL_TIMEOUT_S, base_url, error_of, request, token_from
+from bridge.cli.keys import add_api_options, config_from
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -29,11 +29,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def say_command(args: argparse.Namespace) -> int:
     """Send the sentence and print what to say back."""
-    base = api_url(args, config_from(args))
+    base = base_url(args, config_from(args))
     token = token_from(args)
     body = {"text": args.text, "language": args.language}
-    status, answer = asyncio.run(request_json("POST", f"{base}/v1/intents/handle", token, body))
-    error = api_error(status, answer)
+    status, answer = asyncio.run(
+        request("POST", f"{base}/v1/intents/handle", token, body, timeout_s=TOOL_CALL_TIMEOUT_S)
+    )
+    error = error_of(status, answer)
     if error is not None:
         raise error
     if args.json:

@@ -13,8 +13,8 @@ import os
 import stat
 from pathlib import Path
 
-from bridge.cli.invoke import TOKEN_ENV
-from bridge.cli.keys import api_url, config_from
+from bridge.cli.client import TOKEN_ENV, base_url
+from bridge.cli.keys import config_from
 from bridge.errors import InvalidRequestError, UnauthenticatedError
 
 
@@ -56,7 +56,7 @@ def wyoming_command(args: argparse.Namespace) -> int:
     if not 0 < args.port < 65536:
         raise InvalidRequestError("--port must be 1-65535")
     token = read_token(args.token_file)
-    base = api_url(args, config_from(args))
+    base = base_url(args, config_from(args))
 
     async def serve() -> None:
         server = WyomingIntentServer(http_speaker(base, token), host=args.host, port=args.port,

@@ -1,76 +1,24 @@
 """Doctor check of the Matter controller: reachable, schema compatible, Thread dataset set.
 
 python-matter-server (and its successor) greets every WebSocket client with a
-``server_info`` message; that is all the doctor reads, so it never changes anything.
+``server_info`` message (read by ``bridge.matter.gateway``); that is all the doctor
+reads, so it never changes anything.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
-from dataclasses import dataclass
-from typing import Any
-
-import aiohttp
 
 from bridge.doctor.models import CheckResult, Status
 from bridge.errors import ControllerUnavailableError
+from bridge.matter.gateway import ServerInfo, fetch_server_info
+
+__all__ = ["CLIENT_SCHEMA_VERSION", "ServerInfo", "check_controller", "fetch_server_info",
+           "probe_controller"]  # fmt: skip
 
 # The schema matter-python-client 1.5.5 (the bridge's client) speaks; it needs a server
 # whose schema_version is at least this and whose min_supported_schema_version is at most it.
 CLIENT_SCHEMA_VERSION = 11
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ServerInfo:
-    """The fields of the controller's ``server_info`` greeting the doctor uses."""
-
-    schema_version: int
-    min_supported_schema_version: int
-    sdk_version: str
-    fabric_id: int
-    thread_credentials_set: bool
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> ServerInfo:
-        """Build from the greeting; raise ``ControllerUnavailableError`` if it is not one."""
-        try:
-            return cls(
-                schema_version=int(data["schema_version"]),
-                min_supported_schema_version=int(data["min_supported_schema_version"]),
-                sdk_version=str(data.get("sdk_version", "")),
-                fabric_id=int(data.get("fabric_id", 0)),
-                thread_credentials_set=bool(data.get("thread_credentials_set", False)),
-            )
-        except (KeyError, TypeError, ValueError) as err:
-            raise ControllerUnavailableError(
-                "the controller's greeting is not a server_info message",
-                {"keys": sorted(data)},
-            ) from err
-
-
-async def fetch_server_info(url: str, timeout_s: float) -> ServerInfo:
-    """Connect to the controller's WebSocket, read its greeting and disconnect."""
-    timeout = aiohttp.ClientTimeout(total=timeout_s)
-    try:
-        async with (
-            aiohttp.ClientSession(timeout=timeout) as session,
-            session.ws_connect(url, heartbeat=None) as ws,
-        ):
-            msg = await ws.receive(timeout=timeout_s)
-    except (aiohttp.ClientError, OSError, TimeoutError) as err:
-        raise ControllerUnavailableError(
-            f"cannot connect to {url}: {err or type(err).__name__}"
-        ) from err
-    if msg.type is not aiohttp.WSMsgType.TEXT:
-        raise ControllerUnavailableError(f"{url} sent no greeting ({msg.type.name})")
-    try:
-        data = json.loads(msg.data)
-    except ValueError as err:
-        raise ControllerUnavailableError(f"{url} sent a greeting that is not JSON") from err
-    if not isinstance(data, dict):
-        raise ControllerUnavailableError(f"{url} sent a greeting that is not an object")
-    return ServerInfo.from_json(data)
 
 
 def check_controller(url: str, info: ServerInfo | None, error: str | None) -> CheckResult:

@@ -40,6 +40,7 @@ from bridge.errors import (
     NotFoundError,
 )
 from bridge.events import EventBus
+from bridge.matter.gateway import read_server_info
 from bridge.matter.pairing import (
     PairingCode,
     parse_pairing_code,
@@ -238,8 +239,7 @@ class ControllerRpc:
                 aiohttp.ClientSession() as session,
                 session.ws_connect(url, timeout=aiohttp.ClientWSTimeout(ws_close=5)) as ws,
             ):
-                async with asyncio.timeout(10):
-                    await ws.receive_json()  # server_info
+                await read_server_info(ws, url, 10)
                 await ws.send_json({"message_id": msg_id, "command": command, "args": args})
                 async with asyncio.timeout(timeout_s):
                     while True:

@@ -32,6 +32,7 @@ import aiohttp
 
 from bridge.errors import ControllerUnavailableError
 from bridge.events import EventBus
+from bridge.matter.gateway import read_server_info
 from bridge.matter.netns import NetworkNamespace
 
 LOGGER = logging.getLogger(__name__)
@@ -347,13 +348,13 @@ class ManagedController:
             while proc.returncode is None:
                 try:
                     async with session.ws_connect(self.url) as ws:
-                        info = await ws.receive_json(timeout=3)
-                    if isinstance(info, dict) and "schema_version" in info:
-                        self._set_state(ControllerState.RUNNING)
-                        self._ready.set()
-                        return
-                except (aiohttp.ClientError, TimeoutError, ValueError, OSError):
+                        await read_server_info(ws, self.url, 3)
+                except (aiohttp.ClientError, OSError, ControllerUnavailableError):
                     pass
+                else:
+                    self._set_state(ControllerState.RUNNING)
+                    self._ready.set()
+                    return
                 await asyncio.sleep(0.25)
 
 

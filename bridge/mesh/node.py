@@ -34,7 +34,7 @@ import aiohttp
 
 from bridge.auth.keys import KEY_FILE_NAME, NodeKey
 from bridge.auth.tokens import parse_token
-from bridge.config import BridgeConfig, MeshConfig
+from bridge.config import BridgeConfig, MeshConfig, is_wildcard_host
 from bridge.errors import (
     BridgeError,
     ConfigInvalidError,
@@ -190,7 +190,7 @@ class MeshNode:
         task.add_done_callback(self._tasks.discard)
 
     def _own_endpoints(self) -> tuple[str, ...]:
-        if self.api_host not in ("0.0.0.0", "::", ""):  # noqa: S104 - comparing, not binding
+        if not is_wildcard_host(self.api_host):
             host = f"[{self.api_host}]" if ":" in self.api_host else self.api_host
             return (f"http://{host}:{self.api_port}",)
         if self.discovery is not None and self.discovery.addresses:
