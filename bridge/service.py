@@ -1,15 +1,13 @@
 """The bridge service: builds every part from the configuration and starts/stops them in order.
 
-``BridgeService(config)`` owns the event bus, the database (``bridge.db`` in the state
-directory), the tool registry with the core tools and the manifest's tools, and the
-layer components. ``start()`` brings parts up bottom-up — storage, tools, invocation,
-Matter, mesh, then the HTTP API — and ``stop()`` takes the started ones down in reverse,
-even when a later start failed. Layers plug in at the ``_build_*`` methods: each returns
-a ``Component`` (``async start()`` / ``async stop()``) or ``None`` while that layer does
-not exist here. One service object can be started again after ``stop()``: every start
-opens the database anew, so the core and manifest tools, the invocation runtime and the
-Matter runtime are rebuilt on it; the mesh node (which holds no database) is kept and
-re-wired as the new invoker's remote executor.
+``BridgeService(config)`` composes the layers: it owns the event bus, the database
+(``bridge.db`` in the state directory) and the tool registry, loads the core and
+manifest tools, and ``start()`` builds and starts the components bottom-up —
+invocation, Matter, voice, the McpHub, mesh — each from a ``_build_*`` method that
+returns a ``Component`` or ``None`` when that part is off. ``start_api()`` then serves
+the HTTP API (faces last up); ``stop()`` takes the API and then the started parts down
+in reverse, even after a failed start. A stopped service can start again: the database
+and what is built on it are rebuilt, the mesh node is kept and re-wired.
 """
 
 from __future__ import annotations

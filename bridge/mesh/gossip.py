@@ -1,39 +1,9 @@
 """Gossip state and the push-pull anti-entropy exchange, independent of any transport.
 
-``GossipState`` holds, per origin node, the newest verified announcement (the document
-exactly as its origin signed it) and when it expires. Every document is checked before
-it is stored or passed on: well-formed, signed by the key its node id is derived from,
-from a trusted key (``TrustPolicy``), not older than what was already seen from that
-origin (the highest version per origin is remembered even after expiry, so an old
-announcement replayed later is refused), not from the future, not expired.
-
-Expiry is on the origin's clock: ``timestamp + min(ttl_s, max_ttl_s)``, with
-``max_skew_s`` of tolerance for announcements dated in the future. Every node thus drops
-a silent origin at about the same moment, and nobody can keep a dead node's tools alive
-by re-gossiping its last announcement. This assumes node clocks agree within
-``max_skew_s`` (NTP on a LAN); the local node's own announcement never expires here.
-
-Nothing expired is ever sent: ``prune()`` runs before every digest and every list of
-documents is built, drops the remote entries whose time has passed and, when less than
-half of its lifetime is left, renews this node's own announcement through
-``renew_local`` (without it, an expired own announcement is left out of digests and
-documents). So a node whose gossip loop was held up (a long blocking start-up step, a
-slow round) answers pulls with a fresh own announcement, never one its peers reject as
-expired, and never relays a peer's announcement after that peer went silent.
-
-The exchange (one round, initiated by A towards B) comes in two forms. Full:
-
-1. A sends ``gossip_digest`` ``{origin: version}`` of everything it holds;
-2. B answers ``gossip_reply`` with the documents it holds newer than A's digest and
-   ``want``, the origins for which A's digest is newer than what B holds;
-3. A sends ``gossip_push`` with the wanted documents.
-
-Hashed (what nodes use; in steady state a round costs two small messages):
-
-1. A sends ``gossip_digest`` with only the SHA-256 of its canonical digest;
-2. B answers ``in_sync`` if its hash is the same, else its full digest;
-3. A sends ``gossip_push`` with the documents B lacks and ``want``, the origins for
-   which B's digest is newer; B stores them and answers with the wanted documents.
+``GossipState`` holds, per origin node, the newest verified announcement (exactly as its
+origin signed it) and drops it when it expires on the origin's clock; ``prune()`` runs
+before every digest or document list is built, so nothing expired is ever sent. The
+acceptance checks, expiry rule and the full and hashed exchanges are in docs/mesh.md.
 """
 
 from __future__ import annotations

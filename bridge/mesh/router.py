@@ -1,32 +1,10 @@
 """Routing a call to the nodes that offer its tool: score, try in order, fail over.
 
-``rank`` is the scoring rule. A node offering the tool scores ``0.95 ** hops`` (0 hops
-for this node, 1 for a peer reached directly), times 1.2 when the tool prefers local
-execution and the node is this one, times 1.1 when the request lists the node in
-``prefer_nodes``. Filters come first: ``exclude_nodes`` drops nodes, a non-empty
-``node_affinity`` (the tool's) and ``allowed_nodes`` (the caller's token) keep only the
-nodes they list. A relay (a peer that does not offer the tool but can reach a node that
-does, 2 hops) gets no preference bonus and is not subject to affinity: the node it
-forwards to is, when the relay ranks its own candidates. So relays are candidates only
-while some node offering the tool survives the filters; when the filters rule out every
-offering node a relay could only fail further on (the same affinity, exclusions and
-token apply there), and ``Router.forward`` answers ``NO_CAPABLE_NODE`` naming the nodes
-that offer the tool and what excluded each. ``node_affinity`` and ``exclude_nodes`` hold
-mesh node ids (key-derived), not node names; a name matches nothing, and the error says
-which node announces that name. Nodes recently found unreachable sort last, not out.
-Ties break by node id so the order is stable.
-
-``Router.forward`` sends the call to the ranked nodes in turn. The forwarded
-``tool_invoke`` is signed by this node (``ToolRequest.signed``) and wrapped in a signed
-envelope addressed to the next node; it keeps the original caller's token, spends one
-hop of ``hop_budget`` and appends this node to ``routing.path``. It fails over to the
-next node only when the call surely did not run there: the node could not be reached
-(connection refused, connect timeout), or it answered that it does not have the tool
-(``TOOL_NOT_FOUND`` / ``NO_CAPABLE_NODE``, a stale announcement), or it refused the
-forwarded call before running it (untrusted, loop), or it was a relay that ran out of
-hops — or, for idempotent tools, any transport failure. Any other answer, success or
-error, is final. When every node refused for lack of hops, the caller gets
-``HOP_LIMIT_EXCEEDED``; otherwise ``NO_CAPABLE_NODE`` with the nodes tried.
+``rank`` scores and filters the candidate nodes (hops, local preference, ``prefer_nodes``,
+``exclude_nodes``, affinity and the token's ``allowed_nodes``; relays only while an
+offering node survives the filters); ``Router.forward`` sends the signed call to them in
+turn and fails over only when the call surely did not run. The scoring rule and the
+fail-over cases are in docs/mesh.md.
 """
 
 from __future__ import annotations
