@@ -137,10 +137,12 @@ async def test_rejections_have_codes_and_are_audited(env: Env) -> None:
     assert code(await env.invoker.invoke(missing)) == "UNAUTHENTICATED"
     assert handler.calls == []
     decisions = sorted(e.decision for e in await env.runtime.audit.query())
-    assert decisions == sorted(
-        ["permission_denied", "unauthenticated", "invalid_params", "tool_not_found",
-         "unauthenticated", "unauthenticated", "unauthenticated"]
-    )
+    assert decisions == ["invalid_params", "permission_denied", "tool_not_found"]
+    # Calls without a verified token are counted per source, minute and reason.
+    counted = {(r["source"], r["reason"]): r["count"]
+               for r in env.runtime.audit.rejections_sync()}
+    assert counted == {("call", "unknown_issuer"): 1, ("call", "expired"): 1,
+                       ("call", "bad_signature"): 1, ("call", "missing"): 1}
 
 
 async def test_replay_and_clock_skew(env: Env) -> None:
