@@ -315,7 +315,7 @@ class ManagedController:
 
     async def _run_once(self) -> None:
         self._set_state(ControllerState.STARTING)
-        log: IO[bytes] = await asyncio.to_thread(self.settings.log_path.open, "ab")
+        log: IO[bytes] = await asyncio.to_thread(_open_log, self.settings.log_path)
         try:
             try:
                 self._proc = await asyncio.create_subprocess_exec(
@@ -379,3 +379,10 @@ def _under(path: Path, root: Path) -> bool:
     except ValueError:
         return False
     return True
+
+
+def _open_log(path: Path) -> IO[bytes]:
+    """Open the controller's log for appending, readable by this user only."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    os.fchmod(fd, 0o600)
+    return os.fdopen(fd, "ab")
