@@ -335,3 +335,4 @@ class BridgeService:
             return
         self.invocation.invoker.node_id = self.mesh.identity.node_id
         self.invocation.invoker.set_remote_executor(self.mesh)
+        self.mesh.use_verifier(self.invocation.verifier)
