@@ -22,7 +22,7 @@ from aiohttp import web
 from bridge.api.app import json_response, read_json, service_of
 from bridge.api.auth import require
 from bridge.api.openapi import add_route, path_param
-from bridge.auth.permissions import covers
+from bridge.auth.permissions import covers, validate_pattern
 from bridge.auth.tokens import Constraints
 from bridge.errors import InvalidRequestError, PermissionDeniedError, UnauthenticatedError
 from bridge.invocation.runtime import InvocationRuntime
@@ -102,6 +102,8 @@ async def issue(request: web.Request) -> web.Response:
         raise InvalidRequestError(f"'permissions' is a list of up to {MAX_PERMISSIONS} patterns")
     if isinstance(ttl, bool) or not isinstance(ttl, int | float) or not math.isfinite(ttl):
         raise InvalidRequestError("'ttl_s' must be a number of seconds")
+    for perm in perms:
+        validate_pattern(perm)
     beyond = [p for p in perms if not any(covers(g, p) for g in caller.permissions)]
     if beyond:
         raise PermissionDeniedError(

@@ -121,8 +121,10 @@ def issue_token(
     now: float | None = None,
 ) -> str:
     """Sign and return a token; raise ``InvalidRequestError`` for bad inputs."""
-    if not agent_id or len(agent_id) > 256:
+    if not isinstance(agent_id, str) or not agent_id or len(agent_id) > 256:
         raise InvalidRequestError("agent_id must be 1-256 characters")
+    if not agent_id.isprintable() or agent_id != agent_id.encode("utf-8", "replace").decode():
+        raise InvalidRequestError("agent_id must be printable text (no control characters)")
     if not math.isfinite(ttl_s) or ttl_s <= 0 or ttl_s > 100 * 365 * 86_400:
         raise InvalidRequestError("ttl must be a positive number of seconds, at most 100 years")
     perms = tuple(permissions)
