@@ -398,6 +398,14 @@ class TokenVerifier:
             self._cache[raw] = token
             if len(self._cache) > self._cache_size:
                 self._cache.popitem(last=False)
+        self.check(token)
+        return token
+
+    def check(self, token: AgentToken) -> None:
+        """Raise ``UnauthenticatedError`` if an already verified token is revoked or expired now.
+
+        For holders of long-lived connections (event sockets) to re-check cheaply.
+        """
         if token.id in self.revocations:
             raise _reject("revoked", "token has been revoked")
         now = self._clock()
@@ -405,7 +413,6 @@ class TokenVerifier:
             raise _reject("not_yet_valid", "token is not valid yet")
         if now >= token.expires_at + self.clock_skew_s:
             raise _reject("expired", "token has expired")
-        return token
 
 
 _LEDGER_MIGRATION = """
