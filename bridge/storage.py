@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 Params = Sequence[Any] | dict[str, Any]
+BUSY_TIMEOUT_MS = 10_000
 
 
 class Database:
@@ -33,7 +34,8 @@ class Database:
             os.close(os.open(self.path, os.O_CREAT | os.O_RDWR, 0o600))
             self.path.chmod(0o600)
         self._conn = sqlite3.connect(
-            str(path), check_same_thread=False, isolation_level=None, timeout=10.0
+            str(path), check_same_thread=False, isolation_level=None,
+            timeout=BUSY_TIMEOUT_MS / 1000,
         )
         self._conn.row_factory = sqlite3.Row
         self._lock = threading.Lock()
@@ -128,6 +130,34 @@ class Database:
                 raise
             self._conn.execute("COMMIT")
             return result
+
+    def try_transaction_now(
+        self, fn: Callable[[sqlite3.Connection], T]
+    ) -> tuple[bool, T | None]:
+        """Run ``fn(conn)`` in one transaction only if that needs no waiting; say whether it ran.
+
+        Returns ``(False, None)`` at once when another thread holds the connection or
+        another process holds the write lock, so the caller (on the event loop) can
+        hand the work to a thread instead. Rolls back and re-raises when ``fn`` fails.
+        """
+        if not self._lock.acquire(blocking=False):
+            return False, None
+        try:
+            self._conn.execute("PRAGMA busy_timeout=0")
+            try:
+                self._conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError:
+                return False, None
+            try:
+                result = fn(self._conn)
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+            return True, result
+        finally:
+            self._conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+            self._lock.release()
 
     async def execute(self, sql: str, params: Params = ()) -> int:
         """Run one statement in a worker thread; return the number of changed rows."""

@@ -80,6 +80,7 @@ MAX_SOURCES_PER_MINUTE = 1_000
 OTHER_SOURCES = "(other)"
 MAX_TEXT = 256
 MAX_JSON_DEPTH = 64
+INLINE_COMMIT_ROWS = 64
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -244,7 +245,7 @@ class AuditLog:
         self._writer: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
         self._last_prune = 0.0
-        self._inflight: asyncio.Task[sqlite3.Error | None] | None = None
+        self._inflight: asyncio.Task[sqlite3.Error | bool | None] | None = None
         self.commits = 0
 
     def record(self, entry: AuditEntry) -> asyncio.Future[None] | None:
@@ -312,13 +313,24 @@ class AuditLog:
         return batch, counts
 
     def _commit(
-        self, rows: list[tuple[Any, ...]], counts: dict[tuple[int, str, str], int]
-    ) -> sqlite3.Error | None:
-        """Write ``rows`` and ``counts`` in one transaction; return the error, if any."""
+        self, rows: list[tuple[Any, ...]], counts: dict[tuple[int, str, str], int],
+        *, now_only: bool = False,
+    ) -> sqlite3.Error | bool | None:
+        """Write ``rows`` and ``counts`` in one transaction; return the error, if any.
+
+        With ``now_only``, return ``False`` instead of waiting for the database.
+        """
         now = time.time()
         prune = now - self._last_prune > 3600
         try:
-            self._db.transaction_sync(lambda conn: _write(conn, rows, counts, now, prune))
+            if now_only:
+                ran, _ = self._db.try_transaction_now(
+                    lambda conn: _write(conn, rows, counts, now, prune)
+                )
+                if not ran:
+                    return False
+            else:
+                self._db.transaction_sync(lambda conn: _write(conn, rows, counts, now, prune))
         except sqlite3.Error as err:
             _LOG.error("audit log commit of %d row(s) failed: %s", len(rows), err)
             return err
@@ -331,7 +343,8 @@ class AuditLog:
         """Write every queued row and counter now (blocking); settle their futures."""
         batch, counts = self._take()
         if batch or counts:
-            _settle(batch, self._commit([row for row, _ in batch], counts))
+            outcome = self._commit([row for row, _ in batch], counts)
+            _settle(batch, outcome if isinstance(outcome, sqlite3.Error) else None)
 
     async def flush(self) -> None:
         """Commit every queued row in one transaction (in a worker thread).
@@ -343,8 +356,16 @@ class AuditLog:
             batch, counts = self._take()
             if not batch and not counts:
                 return
+            rows = [row for row, _ in batch]
+            if len(rows) <= INLINE_COMMIT_ROWS:
+                # A small WAL append costs less than the two thread switches of a worker
+                # (which dominate on a busy machine); never waits for a lock to do it.
+                outcome = self._commit(rows, counts, now_only=True)
+                if outcome is not False:
+                    _settle(batch, outcome if isinstance(outcome, sqlite3.Error) else None)
+                    return
             task = asyncio.get_running_loop().create_task(
-                asyncio.to_thread(self._commit, [row for row, _ in batch], counts)
+                asyncio.to_thread(self._commit, rows, counts)
             )
             self._inflight = task
             task.add_done_callback(lambda done: _settle(batch, _error_of(done)))
@@ -447,10 +468,11 @@ def _write(
         )
 
 
-def _error_of(task: asyncio.Future[sqlite3.Error | None]) -> BaseException | None:
+def _error_of(task: asyncio.Future[sqlite3.Error | bool | None]) -> BaseException | None:
     if task.cancelled():
         return asyncio.CancelledError()
-    return task.exception() or task.result()
+    error = task.exception() or task.result()
+    return error if isinstance(error, BaseException) else None
 
 
 def _settle(batch: list[_Pending], err: BaseException | None) -> None:
