@@ -305,7 +305,10 @@ class AuditLog:
             self._wake.clear()
             if not self._pending and not self._rejections:
                 continue
-            await self.flush()
+            try:
+                await self.flush()
+            except Exception:  # the writer must outlive one bad batch
+                _LOG.exception("audit log writer failed")
 
     def _take(self) -> tuple[list[_Pending], dict[tuple[int, str, str], int]]:
         batch, self._pending = self._pending, []
@@ -347,10 +350,11 @@ class AuditLog:
             _settle(batch, outcome if isinstance(outcome, sqlite3.Error) else None)
 
     async def flush(self) -> None:
-        """Commit every queued row in one transaction (in a worker thread).
+        """Commit every queued row in one transaction.
 
-        Cancelling the caller does not cancel the commit: the rows' futures are settled
-        when it ends.
+        A small batch is committed on the event loop when the database is free at once,
+        anything else in a worker thread. Cancelling the caller does not cancel the
+        commit: the rows' futures are settled when it ends.
         """
         async with self._lock:
             batch, counts = self._take()
@@ -360,7 +364,12 @@ class AuditLog:
             if len(rows) <= INLINE_COMMIT_ROWS:
                 # A small WAL append costs less than the two thread switches of a worker
                 # (which dominate on a busy machine); never waits for a lock to do it.
-                outcome = self._commit(rows, counts, now_only=True)
+                try:
+                    outcome = self._commit(rows, counts, now_only=True)
+                except Exception as err:  # every waiting caller must hear of it
+                    _LOG.exception("audit log commit failed")
+                    _settle(batch, err)
+                    return
                 if outcome is not False:
                     _settle(batch, outcome if isinstance(outcome, sqlite3.Error) else None)
                     return

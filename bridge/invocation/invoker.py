@@ -20,7 +20,6 @@ import asyncio
 import json
 import logging
 import re
-import sqlite3
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
@@ -238,7 +237,7 @@ class Invoker:
             # Acknowledge only what the audit log holds: a crash from here on loses nothing.
             try:
                 await asyncio.shield(state.committed)
-            except sqlite3.Error:
+            except Exception:  # disk full, file gone (the audit log logs it once per batch)
                 failed = InternalError(
                     "the call's audit record could not be written",
                     {"call_id": call_id, "reason": "audit_unavailable"},
