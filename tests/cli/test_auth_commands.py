@@ -161,3 +161,16 @@ async def test_invoke_approvals_and_audit_commands(
         ("agent", "allowed", "completed")
     ]
     assert lines[0]["details"]["approvers"] == ["admin"]
+    # Requests without a valid token are counters, shown with --rejections.
+    for bad in ("garbage", caller[:-4] + "AAAA"):
+        async with bridge_server.client.get(f"{url}/v1/tools",
+                                            headers={"Authorization": f"Bearer {bad}"}) as resp:
+            assert resp.status == 401
+    await svc.invocation.audit.flush()
+    code = await asyncio.to_thread(cli, "audit", "--state-dir", str(svc.state_dir), "--json",
+                                   "--rejections")
+    rows = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert code == 0
+    assert sorted((r["source"], r["reason"], r["count"]) for r in rows) == [
+        ("127.0.0.1", "bad_signature", 1), ("127.0.0.1", "malformed", 1)
+    ]
