@@ -262,6 +262,9 @@ class Invoker:
         if token is None:
             token = self.authenticate(request.token)
             call = replace(call, agent_id=token.agent_id)
+        else:
+            # Verified earlier (an open socket, an MCP session): still valid now?
+            self.verifier.check(token)
         state.token = token
         self._check_constraints(token, request)
         entry = self.registry.resolve(request.tool, request.version)

@@ -206,3 +206,26 @@ def test_issue_refuses_a_token_too_heavy_for_a_header(key: NodeKey) -> None:
     for ttl in (float("inf"), float("nan"), 1e30):
         with pytest.raises(InvalidRequestError):
             issue_token(key, agent_id="a", permissions=[], ttl_s=ttl)
+
+
+async def test_a_token_verified_earlier_is_rechecked_on_each_call(
+    key: NodeKey, tmp_path: Path
+) -> None:
+    from bridge.invocation.invoker import Invoker
+    from bridge.invocation.messages import ToolRequest
+    from bridge.tools.definition import ToolDefinition
+    from bridge.tools.registry import ToolRegistry
+
+    async def echo(params: dict[str, object], ctx: object) -> dict[str, object]:
+        return params
+
+    registry = ToolRegistry()
+    registry.register(ToolDefinition(name="echo", description="Echo"), echo)
+    verifier = TokenVerifier([key.public_key_b64])
+    invoker = Invoker(registry=registry, verifier=verifier, node_id="n")
+    token = verifier.verify(issue_token(key, agent_id="a", permissions=["*"], ttl_s=600))
+    assert (await invoker.invoke(ToolRequest(tool="echo"), token=token)).ok
+    verifier.revocations.revoke(key, token.id, token.expires_at)
+    resp = await invoker.invoke(ToolRequest(tool="echo"), token=token)
+    assert resp.error is not None
+    assert (resp.error["code"], resp.error["details"]["reason"]) == ("UNAUTHENTICATED", "revoked")
