@@ -251,3 +251,26 @@ def test_a_revoked_token_is_refused_here_and_on_a_peer(tmp_path: Path) -> None:
     finally:
         for proc in procs.values():
             stop(proc, grace_s=10.0)
+
+
+def test_cli_revoke_reaches_the_running_bridge_at_once(bridge: tuple[Proc, NodeKey]) -> None:
+    proc, _key = bridge
+
+    def cli(*argv: str) -> str:
+        result = subprocess.run(
+            [str(BRIDGE), *argv, "--state-dir", str(proc.state)],
+            capture_output=True, text=True, timeout=120, check=False,
+        )
+        assert result.returncode == 0, result.stderr
+        return result.stdout
+
+    raw = cli("token", "issue", "--agent", "tablet", "--perm", "storage:read", "--ttl", "1h")
+    raw = raw.strip()
+    call = {"tool": "core:get_data", "params": {"key": "x"}}
+    assert http("POST", f"{proc.url}/v1/invoke", call, raw)[0] == 200
+    [listed] = [json.loads(line) for line in cli("token", "list").splitlines()]
+    assert (listed["agent_id"], listed["revoked"]) == ("tablet", False)
+    entry = json.loads(cli("token", "revoke", listed["id"]))
+    assert entry == {**listed, "revoked": True}
+    status, body = http("POST", f"{proc.url}/v1/invoke", call, raw)
+    assert (status, body["error"]["details"]["reason"]) == (401, "revoked")
