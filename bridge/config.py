@@ -62,6 +62,7 @@ class AuthConfig:
 
     trusted_issuers: tuple[str, ...] = ()
     clock_skew_s: float = 300.0
+    expiry_skew_s: float = 5.0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -25,7 +25,7 @@ from bridge import __version__
 from bridge.config import BridgeConfig, local_url
 from bridge.events import EventBus
 from bridge.invocation.client_tools import ClientToolBroker
-from bridge.storage import Database
+from bridge.storage import Database, secure_tree
 from bridge.tools.builtin.store import store_tools
 from bridge.tools.env import ToolEnv
 from bridge.tools.manifest import ManifestResult, load_manifest
@@ -145,7 +145,8 @@ class BridgeService:
     async def start(self) -> None:
         """Start every part bottom-up; on failure stop what started and re-raise."""
         try:
-            self.state_dir.mkdir(parents=True, exist_ok=True)
+            self.state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+            secure_tree(self.state_dir)
             self._db = Database(self.state_dir / DB_FILE_NAME)
             self._load_tools()
             for name, build in (
@@ -222,8 +223,10 @@ class BridgeService:
 
         doc = {"url": local_url(host, self.api_port or self.config.api.port), "pid": os.getpid()}
         try:
-            self.state_dir.mkdir(parents=True, exist_ok=True)
-            (self.state_dir / API_FILE_NAME).write_text(json.dumps(doc) + "\n")
+            self.state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+            path = self.state_dir / API_FILE_NAME
+            path.write_text(json.dumps(doc) + "\n")
+            path.chmod(0o600)
         except OSError as err:
             _LOGGER.warning("cannot write %s: %s", API_FILE_NAME, err)
 
@@ -334,3 +337,4 @@ class BridgeService:
             return
         self.invocation.invoker.node_id = self.mesh.identity.node_id
         self.invocation.invoker.set_remote_executor(self.mesh)
+        self.mesh.use_verifier(self.invocation.verifier)

@@ -8,7 +8,10 @@ under one lock, so the event loop never blocks on disk and writes never interlea
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import sqlite3
+import stat
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -16,6 +19,7 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 Params = Sequence[Any] | dict[str, Any]
+BUSY_TIMEOUT_MS = 10_000
 
 
 class Database:
@@ -24,9 +28,14 @@ class Database:
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
         if str(path) != ":memory:":
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            # Created 0600 before SQLite opens it: SQLite gives the -wal and -shm files
+            # it creates the database file's mode, whatever the umask.
+            os.close(os.open(self.path, os.O_CREAT | os.O_RDWR, 0o600))
+            self.path.chmod(0o600)
         self._conn = sqlite3.connect(
-            str(path), check_same_thread=False, isolation_level=None, timeout=10.0
+            str(path), check_same_thread=False, isolation_level=None,
+            timeout=BUSY_TIMEOUT_MS / 1000,
         )
         self._conn.row_factory = sqlite3.Row
         self._lock = threading.Lock()
@@ -40,7 +49,10 @@ class Database:
                 "DEFAULT ((julianday('now') - 2440587.5) * 86400.0))"
             )
         if str(path) != ":memory:":
-            self.path.chmod(0o600)
+            for suffix in ("-wal", "-shm"):
+                companion = self.path.with_name(self.path.name + suffix)
+                with contextlib.suppress(FileNotFoundError):
+                    companion.chmod(0o600)
 
     def migrate(self, name: str, script: str) -> bool:
         """Run ``script`` once under ``name``; return whether it ran now."""
@@ -59,6 +71,36 @@ class Database:
                 self._conn.execute("ROLLBACK")
                 raise
             self._conn.execute("COMMIT")
+            return True
+
+    def migrate_with(
+        self, name: str, fn: Callable[[sqlite3.Connection], None], *, scrub: bool = False
+    ) -> bool:
+        """Run ``fn(conn)`` once under ``name`` in one transaction; return whether it ran.
+
+        With ``scrub``, deleted content is overwritten (``secure_delete``) and the WAL is
+        checkpointed and truncated afterwards, so what the migration removed is gone
+        from the files too.
+        """
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT 1 FROM schema_migrations WHERE name = ?", (name,)
+            ).fetchone()
+            if row is not None:
+                return False
+            if scrub:
+                self._conn.execute("PRAGMA secure_delete=ON")
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                fn(self._conn)
+                self._conn.execute("INSERT INTO schema_migrations(name) VALUES (?)", (name,))
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+            if scrub:
+                self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                self._conn.execute("PRAGMA secure_delete=OFF")
             return True
 
     def execute_sync(self, sql: str, params: Params = ()) -> int:
@@ -88,6 +130,34 @@ class Database:
                 raise
             self._conn.execute("COMMIT")
             return result
+
+    def try_transaction_now(
+        self, fn: Callable[[sqlite3.Connection], T]
+    ) -> tuple[bool, T | None]:
+        """Run ``fn(conn)`` in one transaction only if that needs no waiting; say whether it ran.
+
+        Returns ``(False, None)`` at once when another thread holds the connection or
+        another process holds the write lock, so the caller (on the event loop) can
+        hand the work to a thread instead. Rolls back and re-raises when ``fn`` fails.
+        """
+        if not self._lock.acquire(blocking=False):
+            return False, None
+        try:
+            self._conn.execute("PRAGMA busy_timeout=0")
+            try:
+                self._conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError:
+                return False, None
+            try:
+                result = fn(self._conn)
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+            return True, result
+        finally:
+            self._conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+            self._lock.release()
 
     async def execute(self, sql: str, params: Params = ()) -> int:
         """Run one statement in a worker thread; return the number of changed rows."""
@@ -124,3 +194,27 @@ def _split_statements(script: str) -> list[str]:
     if buf.strip():
         statements.append(buf.strip())
     return statements
+
+
+def secure_tree(root: Path) -> None:
+    """Make ``root`` and every directory under it 0700 and every file 0600.
+
+    Symbolic links are left alone (never followed). Used at start-up so a state
+    directory written under a looser umask (or by an older version) holds nothing
+    another local user can read.
+    """
+    if not root.is_dir():
+        return
+    root.chmod(0o700)
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        for name in dirnames:
+            _chmod(Path(dirpath) / name, 0o700)
+        for name in filenames:
+            _chmod(Path(dirpath) / name, 0o600)
+
+
+def _chmod(path: Path, mode: int) -> None:
+    with contextlib.suppress(FileNotFoundError, PermissionError):
+        info = path.lstat()
+        if not stat.S_ISLNK(info.st_mode) and stat.S_IMODE(info.st_mode) != mode:
+            path.chmod(mode)

@@ -134,6 +134,10 @@ def test_starting_configuration_of_the_appliance_is_valid() -> None:
         ("api: 5\n", "api", "5 is not of type 'object'"),
         ("doctor:\n  interface: 'eth0; rm'\n", "doctor.interface",
          "'eth0; rm' does not match '^[A-Za-z0-9._-]{1,15}$'"),
+        # A zero replay window would refuse every request: not a valid setting.
+        ("auth:\n  clock_skew_s: 0\n", "auth.clock_skew_s", "0 is less than the minimum of 1"),
+        ("auth:\n  expiry_skew_s: 301\n", "auth.expiry_skew_s",
+         "301 is greater than the maximum of 300"),
     ],
 )
 def test_invalid_values_name_the_key(tmp_path: Path, text: str, key: str, message: str) -> None:

@@ -52,6 +52,7 @@ ROUTE_MODULES: tuple[str, ...] = (
     "bridge.api.intents_routes",
     "bridge.api.client_tools_routes",
     "bridge.api.toolmanager_routes",
+    "bridge.api.tokens_routes",
 )
 
 RoutePlugin = Callable[[web.Application], None]

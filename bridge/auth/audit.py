@@ -1,22 +1,38 @@
-"""The append-only audit log: one SQLite row per call decision, queryable by the CLI.
+"""The append-only audit log: one SQLite row per authenticated call decision.
 
-Rows are never updated or deleted (triggers abort such statements). Writes are
-buffered and flushed in one transaction by a background task (after at most
-``batch_delay_s``, or at once when ``batch_size`` entries wait) so recording a call
-costs the pipeline no disk round trip; ``flush()`` (called by ``query`` and ``stop``)
-makes everything recorded so far durable.
+Rows are never updated or deleted (triggers abort such statements). ``record`` turns
+an entry into a row at once, on its own: text that SQLite cannot store (a lone UTF-16
+surrogate such as U+DEAD) is written as its escape text, a value that cannot be JSON (too deep, a
+type without a text form) is replaced by a marker, so one caller's input can never
+make a batch fail. Rows are written by one background writer in group commits: every
+entry recorded while a commit runs goes into the next one (one transaction, one WAL
+sync for all of them), and ``record`` returns a future that completes when the row is
+committed. The invoker waits for it before answering, so an acknowledged call always
+has its row, whatever happens to the process afterwards.
+
+A request without a verified token is not a row: ``count_rejection`` adds it to
+``audit_rejections`` (one row per minute, source and reason, with a count), so junk
+from the LAN costs a bounded amount of disk. Those counters are kept for
+``REJECTION_RETENTION_S`` (90 days) and then pruned; the audit rows themselves are
+kept forever.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import logging
+import math
 import sqlite3
 import time
+import uuid
 from dataclasses import dataclass, field
 from typing import Any, TypedDict, Unpack
 
 from bridge.storage import Database
+
+_LOG = logging.getLogger(__name__)
 
 _MIGRATION = """
 CREATE TABLE audit_log (
@@ -43,10 +59,28 @@ CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log
 BEGIN SELECT RAISE(ABORT, 'audit log is append-only'); END;
 """
 
+_REJECTIONS_MIGRATION = """
+CREATE TABLE audit_rejections (
+    minute INTEGER NOT NULL,
+    source TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    count INTEGER NOT NULL,
+    PRIMARY KEY (minute, source, reason)
+);
+"""
+
 _COLUMNS = (
     "ts, call_id, agent_id, tool, decision, outcome, error_code, params_json, "
     "result_json, duration_ms, node_id, trace_id, details_json"
 )
+_INSERT = f"INSERT INTO audit_log ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)"  # noqa: S608
+
+REJECTION_RETENTION_S = 90 * 86_400
+MAX_SOURCES_PER_MINUTE = 1_000
+OTHER_SOURCES = "(other)"
+MAX_TEXT = 256
+MAX_JSON_DEPTH = 64
+INLINE_COMMIT_ROWS = 64
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -94,25 +128,83 @@ class AuditEntry:
         }
 
 
+def clean_text(value: str) -> str:
+    """Return ``value`` with every lone surrogate written as backslash-u escape text."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    return value
+
+
+def _text(value: Any, limit: int | None = None) -> str | None:
+    if value is None:
+        return None
+    text = clean_text(value if isinstance(value, str) else str(value))
+    return text if limit is None else text[:limit]
+
+
+def _number(value: Any) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError, OverflowError):
+        return 0.0
+    return number if math.isfinite(number) else 0.0
+
+
+def _plain(value: Any, depth: int = 0) -> Any:
+    """Return ``value`` as JSON-safe data: clean strings, finite numbers, bounded depth."""
+    if depth > MAX_JSON_DEPTH:
+        return {"unrecorded": "nested too deep"}
+    if value is None or isinstance(value, bool | int):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, dict):
+        return {_text(k) or "": _plain(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v, depth + 1) for v in value]
+    return clean_text(str(value))
+
+
 def _dump(value: Any) -> str | None:
-    return None if value is None else json.dumps(value, default=str, ensure_ascii=False)
+    if value is None:
+        return None
+    try:
+        return json.dumps(_plain(value), ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError, RecursionError) as err:
+        return json.dumps({"unrecorded": type(err).__name__})
 
 
 def _row(entry: AuditEntry) -> tuple[Any, ...]:
     return (
-        entry.ts,
-        entry.call_id,
-        entry.agent_id,
-        entry.tool,
-        entry.decision,
-        entry.outcome,
-        entry.error_code,
+        _number(entry.ts),
+        _text(entry.call_id, MAX_TEXT) or "",
+        _text(entry.agent_id, MAX_TEXT),
+        _text(entry.tool, MAX_TEXT),
+        _text(entry.decision, MAX_TEXT) or "unknown",
+        _text(entry.outcome, MAX_TEXT) or "unknown",
+        _text(entry.error_code, MAX_TEXT),
         _dump(entry.params),
         _dump(entry.result),
-        entry.duration_ms,
-        entry.node_id,
-        entry.trace_id,
+        _number(entry.duration_ms),
+        _text(entry.node_id, MAX_TEXT),
+        _text(entry.trace_id, MAX_TEXT),
         _dump(entry.details or None),
+    )
+
+
+def _fallback_row(row_or_entry: Any, err: BaseException) -> tuple[Any, ...]:
+    """Return the smallest row that still says a call happened and why it is incomplete."""
+    call_id = getattr(row_or_entry, "call_id", None)
+    if isinstance(row_or_entry, tuple) and len(row_or_entry) > 1:
+        call_id = row_or_entry[1]
+    return (
+        time.time(), _text(call_id, MAX_TEXT) or uuid.uuid4().hex, None, None, "unrecordable",
+        "error", None, None, None, 0.0, None, None,
+        json.dumps({"unrecorded": type(err).__name__}),
     )
 
 
@@ -135,60 +227,184 @@ class AuditFilter(TypedDict, total=False):
     limit: int
 
 
+_Pending = tuple[tuple[Any, ...], "asyncio.Future[None] | None"]
+
+
 class AuditLog:
-    """Append-only call log in the bridge database."""
+    """Append-only call log in the bridge database, written in group commits."""
 
     def __init__(self, db: Database) -> None:
         self._db = db
         db.migrate("auth.audit_log.v1", _MIGRATION)
-        self._buffer: list[AuditEntry] = []
-        self.batch_delay_s = 0.02
-        self.batch_size = 256
-        self._flusher: asyncio.Task[None] | None = None
+        db.migrate("auth.audit_rejections.v1", _REJECTIONS_MIGRATION)
+        self._pending: list[_Pending] = []
+        self._rejections: dict[tuple[int, str, str], int] = {}
+        self._minute = 0
+        self._sources: set[str] = set()
+        self._wake: asyncio.Event | None = None
+        self._writer: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
+        self._last_prune = 0.0
+        self._inflight: asyncio.Task[sqlite3.Error | bool | None] | None = None
+        self.commits = 0
 
-    def record(self, entry: AuditEntry) -> None:
-        """Buffer ``entry``; a background flush writes it shortly."""
-        self._buffer.append(entry)
-        if self._flusher is None or self._flusher.done():
+    def record(self, entry: AuditEntry) -> asyncio.Future[None] | None:
+        """Queue ``entry``; return a future done when its row is committed.
+
+        Outside an event loop the row is written before this returns (and ``None`` is
+        returned). The future fails with ``sqlite3.Error`` only when the database
+        cannot commit at all (disk full, file gone).
+        """
+        try:
+            row = _row(entry)
+        except Exception as err:  # a record must never take others with it
+            row = _fallback_row(entry, err)
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self._pending.append((row, None))
+            self.flush_sync()
+            return None
+        future: asyncio.Future[None] = loop.create_future()
+        self._pending.append((row, future))
+        self._kick(loop)
+        return future
+
+    def count_rejection(self, source: str | None, reason: str | None) -> None:
+        """Count one request refused before it had a verified token (no row of its own)."""
+        minute = int(time.time() // 60)
+        src = _text(source, 64) or "unknown"
+        why = _text(reason, 64) or "unknown"
+        if minute != self._minute:
+            self._minute, self._sources = minute, set()
+        if src not in self._sources:
+            if len(self._sources) >= MAX_SOURCES_PER_MINUTE:
+                src = OTHER_SOURCES
+            else:
+                self._sources.add(src)
+        key = (minute, src, why)
+        self._rejections[key] = self._rejections.get(key, 0) + 1
+        try:
+            self._kick(asyncio.get_running_loop())
+        except RuntimeError:
+            self.flush_sync()
+
+    def _kick(self, loop: asyncio.AbstractEventLoop) -> None:
+        writer = self._writer
+        if writer is None or writer.done() or writer.get_loop() is not loop:
+            self._wake = asyncio.Event()
+            self._lock = asyncio.Lock()
+            self._writer = loop.create_task(self._run())
+        assert self._wake is not None  # noqa: S101 - created with the writer
+        self._wake.set()
+
+    async def _run(self) -> None:
+        assert self._wake is not None  # noqa: S101 - set before the writer starts
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            if not self._pending and not self._rejections:
+                continue
             try:
-                self._flusher = asyncio.get_running_loop().create_task(self._drain())
-            except RuntimeError:
-                self.flush_sync()
+                await self.flush()
+            except Exception:  # the writer must outlive one bad batch
+                _LOG.exception("audit log writer failed")
+
+    def _take(self) -> tuple[list[_Pending], dict[tuple[int, str, str], int]]:
+        batch, self._pending = self._pending, []
+        counts, self._rejections = self._rejections, {}
+        return batch, counts
+
+    def _commit(
+        self, rows: list[tuple[Any, ...]], counts: dict[tuple[int, str, str], int],
+        *, now_only: bool = False,
+    ) -> sqlite3.Error | bool | None:
+        """Write ``rows`` and ``counts`` in one transaction; return the error, if any.
+
+        With ``now_only``, return ``False`` instead of waiting for the database.
+        """
+        now = time.time()
+        prune = now - self._last_prune > 3600
+        try:
+            if now_only:
+                ran, _ = self._db.try_transaction_now(
+                    lambda conn: _write(conn, rows, counts, now, prune)
+                )
+                if not ran:
+                    return False
+            else:
+                self._db.transaction_sync(lambda conn: _write(conn, rows, counts, now, prune))
+        except sqlite3.Error as err:
+            _LOG.error("audit log commit of %d row(s) failed: %s", len(rows), err)
+            return err
+        if prune:
+            self._last_prune = now
+        self.commits += 1
+        return None
 
     def flush_sync(self) -> None:
-        """Write every buffered entry now (blocking)."""
-        entries, self._buffer = self._buffer, []
-        if not entries:
-            return
-
-        def write(conn: sqlite3.Connection) -> None:
-            conn.executemany(
-                f"INSERT INTO audit_log ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",  # noqa: S608
-                [_row(e) for e in entries],
-            )
-
-        self._db.transaction_sync(write)
-
-    async def _drain(self) -> None:
-        while self._buffer:
-            if len(self._buffer) < self.batch_size:
-                await asyncio.sleep(self.batch_delay_s)
-            await self.flush()
+        """Write every queued row and counter now (blocking); settle their futures."""
+        batch, counts = self._take()
+        if batch or counts:
+            outcome = self._commit([row for row, _ in batch], counts)
+            _settle(batch, outcome if isinstance(outcome, sqlite3.Error) else None)
 
     async def flush(self) -> None:
-        """Write every buffered entry in one transaction."""
+        """Commit every queued row in one transaction.
+
+        A small batch is committed on the event loop when the database is free at once,
+        anything else in a worker thread. Cancelling the caller does not cancel the
+        commit: the rows' futures are settled when it ends.
+        """
         async with self._lock:
-            await asyncio.to_thread(self.flush_sync)
+            batch, counts = self._take()
+            if not batch and not counts:
+                return
+            rows = [row for row, _ in batch]
+            if len(rows) <= INLINE_COMMIT_ROWS:
+                # A small WAL append costs less than the two thread switches of a worker
+                # (which dominate on a busy machine); never waits for a lock to do it.
+                try:
+                    outcome = self._commit(rows, counts, now_only=True)
+                except Exception as err:  # every waiting caller must hear of it
+                    _LOG.exception("audit log commit failed")
+                    _settle(batch, err)
+                    return
+                if outcome is not False:
+                    _settle(batch, outcome if isinstance(outcome, sqlite3.Error) else None)
+                    return
+            task = asyncio.get_running_loop().create_task(
+                asyncio.to_thread(self._commit, rows, counts)
+            )
+            self._inflight = task
+            task.add_done_callback(lambda done: _settle(batch, _error_of(done)))
+            await asyncio.shield(task)
 
     async def stop(self) -> None:
-        """Flush and wait for the background writer."""
-        if self._flusher is not None:
-            await asyncio.gather(self._flusher, return_exceptions=True)
+        """Commit what is queued and stop the writer."""
+        await self.flush()
+        if self._writer is not None:
+            self._writer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._writer
+            self._writer = None
         await self.flush()
 
+    def rejections_sync(self, *, since: float | None = None) -> list[dict[str, Any]]:
+        """Return the committed rejection counters, newest minute first."""
+        rows = self._db.fetchall_sync(
+            "SELECT minute, source, reason, count FROM audit_rejections WHERE minute >= ? "
+            "ORDER BY minute DESC, source, reason",
+            (int((since or 0) // 60),),
+        )
+        return [
+            {"minute": r["minute"] * 60, "source": r["source"], "reason": r["reason"],
+             "count": r["count"]}
+            for r in rows
+        ]
+
     async def query(self, **filters: Unpack[AuditFilter]) -> list[AuditEntry]:
-        """Return the newest matching entries first (buffered entries included)."""
+        """Return the newest matching entries first (queued entries included)."""
         await self.flush()
         return self.query_sync(**filters)
 
@@ -232,3 +448,47 @@ class AuditLog:
             )
             for row in rows
         ]
+
+
+def _write(
+    conn: sqlite3.Connection,
+    rows: list[tuple[Any, ...]],
+    counts: dict[tuple[int, str, str], int],
+    now: float,
+    prune: bool,
+) -> None:
+    """Insert each row on its own statement, so a bad one cannot undo the others."""
+    for row in rows:
+        try:
+            conn.execute(_INSERT, row)
+        except (sqlite3.InterfaceError, sqlite3.DataError, sqlite3.IntegrityError,
+                sqlite3.ProgrammingError, OverflowError, UnicodeError) as err:
+            conn.execute(_INSERT, _fallback_row(row, err))
+    if counts:
+        conn.executemany(
+            "INSERT INTO audit_rejections (minute, source, reason, count) VALUES (?,?,?,?) "
+            "ON CONFLICT (minute, source, reason) DO UPDATE SET count = count + excluded.count",
+            [(m, s, r, n) for (m, s, r), n in counts.items()],
+        )
+    if prune:
+        conn.execute(
+            "DELETE FROM audit_rejections WHERE minute < ?",
+            (int((now - REJECTION_RETENTION_S) // 60),),
+        )
+
+
+def _error_of(task: asyncio.Future[sqlite3.Error | bool | None]) -> BaseException | None:
+    if task.cancelled():
+        return asyncio.CancelledError()
+    error = task.exception() or task.result()
+    return error if isinstance(error, BaseException) else None
+
+
+def _settle(batch: list[_Pending], err: BaseException | None) -> None:
+    for _, future in batch:
+        if future is None or future.done():
+            continue
+        if err is None:
+            future.set_result(None)
+        else:
+            future.set_exception(err)

@@ -12,24 +12,34 @@ a JSON object with exactly these keys::
      "constraints": {"max_hops": int | null, "allowed_nodes": [str, ...],
                      "rate_limit": {"per_minute": int} | null}}
 
-``TokenVerifier`` accepts a token only if it parses, its issuer is one of the trusted
-public keys, the signature verifies under that key, and ``issued_at - skew <= now <
-expires_at + skew``. Every rejection is an ``UnauthenticatedError`` whose details carry
-a ``reason``: ``malformed``, ``unknown_issuer``, ``bad_signature``, ``expired`` or
-``not_yet_valid``.
+``TokenVerifier.verify`` is the one place a token is accepted (HTTP, event sockets,
+MCP, mesh-forwarded calls all reach it): it parses the token, checks its issuer is one
+of the trusted public keys, the signature verifies under that key, the token is not
+revoked, and ``issued_at - skew <= now < expires_at + skew`` where ``skew`` is
+``EXPIRY_SKEW_S`` (a few seconds of clock difference between nodes; not the replay
+window). Every rejection is an ``UnauthenticatedError`` whose details carry a
+``reason``: ``malformed``, ``unknown_issuer``, ``bad_signature``, ``revoked``,
+``expired`` or ``not_yet_valid``.
 
-``IssuedTokens`` keeps a ledger of the tokens this node issued (contents and signature,
-never the raw token) in the bridge database, for ``atmosphere-bridge token list``.
+A token's id (``token_id``) is derived from its signature, so any node can tell which
+token it holds; it is what ``token list`` shows and ``token revoke`` takes.
+``IssuedTokens`` keeps the ledger of the tokens this node issued: id, SHA-256 of the
+token, agent, permissions and times, never the payload or signature, so the database
+(or a backup of it) cannot rebuild a token. ``Revocations`` holds revoked ids, each
+with a notice signed by the token's issuer that peers verify on their own.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import math
+import sqlite3
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from bridge.auth.canonical import b64d, b64e, canonical_json
 from bridge.auth.keys import NodeKey, verify
@@ -39,6 +49,10 @@ from bridge.storage import Database
 
 TOKEN_VERSION = 1
 MAX_TOKEN_CHARS = 16_384
+# What a token may weigh: it travels in an HTTP header (``Authorization: Bearer …``)
+# and the server refuses headers over 8,190 bytes, so ``issue_token`` refuses longer ones.
+MAX_USABLE_TOKEN_CHARS = 8_000
+EXPIRY_SKEW_S = 5.0
 _PAYLOAD_KEYS = frozenset(
     {"v", "agent_id", "issued_at", "expires_at", "permissions", "issuer", "constraints"}
 )
@@ -78,6 +92,7 @@ class AgentToken:
     issuer: str
     signature: str
     raw: str = ""
+    id: str = ""
 
     def payload(self) -> dict[str, Any]:
         """Return the signed payload as a JSON object."""
@@ -106,10 +121,12 @@ def issue_token(
     now: float | None = None,
 ) -> str:
     """Sign and return a token; raise ``InvalidRequestError`` for bad inputs."""
-    if not agent_id or len(agent_id) > 256:
+    if not isinstance(agent_id, str) or not agent_id or len(agent_id) > 256:
         raise InvalidRequestError("agent_id must be 1-256 characters")
-    if ttl_s <= 0:
-        raise InvalidRequestError("ttl must be positive")
+    if not agent_id.isprintable() or agent_id != agent_id.encode("utf-8", "replace").decode():
+        raise InvalidRequestError("agent_id must be printable text (no control characters)")
+    if not math.isfinite(ttl_s) or ttl_s <= 0 or ttl_s > 100 * 365 * 86_400:
+        raise InvalidRequestError("ttl must be a positive number of seconds, at most 100 years")
     perms = tuple(permissions)
     for perm in perms:
         validate_pattern(perm)
@@ -129,7 +146,26 @@ def issue_token(
         signature="",
     )
     body = canonical_json(token.payload())
-    return f"{b64e(body)}.{key.sign(body)}"
+    raw = f"{b64e(body)}.{key.sign(body)}"
+    if len(raw) > MAX_USABLE_TOKEN_CHARS:
+        raise InvalidRequestError(
+            f"this token would be {len(raw)} characters; a token must fit in an HTTP header "
+            f"(at most {MAX_USABLE_TOKEN_CHARS}): use fewer, broader permission patterns "
+            "(e.g. 'device:control:*' instead of one per device)",
+            {"chars": len(raw), "max_chars": MAX_USABLE_TOKEN_CHARS},
+        )
+    return raw
+
+
+def token_id(signature: str) -> str:
+    """Return the public id of the token with ``signature`` (32 hex digits)."""
+    digest = hashlib.sha256(b"atmosphere-bridge token id v1\0" + signature.encode()).hexdigest()
+    return digest[:32]
+
+
+def token_hash(raw: str) -> str:
+    """Return the SHA-256 (hex) of a raw token, the ledger's proof of which token it was."""
+    return hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _reject(reason: str, message: str) -> UnauthenticatedError:
@@ -145,7 +181,13 @@ def _str_list(value: Any, name: str) -> tuple[str, ...]:
 def _number(value: Any, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise _reject("malformed", f"token field '{name}' must be a number")
-    return float(value)
+    try:
+        number = float(value)
+    except OverflowError as err:
+        raise _reject("malformed", f"token field '{name}' is out of range") from err
+    if not math.isfinite(number):
+        raise _reject("malformed", f"token field '{name}' must be a finite number")
+    return number
 
 
 def parse_token(raw: str) -> tuple[AgentToken, bytes]:
@@ -191,23 +233,155 @@ def parse_token(raw: str) -> tuple[AgentToken, bytes]:
         issuer=issuer,
         signature=signature,
         raw=raw,
+        id=token_id(signature),
     )
     return token, body
 
 
+class Revocations:
+    """Revoked token ids, each with its notice signed by the token's issuer.
+
+    A notice is ``{"type": "token_revocation", "token_id", "issuer", "expires_at",
+    "revoked_at", "signature"}``; the signature (by ``issuer``) covers the canonical
+    JSON of the other fields, so any node can check it without trusting the sender.
+    Kept in memory (checked on every verification) and, with a database, in
+    ``revoked_tokens`` so a restart keeps them. A notice is dropped once its token has
+    expired: an expired token is refused anyway.
+    """
+
+    MAX_ENTRIES = 100_000
+
+    def __init__(self, db: Database | None = None) -> None:
+        self._db = db
+        self._notices: dict[str, dict[str, Any]] = {}
+        self._listeners: list[Callable[[dict[str, Any]], None]] = []
+        if db is not None:
+            db.migrate("auth.revoked_tokens.v1", _REVOKED_MIGRATION)
+            self.reload_sync()
+
+    def reload_sync(self) -> None:
+        """Load every stored notice whose token has not expired yet."""
+        if self._db is None:
+            return
+        rows = self._db.fetchall_sync(
+            "SELECT notice_json FROM revoked_tokens WHERE expires_at > ?", (time.time(),)
+        )
+        for row in rows:
+            notice = json.loads(row["notice_json"])
+            self._notices[notice["token_id"]] = notice
+
+    def __contains__(self, token_id: object) -> bool:
+        return token_id in self._notices
+
+    def notices(self) -> list[dict[str, Any]]:
+        """Return every live notice (for gossip), dropping those of expired tokens."""
+        now = time.time()
+        for tid in [t for t, n in self._notices.items() if n["expires_at"] <= now]:
+            del self._notices[tid]
+        return list(self._notices.values())
+
+    def subscribe(self, listener: Callable[[dict[str, Any]], None]) -> Callable[[], None]:
+        """Call ``listener(notice)`` for every newly accepted revocation; return unsubscribe."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    def revoke(self, key: NodeKey, token_id_: str, expires_at: float) -> dict[str, Any]:
+        """Sign and store a revocation of one of ``key``'s tokens; return the notice."""
+        fields: dict[str, Any] = {
+            "type": "token_revocation",
+            "token_id": token_id_,
+            "issuer": key.public_key_b64,
+            "expires_at": float(expires_at),
+            "revoked_at": round(time.time(), 3),
+        }
+        notice = {**fields, "signature": key.sign(canonical_json(fields))}
+        self._store(notice)
+        return notice
+
+    def accept(self, doc: Any, trusted_issuers: Iterable[str]) -> bool:
+        """Take a notice from a peer; return whether it is new and valid.
+
+        Refused silently (``False``): not a notice, an issuer not trusted here, a bad
+        signature, an already expired token, or one already known.
+        """
+        if not isinstance(doc, dict) or set(doc) != _NOTICE_KEYS:
+            return False
+        if doc.get("type") != "token_revocation":
+            return False
+        tid, issuer, sig = doc.get("token_id"), doc.get("issuer"), doc.get("signature")
+        expires, revoked = doc.get("expires_at"), doc.get("revoked_at")
+        if not (isinstance(tid, str) and len(tid) == 32 and isinstance(issuer, str)
+                and isinstance(sig, str) and _finite(expires) and _finite(revoked)):
+            return False
+        if tid in self._notices or issuer not in set(trusted_issuers):
+            return False
+        if float(cast("float", expires)) <= time.time():
+            return False
+        fields = {k: v for k, v in doc.items() if k != "signature"}
+        if not verify(issuer, canonical_json(fields), sig):
+            return False
+        self._store(dict(doc))
+        return True
+
+    def _store(self, notice: dict[str, Any]) -> None:
+        if notice["token_id"] in self._notices:
+            return
+        if len(self._notices) >= self.MAX_ENTRIES:
+            self.notices()
+            if len(self._notices) >= self.MAX_ENTRIES:
+                return
+        self._notices[notice["token_id"]] = notice
+        if self._db is not None:
+            self._db.execute_sync(
+                "INSERT OR IGNORE INTO revoked_tokens (token_id, issuer, expires_at, revoked_at, "
+                "notice_json) VALUES (?, ?, ?, ?, ?)",
+                (notice["token_id"], notice["issuer"], notice["expires_at"],
+                 notice["revoked_at"], json.dumps(notice, sort_keys=True)),
+            )
+        for listener in list(self._listeners):
+            listener(notice)
+
+
+def _finite(value: Any) -> bool:
+    return (
+        isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    )
+
+
+_NOTICE_KEYS = frozenset(
+    {"type", "token_id", "issuer", "expires_at", "revoked_at", "signature"}
+)
+
+_REVOKED_MIGRATION = """
+CREATE TABLE revoked_tokens (
+    token_id TEXT PRIMARY KEY,
+    issuer TEXT NOT NULL,
+    expires_at REAL NOT NULL,
+    revoked_at REAL NOT NULL,
+    notice_json TEXT NOT NULL
+);
+"""
+
+
 class TokenVerifier:
-    """Verify tokens against a set of trusted issuer public keys."""
+    """Verify tokens against a set of trusted issuer public keys and the revocations.
+
+    ``clock_skew_s`` is how far clocks of nodes may differ for a token's validity
+    (default ``EXPIRY_SKEW_S``); it is not the replay window of requests.
+    """
 
     def __init__(
         self,
         trusted_issuers: Iterable[str],
         *,
-        clock_skew_s: float = 300.0,
+        clock_skew_s: float = EXPIRY_SKEW_S,
         clock: Callable[[], float] = time.time,
         cache_size: int = 4096,
+        revocations: Revocations | None = None,
     ) -> None:
         self.trusted_issuers = frozenset(trusted_issuers)
         self.clock_skew_s = clock_skew_s
+        self.revocations = revocations if revocations is not None else Revocations()
         self._clock = clock
         self._cache: OrderedDict[str, AgentToken] = OrderedDict()
         self._cache_size = cache_size
@@ -224,12 +398,21 @@ class TokenVerifier:
             self._cache[raw] = token
             if len(self._cache) > self._cache_size:
                 self._cache.popitem(last=False)
+        self.check(token)
+        return token
+
+    def check(self, token: AgentToken) -> None:
+        """Raise ``UnauthenticatedError`` if an already verified token is revoked or expired now.
+
+        For holders of long-lived connections (event sockets) to re-check cheaply.
+        """
+        if token.id in self.revocations:
+            raise _reject("revoked", "token has been revoked")
         now = self._clock()
         if now < token.issued_at - self.clock_skew_s:
             raise _reject("not_yet_valid", "token is not valid yet")
         if now >= token.expires_at + self.clock_skew_s:
             raise _reject("expired", "token has expired")
-        return token
 
 
 _LEDGER_MIGRATION = """
@@ -243,29 +426,62 @@ CREATE TABLE issued_tokens (
 CREATE INDEX issued_tokens_agent ON issued_tokens(agent_id, issued_at);
 """
 
+_LEDGER_V2 = """
+CREATE TABLE issued_tokens_v2 (
+    id TEXT PRIMARY KEY,
+    token_sha256 TEXT NOT NULL,
+    agent_id TEXT NOT NULL,
+    permissions_json TEXT NOT NULL,
+    issued_at REAL NOT NULL,
+    expires_at REAL NOT NULL
+);
+"""
+
+
+def _ledger_v2(conn: sqlite3.Connection) -> None:
+    """Rewrite the v1 ledger (payload + signature) into ids and hashes, then drop it."""
+    conn.execute(_LEDGER_V2.strip())
+    for row in conn.execute("SELECT signature, payload_json FROM issued_tokens").fetchall():
+        payload = json.loads(row[1])
+        raw = f"{b64e(canonical_json(payload))}.{row[0]}"
+        conn.execute(
+            "INSERT OR IGNORE INTO issued_tokens_v2 VALUES (?, ?, ?, ?, ?, ?)",
+            (token_id(row[0]), token_hash(raw), payload["agent_id"],
+             json.dumps(payload.get("permissions", [])), payload["issued_at"],
+             payload["expires_at"]),
+        )
+    conn.execute("DROP TABLE issued_tokens")
+    conn.execute("ALTER TABLE issued_tokens_v2 RENAME TO issued_tokens")
+    conn.execute("CREATE INDEX issued_tokens_agent ON issued_tokens(agent_id, issued_at)")
+
 
 class IssuedTokens:
-    """The ledger of tokens issued by this node (no raw tokens are stored)."""
+    """The ledger of tokens issued by this node: ids and hashes, nothing to rebuild one."""
 
     def __init__(self, db: Database) -> None:
         self._db = db
         db.migrate("auth.issued_tokens.v1", _LEDGER_MIGRATION)
+        db.migrate_with("auth.issued_tokens.v2", _ledger_v2, scrub=True)
 
     def record_sync(self, raw: str) -> AgentToken:
-        """Parse ``raw`` and add it to the ledger; return its contents."""
+        """Parse ``raw`` and add its id, hash and metadata to the ledger; return its contents."""
         token, _ = parse_token(raw)
         self._db.execute_sync(
-            "INSERT OR IGNORE INTO issued_tokens (signature, agent_id, issued_at, expires_at, "
-            "payload_json) VALUES (?, ?, ?, ?, ?)",
-            (
-                token.signature, token.agent_id, token.issued_at, token.expires_at,
-                json.dumps(token.payload(), sort_keys=True),
-            ),
+            "INSERT OR IGNORE INTO issued_tokens (id, token_sha256, agent_id, permissions_json, "
+            "issued_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)",
+            (token.id, token_hash(raw), token.agent_id, json.dumps(list(token.permissions)),
+             token.issued_at, token.expires_at),
         )
         return token
 
+    def get_sync(self, token_id_: str) -> dict[str, Any] | None:
+        """Return one ledger entry (without its revocation state) or ``None``."""
+        row = self._db.fetchone_sync("SELECT * FROM issued_tokens WHERE id = ?", (token_id_,))
+        return None if row is None else _entry(row)
+
     def list_sync(self, *, agent_id: str | None = None, limit: int = 100) -> list[dict[str, Any]]:
-        """Return issued tokens' payloads and signatures, newest first."""
+        """Return ``{id, agent_id, permissions, issued_at, expires_at}`` newest first."""
+        limit = max(1, min(limit, 10_000))
         if agent_id is None:
             rows = self._db.fetchall_sync(
                 "SELECT * FROM issued_tokens ORDER BY issued_at DESC LIMIT ?", (limit,)
@@ -275,4 +491,14 @@ class IssuedTokens:
                 "SELECT * FROM issued_tokens WHERE agent_id = ? ORDER BY issued_at DESC LIMIT ?",
                 (agent_id, limit),
             )
-        return [{**json.loads(row["payload_json"]), "signature": row["signature"]} for row in rows]
+        return [_entry(row) for row in rows]
+
+
+def _entry(row: sqlite3.Row) -> dict[str, Any]:
+    return {
+        "id": row["id"],
+        "agent_id": row["agent_id"],
+        "permissions": json.loads(row["permissions_json"]),
+        "issued_at": row["issued_at"],
+        "expires_at": row["expires_at"],
+    }

@@ -32,6 +32,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--since", help="only entries newer than this age (e.g. 1h, 2d)")
     parser.add_argument("--limit", type=int, default=50, help="most entries to show (50)")
     parser.add_argument("--json", action="store_true", help="print JSON lines")
+    parser.add_argument(
+        "--rejections", action="store_true",
+        help="show the per-minute counters of requests refused without a valid token",
+    )
     parser.set_defaults(func=audit_command)
 
 
@@ -42,6 +46,17 @@ def audit_command(args: argparse.Namespace) -> int:
     if not path.exists():
         raise NotFoundError(f"no database at {path}")
     db = Database(path)
+    if args.rejections:
+        try:
+            since = time.time() - parse_ttl(args.since) if args.since else None
+            counters = AuditLog(db).rejections_sync(since=since)[: max(1, args.limit)]
+        finally:
+            db.close()
+        for row in counters:
+            when = datetime.fromtimestamp(row["minute"], tz=UTC).strftime("%Y-%m-%d %H:%M")
+            print(json.dumps(row) if args.json else
+                  f"{when}  {row['source']:<40} {row['reason']:<16} {row['count']}")
+        return 0
     try:
         entries = AuditLog(db).query_sync(
             agent_id=args.agent, tool=args.tool, decision=args.decision, outcome=args.outcome,

@@ -10,6 +10,7 @@ import argparse
 import asyncio
 import gc
 import logging
+import os
 import signal
 from dataclasses import replace
 from pathlib import Path
@@ -51,6 +52,8 @@ def build_config(args: argparse.Namespace) -> BridgeConfig:
 def run_command(args: argparse.Namespace) -> int:
     """Run until a signal arrives; return the exit code."""
     config = build_config(args)
+    # Whatever the caller's umask: every file the bridge (or a child) creates is private.
+    os.umask(0o077)
     return asyncio.run(serve(config, enable_matter=not args.no_matter))
 
 

@@ -3,26 +3,32 @@
 ``token issue --agent ID --perm P… --ttl 1d [--max-hops N] [--allowed-node N…]
 [--rate N]`` prints a token signed by ``<state-dir>/node.key``; ``token inspect TOKEN``
 verifies it against the node key and ``auth.trusted_issuers`` and prints its contents
-(exit 1 with the reason when it is not valid). Issued tokens are recorded (without the
-raw token) in ``<state-dir>/bridge.db``; ``token list`` shows them.
+(exit 1 with the reason when it is not valid). Issued tokens are recorded in
+``<state-dir>/bridge.db`` by id and hash only (never enough to rebuild one); ``token
+list`` shows ``{id, agent_id, permissions, issued_at, expires_at, revoked}`` per line and
+``token revoke ID`` revokes one: through the running bridge when there is one (at once,
+and gossiped to mesh peers), else in the database (the bridge loads it when it starts).
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import re
 import time
+from urllib.parse import quote
 
 from bridge.auth.tokens import (
     Constraints,
     IssuedTokens,
+    Revocations,
     TokenVerifier,
     issue_token,
     parse_token,
 )
 from bridge.cli.keys import add_state_dir, config_from, load_node_key
-from bridge.errors import InvalidRequestError
+from bridge.errors import InvalidRequestError, NotFoundError
 from bridge.storage import Database
 
 DB_FILE_NAME = "bridge.db"
@@ -67,6 +73,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     listing.add_argument("--agent", help="only this agent's tokens")
     listing.add_argument("--limit", type=int, default=100, help="most tokens to show (100)")
     listing.set_defaults(func=list_command)
+    revoke = sub.add_parser("revoke", help="revoke a token this node issued (by its id)")
+    add_state_dir(revoke)
+    revoke.add_argument("id", help="the token's id (see 'token list')")
+    revoke.set_defaults(func=revoke_command)
 
 
 def issue_command(args: argparse.Namespace) -> int:
@@ -98,10 +108,45 @@ def list_command(args: argparse.Namespace) -> int:
     config = config_from(args)
     db = Database(config.state_dir / DB_FILE_NAME)
     try:
+        revoked = Revocations(db)
         for doc in IssuedTokens(db).list_sync(agent_id=args.agent, limit=args.limit):
-            print(json.dumps(doc))
+            print(json.dumps({**doc, "revoked": doc["id"] in revoked}))
     finally:
         db.close()
+    return 0
+
+
+def revoke_command(args: argparse.Namespace) -> int:
+    """Revoke a token by id; print its entry."""
+    from bridge.cli.client import BridgeUnreachableError, call
+    from bridge.cli.devices import running_bridge_url
+
+    config = config_from(args)
+    key = load_node_key(config)
+    url = running_bridge_url(config.state_dir)
+    if url is not None:
+        # A one-minute token of our own, so the running bridge revokes (and gossips) it.
+        admin = issue_token(key, agent_id="cli", permissions=["token:manage"], ttl_s=60)
+        try:
+            entry = asyncio.run(
+                call("DELETE", f"{url}/v1/tokens/{quote(args.id, safe='')}", admin)
+            )
+        except BridgeUnreachableError:
+            url = None
+        else:
+            print(json.dumps(entry))
+            return 0
+    db = Database(config.state_dir / DB_FILE_NAME)
+    try:
+        entry = IssuedTokens(db).get_sync(args.id)
+        if entry is None:
+            raise NotFoundError(f"no token '{args.id[:64]}' was issued here", {"id": args.id[:64]})
+        revocations = Revocations(db)
+        if args.id not in revocations:
+            revocations.revoke(key, args.id, entry["expires_at"])
+    finally:
+        db.close()
+    print(json.dumps({**entry, "revoked": True}))
     return 0
 
 
@@ -112,7 +157,14 @@ def inspect_command(args: argparse.Namespace) -> int:
     if (config.state_dir / "node.key").exists():
         trusted.append(load_node_key(config).public_key_b64)
     parse_token(args.token)
-    token = TokenVerifier(trusted, clock_skew_s=config.auth.clock_skew_s).verify(args.token)
+    db = Database(config.state_dir / DB_FILE_NAME)
+    try:
+        revocations = Revocations(db)
+    finally:
+        db.close()
+    token = TokenVerifier(
+        trusted, clock_skew_s=config.auth.expiry_skew_s, revocations=revocations
+    ).verify(args.token)
     doc = token.to_json()
     doc["valid"] = True
     doc["expires_in_s"] = round(token.expires_at - time.time(), 1)

@@ -233,6 +233,19 @@ class Invoker:
             _LOG.exception("internal error in call %s", call_id)
             internal = InternalError("internal error", {"call_id": call_id})
             response = self._fail(request, call_id, call, state, internal, started)
+        if state.committed is not None:
+            # Acknowledge only what the audit log holds: a crash from here on loses nothing.
+            try:
+                await asyncio.shield(state.committed)
+            except Exception:  # disk full, file gone (the audit log logs it once per batch)
+                failed = InternalError(
+                    "the call's audit record could not be written",
+                    {"call_id": call_id, "reason": "audit_unavailable"},
+                )
+                response = ToolResponse.failure(
+                    request, call_id, response.tool, failed, response.duration_ms,
+                    self.node_id, response.execution,
+                )
         return response
 
     async def _run(
@@ -249,6 +262,9 @@ class Invoker:
         if token is None:
             token = self.authenticate(request.token)
             call = replace(call, agent_id=token.agent_id)
+        else:
+            # Verified earlier (an open socket, an MCP session): still valid now?
+            self.verifier.check(token)
         state.token = token
         self._check_constraints(token, request)
         entry = self.registry.resolve(request.tool, request.version)
@@ -562,6 +578,14 @@ class Invoker:
     ) -> None:
         if self.audit is None:
             return
+        if state.token is None:
+            # No verified identity: a bounded counter, not a row anyone can flood.
+            why = (response.error or {}).get("details") or {}
+            path = request.routing.path
+            self.audit.count_rejection(
+                f"node:{path[-1]}" if path else "call", str(why.get("reason") or state.decision)
+            )
+            return
         defn = state.tool.definition if state.tool is not None else None
         details: dict[str, Any] = {}
         if state.approval_id is not None:
@@ -577,7 +601,7 @@ class Invoker:
         execution = response.execution
         if execution is not None and execution.node_id != self.node_id:
             details["execution"] = execution.to_json()
-        self.audit.record(
+        state.committed = self.audit.record(
             AuditEntry(
                 call_id=response.call_id,
                 agent_id=state.token.agent_id if state.token is not None else None,
@@ -605,6 +629,7 @@ class _State:
     __slots__ = (
         "approval_id",
         "approvers",
+        "committed",
         "decision",
         "executed_error",
         "execution",
@@ -630,6 +655,7 @@ class _State:
         self.execution: ExecutionInfo | None = None
         self.redactor = Redactor()
         self.result_json: str | None = None
+        self.committed: asyncio.Future[None] | None = None
 
 
 def _ensure_available(entry: RegisteredTool) -> None:

@@ -10,13 +10,21 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from typing import Any
 
 from bridge.auth.approvals import ApprovalStore
 from bridge.auth.audit import AuditLog
 from bridge.auth.keys import NodeKey
 from bridge.auth.ratelimit import RateLimiter
-from bridge.auth.tokens import TokenVerifier
+from bridge.auth.tokens import (
+    Constraints,
+    IssuedTokens,
+    Revocations,
+    TokenVerifier,
+    issue_token,
+)
 from bridge.config import BridgeConfig
+from bridge.errors import NotFoundError
 from bridge.events import EventBus
 from bridge.invocation.idempotency import IdempotencyStore
 from bridge.invocation.invoker import Invoker
@@ -37,6 +45,7 @@ class InvocationRuntime:
     idempotency: IdempotencyStore
     invoker: Invoker
     jobs: JobManager
+    tokens: IssuedTokens
 
     @classmethod
     def build(
@@ -52,7 +61,8 @@ class InvocationRuntime:
         """Wire the pipeline's parts on ``db``."""
         verifier = TokenVerifier(
             (key.public_key_b64, *config.auth.trusted_issuers),
-            clock_skew_s=config.auth.clock_skew_s,
+            clock_skew_s=config.auth.expiry_skew_s,
+            revocations=Revocations(db),
         )
         audit = AuditLog(db)
         approvals = ApprovalStore(db, key, events=events)
@@ -80,6 +90,7 @@ class InvocationRuntime:
             idempotency=idempotency,
             invoker=invoker,
             jobs=JobManager(invoker, db),
+            tokens=IssuedTokens(db),
         )
 
     async def start(self) -> None:
@@ -93,3 +104,43 @@ class InvocationRuntime:
         await self.jobs.stop()
         await self.approvals.stop()
         await self.audit.stop()
+
+    def issue(
+        self, *, agent_id: str, permissions: list[str], ttl_s: float,
+        constraints: Constraints | None = None,
+    ) -> tuple[str, dict[str, Any]]:
+        """Issue a token signed by this node, record it; return it and its ledger entry."""
+        raw = issue_token(
+            self.key, agent_id=agent_id, permissions=permissions, ttl_s=ttl_s,
+            constraints=constraints,
+        )
+        token = self.tokens.record_sync(raw)
+        return raw, self.token_view(token.id)
+
+    def token_view(self, token_id: str) -> dict[str, Any]:
+        """Return ``{id, agent_id, permissions, issued_at, expires_at, revoked}``."""
+        entry = self.tokens.get_sync(token_id)
+        if entry is None:
+            shown = token_id[:64]
+            raise NotFoundError(f"no token '{shown}' was issued here", {"id": shown})
+        return {**entry, "revoked": token_id in self.verifier.revocations}
+
+    def list_tokens(self, *, agent_id: str | None = None, limit: int = 100) -> list[dict[str, Any]]:
+        """Return the ledger, newest first, each entry with its ``revoked`` flag."""
+        revoked = self.verifier.revocations
+        return [
+            {**entry, "revoked": entry["id"] in revoked}
+            for entry in self.tokens.list_sync(agent_id=agent_id, limit=limit)
+        ]
+
+    def revoke(self, token_id: str) -> dict[str, Any]:
+        """Revoke a token this node issued (idempotent); return its entry.
+
+        Takes effect at once for every verification here; subscribers (the mesh node)
+        pass the signed notice on to peers. Raises ``NotFoundError`` for an id not in
+        the ledger.
+        """
+        entry = self.token_view(token_id)
+        if not entry["revoked"]:
+            self.verifier.revocations.revoke(self.key, token_id, entry["expires_at"])
+        return {**entry, "revoked": True}

@@ -22,7 +22,7 @@ import yaml
 from bridge.errors import ConfigInvalidError
 from bridge.matter.client import ClusterInfo, cluster_info
 
-DEFAULT_DIRECTORY = Path(__file__).resolve().parents[2] / "cluster_maps"
+DEFAULT_DIRECTORY = Path(__file__).resolve().parent / "maps"
 _SCHEMA_PATH = Path(__file__).with_name("cluster_map.schema.json")
 
 

@@ -56,6 +56,7 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, Too
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from bridge import __version__
+from bridge.auth.approvals import ApprovalStatus
 from bridge.auth.canonical import canonical_json
 from bridge.auth.permissions import PermissionChecker, covers
 from bridge.auth.tokens import AgentToken
@@ -474,6 +475,10 @@ class BridgeMcpServer:
         self._expire()
         pending = self._pending.get(slot)
         if pending is not None:
+            if not pending.task.done() and await self._decided(runtime, pending):
+                # Approved or denied: the call is finishing (its audit record is being
+                # committed); its result is moments away, not another approval.
+                await asyncio.wait({pending.task}, timeout=self.approval_wait_s)
             if not pending.task.done():
                 return self._pending_answer(pending)
             del self._pending[slot]
@@ -531,6 +536,15 @@ class BridgeMcpServer:
         for slot, pending in list(self._pending.items()):
             if pending.ended_at is not None and now - pending.ended_at > self.pending_ttl_s:
                 del self._pending[slot]
+
+    @staticmethod
+    async def _decided(runtime: InvocationRuntime, pending: PendingCall) -> bool:
+        """Return whether the pending call's approval is no longer waiting for a decision."""
+        try:
+            approval = await runtime.approvals.get(str(pending.approval.get("id")))
+        except BridgeError:
+            return False
+        return approval.status is not ApprovalStatus.PENDING
 
     def _pending_answer(self, pending: PendingCall) -> types.CallToolResult:
         approval = pending.approval

@@ -33,7 +33,7 @@ from typing import Any
 import aiohttp
 
 from bridge.auth.keys import KEY_FILE_NAME, NodeKey
-from bridge.auth.tokens import parse_token
+from bridge.auth.tokens import TokenVerifier, parse_token
 from bridge.config import BridgeConfig, MeshConfig, is_wildcard_host
 from bridge.errors import (
     BridgeError,
@@ -62,6 +62,7 @@ _LOGGER = logging.getLogger(__name__)
 
 ANNOUNCE_DEBOUNCE_S = 0.2
 MAX_RELAYS = 2
+MAX_REVOCATIONS_PUSHED = 256
 GOSSIP_HTTP_TIMEOUT_S = 5.0
 
 RunLocal = Callable[[ToolRequest], Awaitable[ToolResponse]]
@@ -118,6 +119,7 @@ class MeshNode:
         self._rng = random.Random()  # noqa: S311 - peer choice, not security
         self.rejections: dict[str, int] = {}
         self._warned_affinity: set[str] = set()
+        self._verifier: TokenVerifier | None = None
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -343,6 +345,9 @@ class MeshNode:
             reply = await self._post(urls, "/v1/mesh/gossip", envelope)
             counts, push = self.gossip.handle_reply(reply)
             self._count(counts)
+            notices = self._revocation_notices()
+            if notices:
+                await self._push_revocations(node_id, urls, notices)
             if push is None:
                 return
             answer = await self._post(
@@ -395,6 +400,8 @@ class MeshNode:
         counts = self.gossip.handle_push(body)
         self._count(counts)
         answer: dict[str, Any] = {"outcomes": {k.value: v for k, v in counts.items()}}
+        if "revocations" in body:
+            answer["revocations_accepted"] = self.accept_revocations(body["revocations"])
         if "want" in body:
             answer["announcements"] = self.gossip.documents(body["want"])
         return answer
@@ -452,6 +459,60 @@ class MeshNode:
                 "the caller's token does not allow calls on this node",
                 {"node_id": self.identity.node_id},
             )
+
+    # -- token revocations --------------------------------------------------------------
+
+    def use_verifier(self, verifier: TokenVerifier) -> None:
+        """Gossip ``verifier``'s revocations and feed it those peers send.
+
+        A revocation this node makes is pushed to every known peer at once and again
+        in each gossip round until the token expires, so a peer that was away gets it
+        too. A peer's notice counts only when signed by the token's issuer and that
+        issuer is one this node's verifier trusts.
+        """
+        if self._verifier is verifier:
+            return
+        self._verifier = verifier
+        self._unsubscribe.append(verifier.revocations.subscribe(self._on_revocation))
+
+    def _revocation_notices(self) -> list[dict[str, Any]]:
+        if self._verifier is None:
+            return []
+        notices = self._verifier.revocations.notices()
+        return sorted(notices, key=lambda n: -float(n["revoked_at"]))[:MAX_REVOCATIONS_PUSHED]
+
+    def accept_revocations(self, documents: Any) -> int:
+        """Take revocation notices from a peer; return how many were new and valid."""
+        if self._verifier is None:
+            return 0
+        if not isinstance(documents, list) or len(documents) > MAX_REVOCATIONS_PUSHED:
+            raise InvalidRequestError(
+                f"revocations must be a list of at most {MAX_REVOCATIONS_PUSHED}"
+            )
+        issuers = self._verifier.trusted_issuers
+        return sum(self._verifier.revocations.accept(doc, issuers) for doc in documents)
+
+    def _on_revocation(self, notice: dict[str, Any]) -> None:
+        if self._session is None:
+            return
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return  # the next gossip round carries it
+        for node_id, urls in self._gossip_targets():
+            self._spawn(self._push_revocations(node_id, urls, [notice]))
+
+    async def _push_revocations(
+        self, node_id: str, urls: tuple[str, ...], notices: list[dict[str, Any]]
+    ) -> None:
+        body = {"type": "gossip_push", "announcements": [], "revocations": notices}
+        try:
+            await self._post(
+                urls, "/v1/mesh/push",
+                seal(self.identity, to=node_id, kind="gossip_push", body=body),
+            )
+        except (ConnectionError, BridgeError) as err:
+            _LOGGER.debug("revocation push to %s failed: %s", node_id or "?", err)
 
     # -- routing ------------------------------------------------------------------------
 

@@ -81,9 +81,10 @@ class TrustPolicy:
     def _save_pins(self) -> None:
         if self._pins_path is None:
             return
-        self._pins_path.parent.mkdir(parents=True, exist_ok=True)
+        self._pins_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         tmp = self._pins_path.with_suffix(".tmp")
         tmp.write_text(json.dumps(self._pins, sort_keys=True, indent=1), encoding="utf-8")
+        tmp.chmod(0o600)
         os.replace(tmp, self._pins_path)
 
     def is_listed(self, public_key: str) -> bool:

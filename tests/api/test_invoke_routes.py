@@ -132,12 +132,16 @@ async def test_invoke_outcomes_over_http(server: BridgeServer) -> None:
     entries = await svc.invocation.audit.query(limit=1000)
     decisions = [(e.agent_id, e.decision) for e in reversed(entries)]
     assert decisions == [
-        ("alice", "allowed"), ("alice", "permission_denied"), (None, "unauthenticated"),
-        (None, "unauthenticated"), (None, "unauthenticated"), (None, "unauthenticated"),
+        ("alice", "allowed"), ("alice", "permission_denied"),
         ("alice", "allowed"), ("alice", "unauthenticated"), ("alice", "unauthenticated"),
         ("bob", "allowed"), ("bob", "rate_limited"), ("alice", "invalid_params"),
         ("alice", "tool_not_found"),
     ]
+    # Requests without a valid token are counted per source and minute, not kept as rows.
+    counted = {(r["source"], r["reason"]): r["count"]
+               for r in svc.invocation.audit.rejections_sync()}
+    assert counted == {("127.0.0.1", "bad_signature"): 1, ("127.0.0.1", "unknown_issuer"): 1,
+                       ("127.0.0.1", "expired"): 1, ("127.0.0.1", "malformed"): 1}
 
 
 async def test_idempotent_retry_and_safe_retries(server: BridgeServer) -> None:

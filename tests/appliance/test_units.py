@@ -107,7 +107,7 @@ HARDENING = {
     "NoNewPrivileges": ["yes"], "ProtectSystem": ["strict"], "ProtectHome": ["yes"],
     "PrivateTmp": ["yes"], "PrivateDevices": ["yes"], "CapabilityBoundingSet": [""],
     "AmbientCapabilities": [""], "UMask": ["0077"], "StateDirectoryMode": ["0700"],
-    "Restart": ["on-failure"],
+    "Restart": ["on-failure"], "LimitNOFILE": ["65536"],
 }
 
 

@@ -1,9 +1,18 @@
+import asyncio
 import sqlite3
+import time
 from pathlib import Path
 
 import pytest
 
-from bridge.auth.audit import AuditEntry, AuditLog
+from bridge.auth.audit import (
+    MAX_JSON_DEPTH,
+    MAX_SOURCES_PER_MINUTE,
+    OTHER_SOURCES,
+    REJECTION_RETENTION_S,
+    AuditEntry,
+    AuditLog,
+)
 from bridge.storage import Database
 
 
@@ -34,3 +43,103 @@ async def test_record_query_and_append_only(tmp_path: Path) -> None:
     db.close()
     reopened = AuditLog(Database(tmp_path / "bridge.db"))
     assert len(reopened.query_sync()) == 2
+
+
+async def test_one_record_never_takes_others_with_it(tmp_path: Path) -> None:
+    db = Database(tmp_path / "bridge.db")
+    log = AuditLog(db)
+    deep: list[object] = []
+    for _ in range(5_000):
+        deep = [deep]
+    poison = [
+        AuditEntry(call_id="p1", agent_id="eve", tool="core:\udead", decision="allowed",
+                   outcome="completed", trace_id="\udead", params={"k\ud800": ["v\udfff"]}),
+        AuditEntry(call_id="p2", agent_id="eve", tool="t", decision="allowed",
+                   outcome="completed", params={"deep": deep}, result=float("nan")),
+        AuditEntry(call_id="p3", agent_id="eve", tool="t", decision="allowed",
+                   outcome="completed", details={"obj": object(), "n": float("inf")}),
+    ]
+    futures = [log.record(AuditEntry(call_id="ok1", agent_id="alice", tool="t",
+                                     decision="allowed", outcome="completed"))]
+    futures += [log.record(entry) for entry in poison]
+    futures.append(log.record(AuditEntry(call_id="ok2", agent_id="alice", tool="t",
+                                         decision="allowed", outcome="completed")))
+    for future in futures:
+        assert future is not None
+        await future
+    entries = {e.call_id: e for e in log.query_sync()}
+    assert sorted(entries) == ["ok1", "ok2", "p1", "p2", "p3"]
+    assert (entries["p1"].tool, entries["p1"].trace_id) == ("core:\\udead", "\\udead")
+    assert entries["p1"].params == {"k\\ud800": ["v\\udfff"]}
+    expected: object = {"unrecorded": "nested too deep"}
+    for _ in range(MAX_JSON_DEPTH):
+        expected = [expected]
+    assert entries["p2"].params == {"deep": expected}
+    assert entries["p2"].result == "nan"
+    assert entries["p3"].details["n"] == "inf"
+    assert entries["p3"].details["obj"].startswith("<object object at ")
+    await log.stop()
+    db.close()
+
+
+async def test_concurrent_records_share_commits(tmp_path: Path) -> None:
+    db = Database(tmp_path / "bridge.db")
+    log = AuditLog(db)
+    futures = [
+        log.record(AuditEntry(call_id=f"c{i}", agent_id="a", tool="t", decision="allowed",
+                              outcome="completed"))
+        for i in range(500)
+    ]
+    await asyncio.gather(*(f for f in futures if f is not None))
+    # Every future resolved only once its row was committed: another connection sees them.
+    other = sqlite3.connect(tmp_path / "bridge.db")
+    assert other.execute("SELECT COUNT(*) FROM audit_log").fetchone() == (500,)
+    other.close()
+    assert 1 <= log.commits <= 2
+    await log.stop()
+    db.close()
+
+
+async def test_rejections_are_counters_with_retention(tmp_path: Path) -> None:
+    db = Database(tmp_path / "bridge.db")
+    log = AuditLog(db)
+    for i in range(3_000):
+        log.count_rejection(f"10.0.{i % 3}.1", "missing")
+    log.count_rejection("10.0.0.1", "bad_signature")
+    log.count_rejection("\udead", "\udead")
+    await log.stop()
+    counted: dict[tuple[str, str], int] = {}
+    for r in log.rejections_sync():  # summed: the loop may cross a minute boundary
+        counted[r["source"], r["reason"]] = counted.get((r["source"], r["reason"]), 0) + r["count"]
+    assert counted == {
+        ("10.0.0.1", "missing"): 1000, ("10.0.1.1", "missing"): 1000,
+        ("10.0.2.1", "missing"): 1000, ("10.0.0.1", "bad_signature"): 1,
+        ("\\udead", "\\udead"): 1,
+    }
+    assert db.fetchone_sync("SELECT COUNT(*) AS n FROM audit_rejections")["n"] in (5, 6, 7, 8)
+    assert log.query_sync() == []
+    # Many sources in one minute fold into one row beyond the cap.
+    for i in range(MAX_SOURCES_PER_MINUTE + 50):
+        log.count_rejection(f"s{i}", "malformed")
+    await log.flush()
+    per_minute = db.fetchall_sync(
+        "SELECT minute, COUNT(*) AS n FROM audit_rejections GROUP BY minute"
+    )
+    assert max(r["n"] for r in per_minute) <= MAX_SOURCES_PER_MINUTE + 5
+    assert db.fetchone_sync(
+        "SELECT SUM(count) AS n FROM audit_rejections WHERE reason = 'malformed'"
+    )["n"] == MAX_SOURCES_PER_MINUTE + 50
+    assert db.fetchone_sync(
+        "SELECT COUNT(*) AS n FROM audit_rejections WHERE source = ?", (OTHER_SOURCES,)
+    )["n"] >= 1
+    # Counters older than the retention are pruned on the next commit after an hour.
+    old_minute = int((time.time() - REJECTION_RETENTION_S - 120) // 60)
+    db.execute_sync("INSERT INTO audit_rejections VALUES (?, 'x', 'missing', 7)", (old_minute,))
+    log._last_prune = 0.0
+    log.count_rejection("10.0.0.9", "missing")
+    await log.flush()
+    assert db.fetchone_sync(
+        "SELECT COUNT(*) AS n FROM audit_rejections WHERE minute = ?", (old_minute,)
+    )["n"] == 0
+    await log.stop()
+    db.close()

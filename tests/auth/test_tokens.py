@@ -1,12 +1,25 @@
 import base64
 import json
+import sqlite3
 import time
+from pathlib import Path
 
 import pytest
 
 from bridge.auth.keys import NodeKey
-from bridge.auth.tokens import Constraints, TokenVerifier, issue_token, parse_token
+from bridge.auth.tokens import (
+    EXPIRY_SKEW_S,
+    MAX_USABLE_TOKEN_CHARS,
+    Constraints,
+    IssuedTokens,
+    Revocations,
+    TokenVerifier,
+    issue_token,
+    parse_token,
+    token_hash,
+)
 from bridge.errors import InvalidRequestError, UnauthenticatedError
+from bridge.storage import Database
 
 
 @pytest.fixture(name="key")
@@ -76,3 +89,143 @@ def test_issue_rejects_bad_permission(key: NodeKey) -> None:
         issue_token(key, agent_id="a", permissions=["a::b"], ttl_s=60)
     with pytest.raises(InvalidRequestError):
         issue_token(key, agent_id="a", permissions=[], ttl_s=0)
+
+
+def _every_text(db_dir: Path) -> bytes:
+    """Return the bytes of every file SQLite keeps for the database (db, WAL, SHM)."""
+    return b"".join(p.read_bytes() for p in sorted(db_dir.iterdir()) if p.is_file())
+
+
+def test_no_token_can_be_rebuilt_from_the_database(key: NodeKey, tmp_path: Path) -> None:
+    db = Database(tmp_path / "bridge.db")
+    ledger = IssuedTokens(db)
+    raws = [issue_token(key, agent_id=f"agent-{i}", permissions=["*"], ttl_s=3600)
+            for i in range(5)]
+    for raw in raws:
+        ledger.record_sync(raw)
+    rows = db.fetchall_sync("SELECT * FROM issued_tokens")
+    assert sorted(rows[0].keys()) == [
+        "agent_id", "expires_at", "id", "issued_at", "permissions_json", "token_sha256"
+    ]
+    blob = _every_text(tmp_path)
+    for raw in raws:
+        body, signature = raw.split(".")
+        assert signature.encode() not in blob
+        assert body.encode() not in blob
+        assert raw.encode() not in blob
+        parsed, _ = parse_token(raw)
+        assert ledger.get_sync(parsed.id) == {
+            "id": parsed.id, "agent_id": parsed.agent_id, "permissions": ["*"],
+            "issued_at": parsed.issued_at, "expires_at": parsed.expires_at,
+        }
+        [row] = [r for r in rows if r["id"] == parsed.id]
+        assert row["token_sha256"] == token_hash(raw)
+    db.close()
+
+
+def test_v1_ledger_is_rewritten_without_payload_or_signature(key: NodeKey, tmp_path: Path) -> None:
+    # A database as an older version left it: payload and signature of each token.
+    raw = issue_token(key, agent_id="old", permissions=["device:control:*"], ttl_s=3600)
+    parsed, _ = parse_token(raw)
+    old = sqlite3.connect(tmp_path / "bridge.db")
+    old.execute("PRAGMA journal_mode=WAL")
+    old.execute("CREATE TABLE schema_migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL "
+                "DEFAULT 0)")
+    old.execute("CREATE TABLE issued_tokens (signature TEXT PRIMARY KEY, agent_id TEXT NOT NULL, "
+                "issued_at REAL NOT NULL, expires_at REAL NOT NULL, payload_json TEXT NOT NULL)")
+    old.execute("INSERT INTO schema_migrations VALUES ('auth.issued_tokens.v1', 0)")
+    old.execute("INSERT INTO issued_tokens VALUES (?, ?, ?, ?, ?)",
+                (parsed.signature, "old", parsed.issued_at, parsed.expires_at,
+                 json.dumps(parsed.payload(), sort_keys=True)))
+    old.commit()
+    old.close()
+    assert parsed.signature.encode() in _every_text(tmp_path)
+    db = Database(tmp_path / "bridge.db")
+    ledger = IssuedTokens(db)
+    assert ledger.list_sync() == [{
+        "id": parsed.id, "agent_id": "old", "permissions": ["device:control:*"],
+        "issued_at": parsed.issued_at, "expires_at": parsed.expires_at,
+    }]
+    assert db.fetchone_sync("SELECT token_sha256 FROM issued_tokens")[0] == token_hash(raw)
+    db.close()
+    blob = _every_text(tmp_path)
+    assert parsed.signature.encode() not in blob
+    assert raw.split(".")[0].encode() not in blob
+
+
+def test_revocation_is_checked_on_every_verification(key: NodeKey, tmp_path: Path) -> None:
+    db = Database(tmp_path / "bridge.db")
+    revocations = Revocations(db)
+    verifier = TokenVerifier([key.public_key_b64], revocations=revocations)
+    raw = issue_token(key, agent_id="a", permissions=["*"], ttl_s=3600)
+    token = verifier.verify(raw)  # now in the verifier's cache
+    notice = revocations.revoke(key, token.id, token.expires_at)
+    assert reason(verifier, raw) == "revoked"
+    # Survives a restart; a peer trusting the issuer accepts the signed notice, once.
+    again = TokenVerifier([key.public_key_b64], revocations=Revocations(db))
+    assert reason(again, raw) == "revoked"
+    peer = Revocations()
+    assert peer.accept(dict(notice), [key.public_key_b64]) is True
+    assert peer.accept(dict(notice), [key.public_key_b64]) is False
+    assert token.id in peer
+    stranger = NodeKey.generate()
+    other = Revocations()
+    assert other.accept(dict(notice), [stranger.public_key_b64]) is False  # issuer not trusted
+    forged = {**notice, "token_id": "f" * 32}
+    assert other.accept(forged, [key.public_key_b64]) is False  # signature does not cover it
+    by_stranger = Revocations().revoke(stranger, token.id, token.expires_at)
+    assert other.accept(by_stranger, [key.public_key_b64]) is False  # not the issuer's
+    assert token.id not in other
+    for junk in [None, [], {"type": "token_revocation"}, {**notice, "expires_at": float("nan")},
+                 {**notice, "extra": 1}]:
+        assert other.accept(junk, [key.public_key_b64]) is False
+    db.close()
+
+
+def test_expiry_uses_a_small_skew_not_the_replay_window(key: NodeKey) -> None:
+    issued = 1_000_000.0
+    raw = issue_token(key, agent_id="a", permissions=[], ttl_s=1, now=issued)
+    now = [issued + 0.5]
+    verifier = TokenVerifier([key.public_key_b64], clock=lambda: now[0])
+    assert verifier.clock_skew_s == EXPIRY_SKEW_S == 5.0
+    assert verifier.verify(raw).agent_id == "a"
+    now[0] = issued + 1 + EXPIRY_SKEW_S
+    assert reason(verifier, raw) == "expired"
+    strict = TokenVerifier([key.public_key_b64], clock_skew_s=0, clock=lambda: issued + 1.0)
+    assert reason(strict, raw) == "expired"
+
+
+def test_issue_refuses_a_token_too_heavy_for_a_header(key: NodeKey) -> None:
+    perms = [f"device:control:light-{i:04d}" for i in range(400)]
+    with pytest.raises(InvalidRequestError) as info:
+        issue_token(key, agent_id="a", permissions=perms, ttl_s=60)
+    assert info.value.details["max_chars"] == MAX_USABLE_TOKEN_CHARS == 8000
+    assert "fewer, broader permission patterns" in info.value.message
+    fits = issue_token(key, agent_id="a", permissions=perms[:100], ttl_s=60)
+    assert len(fits) <= MAX_USABLE_TOKEN_CHARS
+    for ttl in (float("inf"), float("nan"), 1e30):
+        with pytest.raises(InvalidRequestError):
+            issue_token(key, agent_id="a", permissions=[], ttl_s=ttl)
+
+
+async def test_a_token_verified_earlier_is_rechecked_on_each_call(
+    key: NodeKey, tmp_path: Path
+) -> None:
+    from bridge.invocation.invoker import Invoker
+    from bridge.invocation.messages import ToolRequest
+    from bridge.tools.definition import ToolDefinition
+    from bridge.tools.registry import ToolRegistry
+
+    async def echo(params: dict[str, object], ctx: object) -> dict[str, object]:
+        return params
+
+    registry = ToolRegistry()
+    registry.register(ToolDefinition(name="echo", description="Echo"), echo)
+    verifier = TokenVerifier([key.public_key_b64])
+    invoker = Invoker(registry=registry, verifier=verifier, node_id="n")
+    token = verifier.verify(issue_token(key, agent_id="a", permissions=["*"], ttl_s=600))
+    assert (await invoker.invoke(ToolRequest(tool="echo"), token=token)).ok
+    verifier.revocations.revoke(key, token.id, token.expires_at)
+    resp = await invoker.invoke(ToolRequest(tool="echo"), token=token)
+    assert resp.error is not None
+    assert (resp.error["code"], resp.error["details"]["reason"]) == ("UNAUTHENTICATED", "revoked")

@@ -53,11 +53,24 @@ def test_keys_and_tokens(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     code, out, _ = run(capsys, "token", "list", "--state-dir", state)
     assert code == 0
     [listed] = [json.loads(line) for line in out.splitlines()]
-    assert (listed["agent_id"], listed["signature"]) == ("voice", raw.split(".")[1])
+    assert listed == {
+        "id": token.id, "agent_id": "voice", "permissions": ["device:control:*", "tool:read:*"],
+        "issued_at": token.issued_at, "expires_at": token.expires_at, "revoked": False,
+    }
     assert raw not in out
+    assert raw.split(".")[1] not in out
     code, out, _ = run(capsys, "token", "inspect", "--state-dir", state, raw)
     assert code == 0
     assert json.loads(out)["agent_id"] == "voice"
+    # No bridge runs on this state directory: the revocation goes to its database.
+    code, out, _ = run(capsys, "token", "revoke", "--state-dir", state, token.id)
+    assert (code, json.loads(out)["revoked"]) == (0, True)
+    code, out, _ = run(capsys, "token", "list", "--state-dir", state)
+    assert json.loads(out)["revoked"] is True
+    code, _, err = run(capsys, "token", "inspect", "--state-dir", state, raw)
+    assert (code, err.strip()) == (1, "error [UNAUTHENTICATED]: token has been revoked")
+    code, _, err = run(capsys, "token", "revoke", "--state-dir", state, "0" * 32)
+    assert (code, err.split("]")[0]) == (1, "error [NOT_FOUND")
     code, _, err = run(capsys, "token", "inspect", "--state-dir", state, raw[:-2] + "xx")
     assert code == 1
     assert err.startswith("error [UNAUTHENTICATED]")
@@ -148,3 +161,16 @@ async def test_invoke_approvals_and_audit_commands(
         ("agent", "allowed", "completed")
     ]
     assert lines[0]["details"]["approvers"] == ["admin"]
+    # Requests without a valid token are counters, shown with --rejections.
+    for bad in ("garbage", caller[:-4] + "AAAA"):
+        async with bridge_server.client.get(f"{url}/v1/tools",
+                                            headers={"Authorization": f"Bearer {bad}"}) as resp:
+            assert resp.status == 401
+    await svc.invocation.audit.flush()
+    code = await asyncio.to_thread(cli, "audit", "--state-dir", str(svc.state_dir), "--json",
+                                   "--rejections")
+    rows = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert code == 0
+    assert sorted((r["source"], r["reason"], r["count"]) for r in rows) == [
+        ("127.0.0.1", "bad_signature", 1), ("127.0.0.1", "malformed", 1)
+    ]

@@ -1,4 +1,5 @@
 import asyncio
+import sqlite3
 import time
 from typing import Any
 
@@ -97,6 +98,28 @@ async def test_allowed_call_runs_records_and_publishes(env: Env) -> None:
     assert entry.result == {"echo": "hi"}
 
 
+async def test_a_call_is_answered_after_its_audit_row_is_committed(env: Env) -> None:
+    handler = Counter()
+    env.registry.register(echo_tool(), handler)
+    resp = await env.invoker.invoke(
+        env.request("echo", {"text": "\udead"}, context=RequestContext(trace_id="\udead"))
+    )
+    assert resp.ok
+    # Committed before the answer: another connection sees the row right away.
+    other = sqlite3.connect(env.state / "bridge.db")
+    rows = other.execute("SELECT call_id, trace_id, params_json FROM audit_log").fetchall()
+    assert rows == [(resp.call_id, "\\udead", '{"text": "\\\\udead", "times": 1}')]
+    other.close()
+    # When the row cannot be committed, the caller is told so (the effect is not hidden).
+    env.db.execute_sync("ALTER TABLE audit_log RENAME TO audit_log_moved")
+    resp = await env.invoker.invoke(env.request("echo", {"text": "x"}))
+    assert resp.error is not None
+    assert (resp.error["code"], resp.error["details"]["reason"]) == (
+        "INTERNAL", "audit_unavailable"
+    )
+    assert len(handler.calls) == 2
+
+
 async def test_audit_settings_hide_params(env: Env) -> None:
     env.registry.register(echo_tool(audit=Audit(log_params=False, log_result=False)), Counter())
     await env.invoker.invoke(env.request("echo", {"text": "secret"}))
@@ -137,10 +160,12 @@ async def test_rejections_have_codes_and_are_audited(env: Env) -> None:
     assert code(await env.invoker.invoke(missing)) == "UNAUTHENTICATED"
     assert handler.calls == []
     decisions = sorted(e.decision for e in await env.runtime.audit.query())
-    assert decisions == sorted(
-        ["permission_denied", "unauthenticated", "invalid_params", "tool_not_found",
-         "unauthenticated", "unauthenticated", "unauthenticated"]
-    )
+    assert decisions == ["invalid_params", "permission_denied", "tool_not_found"]
+    # Calls without a verified token are counted per source, minute and reason.
+    counted = {(r["source"], r["reason"]): r["count"]
+               for r in env.runtime.audit.rejections_sync()}
+    assert counted == {("call", "unknown_issuer"): 1, ("call", "expired"): 1,
+                       ("call", "bad_signature"): 1, ("call", "missing"): 1}
 
 
 async def test_replay_and_clock_skew(env: Env) -> None:
