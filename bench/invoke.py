@@ -7,7 +7,9 @@ One run measures, for a trivial handler:
   pipeline/nc the same with signature verification on every call (token cache off)
   http        POST /v1/invoke over loopback to a real bridge (keep-alive, sequential)
   http x8     the same with 8 concurrent clients
-and prints calls/s, p50 and p99 latency, and ratios against the direct call.
+and prints calls/s, p50 and p99 latency, CPU per call (this one process's user + system
+time over the timed calls: bridge and client together, since both run here), and
+ratios against the direct call. CPU per call is the figure to compare on a busy machine.
 
 Usage: .venv/bin/python bench/invoke.py [--calls N]
 """
@@ -25,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+from benchlib import self_cpu_seconds
 
 from bridge.auth.tokens import issue_token
 from bridge.config import ApiConfig, BridgeConfig, MatterConfig
@@ -64,7 +67,9 @@ async def measure(
             lat.append(time.perf_counter() - t0)
 
     started = time.perf_counter()
+    cpu_before = self_cpu_seconds()
     await asyncio.gather(*(worker(n // concurrency) for _ in range(concurrency)))
+    cpu = self_cpu_seconds() - cpu_before
     elapsed = time.perf_counter() - started
     return {
         "label": label,
@@ -73,6 +78,7 @@ async def measure(
         "p50": pct(lat, 0.50) * 1e6,
         "p99": pct(lat, 0.99) * 1e6,
         "mean": statistics.fmean(lat) * 1e6,
+        "cpu": cpu / len(lat) * 1e6,
     }
 
 
@@ -137,10 +143,11 @@ async def main(n: int) -> None:
             await service.stop()
     base = results[0]
     print(f"{'mode':<30}{'calls':>7}{'calls/s':>11}{'p50 us':>10}{'p99 us':>10}"
-          f"{'x p50':>10}{'x rate':>9}")
+          f"{'cpu us':>9}{'x p50':>8}{'x rate':>9}")
     for r in results:
         print(f"{r['label']:<30}{r['calls']:>7}{r['rate']:>11.0f}{r['p50']:>10.1f}"
-              f"{r['p99']:>10.1f}{r['p50'] / base['p50']:>10.1f}{base['rate'] / r['rate']:>9.1f}")
+              f"{r['p99']:>10.1f}{r['cpu']:>9.1f}{r['p50'] / base['p50']:>8.1f}"
+              f"{base['rate'] / r['rate']:>9.1f}")
     print(f"audit rows written: {audited}")
 
 
