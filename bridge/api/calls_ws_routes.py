@@ -127,11 +127,15 @@ class _Channel:
             await self._send(_error_response(err, request_id, self.node_id))
             return
         own_token = request.token is not None
+        token: AgentToken | None = None
         if not own_token:
-            # The invoker verifies the connection's token for this call (cached, expiry
-            # and revocation checked, a rejection audited) as for a message's own.
-            request = dataclasses.replace(request, token=self.raw)
-        response = await self.runtime.invoker.invoke(request)
+            # The connection's token, verified again for this call (cached; expiry and
+            # revocation checked). A rejection goes through the invoker, which audits it.
+            try:
+                token = self.runtime.verifier.verify(self.raw)
+            except UnauthenticatedError:
+                request = dataclasses.replace(request, token=self.raw)
+        response = await self.runtime.invoker.invoke(request, token=token)
         await self._send(response)
         if not own_token and (response.error or {}).get("code") == "UNAUTHENTICATED" and (
             (response.error or {}).get("details", {}).get("reason") != "replayed"
