@@ -15,8 +15,14 @@ to event (p50/p99), and the home's size. The bridge figure includes publishing t
 event to that one subscriber. ``--profile FILE`` records the bridge with py-spy during
 the reports and prints where its CPU goes (collapsed stacks in FILE).
 
+``--inprocess`` skips the fabric and times only the bridge's own handling of a report
+(``MatterAdapter._on_attribute`` → ``MatterBridge.refresh_node`` → ``device.state``) in
+this process, for a report no tool depends on (OnOff) and for one that rebuilds the
+node (the node label), with the same home; no controller, so no client parsing.
+
 Usage (root, after ``make install``):
-    .venv/bin/python bench/reports.py [--devices 100] [--reports 200] [--profile FILE]
+    .venv/bin/python bench/reports.py [--devices 100] [--reports 40] [--profile FILE]
+    .venv/bin/python bench/reports.py --inprocess [--devices 100]
 """
 
 from __future__ import annotations
@@ -209,6 +215,41 @@ async def run(
     return out
 
 
+def inprocess(devices: int, rounds: int = 2000) -> dict[str, Any]:
+    """Return the bridge's own CPU per report (µs), absorbed and rebuilding, in-process."""
+    from bridge.events import EventBus
+    from bridge.matter.bridge import MatterBridge
+    from bridge.matter.client import MatterAdapter
+    from bridge.tools.registry import ToolRegistry
+
+    async def go() -> dict[str, Any]:
+        adapter = MatterAdapter("ws://127.0.0.1:9/ws")  # never connected: nodes set below
+        events = EventBus()
+        bridge = MatterBridge(adapter=adapter, registry=ToolRegistry(events), events=events)
+        adapter.subscribe(bridge._on_event)
+        dumps = test_nodes(devices)
+        for i, doc in enumerate(dumps):
+            node = NodeData.from_json({**doc, "node_id": 1000 + i})
+            adapter._nodes[node.node_id] = node
+        bridge.sync()
+        sub = events.subscribe("device.state")  # one subscriber, like a console
+        light = next(d for d in bridge.devices() if d.has_attr(6, 0))
+        out: dict[str, Any] = {"devices": len(bridge.devices()), "tools": len(bridge._tools)}
+        for label, path, values, n in (
+            ("absorbed_us", f"{light.endpoint_id}/6/0", (True, False), rounds),
+            ("rebuilt_us", "0/40/5", ("Lamp A", "Lamp B"), max(20, rounds // 50)),
+        ):
+            c0 = time.process_time()
+            for i in range(n):
+                adapter._on_attribute(light.node_id, path, values[i % 2])
+                while not sub.queue.empty():
+                    sub.queue.get_nowait()
+            out[label] = round((time.process_time() - c0) * 1e6 / n, 1)
+        return out
+
+    return asyncio.run(go())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--devices", type=int, default=100, help="devices in the home (100)")
@@ -218,7 +259,12 @@ def main() -> None:
     parser.add_argument("--bridge", type=Path, default=REPO / ".venv" / "bin" / "atmosphere-bridge",
                         help="the atmosphere-bridge to run (another checkout's, for a before)")
     parser.add_argument("--profile", type=Path, help="py-spy the bridge into this file")
+    parser.add_argument("--inprocess", action="store_true",
+                        help="time only the bridge's report handling, in this process")
     args = parser.parse_args()
+    if args.inprocess:
+        print(json.dumps(inprocess(max(1, args.devices))), flush=True)
+        return
     line = asyncio.run(run(max(1, args.devices), max(10, min(args.reports, 5000)),
                            args.idle, args.profile, args.bridge))  # fmt: skip
     print(json.dumps(line), flush=True)
