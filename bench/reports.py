@@ -6,7 +6,9 @@ bridge's API, and ``--devices`` - 1 more devices imported into the same controll
 test nodes (recorded dumps, replicated), so the bridge holds a home of that size. The
 light's "button" is pressed ``--reports`` times (SIGUSR1: it toggles itself and reports
 OnOff to the controller, which forwards the report to the bridge); each report is
-counted when its ``device.state`` event reaches a WebSocket subscriber of the bridge.
+counted when its ``device.state`` event reaches a WebSocket subscriber of the bridge,
+which also counts ``registry.changed`` events meanwhile (a report that changes no tool
+should cause none).
 
 Prints one JSON line: per report, the CPU the bridge process used (``bridge_cpu_ms``)
 and the controller (``controller_cpu_ms``), each raw and minus their idle CPU over the
@@ -152,7 +154,8 @@ async def run(
                         break
                     await asyncio.sleep(0.5)
             events = await http.ws_connect(
-                f"{url.replace('http', 'ws')}/v1/events?types=device.state")
+                f"{url.replace('http', 'ws')}/v1/events?types=device.state,registry.")
+            registry_changes = 0
 
             async def one_report() -> float:
                 started = time.perf_counter()
@@ -160,12 +163,17 @@ async def run(
                 async with asyncio.timeout(10):
                     while True:
                         event = json.loads((await events.receive()).data)
+                        if event.get("type") == "registry.changed":
+                            nonlocal registry_changes
+                            registry_changes += 1
+                            continue
                         data = event.get("data", {})
                         if data.get("device_id") == light_id and data.get("path") == "1/6/0":
                             return (time.perf_counter() - started) * 1000
 
             for _ in range(10):  # first-report paths, caches
                 await one_report()
+            registry_changes = 0
             controller = descendants(bridge.pid)
             await asyncio.sleep(1)
             idle_start = time.perf_counter()
@@ -198,6 +206,7 @@ async def run(
                 (controller_s - idle_c * elapsed) * 1000 / n, 3),
             "bridge_idle_cpu_pct": round(idle_b * 100, 3),
             "controller_idle_cpu_pct": round(idle_c * 100, 3),
+            "registry_changes_during_reports": registry_changes,
             "press_to_event_p50_ms": round(percentile(wall, 0.5), 3),
             "press_to_event_p99_ms": round(percentile(wall, 0.99), 3),
         }
