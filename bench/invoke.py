@@ -7,7 +7,11 @@ One run measures, for a trivial handler:
   pipeline/nc the same with signature verification on every call (token cache off)
   http        POST /v1/invoke over loopback to a real bridge (keep-alive, sequential)
   http x8     the same with 8 concurrent clients
-and prints calls/s, p50 and p99 latency, and ratios against the direct call.
+  ws          tool_invoke / tool_response over one GET /v1/calls/ws socket, one at a time
+  ws x8       the same socket with 8 calls in flight
+and prints calls/s, p50 and p99 latency, CPU per call (this one process's user + system
+time over the timed calls: bridge and client together, since both run here), and
+ratios against the direct call. CPU per call is the figure to compare on a busy machine.
 
 Usage: .venv/bin/python bench/invoke.py [--calls N]
 """
@@ -16,6 +20,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
+import json
 import statistics
 import tempfile
 import time
@@ -25,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+from benchlib import self_cpu_seconds
 
 from bridge.auth.tokens import issue_token
 from bridge.config import ApiConfig, BridgeConfig, MatterConfig
@@ -64,7 +71,9 @@ async def measure(
             lat.append(time.perf_counter() - t0)
 
     started = time.perf_counter()
+    cpu_before = self_cpu_seconds()
     await asyncio.gather(*(worker(n // concurrency) for _ in range(concurrency)))
+    cpu = self_cpu_seconds() - cpu_before
     elapsed = time.perf_counter() - started
     return {
         "label": label,
@@ -73,6 +82,7 @@ async def measure(
         "p50": pct(lat, 0.50) * 1e6,
         "p99": pct(lat, 0.99) * 1e6,
         "mean": statistics.fmean(lat) * 1e6,
+        "cpu": cpu / len(lat) * 1e6,
     }
 
 
@@ -124,24 +134,56 @@ async def main(n: int) -> None:
                         if resp.status != 200:
                             raise RuntimeError(resp.status)
 
+                ws = await session.ws_connect(
+                    f"ws://127.0.0.1:{port}/v1/calls/ws", headers=headers, compress=0)
+                waiting: dict[str, asyncio.Future[dict[str, Any]]] = {}
+
+                async def read_answers() -> None:
+                    async for msg in ws:
+                        doc = json.loads(msg.data)
+                        waiting.pop(doc["request_id"]).set_result(doc)
+
+                reader = asyncio.create_task(read_answers())
+                ids = itertools.count()
+
+                async def channel() -> None:
+                    call_id = f"w{next(ids)}"
+                    answer = asyncio.get_running_loop().create_future()
+                    waiting[call_id] = answer
+                    await ws.send_str(json.dumps({"type": "tool_invoke", "id": call_id,
+                                                  "tool": "dim", "params": params}))
+                    if (await answer)["status"] != "success":
+                        raise RuntimeError(answer.result())
+
                 results = [
                     await measure("direct handler", n, direct),
                     await measure("pipeline in-process", n, pipeline),
                     await measure("pipeline, verify every call", n, pipeline_nocache),
                     await measure("HTTP POST /v1/invoke", n, http),
                     await measure("HTTP, 8 concurrent clients", n, http, concurrency=8),
+                    await measure("WS /v1/calls/ws", n, channel),
+                    await measure("WS, 8 calls in flight", n, channel, concurrency=8),
                 ]
+                await ws.close()
+                reader.cancel()
             await runtime.audit.flush()
             audited = len(await runtime.audit.query(limit=1_000_000))
         finally:
             await service.stop()
     base = results[0]
     print(f"{'mode':<30}{'calls':>7}{'calls/s':>11}{'p50 us':>10}{'p99 us':>10}"
-          f"{'x p50':>10}{'x rate':>9}")
+          f"{'cpu us':>9}{'x p50':>8}{'x rate':>9}")
     for r in results:
         print(f"{r['label']:<30}{r['calls']:>7}{r['rate']:>11.0f}{r['p50']:>10.1f}"
-              f"{r['p99']:>10.1f}{r['p50'] / base['p50']:>10.1f}{base['rate'] / r['rate']:>9.1f}")
+              f"{r['p99']:>10.1f}{r['cpu']:>9.1f}{r['p50'] / base['p50']:>8.1f}"
+              f"{base['rate'] / r['rate']:>9.1f}")
     print(f"audit rows written: {audited}")
+    by = {r["label"]: r for r in results}
+    pipe, ws1, http1 = by["pipeline in-process"], by["WS /v1/calls/ws"], by["HTTP POST /v1/invoke"]
+    print(f"channel overhead over the in-process pipeline: p50 "
+          f"{(ws1['p50'] - pipe['p50']) / 1000:.3f} ms, CPU {(ws1['cpu'] - pipe['cpu']) / 1000:.3f}"
+          f" ms per call; HTTP's: p50 {(http1['p50'] - pipe['p50']) / 1000:.3f} ms, CPU "
+          f"{(http1['cpu'] - pipe['cpu']) / 1000:.3f} ms per call")
 
 
 if __name__ == "__main__":

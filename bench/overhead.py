@@ -11,8 +11,14 @@ bridge's managed python-matter-server, all inside a private network namespace):
 Calls are strictly interleaved, the order flipped every pair (direct, bridge, bridge,
 direct, ...), after a warm-up of both sides, so machine load and the device's own
 timing hit both sides alike. Prints one JSON line: ``direct_p50_ms``, ``direct_p99_ms``,
-``bridge_p50_ms``, ``bridge_p99_ms``, ``overhead_p50_ms``, ``overhead_p99_ms`` (bridge
-minus direct) and the sample count. ``--breakdown`` adds where a bridge call's time
+``bridge_p50_ms``, ``bridge_p99_ms``, ``overhead_p50_ms`` and ``overhead_p99_ms`` (p50
+and p99 of the PAIRED differences bridge[i] - direct[i], the two calls of one pair run
+back to back; a difference of two p99s is no tail figure and can even come out
+negative), ``p50_minus_p50_ms`` (the old figure), the sample count, and CPU per call:
+``bridge_cpu_ms_per_call`` (the bridge process, all its threads, per bridge call) and
+``controller_cpu_ms_per_command`` (the controller the bridge started, per command it
+served: one direct and one bridged command per pair). CPU figures hold up on a busy
+machine where wall-clock ones do not. ``--breakdown`` adds where a bridge call's time
 goes: ``http`` (client round trip minus the bridge's own ``duration_ms``: HTTP both
 ways, auth middleware, body parsing, response encoding), ``pipeline`` (``duration_ms``
 minus the handler's ``execution.duration_ms``), ``handler`` and its excess over the
@@ -39,6 +45,7 @@ from typing import Any
 
 import aiohttp
 import yaml
+from benchlib import cpu_seconds, descendants, paired, percentile, tree_cpu_seconds
 
 from bridge.auth.keys import KEY_FILE_NAME, NodeKey
 from bridge.auth.tokens import issue_token
@@ -46,18 +53,6 @@ from bridge.matter import netns
 from bridge.matter.virtual_devices import DeviceKind, VirtualDevice, node_available, write_test_paa
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-def cpu_seconds(pid: int) -> float:
-    """Return the user + system CPU time a process has used so far (Linux /proc)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def percentile(samples: list[float], q: float) -> float:
-    ordered = sorted(samples)
-    index = min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))
-    return ordered[index]
 
 
 async def wait_for_line(proc: asyncio.subprocess.Process, prefix: str, timeout_s: float) -> str:
@@ -87,6 +82,7 @@ async def run(calls: int, warmup: int, breakdown: bool) -> dict[str, Any]:
     server_ms: list[float] = []  # the bridge's own duration_ms: pipeline + handler
     handler_ms: list[float] = []  # execution.duration_ms: the Matter handler alone
     bridge_cpu_s = 0.0
+    controller_cpu_s = 0.0
     try:
         state = base / "state"
         await asyncio.to_thread(write_test_paa, state / "controller" / "paa")
@@ -167,7 +163,9 @@ async def run(calls: int, warmup: int, breakdown: bool) -> dict[str, Any]:
                     await via_bridge()
                 server_ms.clear()
                 handler_ms.clear()
+                controller = descendants(bridge.pid)  # the managed controller (and its netns exec)
                 cpu_before = cpu_seconds(bridge.pid)
+                ctl_before = tree_cpu_seconds(controller)
                 for i in range(calls):
                     # Strictly interleaved, the order flipped every pair: each side sees
                     # the same machine load and follows the other side's call equally often.
@@ -178,6 +176,7 @@ async def run(calls: int, warmup: int, breakdown: bool) -> dict[str, Any]:
                         direct_ms.append(await direct())
                         bridge_ms.append(await via_bridge())
                 bridge_cpu_s = cpu_seconds(bridge.pid) - cpu_before
+                controller_cpu_s = tree_cpu_seconds(controller) - ctl_before
     finally:
         if bridge is not None and bridge.returncode is None:
             bridge.send_signal(signal.SIGINT)
@@ -191,14 +190,20 @@ async def run(calls: int, warmup: int, breakdown: bool) -> dict[str, Any]:
         shutil.rmtree(base, ignore_errors=True)
     d50, d99 = percentile(direct_ms, 0.5), percentile(direct_ms, 0.99)
     b50, b99 = percentile(bridge_ms, 0.5), percentile(bridge_ms, 0.99)
+    diffs = paired(bridge_ms, direct_ms)
     out: dict[str, Any] = {
         "direct_p50_ms": round(d50, 3),
         "direct_p99_ms": round(d99, 3),
         "bridge_p50_ms": round(b50, 3),
         "bridge_p99_ms": round(b99, 3),
-        "overhead_p50_ms": round(b50 - d50, 3),
-        "overhead_p99_ms": round(b99 - d99, 3),
+        "overhead_p50_ms": round(percentile(diffs, 0.5), 3),
+        "overhead_p99_ms": round(percentile(diffs, 0.99), 3),
+        "p50_minus_p50_ms": round(b50 - d50, 3),
         "calls_each": len(direct_ms),
+        # CPU the bridge process (not its controller) used per bridge call, all included.
+        "bridge_cpu_ms_per_call": round(bridge_cpu_s * 1000 / len(bridge_ms), 3),
+        "controller_cpu_ms_per_command": round(
+            controller_cpu_s * 1000 / (len(bridge_ms) + len(direct_ms)), 3),
     }
     if breakdown:
         # Where a bridge call's time goes, per call then as p50/p99 of each part:
@@ -213,8 +218,6 @@ async def run(calls: int, warmup: int, breakdown: bool) -> dict[str, Any]:
             out[f"{name}_p50_ms"] = round(percentile(values, 0.5), 3)
             out[f"{name}_p99_ms"] = round(percentile(values, 0.99), 3)
         out["handler_minus_direct_p50_ms"] = round(percentile(handler_ms, 0.5) - d50, 3)
-        # CPU the bridge process (not its controller) used per bridge call, all included.
-        out["bridge_cpu_ms_per_call"] = round(bridge_cpu_s * 1000 / len(bridge_ms), 3)
     return out
 
 

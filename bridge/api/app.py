@@ -47,6 +47,7 @@ ROUTE_MODULES: tuple[str, ...] = (
     "bridge.api.tools_routes",
     "bridge.api.mesh_routes",
     "bridge.api.invoke_routes",
+    "bridge.api.calls_ws_routes",
     "bridge.api.events_routes",
     "bridge.api.devices_routes",
     "bridge.api.intents_routes",

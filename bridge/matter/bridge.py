@@ -5,7 +5,10 @@ it rebuilds the device model, generates the tools and registers, replaces or rem
 in the ``ToolRegistry``. An unavailable device's tools stay listed, marked unavailable,
 and its calls fail fast with ``DEVICE_UNAVAILABLE``. Attribute updates refresh one
 node's devices (regenerating their tools only when a definition changed) and publish
-``device.state``; availability changes publish ``device.availability``. Every handler
+``device.state``; availability changes publish ``device.availability``. A report of an
+attribute no tool was built from (generation records, per device, which attribute
+values and which clusters' key sets it read) only updates the device's cached value:
+no rebuild, no registry change, no event but ``device.state``. Every handler
 plans the exact ``MatterAction``s, sends them through the adapter and returns what it sent.
 A write the device accepted goes into the node's cached attributes at once (the
 controller's own report arrives up to a second later and overwrites it), so the next
@@ -19,7 +22,7 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from bridge.errors import (
@@ -41,7 +44,14 @@ from bridge.matter.client import (
     NodeData,
 )
 from bridge.matter.cluster_maps import ClusterMap, load_cluster_maps
-from bridge.matter.devices import Device, UserNames, build_devices
+from bridge.matter.devices import (
+    BASIC_INFORMATION,
+    BRIDGED_BASIC_INFORMATION,
+    DESCRIPTOR,
+    Device,
+    UserNames,
+    build_devices,
+)
 from bridge.matter.generator import GeneratedTool, MatterToolGenerator, ToolKind
 from bridge.matter.names import DeviceNameStore, clean_aliases
 from bridge.matter.rooms import MemberCall, Room, RoomPlan, rooms_of
@@ -54,6 +64,131 @@ _WRITE_STATUS = {
     0x7E: "unsupported access", 0x86: "unsupported attribute", 0x87: "constraint error",
     0x88: "unsupported write", 0x8D: "invalid in state", 0xC6: "needs a timed interaction",
 }  # fmt: skip
+
+
+# Clusters the device model itself is built from (names, device types, endpoints, parts):
+# a report in one of them rebuilds the node.
+_MODEL_CLUSTERS = frozenset({DESCRIPTOR, BASIC_INFORMATION, BRIDGED_BASIC_INFORMATION})
+
+
+class _Reads:
+    """What tool generation read of one device's attributes, while ``recording`` is on.
+
+    ``values`` holds the (cluster, attribute) pairs whose value was looked at,
+    ``keys`` the clusters whose presence or key set was looked at, ``everything`` is
+    set when the whole cluster table was iterated. Generation is a function of what it
+    reads: a report outside these sets cannot change any tool.
+    """
+
+    __slots__ = ("everything", "keys", "values")
+
+    recording = False  # switched on by MatterBridge._apply only, for every device at once
+
+    def __init__(self) -> None:
+        self.values: set[tuple[int, int]] = set()
+        self.keys: set[int] = set()
+        self.everything = False
+
+
+class _ClusterView(Mapping[int, Any]):
+    """One cluster's attribute values, noting reads into a ``_Reads``."""
+
+    __slots__ = ("_cid", "_data", "_reads")
+
+    def __init__(self, cid: int, data: dict[int, Any], reads: _Reads) -> None:
+        self._cid, self._data, self._reads = cid, data, reads
+
+    def __getitem__(self, aid: int) -> Any:
+        if _Reads.recording:
+            self._reads.values.add((self._cid, aid))
+        return self._data[aid]
+
+    def get(self, aid: int, default: Any = None) -> Any:
+        if _Reads.recording:
+            self._reads.values.add((self._cid, aid))
+        return self._data.get(aid, default)
+
+    def __contains__(self, aid: object) -> bool:
+        if _Reads.recording and isinstance(aid, int):
+            self._reads.values.add((self._cid, aid))
+        return aid in self._data
+
+    def __iter__(self) -> Iterator[int]:
+        if _Reads.recording:
+            self._reads.keys.add(self._cid)
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        if _Reads.recording:
+            self._reads.keys.add(self._cid)
+        return len(self._data)
+
+
+class _ClustersView(Mapping[int, Mapping[int, Any]]):
+    """A device's cluster table (cluster id → attribute values), noting reads."""
+
+    __slots__ = ("_data", "_reads", "_views")
+
+    def __init__(self, data: Mapping[int, Mapping[int, Any]], reads: _Reads) -> None:
+        # build_devices hands each device fresh dicts: take them over, copy anything else.
+        self._data = {cid: attrs if isinstance(attrs, dict) else dict(attrs)
+                      for cid, attrs in data.items()}  # fmt: skip
+        self._reads = reads
+        self._views: dict[int, _ClusterView] = {}
+
+    def _view(self, cid: int) -> _ClusterView:
+        view = self._views.get(cid)
+        if view is None:
+            view = self._views[cid] = _ClusterView(cid, self._data[cid], self._reads)
+        return view
+
+    def __getitem__(self, cid: int) -> Mapping[int, Any]:
+        if _Reads.recording:
+            self._reads.keys.add(cid)
+        if cid not in self._data:
+            raise KeyError(cid)
+        return self._view(cid)
+
+    def get(self, cid: int, default: Any = None) -> Any:
+        if _Reads.recording:
+            self._reads.keys.add(cid)
+        return self._view(cid) if cid in self._data else default
+
+    def __contains__(self, cid: object) -> bool:
+        if _Reads.recording and isinstance(cid, int):
+            self._reads.keys.add(cid)
+        return cid in self._data
+
+    def __iter__(self) -> Iterator[int]:
+        if _Reads.recording:
+            self._reads.everything = True
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        if _Reads.recording:
+            self._reads.everything = True
+        return len(self._data)
+
+    def absorb(self, cid: int, aid: int, value: Any) -> bool:
+        """Store a reported value unless a tool was built from it; return whether stored."""
+        reads = self._reads
+        attrs = self._data.get(cid)
+        if reads.everything or attrs is None:
+            return False  # a new cluster changes has_cluster(); rebuild
+        if aid not in attrs:
+            if cid in reads.keys or (cid, aid) in reads.values:
+                return False
+        elif (cid, aid) in reads.values and attrs[aid] != value:
+            return False
+        attrs[aid] = value
+        return True
+
+
+def _recording(device: Device) -> Device:
+    """Return ``device`` with a cluster table that notes what generation reads of it."""
+    if isinstance(device.clusters, _ClustersView):
+        return device
+    return dataclasses.replace(device, clusters=_ClustersView(device.clusters, _Reads()))
 
 
 def _refuse_taken(
@@ -199,11 +334,16 @@ class MatterBridge:
         self._apply(devices)
 
     def refresh_node(self, node_id: int, path: str | None = None, value: Any = None) -> None:
-        """Rebuild one node's devices after an attribute change; publish ``device.state``."""
+        """Take in one attribute report; publish ``device.state``.
+
+        A report no tool was built from only updates the device's cached value; any other
+        rebuilds the node's devices and brings their tools in line.
+        """
         node = self.adapter.node(node_id)
         if node is None:
             return
-        self.apply_node(node)
+        if path is None or not self._absorb(node_id, path, value):
+            self.apply_node(node)
         if self.events is not None and path is not None:
             endpoint = path.split("/", 1)[0]
             device = self._devices.get(f"{node_id}-{endpoint}")
@@ -212,6 +352,26 @@ class MatterBridge:
                     "device.state",
                     {"device_id": device.id, "name": device.name, "path": path, "value": value},
                 )
+
+    def _absorb(self, node_id: int, path: str, value: Any) -> bool:
+        """Put a reported value into the device cache if no tool depends on it.
+
+        Return ``False`` (nothing stored) when the node must be rebuilt: a model
+        cluster, an unparsable path, or an attribute some tool was generated from.
+        """
+        try:
+            ep_text, cl_text, at_text = path.split("/")
+            endpoint, cluster, attribute = int(ep_text), int(cl_text), int(at_text)
+        except ValueError:
+            return False
+        if cluster in _MODEL_CLUSTERS:
+            return False
+        device = self._devices.get(f"{node_id}-{endpoint}")
+        if device is None:
+            # Not a device's endpoint: the model reads only model clusters there.
+            return True
+        clusters = device.clusters
+        return isinstance(clusters, _ClustersView) and clusters.absorb(cluster, attribute, value)
 
     def apply_node(self, node: NodeData) -> None:
         """Regenerate the tools of one node's devices (others are untouched)."""
@@ -229,6 +389,14 @@ class MatterBridge:
         return merged
 
     def _apply(self, devices: list[Device], only_node: int | None = None) -> None:
+        devices = [_recording(d) for d in devices]
+        _Reads.recording = True
+        try:
+            self._apply_recorded(devices, only_node)
+        finally:
+            _Reads.recording = False
+
+    def _apply_recorded(self, devices: list[Device], only_node: int | None) -> None:
         previous = self._devices
         self._devices = {d.id: d for d in devices}
         self._persist_new_slugs(devices, previous)
@@ -456,7 +624,10 @@ class MatterBridge:
         node = self.adapter.node(action.node_id)
         if node is None:
             return
+        absorbed = True
         for path in action.paths:
             node.attributes[path] = action.value
+            absorbed = self._absorb(action.node_id, path, action.value) and absorbed
         # Optimistic: the controller's attribute report confirms (or corrects) it later.
-        self.apply_node(node)
+        if not absorbed:
+            self.apply_node(node)

@@ -451,7 +451,8 @@ class _Client(MatterClient):
     """``MatterClient`` that also reports which attribute path changed.
 
     The client's own ``attribute_updated`` callbacks get only the new value, so the
-    adapter hooks the message handler (pinned client 1.5.5) to learn node and path.
+    adapter hooks the message handler (pinned client 1.5.5) to learn node and path;
+    attribute reports go to the adapter only.
     """
 
     def __init__(
@@ -464,10 +465,14 @@ class _Client(MatterClient):
         self._on_attribute = on_attribute
 
     def _handle_event_message(self, msg: Any) -> None:
-        super()._handle_event_message(msg)
         if msg.event == EventType.ATTRIBUTE_UPDATED:
+            # The adapter keeps its own node mirror and nothing reads the SDK's node model
+            # between (re)connects, which fetch every node afresh: skip the SDK's update of
+            # it (parsing each value into chip.clusters objects was most of a report's CPU).
             node_id, path, value = msg.data
             self._on_attribute(int(node_id), str(path), value)
+            return
+        super()._handle_event_message(msg)
 
 
 class _UncompressedSession:

@@ -207,16 +207,40 @@ class _Endpoint:
         return [p for p in raw if isinstance(p, int)] if isinstance(raw, list) else []
 
 
+# Parsed attribute paths: every node of a model repeats the same few hundred paths, and
+# splitting them was half of building a home's devices. Bounded; cleared when full.
+_PATHS: dict[str, tuple[int, int, int] | None] = {}
+_PATHS_MAX = 65_536
+
+
+def _parse_path(path: str) -> tuple[int, int, int] | None:
+    """Return ``(endpoint, cluster, attribute)`` of ``"ep/cluster/attribute"``, or None."""
+    try:
+        ep_text, cl_text, at_text = path.split("/")
+        parsed: tuple[int, int, int] | None = (int(ep_text), int(cl_text), int(at_text))
+    except ValueError:
+        parsed = None
+    if len(_PATHS) >= _PATHS_MAX:
+        _PATHS.clear()
+    _PATHS[path] = parsed
+    return parsed
+
+
 def _endpoints(node: NodeData) -> dict[int, _Endpoint]:
     endpoints: dict[int, _Endpoint] = {}
+    paths = _PATHS
     for path, value in node.attributes.items():
-        try:
-            ep_text, cl_text, at_text = path.split("/")
-            ep, cl, at = int(ep_text), int(cl_text), int(at_text)
-        except ValueError:
+        parsed = paths[path] if path in paths else _parse_path(path)
+        if parsed is None:
             continue
-        endpoint = endpoints.setdefault(ep, _Endpoint(ep))
-        endpoint.clusters.setdefault(cl, {})[at] = value
+        ep, cl, at = parsed
+        endpoint = endpoints.get(ep)
+        if endpoint is None:
+            endpoint = endpoints[ep] = _Endpoint(ep)
+        attrs = endpoint.clusters.get(cl)
+        if attrs is None:
+            attrs = endpoint.clusters[cl] = {}
+        attrs[at] = value
     # Clusters the descriptor lists but that carried no data still exist, empty.
     for endpoint in endpoints.values():
         servers = endpoint.attr(DESCRIPTOR, 1)

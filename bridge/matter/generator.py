@@ -285,6 +285,14 @@ class MatterToolGenerator:
         self.node_id = node_id
         self.unit = unit.upper()
         self.server_name = server_name
+        # Each device's state parts, computed once per device object: device_tools and
+        # shared_tools both need them. Devices are immutable snapshots (a change builds
+        # a new object), so the object's identity is the key's proof of freshness.
+        self._parts: dict[str, tuple[Device, tuple[StatePart, ...]]] = {}
+        # Every tool of this node routes the same way: one frozen value shared by all.
+        self._routing = Routing(
+            prefer_local=True, node_affinity=(node_id,) if node_id else (), hop_limit=1
+        )
 
     # -- per device -----------------------------------------------------------------
 
@@ -314,6 +322,14 @@ class MatterToolGenerator:
 
     def state_parts(self, device: Device) -> tuple[StatePart, ...]:
         """Return the state fields the device can report (first claim of a field wins)."""
+        known = self._parts.get(device.id)
+        if known is not None and known[0] is device:
+            return known[1]
+        found = self._state_parts(device)
+        self._parts[device.id] = (device, found)
+        return found
+
+    def _state_parts(self, device: Device) -> tuple[StatePart, ...]:
         parts: list[StatePart] = []
         seen: set[str] = set()
         for cmap in self.maps:
@@ -333,11 +349,7 @@ class MatterToolGenerator:
             "namespace": NAMESPACE,
             "version": TOOL_VERSION,
             "requires": Requires(capabilities=(CAPABILITY,), permissions=(permission,)),
-            "routing": Routing(
-                prefer_local=True,
-                node_affinity=(self.node_id,) if self.node_id else (),
-                hop_limit=1,
-            ),
+            "routing": self._routing,
             "server_name": self.server_name,
         }
 
@@ -455,6 +467,9 @@ class MatterToolGenerator:
             for part in self.state_parts(device):
                 if part.field.sensor:
                     sensors.setdefault(device.id, {}).setdefault(part.field.sensor, part)
+        # Every device passed through here: forget devices that are gone.
+        for gone in self._parts.keys() - by_id.keys():
+            del self._parts[gone]
         if sensors:
             kinds = sorted({k for s in sensors.values() for k in s})
             listing = _listing(

@@ -7,7 +7,9 @@ transport is ASGI; ``asgi_call`` is a small adapter that hands it one aiohttp re
 response) so no second web server or port is needed. The bearer token is checked by
 the API's auth middleware like on every route (401 with the standard error JSON when
 missing or bad); the verified token travels in the ASGI scope (``state`` and ``user``,
-so a session can only be used with the agent that opened it).
+so a session can only be used with the agent that opened it). The MCP SDK (about 38 MB
+of a Pi's memory) is imported, and the server and its session manager started, on the
+first ``/mcp`` request: a bridge nobody reaches over MCP never loads it.
 """
 
 from __future__ import annotations
@@ -16,18 +18,19 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
-from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
-from mcp.server.auth.provider import AccessToken
-from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
-from bridge.api.app import SERVICE_KEY
+from bridge.api.app import SERVICE_KEY, ApiHost
 from bridge.api.auth import token_of
 from bridge.api.openapi import add_route
 from bridge.auth.tokens import AgentToken
-from bridge.mcp.server import TOKEN_STATE_KEY, BridgeMcpServer
+
+if TYPE_CHECKING:
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+    from bridge.mcp.server import BridgeMcpServer
 
 _LOG = logging.getLogger(__name__)
 
@@ -40,13 +43,14 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 AsgiApp = Callable[[MutableMapping[str, Any], Receive, Send], Awaitable[None]]
 
-MCP_KEY: web.AppKey[BridgeMcpServer] = web.AppKey("mcp_server", BridgeMcpServer)
-MANAGER_KEY: web.AppKey[StreamableHTTPSessionManager] = web.AppKey(
-    "mcp_session_manager", StreamableHTTPSessionManager
-)
 
 
 def _scope(request: web.Request, token: AgentToken) -> dict[str, Any]:
+    from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+    from mcp.server.auth.provider import AccessToken
+
+    from bridge.mcp.server import TOKEN_STATE_KEY
+
     peer = request.transport.get_extra_info("peername") if request.transport else None
     sock = request.transport.get_extra_info("sockname") if request.transport else None
     user = AuthenticatedUser(
@@ -136,44 +140,70 @@ async def asgi_call(
 async def handle(request: web.Request) -> web.StreamResponse:
     """Serve one streamable-HTTP MCP request."""
     token = token_of(request)
-    manager = request.app[MANAGER_KEY]
+    manager = await request.app[LAZY_KEY].manager()
     return await asgi_call(manager.handle_request, request, _scope(request, token))
 
 
-class _Lifecycle:
-    """Run the session manager from app start-up until shutdown begins."""
+class _LazyMcp:
+    """The MCP server and its session manager: built and run from the first request on."""
 
-    def __init__(self) -> None:
+    def __init__(self, service: ApiHost) -> None:
+        self.service = service
+        self.server: BridgeMcpServer | None = None
+        self._manager: StreamableHTTPSessionManager | None = None
+        self._started = asyncio.Event()
         self.stopping = asyncio.Event()
         self.task: asyncio.Task[None] | None = None
 
-    async def ctx(self, app: web.Application) -> AsyncIterator[None]:
-        server = app[MCP_KEY]
-        manager = app[MANAGER_KEY]
-        server.start()
-        started = asyncio.Event()
+    async def manager(self) -> StreamableHTTPSessionManager:
+        """Return the running session manager, importing and starting it the first time."""
+        if self.stopping.is_set():
+            raise web.HTTPServiceUnavailable(reason="the MCP server is shutting down")
+        if self.task is None:
+            from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
-        async def run() -> None:
-            async with manager.run():
-                started.set()
-                await self.stopping.wait()
+            from bridge.mcp.server import BridgeMcpServer
 
-        self.task = asyncio.get_running_loop().create_task(run())
-        waiter = asyncio.ensure_future(started.wait())
-        await asyncio.wait({self.task, waiter}, return_when=asyncio.FIRST_COMPLETED)
-        if self.task.done():
+            service = self.service
+            server = BridgeMcpServer(service.registry, lambda: service.invocation, service.events)
+            # Plain JSON answers to POSTs (no per-call SSE stream; this server sends no
+            # progress or server-to-client requests): handshake-era calls p50 6.7 -> 3.9
+            # ms. Listen streams and the session's GET stream stay SSE.
+            manager = StreamableHTTPSessionManager(app=server.server, json_response=True)
+            server.start()
+            self.server, self._manager = server, manager
+
+            async def run() -> None:
+                async with manager.run():
+                    self._started.set()
+                    await self.stopping.wait()
+
+            self.task = asyncio.get_running_loop().create_task(run())
+        task = self.task
+        waiter = asyncio.ensure_future(self._started.wait())
+        try:
+            await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
             waiter.cancel()
-            self.task.result()  # raises why the session manager did not start
+        if not self._started.is_set():
+            task.result()  # raises why the session manager did not start
+        assert self._manager is not None  # noqa: S101 - set with the task
+        return self._manager
+
+    async def ctx(self, app: web.Application) -> AsyncIterator[None]:
+        """Stop the server (if it was ever started) when the app is cleaned up."""
         try:
             yield
         finally:
             await self.shutdown(app)
-            await server.stop()
+            if self.server is not None:
+                await self.server.stop()
 
     async def shutdown(self, app: web.Application) -> None:
         """End every MCP session and stream so open responses finish (idempotent)."""
-        app[MCP_KEY].notifier.listen.close()
         self.stopping.set()
+        if self.server is not None:
+            self.server.notifier.listen.close()
         if self.task is None or self.task.done():
             return
         try:
@@ -182,16 +212,13 @@ class _Lifecycle:
             _LOG.warning("MCP session manager did not stop within %s s", SHUTDOWN_S)
 
 
+LAZY_KEY: web.AppKey[_LazyMcp] = web.AppKey("mcp_lazy", _LazyMcp)
+
+
 def setup(app: web.Application) -> None:
     """Add ``/mcp`` and the MCP server's lifecycle to the bridge's app."""
-    service = app[SERVICE_KEY]
-    server = BridgeMcpServer(service.registry, lambda: service.invocation, service.events)
-    app[MCP_KEY] = server
-    # Plain JSON answers to POSTs (no per-call SSE stream; this server sends no progress
-    # or server-to-client requests): handshake-era calls p50 6.7 -> 3.9 ms. Listen
-    # streams and the session's GET stream stay SSE.
-    app[MANAGER_KEY] = StreamableHTTPSessionManager(app=server.server, json_response=True)
-    lifecycle = _Lifecycle()
+    lifecycle = _LazyMcp(app[SERVICE_KEY])
+    app[LAZY_KEY] = lifecycle
     app.cleanup_ctx.append(lifecycle.ctx)
     # Before aiohttp waits for open handlers: end the sessions whose streams are open.
     app.on_shutdown.append(lifecycle.shutdown)

@@ -2,7 +2,8 @@
 
 ``chip.clusters.Objects`` takes seconds to import; with ``--no-matter`` (a mesh-only
 node) that time blocked the event loop at every start, long enough for the node's own
-mesh announcement to expire. The check runs in a fresh interpreter.
+mesh announcement to expire. The MCP SDK (~38 MB resident) likewise waits for the first
+``/mcp`` request. The check runs in a fresh interpreter.
 """
 
 import json
@@ -19,7 +20,8 @@ from bridge.service import BridgeService
 service = BridgeService(BridgeConfig(state_dir=Path(sys.argv[1])), enable_matter=False)
 app = create_app(service)
 routes = sorted({r.resource.canonical for r in app.router.routes() if r.resource is not None})
-heavy = sorted(n for n in ("chip", "matter_server", "bridge.matter.client") if n in sys.modules)
+heavy = sorted(n for n in ("chip", "matter_server", "bridge.matter.client", "mcp")
+               if n in sys.modules)
 print(json.dumps({"heavy": heavy, "devices_routes": [r for r in routes if "devices" in r]}))
 """
 

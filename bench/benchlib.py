@@ -1,0 +1,136 @@
+"""Small helpers the benchmarks share: process CPU from /proc, percentiles, paired tails.
+
+CPU figures come from ``/proc/<pid>/stat`` (user + system ticks, Linux only) so a bench
+can charge the bridge process and its controller separately, whatever else the machine
+runs: on a busy machine wall-clock latencies are noisy, CPU per call much less so.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int) -> float:
+    """Return the CPU time a process has used so far, its threads included.
+
+    Summed from each thread's ``schedstat`` (nanoseconds); ``stat``'s user + system
+    ticks (10 ms steps) where schedstat is missing.
+    """
+    total_ns = 0
+    try:
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            try:
+                total_ns += int((task / "schedstat").read_text().split()[0])
+            except (OSError, ValueError, IndexError):
+                continue  # a thread that just ended
+    except OSError:
+        total_ns = 0
+    if total_ns:
+        return total_ns / 1e9
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / _TICK
+
+
+def self_cpu_seconds() -> float:
+    """Return this process's user + system CPU time (finer grained than /proc ticks)."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def descendants(pid: int) -> list[int]:
+    """Return every living descendant of ``pid`` (children, grandchildren, ...)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(ppid, []).append(int(entry.name))
+    out: list[int] = []
+    todo = list(children.get(pid, ()))
+    while todo:
+        child = todo.pop()
+        out.append(child)
+        todo.extend(children.get(child, ()))
+    return out
+
+
+def tree_cpu_seconds(pids: Sequence[int]) -> float:
+    """Return the summed CPU time of ``pids`` (a process that exited counts as 0)."""
+    total = 0.0
+    for pid in pids:
+        try:
+            total += cpu_seconds(pid)
+        except (OSError, ValueError, IndexError):
+            continue
+    return total
+
+
+def rss_mb(pid: int) -> float:
+    """Return a process's resident set size in MB (VmRSS)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def percentile(samples: Sequence[float], q: float) -> float:
+    """Return the ``q`` quantile (nearest rank) of ``samples``."""
+    ordered = sorted(samples)
+    index = min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))
+    return ordered[index]
+
+
+def paired(a: Sequence[float], b: Sequence[float]) -> list[float]:
+    """Return ``a[i] - b[i]`` for interleaved samples: each pair saw the same machine."""
+    return [x - y for x, y in zip(a, b, strict=True)]
+
+
+def start_profile(pid: int, out: Path, rate: int = 250) -> subprocess.Popen[bytes]:
+    """Start py-spy sampling ``pid`` into ``out`` (collapsed stacks); SIGINT it to stop."""
+    spy = Path(sys.executable).parent / "py-spy"
+    return subprocess.Popen(
+        [str(spy), "record", "--pid", str(pid), "--rate", str(rate), "--format", "raw",
+         "--nolineno", "--nonblocking", "--output", str(out)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+
+
+def summarize_profile(path: Path, top: int = 30) -> str:
+    """Return the functions with the most samples on their stack (inclusive) and on top.
+
+    Only the event loop thread's busy samples count (not its waits in ``select``).
+    """
+    inclusive: dict[str, int] = {}
+    own: dict[str, int] = {}
+    total = 0
+    for line in path.read_text().splitlines():
+        stack, _, count_text = line.rpartition(" ")
+        if not stack or not count_text.isdigit():
+            continue
+        frames = stack.split(";")
+        if not any("_run_once" in f for f in frames) or "select" in frames[-1]:
+            continue  # only the event loop's thread, and not while it waits
+        count = int(count_text)
+        total += count
+        for frame in set(frames):
+            inclusive[frame] = inclusive.get(frame, 0) + count
+        own[frames[-1]] = own.get(frames[-1], 0) + count
+    if not total:
+        return "no samples"
+    lines = [f"{total} samples; inclusive % (function) / own %:"]
+    for frame, count in sorted(inclusive.items(), key=lambda kv: -kv[1])[:top]:
+        lines.append(f"{100 * count / total:6.1f}  {100 * own.get(frame, 0) / total:5.1f}  {frame}")
+    lines.append("top own time:")
+    for frame, count in sorted(own.items(), key=lambda kv: -kv[1])[:top]:
+        lines.append(f"{100 * count / total:6.1f}  {frame}")
+    return "\n".join(lines)

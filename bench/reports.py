@@ -1,0 +1,285 @@
+"""CPU per state report received: the bridge beside its controller, in a home of N devices.
+
+In a private network namespace: ``atmosphere-bridge run`` (a separate process) with its
+managed python-matter-server, one real matter.js on/off light commissioned through the
+bridge's API, and ``--devices`` - 1 more devices imported into the same controller as
+test nodes (recorded dumps, replicated), so the bridge holds a home of that size. The
+light's "button" is pressed ``--reports`` times (SIGUSR1: it toggles itself and reports
+OnOff to the controller, which forwards the report to the bridge); each report is
+counted when its ``device.state`` event reaches a WebSocket subscriber of the bridge,
+which also counts ``registry.changed`` events meanwhile (a report that changes no tool
+should cause none).
+
+Prints one JSON line: per report, the CPU the bridge process used (``bridge_cpu_ms``)
+and the controller (``controller_cpu_ms``), each raw and minus their idle CPU over the
+same wall time (measured first, nothing happening), the report's wall time from press
+to event (p50/p99), and the home's size. The bridge figure includes publishing the
+event to that one subscriber. ``--profile FILE`` records the bridge with py-spy during
+the reports and prints where its CPU goes (collapsed stacks in FILE).
+
+``--inprocess`` skips the fabric and times only the bridge's own handling of a report
+(``MatterAdapter._on_attribute`` → ``MatterBridge.refresh_node`` → ``device.state``) in
+this process, for a report no tool depends on (OnOff) and for one that rebuilds the
+node (the node label), with the same home; no controller, so no client parsing.
+
+Usage (root, after ``make install``):
+    .venv/bin/python bench/reports.py [--devices 100] [--reports 40] [--profile FILE]
+    .venv/bin/python bench/reports.py --inprocess [--devices 100]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import copy
+import json
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import yaml
+from benchlib import (
+    cpu_seconds,
+    descendants,
+    percentile,
+    start_profile,
+    summarize_profile,
+    tree_cpu_seconds,
+)
+
+from bridge.auth.keys import KEY_FILE_NAME, NodeKey
+from bridge.auth.tokens import issue_token
+from bridge.matter import netns
+from bridge.matter.client import NodeData
+from bridge.matter.devices import build_devices
+from bridge.matter.virtual_devices import DeviceKind, VirtualDevice, node_available, write_test_paa
+
+REPO = Path(__file__).resolve().parents[1]
+NODES = REPO / "tests" / "fixtures" / "nodes"
+
+
+def test_nodes(devices_wanted: int) -> list[dict[str, Any]]:
+    """Return recorded node dumps, replicated, holding at least ``devices_wanted`` devices."""
+    dumps = [json.loads(p.read_text()) for p in sorted(NODES.glob("*/*.json"))]
+    out: list[dict[str, Any]] = []
+    count = 0
+    while count < devices_wanted:
+        for dump in dumps:
+            n = len(build_devices([NodeData.from_json(dump)]))
+            if n == 0:
+                continue
+            out.append(copy.deepcopy(dump))
+            count += n
+            if count >= devices_wanted:
+                break
+    return out
+
+
+async def wait_for_line(proc: asyncio.subprocess.Process, prefix: str, timeout_s: float) -> str:
+    assert proc.stdout is not None
+    async with asyncio.timeout(timeout_s):
+        while True:
+            line = (await proc.stdout.readline()).decode()
+            if not line:
+                raise RuntimeError("the bridge exited before it was ready")
+            if line.startswith(prefix):
+                return line.strip()
+
+
+async def run(
+    devices: int, reports: int, idle_s: float, profile: Path | None, program: Path
+) -> dict[str, Any]:
+    reason = netns.unsupported_reason() or node_available()
+    if reason:
+        raise SystemExit(f"reports benchmark needs a fabric namespace: {reason}")
+    base = Path(tempfile.mkdtemp(prefix="atmosphere-bench-", dir="/var/tmp"))
+    ns = netns.create_namespace(f"atm-rep-{os.getpid()}")
+    light = VirtualDevice(
+        kind=DeviceKind.ONOFF, state_dir=base / "device", port=5540,
+        passcode=20202401, discriminator=0x60A, label="Report Lamp", netns=ns,
+    )  # fmt: skip
+    bridge: asyncio.subprocess.Process | None = None
+    out: dict[str, Any] = {}
+    try:
+        state = base / "state"
+        await asyncio.to_thread(write_test_paa, state / "controller" / "paa")
+        await asyncio.to_thread(light.start)
+        config = base / "config.yaml"
+        config.write_text(yaml.safe_dump({
+            "state_dir": str(state), "api": {"host": "127.0.0.1", "port": 0},
+            "matter": {"netns": ns.name},
+        }))  # fmt: skip
+        token = issue_token(
+            NodeKey.load_or_create(state / KEY_FILE_NAME),
+            agent_id="bench", permissions=["device:*"], ttl_s=3600,
+        )  # fmt: skip
+        bridge = await asyncio.create_subprocess_exec(
+            str(program), "--config", str(config), "run",
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
+            start_new_session=True,
+        )  # fmt: skip
+        url = (await wait_for_line(bridge, "atmosphere-bridge listening on", 120)).rsplit(" ", 1)[1]
+        headers = {"Authorization": f"Bearer {token}"}
+        async with aiohttp.ClientSession(headers=headers) as http:
+            assert light.pairing is not None
+            async with http.post(
+                f"{url}/v1/devices/commission", json={"code": light.pairing.manual}
+            ) as resp:
+                result = await resp.json()
+            if resp.status != 201:
+                raise RuntimeError(f"commissioning failed: {result}")
+            light_id = f"{result['node_id']}-1"
+            nodes = test_nodes(devices - 1)
+            async with (
+                aiohttp.ClientSession() as plain,
+                plain.ws_connect(f"ws://{ns.ns_address}:5580/ws", compress=0) as ctl,
+            ):
+                await ctl.receive_json()
+                await ctl.send_json({"message_id": "import", "command": "import_test_node",
+                                     "args": {"dump": json.dumps(
+                                         {"data": {"server": {"nodes": nodes}}})}})  # fmt: skip
+                while (await ctl.receive_json()).get("message_id") != "import":
+                    pass
+            async with asyncio.timeout(120):
+                while True:
+                    async with http.get(f"{url}/v1/devices") as resp:
+                        listed = (await resp.json())["devices"]
+                    if len(listed) >= devices:
+                        break
+                    await asyncio.sleep(0.5)
+            events = await http.ws_connect(
+                f"{url.replace('http', 'ws')}/v1/events?types=device.state,registry.")
+            registry_changes = 0
+
+            async def one_report() -> float:
+                started = time.perf_counter()
+                light.press()
+                async with asyncio.timeout(10):
+                    while True:
+                        event = json.loads((await events.receive()).data)
+                        if event.get("type") == "registry.changed":
+                            nonlocal registry_changes
+                            registry_changes += 1
+                            continue
+                        data = event.get("data", {})
+                        if data.get("device_id") == light_id and data.get("path") == "1/6/0":
+                            return (time.perf_counter() - started) * 1000
+
+            for _ in range(10):  # first-report paths, caches
+                await one_report()
+            registry_changes = 0
+            controller = descendants(bridge.pid)
+            await asyncio.sleep(1)
+            idle_start = time.perf_counter()
+            b0, c0 = cpu_seconds(bridge.pid), tree_cpu_seconds(controller)
+            await asyncio.sleep(idle_s)
+            idle_wall = time.perf_counter() - idle_start
+            idle_b = (cpu_seconds(bridge.pid) - b0) / idle_wall
+            idle_c = (tree_cpu_seconds(controller) - c0) / idle_wall
+            spy = start_profile(bridge.pid, profile) if profile else None
+            wall: list[float] = []
+            started = time.perf_counter()
+            b0, c0 = cpu_seconds(bridge.pid), tree_cpu_seconds(controller)
+            for _ in range(reports):
+                wall.append(await one_report())
+            elapsed = time.perf_counter() - started
+            bridge_s = cpu_seconds(bridge.pid) - b0
+            controller_s = tree_cpu_seconds(controller) - c0
+            await events.close()
+            if spy is not None:
+                spy.send_signal(signal.SIGINT)
+                await asyncio.to_thread(spy.wait, 30)
+        n = len(wall)
+        out = {
+            "devices": len(listed),
+            "reports": n,
+            "bridge_cpu_ms": round(bridge_s * 1000 / n, 3),
+            "bridge_cpu_ms_minus_idle": round((bridge_s - idle_b * elapsed) * 1000 / n, 3),
+            "controller_cpu_ms": round(controller_s * 1000 / n, 3),
+            "controller_cpu_ms_minus_idle": round(
+                (controller_s - idle_c * elapsed) * 1000 / n, 3),
+            "bridge_idle_cpu_pct": round(idle_b * 100, 3),
+            "controller_idle_cpu_pct": round(idle_c * 100, 3),
+            "registry_changes_during_reports": registry_changes,
+            "press_to_event_p50_ms": round(percentile(wall, 0.5), 3),
+            "press_to_event_p99_ms": round(percentile(wall, 0.99), 3),
+        }
+    finally:
+        if bridge is not None and bridge.returncode is None:
+            bridge.send_signal(signal.SIGINT)
+            try:
+                await asyncio.wait_for(bridge.wait(), 20)
+            except TimeoutError:
+                bridge.kill()
+                await bridge.wait()
+        await asyncio.to_thread(light.stop)
+        netns.delete_namespace(ns.name)
+        shutil.rmtree(base, ignore_errors=True)
+    return out
+
+
+def inprocess(devices: int, rounds: int = 2000) -> dict[str, Any]:
+    """Return the bridge's own CPU per report (µs), absorbed and rebuilding, in-process."""
+    from bridge.events import EventBus
+    from bridge.matter.bridge import MatterBridge
+    from bridge.matter.client import MatterAdapter
+    from bridge.tools.registry import ToolRegistry
+
+    async def go() -> dict[str, Any]:
+        adapter = MatterAdapter("ws://127.0.0.1:9/ws")  # never connected: nodes set below
+        events = EventBus()
+        bridge = MatterBridge(adapter=adapter, registry=ToolRegistry(events), events=events)
+        adapter.subscribe(bridge._on_event)
+        dumps = test_nodes(devices)
+        for i, doc in enumerate(dumps):
+            node = NodeData.from_json({**doc, "node_id": 1000 + i})
+            adapter._nodes[node.node_id] = node
+        bridge.sync()
+        sub = events.subscribe("device.state")  # one subscriber, like a console
+        light = next(d for d in bridge.devices() if d.has_attr(6, 0))
+        out: dict[str, Any] = {"devices": len(bridge.devices()), "tools": len(bridge._tools)}
+        for label, path, values, n in (
+            ("absorbed_us", f"{light.endpoint_id}/6/0", (True, False), rounds),
+            ("rebuilt_us", "0/40/5", ("Lamp A", "Lamp B"), max(20, rounds // 50)),
+        ):
+            c0 = time.process_time()
+            for i in range(n):
+                adapter._on_attribute(light.node_id, path, values[i % 2])
+                while not sub.queue.empty():
+                    sub.queue.get_nowait()
+            out[label] = round((time.process_time() - c0) * 1e6 / n, 1)
+        return out
+
+    return asyncio.run(go())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--devices", type=int, default=100, help="devices in the home (100)")
+    parser.add_argument("--reports", type=int, default=40,
+                        help="reports to time (40; the light reports about once a second)")
+    parser.add_argument("--idle", type=float, default=10.0, help="idle seconds measured first")
+    parser.add_argument("--bridge", type=Path, default=REPO / ".venv" / "bin" / "atmosphere-bridge",
+                        help="the atmosphere-bridge to run (another checkout's, for a before)")
+    parser.add_argument("--profile", type=Path, help="py-spy the bridge into this file")
+    parser.add_argument("--inprocess", action="store_true",
+                        help="time only the bridge's report handling, in this process")
+    args = parser.parse_args()
+    if args.inprocess:
+        print(json.dumps(inprocess(max(1, args.devices))), flush=True)
+        return
+    line = asyncio.run(run(max(1, args.devices), max(10, min(args.reports, 5000)),
+                           args.idle, args.profile, args.bridge))  # fmt: skip
+    print(json.dumps(line), flush=True)
+    if args.profile:
+        print(summarize_profile(args.profile), flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

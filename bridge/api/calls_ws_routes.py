@@ -1,0 +1,189 @@
+"""A persistent call channel: ``tool_invoke`` in, ``tool_response`` out, over one WebSocket.
+
+``GET /v1/calls/ws`` (a WebSocket upgrade, ``Authorization: Bearer <token>`` checked by
+the API middleware at connect) takes text frames, each one ``tool_invoke`` message
+(``bridge.invocation.messages``), and answers each with the ``tool_response`` whose
+``request_id`` is the message's ``id``. Every call runs the same pipeline as ``POST
+/v1/invoke`` (resolve → validate → authorize → confirm → execute → record) with the
+connection's token, or with the message's own ``auth.token`` when it carries one. Many
+calls may be in flight at once (``MAX_IN_FLIGHT`` per connection; beyond that the
+channel stops reading until one finishes); answers come in completion order.
+
+Hostile input never ends the channel: a frame that is not JSON, not an object, too deep
+or too large, or not a valid ``tool_invoke`` is answered with an ``INVALID_REQUEST``
+``tool_response`` (``request_id`` is the message's ``id`` when it had a readable one).
+The connection's token is verified again for every call (its expiry and revocation
+hold on an open socket), and the socket is closed with code 4401 when the token
+expires, whether or not a call is under way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import json
+import logging
+import time
+from typing import Any
+
+from aiohttp import WSMsgType, web
+
+from bridge.api.app import service_of
+from bridge.api.auth import token_of
+from bridge.api.openapi import add_route
+from bridge.auth.tokens import AgentToken
+from bridge.errors import BridgeError, InvalidRequestError, UnauthenticatedError
+from bridge.invocation.messages import ResponseStatus, ToolRequest, ToolResponse
+from bridge.invocation.runtime import InvocationRuntime
+
+_LOGGER = logging.getLogger(__name__)
+
+MAX_IN_FLIGHT = 64
+MAX_DEPTH = 32
+CLOSE_TOKEN_REJECTED = 4401
+
+
+def parse_message(text: str, max_depth: int = MAX_DEPTH) -> Any:
+    """Return one frame's JSON; raise ``InvalidRequestError`` for anything else.
+
+    The frame's size is bounded by the socket (``max_msg_size``); this bounds nesting.
+    """
+    try:
+        doc = json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as err:
+        raise InvalidRequestError(f"message is not valid JSON: {err}") from err
+    level: list[Any] = [doc] if isinstance(doc, dict | list) else []
+    for _depth in range(max_depth):  # containers nested one level deeper each round
+        if not level:
+            return doc
+        level = [v for c in level for v in (c.values() if isinstance(c, dict) else c)
+                 if isinstance(v, dict | list)]  # fmt: skip
+    if not level:
+        return doc
+    raise InvalidRequestError(
+        f"message nests deeper than {max_depth} levels", {"max_depth": max_depth}
+    )
+
+
+def _error_response(error: BridgeError, request_id: str, node_id: str) -> ToolResponse:
+    return ToolResponse(
+        request_id=request_id, call_id="", tool=None, status=ResponseStatus.ERROR,
+        error=error.to_json(), duration_ms=0.0, node_id=node_id,
+    )  # fmt: skip
+
+
+class _Channel:
+    """One client's socket: reads messages, runs calls, writes answers."""
+
+    def __init__(
+        self, ws: web.WebSocketResponse, runtime: InvocationRuntime, raw: str, token: AgentToken
+    ) -> None:
+        self.ws = ws
+        self.runtime = runtime
+        self.raw = raw
+        self.token = token
+        self.node_id = runtime.invoker.node_id
+        self.slots = asyncio.Semaphore(MAX_IN_FLIGHT)
+        self.calls: set[asyncio.Task[None]] = set()
+        self.send_lock = asyncio.Lock()
+
+    async def run(self) -> None:
+        expiry = asyncio.get_running_loop().create_task(self._close_at_expiry())
+        try:
+            async for msg in self.ws:
+                if msg.type is WSMsgType.TEXT:
+                    await self.slots.acquire()
+                    task = asyncio.get_running_loop().create_task(self._one(msg.data))
+                    self.calls.add(task)
+                    task.add_done_callback(self._done)
+                elif msg.type is WSMsgType.BINARY:
+                    await self._send(_error_response(InvalidRequestError(
+                        "send each tool_invoke as a text frame of JSON"), "", self.node_id))
+                elif msg.type in (WSMsgType.CLOSE, WSMsgType.ERROR):
+                    break
+        finally:
+            expiry.cancel()
+            for task in tuple(self.calls):
+                task.cancel()
+            for task in tuple(self.calls):
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+            with contextlib.suppress(asyncio.CancelledError):
+                await expiry
+
+    def _done(self, task: asyncio.Task[None]) -> None:
+        self.calls.discard(task)
+        self.slots.release()
+
+    async def _one(self, text: str) -> None:
+        request_id = ""
+        try:
+            doc = parse_message(text)
+            if isinstance(doc, dict) and isinstance(doc.get("id"), str):
+                request_id = doc["id"][:128]
+            request = ToolRequest.from_json(doc)
+        except BridgeError as err:
+            await self._send(_error_response(err, request_id, self.node_id))
+            return
+        own_token = request.token is not None
+        token: AgentToken | None = None
+        if not own_token:
+            # The connection's token, verified again for this call (cached; expiry and
+            # revocation checked). A rejection goes through the invoker, which audits it.
+            try:
+                token = self.runtime.verifier.verify(self.raw)
+            except UnauthenticatedError:
+                request = dataclasses.replace(request, token=self.raw)
+        response = await self.runtime.invoker.invoke(request, token=token)
+        await self._send(response)
+        if not own_token and (response.error or {}).get("code") == "UNAUTHENTICATED" and (
+            (response.error or {}).get("details", {}).get("reason") != "replayed"
+        ):
+            await self.ws.close(code=CLOSE_TOKEN_REJECTED, message=b"token no longer valid")
+
+    async def _send(self, response: ToolResponse) -> None:
+        if self.ws.closed:
+            return
+        text = json.dumps(response.to_json(), separators=(",", ":"), ensure_ascii=False)
+        async with self.send_lock:
+            with contextlib.suppress(ConnectionResetError, RuntimeError):
+                await self.ws.send_str(text)
+
+    async def _close_at_expiry(self) -> None:
+        skew = self.runtime.verifier.clock_skew_s
+        await asyncio.sleep(max(0.0, self.token.expires_at + skew - time.time()))
+        await self.ws.close(code=CLOSE_TOKEN_REJECTED, message=b"token expired")
+
+
+def _raw_token(request: web.Request) -> str:
+    header = request.headers.get("Authorization", "")
+    return header.partition(" ")[2].strip() or request.query.get("token", "")
+
+
+async def calls_ws(request: web.Request) -> web.StreamResponse:
+    """Run ``tool_invoke`` messages from one WebSocket until it closes."""
+    token = token_of(request)
+    runtime = service_of(request).invocation
+    if runtime is None:
+        raise UnauthenticatedError("invocation is not running on this node")
+    ws = web.WebSocketResponse(
+        heartbeat=30.0, max_msg_size=service_of(request).config.api.max_body_bytes
+    )
+    if not ws.can_prepare(request).ok:
+        raise InvalidRequestError("GET /v1/calls/ws needs a WebSocket upgrade")
+    await ws.prepare(request)
+    try:
+        await _Channel(ws, runtime, _raw_token(request), token).run()
+    finally:
+        await ws.close()
+    return ws
+
+
+def setup(app: web.Application) -> None:
+    """Add the call channel route."""
+    add_route(app, "GET", "/v1/calls/ws", calls_ws, operation_id="callChannel",
+              summary="WebSocket channel: tool_invoke messages in, tool_response messages "
+                      "out, many calls in flight", tags=["invoke"],
+              responses={"101": "switching to WebSocket", "400": "not a WebSocket request",
+                         "401": "missing or invalid token"})
