@@ -14,6 +14,7 @@ re-wired as the new invoker's remote executor.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import socket
 import time
@@ -192,10 +193,17 @@ class BridgeService:
     async def start_api(self, host: str | None = None, port: int | None = None) -> int:
         """Serve the HTTP API on ``host:port`` (config defaults); return the bound port."""
         from bridge.api.app import create_app  # the API layer sits above the service
+        from bridge.api.connections import (
+            GuardedAppRunner,
+            quiet_accept_errors,
+            raise_open_file_limit,
+        )
 
+        raise_open_file_limit()
+        quiet_accept_errors(asyncio.get_running_loop())
         app = create_app(self)
-        self._runner = web.AppRunner(
-            app, access_log=None, handle_signals=False, shutdown_timeout=2.0
+        self._runner = GuardedAppRunner(
+            app, self.config.api, access_log=None, handle_signals=False, shutdown_timeout=2.0
         )
         await self._runner.setup()
         self._site = web.TCPSite(

@@ -11,26 +11,34 @@ its routes through ``bridge.api.openapi.add_route`` so ``/v1/openapi.json`` matc
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import json
 import logging
 import uuid
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from aiohttp import web
+from aiohttp import ClientPayloadError, web
 
+from bridge import jsonlimits
 from bridge.api import openapi
 from bridge.errors import (
     BridgeError,
     InternalError,
     InvalidRequestError,
     NotFoundError,
+    PayloadTooLargeError,
+    RequestTimeoutError,
 )
+from bridge.jsonlimits import DEFAULT_LIMITS, JsonLimits
+from bridge.ratelog import RateLimitedLog
 
 if TYPE_CHECKING:
     from bridge.service import BridgeService
 
 _LOGGER = logging.getLogger(__name__)
+_RATE_LOG = RateLimitedLog(_LOGGER)
 
 # Modules exposing ``middleware`` (an aiohttp middleware), outermost first, inside errors.
 MIDDLEWARE_MODULES: tuple[str, ...] = ("bridge.api.auth",)
@@ -70,29 +78,72 @@ def _dumps(data: Any) -> str:
     return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
 
 
-async def read_json(request: web.Request) -> Any:
-    """Return the request's JSON body; raise ``InvalidRequestError`` if it is not JSON."""
+def json_limits(request: web.Request) -> JsonLimits:
+    """Return the JSON limits of ``request``'s application (defaults without a service)."""
+    service = request.app.get(SERVICE_KEY)
+    if service is None:
+        return DEFAULT_LIMITS
+    api = service.config.api
+    return JsonLimits(max_bytes=api.max_body_bytes, max_depth=api.max_json_depth)
+
+
+def _body_timeout(request: web.Request) -> float:
+    service = request.app.get(SERVICE_KEY)
+    return service.config.api.body_timeout_s if service is not None else 30.0
+
+
+async def read_body(request: web.Request, max_bytes: int) -> bytes:
+    """Return the whole body (at most ``max_bytes``, within the body timeout).
+
+    Raise ``PayloadTooLargeError`` past ``max_bytes`` and ``RequestTimeoutError`` when the
+    client sends it too slowly. Reads to the end, not only what is buffered.
+    """
+    length = request.content_length
+    if length is not None and length > max_bytes:
+        raise PayloadTooLargeError(
+            f"body is larger than {max_bytes} bytes", {"max_bytes": max_bytes}
+        )
+    chunks: list[bytes] = []
+    total = 0
+    try:
+        async with asyncio.timeout(_body_timeout(request)):
+            while chunk := await request.content.readany():
+                total += len(chunk)
+                if total > max_bytes:
+                    raise PayloadTooLargeError(
+                        f"body is larger than {max_bytes} bytes", {"max_bytes": max_bytes}
+                    )
+                chunks.append(chunk)
+    except TimeoutError as err:
+        raise RequestTimeoutError(
+            "the request body arrived too slowly", {"body_timeout_s": _body_timeout(request)}
+        ) from err
+    except ClientPayloadError as err:  # cut or malformed chunked/compressed body
+        raise InvalidRequestError(
+            "the request body is malformed or was cut short", {"reason": "bad_body"}
+        ) from err
+    return b"".join(chunks)
+
+
+async def read_json(request: web.Request, *, max_bytes: int | None = None) -> Any:
+    """Return the request's JSON body, read with limits and checked against the route's schema.
+
+    Raise ``InvalidRequestError`` (not JSON, too deep, bad strings or numbers, off-schema),
+    ``PayloadTooLargeError`` or ``RequestTimeoutError``.
+    """
     if request.content_type not in ("application/json", "", "application/octet-stream"):
         raise InvalidRequestError(
-            f"request body must be application/json, got {request.content_type}"
+            f"request body must be application/json, got {request.content_type[:64]}"
         )
     charset = (request.charset or "utf-8").lower()
     if charset not in ("utf-8", "utf8"):
-        raise InvalidRequestError(f"request body must be UTF-8 JSON, got charset {charset}")
-    try:
-        text = (await request.read()).decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise InvalidRequestError(
-            f"request body is not valid UTF-8 (byte {err.start}); JSON must be UTF-8"
-        ) from err
-    if not text.strip():
-        raise InvalidRequestError("request body is empty; send a JSON object")
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as err:
-        raise InvalidRequestError(
-            f"request body is not valid JSON: {err.msg} at line {err.lineno} column {err.colno}"
-        ) from err
+        raise InvalidRequestError(f"request body must be UTF-8 JSON, got charset {charset[:32]}")
+    limits = json_limits(request)
+    if max_bytes is not None:
+        limits = replace(limits, max_bytes=max_bytes)
+    body = jsonlimits.loads(await read_body(request, limits.max_bytes), limits)
+    openapi.validate_body(request, body)
+    return body
 
 
 @web.middleware
@@ -126,10 +177,14 @@ async def error_middleware(request: web.Request, handler: Any) -> web.StreamResp
         if err.status < 400:
             raise
         return error_response(InvalidRequestError(err.reason or "bad request"), status=err.status)
+    except (ConnectionResetError, ClientPayloadError) as err:
+        _RATE_LOG.info("client-gone", "client went away during %s: %s", request.method,
+                       type(err).__name__)  # fmt: skip
+        return error_response(InvalidRequestError("the connection was cut", {"reason": "reset"}))
     except Exception:
         incident = uuid.uuid4().hex[:12]
         _LOGGER.exception(
-            "unhandled error on %s %s (incident %s)", request.method, request.path, incident
+            "unhandled error on %s %s (incident %s)", request.method, request.path[:200], incident
         )
         return error_response(InternalError("internal error", {"incident": incident}))
     return response

@@ -175,6 +175,7 @@ def setup(app: web.Application) -> None:
         summary="Commission a Matter device (QR/manual code or passcode + discriminator)",
         tags=["devices"],
         parameters=[query_param("wait", "wait for the tools (default true)", {"type": "boolean"})],
+        body_error=InvalidParamsError,
         request_body={
             "type": "object",
             "properties": {
@@ -197,6 +198,7 @@ def setup(app: web.Application) -> None:
         summary="Rename a device, set its room and/or aliases; its tools follow at once "
         "(needs device:manage:<device id>)",
         tags=["devices"], parameters=[path_param("device", "device id, slug or name")],
+        body_error=InvalidParamsError,
         request_body={
             "type": "object",
             "properties": {
@@ -227,6 +229,7 @@ def setup(app: web.Application) -> None:
         summary="Replace a room's aliases; its room tools and spoken commands follow at once "
         "(needs device:manage:<id> for every device in the room)",
         tags=["devices"], parameters=[path_param("room", "room name, slug or alias")],
+        body_error=InvalidParamsError,
         request_body={
             "type": "object",
             "required": ["aliases"],

@@ -49,6 +49,7 @@ def setup(app: web.Application) -> None:
         operation_id="handleIntent",
         summary="Run a spoken sentence (Home Assistant intent templates) with the caller's token",
         tags=["voice"],
+        body_error=InvalidParamsError,
         request_body={
             "type": "object",
             "required": ["text"],

@@ -121,6 +121,7 @@ def setup(app: web.Application) -> None:
         summary="Service health: ok, degraded (with problems) or starting",
         tags=["meta"],
     )
+    app.router.add_route("HEAD", "/healthz", healthz)  # load balancers probe with HEAD
     add_route(
         app,
         "GET",

@@ -23,7 +23,8 @@ from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
-from bridge.api.app import SERVICE_KEY
+from bridge import jsonlimits
+from bridge.api.app import SERVICE_KEY, json_limits, read_body
 from bridge.api.auth import token_of
 from bridge.api.openapi import add_route
 from bridge.auth.tokens import AgentToken
@@ -76,9 +77,12 @@ def _scope(request: web.Request, token: AgentToken) -> dict[str, Any]:
 
 
 async def asgi_call(
-    app: AsgiApp, request: web.Request, scope: MutableMapping[str, Any]
+    app: AsgiApp, request: web.Request, scope: MutableMapping[str, Any], body: bytes | None = None
 ) -> web.StreamResponse:
-    """Run one ASGI HTTP exchange for ``request`` and return the streamed response."""
+    """Run one ASGI HTTP exchange for ``request`` and return the streamed response.
+
+    ``body`` is the request body when the caller already read it.
+    """
     finished = asyncio.Event()
     response: web.StreamResponse | None = None
     body_given = False
@@ -91,7 +95,8 @@ async def asgi_call(
         nonlocal body_given
         if not body_given:
             body_given = True
-            return {"type": "http.request", "body": await request.read(), "more_body": False}
+            data = body if body is not None else await request.read()
+            return {"type": "http.request", "body": data, "more_body": False}
         while not gone():
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(finished.wait(), DISCONNECT_POLL_S)
@@ -137,7 +142,13 @@ async def handle(request: web.Request) -> web.StreamResponse:
     """Serve one streamable-HTTP MCP request."""
     token = token_of(request)
     manager = request.app[MANAGER_KEY]
-    return await asgi_call(manager.handle_request, request, _scope(request, token))
+    body: bytes | None = None
+    if request.method == "POST":
+        # The boundary's one rule before the SDK parses: size, depth, strings, numbers.
+        limits = json_limits(request)
+        body = await read_body(request, limits.max_bytes)
+        jsonlimits.loads(body, limits)
+    return await asgi_call(manager.handle_request, request, _scope(request, token), body)
 
 
 class _Lifecycle:
