@@ -28,6 +28,7 @@ NODE_SIGNED_ROUTES = frozenset(
 )
 QUERY_TOKEN_PATHS = frozenset({"/v1/events"})
 AGENT_SLOT: web.RequestKey[AgentToken] = web.RequestKey("atmosphere.agent", AgentToken)
+RAW_TOKEN_SLOT: web.RequestKey[str] = web.RequestKey("atmosphere.raw_token", str)
 MAX_AUTH_HEADER = 16_500
 
 
@@ -37,6 +38,21 @@ def token_of(request: web.Request) -> AgentToken:
     if not isinstance(token, AgentToken):
         raise UnauthenticatedError("a bearer token is required", {"reason": "missing"})
     return token
+
+
+def reverify(request: web.Request) -> AgentToken:
+    """Verify ``request``'s token again, now; raise ``UnauthenticatedError`` if no longer valid.
+
+    For long-lived connections (WebSockets): the same verifier as every request, so
+    expiry (and whatever else it checks, such as revocation) holds on open sockets too.
+    """
+    from bridge.api.app import service_of  # app imports this module
+
+    raw = request.get(RAW_TOKEN_SLOT)
+    runtime = service_of(request).invocation
+    if not isinstance(raw, str) or runtime is None:
+        raise UnauthenticatedError("the token can no longer be verified", {"reason": "missing"})
+    return runtime.verifier.verify(raw)
 
 
 def require(request: web.Request, permission: str) -> AgentToken:
@@ -85,6 +101,7 @@ async def middleware(request: web.Request, handler: Any) -> web.StreamResponse:
     try:
         raw = _raw_token(request)
         request[AGENT_SLOT] = runtime.verifier.verify(raw)
+        request[RAW_TOKEN_SLOT] = raw
     except UnauthenticatedError as err:
         runtime.audit.record(
             AuditEntry(
