@@ -210,6 +210,7 @@ class BridgeService:
             self._runner,
             host or self.config.api.host,
             self.config.api.port if port is None else port,
+            backlog=1024,  # bursts of new connections wait in the kernel, not in SYN retries
         )
         await self._site.start()
         bound = self._runner.addresses
