@@ -34,7 +34,7 @@ def bridge_config(tmp_path: Path) -> BridgeConfig:
     return BridgeConfig(
         state_dir=tmp_path / "state",
         api=ApiConfig(host="127.0.0.1", port=0, header_timeout_s=HEADER_TIMEOUT_S,
-                      idle_timeout_s=IDLE_TIMEOUT_S),  # fmt: skip
+                      idle_timeout_s=IDLE_TIMEOUT_S),
         matter=replace(MatterConfig(), enabled=False),
     )
 
