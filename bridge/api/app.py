@@ -125,12 +125,8 @@ async def read_body(request: web.Request, max_bytes: int) -> bytes:
     return b"".join(chunks)
 
 
-async def read_json(request: web.Request, *, max_bytes: int | None = None) -> Any:
-    """Return the request's JSON body, read with limits and checked against the route's schema.
-
-    Raise ``InvalidRequestError`` (not JSON, too deep, bad strings or numbers, off-schema),
-    ``PayloadTooLargeError`` or ``RequestTimeoutError``.
-    """
+def check_json_content_type(request: web.Request) -> None:
+    """Raise ``InvalidRequestError`` unless the body is declared as UTF-8 JSON (or undeclared)."""
     if request.content_type not in ("application/json", "", "application/octet-stream"):
         raise InvalidRequestError(
             f"request body must be application/json, got {request.content_type[:64]}"
@@ -138,6 +134,15 @@ async def read_json(request: web.Request, *, max_bytes: int | None = None) -> An
     charset = (request.charset or "utf-8").lower()
     if charset not in ("utf-8", "utf8"):
         raise InvalidRequestError(f"request body must be UTF-8 JSON, got charset {charset[:32]}")
+
+
+async def read_json(request: web.Request, *, max_bytes: int | None = None) -> Any:
+    """Return the request's JSON body, read with limits and checked against the route's schema.
+
+    Raise ``InvalidRequestError`` (not JSON, too deep, bad strings or numbers, off-schema),
+    ``PayloadTooLargeError`` or ``RequestTimeoutError``.
+    """
+    check_json_content_type(request)
     limits = json_limits(request)
     if max_bytes is not None:
         limits = replace(limits, max_bytes=max_bytes)

@@ -17,6 +17,7 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from typing import Any
+from urllib.parse import quote
 
 from aiohttp import web
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
@@ -24,13 +25,16 @@ from mcp.server.auth.provider import AccessToken
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
 from bridge import jsonlimits
-from bridge.api.app import SERVICE_KEY, json_limits, read_body
+from bridge.api.app import SERVICE_KEY, check_json_content_type, json_limits, read_body
 from bridge.api.auth import token_of
 from bridge.api.openapi import add_route
 from bridge.auth.tokens import AgentToken
 from bridge.mcp.server import TOKEN_STATE_KEY, BridgeMcpServer
 
 _LOG = logging.getLogger(__name__)
+# The SDK logs every session opened and closed at INFO: one line per client request,
+# which any token holder could turn into a flood. Its warnings and errors still show.
+SDK_CHATTY_LOGGERS = ("mcp.server.streamable_http_manager", "mcp.server.streamable_http")
 
 PATH = "/mcp"
 DISCONNECT_POLL_S = 1.0
@@ -45,6 +49,14 @@ MCP_KEY: web.AppKey[BridgeMcpServer] = web.AppKey("mcp_server", BridgeMcpServer)
 MANAGER_KEY: web.AppKey[StreamableHTTPSessionManager] = web.AppKey(
     "mcp_session_manager", StreamableHTTPSessionManager
 )
+
+
+def _wire(text: str) -> bytes:
+    """Return a raw path or query as bytes (ASCII once percent-encoded, as HTTP sends it)."""
+    try:
+        return text.encode("ascii")
+    except UnicodeEncodeError:
+        return quote(text, safe="/?&=%:@!$'()*+,;~-._").encode("ascii", "replace")
 
 
 def _scope(request: web.Request, token: AgentToken) -> dict[str, Any]:
@@ -65,9 +77,9 @@ def _scope(request: web.Request, token: AgentToken) -> dict[str, Any]:
         "method": request.method,
         "scheme": request.scheme,
         "path": request.path,
-        "raw_path": request.raw_path.encode("latin-1"),
+        "raw_path": _wire(request.raw_path),
         "root_path": "",
-        "query_string": request.query_string.encode("latin-1"),
+        "query_string": _wire(request.rel_url.raw_query_string),
         "headers": [(k.lower(), v) for k, v in request.raw_headers],
         "client": tuple(peer[:2]) if isinstance(peer, tuple) else None,
         "server": tuple(sock[:2]) if isinstance(sock, tuple) else None,
@@ -145,6 +157,7 @@ async def handle(request: web.Request) -> web.StreamResponse:
     body: bytes | None = None
     if request.method == "POST":
         # The boundary's one rule before the SDK parses: size, depth, strings, numbers.
+        check_json_content_type(request)
         limits = json_limits(request)
         body = await read_body(request, limits.max_bytes)
         jsonlimits.loads(body, limits)
@@ -195,6 +208,8 @@ class _Lifecycle:
 
 def setup(app: web.Application) -> None:
     """Add ``/mcp`` and the MCP server's lifecycle to the bridge's app."""
+    for name in SDK_CHATTY_LOGGERS:
+        logging.getLogger(name).setLevel(logging.WARNING)
     service = app[SERVICE_KEY]
     server = BridgeMcpServer(service.registry, lambda: service.invocation, service.events)
     app[MCP_KEY] = server
