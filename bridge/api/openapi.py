@@ -16,6 +16,7 @@ import jsonschema
 from aiohttp import web
 
 from bridge import __version__
+from bridge.auth.visibility import may_hold
 from bridge.errors import BridgeError, InvalidRequestError
 
 RouteHandler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -98,6 +99,7 @@ class Operation:
     parameters: tuple[Mapping[str, Any], ...] = ()
     request_body: Mapping[str, Any] | None = None
     body_error: type[BridgeError] = InvalidRequestError
+    permission: str | None = None
     responses: Mapping[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
@@ -149,10 +151,12 @@ class OpenApiRegistry:
             validator = jsonschema.Draft202012Validator(op.request_body)
             self.validators[key] = (validator, op.body_error)
 
-    def document(self) -> dict[str, Any]:
-        """Return the OpenAPI 3.1 document."""
+    def document(self, granted: tuple[str, ...] | None = None) -> dict[str, Any]:
+        """Return the OpenAPI 3.1 document: every route, or those ``granted`` may use."""
         paths: dict[str, dict[str, Any]] = {}
         for (method, path), op in sorted(self.operations.items(), key=lambda kv: kv[0][::-1]):
+            if granted is not None and op.permission and not may_hold(granted, op.permission):
+                continue
             paths.setdefault(path, {})[method.lower()] = op.to_json()
         return {
             "openapi": "3.1.0",
@@ -203,12 +207,14 @@ def add_route(
     parameters: Iterable[Mapping[str, Any]] = (),
     request_body: Mapping[str, Any] | None = None,
     body_error: type[BridgeError] = InvalidRequestError,
+    permission: str | None = None,
     responses: Mapping[str, Any] | None = None,
 ) -> None:
     """Add ``handler`` to the router and document it; ``request_body`` is also its validator.
 
     A body off that schema is refused with ``body_error`` (``INVALID_REQUEST`` unless the
-    route says otherwise).
+    route says otherwise). ``permission`` is what the route needs (templates allowed):
+    the OpenAPI view of a token that cannot hold it leaves the route out.
     """
     app.router.add_route(method, path, handler)
     app[OPENAPI_KEY].add(
@@ -221,6 +227,7 @@ def add_route(
             parameters=tuple(parameters),
             request_body=request_body,
             body_error=body_error,
+            permission=permission,
             responses=dict(responses or {}),
         )
     )
@@ -277,7 +284,10 @@ def validate_body(request: web.Request, body: Any) -> None:
 
 
 async def _serve(request: web.Request) -> web.Response:
-    return web.json_response(request.app[OPENAPI_KEY].document())
+    from bridge.api.auth import token_of  # auth imports the app, which imports this module
+
+    granted = tuple(token_of(request).permissions)
+    return web.json_response(request.app[OPENAPI_KEY].document(granted))
 
 
 def setup(app: web.Application) -> None:

@@ -4,7 +4,8 @@ A token sees a tool when it could call it with some parameters: every required
 permission without a template must be covered by a grant; a templated one
 (``device:control:{device_id}``) must be fillable by some value a grant allows (for an
 ``enum`` parameter, the schema shown is narrowed to the values the token may use).
-``visible_schema`` returns that input schema or ``None``; ``may_see`` is the yes/no.
+``visible_schema`` returns that input schema or ``None``; ``may_see`` is the yes/no;
+``may_hold`` asks the same of one permission (an HTTP route's, for the OpenAPI view).
 """
 
 from __future__ import annotations
@@ -84,3 +85,20 @@ def visible_schema(
 def may_see(granted: tuple[str, ...], defn: ToolDefinition) -> bool:
     """Return whether a token with ``granted`` may list (and so read) ``defn``."""
     return visible_schema(_CHECKER, granted, defn) is not None
+
+
+def may_hold(granted: tuple[str, ...], required: str) -> bool:
+    """Return whether some grant covers ``required`` for some value of its templates."""
+    if not _template_names(required):
+        return any(covers(g, required) for g in granted)
+    segments = required.split(":")
+    for grant in granted:
+        parts = grant.split(":")
+        filled = [
+            (parts[i] if i < len(parts) and parts[i] != "*" else "x")
+            if seg.startswith(_TEMPLATE_SEGMENT) else seg
+            for i, seg in enumerate(segments)
+        ]
+        if covers(grant, ":".join(filled)):
+            return True
+    return False

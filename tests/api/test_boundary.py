@@ -180,3 +180,24 @@ async def test_event_socket_closes_when_its_token_expires(server: BridgeServer) 
     assert ws.close_code == 1008
     assert msg.extra == "token expired"
     assert 1.0 < lived < 8.0
+
+
+async def test_openapi_shows_only_reachable_routes(server: BridgeServer) -> None:
+    async def paths(perms: tuple[str, ...]) -> dict[str, set[str]]:
+        token = service_token(server.service, "reader", perms)
+        async with server.client.get(server.url + "/v1/openapi.json",
+                                     headers=bearer(token)) as resp:  # fmt: skip
+            doc = await resp.json()
+        return {p: set(ops) for p, ops in doc["paths"].items()}
+
+    everything = await paths(("*",))
+    assert everything["/v1/approvals"] == {"get"}
+    assert everything["/v1/devices/{device}"] == {"patch", "delete"}
+    kitchen = await paths(("home:control:kitchen",))
+    hidden = {"/v1/approvals", "/v1/approvals/{approval_id}", "/v1/devices",
+              "/v1/devices/commission", "/v1/devices/{device}", "/v1/rooms",
+              "/v1/rooms/{room}"}  # fmt: skip
+    assert set(everything) - set(kitchen) == hidden
+    lamp_admin = await paths(("device:manage:lamp_1",))
+    assert set(everything) - set(lamp_admin) == hidden - {"/v1/devices/{device}",
+                                                          "/v1/rooms/{room}"}  # fmt: skip
