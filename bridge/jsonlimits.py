@@ -71,7 +71,7 @@ def loads(data: bytes | str, limits: JsonLimits = DEFAULT_LIMITS) -> Any:
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
     if len(raw) > limits.max_bytes:
         raise PayloadTooLargeError(
-            f"body is larger than {limits.max_bytes} bytes", {"max_bytes": limits.max_bytes}
+            f"request body is larger than {limits.max_bytes} bytes", {"max_bytes": limits.max_bytes}
         )
     depth = depth_of(raw)
     if depth > limits.max_depth:

@@ -101,7 +101,7 @@ async def read_body(request: web.Request, max_bytes: int) -> bytes:
     length = request.content_length
     if length is not None and length > max_bytes:
         raise PayloadTooLargeError(
-            f"body is larger than {max_bytes} bytes", {"max_bytes": max_bytes}
+            f"request body is larger than {max_bytes} bytes", {"max_bytes": max_bytes}
         )
     chunks: list[bytes] = []
     total = 0
@@ -111,7 +111,7 @@ async def read_body(request: web.Request, max_bytes: int) -> bytes:
                 total += len(chunk)
                 if total > max_bytes:
                     raise PayloadTooLargeError(
-                        f"body is larger than {max_bytes} bytes", {"max_bytes": max_bytes}
+                        f"request body is larger than {max_bytes} bytes", {"max_bytes": max_bytes}
                     )
                 chunks.append(chunk)
     except TimeoutError as err:
@@ -158,13 +158,10 @@ async def error_middleware(request: web.Request, handler: Any) -> web.StreamResp
         response: web.StreamResponse = await handler(request)
     except BridgeError as err:
         return error_response(err)
-    except web.HTTPRequestEntityTooLarge as err:
+    except web.HTTPRequestEntityTooLarge:
         limit = request.app[SERVICE_KEY].config.api.max_body_bytes
         return error_response(
-            InvalidRequestError(
-                f"request body is larger than {limit} bytes", {"max_body_bytes": limit}
-            ),
-            status=err.status,
+            PayloadTooLargeError(f"request body is larger than {limit} bytes", {"max_bytes": limit})
         )
     except web.HTTPNotFound:
         return error_response(
