@@ -3,7 +3,8 @@
 ``RateLimitedLog(logger, interval_s)``: ``log(cause, level, msg, *args)`` writes the line
 only when ``cause`` was not logged in the last ``interval_s`` seconds; the next line
 written for that cause says how many were held back in between. Never a traceback:
-client errors are expected and their cause is in the message. The table of causes is
+client errors are expected and their cause is in the message (``exc_info=True`` is for
+real bugs, whose first occurrence per interval keeps its traceback). The table of causes is
 bounded (``max_causes``; the oldest is dropped), so varied causes cannot grow memory.
 """
 
@@ -25,7 +26,9 @@ class RateLimitedLog:
         self.max_causes = max_causes
         self._last: OrderedDict[str, tuple[float, int]] = OrderedDict()
 
-    def log(self, cause: str, level: int, msg: str, *args: object) -> bool:
+    def log(
+        self, cause: str, level: int, msg: str, *args: object, exc_info: bool = False
+    ) -> bool:
         """Write ``msg`` unless ``cause`` was logged within the interval; return if written."""
         now = time.monotonic()
         seen = self._last.get(cause)
@@ -40,7 +43,7 @@ class RateLimitedLog:
         if held:
             msg = f"{msg} ({held} more like this in the last %.0f s)"
             args = (*args, self.interval_s)
-        self.logger.log(level, msg, *args)
+        self.logger.log(level, msg, *args, exc_info=exc_info)
         return True
 
     def warning(self, cause: str, msg: str, *args: object) -> bool:

@@ -183,11 +183,15 @@ async def error_middleware(request: web.Request, handler: Any) -> web.StreamResp
         _RATE_LOG.info("client-gone", "client went away during %s: %s", request.method,
                        type(err).__name__)  # fmt: skip
         return error_response(InvalidRequestError("the connection was cut", {"reason": "reset"}))
-    except Exception:
+    except Exception as err:
         incident = uuid.uuid4().hex[:12]
-        _LOGGER.exception(
-            "unhandled error on %s %s (incident %s)", request.method, request.path[:200], incident
-        )
+        # A bug a client can trigger at will must not flood the log: one traceback per
+        # route and cause per minute, the repeats counted.
+        resource = request.match_info.route.resource
+        where = resource.canonical if resource is not None else request.path[:64]
+        cause = f"bug:{request.method}:{where}:{type(err).__name__}"
+        _RATE_LOG.log(cause, logging.ERROR, "unhandled error on %s %s (incident %s)",
+                      request.method, request.path[:200], incident, exc_info=True)  # fmt: skip
         return error_response(InternalError("internal error", {"incident": incident}))
     return response
 

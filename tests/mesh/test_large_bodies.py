@@ -29,3 +29,29 @@ async def test_routed_call_with_a_150_kb_parameter(tmp_path: Path) -> None:
     finally:
         for node in (a, b):
             await node.stop()
+
+
+async def test_hostile_envelopes_get_400_json(tmp_path: Path) -> None:
+    import aiohttp
+
+    (a,) = build_nodes(["a"], tmp_path, NodeKey.generate())
+    await a.start()
+    envelope = ('{"type":"mesh_envelope","kind":"push","from":"x","to":"","nonce":"n",'
+                '"timestamp":%s,"node_name":"n","public_key":"AAAA","body":{},"signature":"A"}')
+    cases = {
+        envelope % "NaN": "not_finite",
+        envelope % "1e999": "not_finite",
+        envelope.replace('"nonce":"n"', '"nonce":"\\udead"') % "1": "lone_surrogate",
+        "[" * 100_000 + "]" * 100_000: "too_deep",
+    }
+    try:
+        async with aiohttp.ClientSession() as session:
+            for route in ("push", "gossip", "invoke"):
+                for body, reason in cases.items():
+                    async with session.post(f"{a.url}/v1/mesh/{route}", data=body,
+                                            headers={"Content-Type": "application/json"}) as resp:
+                        answer = await resp.json()
+                    assert (resp.status, answer["error"]["code"]) == (400, "INVALID_REQUEST")
+                    assert answer["error"]["details"]["reason"] == reason
+    finally:
+        await a.stop()
