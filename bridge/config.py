@@ -54,6 +54,12 @@ class ApiConfig:
     host: str = "127.0.0.1"
     port: int = 8765
     max_body_bytes: int = 1_048_576
+    max_header_bytes: int = 20_480
+    max_json_depth: int = 64
+    header_timeout_s: float = 10.0
+    body_timeout_s: float = 30.0
+    idle_timeout_s: float = 75.0
+    max_connections: int = 4096
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -37,6 +37,10 @@ class ErrorCode(StrEnum):
     CONTROLLER_UNAVAILABLE = "CONTROLLER_UNAVAILABLE"
     COMMISSIONING_FAILED = "COMMISSIONING_FAILED"
     CLIENT_UNAVAILABLE = "CLIENT_UNAVAILABLE"
+    PAYLOAD_TOO_LARGE = "PAYLOAD_TOO_LARGE"
+    HEADERS_TOO_LARGE = "HEADERS_TOO_LARGE"
+    REQUEST_TIMEOUT = "REQUEST_TIMEOUT"
+    OVERLOADED = "OVERLOADED"
     INTERNAL = "INTERNAL"
 
 
@@ -235,6 +239,35 @@ class ClientUnavailableError(BridgeError):
     code = ErrorCode.CLIENT_UNAVAILABLE
     http_status = 503
     retryable = True
+
+
+class PayloadTooLargeError(BridgeError):
+    """A request body or message is larger than this node takes."""
+
+    code = ErrorCode.PAYLOAD_TOO_LARGE
+    http_status = 413
+
+
+class HeadersTooLargeError(BridgeError):
+    """The request line or a header is longer than this node takes, or too many headers."""
+
+    code = ErrorCode.HEADERS_TOO_LARGE
+    http_status = 431
+
+
+class RequestTimeoutError(BridgeError):
+    """The client was too slow sending its request."""
+
+    code = ErrorCode.REQUEST_TIMEOUT
+    http_status = 408
+
+
+class OverloadedError(BridgeError):
+    """This node has no room for the connection or request now; try again shortly."""
+
+    code = ErrorCode.OVERLOADED
+    retryable = True
+    http_status = 503
 
 
 class InternalError(BridgeError):

@@ -12,6 +12,7 @@ and what is built on it are rebuilt, the mesh node is kept and re-wired.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import socket
 import time
@@ -198,16 +199,24 @@ class BridgeService:
     async def start_api(self, host: str | None = None, port: int | None = None) -> int:
         """Serve the HTTP API on ``host:port`` (config defaults); return the bound port."""
         from bridge.api.app import create_app  # a face: loaded only when the API runs
+        from bridge.api.connections import (
+            GuardedAppRunner,
+            quiet_accept_errors,
+            raise_open_file_limit,
+        )
 
+        raise_open_file_limit()
+        quiet_accept_errors(asyncio.get_running_loop())
         app = create_app(self)
-        self._runner = web.AppRunner(
-            app, access_log=None, handle_signals=False, shutdown_timeout=2.0
+        self._runner = GuardedAppRunner(
+            app, self.config.api, access_log=None, handle_signals=False, shutdown_timeout=2.0
         )
         await self._runner.setup()
         self._site = web.TCPSite(
             self._runner,
             host or self.config.api.host,
             self.config.api.port if port is None else port,
+            backlog=1024,  # bursts of new connections wait in the kernel, not in SYN retries
         )
         await self._site.start()
         bound = self._runner.addresses

@@ -10,22 +10,29 @@ host's own ``route_plugins()`` (faces that ride on this server, such as MCP) do 
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import json
 import logging
 import uuid
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol
 
-from aiohttp import web
+from aiohttp import ClientPayloadError, web
 
+from bridge import jsonlimits
 from bridge.api import openapi
 from bridge.errors import (
     BridgeError,
     InternalError,
     InvalidRequestError,
     NotFoundError,
+    PayloadTooLargeError,
+    RequestTimeoutError,
 )
+from bridge.jsonlimits import DEFAULT_LIMITS, JsonLimits
+from bridge.ratelog import RateLimitedLog
 
 if TYPE_CHECKING:
     from bridge.auth.tokens import AgentToken
@@ -38,6 +45,7 @@ if TYPE_CHECKING:
     from bridge.tools.registry import ToolRegistry
 
 _LOGGER = logging.getLogger(__name__)
+_RATE_LOG = RateLimitedLog(_LOGGER)
 
 # Modules exposing ``middleware`` (an aiohttp middleware), outermost first, inside errors.
 MIDDLEWARE_MODULES: tuple[str, ...] = ("bridge.api.auth",)
@@ -137,29 +145,77 @@ def _dumps(data: Any) -> str:
     return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
 
 
-async def read_json(request: web.Request) -> Any:
-    """Return the request's JSON body; raise ``InvalidRequestError`` if it is not JSON."""
+def json_limits(request: web.Request) -> JsonLimits:
+    """Return the JSON limits of ``request``'s application (defaults without a service)."""
+    service = request.app.get(SERVICE_KEY)
+    if service is None:
+        return DEFAULT_LIMITS
+    api = service.config.api
+    return JsonLimits(max_bytes=api.max_body_bytes, max_depth=api.max_json_depth)
+
+
+def _body_timeout(request: web.Request) -> float:
+    service = request.app.get(SERVICE_KEY)
+    return service.config.api.body_timeout_s if service is not None else 30.0
+
+
+async def read_body(request: web.Request, max_bytes: int) -> bytes:
+    """Return the whole body (at most ``max_bytes``, within the body timeout).
+
+    Raise ``PayloadTooLargeError`` past ``max_bytes`` and ``RequestTimeoutError`` when the
+    client sends it too slowly. Reads to the end, not only what is buffered.
+    """
+    length = request.content_length
+    if length is not None and length > max_bytes:
+        raise PayloadTooLargeError(
+            f"request body is larger than {max_bytes} bytes", {"max_bytes": max_bytes}
+        )
+    chunks: list[bytes] = []
+    total = 0
+    try:
+        async with asyncio.timeout(_body_timeout(request)):
+            while chunk := await request.content.readany():
+                total += len(chunk)
+                if total > max_bytes:
+                    raise PayloadTooLargeError(
+                        f"request body is larger than {max_bytes} bytes", {"max_bytes": max_bytes}
+                    )
+                chunks.append(chunk)
+    except TimeoutError as err:
+        raise RequestTimeoutError(
+            "the request body arrived too slowly", {"body_timeout_s": _body_timeout(request)}
+        ) from err
+    except ClientPayloadError as err:  # cut or malformed chunked/compressed body
+        raise InvalidRequestError(
+            "the request body is malformed or was cut short", {"reason": "bad_body"}
+        ) from err
+    return b"".join(chunks)
+
+
+def check_json_content_type(request: web.Request) -> None:
+    """Raise ``InvalidRequestError`` unless the body is declared as UTF-8 JSON (or undeclared)."""
     if request.content_type not in ("application/json", "", "application/octet-stream"):
         raise InvalidRequestError(
-            f"request body must be application/json, got {request.content_type}"
+            f"request body must be application/json, got {request.content_type[:64]}"
         )
     charset = (request.charset or "utf-8").lower()
     if charset not in ("utf-8", "utf8"):
-        raise InvalidRequestError(f"request body must be UTF-8 JSON, got charset {charset}")
-    try:
-        text = (await request.read()).decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise InvalidRequestError(
-            f"request body is not valid UTF-8 (byte {err.start}); JSON must be UTF-8"
-        ) from err
-    if not text.strip():
-        raise InvalidRequestError("request body is empty; send a JSON object")
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as err:
-        raise InvalidRequestError(
-            f"request body is not valid JSON: {err.msg} at line {err.lineno} column {err.colno}"
-        ) from err
+        raise InvalidRequestError(f"request body must be UTF-8 JSON, got charset {charset[:32]}")
+
+
+async def read_json(request: web.Request, *, max_bytes: int | None = None) -> Any:
+    """Return the request's JSON body, read with limits and checked against the route's schema.
+
+    Raise ``InvalidRequestError`` (not JSON, too deep, bad strings or numbers, off-schema),
+    ``PayloadTooLargeError`` or ``RequestTimeoutError``.
+    """
+    check_json_content_type(request)
+    limits = json_limits(request)
+    if max_bytes is not None:
+        limits = replace(limits, max_bytes=max_bytes)
+    body = jsonlimits.loads(await read_body(request, limits.max_bytes), limits)
+    openapi.validate_body(request, body)
+    return body
 
 
 @web.middleware
@@ -169,13 +225,10 @@ async def error_middleware(request: web.Request, handler: Any) -> web.StreamResp
         response: web.StreamResponse = await handler(request)
     except BridgeError as err:
         return error_response(err)
-    except web.HTTPRequestEntityTooLarge as err:
+    except web.HTTPRequestEntityTooLarge:
         limit = request.app[SERVICE_KEY].config.api.max_body_bytes
         return error_response(
-            InvalidRequestError(
-                f"request body is larger than {limit} bytes", {"max_body_bytes": limit}
-            ),
-            status=err.status,
+            PayloadTooLargeError(f"request body is larger than {limit} bytes", {"max_bytes": limit})
         )
     except web.HTTPNotFound:
         return error_response(
@@ -193,11 +246,19 @@ async def error_middleware(request: web.Request, handler: Any) -> web.StreamResp
         if err.status < 400:
             raise
         return error_response(InvalidRequestError(err.reason or "bad request"), status=err.status)
-    except Exception:
+    except (ConnectionResetError, ClientPayloadError) as err:
+        _RATE_LOG.info("client-gone", "client went away during %s: %s", request.method,
+                       type(err).__name__)  # fmt: skip
+        return error_response(InvalidRequestError("the connection was cut", {"reason": "reset"}))
+    except Exception as err:
         incident = uuid.uuid4().hex[:12]
-        _LOGGER.exception(
-            "unhandled error on %s %s (incident %s)", request.method, request.path, incident
-        )
+        # A bug a client can trigger at will must not flood the log: one traceback per
+        # route and cause per minute, the repeats counted.
+        resource = request.match_info.route.resource
+        where = resource.canonical if resource is not None else request.path[:64]
+        cause = f"bug:{request.method}:{where}:{type(err).__name__}"
+        _RATE_LOG.log(cause, logging.ERROR, "unhandled error on %s %s (incident %s)",
+                      request.method, request.path[:200], incident, exc_info=True)  # fmt: skip
         return error_response(InternalError("internal error", {"incident": incident}))
     return response
 

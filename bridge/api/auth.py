@@ -16,25 +16,35 @@ from typing import Any
 
 from aiohttp import web
 
+from bridge.api.request_token import AGENT_SLOT, token_of
 from bridge.auth.permissions import covers
 from bridge.auth.tokens import AgentToken
 from bridge.errors import PermissionDeniedError, UnauthenticatedError
+
+__all__ = ["AGENT_SLOT", "token_of"]
 
 PUBLIC_ROUTES = frozenset({("GET", "/healthz"), ("HEAD", "/healthz")})
 NODE_SIGNED_ROUTES = frozenset(
     {("POST", "/v1/mesh/gossip"), ("POST", "/v1/mesh/push"), ("POST", "/v1/mesh/invoke")}
 )
 QUERY_TOKEN_PATHS = frozenset({"/v1/events"})
-AGENT_SLOT: web.RequestKey[AgentToken] = web.RequestKey("atmosphere.agent", AgentToken)
+RAW_TOKEN_SLOT: web.RequestKey[str] = web.RequestKey("atmosphere.raw_token", str)
 MAX_AUTH_HEADER = 16_500
 
 
-def token_of(request: web.Request) -> AgentToken:
-    """Return the verified token of ``request``; raise ``UnauthenticatedError`` if none."""
-    token = request.get(AGENT_SLOT)
-    if not isinstance(token, AgentToken):
-        raise UnauthenticatedError("a bearer token is required", {"reason": "missing"})
-    return token
+def reverify(request: web.Request) -> AgentToken:
+    """Verify ``request``'s token again, now; raise ``UnauthenticatedError`` if no longer valid.
+
+    For long-lived connections (WebSockets): the same verifier as every request, so
+    expiry (and whatever else it checks, such as revocation) holds on open sockets too.
+    """
+    from bridge.api.app import service_of  # app imports this module
+
+    raw = request.get(RAW_TOKEN_SLOT)
+    runtime = service_of(request).invocation
+    if not isinstance(raw, str) or runtime is None:
+        raise UnauthenticatedError("the token can no longer be verified", {"reason": "missing"})
+    return runtime.verifier.verify(raw)
 
 
 def require(request: web.Request, permission: str) -> AgentToken:
@@ -83,6 +93,7 @@ async def middleware(request: web.Request, handler: Any) -> web.StreamResponse:
     try:
         raw = _raw_token(request)
         request[AGENT_SLOT] = runtime.verifier.verify(raw)
+        request[RAW_TOKEN_SLOT] = raw
     except UnauthenticatedError as err:
         # Counted per source and minute: junk from the LAN must not grow the log forever.
         runtime.audit.count_rejection(request.remote, str(err.details.get("reason")))

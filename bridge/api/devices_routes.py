@@ -166,15 +166,18 @@ def setup(app: web.Application) -> None:
     app.on_shutdown.append(_cancel_tasks)
     add_route(
         app, "GET", "/v1/devices", list_devices,
+        permission="device:read:devices",
         operation_id="listDevices", summary="List Matter devices and the controller state",
         tags=["devices"],
     )  # fmt: skip
     add_route(
         app, "POST", "/v1/devices/commission", commission,
+        permission="device:manage:commission",
         operation_id="commissionDevice",
         summary="Commission a Matter device (QR/manual code or passcode + discriminator)",
         tags=["devices"],
         parameters=[query_param("wait", "wait for the tools (default true)", {"type": "boolean"})],
+        body_error=InvalidParamsError,
         request_body={
             "type": "object",
             "properties": {
@@ -193,10 +196,12 @@ def setup(app: web.Application) -> None:
     )  # fmt: skip
     add_route(
         app, "PATCH", "/v1/devices/{device}", rename_device,
+        permission="device:manage:{device}",
         operation_id="renameDevice",
         summary="Rename a device, set its room and/or aliases; its tools follow at once "
         "(needs device:manage:<device id>)",
         tags=["devices"], parameters=[path_param("device", "device id, slug or name")],
+        body_error=InvalidParamsError,
         request_body={
             "type": "object",
             "properties": {
@@ -213,20 +218,24 @@ def setup(app: web.Application) -> None:
     )  # fmt: skip
     add_route(
         app, "DELETE", "/v1/devices/{device}", remove_device,
+        permission="device:manage:{device}",
         operation_id="removeDevice", summary="Remove a device from the fabric and its tools",
         tags=["devices"], parameters=[path_param("device", "device id, slug or name")],
     )  # fmt: skip
     add_route(
         app, "GET", "/v1/rooms", list_rooms,
+        permission="device:read:devices",
         operation_id="listRooms", summary="Rooms with their aliases, devices and room tools",
         tags=["devices"],
     )  # fmt: skip
     add_route(
         app, "PATCH", "/v1/rooms/{room}", change_room,
+        permission="device:manage:{device}",
         operation_id="changeRoom",
         summary="Replace a room's aliases; its room tools and spoken commands follow at once "
         "(needs device:manage:<id> for every device in the room)",
         tags=["devices"], parameters=[path_param("room", "room name, slug or alias")],
+        body_error=InvalidParamsError,
         request_body={
             "type": "object",
             "required": ["aliases"],

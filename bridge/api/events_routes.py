@@ -16,15 +16,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
+from collections.abc import Callable
+from typing import Any
 
 from aiohttp import WSMsgType, web
 
 from bridge.api.app import service_of
-from bridge.api.auth import token_of
+from bridge.api.auth import reverify, token_of
 from bridge.api.openapi import add_route, query_param
 from bridge.auth.permissions import covers
 from bridge.auth.tokens import AgentToken
-from bridge.errors import InvalidRequestError
+from bridge.errors import InvalidRequestError, UnauthenticatedError
 from bridge.events import Event, EventBus
 from bridge.invocation.client_tools import TOOL_USE
 
@@ -32,6 +35,9 @@ DEFAULT_TYPES = ("tool_call.", "registry.", "approval.", "tool_use")
 ALLOWED_PREFIXES = ("tool_call.", "registry.", "approval.", "device.", "commissioning.", "mesh.",
                     "tool_use")  # fmt: skip
 MAX_SESSION = 128
+RECHECK_S = 5.0  # how often an open socket's token is verified again (and at its expiry)
+WS_POLICY_VIOLATION = 1008
+MAX_CLIENT_FRAME = 64 * 1024  # this socket takes no messages; a big frame closes it
 
 
 def _visible(event: Event, token: AgentToken, session: str | None) -> bool:
@@ -62,7 +68,7 @@ async def events(request: web.Request) -> web.StreamResponse:
     session = request.query.get("session")
     if session is not None and not 0 < len(session) <= MAX_SESSION:
         raise InvalidRequestError(f"session must have 1-{MAX_SESSION} characters")
-    ws = web.WebSocketResponse(heartbeat=30.0)
+    ws = web.WebSocketResponse(heartbeat=30.0, max_msg_size=MAX_CLIENT_FRAME)
     if not ws.can_prepare(request).ok:
         raise InvalidRequestError("GET /v1/events needs a WebSocket upgrade")
     await ws.prepare(request)
@@ -73,25 +79,42 @@ async def events(request: web.Request) -> web.StreamResponse:
         if any(TOOL_USE.startswith(t) for t in types) else contextlib.nullcontext()
     )  # fmt: skip
     with runs_client_tools:
-        await _stream(ws, bus, types, token, session)
+        await _stream(ws, bus, types, token, session, lambda: reverify(request))
     return ws
 
 
+def _recheck_in(token: AgentToken) -> float:
+    return max(0.05, min(RECHECK_S, token.expires_at - time.time()))
+
+
 async def _stream(ws: web.WebSocketResponse, bus: EventBus, types: tuple[str, ...],
-                  token: AgentToken, session: str | None) -> None:  # fmt: skip
+                  token: AgentToken, session: str | None,
+                  recheck: Callable[[], AgentToken]) -> None:  # fmt: skip
     async with bus.subscription(*types) as sub:
         reader = asyncio.get_running_loop().create_task(_drain_client(ws))
         reported = 0
+        getter: asyncio.Future[Event] | None = None
         try:
             while not ws.closed and not reader.done():
-                getter = asyncio.ensure_future(sub.get())
-                await asyncio.wait({getter, reader}, return_when=asyncio.FIRST_COMPLETED)
-                if not getter.done():
-                    getter.cancel()
-                    with contextlib.suppress(asyncio.CancelledError):
-                        await getter
+                if getter is None:
+                    getter = asyncio.ensure_future(sub.get())
+                waiting: set[asyncio.Future[Any]] = {getter, reader}
+                await asyncio.wait(waiting, timeout=_recheck_in(token),
+                                   return_when=asyncio.FIRST_COMPLETED)  # fmt: skip
+                if reader.done():
                     break
+                try:
+                    token = recheck()
+                except UnauthenticatedError as err:
+                    # Expired (or otherwise no longer valid): no further event goes out.
+                    await ws.close(code=WS_POLICY_VIOLATION,
+                                   message=f"token {err.details.get('reason', 'invalid')}"
+                                   .encode()[:120])  # fmt: skip
+                    break
+                if not getter.done():
+                    continue
                 event = getter.result()
+                getter = None
                 if sub.dropped > reported:
                     await ws.send_json(
                         {"type": "events.dropped", "data": {"count": sub.dropped - reported}}
@@ -102,6 +125,10 @@ async def _stream(ws: web.WebSocketResponse, bus: EventBus, types: tuple[str, ..
         except (ConnectionResetError, RuntimeError):
             pass
         finally:
+            if getter is not None:
+                getter.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await getter
             reader.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await reader

@@ -22,10 +22,10 @@ FIELDS = frozenset({"text", "language"})
 async def handle_intent(request: web.Request) -> web.Response:
     """Recognise the sentence, run it with the caller's token and answer what to say."""
     token = token_of(request)
+    body = await read_json(request)  # a malformed body is 400 whether or not Matter runs
     engine = service_of(request).intents
     if engine is None:
         raise ControllerUnavailableError("spoken commands need the Matter layer, which is off")
-    body = await read_json(request)
     if not isinstance(body, dict):
         raise InvalidParamsError("the body must be a JSON object {\"text\", \"language\"}")
     unknown = sorted(set(body) - FIELDS)
@@ -49,6 +49,7 @@ def setup(app: web.Application) -> None:
         operation_id="handleIntent",
         summary="Run a spoken sentence (Home Assistant intent templates) with the caller's token",
         tags=["voice"],
+        body_error=InvalidParamsError,
         request_body={
             "type": "object",
             "required": ["text"],

@@ -186,12 +186,14 @@ def setup(app: web.Application) -> None:
               responses={"200": "the cancelled job", **_ERRORS, "404": "no such job",
                          "409": "the job already ended"})
     add_route(app, "GET", "/v1/approvals", list_approvals, operation_id="listApprovals",
+              permission=APPROVE_PERMISSION,
               summary="Approvals of dangerous calls", tags=["approvals"],
               parameters=[query_param("status", "only this status", {
                   "enum": ["pending", "approved", "denied", "timeout", "interrupted"]})],
               responses={"200": "the approvals", **_ERRORS})
     add_route(app, "POST", "/v1/approvals/{approval_id}", decide_approval,
               operation_id="decideApproval", summary="Approve or deny a dangerous call",
+              permission=APPROVE_PERMISSION,
               tags=["approvals"], parameters=[path_param("approval_id", "the approval id")],
               request_body=DECISION_BODY,
               responses={"200": "the approval after the vote", **_ERRORS,

@@ -11,19 +11,20 @@ when the mesh is disabled every route answers ``NOT_FOUND``.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from aiohttp import web
 
-from bridge.api.app import SERVICE_KEY
+from bridge.api.app import SERVICE_KEY, read_json
 from bridge.api.openapi import add_route, query_param
-from bridge.errors import BridgeError, InternalError, InvalidRequestError, NotFoundError
+from bridge.errors import BridgeError, InternalError, NotFoundError
 from bridge.mesh.node import MeshNode, RunLocal
+from bridge.ratelog import RateLimitedLog
 
 _LOGGER = logging.getLogger(__name__)
+_RATE_LOG = RateLimitedLog(_LOGGER)
 
 MESH_NODE_KEY = web.AppKey("mesh_node", MeshNode)
 MESH_RUN_KEY: web.AppKey[RunLocal] = web.AppKey("mesh_run")
@@ -72,15 +73,9 @@ def _run(request: web.Request) -> RunLocal:
 
 
 async def _json_body(request: web.Request) -> Any:
-    if request.content_length is not None and request.content_length > MAX_MESH_BODY:
-        raise InvalidRequestError("mesh message is too large", {"max_bytes": MAX_MESH_BODY})
-    raw = await request.content.read(MAX_MESH_BODY + 1)
-    if len(raw) > MAX_MESH_BODY:
-        raise InvalidRequestError("mesh message is too large", {"max_bytes": MAX_MESH_BODY})
-    try:
-        return json.loads(raw)
-    except ValueError as err:
-        raise InvalidRequestError("body is not valid JSON") from err
+    # The whole body (not just what is buffered), with the shared JSON limits, then the
+    # route's declared schema.
+    return await read_json(request, max_bytes=MAX_MESH_BODY)
 
 
 def _error(err: BridgeError) -> web.Response:
@@ -93,10 +88,11 @@ def _guard(handler: Handler) -> Handler:
             return await handler(request)
         except BridgeError as err:
             if err.http_status >= 500:
-                _LOGGER.warning("%s %s failed: %s", request.method, request.path, err.message)
+                _RATE_LOG.warning(f"{request.path[:64]}:{err.code}", "%s %s failed: %s",
+                                  request.method, request.path[:200], err.message[:300])
             return _error(err)
         except Exception:
-            _LOGGER.exception("%s %s failed", request.method, request.path)
+            _LOGGER.exception("%s %s failed", request.method, request.path[:200])
             return _error(InternalError("internal error"))
 
     return wrapped

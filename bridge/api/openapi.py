@@ -12,9 +12,13 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import jsonschema
 from aiohttp import web
 
 from bridge import __version__
+from bridge.api.request_token import token_of
+from bridge.auth.visibility import may_hold
+from bridge.errors import BridgeError, InvalidRequestError
 
 RouteHandler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -95,6 +99,8 @@ class Operation:
     tags: tuple[str, ...] = ()
     parameters: tuple[Mapping[str, Any], ...] = ()
     request_body: Mapping[str, Any] | None = None
+    body_error: type[BridgeError] = InvalidRequestError
+    permission: str | None = None
     responses: Mapping[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
@@ -125,10 +131,13 @@ class Operation:
 
 
 class OpenApiRegistry:
-    """The operations added so far, keyed by ``(METHOD, path)``."""
+    """The operations added so far, keyed by ``(METHOD, path)``, and their body validators."""
 
     def __init__(self) -> None:
         self.operations: dict[tuple[str, str], Operation] = {}
+        self.validators: dict[
+            tuple[str, str], tuple[jsonschema.Draft202012Validator, type[BridgeError]]
+        ] = {}
 
     def add(self, op: Operation) -> None:
         """Record ``op``; raise ``ValueError`` on a duplicate route or operation id."""
@@ -138,11 +147,17 @@ class OpenApiRegistry:
         if any(o.operation_id == op.operation_id for o in self.operations.values()):
             raise ValueError(f"operationId {op.operation_id} is used twice")
         self.operations[key] = op
+        if op.request_body is not None:
+            jsonschema.Draft202012Validator.check_schema(op.request_body)
+            validator = jsonschema.Draft202012Validator(op.request_body)
+            self.validators[key] = (validator, op.body_error)
 
-    def document(self) -> dict[str, Any]:
-        """Return the OpenAPI 3.1 document."""
+    def document(self, granted: tuple[str, ...] | None = None) -> dict[str, Any]:
+        """Return the OpenAPI 3.1 document: every route, or those ``granted`` may use."""
         paths: dict[str, dict[str, Any]] = {}
         for (method, path), op in sorted(self.operations.items(), key=lambda kv: kv[0][::-1]):
+            if granted is not None and op.permission and not may_hold(granted, op.permission):
+                continue
             paths.setdefault(path, {})[method.lower()] = op.to_json()
         return {
             "openapi": "3.1.0",
@@ -192,9 +207,16 @@ def add_route(
     tags: Iterable[str] = (),
     parameters: Iterable[Mapping[str, Any]] = (),
     request_body: Mapping[str, Any] | None = None,
+    body_error: type[BridgeError] = InvalidRequestError,
+    permission: str | None = None,
     responses: Mapping[str, Any] | None = None,
 ) -> None:
-    """Add ``handler`` to the router and document it."""
+    """Add ``handler`` to the router and document it; ``request_body`` is also its validator.
+
+    A body off that schema is refused with ``body_error`` (``INVALID_REQUEST`` unless the
+    route says otherwise). ``permission`` is what the route needs (templates allowed):
+    the OpenAPI view of a token that cannot hold it leaves the route out.
+    """
     app.router.add_route(method, path, handler)
     app[OPENAPI_KEY].add(
         Operation(
@@ -205,6 +227,8 @@ def add_route(
             tags=tuple(tags),
             parameters=tuple(parameters),
             request_body=request_body,
+            body_error=body_error,
+            permission=permission,
             responses=dict(responses or {}),
         )
     )
@@ -223,8 +247,46 @@ def router_operations(app: web.Application) -> set[tuple[str, str]]:
     return ops
 
 
+def validate_body(request: web.Request, body: Any) -> None:
+    """Check ``body`` against the schema its route declared; raise ``InvalidRequestError``.
+
+    The declared ``request_body`` of ``add_route`` is the validator (the same object the
+    OpenAPI document shows), so documentation and checking cannot drift apart.
+    """
+    route = request.match_info.route
+    resource = route.resource
+    if resource is None:
+        return
+    found = request.app[OPENAPI_KEY].validators.get((route.method, resource.canonical))
+    if found is None:
+        return
+    validator, error_class = found
+    error = jsonschema.exceptions.best_match(validator.iter_errors(body))
+    if error is None:
+        return
+    path = [str(p) for p in error.absolute_path]
+    where = "/" + "/".join(path)
+    details: dict[str, Any] = {"reason": "schema", "path": where[:300],
+                               "keyword": str(error.validator)}  # fmt: skip
+    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+        known = error.schema.get("properties", {}) if isinstance(error.schema, dict) else {}
+        details["fields"] = sorted(str(k)[:64] for k in error.instance if k not in known)[:20]
+        details["allowed"] = sorted(known)
+    elif error.validator == "required" and isinstance(error.validator_value, list):
+        missing = [f for f in error.validator_value
+                   if isinstance(error.instance, dict) and f not in error.instance]  # fmt: skip
+        details["field"] = ".".join([*path, *missing[:1]])
+    elif path:
+        details["field"] = ".".join(path)[:300]
+    raise error_class(
+        f"request body does not match the schema at {where[:200]}: {error.message[:300]}",
+        details,
+    )
+
+
 async def _serve(request: web.Request) -> web.Response:
-    return web.json_response(request.app[OPENAPI_KEY].document())
+    granted = tuple(token_of(request).permissions)
+    return web.json_response(request.app[OPENAPI_KEY].document(granted))
 
 
 def setup(app: web.Application) -> None:

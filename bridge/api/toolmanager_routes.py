@@ -18,9 +18,11 @@ from __future__ import annotations
 from aiohttp import web
 
 from bridge.api.app import json_response, service_of
+from bridge.api.auth import token_of
 from bridge.api.invoke_routes import INVOKE_BODY, invoke
 from bridge.api.openapi import add_route, path_param, query_param
 from bridge.api.tools_routes import tool_json
+from bridge.auth.visibility import may_see
 from bridge.errors import InvalidRequestError, ToolNotFoundError
 from bridge.tools.registry import RegisteredTool
 
@@ -47,6 +49,8 @@ async def list_tools(request: web.Request) -> web.Response:
         raise InvalidRequestError("appId must not be empty")
     registry = service_of(request).registry
     entries = registry.list(server_name=server) if server is not None else registry.list()
+    granted = tuple(token_of(request).permissions)
+    entries = [e for e in entries if may_see(granted, e.definition)]
     if wanted_app is not None:
         entries = [e for e in entries if app_id(e) == wanted_app]
     tools = [{**tool_json(e, "flat"), "appId": app_id(e)} for e in entries]
@@ -60,6 +64,8 @@ async def get_tool(request: web.Request) -> web.Response:
     try:
         entry = registry.get(name) or registry.resolve(name)
     except ToolNotFoundError:
+        return json_response({"found": False, "name": name})
+    if not may_see(tuple(token_of(request).permissions), entry.definition):
         return json_response({"found": False, "name": name})
     return json_response(
         {"found": True, "tool": {**tool_json(entry, "flat"), "appId": app_id(entry)}}

@@ -17,8 +17,10 @@ from typing import Any
 from aiohttp import web
 
 from bridge.api.app import json_response, service_of
+from bridge.api.auth import token_of
 from bridge.api.openapi import add_route, path_param, query_param
-from bridge.errors import InvalidRequestError
+from bridge.auth.visibility import may_see
+from bridge.errors import InvalidRequestError, ToolNotFoundError
 from bridge.tools.definition import Category
 from bridge.tools.registry import RegisteredTool
 
@@ -73,10 +75,11 @@ async def list_tools(request: web.Request) -> web.Response:
         filters["available"] = text == "true"
     view = _view(request)
     registry = service_of(request).registry
+    granted = tuple(token_of(request).permissions)
     if "q" not in query:
         if "limit" in query:
             raise InvalidRequestError("limit applies only with q")
-        entries = registry.list(**filters)
+        entries = [e for e in registry.list(**filters) if may_see(granted, e.definition)]
         return json_response(
             {"tools": [tool_json(e, view) for e in entries], "count": len(entries)}
         )
@@ -89,12 +92,12 @@ async def list_tools(request: web.Request) -> web.Response:
         raise InvalidRequestError("limit must be an integer") from err
     if not 1 <= limit <= MAX_LIMIT:
         raise InvalidRequestError(f"limit must be between 1 and {MAX_LIMIT}")
-    allowed = {e.identity for e in registry.list(**filters)} if filters else None
-    ranked = registry.discover(q, limit=limit if allowed is None else len(registry))
+    allowed = {e.identity for e in registry.list(**filters) if may_see(granted, e.definition)}
+    ranked = registry.discover(q, limit=len(registry))
     results = [
         {**tool_json(entry, view), "score": score}
         for entry, score in ranked
-        if allowed is None or entry.identity in allowed
+        if entry.identity in allowed
     ][:limit]
     return json_response({"tools": results, "count": len(results), "query": q})
 
@@ -107,6 +110,9 @@ async def get_tool(request: web.Request) -> web.Response:
     entry = service.registry.get(ref) if version is None else None
     if entry is None:
         entry = service.registry.resolve(ref, version)
+    if not may_see(tuple(token_of(request).permissions), entry.definition):
+        # The same answer as for a tool that does not exist: listing follows permission.
+        raise ToolNotFoundError(f"no tool '{ref[:200]}'", {"ref": ref[:200]})
     return json_response(tool_json(entry, _view(request)))
 
 
@@ -121,6 +127,7 @@ def setup(app: web.Application) -> None:
         summary="Service health: ok, degraded (with problems) or starting",
         tags=["meta"],
     )
+    app.router.add_route("HEAD", "/healthz", healthz)  # load balancers probe with HEAD
     add_route(
         app,
         "GET",

@@ -50,8 +50,9 @@ from bridge.storage import Database
 TOKEN_VERSION = 1
 MAX_TOKEN_CHARS = 16_384
 # What a token may weigh: it travels in an HTTP header (``Authorization: Bearer …``)
-# and the server refuses headers over 8,190 bytes, so ``issue_token`` refuses longer ones.
-MAX_USABLE_TOKEN_CHARS = 8_000
+# (the API accepts up to 16,500 characters there, ``bridge.api.auth.MAX_AUTH_HEADER``), so
+# ``issue_token`` refuses longer ones; ``token issue`` also checks ``api.max_header_bytes``.
+MAX_USABLE_TOKEN_CHARS = 16_000
 EXPIRY_SKEW_S = 5.0
 _PAYLOAD_KEYS = frozenset(
     {"v", "agent_id", "issued_at", "expires_at", "permissions", "issuer", "constraints"}

@@ -19,6 +19,7 @@ import re
 import time
 from urllib.parse import quote
 
+from bridge.api.auth import MAX_AUTH_HEADER
 from bridge.auth.tokens import (
     Constraints,
     IssuedTokens,
@@ -94,6 +95,15 @@ def issue_command(args: argparse.Namespace) -> int:
             rate_limit_per_minute=args.rate,
         ),
     )
+    # A token must fit in one Authorization header this bridge accepts, else it is useless.
+    fits = min(MAX_AUTH_HEADER, config.api.max_header_bytes) - len("Bearer ")
+    if len(raw) > fits:
+        raise InvalidRequestError(
+            f"this token would be {len(raw)} bytes, more than the {fits} an Authorization "
+            "header may carry (api.max_header_bytes); grant fewer, broader permissions "
+            "(e.g. 'device:control:*')",
+            {"token_bytes": len(raw), "max_bytes": fits},
+        )
     db = Database(config.state_dir / DB_FILE_NAME)
     try:
         IssuedTokens(db).record_sync(raw)

@@ -166,8 +166,10 @@ class Invoker:
         self.remote = remote
 
     def admit_job(self, request: ToolRequest, token: AgentToken) -> None:
-        """Refuse to run ``request`` in the background unless its tool allows that.
+        """Refuse to run ``request`` in the background unless the token and the tool allow it.
 
+        Raise ``PermissionDeniedError`` when the token may not make the call (audited as
+        ``denied``).
         Raise ``InvalidRequestError`` (and record the refusal in the audit log) when the
         tool's ``execution.async_allowed`` is false. A tool that does not resolve is let
         through: the job's call reports that through the pipeline like any other call.
@@ -176,6 +178,13 @@ class Invoker:
             entry = self.registry.resolve(request.tool, request.version)
         except BridgeError:
             return
+        try:
+            # Permission before the 202: a job is never accepted for a call that would be denied.
+            self.checker.check(token.permissions, entry.definition.requires.permissions,
+                               request.params)  # fmt: skip
+        except BridgeError as denied:
+            self._audit_refusal(request, token, entry.identity, "denied", denied)
+            raise
         if entry.definition.execution.async_allowed:
             return
         err = InvalidRequestError(
@@ -183,13 +192,19 @@ class Invoker:
             "(execution.async_allowed is false); invoke it synchronously",
             {"tool": entry.identity, "reason": "async_not_allowed"},
         )
+        self._audit_refusal(request, token, entry.identity, "async_not_allowed", err)
+        raise err
+
+    def _audit_refusal(
+        self, request: ToolRequest, token: AgentToken, tool: str, decision: str, err: BridgeError
+    ) -> None:
         if self.audit is not None:
             self.audit.record(
                 AuditEntry(
                     call_id=new_call_id(),
                     agent_id=token.agent_id,
-                    tool=entry.identity,
-                    decision="async_not_allowed",
+                    tool=tool,
+                    decision=decision,
                     outcome="error",
                     error_code=err.code.value,
                     node_id=self.node_id,
@@ -197,7 +212,6 @@ class Invoker:
                     details={"message": err.message},
                 )
             )
-        raise err
 
     def use(self, middleware: Middleware, *, tool: str | None = None) -> Callable[[], None]:
         """Add middleware for every call or for one tool (identity or ``namespace:name``)."""
@@ -258,13 +272,14 @@ class Invoker:
         started: float,
     ) -> ToolResponse:
         state.token = token
-        self.replay.check(request.id, request.timestamp)
         if token is None:
             token = self.authenticate(request.token)
             call = replace(call, agent_id=token.agent_id)
         else:
             # Verified earlier (an open socket, an MCP session): still valid now?
             self.verifier.check(token)
+        # Request ids are unique per agent: one agent cannot use up another's ids.
+        self.replay.check(request.id, request.timestamp, agent_id=token.agent_id)
         state.token = token
         self._check_constraints(token, request)
         entry = self.registry.resolve(request.tool, request.version)

@@ -422,11 +422,11 @@ class ReplayGuard:
     ) -> None:
         self.clock_skew_s = clock_skew_s
         self._clock = clock
-        self._seen: OrderedDict[str, float] = OrderedDict()
+        self._seen: OrderedDict[tuple[str, str], float] = OrderedDict()
         self._max_ids = max_ids
 
-    def check(self, message_id: str, timestamp: float) -> None:
-        """Accept ``message_id`` once; raise ``UnauthenticatedError`` if stale or replayed."""
+    def check(self, message_id: str, timestamp: float, *, agent_id: str = "") -> None:
+        """Accept ``message_id`` once per agent; raise ``UnauthenticatedError`` if stale/reused."""
         now = self._clock()
         if abs(now - timestamp) > self.clock_skew_s:
             raise UnauthenticatedError(
@@ -439,6 +439,7 @@ class ReplayGuard:
             if seen_at >= horizon and len(self._seen) < self._max_ids:
                 break
             del self._seen[oldest_id]
-        if message_id in self._seen:
+        key = (agent_id, message_id)
+        if key in self._seen:
             raise UnauthenticatedError("request id was already used", {"reason": "replayed"})
-        self._seen[message_id] = now
+        self._seen[key] = now

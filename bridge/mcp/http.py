@@ -19,10 +19,18 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
 from aiohttp import web
 
-from bridge.api.app import SERVICE_KEY, ApiHost
+from bridge import jsonlimits
+from bridge.api.app import (
+    SERVICE_KEY,
+    ApiHost,
+    check_json_content_type,
+    json_limits,
+    read_body,
+)
 from bridge.api.auth import token_of
 from bridge.api.openapi import add_route
 from bridge.auth.tokens import AgentToken
@@ -33,6 +41,9 @@ if TYPE_CHECKING:
     from bridge.mcp.server import BridgeMcpServer
 
 _LOG = logging.getLogger(__name__)
+# The SDK logs every session opened and closed at INFO: one line per client request,
+# which any token holder could turn into a flood. Its warnings and errors still show.
+SDK_CHATTY_LOGGERS = ("mcp.server.streamable_http_manager", "mcp.server.streamable_http")
 
 PATH = "/mcp"
 DISCONNECT_POLL_S = 1.0
@@ -43,6 +54,14 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 AsgiApp = Callable[[MutableMapping[str, Any], Receive, Send], Awaitable[None]]
 
+
+
+def _wire(text: str) -> bytes:
+    """Return a raw path or query as bytes (ASCII once percent-encoded, as HTTP sends it)."""
+    try:
+        return text.encode("ascii")
+    except UnicodeEncodeError:
+        return quote(text, safe="/?&=%:@!$'()*+,;~-._").encode("ascii", "replace")
 
 
 def _scope(request: web.Request, token: AgentToken) -> dict[str, Any]:
@@ -68,9 +87,9 @@ def _scope(request: web.Request, token: AgentToken) -> dict[str, Any]:
         "method": request.method,
         "scheme": request.scheme,
         "path": request.path,
-        "raw_path": request.raw_path.encode("latin-1"),
+        "raw_path": _wire(request.raw_path),
         "root_path": "",
-        "query_string": request.query_string.encode("latin-1"),
+        "query_string": _wire(request.rel_url.raw_query_string),
         "headers": [(k.lower(), v) for k, v in request.raw_headers],
         "client": tuple(peer[:2]) if isinstance(peer, tuple) else None,
         "server": tuple(sock[:2]) if isinstance(sock, tuple) else None,
@@ -80,9 +99,12 @@ def _scope(request: web.Request, token: AgentToken) -> dict[str, Any]:
 
 
 async def asgi_call(
-    app: AsgiApp, request: web.Request, scope: MutableMapping[str, Any]
+    app: AsgiApp, request: web.Request, scope: MutableMapping[str, Any], body: bytes | None = None
 ) -> web.StreamResponse:
-    """Run one ASGI HTTP exchange for ``request`` and return the streamed response."""
+    """Run one ASGI HTTP exchange for ``request`` and return the streamed response.
+
+    ``body`` is the request body when the caller already read it.
+    """
     finished = asyncio.Event()
     response: web.StreamResponse | None = None
     body_given = False
@@ -95,7 +117,8 @@ async def asgi_call(
         nonlocal body_given
         if not body_given:
             body_given = True
-            return {"type": "http.request", "body": await request.read(), "more_body": False}
+            data = body if body is not None else await request.read()
+            return {"type": "http.request", "body": data, "more_body": False}
         while not gone():
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(finished.wait(), DISCONNECT_POLL_S)
@@ -141,7 +164,14 @@ async def handle(request: web.Request) -> web.StreamResponse:
     """Serve one streamable-HTTP MCP request."""
     token = token_of(request)
     manager = await request.app[LAZY_KEY].manager()
-    return await asgi_call(manager.handle_request, request, _scope(request, token))
+    body: bytes | None = None
+    if request.method == "POST":
+        # The boundary's one rule before the SDK parses: size, depth, strings, numbers.
+        check_json_content_type(request)
+        limits = json_limits(request)
+        body = await read_body(request, limits.max_bytes)
+        jsonlimits.loads(body, limits)
+    return await asgi_call(manager.handle_request, request, _scope(request, token), body)
 
 
 class _LazyMcp:
@@ -217,6 +247,8 @@ LAZY_KEY: web.AppKey[_LazyMcp] = web.AppKey("mcp_lazy", _LazyMcp)
 
 def setup(app: web.Application) -> None:
     """Add ``/mcp`` and the MCP server's lifecycle to the bridge's app."""
+    for name in SDK_CHATTY_LOGGERS:
+        logging.getLogger(name).setLevel(logging.WARNING)
     lifecycle = _LazyMcp(app[SERVICE_KEY])
     app[LAZY_KEY] = lifecycle
     app.cleanup_ctx.append(lifecycle.ctx)

@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import copy
 import json
 import logging
 import time
@@ -58,8 +57,9 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from bridge import __version__
 from bridge.auth.approvals import ApprovalStatus
 from bridge.auth.canonical import canonical_json
-from bridge.auth.permissions import PermissionChecker, covers
+from bridge.auth.permissions import PermissionChecker
 from bridge.auth.tokens import AgentToken
+from bridge.auth.visibility import visible_schema
 from bridge.errors import (
     BridgeError,
     ConfirmationRequiredError,
@@ -81,7 +81,6 @@ TOKEN_STATE_KEY = "atmosphere.agent_token"  # noqa: S105 - a dict key, not a sec
 SERVER_NAME = "atmosphere-bridge"
 APPROVE_COMMAND = "atmosphere-bridge approvals approve {id}"
 _READ_ONLY_CATEGORIES = frozenset({Category.SENSING, Category.QUERYING})
-_TEMPLATE_SEGMENT = "{"
 _MAX_LEGACY_SESSIONS = 1024
 _COALESCE_S = 0.05
 
@@ -108,67 +107,6 @@ def output_schema_for(defn: ToolDefinition) -> tuple[dict[str, Any] | None, bool
     if returns.get("type") == "object":
         return returns, False
     return {"type": "object", "properties": {"result": returns}, "required": ["result"]}, True
-
-
-def _template_names(required: str) -> list[str]:
-    return [seg[1:-1] for seg in required.split(":") if seg.startswith(_TEMPLATE_SEGMENT)]
-
-
-def _grant_values(granted: tuple[str, ...], required: str, name: str) -> list[str]:
-    """Return values for ``{name}`` that grants name at its position (``*`` → any value)."""
-    segments = required.split(":")
-    index = segments.index("{" + name + "}")
-    values: list[str] = []
-    for grant in granted:
-        parts = grant.split(":")
-        if index < len(parts):
-            values.append("x" if parts[index] == "*" else parts[index])
-        elif parts and parts[-1] == "*":
-            values.append("x")
-    return values
-
-
-def visible_schema(
-    checker: PermissionChecker, granted: tuple[str, ...], defn: ToolDefinition
-) -> dict[str, Any] | None:
-    """Return the input schema to list for a token, or ``None`` if it may not call the tool."""
-    schema: dict[str, Any] = dict(defn.parameters) if defn.parameters else {"type": "object"}
-    schema.setdefault("type", "object")
-    properties = schema.get("properties")
-    props: Mapping[str, Any] = properties if isinstance(properties, Mapping) else {}
-    narrowed: dict[str, list[Any]] = {}
-    for required in defn.requires.permissions:
-        names = _template_names(required)
-        if not names:
-            if not any(covers(g, required) for g in granted):
-                return None
-            continue
-        if len(names) > 1:
-            # Several templates in one permission: list it when some grant could fit.
-            if not any(len(g.split(":")) <= len(required.split(":")) or g.endswith("*")
-                       for g in granted):  # fmt: skip
-                return None
-            continue
-        (name,) = names
-        spec = props.get(name)
-        enum = spec.get("enum") if isinstance(spec, Mapping) else None
-        candidates = (
-            list(enum) if isinstance(enum, list) else _grant_values(granted, required, name)
-        )
-        allowed = [v for v in candidates if checker.allows(granted, [required], {name: v})]
-        if not allowed:
-            return None
-        if isinstance(enum, list):
-            previous = narrowed.get(name)
-            narrowed[name] = [v for v in allowed if previous is None or v in previous]
-            if not narrowed[name]:
-                return None
-    if narrowed:
-        schema = copy.deepcopy(schema)
-        for name, values in narrowed.items():
-            prop: dict[str, Any] = schema["properties"][name]
-            prop["enum"] = values
-    return schema
 
 
 def mcp_tool(defn: ToolDefinition, input_schema: dict[str, Any]) -> types.Tool | None:

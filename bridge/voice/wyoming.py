@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from wyoming.asr import Transcript
@@ -27,11 +28,20 @@ from wyoming.handle import Handled, NotHandled
 from wyoming.info import Attribution, Describe, HandleModel, HandleProgram, Info
 from wyoming.server import AsyncEventHandler
 
-from bridge import __version__
+from bridge import __version__, jsonlimits
+from bridge.errors import BridgeError
+from bridge.jsonlimits import JsonLimits
+from bridge.ratelog import RateLimitedLog
 from bridge.voice.responses import LANGUAGES
 
 _LOG = logging.getLogger(__name__)
+_RATE_LOG = RateLimitedLog(_LOG)
 MAX_TRANSCRIPT = 500
+# One Wyoming event: its header line, its data part and its (audio) payload.
+MAX_EVENT_LINE = 64 * 1024
+MAX_EVENT_DATA = 64 * 1024
+MAX_EVENT_PAYLOAD = 1024 * 1024
+EVENT_LIMITS = JsonLimits(max_bytes=MAX_EVENT_DATA, max_depth=32, max_string=16 * 1024)
 # (text, language) -> (handled, speech)
 Speak = Callable[[str, str], Awaitable[tuple[bool, str]]]
 
@@ -52,6 +62,40 @@ def service_info(languages: Sequence[str] = LANGUAGES) -> Info:
     return Info(handle=[program])
 
 
+def _length(header: dict[str, Any], key: str, limit: int) -> int:
+    value = header.get(key)
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= limit:
+        raise ValueError(f"{key} must be an integer 0-{limit}")
+    return value
+
+
+async def read_event(reader: asyncio.StreamReader) -> Event | None:
+    """Return the next event (``None`` at end of stream), read with the boundary's JSON limits.
+
+    Raise ``ValueError`` (or a ``BridgeError``) for a malformed or oversized event.
+    """
+    line = await reader.readline()
+    if not line:
+        return None
+    header = jsonlimits.loads(line, replace(EVENT_LIMITS, max_bytes=MAX_EVENT_LINE))
+    if not isinstance(header, dict) or not isinstance(header.get("type"), str):
+        raise ValueError("an event is a JSON object with a string 'type'")  # noqa: TRY004
+    data = header.get("data") or {}
+    if not isinstance(data, dict):
+        raise ValueError("an event's 'data' is an object")  # noqa: TRY004
+    data_length = _length(header, "data_length", MAX_EVENT_DATA)
+    if data_length:
+        extra = jsonlimits.loads(await reader.readexactly(data_length), EVENT_LIMITS)
+        if not isinstance(extra, dict):
+            raise ValueError("an event's data part is an object")
+        data = {**data, **extra}
+    payload_length = _length(header, "payload_length", MAX_EVENT_PAYLOAD)
+    payload = await reader.readexactly(payload_length) if payload_length else None
+    return Event(type=header["type"], data=data, payload=payload)
+
+
 class _Handler(AsyncEventHandler):
     def __init__(
         self,
@@ -65,6 +109,15 @@ class _Handler(AsyncEventHandler):
         self._speak = speak
         self._info = info
         self._language = default_language
+
+    async def run(self) -> None:
+        """Handle events until the stream ends (the library's loop, with our reader)."""
+        try:
+            while (event := await read_event(self.reader)) is not None:
+                if not await self.handle_event(event):
+                    break
+        finally:
+            self.writer.close()
 
     async def handle_event(self, event: Event) -> bool:
         if Describe.is_type(event.type):
@@ -127,8 +180,10 @@ class WyomingIntentServer:
         handler = _Handler(reader, writer, self._speak, self._info, self._language)
         try:
             await handler.run()
-        except (ValueError, KeyError, TypeError, UnicodeDecodeError, ConnectionError) as err:
-            _LOG.info("wyoming client sent something unreadable: %s", type(err).__name__)
+        except (ValueError, KeyError, TypeError, UnicodeDecodeError, ConnectionError,
+                asyncio.IncompleteReadError, BridgeError) as err:  # fmt: skip
+            _RATE_LOG.info(f"unreadable:{type(err).__name__}",
+                           "wyoming client sent something unreadable: %s", type(err).__name__)
         finally:
             writer.close()
 

@@ -315,7 +315,8 @@ async def test_body_errors_are_4xx_json(server: BridgeServer) -> None:
                                       **kwargs) as resp:
             assert resp.status == expected, kwargs
             body = await resp.json()
-            assert body["error"]["code"] == "INVALID_REQUEST"
+            code = "PAYLOAD_TOO_LARGE" if expected == 413 else "INVALID_REQUEST"
+            assert body["error"]["code"] == code
             assert "Traceback" not in json.dumps(body)
 
 

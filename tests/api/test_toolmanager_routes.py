@@ -48,9 +48,15 @@ async def test_list_filters_by_app_and_server(bridge_server: BridgeServer) -> No
     assert echo_tool["permissions"] == ["demo:echo"]
     status, body = await get(bridge_server, "/v1/toolmanager/tools?serverName=node-b", token)
     assert [t["name"] for t in body["tools"]] == ["matter:peer_lamp"]
+    # Listing follows permission: demo:* may call no core tool, so it sees none.
     status, body = await get(bridge_server, "/v1/toolmanager/tools?appId=core", token)
+    assert (status, body["tools"]) == (200, [])
+    status, body = await get(bridge_server, "/v1/toolmanager/tools/core:store_data", token)
+    assert body == {"found": False, "name": "core:store_data"}
+    star = service_token(bridge_server.service, "tm-all", ("*",))
+    status, body = await get(bridge_server, "/v1/toolmanager/tools?appId=core", star)
     assert {t["name"] for t in body["tools"]} == {"core:store_data", "core:get_data"}
-    status, body = await get(bridge_server, "/v1/toolmanager/tools", token)
+    status, body = await get(bridge_server, "/v1/toolmanager/tools", star)
     assert body["count"] == len(bridge_server.service.registry)
     for bad in ("?appId=", "?app=x"):
         status, body = await get(bridge_server, f"/v1/toolmanager/tools{bad}", token)

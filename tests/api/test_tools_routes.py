@@ -308,7 +308,7 @@ async def test_body_limit(server: BridgeServer) -> None:
     ) as resp:
         body = await resp.json()
     assert resp.status == 413
-    assert body["error"]["code"] == "INVALID_REQUEST"
+    assert body["error"]["code"] == "PAYLOAD_TOO_LARGE"
     assert body["error"]["message"] == f"request body is larger than {limit} bytes"
 
 

@@ -76,4 +76,13 @@ def test_replay_guard() -> None:
     with pytest.raises(UnauthenticatedError) as info:
         guard.check("a", 1000.0)
     assert info.value.details["reason"] == "clock_skew"
-    assert "a" not in guard._seen
+    assert ("", "a") not in guard._seen
+
+
+def test_replay_ids_are_per_agent() -> None:
+    guard = ReplayGuard(clock_skew_s=10, clock=lambda: 1000.0)
+    guard.check("shared-id", 1000.0, agent_id="alice")
+    guard.check("shared-id", 1000.0, agent_id="bob")  # bob's own id space
+    with pytest.raises(UnauthenticatedError) as info:
+        guard.check("shared-id", 1000.0, agent_id="alice")
+    assert info.value.details["reason"] == "replayed"

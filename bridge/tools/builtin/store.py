@@ -23,6 +23,7 @@ from bridge.tools.definition import ToolDefinition
 from bridge.tools.env import ToolEnv
 
 MIGRATION = "tools.core_data.v1"
+MAX_TTL_S = 100 * 365 * 86_400
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS core_data (
     key TEXT PRIMARY KEY,
@@ -120,10 +121,16 @@ def store_tools(config: Mapping[str, Any], env: ToolEnv) -> list[ToolSpec]:
     store = DataStore(env.db, env.clock)
 
     async def store_data(params: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
+        ttl = int(params.get("ttl_seconds", 0))
+        if ttl > MAX_TTL_S:  # the seed's schema has no maximum; a date must stay a date
+            raise InvalidParamsError(
+                f"ttl_seconds must be at most {MAX_TTL_S} (100 years)",
+                {"field": "ttl_seconds", "maximum": MAX_TTL_S},
+            )
         return await store.put(
             params["key"],
             params["value"],
-            ttl_seconds=int(params.get("ttl_seconds", 0)),
+            ttl_seconds=ttl,
             if_not_exists=bool(params.get("if_not_exists", False)),
         )
 

@@ -1,0 +1,477 @@
+"""Over 10,000 generated hostile requests to a real bridge: every route and message type.
+
+One bridge (mesh on, static and discovery-less, so the mesh routes reach their
+handlers; Matter off) serves its API on loopback; a Wyoming intent server forwards to
+it. A seeded generator (``random.Random``, so a failure replays) builds requests for
+every route the router serves (from the OpenAPI registry, path parameters filled with
+hostile text), WebSocket frames on ``/v1/events``, Wyoming events, ``/mcp`` JSON-RPC
+bodies and raw HTTP heads (too long, malformed), mixing in the cases from issue 14:
+deep nesting up to 100,000, lone surrogates in every field, NaN/Infinity, huge numbers,
+``ttl_seconds: 1e30``, an envelope with a NaN timestamp, oversized bodies and headers.
+Interleaved, valid ``core:store_data`` writes are acknowledged.
+
+Asserts: no 5xx (the one exception: the routes that need Matter — devices, rooms,
+spoken commands — answer 503 ``CONTROLLER_UNAVAILABLE``, retryable, because this bridge
+runs without a Matter controller); every error is the JSON error form; no
+``Traceback`` in any response or log record, no record with exception info; the log
+stays under ``LOG_BOUND`` bytes; afterwards every acknowledged write reads back equal,
+has its audit record, and the server answers a normal call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import random
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import aiohttp
+import pytest
+
+from bridge.api.events_routes import MAX_CLIENT_FRAME
+from bridge.api.openapi import OPENAPI_KEY
+from bridge.config import ApiConfig, BridgeConfig, MatterConfig, MeshConfig
+from bridge.service import BridgeService
+from bridge.tools.context import CallContext
+from bridge.tools.definition import Execution, Requires, ToolDefinition
+from bridge.voice.wyoming import WyomingIntentServer, http_speaker
+from tests.support.auth import bearer, service_token
+from tests.support.ports import free_port
+
+HTTP_REQUESTS = 9_000
+WS_FRAMES = 600
+WYOMING_EVENTS = 400
+RAW_HEADS = 300
+CONCURRENCY = 48
+LOG_BOUND = 64 * 1024  # bytes of log for the whole run (one line per cause per minute)
+SEED = 14
+MATTER_ROUTES = ("/v1/devices", "/v1/rooms", "/v1/intents/handle")
+
+HOSTILE_STRINGS = [
+    "\ud800", "a\udeadb", "\udfff", "", " ", "x" * 5000, "\u0000", "../../etc/passwd",
+    "core:store_data", "fuzz:echo", "%ff", "\u202e", "é中🙂", "null", "1e30", "{{device_id}}",
+]  # fmt: skip
+HOSTILE_NUMBERS = ["NaN", "Infinity", "-Infinity", "1e999", "-1e999", "1e30", "9" * 400,
+                   "-0", "1e-400", "12345678901234567890123"]  # fmt: skip
+
+
+@dataclass
+class Live:
+    service: BridgeService
+    url: str
+    port: int
+    wyoming_port: int
+    tokens: dict[str, str]
+
+
+class _LogTap(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.bytes = 0
+        self.bad: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        text = record.getMessage()
+        self.bytes += len(text) + 40
+        if record.exc_info or "Traceback" in text:
+            self.bad.append(f"{record.name}: {text[:300]}")
+
+
+async def _echo(params: dict[str, Any], ctx: CallContext) -> Any:
+    return {"echo": params}
+
+
+@pytest.fixture
+async def live(tmp_path: Path) -> AsyncIterator[Live]:
+    port = free_port()
+    config = BridgeConfig(
+        state_dir=tmp_path / "state",
+        api=ApiConfig(host="127.0.0.1", port=port),
+        matter=replace(MatterConfig(), enabled=False),
+        mesh=MeshConfig(enabled=True, node_name="fuzz", discovery=False),
+    )
+    service = BridgeService(config, enable_matter=False)
+    await service.start()
+    schema = {"type": "object", "properties": {"n": {"type": "integer", "maximum": 10},
+                                               "s": {"type": "string", "maxLength": 8}},
+              "required": ["n"], "additionalProperties": False}  # fmt: skip
+    service.registry.register(
+        ToolDefinition(name="echo", namespace="fuzz", description="Echo", parameters=schema,
+                       requires=Requires(permissions=("fuzz:run:{s}",)),
+                       execution=Execution(async_allowed=True)),
+        _echo,
+    )  # fmt: skip
+    await service.start_api("127.0.0.1", port)
+    url = f"http://127.0.0.1:{port}"
+    tokens = {
+        "star": service_token(service, "fuzzer", ("*",)),
+        "narrow": service_token(service, "narrow", ("fuzz:run:a",)),
+        "nothing": service_token(service, "nobody", ("nothing:at:all",)),
+    }
+    wyoming = WyomingIntentServer(http_speaker(url, tokens["star"], timeout_s=10), port=0)
+    wyoming_port = await wyoming.start()
+    try:
+        yield Live(service=service, url=url, port=port, wyoming_port=wyoming_port,
+                   tokens=tokens)  # fmt: skip
+    finally:
+        await wyoming.stop()
+        await service.stop_api()
+        await service.stop()
+
+
+# -- the generator -------------------------------------------------------------------
+
+
+class Gen:
+    """Hostile JSON texts, bodies, paths and headers from one seeded ``Random``."""
+
+    def __init__(self, seed: int) -> None:
+        self.r = random.Random(seed)
+
+    def string(self) -> str:
+        r = self.r
+        if r.random() < 0.5:
+            return r.choice(HOSTILE_STRINGS)
+        return "".join(chr(r.choice([r.randint(32, 126), r.randint(0xA0, 0x2FFF)]))
+                       for _ in range(r.randint(0, 12)))  # fmt: skip
+
+    def value(self, depth: int = 0) -> str:
+        """Return JSON-ish text: mostly valid, sometimes NaN, surrogates, deep or huge."""
+        r = self.r
+        roll = r.random()
+        if depth > 3 or roll < 0.35:
+            leaf = r.random()
+            if leaf < 0.3:
+                return json.dumps(self.string())
+            if leaf < 0.45:
+                return r.choice(HOSTILE_NUMBERS)
+            if leaf < 0.7:
+                return str(r.randint(-(2**40), 2**40))
+            return r.choice(["true", "false", "null", "1.5", "0", '"ok"'])
+        if roll < 0.42:
+            n = r.choice([65, 200, 1000, 100_000])
+            return "[" * n + "]" * n
+        if roll < 0.45:
+            return '"' + "z" * r.choice([70_000, 1_100_000]) + '"'
+        if roll < 0.7:
+            return "[" + ",".join(self.value(depth + 1) for _ in range(r.randint(0, 4))) + "]"
+        items = []
+        for _ in range(r.randint(0, 4)):
+            items.append(f"{json.dumps(self.string())}:{self.value(depth + 1)}")
+        return "{" + ",".join(items) + "}"
+
+    def invoke_body(self) -> str:
+        r = self.r
+        fields = [f'"tool":{r.choice([json.dumps("fuzz:echo"), json.dumps("core:store_data"),
+                                      self.value(2)])}']  # fmt: skip
+        for name in ("params", "idempotency_key", "context", "routing", "id", "timestamp",
+                     "version"):  # fmt: skip
+            if r.random() < 0.4:
+                if name == "context":
+                    inner = f'{{"trace_id":{json.dumps(self.string())},' \
+                            f'"session_id":{self.value(3)}}}'
+                elif name == "params" and r.random() < 0.5:
+                    inner = f'{{"key":"k{r.randint(0, 9)}","value":{self.value(1)},' \
+                            f'"ttl_seconds":{r.choice(["1e30", "1e400", "-1", "3", "NaN"])}}}'
+                else:
+                    inner = self.value(1)
+                fields.append(f'"{name}":{inner}')
+        return "{" + ",".join(fields) + "}"
+
+    def envelope(self) -> str:
+        r = self.r
+        ts = r.choice(["NaN", "Infinity", "1e308", str(time.time()), '"x"', "null"])
+        return (f'{{"type":"mesh_envelope","kind":{json.dumps(r.choice(["push", "gossip",
+                "invoke", "x"]))},"from":{json.dumps(self.string())},"to":"","nonce":'
+                f'{json.dumps(self.string())},"timestamp":{ts},"node_name":"n",'
+                f'"public_key":"AAAA","body":{self.value(1)},"signature":"AAAA"}}')  # fmt: skip
+
+    def body(self, path: str) -> bytes:
+        r = self.r
+        roll = r.random()
+        if roll < 0.05:
+            return bytes(r.randint(0, 255) for _ in range(r.randint(0, 64)))
+        if roll < 0.07:
+            return b""
+        if roll < 0.08:
+            return b'{"tool":"fuzz:echo"}' + b" " * (1_100_000)
+        if path.startswith("/v1/mesh/"):
+            text = self.envelope() if r.random() < 0.7 else self.value()
+        elif path in ("/v1/invoke", "/v1/jobs", "/v1/toolmanager/execute"):
+            text = self.invoke_body() if r.random() < 0.8 else self.value()
+        elif path == "/mcp":
+            text = (f'{{"jsonrpc":"2.0","id":{self.value(3)},"method":'
+                    f'{json.dumps(r.choice(["initialize", "tools/list", "tools/call", "x"]))},'
+                    f'"params":{self.value(1)}}}')  # fmt: skip
+        elif path == "/v1/intents/handle":
+            text = f'{{"text":{self.value(3)},"language":{self.value(3)}}}'
+        else:
+            text = self.value()
+        try:
+            data = text.encode("utf-8")
+        except UnicodeEncodeError:
+            data = text.encode("utf-8", "surrogatepass")
+        if r.random() < 0.03:  # cut short
+            data = data[: r.randint(0, len(data))]
+        return data
+
+    def fill(self, template: str) -> str:
+        out = []
+        for part in template.split("/"):
+            if part.startswith("{") and part.endswith("}"):
+                part = quote(self.string().encode("utf-8", "surrogatepass"), safe="")[:300] or "x"
+            out.append(part)
+        return "/".join(out)
+
+
+# -- senders -------------------------------------------------------------------------
+
+
+@dataclass
+class Tally:
+    requests: int = 0
+    by_status: dict[int, int] | None = None
+    failures: list[str] | None = None
+
+    def __post_init__(self) -> None:
+        self.by_status = {}
+        self.failures = []
+
+    def saw(self, status: int) -> None:
+        assert self.by_status is not None
+        self.requests += 1
+        self.by_status[status] = self.by_status.get(status, 0) + 1
+
+    def fail(self, what: str) -> None:
+        assert self.failures is not None
+        self.failures.append(what[:400])
+
+
+async def _http(live: Live, session: aiohttp.ClientSession, gen: Gen, tally: Tally,
+                routes: list[tuple[str, str]], acked: dict[str, tuple[Any, str]],
+                index: int) -> None:  # fmt: skip
+    r = gen.r
+    if index % 25 == 0:  # an acknowledged write to check afterwards
+        key = f"fz{index}"
+        value = {"i": index, "text": "é中🙂" * (index % 5), "list": [index, None, True]}
+        call = {"tool": "core:store_data", "params": {"key": key, "value": value}}
+        async with session.post(live.url + "/v1/invoke", json=call,
+                                headers=bearer(live.tokens["star"])) as resp:  # fmt: skip
+            body = await resp.json()
+            tally.saw(resp.status)
+            if resp.status == 200:
+                acked[key] = (value, body["call_id"])
+            else:
+                tally.fail(f"valid write answered {resp.status}: {body}")
+        return
+    method, template = r.choice(routes)
+    if r.random() < 0.1:
+        method = r.choice(["PUT", "PATCH", "OPTIONS", "TRACE", "DELETE"])
+    path = gen.fill(template)
+    if r.random() < 0.1:
+        path += "?" + r.choice(["limit=x", "q=%ff", "status=bogus", "types=bogus",
+                                "token=" + quote(gen.string().encode("utf-8", "surrogatepass")),
+                                "view=flat&q=a&limit=1000"])  # fmt: skip
+    headers: dict[str, str] = {}
+    who = r.choice(["star", "star", "narrow", "nothing", "none", "garbage"])
+    if who in live.tokens:
+        headers.update(bearer(live.tokens[who]))
+    elif who == "garbage":
+        headers["Authorization"] = "Bearer " + r.choice(["x", "a.b.c", "e30.e30", "Bearer"])
+    headers["Content-Type"] = r.choice(["application/json"] * 6 + [
+        "text/plain", "application/json; charset=latin-1", "multipart/form-data"])
+    if template == "/mcp":
+        headers["Accept"] = "application/json, text/event-stream"
+    data = gen.body(template) if method not in ("GET", "HEAD") or r.random() < 0.05 else None
+    try:
+        async with session.request(method, live.url + path, data=data, headers=headers,
+                                   allow_redirects=False) as resp:  # fmt: skip
+            raw = await resp.read()
+            tally.saw(resp.status)
+            _check_answer(tally, method, template, resp.status, resp.content_type, raw)
+    except aiohttp.ClientError as err:
+        # Oversized bodies may be answered (413) and the socket closed before all is sent.
+        if not (data and len(data) > 1_000_000):
+            tally.fail(f"{method} {template}: {type(err).__name__} {err}")
+        tally.saw(0)
+
+
+def _check_answer(tally: Tally, method: str, template: str, status: int, ctype: str,
+                  raw: bytes) -> None:  # fmt: skip
+    if b"Traceback" in raw:
+        tally.fail(f"{method} {template}: traceback in the response")
+    if status >= 500:
+        matter_off = template.startswith(MATTER_ROUTES) and status == 503 and \
+            json.loads(raw)["error"]["code"] == "CONTROLLER_UNAVAILABLE"  # fmt: skip
+        if not matter_off:
+            tally.fail(f"{method} {template}: {status} {raw[:300]!r}")
+    if status >= 400 and template != "/mcp" and method != "HEAD":
+        try:
+            error = json.loads(raw)["error"]
+            assert set(error) == {"code", "message", "details", "retryable"}
+        except (ValueError, KeyError, TypeError, AssertionError):
+            tally.fail(f"{method} {template}: {status} not the JSON error form: {raw[:200]!r}")
+    if template == "/mcp" and status >= 400 and ctype != "application/json":
+        tally.fail(f"/mcp {status} answered {ctype}")
+
+
+async def _websocket(live: Live, session: aiohttp.ClientSession, gen: Gen, tally: Tally) -> None:
+    sent = 0
+    while sent < WS_FRAMES:
+        who = gen.r.choice(["star", "narrow", "nothing"])
+        big = False
+        async with session.ws_connect(live.url + "/v1/events",
+                                      headers=bearer(live.tokens[who])) as ws:  # fmt: skip
+            while sent < WS_FRAMES and not ws.closed and not big:
+                roll = gen.r.random()
+                frame: str | bytes = (gen.value() if roll < 0.7 else
+                                      gen.body("/v1/events")[:2000] if roll < 0.9 else
+                                      "x" * 200_000)  # fmt: skip
+                big = len(frame) > MAX_CLIENT_FRAME  # the server closes with 1009
+                try:
+                    if isinstance(frame, str):
+                        await ws.send_str(frame)
+                    else:
+                        await ws.send_bytes(frame)
+                except ConnectionError:
+                    break
+                sent += 1
+                tally.saw(101)
+            if big:  # the server closes with 1009 (message too big); read that close
+                await asyncio.wait_for(ws.receive(), 10)
+            await ws.close()
+            # 1006: the server dropped the socket right after its 1009 close frame.
+            if ws.close_code not in ((1000, 1006, 1009) if big else (1000,)):
+                tally.fail(f"/v1/events closed with {ws.close_code}")
+
+
+async def _wyoming(live: Live, gen: Gen, tally: Tally) -> None:
+    sent = 0
+    while sent < WYOMING_EVENTS:
+        reader, writer = await asyncio.open_connection("127.0.0.1", live.wyoming_port)
+        try:
+            for _ in range(gen.r.randint(1, 6)):
+                roll = gen.r.random()
+                if roll < 0.2:
+                    line = b'{"type":"describe"}\n'
+                elif roll < 0.5:
+                    data = f'{{"text":{gen.value(3)}}}'.encode("utf-8", "surrogatepass")
+                    line = (f'{{"type":"transcript","data_length":{len(data)}}}\n'.encode()
+                            + data)  # fmt: skip
+                elif roll < 0.6:
+                    line = b'{"type":"transcript","data_length":999999999}\n'
+                else:
+                    line = gen.body("/wyoming")[:5000] + b"\n"
+                writer.write(line)
+                sent += 1
+                tally.saw(1)
+            await writer.drain()
+            writer.write_eof()
+            await asyncio.wait_for(reader.read(), 15)
+        except (ConnectionError, TimeoutError):
+            pass
+        finally:
+            writer.close()
+
+
+async def _raw(live: Live, gen: Gen, tally: Tally) -> None:
+    limit = live.service.config.api.max_header_bytes
+    heads = [
+        b"GET /" + b"a" * (limit + 5) + b" HTTP/1.1\r\nHost: x\r\n\r\n",
+        b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-A: " + b"b" * (limit + 5) + b"\r\n\r\n",
+        b"GET /healthz HTTP/1.1\r\n" + b"X-H: 1\r\n" * 300 + b"\r\n",
+        b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03" + b"\x00" * 40 + b"\r\n\r\n",
+        b"POST /v1/invoke HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+        b"POST /v1/invoke HTTP/1.1\r\nHost: x\r\nContent-Length: x\r\n\r\n",
+        b"GET /healthz HTTP/9.9\r\n\r\n",
+        b"GET \x00\x01 HTTP/1.1\r\n\r\n",
+        b"HEAD /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+    ]
+    for i in range(RAW_HEADS):
+        raw = heads[i % len(heads)] if i < 2 * len(heads) else gen.r.choice(heads)
+        reader, writer = await asyncio.open_connection("127.0.0.1", live.port)
+        try:
+            writer.write(raw)
+            await writer.drain()
+            answer = await asyncio.wait_for(reader.read(), 15)
+        except ConnectionError:
+            answer = b""
+        finally:
+            writer.close()
+        head, _, body = answer.partition(b"\r\n\r\n")
+        status = int(head.split(b" ")[1]) if head.startswith(b"HTTP/") else 0
+        tally.saw(status)
+        if status >= 500 or b"Traceback" in answer:
+            tally.fail(f"raw {raw[:30]!r}: {answer[:200]!r}")
+        if status >= 400:
+            try:
+                json.loads(body)["error"]["code"]
+            except (ValueError, KeyError, TypeError):
+                tally.fail(f"raw {raw[:30]!r}: not JSON: {answer[:200]!r}")
+
+
+async def test_ten_thousand_hostile_requests(live: Live) -> None:
+    tap = _LogTap()
+    root = logging.getLogger()
+    root.addHandler(tap)
+    old_level = root.level
+    root.setLevel(logging.INFO)
+    gen = Gen(SEED)
+    tally = Tally()
+    acked: dict[str, tuple[Any, str]] = {}
+    app = live.service._runner.app  # type: ignore[union-attr]
+    routes = [*sorted(app[OPENAPI_KEY].operations), ("HEAD", "/healthz")]
+    started = time.monotonic()
+    try:
+        connector = aiohttp.TCPConnector(limit=CONCURRENCY)
+        timeout = aiohttp.ClientTimeout(total=60)
+        async with aiohttp.ClientSession(connector=connector, timeout=timeout) as session:
+            side = asyncio.gather(_websocket(live, session, Gen(SEED + 1), tally),
+                                  _wyoming(live, Gen(SEED + 2), tally),
+                                  _raw(live, Gen(SEED + 3), tally))  # fmt: skip
+            for start in range(0, HTTP_REQUESTS, CONCURRENCY * 4):
+                await asyncio.gather(*(
+                    _http(live, session, gen, tally, routes, acked, i)
+                    for i in range(start, min(HTTP_REQUESTS, start + CONCURRENCY * 4))))
+            await side
+            took = time.monotonic() - started
+
+            # Afterwards: every acknowledged write is there, audited, and calls still work.
+            star = bearer(live.tokens["star"])
+            for key, (value, _call_id) in acked.items():
+                call = {"tool": "core:get_data", "params": {"key": key}}
+                async with session.post(live.url + "/v1/invoke", json=call,
+                                        headers=star) as resp:  # fmt: skip
+                    body = await resp.json()
+                    assert resp.status == 200, body
+                    assert body["result"]["value"] == value
+            runtime = live.service.invocation
+            assert runtime is not None
+            await runtime.audit.flush()
+            audited = {e.call_id for e in await runtime.audit.query(
+                agent_id="fuzzer", tool="core:store_data@1.0.0", limit=10_000)}
+            missing = {c for _, c in acked.values()} - audited
+            assert not missing, f"{len(missing)} acknowledged writes have no audit record"
+            call = {"tool": "fuzz:echo", "params": {"n": 3, "s": "a"}}
+            async with session.post(live.url + "/v1/invoke", json=call,
+                                    headers=bearer(live.tokens["narrow"])) as resp:  # fmt: skip
+                assert (resp.status, (await resp.json())["result"]) == (
+                    200, {"echo": {"n": 3, "s": "a"}})
+            async with session.get(live.url + "/healthz") as resp:
+                assert resp.status == 200
+    finally:
+        root.removeHandler(tap)
+        root.setLevel(old_level)
+    print(f"\n{tally.requests} requests/messages in {took:.1f} s; statuses {tally.by_status}; "
+          f"{len(acked)} acknowledged writes; log {tap.bytes} bytes")
+    assert tally.requests >= 10_000
+    assert not tally.failures, "\n".join(tally.failures[:20])
+    assert not tap.bad, "\n".join(tap.bad[:10])
+    assert tap.bytes < LOG_BOUND
+    assert len(acked) == len(range(0, HTTP_REQUESTS, 25))
