@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bridge.voice.intents import normalise_language
 from tests.support.fabric import open_fabric, running_controller
 from tests.support.home import start_home
-from tests.voice.sentence_set import HOME, evaluate, furnish, load_sentences
+from tests.voice.sentence_set import DUMPS, evaluate, furnish, load_sentences
 
 
 def pct(values: list[float], q: float) -> float:
@@ -36,7 +36,7 @@ def pct(values: list[float], q: float) -> float:
 
 async def run(controller_url: str, state_dir: Path, rounds: int) -> None:
     sentences = load_sentences()
-    async with start_home(controller_url, state_dir, list(HOME)) as home:
+    async with start_home(controller_url, state_dir, DUMPS) as home:
         await furnish(home)
         engine = home.service.intents
         assert engine is not None

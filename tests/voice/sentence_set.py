@@ -42,10 +42,29 @@ HOME: dict[str, tuple[str, str, list[str]]] = {
     "mock_thermostat": ("Bedroom Thermostat", "Slaapkamer",
                         ["Schlafzimmerthermostat", "thermostat de la chambre",
                          "termostato del dormitorio", "slaapkamerthermostaat"]),
+    # Kinds other than lights and thermostats: a lock, a blind, a fan without tools, a
+    # door contact, and a weather sensor's temperature and humidity endpoints.
+    "mock_door_lock": ("Front Door", "Hall",
+                       ["Haustür", "porte d'entrée", "puerta principal", "voordeur"]),
+    "mock_window_covering_full": ("Living Room Blind", "Living Room",
+                                  ["Rollo", "store du salon", "persiana del salón",
+                                   "rolgordijn"]),
+    "mock_fan": ("Ceiling Fan", "Living Room",
+                 ["Deckenventilator", "ventilateur", "ventilador", "plafondventilator"]),
+    "eve_contact_sensor": ("Back Door", "Kitchen",
+                           ["Hintertür", "porte de derrière", "puerta trasera", "achterdeur"]),
+    "eve_weather_sensor": ("Bathroom Thermometer", "Bathroom",
+                           ["Badthermometer", "thermomètre", "termómetro", "badthermometer"]),
+    "eve_weather_sensor#2": ("Bathroom Hygrometer", "Bathroom",
+                             ["Hygrometer", "hygromètre", "higrómetro", "hygrometer"]),
 }  # fmt: skip
+# Dump stems to import (an entry "stem#N" is the N-th device of that dump's node).
+DUMPS = [stem for stem in HOME if "#" not in stem]
 # room -> its aliases (set after the devices are furnished).
 ROOM_ALIASES: dict[str, list[str]] = {
     "Living Room": ["lounge", "Wohnzimmer", "séjour", "sala de estar", "woonkamer"],
+    "Bathroom": ["Badezimmer", "salle de bain", "baño", "badkamer"],
+    "Hall": ["Flur", "couloir", "pasillo", "gang"],
 }
 
 
@@ -85,8 +104,14 @@ def load_sentences() -> list[Sentence]:
 
 async def furnish(home: Home) -> None:
     """Give every device of the home its name, room and aliases, and rooms theirs."""
-    for stem, (name, room, aliases) in HOME.items():
-        await home.patch_device(stem, {"name": name, "room": room, "aliases": aliases})
+    assert home.service.matter is not None
+    devices = home.service.matter.bridge.devices()
+    for key, (name, room, aliases) in HOME.items():
+        stem, _, nth = key.partition("#")
+        if nth:  # another endpoint of the same node
+            node = next(d.node_id for d in devices if d.id == home.ids[stem])
+            home.ids[key] = [d.id for d in devices if d.node_id == node][int(nth) - 1]
+        await home.patch_device(key, {"name": name, "room": room, "aliases": aliases})
     for room, aliases in ROOM_ALIASES.items():
         status, answer = await home.request("PATCH", f"/v1/rooms/{room}",
                                             home.token("device:manage:*"), {"aliases": aliases})
