@@ -42,10 +42,11 @@ from bridge.matter.client import (
 )
 from bridge.matter.cluster_maps import ClusterMap, load_cluster_maps
 from bridge.matter.devices import Device, UserNames, build_devices
-from bridge.matter.generator import GeneratedTool, MatterToolGenerator, ToolKind
+from bridge.matter.generator import GeneratedTool, MatterToolGenerator, ToolKind, find_tool
 from bridge.matter.names import DeviceNameStore, clean_aliases
 from bridge.matter.rooms import MemberCall, Room, RoomPlan, rooms_of
 from bridge.tools.context import CallContext, Handler
+from bridge.tools.definition import ToolDefinition
 from bridge.tools.registry import ToolRegistry
 
 LOGGER = logging.getLogger(__name__)
@@ -176,6 +177,13 @@ class MatterBridge:
         if found is None:
             raise ToolNotFoundError(f"no Matter tool '{identity}'", {"tool": identity})
         return found
+
+    def tool_for(
+        self, capability: str, *, device_id: str | None = None, room: str | None = None
+    ) -> ToolDefinition | None:
+        """Return the tool that does ``capability`` for a device or a room (slug), if any."""
+        found = find_tool(self._tools.values(), capability, device_id=device_id, room=room)
+        return found.definition if found is not None else None
 
     # -- events -----------------------------------------------------------------------
 

@@ -2,8 +2,14 @@
 
 The home is eight recorded devices (imported into the real controller as test nodes)
 with names, rooms and aliases in five languages; two of them share the name "Reading
-Lamp" so that a bare "reading lamp" is ambiguous. Each sentence lists the exact calls
-it must make (tool without "matter:", params); ``calls: []`` means nothing may be done.
+Lamp" so that a bare "reading lamp" is ambiguous; a lock, a blind, a fan without tools,
+a door contact and a weather sensor stand for the other kinds. Each sentence lists the
+exact calls it must make (tool without "matter:", params), and may name the speaker's
+area; ``calls: []`` means nothing may be done.
+
+Two sets: the development set (``sentences/<language>.yaml``) and the held-out set
+(``sentences/heldout.yaml``), written before the domain-aware engine and never tuned
+against; both are scored, separately.
 """
 
 from __future__ import annotations
@@ -73,6 +79,7 @@ class Sentence:
     language: str
     text: str
     calls: list[dict[str, Any]]
+    area: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -92,13 +99,26 @@ class Outcome:
         return bool(self.calls) and not self.exact
 
 
-def load_sentences() -> list[Sentence]:
+HELD_OUT = SENTENCES / "heldout.yaml"
+
+
+def _sentence(language: str, entry: dict[str, Any]) -> Sentence:
+    return Sentence(language=language, text=entry["text"], calls=list(entry["calls"]),
+                    area=entry.get("area"))  # fmt: skip
+
+
+def load_sentences(which: str = "dev") -> list[Sentence]:
+    """Return the development set (``dev``) or the held-out set (``heldout``)."""
+    if which == "heldout":
+        doc = yaml.safe_load(HELD_OUT.read_text())
+        return [_sentence(lang, e) for lang, entries in doc["sentences"].items()
+                for e in entries]  # fmt: skip
     out: list[Sentence] = []
     for path in sorted(SENTENCES.glob("*.yaml")):
+        if path == HELD_OUT:
+            continue
         doc = yaml.safe_load(path.read_text())
-        for entry in doc["sentences"]:
-            out.append(Sentence(language=doc["language"], text=entry["text"],
-                                calls=list(entry["calls"])))  # fmt: skip
+        out.extend(_sentence(doc["language"], e) for e in doc["sentences"])
     return out
 
 
@@ -133,7 +153,8 @@ async def evaluate(home: Home, sentences: list[Sentence], token: Any) -> list[Ou
     outcomes = []
     for sentence in sentences:
         started = time.perf_counter()
-        reply = await engine.handle(sentence.text, sentence.language, token=token)
+        reply = await engine.handle(sentence.text, sentence.language, token=token,
+                                    area=sentence.area)
         duration = (time.perf_counter() - started) * 1000
         outcomes.append(Outcome(sentence=sentence, calls=_made(reply.calls), speech=reply.speech,
                                 duration_ms=duration))  # fmt: skip
