@@ -41,7 +41,7 @@ from bridge.errors import InvalidParamsError
 from bridge.invocation.messages import RequestContext, ToolRequest
 from bridge.matter.devices import Device, slugify
 from bridge.matter.rooms import Room, rooms_of
-from bridge.voice.responses import LANGUAGES, either, say
+from bridge.voice.responses import LANGUAGES, both, either, say
 from bridge.voice.subjects import domain_of, fits, noun
 from bridge.voice.templates import STOP_INTENT, load_templates
 
@@ -496,9 +496,12 @@ class IntentEngine:
     def _state(self, s: _Subject) -> _Plan | IntentReply:
         if s.device is None and s.domain == "sensor" and s.device_class is not None:
             members = self._members(s)
-            if not members:
+            if not members or s.room is None:
                 return self._no_kind(s)
-            s = s.with_device(members[0])
+            call = self._call("state", {}, s.room.name, device=members[0])
+            if call is None:
+                return _reply(s.lang, "cannot", target=members[0].name, intent=s.intent)
+            return _Plan(calls=(call,), key="state", target=s.room.name)  # asked by room
         if s.device is None:
             return _reply(s.lang, "not_here", intent=s.intent)
         return self._each(s, "state", {}, "state")
@@ -583,7 +586,7 @@ class IntentEngine:
             if failed:
                 speech = say(lang, "partial_rooms", done=len(plan.calls) - len(failed),
                              total=len(plan.calls),
-                             names=either(lang, [c.target for c, _ in failed]))  # fmt: skip
+                             names=both(lang, [c.target for c, _ in failed]))  # fmt: skip
                 return IntentReply(speech=speech, language=lang, handled=True, intent=intent,
                                    calls=made)  # fmt: skip
             return IntentReply(speech=say(lang, plan.key, target=plan.target, **_spoken(plan)),
@@ -819,7 +822,7 @@ def _number(value: Any) -> float:
 
 
 def _spoken_number(value: Any, lang: str) -> str:
-    number = float(value)
+    number = round(float(value), 1)
     text = str(int(number)) if number.is_integer() else f"{number:g}"
     return text if lang == "en" else text.replace(".", ",")
 

@@ -263,6 +263,7 @@ RESPONSES: dict[str, dict[str, str]] = {
 }
 
 OR_WORD = {"en": "or", "de": "oder", "fr": "ou", "es": "o", "nl": "of"}
+AND_WORD = {"en": "and", "de": "und", "fr": "et", "es": "y", "nl": "en"}
 
 
 def say(language: str, key: str, **values: object) -> str:
@@ -276,3 +277,10 @@ def either(language: str, names: list[str]) -> str:
     if len(names) <= 1:
         return "".join(names)
     return f"{', '.join(names[:-1])} {OR_WORD.get(language, 'or')} {names[-1]}"
+
+
+def both(language: str, names: list[str]) -> str:
+    """Return ``"a, b and c"`` in ``language``."""
+    if len(names) <= 1:
+        return "".join(names)
+    return f"{', '.join(names[:-1])} {AND_WORD.get(language, 'and')} {names[-1]}"
