@@ -183,7 +183,7 @@ class IntentEngine:
         self._tool_for = tool_for
         self._rooms = rooms or (lambda: rooms_of(self._devices(), {}))
         self.languages = tuple(languages)
-        self._intents: dict[str, Intents] = {}
+        self._intents: dict[str, tuple[Intents, Intents]] = {}
         self._home: _Home | None = None
         self._pending: set[asyncio.Task[Any]] = set()
         self._unsubscribe = registry.subscribe(self._changed)
@@ -199,14 +199,22 @@ class IntentEngine:
 
     # -- recognition ------------------------------------------------------------------
 
-    def intents_for(self, language: str) -> Intents:
-        """Return the (cached) intents of ``language``."""
+    def intents_for(self, language: str) -> tuple[Intents, Intents]:
+        """Return the (cached) intents of ``language``: those we serve, and the others.
+
+        The others are only tried when nothing we serve matched, which gives the same
+        answer as matching all at once (a served intent always ranks first) at a
+        fraction of the cost for the sentences that matter.
+        """
         found = self._intents.get(language)
         if found is None:
             doc = load_templates(language)
             if doc is None:
                 raise InvalidParamsError(f"no sentence templates for '{language}'")
-            found = Intents.from_dict(doc)
+            served = {k: v for k, v in doc["intents"].items() if k in SUPPORTED_INTENTS}
+            others = {k: v for k, v in doc["intents"].items() if k not in SUPPORTED_INTENTS}
+            found = (Intents.from_dict({**doc, "intents": served}),
+                     Intents.from_dict({**doc, "intents": others}))  # fmt: skip
             self._intents[language] = found
         return found
 
@@ -247,19 +255,13 @@ class IntentEngine:
         A sentence we can serve comes before one we cannot, a named device before a
         room, a room said aloud before the speaker's room.
         """
-        intents = self.intents_for(language)
         home = self.home()
         context = {"area": here} if here else None
-        while True:
-            try:
-                results = list(recognize_all(text, intents, slot_lists=home.slot_lists,
-                                             intent_context=context, language=language))
+        results: list[RecognizeResult] = []
+        for intents in self.intents_for(language):
+            results = self._match(text, intents, home, context, language)
+            if results:
                 break
-            except MissingListError as err:  # a template list we have no values for
-                name = str(err).rsplit("{", 1)[-1].rstrip("}")
-                if name in home.slot_lists:
-                    raise
-                home.slot_lists[name] = TextSlotList(name=name, values=[])
 
         def rank(r: RecognizeResult) -> tuple[bool, bool, bool]:
             area = r.entities.get("area")
@@ -267,6 +269,20 @@ class IntentEngine:
                     area is not None and not area.text)  # fmt: skip
 
         return sorted(results, key=rank)
+
+    @staticmethod
+    def _match(
+        text: str, intents: Intents, home: _Home, context: dict[str, Any] | None, language: str
+    ) -> list[RecognizeResult]:
+        while True:
+            try:
+                return list(recognize_all(text, intents, slot_lists=home.slot_lists,
+                                          intent_context=context, language=language))
+            except MissingListError as err:  # a template list we have no values for
+                name = str(err).rsplit("{", 1)[-1].rstrip("}")
+                if name in home.slot_lists:
+                    raise
+                home.slot_lists[name] = TextSlotList(name=name, values=[])
 
     # -- handling ---------------------------------------------------------------------
 

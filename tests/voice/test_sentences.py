@@ -9,6 +9,7 @@ import pytest
 from bridge.cli.main import main
 from tests.support.home import Home
 from tests.voice.sentence_set import evaluate, load_sentences
+from tests.voice.test_subjects import assert_no_placeholder
 
 pytestmark = pytest.mark.controller
 
@@ -41,6 +42,7 @@ async def test_every_sentence_makes_exactly_its_calls(
     assert all(o.calls == [] and o.speech for o in missed)
     assert len(outcomes) - len(missed) >= least * len(outcomes), [
         (o.sentence.language, o.sentence.text, o.speech) for o in missed]
+    assert_no_placeholder([(o.sentence.language, o.speech) for o in outcomes])
 
 
 async def test_denied_and_unknown_language_are_spoken(home: Home) -> None:

@@ -238,20 +238,23 @@ async def test_honest_answers(home: Home, control: Any) -> None:
         assert await ask(home, text, lang, control) == (calls, speech), text
 
 
-async def test_no_answer_holds_a_placeholder(home: Home, control: Any) -> None:
-    # Every answer to both sentence sets, in all five languages, and to a reader's token.
-    reader = token_of(home, "device:read:*")
-    speeches = []
-    for token in (control, reader):
-        for which in ("dev", "heldout"):
-            outcomes = await evaluate(home, load_sentences(which), token)
-            speeches.extend((o.sentence.language, o.speech) for o in outcomes)
-    assert len({lang for lang, _ in speeches}) == 5
+def assert_no_placeholder(speeches: list[tuple[str, str]]) -> None:
+    """Check every answer: no stand-alone "?" (a missing name), no braces, no None."""
     for lang, speech in speeches:
         assert speech.strip(), lang
         body = speech.rstrip().removesuffix("?").rstrip()  # a question's own mark
-        # no stand-alone "?" (a name that was missing), no template braces, no None
         assert not re.search(r"(^|\s)\?(\s|$)|[{}]|\bNone\b", body), (lang, speech)
+
+
+async def test_no_answer_holds_a_placeholder(home: Home) -> None:
+    # test_sentences checks every answer to both sets with a controlling token; here the
+    # answers to a token that may only read (denials) in all five languages.
+    reader = token_of(home, "device:read:*")
+    outcomes = await evaluate(home, load_sentences("heldout"), reader)
+    speeches = [(o.sentence.language, o.speech) for o in outcomes]
+    assert len({lang for lang, _ in speeches}) == 5
+    assert_no_placeholder(speeches)
+    assert "Sorry, you are not allowed to do that with Front Door." in {s for _, s in speeches}
 
 
 def test_every_language_has_every_answer() -> None:
