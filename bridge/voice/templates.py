@@ -50,8 +50,8 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
             ([f"dim [the] {{name}} to {_PCT}"], {}),
             ([f"dim [the] {{area}} [<light>] to {_PCT}",
               f"dim [the] <light> in [the] {{area}} to {_PCT}",
-              f"set [the] {{area}} lights to {_PCT}",
-              "set [the] {area} lights to {color}"], {"slots": {"domain": "light"}}),
+              f"set [the] {{area}} <light> to {_PCT}",
+              "set [the] {area} <light> to {color}"], {"slots": {"domain": "light"}}),
         ],
         "HassClimateSetTemperature": [
             (["set [the] heating in [the] {area} to {temperature} [degrees]"], {}),
@@ -138,12 +138,12 @@ def load_templates(language: str) -> dict[str, Any] | None:
     if doc is None:
         return None
     intents = {k: v for k, v in doc["intents"].items() if k not in WILDCARD_INTENTS}
-    light_set = intents.get("HassLightSet")
-    if light_set is not None:
-        light_set["data"].extend(_colour_temperature_twins(light_set["data"]))
     for intent, groups in EXTRA.get(language, {}).items():
         target = intents.setdefault(intent, {"data": []})
         for sentences, extra in groups:
             target["data"].append({"sentences": list(sentences), **copy.deepcopy(extra)})
+    light_set = intents.get("HassLightSet")
+    if light_set is not None:
+        light_set["data"].extend(_colour_temperature_twins(light_set["data"]))
     doc["intents"] = intents
     return doc
