@@ -308,7 +308,8 @@ class BridgeService:
 
         bridge = self.matter.bridge
         component = VoiceComponent.build(self.config, self.registry, self.invocation.invoker,
-                                         bridge.devices, bridge.rooms)  # fmt: skip
+                                         bridge.devices, bridge.rooms,
+                                         tool_for=bridge.tool_for)  # fmt: skip
         self.intents = component.engine
         return component
 

@@ -77,8 +77,10 @@ class SpokenReply(Protocol):
 class SpokenCommands(Protocol):
     """The voice face's sentence handler, as the API calls it."""
 
-    async def handle(self, text: str, language: str, *, token: AgentToken | None) -> SpokenReply:
-        """Recognise ``text`` and run it with ``token``."""
+    async def handle(
+        self, text: str, language: str, *, token: AgentToken | None, area: str | None = None
+    ) -> SpokenReply:
+        """Recognise ``text`` and run it with ``token`` (place-less sentences act in ``area``)."""
 
 
 class ApiHost(Protocol):

@@ -1,10 +1,12 @@
 """``POST /v1/intents/handle``: a spoken sentence in, a tool call and a sentence to speak out.
 
-Body ``{"text": "turn off the kitchen lights", "language": "en"}`` (``language``
-defaults to ``en``; tags like ``de-DE`` are accepted). The sentence runs with the
-caller's token, so the tool's own permission decides; the answer is the engine's
-``IntentReply`` JSON (``speech``, ``handled``, ``intent``, ``calls``, ``suggestions``,
-``duration_ms``) with status 200 even when nothing was done — the ``speech`` says why.
+Body ``{"text": "turn off the kitchen lights", "language": "en", "area": "Kitchen"}``
+(``language`` defaults to ``en``; tags like ``de-DE`` are accepted; ``area`` is the
+speaker's room — a voice satellite's — where sentences without a place act). The
+sentence runs with the caller's token, so the tool's own permission decides; the answer
+is the engine's ``IntentReply`` JSON (``speech``, ``handled``, ``intent``, ``calls``,
+``suggestions``, ``duration_ms``) with status 200 even when nothing was done — the
+``speech`` says why.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from bridge.api.auth import token_of
 from bridge.api.openapi import add_route
 from bridge.errors import ControllerUnavailableError, InvalidParamsError
 
-FIELDS = frozenset({"text", "language"})
+FIELDS = frozenset({"text", "language", "area"})
 
 
 async def handle_intent(request: web.Request) -> web.Response:
@@ -38,7 +40,11 @@ async def handle_intent(request: web.Request) -> web.Response:
     if not isinstance(language, str) or not 2 <= len(language) <= 16:
         raise InvalidParamsError("'language' must be a language tag like 'en' or 'de-DE'",
                                  {"field": "language"})  # fmt: skip
-    reply = await engine.handle(text, language, token=token)
+    area = body.get("area")
+    if area is not None and (not isinstance(area, str) or not 1 <= len(area) <= 64):
+        raise InvalidParamsError("'area' must be a room name of 1-64 characters",
+                                 {"field": "area"})  # fmt: skip
+    reply = await engine.handle(text, language, token=token, area=area)
     return json_response(reply.to_json())
 
 
@@ -57,6 +63,9 @@ def setup(app: web.Application) -> None:
                 "text": {"type": "string", "minLength": 1, "maxLength": 500},
                 "language": {"type": "string", "default": "en",
                              "description": "en, de, fr, es or nl (tags like de-DE work)"},
+                "area": {"type": "string", "minLength": 1, "maxLength": 64,
+                         "description": "The speaker's room (name or alias): sentences "
+                                        "without a place act there"},
             },
             "additionalProperties": False,
         },

@@ -26,6 +26,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on")
     parser.add_argument("--port", type=int, default=10700, help="port to listen on")
     parser.add_argument("--language", default="en", help="language when a transcript has none")
+    parser.add_argument("--area", help="the room this satellite is in, when a transcript's "
+                        "context names none (sentences without a place act there)")
     parser.add_argument("--state-dir", help=argparse.SUPPRESS)
     parser.set_defaults(func=wyoming_command)
 
@@ -60,7 +62,8 @@ def wyoming_command(args: argparse.Namespace) -> int:
 
     async def serve() -> None:
         server = WyomingIntentServer(http_speaker(base, token), host=args.host, port=args.port,
-                                     default_language=args.language)  # fmt: skip
+                                     default_language=args.language,
+                                     default_area=args.area)  # fmt: skip
         port = await server.start()
         print(f"wyoming intent service on {args.host}:{port} -> {base}", flush=True)
         try:

@@ -22,6 +22,7 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
+import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -52,10 +53,11 @@ from bridge.matter.devices import (
     UserNames,
     build_devices,
 )
-from bridge.matter.generator import GeneratedTool, MatterToolGenerator, ToolKind
+from bridge.matter.generator import GeneratedTool, MatterToolGenerator, ToolKind, find_tool
 from bridge.matter.names import DeviceNameStore, clean_aliases
 from bridge.matter.rooms import MemberCall, Room, RoomPlan, rooms_of
 from bridge.tools.context import CallContext, Handler
+from bridge.tools.definition import ToolDefinition
 from bridge.tools.registry import ToolRegistry
 
 LOGGER = logging.getLogger(__name__)
@@ -237,6 +239,8 @@ class MatterBridge:
         self._tool_device: dict[str, str | None] = {}
         self._unsubscribe: Any = None
         self._tasks: set[asyncio.Task[None]] = set()
+        self._unsaved_slugs: set[str] = set()  # device ids whose slug is not stored yet
+        self._slug_writer: asyncio.Task[None] | None = None
 
     # -- lifecycle --------------------------------------------------------------------
 
@@ -262,6 +266,11 @@ class MatterBridge:
             self.registry.unregister(identity)
         self._tools.clear()
         self._devices.clear()
+
+    async def names_saved(self) -> None:
+        """Wait until every slug handed out so far is stored."""
+        while self._tasks:
+            await asyncio.gather(*tuple(self._tasks), return_exceptions=True)
 
     def devices(self) -> list[Device]:
         """Return the current devices ordered by node and endpoint."""
@@ -311,6 +320,13 @@ class MatterBridge:
         if found is None:
             raise ToolNotFoundError(f"no Matter tool '{identity}'", {"tool": identity})
         return found
+
+    def tool_for(
+        self, capability: str, *, device_id: str | None = None, room: str | None = None
+    ) -> ToolDefinition | None:
+        """Return the tool that does ``capability`` for a device or a room (slug), if any."""
+        found = find_tool(self._tools.values(), capability, device_id=device_id, room=room)
+        return found.definition if found is not None else None
 
     # -- events -----------------------------------------------------------------------
 
@@ -479,9 +495,29 @@ class MatterBridge:
             current = self._user_names.get(dev_id, UserNames())
             self._user_names[dev_id] = dataclasses.replace(current, slug=slug)
         if self.names is not None:
-            task = asyncio.get_running_loop().create_task(self.names.save_slugs(new))
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+            self._unsaved_slugs.update(new)
+            if self._slug_writer is None or self._slug_writer.done():
+                task = asyncio.get_running_loop().create_task(self._save_slugs(self.names))
+                self._slug_writer = task
+                self._tasks.add(task)
+                task.add_done_callback(self._tasks.discard)
+
+    async def _save_slugs(self, names: DeviceNameStore) -> None:
+        """Store the slugs in use of every device marked unsaved, until none is left.
+
+        One writer at a time, and it writes what the devices have *now*: a rename or a
+        new device between two writes is stored by the next one, so a slug written
+        late can never hold on to one that another device took meanwhile.
+        """
+        while self._unsaved_slugs:
+            ids, self._unsaved_slugs = self._unsaved_slugs, set()
+            current = {i: self._devices[i].slug for i in sorted(ids) if i in self._devices}
+            try:
+                await names.save_slugs(current)
+            except sqlite3.Error as err:  # kept in memory; the next change retries
+                self._unsaved_slugs |= ids
+                LOGGER.warning("could not store device slugs: %s", err)
+                return
 
     async def rename(
         self,

@@ -185,6 +185,35 @@ class GeneratedTool:
         )
 
 
+def capability_of(tool: GeneratedTool) -> str | None:
+    """Return what ``tool`` does for its device or room: map row, ``state`` or room action."""
+    if tool.kind is ToolKind.ACTION and tool.context is not None:
+        return tool.context.row.suffix
+    if tool.kind is ToolKind.STATE:
+        return "state"
+    if tool.kind is ToolKind.ROOM and tool.room is not None:
+        return tool.room.action
+    return None
+
+
+def find_tool(
+    tools: Iterable[GeneratedTool],
+    capability: str,
+    *,
+    device_id: str | None = None,
+    room: str | None = None,
+) -> GeneratedTool | None:
+    """Return the tool doing ``capability`` for a device (by id) or a room (by slug), if any."""
+    for tool in tools:
+        if capability_of(tool) != capability:
+            continue
+        if device_id is not None and tool.kind is not ToolKind.ROOM and tool.device_id == device_id:
+            return tool
+        if room is not None and tool.room is not None and tool.room.room_slug == room:
+            return tool
+    return None
+
+
 def read_actions(device: Device, parts: Sequence[StatePart]) -> list[MatterAction]:
     """Return one read per cluster covering every attribute the parts need."""
     by_cluster: dict[int, tuple[ClusterInfo, list[int], list[str]]] = {}

@@ -149,15 +149,25 @@ class DeviceNameStore:
         }
 
     async def save_slugs(self, slugs: dict[str, str]) -> None:
-        """Persist the slugs handed out (first one wins; existing slugs are kept)."""
+        """Store the slugs the devices use now (device id → slug), in one transaction.
+
+        The caller's slugs are unique and current, so a stored row that still holds
+        one of them for another device is stale (written before a rename freed it) and
+        gives it up; that device's own current slug is in this or the next call.
+        """
 
         def write(conn: sqlite3.Connection) -> None:
             now = time.time()
             for device_id, slug in slugs.items():
                 conn.execute(
+                    "UPDATE matter_device_names SET slug = NULL, updated_at = ? "
+                    "WHERE slug = ? AND device_id != ?",
+                    (now, slug, device_id),
+                )
+                conn.execute(
                     "INSERT INTO matter_device_names(device_id, slug, updated_at) VALUES (?, ?, ?) "
                     "ON CONFLICT(device_id) DO UPDATE SET slug = excluded.slug, "
-                    "updated_at = excluded.updated_at WHERE matter_device_names.slug IS NULL",
+                    "updated_at = excluded.updated_at",
                     (device_id, slug, now),
                 )
 

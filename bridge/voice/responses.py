@@ -1,8 +1,10 @@
 """Short sentences to speak back, per language (en, de, fr, es, nl).
 
 Each template is filled with ``str.format``: ``{target}`` (a device or room name),
-``{percent}``, ``{color}``, ``{temperature}``, ``{names}``, ``{done}``, ``{total}``,
-``{languages}``.
+``{percent}``, ``{color}``, ``{temperature}``, ``{kelvin}``, ``{kind}``, ``{value}``,
+``{low}``, ``{high}``, ``{room}``, ``{names}``, ``{done}``, ``{total}``, ``{languages}``.
+Every language has every key (a test checks it), so no answer falls back to a
+placeholder.
 """
 
 from __future__ import annotations
@@ -27,6 +29,36 @@ RESPONSES: dict[str, dict[str, str]] = {
         "unsupported": "Sorry, {target} can't do that.",
         "no_temperature": "Sorry, I don't know the temperature in {target}.",
         "language": "Sorry, I only understand these languages: {languages}.",
+        "lock": "Locked {target}.",
+        "needs_approval": "Unlocking {target} needs a person's approval; I have asked for it.",
+        "open": "Opened {target}.",
+        "close": "Closed {target}.",
+        "stop": "Stopped {target}.",
+        "set_position": "Set {target} to {percent} percent open.",
+        "color_temperature": "Set {target} to {kelvin} kelvin.",
+        "thermostat_off": "Turned off {target}.",
+        "climate_on": "Sorry, I can't just turn on {target}; tell me a temperature instead.",
+        "state_on": "{target} is on.",
+        "state_off": "{target} is off.",
+        "state_locked": "{target} is locked.",
+        "state_unlocked": "{target} is not locked.",
+        "state_open": "{target} is open.",
+        "state_closed": "{target} is closed.",
+        "state_position": "{target} is {percent} percent open.",
+        "humidity": "The humidity in {target} is {percent} percent.",
+        "state_unknown": "Sorry, I can't tell the state of {target} right now.",
+        "no_kind": "Sorry, there is no {kind} in {target} that I can control.",
+        "no_kind_home": "Sorry, there is no {kind} here that I can control.",
+        "cannot": "Sorry, {target} can't do that.",
+        "not_here": "Sorry, I can't do that in this home.",
+        "where": "Sorry, which room do you mean? I don't know where you are.",
+        "out_of_range": "Sorry, {value} is out of range for {target}; it takes {low} to {high}.",
+        "bad_value": "Sorry, {target} can't take that value.",
+        "unclear": "Sorry, I heard {names} but not what to do.",
+        "all_on": "Turned on all the lights.",
+        "all_off": "Turned off all the lights.",
+        "partial_rooms": "Done for {done} of {total}; not done: {names}.",
+        "room_lights": "the lights in {room}",
     },
     "de": {
         "on": "{target} ist eingeschaltet.",
@@ -45,6 +77,38 @@ RESPONSES: dict[str, dict[str, str]] = {
         "unsupported": "Das kann {target} leider nicht.",
         "no_temperature": "Die Temperatur in {target} kenne ich leider nicht.",
         "language": "Ich verstehe nur diese Sprachen: {languages}.",
+        "lock": "{target} ist abgeschlossen.",
+        "needs_approval": ("Das Aufschließen von {target} muss ein Mensch freigeben; "
+            "ich habe darum gebeten."),
+        "open": "{target} ist geöffnet.",
+        "close": "{target} ist geschlossen.",
+        "stop": "{target} ist angehalten.",
+        "set_position": "{target} ist zu {percent} Prozent geöffnet.",
+        "color_temperature": "{target} ist auf {kelvin} Kelvin gestellt.",
+        "thermostat_off": "{target} ist ausgeschaltet.",
+        "climate_on": "{target} kann ich nicht einfach einschalten; sag mir eine Temperatur.",
+        "state_on": "{target} ist an.",
+        "state_off": "{target} ist aus.",
+        "state_locked": "{target} ist abgeschlossen.",
+        "state_unlocked": "{target} ist nicht abgeschlossen.",
+        "state_open": "{target} ist offen.",
+        "state_closed": "{target} ist geschlossen.",
+        "state_position": "{target} ist zu {percent} Prozent offen.",
+        "humidity": "Die Luftfeuchtigkeit in {target} beträgt {percent} Prozent.",
+        "state_unknown": "Den Zustand von {target} kann ich gerade nicht lesen.",
+        "no_kind": "In {target} gibt es kein Gerät der Art {kind}, das ich steuern kann.",
+        "no_kind_home": "Hier gibt es kein Gerät der Art {kind}, das ich steuern kann.",
+        "cannot": "Das kann {target} leider nicht.",
+        "not_here": "Das kann ich in diesem Zuhause leider nicht.",
+        "where": "Welchen Raum meinst du? Ich weiß nicht, wo du bist.",
+        "out_of_range": ("{value} liegt außerhalb des Bereichs von {target}: möglich "
+            "sind {low} bis {high}."),
+        "bad_value": "Diesen Wert kann {target} leider nicht annehmen.",
+        "unclear": "Ich habe {names} gehört, aber nicht, was ich tun soll.",
+        "all_on": "Alle Lichter sind eingeschaltet.",
+        "all_off": "Alle Lichter sind ausgeschaltet.",
+        "partial_rooms": "Erledigt für {done} von {total}; nicht erledigt: {names}.",
+        "room_lights": "das Licht in {room}",
     },
     "fr": {
         "on": "{target} est allumé.",
@@ -63,6 +127,38 @@ RESPONSES: dict[str, dict[str, str]] = {
         "unsupported": "Désolé, {target} ne sait pas faire cela.",
         "no_temperature": "Désolé, je ne connais pas la température dans {target}.",
         "language": "Désolé, je ne comprends que ces langues : {languages}.",
+        "lock": "{target} est verrouillé.",
+        "needs_approval": ("Déverrouiller {target} doit être approuvé par une personne "
+            "; je l'ai demandé."),
+        "open": "{target} est ouvert.",
+        "close": "{target} est fermé.",
+        "stop": "{target} est arrêté.",
+        "set_position": "{target} est ouvert à {percent} pour cent.",
+        "color_temperature": "{target} est réglé à {kelvin} kelvins.",
+        "thermostat_off": "{target} est éteint.",
+        "climate_on": ("Désolé, je ne peux pas simplement allumer {target} ; "
+            "donnez-moi une température."),
+        "state_on": "{target} est allumé.",
+        "state_off": "{target} est éteint.",
+        "state_locked": "{target} est verrouillé.",
+        "state_unlocked": "{target} n'est pas verrouillé.",
+        "state_open": "{target} est ouvert.",
+        "state_closed": "{target} est fermé.",
+        "state_position": "{target} est ouvert à {percent} pour cent.",
+        "humidity": "L'humidité dans {target} est de {percent} pour cent.",
+        "state_unknown": "Désolé, je ne peux pas lire l'état de {target} pour le moment.",
+        "no_kind": "Désolé, il n'y a pas de {kind} que je peux commander dans {target}.",
+        "no_kind_home": "Désolé, il n'y a pas de {kind} que je peux commander ici.",
+        "cannot": "Désolé, {target} ne sait pas faire cela.",
+        "not_here": "Désolé, je ne sais pas faire cela dans cette maison.",
+        "where": "Désolé, je ne sais pas dans quelle pièce vous êtes ; dites-la-moi.",
+        "out_of_range": "Désolé, {value} est hors limites pour {target} : de {low} à {high}.",
+        "bad_value": "Désolé, {target} n'accepte pas cette valeur.",
+        "unclear": "Désolé, j'ai entendu {names} mais pas quoi faire.",
+        "all_on": "Toutes les lumières sont allumées.",
+        "all_off": "Toutes les lumières sont éteintes.",
+        "partial_rooms": "Fait pour {done} sur {total} ; pas fait : {names}.",
+        "room_lights": "les lumières de {room}",
     },
     "es": {
         "on": "He encendido {target}.",
@@ -81,6 +177,39 @@ RESPONSES: dict[str, dict[str, str]] = {
         "unsupported": "Lo siento, {target} no puede hacer eso.",
         "no_temperature": "Lo siento, no sé la temperatura en {target}.",
         "language": "Lo siento, solo entiendo estos idiomas: {languages}.",
+        "lock": "He cerrado con llave {target}.",
+        "needs_approval": "Abrir {target} necesita la aprobación de una persona; la he pedido.",
+        "open": "He abierto {target}.",
+        "close": "He cerrado {target}.",
+        "stop": "He parado {target}.",
+        "set_position": "He abierto {target} al {percent} por ciento.",
+        "color_temperature": "He puesto {target} a {kelvin} kelvin.",
+        "thermostat_off": "He apagado {target}.",
+        "climate_on": "Lo siento, no puedo solo encender {target}; dime una temperatura.",
+        "state_on": "{target} está encendido.",
+        "state_off": "{target} está apagado.",
+        "state_locked": "{target} está cerrado con llave.",
+        "state_unlocked": "{target} no está cerrado con llave.",
+        "state_open": "{target} está abierto.",
+        "state_closed": "{target} está cerrado.",
+        "state_position": "{target} está abierto al {percent} por ciento.",
+        "humidity": "La humedad en {target} es del {percent} por ciento.",
+        "state_unknown": "Lo siento, ahora no puedo leer el estado de {target}.",
+        "no_kind": ("Lo siento, no hay ningún dispositivo de tipo {kind} en "
+            "{target} que pueda controlar."),
+        "no_kind_home": ("Lo siento, aquí no hay ningún dispositivo de tipo {kind} "
+            "que pueda controlar."),
+        "cannot": "Lo siento, {target} no puede hacer eso.",
+        "not_here": "Lo siento, no puedo hacer eso en esta casa.",
+        "where": "Lo siento, ¿qué habitación? No sé dónde estás.",
+        "out_of_range": ("Lo siento, {value} está fuera de rango para {target}: "
+            "admite de {low} a {high}."),
+        "bad_value": "Lo siento, {target} no admite ese valor.",
+        "unclear": "Lo siento, he oído {names} pero no qué hacer.",
+        "all_on": "He encendido todas las luces.",
+        "all_off": "He apagado todas las luces.",
+        "partial_rooms": "Hecho para {done} de {total}; sin hacer: {names}.",
+        "room_lights": "las luces de {room}",
     },
     "nl": {
         "on": "{target} staat aan.",
@@ -99,10 +228,42 @@ RESPONSES: dict[str, dict[str, str]] = {
         "unsupported": "Sorry, {target} kan dat niet.",
         "no_temperature": "Sorry, ik weet de temperatuur in {target} niet.",
         "language": "Sorry, ik begrijp alleen deze talen: {languages}.",
+        "lock": "{target} is op slot.",
+        "needs_approval": ("Voor het openen van {target} moet een persoon toestemming "
+            "geven; ik heb erom gevraagd."),
+        "open": "{target} is open.",
+        "close": "{target} is dicht.",
+        "stop": "{target} is gestopt.",
+        "set_position": "{target} staat {percent} procent open.",
+        "color_temperature": "{target} staat op {kelvin} kelvin.",
+        "thermostat_off": "{target} staat uit.",
+        "climate_on": "Sorry, ik kan {target} niet zomaar aanzetten; noem een temperatuur.",
+        "state_on": "{target} staat aan.",
+        "state_off": "{target} staat uit.",
+        "state_locked": "{target} is op slot.",
+        "state_unlocked": "{target} is niet op slot.",
+        "state_open": "{target} is open.",
+        "state_closed": "{target} is dicht.",
+        "state_position": "{target} staat {percent} procent open.",
+        "humidity": "De luchtvochtigheid in {target} is {percent} procent.",
+        "state_unknown": "Sorry, ik kan de toestand van {target} nu niet lezen.",
+        "no_kind": "Sorry, er is geen {kind} in {target} die ik kan bedienen.",
+        "no_kind_home": "Sorry, er is hier geen {kind} die ik kan bedienen.",
+        "cannot": "Sorry, {target} kan dat niet.",
+        "not_here": "Sorry, dat kan ik in dit huis niet.",
+        "where": "Sorry, welke kamer bedoel je? Ik weet niet waar je bent.",
+        "out_of_range": "Sorry, {value} valt buiten het bereik van {target}: {low} tot {high}.",
+        "bad_value": "Sorry, {target} kan die waarde niet aannemen.",
+        "unclear": "Sorry, ik hoorde {names} maar niet wat ik moet doen.",
+        "all_on": "Alle lampen staan aan.",
+        "all_off": "Alle lampen staan uit.",
+        "partial_rooms": "Gedaan voor {done} van {total}; niet gedaan: {names}.",
+        "room_lights": "de lampen in {room}",
     },
 }
 
 OR_WORD = {"en": "or", "de": "oder", "fr": "ou", "es": "o", "nl": "of"}
+AND_WORD = {"en": "and", "de": "und", "fr": "et", "es": "y", "nl": "en"}
 
 
 def say(language: str, key: str, **values: object) -> str:
@@ -116,3 +277,10 @@ def either(language: str, names: list[str]) -> str:
     if len(names) <= 1:
         return "".join(names)
     return f"{', '.join(names[:-1])} {OR_WORD.get(language, 'or')} {names[-1]}"
+
+
+def both(language: str, names: list[str]) -> str:
+    """Return ``"a, b and c"`` in ``language``."""
+    if len(names) <= 1:
+        return "".join(names)
+    return f"{', '.join(names[:-1])} {AND_WORD.get(language, 'and')} {names[-1]}"

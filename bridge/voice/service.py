@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from bridge.voice.intents import IntentEngine
+from bridge.voice.intents import IntentEngine, ToolFor
 
 if TYPE_CHECKING:
     from bridge.config import BridgeConfig
@@ -29,9 +29,12 @@ class VoiceComponent:
         invoker: Invoker,
         devices: Callable[[], Sequence[Device]],
         rooms: Callable[[], Sequence[Room]] | None = None,
+        *,
+        tool_for: ToolFor,
     ) -> VoiceComponent:
-        """Return the component for ``config``."""
-        engine = IntentEngine(registry=registry, invoker=invoker, devices=devices, rooms=rooms)
+        """Return the component for ``config`` (``tool_for`` answers which tool does what)."""
+        engine = IntentEngine(registry=registry, invoker=invoker, devices=devices, rooms=rooms,
+                              tool_for=tool_for)  # fmt: skip
         return cls(engine)
 
     async def start(self) -> None:

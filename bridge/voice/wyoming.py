@@ -4,7 +4,9 @@
 ``--port`` to change) for the Wyoming protocol: ``describe`` answers ``info`` with one
 ``handle`` program and its languages; ``transcript`` is sent to the bridge's
 ``POST /v1/intents/handle`` with the service's token and answered ``handled`` (the
-sentence to speak) or ``not-handled`` (why, e.g. "Which one do you mean: …?").
+sentence to speak) or ``not-handled`` (why, e.g. "Which one do you mean: …?"). The
+speaker's room is the transcript's satellite context ``{"area": "Kitchen"}`` or else the
+service's ``--area``: sentences without a place ("turn on the lights") act there.
 
 Wyoming has no authentication: whoever reaches the port speaks with this service's
 token, so it listens on loopback by default and its token (``--token-file``, a 0600
@@ -42,8 +44,9 @@ MAX_EVENT_LINE = 64 * 1024
 MAX_EVENT_DATA = 64 * 1024
 MAX_EVENT_PAYLOAD = 1024 * 1024
 EVENT_LIMITS = JsonLimits(max_bytes=MAX_EVENT_DATA, max_depth=32, max_string=16 * 1024)
-# (text, language) -> (handled, speech)
-Speak = Callable[[str, str], Awaitable[tuple[bool, str]]]
+MAX_AREA = 64
+# (text, language, speaker's area) -> (handled, speech)
+Speak = Callable[[str, str, str | None], Awaitable[tuple[bool, str]]]
 
 
 def service_info(languages: Sequence[str] = LANGUAGES) -> Info:
@@ -104,11 +107,13 @@ class _Handler(AsyncEventHandler):
         speak: Speak,
         info: Info,
         default_language: str,
+        default_area: str | None,
     ) -> None:
         super().__init__(reader, writer)
         self._speak = speak
         self._info = info
         self._language = default_language
+        self._area = default_area
 
     async def run(self) -> None:
         """Handle events until the stream ends (the library's loop, with our reader)."""
@@ -129,6 +134,8 @@ class _Handler(AsyncEventHandler):
             transcript = Transcript.from_event(event)
             text = transcript.text
             language = transcript.language or self._language
+            context = transcript.context if isinstance(transcript.context, dict) else {}
+            area = context.get("area", self._area)
         except (KeyError, TypeError, ValueError):
             await self.write_event(NotHandled(text="malformed transcript").event())
             return True
@@ -137,7 +144,12 @@ class _Handler(AsyncEventHandler):
                 NotHandled(text=f"a transcript must have 1-{MAX_TRANSCRIPT} characters").event()
             )
             return True
-        handled, speech = await self._speak(text, str(language))
+        if area is not None and (not isinstance(area, str) or not 1 <= len(area) <= MAX_AREA):
+            await self.write_event(
+                NotHandled(text=f"the context's area must have 1-{MAX_AREA} characters").event()
+            )
+            return True
+        handled, speech = await self._speak(text, str(language), area)
         reply = Handled(text=speech) if handled else NotHandled(text=speech)
         await self.write_event(reply.event())
         return True
@@ -154,8 +166,10 @@ class WyomingIntentServer:
         port: int = 10700,
         languages: Sequence[str] = LANGUAGES,
         default_language: str = "en",
+        default_area: str | None = None,
     ) -> None:
         self._speak = speak
+        self._area = default_area
         self.host = host
         self.port = port
         self._info = service_info(languages)
@@ -177,7 +191,7 @@ class WyomingIntentServer:
             self._server = None
 
     async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        handler = _Handler(reader, writer, self._speak, self._info, self._language)
+        handler = _Handler(reader, writer, self._speak, self._info, self._language, self._area)
         try:
             await handler.run()
         except (ValueError, KeyError, TypeError, UnicodeDecodeError, ConnectionError,
@@ -192,9 +206,11 @@ def http_speaker(url: str, token: str, *, timeout_s: float = 30.0) -> Speak:
     """Return a ``speak`` that asks the bridge at ``url`` (``POST /v1/intents/handle``)."""
     import aiohttp
 
-    async def speak(text: str, language: str) -> tuple[bool, str]:
+    async def speak(text: str, language: str, area: str | None = None) -> tuple[bool, str]:
         headers = {"Authorization": f"Bearer {token}"}
         body = {"text": text, "language": language}
+        if area is not None:
+            body["area"] = area
         try:
             async with (
                 aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout_s)) as s,

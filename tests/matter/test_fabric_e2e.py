@@ -337,12 +337,13 @@ async def test_room_tools_reach_the_devices(fab: Fab, http: aiohttp.ClientSessio
     await ok(fab, http, "hall_thermostat_set_mode", mode="off")
 
 
-async def say(fab: Fab, http: aiohttp.ClientSession, text: str, language: str) -> dict[str, Any]:
-    async with http.post(f"{fab.bridge.url}/v1/intents/handle",
-                         json={"text": text, "language": language}) as resp:  # fmt: skip
+async def say(fab: Fab, http: aiohttp.ClientSession, text: str, language: str,
+              area: str | None = None, handled: bool = True) -> dict[str, Any]:  # fmt: skip
+    request = {"text": text, "language": language, **({"area": area} if area else {})}
+    async with http.post(f"{fab.bridge.url}/v1/intents/handle", json=request) as resp:
         body: dict[str, Any] = await resp.json()
         assert resp.status == 200, body
-    assert body["handled"] is True, body
+    assert body["handled"] is handled, body
     for call in body["calls"]:
         fab.invoked.add(call["tool"].removeprefix("matter:"))
     return body
@@ -393,6 +394,46 @@ async def test_spoken_commands_in_two_languages_reach_the_devices(
     body = await say(fab, http, "what is the temperature in the hall", "en")
     assert body["speech"].startswith("It is ")
     await ok(fab, http, "hall_thermostat_set_mode", mode="off")
+
+
+async def test_spoken_subjects_whole_home_and_the_speakers_room_on_real_devices(
+    fab: Fab, http: aiohttp.ClientSession
+) -> None:
+    onoff, color = fab.devices[DeviceKind.ONOFF], fab.devices[DeviceKind.COLOR]
+    if (await ok(fab, http, "living_room_light_state"))["on"]:  # as an earlier test left it
+        mark = onoff.mark()
+        await ok(fab, http, "room_living_room_lights_off")
+        await device_reports(onoff, mark, "onOff", "onOff", False)
+    mark = onoff.mark()
+    body = await say(fab, http, "turn on all the lights", "en")
+    assert [c["tool"] for c in body["calls"]] == [
+        f"matter:room_{room}_lights_on" for room in ("bedroom", "kitchen", "living_room")]
+    assert body["speech"] == "Turned on all the lights."
+    await device_reports(onoff, mark, "onOff", "onOff", True)
+    # About a fan, a blind, the media: nothing is done, the light stays on.
+    for text, lang in (("turn off the fan in the living room", "en"),
+                       ("close the blinds in the living room", "en"),
+                       ("schließe die Vorhänge im Wohnzimmer", "de")):  # fmt: skip
+        body = await say(fab, http, text, lang, handled=False)
+        assert body["calls"] == [], text
+    assert body["speech"] == (
+        "In Living Room gibt es kein Gerät der Art Vorhang, das ich steuern kann.")
+    mark = onoff.mark()
+    body = await say(fab, http, "schalte das Licht aus", "de", area="Living Room")
+    assert body["calls"][0]["tool"] == "matter:room_living_room_lights_off"
+    await device_reports(onoff, mark, "onOff", "onOff", False)
+    # "the bedroom light" is the bedroom's only light, a colour light.
+    now = (await ok(fab, http, "bedroom_color_light_state"))["color_temperature_kelvin"]
+    near = abs(float(now or 0) - 2700) < 100  # mireds round: 370 reads as 2703 K
+    name, kelvin = ("cool white", 4000) if near else ("warm white", 2700)  # a change
+    mark = color.mark()
+    body = await say(fab, http, f"set the bedroom light to {name}", "en")
+    assert (body["calls"][0]["tool"], body["calls"][0]["params"]) == (
+        "matter:bedroom_color_light_color_temperature", {"kelvin": kelvin})
+    mireds = body["calls"][0]["result"]["sent"][0]["payload"]["colorTemperatureMireds"]
+    await device_reports(color, mark, "colorControl", "colorTemperatureMireds", mireds)
+    body = await say(fab, http, "schalte alle Lichter aus", "de")
+    assert body["speech"] == "Alle Lichter sind ausgeschaltet."
 
 
 async def test_every_generated_tool_was_invoked(fab: Fab, http: aiohttp.ClientSession) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 from typing import Any
 
 import pytest
@@ -11,7 +12,13 @@ from bridge.errors import InvalidParamsError, NotFoundError
 from bridge.matter.client import ActionKind, NodeData, build_command
 from bridge.matter.cluster_maps import load_cluster_maps
 from bridge.matter.devices import SLUG_RE, build_devices
-from bridge.matter.generator import MatterToolGenerator, ToolKind, cached_values
+from bridge.matter.generator import (
+    MatterToolGenerator,
+    ToolKind,
+    cached_values,
+    capability_of,
+    find_tool,
+)
 from bridge.tools.validation import validate_call as validate_params
 from tests.matter.dumps import DUMP_FILES, DUMP_IDS, load_dump
 
@@ -612,3 +619,22 @@ def test_execution_type_and_intent(name: str) -> None:
         expected = "compute" if tool.kind in (ToolKind.STATE, ToolKind.SENSOR) else "action"
         assert d.intent.value == expected, d.identity
         assert d.to_json()["tool"].get("intent") == (None if expected == "compute" else "action")
+
+
+def test_find_tool_answers_which_tool_does_a_capability() -> None:
+    devices, tools = generate("matterjs-commissioned/node-3-color")
+    (light,) = devices
+    found = {cap: find_tool(tools, cap, device_id=light.id) for cap in
+             ("on", "set_color", "color_temperature", "brightness", "state", "unlock")}
+    assert {cap: t.definition.name if t else None for cap, t in found.items()} == {
+        "on": "light_test_color_on", "set_color": "light_test_color_set_color",
+        "color_temperature": "light_test_color_color_temperature",
+        "brightness": "light_test_color_brightness", "state": "light_test_color_state",
+        "unlock": None}
+    moved = [dataclasses.replace(light, room="Den")]
+    room_tools = MatterToolGenerator(MAPS, node_id="node-a").generate(moved)
+    room_off = find_tool(room_tools, "off", room="den")
+    assert room_off is not None
+    assert room_off.definition.name == "room_den_lights_off"
+    assert find_tool(room_tools, "off", room="attic") is None
+    assert capability_of(room_off) == "off"

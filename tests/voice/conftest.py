@@ -9,7 +9,7 @@ import pytest
 
 from tests.support.fabric import Fabric, ThreadedController, running_controller
 from tests.support.home import Home, start_home
-from tests.voice.sentence_set import HOME, furnish
+from tests.voice.sentence_set import DUMPS, furnish
 
 
 @pytest.fixture(scope="module")
@@ -20,6 +20,6 @@ def controller(fabric: Fabric, request: pytest.FixtureRequest) -> Iterator[Threa
 
 @pytest.fixture
 async def home(controller: ThreadedController, tmp_path: Path) -> AsyncIterator[Home]:
-    async with start_home(controller.url, tmp_path / "state", list(HOME)) as running:
+    async with start_home(controller.url, tmp_path / "state", DUMPS) as running:
         await furnish(running)
         yield running

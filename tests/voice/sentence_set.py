@@ -2,8 +2,14 @@
 
 The home is eight recorded devices (imported into the real controller as test nodes)
 with names, rooms and aliases in five languages; two of them share the name "Reading
-Lamp" so that a bare "reading lamp" is ambiguous. Each sentence lists the exact calls
-it must make (tool without "matter:", params); ``calls: []`` means nothing may be done.
+Lamp" so that a bare "reading lamp" is ambiguous; a lock, a blind, a fan without tools,
+a door contact and a weather sensor stand for the other kinds. Each sentence lists the
+exact calls it must make (tool without "matter:", params), and may name the speaker's
+area; ``calls: []`` means nothing may be done.
+
+Two sets: the development set (``sentences/<language>.yaml``) and the held-out set
+(``sentences/heldout.yaml``), written before the domain-aware engine and never tuned
+against; both are scored, separately.
 """
 
 from __future__ import annotations
@@ -42,10 +48,29 @@ HOME: dict[str, tuple[str, str, list[str]]] = {
     "mock_thermostat": ("Bedroom Thermostat", "Slaapkamer",
                         ["Schlafzimmerthermostat", "thermostat de la chambre",
                          "termostato del dormitorio", "slaapkamerthermostaat"]),
+    # Kinds other than lights and thermostats: a lock, a blind, a fan without tools, a
+    # door contact, and a weather sensor's temperature and humidity endpoints.
+    "mock_door_lock": ("Front Door", "Hall",
+                       ["Haustür", "porte d'entrée", "puerta principal", "voordeur"]),
+    "mock_window_covering_full": ("Living Room Blind", "Living Room",
+                                  ["Rollo", "store du salon", "persiana del salón",
+                                   "rolgordijn"]),
+    "mock_fan": ("Ceiling Fan", "Living Room",
+                 ["Deckenventilator", "ventilateur", "ventilador", "plafondventilator"]),
+    "eve_contact_sensor": ("Back Door", "Kitchen",
+                           ["Hintertür", "porte de derrière", "puerta trasera", "achterdeur"]),
+    "eve_weather_sensor": ("Bathroom Thermometer", "Bathroom",
+                           ["Badthermometer", "thermomètre", "termómetro", "badthermometer"]),
+    "eve_weather_sensor#2": ("Bathroom Hygrometer", "Bathroom",
+                             ["Hygrometer", "hygromètre", "higrómetro", "hygrometer"]),
 }  # fmt: skip
+# Dump stems to import (an entry "stem#N" is the N-th device of that dump's node).
+DUMPS = [stem for stem in HOME if "#" not in stem]
 # room -> its aliases (set after the devices are furnished).
 ROOM_ALIASES: dict[str, list[str]] = {
     "Living Room": ["lounge", "Wohnzimmer", "séjour", "sala de estar", "woonkamer"],
+    "Bathroom": ["Badezimmer", "salle de bain", "baño", "badkamer"],
+    "Hall": ["Flur", "couloir", "pasillo", "gang"],
 }
 
 
@@ -54,6 +79,7 @@ class Sentence:
     language: str
     text: str
     calls: list[dict[str, Any]]
+    area: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -73,20 +99,39 @@ class Outcome:
         return bool(self.calls) and not self.exact
 
 
-def load_sentences() -> list[Sentence]:
+HELD_OUT = SENTENCES / "heldout.yaml"
+
+
+def _sentence(language: str, entry: dict[str, Any]) -> Sentence:
+    return Sentence(language=language, text=entry["text"], calls=list(entry["calls"]),
+                    area=entry.get("area"))  # fmt: skip
+
+
+def load_sentences(which: str = "dev") -> list[Sentence]:
+    """Return the development set (``dev``) or the held-out set (``heldout``)."""
+    if which == "heldout":
+        doc = yaml.safe_load(HELD_OUT.read_text())
+        return [_sentence(lang, e) for lang, entries in doc["sentences"].items()
+                for e in entries]  # fmt: skip
     out: list[Sentence] = []
     for path in sorted(SENTENCES.glob("*.yaml")):
+        if path == HELD_OUT:
+            continue
         doc = yaml.safe_load(path.read_text())
-        for entry in doc["sentences"]:
-            out.append(Sentence(language=doc["language"], text=entry["text"],
-                                calls=list(entry["calls"])))  # fmt: skip
+        out.extend(_sentence(doc["language"], e) for e in doc["sentences"])
     return out
 
 
 async def furnish(home: Home) -> None:
     """Give every device of the home its name, room and aliases, and rooms theirs."""
-    for stem, (name, room, aliases) in HOME.items():
-        await home.patch_device(stem, {"name": name, "room": room, "aliases": aliases})
+    assert home.service.matter is not None
+    devices = home.service.matter.bridge.devices()
+    for key, (name, room, aliases) in HOME.items():
+        stem, _, nth = key.partition("#")
+        if nth:  # another endpoint of the same node
+            node = next(d.node_id for d in devices if d.id == home.ids[stem])
+            home.ids[key] = [d.id for d in devices if d.node_id == node][int(nth) - 1]
+        await home.patch_device(key, {"name": name, "room": room, "aliases": aliases})
     for room, aliases in ROOM_ALIASES.items():
         status, answer = await home.request("PATCH", f"/v1/rooms/{room}",
                                             home.token("device:manage:*"), {"aliases": aliases})
@@ -108,7 +153,8 @@ async def evaluate(home: Home, sentences: list[Sentence], token: Any) -> list[Ou
     outcomes = []
     for sentence in sentences:
         started = time.perf_counter()
-        reply = await engine.handle(sentence.text, sentence.language, token=token)
+        reply = await engine.handle(sentence.text, sentence.language, token=token,
+                                    area=sentence.area)
         duration = (time.perf_counter() - started) * 1000
         outcomes.append(Outcome(sentence=sentence, calls=_made(reply.calls), speech=reply.speech,
                                 duration_ms=duration))  # fmt: skip

@@ -7,6 +7,7 @@ import asyncio
 import pytest
 
 from bridge.cli.main import main
+from bridge.matter.devices import slugify
 from tests.support.home import Home
 from tests.voice.sentence_set import ROOM_ALIASES
 
@@ -53,7 +54,7 @@ async def test_room_aliases_are_set_checked_persisted_and_heard(home: Home) -> N
     kitchen = next(r for r in body["rooms"] if r["room"] == "Kitchen")
     assert (kitchen["slug"], kitchen["aliases"]) == ("kitchen", [])
     assert {d["id"] for d in kitchen["devices"]} == {
-        home.ids["node-1-onoff"], home.ids["node-2-dimmable"]}
+        home.ids["node-1-onoff"], home.ids["node-2-dimmable"], home.ids["eve_contact_sensor"]}
     assert "room_kitchen_lights_off" in kitchen["tools"]
 
     status, room = await home.request("PATCH", "/v1/rooms/kitchen", manage,
@@ -71,9 +72,10 @@ async def test_room_aliases_are_set_checked_persisted_and_heard(home: Home) -> N
     assert "also called Küche, cuisine, keuken" in tool["tool"]["description"]
     bridge = home.service.matter.bridge
     assert bridge.names is not None
-    living = tuple(ROOM_ALIASES["Living Room"])  # set by the furnished home
+    furnished = {slugify(room): tuple(aliases) for room, aliases in ROOM_ALIASES.items()}
+    living = furnished["living_room"]  # set by the furnished home
     assert await bridge.names.load_room_aliases() == {
-        "kitchen": ("Küche", "cuisine", "keuken"), "living_room": living}
+        "kitchen": ("Küche", "cuisine", "keuken"), **furnished}
 
     # Refused, and nothing changes: another room's name or alias, bad bodies, no such
     # room, a token that may not manage every device of the room.
@@ -101,7 +103,8 @@ async def test_room_aliases_are_set_checked_persisted_and_heard(home: Home) -> N
         assert (status, answer["error"]["code"]) == (403, "PERMISSION_DENIED"), answer
     status, body = await home.request("GET", "/v1/rooms", reader)
     assert {r["room"]: r["aliases"] for r in body["rooms"]} == {
-        "Hall": [], "Kitchen": ["Küche", "cuisine", "keuken"], "Living Room": list(living),
+        "Bathroom": list(furnished["bathroom"]), "Hall": list(furnished["hall"]),
+        "Kitchen": ["Küche", "cuisine", "keuken"], "Living Room": list(living),
         "Salon": [], "Schlafzimmer": [], "Slaapkamer": [], "Terraza": []}
 
     # The room is found by its alias, and an empty list removes the aliases.
@@ -109,37 +112,38 @@ async def test_room_aliases_are_set_checked_persisted_and_heard(home: Home) -> N
     assert (status, room["room"], room["aliases"]) == (200, "Kitchen", [])
     reply = await engine.handle(sentence, "de", token=control)
     assert (reply.handled, reply.calls) == (False, ())
-    assert await bridge.names.load_room_aliases() == {"living_room": living}
+    assert await bridge.names.load_room_aliases() == furnished
 
 
 async def test_rooms_cli_lists_and_edits_aliases(
     home: Home, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setenv("ATMOSPHERE_BRIDGE_TOKEN", home.token("device:manage:*", "device:read:*"))
-    alias = ["rooms", "alias", "Hall"]
+    alias = ["rooms", "alias", "Slaapkamer"]
 
     async def run(*args: str) -> int:
         return await asyncio.to_thread(main, [*args, "--url", home.url])
 
-    assert await run(*alias, "add", "Flur", "entrance") == 0
-    assert capsys.readouterr().out.startswith("room Hall (hall): Flur, entrance (live on ")
-    assert await run(*alias, "remove", "ENTRANCE") == 0
+    assert await run(*alias, "add", "bedroom", "upstairs") == 0
+    assert capsys.readouterr().out.startswith(
+        "room Slaapkamer (slaapkamer): bedroom, upstairs (live on ")
+    assert await run(*alias, "remove", "UPSTAIRS") == 0
     capsys.readouterr()
-    assert await run("rooms", "alias", "flur", "list") == 0  # found by its alias
-    assert capsys.readouterr().out == "Flur\n"
+    assert await run("rooms", "alias", "BEDROOM", "list") == 0  # found by its alias
+    assert capsys.readouterr().out == "bedroom\n"
     assert await run("rooms", "list") == 0
     out = capsys.readouterr().out.splitlines()
-    assert "Hall (hall): Hall Thermostat; also called Flur" in out
-    assert "  room_hall_temperature" in out
+    assert "Slaapkamer (slaapkamer): Bedroom Thermostat; also called bedroom" in out
+    assert "  room_slaapkamer_temperature" in out
     for bad, code in (((*alias, "remove", "Nope"), "NOT_FOUND"),
                       (("rooms", "alias", "attic", "list"), "NOT_FOUND"),
                       ((*alias, "add"), "INVALID_PARAMS"),
-                      (("rooms", "alias", "Salon", "add", "Flur"), "CONFLICT")):
+                      (("rooms", "alias", "Salon", "add", "bedroom"), "CONFLICT")):
         assert await run(*bad) == 1, bad
         assert f"error [{code}]" in capsys.readouterr().err, bad
     assert home.service.matter is not None
-    (room,) = [r for r in home.service.matter.bridge.rooms() if r.slug == "hall"]
-    assert room.aliases == ("Flur",)
+    (room,) = [r for r in home.service.matter.bridge.rooms() if r.slug == "slaapkamer"]
+    assert room.aliases == ("bedroom",)
 
 
 async def test_answers_name_only_what_the_token_may_see(home: Home) -> None:

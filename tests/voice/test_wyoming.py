@@ -48,7 +48,7 @@ async def test_describe_transcripts_denial_and_garbage(home: Home) -> None:
         reply = await ask(port, Transcript(text="schalte die Küchenlampe ein", language="de"))
         assert Handled.from_event(reply).text == "Kitchen Light ist eingeschaltet."  # type: ignore[arg-type]
 
-        reply = await ask(port, Transcript(text="open the pod bay doors", language="en"))
+        reply = await ask(port, Transcript(text="open the pod bay hatch", language="en"))
         assert NotHandled.is_type(reply.type)  # type: ignore[attr-defined]
         assert NotHandled.from_event(reply).text == "Sorry, I didn't understand that."  # type: ignore[arg-type]
 
@@ -61,6 +61,30 @@ async def test_describe_transcripts_denial_and_garbage(home: Home) -> None:
         assert NotHandled.from_event(reply).text == "a transcript must have 1-500 characters"  # type: ignore[arg-type]
     finally:
         await server.stop()
+
+    # The speaker's room: the satellite's context, else the service's own area.
+    token = home.token("device:control:*")
+    server = WyomingIntentServer(http_speaker(home.url, token), port=0)
+    port = await server.start()
+    try:
+        here = Transcript(text="turn on the lights", language="en", context={"area": "Kitchen"})
+        assert Handled.from_event(await ask(port, here)).text == "Turned on Kitchen."  # type: ignore[arg-type]
+        nowhere = Transcript(text="turn on the lights", language="en")
+        assert NotHandled.from_event(await ask(port, nowhere)).text == (  # type: ignore[arg-type]
+            "Sorry, which room do you mean? I don't know where you are.")
+        odd = Transcript(text="turn on the lights", language="en", context={"area": 7})
+        assert NotHandled.from_event(await ask(port, odd)).text == (  # type: ignore[arg-type]
+            "the context's area must have 1-64 characters")
+    finally:
+        await server.stop()
+    satellite = WyomingIntentServer(http_speaker(home.url, token), port=0,
+                                    default_area="Wohnzimmer")  # fmt: skip
+    port = await satellite.start()
+    try:
+        reply = await ask(port, Transcript(text="mach das Licht aus", language="de"))
+        assert Handled.from_event(reply).text == "Living Room ist ausgeschaltet."  # type: ignore[arg-type]
+    finally:
+        await satellite.stop()
 
     # A token that may only read: the denial is spoken, nothing runs.
     reader = WyomingIntentServer(http_speaker(home.url, home.token("device:read:*")), port=0)

@@ -1,0 +1,106 @@
+"""What a sentence is about: Home Assistant's domains and device classes, and our device kinds.
+
+Home Assistant's templates say what a sentence is about through their slots
+(``domain: cover``, ``device_class`` from its ``cover_classes`` list …) and through the
+domain a ``{name}`` must have. ``domain_of(device)`` gives each of our devices the same
+vocabulary, so a sentence about a fan can only ever reach a fan. ``noun(language,
+domain, device_class)`` is the word for the subject in an answer ("there is no fan in
+the Kitchen").
+"""
+
+from __future__ import annotations
+
+from bridge.matter.devices import Device
+
+# our device kind -> Home Assistant domain
+KIND_DOMAINS: dict[str, str] = {
+    "light": "light",
+    "plug": "switch",
+    "switch": "switch",
+    "thermostat": "climate",
+    "lock": "lock",
+    "blind": "cover",
+    "fan": "fan",
+    "contact_sensor": "binary_sensor",
+    "occupancy_sensor": "binary_sensor",
+    "smoke_alarm": "binary_sensor",
+    "leak_sensor": "binary_sensor",
+}
+SENSOR_KINDS = {"temperature_sensor": "temperature", "humidity_sensor": "humidity",
+                "light_sensor": "illuminance", "pressure_sensor": "pressure",
+                "flow_sensor": "flow", "air_quality_sensor": "aqi"}  # fmt: skip
+# Cover device classes a device kind answers to (a blind is not a curtain or a door).
+KIND_COVER_CLASSES: dict[str, frozenset[str]] = {
+    "blind": frozenset({"blind", "shade", "shutter"}),
+}
+
+
+def domain_of(device: Device) -> str:
+    """Return the Home Assistant domain of ``device`` (``sensor`` for measuring devices)."""
+    if device.kind in SENSOR_KINDS:
+        return "sensor"
+    return KIND_DOMAINS.get(device.kind, device.kind)
+
+
+def fits(device: Device, domain: str, device_class: str | None = None) -> bool:
+    """Return whether ``device`` is the kind of thing ``domain`` (and class) names."""
+    if domain_of(device) != domain:
+        return False
+    if device_class is None:
+        return True
+    if domain == "cover":
+        return device_class in KIND_COVER_CLASSES.get(device.kind, frozenset())
+    if domain == "sensor":
+        return SENSOR_KINDS.get(device.kind) == device_class
+    return True
+
+
+_NOUNS: dict[str, dict[str, str]] = {
+    "en": {"light": "light", "fan": "fan", "cover": "cover", "lock": "lock",
+           "switch": "switch", "climate": "thermostat", "media_player": "media player",
+           "valve": "valve", "scene": "scene", "script": "script", "button": "button",
+           "vacuum": "vacuum", "lawn_mower": "lawn mower", "sensor": "sensor",
+           "binary_sensor": "sensor", "humidity": "humidity sensor",
+           "temperature": "thermometer", "blind": "blind", "curtain": "curtain",
+           "door": "door", "garage": "garage door", "gate": "gate", "shade": "shade",
+           "shutter": "shutter", "window": "window", "awning": "awning"},
+    "de": {"light": "Licht", "fan": "Ventilator", "cover": "Rollladen", "lock": "Schloss",
+           "switch": "Schalter", "climate": "Thermostat", "media_player": "Mediaplayer",
+           "valve": "Ventil", "scene": "Szene", "script": "Skript", "button": "Taster",
+           "vacuum": "Staubsauger", "lawn_mower": "Rasenmäher", "sensor": "Sensor",
+           "binary_sensor": "Sensor", "humidity": "Feuchtigkeitssensor",
+           "temperature": "Thermometer", "blind": "Rollo", "curtain": "Vorhang",
+           "door": "Tür", "garage": "Garagentor", "gate": "Tor", "shade": "Rollo",
+           "shutter": "Rollladen", "window": "Fenster", "awning": "Markise"},
+    "fr": {"light": "lumière", "fan": "ventilateur", "cover": "volet", "lock": "serrure",
+           "switch": "interrupteur", "climate": "thermostat", "media_player": "lecteur",
+           "valve": "vanne", "scene": "scène", "script": "script", "button": "bouton",
+           "vacuum": "aspirateur", "lawn_mower": "tondeuse", "sensor": "capteur",
+           "binary_sensor": "capteur", "humidity": "capteur d'humidité",
+           "temperature": "thermomètre", "blind": "store", "curtain": "rideau",
+           "door": "porte", "garage": "porte de garage", "gate": "portail",
+           "shade": "store", "shutter": "volet", "window": "fenêtre", "awning": "auvent"},
+    "es": {"light": "luz", "fan": "ventilador", "cover": "persiana", "lock": "cerradura",
+           "switch": "interruptor", "climate": "termostato", "media_player": "reproductor",
+           "valve": "válvula", "scene": "escena", "script": "script", "button": "botón",
+           "vacuum": "aspiradora", "lawn_mower": "cortacésped", "sensor": "sensor",
+           "binary_sensor": "sensor", "humidity": "sensor de humedad",
+           "temperature": "termómetro", "blind": "persiana", "curtain": "cortina",
+           "door": "puerta", "garage": "puerta del garaje", "gate": "verja",
+           "shade": "estor", "shutter": "contraventana", "window": "ventana",
+           "awning": "toldo"},
+    "nl": {"light": "lamp", "fan": "ventilator", "cover": "zonwering", "lock": "slot",
+           "switch": "schakelaar", "climate": "thermostaat", "media_player": "mediaspeler",
+           "valve": "klep", "scene": "scène", "script": "script", "button": "knop",
+           "vacuum": "stofzuiger", "lawn_mower": "grasmaaier", "sensor": "sensor",
+           "binary_sensor": "sensor", "humidity": "vochtigheidssensor",
+           "temperature": "thermometer", "blind": "jaloezie", "curtain": "gordijn",
+           "door": "deur", "garage": "garagedeur", "gate": "hek", "shade": "rolgordijn",
+           "shutter": "rolluik", "window": "raam", "awning": "zonnescherm"},
+}  # fmt: skip
+
+
+def noun(language: str, domain: str, device_class: str | None = None) -> str:
+    """Return the word for a subject in ``language`` (the class's word when there is one)."""
+    table = _NOUNS.get(language, _NOUNS["en"])
+    return table.get(device_class or "", table.get(domain, _NOUNS["en"].get(domain, domain)))
