@@ -37,6 +37,7 @@ class ErrorCode(StrEnum):
     CONTROLLER_UNAVAILABLE = "CONTROLLER_UNAVAILABLE"
     COMMISSIONING_FAILED = "COMMISSIONING_FAILED"
     CLIENT_UNAVAILABLE = "CLIENT_UNAVAILABLE"
+    STORAGE_FULL = "STORAGE_FULL"
     INTERNAL = "INTERNAL"
 
 
@@ -234,6 +235,14 @@ class ClientUnavailableError(BridgeError):
 
     code = ErrorCode.CLIENT_UNAVAILABLE
     http_status = 503
+    retryable = True
+
+
+class StorageFullError(BridgeError):
+    """The state directory's disk is full: nothing was written; retry once space is freed."""
+
+    code = ErrorCode.STORAGE_FULL
+    http_status = 507
     retryable = True
 
 
