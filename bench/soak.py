@@ -39,6 +39,7 @@ import itertools
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import sqlite3
@@ -507,7 +508,7 @@ class Soak:
                             raise
                         call.took = time.monotonic() - call.sent
                         call.ok = not result.is_error
-                        call.answer = "ok" if call.ok else "tool-error"
+                        call.answer = "ok" if call.ok else "tool-error " + _code(result)
                         if call.ok and n % 4 == 3:
                             await self.check("dimmer", "dim_state",
                                              lambda s, v=percent: abs(_percent(s) - v) <= 1)
@@ -741,7 +742,11 @@ class Soak:
         fault.note = f"{left.f_bavail * left.f_frsize // 1024} KiB left"
         stored = [c for c in self.calls if c.kind == "store"]
         before = len(stored)
-        await asyncio.sleep(6)
+        # Small rows may still fit in pages SQLite already holds; a large one cannot.
+        big = await self.invoke("probe", self.main, "core:store_data",
+                                {"key": "soak/big", "value": "x" * 200_000})  # fmt: skip
+        fault.note += f"; a 200 kB row: {big.answer}"
+        await asyncio.sleep(4 if self.short else 6)
         during = [c for c in self.calls if c.kind == "store"][before:]
         fault.note += "; store during: " + ",".join(
             f"{a}x{n}" for a, n in Counter(c.answer for c in during).items())
@@ -758,23 +763,32 @@ class Soak:
         return fault
 
     async def fault_loop(self, end: float) -> None:
-        kinds = [self.fault_press, self.fault_controller, self.fault_device, self.fault_press,
-                 self.fault_peer, self.fault_disk, self.fault_bridge, self.fault_press]
-        gap = 4.0 if self.short else max(10.0, (end - time.monotonic()) / (len(kinds) * 2))
+        """Inject faults until ``end``; ``--short``: every fault once, independent ones paired."""
+        press, ctl, dev = self.fault_press, self.fault_controller, self.fault_device
+        peer, disk, bridge = self.fault_peer, self.fault_disk, self.fault_bridge
+        if self.short:
+            schedule = [[press], [ctl, disk], [dev, peer], [press], [bridge], [press]]
+            gap = 1.0
+        else:
+            schedule = [[press], [ctl], [dev], [press], [peer], [disk], [bridge], [press]]
+            gap = max(10.0, (end - time.monotonic()) / (len(schedule) * 2))
         for n in itertools.count():
+            if self.short and n >= len(schedule):
+                return
             await asyncio.sleep(gap)
-            if time.monotonic() > end and (not self.short or n >= len(kinds)):
+            if not self.short and time.monotonic() > end:
                 return
-            run = kinds[n % len(kinds)]
-            self.fault_active = run.__name__
-            log(self.t0, f"fault: {run.__name__}")
-            fault = await run()
+            group = schedule[n % len(schedule)]
+            names = "+".join(run.__name__ for run in group)
+            self.fault_active = names
+            log(self.t0, f"fault: {names}")
+            faults = await asyncio.gather(*(run() for run in group))
             self.fault_active = None
-            self.faults.append(fault)
-            log(self.t0, f"  recovered in {fault.recovery_s} s; drift {fault.drift} {fault.note}")
+            for fault in faults:
+                self.faults.append(fault)
+                log(self.t0, f"  {fault.kind}: recovered in {fault.recovery_s} s; "
+                             f"drift {fault.drift} {fault.note}")  # fmt: skip
             await self.sample()
-            if self.short and n + 1 >= len(kinds):
-                return
 
     # -- run -------------------------------------------------------------------------------
 
@@ -830,6 +844,7 @@ class Soak:
         audit, done = main_ids | peer_ids, main_done + peer_done
         stored = self.stored()
         lost: list[str] = []
+        lost_effect: list[str] = []
         # Calls without an id in their answer (MCP, spoken): completed rows per tool must
         # be at least the successes acknowledged for that tool, whatever the face.
         acked = Counter(c.tool.split("@")[0] for c in self.calls if c.ok)
@@ -844,7 +859,7 @@ class Soak:
             if c.kind == "store" and c.effect is not None:
                 key, value = c.effect[0]
                 if stored.get(key) != value:
-                    lost.append(f"store {key}: acknowledged, not in core_data")
+                    lost_effect.append(f"store {key}: acknowledged, not in core_data")
         hung = [c for c in self.calls if c.answer == "hung"]
         dup = missed = 0
         for press in self.presses:
@@ -852,23 +867,39 @@ class Soak:
                 seen = self.press_count(i, press)
                 missed += seen == 0
                 dup += max(0, seen - 1)
+        # A device.state event repeating the value the socket last saw on that path says
+        # nothing changed: a re-report (after a reconnect, say), not a device-side change.
+        repeats = 0
+        for events in self.events:
+            last: dict[str, Any] = {}
+            for _, path, value in events:
+                repeats += path in last and last[path] == value
+                last[path] = value
         drift = sorted({d for f in self.faults for d in f.drift} | set(final_drift))
-        answers = Counter(c.answer for c in self.calls if c.kind not in ("probe",))
+        answers: dict[str, Counter[str]] = defaultdict(Counter)
+        for c in self.calls:
+            if c.kind != "probe":
+                answers[c.kind]["ok" if c.ok else c.answer] += 1
         per_kind = Counter(c.kind for c in self.calls if c.kind != "probe")
         resources = {name: _growth(rows) for name, rows in self.stats.items()}
         result = {
             "minutes": round(elapsed / 60, 2),
             "calls": sum(per_kind.values()),
             "ok": sum(1 for c in self.calls if c.ok and c.kind != "probe"),
-            "lost": len(lost), "hung": len(hung), "wrong": len(self.wrong),
+            "lost": len(lost) + len(lost_effect), "lost_audit": len(lost),
+            "lost_effect": len(lost_effect), "hung": len(hung), "wrong": len(self.wrong),
+            "tracebacks": {p.name: _tracebacks(p.log_path) for p in (self.main, self.peer)},
             "drift": len(drift), "dup_events": dup, "missed_events": missed,
+            "repeat_events": repeats, "events": sum(len(e) for e in self.events),
             "presses": len(self.presses),
+            "ok_by_kind": {k: v["ok"] for k, v in sorted(answers.items())},
             "recovery_s": {f.kind: f.recovery_s for f in self.faults},
             "resources": resources,
         }  # fmt: skip
         kinds = "  ".join(f"{k} {v}" for k, v in sorted(per_kind.items()))
         print(f"{'calls by kind':<28} {kinds}")
-        print(f"{'answers':<28} " + "  ".join(f"{k}: {v}" for k, v in answers.most_common()))
+        for kind, counts in sorted(answers.items()):
+            print(f"  {kind:<26} " + "  ".join(f"{k}: {v}" for k, v in counts.most_common()))
         print(f"{'fault':<28} {'recovery s':>10}  drift  note")
         for f in self.faults:
             print(f"{f.kind:<28} {f.recovery_s!s:>10}  {len(f.drift):>5}  {f.note}")
@@ -876,11 +907,25 @@ class Soak:
             first, last = rows[0], rows[-1]
             print(f"{name:<28} RSS {first[2] // 1024} -> {last[2] // 1024} MiB, fds {first[3]} -> "
                   f"{last[3]} (pids {len({r[1] for r in rows})}); {resources[name]}")
-        for line in [*lost[:10], *(f"hung: {c.kind} {c.tool} {c.took:.1f}s" for c in hung[:10]),
-                     *self.wrong[:10], *drift[:10]]:  # fmt: skip
+        hangs = [f"hung: {c.kind} {c.tool} {c.took:.1f}s" for c in hung[:10]]
+        for line in [*lost_effect[:10], *lost[:10], *hangs, *self.wrong[:10], *drift[:10]]:
             print(f"  ! {line}")
         print(json.dumps(result, sort_keys=True))
         return result
+
+
+def _code(result: Any) -> str:
+    """Return the error code an MCP tool error's text names."""
+    text = " ".join(getattr(c, "text", "") for c in getattr(result, "content", []))
+    found = re.search(r"\b[A-Z][A-Z_]{4,}\b", text)
+    return found.group(0) if found else text[:40]
+
+
+def _tracebacks(path: Path) -> int:
+    try:
+        return path.read_text(errors="replace").count("Traceback (most recent call last)")
+    except OSError:
+        return -1
 
 
 def _fill(path: Path, size: int) -> None:
