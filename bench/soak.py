@@ -870,10 +870,13 @@ class Soak:
         # A device.state event repeating the value the socket last saw on that path says
         # nothing changed: a re-report (after a reconnect, say), not a device-side change.
         repeats = 0
+        repeated: Counter[str] = Counter()
         for events in self.events:
             last: dict[str, Any] = {}
             for _, path, value in events:
-                repeats += path in last and last[path] == value
+                if path in last and last[path] == value:
+                    repeats += 1
+                    repeated[path] += 1
                 last[path] = value
         drift = sorted({d for f in self.faults for d in f.drift} | set(final_drift))
         answers: dict[str, Counter[str]] = defaultdict(Counter)
@@ -907,6 +910,9 @@ class Soak:
             first, last = rows[0], rows[-1]
             print(f"{name:<28} RSS {first[2] // 1024} -> {last[2] // 1024} MiB, fds {first[3]} -> "
                   f"{last[3]} (pids {len({r[1] for r in rows})}); {resources[name]}")
+        if repeated:
+            print("repeated device.state by path: " + "  ".join(
+                f"{p} x{n}" for p, n in repeated.most_common(6)))
         hangs = [f"hung: {c.kind} {c.tool} {c.took:.1f}s" for c in hung[:10]]
         for line in [*lost_effect[:10], *lost[:10], *hangs, *self.wrong[:10], *drift[:10]]:
             print(f"  ! {line}")
