@@ -75,6 +75,7 @@ DEVICES = (
     (DeviceKind.THERMOSTAT, "Hall Thermostat", "Hall", 0x80A, 20202304),
 )
 SOCKETS = 3
+RECONNECT = "(connected)"
 ASK_USER = {
     "tool": {
         "name": "ask_user", "namespace": "ui", "description": "Ask the person a question.",
@@ -587,14 +588,18 @@ class Soak:
                     timeout=aiohttp.ClientWSTimeout(ws_close=2),
                 ) as ws:
                     self.sockets_up[index] = True
+                    self.events[index].append((time.monotonic(), RECONNECT, None))
                     async for msg in ws:
                         if msg.type is not aiohttp.WSMsgType.TEXT:
                             break
                         event = json.loads(msg.data)
+                        data = event.get("data", {})
                         if event.get("type") == "device.state":
-                            data = event["data"]
-                            self.events[index].append(
-                                (time.monotonic(), data.get("path", ""), data.get("value")))
+                            self.events[index].append((time.monotonic(),
+                                f"{data.get('device_id')}:{data.get('path')}", data.get("value")))
+                        elif event.get("type") == "device.availability":
+                            self.events[index].append((time.monotonic(),
+                                f"available:{data.get('device_id')}", data.get("available")))
             except (aiohttp.ClientError, OSError, TimeoutError):
                 pass
             self.sockets_up[index] = False
@@ -742,10 +747,12 @@ class Soak:
         fault.note = f"{left.f_bavail * left.f_frsize // 1024} KiB left"
         stored = [c for c in self.calls if c.kind == "store"]
         before = len(stored)
-        # Small rows may still fit in pages SQLite already holds; a large one cannot.
-        big = await self.invoke("probe", self.main, "core:store_data",
-                                {"key": "soak/big", "value": "x" * 200_000})  # fmt: skip
-        fault.note += f"; a 200 kB row: {big.answer}"
+        # Small rows may still fit in pages SQLite already holds (a long run's WAL is
+        # large); a few large ones cannot.
+        big = [await self.invoke("probe", self.main, "core:store_data",
+                                 {"key": f"soak/big/{i}", "value": "x" * 900_000})
+               for i in range(3)]  # fmt: skip
+        fault.note += "; 900 kB rows: " + ",".join(c.answer for c in big)
         await asyncio.sleep(4 if self.short else 6)
         during = [c for c in self.calls if c.kind == "store"][before:]
         fault.note += "; store during: " + ",".join(
@@ -874,7 +881,9 @@ class Soak:
         for events in self.events:
             last: dict[str, Any] = {}
             for _, path, value in events:
-                if path in last and last[path] == value:
+                if path == RECONNECT:  # a new connection starts from what is true now
+                    last.clear()
+                elif path in last and last[path] == value:
                     repeats += 1
                     repeated[path] += 1
                 last[path] = value
