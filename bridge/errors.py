@@ -41,6 +41,7 @@ class ErrorCode(StrEnum):
     HEADERS_TOO_LARGE = "HEADERS_TOO_LARGE"
     REQUEST_TIMEOUT = "REQUEST_TIMEOUT"
     OVERLOADED = "OVERLOADED"
+    STORAGE_FULL = "STORAGE_FULL"
     INTERNAL = "INTERNAL"
 
 
@@ -268,6 +269,14 @@ class OverloadedError(BridgeError):
     code = ErrorCode.OVERLOADED
     retryable = True
     http_status = 503
+
+
+class StorageFullError(BridgeError):
+    """The state directory's disk is full: nothing was written; retry once space is freed."""
+
+    code = ErrorCode.STORAGE_FULL
+    http_status = 507
+    retryable = True
 
 
 class InternalError(BridgeError):

@@ -13,9 +13,11 @@ import os
 import sqlite3
 import stat
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
+
+from bridge.errors import StorageFullError
 
 T = TypeVar("T")
 Params = Sequence[Any] | dict[str, Any]
@@ -104,8 +106,11 @@ class Database:
             return True
 
     def execute_sync(self, sql: str, params: Params = ()) -> int:
-        """Run one statement now and return the number of changed rows."""
-        with self._lock:
+        """Run one statement now and return the number of changed rows.
+
+        Raise ``StorageFullError`` (nothing written) when the disk is full.
+        """
+        with self._lock, _full_disk_is_an_error():
             return self._conn.execute(sql, params).rowcount
 
     def fetchall_sync(self, sql: str, params: Params = ()) -> list[sqlite3.Row]:
@@ -120,15 +125,21 @@ class Database:
             return row
 
     def transaction_sync(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        """Run ``fn(conn)`` inside one immediate transaction; roll back on any error."""
-        with self._lock:
+        """Run ``fn(conn)`` inside one immediate transaction; roll back on any error.
+
+        A COMMIT that fails (a full disk) rolls back too, so the connection never stays
+        inside a half-done transaction; a full disk raises ``StorageFullError``.
+        """
+        with self._lock, _full_disk_is_an_error():
             self._conn.execute("BEGIN IMMEDIATE")
             try:
                 result = fn(self._conn)
+                self._conn.execute("COMMIT")
             except BaseException:
-                self._conn.execute("ROLLBACK")
+                if self._conn.in_transaction:
+                    with contextlib.suppress(sqlite3.Error):
+                        self._conn.execute("ROLLBACK")
                 raise
-            self._conn.execute("COMMIT")
             return result
 
     def try_transaction_now(
@@ -179,6 +190,19 @@ class Database:
         """Close the connection (idempotent)."""
         with self._lock:
             self._conn.close()
+
+
+@contextlib.contextmanager
+def _full_disk_is_an_error() -> Iterator[None]:
+    """Turn SQLite's "database or disk is full" into ``StorageFullError``."""
+    try:
+        yield
+    except sqlite3.OperationalError as err:
+        if getattr(err, "sqlite_errorcode", 0) & 0xFF != sqlite3.SQLITE_FULL:
+            raise
+        raise StorageFullError(
+            "the state directory's disk is full; nothing was written"
+        ) from err
 
 
 def _split_statements(script: str) -> list[str]:

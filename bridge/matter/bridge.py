@@ -481,8 +481,13 @@ class MatterBridge:
         for identity in self._tools:
             if self.registry.get(identity) is not None:
                 self.registry.set_available(identity, False)
+        # Remember it, so the sync after a reconnect (nodes not yet reachable) and a
+        # shutdown followed by a disconnect do not announce the same change again.
+        went = [d for d in self._devices.values() if d.available]
+        self._devices = {i: dataclasses.replace(d, available=False) if d.available else d
+                         for i, d in self._devices.items()}  # fmt: skip
         if self.events is not None:
-            for device in self._devices.values():
+            for device in went:
                 self.events.publish("device.availability", {
                     "device_id": device.id, "name": device.name, "available": False})
 

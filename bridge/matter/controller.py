@@ -81,6 +81,7 @@ class ControllerSettings:
     backoff_max_s: float = 30.0
     healthy_after_s: float = 60.0
     ready_timeout_s: float = 90.0
+    stop_timeout_s: float = 10.0
     extra_args: tuple[str, ...] = field(default_factory=tuple)
 
     @property
@@ -97,6 +98,11 @@ class ControllerSettings:
     def log_path(self) -> Path:
         """Return the file that receives the server's stdout and stderr."""
         return self.state_dir / "matter-server.log"
+
+    @property
+    def pid_path(self) -> Path:
+        """Return the file naming the running server's PID (for a restarted bridge)."""
+        return self.state_dir / "matter-server.pid"
 
     @property
     def host(self) -> str:
@@ -198,6 +204,7 @@ class ManagedController:
                 {"venv": str(s.venv)},
             )
         await asyncio.to_thread(self._prepare_dirs)
+        await asyncio.to_thread(self._end_stale_server)
         self._stopping = False
         self._supervisor = asyncio.create_task(self._supervise(), name="matter-controller")
         if wait:
@@ -220,6 +227,25 @@ class ManagedController:
                 "controller runs without path isolation: it shares /data/chip_*.ini "
                 "and /tmp/chip_kvs with any other CHIP controller on this machine"
             )
+
+    def _end_stale_server(self) -> None:
+        """End a server that a bridge killed without a chance to stop it left running.
+
+        The server runs in its own session, so a SIGKILLed bridge leaves it behind with
+        the port and the storage: the next server could not bind, and the restarted
+        bridge would talk to an orphan no one supervises. Only a process whose command
+        line is a matter-server on this instance's storage is ended.
+        """
+        path = self.settings.pid_path
+        try:
+            pid = int(path.read_text(encoding="ascii").strip())
+        except (OSError, ValueError):
+            return
+        if _runs_server(pid, self.settings.storage_dir):
+            LOGGER.warning("ending controller pid %s left running by a previous bridge", pid)
+            _end(pid, self.settings.stop_timeout_s)
+        with contextlib.suppress(OSError):
+            path.unlink()
 
     async def wait_ready(self, timeout_s: float) -> None:
         """Wait until the server answers on its WebSocket or raise CONTROLLER_UNAVAILABLE."""
@@ -264,6 +290,8 @@ class ManagedController:
         self._stopping = True
         supervisor, self._supervisor = self._supervisor, None
         await self._terminate(timeout_s)
+        with contextlib.suppress(OSError):
+            await asyncio.to_thread(self.settings.pid_path.unlink)
         if supervisor is not None:
             supervisor.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -337,6 +365,9 @@ class ManagedController:
                 self.last_exit_code = None
                 return
             LOGGER.info("controller started, pid %s, %s", self._proc.pid, self.url)
+            with contextlib.suppress(OSError):  # a full disk must not stop the server
+                await asyncio.to_thread(
+                    self.settings.pid_path.write_text, f"{self._proc.pid}\n", "ascii")
             probe = asyncio.create_task(self._probe_ready(self._proc))
             try:
                 self.last_exit_code = await self._proc.wait()
@@ -362,6 +393,38 @@ class ManagedController:
                     self._ready.set()
                     return
                 await asyncio.sleep(0.25)
+
+
+def _runs_server(pid: int, storage_dir: Path) -> bool:
+    """Return whether ``pid`` is a live matter-server using ``storage_dir``."""
+    try:
+        args = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    server = any(a.endswith(b"/matter-server") for a in args)
+    return server and os.fsencode(storage_dir) in args and _alive(pid)
+
+
+def _end(pid: int, timeout_s: float) -> None:
+    """Send SIGINT to ``pid`` (not our child), SIGKILL after ``timeout_s``; wait until gone."""
+    for sig, wait_s in ((signal.SIGINT, timeout_s), (signal.SIGKILL, 5.0)):
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            return
+        deadline = time.monotonic() + wait_s
+        while time.monotonic() < deadline:
+            if not _alive(pid):
+                return
+            time.sleep(0.05)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text(encoding="ascii").rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return False
+    return state[0] not in ("Z", "X")
 
 
 def _size(path: Path) -> int:

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import itertools
+import json
 import os
 import signal
+import sys
 import time
 from typing import Any
 
@@ -116,6 +119,76 @@ async def test_stop_ends_the_process_and_reports_states(fabric: Fabric) -> None:
     while not sub.queue.empty():
         states.append((await sub.get()).data["state"])
     assert states == ["starting", "running", "stopped"]
+
+
+# A supervising process (as a bridge is) that starts the managed controller, says its
+# PID and waits to be killed.
+_SUPERVISOR = """
+import asyncio, json, sys
+from pathlib import Path
+from bridge.matter.controller import ControllerSettings, ManagedController
+from bridge.matter.netns import NetworkNamespace
+
+async def main():
+    a = json.loads(sys.argv[1])
+    ctl = ManagedController(ControllerSettings(
+        venv=Path(a["venv"]), state_dir=Path(a["state_dir"]), port=a["port"],
+        netns=NetworkNamespace(**a["netns"]), paa_dir=Path(a["paa_dir"])))
+    await ctl.start()
+    print(ctl.pid, flush=True)
+    await asyncio.sleep(3600)
+
+asyncio.run(main())
+"""
+
+
+async def test_a_server_left_by_a_killed_bridge_is_ended_on_the_next_start(
+    fabric: Fabric,
+) -> None:
+    settings = fabric.controller_settings("orphan")
+    assert settings.netns is not None
+    assert settings.paa_dir is not None
+    args = json.dumps({
+        "venv": str(settings.venv), "state_dir": str(settings.state_dir), "port": settings.port,
+        "netns": dataclasses.asdict(settings.netns), "paa_dir": str(settings.paa_dir),
+    })  # fmt: skip
+    bridge = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", _SUPERVISOR, args, stdout=asyncio.subprocess.PIPE
+    )
+    assert bridge.stdout is not None
+    orphan = int(await asyncio.wait_for(bridge.stdout.readline(), 120))
+    bridge.kill()  # SIGKILL: no chance to stop its server, which runs in its own session
+    await bridge.wait()
+    await asyncio.sleep(0.5)
+    assert _alive(orphan)  # the server outlived its supervisor
+    assert settings.pid_path.read_text() == f"{orphan}\n"
+
+    ctl = ManagedController(settings)
+    try:
+        await ctl.start()
+        assert not _alive(orphan)
+        assert ctl.pid is not None
+        assert ctl.pid != orphan
+        assert settings.pid_path.read_text() == f"{ctl.pid}\n"
+        # The orphan is gone, so what answers on the port is the new server.
+        async with aiohttp.ClientSession() as session, session.ws_connect(ctl.url) as ws:
+            info = await ws.receive_json()
+        assert "schema_version" in info
+        assert ctl.state is ControllerState.RUNNING
+        assert ctl.restarts == 0  # it bound the port at the first try
+    finally:
+        await ctl.stop()
+        if _alive(orphan):
+            os.kill(orphan, signal.SIGKILL)
+    assert not settings.pid_path.exists()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except (OSError, IndexError):
+        return False
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="path isolation needs root (mount namespaces)")

@@ -132,6 +132,24 @@ async def next_event(
                 return event
 
 
+async def availability_changes(
+    ws: aiohttp.ClientWebSocketResponse, devices: set[str], quiet_s: float = 1.0
+) -> dict[str, list[bool]]:
+    """Collect ``device.availability`` values per device until all are back and it is quiet."""
+    seen: dict[str, list[bool]] = {d: [] for d in devices}
+    deadline = time.monotonic() + 90  # a device never announced back shows in ``seen``
+    while True:
+        back = all(v and v[-1] for v in seen.values())
+        wait = quiet_s if back else deadline - time.monotonic()
+        try:
+            msg = await asyncio.wait_for(ws.receive(), max(wait, 0.01))
+        except TimeoutError:
+            return seen
+        assert msg.type is aiohttp.WSMsgType.TEXT, msg
+        data = json.loads(msg.data)["data"]
+        seen.setdefault(data["device_id"], []).append(data["available"])
+
+
 async def test_commission_four_devices_through_the_bridge(
     fab: Fab, http: aiohttp.ClientSession
 ) -> None:
@@ -510,6 +528,7 @@ async def test_killed_controller_is_restarted_and_bridge_reconnects(
     old_pid = controller.pid
     assert old_pid is not None
     restarts = controller.restarts
+    ws = await events_socket(fab, http, "device.availability")
     os.kill(old_pid, signal.SIGKILL)
     # Calls while the controller is down fail quickly instead of hanging.
     started = time.monotonic()
@@ -530,6 +549,11 @@ async def test_killed_controller_is_restarted_and_bridge_reconnects(
     assert controller.pid not in (None, old_pid)
     tools_after = sorted(await tool_names(fab, http))
     assert tools_after == tools_before
+    # Each device went away once and came back once: no repeated "unavailable" when the
+    # bridge reconnects to a controller whose nodes are not reachable yet.
+    seen = await availability_changes(ws, {"1-1", "2-1", "3-1", "4-1"})
+    await ws.close()
+    assert seen == {d: [False, True] for d in ("1-1", "2-1", "3-1", "4-1")}
     dev = fab.devices[DeviceKind.ONOFF]
     mark = dev.mark()
     await ok(fab, http, "living_room_light_toggle")

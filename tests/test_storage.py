@@ -1,0 +1,106 @@
+"""The SQLite database under a full disk: a clear retryable error, nothing half-written."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from bridge.errors import ErrorCode, StorageFullError
+from bridge.storage import Database
+from bridge.tools.builtin.store import DataStore
+
+ROW = "x" * 4000
+
+
+def insert(conn: sqlite3.Connection) -> None:
+    conn.execute("INSERT INTO t (v) VALUES (?)", (ROW,))
+
+
+def count(db: Database) -> int:
+    row = db.fetchone_sync("SELECT count(*) FROM t")
+    assert row is not None
+    return int(row[0])
+
+
+def test_a_full_database_is_storage_full_and_stays_usable(tmp_path: Path) -> None:
+    db = Database(tmp_path / "bridge.db")
+    db.execute_sync("CREATE TABLE t (v TEXT)")
+    page = db.fetchone_sync("PRAGMA page_count")
+    assert page is not None
+    db.execute_sync(f"PRAGMA max_page_count = {page[0] + 3}")
+    written = 0
+    err: StorageFullError | None = None
+    for _ in range(50):
+        try:
+            db.transaction_sync(insert)
+        except StorageFullError as full:
+            err = full
+            break
+        written += 1
+    assert err is not None
+    assert (err.code, err.http_status, err.retryable) == (ErrorCode.STORAGE_FULL, 507, True)
+    assert err.to_json()["code"] == "STORAGE_FULL"
+    assert isinstance(err.__cause__, sqlite3.OperationalError)
+    assert 1 <= written < 50
+    with pytest.raises(StorageFullError):
+        db.execute_sync("INSERT INTO t (v) VALUES (?)", (ROW,))
+    assert count(db) == written
+    # Space again: the next transaction runs (no transaction was left open).
+    db.execute_sync("PRAGMA max_page_count = 1000000")
+    db.transaction_sync(insert)
+    assert count(db) == written + 1
+
+
+@pytest.fixture
+def tiny_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 1 MiB tmpfs (a real full disk), unmounted after the test."""
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        pytest.skip("mounting a tmpfs needs root")
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "atm-test", str(disk)], check=True)
+    try:
+        yield disk
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=False)
+
+
+async def test_a_full_disk_fails_the_commit_cleanly_and_recovers_when_freed(
+    tiny_disk: Path,
+) -> None:
+    db = Database(tiny_disk / "bridge.db")
+    store = DataStore(db, time.time)
+    db.execute_sync("CREATE TABLE t (v TEXT)")
+    filler = tiny_disk / "filler"
+    with filler.open("wb") as fh:
+        try:
+            while True:
+                fh.write(b"\0" * 65536)
+                fh.flush()
+        except OSError:
+            pass
+    before = count(db)
+
+    def two_rows(conn: sqlite3.Connection) -> None:
+        for _ in range(40):  # more than the disk has left: the WAL cannot take them
+            insert(conn)
+
+    with pytest.raises(StorageFullError):
+        db.transaction_sync(two_rows)
+    assert count(db) == before  # all or nothing
+    with pytest.raises(StorageFullError):
+        await store.put("soak/1", {"n": 1})
+    assert await store.get("soak/1") == {"value": None, "exists": False}
+    filler.unlink()
+    assert (await store.put("soak/1", {"n": 1}))["success"] is True
+    assert await store.get("soak/1") == {"value": {"n": 1}, "exists": True}
+    db.transaction_sync(insert)
+    assert count(db) == before + 1
+    db.close()
