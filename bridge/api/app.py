@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 _LOGGER = logging.getLogger(__name__)
 
 # Modules exposing ``middleware`` (an aiohttp middleware), outermost first, inside errors.
-MIDDLEWARE_MODULES: tuple[str, ...] = ("bridge.api.auth",)
+MIDDLEWARE_MODULES: tuple[str, ...] = ("bridge.console.sessions", "bridge.api.auth")
 
 # Modules exposing ``setup(app)`` that add routes.
 ROUTE_MODULES: tuple[str, ...] = (
@@ -46,6 +46,7 @@ ROUTE_MODULES: tuple[str, ...] = (
     "bridge.api.client_tools_routes",
     "bridge.api.toolmanager_routes",
     "bridge.mcp.http",
+    "bridge.console.pages",
 )
 
 SERVICE_KEY: web.AppKey[BridgeService] = web.AppKey("service")

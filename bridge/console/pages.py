@@ -1,0 +1,315 @@
+"""The console's routes: sign-in and sign-out, the page shells, static files, device state.
+
+Every page is an HTML shell rendered here (navigation, the signed-in agent, the CSRF
+secret in a ``<meta>``) that ``console.js`` fills from the ``/v1/`` API and the
+``/v1/events`` WebSocket with the session's token. Responses carry a strict
+Content-Security-Policy (scripts, styles and connections only from this origin, no
+inline code, no framing), ``no-store`` and ``no-referrer`` (a sign-in link's code never
+leaves in a ``Referer``). ``GET /console/api/devices`` is the one read the ``/v1/`` API
+lacks: each device's current attribute values (on/off, level, colour, temperatures,
+lock state, cover position) and the tools that control it; it checks the session's
+token like the API (``device:read:devices``).
+"""
+
+from __future__ import annotations
+
+import html
+import time
+from importlib import resources
+from typing import Any
+
+from aiohttp import web
+
+from bridge.auth.permissions import covers
+from bridge.auth.tokens import AgentToken, issue_token
+from bridge.console.sessions import (
+    COOKIE,
+    SESSION_TTL_S,
+    SESSIONS_KEY,
+    LinkStore,
+    Session,
+    SessionStore,
+    same_origin,
+    session_of,
+    set_cookie,
+)
+from bridge.errors import BridgeError, PermissionDeniedError, UnauthenticatedError
+
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+)
+PAGES: tuple[tuple[str, str], ...] = (
+    ("home", "Home"),
+    ("approvals", "Approvals"),
+    ("devices", "Devices"),
+    ("mesh", "Mesh"),
+    ("health", "Health"),
+)
+STATIC_TYPES = {"console.js": "text/javascript", "console.css": "text/css"}
+MAX_FORM_BYTES = 20_000
+# (cluster id, attribute id) pairs the pages show: OnOff, LevelControl, ColorControl,
+# Thermostat, DoorLock, WindowCovering, TemperatureMeasurement.
+STATE_ATTRIBUTES: tuple[tuple[int, int], ...] = (
+    (6, 0), (8, 0), (0x300, 0), (0x300, 1), (0x300, 7), (0x300, 8),
+    (0x201, 0), (0x201, 0x11), (0x201, 0x12), (0x201, 0x1C),
+    (0x101, 0), (0x102, 0xE), (0x402, 0),
+)  # fmt: skip
+LINKS_KEY: web.AppKey[LinkStore] = web.AppKey("console_links", LinkStore)
+
+
+def _headers() -> dict[str, str]:
+    return {
+        "Content-Security-Policy": CSP,
+        "X-Content-Type-Options": "nosniff",
+        "Referrer-Policy": "no-referrer",
+        "Cache-Control": "no-store",
+        "X-Frame-Options": "DENY",
+    }
+
+
+def _page(title: str, body: str, *, session: Session | None = None, page: str = "") -> str:
+    esc = html.escape
+    nav = ""
+    meta = ""
+    if session is not None:
+        items = "".join(
+            f'<li><a href="/console/{key}"{" aria-current=page" if key == page else ""}>'
+            f"{esc(label)}</a></li>"
+            for key, label in PAGES
+        )
+        nav = (
+            f'<nav aria-label="Console"><ul>{items}</ul>'
+            f'<form method="post" action="/console/signout" class="signout">'
+            f'<input type="hidden" name="csrf" value="{esc(session.csrf)}">'
+            f'<span class="who">{esc(session.agent_id)}</span>'
+            f'<button type="submit">Sign out</button></form></nav>'
+        )
+        meta = f'<meta name="csrf" content="{esc(session.csrf)}">'
+    return (
+        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"{meta}<title>{esc(title)} · Atmosphere</title>"
+        '<link rel="stylesheet" href="/console/static/console.css">'
+        '<script type="module" src="/console/static/console.js"></script>'
+        f'</head><body><header><span class="brand">Atmosphere</span>{nav}</header>'
+        f'<main id="main" data-page="{esc(page)}" tabindex="-1">'
+        f"<h1>{esc(title)}</h1>{body}</main></body></html>"
+    )
+
+
+def _html(text: str, status: int = 200) -> web.Response:
+    return web.Response(text=text, status=status, content_type="text/html", headers=_headers())
+
+
+def _sign_in_page(message: str = "", status: int = 200) -> web.Response:
+    note = f'<p class="error" role="alert">{html.escape(message)}</p>' if message else ""
+    body = (
+        f"{note}<p>Open the link printed by <code>atmosphere-bridge console link</code> "
+        "(or the <code>make demo</code> banner), or paste a token.</p>"
+        '<form method="post" action="/console/signin" class="card">'
+        '<label for="token">Token</label>'
+        '<textarea id="token" name="token" rows="4" required autocomplete="off" '
+        'spellcheck="false"></textarea>'
+        '<button type="submit">Sign in</button></form>'
+    )
+    return _html(_page("Sign in", body, page="signin"), status)
+
+
+def _service(request: web.Request) -> Any:
+    from bridge.api.app import service_of
+
+    return service_of(request)
+
+
+def _verify_token(request: web.Request, raw: str) -> AgentToken:
+    runtime = _service(request).invocation
+    if runtime is None:
+        raise UnauthenticatedError("this node cannot verify tokens", {"reason": "no_verifier"})
+    token: AgentToken = runtime.verifier.verify(raw)
+    return token
+
+
+def _signed_in(request: web.Request, token_raw: str, agent: AgentToken) -> web.Response:
+    store = request.app[SESSIONS_KEY]
+    session = store.create(
+        token=token_raw,
+        agent_id=agent.agent_id,
+        permissions=agent.permissions,
+        expires_at=min(agent.expires_at, time.time() + SESSION_TTL_S),
+    )
+    response = web.HTTPSeeOther("/console/home", headers=_headers())
+    set_cookie(response, session)
+    raise response
+
+
+async def _form(request: web.Request) -> dict[str, str]:
+    if not same_origin(request):
+        raise PermissionDeniedError("forms must come from this console", {"reason": "origin"})
+    if (request.content_length or 0) > MAX_FORM_BYTES:
+        raise PermissionDeniedError("form too large", {"reason": "size"})
+    data = await request.post()
+    return {k: v for k, v in data.items() if isinstance(v, str)}
+
+
+async def root(request: web.Request) -> web.StreamResponse:
+    """Send the browser to its home page or to sign in."""
+    target = "/console/home" if session_of(request) else "/console/signin"
+    raise web.HTTPSeeOther(target, headers=_headers())
+
+
+async def sign_in_form(request: web.Request) -> web.Response:
+    """Show the sign-in page."""
+    return _sign_in_page()
+
+
+async def sign_in(request: web.Request) -> web.Response:
+    """Sign in with a pasted token."""
+    try:
+        form = await _form(request)
+        raw = form.get("token", "").strip()
+        agent = _verify_token(request, raw)
+    except BridgeError as err:
+        return _sign_in_page(f"Not signed in: {err.message}", 401)
+    return _signed_in(request, raw, agent)
+
+
+async def link_form(request: web.Request) -> web.Response:
+    """Show the one-time link's confirm button (a GET never uses the code up)."""
+    code = request.query.get("code", "")
+    body = (
+        "<p>This one-time link signs this browser in to the console.</p>"
+        '<form method="post" action="/console/link" class="card">'
+        f'<input type="hidden" name="code" value="{html.escape(code)}">'
+        '<button type="submit" id="use-link">Sign in to this bridge</button></form>'
+    )
+    return _html(_page("Sign in", body, page="signin"))
+
+
+async def use_link(request: web.Request) -> web.Response:
+    """Use up a one-time code: issue a console token with its permissions and sign in."""
+    service = _service(request)
+    try:
+        form = await _form(request)
+        perms, label = await request.app[LINKS_KEY].consume(form.get("code", ""))
+        runtime = service.invocation
+        if runtime is None:
+            raise UnauthenticatedError("this node cannot issue tokens", {"reason": "no_issuer"})
+        raw = issue_token(
+            runtime.key, agent_id=f"console:{label}", permissions=perms, ttl_s=SESSION_TTL_S
+        )
+        _record_issued(service, raw)
+        agent = _verify_token(request, raw)
+    except BridgeError as err:
+        return _sign_in_page(f"Not signed in: {err.message}", 401)
+    return _signed_in(request, raw, agent)
+
+
+def _record_issued(service: Any, raw: str) -> None:
+    from bridge.auth.tokens import IssuedTokens
+
+    IssuedTokens(service.db).record_sync(raw)
+
+
+async def sign_out(request: web.Request) -> web.Response:
+    """End the session (the form carries the CSRF secret)."""
+    session = session_of(request)
+    if session is not None:
+        form = await _form(request)
+        import hmac
+
+        if not hmac.compare_digest(form.get("csrf", "").encode(), session.csrf.encode()):
+            raise PermissionDeniedError("sign-out lacks its CSRF token", {"reason": "csrf"})
+        request.app[SESSIONS_KEY].end(session.id)
+    response = web.HTTPSeeOther("/console/signin", headers=_headers())
+    response.del_cookie(COOKIE, path="/")
+    raise response
+
+
+def _titles() -> dict[str, str]:
+    return dict(PAGES)
+
+
+async def page(request: web.Request) -> web.Response:
+    """Render a page's shell for a signed-in browser."""
+    name = request.match_info["page"]
+    titles = _titles()
+    if name not in titles:
+        return _html(_page("Not found", "<p>No such page.</p>"), 404)
+    session = session_of(request)
+    if session is None:
+        raise web.HTTPSeeOther("/console/signin", headers=_headers())
+    body = f'<div id="content" aria-live="polite" data-page="{name}"><p>Loading…</p></div>'
+    return _html(_page(titles[name], body, session=session, page=name))
+
+
+async def static(request: web.Request) -> web.Response:
+    """Serve the console's own script and style sheet."""
+    name = request.match_info["name"]
+    if name not in STATIC_TYPES:
+        return web.Response(status=404, text="not found", headers=_headers())
+    data = resources.files("bridge.console").joinpath("static", name).read_bytes()
+    headers = _headers()
+    headers["Cache-Control"] = "no-cache"
+    return web.Response(body=data, content_type=STATIC_TYPES[name], headers=headers)
+
+
+async def device_state(request: web.Request) -> web.Response:
+    """Return each device's current attribute values and control tools (session only)."""
+    session = session_of(request)
+    if session is None:
+        raise UnauthenticatedError("sign in to the console first", {"reason": "missing"})
+    token = _verify_token(request, session.token)
+    if not any(covers(p, "device:read:devices") for p in token.permissions):
+        raise PermissionDeniedError("this needs 'device:read:devices'",
+                                    {"required": "device:read:devices"})  # fmt: skip
+    service = _service(request)
+    runtime = service.matter
+    out: list[dict[str, Any]] = []
+    if runtime is not None:
+        tools_by_device: dict[str, list[dict[str, Any]]] = {}
+        for tool in runtime.bridge.registry.list():
+            meta = tool.definition.metadata
+            device = (meta.get("device") or {}).get("id")
+            if device is None:
+                continue
+            matter = meta.get("matter") or {}
+            tools_by_device.setdefault(device, []).append({
+                "name": tool.definition.name,
+                "command": matter.get("command"),
+                "attribute": matter.get("attribute"),
+                "dangerous": tool.definition.dangerous,
+                "params": sorted(tool.definition.parameters.get("properties") or {}),
+            })  # fmt: skip
+        for device in runtime.bridge.devices():
+            doc = device.to_json()
+            doc["attrs"] = {
+                f"{device.endpoint_id}/{c}/{a}": device.attr(c, a)
+                for c, a in STATE_ATTRIBUTES
+                if device.attr(c, a) is not None
+            }
+            doc["tools"] = sorted(tools_by_device.get(device.id, []), key=lambda t: t["name"])
+            out.append(doc)
+    return web.json_response({"devices": out}, headers=_headers())
+
+
+def setup(app: web.Application) -> None:
+    """Add the console's routes at ``/`` and ``/console/``."""
+    service = _service_of_app(app)
+    app[SESSIONS_KEY] = SessionStore()
+    app[LINKS_KEY] = LinkStore(service.db)
+    app.router.add_get("/", root)
+    app.router.add_get("/console/signin", sign_in_form)
+    app.router.add_post("/console/signin", sign_in)
+    app.router.add_get("/console/link", link_form)
+    app.router.add_post("/console/link", use_link)
+    app.router.add_post("/console/signout", sign_out)
+    app.router.add_get("/console/static/{name}", static)
+    app.router.add_get("/console/api/devices", device_state)
+    app.router.add_get("/console/{page}", page)
+
+
+def _service_of_app(app: web.Application) -> Any:
+    from bridge.api.app import SERVICE_KEY
+
+    return app[SERVICE_KEY]
