@@ -5,7 +5,7 @@ secret in a ``<meta>``) that ``console.js`` fills from the ``/v1/`` API and the
 ``/v1/events`` WebSocket with the session's token. Responses carry a strict
 Content-Security-Policy (scripts, styles and connections only from this origin, no
 inline code, no framing), ``no-store`` and ``no-referrer`` (a sign-in link's code never
-leaves in a ``Referer``). ``GET /console/api/devices`` is the one read the ``/v1/`` API
+leaves in a ``Referer``). ``GET /console/api/state`` is the one read the ``/v1/`` API
 lacks: each device's current attribute values (on/off, level, colour, temperatures,
 lock state, cover position) and the tools that control it; it checks the session's
 token like the API (``device:read:devices``).
@@ -55,7 +55,6 @@ STATE_ATTRIBUTES: tuple[tuple[int, int], ...] = (
     (0x201, 0), (0x201, 0x11), (0x201, 0x12), (0x201, 0x1C),
     (0x101, 0), (0x102, 0xE), (0x402, 0),
 )  # fmt: skip
-LINKS_KEY: web.AppKey[LinkStore] = web.AppKey("console_links", LinkStore)
 
 
 def _headers() -> dict[str, str]:
@@ -191,7 +190,7 @@ async def use_link(request: web.Request) -> web.Response:
     service = _service(request)
     try:
         form = await _form(request)
-        perms, label = await request.app[LINKS_KEY].consume(form.get("code", ""))
+        perms, label = await LinkStore(service.db).consume(form.get("code", ""))
         runtime = service.invocation
         if runtime is None:
             raise UnauthenticatedError("this node cannot issue tokens", {"reason": "no_issuer"})
@@ -295,21 +294,28 @@ async def device_state(request: web.Request) -> web.Response:
 
 def setup(app: web.Application) -> None:
     """Add the console's routes at ``/`` and ``/console/``."""
-    service = _service_of_app(app)
     app[SESSIONS_KEY] = SessionStore()
-    app[LINKS_KEY] = LinkStore(service.db)
-    app.router.add_get("/", root)
-    app.router.add_get("/console/signin", sign_in_form)
-    app.router.add_post("/console/signin", sign_in)
-    app.router.add_get("/console/link", link_form)
-    app.router.add_post("/console/link", use_link)
-    app.router.add_post("/console/signout", sign_out)
-    app.router.add_get("/console/static/{name}", static)
-    app.router.add_get("/console/api/devices", device_state)
-    app.router.add_get("/console/{page}", page)
+    from bridge.api.openapi import add_route
 
-
-def _service_of_app(app: web.Application) -> Any:
-    from bridge.api.app import SERVICE_KEY
-
-    return app[SERVICE_KEY]
+    html_page = {"200": "an HTML page", "303": "to the sign-in page"}
+    for method, path, handler, op, summary, responses in (
+        ("GET", "/", root, "consoleRoot", "The console: home or sign-in", {"303": "redirect"}),
+        ("GET", "/console/signin", sign_in_form, "consoleSignInForm", "The sign-in page",
+         html_page),
+        ("POST", "/console/signin", sign_in, "consoleSignIn", "Sign in with a pasted token "
+         "(form field token)", {"303": "signed in", "401": "token refused"}),
+        ("GET", "/console/link", link_form, "consoleLinkForm", "A one-time link's page",
+         html_page),
+        ("POST", "/console/link", use_link, "consoleUseLink", "Use up a one-time link's "
+         "code (form field code)", {"303": "signed in", "401": "used or expired"}),
+        ("POST", "/console/signout", sign_out, "consoleSignOut", "End the session "
+         "(form field csrf)", {"303": "signed out", "403": "CSRF secret missing"}),
+        ("GET", "/console/static/{name}", static, "consoleStatic", "The console's script "
+         "and style sheet", {"200": "the file", "404": "no such file"}),
+        ("GET", "/console/api/state", device_state, "consoleDeviceState", "Devices' current "
+         "attribute values and control tools (session cookie)",
+         {"200": "devices", "401": "not signed in", "403": "no device:read:devices"}),
+        ("GET", "/console/{page}", page, "consolePage", "A console page", html_page),
+    ):  # fmt: skip
+        add_route(app, method, path, handler, operation_id=op, summary=summary,
+                  tags=["console"], responses=responses)  # fmt: skip

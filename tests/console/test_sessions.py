@@ -126,7 +126,7 @@ async def test_a_pasted_token_signs_in_and_a_bad_one_does_not(
             assert "phone" in await page.text()
         async with client.get(f"{bridge_server.url}/v1/approvals") as res:
             assert res.status == 200
-        async with client.get(f"{bridge_server.url}/console/api/devices") as res:
+        async with client.get(f"{bridge_server.url}/console/api/state") as res:
             assert res.status == 403
             assert (await res.json())["error"]["code"] == "PERMISSION_DENIED"
     async with await _client(bridge_server) as client:

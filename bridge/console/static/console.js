@@ -172,7 +172,7 @@ function refreshCard(device) {
 }
 
 async function home() {
-  const data = await api("GET", "/console/api/devices");
+  const data = await api("GET", "/console/api/state");
   devices.clear();
   const rooms = new Map();
   for (const device of data.devices) {
