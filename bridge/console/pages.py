@@ -4,11 +4,12 @@ Every page is an HTML shell rendered here (navigation, the signed-in agent, the 
 secret in a ``<meta>``) that ``console.js`` fills from the ``/v1/`` API and the
 ``/v1/events`` WebSocket with the session's token. Responses carry a strict
 Content-Security-Policy (scripts, styles and connections only from this origin, no
-inline code, no framing), ``no-store`` and ``no-referrer`` (a sign-in link's code never
-leaves in a ``Referer``). ``GET /console/api/state`` is the one read the ``/v1/`` API
-lacks: each device's current attribute values (on/off, level, colour, temperatures,
-lock state, cover position) and the tools that control it; it checks the session's
-token like the API (``device:read:devices``).
+inline code, no framing), ``no-store`` and a ``same-origin`` referrer policy (a
+sign-in link's code never leaves for another site in a ``Referer``; ``no-referrer``
+would make Chromium send ``Origin: null`` on our own forms). ``GET /console/api/state``
+is the one read the ``/v1/`` API lacks: each device's current attribute values
+(on/off, level, colour, temperatures, lock state, cover position) and the tools that
+control it; it checks the session's token like the API (``device:read:devices``).
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ def _headers() -> dict[str, str]:
     return {
         "Content-Security-Policy": CSP,
         "X-Content-Type-Options": "nosniff",
-        "Referrer-Policy": "no-referrer",
+        "Referrer-Policy": "same-origin",
         "Cache-Control": "no-store",
         "X-Frame-Options": "DENY",
     }

@@ -51,7 +51,7 @@ async def test_link_signs_in_once_with_a_strict_http_only_cookie(
         async with client.get(link) as shown:
             assert shown.status == 200
             assert shown.headers["Content-Security-Policy"] == CSP
-            assert shown.headers["Referrer-Policy"] == "no-referrer"
+            assert shown.headers["Referrer-Policy"] == "same-origin"
             assert COOKIE not in shown.cookies
         async with await _sign_in(client, bridge_server, _code(link)) as res:
             assert res.status == 303
