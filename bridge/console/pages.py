@@ -34,7 +34,12 @@ from bridge.console.sessions import (
     session_of,
     set_cookie,
 )
-from bridge.errors import BridgeError, PermissionDeniedError, UnauthenticatedError
+from bridge.errors import (
+    BridgeError,
+    InvalidRequestError,
+    PermissionDeniedError,
+    UnauthenticatedError,
+)
 
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -293,6 +298,25 @@ async def device_state(request: web.Request) -> web.Response:
     return web.json_response({"devices": out}, headers=_headers())
 
 
+MAX_QR_TEXT = 400
+
+
+async def qr_code(request: web.Request) -> web.Response:
+    """Return ``?text=`` as a QR code (SVG, error correction M) for a signed-in browser."""
+    if session_of(request) is None:
+        raise UnauthenticatedError("sign in to the console first", {"reason": "missing"})
+    text = request.query.get("text", "")
+    if not 0 < len(text) <= MAX_QR_TEXT:
+        raise InvalidRequestError(f"text must have 1-{MAX_QR_TEXT} characters")
+    import io
+
+    import segno
+
+    out = io.BytesIO()
+    segno.make(text, error="m", micro=False).save(out, kind="svg", scale=6, border=4)
+    return web.Response(body=out.getvalue(), content_type="image/svg+xml", headers=_headers())
+
+
 def setup(app: web.Application) -> None:
     """Add the console's routes at ``/`` and ``/console/``."""
     app[SESSIONS_KEY] = SessionStore()
@@ -316,6 +340,9 @@ def setup(app: web.Application) -> None:
         ("GET", "/console/api/state", device_state, "consoleDeviceState", "Devices' current "
          "attribute values and control tools (session cookie)",
          {"200": "devices", "401": "not signed in", "403": "no device:read:devices"}),
+        ("GET", "/console/api/qr", qr_code, "consoleQrCode", "A QR code of ?text= (SVG; "
+         "session cookie)", {"200": "image/svg+xml", "400": "no or too long text",
+                             "401": "not signed in"}),
         ("GET", "/console/{page}", page, "consolePage", "A console page", html_page),
     ):  # fmt: skip
         add_route(app, method, path, handler, operation_id=op, summary=summary,

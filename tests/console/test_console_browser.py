@@ -10,6 +10,7 @@ more → phone layout, labels and keyboard. Screenshots land in tests/output/con
 from __future__ import annotations
 
 import json
+import re
 import threading
 import urllib.error
 import urllib.request
@@ -203,7 +204,7 @@ def test_approve_one_dangerous_call_and_deny_another(console: Console) -> None:
     assert "4711" not in text
     assert "0 of 1 approvals" in text
     assert " s left" in text
-    screenshot(c.driver, "approvals-desktop")
+    screenshot(c.driver, "approvals-pending-desktop")
     c.css("#pending button.approve").click()
     call.join(30)
     assert results[0][0] == 200
@@ -228,6 +229,46 @@ def test_approve_one_dangerous_call_and_deny_another(console: Console) -> None:
 
 async def _register(bridge: ThreadedBridge, definition: ToolDefinition, handler: Any) -> None:
     bridge.service.registry.register(definition, handler)
+
+
+def test_share_the_light_and_add_it_to_a_second_fabric(
+    console: Console, fabric: Fabric
+) -> None:
+    c = console
+    c.go("devices")
+    share = wait_for(lambda: c.css(f'form[data-device="{LIGHT}"] button.share'), what="Share")
+    assert share.get_attribute("aria-label") == "Share Living Room Light with another app"
+    share.click()
+    manual = wait_for(lambda: c.css(f'form[data-device="{LIGHT}"] .manual-code').text,
+                      60, "the pairing code")  # fmt: skip
+    qr_text = c.css(f'form[data-device="{LIGHT}"] .qr-text').text
+    assert re.fullmatch(r"\d{11}", manual), manual
+    assert re.fullmatch(r"MT:[0-9A-Z.-]{19,}", qr_text), qr_text
+    img = c.css(f'form[data-device="{LIGHT}"] img.qr')
+    wait_for(lambda: c.driver.execute_script("return arguments[0].naturalWidth", img) > 0,
+             what="the QR image loaded")  # fmt: skip
+    assert img.get_attribute("alt") == f"QR code {qr_text}"
+    screenshot(c.driver, "devices-share-desktop")
+    # Another ecosystem: a second controller on its own fabric commissions the light
+    # with the code the page shows; the first bridge keeps it.
+    second = ThreadedBridge(fabric, "console-second")
+    second.start()
+    try:
+        req = urllib.request.Request(
+            f"{second.url}/v1/devices/commission", method="POST",
+            data=json.dumps({"code": manual, "name": "Shared Light"}).encode(),
+            headers={"Authorization": f"Bearer {second.token}",
+                     "Content-Type": "application/json"},
+        )  # fmt: skip
+        with urllib.request.urlopen(req, timeout=300) as res:
+            answer = json.loads(res.read())
+        assert answer["stages"] == ALL_STAGES
+        assert answer["name"] == "Shared Light"
+        assert "shared_light_toggle" in answer["tools"]
+    finally:
+        second.stop()
+    c.go("home")
+    wait_for(lambda: _state_text(c) in ("On", "Off"), what="still on the first bridge")
 
 
 def test_phone_layout_labels_and_keyboard(console: Console) -> None:

@@ -60,11 +60,14 @@ function redact(params) {
   return JSON.stringify(out);
 }
 
+// Follow /v1/events (reconnecting); the promise settles when the first socket is open.
 function events(types, onEvent) {
   let delay = 500;
+  let opened;
+  const ready = new Promise((resolve) => { opened = resolve; });
   const open = () => {
     const ws = new WebSocket(`${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/v1/events?types=${types}`);
-    ws.addEventListener("open", () => { delay = 500; document.body.dataset.live = "yes"; });
+    ws.addEventListener("open", () => { delay = 500; document.body.dataset.live = "yes"; opened(); });
     ws.addEventListener("message", (msg) => {
       try { onEvent(JSON.parse(msg.data)); } catch (err) { console.error(err); }
     });
@@ -75,6 +78,7 @@ function events(types, onEvent) {
     });
   };
   open();
+  return ready;
 }
 
 // ---- home ----------------------------------------------------------------------------
@@ -295,6 +299,8 @@ async function devicesPage() {
     submit.disabled = !res.ok;
   });
   let current = null;
+  let onProgress = () => {};
+  let live = Promise.resolve();
   const form = el("form", { class: "card", id: "commission", onsubmit: async (e) => {
     e.preventDefault();
     stages.replaceChildren();
@@ -302,25 +308,38 @@ async function devicesPage() {
     if (name.value.trim()) body.name = name.value.trim();
     if (room.value.trim()) body.room = room.value.trim();
     try {
+      await live;
       const res = await api("POST", "/v1/devices/commission?wait=false", body);
-      current = res.commission_id;
       status("Commissioning started");
+      onProgress(res.commission_id);
     } catch (err) { status(`Cannot commission: ${err.message}`, "error"); }
   } },
   el("h2", {}, "Add a device"),
   el("label", { for: "code" }, "Pairing code"), codeInput, check,
   el("label", { for: "new-name" }, "Name (optional)"), name,
   el("label", { for: "new-room" }, "Room (optional)"), room, submit, stages);
-  const list = el("div", { id: "device-list" });
-  content.replaceChildren(form, el("h2", {}, "Devices"), list);
-  await renderDeviceList(list);
-  events("commissioning.,registry.", (event) => {
-    if (event.type === "commissioning.progress" && event.data.commission_id === current) {
-      const stage = event.data.stage;
-      const text = stage === "failed" ? `failed: ${event.data.error?.message ?? "unknown error"}` : stage;
-      stages.append(el("li", { "data-stage": stage, class: stage === "failed" ? "error" : "ok" }, `${text} (${(event.data.elapsed_ms / 1000).toFixed(1)} s)`));
-      if (stage === "tools_ready") { status("Device ready", "ok"); renderDeviceList(list); }
-    }
+  const deviceList = el("div", { id: "device-list" });
+  content.replaceChildren(form, el("h2", {}, "Devices"), deviceList);
+  await renderDeviceList(deviceList);
+  // Stages can arrive before the answer naming the commission: keep them by id.
+  const progress = new Map();
+  const show = () => {
+    const list = progress.get(current) ?? [];
+    stages.replaceChildren(...list.map((data) => {
+      const stage = data.stage;
+      const text = stage === "failed" ? `failed: ${data.error?.message ?? "unknown error"}` : stage;
+      return el("li", { "data-stage": stage, class: stage === "failed" ? "error" : "ok" }, `${text} (${(data.elapsed_ms / 1000).toFixed(1)} s)`);
+    }));
+    if (list.some((d) => d.stage === "tools_ready")) { status("Device ready", "ok"); renderDeviceList(deviceList); }
+    if (list.some((d) => d.stage === "failed")) status("Commissioning failed", "error");
+  };
+  onProgress = (id) => { current = id; show(); };
+  live = events("commissioning.,registry.", (event) => {
+    if (event.type !== "commissioning.progress") return;
+    const id = event.data.commission_id;
+    if (!progress.has(id)) progress.set(id, []);
+    progress.get(id).push(event.data);
+    if (id === current) show();
   });
 }
 
@@ -348,12 +367,27 @@ async function renderDeviceList(list) {
     el("label", { for: `${id}-aliases` }, "Aliases (comma-separated)"), aliasIn,
     el("div", { class: "controls" },
       el("button", { type: "submit" }, "Save"),
+      el("button", { type: "button", class: "share", "aria-label": `Share ${d.name} with another app`, onclick: (e) => share(d, e.target.closest("form")) }, "Share"),
       el("button", { type: "button", class: "deny", "aria-label": `Remove ${d.name}`, onclick: async () => {
         if (!confirm(`Remove ${d.name} from this bridge?`)) return;
         try { await api("DELETE", `/v1/devices/${encodeURIComponent(d.id)}`); status(`Removed ${d.name}`, "ok"); renderDeviceList(list); }
         catch (err) { status(`Not removed: ${err.message}`, "error"); }
       } }, "Remove")));
   }));
+}
+
+async function share(device, form) {
+  status(`Opening a pairing window on ${device.name}…`);
+  try {
+    const res = await api("POST", `/v1/devices/${encodeURIComponent(device.id)}/share`, {});
+    form.querySelector(".shared")?.remove();
+    form.append(el("div", { class: "shared", role: "group", "aria-label": `Pairing code for ${device.name}` },
+      el("p", {}, `Add ${device.name} in another Matter app within ${Math.round(res.window_s / 60)} minutes with:`),
+      el("p", {}, "Manual code: ", el("strong", { class: "manual-code" }, res.manual_code)),
+      el("img", { class: "qr", src: `/console/api/qr?text=${encodeURIComponent(res.qr_code)}`, alt: `QR code ${res.qr_code}`, width: 180, height: 180 }),
+      el("p", {}, el("code", { class: "qr-text" }, res.qr_code))));
+    status(`Pairing window open on ${device.name}`, "ok");
+  } catch (err) { status(`Cannot share: ${err.message}`, "error"); }
 }
 
 // ---- mesh and health -----------------------------------------------------------------
