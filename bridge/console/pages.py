@@ -321,6 +321,9 @@ def setup(app: web.Application) -> None:
     """Add the console's routes at ``/`` and ``/console/``."""
     app[SESSIONS_KEY] = SessionStore()
     from bridge.api.openapi import add_route
+    from bridge.console.webhook import webhook_ctx
+
+    app.cleanup_ctx.append(webhook_ctx)
 
     html_page = {"200": "an HTML page", "303": "to the sign-in page"}
     for method, path, handler, op, summary, responses in (
