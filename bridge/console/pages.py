@@ -95,6 +95,7 @@ def _page(title: str, body: str, *, session: Session | None = None, page: str = 
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"{meta}<title>{esc(title)} · Atmosphere</title>"
+        '<link rel="icon" href="data:,">'
         '<link rel="stylesheet" href="/console/static/console.css">'
         '<script type="module" src="/console/static/console.js"></script>'
         f'</head><body><header><span class="brand">Atmosphere</span>{nav}</header>'
