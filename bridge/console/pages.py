@@ -50,6 +50,7 @@ PAGES: tuple[tuple[str, str], ...] = (
     ("approvals", "Approvals"),
     ("devices", "Devices"),
     ("mesh", "Mesh"),
+    ("audit", "Audit"),
     ("health", "Health"),
 )
 STATIC_TYPES = {"console.js": "text/javascript", "console.css": "text/css"}
@@ -300,6 +301,83 @@ async def device_state(request: web.Request) -> web.Response:
 
 
 MAX_QR_TEXT = 400
+AUDIT_PERMISSION = "admin:audit"
+AUDIT_PAGE = 50
+AUDIT_MAX_ROWS = 10_000
+AUDIT_FILTERS = {"agent": "agent_id", "tool": "tool", "decision": "decision"}
+AUDIT_CSV_COLUMNS = ("id", "ts", "agent_id", "tool", "decision", "outcome", "error_code",
+                     "duration_ms", "call_id", "node_id")  # fmt: skip
+
+
+async def audit(request: web.Request) -> web.Response:
+    """Return audit entries (filters, pages of 50, or ``format=csv``) for a signed-in admin.
+
+    Query: ``agent``, ``tool``, ``decision``, ``since`` (Unix seconds), ``page`` (0-based),
+    ``format`` (``json`` or ``csv``; CSV holds every match up to 10,000 rows, without
+    parameters or results). Needs ``admin:audit``.
+    """
+    session = session_of(request)
+    if session is None:
+        raise UnauthenticatedError("sign in to the console first", {"reason": "missing"})
+    token = _verify_token(request, session.token)
+    if not any(covers(p, AUDIT_PERMISSION) for p in token.permissions):
+        raise PermissionDeniedError(f"this needs '{AUDIT_PERMISSION}'",
+                                    {"required": AUDIT_PERMISSION})  # fmt: skip
+    query = request.query
+    unknown = sorted(set(query) - {*AUDIT_FILTERS, "since", "page", "format"})
+    if unknown:
+        raise InvalidRequestError(f"unknown query parameter(s): {', '.join(unknown)}")
+    filters: dict[str, Any] = {}
+    for name, column in AUDIT_FILTERS.items():
+        value = query.get(name, "").strip()
+        if len(value) > 256:
+            raise InvalidRequestError(f"{name} is longer than 256 characters")
+        filters[column] = value or None
+    try:
+        since = float(query["since"]) if query.get("since") else None
+        page_no = int(query.get("page", "0"))
+    except ValueError as err:
+        raise InvalidRequestError("since must be a number and page an integer") from err
+    if since is not None and not 0 <= since < 1e11:
+        raise InvalidRequestError("since must be Unix seconds")
+    if not 0 <= page_no < AUDIT_MAX_ROWS // AUDIT_PAGE:
+        raise InvalidRequestError(f"page must be 0-{AUDIT_MAX_ROWS // AUDIT_PAGE - 1}")
+    fmt = query.get("format", "json")
+    if fmt not in ("json", "csv"):
+        raise InvalidRequestError("format must be 'json' or 'csv'")
+    log = _service(request).invocation.audit
+    if fmt == "csv":
+        import csv
+        import io
+
+        rows = await log.query(**filters, since=since, limit=AUDIT_MAX_ROWS)
+        out = io.StringIO()
+        writer = csv.writer(out)
+        writer.writerow(AUDIT_CSV_COLUMNS)
+        for entry in rows:
+            doc = entry.to_json()
+            writer.writerow([_csv_cell(doc[c]) for c in AUDIT_CSV_COLUMNS])
+        headers = _headers()
+        headers["Content-Disposition"] = 'attachment; filename="audit.csv"'
+        return web.Response(text=out.getvalue(), content_type="text/csv", headers=headers)
+    rows = await log.query(**filters, since=since, limit=(page_no + 1) * AUDIT_PAGE + 1)
+    window = rows[page_no * AUDIT_PAGE:(page_no + 1) * AUDIT_PAGE]
+    return web.json_response({
+        "entries": [e.to_json() for e in window], "page": page_no, "page_size": AUDIT_PAGE,
+        "more": len(rows) > (page_no + 1) * AUDIT_PAGE,
+    }, headers=_headers(), dumps=_json_dumps)  # fmt: skip
+
+
+def _json_dumps(data: Any) -> str:
+    import json
+
+    return json.dumps(data, default=str, ensure_ascii=False)
+
+
+def _csv_cell(value: Any) -> str:
+    text = "" if value is None else str(value)
+    # A cell a spreadsheet would run as a formula is quoted with a leading apostrophe.
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
 
 
 async def qr_code(request: web.Request) -> web.Response:
@@ -347,6 +425,10 @@ def setup(app: web.Application) -> None:
         ("GET", "/console/api/qr", qr_code, "consoleQrCode", "A QR code of ?text= (SVG; "
          "session cookie)", {"200": "image/svg+xml", "400": "no or too long text",
                              "401": "not signed in"}),
+        ("GET", "/console/api/audit", audit, "consoleAudit", "Audit entries: filters, "
+         "pages, CSV (session cookie; needs admin:audit)",
+         {"200": "entries or CSV", "400": "bad filter", "401": "not signed in",
+          "403": "no admin:audit"}),
         ("GET", "/console/{page}", page, "consolePage", "A console page", html_page),
     ):  # fmt: skip
         add_route(app, method, path, handler, operation_id=op, summary=summary,

@@ -170,3 +170,64 @@ async def test_pages_without_a_session_go_to_sign_in(bridge_server: BridgeServer
         async with client.get(f"{bridge_server.url}/v1/tools") as res:
             assert res.status == 401
             assert (await res.json())["error"]["details"]["reason"] == "session_ended"
+
+
+async def test_audit_filters_pages_and_csv(bridge_server: BridgeServer) -> None:
+    runtime = bridge_server.service.invocation
+    assert runtime is not None
+    # 60 refused calls leave 60 "unauthenticated" entries.
+    for _ in range(60):
+        async with bridge_server.client.post(
+            f"{bridge_server.url}/v1/invoke", json={"tool": "x"},
+            headers={"Authorization": "Bearer bad"},
+        ) as refused:  # fmt: skip
+            assert refused.status == 401
+    admin = issue_token(runtime.key, agent_id="auditor", permissions=["admin:audit"], ttl_s=60)
+    async with await _client(bridge_server) as client:
+        async with client.post(f"{bridge_server.url}/console/signin", data={"token": admin},
+                               headers={"Origin": bridge_server.url},
+                               allow_redirects=False) as res:  # fmt: skip
+            assert res.status == 303
+        url = f"{bridge_server.url}/console/api/audit"
+        async with client.get(url, params={"decision": "unauthenticated"}) as res:
+            first = await res.json()
+        assert len(first["entries"]) == 50
+        assert first["more"] is True
+        assert {e["decision"] for e in first["entries"]} == {"unauthenticated"}
+        async with client.get(url, params={"decision": "unauthenticated", "page": "1"}) as res:
+            second = await res.json()
+        assert len(second["entries"]) == 10
+        assert second["more"] is False
+        ids = [e["id"] for e in first["entries"] + second["entries"]]
+        assert ids == sorted(ids, reverse=True)
+        assert len(set(ids)) == 60
+        async with client.get(url, params={"agent": "nobody"}) as res:
+            assert (await res.json())["entries"] == []
+        async with client.get(url, params={"decision": "unauthenticated",
+                                           "format": "csv"}) as res:  # fmt: skip
+            assert res.content_type == "text/csv"
+            lines = (await res.text()).splitlines()
+        assert lines[0] == ("id,ts,agent_id,tool,decision,outcome,error_code,duration_ms,"
+                            "call_id,node_id")
+        assert len(lines) == 61
+        assert all(",unauthenticated,error,UNAUTHENTICATED," in line for line in lines[1:])
+        for bad in ({"page": "-1"}, {"since": "soon"}, {"format": "xml"}, {"limit": "5"}):
+            async with client.get(url, params=bad) as res:
+                assert res.status == 400, bad
+                assert (await res.json())["error"]["code"] == "INVALID_REQUEST"
+    narrow = issue_token(runtime.key, agent_id="guest", permissions=["device:read:*"], ttl_s=60)
+    async with await _client(bridge_server) as client:
+        async with client.post(f"{bridge_server.url}/console/signin", data={"token": narrow},
+                               headers={"Origin": bridge_server.url},
+                               allow_redirects=False) as res:  # fmt: skip
+            assert res.status == 303
+        async with client.get(f"{bridge_server.url}/console/api/audit") as res:
+            assert res.status == 403
+            assert (await res.json())["error"]["details"] == {"required": "admin:audit"}
+
+
+def test_csv_cells_never_start_a_formula() -> None:
+    from bridge.console.pages import _csv_cell
+
+    assert [_csv_cell(v) for v in ("=SUM(A1)", "+1", "-2", "@x", "plain", None, 12)] == [
+        "'=SUM(A1)", "'+1", "'-2", "'@x", "plain", "", "12"]

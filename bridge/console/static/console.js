@@ -410,7 +410,52 @@ async function health() {
     el("h2", {}, "Controller"), el("pre", { id: "controller" }, JSON.stringify(devs.controller, null, 2)));
 }
 
-const PAGES = { home, approvals, devices: devicesPage, mesh, health };
+// ---- audit ---------------------------------------------------------------------------
+
+async function audit() {
+  const field = (id, label, attrs = {}) => [el("label", { for: id }, label), el("input", { id, name: id, autocomplete: "off", ...attrs })];
+  const decision = el("select", { id: "f-decision", name: "decision" },
+    ["", "allowed", "denied", "unauthenticated", "confirmed", "rejected"].map((v) => el("option", { value: v }, v || "any")));
+  const form = el("form", { class: "card", id: "audit-filter" },
+    ...field("f-agent", "Agent"), ...field("f-tool", "Tool (full name)"),
+    el("label", { for: "f-decision" }, "Decision"), decision,
+    ...field("f-since", "Since", { type: "datetime-local" }),
+    el("div", { class: "controls" }, el("button", { type: "submit" }, "Filter"), el("a", { id: "csv", class: "button", href: "#" }, "Download CSV")));
+  const table = el("table", { id: "audit" });
+  const pager = el("div", { class: "controls" });
+  content.replaceChildren(form, table, pager);
+  let pageNo = 0;
+  const params = () => {
+    const q = new URLSearchParams();
+    for (const [key, id] of [["agent", "f-agent"], ["tool", "f-tool"]]) {
+      const v = document.getElementById(id).value.trim();
+      if (v) q.set(key, v);
+    }
+    if (decision.value) q.set("decision", decision.value);
+    const since = document.getElementById("f-since").value;
+    if (since) q.set("since", String(Math.floor(new Date(since).getTime() / 1000)));
+    return q;
+  };
+  const load = async () => {
+    const q = params();
+    document.getElementById("csv").href = `/console/api/audit?${q}&format=csv`;
+    q.set("page", String(pageNo));
+    const data = await api("GET", `/console/api/audit?${q}`);
+    table.replaceChildren(
+      el("thead", {}, el("tr", {}, ["When", "Agent", "Tool", "Decision", "Outcome", "Error"].map((h) => el("th", { scope: "col" }, h)))),
+      el("tbody", {}, data.entries.map((e) => el("tr", {},
+        el("td", {}, new Date(e.ts * 1000).toLocaleString()), el("td", {}, e.agent_id ?? ""), el("td", {}, el("code", {}, e.tool ?? "")),
+        el("td", { class: "decision" }, e.decision), el("td", {}, e.outcome ?? ""), el("td", {}, e.error_code ?? "")))));
+    pager.replaceChildren(
+      el("button", { type: "button", id: "prev", disabled: pageNo === 0, onclick: () => { pageNo -= 1; load(); } }, "Newer"),
+      el("span", {}, `Page ${pageNo + 1}`),
+      el("button", { type: "button", id: "next", disabled: !data.more, onclick: () => { pageNo += 1; load(); } }, "Older"));
+  };
+  form.addEventListener("submit", (e) => { e.preventDefault(); pageNo = 0; load().catch((err) => status(err.message, "error")); });
+  await load();
+}
+
+const PAGES = { home, approvals, devices: devicesPage, mesh, audit, health };
 
 if (content && PAGES[pageName]) {
   PAGES[pageName]().catch((err) => {
