@@ -394,13 +394,21 @@ async function share(device, form) {
 
 async function mesh() {
   const data = await api("GET", "/v1/mesh/peers");
+  const me = data.self ?? {};
   const peers = data.peers ?? [];
   content.replaceChildren(
-    el("p", {}, "This node: ", el("code", { id: "node-id" }, data.node_id ?? "—")),
-    el("table", {}, el("thead", {}, el("tr", {}, ["Peer", "Address", "Trusted", "Tools"].map((h) => el("th", { scope: "col" }, h)))),
-      el("tbody", {}, peers.map((p) => el("tr", {}, el("td", {}, el("code", {}, p.node_id ?? "")), el("td", {}, p.url ?? p.address ?? ""),
-        el("td", {}, p.trusted ? "yes" : "no"), el("td", {}, String(p.tools ?? p.tool_count ?? "")))))),
-    peers.length ? "" : el("p", {}, "No peers seen yet."));
+    el("dl", { class: "card", id: "node" },
+      el("dt", {}, "This node"), el("dd", {}, el("code", { id: "node-id" }, me.node_id ?? "—"), me.name ? ` (${me.name})` : ""),
+      el("dt", {}, "Key fingerprint"), el("dd", {}, el("code", {}, me.fingerprint ?? "—")),
+      el("dt", {}, "Trust"), el("dd", {}, me.trust === "allowlist" ? "only nodes listed in mesh.trusted_nodes" : (me.trust ?? "—"))),
+    el("h2", {}, "Peers"),
+    el("table", { id: "peers" }, el("thead", {}, el("tr", {}, ["Peer", "Fingerprint", "Addresses", "Trusted", "Offers"].map((h) => el("th", { scope: "col" }, h)))),
+      el("tbody", {}, peers.map((p) => el("tr", { "data-node": p.node_id },
+        el("td", {}, p.name ?? "", " ", el("code", {}, p.node_id)), el("td", {}, el("code", {}, p.fingerprint ?? "")),
+        el("td", {}, (p.urls ?? []).join(" ")), el("td", {}, p.trusted ? "yes" : "no"),
+        el("td", {}, p.announcement ? `${p.announcement.tools} tools, ${p.announcement.devices} devices` : "—"))))),
+    peers.length ? "" : el("p", {}, "No peers seen yet."),
+    el("p", {}, "To trust a peer, add its node id or fingerprint to mesh.trusted_nodes in the configuration (live trust from this page is not built yet)."));
 }
 
 async function health() {
