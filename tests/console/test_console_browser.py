@@ -3,12 +3,14 @@
 One bridge (real python-matter-server, real matter.js light), one browser for the
 module; tests run in file order: sign in with a one-time link → commission the light in
 the page and watch each stage → switch it and see the device's own report → press its
-button → approve one dangerous call and deny another → a narrow token sees nothing
+button → approve a dangerous call an agent asked over MCP and deny another → share the
+light into a second controller on another fabric → a narrow token sees nothing
 more → phone layout, labels and keyboard. Screenshots land in tests/output/console/.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import threading
@@ -194,30 +196,36 @@ def test_approve_one_dangerous_call_and_deny_another(console: Console) -> None:
     c.go("approvals")
     wait_for(lambda: c.css("#pending").text == "Nothing is waiting for you.", what="empty")
     results: list[Any] = []
-    call = _agent_call(c, agent, "front_door_unlock", {"door": "front", "pin_code": "4711"},
-                       results)  # fmt: skip
+    # The agent asks over MCP: the first call answers CONFIRMATION_REQUIRED at once.
+    args = {"door": "front", "pin_code": "4711"}
+    first = asyncio.run(_mcp_call(c.bridge.url, agent, "test__front_door_unlock", args))
+    assert first.is_error is True
+    assert first.structured_content["error"]["code"] == "CONFIRMATION_REQUIRED"
+    approval_id = first.structured_content["error"]["details"]["approval_id"]
     item = wait_for(lambda: c.css("#pending li.approval"), what="the pending approval")
+    assert item.get_attribute("data-approval") == approval_id
     text = item.text
     assert "Unlock the front door?" in text
-    assert "kitchen-agent asks to run test:front_door_unlock" in text or (
-        "kitchen-agent asks to run front_door_unlock" in text)
+    assert "kitchen-agent asks to run test:front_door_unlock@1.0.0" in text
     assert "4711" not in text
     assert "0 of 1 approvals" in text
     assert " s left" in text
     screenshot(c.driver, "approvals-pending-desktop")
     c.css("#pending button.approve").click()
-    call.join(30)
-    assert results[0][0] == 200
-    assert results[0][1]["status"] == "success"
-    assert results[0][1]["result"] == {"door": "front", "unlocked": True}
+    wait_for(lambda: opened, 30, "the approved call run")
     assert opened == [{"door": "front", "pin_code": "4711"}]
+    # Asking again collects the approved call's result.
+    done = asyncio.run(_mcp_call(c.bridge.url, agent, "test__front_door_unlock", args))
+    assert done.is_error is False
+    assert json.loads(done.content[0].text) == {"door": "front", "unlocked": True}
 
+    # A second request, over HTTP this time (it waits for the decision), is denied.
     call = _agent_call(c, agent, "front_door_unlock", {"door": "back", "pin_code": "0000"},
                        results)  # fmt: skip
     wait_for(lambda: "Unlock the back door?" in c.css("#pending").text, what="second approval")
     c.css("#pending button.deny").click()
     call.join(30)
-    status, body = results[1]
+    status, body = results[0]
     assert status == 403
     assert body["status"] == "error"
     assert body["error"]["code"] == "CONFIRMATION_DENIED"
@@ -225,6 +233,18 @@ def test_approve_one_dangerous_call_and_deny_another(console: Console) -> None:
     wait_for(lambda: len(c.all("#history tbody tr")) == 2, what="history of two")
     outcomes = sorted(td.text for td in c.all("#history td.status"))
     assert outcomes == ["approved", "denied"]
+
+
+async def _mcp_call(url: str, token: str, tool: str, args: dict[str, Any]) -> Any:
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    async with (
+        create_mcp_http_client(headers={"Authorization": f"Bearer {token}"}) as http,
+        Client(streamable_http_client(f"{url}/mcp", http_client=http), cache=None) as client,
+    ):
+        return await client.call_tool(tool, args)
 
 
 async def _register(bridge: ThreadedBridge, definition: ToolDefinition, handler: Any) -> None:
