@@ -255,6 +255,23 @@ def test_share_the_light_and_add_it_to_a_second_fabric(
     console: Console, fabric: Fabric
 ) -> None:
     c = console
+    # The API route refuses bad bodies and tokens without the device's manage right.
+    guest = c.key([f"device:control:{LIGHT}"], "guest")
+    for body, token, status, code in (
+        ({"window_s": 5}, c.bridge.token, 400, "INVALID_PARAMS"),
+        ({"window_s": True}, c.bridge.token, 400, "INVALID_PARAMS"),
+        ({"other": 1}, c.bridge.token, 400, "INVALID_REQUEST"),
+        ({}, guest, 403, "PERMISSION_DENIED"),
+    ):
+        req = urllib.request.Request(
+            f"{c.bridge.url}/v1/devices/{LIGHT}/share", method="POST",
+            data=json.dumps(body).encode(),
+            headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+        )  # fmt: skip
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(req, timeout=30)
+        assert refused.value.code == status, body
+        assert json.loads(refused.value.read())["error"]["code"] == code
     c.go("devices")
     share = wait_for(lambda: c.css(f'form[data-device="{LIGHT}"] button.share'), what="Share")
     assert share.get_attribute("aria-label") == "Share Living Room Light with another app"
