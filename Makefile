@@ -7,7 +7,7 @@ SHELL := /bin/bash
 VENV            := .venv
 CONTROLLER_VENV := .venv-controller
 MATTER_SERVER   := python-matter-server[server]==8.1.2
-APT_PACKAGES    := libnl-3-200 libnl-route-3-200 iproute2 systemd
+APT_PACKAGES    := libnl-3-200 libnl-route-3-200 iproute2 systemd chromium chromium-driver
 STAMPS          := .stamps
 DEVICES_DIR     := devices
 

@@ -63,6 +63,18 @@ class ApiConfig:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ConsoleConfig:
+    """Web console settings: the webhook told of each new approval.
+
+    Its body is HMAC-SHA256 signed with the secret read from
+    ``approval_webhook_secret_file`` (a file, so the secret stays out of the YAML).
+    """
+
+    approval_webhook_url: str | None = None
+    approval_webhook_secret_file: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class AuthConfig:
     """Token verification settings."""
 
@@ -169,6 +181,7 @@ class BridgeConfig:
     mesh: MeshConfig = field(default_factory=MeshConfig)
     doctor: DoctorConfig = field(default_factory=DoctorConfig)
     mcp_servers: tuple[McpServerConfig, ...] = ()
+    console: ConsoleConfig = field(default_factory=ConsoleConfig)
 
 
 @cache

@@ -29,6 +29,8 @@ NODE_SIGNED_ROUTES = frozenset(
 )
 QUERY_TOKEN_PATHS = frozenset({"/v1/events"})
 RAW_TOKEN_SLOT: web.RequestKey[str] = web.RequestKey("atmosphere.raw_token", str)
+# The web console's pages check its own session (bridge.console); its data comes from /v1/.
+CONSOLE_PREFIX = "/console/"
 MAX_AUTH_HEADER = 16_500
 
 
@@ -80,7 +82,12 @@ def _raw_token(request: web.Request) -> str:
 async def middleware(request: web.Request, handler: Any) -> web.StreamResponse:
     """Verify the bearer token of every request that needs one."""
     route = (request.method, request.path)
-    if route in PUBLIC_ROUTES or route in NODE_SIGNED_ROUTES:
+    if (
+        route in PUBLIC_ROUTES
+        or route in NODE_SIGNED_ROUTES
+        or request.path == "/"
+        or request.path.startswith(CONSOLE_PREFIX)
+    ):
         response: web.StreamResponse = await handler(request)
         return response
     from bridge.api.app import service_of  # app imports this module

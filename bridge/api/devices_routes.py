@@ -115,6 +115,24 @@ async def remove_device(request: web.Request) -> web.Response:
     return json_response(await runtime.remove(device.id))
 
 
+async def share_device(request: web.Request) -> web.Response:
+    """Open a commissioning window on a device so another ecosystem can add it."""
+    runtime = _runtime(request)
+    device = runtime.find_device(request.match_info["device"])
+    require(request, f"device:manage:{device.id}")
+    window_s = 300
+    if request.can_read_body:
+        body = await read_json(request)
+        if not isinstance(body, dict) or not set(body) <= {"window_s"}:
+            raise InvalidRequestError('body must be {} or {"window_s": 180-900}')
+        value = body.get("window_s", window_s)
+        if isinstance(value, bool) or not isinstance(value, int) or not 180 <= value <= 900:
+            raise InvalidParamsError("window_s must be an integer from 180 to 900",
+                                     {"field": "window_s"})  # fmt: skip
+        window_s = value
+    return json_response(await runtime.share(device.id, window_s=window_s))
+
+
 async def list_rooms(request: web.Request) -> web.Response:
     """Return every room with its aliases, devices and room tools."""
     require(request, "device:read:devices")
@@ -221,6 +239,21 @@ def setup(app: web.Application) -> None:
         permission="device:manage:{device}",
         operation_id="removeDevice", summary="Remove a device from the fabric and its tools",
         tags=["devices"], parameters=[path_param("device", "device id, slug or name")],
+    )  # fmt: skip
+    add_route(
+        app, "POST", "/v1/devices/{device}/share", share_device,
+        operation_id="shareDevice",
+        summary="Open a commissioning window so another ecosystem can add the device "
+        "(Matter multi-admin; needs device:manage:<device id>)",
+        tags=["devices"], parameters=[path_param("device", "device id, slug or name")],
+        request_body={
+            "type": "object",
+            "properties": {"window_s": {"type": "integer", "minimum": 180, "maximum": 900}},
+            "additionalProperties": False,
+        },
+        responses={"200": "manual_code, qr_code and window_s of the open window",
+                   "403": "PERMISSION_DENIED: needs device:manage:<device id>",
+                   "503": "the device or controller cannot be reached"},
     )  # fmt: skip
     add_route(
         app, "GET", "/v1/rooms", list_rooms,

@@ -215,7 +215,10 @@ def _say(t0: float, text: str) -> None:
 
 
 def _banner(token: str, port: int, took_s: float, service: BridgeService) -> None:
+    from bridge.cli.console import make_link
+
     base = f"http://127.0.0.1:{port}"
+    console_link = make_link(service.state_dir, base)
     names = sorted(t.definition.name for t in service.registry.list(namespace="matter"))
     on_tool = next(
         (n for n in names if n.startswith("living_room_light") and n.endswith("_on")),
@@ -232,6 +235,8 @@ def _banner(token: str, port: int, took_s: float, service: BridgeService) -> Non
         f" Atmosphere Matter Bridge demo is ready in {took_s:.1f} s: {len(names)} Matter tools",
         f" API: {base}    (Ctrl-C stops everything)",
         "=" * 78,
+        "",
+        f" Web console (one-time sign-in link, 10 min): {console_link}",
         "",
         f"export TOKEN='{token}'",
         "",

@@ -57,6 +57,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("device", help="device id (<node>-<endpoint>), slug or name")
     add_client_args(p)
     p.set_defaults(func=remove_command)
+    p = sub.add_parser("share", help="open a commissioning window so another ecosystem can "
+                                     "add the device (Matter multi-admin)")  # fmt: skip
+    p.add_argument("device", help="device id (<node>-<endpoint>), slug or name")
+    p.add_argument("--window", type=int, default=300, help="seconds the window stays open "
+                                                          "(180-900, default 300)")  # fmt: skip
+    add_client_args(p)
+    p.set_defaults(func=share_command)
 
 
 def add_alias_parser(
@@ -306,4 +313,19 @@ def remove_command(args: argparse.Namespace) -> int:
     tools = answer.get("removed_tools") or []
     node, device = answer.get("node_id"), answer.get("device_id")
     print(f"removed node {node} ({device}); {len(tools)} tools gone")
+    return 0
+
+
+def share_command(args: argparse.Namespace) -> int:
+    """Open a commissioning window on a device and print the codes another app needs."""
+    from urllib.parse import quote
+
+    from bridge.cli.client import base_url, call
+
+    url = f"{base_url(args)}/v1/devices/{quote(args.device, safe='')}/share"
+    answer = asyncio.run(call("POST", url, args.token, {"window_s": args.window}))
+    print(f"{answer['name']} ({answer['device_id']}) can be added by another Matter app "
+          f"for {answer['window_s']} s:")  # fmt: skip
+    print(f"  manual code: {answer['manual_code']}")
+    print(f"  QR code:     {answer['qr_code']}")
     return 0

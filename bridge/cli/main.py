@@ -33,6 +33,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "bridge.cli.audit",
     "bridge.cli.approvals",
     "bridge.cli.mcp",
+    "bridge.cli.console",
 )
 
 

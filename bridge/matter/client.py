@@ -743,6 +743,43 @@ class MatterAdapter:
                 {"action": action.to_json()},
             ) from err
 
+    async def open_commissioning_window(self, node_id: int, timeout_s: int = 300) -> Any:
+        """Open an enhanced commissioning window on a node (Matter multi-admin).
+
+        Returns the controller's ``CommissioningParameters`` (new passcode, manual code,
+        QR text). Raises ``ControllerUnavailableError`` when not connected,
+        ``DeviceUnavailableError`` when the node cannot be reached and
+        ``ToolFailedError`` when the controller refuses.
+        """
+        client = self._client
+        if client is None or not self._connected.is_set():
+            raise ControllerUnavailableError(
+                f"not connected to the Matter controller at {self.url}"
+            )
+        try:
+            async with asyncio.timeout(self._request_timeout + 30):
+                return await client.open_commissioning_window(node_id, timeout=timeout_s)
+        except TimeoutError as err:
+            raise DeviceUnavailableError(
+                f"node {node_id} did not open a commissioning window in time",
+                {"node_id": node_id},
+            ) from err
+        except (
+            server_errors.NodeNotReady,
+            server_errors.NodeNotResolving,
+            server_errors.NodeNotExists,
+        ) as err:
+            raise DeviceUnavailableError(
+                f"node {node_id} is not reachable: {err}", {"node_id": node_id}
+            ) from err
+        except (TransportError, InvalidServerVersion) as err:
+            raise ControllerUnavailableError(f"Matter controller connection failed: {err}") from err
+        except (server_errors.MatterError, MatterClientException) as err:
+            raise ToolFailedError(
+                f"node {node_id} did not open a commissioning window: {err}",
+                {"node_id": node_id},
+            ) from err
+
     async def import_test_nodes(self, dumps: list[dict[str, Any]]) -> None:
         """Load node dumps into the controller as test nodes (``import_test_node``)."""
         import json

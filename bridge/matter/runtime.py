@@ -238,6 +238,25 @@ class MatterRuntime:
                 return found[0]
         raise NotFoundError(f"no Matter device '{ref}'", {"device": ref})
 
+    async def share(self, ref: str, *, window_s: int = 300) -> dict[str, Any]:
+        """Open a commissioning window on a device's node so another ecosystem can add it.
+
+        Returns the device, the new manual pairing code, the QR text and the window's
+        length; the node stays on this fabric too (Matter multi-admin).
+        """
+        device = self.find_device(ref)
+        params = await self.bridge.adapter.open_commissioning_window(
+            device.node_id, timeout_s=window_s
+        )
+        return {
+            "device_id": device.id,
+            "node_id": device.node_id,
+            "name": device.name,
+            "manual_code": str(params.setup_manual_code),
+            "qr_code": str(params.setup_qr_code),
+            "window_s": window_s,
+        }
+
     async def remove(self, ref: str, *, timeout_s: float = 30.0) -> dict[str, Any]:
         """Remove the node behind a device from the fabric and wait until its tools are gone."""
         device = self.find_device(ref)

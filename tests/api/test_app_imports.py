@@ -36,4 +36,5 @@ def test_app_without_matter_leaves_the_sdk_unimported(tmp_path: Path) -> None:
     assert result["heavy"] == []
     assert result["devices_routes"] == [
         "/v1/devices", "/v1/devices/commission", "/v1/devices/{device}",
+        "/v1/devices/{device}/share",
     ]

@@ -1,0 +1,243 @@
+"""Console sign-in: one-time links, browser sessions, the session cookie and CSRF.
+
+A one-time link carries a random code; only its SHA-256 is stored (table
+``console_links`` in the bridge database), with the permissions the session will get and
+an expiry of minutes. ``atmosphere-bridge console link`` writes one (the CLI shares the
+database with the bridge); opening the link consumes the row in one statement, so a
+code signs in at most once. Signing in (by link, or by pasting an existing token)
+creates a ``Session``: a random session id sent as an ``HttpOnly; SameSite=Strict``
+cookie, bound to a console token (issued by this node for a link, with the link's
+permissions and the session's lifetime; or the pasted token itself) and to a CSRF
+secret the pages carry. Sessions live in memory: a restart signs everyone out.
+
+``middleware`` (outside the bearer-token check) turns a session cookie into the
+session's ``Authorization: Bearer`` header for ``/v1/`` requests that carry none, so
+every console action passes the same token checks, permissions and audit as any agent.
+A state-changing request with a cookie must carry ``X-CSRF-Token`` equal to the
+session's secret and a same-origin ``Origin``; a WebSocket upgrade with a cookie must
+come from the same origin.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from aiohttp import web
+
+from bridge.errors import InvalidRequestError, PermissionDeniedError, UnauthenticatedError
+from bridge.storage import Database
+
+COOKIE = "atm_session"
+CSRF_HEADER = "X-CSRF-Token"
+LINK_TTL_S = 600.0
+SESSION_TTL_S = 12 * 3600.0
+MAX_SESSIONS = 256
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+DEFAULT_PERMISSIONS = ("*",)
+
+_MIGRATION = """
+CREATE TABLE console_links (
+    code_hash TEXT PRIMARY KEY,
+    permissions_json TEXT NOT NULL,
+    label TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    expires_at REAL NOT NULL
+);
+"""
+
+
+def _hash(code: str) -> str:
+    return hashlib.sha256(code.encode("utf-8")).hexdigest()
+
+
+class LinkStore:
+    """One-time sign-in codes, stored hashed in the bridge database."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+        db.migrate("console.links.v1", _MIGRATION)
+
+    def create_sync(
+        self,
+        *,
+        permissions: Iterable[str] = DEFAULT_PERMISSIONS,
+        label: str = "console",
+        ttl_s: float = LINK_TTL_S,
+        now: float | None = None,
+    ) -> str:
+        """Store a new code's hash and return the code (shown once, never stored)."""
+        import json
+
+        from bridge.auth.permissions import validate_pattern
+
+        perms = list(permissions)
+        for perm in perms:
+            validate_pattern(perm)
+        if not 0 < ttl_s <= 86_400:
+            raise InvalidRequestError("a sign-in link lives between 1 s and 1 day")
+        if not label or len(label) > 64:
+            raise InvalidRequestError("the link's label must be 1-64 characters")
+        code = secrets.token_urlsafe(32)
+        created = time.time() if now is None else now
+        self._db.execute_sync("DELETE FROM console_links WHERE expires_at < ?", (created,))
+        self._db.execute_sync(
+            "INSERT INTO console_links (code_hash, permissions_json, label, created_at, "
+            "expires_at) VALUES (?, ?, ?, ?, ?)",
+            (_hash(code), json.dumps(perms), label, created, created + ttl_s),
+        )
+        return code
+
+    async def consume(self, code: str) -> tuple[list[str], str]:
+        """Use up ``code``; return its permissions and label or raise ``UnauthenticatedError``."""
+        import json
+
+        if not isinstance(code, str) or not 16 <= len(code) <= 128:
+            raise UnauthenticatedError("this sign-in link is not valid", {"reason": "malformed"})
+        rows = await self._db.fetchall(
+            "DELETE FROM console_links WHERE code_hash = ? AND expires_at > ? "
+            "RETURNING permissions_json, label",
+            (_hash(code), time.time()),
+        )
+        if not rows:
+            raise UnauthenticatedError(
+                "this sign-in link was used already or has expired; make a new one with "
+                "'atmosphere-bridge console link'",
+                {"reason": "link_used_or_expired"},
+            )
+        row = rows[0]
+        return list(json.loads(row["permissions_json"])), str(row["label"])
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Session:
+    """A signed-in browser: its console token and CSRF secret."""
+
+    id: str
+    token: str
+    agent_id: str
+    permissions: tuple[str, ...]
+    csrf: str
+    expires_at: float
+
+    def to_json(self) -> dict[str, Any]:
+        """Return what a page may know about its own session (never the token)."""
+        return {
+            "agent_id": self.agent_id,
+            "permissions": list(self.permissions),
+            "expires_at": self.expires_at,
+        }
+
+
+class SessionStore:
+    """Signed-in browsers by session id (in memory, bounded, expiring)."""
+
+    def __init__(self, *, max_sessions: int = MAX_SESSIONS) -> None:
+        self._sessions: dict[str, Session] = {}
+        self._max = max_sessions
+
+    def create(self, *, token: str, agent_id: str, permissions: Iterable[str],
+               expires_at: float) -> Session:  # fmt: skip
+        """Start a session for ``token`` (evicting the oldest past the bound)."""
+        self._purge()
+        while len(self._sessions) >= self._max:
+            self._sessions.pop(next(iter(self._sessions)))
+        session = Session(
+            id=secrets.token_urlsafe(32),
+            token=token,
+            agent_id=agent_id,
+            permissions=tuple(permissions),
+            csrf=secrets.token_urlsafe(32),
+            expires_at=expires_at,
+        )
+        self._sessions[session.id] = session
+        return session
+
+    def get(self, session_id: str | None) -> Session | None:
+        """Return the live session ``session_id`` names, or ``None``."""
+        if not session_id or len(session_id) > 128:
+            return None
+        session = self._sessions.get(session_id)
+        if session is None:
+            return None
+        if session.expires_at <= time.time():
+            self._sessions.pop(session_id, None)
+            return None
+        return session
+
+    def end(self, session_id: str) -> None:
+        """Forget a session (sign-out)."""
+        self._sessions.pop(session_id, None)
+
+    def _purge(self) -> None:
+        now = time.time()
+        for sid in [s.id for s in self._sessions.values() if s.expires_at <= now]:
+            self._sessions.pop(sid, None)
+
+
+SESSIONS_KEY: web.AppKey[SessionStore] = web.AppKey("console_sessions", SessionStore)
+
+
+def session_of(request: web.Request) -> Session | None:
+    """Return the request's console session, if its cookie names a live one."""
+    store = request.app.get(SESSIONS_KEY)
+    if store is None:
+        return None
+    return store.get(request.cookies.get(COOKIE))
+
+
+def same_origin(request: web.Request) -> bool:
+    """Return whether the request's ``Origin`` is this server (missing counts as foreign)."""
+    origin = request.headers.get("Origin")
+    if not origin:
+        return False
+    return origin == f"{request.scheme}://{request.host}"
+
+
+def check_csrf(request: web.Request, session: Session) -> None:
+    """Raise ``PermissionDeniedError`` unless a state-changing request proves it is ours."""
+    sent = request.headers.get(CSRF_HEADER, "")
+    if not hmac.compare_digest(sent.encode(), session.csrf.encode()) or not same_origin(request):
+        raise PermissionDeniedError(
+            "this console request lacks its CSRF token or comes from another origin",
+            {"reason": "csrf"},
+        )
+
+
+def set_cookie(response: web.StreamResponse, session: Session) -> None:
+    """Attach the session cookie (HttpOnly, SameSite=Strict, path /)."""
+    response.set_cookie(
+        COOKIE, session.id, httponly=True, samesite="Strict", path="/",
+        max_age=max(0, int(session.expires_at - time.time())),
+    )  # fmt: skip
+
+
+@web.middleware
+async def middleware(request: web.Request, handler: Any) -> web.StreamResponse:
+    """Let a signed-in browser call ``/v1/`` with its session's token (CSRF-checked)."""
+    if (
+        not request.path.startswith("/v1/")
+        or "Authorization" in request.headers
+        or COOKIE not in request.cookies
+    ):
+        response: web.StreamResponse = await handler(request)
+        return response
+    session = session_of(request)
+    if session is None:
+        raise UnauthenticatedError(
+            "the console session has ended; sign in again", {"reason": "session_ended"}
+        )
+    is_upgrade = request.headers.get("Upgrade", "").lower() == "websocket"
+    if is_upgrade and not same_origin(request):
+        raise PermissionDeniedError("WebSocket from another origin", {"reason": "origin"})
+    if request.method not in SAFE_METHODS:
+        check_csrf(request, session)
+    headers = request.headers.copy()
+    headers["Authorization"] = f"Bearer {session.token}"
+    response = await handler(request.clone(headers=headers))
+    return response

@@ -1,0 +1,472 @@
+// Atmosphere console: fills the server-rendered page shells from the bridge's /v1 API and
+// follows the /v1/events WebSocket. Every request carries the session cookie (the server
+// turns it into the session's bearer token) and, when it changes state, the CSRF secret.
+
+const csrf = document.querySelector('meta[name="csrf"]')?.content ?? "";
+const content = document.getElementById("content");
+const pageName = content?.dataset.page ?? "";
+
+// ---- helpers -------------------------------------------------------------------------
+
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+    else if (key === "text") node.textContent = value;
+    else node.setAttribute(key, value === true ? "" : String(value));
+  }
+  for (const child of children.flat()) {
+    if (child !== null && child !== undefined) {
+      node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+    }
+  }
+  return node;
+}
+
+async function api(method, path, body) {
+  const headers = { Accept: "application/json" };
+  if (method !== "GET") headers["X-CSRF-Token"] = csrf;
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  const response = await fetch(path, {
+    method, headers, credentials: "same-origin",
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  let data = null;
+  try { data = await response.json(); } catch { data = null; }
+  if (response.status === 401) { location.assign("/console/signin"); }
+  if (!response.ok) {
+    const err = new Error(data?.error?.message ?? `HTTP ${response.status}`);
+    err.code = data?.error?.code;
+    throw err;
+  }
+  return data;
+}
+
+function status(text, kind = "info") {
+  let box = document.getElementById("status");
+  if (!box) {
+    box = el("p", { id: "status", role: "status", "aria-live": "polite" });
+    content.before(box);
+  }
+  box.className = kind;
+  box.textContent = text;
+}
+
+const SECRET_KEY = /pin|code|pass|secret|token|key/i;
+function redact(params) {
+  const out = {};
+  for (const [k, v] of Object.entries(params ?? {})) out[k] = SECRET_KEY.test(k) ? "••••" : v;
+  return JSON.stringify(out);
+}
+
+// Follow /v1/events (reconnecting); the promise settles when the first socket is open.
+function events(types, onEvent) {
+  let delay = 500;
+  let opened;
+  const ready = new Promise((resolve) => { opened = resolve; });
+  const open = () => {
+    const ws = new WebSocket(`${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/v1/events?types=${types}`);
+    ws.addEventListener("open", () => { delay = 500; document.body.dataset.live = "yes"; opened(); });
+    ws.addEventListener("message", (msg) => {
+      try { onEvent(JSON.parse(msg.data)); } catch (err) { console.error(err); }
+    });
+    ws.addEventListener("close", () => {
+      document.body.dataset.live = "no";
+      setTimeout(open, delay);
+      delay = Math.min(delay * 2, 10000);
+    });
+  };
+  open();
+  return ready;
+}
+
+// ---- home ----------------------------------------------------------------------------
+
+const devices = new Map();
+
+function attr(device, cluster, attribute) {
+  return device.attrs[`${device.endpoint_id}/${cluster}/${attribute}`];
+}
+
+function tool(device, match) {
+  return device.tools.find((t) => match.includes(t.command) || match.includes(t.attribute));
+}
+
+function describe(device) {
+  const parts = [];
+  const on = attr(device, 6, 0);
+  if (on !== undefined) parts.push(on ? "On" : "Off");
+  const level = attr(device, 8, 0);
+  if (level !== undefined && level !== null) parts.push(`${Math.round((level / 254) * 100)} %`);
+  const mode = attr(device, 0x300, 8);
+  if (mode === 2 && attr(device, 0x300, 7)) parts.push(`${Math.round(1e6 / attr(device, 0x300, 7))} K`);
+  else if (attr(device, 0x300, 0) !== undefined) {
+    parts.push(`hue ${Math.round((attr(device, 0x300, 0) / 254) * 360)}°, saturation ${Math.round((attr(device, 0x300, 1) / 254) * 100)} %`);
+  }
+  const temp = attr(device, 0x201, 0) ?? attr(device, 0x402, 0);
+  if (temp !== undefined && temp !== null) parts.push(`${(temp / 100).toFixed(1)} °C`);
+  const heat = attr(device, 0x201, 0x12);
+  if (heat !== undefined) parts.push(`set to ${(heat / 100).toFixed(1)} °C`);
+  const lock = attr(device, 0x101, 0);
+  if (lock !== undefined) parts.push({ 1: "Locked", 2: "Unlocked" }[lock] ?? "Lock jammed");
+  const cover = attr(device, 0x102, 0xE);
+  if (cover !== undefined && cover !== null) parts.push(`${100 - cover / 100} % open`);
+  if (!device.available) parts.push("unavailable");
+  return parts.join(" · ") || "—";
+}
+
+async function invoke(name, params, label) {
+  status(`${label}…`);
+  try {
+    const res = await api("POST", "/v1/invoke", { tool: name, params });
+    status(`${label}: done`, "ok");
+    return res;
+  } catch (err) {
+    status(`${label}: ${err.message}`, "error");
+    return null;
+  }
+}
+
+function deviceCard(device) {
+  const id = `dev-${device.id}`;
+  const controls = [];
+  const toggle = tool(device, ["Toggle"]);
+  if (toggle) {
+    controls.push(el("button", {
+      type: "button", class: "toggle", "data-role": "toggle", "aria-pressed": attr(device, 6, 0) ? "true" : "false",
+      "aria-label": `Switch ${device.name}`, onclick: () => invoke(toggle.name, {}, `Switch ${device.name}`),
+    }, "Switch"));
+  }
+  const level = tool(device, ["MoveToLevelWithOnOff", "MoveToLevel"]);
+  if (level) {
+    const input = el("input", {
+      type: "range", min: 1, max: 100, id: `${id}-level`, "data-role": "level",
+      value: Math.round(((attr(device, 8, 0) ?? 254) / 254) * 100),
+      onchange: (e) => invoke(level.name, { percent: Number(e.target.value) }, `Brightness of ${device.name}`),
+    });
+    controls.push(el("label", { for: `${id}-level` }, "Brightness"), input);
+  }
+  const setpoint = device.tools.find((t) => t.params.includes("celsius") && t.attribute);
+  if (setpoint) {
+    const input = el("input", { type: "number", step: "0.5", min: 5, max: 35, id: `${id}-setpoint`,
+      value: ((attr(device, 0x201, 0x12) ?? 2000) / 100).toFixed(1) });
+    controls.push(el("label", { for: `${id}-setpoint` }, "Heat to °C"), input,
+      el("button", { type: "button", onclick: () => invoke(setpoint.name, { celsius: Number(input.value) }, `Set ${device.name}`) }, "Set"));
+  }
+  for (const [cmd, label] of [["LockDoor", "Lock"], ["UnlockDoor", "Unlock"], ["UpOrOpen", "Open"], ["DownOrClose", "Close"]]) {
+    const t = tool(device, [cmd]);
+    if (t) controls.push(el("button", { type: "button", onclick: () => invoke(t.name, {}, `${label} ${device.name}`) }, label));
+  }
+  return el("article", { class: "device card", id, "data-device": device.id, "aria-labelledby": `${id}-name` },
+    el("h3", { id: `${id}-name` }, device.name),
+    el("p", { class: "state", "data-role": "state" }, describe(device)),
+    el("div", { class: "controls" }, controls));
+}
+
+function refreshCard(device) {
+  const card = document.getElementById(`dev-${device.id}`);
+  if (!card) return;
+  card.querySelector('[data-role="state"]').textContent = describe(device);
+  card.querySelector('[data-role="toggle"]')?.setAttribute("aria-pressed", attr(device, 6, 0) ? "true" : "false");
+  const level = card.querySelector('[data-role="level"]');
+  if (level && document.activeElement !== level && attr(device, 8, 0) != null) {
+    level.value = Math.round((attr(device, 8, 0) / 254) * 100);
+  }
+}
+
+async function home() {
+  const data = await api("GET", "/console/api/state");
+  devices.clear();
+  const rooms = new Map();
+  for (const device of data.devices) {
+    devices.set(device.id, device);
+    const room = device.room ?? "No room";
+    if (!rooms.has(room)) rooms.set(room, []);
+    rooms.get(room).push(device);
+  }
+  content.replaceChildren();
+  if (!data.devices.length) content.append(el("p", {}, "No devices yet: commission one on the Devices page."));
+  for (const [room, list] of [...rooms].sort()) {
+    const rid = `room-${room.replace(/\W+/g, "-")}`;
+    content.append(el("section", { class: "room", "aria-labelledby": rid },
+      el("h2", { id: rid }, room), el("div", { class: "grid" }, list.map(deviceCard))));
+  }
+  events("device.,registry.", (event) => {
+    if (event.type === "device.state") {
+      const device = devices.get(event.data.device_id);
+      if (!device) return;
+      device.attrs[event.data.path] = event.data.value;
+      refreshCard(device);
+    } else if (event.type === "device.availability") {
+      const device = devices.get(event.data.device_id);
+      if (device) { device.available = Boolean(event.data.available); refreshCard(device); }
+    }
+  });
+}
+
+// ---- approvals -----------------------------------------------------------------------
+
+let approvalTimer = null;
+
+function timeLeft(expires) {
+  const s = Math.max(0, Math.round(expires - Date.now() / 1000));
+  return s >= 60 ? `${Math.floor(s / 60)} min ${s % 60} s left` : `${s} s left`;
+}
+
+async function decide(id, decision) {
+  try {
+    await api("POST", `/v1/approvals/${encodeURIComponent(id)}`, { decision });
+    status(decision === "approve" ? "Approved" : "Denied", "ok");
+  } catch (err) { status(`Not recorded: ${err.message}`, "error"); }
+  await approvals(false);
+}
+
+async function approvals(subscribe = true) {
+  const [pending, all] = await Promise.all([
+    api("GET", "/v1/approvals?status=pending"), api("GET", "/v1/approvals"),
+  ]);
+  const pendingList = el("ul", { class: "approvals", id: "pending" });
+  for (const a of pending.approvals) {
+    pendingList.append(el("li", { class: "card approval", "data-approval": a.id },
+      el("h3", {}, a.message || a.tool),
+      el("p", {}, el("strong", {}, a.agent_id ?? "unknown agent"), " asks to run ", el("code", {}, a.tool)),
+      el("p", { class: "params" }, "Parameters: ", el("code", {}, redact(a.params))),
+      el("p", {}, `${a.approvals} of ${a.required} approvals · `, el("span", { class: "left", "data-expires": a.expires_at }, timeLeft(a.expires_at))),
+      el("div", { class: "controls" },
+        el("button", { type: "button", class: "approve", "aria-label": `Approve ${a.tool}`, onclick: () => decide(a.id, "approve") }, "Approve"),
+        el("button", { type: "button", class: "deny", "aria-label": `Deny ${a.tool}`, onclick: () => decide(a.id, "deny") }, "Deny"))));
+  }
+  if (!pending.approvals.length) pendingList.append(el("li", {}, "Nothing is waiting for you."));
+  const rows = all.approvals.filter((a) => a.status !== "pending").map((a) => el("tr", { "data-approval": a.id },
+    el("td", {}, new Date(a.created_at * 1000).toLocaleString()), el("td", {}, a.agent_id ?? ""),
+    el("td", {}, el("code", {}, a.tool)), el("td", { class: "status" }, a.status),
+    el("td", {}, a.votes.map((v) => `${v.approver}: ${v.decision}`).join(", "))));
+  content.replaceChildren(
+    el("h2", {}, "Waiting"), pendingList,
+    el("h2", {}, "History"),
+    el("table", { id: "history" }, el("thead", {}, el("tr", {}, ["When", "Agent", "Tool", "Outcome", "Votes"].map((h) => el("th", { scope: "col" }, h)))),
+      el("tbody", {}, rows)));
+  clearInterval(approvalTimer);
+  approvalTimer = setInterval(() => {
+    for (const span of document.querySelectorAll(".left")) span.textContent = timeLeft(Number(span.dataset.expires));
+  }, 1000);
+  if (subscribe) events("approval.", () => approvals(false));
+}
+
+// ---- devices -------------------------------------------------------------------------
+
+// Verhoeff check digit of Matter manual pairing codes.
+const V_D = [[0,1,2,3,4,5,6,7,8,9],[1,2,3,4,0,6,7,8,9,5],[2,3,4,0,1,7,8,9,5,6],[3,4,0,1,2,8,9,5,6,7],[4,0,1,2,3,9,5,6,7,8],[5,9,8,7,6,0,4,3,2,1],[6,5,9,8,7,1,0,4,3,2],[7,6,5,9,8,2,1,0,4,3],[8,7,6,5,9,3,2,1,0,4],[9,8,7,6,5,4,3,2,1,0]];
+const V_P = [[0,1,2,3,4,5,6,7,8,9],[1,5,7,6,2,8,3,0,9,4],[5,8,0,3,7,9,6,1,4,2],[8,9,1,6,0,4,3,5,2,7],[9,4,5,3,1,2,6,8,7,0],[4,2,8,6,5,7,3,9,0,1],[2,7,9,3,8,0,6,4,1,5],[7,0,4,6,9,1,3,2,5,8]];
+function verhoeffValid(digits) {
+  let c = 0;
+  [...digits].reverse().forEach((d, i) => { c = V_D[c][V_P[i % 8][Number(d)]]; });
+  return c === 0;
+}
+
+export function checkCode(text) {
+  const code = text.trim();
+  if (!code) return { ok: false, message: "Enter the code from the device or its box." };
+  if (/^MT:/i.test(code)) {
+    const body = code.slice(3);
+    if (!/^[0-9A-Z.-]+$/.test(body)) return { ok: false, message: "A QR code text has only 0-9, A-Z, '-' and '.' after MT:" };
+    if (body.length < 19) return { ok: false, message: "This QR code text is too short." };
+    return { ok: true, message: "QR code text looks right." };
+  }
+  const digits = code.replace(/[\s-]/g, "");
+  if (!/^\d+$/.test(digits)) return { ok: false, message: "A manual code has only digits (dashes and spaces are fine)." };
+  if (digits.length !== 11 && digits.length !== 21) return { ok: false, message: `A manual code has 11 or 21 digits; this has ${digits.length}.` };
+  if (!verhoeffValid(digits)) return { ok: false, message: "The check digit does not match: a digit is mistyped." };
+  return { ok: true, message: "Code is valid." };
+}
+
+const STAGES = ["discovering", "pase", "attestation", "operational", "interview", "tools_ready"];
+
+async function devicesPage() {
+  const codeInput = el("input", { id: "code", name: "code", autocomplete: "off", spellcheck: "false",
+    "aria-describedby": "code-check", placeholder: "3497-011-2332 or MT:…" });
+  const check = el("p", { id: "code-check", "aria-live": "polite" }, "");
+  const name = el("input", { id: "new-name", name: "name", autocomplete: "off" });
+  const room = el("input", { id: "new-room", name: "room", autocomplete: "off" });
+  const stages = el("ol", { id: "stages", class: "stages", "aria-live": "polite" });
+  const submit = el("button", { type: "submit", disabled: true }, "Commission");
+  codeInput.addEventListener("input", () => {
+    const res = checkCode(codeInput.value);
+    check.textContent = res.message;
+    check.className = res.ok ? "ok" : "error";
+    codeInput.setAttribute("aria-invalid", res.ok ? "false" : "true");
+    submit.disabled = !res.ok;
+  });
+  let current = null;
+  let onProgress = () => {};
+  let live = Promise.resolve();
+  const form = el("form", { class: "card", id: "commission", onsubmit: async (e) => {
+    e.preventDefault();
+    stages.replaceChildren();
+    const body = { code: codeInput.value.trim() };
+    if (name.value.trim()) body.name = name.value.trim();
+    if (room.value.trim()) body.room = room.value.trim();
+    try {
+      await live;
+      const res = await api("POST", "/v1/devices/commission?wait=false", body);
+      status("Commissioning started");
+      onProgress(res.commission_id);
+    } catch (err) { status(`Cannot commission: ${err.message}`, "error"); }
+  } },
+  el("h2", {}, "Add a device"),
+  el("label", { for: "code" }, "Pairing code"), codeInput, check,
+  el("label", { for: "new-name" }, "Name (optional)"), name,
+  el("label", { for: "new-room" }, "Room (optional)"), room, submit, stages);
+  const deviceList = el("div", { id: "device-list" });
+  content.replaceChildren(form, el("h2", {}, "Devices"), deviceList);
+  await renderDeviceList(deviceList);
+  // Stages can arrive before the answer naming the commission: keep them by id.
+  const progress = new Map();
+  const show = () => {
+    const list = progress.get(current) ?? [];
+    stages.replaceChildren(...list.map((data) => {
+      const stage = data.stage;
+      const text = stage === "failed" ? `failed: ${data.error?.message ?? "unknown error"}` : stage;
+      return el("li", { "data-stage": stage, class: stage === "failed" ? "error" : "ok" }, `${text} (${(data.elapsed_ms / 1000).toFixed(1)} s)`);
+    }));
+    if (list.some((d) => d.stage === "tools_ready")) { status("Device ready", "ok"); renderDeviceList(deviceList); }
+    if (list.some((d) => d.stage === "failed")) status("Commissioning failed", "error");
+  };
+  onProgress = (id) => { current = id; show(); };
+  live = events("commissioning.,registry.", (event) => {
+    if (event.type !== "commissioning.progress") return;
+    const id = event.data.commission_id;
+    if (!progress.has(id)) progress.set(id, []);
+    progress.get(id).push(event.data);
+    if (id === current) show();
+  });
+}
+
+async function renderDeviceList(list) {
+  const data = await api("GET", "/v1/devices");
+  list.replaceChildren(...data.devices.map((d) => {
+    const id = `edit-${d.id}`;
+    const nameIn = el("input", { id: `${id}-name`, value: d.name });
+    const roomIn = el("input", { id: `${id}-room`, value: d.room ?? "" });
+    const aliasIn = el("input", { id: `${id}-aliases`, value: d.aliases.join(", ") });
+    return el("form", { class: "card device-edit", "data-device": d.id, onsubmit: async (e) => {
+      e.preventDefault();
+      try {
+        await api("PATCH", `/v1/devices/${encodeURIComponent(d.id)}`, {
+          name: nameIn.value.trim(), room: roomIn.value.trim() || null,
+          aliases: aliasIn.value.split(",").map((s) => s.trim()).filter(Boolean),
+        });
+        status(`Saved ${nameIn.value}`, "ok");
+        renderDeviceList(list);
+      } catch (err) { status(`Not saved: ${err.message}`, "error"); }
+    } },
+    el("h3", {}, d.name, " ", el("small", {}, d.available ? "available" : "unavailable")),
+    el("label", { for: `${id}-name` }, "Name"), nameIn,
+    el("label", { for: `${id}-room` }, "Room"), roomIn,
+    el("label", { for: `${id}-aliases` }, "Aliases (comma-separated)"), aliasIn,
+    el("div", { class: "controls" },
+      el("button", { type: "submit" }, "Save"),
+      el("button", { type: "button", class: "share", "aria-label": `Share ${d.name} with another app`, onclick: (e) => share(d, e.target.closest("form")) }, "Share"),
+      el("button", { type: "button", class: "deny", "aria-label": `Remove ${d.name}`, onclick: async () => {
+        if (!confirm(`Remove ${d.name} from this bridge?`)) return;
+        try { await api("DELETE", `/v1/devices/${encodeURIComponent(d.id)}`); status(`Removed ${d.name}`, "ok"); renderDeviceList(list); }
+        catch (err) { status(`Not removed: ${err.message}`, "error"); }
+      } }, "Remove")));
+  }));
+}
+
+async function share(device, form) {
+  status(`Opening a pairing window on ${device.name}…`);
+  try {
+    const res = await api("POST", `/v1/devices/${encodeURIComponent(device.id)}/share`, {});
+    form.querySelector(".shared")?.remove();
+    form.append(el("div", { class: "shared", role: "group", "aria-label": `Pairing code for ${device.name}` },
+      el("p", {}, `Add ${device.name} in another Matter app within ${Math.round(res.window_s / 60)} minutes with:`),
+      el("p", {}, "Manual code: ", el("strong", { class: "manual-code" }, res.manual_code)),
+      el("img", { class: "qr", src: `/console/api/qr?text=${encodeURIComponent(res.qr_code)}`, alt: `QR code ${res.qr_code}`, width: 180, height: 180 }),
+      el("p", {}, el("code", { class: "qr-text" }, res.qr_code))));
+    status(`Pairing window open on ${device.name}`, "ok");
+  } catch (err) { status(`Cannot share: ${err.message}`, "error"); }
+}
+
+// ---- mesh and health -----------------------------------------------------------------
+
+async function mesh() {
+  const data = await api("GET", "/v1/mesh/peers");
+  const me = data.self ?? {};
+  const peers = data.peers ?? [];
+  content.replaceChildren(
+    el("dl", { class: "card", id: "node" },
+      el("dt", {}, "This node"), el("dd", {}, el("code", { id: "node-id" }, me.node_id ?? "—"), me.name ? ` (${me.name})` : ""),
+      el("dt", {}, "Key fingerprint"), el("dd", {}, el("code", {}, me.fingerprint ?? "—")),
+      el("dt", {}, "Trust"), el("dd", {}, me.trust === "allowlist" ? "only nodes listed in mesh.trusted_nodes" : (me.trust ?? "—"))),
+    el("h2", {}, "Peers"),
+    el("table", { id: "peers" }, el("thead", {}, el("tr", {}, ["Peer", "Fingerprint", "Addresses", "Trusted", "Offers"].map((h) => el("th", { scope: "col" }, h)))),
+      el("tbody", {}, peers.map((p) => el("tr", { "data-node": p.node_id },
+        el("td", {}, p.name ?? "", " ", el("code", {}, p.node_id)), el("td", {}, el("code", {}, p.fingerprint ?? "")),
+        el("td", {}, (p.urls ?? []).join(" ")), el("td", {}, p.trusted ? "yes" : "no"),
+        el("td", {}, p.announcement ? `${p.announcement.tools} tools, ${p.announcement.devices} devices` : "—"))))),
+    peers.length ? "" : el("p", {}, "No peers seen yet."),
+    el("p", {}, "To trust a peer, add its node id or fingerprint to mesh.trusted_nodes in the configuration (live trust from this page is not built yet)."));
+}
+
+async function health() {
+  const [healthz, devs] = await Promise.all([api("GET", "/healthz"), api("GET", "/v1/devices")]);
+  content.replaceChildren(
+    el("h2", {}, "Bridge"), el("pre", { id: "healthz" }, JSON.stringify(healthz, null, 2)),
+    el("h2", {}, "Controller"), el("pre", { id: "controller" }, JSON.stringify(devs.controller, null, 2)));
+}
+
+// ---- audit ---------------------------------------------------------------------------
+
+async function audit() {
+  const field = (id, label, attrs = {}) => [el("label", { for: id }, label), el("input", { id, name: id, autocomplete: "off", ...attrs })];
+  const decision = el("select", { id: "f-decision", name: "decision" },
+    ["", "allowed", "denied", "unauthenticated", "confirmed", "rejected"].map((v) => el("option", { value: v }, v || "any")));
+  const form = el("form", { class: "card", id: "audit-filter" },
+    ...field("f-agent", "Agent"), ...field("f-tool", "Tool (full name)"),
+    el("label", { for: "f-decision" }, "Decision"), decision,
+    ...field("f-since", "Since", { type: "datetime-local" }),
+    el("div", { class: "controls" }, el("button", { type: "submit" }, "Filter"), el("a", { id: "csv", class: "button", href: "#" }, "Download CSV")));
+  const table = el("table", { id: "audit" });
+  const pager = el("div", { class: "controls" });
+  content.replaceChildren(form, table, pager);
+  let pageNo = 0;
+  const params = () => {
+    const q = new URLSearchParams();
+    for (const [key, id] of [["agent", "f-agent"], ["tool", "f-tool"]]) {
+      const v = document.getElementById(id).value.trim();
+      if (v) q.set(key, v);
+    }
+    if (decision.value) q.set("decision", decision.value);
+    const since = document.getElementById("f-since").value;
+    if (since) q.set("since", String(Math.floor(new Date(since).getTime() / 1000)));
+    return q;
+  };
+  const load = async () => {
+    const q = params();
+    document.getElementById("csv").href = `/console/api/audit?${q}&format=csv`;
+    q.set("page", String(pageNo));
+    const data = await api("GET", `/console/api/audit?${q}`);
+    table.replaceChildren(
+      el("thead", {}, el("tr", {}, ["When", "Agent", "Tool", "Decision", "Outcome", "Error"].map((h) => el("th", { scope: "col" }, h)))),
+      el("tbody", {}, data.entries.map((e) => el("tr", {},
+        el("td", {}, new Date(e.ts * 1000).toLocaleString()), el("td", {}, e.agent_id ?? ""), el("td", {}, el("code", {}, e.tool ?? "")),
+        el("td", { class: "decision" }, e.decision), el("td", {}, e.outcome ?? ""), el("td", {}, e.error_code ?? "")))));
+    pager.replaceChildren(
+      el("button", { type: "button", id: "prev", disabled: pageNo === 0, onclick: () => { pageNo -= 1; load(); } }, "Newer"),
+      el("span", {}, `Page ${pageNo + 1}`),
+      el("button", { type: "button", id: "next", disabled: !data.more, onclick: () => { pageNo += 1; load(); } }, "Older"));
+  };
+  form.addEventListener("submit", (e) => { e.preventDefault(); pageNo = 0; load().catch((err) => status(err.message, "error")); });
+  await load();
+}
+
+const PAGES = { home, approvals, devices: devicesPage, mesh, audit, health };
+
+if (content && PAGES[pageName]) {
+  PAGES[pageName]().catch((err) => {
+    content.replaceChildren(el("p", { class: "error", role: "alert" }, `Cannot load this page: ${err.message}`));
+  });
+}

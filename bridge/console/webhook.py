@@ -1,0 +1,126 @@
+"""The approval webhook: tell a notification service of each new pending approval.
+
+With ``console.approval_webhook_url`` and ``console.approval_webhook_secret_file`` set,
+every ``approval.pending`` event is POSTed as JSON::
+
+    {"type": "approval.pending", "approval": {id, tool, agent_id, message, params,
+     required, approvals, expires_at, ...}, "console_url": "/console/approvals"}
+
+with headers ``X-Atmosphere-Timestamp: <unix seconds>`` and
+``X-Atmosphere-Signature: sha256=<hex HMAC-SHA256 of "<timestamp>.<body>" under the
+secret>``, so the receiver can check origin and freshness. Parameters whose names look
+secret (PIN, code, password, token, key) or that the tool declares secret are replaced
+by ``"[redacted]"``. One attempt per approval with a 5 s timeout; failures are logged
+at most once a minute; the queue is bounded (the bus drops the oldest).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import hmac
+import json
+import logging
+import re
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+from aiohttp import web
+
+_LOGGER = logging.getLogger(__name__)
+SECRET_NAME = re.compile(r"pin|code|pass|secret|token|key", re.IGNORECASE)
+SIGNATURE_HEADER = "X-Atmosphere-Signature"
+TIMESTAMP_HEADER = "X-Atmosphere-Timestamp"
+TIMEOUT_S = 5.0
+
+
+def sign(secret: bytes, timestamp: str, body: bytes) -> str:
+    """Return the signature header value for ``body`` sent at ``timestamp``."""
+    digest = hmac.new(secret, timestamp.encode() + b"." + body, hashlib.sha256).hexdigest()
+    return f"sha256={digest}"
+
+
+def redact(params: dict[str, Any], secret_params: list[str]) -> dict[str, Any]:
+    """Return ``params`` with secret-looking or declared-secret values replaced."""
+    return {
+        k: "[redacted]" if k in secret_params or SECRET_NAME.search(k) else v
+        for k, v in params.items()
+    }
+
+
+def _secret_params(service: Any, tool: str) -> list[str]:
+    entry = service.registry.get(tool)
+    if entry is None:
+        return []
+    extra = entry.definition.audit.extra or {}
+    names = extra.get("secret_params") or []
+    return [str(n) for n in names]
+
+
+async def _deliver(session: aiohttp.ClientSession, url: str, secret: bytes,
+                   doc: dict[str, Any]) -> None:  # fmt: skip
+    body = json.dumps(doc, separators=(",", ":"), sort_keys=True).encode()
+    timestamp = str(int(time.time()))
+    headers = {
+        "Content-Type": "application/json",
+        TIMESTAMP_HEADER: timestamp,
+        SIGNATURE_HEADER: sign(secret, timestamp, body),
+    }
+    async with session.post(url, data=body, headers=headers) as res:
+        if res.status >= 300:
+            raise aiohttp.ClientResponseError(
+                res.request_info, (), status=res.status, message="webhook refused"
+            )
+
+
+async def _run(service: Any, url: str, secret: bytes) -> None:
+    last_log = 0.0
+    timeout = aiohttp.ClientTimeout(total=TIMEOUT_S)
+    async with (
+        aiohttp.ClientSession(timeout=timeout) as session,
+        service.events.subscription("approval.pending") as sub,
+    ):
+        while True:
+            event = await sub.get()
+            approval = dict(event.data)
+            approval["params"] = redact(
+                dict(approval.get("params") or {}),
+                _secret_params(service, str(approval.get("tool"))),
+            )
+            doc = {"type": event.type, "approval": approval,
+                   "console_url": "/console/approvals"}  # fmt: skip
+            try:
+                await _deliver(session, url, secret, doc)
+            except (aiohttp.ClientError, TimeoutError, OSError) as err:
+                if time.monotonic() - last_log > 60:
+                    last_log = time.monotonic()
+                    _LOGGER.warning("approval webhook %s failed: %s", url, err)
+
+
+async def webhook_ctx(app: web.Application) -> AsyncIterator[None]:
+    """Run the webhook sender while the application runs (when configured)."""
+    from bridge.api.app import SERVICE_KEY
+
+    service = app[SERVICE_KEY]
+    conf = service.config.console
+    task: asyncio.Task[None] | None = None
+    if conf.approval_webhook_url and conf.approval_webhook_secret_file:
+        try:
+            path = Path(conf.approval_webhook_secret_file)
+            secret = (await asyncio.to_thread(path.read_bytes)).strip()
+        except OSError as err:
+            _LOGGER.warning("cannot read the approval webhook secret: %s; webhook off", err)
+            secret = b""
+        if secret:
+            task = asyncio.get_running_loop().create_task(
+                _run(service, conf.approval_webhook_url, secret), name="approval-webhook"
+            )
+    yield
+    if task is not None:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
