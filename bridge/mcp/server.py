@@ -70,7 +70,7 @@ from bridge.events import EventBus
 from bridge.invocation.invoker import confirmation_for
 from bridge.invocation.messages import ToolRequest, ToolResponse
 from bridge.invocation.runtime import InvocationRuntime
-from bridge.mcp.names import mcp_name, tool_key
+from bridge.mcp.names import key_in, mcp_name, tool_key
 from bridge.tools.definition import Category, ToolDefinition, ToolIntent
 from bridge.tools.registry import RegisteredTool, ToolRegistry
 
@@ -392,7 +392,7 @@ class BridgeMcpServer:
         Used only to check a call's ``Mcp-Param-*`` headers; it is the tool's whole
         schema, as the header annotations are the same in every token's narrowed view.
         """
-        key = tool_key(name)
+        key = self.key_of(name)
         if key is None:
             return None
         try:
@@ -400,6 +400,14 @@ class BridgeMcpServer:
         except BridgeError:
             return None
         return dict(entry.definition.parameters) if entry.definition.parameters else None
+
+    def key_of(self, name: str) -> str | None:
+        """Return the registry key the MCP name ``name`` stands for (``None``: no tool)."""
+        key = tool_key(name)
+        keys = {e.definition.key for e in self.registry.list()}
+        if key is not None and key in keys:
+            return key
+        return key_in(name, keys) or key
 
     def tools_for(self, token: AgentToken) -> list[types.Tool]:
         """Return the MCP tools ``token`` may call, sorted by name."""
@@ -446,7 +454,7 @@ class BridgeMcpServer:
         runtime = self._runtime()
         if runtime is None:
             return error_result(InternalError("invocation is not running on this node").to_json())
-        key = tool_key(name)
+        key = self.key_of(name)
         if key is None:
             return error_result(
                 ToolNotFoundError(f"no tool is called '{name}'", {"tool": name}).to_json()
