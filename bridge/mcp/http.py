@@ -27,11 +27,13 @@ from bridge.api.app import SERVICE_KEY
 from bridge.api.auth import token_of
 from bridge.api.openapi import add_route
 from bridge.auth.tokens import AgentToken
+from bridge.matter.compact import CompactProfile
 from bridge.mcp.server import TOKEN_STATE_KEY, BridgeMcpServer
 
 _LOG = logging.getLogger(__name__)
 
 PATH = "/mcp"
+COMPACT_PATH = "/mcp/compact"
 DISCONNECT_POLL_S = 1.0
 SHUTDOWN_S = 5.0
 
@@ -43,6 +45,10 @@ AsgiApp = Callable[[MutableMapping[str, Any], Receive, Send], Awaitable[None]]
 MCP_KEY: web.AppKey[BridgeMcpServer] = web.AppKey("mcp_server", BridgeMcpServer)
 MANAGER_KEY: web.AppKey[StreamableHTTPSessionManager] = web.AppKey(
     "mcp_session_manager", StreamableHTTPSessionManager
+)
+COMPACT_MCP_KEY: web.AppKey[BridgeMcpServer] = web.AppKey("mcp_compact_server", BridgeMcpServer)
+COMPACT_MANAGER_KEY: web.AppKey[StreamableHTTPSessionManager] = web.AppKey(
+    "mcp_compact_session_manager", StreamableHTTPSessionManager
 )
 
 
@@ -140,16 +146,29 @@ async def handle(request: web.Request) -> web.StreamResponse:
     return await asgi_call(manager.handle_request, request, _scope(request, token))
 
 
+async def handle_compact(request: web.Request) -> web.StreamResponse:
+    """Serve one streamable-HTTP MCP request of the compact profile."""
+    token = token_of(request)
+    manager = request.app[COMPACT_MANAGER_KEY]
+    return await asgi_call(manager.handle_request, request, _scope(request, token))
+
+
 class _Lifecycle:
     """Run the session manager from app start-up until shutdown begins."""
 
-    def __init__(self) -> None:
+    def __init__(
+        self,
+        server_key: web.AppKey[BridgeMcpServer] = MCP_KEY,
+        manager_key: web.AppKey[StreamableHTTPSessionManager] = MANAGER_KEY,
+    ) -> None:
         self.stopping = asyncio.Event()
         self.task: asyncio.Task[None] | None = None
+        self.server_key = server_key
+        self.manager_key = manager_key
 
     async def ctx(self, app: web.Application) -> AsyncIterator[None]:
-        server = app[MCP_KEY]
-        manager = app[MANAGER_KEY]
+        server = app[self.server_key]
+        manager = app[self.manager_key]
         server.start()
         started = asyncio.Event()
 
@@ -172,7 +191,7 @@ class _Lifecycle:
 
     async def shutdown(self, app: web.Application) -> None:
         """End every MCP session and stream so open responses finish (idempotent)."""
-        app[MCP_KEY].notifier.listen.close()
+        app[self.server_key].notifier.listen.close()
         self.stopping.set()
         if self.task is None or self.task.done():
             return
@@ -191,10 +210,21 @@ def setup(app: web.Application) -> None:
     # or server-to-client requests): handshake-era calls p50 6.7 -> 3.9 ms. Listen
     # streams and the session's GET stream stay SSE.
     app[MANAGER_KEY] = StreamableHTTPSessionManager(app=server.server, json_response=True)
-    lifecycle = _Lifecycle()
-    app.cleanup_ctx.append(lifecycle.ctx)
-    # Before aiohttp waits for open handlers: end the sessions whose streams are open.
-    app.on_shutdown.append(lifecycle.shutdown)
+    # The compact profile (bridge.matter.compact) on its own endpoint: a few capability
+    # tools standing for the per-device ones, for clients that pay per listed tool.
+    compact = BridgeMcpServer(
+        service.registry, lambda: service.invocation, service.events,
+        compact=CompactProfile(
+            service.registry, lambda: service.matter.bridge if service.matter else None),
+    )  # fmt: skip
+    app[COMPACT_MCP_KEY] = compact
+    app[COMPACT_MANAGER_KEY] = StreamableHTTPSessionManager(
+        app=compact.server, json_response=True
+    )
+    for lifecycle in (_Lifecycle(), _Lifecycle(COMPACT_MCP_KEY, COMPACT_MANAGER_KEY)):
+        app.cleanup_ctx.append(lifecycle.ctx)
+        # Before aiohttp waits for open handlers: end the sessions whose streams are open.
+        app.on_shutdown.append(lifecycle.shutdown)
     responses = {
         "200": "JSON-RPC response (application/json or an text/event-stream)",
         "202": "notification or response accepted",
@@ -210,3 +240,8 @@ def setup(app: web.Application) -> None:
     add_route(app, "DELETE", PATH, handle, operation_id="mcpDelete",
               summary="MCP streamable HTTP: end a session", tags=["mcp"],
               responses=responses)  # fmt: skip
+    for method in ("POST", "GET", "DELETE"):
+        add_route(app, method, COMPACT_PATH, handle_compact,
+                  operation_id=f"mcpCompact{method.title()}",
+                  summary=f"MCP streamable HTTP, compact profile ({method})", tags=["mcp"],
+                  responses=responses)  # fmt: skip
