@@ -425,10 +425,15 @@ class BridgeMcpServer:
     def key_of(self, name: str) -> str | None:
         """Return the registry key the MCP name ``name`` stands for (``None``: no tool)."""
         key = tool_key(name)
-        keys = {e.definition.key for e in self.registry.list()}
-        if key is not None and key in keys:
-            return key
-        return key_in(name, keys) or key
+        if key is not None:
+            try:
+                self.registry.resolve(key)
+            except BridgeError:
+                pass
+            else:
+                return key
+        # A shortened name (or none): look for the key it stands for.
+        return key_in(name, {e.definition.key for e in self.registry.list()}) or key
 
     def tools_for(self, token: AgentToken) -> list[types.Tool]:
         """Return the MCP tools ``token`` may call, sorted by name."""
