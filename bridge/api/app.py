@@ -45,6 +45,7 @@ MIDDLEWARE_MODULES: tuple[str, ...] = ("bridge.api.auth",)
 # Modules exposing ``setup(app)`` that add routes.
 ROUTE_MODULES: tuple[str, ...] = (
     "bridge.api.tools_routes",
+    "bridge.api.compact_routes",
     "bridge.api.mesh_routes",
     "bridge.api.invoke_routes",
     "bridge.api.events_routes",

@@ -189,3 +189,33 @@ async def test_http_tools_compact_profile(home: Home) -> None:
     assert status == 200
     assert doc["count"] > 0
     assert not [t for t in doc["tools"] if t["identity"].startswith("home:")]
+
+
+async def test_http_compact_calls_narrow_and_broad(home: Home) -> None:
+    light, lock = device(home, LIGHT), device(home, LOCK)
+    narrow = home.token(f"device:control:{light.id}", f"device:read:{light.id}",
+                        agent_id="http-lamp")  # fmt: skip
+    runtime = home.service.invocation
+    assert runtime is not None
+    body = {"target": light.id, "action": "brightness", "percent": 30}
+    status, doc = await home.request("POST", "/v1/compact/lights", narrow, body)
+    assert status == 200, doc
+    assert doc["via"] == "home:lights"
+    assert doc["result"]["sent"][0]["command"] == "MoveToLevelWithOnOff"
+    assert doc["result"]["sent"][0]["payload"]["level"] == 77
+    status, doc = await home.request("POST", "/v1/compact/locks", narrow,
+                                     {"target": lock.id, "action": "lock"})  # fmt: skip
+    assert (status, doc["error"]["code"]) == (403, "PERMISSION_DENIED")
+    status, doc = await home.request("POST", "/v1/compact/lights", narrow,
+                                     {"target": light.id, "action": "dance"})  # fmt: skip
+    assert (status, doc["error"]["code"]) == (400, "INVALID_PARAMS")
+    status, doc = await home.request("POST", "/v1/compact/sprinklers", narrow, {})
+    assert (status, doc["error"]["code"]) == (404, "NOT_FOUND")
+    status, doc = await home.request("POST", "/v1/compact/home_state", narrow, {})
+    assert status == 200, doc
+    assert [d["id"] for d in doc["devices"]] == [light.id]
+    status, doc = await home.request("POST", "/v1/compact/home_state", narrow, ["x"])
+    assert (status, doc["error"]["code"]) == (400, "INVALID_REQUEST")
+    entries = await runtime.audit.query(agent_id="http-lamp", outcome="completed")
+    assert [(e.tool, e.details["via"]) for e in entries] == [
+        (f"matter:{light.slug}_brightness@1.0.0", "home:lights")]
