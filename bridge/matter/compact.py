@@ -22,13 +22,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bridge.errors import BridgeError, InvalidParamsError, NotFoundError
-from bridge.matter.bridge import MatterBridge
-from bridge.matter.generator import GeneratedTool, ToolKind, cached_values
 from bridge.tools.definition import Category, Execution, ToolDefinition, ToolIntent
 from bridge.tools.registry import ToolRegistry
+
+if TYPE_CHECKING:  # the Matter SDK loads only where Matter runs (a bridge exists)
+    from bridge.matter.bridge import MatterBridge
+    from bridge.matter.generator import GeneratedTool
 
 NAMESPACE = "home"
 STATE_TOOL = "home_state"
@@ -143,6 +145,8 @@ class CompactProfile:
         return index
 
     def _build(self) -> _Index:
+        from bridge.matter.generator import ToolKind  # lazy: see TYPE_CHECKING
+
         bridge = self._bridge()
         targets: dict[str, dict[str, _Target]] = {c.name: {} for c in CAPABILITIES}
         state: list[tuple[GeneratedTool, ToolDefinition]] = []
@@ -318,6 +322,8 @@ class CompactProfile:
         self, allows: Callable[[ToolDefinition], bool], area: str | None = None
     ) -> dict[str, Any]:
         """Return the cached state of every device ``allows`` may read (one area's)."""
+        from bridge.matter.generator import cached_values  # lazy: see TYPE_CHECKING
+
         wanted = area.strip().casefold() if isinstance(area, str) and area.strip() else None
         bridge = self._bridge()
         room_names: set[str] | None = None
