@@ -47,11 +47,7 @@ async def call_compact(request: web.Request) -> web.Response:
     profile = request.app[COMPACT_KEY]
     name = request.match_info["tool"]
     if name == STATE_TOOL:
-        unknown = sorted(set(body) - {"area"})
-        if unknown or not isinstance(body.get("area", ""), str):
-            raise InvalidRequestError("home_state takes only 'area' (a room name)",
-                                      {"unknown": unknown})  # fmt: skip
-        return json_response(profile.home_state(allows, body.get("area")))
+        return json_response(profile.home_state(allows, profile.state_args(body)))
     resolved = profile.resolve(name, body, allows)
     call = replace(ToolRequest(tool=resolved.key, params=resolved.params), via=resolved.via)
     response = await runtime.invoker.invoke(call, token=token)

@@ -318,6 +318,15 @@ class CompactProfile:
                 )
         raise NotFoundError(f"no {cap.title} target '{ref}'", {"target": ref})
 
+    def state_args(self, arguments: Mapping[str, Any]) -> str | None:
+        """Return the ``area`` of ``home_state`` arguments; raise on anything else."""
+        unknown = sorted(set(arguments) - {"area"})
+        area = arguments.get("area")
+        if unknown or (area is not None and not isinstance(area, str)):
+            raise InvalidParamsError(
+                f"{STATE_TOOL} takes only 'area' (a room name)", {"unknown": unknown})
+        return area
+
     def home_state(
         self, allows: Callable[[ToolDefinition], bool], area: str | None = None
     ) -> dict[str, Any]:
@@ -331,18 +340,28 @@ class CompactProfile:
             room = bridge.find_room(wanted)  # NotFoundError names the rooms
             room_names = {room.slug, *(label.casefold() for label in room.labels)}
         devices: list[dict[str, Any]] = []
-        for tool, defn in self.index().state:
+        if bridge is None:
+            return {"devices": devices, "count": 0}
+        # The live device and tool: attribute changes replace them without a registry
+        # change when the definitions stay the same.
+        live = {d.id: d for d in bridge.devices()}
+        for indexed, defn in self.index().state:
             if not allows(defn):
                 continue
-            device = tool.devices[tool.device_id or ""]
+            device = live.get(indexed.device_id or "")
+            try:
+                tool = bridge.tool(defn.identity)
+            except BridgeError:
+                continue
+            if device is None:
+                continue
             if room_names is not None and (device.room or "").casefold() not in room_names:
                 continue
             entry: dict[str, Any] = {"id": device.id, "name": device.name}
             if device.room:
                 entry["room"] = device.room
             try:
-                state = tool.state_from(cached_values(device), bridge.generator.unit
-                                        if bridge is not None else "C")  # fmt: skip
+                state = tool.state_from(cached_values(device), bridge.generator.unit)
             except (BridgeError, KeyError, TypeError, ValueError):
                 state = {}
             entry.update({k: v for k, v in state.items() if v is not None})

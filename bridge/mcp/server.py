@@ -497,10 +497,9 @@ class BridgeMcpServer:
                 if namespace != "home":
                     raise ToolNotFoundError(f"no tool is called '{name}'", {"tool": name})
                 if short == STATE_TOOL:
-                    area = arguments.get("area")
+                    area = self.compact.state_args(arguments)
                     allows = self.allows_for(tuple(token.permissions))
-                    return success_result(None, self.compact.home_state(
-                        allows, area if isinstance(area, str) else None))
+                    return success_result(None, self.compact.home_state(allows, area))
                 resolved = self.compact.resolve(
                     short, arguments, self.allows_for(tuple(token.permissions)))
                 arguments = resolved.params

@@ -157,6 +157,10 @@ async def test_home_state_answers_only_what_the_token_may_read(home: Home) -> No
         assert doc["count"] == 1
         assert [d["id"] for d in doc["devices"]] == [light.id]
         assert set(doc["devices"][0]) >= {"id", "name", "on"}
+        bad = await client.call_tool("home__home_state", {"room": "x"})
+        assert bad.structured_content["error"]["code"] == "INVALID_PARAMS"
+        missing = await client.call_tool("home__home_state", {"area": "attic"})
+        assert missing.structured_content["error"]["code"] == "NOT_FOUND"
     async with compact_client(home, broad, "auto") as client:
         import json
         result = await client.call_tool("home__home_state", {})
