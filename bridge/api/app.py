@@ -53,6 +53,7 @@ MIDDLEWARE_MODULES: tuple[str, ...] = ("bridge.console.sessions", "bridge.api.au
 # Modules exposing ``setup(app)`` that add routes.
 ROUTE_MODULES: tuple[str, ...] = (
     "bridge.api.tools_routes",
+    "bridge.api.compact_routes",
     "bridge.api.mesh_routes",
     "bridge.api.invoke_routes",
     "bridge.api.calls_ws_routes",

@@ -5,7 +5,8 @@
   entries, without configuration values) or ``starting``.
 - ``GET /v1/tools`` — filters ``namespace``, ``server_name``, ``capability``,
   ``category``, ``tag``, ``available``; ``q`` ranks by relevance (``limit``, default 10);
-  ``view=flat`` gives the flat view instead of full definitions.
+  ``view=flat`` gives the flat view instead of full definitions; ``profile=compact``
+  lists the compact capability tools the token reaches instead (``bridge.matter.compact``).
 - ``GET /v1/tools/{ref}`` — one tool by identity or ``[namespace:]name[@constraint]``
   (``?version=`` adds a constraint); ambiguous names answer ``AMBIGUOUS_TOOL``.
 """
@@ -21,12 +22,13 @@ from bridge.api.auth import token_of
 from bridge.api.openapi import add_route, path_param, query_param
 from bridge.auth.visibility import may_see
 from bridge.errors import InvalidRequestError, ToolNotFoundError
+from bridge.matter.compact import PROFILES, CompactProfile
 from bridge.tools.definition import Category
 from bridge.tools.registry import RegisteredTool
 
 MAX_LIMIT = 100
 _FILTERS = ("namespace", "server_name", "capability", "category", "tag")
-_KNOWN_QUERY = frozenset({*_FILTERS, "available", "q", "limit", "view"})
+_KNOWN_QUERY = frozenset({*_FILTERS, "available", "q", "limit", "view", "profile"})
 
 
 def tool_json(entry: RegisteredTool, view: str = "full") -> dict[str, Any]:
@@ -76,6 +78,14 @@ async def list_tools(request: web.Request) -> web.Response:
     view = _view(request)
     registry = service_of(request).registry
     granted = tuple(token_of(request).permissions)
+    profile = query.get("profile", "per-device")
+    if profile not in PROFILES:
+        raise InvalidRequestError(
+            f"profile must be one of: {', '.join(PROFILES)}", {"profile": profile})
+    if profile == "compact":
+        if "q" in query or "limit" in query:
+            raise InvalidRequestError("q and limit apply only to the per-device profile")
+        return json_response(_compact(request, view))
     if "q" not in query:
         if "limit" in query:
             raise InvalidRequestError("limit applies only with q")
@@ -100,6 +110,21 @@ async def list_tools(request: web.Request) -> web.Response:
         if entry.identity in allowed
     ][:limit]
     return json_response({"tools": results, "count": len(results), "query": q})
+
+
+def _compact(request: web.Request, view: str) -> dict[str, Any]:
+    """Return the compact profile's tools the caller's token reaches."""
+    service = service_of(request)
+    matter = service.matter
+    granted = tuple(token_of(request).permissions)
+    profile = CompactProfile(service.registry, lambda: matter.bridge if matter else None)
+    # The one listing rule (bridge.auth.visibility), as for the per-device tools.
+    defns = profile.tools_for(lambda d: may_see(granted, d))
+    tools = [
+        {"identity": d.identity, "available": True, **(d.flat() if view == "flat" else d.to_json())}
+        for d in defns
+    ]
+    return {"tools": tools, "count": len(tools), "profile": "compact"}
 
 
 async def get_tool(request: web.Request) -> web.Response:
@@ -150,6 +175,8 @@ def setup(app: web.Application) -> None:
                 {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT},
             ),
             query_param("view", "full definitions or the flat view", {"enum": ["full", "flat"]}),
+            query_param("profile", "per-device tools (default) or the compact capability tools "
+                        "the token reaches", {"enum": list(PROFILES)}),
         ],
         responses={"200": "the tools and their count"},
     )

@@ -613,6 +613,8 @@ class Invoker:
             details["idempotency_key"] = request.idempotency_key
         if response.error is not None:
             details["message"] = response.error.get("message")
+        if request.via is not None:
+            details["via"] = request.via
         execution = response.execution
         if execution is not None and execution.node_id != self.node_id:
             details["execution"] = execution.to_json()

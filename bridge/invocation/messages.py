@@ -189,6 +189,8 @@ class ToolRequest(_Signable):
     timestamp: float = field(default_factory=time.time)
     signer: str | None = None
     signature: str | None = None
+    # Local only (never on the wire): the compact tool this call was resolved from.
+    via: str | None = field(default=None, compare=False)
 
     _KEYS = frozenset(
         {"type", "id", "tool", "version", "params", "context", "routing", "auth",

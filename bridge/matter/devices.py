@@ -18,6 +18,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from anyascii import anyascii
+
 from bridge.matter.client import NodeData, device_type_name
 
 SLUG_RE = re.compile(r"^[a-z][a-z0-9_]*$")
@@ -174,8 +176,12 @@ def clean_label(value: Any) -> str | None:
 
 
 def slugify(text: str) -> str:
-    """Return ``text`` as ``[a-z0-9_]`` words joined by ``_`` (may be empty)."""
-    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    """Return ``text`` as ``[a-z0-9_]`` words joined by ``_`` (may be empty).
+
+    Accents are dropped ("Küche" → ``kuche``); other scripts are transliterated
+    ("Кухня" → ``kukhnya``, "客厅" → ``keting``), so a name in any language has a slug.
+    """
+    ascii_text = anyascii(unicodedata.normalize("NFKC", text))
     words = re.findall(r"[a-z0-9]+", ascii_text.lower())
     return "_".join(words)
 

@@ -39,6 +39,7 @@ from bridge.tools.definition import (
     ToolDefinition,
     ToolIntent,
 )
+from bridge.tools.naming import CLIENT_NAME_MAX, fit_name
 
 NAMESPACE = "matter"
 CAPABILITY = "matter_bridge"
@@ -49,6 +50,13 @@ TOOL_VERSION = "1.0.0"
 # device ids); the rest are named by count with where to find them.
 DESCRIPTION_DEVICES = 25
 DEVICE_ID_PATTERN = "^[0-9]+-[0-9]+$"
+# Tool names stay within what clients accept once MCP prefixes ``matter__``.
+NAME_LIMIT = CLIENT_NAME_MAX - len(NAMESPACE) - 2
+
+
+def tool_name(slug: str, suffix: str) -> str:
+    """Return the name of a device's tool: ``<slug>_<suffix>``, fitted to ``NAME_LIMIT``."""
+    return fit_name(slug, suffix, NAME_LIMIT)
 
 
 class ToolKind(StrEnum):
@@ -156,7 +164,7 @@ class GeneratedTool:
             # A dangerous command must go through its own tool (and its confirmation).
             raise InvalidParamsError(
                 f"{info.name}.{command} needs a person's confirmation: use the tool "
-                f"'{device.slug}_{suffix}' instead",
+                f"'{tool_name(device.slug, suffix)}' instead",
                 {"device_id": device.id, "cluster": info.name, "command": command},
             )
         secret = sorted(k for k in payload if str(k).lower() in SECRET_FIELDS)
@@ -333,7 +341,7 @@ class MatterToolGenerator:
             if not device.has_cluster(cmap.cluster.id):
                 continue
             for row in cmap.rows:
-                name = f"{device.slug}_{row.suffix}"
+                name = tool_name(device.slug, row.suffix)
                 if name in claimed:
                     continue
                 if not matches(device, cmap.cluster.id, row.requires, row.command_id):
@@ -449,7 +457,7 @@ class MatterToolGenerator:
         clusters = list(dict.fromkeys(p.cluster.name for p in parts))
         attributes = list(dict.fromkeys(a for p in parts for a in p.field.attributes))
         definition = ToolDefinition(
-            name=f"{device.slug}_state",
+            name=tool_name(device.slug, "state"),
             description=f"Read the current state of {device.name}{device.where}: {fields}.",
             category=Category.SENSING,
             parameters={"type": "object", "properties": {}, "additionalProperties": False},

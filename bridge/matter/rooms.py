@@ -31,8 +31,11 @@ from typing import Any
 
 from bridge.matter.devices import Device, slugify
 from bridge.tools.definition import Category, Execution, Requires
+from bridge.tools.naming import CLIENT_NAME_MAX, fit_name, short_hash
 
 ROOM_PREFIX = "room"
+# Room tool names stay within what clients accept once MCP prefixes ``matter__``.
+NAME_LIMIT = CLIENT_NAME_MAX - len("matter__")
 LIGHT_KINDS = frozenset({"light"})
 THERMOSTAT_KINDS = frozenset({"thermostat"})
 COLOR_PARAMS = {"color", "hue", "saturation"}
@@ -66,13 +69,18 @@ def rooms_of(devices: Iterable[Device], aliases: Mapping[str, Sequence[str]]) ->
     """Group ``devices`` into rooms by room slug (devices without a room are in none)."""
     grouped: dict[str, tuple[str, list[Device]]] = {}
     for device in devices:
-        slug = slugify(device.room) if device.room else ""
+        slug = room_slug(device.room) if device.room else ""
         if slug and device.room:
             grouped.setdefault(slug, (device.room, []))[1].append(device)
     return [
         Room(name=name, slug=slug, aliases=tuple(aliases.get(slug, ())), devices=tuple(members))
         for slug, (name, members) in sorted(grouped.items())
     ]
+
+
+def room_slug(room: str) -> str:
+    """Return a room's slug; a name without letters or digits gets ``r_<hash>``."""
+    return slugify(room) or (f"r_{short_hash(room)}" if room.strip() else "")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -235,11 +243,11 @@ def _light_specs(
     members = _members(lights, tools_by_device)
     common = _common(room, "lights", lights, capability)
     names = _listing(lights)
-    base = f"{ROOM_PREFIX}_{room.slug}_lights"
+    head = f"{ROOM_PREFIX}_{room.slug}"
 
     def spec(action: str, description: str, parameters: dict[str, Any]) -> RoomToolSpec:
         return RoomToolSpec(
-            name=f"{base}_{action}",
+            name=fit_name(head, f"lights_{action}", NAME_LIMIT),
             description=description + _also_called(room),
             category=Category.ACTING,
             parameters=parameters,
@@ -301,7 +309,7 @@ def _thermostat_spec(
     param = "fahrenheit" if unit.upper() == "F" else "celsius"
     symbol = "°F" if unit.upper() == "F" else "°C"
     return RoomToolSpec(
-        name=f"{ROOM_PREFIX}_{room.slug}_temperature",
+        name=fit_name(f"{ROOM_PREFIX}_{room.slug}", "temperature", NAME_LIMIT),
         description=(
             f"Set the target temperature ({symbol}) of every thermostat in the {room.name} at "
             f"once ({_listing(thermostats)}); each one clamps it to its own limits."

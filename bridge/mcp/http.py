@@ -46,6 +46,7 @@ _LOG = logging.getLogger(__name__)
 SDK_CHATTY_LOGGERS = ("mcp.server.streamable_http_manager", "mcp.server.streamable_http")
 
 PATH = "/mcp"
+COMPACT_PATH = "/mcp/compact"
 DISCONNECT_POLL_S = 1.0
 SHUTDOWN_S = 5.0
 
@@ -161,9 +162,18 @@ async def asgi_call(
 
 
 async def handle(request: web.Request) -> web.StreamResponse:
-    """Serve one streamable-HTTP MCP request."""
+    """Serve one streamable-HTTP MCP request (per-device profile)."""
+    return await _serve(request, request.app[LAZY_KEY])
+
+
+async def handle_compact(request: web.Request) -> web.StreamResponse:
+    """Serve one streamable-HTTP MCP request of the compact profile."""
+    return await _serve(request, request.app[COMPACT_LAZY_KEY])
+
+
+async def _serve(request: web.Request, lazy: _LazyMcp) -> web.StreamResponse:
     token = token_of(request)
-    manager = await request.app[LAZY_KEY].manager()
+    manager = await lazy.manager()
     body: bytes | None = None
     if request.method == "POST":
         # The boundary's one rule before the SDK parses: size, depth, strings, numbers.
@@ -177,8 +187,9 @@ async def handle(request: web.Request) -> web.StreamResponse:
 class _LazyMcp:
     """The MCP server and its session manager: built and run from the first request on."""
 
-    def __init__(self, service: ApiHost) -> None:
+    def __init__(self, service: ApiHost, *, compact: bool = False) -> None:
         self.service = service
+        self.compact = compact
         self.server: BridgeMcpServer | None = None
         self._manager: StreamableHTTPSessionManager | None = None
         self._started = asyncio.Event()
@@ -195,7 +206,18 @@ class _LazyMcp:
             from bridge.mcp.server import BridgeMcpServer
 
             service = self.service
-            server = BridgeMcpServer(service.registry, lambda: service.invocation, service.events)
+            profile = None
+            if self.compact:
+                # A few capability tools standing for the per-device ones, for clients
+                # that pay per listed tool (bridge.matter.compact).
+                from bridge.matter.compact import CompactProfile
+
+                profile = CompactProfile(
+                    service.registry, lambda: service.matter.bridge if service.matter else None
+                )
+            server = BridgeMcpServer(
+                service.registry, lambda: service.invocation, service.events, compact=profile
+            )
             # Plain JSON answers to POSTs (no per-call SSE stream; this server sends no
             # progress or server-to-client requests): handshake-era calls p50 6.7 -> 3.9
             # ms. Listen streams and the session's GET stream stay SSE.
@@ -243,17 +265,19 @@ class _LazyMcp:
 
 
 LAZY_KEY: web.AppKey[_LazyMcp] = web.AppKey("mcp_lazy", _LazyMcp)
+COMPACT_LAZY_KEY: web.AppKey[_LazyMcp] = web.AppKey("mcp_compact_lazy", _LazyMcp)
 
 
 def setup(app: web.Application) -> None:
     """Add ``/mcp`` and the MCP server's lifecycle to the bridge's app."""
     for name in SDK_CHATTY_LOGGERS:
         logging.getLogger(name).setLevel(logging.WARNING)
-    lifecycle = _LazyMcp(app[SERVICE_KEY])
-    app[LAZY_KEY] = lifecycle
-    app.cleanup_ctx.append(lifecycle.ctx)
-    # Before aiohttp waits for open handlers: end the sessions whose streams are open.
-    app.on_shutdown.append(lifecycle.shutdown)
+    for key, compact in ((LAZY_KEY, False), (COMPACT_LAZY_KEY, True)):
+        lifecycle = _LazyMcp(app[SERVICE_KEY], compact=compact)
+        app[key] = lifecycle
+        app.cleanup_ctx.append(lifecycle.ctx)
+        # Before aiohttp waits for open handlers: end the sessions whose streams are open.
+        app.on_shutdown.append(lifecycle.shutdown)
     responses = {
         "200": "JSON-RPC response (application/json or an text/event-stream)",
         "202": "notification or response accepted",
@@ -269,3 +293,8 @@ def setup(app: web.Application) -> None:
     add_route(app, "DELETE", PATH, handle, operation_id="mcpDelete",
               summary="MCP streamable HTTP: end a session", tags=["mcp"],
               responses=responses)  # fmt: skip
+    for method in ("POST", "GET", "DELETE"):
+        add_route(app, method, COMPACT_PATH, handle_compact,
+                  operation_id=f"mcpCompact{method.title()}",
+                  summary=f"MCP streamable HTTP, compact profile ({method})", tags=["mcp"],
+                  responses=responses)  # fmt: skip

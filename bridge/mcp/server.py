@@ -43,7 +43,7 @@ import logging
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import mcp_types as types
@@ -71,7 +71,8 @@ from bridge.events import EventBus
 from bridge.invocation.invoker import confirmation_for
 from bridge.invocation.messages import ToolRequest, ToolResponse
 from bridge.invocation.runtime import InvocationRuntime
-from bridge.mcp.names import mcp_name, tool_key
+from bridge.matter.compact import STATE_TOOL, CompactProfile
+from bridge.mcp.names import key_in, mcp_name, tool_key
 from bridge.tools.definition import Category, ToolDefinition, ToolIntent
 from bridge.tools.registry import RegisteredTool, ToolRegistry
 
@@ -273,8 +274,11 @@ class BridgeMcpServer:
         *,
         approval_wait_s: float = 5.0,
         pending_ttl_s: float = 600.0,
+        compact: CompactProfile | None = None,
     ) -> None:
         self.registry = registry
+        # With a compact profile this server lists and answers only its capability tools.
+        self.compact = compact
         self._runtime = runtime
         self.events = events
         self.approval_wait_s = approval_wait_s
@@ -305,6 +309,8 @@ class BridgeMcpServer:
         """Follow the registry (idempotent)."""
         if self._unsubscribe is None:
             self._unsubscribe = self.registry.subscribe(self._changed)
+        if self.compact is not None:
+            self.compact.start()
 
     def _changed(self, _action: str, _tool: RegisteredTool) -> None:
         self.notifier.touch()
@@ -314,6 +320,8 @@ class BridgeMcpServer:
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
+        if self.compact is not None:
+            self.compact.stop()
         await self.notifier.close()
         pending = [p.task for p in self._pending.values()]
         self._pending.clear()
@@ -331,7 +339,12 @@ class BridgeMcpServer:
         Used only to check a call's ``Mcp-Param-*`` headers; it is the tool's whole
         schema, as the header annotations are the same in every token's narrowed view.
         """
-        key = tool_key(name)
+        if self.compact is not None:
+            for defn in self.compact.tools_for(lambda _d: True):
+                if mcp_name(defn.namespace, defn.name) == name:
+                    return dict(defn.parameters)
+            return None
+        key = self.key_of(name)
         if key is None:
             return None
         try:
@@ -340,10 +353,37 @@ class BridgeMcpServer:
             return None
         return dict(entry.definition.parameters) if entry.definition.parameters else None
 
+    def allows_for(self, granted: tuple[str, ...]) -> Callable[[ToolDefinition], bool]:
+        """Return whether ``granted`` meets a (concrete) tool's required permissions."""
+
+        def allows(defn: ToolDefinition) -> bool:
+            return self.checker.allows(granted, defn.requires.permissions, {})
+
+        return allows
+
+    def key_of(self, name: str) -> str | None:
+        """Return the registry key the MCP name ``name`` stands for (``None``: no tool)."""
+        key = tool_key(name)
+        if key is not None:
+            try:
+                self.registry.resolve(key)
+            except BridgeError:
+                pass
+            else:
+                return key
+        # A shortened name (or none): look for the key it stands for.
+        return key_in(name, {e.definition.key for e in self.registry.list()}) or key
+
     def tools_for(self, token: AgentToken) -> list[types.Tool]:
         """Return the MCP tools ``token`` may call, sorted by name."""
         granted = tuple(token.permissions)
         tools: list[types.Tool] = []
+        if self.compact is not None:
+            for defn in self.compact.tools_for(self.allows_for(granted)):
+                tool = mcp_tool(defn, dict(defn.parameters))
+                if tool is not None:
+                    tools.append(tool)
+            return sorted(tools, key=lambda t: t.name)
         seen: set[str] = set()
         for entry in self.registry.list():
             key = entry.definition.key
@@ -385,14 +425,31 @@ class BridgeMcpServer:
         runtime = self._runtime()
         if runtime is None:
             return error_result(InternalError("invocation is not running on this node").to_json())
-        key = tool_key(name)
+        key = tool_key(name) if self.compact is not None else self.key_of(name)
         if key is None:
             return error_result(
                 ToolNotFoundError(f"no tool is called '{name}'", {"tool": name}).to_json()
             )
         try:
-            request = ToolRequest.from_json({"tool": key, "params": arguments})
-            entry = self.registry.resolve(key)
+            if self.compact is not None:
+                namespace, _, short = key.partition(":")
+                if namespace != "home":
+                    raise ToolNotFoundError(f"no tool is called '{name}'", {"tool": name})
+                if short == STATE_TOOL:
+                    area = self.compact.state_args(arguments)
+                    allows = self.allows_for(tuple(token.permissions))
+                    return success_result(None, self.compact.home_state(allows, area))
+                resolved = self.compact.resolve(
+                    short, arguments, self.allows_for(tuple(token.permissions)))
+                arguments = resolved.params
+                request = replace(
+                    ToolRequest.from_json({"tool": resolved.key, "params": arguments}),
+                    via=resolved.via,
+                )
+                entry = self.registry.resolve(resolved.key)
+            else:
+                request = ToolRequest.from_json({"tool": key, "params": arguments})
+                entry = self.registry.resolve(key)
         except BridgeError as err:
             return error_result(err.to_json())
         if confirmation_for(entry.definition) is None:

@@ -19,9 +19,10 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from bridge.mcp.names import mcp_name, tool_key
+from bridge.mcp.names import key_in, mcp_name, tool_key
 from bridge.tools.context import CallContext
 from bridge.tools.definition import Category, Execution, Requires, ToolDefinition
+from bridge.tools.naming import short_hash
 from tests.support.auth import bearer, service_token
 from tests.support.server import BridgeServer
 
@@ -75,14 +76,23 @@ def register_dim(server: BridgeServer, handler: Recorder) -> None:
 def test_mcp_names_map_keys_both_ways() -> None:
     assert mcp_name("matter", "light_kitchen_on") == "matter__light_kitchen_on"
     assert tool_key("matter__light_kitchen_on") == "matter:light_kitchen_on"
-    # The name may hold '__', '.', '-'; the namespace ends at the first '__'.
-    assert mcp_name("core", "a__b.c-d") == "core__a__b.c-d"
-    assert tool_key("core__a__b.c-d") == "core:a__b.c-d"
+    # The name may hold '__' and '-'; the namespace ends at the first '__'.
+    assert mcp_name("core", "a__b-c") == "core__a__b-c"
+    assert tool_key("core__a__b-c") == "core:a__b-c"
+    # What clients reject ('.', more than 64 characters) gets a shortened name with the
+    # hash of the key: accepted by every client, distinct, found back through the keys.
+    dotted = mcp_name("core", "a__b.c-d")
+    assert dotted == "core__a__b_c-d_" + short_hash("core:a__b.c-d")
+    assert key_in(dotted, ["core:a__b_c-d", "core:a__b.c-d"]) == "core:a__b.c-d"
+    assert mcp_name("m", "x" * 61) == "m__" + "x" * 61  # 64 characters: kept
+    long_name = mcp_name("m", "x" * 62)
+    assert long_name == "m__" + "x" * 54 + "_" + short_hash("m:" + "x" * 62)
+    assert long_name is not None
+    assert len(long_name) == 64
+    assert mcp_name("m", "x" * 63) != long_name
     # Namespaces that would make the split ambiguous have no MCP name.
     assert mcp_name("my__ns", "x") is None
     assert mcp_name("ns_", "x") is None
-    assert mcp_name("m", "x" * 126) is None  # 129 characters
-    assert mcp_name("m", "x" * 125) == "m__" + "x" * 125
     for bad in ("matter", "matter__", "__x", "matter:x", "ma tter__x", "m___x", "1a__x"):
         assert tool_key(bad) is None, bad
 

@@ -1,0 +1,78 @@
+"""HTTP calls of the compact profile (``bridge.matter.compact``).
+
+- ``POST /v1/compact/{tool}`` — body: the compact tool's arguments, e.g.
+  ``{"target": "Desk lamp", "action": "brightness", "percent": 30}`` for ``lights``.
+  The call is resolved to the per-device (or room) tool it stands for and runs through
+  ``/v1/invoke``'s pipeline with the caller's token (same permission check, same
+  confirmation, audit ``details.via``); the answer is that ``tool_response``, with the
+  error's HTTP status on failure. ``home_state`` answers ``{"devices", "count"}`` for
+  what the token may read (``{"area"}`` optional). ``GET /v1/tools?profile=compact``
+  lists the tools.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from aiohttp import web
+
+from bridge.api.app import SERVICE_KEY, json_response, read_json, service_of
+from bridge.api.auth import token_of
+from bridge.api.openapi import add_route, path_param
+from bridge.auth.permissions import PermissionChecker
+from bridge.errors import InvalidRequestError, UnauthenticatedError, error_from_json
+from bridge.invocation.messages import ToolRequest
+from bridge.matter.compact import STATE_TOOL, CompactProfile
+from bridge.tools.definition import ToolDefinition
+
+COMPACT_KEY: web.AppKey[CompactProfile] = web.AppKey("compact_profile", CompactProfile)
+_CHECKER = PermissionChecker()
+
+
+async def call_compact(request: web.Request) -> web.Response:
+    """Run one compact call."""
+    token = token_of(request)
+    runtime = service_of(request).invocation
+    if runtime is None:
+        raise UnauthenticatedError("invocation is not running on this node")
+    body = await read_json(request)
+    if not isinstance(body, dict):
+        raise InvalidRequestError("request body must be a JSON object")
+    granted = tuple(token.permissions)
+
+    def allows(defn: ToolDefinition) -> bool:
+        return _CHECKER.allows(granted, defn.requires.permissions, {})
+
+    profile = request.app[COMPACT_KEY]
+    name = request.match_info["tool"]
+    if name == STATE_TOOL:
+        return json_response(profile.home_state(allows, profile.state_args(body)))
+    resolved = profile.resolve(name, body, allows)
+    call = replace(ToolRequest(tool=resolved.key, params=resolved.params), via=resolved.via)
+    response = await runtime.invoker.invoke(call, token=token)
+    status = 200
+    if response.error is not None:
+        status = error_from_json(response.error).http_status
+    answer: dict[str, Any] = {**response.to_json(), "via": resolved.via}
+    return json_response(answer, status=status)
+
+
+def setup(app: web.Application) -> None:
+    """Add the compact call route and its profile (following the registry)."""
+    service = app[SERVICE_KEY]
+    profile = CompactProfile(
+        service.registry, lambda: service.matter.bridge if service.matter else None)
+    profile.start()
+    app[COMPACT_KEY] = profile
+
+    async def stop(_app: web.Application) -> None:
+        profile.stop()
+
+    app.on_cleanup.append(stop)
+    add_route(app, "POST", "/v1/compact/{tool}", call_compact, operation_id="callCompact",
+              summary="Call a compact-profile tool (lights, climate, locks, covers, home_state)",
+              tags=["tools"], parameters=[path_param("tool", "compact tool name")],
+              responses={"200": "the resolved tool's tool_response (home_state: the state)",
+                         "400": "bad arguments", "403": "not permitted",
+                         "404": "no such tool or target"})  # fmt: skip

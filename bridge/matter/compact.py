@@ -1,0 +1,369 @@
+"""The compact tool profile: a few capability tools instead of one tool per device action.
+
+A 100-device home has hundreds of per-device tools; agent clients accept 50-100 per
+server and pay every schema in tokens on each prompt. The compact profile lists five
+tools in namespace ``home`` instead:
+
+- ``lights`` (``on|off|brightness|color|color_temperature``), ``climate``
+  (``set_temperature|set_mode``), ``locks`` (``lock|unlock``, dangerous like the
+  per-device tools), ``covers`` (``open|close|stop|position``): each with a ``target``,
+  a device or a room by name, alias, slug or id. Its ``enum`` lists only the targets
+  the caller's permissions reach.
+- ``home_state`` (``area`` optional): the live state of every device the caller may
+  read (``device:read:<id>``), from the bridge's attribute cache, compactly.
+
+A capability call is only a pointer: ``resolve`` returns the per-device (or room) tool
+it stands for and that tool's parameters, and the face runs *that* tool through the
+pipeline with the caller's token: same permission checks, same confirmation, same
+audit (which names the compact tool as ``via``). Nothing here grants or runs anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from bridge.errors import BridgeError, InvalidParamsError, NotFoundError
+from bridge.tools.definition import Category, Execution, ToolDefinition, ToolIntent
+from bridge.tools.registry import ToolRegistry
+
+if TYPE_CHECKING:  # the Matter SDK loads only where Matter runs (a bridge exists)
+    from bridge.matter.bridge import MatterBridge
+    from bridge.matter.generator import GeneratedTool
+
+NAMESPACE = "home"
+STATE_TOOL = "home_state"
+PROFILES = ("per-device", "compact")
+
+Allows = Callable[[tuple[str, ...]], bool]
+"""Whether the caller's grants meet a tool's required permissions (given them)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Capability:
+    """One compact tool: its actions → per-device suffix, room action, extra parameters."""
+
+    name: str
+    title: str
+    device_actions: Mapping[str, str]
+    room_actions: Mapping[str, str]
+    params: Mapping[str, dict[str, Any]]
+    dangerous: bool = False
+
+
+CAPABILITIES: tuple[Capability, ...] = (
+    Capability(
+        "lights", "lights and switches",
+        {"on": "on", "off": "off", "brightness": "brightness", "color": "set_color",
+         "color_temperature": "color_temperature"},
+        {"on": "on", "off": "off", "brightness": "brightness", "color": "color"},
+        {"percent": {"type": "number", "minimum": 0, "maximum": 100,
+                     "description": "brightness: percent 0-100"},
+         "color": {"type": "string", "description": "color: CSS name or '#rrggbb'"},
+         "kelvin": {"type": "number", "description": "color_temperature: kelvin"}},
+    ),
+    Capability(
+        "climate", "thermostats",
+        {"set_temperature": "set_temperature", "set_mode": "set_mode"},
+        {"set_temperature": "temperature"},
+        {"celsius": {"type": "number", "description": "set_temperature: target °C"},
+         "fahrenheit": {"type": "number", "description": "set_temperature: target °F"},
+         "mode": {"type": "string", "description": "set_mode: e.g. heat, cool, off"}},
+    ),
+    Capability(
+        "locks", "door locks (each call needs a person's approval)",
+        {"lock": "lock", "unlock": "unlock"}, {},
+        {"pin_code": {"type": "string", "description": "PIN, when the lock needs one"}},
+        dangerous=True,
+    ),
+    Capability(
+        "covers", "blinds, shades and other coverings",
+        {"open": "open", "close": "close", "stop": "stop", "position": "set_position"}, {},
+        {"percent_open": {"type": "number", "minimum": 0, "maximum": 100,
+                          "description": "position: percent open 0-100"}},
+    ),
+)
+BY_NAME = {c.name: c for c in CAPABILITIES}
+
+
+@dataclass(slots=True)
+class _Target:
+    kind: str  # "device" | "room"
+    id: str
+    label: str
+    names: set[str]
+    tools: dict[str, ToolDefinition] = field(default_factory=dict)  # compact action → tool
+
+
+@dataclass(slots=True)
+class _Index:
+    targets: dict[str, list[_Target]]  # capability → targets
+    state: list[tuple[GeneratedTool, ToolDefinition]]
+
+
+@dataclass(frozen=True, slots=True)
+class Resolved:
+    """The per-device (or room) tool a compact call stands for, with its parameters."""
+
+    key: str
+    params: dict[str, Any]
+    via: str
+
+
+class CompactProfile:
+    """The compact tools of one bridge, built from the registry and the Matter bridge."""
+
+    def __init__(self, registry: ToolRegistry, bridge: Callable[[], MatterBridge | None]):
+        self.registry = registry
+        self._bridge = bridge
+        self._index: _Index | None = None
+        self._unsubscribe: Callable[[], None] | None = None
+
+    def start(self) -> None:
+        """Follow registry changes (idempotent)."""
+        if self._unsubscribe is None:
+            self._unsubscribe = self.registry.subscribe(self._changed)
+
+    def stop(self) -> None:
+        """Stop following the registry."""
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+
+    def _changed(self, _action: str, _tool: Any) -> None:
+        self._index = None
+
+    # -- index ---------------------------------------------------------------------
+
+    def index(self) -> _Index:
+        """Return the capability targets (rebuilt after any registry change)."""
+        if self._index is not None and self._unsubscribe is not None:
+            return self._index
+        index = self._build()
+        self._index = index
+        return index
+
+    def _build(self) -> _Index:
+        from bridge.matter.generator import ToolKind  # lazy: see TYPE_CHECKING
+
+        bridge = self._bridge()
+        targets: dict[str, dict[str, _Target]] = {c.name: {} for c in CAPABILITIES}
+        state: list[tuple[GeneratedTool, ToolDefinition]] = []
+        if bridge is None:
+            return _Index({k: [] for k in targets}, state)
+        devices = {d.id: d for d in bridge.devices()}
+        rooms = {r.slug: r for r in bridge.rooms()}
+        seen: set[str] = set()
+        for entry in self.registry.list(namespace="matter"):
+            key = entry.definition.key
+            if key in seen:
+                continue
+            seen.add(key)
+            try:
+                defn = self.registry.resolve(key).definition
+                tool = bridge.tool(defn.identity)
+            except BridgeError:
+                continue
+            if tool.kind is ToolKind.STATE:
+                state.append((tool, defn))
+            elif tool.kind is ToolKind.ACTION and tool.context is not None:
+                device = devices.get(tool.device_id or "")
+                if device is None:
+                    continue
+                suffix = tool.context.row.suffix
+                for cap in CAPABILITIES:
+                    for action, wanted in cap.device_actions.items():
+                        if wanted != suffix:
+                            continue
+                        target = targets[cap.name].setdefault(device.id, _Target(
+                            "device", device.id, device.name,
+                            {device.id, device.slug, *(n.casefold() for n in
+                                                       (device.name, *device.aliases))}))
+                        target.tools[action] = defn
+            elif tool.kind is ToolKind.ROOM and tool.room is not None:
+                room = rooms.get(tool.room.room_slug)
+                if room is None:
+                    continue
+                for cap in CAPABILITIES:
+                    for action, wanted in cap.room_actions.items():
+                        if wanted != tool.room.action:
+                            continue
+                        target = targets[cap.name].setdefault("room:" + room.slug, _Target(
+                            "room", room.slug, room.name,
+                            {room.slug, *(n.casefold() for n in room.labels)}))
+                        target.tools[action] = defn
+        state.sort(key=lambda s: s[0].device_id or "")
+        return _Index({k: list(v.values()) for k, v in targets.items()}, state)
+
+    # -- listing -------------------------------------------------------------------
+
+    def tools_for(self, allows: Callable[[ToolDefinition], bool]) -> list[ToolDefinition]:
+        """Return the compact tools whose targets ``allows`` reaches (``home_state`` too)."""
+        index = self.index()
+        out: list[ToolDefinition] = []
+        for cap in CAPABILITIES:
+            reachable = [t for t in index.targets[cap.name]
+                         if any(allows(d) for d in t.tools.values())]  # fmt: skip
+            if reachable:
+                out.append(self._definition(cap, reachable, allows))
+        readable = [t for t, d in index.state if allows(d)]
+        if readable:
+            areas = sorted({d.room for t in readable for d in t.devices.values() if d.room})
+            out.append(self._state_definition(areas))
+        return out
+
+    def _labels(self, targets: list[_Target]) -> list[str]:
+        counts: dict[str, int] = {}
+        for t in targets:
+            counts[t.label.casefold()] = counts.get(t.label.casefold(), 0) + 1
+        return [t.label if counts[t.label.casefold()] == 1 else t.id for t in targets]
+
+    def _definition(
+        self, cap: Capability, targets: list[_Target], allows: Callable[[ToolDefinition], bool]
+    ) -> ToolDefinition:
+        actions = [a for a in cap.device_actions
+                   if any(a in t.tools and allows(t.tools[a]) for t in targets)]  # fmt: skip
+        return ToolDefinition(
+            name=cap.name,
+            namespace=NAMESPACE,
+            description=(
+                f"Control {cap.title}: pick a target (a device or a room, by name, alias or "
+                "id) and an action; give the action's value."
+            ),
+            category=Category.ACTING,
+            parameters={
+                "type": "object",
+                "properties": {
+                    "target": {"type": "string", "enum": self._labels(targets)},
+                    "action": {"type": "string", "enum": actions},
+                    **{k: dict(v) for k, v in cap.params.items()},
+                },
+                "required": ["target", "action"],
+                "additionalProperties": False,
+            },
+            execution=Execution(timeout_ms=15_000, idempotent=not cap.dangerous),
+            metadata={"tags": ["compact", cap.name]},
+            dangerous=cap.dangerous,
+            intent=ToolIntent.ACTION,
+        )
+
+    def _state_definition(self, areas: list[str]) -> ToolDefinition:
+        props: dict[str, Any] = {"area": {"type": "string", "description": "Only this room."}}
+        if areas:
+            props["area"]["enum"] = areas
+        return ToolDefinition(
+            name=STATE_TOOL,
+            namespace=NAMESPACE,
+            description="The live state of every device you may read (or one room's).",
+            category=Category.SENSING,
+            parameters={"type": "object", "properties": props, "additionalProperties": False},
+            execution=Execution(timeout_ms=5_000, idempotent=True),
+            metadata={"tags": ["compact", "state"]},
+        )
+
+    # -- calls ---------------------------------------------------------------------
+
+    def resolve(
+        self,
+        name: str,
+        params: Mapping[str, Any],
+        allows: Callable[[ToolDefinition], bool] = lambda _d: True,
+    ) -> Resolved:
+        """Return the per-device or room tool a call of ``home:<name>`` stands for.
+
+        A name several devices share means the one(s) ``allows`` reaches. Permissions
+        are not enforced here: the resolved tool's call checks them.
+        """
+        cap = BY_NAME.get(name)
+        if cap is None:
+            raise NotFoundError(f"no compact tool '{name}'", {"tool": name})
+        unknown = sorted(set(params) - {"target", "action", *cap.params})
+        if unknown:
+            raise InvalidParamsError(f"unknown parameter(s): {', '.join(unknown)}",
+                                     {"fields": unknown})  # fmt: skip
+        target_ref, action = params.get("target"), params.get("action")
+        if not isinstance(target_ref, str) or not target_ref.strip():
+            raise InvalidParamsError("'target' must name a device or a room", {"field": "target"})
+        if action not in cap.device_actions:
+            raise InvalidParamsError(
+                f"'action' must be one of: {', '.join(cap.device_actions)}", {"field": "action"})
+        target = self._find(cap, target_ref, allows)
+        defn = target.tools.get(str(action))
+        if defn is None:
+            raise InvalidParamsError(
+                f"{target.label} cannot {action} (it can: {', '.join(target.tools)})",
+                {"target": target.label, "action": action, "actions": sorted(target.tools)},
+            )
+        props = defn.parameters.get("properties") or {}
+        forwarded = {k: v for k, v in params.items() if k in props}
+        return Resolved(key=defn.key, params=forwarded, via=f"{NAMESPACE}:{cap.name}")
+
+    def _find(
+        self, cap: Capability, ref: str, allows: Callable[[ToolDefinition], bool]
+    ) -> _Target:
+        wanted = ref.strip().casefold()
+        targets = self.index().targets[cap.name]
+        for kind in ("device", "room"):
+            hits = [t for t in targets if t.kind == kind and (wanted in t.names or wanted == t.id)]
+            reachable = [t for t in hits if any(allows(d) for d in t.tools.values())]
+            hits = reachable or hits
+            if len(hits) == 1:
+                return hits[0]
+            if len(hits) > 1:
+                raise InvalidParamsError(
+                    f"'{ref}' names {len(hits)} devices; use an id: "
+                    + ", ".join(f"{t.id} ({t.label})" for t in hits),
+                    {"target": ref, "ids": [t.id for t in hits]},
+                )
+        raise NotFoundError(f"no {cap.title} target '{ref}'", {"target": ref})
+
+    def state_args(self, arguments: Mapping[str, Any]) -> str | None:
+        """Return the ``area`` of ``home_state`` arguments; raise on anything else."""
+        unknown = sorted(set(arguments) - {"area"})
+        area = arguments.get("area")
+        if unknown or (area is not None and not isinstance(area, str)):
+            raise InvalidParamsError(
+                f"{STATE_TOOL} takes only 'area' (a room name)", {"unknown": unknown})
+        return area
+
+    def home_state(
+        self, allows: Callable[[ToolDefinition], bool], area: str | None = None
+    ) -> dict[str, Any]:
+        """Return the cached state of every device ``allows`` may read (one area's)."""
+        from bridge.matter.generator import cached_values  # lazy: see TYPE_CHECKING
+
+        wanted = area.strip().casefold() if isinstance(area, str) and area.strip() else None
+        bridge = self._bridge()
+        room_names: set[str] | None = None
+        if wanted is not None and bridge is not None:
+            room = bridge.find_room(wanted)  # NotFoundError names the rooms
+            room_names = {room.slug, *(label.casefold() for label in room.labels)}
+        devices: list[dict[str, Any]] = []
+        if bridge is None:
+            return {"devices": devices, "count": 0}
+        # The live device and tool: attribute changes replace them without a registry
+        # change when the definitions stay the same.
+        live = {d.id: d for d in bridge.devices()}
+        for indexed, defn in self.index().state:
+            if not allows(defn):
+                continue
+            device = live.get(indexed.device_id or "")
+            try:
+                tool = bridge.tool(defn.identity)
+            except BridgeError:
+                continue
+            if device is None:
+                continue
+            if room_names is not None and (device.room or "").casefold() not in room_names:
+                continue
+            entry: dict[str, Any] = {"id": device.id, "name": device.name}
+            if device.room:
+                entry["room"] = device.room
+            try:
+                state = tool.state_from(cached_values(device), bridge.generator.unit)
+            except (BridgeError, KeyError, TypeError, ValueError):
+                state = {}
+            entry.update({k: v for k, v in state.items() if v is not None})
+            devices.append(entry)
+        return {"devices": devices, "count": len(devices)}

@@ -1,0 +1,132 @@
+"""Tool names every agent client accepts, whatever people call their devices and rooms.
+
+Every MCP name (and every tool name) of every recorded dump, with long, non-Latin and
+symbol-only device and room names, matches ``^[A-Za-z0-9_-]{1,64}$``, is unique, and is
+the same on a second generation and after a restart (slugs persisted, names reloaded).
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+
+import pytest
+
+from bridge.matter.client import NodeData
+from bridge.matter.cluster_maps import load_cluster_maps
+from bridge.matter.devices import UserNames, build_devices, slugify
+from bridge.matter.generator import MatterToolGenerator, ToolKind
+from bridge.matter.rooms import room_slug
+from bridge.mcp.names import key_in, mcp_name
+from bridge.tools.naming import fit_name, short_hash
+from tests.matter.dumps import DUMP_IDS, load_dump
+
+MAPS = load_cluster_maps()
+CLIENT = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+# What people call things: long, other scripts, symbols only, mixed.
+NAMES = [
+    "Die unglaublich lange Stehlampe neben dem großen Esstisch im Wohnzimmer",
+    "Люстра в гостиной над диваном у большого окна на втором этаже дома",  # noqa: RUF001
+    "客厅的大吊灯",
+    "ランプ",
+    "مصباح غرفة المعيشة الكبير",
+    "Λάμπα σαλονιού",
+    "💡🛋️",
+    "x" * 64,
+    "Küche Decke",
+]
+ROOMS = [
+    "Wohnzimmer und Esszimmer im Erdgeschoss des alten Hauses am Waldrand",
+    "Гостиная",
+    "客厅",
+    "🛋️",
+    "Küche",
+    "y" * 64,
+]
+
+
+def home(names: dict[str, UserNames] | None = None) -> tuple[list[str], list[UserNames]]:
+    """Return every MCP name of one home holding every dump once, and the devices' names."""
+    nodes = []
+    for index, name in enumerate(DUMP_IDS):
+        doc = copy.deepcopy(load_dump(name))
+        doc["node_id"] = 100 + index
+        nodes.append(NodeData.from_json(doc))
+    plain = build_devices(nodes)
+    given = names if names is not None else {
+        d.id: UserNames(name=NAMES[i % len(NAMES)], room=ROOMS[i % len(ROOMS)])
+        for i, d in enumerate(plain)
+    }
+    devices = build_devices(nodes, given)
+    tools = MatterToolGenerator(MAPS, node_id="n").generate(devices)
+    out = [mcp_name(t.definition.namespace, t.definition.name) for t in tools]
+    assert None not in out
+    kept = [UserNames(name=given[d.id].name, room=given[d.id].room, slug=d.slug) for d in devices]
+    return [n for n in out if n is not None], kept
+
+
+def test_every_name_of_a_home_with_any_names_is_accepted_unique_and_stable() -> None:
+    first, kept = home()
+    assert len(first) == 115
+    for name in first:
+        assert CLIENT.fullmatch(name), name
+    assert len(set(first)) == len(first)
+    second, again = home()
+    assert (second, again) == (first, kept)
+    # Room tools exist for the non-Latin and symbol-only rooms too.
+    assert "matter__room_gostinaya_lights_on" in first
+    assert any(n.startswith("matter__room_keting_") for n in first)
+    assert "matter__room_couch_temperature" in first
+    room = "matter__room_wohnzimmer_und_esszimmer_i_944f33_lights_brightness"
+    assert room in first
+    assert len(room) == 64
+
+
+def test_restart_keeps_every_name() -> None:
+    first, kept = home()
+    # Second start: the persisted slugs are handed back with what people called them.
+    nodes = []
+    for index, name in enumerate(DUMP_IDS):
+        doc = copy.deepcopy(load_dump(name))
+        doc["node_id"] = 100 + index
+        nodes.append(NodeData.from_json(doc))
+    ids = [d.id for d in build_devices(nodes)]
+    again, _ = home(dict(zip(ids, kept, strict=True)))
+    assert again == first
+
+
+@pytest.mark.parametrize("name", DUMP_IDS)
+def test_each_dump_with_a_long_non_latin_name_fits(name: str) -> None:
+    devices = build_devices([NodeData.from_json(load_dump(name))])
+    given = {d.id: UserNames(name=NAMES[1], room=ROOMS[0]) for d in devices}
+    devices = build_devices([NodeData.from_json(load_dump(name))], given)
+    tools = MatterToolGenerator(MAPS).generate(devices)
+    names = [mcp_name(t.definition.namespace, t.definition.name) for t in tools]
+    assert all(n is not None and CLIENT.fullmatch(n) for n in names), names
+    assert len(set(names)) == len(names)
+    for tool in tools:
+        if tool.kind is ToolKind.ACTION or tool.kind is ToolKind.STATE:
+            # The human name stays in the description; the tool name is found back.
+            assert NAMES[1] in tool.definition.description
+            key = tool.definition.key
+            found = key_in(str(mcp_name("matter", tool.definition.name)), [key, "matter:x"])
+            assert found == key
+
+
+def test_names_that_fit_are_kept_and_long_ones_keep_their_action() -> None:
+    assert fit_name("light_kitchen", "on", 56) == "light_kitchen_on"
+    head = "light_" + "a" * 40
+    fitted = fit_name(head, "adjust_temperature", 56)
+    assert fitted == "light_" + "a" * 24 + "_" + short_hash(head) + "_adjust_temperature"
+    assert len(fitted) == 56
+    assert fit_name(head + "b", "adjust_temperature", 56) != fitted
+
+
+def test_slugs_transliterate_other_scripts() -> None:
+    assert slugify("Küche") == "kuche"
+    assert slugify("Кухня") == "kukhnya"
+    assert slugify("客厅") == "keting"
+    assert slugify("Λάμπα") == "lampa"
+    assert room_slug("🛋️") == "couch"
+    assert room_slug("\u200b") == "r_" + short_hash("\u200b")
+    assert room_slug("   ") == ""
