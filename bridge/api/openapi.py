@@ -277,7 +277,8 @@ def validate_body(request: web.Request, body: Any) -> None:
                    if isinstance(error.instance, dict) and f not in error.instance]  # fmt: skip
         details["field"] = ".".join([*path, *missing[:1]])
     elif path:
-        details["field"] = ".".join(path)[:300]
+        # The body field at fault; ``path`` says where inside it.
+        details["field"] = path[0][:300]
     raise error_class(
         f"request body does not match the schema at {where[:200]}: {error.message[:300]}",
         details,

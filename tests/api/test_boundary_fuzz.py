@@ -51,6 +51,8 @@ RAW_HEADS = 300
 CONCURRENCY = 48
 LOG_BOUND = 64 * 1024  # bytes of log for the whole run (one line per cause per minute)
 SEED = 14
+MCP_PATHS = ("/mcp", "/mcp/compact")  # JSON-RPC errors, not the bridge's error form
+CONSOLE_PREFIX = "/console/"
 MATTER_ROUTES = ("/v1/devices", "/v1/rooms", "/v1/intents/handle")
 
 HOSTILE_STRINGS = [
@@ -205,7 +207,7 @@ class Gen:
             text = self.envelope() if r.random() < 0.7 else self.value()
         elif path in ("/v1/invoke", "/v1/jobs", "/v1/toolmanager/execute"):
             text = self.invoke_body() if r.random() < 0.8 else self.value()
-        elif path == "/mcp":
+        elif path in MCP_PATHS:
             text = (f'{{"jsonrpc":"2.0","id":{self.value(3)},"method":'
                     f'{json.dumps(r.choice(["initialize", "tools/list", "tools/call", "x"]))},'
                     f'"params":{self.value(1)}}}')  # fmt: skip
@@ -286,7 +288,7 @@ async def _http(live: Live, session: aiohttp.ClientSession, gen: Gen, tally: Tal
         headers["Authorization"] = "Bearer " + r.choice(["x", "a.b.c", "e30.e30", "Bearer"])
     headers["Content-Type"] = r.choice(["application/json"] * 6 + [
         "text/plain", "application/json; charset=latin-1", "multipart/form-data"])
-    if template == "/mcp":
+    if template in MCP_PATHS:
         headers["Accept"] = "application/json, text/event-stream"
     data = gen.body(template) if method not in ("GET", "HEAD") or r.random() < 0.05 else None
     try:
@@ -311,14 +313,20 @@ def _check_answer(tally: Tally, method: str, template: str, status: int, ctype: 
             json.loads(raw)["error"]["code"] == "CONTROLLER_UNAVAILABLE"  # fmt: skip
         if not matter_off:
             tally.fail(f"{method} {template}: {status} {raw[:300]!r}")
-    if status >= 400 and template != "/mcp" and method != "HEAD":
+    if template.startswith(CONSOLE_PREFIX) or template == "/":
+        # The console's pages answer people: an HTML page (or a plain 404 for a missing
+        # static file), never a 5xx or a traceback (checked above).
+        if status >= 400 and ctype not in ("text/html", "text/plain", "application/json"):
+            tally.fail(f"{method} {template}: {status} answered {ctype}")
+        return
+    if status >= 400 and template not in MCP_PATHS and method != "HEAD":
         try:
             error = json.loads(raw)["error"]
             assert set(error) == {"code", "message", "details", "retryable"}
         except (ValueError, KeyError, TypeError, AssertionError):
             tally.fail(f"{method} {template}: {status} not the JSON error form: {raw[:200]!r}")
-    if template == "/mcp" and status >= 400 and ctype != "application/json":
-        tally.fail(f"/mcp {status} answered {ctype}")
+    if template in MCP_PATHS and status >= 400 and ctype != "application/json":
+        tally.fail(f"{template} {status} answered {ctype}")
 
 
 async def _websocket(live: Live, session: aiohttp.ClientSession, gen: Gen, tally: Tally) -> None:

@@ -56,9 +56,17 @@ async def _drip(writer: asyncio.StreamWriter, stop: asyncio.Event) -> None:
         await asyncio.sleep(0.5)
 
 
+RESET = b"<reset>"
+
+
 async def _closed_by_server(reader: asyncio.StreamReader, within_s: float) -> bytes:
     """Return what the server sent before closing; fail if it did not close in time."""
-    data = await asyncio.wait_for(reader.read(), within_s)
+    try:
+        data = await asyncio.wait_for(reader.read(), within_s)
+    except ConnectionResetError:
+        # The server closed while our drip was still arriving: the kernel answers unread
+        # input with a reset, which can overtake the 408 it wrote. Closed all the same.
+        return RESET
     assert reader.at_eof()
     return data
 
@@ -113,7 +121,10 @@ async def test_slow_and_idle_sockets_do_not_starve_real_ones(bridge_server: Brid
     )
     stop.set()
     await asyncio.gather(*drips)
-    for answer in slow_answers:
+    answered = [a for a in slow_answers if a != RESET]
+    print(f"slow sockets: {len(answered)} read the 408, {SLOW - len(answered)} were reset")
+    assert answered, "no slow socket read its 408 answer"
+    for answer in answered:
         head, _, body = answer.partition(b"\r\n\r\n")
         assert head.startswith(b"HTTP/1.1 408 "), answer[:80]
         assert json.loads(body)["error"]["code"] == "REQUEST_TIMEOUT"

@@ -260,7 +260,8 @@ def test_share_the_light_and_add_it_to_a_second_fabric(
     for body, token, status, code in (
         ({"window_s": 5}, c.bridge.token, 400, "INVALID_PARAMS"),
         ({"window_s": True}, c.bridge.token, 400, "INVALID_PARAMS"),
-        ({"other": 1}, c.bridge.token, 400, "INVALID_REQUEST"),
+        ({"other": 1}, c.bridge.token, 400, "INVALID_PARAMS"),
+            ([1], c.bridge.token, 400, "INVALID_PARAMS"),
         ({}, guest, 403, "PERMISSION_DENIED"),
     ):
         req = urllib.request.Request(

@@ -175,13 +175,17 @@ async def test_pages_without_a_session_go_to_sign_in(bridge_server: BridgeServer
 async def test_audit_filters_pages_and_csv(bridge_server: BridgeServer) -> None:
     runtime = bridge_server.service.invocation
     assert runtime is not None
-    # 60 refused calls leave 60 "unauthenticated" entries.
-    for _ in range(60):
+    # 60 calls refused by permission leave 60 "permission_denied" entries (unauthenticated requests
+    # are only counted per source and minute, not kept as entries).
+    outsider = issue_token(runtime.key, agent_id="outsider", permissions=["nothing:at:all"],
+                           ttl_s=60)  # fmt: skip
+    for i in range(60):
         async with bridge_server.client.post(
-            f"{bridge_server.url}/v1/invoke", json={"tool": "x"},
-            headers={"Authorization": "Bearer bad"},
+            f"{bridge_server.url}/v1/invoke",
+            json={"tool": "core:store_data", "params": {"key": f"k{i}", "value": i}},
+            headers={"Authorization": f"Bearer {outsider}"},
         ) as refused:  # fmt: skip
-            assert refused.status == 401
+            assert refused.status == 403
     admin = issue_token(runtime.key, agent_id="auditor", permissions=["admin:audit"], ttl_s=60)
     async with await _client(bridge_server) as client:
         async with client.post(f"{bridge_server.url}/console/signin", data={"token": admin},
@@ -189,12 +193,12 @@ async def test_audit_filters_pages_and_csv(bridge_server: BridgeServer) -> None:
                                allow_redirects=False) as res:  # fmt: skip
             assert res.status == 303
         url = f"{bridge_server.url}/console/api/audit"
-        async with client.get(url, params={"decision": "unauthenticated"}) as res:
+        async with client.get(url, params={"decision": "permission_denied"}) as res:
             first = await res.json()
         assert len(first["entries"]) == 50
         assert first["more"] is True
-        assert {e["decision"] for e in first["entries"]} == {"unauthenticated"}
-        async with client.get(url, params={"decision": "unauthenticated", "page": "1"}) as res:
+        assert {e["decision"] for e in first["entries"]} == {"permission_denied"}
+        async with client.get(url, params={"decision": "permission_denied", "page": "1"}) as res:
             second = await res.json()
         assert len(second["entries"]) == 10
         assert second["more"] is False
@@ -203,14 +207,14 @@ async def test_audit_filters_pages_and_csv(bridge_server: BridgeServer) -> None:
         assert len(set(ids)) == 60
         async with client.get(url, params={"agent": "nobody"}) as res:
             assert (await res.json())["entries"] == []
-        async with client.get(url, params={"decision": "unauthenticated",
+        async with client.get(url, params={"decision": "permission_denied",
                                            "format": "csv"}) as res:  # fmt: skip
             assert res.content_type == "text/csv"
             lines = (await res.text()).splitlines()
         assert lines[0] == ("id,ts,agent_id,tool,decision,outcome,error_code,duration_ms,"
                             "call_id,node_id")
         assert len(lines) == 61
-        assert all(",unauthenticated,error,UNAUTHENTICATED," in line for line in lines[1:])
+        assert all(",permission_denied,error,PERMISSION_DENIED," in line for line in lines[1:])
         for bad in ({"page": "-1"}, {"since": "soon"}, {"format": "xml"}, {"limit": "5"}):
             async with client.get(url, params=bad) as res:
                 assert res.status == 400, bad

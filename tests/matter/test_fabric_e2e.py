@@ -514,6 +514,8 @@ async def test_stopped_device_is_unavailable_fast_and_recovers(
         ws, lambda e: e["data"]["device_id"] == "2-1" and e["data"]["available"], timeout_s=60
     )
     await ws.close()
+    # A known state first (earlier tests may have left the dimmer off), then the toggle.
+    await ok(fab, http, "light_kitchen_dimmer_on")
     mark = dev.mark()
     await ok(fab, http, "light_kitchen_dimmer_toggle")
     await device_reports(dev, mark, "onOff", "onOff", False)

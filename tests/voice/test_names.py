@@ -26,13 +26,14 @@ async def test_an_alias_added_alone_is_heard_at_once(home: Home) -> None:
     reply = await engine.handle("turn on the big lamp", "en", token=token)
     assert reply.handled, reply.speech
     assert [c["tool"] for c in reply.calls] == ["matter:light_sofa_lamp_on"]
+    # Listing follows permission: a token sees the tools it may call.
     status, tool = await home.request("GET", "/v1/tools/matter:light_sofa_lamp_on",
-                                      home.token("device:read:*"))  # fmt: skip
+                                      home.token("device:control:*"))  # fmt: skip
     assert status == 200, tool
     assert tool["tool"]["metadata"]["aliases"] == ["big lamp"], tool
     # Tool search (BM25 over metadata.aliases among others) finds the device by its alias.
     status, found = await home.request("GET", "/v1/tools?q=big%20lamp&limit=3",
-                                       home.token("device:read:*"))  # fmt: skip
+                                       home.token("device:control:*"))  # fmt: skip
     assert status == 200, found
     assert found["tools"][0]["identity"].startswith("matter:light_sofa_lamp_"), found
 
@@ -67,7 +68,8 @@ async def test_room_aliases_are_set_checked_persisted_and_heard(home: Home) -> N
     reply = await engine.handle("allume les lumières de la cuisine", "fr", token=control)
     assert [c["tool"] for c in reply.calls] == ["matter:room_kitchen_lights_on"], reply.speech
     # The room tools carry the aliases: tool search and agents find them too.
-    status, tool = await home.request("GET", "/v1/tools/matter:room_kitchen_lights_off", reader)
+    status, tool = await home.request("GET", "/v1/tools/matter:room_kitchen_lights_off",
+                                      home.token("device:control:*"))  # fmt: skip
     assert tool["tool"]["metadata"]["aliases"] == ["Küche", "cuisine", "keuken"]
     assert "also called Küche, cuisine, keuken" in tool["tool"]["description"]
     bridge = home.service.matter.bridge
