@@ -159,12 +159,17 @@ class Database:
                 self._conn.execute("BEGIN IMMEDIATE")
             except sqlite3.OperationalError:
                 return False, None
-            try:
-                result = fn(self._conn)
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-            self._conn.execute("COMMIT")
+            with _full_disk_is_an_error():
+                try:
+                    result = fn(self._conn)
+                    self._conn.execute("COMMIT")
+                except BaseException:
+                    # SQLite may already have rolled back (a full disk): only roll back
+                    # what is still open, so the first error is the one raised.
+                    if self._conn.in_transaction:
+                        with contextlib.suppress(sqlite3.Error):
+                            self._conn.execute("ROLLBACK")
+                    raise
             return True, result
         finally:
             self._conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")

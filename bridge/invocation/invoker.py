@@ -20,6 +20,7 @@ import asyncio
 import json
 import logging
 import re
+import sqlite3
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
@@ -41,6 +42,7 @@ from bridge.errors import (
     InvalidRequestError,
     NoCapableNodeError,
     PermissionDeniedError,
+    StorageFullError,
     ToolFailedError,
     ToolTimeoutError,
     UnauthenticatedError,
@@ -251,11 +253,8 @@ class Invoker:
             # Acknowledge only what the audit log holds: a crash from here on loses nothing.
             try:
                 await asyncio.shield(state.committed)
-            except Exception:  # disk full, file gone (the audit log logs it once per batch)
-                failed = InternalError(
-                    "the call's audit record could not be written",
-                    {"call_id": call_id, "reason": "audit_unavailable"},
-                )
+            except Exception as err:  # disk full, file gone (logged once per batch)
+                failed = _audit_failure(err, call_id)
                 response = ToolResponse.failure(
                     request, call_id, response.tool, failed, response.duration_ms,
                     self.node_id, response.execution,
@@ -692,3 +691,22 @@ def _bind(middleware: Middleware, info: Invocation, nxt: Next) -> Next:
 
 def _error_of(doc: dict[str, Any]) -> BridgeError:
     return error_from_json(doc)
+
+
+def _audit_failure(err: BaseException, call_id: str) -> BridgeError:
+    """Return what a caller is told when its call's audit row could not be committed."""
+    full = isinstance(err, StorageFullError) or (
+        isinstance(err, sqlite3.Error)
+        and getattr(err, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_FULL
+    )
+    if full:
+        # Retryable: nothing was acknowledged, and the call works again once space is freed.
+        return StorageFullError(
+            "the state directory's disk is full: the call's audit record could not be "
+            "written, so the call is not acknowledged",
+            {"call_id": call_id, "reason": "audit_unavailable"},
+        )
+    return InternalError(
+        "the call's audit record could not be written",
+        {"call_id": call_id, "reason": "audit_unavailable"},
+    )

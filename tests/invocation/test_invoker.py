@@ -533,3 +533,19 @@ async def test_confirmation_required_without_approvals(env: Env) -> None:
     assert resp.error is not None
     assert resp.error["details"] == {"message": "Allow core:risky?"}
     assert handler.calls == []
+
+
+async def test_a_full_disk_answers_storage_full_and_acknowledges_nothing(env: Env) -> None:
+    handler = Counter()
+    env.registry.register(echo_tool(), handler)
+    assert (await env.invoker.invoke(env.request("echo", {"text": "before"}))).ok
+    # SQLite's own page limit makes the next audit commit fail as a full disk does.
+    pages = env.db.fetchall_sync("PRAGMA page_count")[0][0]
+    env.db.execute_sync(f"PRAGMA max_page_count = {pages}")
+    resp = await env.invoker.invoke(env.request("echo", {"text": "x" * 20_000}))
+    assert resp.error is not None
+    assert (resp.error["code"], resp.error["retryable"], resp.error["details"]["reason"]) == (
+        "STORAGE_FULL", True, "audit_unavailable"
+    )
+    env.db.execute_sync("PRAGMA max_page_count = 1073741823")
+    assert (await env.invoker.invoke(env.request("echo", {"text": "after"}))).ok
