@@ -191,10 +191,14 @@ class BridgeService:
         await self.stop()
 
     def route_plugins(self) -> Sequence[Callable[[web.Application], None]]:
-        """Return the faces served on the API's HTTP server besides its own routes (MCP)."""
+        """Return the faces served on the API's HTTP server besides its own routes.
+
+        MCP's streamable HTTP (``/mcp``, ``/mcp/compact``) and the web console (``/``).
+        """
+        from bridge.console import pages as console_pages
         from bridge.mcp import http as mcp_http  # loads the MCP SDK only when the API runs
 
-        return (mcp_http.setup,)
+        return (mcp_http.setup, console_pages.setup)
 
     async def start_api(self, host: str | None = None, port: int | None = None) -> int:
         """Serve the HTTP API on ``host:port`` (config defaults); return the bound port."""

@@ -48,7 +48,7 @@ _LOGGER = logging.getLogger(__name__)
 _RATE_LOG = RateLimitedLog(_LOGGER)
 
 # Modules exposing ``middleware`` (an aiohttp middleware), outermost first, inside errors.
-MIDDLEWARE_MODULES: tuple[str, ...] = ("bridge.console.sessions", "bridge.api.auth")
+MIDDLEWARE_MODULES: tuple[str, ...] = ("bridge.api.auth",)
 
 # Modules exposing ``setup(app)`` that add routes.
 ROUTE_MODULES: tuple[str, ...] = (
@@ -63,7 +63,6 @@ ROUTE_MODULES: tuple[str, ...] = (
     "bridge.api.client_tools_routes",
     "bridge.api.toolmanager_routes",
     "bridge.api.tokens_routes",
-    "bridge.console.pages",
 )
 
 RoutePlugin = Callable[[web.Application], None]

@@ -397,8 +397,13 @@ async def qr_code(request: web.Request) -> web.Response:
 
 
 def setup(app: web.Application) -> None:
-    """Add the console's routes at ``/`` and ``/console/``."""
+    """Add the console's routes at ``/`` and ``/console/``, and its session middleware."""
+    from bridge.console.sessions import middleware as session_middleware
+
     app[SESSIONS_KEY] = SessionStore()
+    # Right after the API's error middleware (first) and before its bearer-token check:
+    # a signed-in browser's cookie becomes the session's token for /v1/.
+    app.middlewares.insert(1, session_middleware)
     from bridge.api.openapi import add_route
     from bridge.console.webhook import webhook_ctx
 
