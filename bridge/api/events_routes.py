@@ -7,7 +7,8 @@ registry changes, approvals, ``tool_use``). Each frame is an event's JSON
 to sockets of the call's session when ``?session=ID`` names one; while such a socket is
 open, client tools that wait for a result can run.
 An agent sees the status of its own calls, and every call with ``admin:events``;
-approval events need ``admin:approve``. When the client reads too slowly the bus drops
+approval events need ``admin:approve``; ``device.`` events need
+``device:read:<device id>``. When the client reads too slowly the bus drops
 its oldest events and a ``{"type": "events.dropped", "data": {"count": n}}`` frame says
 how many.
 """
@@ -52,6 +53,12 @@ def _visible(event: Event, token: AgentToken, session: str | None) -> bool:
         )
     if event.type.startswith("approval."):
         return any(covers(p, "admin:approve") for p in token.permissions)
+    if event.type.startswith("device."):
+        # A device's state and availability only to a token that may read that device.
+        device = event.data.get("device_id")
+        return isinstance(device, str) and any(
+            covers(p, f"device:read:{device}") for p in token.permissions
+        )
     return True
 
 

@@ -595,3 +595,38 @@ async def test_secret_params_never_stored_or_shown(server: BridgeServer) -> None
         assert PIN.encode("utf-16-le") not in data, path.name
         seen_redacted = seen_redacted or b"<redacted>" in data
     assert seen_redacted  # the rows were written where we looked
+
+
+async def test_device_events_go_only_to_tokens_that_may_read_the_device(
+    server: BridgeServer,
+) -> None:
+    readers = {
+        "all": service_token(server.service, "all", ["device:read:*"]),
+        "lamp": service_token(server.service, "lamp", ["device:read:lamp-1"]),
+        "control": service_token(server.service, "control", ["device:control:*"]),
+    }
+    url = f"{server.url}/v1/events?types=device."
+    async with (
+        server.client.ws_connect(url, headers=bearer(readers["all"])) as ws_all,
+        server.client.ws_connect(url, headers=bearer(readers["lamp"])) as ws_lamp,
+        server.client.ws_connect(url, headers=bearer(readers["control"])) as ws_control,
+    ):
+        await asyncio.sleep(0.05)
+        for device in ("door-9", "lamp-1"):
+            server.service.events.publish(
+                "device.state", {"device_id": device, "name": device, "path": "1/6/0",
+                                 "value": True})  # fmt: skip
+        server.service.events.publish(
+            "device.availability", {"device_id": "door-9", "name": "door-9", "available": False}
+        )
+        seen_all = [await ws_all.receive_json(timeout=5) for _ in range(3)]
+        assert [(f["type"], f["data"]["device_id"]) for f in seen_all] == [
+            ("device.state", "door-9"), ("device.state", "lamp-1"),
+            ("device.availability", "door-9"),
+        ]
+        frame = await ws_lamp.receive_json(timeout=5)
+        assert (frame["type"], frame["data"]["device_id"]) == ("device.state", "lamp-1")
+        with pytest.raises(TimeoutError):
+            await ws_lamp.receive_json(timeout=0.3)
+        with pytest.raises(TimeoutError):
+            await ws_control.receive_json(timeout=0.3)
