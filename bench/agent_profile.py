@@ -1,7 +1,7 @@
 """What an agent pays for the bridge's tools: per-device vs compact profile, at home scale.
 
 For homes of 4, 25, 100 and 400 devices (recorded dumps under tests/fixtures/nodes,
-renumbered, through the real generator inside a real ``MatterBridge`` on a real
+renumbered, through the real generator inside a real ``MatterToolSync`` on a real
 registry; rooms of about six devices each), prints per profile: tool count, the
 ``tools/list`` JSON size in bytes (what MCP sends, for a token that may do everything),
 an approximate token count (chars / 4) and the longest tool name; then the latency of
@@ -32,10 +32,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bridge.auth.tokens import issue_token
 from bridge.config import ApiConfig, BridgeConfig, MatterConfig
-from bridge.matter.bridge import MatterBridge
 from bridge.matter.client import MatterAdapter, NodeData
 from bridge.matter.compact import CompactProfile
 from bridge.matter.devices import UserNames, build_devices
+from bridge.matter.registry_sync import MatterToolSync
 from bridge.mcp.server import BridgeMcpServer
 from bridge.service import BridgeService
 from bridge.tools.context import CallContext
@@ -79,7 +79,7 @@ async def measure(service: BridgeService, size: int, calls: int) -> dict[str, An
     nodes = nodes_for(size)
     adapter = MatterAdapter("ws://127.0.0.1:9/ws")  # never connected: no controller here
     adapter._nodes = {n.node_id: n for n in nodes}
-    bridge = MatterBridge(adapter=adapter, registry=service.registry)
+    bridge = MatterToolSync(adapter=adapter, registry=service.registry)
     devices = build_devices(nodes)
     bridge._user_names = {
         d.id: UserNames(room=f"Room {i // ROOM_SIZE + 1}") for i, d in enumerate(devices)}

@@ -25,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bridge.cli.console import make_link
-from bridge.matter.virtual_devices import DeviceKind
+from bridge.demo.virtual_devices import DeviceKind
 from tests.console.browser import chromium, wait_for
 from tests.support.fabric import ThreadedBridge, open_fabric
 

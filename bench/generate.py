@@ -5,7 +5,7 @@ Prints wall and CPU (this process's) time: on a busy machine compare the CPU fig
 Dumps from tests/fixtures/nodes are replicated with distinct node ids until the device
 count is reached; the full pipeline (device model + tools) is timed and its peak
 allocation measured with tracemalloc. Then one attribute of one node changes and that
-node's devices and tools are regenerated (what MatterBridge.refresh_node does).
+node's devices and tools are regenerated (what MatterToolSync.refresh_node does).
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ from bridge.auth.keys import NodeKey
 from bridge.mesh.announce import Announcement, Capability, DeviceInfo, ToolSummary, parameters_hash
 from bridge.mesh.envelope import EnvelopeVerifier, seal
 from bridge.mesh.gossip import GossipState
-from bridge.mesh.identity import NodeIdentity
+from bridge.mesh.node_id import NodeIdentity
 from bridge.mesh.trust import TrustPolicy
 
 TTL_S = 3600.0

@@ -3,7 +3,7 @@
 1. ``atmosphere-bridge run --no-matter`` as its own process: RSS once it listens and
    has answered one call, then after one ``/mcp`` request (the MCP SDK loads then).
 2. For each size, a fresh interpreter starts a ``BridgeService`` (HTTP API on) and
-   registers the tools ``MatterBridge`` would: recorded dumps replicated with distinct
+   registers the tools ``MatterToolSync`` would: recorded dumps replicated with distinct
    node ids, the real device model and generator (which import the Matter client and
    ``chip.clusters``, as every bridge with Matter on does). RSS after ``gc.collect()``.
 

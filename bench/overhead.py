@@ -47,10 +47,10 @@ import aiohttp
 import yaml
 from benchlib import cpu_seconds, descendants, paired, percentile, tree_cpu_seconds
 
+from bridge import netns
 from bridge.auth.keys import KEY_FILE_NAME, NodeKey
 from bridge.auth.tokens import issue_token
-from bridge.matter import netns
-from bridge.matter.virtual_devices import DeviceKind, VirtualDevice, node_available, write_test_paa
+from bridge.demo.virtual_devices import DeviceKind, VirtualDevice, node_available, write_test_paa
 
 REPO = Path(__file__).resolve().parents[1]
 

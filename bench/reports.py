@@ -18,7 +18,7 @@ event to that one subscriber. ``--profile FILE`` records the bridge with py-spy 
 the reports and prints where its CPU goes (collapsed stacks in FILE).
 
 ``--inprocess`` skips the fabric and times only the bridge's own handling of a report
-(``MatterAdapter._on_attribute`` → ``MatterBridge.refresh_node`` → ``device.state``) in
+(``MatterAdapter._on_attribute`` → ``MatterToolSync.refresh_node`` → ``device.state``) in
 this process, for a report no tool depends on (OnOff) and for one that rebuilds the
 node (the node label), with the same home; no controller, so no client parsing.
 
@@ -53,12 +53,12 @@ from benchlib import (
     tree_cpu_seconds,
 )
 
+from bridge import netns
 from bridge.auth.keys import KEY_FILE_NAME, NodeKey
 from bridge.auth.tokens import issue_token
-from bridge.matter import netns
+from bridge.demo.virtual_devices import DeviceKind, VirtualDevice, node_available, write_test_paa
 from bridge.matter.client import NodeData
 from bridge.matter.devices import build_devices
-from bridge.matter.virtual_devices import DeviceKind, VirtualDevice, node_available, write_test_paa
 
 REPO = Path(__file__).resolve().parents[1]
 NODES = REPO / "tests" / "fixtures" / "nodes"
@@ -227,14 +227,14 @@ async def run(
 def inprocess(devices: int, rounds: int = 2000) -> dict[str, Any]:
     """Return the bridge's own CPU per report (µs), absorbed and rebuilding, in-process."""
     from bridge.events import EventBus
-    from bridge.matter.bridge import MatterBridge
     from bridge.matter.client import MatterAdapter
+    from bridge.matter.registry_sync import MatterToolSync
     from bridge.tools.registry import ToolRegistry
 
     async def go() -> dict[str, Any]:
         adapter = MatterAdapter("ws://127.0.0.1:9/ws")  # never connected: nodes set below
         events = EventBus()
-        bridge = MatterBridge(adapter=adapter, registry=ToolRegistry(events), events=events)
+        bridge = MatterToolSync(adapter=adapter, registry=ToolRegistry(events), events=events)
         adapter.subscribe(bridge._on_event)
         dumps = test_nodes(devices)
         for i, doc in enumerate(dumps):

@@ -27,7 +27,7 @@ import aiohttp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bridge.matter.virtual_devices import DeviceKind, VirtualDevice
+from bridge.demo.virtual_devices import DeviceKind, VirtualDevice
 from tests.support.fabric import ThreadedBridge, open_fabric
 
 LIGHTS = {DeviceKind.ONOFF: "Studio Spot", DeviceKind.DIMMABLE: "Studio Dimmer",

@@ -58,11 +58,11 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bridge import netns
 from bridge.auth.keys import KEY_FILE_NAME, NodeKey
 from bridge.auth.tokens import issue_token
-from bridge.matter import netns
-from bridge.matter.virtual_devices import DeviceKind, VirtualDevice, write_test_paa
-from bridge.mesh.identity import node_id_for
+from bridge.demo.virtual_devices import DeviceKind, VirtualDevice, write_test_paa
+from bridge.mesh.node_id import node_id_for
 from tests.support.fabric import CONTROLLER_VENV, fabric_unavailable_reason
 
 BRIDGE = Path(sys.executable).parent / "atmosphere-bridge"

@@ -25,7 +25,7 @@ from aiohttp import web
 from bridge import __version__
 from bridge.config import BridgeConfig, local_url
 from bridge.events import EventBus
-from bridge.invocation.client_tools import ClientToolBroker
+from bridge.sources.client_tools import ClientToolBroker
 from bridge.storage import Database, secure_tree
 from bridge.tools.builtin.store import store_tools
 from bridge.tools.env import ToolEnv
@@ -33,10 +33,10 @@ from bridge.tools.manifest import ManifestResult, load_manifest
 from bridge.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
-    from bridge.invocation.runtime import InvocationRuntime
-    from bridge.matter.runtime import MatterRuntime
-    from bridge.mcp.hub import McpHub
+    from bridge.invocation.pipeline import Pipeline
+    from bridge.matter.component import MatterComponent
     from bridge.mesh.node import MeshNode
+    from bridge.sources.mcp_hub import McpHub
     from bridge.voice.intents import IntentEngine
 
 _LOGGER = logging.getLogger(__name__)
@@ -73,8 +73,8 @@ class BridgeService:
         self.client_tools = ClientToolBroker(self.events)
         self.manifest_result: ManifestResult | None = None
         # Layer components; ``None`` until their layer plugs in (see ``_build_*``).
-        self.invocation: InvocationRuntime | None = None
-        self.matter: MatterRuntime | None = None
+        self.invocation: Pipeline | None = None
+        self.matter: MatterComponent | None = None
         self.intents: IntentEngine | None = None
         self.mcp_hub: McpHub | None = None
         self.mesh: MeshNode | None = None
@@ -267,16 +267,16 @@ class BridgeService:
     def _build_invocation(self) -> Component | None:
         """Build the invocation runtime on this start's database, trusting the node key."""
         from bridge.auth.keys import KEY_FILE_NAME, NodeKey
-        from bridge.invocation.runtime import InvocationRuntime
+        from bridge.invocation.pipeline import Pipeline
 
         key = NodeKey.load_or_create(self.state_dir / KEY_FILE_NAME)
         if self.config.mesh.enabled:
-            from bridge.mesh.identity import node_id_for
+            from bridge.mesh.node_id import node_id_for
 
             # The mesh names this node by the id derived from its key; the Matter tools'
             # node_affinity (built before the mesh node) must carry that id, not the name.
             self.node_id = node_id_for(key.public_key_b64)
-        self.invocation = InvocationRuntime.build(
+        self.invocation = Pipeline.build(
             config=self.config,
             db=self.db,
             registry=self.registry,
@@ -291,10 +291,10 @@ class BridgeService:
         """Return the Matter runtime when enabled: managed or external controller + tools."""
         if not self.enable_matter:
             return None
-        from bridge.matter.runtime import MatterRuntime  # Matter libraries load only when on
+        from bridge.matter.component import MatterComponent  # Matter libraries load only when on
 
         # Built on every start: its device names live in this start's database.
-        self.matter = MatterRuntime.build(
+        self.matter = MatterComponent.build(
             self.config,
             registry=self.registry,
             events=self.events,
@@ -322,7 +322,7 @@ class BridgeService:
         if not self.config.mcp_servers:
             self.mcp_hub = None
             return None
-        from bridge.mcp.hub import McpHub  # the MCP client loads only when used
+        from bridge.sources.mcp_hub import McpHub  # the MCP client loads only when used
 
         self.mcp_hub = McpHub(self.config.mcp_servers, self.registry, self.events)
         return self.mcp_hub

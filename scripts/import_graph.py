@@ -18,7 +18,7 @@ from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-APART = ("bridge.tools.builtin", "bridge.mcp.hub", "bridge.mcp.names")
+APART = ("bridge.tools.builtin", "bridge.sources.mcp_hub", "bridge.mcp.tool_names")
 
 
 def module_name(path: Path) -> str:

@@ -15,7 +15,7 @@ from bridge.auth.keys import NodeKey
 from bridge.auth.tokens import issue_token
 from bridge.config import ApiConfig, AuthConfig, BridgeConfig, MatterConfig, MeshConfig
 from bridge.invocation.messages import ToolRequest, ToolResponse
-from bridge.mesh.identity import node_id_for
+from bridge.mesh.node_id import node_id_for
 from bridge.service import BridgeService
 from bridge.tools.context import CallContext
 from bridge.tools.definition import ToolDefinition

@@ -29,13 +29,13 @@ from typing import Any
 
 from aiohttp import WSMsgType, web
 
-from bridge.api.app import service_of
-from bridge.api.auth import token_of
+from bridge.api.bearer import token_of
+from bridge.api.http import service_of
 from bridge.api.openapi import add_route
 from bridge.auth.tokens import AgentToken
 from bridge.errors import BridgeError, InvalidRequestError, UnauthenticatedError
 from bridge.invocation.messages import ResponseStatus, ToolRequest, ToolResponse
-from bridge.invocation.runtime import InvocationRuntime
+from bridge.invocation.pipeline import Pipeline
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -77,7 +77,7 @@ class _Channel:
     """One client's socket: reads messages, runs calls, writes answers."""
 
     def __init__(
-        self, ws: web.WebSocketResponse, runtime: InvocationRuntime, raw: str, token: AgentToken
+        self, ws: web.WebSocketResponse, runtime: Pipeline, raw: str, token: AgentToken
     ) -> None:
         self.ws = ws
         self.runtime = runtime

@@ -4,15 +4,15 @@ Body ``{"result": ...}`` or ``{"error": {"code", "message"}}``, with the token o
 agent that made the call. Answers 202 ``{"toolCallId", "accepted": true}``; refusals
 (unknown call, another agent's call, a second or late result, a result that does not
 match the tool's ``returns`` schema) are the errors described in
-``bridge.invocation.client_tools``.
+``bridge.sources.client_tools``.
 """
 
 from __future__ import annotations
 
 from aiohttp import web
 
-from bridge.api.app import json_response, read_json, service_of
-from bridge.api.auth import token_of
+from bridge.api.bearer import token_of
+from bridge.api.http import json_response, read_json, service_of
 from bridge.api.openapi import add_route, path_param
 from bridge.errors import InvalidRequestError
 

@@ -17,8 +17,8 @@ from typing import Any
 
 from aiohttp import web
 
-from bridge.api.app import SERVICE_KEY, json_response, read_json, service_of
-from bridge.api.auth import token_of
+from bridge.api.bearer import token_of
+from bridge.api.http import SERVICE_KEY, json_response, read_json, service_of
 from bridge.api.openapi import add_route, path_param
 from bridge.auth.permissions import PermissionChecker
 from bridge.errors import InvalidRequestError, UnauthenticatedError, error_from_json

@@ -32,8 +32,8 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
-from bridge.api.app import json_response, read_json, service_of
-from bridge.api.auth import require, token_of
+from bridge.api.bearer import require, token_of
+from bridge.api.http import json_response, read_json, service_of
 from bridge.api.openapi import add_route, path_param, query_param
 from bridge.auth.permissions import covers
 from bridge.errors import (
@@ -45,13 +45,13 @@ from bridge.errors import (
 )
 
 if TYPE_CHECKING:  # the Matter layer (and the SDK's cluster classes) load only when used
-    from bridge.matter.runtime import MatterRuntime
+    from bridge.matter.component import MatterComponent
 
 LOGGER = logging.getLogger(__name__)
 _TASKS: web.AppKey[set[asyncio.Task[None]]] = web.AppKey("commission_tasks")
 
 
-def _runtime(request: web.Request) -> MatterRuntime:
+def _runtime(request: web.Request) -> MatterComponent:
     runtime = service_of(request).matter
     if runtime is None:
         raise ControllerUnavailableError("the Matter layer is not running on this bridge")
@@ -101,7 +101,7 @@ async def rename_device(request: web.Request) -> web.Response:
     runtime = _runtime(request)
     device = runtime.find_device(request.match_info["device"])
     require(request, f"device:manage:{device.id}")
-    from bridge.matter.names import DeviceRename
+    from bridge.matter.naming import DeviceRename
 
     change = DeviceRename.from_json(await read_json(request))
     return json_response(await runtime.rename(device.id, change))
@@ -151,7 +151,7 @@ async def change_room(request: web.Request) -> web.Response:
     body = await read_json(request)
     if not isinstance(body, dict) or set(body) != {"aliases"}:
         raise InvalidParamsError("the body must be {\"aliases\": [...]}", {"field": "aliases"})
-    from bridge.matter.names import clean_aliases
+    from bridge.matter.naming import clean_aliases
 
     aliases = clean_aliases(body["aliases"], owner="room")
     return json_response(await runtime.set_room_aliases(room.slug, aliases))

@@ -3,7 +3,7 @@
 ``?types=tool_call.,registry.`` chooses event-type prefixes (default: tool calls,
 registry changes, approvals, ``tool_use``). Each frame is an event's JSON
 (``{"type", "data", "ts"}``). ``tool_use`` (a client tool this caller must run, see
-``bridge.invocation.client_tools``) goes only to the calling agent's sockets, and only
+``bridge.sources.client_tools``) goes only to the calling agent's sockets, and only
 to sockets of the call's session when ``?session=ID`` names one; while such a socket is
 open, client tools that wait for a result can run.
 An agent sees the status of its own calls, and every call with ``admin:events``;
@@ -23,14 +23,14 @@ from typing import Any
 
 from aiohttp import WSMsgType, web
 
-from bridge.api.app import service_of
-from bridge.api.auth import reverify, token_of
+from bridge.api.bearer import reverify, token_of
+from bridge.api.http import service_of
 from bridge.api.openapi import add_route, query_param
 from bridge.auth.permissions import covers
 from bridge.auth.tokens import AgentToken
 from bridge.errors import InvalidRequestError, UnauthenticatedError
 from bridge.events import Event, EventBus
-from bridge.invocation.client_tools import TOOL_USE
+from bridge.sources.client_tools import TOOL_USE
 
 DEFAULT_TYPES = ("tool_call.", "registry.", "approval.", "tool_use")
 ALLOWED_PREFIXES = ("tool_call.", "registry.", "approval.", "device.", "commissioning.", "mesh.",

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from bridge.api.app import json_response, read_json, service_of
-from bridge.api.auth import token_of
+from bridge.api.bearer import token_of
+from bridge.api.http import json_response, read_json, service_of
 from bridge.api.openapi import add_route
 from bridge.errors import ControllerUnavailableError, InvalidParamsError
 

@@ -20,13 +20,13 @@ from typing import Any
 
 from aiohttp import web
 
-from bridge.api.app import json_response, read_json, service_of
-from bridge.api.auth import require, token_of
+from bridge.api.bearer import require, token_of
+from bridge.api.http import json_response, read_json, service_of
 from bridge.api.openapi import add_route, json_content, path_param, query_param
 from bridge.auth.approvals import APPROVE_PERMISSION
 from bridge.errors import InvalidRequestError, UnauthenticatedError, error_from_json
 from bridge.invocation.messages import ToolRequest
-from bridge.invocation.runtime import InvocationRuntime
+from bridge.invocation.pipeline import Pipeline
 
 INVOKE_FIELDS = frozenset(
     {"tool", "params", "version", "idempotency_key", "context", "routing", "id", "timestamp"}
@@ -72,7 +72,7 @@ DECISION_BODY: dict[str, Any] = {
 }
 
 
-def _runtime(request: web.Request) -> InvocationRuntime:
+def _runtime(request: web.Request) -> Pipeline:
     runtime = service_of(request).invocation
     if runtime is None:
         raise UnauthenticatedError("invocation is not running on this node")

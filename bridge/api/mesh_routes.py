@@ -17,7 +17,7 @@ from typing import Any
 
 from aiohttp import web
 
-from bridge.api.app import SERVICE_KEY, read_json
+from bridge.api.http import SERVICE_KEY, read_json
 from bridge.api.openapi import add_route, query_param
 from bridge.errors import BridgeError, InternalError, NotFoundError
 from bridge.mesh.node import MeshNode, RunLocal

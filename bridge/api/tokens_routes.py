@@ -19,13 +19,13 @@ from typing import Any
 
 from aiohttp import web
 
-from bridge.api.app import json_response, read_json, service_of
-from bridge.api.auth import require
+from bridge.api.bearer import require
+from bridge.api.http import json_response, read_json, service_of
 from bridge.api.openapi import add_route, path_param
 from bridge.auth.permissions import covers, validate_pattern
 from bridge.auth.tokens import Constraints
 from bridge.errors import InvalidRequestError, PermissionDeniedError, UnauthenticatedError
-from bridge.invocation.runtime import InvocationRuntime
+from bridge.invocation.pipeline import Pipeline
 
 MANAGE_PERMISSION = "token:manage"
 MAX_PERMISSIONS = 256
@@ -33,7 +33,7 @@ _BODY_KEYS = frozenset({"agent_id", "permissions", "ttl_s", "constraints"})
 _CONSTRAINT_KEYS = frozenset({"max_hops", "allowed_nodes", "rate_limit_per_minute"})
 
 
-def _runtime(request: web.Request) -> InvocationRuntime:
+def _runtime(request: web.Request) -> Pipeline:
     runtime = service_of(request).invocation
     if runtime is None:
         raise UnauthenticatedError(

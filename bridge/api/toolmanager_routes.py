@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from bridge.api.app import json_response, service_of
-from bridge.api.auth import token_of
+from bridge.api.bearer import token_of
+from bridge.api.http import json_response, service_of
 from bridge.api.invoke_routes import INVOKE_BODY, invoke
 from bridge.api.openapi import add_route, path_param, query_param
 from bridge.api.tools_routes import tool_json

@@ -17,8 +17,8 @@ from typing import Any
 
 from aiohttp import web
 
-from bridge.api.app import json_response, service_of
-from bridge.api.auth import token_of
+from bridge.api.bearer import token_of
+from bridge.api.http import json_response, service_of
 from bridge.api.openapi import add_route, path_param, query_param
 from bridge.auth.visibility import may_see
 from bridge.errors import InvalidRequestError, ToolNotFoundError

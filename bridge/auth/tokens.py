@@ -50,7 +50,7 @@ from bridge.storage import Database
 TOKEN_VERSION = 1
 MAX_TOKEN_CHARS = 16_384
 # What a token may weigh: it travels in an HTTP header (``Authorization: Bearer …``)
-# (the API accepts up to 16,500 characters there, ``bridge.api.auth.MAX_AUTH_HEADER``), so
+# (the API accepts up to 16,500 characters there, ``bridge.api.bearer.MAX_AUTH_HEADER``), so
 # ``issue_token`` refuses longer ones; ``token issue`` also checks ``api.max_header_bytes``.
 MAX_USABLE_TOKEN_CHARS = 16_000
 EXPIRY_SKEW_S = 5.0

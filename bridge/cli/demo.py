@@ -24,14 +24,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bridge.errors import InternalError
-from bridge.matter import netns
-from bridge.matter.virtual_devices import (
+from bridge import netns
+from bridge.demo.virtual_devices import (
     DeviceKind,
     VirtualDevice,
     node_available,
     write_test_paa,
 )
+from bridge.errors import InternalError
 
 if TYPE_CHECKING:
     from bridge.service import BridgeService
@@ -125,7 +125,7 @@ async def run_demo(state_root: Path, port: int, *, exit_after_ready: bool = Fals
     from bridge.auth.keys import KEY_FILE_NAME, NodeKey
     from bridge.auth.tokens import issue_token
     from bridge.config import ApiConfig, BridgeConfig, MatterConfig
-    from bridge.matter.runtime import CONTROLLER_DIR
+    from bridge.matter.component import CONTROLLER_DIR
     from bridge.service import BridgeService
 
     t0 = time.monotonic()

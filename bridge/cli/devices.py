@@ -119,8 +119,8 @@ async def rename_device(
     aliases: list[str] | None = None,
 ) -> str:
     """Store a device's new name/room/aliases by id or slug; return its id."""
-    # bridge.matter.names reaches the Matter SDK through bridge.matter.devices (seconds).
-    from bridge.matter.names import DeviceNameStore
+    # bridge.matter.naming reaches the Matter SDK through bridge.matter.devices (seconds).
+    from bridge.matter.naming import DeviceNameStore
 
     store = DeviceNameStore(db)
     device_id = await _stored_device_id(store, device)
@@ -130,7 +130,7 @@ async def rename_device(
 
 async def stored_aliases(db: Database, device: str) -> list[str]:
     """Return the aliases stored for a device (by id or slug)."""
-    from bridge.matter.names import DeviceNameStore
+    from bridge.matter.naming import DeviceNameStore
 
     store = DeviceNameStore(db)
     device_id = await _stored_device_id(store, device)

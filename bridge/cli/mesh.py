@@ -81,7 +81,7 @@ def id_command(args: argparse.Namespace) -> int:
     """Print this node's mesh id and fingerprint."""
     from bridge.auth.keys import KEY_FILE_NAME, NodeKey
     from bridge.config import load_config, resolve_config_path
-    from bridge.mesh.identity import NodeIdentity
+    from bridge.mesh.node_id import NodeIdentity
 
     config = load_config(resolve_config_path(getattr(args, "config", None)))
     state_dir = args.state_dir or config.state_dir

@@ -19,7 +19,7 @@ import re
 import time
 from urllib.parse import quote
 
-from bridge.api.auth import MAX_AUTH_HEADER
+from bridge.api.bearer import MAX_AUTH_HEADER
 from bridge.auth.tokens import (
     Constraints,
     IssuedTokens,

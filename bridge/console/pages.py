@@ -124,7 +124,7 @@ def _sign_in_page(message: str = "", status: int = 200) -> web.Response:
 
 
 def _service(request: web.Request) -> Any:
-    from bridge.api.app import service_of
+    from bridge.api.http import service_of
 
     return service_of(request)
 

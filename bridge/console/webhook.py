@@ -103,7 +103,7 @@ async def _run(service: Any, url: str, secret: bytes) -> None:
 
 async def webhook_ctx(app: web.Application) -> AsyncIterator[None]:
     """Run the webhook sender while the application runs (when configured)."""
-    from bridge.api.app import SERVICE_KEY
+    from bridge.api.http import SERVICE_KEY
 
     service = app[SERVICE_KEY]
     conf = service.config.console

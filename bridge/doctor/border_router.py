@@ -13,7 +13,7 @@ import python_otbr_api
 from python_otbr_api import tlv_parser
 from python_otbr_api.tlv_parser import MeshcopTLVType
 
-from bridge.doctor.controller import ServerInfo
+from bridge.doctor.controller_check import ServerInfo
 from bridge.doctor.models import CheckResult, Status
 
 ATTACHED_ROLES = frozenset({"leader", "router", "child"})

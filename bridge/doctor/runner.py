@@ -18,7 +18,7 @@ from bridge.doctor.border_router import (
     check_thread_network,
     probe_border_router,
 )
-from bridge.doctor.controller import ServerInfo, check_controller, probe_controller
+from bridge.doctor.controller_check import ServerInfo, check_controller, probe_controller
 from bridge.doctor.host import Host
 from bridge.doctor.models import CheckResult, DoctorReport, Status
 

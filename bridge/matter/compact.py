@@ -29,8 +29,8 @@ from bridge.tools.definition import Category, Execution, ToolDefinition, ToolInt
 from bridge.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:  # the Matter SDK loads only where Matter runs (a bridge exists)
-    from bridge.matter.bridge import MatterBridge
     from bridge.matter.generator import GeneratedTool
+    from bridge.matter.registry_sync import MatterToolSync
 
 NAMESPACE = "home"
 STATE_TOOL = "home_state"
@@ -114,7 +114,7 @@ class Resolved:
 class CompactProfile:
     """The compact tools of one bridge, built from the registry and the Matter bridge."""
 
-    def __init__(self, registry: ToolRegistry, bridge: Callable[[], MatterBridge | None]):
+    def __init__(self, registry: ToolRegistry, bridge: Callable[[], MatterToolSync | None]):
         self.registry = registry
         self._bridge = bridge
         self._index: _Index | None = None

@@ -33,7 +33,7 @@ import aiohttp
 from bridge.errors import ControllerUnavailableError
 from bridge.events import EventBus
 from bridge.matter.gateway import read_server_info
-from bridge.matter.netns import NetworkNamespace
+from bridge.netns import NetworkNamespace
 
 LOGGER = logging.getLogger(__name__)
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")

@@ -1,6 +1,6 @@
 """The MCP server on the bridge's own HTTP port: streamable HTTP at ``/mcp``.
 
-``setup(app)`` (a route module of ``bridge.api.app``) adds ``POST|GET|DELETE /mcp``
+``setup(app)`` (a route plugin of the API server) adds ``POST|GET|DELETE /mcp``
 and runs the SDK's ``StreamableHTTPSessionManager`` for the app's lifetime. The SDK's
 transport is ASGI; ``asgi_call`` is a small adapter that hands it one aiohttp request
 (scope, ``receive`` with the body and then the disconnect, ``send`` streaming the
@@ -24,14 +24,14 @@ from urllib.parse import quote
 from aiohttp import web
 
 from bridge import jsonlimits
-from bridge.api.app import (
+from bridge.api.bearer import token_of
+from bridge.api.http import (
     SERVICE_KEY,
     ApiHost,
     check_json_content_type,
     json_limits,
     read_body,
 )
-from bridge.api.auth import token_of
 from bridge.api.openapi import add_route
 from bridge.auth.tokens import AgentToken
 

@@ -3,7 +3,7 @@
 ``BridgeMcpServer`` wraps the SDK's low-level ``Server``:
 
 - ``tools/list`` answers the tools the caller's verified token may call, newest version
-  of each key, under the MCP names of ``bridge.mcp.names``. A requirement with a
+  of each key, under the MCP names of ``bridge.mcp.tool_names``. A requirement with a
   template (``device:control:{device_id}``) is checked the way the invoker would check a
   call: with every value the tool's schema allows for the parameter (its ``enum``), and
   the listed input schema keeps only the values the token may use; for a parameter
@@ -70,9 +70,9 @@ from bridge.errors import (
 from bridge.events import EventBus
 from bridge.invocation.invoker import confirmation_for
 from bridge.invocation.messages import ToolRequest, ToolResponse
-from bridge.invocation.runtime import InvocationRuntime
+from bridge.invocation.pipeline import Pipeline
 from bridge.matter.compact import STATE_TOOL, CompactProfile
-from bridge.mcp.names import key_in, mcp_name, tool_key
+from bridge.mcp.tool_names import key_in, mcp_name, tool_key
 from bridge.tools.definition import Category, ToolDefinition, ToolIntent
 from bridge.tools.registry import RegisteredTool, ToolRegistry
 
@@ -269,7 +269,7 @@ class BridgeMcpServer:
     def __init__(
         self,
         registry: ToolRegistry,
-        runtime: Callable[[], InvocationRuntime | None],
+        runtime: Callable[[], Pipeline | None],
         events: EventBus,
         *,
         approval_wait_s: float = 5.0,
@@ -459,7 +459,7 @@ class BridgeMcpServer:
 
     async def _confirmed_call(
         self,
-        runtime: InvocationRuntime,
+        runtime: Pipeline,
         token: AgentToken,
         entry: RegisteredTool,
         request: ToolRequest,
@@ -533,7 +533,7 @@ class BridgeMcpServer:
                 del self._pending[slot]
 
     @staticmethod
-    async def _decided(runtime: InvocationRuntime, pending: PendingCall) -> bool:
+    async def _decided(runtime: Pipeline, pending: PendingCall) -> bool:
         """Return whether the pending call's approval is no longer waiting for a decision."""
         try:
             approval = await runtime.approvals.get(str(pending.approval.get("id")))

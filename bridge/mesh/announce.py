@@ -20,7 +20,7 @@ from typing import Any
 
 from bridge.auth.canonical import canonical_json
 from bridge.errors import InvalidRequestError, UnauthenticatedError
-from bridge.mesh.identity import (
+from bridge.mesh.node_id import (
     NODE_ID_RE,
     PROTOCOL_VERSION,
     NodeIdentity,

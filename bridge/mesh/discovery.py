@@ -23,7 +23,7 @@ import ifaddr
 from zeroconf import IPVersion, ServiceStateChange, Zeroconf
 from zeroconf.asyncio import AsyncServiceBrowser, AsyncServiceInfo, AsyncZeroconf
 
-from bridge.mesh.identity import NODE_ID_RE, PROTOCOL_VERSION, NodeIdentity, node_id_for_fingerprint
+from bridge.mesh.node_id import NODE_ID_RE, PROTOCOL_VERSION, NodeIdentity, node_id_for_fingerprint
 
 _LOGGER = logging.getLogger(__name__)
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from bridge.errors import InvalidRequestError, UnauthenticatedError
 from bridge.mesh.announce import canonical_bytes
-from bridge.mesh.identity import NodeIdentity, node_id_for, verify_signature
+from bridge.mesh.node_id import NodeIdentity, node_id_for, verify_signature
 from bridge.mesh.trust import TrustPolicy
 
 ENVELOPE_TYPE = "mesh_envelope"

@@ -18,7 +18,7 @@ from typing import Any
 
 from bridge.errors import BridgeError, InvalidRequestError, UnauthenticatedError
 from bridge.mesh.announce import Announcement, canonical_bytes, verify_document
-from bridge.mesh.identity import NODE_ID_RE
+from bridge.mesh.node_id import NODE_ID_RE
 from bridge.mesh.trust import TrustPolicy
 
 _LOGGER = logging.getLogger(__name__)

@@ -51,7 +51,7 @@ from bridge.mesh.announce import Announcement, Capability, DeviceInfo, ToolSumma
 from bridge.mesh.discovery import DiscoveredPeer, Discovery, interface_addresses
 from bridge.mesh.envelope import EnvelopeVerifier, seal
 from bridge.mesh.gossip import Change, GossipState, Outcome
-from bridge.mesh.identity import NODE_ID_RE, NodeIdentity, fingerprint_for
+from bridge.mesh.node_id import NODE_ID_RE, NodeIdentity, fingerprint_for
 from bridge.mesh.router import Offer, RoutedResult, Router, error_of
 from bridge.mesh.trust import TrustMode, TrustPolicy
 from bridge.tools.context import CallContext

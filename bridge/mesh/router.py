@@ -29,7 +29,7 @@ from bridge.errors import (
 )
 from bridge.invocation.messages import ExecutionInfo, RequestRouting, ToolRequest, ToolResponse
 from bridge.mesh.envelope import seal
-from bridge.mesh.identity import NODE_ID_RE, NodeIdentity
+from bridge.mesh.node_id import NODE_ID_RE, NodeIdentity
 
 _LOGGER = logging.getLogger(__name__)
 

@@ -31,7 +31,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from bridge.errors import UnauthenticatedError
-from bridge.mesh.identity import fingerprint_for, node_id_for
+from bridge.mesh.node_id import fingerprint_for, node_id_for
 
 _LOGGER = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ from bridge.doctor.border_router import (
     check_thread_network,
     probe_border_router,
 )
-from bridge.doctor.controller import ServerInfo
+from bridge.doctor.controller_check import ServerInfo
 from bridge.doctor.models import Status
 from tests.appliance.otbr_standin import (
     DATASET,

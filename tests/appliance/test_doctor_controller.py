@@ -24,7 +24,7 @@ from matter_server.common.const import SCHEMA_VERSION
 
 from bridge.config import load_config
 from bridge.doctor.border_router import check_thread_credentials, probe_border_router
-from bridge.doctor.controller import (
+from bridge.doctor.controller_check import (
     CLIENT_SCHEMA_VERSION,
     check_controller,
     fetch_server_info,

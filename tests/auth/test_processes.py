@@ -33,7 +33,7 @@ import yaml
 
 from bridge.auth.keys import KEY_FILE_NAME, NodeKey
 from bridge.auth.tokens import issue_token
-from bridge.mesh.identity import node_id_for
+from bridge.mesh.node_id import node_id_for
 from tests.support.ports import free_port
 from tests.support.processes import stop, wait_until
 

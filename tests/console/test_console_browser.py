@@ -23,7 +23,7 @@ import pytest
 
 from bridge.auth.tokens import issue_token
 from bridge.cli.console import make_link
-from bridge.matter.virtual_devices import DeviceKind, VirtualDevice
+from bridge.demo.virtual_devices import DeviceKind, VirtualDevice
 from bridge.tools.definition import Confirmation, ToolDefinition
 from tests.console.browser import PHONE, UNLABELLED_JS, chromium, screenshot, wait_for
 from tests.support.fabric import Fabric, ThreadedBridge

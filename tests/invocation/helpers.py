@@ -11,7 +11,7 @@ from bridge.auth.tokens import Constraints, issue_token
 from bridge.config import AuthConfig, BridgeConfig
 from bridge.events import EventBus
 from bridge.invocation.messages import RequestRouting, ToolRequest
-from bridge.invocation.runtime import InvocationRuntime
+from bridge.invocation.pipeline import Pipeline
 from bridge.storage import Database
 from bridge.tools.registry import ToolRegistry
 
@@ -30,7 +30,7 @@ class Env:
         self.events = EventBus()
         self.registry = ToolRegistry(self.events)
         config = BridgeConfig(state_dir=state, auth=AuthConfig(trusted_issuers=tuple(trusted)))
-        self.runtime = InvocationRuntime.build(
+        self.runtime = Pipeline.build(
             config=config, db=self.db, registry=self.registry, events=self.events, key=self.key,
             node_id=NODE_ID,
         )

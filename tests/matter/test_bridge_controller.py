@@ -1,4 +1,4 @@
-"""Every generated tool invoked through MatterBridge against the real python-matter-server.
+"""Every generated tool invoked through MatterToolSync against the real python-matter-server.
 
 All recorded dumps are loaded with ``import_test_node`` into a controller that runs in
 the fabric's private network namespace; the server builds each command from the SDK's
@@ -18,9 +18,9 @@ import pytest
 
 from bridge.errors import DeviceUnavailableError, InvalidParamsError
 from bridge.events import EventBus
-from bridge.matter.bridge import MatterBridge
 from bridge.matter.client import MatterAdapter
 from bridge.matter.generator import ToolKind, cached_values
+from bridge.matter.registry_sync import MatterToolSync
 from bridge.tools.context import CallContext
 from bridge.tools.registry import ToolRegistry
 from bridge.tools.validation import validate_call
@@ -54,7 +54,7 @@ async def test_every_tool_through_the_real_controller(
     adapter = MatterAdapter(test_node_controller.url)
     registry = ToolRegistry()
     events = EventBus()
-    bridge = MatterBridge(adapter=adapter, registry=registry, events=events, node_id="node-a")
+    bridge = MatterToolSync(adapter=adapter, registry=registry, events=events, node_id="node-a")
     await bridge.start()
     try:
         await adapter.wait_connected(30)
@@ -131,7 +131,7 @@ async def test_a_written_mode_steers_the_next_setpoint_at_once(
     dump = next(json.loads(p.read_text()) for p in DUMP_FILES if p.stem == "node-4-thermostat")
     adapter = MatterAdapter(test_node_controller.url)
     registry = ToolRegistry()
-    bridge = MatterBridge(adapter=adapter, registry=registry, node_id="node-a")
+    bridge = MatterToolSync(adapter=adapter, registry=registry, node_id="node-a")
     await bridge.start()
     try:
         await adapter.wait_connected(30)

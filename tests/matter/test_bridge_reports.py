@@ -1,7 +1,7 @@
-"""Attribute reports through MatterBridge: a report no tool depends on leaves the registry alone.
+"""Attribute reports through MatterToolSync: a report no tool depends on leaves the registry alone.
 
 Each recorded dump is imported into a real python-matter-server (a controller of this
-module's own) and followed by a ``MatterBridge``. Test nodes never report changes, so
+module's own) and followed by a ``MatterToolSync``. Test nodes never report changes, so
 every report is handed to the adapter exactly where the controller client delivers one
 (``MatterAdapter._on_attribute``: a stand-in for a device's radio). For every scalar
 attribute of the node, a changed value is reported, then the original value again; after
@@ -25,8 +25,8 @@ from typing import Any
 import pytest
 
 from bridge.events import EventBus
-from bridge.matter.bridge import MatterBridge
 from bridge.matter.client import MatterAdapter
+from bridge.matter.registry_sync import MatterToolSync
 from bridge.tools.registry import ToolRegistry
 from tests.matter.dumps import DUMP_FILES, DUMP_IDS
 from tests.support.fabric import Fabric, ThreadedController, running_controller
@@ -54,7 +54,7 @@ def reports_controller(fabric: Fabric) -> Iterator[ThreadedController]:
 class Watch:
     """A bridge on the real controller, with every registry change and event counted."""
 
-    def __init__(self, bridge: MatterBridge, registry: ToolRegistry, events: EventBus) -> None:
+    def __init__(self, bridge: MatterToolSync, registry: ToolRegistry, events: EventBus) -> None:
         self.bridge = bridge
         self.registry = registry
         self.changes: list[tuple[str, str]] = []
@@ -71,7 +71,7 @@ async def watch(reports_controller: ThreadedController) -> AsyncIterator[Watch]:
     adapter = MatterAdapter(reports_controller.url)
     registry = ToolRegistry()
     events = EventBus()
-    bridge = MatterBridge(adapter=adapter, registry=registry, events=events, node_id="node-a")
+    bridge = MatterToolSync(adapter=adapter, registry=registry, events=events, node_id="node-a")
     await bridge.start()
     try:
         await adapter.wait_connected(30)
@@ -100,7 +100,7 @@ async def import_node(watch: Watch, doc: dict[str, Any]) -> int:
     return node_id
 
 
-def node_devices(bridge: MatterBridge, node_id: int) -> dict[str, Any]:
+def node_devices(bridge: MatterToolSync, node_id: int) -> dict[str, Any]:
     """Return the node's current device objects by id (a rebuild makes new ones)."""
     return {d.id: d for d in bridge.devices() if d.node_id == node_id}
 

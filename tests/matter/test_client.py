@@ -19,8 +19,8 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from bridge.errors import ControllerUnavailableError
-from bridge.matter.bridge import MatterBridge
 from bridge.matter.client import ActionKind, AdapterEvent, AdapterEventKind, MatterAdapter
+from bridge.matter.registry_sync import MatterToolSync
 from bridge.tools.registry import ToolRegistry
 from tests.matter.dumps import load_dump
 from tests.support.fabric import Fabric, ThreadedController, running_controller
@@ -51,7 +51,7 @@ async def test_pending_calls_backoff_and_reconnects(own_controller: ThreadedCont
     adapter = MatterAdapter(own_controller.url, backoff_initial_s=0.2, backoff_max_s=0.8,
                             request_timeout_s=60)
     registry = ToolRegistry()
-    bridge = MatterBridge(adapter=adapter, registry=registry, node_id="node-a")
+    bridge = MatterToolSync(adapter=adapter, registry=registry, node_id="node-a")
     events: list[AdapterEvent] = []
     adapter.subscribe(events.append)
     light = load_dump("matterjs-commissioned/node-1-onoff")

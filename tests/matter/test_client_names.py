@@ -17,7 +17,7 @@ from bridge.matter.cluster_maps import load_cluster_maps
 from bridge.matter.devices import UserNames, build_devices, slugify
 from bridge.matter.generator import MatterToolGenerator, ToolKind
 from bridge.matter.rooms import room_slug
-from bridge.mcp.names import key_in, mcp_name
+from bridge.mcp.tool_names import key_in, mcp_name
 from bridge.tools.naming import fit_name, short_hash
 from tests.matter.dumps import DUMP_IDS, load_dump
 

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from bridge.config import ThreadConfig
+from bridge.demo.virtual_devices import DeviceKind
 from bridge.errors import (
     BridgeError,
     CommissioningFailedError,
@@ -26,7 +27,6 @@ from bridge.matter.commissioning import Commissioner, CommissionRequest, Network
 from bridge.matter.controller import ManagedController
 from bridge.matter.pairing import manual_code
 from bridge.matter.thread import NoThreadDatasetError
-from bridge.matter.virtual_devices import DeviceKind
 from tests.matter.test_thread import DATASET
 from tests.support.fabric import Fabric, ThreadedController
 

@@ -15,9 +15,9 @@ from typing import Any
 import aiohttp
 import pytest
 
+from bridge.demo.virtual_devices import DeviceKind
 from bridge.errors import ControllerUnavailableError
 from bridge.matter.controller import ControllerSettings, ControllerState, ManagedController
-from bridge.matter.virtual_devices import DeviceKind
 from tests.support.fabric import Fabric, ThreadedController
 
 pytestmark = pytest.mark.fabric
@@ -127,7 +127,7 @@ _SUPERVISOR = """
 import asyncio, json, sys
 from pathlib import Path
 from bridge.matter.controller import ControllerSettings, ManagedController
-from bridge.matter.netns import NetworkNamespace
+from bridge.netns import NetworkNamespace
 
 async def main():
     a = json.loads(sys.argv[1])

@@ -23,7 +23,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from bridge.matter.virtual_devices import DeviceKind, VirtualDevice
+from bridge.demo.virtual_devices import DeviceKind, VirtualDevice
 from tests.support.fabric import Fabric, ThreadedBridge
 
 pytestmark = pytest.mark.fabric

@@ -11,7 +11,7 @@ from bridge.matter.client import NodeData
 from bridge.matter.cluster_maps import load_cluster_maps
 from bridge.matter.devices import Device, UserNames, build_devices
 from bridge.matter.generator import MatterToolGenerator
-from bridge.matter.names import DeviceNameStore
+from bridge.matter.naming import DeviceNameStore
 from bridge.storage import Database
 from tests.matter.dumps import DUMP_IDS, load_dump
 
@@ -29,7 +29,7 @@ def nodes_from(dumps: list[tuple[str, int]]) -> list[NodeData]:
 
 
 async def start_bridge(db_path: Path, nodes: list[NodeData]) -> tuple[list[Device], list[str]]:
-    """Do what MatterBridge does at start: load names, build devices, persist new slugs."""
+    """Do what MatterToolSync does at start: load names, build devices, persist new slugs."""
     db = Database(db_path)
     try:
         store = DeviceNameStore(db)

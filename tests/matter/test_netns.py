@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from bridge.matter import netns
+from bridge import netns
 
 pytestmark = pytest.mark.fabric
 

@@ -1,6 +1,6 @@
 """A remote agent: the MCP SDK's client reaches ``/mcp`` from another network namespace.
 
-The bridge's API listens on the host end of a veth pair (``bridge.matter.netns``: the
+The bridge's API listens on the host end of a veth pair (``bridge.netns``: the
 host has ``10.213.N.1``, the namespace ``10.213.N.2``), as it would on a LAN address; a
 Python process inside the namespace — another machine, as far as the network goes —
 connects with the SDK's client and a scoped signed token, lists the tools and calls
@@ -17,7 +17,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from bridge.matter import netns
+from bridge import netns
 from bridge.service import BridgeService
 from bridge.tools.definition import Category, Execution, Requires, ToolDefinition
 from tests.mcp.test_server import DEVICE_PARAMS, Recorder

@@ -19,7 +19,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from bridge.mcp.names import key_in, mcp_name, tool_key
+from bridge.mcp.tool_names import key_in, mcp_name, tool_key
 from bridge.tools.context import CallContext
 from bridge.tools.definition import Category, Execution, Requires, ToolDefinition
 from bridge.tools.naming import short_hash

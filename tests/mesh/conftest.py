@@ -9,7 +9,7 @@ import pytest
 
 from bridge.auth.keys import NodeKey
 from bridge.mesh.announce import Announcement, Capability, DeviceInfo, ToolSummary, parameters_hash
-from bridge.mesh.identity import NodeIdentity
+from bridge.mesh.node_id import NodeIdentity
 
 ECHO_PARAMS: dict[str, Any] = {
     "type": "object",

@@ -19,8 +19,8 @@ from bridge.auth.tokens import Constraints, TokenVerifier, issue_token
 from bridge.config import MeshConfig
 from bridge.invocation.invoker import Invoker
 from bridge.invocation.messages import ToolRequest, ToolResponse
-from bridge.mesh.identity import node_id_for
 from bridge.mesh.node import MeshNode
+from bridge.mesh.node_id import node_id_for
 from bridge.tools.context import CallContext
 from bridge.tools.definition import ToolDefinition
 from bridge.tools.registry import ToolRegistry

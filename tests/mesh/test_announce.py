@@ -9,7 +9,7 @@ import pytest
 
 from bridge.errors import InvalidRequestError, UnauthenticatedError
 from bridge.mesh.announce import canonical_bytes, parameters_hash, verify_document
-from bridge.mesh.identity import NodeIdentity, fingerprint_for, node_id_for
+from bridge.mesh.node_id import NodeIdentity, fingerprint_for, node_id_for
 
 from .conftest import ECHO_PARAMS, make_announcement, make_identity
 

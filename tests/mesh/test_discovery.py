@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from bridge.mesh.discovery import DiscoveredPeer, interface_addresses
-from bridge.mesh.identity import node_id_for_fingerprint
+from bridge.mesh.node_id import node_id_for_fingerprint
 
 from .conftest import make_identity
 

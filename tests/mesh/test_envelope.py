@@ -9,7 +9,7 @@ import pytest
 from bridge.errors import InvalidRequestError, UnauthenticatedError
 from bridge.mesh.announce import canonical_bytes
 from bridge.mesh.envelope import EnvelopeVerifier, seal
-from bridge.mesh.identity import NodeIdentity
+from bridge.mesh.node_id import NodeIdentity
 from bridge.mesh.trust import TrustPolicy
 
 from .conftest import make_identity

@@ -38,8 +38,8 @@ import yaml
 
 from bridge.auth.keys import KEY_FILE_NAME, NodeKey
 from bridge.auth.tokens import issue_token
-from bridge.matter.virtual_devices import DeviceKind, VirtualDevice, write_test_paa
-from bridge.mesh.identity import node_id_for
+from bridge.demo.virtual_devices import DeviceKind, VirtualDevice, write_test_paa
+from bridge.mesh.node_id import node_id_for
 from tests.support.fabric import CONTROLLER_VENV, Fabric, fabric_unavailable_reason, open_fabric
 from tests.support.processes import stop, wait_until
 

@@ -9,7 +9,7 @@ import pytest
 
 from bridge.mesh.announce import Announcement
 from bridge.mesh.gossip import Change, GossipState, Outcome
-from bridge.mesh.identity import NodeIdentity
+from bridge.mesh.node_id import NodeIdentity
 from bridge.mesh.trust import TrustPolicy
 
 from .conftest import make_announcement, make_identity

@@ -18,7 +18,7 @@ import pytest
 
 from bridge.auth.keys import KEY_FILE_NAME, NodeKey
 from bridge.config import ApiConfig, BridgeConfig, MatterConfig, MeshConfig
-from bridge.mesh.identity import node_id_for
+from bridge.mesh.node_id import node_id_for
 from bridge.service import BridgeService
 from tests.matter.dumps import DUMP_FILES
 from tests.support.fabric import Fabric, ThreadedController, running_controller

@@ -34,7 +34,7 @@ from bridge.auth.keys import KEY_FILE_NAME, NodeKey
 from bridge.auth.tokens import issue_token
 from bridge.invocation.messages import RequestRouting, ToolRequest
 from bridge.mesh.envelope import seal
-from bridge.mesh.identity import NodeIdentity
+from bridge.mesh.node_id import NodeIdentity
 from tests.support.processes import stop, wait_until
 
 REPO = Path(__file__).resolve().parents[2]

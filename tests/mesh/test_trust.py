@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from bridge.errors import UnauthenticatedError
-from bridge.mesh.identity import NodeIdentity
+from bridge.mesh.node_id import NodeIdentity
 from bridge.mesh.trust import TrustMode, TrustPolicy
 
 from .conftest import make_identity

@@ -32,14 +32,14 @@ from typing import Any, TypeVar
 
 import pytest
 
-from bridge.matter import netns
-from bridge.matter.controller import ControllerSettings, ManagedController
-from bridge.matter.virtual_devices import (
+from bridge import netns
+from bridge.demo.virtual_devices import (
     DeviceKind,
     VirtualDevice,
     node_available,
     write_test_paa,
 )
+from bridge.matter.controller import ControllerSettings, ManagedController
 
 REPO = Path(__file__).resolve().parents[2]
 CONTROLLER_VENV = Path(os.environ.get("ATMOSPHERE_CONTROLLER_VENV", REPO / ".venv-controller"))
@@ -217,7 +217,7 @@ class ThreadedBridge:
         from bridge.auth.keys import KEY_FILE_NAME, NodeKey
         from bridge.auth.tokens import issue_token
         from bridge.config import ApiConfig, BridgeConfig, MatterConfig
-        from bridge.matter.virtual_devices import write_test_paa as _paa
+        from bridge.demo.virtual_devices import write_test_paa as _paa
 
         settings = fabric.controller_settings(name)
         self.state_dir = settings.state_dir.parent / f"bridge-{name}"

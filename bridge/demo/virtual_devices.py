@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from bridge.errors import BridgeError
-from bridge.matter.netns import NetworkNamespace
+from bridge.netns import NetworkNamespace
 
 DEVICES_DIR = Path(__file__).resolve().parents[2] / "devices"
 

@@ -1,4 +1,4 @@
-"""MatterBridge: the long-lived component that keeps Matter tools in the registry in sync.
+"""MatterToolSync: the long-lived component that keeps Matter tools in the registry in sync.
 
 On ``start`` it connects the adapter; on every snapshot and node added / updated / removed
 it rebuilds the device model, generates the tools and registers, replaces or removes them
@@ -54,7 +54,7 @@ from bridge.matter.devices import (
     build_devices,
 )
 from bridge.matter.generator import GeneratedTool, MatterToolGenerator, ToolKind, find_tool
-from bridge.matter.names import DeviceNameStore, clean_aliases
+from bridge.matter.naming import DeviceNameStore, clean_aliases
 from bridge.matter.rooms import MemberCall, Room, RoomPlan, rooms_of
 from bridge.tools.context import CallContext, Handler
 from bridge.tools.definition import ToolDefinition
@@ -84,7 +84,7 @@ class _Reads:
 
     __slots__ = ("everything", "keys", "values")
 
-    recording = False  # switched on by MatterBridge._apply only, for every device at once
+    recording = False  # switched on by MatterToolSync._apply only, for every device at once
 
     def __init__(self) -> None:
         self.values: set[tuple[int, int]] = set()
@@ -207,7 +207,7 @@ def _refuse_taken(
             )
 
 
-class MatterBridge:
+class MatterToolSync:
     """Devices of one controller as tools in a registry, kept in sync with the controller."""
 
     def __init__(

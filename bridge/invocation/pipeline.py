@@ -1,6 +1,6 @@
 """Everything the call pipeline needs, built from the configuration and started in order.
 
-``InvocationRuntime.build`` creates the token verifier (trusting the node's own key
+``Pipeline.build`` creates the token verifier (trusting the node's own key
 plus ``config.auth.trusted_issuers``), the audit log, approvals, idempotency records,
 the invoker and the job manager on one database; ``start()`` / ``stop()`` run their
 lifecycles. The service owns one runtime; the API and CLI reach the parts through it.
@@ -35,7 +35,7 @@ from bridge.tools.registry import ToolRegistry
 
 
 @dataclass(slots=True, kw_only=True)
-class InvocationRuntime:
+class Pipeline:
     """The verifier, stores, invoker and jobs of one bridge process."""
 
     key: NodeKey
@@ -57,7 +57,7 @@ class InvocationRuntime:
         events: EventBus,
         key: NodeKey,
         node_id: str,
-    ) -> InvocationRuntime:
+    ) -> Pipeline:
         """Wire the pipeline's parts on ``db``."""
         verifier = TokenVerifier(
             (key.public_key_b64, *config.auth.trusted_issuers),

@@ -1,10 +1,10 @@
 """The Matter layer as one service component: controller, tool bridge and commissioner.
 
-``MatterRuntime.build(config, ...)`` decides where the controller comes from: the
+``MatterComponent.build(config, ...)`` decides where the controller comes from: the
 configured ``matter.controller_url`` (an external python-matter-server, matterjs-server
 or Home Assistant add-on), or else a ``ManagedController`` that the bridge starts from
 its own venv, inside ``matter.netns`` when one is named. ``start()`` brings up the
-controller, then the ``MatterBridge`` (adapter + generated tools); ``stop()`` reverses
+controller, then the ``MatterToolSync`` (adapter + generated tools); ``stop()`` reverses
 it. It also serves the device operations the CLI and API expose: commission, list,
 rename (live: tools are regenerated at once) and remove.
 """
@@ -21,7 +21,6 @@ from typing import Any
 from bridge.config import BridgeConfig
 from bridge.errors import ConfigInvalidError, NotFoundError
 from bridge.events import EventBus
-from bridge.matter.bridge import MatterBridge
 from bridge.matter.client import MatterAdapter
 from bridge.matter.commissioning import (
     Commissioner,
@@ -31,9 +30,10 @@ from bridge.matter.commissioning import (
 )
 from bridge.matter.controller import ControllerSettings, ManagedController
 from bridge.matter.devices import Device
-from bridge.matter.names import DeviceNameStore, DeviceRename
-from bridge.matter.netns import find_namespace
+from bridge.matter.naming import DeviceNameStore, DeviceRename
+from bridge.matter.registry_sync import MatterToolSync
 from bridge.matter.rooms import Room
+from bridge.netns import find_namespace
 from bridge.storage import Database
 from bridge.tools.registry import ToolRegistry
 
@@ -71,14 +71,14 @@ def controller_settings(config: BridgeConfig) -> ControllerSettings:
     )
 
 
-class MatterRuntime:
+class MatterComponent:
     """Controller (managed or external), the tool bridge and commissioning, as one part."""
 
     def __init__(
         self,
         *,
         url: str,
-        bridge: MatterBridge,
+        bridge: MatterToolSync,
         commissioner: Commissioner,
         controller: ManagedController | None = None,
         connect_timeout_s: float = 30.0,
@@ -98,7 +98,7 @@ class MatterRuntime:
         events: EventBus,
         db: Database,
         node_id: str = "",
-    ) -> MatterRuntime:
+    ) -> MatterComponent:
         """Build the runtime for ``config`` (nothing starts yet)."""
         controller: ManagedController | None = None
         if config.matter.controller_url:
@@ -106,7 +106,7 @@ class MatterRuntime:
         else:
             controller = ManagedController(controller_settings(config), events)
             url = controller.url
-        bridge = MatterBridge(
+        bridge = MatterToolSync(
             adapter=MatterAdapter(url),
             registry=registry,
             events=events,

@@ -16,6 +16,7 @@ from typing import Any
 
 from aiohttp import web
 
+from bridge.api.http import service_of
 from bridge.api.request_token import AGENT_SLOT, token_of
 from bridge.auth.permissions import covers
 from bridge.auth.tokens import AgentToken
@@ -40,8 +41,6 @@ def reverify(request: web.Request) -> AgentToken:
     For long-lived connections (WebSockets): the same verifier as every request, so
     expiry (and whatever else it checks, such as revocation) holds on open sockets too.
     """
-    from bridge.api.app import service_of  # app imports this module
-
     raw = request.get(RAW_TOKEN_SLOT)
     runtime = service_of(request).invocation
     if not isinstance(raw, str) or runtime is None:
@@ -90,7 +89,7 @@ async def middleware(request: web.Request, handler: Any) -> web.StreamResponse:
     ):
         response: web.StreamResponse = await handler(request)
         return response
-    from bridge.api.app import service_of  # app imports this module
+
 
     runtime = service_of(request).invocation
     if runtime is None:

@@ -1,0 +1,191 @@
+"""What every route module of the HTTP API shares: the host, the JSON reader, the replies.
+
+``ApiHost`` is the running service as the routes see it (held under ``SERVICE_KEY``);
+``read_json`` reads a body with the bridge's limits and checks it against the schema
+the route declared; ``json_response``/``error_response`` encode a reply once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Protocol
+
+from aiohttp import ClientPayloadError, web
+
+from bridge import jsonlimits
+from bridge.api import openapi
+from bridge.errors import (
+    BridgeError,
+    InvalidRequestError,
+    PayloadTooLargeError,
+    RequestTimeoutError,
+)
+from bridge.jsonlimits import DEFAULT_LIMITS, JsonLimits
+
+if TYPE_CHECKING:
+    from bridge.auth.tokens import AgentToken
+    from bridge.config import BridgeConfig
+    from bridge.events import EventBus
+    from bridge.invocation.pipeline import Pipeline
+    from bridge.matter.component import MatterComponent
+    from bridge.mesh.node import MeshNode
+    from bridge.sources.client_tools import ClientToolBroker
+    from bridge.tools.registry import ToolRegistry
+
+RoutePlugin = Callable[[web.Application], None]
+
+
+class SpokenReply(Protocol):
+    """An answer to a spoken sentence, as the API serves it."""
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the reply's JSON form."""
+
+
+class SpokenCommands(Protocol):
+    """The voice face's sentence handler, as the API calls it."""
+
+    async def handle(
+        self, text: str, language: str, *, token: AgentToken | None, area: str | None = None
+    ) -> SpokenReply:
+        """Recognise ``text`` and run it with ``token`` (place-less sentences act in ``area``)."""
+
+
+class ApiHost(Protocol):
+    """What the HTTP API reads of the running bridge (``BridgeService`` is one)."""
+
+    @property
+    def config(self) -> BridgeConfig:
+        """Return the configuration."""
+
+    @property
+    def events(self) -> EventBus:
+        """Return the event bus."""
+
+    @property
+    def registry(self) -> ToolRegistry:
+        """Return the tool registry."""
+
+    @property
+    def client_tools(self) -> ClientToolBroker:
+        """Return the broker that runs client tools through event sockets."""
+
+    @property
+    def invocation(self) -> Pipeline | None:
+        """Return the invocation pipeline, ``None`` before start."""
+
+    @property
+    def matter(self) -> MatterComponent | None:
+        """Return the Matter source, ``None`` when it is off."""
+
+    @property
+    def intents(self) -> SpokenCommands | None:
+        """Return the spoken-command handler, ``None`` when it is off."""
+
+    @property
+    def mesh(self) -> MeshNode | None:
+        """Return the mesh node, ``None`` when it is off."""
+
+    def status(self) -> dict[str, Any]:
+        """Return the health summary."""
+
+    def route_plugins(self) -> Sequence[RoutePlugin]:
+        """Return the ``setup(app)`` of faces served on this app besides the API's own."""
+
+
+SERVICE_KEY: web.AppKey[ApiHost] = web.AppKey("service")
+
+
+def service_of(request: web.Request) -> ApiHost:
+    """Return the service behind ``request``'s application."""
+    return request.app[SERVICE_KEY]
+
+
+def error_response(err: BridgeError, status: int | None = None) -> web.Response:
+    """Return the JSON error response for ``err``."""
+    return web.json_response({"error": err.to_json()}, status=status or err.http_status)
+
+
+def json_response(data: Any, status: int = 200) -> web.Response:
+    """Return ``data`` as a JSON response."""
+    return web.json_response(data, status=status, dumps=_dumps)
+
+
+def _dumps(data: Any) -> str:
+    return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+
+
+def json_limits(request: web.Request) -> JsonLimits:
+    """Return the JSON limits of ``request``'s application (defaults without a service)."""
+    service = request.app.get(SERVICE_KEY)
+    if service is None:
+        return DEFAULT_LIMITS
+    api = service.config.api
+    return JsonLimits(max_bytes=api.max_body_bytes, max_depth=api.max_json_depth)
+
+
+def _body_timeout(request: web.Request) -> float:
+    service = request.app.get(SERVICE_KEY)
+    return service.config.api.body_timeout_s if service is not None else 30.0
+
+
+async def read_body(request: web.Request, max_bytes: int) -> bytes:
+    """Return the whole body (at most ``max_bytes``, within the body timeout).
+
+    Raise ``PayloadTooLargeError`` past ``max_bytes`` and ``RequestTimeoutError`` when the
+    client sends it too slowly. Reads to the end, not only what is buffered.
+    """
+    length = request.content_length
+    if length is not None and length > max_bytes:
+        raise PayloadTooLargeError(
+            f"request body is larger than {max_bytes} bytes", {"max_bytes": max_bytes}
+        )
+    chunks: list[bytes] = []
+    total = 0
+    try:
+        async with asyncio.timeout(_body_timeout(request)):
+            while chunk := await request.content.readany():
+                total += len(chunk)
+                if total > max_bytes:
+                    raise PayloadTooLargeError(
+                        f"request body is larger than {max_bytes} bytes", {"max_bytes": max_bytes}
+                    )
+                chunks.append(chunk)
+    except TimeoutError as err:
+        raise RequestTimeoutError(
+            "the request body arrived too slowly", {"body_timeout_s": _body_timeout(request)}
+        ) from err
+    except ClientPayloadError as err:  # cut or malformed chunked/compressed body
+        raise InvalidRequestError(
+            "the request body is malformed or was cut short", {"reason": "bad_body"}
+        ) from err
+    return b"".join(chunks)
+
+
+def check_json_content_type(request: web.Request) -> None:
+    """Raise ``InvalidRequestError`` unless the body is declared as UTF-8 JSON (or undeclared)."""
+    if request.content_type not in ("application/json", "", "application/octet-stream"):
+        raise InvalidRequestError(
+            f"request body must be application/json, got {request.content_type[:64]}"
+        )
+    charset = (request.charset or "utf-8").lower()
+    if charset not in ("utf-8", "utf8"):
+        raise InvalidRequestError(f"request body must be UTF-8 JSON, got charset {charset[:32]}")
+
+
+async def read_json(request: web.Request, *, max_bytes: int | None = None) -> Any:
+    """Return the request's JSON body, read with limits and checked against the route's schema.
+
+    Raise ``InvalidRequestError`` (not JSON, too deep, bad strings or numbers, off-schema),
+    ``PayloadTooLargeError`` or ``RequestTimeoutError``.
+    """
+    check_json_content_type(request)
+    limits = json_limits(request)
+    if max_bytes is not None:
+        limits = replace(limits, max_bytes=max_bytes)
+    body = jsonlimits.loads(await read_body(request, limits.max_bytes), limits)
+    openapi.validate_body(request, body)
+    return body
