@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from bridge.voice.intents import IntentEngine, ToolFor
+from bridge.voice.intents import IntentEngine
+from bridge.voice.planner import ToolFor
 
 if TYPE_CHECKING:
     from bridge.config import BridgeConfig

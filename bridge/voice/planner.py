@@ -1,0 +1,465 @@
+"""Planning a spoken command: the subject first, then the target, then the tool.
+
+``Planner.plan(reading, text, lang, token)`` turns one template match into the tool
+calls it asks for (``Plan``) or into the answer that nothing will be done
+(``IntentReply``): a device named wins over a room, a kind of device is checked against
+what the home holds, and the tool for a capability comes from the generator's own
+``tool_for`` — voice never spells a tool name.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from bridge.auth.permissions import covers
+from bridge.matter.devices import Device, slugify
+from bridge.matter.rooms import Room
+from bridge.voice.responses import either, say
+from bridge.voice.subjects import domain_of, fits, noun
+from bridge.voice.templates import STOP_INTENT
+
+if TYPE_CHECKING:
+    from hassil.intents import SlotList
+    from hassil.recognize import RecognizeResult
+
+    from bridge.auth.tokens import AgentToken
+    from bridge.tools.definition import ToolDefinition
+
+# Singular light nouns that, right after a room's name, mean "the <room> light": the one
+# light there. (French and Spanish name the room after the noun, "la lumière du salon",
+# which people use for the room's lights as a whole.)
+_SINGULAR_LIGHT = {"en": ("light", "lamp"), "de": ("licht", "lampe", "leuchte"),
+                   "nl": ("lamp", "licht")}  # fmt: skip
+# What "turn on/off" means per domain: the capability (tool row) to call.
+_SWITCHING: dict[str, tuple[str, str]] = {
+    "light": ("on", "off"), "switch": ("on", "off"), "fan": ("on", "off"),
+    "lock": ("lock", "unlock"), "cover": ("open", "close"), "valve": ("open", "close"),
+}  # fmt: skip
+# Response key per capability that has its own sentence.
+SAID = {"on": "on", "off": "off", "lock": "lock", "open": "open", "close": "close",
+         "stop": "stop", "brightness": "brightness", "set_color": "color",
+         "color_temperature": "color_temperature", "set_position": "set_position",
+         "set_temperature": "set_temperature", "set_mode": "thermostat_off",
+         "temperature": "set_temperature", "color": "color"}  # fmt: skip
+ToolFor = Callable[..., "ToolDefinition | None"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IntentReply:
+    """What a spoken command did and the sentence to speak back."""
+
+    speech: str
+    language: str
+    handled: bool
+    intent: str | None = None
+    calls: tuple[dict[str, Any], ...] = ()
+    suggestions: tuple[str, ...] = ()
+    duration_ms: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the JSON answer of ``POST /v1/intents/handle``."""
+        return {
+            "speech": self.speech,
+            "language": self.language,
+            "handled": self.handled,
+            "intent": self.intent,
+            "calls": list(self.calls),
+            "suggestions": list(self.suggestions),
+            "duration_ms": round(self.duration_ms, 3),
+        }
+
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Call:
+    """One tool call a sentence asks for, and the spoken name of what it acts on."""
+
+    definition: ToolDefinition
+    params: dict[str, Any]
+    target: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Plan:
+    """The calls of a sentence and how to say what was done."""
+
+    calls: tuple[Call, ...]
+    key: str
+    target: str
+    values: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Reading:
+    """One template match: the intent, slot values and the words they were heard as."""
+
+    intent: str
+    values: dict[str, Any]
+    texts: dict[str, str]
+    combo: str
+
+    @classmethod
+    def of(cls, result: RecognizeResult) -> Reading:
+        """Return the reading of a hassil result."""
+        metadata = (result.intent_data.metadata or {}) if result.intent_data else {}
+        return cls(
+            intent=result.intent.name,
+            values={k: v.value for k, v in result.entities.items()},
+            texts={k: str(v.text or "") for k, v in result.entities.items()},
+            combo=str(metadata.get("slot_combination", "")),
+        )
+
+
+@dataclass(slots=True)
+class Home:
+    """Devices and rooms as the recogniser sees them (rebuilt after registry changes)."""
+
+    devices: list[Device]
+    labels: dict[str, list[Device]] = field(default_factory=dict)  # casefold label → devices
+    rooms: dict[str, Room] = field(default_factory=dict)  # room slug → room
+    room_labels: dict[str, str] = field(default_factory=dict)  # casefold label → slug
+    room_key: tuple[tuple[str, tuple[str, ...]], ...] = ()  # what the rooms were built from
+    slot_lists: dict[str, SlotList] = field(default_factory=dict)
+
+
+class Planner:
+    """Turn a template match into tool calls, asking the generator which tool serves what."""
+
+    def __init__(
+        self,
+        *,
+        home: Callable[[], Home],
+        tool_for: ToolFor,
+        not_understood: Callable[[str, str, AgentToken | None], IntentReply],
+    ) -> None:
+        self._home = home
+        self._tool_for = tool_for
+        self._not_understood = not_understood
+
+    def plan(
+        self, r: Reading, text: str, lang: str, token: AgentToken | None
+    ) -> Plan | IntentReply:
+        """Return the calls ``r`` asks for, or the answer that nothing will be done."""
+        home = self._home()
+        area = r.values.get("area")
+        room = home.rooms.get(str(area)) if area is not None else None
+        if area is not None and room is None:
+            return reply(lang, "where", intent=r.intent)  # the speaker's room is unknown
+        device: Device | None = None
+        if "name" in r.values:
+            devices = list(home.labels.get(str(r.values["name"]), []))
+            if room is not None:
+                devices = [d for d in devices if d.room and slugify(d.room) == room.slug] or devices
+            if len(devices) > 1:
+                return which_one(devices, r.intent, lang, token)
+            if not devices:
+                return self._not_understood(text, lang, token)
+            device = devices[0]
+        domain = r.values.get("domain")
+        device_class = r.values.get("device_class")
+        if domain is None:
+            domain = domain_of(device) if device is not None else _INTENT_DOMAIN.get(r.intent)
+        if device is not None and domain is not None and not fits(device, str(domain)):
+            return reply(lang, "cannot", target=device.name, intent=r.intent)
+        if device is None and room is not None and domain == "light" and r.combo != "domain_all":
+            lights = self._the_room_light(r, text, lang, room)
+            if len(lights) > 1:  # "the kitchen light" in a kitchen with several
+                return which_one(lights, r.intent, lang, token)
+            device = lights[0] if lights else None
+        subject = _Subject(intent=r.intent, domain=str(domain) if domain else None,
+                           device_class=str(device_class) if device_class else None,
+                           device=device, room=room, lang=lang)  # fmt: skip
+        if r.intent in ("HassTurnOn", "HassTurnOff"):
+            return self._switch(subject, r)
+        if r.intent == "HassLightSet":
+            return self._light_set(subject, r)
+        if r.intent in ("HassSetPosition", STOP_INTENT):
+            return self._cover(subject, r)
+        if r.intent == "HassGetState":
+            return self._state(subject)
+        return self._climate(subject, r, token)
+
+    def _the_room_light(self, r: Reading, text: str, lang: str, room: Room) -> list[Device]:
+        """Return the room's lights when the sentence says "the <room> light" (one light).
+
+        Empty when it speaks of the room's lights as a whole.
+        """
+        words = _SINGULAR_LIGHT.get(lang)
+        heard = r.texts.get("area", "")
+        if not words or not heard:
+            return []
+        pattern = re.escape(heard.casefold()) + r"\s?(" + "|".join(words) + r")\b"
+        if not re.search(pattern, text.casefold()):
+            return []
+        return [d for d in room.devices if domain_of(d) == "light"]
+
+    def _call(self, capability: str, params: dict[str, Any], target: str, *,
+              device: Device | None = None, room: Room | None = None) -> Call | None:  # fmt: skip
+        definition = self._tool_for(capability, device_id=device.id if device else None,
+                                    room=room.slug if room else None)  # fmt: skip
+        if definition is None:
+            return None
+        return Call(definition=definition, params=params, target=target)
+
+    def _members(self, s: _Subject) -> list[Device]:
+        """Return the devices in the subject's room that are the kind it names."""
+        if s.room is None or s.domain is None:
+            return []
+        return [d for d in s.room.devices if fits(d, s.domain, s.device_class)]
+
+    def _each(self, s: _Subject, capability: str, params: dict[str, Any], key: str,
+              values: dict[str, Any] | None = None) -> Plan | IntentReply:  # fmt: skip
+        """Return calls of ``capability`` on the subject's device or its kind in its room."""
+        targets = [s.device] if s.device is not None else self._members(s)
+        if not targets:
+            return self._no_kind(s)
+        calls = [c for d in targets
+                 if (c := self._call(capability, params, d.name, device=d)) is not None]
+        if not calls:
+            return reply(s.lang, "cannot", target=targets[0].name, intent=s.intent)
+        target = calls[0].target if len(calls) == 1 else either(s.lang, [c.target for c in calls])
+        return Plan(calls=tuple(calls), key=key, target=target, values=values or {})
+
+    def _no_kind(self, s: _Subject) -> IntentReply:
+        kind = noun(s.lang, s.domain or "", s.device_class)
+        if s.room is None:
+            return reply(s.lang, "no_kind_home", kind=kind, intent=s.intent)
+        return reply(s.lang, "no_kind", kind=kind, target=s.room.name, intent=s.intent)
+
+    def _switch(self, s: _Subject, r: Reading) -> Plan | IntentReply:
+        on = s.intent == "HassTurnOn"
+        if s.domain == "climate" and s.device is not None:
+            if on:
+                return reply(s.lang, "climate_on", target=s.device.name, intent=s.intent)
+            call = self._call("set_mode", {"mode": "off"}, s.device.name, device=s.device)
+            modes = (call.definition.parameters.get("properties", {}).get("mode", {})
+                     .get("enum", [])) if call else []  # fmt: skip
+            if call is None or "off" not in modes:
+                return reply(s.lang, "cannot", target=s.device.name, intent=s.intent)
+            return Plan(calls=(call,), key="thermostat_off", target=s.device.name)
+        pair = _SWITCHING.get(s.domain or "")
+        if pair is None:
+            if s.device is not None:
+                return reply(s.lang, "cannot", target=s.device.name, intent=s.intent)
+            return self._no_kind(s)
+        capability = pair[0] if on else pair[1]
+        if s.domain == "light" and s.device is None:
+            return self._room_lights(s, r, capability, {}, capability)
+        return self._each(s, capability, {}, SAID.get(capability, capability))
+
+    def _room_lights(
+        self,
+        s: _Subject,
+        r: Reading,
+        capability: str,
+        params: dict[str, Any],
+        key: str,
+        values: dict[str, Any] | None = None,
+    ) -> Plan | IntentReply:
+        """Return the room tool call (or, for the whole home, every room's)."""
+        if s.room is None and r.combo == "domain_all" and capability in ("on", "off"):
+            home = self._home()
+            calls = [c for slug in sorted(home.rooms)
+                     if (c := self._call(capability, params, home.rooms[slug].name,
+                                         room=home.rooms[slug])) is not None]  # fmt: skip
+            if not calls:
+                return self._no_kind(s)
+            return Plan(calls=tuple(calls), key=f"all_{capability}", target="")
+        if s.room is None:
+            return reply(s.lang, "where", intent=s.intent)
+        call = self._call(capability, params, s.room.name, room=s.room)
+        if call is None:
+            if not [d for d in s.room.devices if domain_of(d) == "light"]:
+                return self._no_kind(s)
+            return reply(s.lang, "cannot", target=s.room.name, intent=s.intent)
+        return Plan(calls=(call,), key=key, target=s.room.name, values=values or {})
+
+    def _light_set(self, s: _Subject, r: Reading) -> Plan | IntentReply:
+        params: dict[str, Any]
+        values: dict[str, Any]
+        if "brightness" in r.values:
+            percent = number(r.values["brightness"])
+            capability, params = "brightness", {"percent": percent}
+            values = {"percent": spoken_number(percent, s.lang)}
+        elif "color" in r.values:
+            color = str(r.values["color"])
+            capability, params, values = "set_color", {"color": color}, {"color": color}
+        elif "temperature" in r.values:
+            kelvin = number(r.values["temperature"])
+            capability, params = "color_temperature", {"kelvin": kelvin}
+            values = {"kelvin": spoken_number(kelvin, s.lang)}
+        else:
+            return reply(s.lang, "not_here", intent=s.intent)
+        if s.device is not None or capability == "color_temperature":
+            if s.device is None and s.room is not None:  # no room tool: each light that can
+                lights = [d for d in s.room.devices if domain_of(d) == "light"]
+                calls = [c for d in lights
+                         if (c := self._call(capability, params, d.name, device=d)) is not None]
+                if not calls:
+                    return reply(s.lang, "cannot", target=s.room.name, intent=s.intent)
+                return Plan(calls=tuple(calls), key=SAID[capability], target=s.room.name,
+                             values=values)  # fmt: skip
+            return self._each(s, capability, params, SAID[capability], values)
+        room_capability = {"set_color": "color"}.get(capability, capability)
+        return self._room_lights(s, r, room_capability, params, SAID[capability], values)
+
+    def _cover(self, s: _Subject, r: Reading) -> Plan | IntentReply:
+        s = s.with_domain("cover")
+        if s.intent == STOP_INTENT:
+            return self._each(s, "stop", {}, "stop")
+        percent = number(r.values.get("position", 0))
+        return self._each(s, "set_position", {"percent_open": percent}, "set_position",
+                          {"percent": spoken_number(percent, s.lang)})  # fmt: skip
+
+    def _state(self, s: _Subject) -> Plan | IntentReply:
+        if s.device is None and s.domain == "sensor" and s.device_class is not None:
+            members = self._members(s)
+            if not members or s.room is None:
+                return self._no_kind(s)
+            call = self._call("state", {}, s.room.name, device=members[0])
+            if call is None:
+                return reply(s.lang, "cannot", target=members[0].name, intent=s.intent)
+            return Plan(calls=(call,), key="state", target=s.room.name)  # asked by room
+        if s.device is None:
+            return reply(s.lang, "not_here", intent=s.intent)
+        return self._each(s, "state", {}, "state")
+
+    def _climate(
+        self, s: _Subject, r: Reading, token: AgentToken | None
+    ) -> Plan | IntentReply:
+        home = self._home()
+        setting = s.intent == "HassClimateSetTemperature"
+        value = number(r.values.get("temperature", 0)) if setting else 0
+        device = s.device
+        if device is None:
+            pool = [d for d in home.devices if d.kind == "thermostat"]
+            if s.room is not None:
+                pool = [d for d in pool if d in s.room.devices]
+                if setting and pool:
+                    call = self._call("temperature", {}, s.room.name, room=s.room)
+                    if call is not None:
+                        params = {_first_param(call.definition, "celsius"): value}
+                        call = Call(definition=call.definition, params=params,
+                                     target=s.room.name)  # fmt: skip
+                        limits = self._limits(pool, "set_temperature")
+                        return Plan(calls=(call,), key="set_temperature", target=s.room.name,
+                                     values={"temperature": spoken_number(value, s.lang),
+                                             "limits": limits})  # fmt: skip
+                if not setting and not pool:  # a thermometer answers "how warm is it"
+                    pool = [d for d in s.room.devices if d.kind == "temperature_sensor"]
+            if len(pool) > 1:
+                return which_one(pool, s.intent, s.lang, token)
+            if not pool:
+                target = s.room.name if s.room else ""
+                if not target:
+                    return reply(s.lang, "no_kind_home", kind=noun(s.lang, "climate"),
+                                  intent=s.intent)  # fmt: skip
+                return reply(s.lang, "no_temperature", target=target, intent=s.intent)
+            device = pool[0]
+        spoken = s.room.name if s.room is not None else device.name
+        if setting:
+            call = self._call("set_temperature", {}, spoken, device=device)
+            if call is None:
+                return reply(s.lang, "cannot", target=device.name, intent=s.intent)
+            params = {_first_param(call.definition, "celsius"): value}
+            return Plan(calls=(Call(definition=call.definition, params=params,
+                                      target=spoken),),
+                         key="set_temperature", target=spoken,
+                         values={"temperature": spoken_number(value, s.lang)})  # fmt: skip
+        call = self._call("state", {}, spoken, device=device)
+        if call is None:
+            return reply(s.lang, "no_temperature", target=spoken, intent=s.intent)
+        return Plan(calls=(call,), key="get_temperature", target=spoken)
+
+    def _limits(self, devices: Sequence[Device], capability: str) -> tuple[float, float] | None:
+        """Return the widest (minimum, maximum) the devices' ``capability`` tools take."""
+        lows, highs = [], []
+        for device in devices:
+            definition = self._tool_for(capability, device_id=device.id)
+            if definition is None:
+                continue
+            for spec in definition.parameters.get("properties", {}).values():
+                if "minimum" in spec and "maximum" in spec:
+                    lows.append(float(spec["minimum"]))
+                    highs.append(float(spec["maximum"]))
+                    break
+        return (min(lows), max(highs)) if lows else None
+
+
+# Subject of intents whose templates carry no domain slot.
+_INTENT_DOMAIN = {"HassLightSet": "light", "HassSetPosition": "cover", STOP_INTENT: "cover",
+                  "HassClimateSetTemperature": "climate",
+                  "HassClimateGetTemperature": "climate"}  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Subject:
+    """What a sentence is about: its intent, domain (and class), device or room."""
+
+    intent: str
+    domain: str | None
+    device_class: str | None
+    device: Device | None
+    room: Room | None
+    lang: str
+
+    def with_domain(self, domain: str) -> _Subject:
+        return _Subject(intent=self.intent, domain=self.domain or domain,
+                        device_class=self.device_class, device=self.device, room=self.room,
+                        lang=self.lang)  # fmt: skip
+
+    def with_device(self, device: Device) -> _Subject:
+        return _Subject(intent=self.intent, domain=self.domain, device_class=self.device_class,
+                        device=device, room=self.room, lang=self.lang)  # fmt: skip
+
+
+def may_see(token: AgentToken | None, device: Device) -> bool:
+    """Return whether ``token`` may read or control ``device`` (no token: an in-process caller)."""
+    if token is None:
+        return True
+    wanted = (f"device:control:{device.id}", f"device:read:{device.id}")
+    return any(covers(p, w) for p in token.permissions for w in wanted)
+
+
+def reply(lang: str, key: str, *, intent: str | None = None, **values: Any) -> IntentReply:
+    """Return an answer that does nothing (the sentence for ``key``)."""
+    return IntentReply(speech=say(lang, key, **values), language=lang, handled=False,
+                       intent=intent)  # fmt: skip
+
+
+def which_one(
+    devices: Sequence[Device], intent: str, lang: str, token: AgentToken | None
+) -> IntentReply:
+    """Ask which of several devices was meant, naming those the caller may see (no action)."""
+    names = [where_of(d) for d in devices if may_see(token, d)]
+    if not names:
+        return IntentReply(speech=say(lang, "unknown"), language=lang, handled=False,
+                           intent=intent)  # fmt: skip
+    return IntentReply(speech=say(lang, "ambiguous", names=either(lang, names)), language=lang,
+                       handled=False, intent=intent, suggestions=tuple(names))  # fmt: skip
+
+
+def _first_param(definition: ToolDefinition, default: str) -> str:
+    required = definition.parameters.get("required", [])
+    return str(required[0]) if required else default
+
+
+def where_of(device: Device) -> str:
+    """Return a device's name with its room, as said when asking which one."""
+    return f"{device.name} ({device.room})" if device.room else device.name
+
+
+def number(value: Any) -> float:
+    """Return a heard number as an int when it is whole."""
+    result = float(value)
+    return int(result) if result.is_integer() else result
+
+
+def spoken_number(value: Any, lang: str) -> str:
+    """Return a number as spoken back in ``lang`` (one decimal, a comma outside English)."""
+    number = round(float(value), 1)
+    text = str(int(number)) if number.is_integer() else f"{number:g}"
+    return text if lang == "en" else text.replace(".", ",")
