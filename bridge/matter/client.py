@@ -47,6 +47,7 @@ from bridge.errors import (
     InvalidParamsError,
     ToolFailedError,
 )
+from bridge.matter.gateway import ControllerCommandError
 
 LOGGER = logging.getLogger(__name__)
 
@@ -778,6 +779,30 @@ class MatterAdapter:
             raise ToolFailedError(
                 f"node {node_id} did not open a commissioning window: {err}",
                 {"node_id": node_id},
+            ) from err
+
+    async def send_command(self, command: str, *, timeout_s: float, **args: Any) -> Any:
+        """Send a raw controller command over this connection (the gateway's live path).
+
+        Raise ``ControllerCommandError`` with the controller's error code when it answers
+        an error, ``ControllerUnavailableError`` when not connected or the connection
+        drops, and ``TimeoutError`` after ``timeout_s``.
+        """
+        client = self._client
+        if client is None or not self._connected.is_set():
+            raise ControllerUnavailableError(
+                f"not connected to the Matter controller at {self.url}", {"url": self.url}
+            )
+        try:
+            async with asyncio.timeout(timeout_s):
+                return await client.send_command(command, **args)
+        except server_errors.MatterError as err:
+            code = int(getattr(err, "error_code", 0))
+            raise ControllerCommandError(command, code, str(err)) from err
+        except (TransportError, InvalidServerVersion, MatterClientException) as err:
+            raise ControllerUnavailableError(
+                f"the Matter controller at {self.url} failed during '{command}': {err}",
+                {"url": self.url},
             ) from err
 
     async def import_test_nodes(self, dumps: list[dict[str, Any]]) -> None:

@@ -10,15 +10,14 @@ is attached; an external controller reports only the stages its answers prove.
 Failures become clear ``BridgeError``s: a wrong code, a device that cannot be found, a
 failed attestation, a missing Thread dataset, a controller that is down.
 
-Controller calls go over the controller's WebSocket API as plain JSON messages (one
-short connection per call), so this module needs no Matter library.
+Controller commands go through ``bridge.matter.gateway`` (the adapter's connection),
+so this module needs no Matter library.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import itertools
 import logging
 import re
 import time
@@ -27,8 +26,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
-
-import aiohttp
 
 from bridge.config import ThreadConfig
 from bridge.errors import (
@@ -40,7 +37,7 @@ from bridge.errors import (
     NotFoundError,
 )
 from bridge.events import EventBus
-from bridge.matter.gateway import read_server_info
+from bridge.matter.gateway import ControllerCommandError, ControllerGateway
 from bridge.matter.pairing import (
     PairingCode,
     parse_pairing_code,
@@ -217,63 +214,6 @@ class CommissionResult:
         }
 
 
-class ControllerRpc:
-    """One-shot JSON calls to a controller's WebSocket API."""
-
-    _ids = itertools.count(1)
-
-    def __init__(self, url: str | Callable[[], str]) -> None:
-        self._url = url
-
-    @property
-    def url(self) -> str:
-        """Return the current controller URL."""
-        return self._url() if callable(self._url) else self._url
-
-    async def call(self, command: str, *, timeout_s: float = 30.0, **args: Any) -> Any:
-        """Send ``command`` and return its result; raise ``ControllerCommandError`` on errors."""
-        url = self.url
-        msg_id = f"atm-{next(self._ids)}"
-        try:
-            async with (
-                aiohttp.ClientSession() as session,
-                session.ws_connect(url, timeout=aiohttp.ClientWSTimeout(ws_close=5)) as ws,
-            ):
-                await read_server_info(ws, url, 10)
-                await ws.send_json({"message_id": msg_id, "command": command, "args": args})
-                async with asyncio.timeout(timeout_s):
-                    while True:
-                        msg = await ws.receive()
-                        if msg.type is not aiohttp.WSMsgType.TEXT:
-                            raise ControllerUnavailableError(
-                                f"the Matter controller at {url} closed the connection "
-                                f"during '{command}'",
-                                {"url": url},
-                            )
-                        data = msg.json()
-                        if data.get("message_id") != msg_id:
-                            continue
-                        if "error_code" in data:
-                            raise ControllerCommandError(
-                                command, int(data["error_code"]), str(data.get("details") or "")
-                            )
-                        return data.get("result")
-        except (aiohttp.ClientError, OSError) as err:
-            raise ControllerUnavailableError(
-                f"the Matter controller at {url} is not reachable: {err}", {"url": url}
-            ) from err
-
-
-class ControllerCommandError(Exception):
-    """The controller answered a command with an error code."""
-
-    def __init__(self, command: str, error_code: int, details: str) -> None:
-        super().__init__(f"{command} failed with controller error {error_code}: {details}")
-        self.command = command
-        self.error_code = error_code
-        self.details = details
-
-
 @dataclass
 class _Attempt:
     commission_id: str
@@ -288,7 +228,8 @@ class Commissioner:
     def __init__(
         self,
         *,
-        controller_url: str | Callable[[], str],
+        controller_url: str | Callable[[], str] | None = None,
+        gateway: ControllerGateway | None = None,
         events: EventBus,
         registry: ToolRegistry | None = None,
         thread: ThreadConfig | None = None,
@@ -297,7 +238,11 @@ class Commissioner:
         timeout_s: float = 240.0,
         tools_timeout_s: float = 30.0,
     ) -> None:
-        self.rpc = ControllerRpc(controller_url)
+        if gateway is None:
+            if controller_url is None:
+                raise ValueError("Commissioner needs a controller_url or a gateway")
+            gateway = ControllerGateway(controller_url)
+        self.rpc = gateway
         self._events = events
         self._registry = registry
         self._thread = thread or ThreadConfig()

@@ -30,6 +30,7 @@ from bridge.matter.commissioning import (
 )
 from bridge.matter.controller import ControllerSettings, ManagedController
 from bridge.matter.devices import Device
+from bridge.matter.gateway import ControllerGateway
 from bridge.matter.naming import DeviceNameStore, DeviceRename
 from bridge.matter.registry_sync import MatterToolSync
 from bridge.matter.rooms import Room
@@ -114,8 +115,10 @@ class MatterComponent:
             node_id=node_id,
             unit=config.matter.temperature_unit,
         )
+        gateway = ControllerGateway(url)
+        gateway.attach(bridge.adapter)  # commands share the adapter's connection
         commissioner = Commissioner(
-            controller_url=url,
+            gateway=gateway,
             events=events,
             registry=registry,
             thread=config.thread,

@@ -177,6 +177,12 @@ async def test_commission_four_devices_through_the_bridge(
         assert seen == ALL_STAGES
     await ws.close()
     assert sorted(r["node_id"] for r in fab.results.values()) == [1, 2, 3, 4]
+    # Every controller command went over the adapter's one connection (the gateway).
+    matter = fab.bridge.service.matter
+    assert matter is not None
+    counts = matter.commissioner.rpc.counts
+    assert counts["own"] == 0, counts
+    assert counts["shared"] >= 4, counts
 
     async with http.get(f"{fab.bridge.url}/v1/devices") as resp:
         listing = await resp.json()
