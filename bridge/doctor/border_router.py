@@ -10,11 +10,12 @@ from dataclasses import dataclass, field
 
 import aiohttp
 import python_otbr_api
-from python_otbr_api import tlv_parser
 from python_otbr_api.tlv_parser import MeshcopTLVType
 
 from bridge.doctor.controller_check import ServerInfo
 from bridge.doctor.models import CheckResult, Status
+from bridge.errors import BridgeError
+from bridge.matter.thread import parse_tlvs
 
 ATTACHED_ROLES = frozenset({"leader", "router", "child"})
 
@@ -33,7 +34,7 @@ class BorderRouterProbe:
 
 def summarize_dataset(tlvs: bytes) -> dict[str, str]:
     """Return the dataset's public fields (never the network key or PSKc)."""
-    items = tlv_parser.parse_tlv(tlvs.hex())
+    items = parse_tlvs(tlvs)
     names = {
         MeshcopTLVType.NETWORKNAME: "network_name",
         MeshcopTLVType.CHANNEL: "channel",
@@ -82,8 +83,8 @@ async def probe_border_router(url: str, timeout_s: float) -> BorderRouterProbe:
     if tlvs:
         try:
             summary = summarize_dataset(tlvs)
-        except (tlv_parser.TLVError, ValueError) as err:
-            dataset_error = f"the active dataset does not parse: {err}"
+        except BridgeError as err:
+            dataset_error = f"the active dataset does not parse: {err.message}"
     return BorderRouterProbe(url=url, role=role_text, dataset_tlvs=tlvs, summary=summary,
                              dataset_error=dataset_error)
 
