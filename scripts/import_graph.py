@@ -4,8 +4,8 @@ Every ``import`` counts, also those inside functions and under ``TYPE_CHECKING``
 are dependencies all the same, and the layer contracts count them too). A string that
 names a bridge module (``importlib.import_module("bridge.mcp.http")``) counts as an
 import marked ``~``. A node is a sub-package of ``bridge`` or a top-level module;
-``tools.builtin``, ``mcp.hub`` and ``mcp.names`` stand apart because they are tool
-sources, not core or faces. ``<->`` marks an arrow whose way back also exists. The last
+``tools.builtin`` and ``mcp.tool_names`` stand apart (a tool source and a naming
+rule, not core or faces). ``<->`` marks an arrow whose way back also exists. The last
 lines list the import cycles between modules of one package. Run it with
 ``python scripts/import_graph.py``.
 """
@@ -18,7 +18,7 @@ from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-APART = ("bridge.tools.builtin", "bridge.sources.mcp_hub", "bridge.mcp.tool_names")
+APART = ("bridge.tools.builtin", "bridge.mcp.tool_names")
 
 
 def module_name(path: Path) -> str:
