@@ -1,0 +1,391 @@
+"""The appliance as a Pi installs it: install.sh with real pip installs, both units started
+as systemd would start them, a matter.js light commissioned and switched.
+
+``scripts/install.sh --root R --skip-packages --no-start`` builds the bridge venv (the
+project installed from its sources, not editable) and the controller venv with pip, as
+on a Pi. The two units are then started from their own staged unit files: ``ExecStart``,
+``User``/``Group`` (the uids ``systemd-sysusers`` gave them in ``R/etc/passwd``),
+``Environment``/``EnvironmentFile``, ``UMask``, ``StateDirectory`` (created 0700 and
+owned by the service user, as systemd does), ``PrivateTmp`` and, for the controller,
+``BindPaths`` onto ``/data`` — each process in a private mount namespace of its own.
+Paths under ``/opt/atmosphere-bridge`` and ``/etc/atmosphere-bridge`` are rewritten to
+the staged root, and the staged configuration's ``state_dir`` and controller storage
+point into it.
+
+Stand-ins, named as such: the machine's Thread-less LAN is a private network namespace
+(the real-fabric harness's) holding the devices, the controller and the bridge; the
+system Python a Pi has in ``/usr/bin`` is this machine's pyenv interpreter under
+``/root`` (mode 0700 here), made reachable to the service users inside each process's
+own mount namespace only (``/root`` is covered by an empty tmpfs there, with the pyenv
+tree bound back). Nothing on the host changes.
+
+A person then does what docs/appliance.md says, as the service user: issue a token,
+``atmosphere-bridge commission CODE``, ``atmosphere-bridge invoke TOOL`` — and the
+light's own report says it is on.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from bridge.demo.virtual_devices import DeviceKind, write_test_paa
+from tests.appliance.conftest import INSTALL, PYTHON
+from tests.support.fabric import Fabric, fabric_unavailable_reason, open_fabric
+
+pytestmark = pytest.mark.fabric
+
+PREFIX = "/opt/atmosphere-bridge"
+ETC = "/etc/atmosphere-bridge"
+PYENV_ROOT = Path(PYTHON).resolve().parents[2]  # .../versions/X.Y.Z -> .../.pyenv (or prefix)
+LIGHT_NAME, LIGHT_ROOM = "Porch Light", "Porch"
+LIGHT_TOOL = "matter:porch_light_on"
+
+
+def unit_fields(path: Path) -> dict[str, list[str]]:
+    """Return a unit file's ``Key=value`` lines (continuations joined), values per key."""
+    fields: dict[str, list[str]] = {}
+    logical = ""
+    for raw in path.read_text().splitlines():
+        line = raw.strip()
+        if not line or line.startswith(("#", ";", "[")):
+            continue
+        if line.endswith("\\"):
+            logical += line[:-1] + " "
+            continue
+        logical += line
+        key, _, value = logical.partition("=")
+        fields.setdefault(key.strip(), []).append(value.strip())
+        logical = ""
+    return fields
+
+
+def passwd_ids(root: Path, name: str) -> tuple[int, int]:
+    """Return the uid and gid ``systemd-sysusers`` gave ``name`` in the staged root."""
+    for line in (root / "etc/passwd").read_text().splitlines():
+        parts = line.split(":")
+        if parts[0] == name:
+            return int(parts[2]), int(parts[3])
+    raise AssertionError(f"{name} is not in {root}/etc/passwd")
+
+
+def staged(root: Path, text: str) -> str:
+    """Rewrite the installed locations in ``text`` to the staged root."""
+    return text.replace(PREFIX, f"{root}{PREFIX}").replace(ETC, f"{root}{ETC}")
+
+
+def env_file(path: Path) -> dict[str, str]:
+    """Return the variables of a systemd ``EnvironmentFile``."""
+    out: dict[str, str] = {}
+    if path.exists():
+        for line in path.read_text().splitlines():
+            line = line.strip()
+            if line and not line.startswith("#") and "=" in line:
+                key, _, value = line.partition("=")
+                out[key.strip()] = value.strip().strip('"')
+    return out
+
+
+class Unit:
+    """One staged service started the way its unit file says, inside the namespace."""
+
+    def __init__(self, fabric: Fabric, root: Path, name: str, log: Path) -> None:
+        self.fields = unit_fields(root / "etc/systemd/system" / name)
+        self.root = root
+        self.fabric = fabric
+        self.name = name
+        self.log = log
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def ids(self) -> tuple[int, int]:
+        """Return the unit's ``User``/``Group`` ids in the staged root."""
+        uid, _ = passwd_ids(self.root, self.fields["User"][0])
+        _, gid = passwd_ids(self.root, self.fields["Group"][0])
+        return uid, gid
+
+    def environment(self) -> dict[str, str]:
+        """Return the unit's environment: a service's minimum plus ``Environment*``."""
+        env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/"}
+        for spec in self.fields.get("EnvironmentFile", []):
+            env.update(env_file(Path(staged(self.root, spec.lstrip("-")))))
+        for spec in self.fields.get("Environment", []):
+            for item in shlex.split(spec):
+                key, _, value = item.partition("=")
+                env[key] = value
+        return env
+
+    def argv(self) -> list[str]:
+        """Return ``ExecStart`` with ``$VAR`` expanded from the environment, paths staged."""
+        env = self.environment()
+        words: list[str] = []
+        for word in shlex.split(staged(self.root, self.fields["ExecStart"][0])):
+            if word.startswith("$"):
+                words.extend(shlex.split(env.get(word[1:].strip("{}"), "")))
+            else:
+                words.append(word)
+        return words
+
+    def state_dir(self) -> Path:
+        """Create the unit's ``StateDirectory`` as systemd does: mode and owner."""
+        name = self.fields["StateDirectory"][0]
+        path = self.root / "var/lib" / name
+        path.mkdir(parents=True, exist_ok=True)
+        uid, gid = self.ids()
+        os.chown(path, uid, gid)
+        os.chmod(path, int(self.fields.get("StateDirectoryMode", ["0755"])[0], 8))
+        return path
+
+    def command(self, argv: list[str], *, binds: tuple[tuple[Path, str], ...] = ()) -> list[str]:
+        """Return ``argv`` run as the unit runs its service: namespace, mounts, user."""
+        uid, gid = self.ids()
+        umask = self.fields.get("UMask", ["0022"])[0]
+        mounts = [
+            # A handle on the interpreter before /root is covered (see the module doc).
+            "mount -t tmpfs atm-handle /mnt",
+            f"mkdir /mnt/pyenv && mount --bind {shlex.quote(str(PYENV_ROOT))} /mnt/pyenv",
+            "mount -t tmpfs -o mode=0755 atm-root /root",
+            f"mkdir -p {shlex.quote(str(PYENV_ROOT))}",
+            f"mount --bind /mnt/pyenv {shlex.quote(str(PYENV_ROOT))}",
+        ]
+        if self.fields.get("PrivateTmp", ["no"])[0] == "yes":
+            mounts.append("mount -t tmpfs -o mode=1777 atm-private-tmp /tmp")
+        for source, target in binds:
+            mounts.append(f"mount --bind {shlex.quote(str(source))} {shlex.quote(target)}")
+        script = " && ".join(mounts) + f" && umask {umask} && exec \"$@\""
+        env = [f"{k}={v}" for k, v in sorted(self.environment().items())]
+        return [
+            *self.fabric.namespace.exec_prefix(),
+            "unshare", "--mount", "--propagation", "private", "--",
+            "sh", "-c", script, "sh",
+            "setpriv", f"--reuid={uid}", f"--regid={gid}", "--clear-groups", "--no-new-privs",
+            "env", "-i", *env, *argv,
+        ]  # fmt: skip
+
+    def start(self, *, binds: tuple[tuple[Path, str], ...] = ()) -> None:
+        """Start the service in the background, its output in ``self.log``."""
+        with self.log.open("ab") as out:
+            self.proc = subprocess.Popen(
+                self.command(self.argv(), binds=binds), stdout=out, stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+
+    def run(self, *args: str, env: dict[str, str] | None = None,
+            timeout_s: float = 120) -> subprocess.CompletedProcess[str]:  # fmt: skip
+        """Run the staged CLI as this unit's user (what ``sudo -u USER`` does on a Pi)."""
+        cli = f"{self.root}{PREFIX}/venv/bin/atmosphere-bridge"
+        argv = self.command([*(f"{k}={v}" for k, v in (env or {}).items()), cli, *args])
+        # ``env -i A=B ... cli`` — the extra variables go after env's own list.
+        return subprocess.run(
+            argv, capture_output=True, text=True, timeout=timeout_s, check=False
+        )
+
+    def stop(self) -> None:
+        """Stop the service by its PID (SIGTERM, then SIGKILL), as systemd would."""
+        proc = self.proc
+        if proc is None or proc.poll() is not None:
+            return
+        proc.terminate()
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
+
+
+def wait_until(check: object, timeout_s: float, what: str, log: Path) -> None:
+    """Poll ``check()`` until it is true; fail with the service log's tail."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if check():  # type: ignore[operator]
+            return
+        time.sleep(0.5)
+    tail = log.read_text(errors="replace")[-4000:] if log.exists() else "(no log)"
+    raise AssertionError(f"{what} not within {timeout_s:g} s; log tail:\n{tail}")
+
+
+@pytest.fixture(scope="module")
+def appliance_fabric() -> Iterator[Fabric]:
+    """A namespace of its own: the units listen on the ports their files name."""
+    reason = fabric_unavailable_reason()
+    if reason:
+        pytest.skip(reason)
+    if shutil.which("setpriv") is None or shutil.which("unshare") is None:
+        pytest.skip("setpriv and unshare (util-linux) are needed to start the units")
+    with open_fabric(f"atm-inst-{os.getpid()}") as fab:
+        yield fab
+
+
+def test_installed_appliance_commissions_and_switches_a_light(
+    appliance_fabric: Fabric,
+) -> None:
+    started = time.monotonic()
+    # Not under pytest's 0700 /tmp tree: the service users must reach the staged root.
+    root = Path(tempfile.mkdtemp(prefix="atm-install-", dir="/var/tmp"))
+    os.chmod(root, 0o755)
+    units: list[Unit] = []
+    try:
+        done = subprocess.run(
+            ["bash", str(INSTALL), "--root", str(root), "--skip-packages", "--no-start",
+             "--python", PYTHON, "--interface", "lo"],
+            capture_output=True, text=True, timeout=600, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+        install_s = time.monotonic() - started
+        venv = root / PREFIX.lstrip("/") / "venv"
+
+        # The project is installed, not linked to this checkout.
+        probe = subprocess.run(
+            [str(venv / "bin/python"), "-c",
+             "import bridge, json, importlib.resources as r, importlib.metadata as m;"
+             "d = m.distribution('atmosphere-bridge');"
+             "print(json.dumps({'file': bridge.__file__,"
+             " 'direct_url': d.read_text('direct_url.json'),"
+             " 'maps': sorted(p.name for p in r.files('bridge.matter').joinpath('maps')"
+             ".iterdir()),"
+             " 'static': sorted(p.name for p in r.files('bridge.console').joinpath('static')"
+             ".iterdir())}))"],
+            capture_output=True, text=True, timeout=60, check=True, cwd="/",
+        )  # fmt: skip
+        facts = json.loads(probe.stdout)
+        assert facts["file"].startswith(str(venv)), facts["file"]
+        assert '"editable": true' not in (facts["direct_url"] or ""), facts["direct_url"]
+        assert not list(venv.glob("lib/python*/site-packages/__editable__*"))
+        assert any(n.endswith(".yaml") for n in facts["maps"]), facts["maps"]
+        assert {"console.js", "console.css"} <= set(facts["static"])
+        assert (root / PREFIX.lstrip("/") / "controller-venv/bin/matter-server").exists()
+
+        # The configuration a person would edit: its paths moved into the staged root.
+        config_path = root / ETC.lstrip("/") / "config.yaml"
+        config = yaml.safe_load(config_path.read_text())
+        config["state_dir"] = str(root / "var/lib/atmosphere-bridge")
+        config.setdefault("doctor", {})["controller_storage"] = str(
+            root / "var/lib/atmosphere-matter-controller"
+        )
+        config_path.write_text(yaml.safe_dump(config))
+
+        fab = appliance_fabric
+        logs = root / "logs"
+        logs.mkdir()
+        controller = Unit(fab, root, "atmosphere-matter-controller.service",
+                          logs / "controller.log")  # fmt: skip
+        bridge = Unit(fab, root, "atmosphere-bridge.service", logs / "bridge.log")
+        units += [controller, bridge]
+        assert controller.fields["User"] == ["atmosphere-matter"]
+        assert bridge.fields["User"] == ["atmosphere-bridge"]
+
+        # The controller's state is bound on /data (BindPaths); test devices' PAA roots
+        # go where its --paa-root-cert-dir looks (a Pi fetches the real ones).
+        controller_state = controller.state_dir()
+        write_test_paa(controller_state / "credentials")
+        uid, gid = controller.ids()
+        for path in [controller_state, *controller_state.rglob("*")]:
+            os.chown(path, uid, gid)
+        bind = controller.fields["BindPaths"][0].split(":")[1]
+        controller.start(binds=((controller_state, bind),))
+        bridge_state = bridge.state_dir()
+
+        light = fab.device(DeviceKind.ONOFF)
+        assert light.pairing is not None
+
+        # After=/Requires=: the bridge starts once the controller answers.
+        def controller_up() -> bool:
+            assert controller.proc is not None
+            assert controller.proc.poll() is None, "the controller exited"
+            return "Matter Server successfully initialized" in controller.log.read_text(
+                errors="replace"
+            ) or b"server_info" in _greeting(fab)
+
+        wait_until(controller_up, 90, "the controller answering", controller.log)
+        bridge.start()
+
+        def bridge_up() -> bool:
+            assert bridge.proc is not None
+            assert bridge.proc.poll() is None, "the bridge exited"
+            return _healthz(bridge, config_path)
+
+        wait_until(bridge_up, 90, "the bridge answering", bridge.log)
+
+        issued = bridge.run("--config", str(config_path), "token", "issue",
+                            "--agent", "porch-installer", "--perm", "*", "--ttl", "1h")  # fmt: skip
+        assert issued.returncode == 0, issued.stderr
+        token = issued.stdout.strip().splitlines()[-1].strip()
+        assert token.count(".") >= 1, issued.stdout
+        assert token not in bridge.log.read_text(errors="replace")
+
+        as_person = {"ATMOSPHERE_BRIDGE_TOKEN": token}
+        commissioned = bridge.run(
+            "--config", str(config_path), "commission", light.pairing.manual,
+            "--name", LIGHT_NAME, "--room", LIGHT_ROOM, "--json", env=as_person, timeout_s=240,
+        )  # fmt: skip
+        assert commissioned.returncode == 0, commissioned.stdout + commissioned.stderr
+        result = json.loads(commissioned.stdout)
+        assert "porch_light_on" in json.dumps(result), result
+
+        mark = light.mark()
+        switched = bridge.run("--config", str(config_path), "invoke", LIGHT_TOOL, env=as_person)
+        assert switched.returncode == 0, switched.stdout + switched.stderr
+        light.wait_state("onOff", "onOff", True, since=mark)
+
+        # Each service runs as its own user, and the controller kept its fabric in /data.
+        for unit in units:
+            assert unit.proc is not None
+            status = Path(f"/proc/{unit.proc.pid}/status").read_text()
+            uid_line = next(line for line in status.splitlines() if line.startswith("Uid:"))
+            assert uid_line.split()[1:] == [str(unit.ids()[0])] * 4, (unit.name, uid_line)
+        assert any(controller_state.glob("chip*.ini")) or any(controller_state.glob("*.json"))
+
+        # State stays private: nothing in the service's state tree for anyone else.
+        for path in [bridge_state, *bridge_state.rglob("*")]:
+            mode = stat.S_IMODE(path.lstat().st_mode)
+            assert mode & 0o077 == 0, f"{path} is {oct(mode)}"
+            assert path.lstat().st_uid == bridge.ids()[0], path
+        total_s = time.monotonic() - started
+        print(f"\ninstall.sh with pip {install_s:.1f} s; install to light on {total_s:.1f} s")
+    finally:
+        for unit in reversed(units):
+            unit.stop()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _greeting(fab: Fabric) -> bytes:
+    """Return the first bytes the controller's port 5580 answers inside the namespace."""
+    probe = subprocess.run(
+        [*fab.namespace.exec_prefix(), sys.executable, "-c",
+         "import asyncio, aiohttp\n"
+         "async def main():\n"
+         "    async with aiohttp.ClientSession() as s, s.ws_connect("
+         "'ws://127.0.0.1:5580/ws') as ws:\n"
+         "        print((await ws.receive(timeout=5)).data)\n"
+         "asyncio.run(main())\n"],
+        capture_output=True, timeout=30, check=False,
+    )  # fmt: skip
+    return probe.stdout
+
+
+def _healthz(bridge: Unit, config_path: Path) -> bool:
+    """Return whether the bridge's API answers /healthz, started, with Matter on."""
+    config = yaml.safe_load(config_path.read_text())
+    api = config.get("api", {})
+    url = f"http://{api.get('host', '127.0.0.1')}:{api.get('port', 8765)}/healthz"
+    probe = subprocess.run(
+        [*bridge.fabric.namespace.exec_prefix(), sys.executable, "-c",
+         f"import urllib.request; print(urllib.request.urlopen({url!r}, timeout=5).read()"
+         ".decode())"],
+        capture_output=True, text=True, timeout=30, check=False,
+    )  # fmt: skip
+    if probe.returncode != 0:
+        return False
+    health = json.loads(probe.stdout)
+    return health["status"] != "starting" and health["components"]["matter"] is True
