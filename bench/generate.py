@@ -17,10 +17,10 @@ import time
 import tracemalloc
 from pathlib import Path
 
-from bridge.matter.client import NodeData
 from bridge.matter.cluster_maps import load_cluster_maps
 from bridge.matter.devices import build_devices
 from bridge.matter.generator import MatterToolGenerator
+from bridge.matter.models import NodeData
 
 NODES = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "nodes"
 

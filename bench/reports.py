@@ -57,8 +57,8 @@ from bridge import netns
 from bridge.auth.keys import KEY_FILE_NAME, NodeKey
 from bridge.auth.tokens import issue_token
 from bridge.demo.virtual_devices import DeviceKind, VirtualDevice, node_available, write_test_paa
-from bridge.matter.client import NodeData
 from bridge.matter.devices import build_devices
+from bridge.matter.models import NodeData
 
 REPO = Path(__file__).resolve().parents[1]
 NODES = REPO / "tests" / "fixtures" / "nodes"

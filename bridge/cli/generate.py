@@ -17,8 +17,8 @@ from bridge.errors import ConflictError, InvalidParamsError
 if TYPE_CHECKING:
     # bridge.matter.client imports the Matter SDK's cluster objects (seconds); the
     # functions import the Matter layer when they run.
-    from bridge.matter.client import NodeData
     from bridge.matter.generator import GeneratedTool
+    from bridge.matter.models import NodeData
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -34,7 +34,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def read_dumps(paths: list[Path]) -> list[NodeData]:
     """Read node dumps; raise ``InvalidParamsError`` or ``ConflictError`` naming the file."""
-    from bridge.matter.client import NodeData
+    from bridge.matter.models import NodeData
 
     nodes: dict[int, Path] = {}
     out: list[NodeData] = []

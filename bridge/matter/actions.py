@@ -17,8 +17,9 @@ from typing import Any, Protocol
 
 from bridge.errors import InvalidParamsError
 from bridge.matter import conversions as cv
-from bridge.matter.client import ActionKind, ClusterInfo, MatterAction
+from bridge.matter.catalogue import ClusterInfo
 from bridge.matter.devices import Device
+from bridge.matter.models import ActionKind, MatterAction
 
 
 class Row(Protocol):

@@ -1,13 +1,9 @@
-"""The Matter client adapter: the only module that imports ``matter_server`` and ``chip``.
+"""The Matter client adapter: the one connection to the controller's WebSocket API.
 
-It owns three things. The cluster catalogue (``cluster_info``) answers questions about
-``chip.clusters`` (ids, attribute and command names, feature bits) for the cluster maps
-and the generator. ``build_command`` turns a ``(cluster, command, payload)`` triple into
-the SDK's own command object, checking every field against the SDK's descriptors.
-``MatterAdapter`` connects to a controller's WebSocket API, keeps a plain copy of every
-node's attributes, reports node and attribute events, reconnects with backoff and
-executes ``MatterAction``s (commands, attribute writes, reads), remembering the last ones
-it sent so tests and diagnostics can see exactly what went to the controller.
+``MatterAdapter`` connects, keeps a plain copy of every node's attributes, reports node
+and attribute events, reconnects with backoff and executes ``MatterAction``s (commands,
+attribute writes, reads), remembering the last ones it sent for tests and diagnostics;
+the gateway sends raw controller commands over the same connection.
 """
 
 from __future__ import annotations
@@ -15,28 +11,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import enum
 import logging
-import types
-import typing
 from collections import deque
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from enum import StrEnum
-from functools import cache, lru_cache
 from typing import Any
 
 import aiohttp
-from chip.clusters import ClusterObjects
-from chip.clusters import Objects as Clusters
-from chip.clusters.Types import Nullable, NullValue
 from matter_server.client import MatterClient
 from matter_server.client.exceptions import (
     InvalidServerVersion,
     MatterClientException,
     TransportError,
 )
-from matter_server.client.models.device_types import ALL_TYPES as DEVICE_TYPES
 from matter_server.common import errors as server_errors
 from matter_server.common.models import EventType
 
@@ -47,405 +33,23 @@ from bridge.errors import (
     InvalidParamsError,
     ToolFailedError,
 )
+from bridge.matter.commands import build_command
 from bridge.matter.gateway import ControllerCommandError
+from bridge.matter.models import (
+    ActionKind,
+    AdapterEvent,
+    AdapterEventKind,
+    Listener,
+    MatterAction,
+    NodeData,
+)
 
 LOGGER = logging.getLogger(__name__)
 
 # How long a timed invoke (DoorLock unlock) may stay open on the device.
 TIMED_REQUEST_TIMEOUT_MS = 10_000
 SENT_HISTORY = 256
-# Payload fields that are secrets (compared in lower case): shown as REDACTED in results,
-# errors and diagnostics.
-SECRET_FIELDS = frozenset({"pincode"})
-REDACTED = "<redacted>"
 
-
-# --- cluster catalogue -------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class FieldInfo:
-    """One field of a command payload as the SDK declares it."""
-
-    name: str
-    type: Any
-    optional: bool
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CommandInfo:
-    """A client→server command of a cluster."""
-
-    name: str
-    id: int
-    fields: tuple[FieldInfo, ...]
-    timed: bool
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ClusterInfo:
-    """Names and ids of one cluster from ``chip.clusters``."""
-
-    id: int
-    name: str
-    attributes: Mapping[str, int]
-    attribute_names: Mapping[int, str]
-    commands: Mapping[str, CommandInfo]
-    command_names: Mapping[int, str]
-    features: Mapping[str, int]
-
-
-def _public(namespace: Any) -> list[tuple[str, Any]]:
-    return [(k, v) for k, v in vars(namespace).items() if not k.startswith("_")]
-
-
-def _field_optional(hint: Any) -> bool:
-    return typing.get_origin(hint) in (typing.Union, types.UnionType) and type(None) in (
-        typing.get_args(hint)
-    )
-
-
-def _make_cluster_info(cls: Any) -> ClusterInfo:
-    attributes: dict[str, int] = {}
-    for name, attr in _public(getattr(cls, "Attributes", object)):
-        attr_id = getattr(attr, "attribute_id", None)
-        if isinstance(attr_id, int):
-            attributes[name] = attr_id
-    commands: dict[str, CommandInfo] = {}
-    for name, cmd in _public(getattr(cls, "Commands", object)):
-        if not isinstance(cmd, type) or not getattr(cmd, "is_client", False):
-            continue
-        cmd_any: Any = cmd
-        hints = typing.get_type_hints(cmd)
-        fields = tuple(
-            FieldInfo(
-                name=f.Label,
-                type=hints.get(f.Label, f.Type),
-                optional=_field_optional(hints.get(f.Label, f.Type)),
-            )
-            for f in cmd_any.descriptor.Fields
-        )
-        commands[name] = CommandInfo(
-            name=name,
-            id=int(cmd_any.command_id),
-            fields=fields,
-            timed=bool(getattr(cmd, "must_use_timed_invoke", False)),
-        )
-    features: dict[str, int] = {}
-    bitmaps = getattr(cls, "Bitmaps", None)
-    feature_enum = getattr(bitmaps, "Feature", None) if bitmaps is not None else None
-    if feature_enum is not None:
-        for member in feature_enum:
-            features[member.name.removeprefix("k")] = int(member.value)
-    return ClusterInfo(
-        id=int(cls.id),
-        name=cls.__name__,
-        attributes=attributes,
-        attribute_names={v: k for k, v in attributes.items()},
-        commands=commands,
-        command_names={c.id: n for n, c in commands.items()},
-        features=features,
-    )
-
-
-@lru_cache(maxsize=1)
-def _catalogue() -> tuple[dict[int, ClusterInfo], dict[str, ClusterInfo]]:
-    by_id: dict[int, ClusterInfo] = {}
-    by_name: dict[str, ClusterInfo] = {}
-    for cluster_id, cls in ClusterObjects.ALL_CLUSTERS.items():
-        if getattr(Clusters, cls.__name__, None) is not cls:
-            continue
-        info = _make_cluster_info(cls)
-        by_id[int(cluster_id)] = info
-        by_name[info.name] = info
-    return by_id, by_name
-
-
-def cluster_info(cluster: str | int) -> ClusterInfo | None:
-    """Return the catalogue entry for a cluster name or id, or ``None`` if unknown."""
-    by_id, by_name = _catalogue()
-    if isinstance(cluster, int):
-        return by_id.get(cluster)
-    return by_name.get(cluster)
-
-
-def device_type_name(device_type_id: int) -> str | None:
-    """Return the SDK's name of a device type id (``DimmableLight``) or ``None``."""
-    found = DEVICE_TYPES.get(device_type_id)
-    return found.__name__ if found is not None else None
-
-
-# --- building commands from payloads -----------------------------------------------
-
-
-def _check(value: Any, hint: Any, where: str) -> Any:
-    """Return ``value`` converted to what ``hint`` asks for; raise on a mismatch."""
-    origin = typing.get_origin(hint)
-    if origin in (typing.Union, types.UnionType):
-        args = typing.get_args(hint)
-        if value is None and (Nullable in args):
-            return NullValue
-        if value is None and type(None) in args:
-            return None
-        errors: list[str] = []
-        for arg in args:
-            if arg in (Nullable, type(None)):
-                continue
-            try:
-                return _check(value, arg, where)
-            except InvalidParamsError as err:
-                errors.append(err.message)
-        raise InvalidParamsError(
-            errors[0] if errors else f"{where} must not be null", {"field": where}
-        )
-    if origin is list:
-        if not isinstance(value, list):
-            raise InvalidParamsError(f"{where} must be a list", {"field": where})
-        (item,) = typing.get_args(hint) or (Any,)
-        return [_check(v, item, f"{where}[{i}]") for i, v in enumerate(value)]
-    if hint is Any:
-        return value
-    if isinstance(hint, type):
-        if issubclass(hint, enum.IntFlag):
-            mask = _flag_mask(hint)
-            if not _is_int(value) or value < 0 or value & ~mask:
-                raise InvalidParamsError(
-                    f"{where} must be a bitmap of {hint.__name__} (mask {mask})", {"field": where}
-                )
-            return value
-        if issubclass(hint, enum.IntEnum):
-            allowed = _enum_values(hint)
-            if not _is_int(value) or value not in allowed:
-                raise InvalidParamsError(
-                    f"{where} must be one of {sorted(allowed)} ({hint.__name__})",
-                    {"field": where, "allowed": sorted(allowed)},
-                )
-            return allowed[value]
-        if hint is bool:
-            if not isinstance(value, bool):
-                raise InvalidParamsError(f"{where} must be a boolean", {"field": where})
-            return value
-        if hint is str:
-            if not isinstance(value, str):
-                raise InvalidParamsError(f"{where} must be a string", {"field": where})
-            return value
-        if hint is bytes:
-            if not isinstance(value, str):
-                raise InvalidParamsError(f"{where} must be a string", {"field": where})
-            return value.encode("utf-8")
-        if issubclass(hint, float):
-            if isinstance(value, bool) or not isinstance(value, int | float):
-                raise InvalidParamsError(f"{where} must be a number", {"field": where})
-            return float(value)
-        if issubclass(hint, int):
-            if not _is_int(value):
-                raise InvalidParamsError(f"{where} must be an integer", {"field": where})
-            if hint.__name__ == "uint" and value < 0:
-                raise InvalidParamsError(f"{where} must not be negative", {"field": where})
-            return value
-        if dataclasses.is_dataclass(hint):
-            return _build_struct(hint, value, where)
-    raise InvalidParamsError(
-        f"{where} has a type the bridge cannot send ({hint})", {"field": where}
-    )
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-@cache
-def _flag_mask(hint: type[enum.IntFlag]) -> int:
-    mask = 0
-    for member in hint:
-        mask |= int(member.value)
-    return mask
-
-
-@cache
-def _enum_values(hint: type[enum.IntEnum]) -> dict[int, enum.IntEnum]:
-    return {int(m.value): m for m in hint if m.name != "kUnknownEnumValue"}
-
-
-@cache
-def _struct_fields(cls: Any) -> tuple[tuple[str, Any, bool], ...]:
-    """Return ``(label, type hint, optional)`` of each field of an SDK struct or command.
-
-    Resolving the hints (``typing.get_type_hints`` on the SDK's string annotations) costs
-    hundreds of microseconds, so it is done once per class, not on every command sent.
-    """
-    hints = typing.get_type_hints(cls)
-    fields = []
-    for f in cls.descriptor.Fields:
-        hint = hints.get(f.Label, Any)
-        fields.append((f.Label, hint, _field_optional(hint)))
-    return tuple(fields)
-
-
-def _build_struct(cls: Any, value: Any, where: str) -> Any:
-    if not isinstance(value, dict):
-        raise InvalidParamsError(f"{where} must be an object", {"field": where})
-    fields = _struct_fields(cls)
-    unknown = sorted(set(value) - {label for label, _, _ in fields})
-    if unknown:
-        labels = [label for label, _, _ in fields]
-        raise InvalidParamsError(
-            f"{where} has unknown field(s) {', '.join(unknown)}; known: {', '.join(labels)}",
-            {"field": where, "unknown": unknown, "known": labels},
-        )
-    kwargs: dict[str, Any] = {}
-    for label, hint, optional in fields:
-        if label not in value:
-            if not optional:
-                raise InvalidParamsError(
-                    f"{where}.{label} is required", {"field": f"{where}.{label}"}
-                )
-            continue
-        kwargs[label] = _check(value[label], hint, f"{where}.{label}" if where else label)
-    return cls(**kwargs)
-
-
-def build_command(cluster: str | int, command: str, payload: Mapping[str, Any]) -> Any:
-    """Return the SDK command object for ``cluster.command(payload)``.
-
-    Raises ``InvalidParamsError`` naming the problem when the cluster or command does not
-    exist in ``chip.clusters`` or a payload field is missing, unknown or of the wrong type.
-    """
-    info = cluster_info(cluster)
-    if info is None:
-        raise InvalidParamsError(f"unknown Matter cluster '{cluster}'", {"cluster": cluster})
-    cmd_cls = getattr(getattr(Clusters, info.name).Commands, command, None)
-    if command not in info.commands or cmd_cls is None:
-        raise InvalidParamsError(
-            f"cluster {info.name} has no command '{command}'",
-            {"cluster": info.name, "command": command, "known": sorted(info.commands)},
-        )
-    return _build_struct_command(cmd_cls, dict(payload), info.name, command)
-
-
-def _build_struct_command(
-    cls: type[Any], payload: dict[str, Any], cluster: str, command: str
-) -> Any:
-    try:
-        return _build_struct(cls, payload, "")
-    except InvalidParamsError as err:
-        err.details.update({"cluster": cluster, "command": command})
-        raise
-
-
-# --- actions and node data ---------------------------------------------------------
-
-
-class ActionKind(StrEnum):
-    """What a ``MatterAction`` does on the controller."""
-
-    COMMAND = "command"
-    WRITE = "write"
-    READ = "read"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class MatterAction:
-    """One exact request to the controller: a command, an attribute write or a read."""
-
-    kind: ActionKind
-    node_id: int
-    endpoint_id: int
-    cluster: str
-    cluster_id: int
-    name: str
-    payload: Mapping[str, Any] = field(default_factory=dict)
-    value: Any = None
-    attribute_ids: tuple[int, ...] = ()
-    timed: bool = False
-
-    @property
-    def paths(self) -> list[str]:
-        """Return the attribute paths a write or read touches."""
-        return [f"{self.endpoint_id}/{self.cluster_id}/{a}" for a in self.attribute_ids]
-
-    def to_json(self) -> dict[str, Any]:
-        """Return the wire form shown in tool results and diagnostics (secrets redacted)."""
-        out: dict[str, Any] = {
-            "kind": self.kind.value,
-            "node_id": self.node_id,
-            "endpoint_id": self.endpoint_id,
-            "cluster": self.cluster,
-        }
-        if self.kind is ActionKind.COMMAND:
-            out["command"] = self.name
-            out["payload"] = {
-                k: REDACTED if k.lower() in SECRET_FIELDS else v for k, v in self.payload.items()
-            }
-            if self.timed:
-                out["timed"] = True
-        elif self.kind is ActionKind.WRITE:
-            out["attribute"] = self.name
-            out["value"] = self.value
-        else:
-            out["attributes"] = self.name.split(",")
-        return out
-
-
-@dataclass(slots=True, kw_only=True)
-class NodeData:
-    """A node's raw attributes (``"endpoint/cluster/attribute"`` → value) and status."""
-
-    node_id: int
-    available: bool
-    is_bridge: bool = False
-    attributes: dict[str, Any] = field(default_factory=dict)
-
-    @classmethod
-    def from_json(cls, doc: Any) -> NodeData:
-        """Read a node dump (``get_node`` form); raise ``InvalidParamsError`` if malformed."""
-        if not isinstance(doc, dict):
-            raise InvalidParamsError("a node dump must be a JSON object")
-        node_id = doc.get("node_id")
-        attributes = doc.get("attributes")
-        if not isinstance(node_id, int) or isinstance(node_id, bool) or node_id < 0:
-            raise InvalidParamsError("a node dump needs a non-negative integer 'node_id'")
-        if not isinstance(attributes, dict):
-            raise InvalidParamsError(f"node {node_id}: 'attributes' must be an object")
-        clean: dict[str, Any] = {}
-        for path, value in attributes.items():
-            parts = str(path).split("/")
-            if len(parts) == 3 and all(p.isdigit() for p in parts):
-                clean[str(path)] = value
-        return cls(
-            node_id=node_id,
-            available=bool(doc.get("available", False)),
-            is_bridge=bool(doc.get("is_bridge", False)),
-            attributes=clean,
-        )
-
-
-class AdapterEventKind(StrEnum):
-    """Events the adapter reports to the bridge."""
-
-    CONNECTED = "connected"
-    DISCONNECTED = "disconnected"
-    NODE_ADDED = "node_added"
-    NODE_UPDATED = "node_updated"
-    NODE_REMOVED = "node_removed"
-    ATTRIBUTE_UPDATED = "attribute_updated"
-    SERVER_SHUTDOWN = "server_shutdown"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AdapterEvent:
-    """One event from the controller, already turned into the bridge's terms."""
-
-    kind: AdapterEventKind
-    node_id: int | None = None
-    path: str | None = None
-    value: Any = None
-
-
-Listener = Callable[[AdapterEvent], None]
-
-
-# --- the adapter -------------------------------------------------------------------
 
 
 class _Client(MatterClient):

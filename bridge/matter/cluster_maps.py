@@ -20,7 +20,7 @@ import jsonschema
 import yaml
 
 from bridge.errors import ConfigInvalidError
-from bridge.matter.client import ClusterInfo, cluster_info
+from bridge.matter.catalogue import ClusterInfo, cluster_info
 
 DEFAULT_DIRECTORY = Path(__file__).resolve().parent / "maps"
 _SCHEMA_PATH = Path(__file__).with_name("cluster_map.schema.json")

@@ -20,7 +20,8 @@ from typing import Any
 
 from anyascii import anyascii
 
-from bridge.matter.client import NodeData, device_type_name
+from bridge.matter.catalogue import device_type_name
+from bridge.matter.models import NodeData
 
 SLUG_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 SLUG_MAX = 40

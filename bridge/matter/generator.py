@@ -18,16 +18,11 @@ from typing import Any
 
 from bridge.errors import InvalidParamsError, NotFoundError
 from bridge.matter.actions import CONVERTERS, STATE_CONVERTERS, Converter, RowContext
-from bridge.matter.client import (
-    SECRET_FIELDS,
-    ActionKind,
-    ClusterInfo,
-    MatterAction,
-    build_command,
-    cluster_info,
-)
+from bridge.matter.catalogue import ClusterInfo, cluster_info
 from bridge.matter.cluster_maps import ClusterMap, MapRow, Requirement, StateField
+from bridge.matter.commands import build_command
 from bridge.matter.devices import Device
+from bridge.matter.models import SECRET_FIELDS, ActionKind, MatterAction
 from bridge.matter.rooms import RoomPlan, room_tool_specs
 from bridge.tools.definition import (
     Audit,

@@ -36,14 +36,7 @@ from bridge.errors import (
     ToolNotFoundError,
 )
 from bridge.events import EventBus
-from bridge.matter.client import (
-    ActionKind,
-    AdapterEvent,
-    AdapterEventKind,
-    MatterAction,
-    MatterAdapter,
-    NodeData,
-)
+from bridge.matter.client import MatterAdapter
 from bridge.matter.cluster_maps import ClusterMap, load_cluster_maps
 from bridge.matter.devices import (
     BASIC_INFORMATION,
@@ -54,6 +47,7 @@ from bridge.matter.devices import (
     build_devices,
 )
 from bridge.matter.generator import GeneratedTool, MatterToolGenerator, ToolKind, find_tool
+from bridge.matter.models import ActionKind, AdapterEvent, AdapterEventKind, MatterAction, NodeData
 from bridge.matter.naming import DeviceNameStore, clean_aliases
 from bridge.matter.rooms import MemberCall, Room, RoomPlan, rooms_of
 from bridge.tools.context import CallContext, Handler

@@ -19,7 +19,8 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from bridge.errors import ControllerUnavailableError
-from bridge.matter.client import ActionKind, AdapterEvent, AdapterEventKind, MatterAdapter
+from bridge.matter.client import MatterAdapter
+from bridge.matter.models import ActionKind, AdapterEvent, AdapterEventKind
 from bridge.matter.registry_sync import MatterToolSync
 from bridge.tools.registry import ToolRegistry
 from tests.matter.dumps import load_dump

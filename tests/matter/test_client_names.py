@@ -12,10 +12,10 @@ import re
 
 import pytest
 
-from bridge.matter.client import NodeData
 from bridge.matter.cluster_maps import load_cluster_maps
 from bridge.matter.devices import UserNames, build_devices, slugify
 from bridge.matter.generator import MatterToolGenerator, ToolKind
+from bridge.matter.models import NodeData
 from bridge.matter.rooms import room_slug
 from bridge.mcp.tool_names import key_in, mcp_name
 from bridge.tools.naming import fit_name, short_hash

@@ -11,10 +11,10 @@ from hypothesis import strategies as st
 
 from bridge.errors import InvalidParamsError
 from bridge.matter import conversions as cv
-from bridge.matter.client import NodeData
 from bridge.matter.cluster_maps import load_cluster_maps
 from bridge.matter.devices import build_devices
 from bridge.matter.generator import MatterToolGenerator
+from bridge.matter.models import NodeData
 from bridge.tools.validation import validate_call
 from tests.matter.dumps import load_dump
 

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from bridge.errors import InvalidParamsError, NotFoundError
-from bridge.matter.client import ActionKind, NodeData, build_command
 from bridge.matter.cluster_maps import load_cluster_maps
+from bridge.matter.commands import build_command
 from bridge.matter.devices import SLUG_RE, build_devices
 from bridge.matter.generator import (
     MatterToolGenerator,
@@ -19,6 +19,7 @@ from bridge.matter.generator import (
     capability_of,
     find_tool,
 )
+from bridge.matter.models import ActionKind, NodeData
 from bridge.tools.validation import validate_call as validate_params
 from tests.matter.dumps import DUMP_FILES, DUMP_IDS, load_dump
 
