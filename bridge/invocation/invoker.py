@@ -326,6 +326,8 @@ class Invoker:
                 hop_budget=request.routing.hop_budget,
                 path=request.routing.path,
                 idempotency_key=key,
+                allowed_nodes=token.constraints.allowed_nodes,
+                max_hops=token.constraints.max_hops,
             )
             try:
                 result = await self._execute(entry, params, context, request, token, state)

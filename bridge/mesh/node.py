@@ -21,7 +21,6 @@ still knows them all (``offers``). ``handle_*`` are the server side of the
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import random
 import time
@@ -33,7 +32,7 @@ from typing import Any
 import aiohttp
 
 from bridge.auth.keys import KEY_FILE_NAME, NodeKey
-from bridge.auth.tokens import TokenVerifier, parse_token
+from bridge.auth.tokens import TokenVerifier
 from bridge.config import BridgeConfig, MeshConfig, is_wildcard_host
 from bridge.errors import (
     BridgeError,
@@ -41,7 +40,6 @@ from bridge.errors import (
     HopLimitExceededError,
     InvalidDefinitionError,
     InvalidRequestError,
-    PermissionDeniedError,
     UnauthenticatedError,
 )
 from bridge.events import EventBus
@@ -410,8 +408,8 @@ class MeshNode:
         """Check and run a call forwarded by a peer; return its response and where it ran.
 
         Raises ``UnauthenticatedError`` (envelope or request signature, untrusted
-        forwarder), ``HopLimitExceededError`` (loop, no budget, token ``max_hops``) and
-        ``PermissionDeniedError`` (token ``allowed_nodes`` excludes this node).
+        forwarder) and ``HopLimitExceededError`` (loop, no budget); the caller's token
+        and its constraints are the invoker's to check, as for any call.
         """
         sender, body = self.verifier.open(envelope, "tool_invoke")
         request = ToolRequest.from_json(body.get("request"))
@@ -427,7 +425,8 @@ class MeshNode:
             raise InvalidRequestError("forwarded request's path must end with the forwarder")
         if request.routing.hop_budget < 0:
             raise HopLimitExceededError("request has no hop budget left", {"path": list(path)})
-        self.check_token_constraints(request.token, len(path))
+        # The token and its constraints (allowed_nodes, max_hops) are checked once, by
+        # the invoker that runs the call (``Invoker._check_constraints``).
         started = time.monotonic()
         response = await run(request)
         # The response says where the handler ran (here, or further on for a relay);
@@ -439,26 +438,6 @@ class MeshNode:
             path=(*path, me),
         )
         return {"response": response.to_json(), "execution": execution.to_json()}
-
-    def check_token_constraints(self, token: str | None, hops: int) -> None:
-        """Refuse a call that reached this node over more hops or at a node the token forbids."""
-        if token is None:
-            return
-        try:
-            parsed, _ = parse_token(token)
-        except BridgeError:
-            return  # the invoker rejects a malformed token with the right reason
-        constraints = parsed.constraints
-        if constraints.max_hops is not None and hops > constraints.max_hops:
-            raise HopLimitExceededError(
-                f"the caller's token allows at most {constraints.max_hops} hop(s)",
-                {"max_hops": constraints.max_hops, "hops": hops},
-            )
-        if constraints.allowed_nodes and self.identity.node_id not in constraints.allowed_nodes:
-            raise PermissionDeniedError(
-                "the caller's token does not allow calls on this node",
-                {"node_id": self.identity.node_id},
-            )
 
     # -- token revocations --------------------------------------------------------------
 
@@ -557,23 +536,30 @@ class MeshNode:
         """
         # The HTTP API verifies the bearer token outside the message: carry it on.
         token = context.token or request.token
-        result = await self.execute_remote(tool, replace(request, params=params, token=token))
+        result = await self.execute_remote(
+            tool, replace(request, params=params, token=token),
+            allowed_nodes=context.allowed_nodes, max_hops=context.max_hops,
+        )  # fmt: skip
         return RemoteOutcome(
             result=result.response.result,
             error=error_of(result.response),
             execution=result.execution,
         )
 
-    async def execute_remote(self, tool: RegisteredTool, request: ToolRequest) -> RoutedResult:
-        """Route ``request`` for the peer tool ``tool``; return the final answer and its route."""
+    async def execute_remote(
+        self,
+        tool: RegisteredTool,
+        request: ToolRequest,
+        *,
+        allowed_nodes: tuple[str, ...] = (),
+        max_hops: int | None = None,
+    ) -> RoutedResult:
+        """Route ``request`` for the peer tool ``tool``; return the final answer and its route.
+
+        ``allowed_nodes`` and ``max_hops`` are the verified token's constraints (the
+        invoker verified it): routing never offers a node or a hop the token forbids.
+        """
         defn = tool.definition
-        allowed: tuple[str, ...] = ()
-        max_hops: int | None = None
-        if request.token is not None:
-            with contextlib.suppress(BridgeError):
-                parsed, _ = parse_token(request.token)
-                allowed = parsed.constraints.allowed_nodes
-                max_hops = parsed.constraints.max_hops
         hop_limit = defn.routing.hop_limit
         if hop_limit is not None and len(request.routing.path) + 1 > hop_limit:
             raise HopLimitExceededError(
@@ -587,7 +573,7 @@ class MeshNode:
             node_affinity=tuple(defn.routing.node_affinity),
             idempotent=defn.execution.idempotent,
             timeout_s=_timeout_s(request, defn),
-            allowed_nodes=allowed,
+            allowed_nodes=allowed_nodes,
             max_hops=max_hops,
         )
         return result

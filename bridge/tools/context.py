@@ -33,6 +33,9 @@ class CallContext:
     path: tuple[str, ...] = ()
     deadline: float | None = None
     idempotency_key: str | None = None
+    # The verified token's constraints, for a remote executor routing the call on.
+    allowed_nodes: tuple[str, ...] = ()
+    max_hops: int | None = None
 
 
 Handler = Callable[[dict[str, Any], CallContext], Awaitable[Any]]
