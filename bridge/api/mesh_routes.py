@@ -20,7 +20,8 @@ from aiohttp import web
 from bridge.api.http import SERVICE_KEY, read_json
 from bridge.api.openapi import add_route, query_param
 from bridge.errors import BridgeError, InternalError, NotFoundError
-from bridge.mesh.node import MeshNode, RunLocal
+from bridge.mesh.node import MeshNode
+from bridge.mesh.remote import RunLocal
 from bridge.ratelog import RateLimitedLog
 
 _LOGGER = logging.getLogger(__name__)

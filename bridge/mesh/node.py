@@ -1,21 +1,11 @@
 """The mesh node: the long-lived component that joins this bridge to the agent mesh.
 
-``MeshNode`` owns the node identity, the trust policy, the gossip state, zeroconf
-discovery and the router. ``start()`` signs this node's first announcement, starts
-discovery and one background loop that, every ``gossip_interval_s``, drops expired
-announcements, re-signs this node's announcement when ``announce_interval_s`` has
-passed, and runs a push-pull round with ``gossip_fanout`` random peers. A change to a
-local tool is announced within a fraction of a second and pushed to every known peer.
-When the loop is held up (a blocking start-up step, a slow round), the gossip state
-renews this node's announcement before sending it (``GossipState.prune``), so peers
-never get it already expired.
-
-Remote tools appear in the local ``ToolRegistry`` with ``server_name`` = their origin's
-node id and ``handler=None``, and disappear when the origin's announcement expires or
-stops listing them. A local tool always wins over a remote tool with the same identity;
-when several peers offer one identity, the registry shows one of them and the router
-still knows them all (``offers``). ``handle_*`` are the server side of the
-``/v1/mesh/…`` endpoints; ``execute_remote`` is the invoker's remote executor.
+``MeshNode`` owns the identity, trust policy, gossip state, discovery and router; it
+announces this node's tools, runs the push-pull gossip loop and gossips token
+revocations. Forwarded and routed calls are ``RemoteCalls`` (``remote.py``), peers'
+tools in the registry ``RegistrySync`` (``sync.py``), the JSON views ``MeshViews``
+(``views.py``). Lifecycle, announcing and the gossip loop share the node's state and
+stay in this one module. Details: docs/mesh.md.
 """
 
 from __future__ import annotations
@@ -25,7 +15,6 @@ import logging
 import random
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -37,21 +26,21 @@ from bridge.config import BridgeConfig, MeshConfig, is_wildcard_host
 from bridge.errors import (
     BridgeError,
     ConfigInvalidError,
-    HopLimitExceededError,
-    InvalidDefinitionError,
     InvalidRequestError,
-    UnauthenticatedError,
 )
 from bridge.events import EventBus
 from bridge.invocation.invoker import RemoteOutcome
-from bridge.invocation.messages import ExecutionInfo, ToolRequest, ToolResponse
+from bridge.invocation.messages import ToolRequest
 from bridge.mesh.announce import Announcement, Capability, DeviceInfo, ToolSummary, parameters_hash
 from bridge.mesh.discovery import DiscoveredPeer, Discovery, interface_addresses
 from bridge.mesh.envelope import EnvelopeVerifier, seal
-from bridge.mesh.gossip import Change, GossipState, Outcome
-from bridge.mesh.node_id import NODE_ID_RE, NodeIdentity, fingerprint_for
-from bridge.mesh.router import Offer, RoutedResult, Router, error_of
+from bridge.mesh.gossip import GossipState, Outcome
+from bridge.mesh.node_id import NODE_ID_RE, NodeIdentity
+from bridge.mesh.remote import RemoteCalls, RunLocal
+from bridge.mesh.router import Offer, RoutedResult, Router
+from bridge.mesh.sync import RegistrySync, device_of
 from bridge.mesh.trust import TrustMode, TrustPolicy
+from bridge.mesh.views import MeshViews
 from bridge.tools.context import CallContext
 from bridge.tools.definition import ToolDefinition
 from bridge.tools.registry import RegisteredTool, ToolRegistry
@@ -63,7 +52,6 @@ MAX_RELAYS = 2
 MAX_REVOCATIONS_PUSHED = 256
 GOSSIP_HTTP_TIMEOUT_S = 5.0
 
-RunLocal = Callable[[ToolRequest], Awaitable[ToolResponse]]
 
 
 class MeshNode:
@@ -104,13 +92,19 @@ class MeshNode:
             self.identity.node_id, self.trust, max_skew_s=config.max_clock_skew_s
         )
         self.discovery: Discovery | None = None
-        self.router = Router(self.identity, key, self.offers, session=self._http)
+        self.remote = RemoteCalls(
+            identity=self.identity, gossip=self.gossip, verifier=self.verifier,
+            discovery=lambda: self.discovery,
+        )  # fmt: skip
+        self.router = Router(self.identity, key, self.remote.offers, session=self._http)
+        self.remote.use_router(self.router)
+        self.sync = RegistrySync(registry=registry, gossip=self.gossip,
+                                 own_node_id=self.identity.node_id)  # fmt: skip
         self._session: aiohttp.ClientSession | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._loop_task: asyncio.Task[None] | None = None
         self._announce_handle: asyncio.TimerHandle | None = None
         self._unsubscribe: list[Callable[[], None]] = []
-        self._remote: dict[str, str] = {}  # identity -> origin registered by the mesh
         self._version = 0
         self._last_announce = 0.0
         self._endpoints: tuple[str, ...] = ()
@@ -118,6 +112,10 @@ class MeshNode:
         self.rejections: dict[str, int] = {}
         self._warned_affinity: set[str] = set()
         self._verifier: TokenVerifier | None = None
+        self.views = MeshViews(identity=self.identity, trust=self.trust, gossip=self.gossip,
+                               router=self.router, discovery=lambda: self.discovery,
+                               endpoints=lambda: self._endpoints,
+                               rejections=self.rejections)  # fmt: skip
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -143,7 +141,7 @@ class MeshNode:
         except BaseException:
             await self.stop()
             raise
-        self._unsubscribe.append(self.gossip.subscribe(self._on_gossip_change))
+        self._unsubscribe.append(self.gossip.subscribe(self.sync.on_gossip_change))
         self._unsubscribe.append(self.registry.subscribe(self._on_registry_change))
         self.announce()
         self._loop_task = asyncio.get_running_loop().create_task(self._run())
@@ -168,11 +166,7 @@ class MeshNode:
         for unsubscribe in self._unsubscribe:
             unsubscribe()
         self._unsubscribe.clear()
-        for identity, origin in list(self._remote.items()):
-            entry = self.registry.get(identity)
-            if entry is not None and entry.definition.server_name == origin:
-                self.registry.unregister(identity)
-        self._remote.clear()
+        self.sync.withdraw()
         if self.discovery is not None:
             await self.discovery.stop()
         if self._session is not None:
@@ -221,7 +215,7 @@ class MeshNode:
                     definition=defn.to_json(),
                 )
             )
-            device = _device_of(tool)
+            device = device_of(tool)
             if device is not None:
                 known = devices.get(device.id)
                 if known is None or (device.reachable and not known.reachable):
@@ -404,41 +398,6 @@ class MeshNode:
             answer["announcements"] = self.gossip.documents(body["want"])
         return answer
 
-    async def handle_invoke(self, envelope: Any, run: RunLocal) -> dict[str, Any]:
-        """Check and run a call forwarded by a peer; return its response and where it ran.
-
-        Raises ``UnauthenticatedError`` (envelope or request signature, untrusted
-        forwarder) and ``HopLimitExceededError`` (loop, no budget); the caller's token
-        and its constraints are the invoker's to check, as for any call.
-        """
-        sender, body = self.verifier.open(envelope, "tool_invoke")
-        request = ToolRequest.from_json(body.get("request"))
-        if request.signer != sender.public_key or not request.signature_valid():
-            raise UnauthenticatedError("forwarded request is not signed by the forwarding node")
-        me = self.identity.node_id
-        path = request.routing.path
-        if me in path:
-            raise HopLimitExceededError(
-                "routing loop: request already passed this node", {"path": list(path)}
-            )
-        if not path or path[-1] != sender.node_id:
-            raise InvalidRequestError("forwarded request's path must end with the forwarder")
-        if request.routing.hop_budget < 0:
-            raise HopLimitExceededError("request has no hop budget left", {"path": list(path)})
-        # The token and its constraints (allowed_nodes, max_hops) are checked once, by
-        # the invoker that runs the call (``Invoker._check_constraints``).
-        started = time.monotonic()
-        response = await run(request)
-        # The response says where the handler ran (here, or further on for a relay);
-        # a call refused before execution ran nowhere, so report this node.
-        execution = response.execution or ExecutionInfo(
-            node_id=me,
-            hops=len(path),
-            duration_ms=round((time.monotonic() - started) * 1000, 3),
-            path=(*path, me),
-        )
-        return {"response": response.to_json(), "execution": execution.to_json()}
-
     # -- token revocations --------------------------------------------------------------
 
     def use_verifier(self, verifier: TokenVerifier) -> None:
@@ -493,34 +452,16 @@ class MeshNode:
         except (ConnectionError, BridgeError) as err:
             _LOGGER.debug("revocation push to %s failed: %s", node_id or "?", err)
 
-    # -- routing ------------------------------------------------------------------------
+
+    # -- the parts: remote calls, registry sync, views ------------------------------------
+
+    async def handle_invoke(self, envelope: Any, run: RunLocal) -> dict[str, Any]:
+        """Check and run a call forwarded by a peer (``RemoteCalls.handle_invoke``)."""
+        return await self.remote.handle_invoke(envelope, run)
 
     def offers(self, identity: str) -> list[Offer]:
-        """Return the nodes offering ``identity`` (1 hop) and up to two relays (2 hops).
-
-        A relay is a trusted peer that does not offer the tool itself but holds the
-        same announcements and can reach the offering node when this one cannot.
-        """
-        direct: dict[str, tuple[str, ...]] = {}
-        if self.discovery is not None:
-            direct = {p.node_id: tuple(p.urls()) for p in self.discovery.peers()}
-        offers: list[Offer] = []
-        others: list[Offer] = []
-        for entry in self.gossip.entries():
-            ann = entry.announcement
-            if ann.node_id == self.identity.node_id:
-                continue
-            known = direct.get(ann.node_id, ())
-            urls = known + tuple(e for e in ann.endpoints if e not in known)
-            if any(t.identity == identity and t.available for t in ann.tools()):
-                offers.append(Offer(node_id=ann.node_id, hops=1, urls=urls, name=ann.node_name))
-            elif urls:
-                others.append(Offer(node_id=ann.node_id, hops=2, urls=urls, relay=True))
-        if offers:
-            down = self.router.down()
-            relays = sorted(others, key=lambda o: (o.node_id in down, o.node_id))
-            offers.extend(relays[:MAX_RELAYS])
-        return offers
+        """Return the nodes offering ``identity`` and relays (``RemoteCalls.offers``)."""
+        return self.remote.offers(identity)
 
     async def execute(
         self,
@@ -529,22 +470,8 @@ class MeshNode:
         context: CallContext,
         request: ToolRequest,
     ) -> RemoteOutcome:
-        """Run a peer's tool for the invoker (``RemoteExecutor``); return its answer.
-
-        The executing node's error comes back in the outcome with where it ran; a
-        routing failure raises its ``BridgeError``.
-        """
-        # The HTTP API verifies the bearer token outside the message: carry it on.
-        token = context.token or request.token
-        result = await self.execute_remote(
-            tool, replace(request, params=params, token=token),
-            allowed_nodes=context.allowed_nodes, max_hops=context.max_hops,
-        )  # fmt: skip
-        return RemoteOutcome(
-            result=result.response.result,
-            error=error_of(result.response),
-            execution=result.execution,
-        )
+        """Run a peer's tool for the invoker (``RemoteExecutor``)."""
+        return await self.remote.execute(tool, params, context, request)
 
     async def execute_remote(
         self,
@@ -554,178 +481,22 @@ class MeshNode:
         allowed_nodes: tuple[str, ...] = (),
         max_hops: int | None = None,
     ) -> RoutedResult:
-        """Route ``request`` for the peer tool ``tool``; return the final answer and its route.
-
-        ``allowed_nodes`` and ``max_hops`` are the verified token's constraints (the
-        invoker verified it): routing never offers a node or a hop the token forbids.
-        """
-        defn = tool.definition
-        hop_limit = defn.routing.hop_limit
-        if hop_limit is not None and len(request.routing.path) + 1 > hop_limit:
-            raise HopLimitExceededError(
-                f"tool '{defn.identity}' may travel at most {hop_limit} hop(s)",
-                {"hop_limit": hop_limit},
-            )
-        result = await self.router.forward(
-            request,
-            defn.identity,
-            prefer_local=defn.routing.prefer_local,
-            node_affinity=tuple(defn.routing.node_affinity),
-            idempotent=defn.execution.idempotent,
-            timeout_s=_timeout_s(request, defn),
-            allowed_nodes=allowed_nodes,
-            max_hops=max_hops,
+        """Route ``request`` for the peer tool ``tool`` (``RemoteCalls.execute_remote``)."""
+        return await self.remote.execute_remote(
+            tool, request, allowed_nodes=allowed_nodes, max_hops=max_hops
         )
-        return result
-
-    # -- registry sync ------------------------------------------------------------------
-
-    def _on_gossip_change(self, change: Change, announcement: Announcement) -> None:
-        if announcement.node_id != self.identity.node_id:
-            self._sync_registry()
-
-    def _sync_registry(self) -> None:
-        """Make the registry's peer tools match the live announcements."""
-        wanted: dict[str, tuple[str, ToolSummary]] = {}
-        for entry in sorted(self.gossip.entries(), key=lambda e: e.announcement.node_id):
-            ann = entry.announcement
-            if ann.node_id == self.identity.node_id:
-                continue
-            for summary in ann.tools():
-                current = wanted.get(summary.identity)
-                keep_registered = self._remote.get(summary.identity) == ann.node_id
-                if current is None or keep_registered:
-                    wanted[summary.identity] = (ann.node_id, summary)
-        for identity, origin in list(self._remote.items()):
-            if wanted.get(identity, ("", None))[0] != origin:
-                registered = self.registry.get(identity)
-                if registered is not None and registered.definition.server_name == origin:
-                    self.registry.unregister(identity)
-                del self._remote[identity]
-        for identity, (origin, summary) in wanted.items():
-            existing = self.registry.get(identity)
-            if existing is not None and not existing.definition.server_name:
-                continue  # a local tool wins
-            try:
-                defn = ToolDefinition.from_json(summary.definition).replace(server_name=origin)
-            except InvalidDefinitionError as err:
-                _LOGGER.warning("peer %s announced an invalid tool %s: %s", origin, identity, err)
-                continue
-            if defn.identity != identity:
-                _LOGGER.warning("peer %s announced %s under another identity", origin, identity)
-                continue
-            if (
-                existing is not None
-                and existing.definition == defn
-                and existing.available == summary.available
-            ):
-                self._remote[identity] = origin
-                continue
-            self.registry.replace(defn, None, available=summary.available)
-            self._remote[identity] = origin
-
-    # -- views --------------------------------------------------------------------------
 
     def peers_json(self) -> list[dict[str, Any]]:
-        """Return every known peer: discovered and/or announcing, trusted or not."""
-        peers: dict[str, dict[str, Any]] = {}
-        down = self.router.down()
-        if self.discovery is not None:
-            for peer in self.discovery.peers():
-                peers[peer.node_id] = {
-                    "node_id": peer.node_id,
-                    "name": None,
-                    "fingerprint": peer.fingerprint,
-                    "urls": peer.urls(),
-                    "discovered": True,
-                    "trusted": None,
-                    "announcement": None,
-                }
-        now = time.time()
-        for entry in self.gossip.entries():
-            ann = entry.announcement
-            if ann.node_id == self.identity.node_id:
-                continue
-            view = peers.setdefault(
-                ann.node_id,
-                {
-                    "node_id": ann.node_id,
-                    "fingerprint": None,
-                    "urls": list(ann.endpoints),
-                    "discovered": False,
-                },
-            )
-            view["name"] = ann.node_name
-            view["fingerprint"] = _fingerprint(ann.public_key)
-            view["trusted"] = True
-            view["announcement"] = {
-                "version": ann.version,
-                "tools": len(ann.tools()),
-                "devices": len(ann.devices),
-                "expires_in_s": round(entry.expires_at - now, 1),
-            }
-        for view in peers.values():
-            if view["trusted"] is None:
-                view["trusted"] = self.trust.may_trust(view["node_id"], view["fingerprint"])
-            view["reachable"] = view["node_id"] not in down
-        return sorted(peers.values(), key=lambda v: (str(v.get("name")), v["node_id"]))
+        """Return every known peer (``MeshViews.peers_json``)."""
+        return self.views.peers_json()
 
     def tools_json(self, capability: str | None = None) -> list[dict[str, Any]]:
-        """Return the tools offered in the mesh with the nodes offering them.
-
-        With ``capability``, only tools in that capability group (namespace) or whose
-        definition requires that capability.
-        """
-        tools: dict[str, dict[str, Any]] = {}
-        for entry in self.gossip.entries():
-            ann = entry.announcement
-            for cap in ann.capabilities:
-                for summary in cap.tools:
-                    if (
-                        capability is None
-                        or capability == cap.name
-                        or capability in _required(summary.definition)
-                    ):
-                        self._add_tool_view(tools, ann, cap.name, summary)
-        return sorted(tools.values(), key=lambda v: str(v["identity"]))
-
-    def _add_tool_view(
-        self,
-        tools: dict[str, dict[str, Any]],
-        ann: Announcement,
-        capability: str,
-        summary: ToolSummary,
-    ) -> None:
-        view = tools.setdefault(
-            summary.identity,
-            {
-                "identity": summary.identity,
-                "description": summary.description,
-                "capability": capability,
-                "nodes": [],
-            },
-        )
-        view["nodes"].append(
-            {
-                "node_id": ann.node_id,
-                "name": ann.node_name,
-                "local": ann.node_id == self.identity.node_id,
-                "available": summary.available,
-                "parameters_hash": summary.parameters_hash,
-            }
-        )
+        """Return the tools offered in the mesh (``MeshViews.tools_json``)."""
+        return self.views.tools_json(capability)
 
     def self_json(self) -> dict[str, Any]:
-        """Return this node's identity and settings for display."""
-        return {
-            "node_id": self.identity.node_id,
-            "name": self.identity.name,
-            "fingerprint": self.identity.fingerprint,
-            "public_key": self.identity.public_key_b64,
-            "trust": self.trust.mode.value,
-            "endpoints": list(self._endpoints),
-            "rejections": dict(self.rejections),
-        }
+        """Return this node's identity and settings (``MeshViews.self_json``)."""
+        return self.views.self_json()
 
 
 def build_mesh_node(config: BridgeConfig, registry: ToolRegistry, events: EventBus) -> MeshNode:
@@ -758,45 +529,6 @@ def build_mesh_node(config: BridgeConfig, registry: ToolRegistry, events: EventB
         api_port=config.api.port,
         events=events,
     )
-
-
-def _timeout_s(request: ToolRequest, defn: ToolDefinition) -> float:
-    ms = request.routing.timeout_ms or defn.execution.timeout_ms or 30_000
-    return max(ms / 1000.0, 0.1)
-
-
-def _device_of(tool: RegisteredTool) -> DeviceInfo | None:
-    """Return the device behind a tool from its metadata (``device``, else ``matter``)."""
-    metadata = tool.definition.metadata
-    device = metadata.get("device")
-    if isinstance(device, dict) and device.get("id"):
-        return DeviceInfo(
-            id=str(device["id"])[:200],
-            name=str(device.get("name") or "")[:200],
-            type=str(device.get("kind") or device.get("type") or "")[:100],
-            reachable=tool.available,
-        )
-    matter = metadata.get("matter")
-    if isinstance(matter, dict) and "node_id" in matter:
-        return DeviceInfo(
-            id=f"matter:{matter['node_id']}", name="", type="", reachable=tool.available
-        )
-    return None
-
-
-def _required(definition: dict[str, Any]) -> tuple[str, ...]:
-    """Return the capabilities an announced definition document requires."""
-    tool = definition.get("tool", definition)
-    requires = tool.get("requires") if isinstance(tool, dict) else None
-    caps = requires.get("capabilities") if isinstance(requires, dict) else None
-    return tuple(c for c in caps if isinstance(c, str)) if isinstance(caps, list) else ()
-
-
-def _fingerprint(public_key: str) -> str:
-    try:
-        return fingerprint_for(public_key)
-    except ValueError:
-        return ""
 
 
 async def _as_coro(awaitable: Awaitable[None]) -> None:
