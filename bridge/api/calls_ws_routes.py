@@ -137,9 +137,9 @@ class _Channel:
                 request = dataclasses.replace(request, token=self.raw)
         response = await self.runtime.invoker.invoke(request, token=token)
         await self._send(response)
-        if not own_token and (response.error or {}).get("code") == "UNAUTHENTICATED" and (
-            (response.error or {}).get("details", {}).get("reason") != "replayed"
-        ):
+        problem = response.problem
+        if (not own_token and isinstance(problem, UnauthenticatedError)
+                and problem.details.get("reason") != "replayed"):  # fmt: skip
             await self.ws.close(code=CLOSE_TOKEN_REJECTED, message=b"token no longer valid")
 
     async def _send(self, response: ToolResponse) -> None:

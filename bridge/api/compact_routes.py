@@ -21,7 +21,7 @@ from bridge.api.bearer import token_of
 from bridge.api.http import SERVICE_KEY, json_response, read_json, service_of
 from bridge.api.openapi import add_route, path_param
 from bridge.auth.permissions import PermissionChecker
-from bridge.errors import InvalidRequestError, UnauthenticatedError, error_from_json
+from bridge.errors import InvalidRequestError, UnauthenticatedError
 from bridge.invocation.messages import ToolRequest
 from bridge.matter.compact import STATE_TOOL, CompactProfile
 from bridge.tools.definition import ToolDefinition
@@ -51,9 +51,7 @@ async def call_compact(request: web.Request) -> web.Response:
     resolved = profile.resolve(name, body, allows)
     call = replace(ToolRequest(tool=resolved.key, params=resolved.params), via=resolved.via)
     response = await runtime.invoker.invoke(call, token=token)
-    status = 200
-    if response.error is not None:
-        status = error_from_json(response.error).http_status
+    status = response.http_status
     answer: dict[str, Any] = {**response.to_json(), "via": resolved.via}
     return json_response(answer, status=status)
 

@@ -304,8 +304,8 @@ class Invoker:
                 self._record(request, response, state, started)
                 if response.ok:
                     self.calls.completed(replace(call, tool=defn.identity), response.result)
-                elif response.error is not None:
-                    self.calls.failed(call, _error_of(response.error))
+                elif response.problem is not None:
+                    self.calls.failed(call, response.problem)
                 return response
             state.idem_key = key
         try:
@@ -690,9 +690,6 @@ def _bind(middleware: Middleware, info: Invocation, nxt: Next) -> Next:
 
     return step
 
-
-def _error_of(doc: dict[str, Any]) -> BridgeError:
-    return error_from_json(doc)
 
 
 def _audit_failure(err: BaseException, call_id: str) -> BridgeError:

@@ -24,7 +24,7 @@ from typing import Any, ClassVar, Self
 
 from bridge.auth.canonical import canonical_json
 from bridge.auth.keys import NodeKey, verify
-from bridge.errors import BridgeError, InvalidRequestError, UnauthenticatedError
+from bridge.errors import BridgeError, InvalidRequestError, UnauthenticatedError, error_from_json
 
 MAX_ID_CHARS = 128
 MAX_HOP_BUDGET = 16
@@ -322,6 +322,9 @@ class ToolResponse(_Signable):
     timestamp: float = field(default_factory=time.time)
     signer: str | None = None
     signature: str | None = None
+    # The typed error ``error`` is the wire form of (not on the wire): kept from where it
+    # was raised, or read once from a peer's message, so no face rebuilds it.
+    raised: BridgeError | None = field(default=None, compare=False, repr=False)
 
     _KEYS = frozenset(
         {"type", "id", "request_id", "call_id", "tool", "status", "result", "error",
@@ -343,13 +346,26 @@ class ToolResponse(_Signable):
                 execution: ExecutionInfo | None = None) -> ToolResponse:
         """Return an error response to ``request``."""
         return cls(request_id=request.id, call_id=call_id, tool=tool,
-                   status=ResponseStatus.ERROR, error=error.to_json(),
+                   status=ResponseStatus.ERROR, error=error.to_json(), raised=error,
                    duration_ms=duration_ms, node_id=node_id, execution=execution)
 
     @property
     def ok(self) -> bool:
         """Return whether the call succeeded."""
         return self.status is ResponseStatus.SUCCESS
+
+    @property
+    def problem(self) -> BridgeError | None:
+        """Return the typed error of a failed call (``None`` on success)."""
+        if self.raised is not None or self.error is None:
+            return self.raised
+        return error_from_json(self.error)  # a response built from a bare error document
+
+    @property
+    def http_status(self) -> int:
+        """Return the HTTP status this response is served with."""
+        problem = self.problem
+        return 200 if problem is None else problem.http_status
 
     @classmethod
     def from_json(cls, doc: Any) -> Self:
@@ -379,6 +395,7 @@ class ToolResponse(_Signable):
             status=status,
             result=d.get("result"),
             error=error if isinstance(error, dict) else None,
+            raised=error_from_json(error) if isinstance(error, dict) else None,
             duration_ms=float(duration),
             node_id=str(d.get("node_id") or ""),
             execution=(

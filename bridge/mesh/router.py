@@ -371,8 +371,8 @@ class Router:
             if code in STALE_CODES or (candidate.relay and code == HOP_CODE):
                 _LOGGER.info("mesh node %s could not run %s: %s", candidate.node_id, identity, code)
                 refusals[candidate.node_id] = str(code)
-                if code == HOP_CODE and response.error is not None:
-                    hop_error = error_from_json(response.error)
+                if code == HOP_CODE and response.problem is not None:
+                    hop_error = response.problem
                 continue
             round_trip_ms = round((time.monotonic() - started) * 1000, 3)
             reported = response.execution or _reply_execution(reply)
@@ -456,6 +456,4 @@ def _reply_execution(reply: dict[str, Any]) -> ExecutionInfo | None:
 
 def error_of(response: ToolResponse) -> BridgeError | None:
     """Return the error carried by ``response`` as an exception, or ``None``."""
-    if response.ok or response.error is None:
-        return None
-    return error_from_json(response.error)
+    return None if response.ok else response.problem

@@ -300,9 +300,9 @@ class IntentEngine:
         response = await self.invoker.invoke(request, token=token)
         record: dict[str, Any] = {"tool": tool, "params": call.params,
                                   "ok": response.error is None}  # fmt: skip
-        if response.error is not None:
-            record["error"] = {"code": response.error.get("code"),
-                               "message": response.error.get("message")}  # fmt: skip
+        problem = response.problem
+        if problem is not None:
+            record["error"] = {"code": problem.code.value, "message": problem.message}
             return record, None
         record["result"] = response.result
         return record, response.result
