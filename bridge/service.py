@@ -27,6 +27,7 @@ from bridge.config import BridgeConfig, local_url
 from bridge.events import EventBus
 from bridge.sources.client_tools import ClientToolBroker
 from bridge.storage import Database, secure_tree
+from bridge.tools.builtin import BUILTINS
 from bridge.tools.builtin.store import store_tools
 from bridge.tools.env import ToolEnv
 from bridge.tools.manifest import ManifestResult, load_manifest
@@ -259,7 +260,7 @@ class BridgeService:
             self._own_tools.append(self.registry.register(spec.definition, spec.handler).identity)
         manifest = self.config.tools_manifest
         if manifest is not None:
-            self.manifest_result = load_manifest(manifest, self.registry, env)
+            self.manifest_result = load_manifest(manifest, self.registry, env, builtins=BUILTINS)
             self._own_tools.extend(self.manifest_result.loaded)
             for problem in self.manifest_result.problems:
                 _LOGGER.error("tool manifest %s: %s", manifest, problem.message)

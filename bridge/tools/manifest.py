@@ -1,6 +1,7 @@
 """The tool manifest (``tools.yaml``): which tools this node loads and from where.
 
-Each entry names a ``source``: ``builtin:NAME`` (``bridge.tools.builtin.BUILTINS``),
+Each entry names a ``source``: ``builtin:NAME`` (the catalogue the caller hands in, by
+default what the entry-point group ``atmosphere_bridge.builtins`` declares),
 ``plugin:NAME`` (a Python entry point in the group ``atmosphere_bridge.tools``) or
 ``file:PATH`` (a Python file, relative to the manifest, with ``entry`` naming the object
 to use) or ``definition:PATH`` (a tool document in YAML or JSON, relative to the
@@ -20,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import types
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -29,13 +30,14 @@ from typing import Any
 import yaml
 
 from bridge.errors import BridgeError, ErrorCode, InvalidDefinitionError
-from bridge.tools.builtin import BUILTINS
 from bridge.tools.decorator import ToolSpec, spec_of
 from bridge.tools.definition import ExecutionType, ToolDefinition
 from bridge.tools.env import ToolEnv
 from bridge.tools.registry import ToolRegistry
 
 ENTRY_POINT_GROUP = "atmosphere_bridge.tools"
+BUILTIN_GROUP = "atmosphere_bridge.builtins"
+BuiltinFactory = Callable[[Mapping[str, Any], ToolEnv], Iterable[ToolSpec]]
 _ENTRY_KEYS = frozenset({"name", "source", "entry", "config"})
 _SOURCES = "'builtin:NAME', 'plugin:ENTRY_POINT', 'file:PATH' or 'definition:PATH'"
 
@@ -172,8 +174,25 @@ def _entry_problem(raw: Any) -> str | None:
     return None
 
 
-def load_manifest(path: Path | str, registry: ToolRegistry, env: ToolEnv) -> ManifestResult:
-    """Load every entry of the manifest at ``path`` into ``registry``."""
+def installed_builtins() -> dict[str, BuiltinFactory]:
+    """Return the built-in tool catalogues installed packages declare (``BUILTIN_GROUP``)."""
+    found: dict[str, BuiltinFactory] = {}
+    for point in metadata.entry_points(group=BUILTIN_GROUP):
+        found.update(point.load())
+    return found
+
+
+def load_manifest(
+    path: Path | str,
+    registry: ToolRegistry,
+    env: ToolEnv,
+    *,
+    builtins: Mapping[str, BuiltinFactory] | None = None,
+) -> ManifestResult:
+    """Load every entry of the manifest at ``path`` into ``registry``.
+
+    ``builtin:NAME`` sources come from ``builtins`` (default: ``installed_builtins()``).
+    """
     manifest = Path(path)
     try:
         text = manifest.read_text(encoding="utf-8")
@@ -183,18 +202,26 @@ def load_manifest(path: Path | str, registry: ToolRegistry, env: ToolEnv) -> Man
             f"cannot read the tool manifest: {err.strerror}",
         )
         return ManifestResult(loaded=(), problems=(problem,))
-    return load_manifest_text(text, registry, env, base_dir=manifest.parent)
+    return load_manifest_text(text, registry, env, base_dir=manifest.parent, builtins=builtins)
 
 
 def load_manifest_text(
-    text: str, registry: ToolRegistry, env: ToolEnv, *, base_dir: Path
+    text: str,
+    registry: ToolRegistry,
+    env: ToolEnv,
+    *,
+    base_dir: Path,
+    builtins: Mapping[str, BuiltinFactory] | None = None,
 ) -> ManifestResult:
     """Load manifest YAML ``text``; ``file:`` paths are relative to ``base_dir``."""
     entries, problems = parse_manifest(text)
+    catalogue = builtins
     loaded: list[str] = []
     for entry in entries:
         try:
-            specs = _select(entry, resolve_entry(entry, env, base_dir))
+            if catalogue is None and entry.source.startswith("builtin:"):
+                catalogue = installed_builtins()
+            specs = _select(entry, resolve_entry(entry, env, base_dir, catalogue or {}))
             for spec in specs:
                 registry.register(spec.definition, spec.handler)
                 loaded.append(spec.definition.identity)
@@ -236,14 +263,19 @@ def _select(entry: ManifestEntry, specs: list[ToolSpec]) -> list[ToolSpec]:
     return chosen
 
 
-def resolve_entry(entry: ManifestEntry, env: ToolEnv, base_dir: Path) -> list[ToolSpec]:
+def resolve_entry(
+    entry: ManifestEntry,
+    env: ToolEnv,
+    base_dir: Path,
+    builtins: Mapping[str, BuiltinFactory],
+) -> list[ToolSpec]:
     """Return the tools an entry's source provides; raise ``InvalidDefinitionError``."""
     kind, _, target = entry.source.partition(":")
     if kind == "builtin":
-        factory = BUILTINS.get(target)
+        factory = builtins.get(target)
         if factory is None:
             raise InvalidDefinitionError(
-                f"unknown builtin '{target}' (known: {', '.join(sorted(BUILTINS))})"
+                f"unknown builtin '{target}' (known: {', '.join(sorted(builtins))})"
             )
         return _specs_from(factory(entry.config, env), entry)
     if kind == "plugin":

@@ -1,19 +1,14 @@
 """Tools that ship with the bridge and run on this node, by ``builtin:NAME``.
 
 ``BUILTINS`` maps a builtin source name to a factory ``(config, env) -> [ToolSpec]``;
-the manifest's ``source: builtin:NAME`` and the service use it.
+the service hands it to the manifest's ``source: builtin:NAME`` (and the package
+declares it in the entry-point group ``atmosphere_bridge.builtins``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any
-
 from bridge.tools.builtin.store import store_tools
-from bridge.tools.decorator import ToolSpec
-from bridge.tools.env import ToolEnv
-
-BuiltinFactory = Callable[[Mapping[str, Any], ToolEnv], Iterable[ToolSpec]]
+from bridge.tools.manifest import BuiltinFactory
 
 BUILTINS: dict[str, BuiltinFactory] = {
     "store": store_tools,
