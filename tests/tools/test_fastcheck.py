@@ -1,0 +1,142 @@
+"""The compiled yes-check is never looser than jsonschema (Draft 2020-12).
+
+Whenever ``compile_check`` says an instance is valid, ``jsonschema`` must find no error
+in it — on generated schemas of the keywords it implements and generated instances, and
+on the parameters of every tool the Matter generator makes from the recorded fixtures.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from jsonschema import Draft202012Validator
+
+from bridge.errors import BridgeError, InvalidParamsError
+from bridge.tools.fastcheck import compile_check
+from bridge.tools.validation import _FORMAT_CHECKER, _FORMATS, validate_params
+
+SCALARS = st.one_of(
+    st.none(), st.booleans(), st.integers(-5, 5), st.floats(-5, 5, allow_nan=False),
+    st.sampled_from([1.0, 0.0, -0.0, 2.5]), st.text(max_size=6),
+    st.sampled_from(["2026-11-24T10:00:00Z", "a@b.cd", "http://x", "not a uri", "", "é"]),
+)  # fmt: skip
+JSON = st.recursive(
+    SCALARS,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+        st.sampled_from(["a", "b", "c", "level", "on"]), inner, max_size=3),
+    max_leaves=8,
+)  # fmt: skip
+TYPES = st.sampled_from(["object", "array", "string", "integer", "number", "boolean", "null"])
+
+
+def _leaf() -> st.SearchStrategy[dict[str, Any]]:
+    options: list[st.SearchStrategy[dict[str, Any]]] = [
+        st.builds(lambda t: {"type": t}, TYPES | st.lists(TYPES, min_size=1, max_size=3)),
+        st.builds(lambda e: {"enum": e}, st.lists(SCALARS, min_size=1, max_size=4)),
+        st.builds(lambda c: {"const": c}, SCALARS),
+        st.builds(lambda lo, hi: {"minimum": lo, "maximum": hi},
+                  st.integers(-3, 3), st.integers(-3, 3)),
+        st.builds(lambda lo: {"exclusiveMinimum": lo, "exclusiveMaximum": lo + 2.5},
+                  st.floats(-3, 3, allow_nan=False)),
+        st.builds(lambda a, b: {"type": "string", "minLength": a, "maxLength": b},
+                  st.integers(0, 3), st.integers(0, 5)),
+        st.builds(lambda p: {"pattern": p}, st.sampled_from(["^a", "b$", "[0-9]", "^$"])),
+        st.builds(lambda f: {"format": f},
+                  st.sampled_from(["date-time", "email", "idn-email", "uri"])),
+        st.just({}), st.just({"description": "x", "default": 1, "x-unit": "%"}),
+    ]  # fmt: skip
+    return st.one_of(options)
+
+
+SCHEMAS = st.recursive(
+    _leaf(),
+    lambda inner: st.one_of(
+        st.builds(
+            lambda props, req, extra: {
+                "type": "object", "properties": props,
+                "required": [k for k in req if k in props], **extra},
+            st.dictionaries(st.sampled_from(["a", "b", "c", "level", "on"]), inner, max_size=3),
+            st.lists(st.sampled_from(["a", "b", "c", "level", "on"]), max_size=2),
+            st.sampled_from([{}, {"additionalProperties": False},
+                             {"additionalProperties": {"type": "integer"}}]),
+        ),
+        st.builds(lambda items, lo: {"type": "array", "items": items, "minItems": lo,
+                                     "maxItems": lo + 2}, inner, st.integers(0, 2)),
+    ),
+    max_leaves=6,
+)  # fmt: skip
+
+
+@settings(max_examples=1500, deadline=None)
+@given(schema=SCHEMAS, instance=JSON)
+def test_a_proven_instance_is_valid_for_jsonschema(schema: dict[str, Any], instance: Any) -> None:
+    check = compile_check(schema, _FORMATS)
+    assert check is not None, schema  # every generated keyword is implemented
+    if check(instance):
+        errors = list(Draft202012Validator(schema, format_checker=_FORMAT_CHECKER)
+                      .iter_errors(instance))  # fmt: skip
+        assert errors == [], (schema, instance, [e.message for e in errors])
+
+
+@settings(max_examples=300, deadline=None)
+@given(schema=SCHEMAS, instance=JSON)
+def test_the_check_agrees_on_most_valid_instances(schema: dict[str, Any], instance: Any) -> None:
+    """Not looser, and not useless: jsonschema-valid instances are proven too."""
+    check = compile_check(schema, _FORMATS)
+    assert check is not None
+    valid = not list(Draft202012Validator(schema, format_checker=_FORMAT_CHECKER)
+                     .iter_errors(instance))  # fmt: skip
+    assert check(instance) == valid, (schema, instance)
+
+
+def test_unsupported_keywords_are_left_to_jsonschema() -> None:
+    for schema in ({"anyOf": [{"type": "string"}]}, {"$ref": "#/$defs/x"},
+                   {"type": "object", "properties": {"a": {"oneOf": []}}},
+                   {"type": "array", "uniqueItems": True}, {"format": "ipv4"},
+                   {"type": "number", "multipleOf": 0.5}):  # fmt: skip
+        assert compile_check(schema, _FORMATS) is None, schema
+
+
+def test_generated_matter_tools_keep_their_errors_and_defaults() -> None:
+    """Every fixture tool: valid params pass the fast path, invalid ones keep jsonschema's
+    worded errors."""
+    from bridge.matter.cluster_maps import load_cluster_maps
+    from bridge.matter.devices import build_devices
+    from bridge.matter.generator import MatterToolGenerator
+    from bridge.matter.models import NodeData
+
+    fixtures = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures"
+    dumps = sorted(fixtures.rglob("*.json")) if fixtures.exists() else []
+    nodes = []
+    for path in dumps:
+        try:
+            doc = json.loads(path.read_text())
+            nodes.append(NodeData.from_json(doc))
+        except (ValueError, BridgeError):  # not every fixture is a node dump
+            continue
+    if not nodes:
+        return
+    tools = MatterToolGenerator(load_cluster_maps()).generate(build_devices(nodes))
+    proven = 0
+    for tool in tools:
+        schema = tool.definition.parameters
+        check = compile_check(schema, _FORMATS)
+        if check is None:
+            continue
+        proven += 1
+        example = {k: v.get("default", v.get("minimum", 0)) for k, v in
+                   schema.get("properties", {}).items() if isinstance(v, dict)}
+        for instance in (example, {}, {"nonsense": 1}, {k: "x" for k in example}):
+            ok = not list(Draft202012Validator(schema, format_checker=_FORMAT_CHECKER)
+                          .iter_errors(instance))  # fmt: skip
+            if check(instance):
+                assert ok, (tool.definition.name, instance)
+            if not ok:
+                with pytest.raises(InvalidParamsError, match="invalid parameters"):
+                    validate_params(schema, instance)
+    assert proven > 0
