@@ -5,6 +5,8 @@ One run measures, for a trivial handler:
   pipeline    Invoker.invoke in-process (replay check, signed token, schema validation,
               templated permission check, events, buffered audit), token cache on
   pipeline/nc the same with signature verification on every call (token cache off)
+  pipeline x64 the in-process pipeline with 64 callers at once: group commit puts many
+              calls' audit rows in one transaction, each answered only after it commits
   http        POST /v1/invoke over loopback to a real bridge (keep-alive, sequential)
   http x8     the same with 8 concurrent clients
   ws          tool_invoke / tool_response over one GET /v1/calls/ws socket, one at a time
@@ -159,6 +161,7 @@ async def main(n: int) -> None:
                     await measure("direct handler", n, direct),
                     await measure("pipeline in-process", n, pipeline),
                     await measure("pipeline, verify every call", n, pipeline_nocache),
+                    await measure("pipeline, 64 callers", n, pipeline, concurrency=64),
                     await measure("HTTP POST /v1/invoke", n, http),
                     await measure("HTTP, 8 concurrent clients", n, http, concurrency=8),
                     await measure("WS /v1/calls/ws", n, channel),

@@ -9,7 +9,7 @@ built only while somebody subscribes to ``tool_call.status``.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
@@ -38,6 +38,25 @@ class ToolCall:
     status: ToolCallStatus = ToolCallStatus.INITIATED
     result_json: str | None = None
     error: dict[str, str] | None = None
+
+    def but(
+        self,
+        *,
+        tool: str | None = None,
+        agent_id: str | None = None,
+        status: ToolCallStatus | None = None,
+        result_json: str | None = None,
+        error: dict[str, str] | None = None,
+    ) -> ToolCall:
+        """Return a copy with the given fields changed (``dataclasses.replace``, cheaper)."""
+        return ToolCall(
+            tool_call_id=self.tool_call_id,
+            tool=self.tool if tool is None else tool,
+            agent_id=self.agent_id if agent_id is None else agent_id,
+            status=self.status if status is None else status,
+            result_json=self.result_json if result_json is None else result_json,
+            error=self.error if error is None else error,
+        )
 
     def to_json(self) -> dict[str, Any]:
         """Return the wire form (the seed's camelCase names)."""
@@ -68,24 +87,22 @@ class CallTracker:
 
     def running(self, call: ToolCall) -> ToolCall:
         """Publish and return ``call`` in ``running``."""
-        return self._publish(replace(call, status=ToolCallStatus.RUNNING))
+        return self._publish(call.but(status=ToolCallStatus.RUNNING))
 
     def completed(
         self, call: ToolCall, result: Any, *, result_json: str | None = None
     ) -> ToolCall:
-        """Publish and return ``call`` completed with ``result`` (or its JSON text, if known)."""
-        if result_json is None:
+        """Publish and return ``call`` completed with ``result`` (or its JSON text, if known).
+
+        The result is encoded only when someone listens to call events.
+        """
+        if result_json is None and self._events is not None and self._events.wanted(EVENT_TYPE):
             result_json = json.dumps(result, default=str, ensure_ascii=False)
-        return self._publish(
-            replace(call, status=ToolCallStatus.COMPLETED, result_json=result_json)
-        )
+        return self._publish(call.but(status=ToolCallStatus.COMPLETED, result_json=result_json))
 
     def failed(self, call: ToolCall, error: BridgeError) -> ToolCall:
         """Publish and return ``call`` ended by ``error``."""
         return self._publish(
-            replace(
-                call,
-                status=ToolCallStatus.ERROR,
-                error={"code": error.code.value, "message": error.message},
-            )
+            call.but(status=ToolCallStatus.ERROR,
+                     error={"code": error.code.value, "message": error.message})
         )

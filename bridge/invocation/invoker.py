@@ -273,7 +273,7 @@ class Invoker:
         state.token = token
         if token is None:
             token = self.authenticate(request.token)
-            call = replace(call, agent_id=token.agent_id)
+            call = call.but(agent_id=token.agent_id)
         else:
             # Verified earlier (an open socket, an MCP session): still valid now?
             self.verifier.check(token)
@@ -303,7 +303,7 @@ class Invoker:
                 )
                 self._record(request, response, state, started)
                 if response.ok:
-                    self.calls.completed(replace(call, tool=defn.identity), response.result)
+                    self.calls.completed(call.but(tool=defn.identity), response.result)
                 elif response.problem is not None:
                     self.calls.failed(call, response.problem)
                 return response
@@ -314,7 +314,7 @@ class Invoker:
             await self._confirm(defn, params, token, call_id, state)
             _ensure_available(entry)
             state.decision = "allowed"
-            call = self.calls.running(replace(call, tool=defn.identity))
+            call = self.calls.running(call.but(tool=defn.identity))
             context = CallContext(
                 call_id=call_id,
                 agent_id=token.agent_id,
@@ -478,7 +478,7 @@ class Invoker:
                 raise ToolTimeoutError(
                     f"'{defn.identity}' ran out of time", {"timeout_ms": request.routing.timeout_ms}
                 )
-            ctx = replace(context, deadline=time.monotonic() + budget)
+            ctx = context.with_deadline(time.monotonic() + budget)
             try:
                 return await self._attempt(
                     entry, params, ctx, request, token, chain, attempt, budget, state
@@ -584,7 +584,7 @@ class Invoker:
         if state.decision == "pending":
             state.decision = err.code.value.lower()
         if state.token is not None and call.agent_id is None:
-            call = replace(call, agent_id=state.token.agent_id)
+            call = call.but(agent_id=state.token.agent_id)
         self.calls.failed(call, err)
         self._record(request, response, state, started)
         return response

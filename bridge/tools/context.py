@@ -7,7 +7,7 @@ where it has been (mesh path, hop budget) and how long it may take (deadline).
 
 from __future__ import annotations
 
-import uuid
+import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,7 +15,7 @@ from typing import Any
 
 def new_call_id() -> str:
     """Return a fresh random call id."""
-    return uuid.uuid4().hex
+    return os.urandom(16).hex()  # 128 random bits, as uuid4 without its cost
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -36,6 +36,16 @@ class CallContext:
     # The verified token's constraints, for a remote executor routing the call on.
     allowed_nodes: tuple[str, ...] = ()
     max_hops: int | None = None
+
+    def with_deadline(self, deadline: float) -> CallContext:
+        """Return a copy ending at ``deadline`` (``dataclasses.replace``, cheaper: per call)."""
+        return CallContext(
+            call_id=self.call_id, agent_id=self.agent_id, session_id=self.session_id,
+            trace_id=self.trace_id, node_id=self.node_id, token=self.token,
+            permissions=self.permissions, hop_budget=self.hop_budget, path=self.path,
+            deadline=deadline, idempotency_key=self.idempotency_key,
+            allowed_nodes=self.allowed_nodes, max_hops=self.max_hops,
+        )  # fmt: skip
 
 
 Handler = Callable[[dict[str, Any], CallContext], Awaitable[Any]]
