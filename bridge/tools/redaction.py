@@ -59,6 +59,8 @@ class Redactor:
     def for_call(cls, defn: ToolDefinition, *param_sets: Mapping[str, Any]) -> Redactor:
         """Return the redactor for a call of ``defn`` with these (raw, validated) params."""
         names = secret_params(defn)
+        if not names:  # most tools: nothing to look for in the parameters
+            return _KEEP_PARAMS if defn.audit.log_params else _HIDE_PARAMS
         values: set[str] = set()
         for params in param_sets:
             for name in names & set(params):
@@ -100,3 +102,7 @@ class Redactor:
                 if len(secret) >= MIN_SUBSTRING:
                     value = value.replace(secret, REDACTED)
         return value
+
+
+_KEEP_PARAMS = Redactor()
+_HIDE_PARAMS = Redactor(log_params=False)

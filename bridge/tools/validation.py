@@ -98,7 +98,7 @@ class ParamValidator:
 
     def apply_defaults(self, params: Mapping[str, Any]) -> dict[str, Any]:
         """Return a deep copy of ``params`` with missing defaulted properties filled in."""
-        result = copy.deepcopy(dict(params))
+        result = {k: _json_copy(v) for k, v in params.items()}
         _fill_defaults(self.schema, result)
         return result
 
@@ -208,6 +208,17 @@ def json_path(parts: Any) -> str:
     for part in parts:
         text += f"[{part}]" if isinstance(part, int) else f".{part}"
     return text
+
+
+def _json_copy(value: Any) -> Any:
+    """Return a deep copy of JSON data (dicts, lists, scalars), others by ``deepcopy``."""
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    if type(value) is dict:
+        return {k: _json_copy(v) for k, v in value.items()}
+    if type(value) is list:
+        return [_json_copy(v) for v in value]
+    return copy.deepcopy(value)
 
 
 def _fill_defaults(schema: Any, value: Any) -> None:
