@@ -130,6 +130,8 @@ class AuditEntry:
 
 def clean_text(value: str) -> str:
     """Return ``value`` with every lone surrogate written as backslash-u escape text."""
+    if value.isascii():  # the common case, checked in C: no surrogate possible
+        return value
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:
