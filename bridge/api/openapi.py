@@ -19,6 +19,7 @@ from bridge import __version__
 from bridge.api.request_token import token_of
 from bridge.auth.visibility import may_hold
 from bridge.errors import BridgeError, InvalidRequestError
+from bridge.tools.fastcheck import Check, compile_check
 
 RouteHandler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -138,6 +139,8 @@ class OpenApiRegistry:
         self.validators: dict[
             tuple[str, str], tuple[jsonschema.Draft202012Validator, type[BridgeError]]
         ] = {}
+        # A compiled yes-check per body schema (``bridge.tools.fastcheck``), when it has one.
+        self.proven: dict[tuple[str, str], Check] = {}
 
     def add(self, op: Operation) -> None:
         """Record ``op``; raise ``ValueError`` on a duplicate route or operation id."""
@@ -151,6 +154,9 @@ class OpenApiRegistry:
             jsonschema.Draft202012Validator.check_schema(op.request_body)
             validator = jsonschema.Draft202012Validator(op.request_body)
             self.validators[key] = (validator, op.body_error)
+            check = compile_check(op.request_body, {})  # formats are annotations here
+            if check is not None:
+                self.proven[key] = check
 
     def document(self, granted: tuple[str, ...] | None = None) -> dict[str, Any]:
         """Return the OpenAPI 3.1 document: every route, or those ``granted`` may use."""
@@ -257,7 +263,12 @@ def validate_body(request: web.Request, body: Any) -> None:
     resource = route.resource
     if resource is None:
         return
-    found = request.app[OPENAPI_KEY].validators.get((route.method, resource.canonical))
+    registry = request.app[OPENAPI_KEY]
+    key = (route.method, resource.canonical)
+    proven = registry.proven.get(key)
+    if proven is not None and proven(body):
+        return
+    found = registry.validators.get(key)
     if found is None:
         return
     validator, error_class = found

@@ -161,3 +161,33 @@ def test_copies_made_per_call_keep_every_field() -> None:
     assert call.but(status=ToolCallStatus.RUNNING) == replace(call, status=ToolCallStatus.RUNNING)
     assert {f.name for f in fields(ToolCall)} == {
         "tool_call_id", "tool", "agent_id", "status", "result_json", "error"}
+
+
+def _route_schemas() -> list[tuple[str, dict[str, Any]]]:
+    from bridge.api.invoke_routes import DECISION_BODY, INVOKE_BODY
+
+    return [("invoke", INVOKE_BODY), ("decision", DECISION_BODY)]
+
+
+BODIES = st.one_of(
+    JSON,
+    st.fixed_dictionaries(
+        {"tool": st.one_of(st.text(max_size=3), st.integers())},
+        optional={"params": JSON, "version": st.one_of(st.none(), st.text(max_size=2)),
+                  "timestamp": st.one_of(st.none(), st.floats(allow_nan=False), st.text()),
+                  "routing": st.fixed_dictionaries({}, optional={
+                      "hop_budget": st.integers(-2, 20), "path": st.lists(JSON, max_size=2)}),
+                  "context": st.dictionaries(st.sampled_from(["agent_id", "x"]), JSON)},
+    ),
+    st.fixed_dictionaries({"decision": JSON}),
+)  # fmt: skip
+
+
+@settings(max_examples=600, deadline=None)
+@given(body=BODIES)
+def test_route_body_schemas_are_never_looser(body: Any) -> None:
+    for name, schema in _route_schemas():
+        check = compile_check(schema, {})
+        assert check is not None, name
+        valid = not list(Draft202012Validator(schema).iter_errors(body))
+        assert check(body) == valid, (name, body)
