@@ -139,5 +139,5 @@ def _check_string(text: str, limits: JsonLimits) -> None:
     if len(text) > limits.max_string:
         raise _bad("string_too_long", f"a string is longer than {limits.max_string} characters",
                    max_string=limits.max_string)  # fmt: skip
-    if _SURROGATE.search(text):
+    if not text.isascii() and _SURROGATE.search(text):
         raise _bad("lone_surrogate", "a string holds a lone UTF-16 surrogate (not valid Unicode)")
