@@ -49,7 +49,8 @@ OPERATIONS: tuple[tuple[str, str, str], ...] = (
 )
 
 
-def _node(request: web.Request) -> MeshNode:
+def mesh_node(request: web.Request) -> MeshNode:
+    """Return the mesh node serving ``request``; raise ``NotFoundError`` when it is off."""
     node = request.app.get(MESH_NODE_KEY)
     if node is None:
         service = request.app.get(SERVICE_KEY)
@@ -102,21 +103,21 @@ def _guard(handler: Handler) -> Handler:
 @_guard
 async def gossip(request: web.Request) -> web.StreamResponse:
     """Answer a peer's digest with what it lacks and what this node wants."""
-    node = _node(request)
+    node = mesh_node(request)
     return web.json_response(node.handle_gossip(await _json_body(request)))
 
 
 @_guard
 async def push(request: web.Request) -> web.StreamResponse:
     """Take announcements a peer pushed."""
-    node = _node(request)
+    node = mesh_node(request)
     return web.json_response(node.handle_push(await _json_body(request)))
 
 
 @_guard
 async def invoke(request: web.Request) -> web.StreamResponse:
     """Run a call forwarded by a peer and answer with its response and route."""
-    node = _node(request)
+    node = mesh_node(request)
     body = await _json_body(request)
     return web.json_response(await node.handle_invoke(body, _run(request)))
 
@@ -124,14 +125,14 @@ async def invoke(request: web.Request) -> web.StreamResponse:
 @_guard
 async def peers(request: web.Request) -> web.StreamResponse:
     """List this node and its peers."""
-    node = _node(request)
+    node = mesh_node(request)
     return web.json_response({"self": node.self_json(), "peers": node.peers_json()})
 
 
 @_guard
 async def tools(request: web.Request) -> web.StreamResponse:
     """List the tools offered in the mesh."""
-    node = _node(request)
+    node = mesh_node(request)
     capability = request.query.get("capability") or None
     return web.json_response({"tools": node.tools_json(capability)})
 

@@ -132,7 +132,7 @@ def setup(app: web.Application) -> None:
     add_route(
         app, "GET", "/v1/tokens", list_tokens, operation_id="listTokens",
         summary=f"List tokens this node issued: {_ENTRY}, newest first (needs token:manage)",
-        tags=["tokens"],
+        tags=["tokens"], permission=MANAGE_PERMISSION,
         parameters=[
             {"name": "agent_id", "in": "query", "required": False, "schema": {"type": "string"}},
             {"name": "limit", "in": "query", "required": False,
@@ -143,7 +143,7 @@ def setup(app: web.Application) -> None:
     add_route(
         app, "POST", "/v1/tokens", issue, operation_id="issueToken",
         summary="Issue a token; the answer is the only time it is shown (needs token:manage)",
-        tags=["tokens"],
+        tags=["tokens"], permission=MANAGE_PERMISSION,
         request_body={
             "type": "object", "required": ["agent_id", "permissions", "ttl_s"],
             "additionalProperties": False,
@@ -161,6 +161,7 @@ def setup(app: web.Application) -> None:
     add_route(
         app, "DELETE", "/v1/tokens/{token_id}", revoke, operation_id="revokeToken",
         summary="Revoke a token this node issued, here and on every peer (needs token:manage)",
-        tags=["tokens"], parameters=[path_param("token_id", "the token's id")],
+        tags=["tokens"], permission=MANAGE_PERMISSION,
+        parameters=[path_param("token_id", "the token's id")],
         responses={"200": _ENTRY, "404": "NOT_FOUND"},
     )  # fmt: skip

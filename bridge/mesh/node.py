@@ -398,6 +398,34 @@ class MeshNode:
             answer["announcements"] = self.gossip.documents(body["want"])
         return answer
 
+    # -- trust at run time ----------------------------------------------------------------
+
+    def trust_peer(self, entry: str) -> bool:
+        """Trust a peer from now on (persisted); fetch what it offers at once.
+
+        Returns whether it was new; raises ``InvalidParamsError`` for a malformed entry.
+        """
+        added = self.trust.add(entry)
+        if added and self._session is not None:
+            for node_id, urls in self._gossip_targets():
+                self._spawn(self._round(node_id, urls))
+        return added
+
+    def untrust_peer(self, entry: str) -> None:
+        """Stop trusting a peer trusted from here: its announcements and tools leave now.
+
+        Raises ``ConflictError`` for a peer the configuration trusts, ``NotFoundError``
+        for one not trusted.
+        """
+        self.trust.remove(entry)
+        for held in self.gossip.entries():
+            ann = held.announcement
+            if ann.node_id != self.identity.node_id and not self.trust.is_trusted(
+                ann.public_key, ann.node_name
+            ):
+                self.gossip.remove(ann.node_id)
+        self.sync.sync()
+
     # -- token revocations --------------------------------------------------------------
 
     def use_verifier(self, verifier: TokenVerifier) -> None:

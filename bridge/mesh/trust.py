@@ -18,7 +18,9 @@ shadow a real tool with a lookalike. On a home network, adding a peer's fingerpr
 is a one-time step; TOFU is available for labs and demos where every LAN host is
 trusted anyway. Untrusted peers are still discovered and listed (so the installer can
 see their fingerprints); their announcements are just never stored, passed on or
-routed to.
+routed to. Besides the configured list, a person may trust or untrust a peer at run
+time (``add``/``remove``, from the console or ``/v1/mesh/trust``); those entries are
+kept in ``mesh/trusted.json`` in the state directory.
 """
 
 from __future__ import annotations
@@ -27,11 +29,15 @@ import contextlib
 import json
 import logging
 import os
+import re
 from enum import StrEnum
 from pathlib import Path
 
-from bridge.errors import UnauthenticatedError
-from bridge.mesh.node_id import fingerprint_for, node_id_for
+from bridge.errors import ConflictError, InvalidParamsError, NotFoundError, UnauthenticatedError
+from bridge.mesh.node_id import NODE_ID_RE, fingerprint_for, node_id_for
+
+MAX_ADDED = 256
+_FINGERPRINT_RE = re.compile(r"^[0-9a-f]{64}$")  # hex SHA-256 of the public key
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -57,14 +63,87 @@ class TrustPolicy:
             self.mode = TrustMode(mode)
         except ValueError as err:
             raise ValueError(f"unknown mesh trust mode {mode!r}") from err
-        self._trusted = {entry.strip() for entry in trusted if entry.strip()}
+        self._configured = {entry.strip() for entry in trusted if entry.strip()}
+        self._own = own_public_key
+        self._pins_path = pins_path
+        self._added_path = pins_path.with_name("trusted.json") if pins_path else None
+        self._added: set[str] = self._load_added()
+        self._trusted: set[str] = set()
+        self._listed_ids: set[str] = set()
+        self._recompute()
+        self._pins: dict[str, str] = self._load_pins()
+
+    def _recompute(self) -> None:
+        self._trusted = self._configured | self._added
         self._listed_ids = set(self._trusted)
         for entry in self._trusted:
             with contextlib.suppress(ValueError):
                 self._listed_ids |= {node_id_for(entry), fingerprint_for(entry)}
-        self._own = own_public_key
-        self._pins_path = pins_path
-        self._pins: dict[str, str] = self._load_pins()
+
+    def _load_added(self) -> set[str]:
+        if self._added_path is None or not self._added_path.exists():
+            return set()
+        try:
+            data = json.loads(self._added_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            _LOGGER.warning("ignoring unreadable mesh trust file %s", self._added_path)
+            return set()
+        if not isinstance(data, list):
+            return set()
+        return {str(e) for e in data if isinstance(e, str) and _valid_entry(e)}
+
+    def _save_added(self) -> None:
+        if self._added_path is None:
+            return
+        self._added_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        tmp = self._added_path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(sorted(self._added), indent=1), encoding="utf-8")
+        tmp.chmod(0o600)
+        os.replace(tmp, self._added_path)
+
+    def entries(self) -> list[dict[str, str]]:
+        """Return every trusted entry and where it comes from (configuration or a person)."""
+        rows = [{"entry": e, "source": "config"} for e in sorted(self._configured)]
+        rows += [{"entry": e, "source": "added"} for e in sorted(self._added - self._configured)]
+        return rows
+
+    def add(self, entry: str) -> bool:
+        """Trust ``entry`` (node id, fingerprint or public key); return whether it is new.
+
+        Raises ``InvalidParamsError`` for something that is none of those.
+        """
+        entry = entry.strip()
+        if not _valid_entry(entry):
+            raise InvalidParamsError(
+                "a trusted node is its node id, key fingerprint or base64 public key",
+                {"field": "entry"},
+            )
+        if entry in self._trusted:
+            return False
+        if len(self._added) >= MAX_ADDED:
+            raise ConflictError(f"at most {MAX_ADDED} nodes can be trusted from here")
+        self._added.add(entry)
+        self._save_added()
+        self._recompute()
+        return True
+
+    def remove(self, entry: str) -> None:
+        """Stop trusting an entry added at run time.
+
+        Raises ``ConflictError`` for one the configuration lists (edit it there) and
+        ``NotFoundError`` for one that is not trusted.
+        """
+        entry = entry.strip()
+        if entry in self._configured:
+            raise ConflictError(
+                "this node is trusted by mesh.trusted_nodes in the configuration; "
+                "remove it there", {"entry": entry[:128], "source": "config"},
+            )
+        if entry not in self._added:
+            raise NotFoundError("this node is not trusted from here", {"entry": entry[:128]})
+        self._added.discard(entry)
+        self._save_added()
+        self._recompute()
 
     def _load_pins(self) -> dict[str, str]:
         if self._pins_path is None or not self._pins_path.exists():
@@ -132,6 +211,19 @@ class TrustPolicy:
                     f"node name {node_name!r} is pinned to another key",
                     {"fingerprint": _safe_fingerprint(public_key)},
                 )
+
+
+def _valid_entry(entry: str) -> bool:
+    """Return whether ``entry`` can name a node: its id, key fingerprint or public key."""
+    if not 0 < len(entry) <= 128 or not entry.isascii():
+        return False
+    if NODE_ID_RE.match(entry) or _FINGERPRINT_RE.match(entry):
+        return True
+    try:
+        node_id_for(entry)
+    except ValueError:
+        return False
+    return True
 
 
 def _safe_fingerprint(public_key: str) -> str:
