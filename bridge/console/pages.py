@@ -23,6 +23,7 @@ from aiohttp import web
 
 from bridge.auth.permissions import covers
 from bridge.auth.tokens import AgentToken, issue_token
+from bridge.console.headers import headers as _headers
 from bridge.console.sessions import (
     COOKIE,
     SESSION_TTL_S,
@@ -41,14 +42,11 @@ from bridge.errors import (
     UnauthenticatedError,
 )
 
-CSP = (
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-    "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
-)
 PAGES: tuple[tuple[str, str], ...] = (
     ("home", "Home"),
     ("approvals", "Approvals"),
     ("devices", "Devices"),
+    ("tokens", "Agents"),
     ("mesh", "Mesh"),
     ("audit", "Audit"),
     ("health", "Health"),
@@ -64,14 +62,6 @@ STATE_ATTRIBUTES: tuple[tuple[int, int], ...] = (
 )  # fmt: skip
 
 
-def _headers() -> dict[str, str]:
-    return {
-        "Content-Security-Policy": CSP,
-        "X-Content-Type-Options": "nosniff",
-        "Referrer-Policy": "same-origin",
-        "Cache-Control": "no-store",
-        "X-Frame-Options": "DENY",
-    }
 
 
 def _page(title: str, body: str, *, session: Session | None = None, page: str = "") -> str:
@@ -405,9 +395,11 @@ def setup(app: web.Application) -> None:
     # a signed-in browser's cookie becomes the session's token for /v1/.
     app.middlewares.insert(1, session_middleware)
     from bridge.api.openapi import add_route
+    from bridge.console import admin
     from bridge.console.webhook import webhook_ctx
 
     app.cleanup_ctx.append(webhook_ctx)
+    admin.setup(app)
 
     html_page = {"200": "an HTML page", "303": "to the sign-in page"}
     for method, path, handler, op, summary, responses in (
@@ -430,6 +422,13 @@ def setup(app: web.Application) -> None:
         ("GET", "/console/api/qr", qr_code, "consoleQrCode", "A QR code of ?text= (SVG; "
          "session cookie)", {"200": "image/svg+xml", "400": "no or too long text",
                              "401": "not signed in"}),
+        ("POST", "/console/api/qr", admin.qr, "consoleQrOfSecret", "A QR code of a "
+         "secret shown once, sent as {text} (SVG; session cookie, CSRF header)",
+         {"200": "image/svg+xml", "400": "no or too long text", "401": "not signed in",
+          "403": "CSRF secret missing"}),
+        ("GET", "/console/api/health", admin.health, "consoleHealth", "The doctor's checks, "
+         "versions and the controller's state (session cookie; needs admin:health)",
+         {"200": "checks and versions", "401": "not signed in", "403": "no admin:health"}),
         ("GET", "/console/api/audit", audit, "consoleAudit", "Audit entries: filters, "
          "pages, CSV (session cookie; needs admin:audit)",
          {"200": "entries or CSV", "400": "bad filter", "401": "not signed in",

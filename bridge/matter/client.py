@@ -385,6 +385,14 @@ class MatterAdapter:
                 {"node_id": node_id},
             ) from err
 
+    def server_info(self) -> dict[str, Any] | None:
+        """Return the controller's greeting (SDK and schema versions …) while connected."""
+        client = self._client
+        if client is None or not self._connected.is_set():
+            return None
+        info = client.server_info
+        return _jsonable(info) if info is not None else None
+
     async def send_command(self, command: str, *, timeout_s: float, **args: Any) -> Any:
         """Send a raw controller command over this connection (the gateway's live path).
 

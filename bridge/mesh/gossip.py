@@ -24,6 +24,7 @@ from bridge.mesh.trust import TrustPolicy
 _LOGGER = logging.getLogger(__name__)
 
 MAX_ORIGINS = 10_000
+MAX_UNTRUSTED_SEEN = 64
 MAX_BATCH = 1000
 MAX_BATCH_BYTES = 4 * 1024 * 1024  # the rest follows in the next round
 
@@ -85,6 +86,9 @@ class GossipState:
         self._clock = clock
         self._entries: dict[str, Entry] = {}
         self._seen: dict[str, int] = {}
+        # Signed announcements refused as untrusted, newest last: who a person could
+        # trust (node id -> (name, public key)), even without mDNS.
+        self.untrusted: dict[str, tuple[str, str]] = {}
         self._listeners: list[Listener] = []
         self._hash: tuple[dict[str, int], str] | None = None
         self._renew_local = renew_local
@@ -181,7 +185,9 @@ class GossipState:
         if origin == self.own_node_id:
             return Outcome.OWN
         if not self.trust.is_trusted(announcement.public_key, announcement.node_name):
+            self._note_untrusted(origin, announcement.node_name, announcement.public_key)
             return Outcome.UNTRUSTED
+        self.untrusted.pop(origin, None)
         seen = self._seen.get(origin)
         if seen is not None and announcement.version == seen:
             return Outcome.DUPLICATE
@@ -210,6 +216,12 @@ class GossipState:
         self._seen[origin] = announcement.version
         self._notify(Change.ADDED if previous is None else Change.UPDATED, announcement)
         return Outcome.ACCEPTED
+
+    def _note_untrusted(self, origin: str, name: str, public_key: str) -> None:
+        self.untrusted.pop(origin, None)
+        self.untrusted[origin] = (name[:128], public_key)
+        while len(self.untrusted) > MAX_UNTRUSTED_SEEN:
+            del self.untrusted[next(iter(self.untrusted))]
 
     def accept_many(self, documents: Any) -> dict[Outcome, int]:
         """Accept a batch of documents; return how many ended in each outcome."""

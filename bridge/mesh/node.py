@@ -41,11 +41,13 @@ from bridge.mesh.router import Offer, RoutedResult, Router
 from bridge.mesh.sync import RegistrySync, device_of
 from bridge.mesh.trust import TrustMode, TrustPolicy
 from bridge.mesh.views import MeshViews
+from bridge.ratelog import RateLimitedLog
 from bridge.tools.context import CallContext
 from bridge.tools.definition import ToolDefinition
 from bridge.tools.registry import RegisteredTool, ToolRegistry
 
 _LOGGER = logging.getLogger(__name__)
+_RATE_LOG = RateLimitedLog(_LOGGER)
 
 ANNOUNCE_DEBOUNCE_S = 0.2
 MAX_RELAYS = 2
@@ -371,7 +373,9 @@ class MeshNode:
         for outcome, n in counts.items():
             if outcome not in (Outcome.ACCEPTED, Outcome.DUPLICATE):
                 self.rejections[outcome.value] = self.rejections.get(outcome.value, 0) + n
-                _LOGGER.warning("mesh rejected %d announcement(s): %s", n, outcome.value)
+                # An untrusted peer pushes every round: once a minute per reason is enough.
+                _RATE_LOG.warning(f"rejected:{outcome.value}",
+                                  "mesh rejected %d announcement(s): %s", n, outcome.value)
 
     def _on_peer_change(self, action: str, peer: DiscoveredPeer) -> None:
         if self.events is not None:

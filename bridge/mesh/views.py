@@ -87,6 +87,12 @@ class MeshViews:
                 "devices": len(ann.devices),
                 "expires_in_s": round(entry.expires_at - now, 1),
             }
+        for origin, (name, public_key) in self.gossip.untrusted.items():
+            if origin not in peers:  # announced to us (a static peer), signed, not trusted
+                peers[origin] = {"node_id": origin, "name": name or None,
+                                 "fingerprint": _fingerprint(public_key), "urls": [],
+                                 "discovered": False, "trusted": False,
+                                 "announcement": None}  # fmt: skip
         for view in peers.values():
             if view["trusted"] is None:
                 view["trusted"] = self.trust.may_trust(view["node_id"], view["fingerprint"])

@@ -311,14 +311,14 @@ def test_share_the_light_and_add_it_to_a_second_fabric(
 
 def test_phone_layout_labels_and_keyboard(console: Console) -> None:
     c = console
-    for page in ("home", "approvals", "devices", "mesh", "audit", "health"):
+    for page in ("home", "approvals", "devices", "tokens", "mesh", "audit", "health"):
         c.go(page)
         wait_for(lambda: "Loading" not in c.css("#content").text, what=f"{page} loaded")
         assert c.driver.execute_script(UNLABELLED_JS) == [], page
         screenshot(c.driver, f"{page}-desktop")
     c.driver.set_window_size(*PHONE)
     try:
-        for page in ("home", "approvals", "devices", "mesh", "audit", "health"):
+        for page in ("home", "approvals", "devices", "tokens", "mesh", "audit", "health"):
             c.go(page)
             wait_for(lambda: "Loading" not in c.css("#content").text, what=f"{page} loaded")
             width = c.driver.execute_script("return document.documentElement.scrollWidth")

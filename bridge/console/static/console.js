@@ -390,32 +390,146 @@ async function share(device, form) {
   } catch (err) { status(`Cannot share: ${err.message}`, "error"); }
 }
 
+// ---- agents and tokens -------------------------------------------------------------
+
+const PRESETS = {
+  voice: { label: "Voice assistant: switch and read devices", permissions: ["device:control:*", "device:read:*"] },
+  reader: { label: "Read-only agent: read devices", permissions: ["device:read:*"] },
+  admin: { label: "Administrator: everything", permissions: ["*"] },
+};
+const TTLS = [["1 day", 86400], ["1 week", 604800], ["30 days", 2592000], ["1 year", 31536000]];
+
+async function tokens() {
+  let listing;
+  try { listing = await api("GET", "/v1/tokens?limit=200"); } catch (err) {
+    if (err.code === "PERMISSION_DENIED") {
+      content.replaceChildren(el("p", { class: "error", role: "alert", id: "tokens-denied" },
+        "Your session may not manage tokens (it needs token:manage)."));
+      return;
+    }
+    throw err;
+  }
+  const agent = el("input", { id: "t-agent", name: "agent", required: true, maxlength: 128, autocomplete: "off", placeholder: "kitchen-speaker" });
+  const preset = el("select", { id: "t-preset", name: "preset" },
+    Object.entries(PRESETS).map(([key, p]) => el("option", { value: key }, p.label)));
+  const ttl = el("select", { id: "t-ttl", name: "ttl" }, TTLS.map(([label, s]) => el("option", { value: s }, label)));
+  const shown = el("div", { id: "issued", "aria-live": "polite" });
+  const form = el("form", { class: "card", id: "issue-token" },
+    el("h2", {}, "Issue a token"),
+    el("label", { for: "t-agent" }, "Agent name"), agent,
+    el("label", { for: "t-preset" }, "What it may do"), preset,
+    el("label", { for: "t-ttl" }, "Valid for"), ttl,
+    el("div", { class: "controls" }, el("button", { type: "submit", id: "t-issue" }, "Issue token")));
+  const table = el("table", { id: "tokens" });
+  const draw = (entries) => table.replaceChildren(
+    el("thead", {}, el("tr", {}, ["Agent", "Permissions", "Issued", "Expires", "State", ""].map((h) => el("th", { scope: "col" }, h)))),
+    el("tbody", {}, entries.map((t) => el("tr", { "data-token": t.id },
+      el("td", {}, t.agent_id), el("td", {}, el("code", {}, (t.permissions ?? []).join(" "))),
+      el("td", {}, new Date(t.issued_at * 1000).toLocaleString()),
+      el("td", {}, new Date(t.expires_at * 1000).toLocaleString()),
+      el("td", { class: "state" }, t.revoked ? "revoked" : (t.expires_at * 1000 < Date.now() ? "expired" : "valid")),
+      el("td", {}, t.revoked ? "" : el("button", { type: "button", class: "revoke", "aria-label": `Revoke the token of ${t.agent_id}`,
+        onclick: async () => {
+          if (!confirm(`Revoke the token of ${t.agent_id}? It stops working at once.`)) return;
+          try { await api("DELETE", `/v1/tokens/${encodeURIComponent(t.id)}`); status(`Revoked the token of ${t.agent_id}`, "ok"); await reload(); }
+          catch (err) { status(`Cannot revoke: ${err.message}`, "error"); }
+        } }, "Revoke"))))));
+  const reload = async () => draw((await api("GET", "/v1/tokens?limit=200")).tokens);
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const chosen = PRESETS[preset.value];
+    try {
+      const res = await api("POST", "/v1/tokens", { agent_id: agent.value.trim(), permissions: chosen.permissions, ttl_s: Number(ttl.value) });
+      const qr = await fetch("/console/api/qr", { method: "POST", credentials: "same-origin",
+        headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf }, body: JSON.stringify({ text: res.token }) });
+      const svg = qr.ok ? await qr.text() : null;
+      const copy = el("button", { type: "button", id: "t-copy", onclick: async () => {
+        try { await navigator.clipboard.writeText(res.token); status("Token copied", "ok"); } catch { status("Select the token and copy it", "info"); }
+      } }, "Copy token");
+      shown.replaceChildren(el("div", { class: "card once", role: "group", "aria-label": `New token for ${res.agent_id}` },
+        el("p", {}, el("strong", {}, "Shown once: "), `copy it now into ${res.agent_id}; the bridge keeps only its fingerprint.`),
+        el("textarea", { id: "t-token", readonly: true, rows: 4, "aria-label": "The new token" }, res.token),
+        copy,
+        svg ? el("img", { class: "qr", id: "t-qr", alt: "QR code of the new token", width: 240, height: 240,
+          src: `data:image/svg+xml;base64,${btoa(svg)}` }) : el("p", {}, "Too long for a QR code: copy it.")));
+      status(`Issued a token for ${res.agent_id}`, "ok");
+      form.reset();
+      await reload();
+    } catch (err) { status(`Cannot issue: ${err.message}`, "error"); }
+  });
+  content.replaceChildren(form, shown, el("h2", {}, "Tokens issued here"), table);
+  draw(listing.tokens);
+}
+
 // ---- mesh and health -----------------------------------------------------------------
 
 async function mesh() {
   const data = await api("GET", "/v1/mesh/peers");
+  let trust = null;
+  try { trust = await api("GET", "/v1/mesh/trust"); } catch { trust = null; }
   const me = data.self ?? {};
   const peers = data.peers ?? [];
+  const sources = new Map((trust?.entries ?? []).map((e) => [e.entry, e.source]));
+  const sourceOf = (p) => sources.get(p.node_id) ?? sources.get(p.fingerprint ?? "");
+  const keyOf = (p) => (sources.has(p.fingerprint ?? "") ? p.fingerprint : p.node_id);
+  const change = async (method, p, verb) => {
+    try {
+      await api(method, `/v1/mesh/trust/${encodeURIComponent(keyOf(p))}`);
+      status(`${verb} ${p.name ?? p.node_id}`, "ok");
+      setTimeout(() => mesh().catch((err) => status(err.message, "error")), 800);
+    } catch (err) { status(`Cannot change trust: ${err.message}`, "error"); }
+  };
+  const action = (p) => {
+    if (!trust) return "—";
+    const source = sourceOf(p);
+    if (source === "config") return el("span", { class: "muted" }, "trusted by configuration");
+    if (source === "added") return el("button", { type: "button", class: "untrust", "aria-label": `Stop trusting ${p.name ?? p.node_id}`, onclick: () => change("DELETE", p, "No longer trusting") }, "Untrust");
+    return el("button", { type: "button", class: "trust", "aria-label": `Trust ${p.name ?? p.node_id}`, onclick: () => {
+      if (confirm(`Trust ${p.name ?? p.node_id} (fingerprint ${p.fingerprint ?? "?"})? Calls may then run there with your agents' tokens.`)) change("PUT", p, "Trusting");
+    } }, "Trust");
+  };
   content.replaceChildren(
     el("dl", { class: "card", id: "node" },
       el("dt", {}, "This node"), el("dd", {}, el("code", { id: "node-id" }, me.node_id ?? "—"), me.name ? ` (${me.name})` : ""),
       el("dt", {}, "Key fingerprint"), el("dd", {}, el("code", {}, me.fingerprint ?? "—")),
-      el("dt", {}, "Trust"), el("dd", {}, me.trust === "allowlist" ? "only nodes listed in mesh.trusted_nodes" : (me.trust ?? "—"))),
+      el("dt", {}, "Trust"), el("dd", {}, me.trust === "allowlist" ? "only nodes listed here or in mesh.trusted_nodes" : (me.trust ?? "—"))),
     el("h2", {}, "Peers"),
-    el("table", { id: "peers" }, el("thead", {}, el("tr", {}, ["Peer", "Fingerprint", "Addresses", "Trusted", "Offers"].map((h) => el("th", { scope: "col" }, h)))),
+    el("table", { id: "peers" }, el("thead", {}, el("tr", {}, ["Peer", "Fingerprint", "Addresses", "Trusted", "Offers", "Trust"].map((h) => el("th", { scope: "col" }, h)))),
       el("tbody", {}, peers.map((p) => el("tr", { "data-node": p.node_id },
         el("td", {}, p.name ?? "", " ", el("code", {}, p.node_id)), el("td", {}, el("code", {}, p.fingerprint ?? "")),
-        el("td", {}, (p.urls ?? []).join(" ")), el("td", {}, p.trusted ? "yes" : "no"),
-        el("td", {}, p.announcement ? `${p.announcement.tools} tools, ${p.announcement.devices} devices` : "—"))))),
+        el("td", {}, (p.urls ?? []).join(" ")), el("td", { class: "trusted" }, p.trusted ? "yes" : "no"),
+        el("td", {}, p.announcement ? `${p.announcement.tools} tools, ${p.announcement.devices} devices` : "—"),
+        el("td", {}, action(p)))))),
     peers.length ? "" : el("p", {}, "No peers seen yet."),
-    el("p", {}, "To trust a peer, add its node id or fingerprint to mesh.trusted_nodes in the configuration (live trust from this page is not built yet)."));
+    trust ? "" : el("p", {}, "Your session may not change trust (it needs mesh:manage)."));
 }
 
 async function health() {
-  const [healthz, devs] = await Promise.all([api("GET", "/healthz"), api("GET", "/v1/devices")]);
+  let data;
+  try { data = await api("GET", "/console/api/health"); } catch (err) {
+    if (err.code === "PERMISSION_DENIED") {
+      content.replaceChildren(el("p", { class: "error", role: "alert" }, "Your session may not see health checks (it needs admin:health)."));
+      return;
+    }
+    throw err;
+  }
+  const checks = data.doctor?.checks ?? [];
+  const mark = { ok: "✓ ok", warn: "! warn", fail: "✗ fail" };
   content.replaceChildren(
-    el("h2", {}, "Bridge"), el("pre", { id: "healthz" }, JSON.stringify(healthz, null, 2)),
-    el("h2", {}, "Controller"), el("pre", { id: "controller" }, JSON.stringify(devs.controller, null, 2)));
+    el("p", { id: "overall", class: `status-${data.doctor?.status}` }, `Overall: ${mark[data.doctor?.status] ?? data.doctor?.status}`),
+    el("h2", {}, "Checks"),
+    el("table", { id: "checks" }, el("thead", {}, el("tr", {}, ["Check", "Status", "Found", "How to fix"].map((h) => el("th", { scope: "col" }, h)))),
+      el("tbody", {}, checks.map((c) => el("tr", { "data-check": c.name, class: `status-${c.status}` },
+        el("td", {}, c.title), el("td", { class: "check-status" }, mark[c.status] ?? c.status), el("td", {}, c.found), el("td", {}, c.fix ?? ""))))),
+    el("h2", {}, "Versions"),
+    el("dl", { id: "versions", class: "card" }, Object.entries(data.versions ?? {}).flatMap(([k, v]) => [el("dt", {}, k), el("dd", { "data-version": k }, v ?? "—")])),
+    el("h2", {}, "Controller"),
+    el("dl", { id: "controller", class: "card" },
+      el("dt", {}, "Connected"), el("dd", {}, data.controller?.connected ? "yes" : "no"),
+      el("dt", {}, "Managed here"), el("dd", {}, data.controller?.managed ? "yes" : "no"),
+      el("dt", {}, "Address"), el("dd", {}, el("code", {}, data.controller?.url ?? "—")),
+      el("dt", {}, "Thread credentials"), el("dd", {}, data.controller?.server_info?.thread_credentials_set ? "set" : "not set")),
+    el("h2", {}, "Bridge"), el("pre", { id: "healthz" }, JSON.stringify(data.bridge, null, 2)));
 }
 
 // ---- audit ---------------------------------------------------------------------------
@@ -463,7 +577,7 @@ async function audit() {
   await load();
 }
 
-const PAGES = { home, approvals, devices: devicesPage, mesh, audit, health };
+const PAGES = { home, approvals, devices: devicesPage, tokens, mesh, audit, health };
 
 if (content && PAGES[pageName]) {
   PAGES[pageName]().catch((err) => {
