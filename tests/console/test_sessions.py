@@ -9,7 +9,7 @@ import aiohttp
 
 from bridge.auth.tokens import issue_token
 from bridge.cli.console import make_link
-from bridge.console.pages import CSP
+from bridge.console.headers import CSP
 from bridge.console.sessions import COOKIE, CSRF_HEADER
 from tests.support.server import BridgeServer
 
