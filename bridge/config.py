@@ -7,9 +7,7 @@ command-line overrides and returns a ``BridgeConfig``. ``resolve_config_path`` p
 file when the command line names none: ``$ATMOSPHERE_BRIDGE_CONFIG``, then
 ``/etc/atmosphere-bridge/config.yaml`` if it exists (an installed appliance).
 
-A new option needs three edits: the dataclass field, its entry in
-``config.schema.json`` and a row in ``docs/configuration.md`` (tests/test_config.py
-checks that the three agree).
+Details: docs/modules.md, ``bridge.config``.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-r"""JSON from outside, read once with limits: the one reader every boundary uses.
+"""JSON from outside, read once with limits: the one reader every boundary uses.
 
 ``loads(data, limits)`` turns bytes or text from a client, a peer, a WebSocket frame or a
 Wyoming event into Python values, or raises a ``BridgeError`` with a stable code:
@@ -6,13 +6,7 @@ Wyoming event into Python values, or raises a ``BridgeError`` with a stable code
 ``details.reason`` one of ``not_utf8``, ``not_json``, ``too_deep``, ``string_too_long``,
 ``too_many_items``, ``lone_surrogate``, ``not_finite``, ``number_out_of_range``.
 
-Nesting depth is measured before ``json.loads`` (which recurses in C) sees the text,
-by a non-recursive count of brackets outside strings, so depth 100,000 costs a scan and
-not the stack. After parsing, one iterative walk checks every string (keys included:
-length, no lone UTF-16 surrogate such as ``"\\udead"``, which cannot be encoded back
-to UTF-8 and would spoil whatever stores it) and every number (finite; integers within
-``max_int``; floats within ``max_float``). ``check(value, limits)`` runs the same walk
-on a value that was parsed elsewhere (for example by a library).
+Details: docs/modules.md, ``bridge.jsonlimits``.
 """
 
 from __future__ import annotations

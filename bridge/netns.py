@@ -1,16 +1,6 @@
 """Private network namespaces for the local Matter fabric (demo and end-to-end tests).
 
-A fabric namespace holds the controller and the virtual devices, so their mDNS and
-Matter traffic never reaches a real network and their ports never clash with the host.
-Inside it: ``lo`` up, an internal veth pair (``mdns0``/``mdns1``, both ends inside) that
-gives multicast DNS a real link, and one end of a host↔namespace veth pair with a
-private /30 (``10.213.N.1`` on the host, ``10.213.N.2`` inside) so that a process in the
-host's own namespace — the bridge, a test, a user's shell — reaches the controller's
-WebSocket by address. Creating one needs root (CAP_NET_ADMIN);
-``unsupported_reason()`` says why it cannot be done here.
-
-The functions run ``ip`` and block for a few milliseconds; async code calls them through
-``asyncio.to_thread``.
+Details: docs/modules.md, ``bridge.netns``.
 """
 
 from __future__ import annotations

@@ -1,20 +1,6 @@
 """A persistent call channel: ``tool_invoke`` in, ``tool_response`` out, over one WebSocket.
 
-``GET /v1/calls/ws`` (a WebSocket upgrade, ``Authorization: Bearer <token>`` checked by
-the API middleware at connect) takes text frames, each one ``tool_invoke`` message
-(``bridge.invocation.messages``), and answers each with the ``tool_response`` whose
-``request_id`` is the message's ``id``. Every call runs the same pipeline as ``POST
-/v1/invoke`` (resolve → validate → authorize → confirm → execute → record) with the
-connection's token, or with the message's own ``auth.token`` when it carries one. Many
-calls may be in flight at once (``MAX_IN_FLIGHT`` per connection; beyond that the
-channel stops reading until one finishes); answers come in completion order.
-
-Hostile input never ends the channel: a frame that is not JSON, not an object, too deep
-or too large, or not a valid ``tool_invoke`` is answered with an ``INVALID_REQUEST``
-``tool_response`` (``request_id`` is the message's ``id`` when it had a readable one).
-The connection's token is verified again for every call (its expiry and revocation
-hold on an open socket), and the socket is closed with code 4401 when the token
-expires, whether or not a call is under way.
+Details: docs/modules.md, ``bridge.api.calls_ws_routes``.
 """
 
 from __future__ import annotations

@@ -1,24 +1,6 @@
 """Connections to the HTTP API: limits, timeouts and JSON answers below the router.
 
-aiohttp parses the request line and headers before any middleware runs, and answers
-what it cannot parse with plain text and a logged traceback. ``GuardedRequestHandler``
-(one per connection, made by ``GuardedServer``) keeps the protocol but:
-
-- answers parse errors as JSON with a stable code: a request line or header longer than
-  ``api.max_header_bytes`` or too many headers → 431 ``HEADERS_TOO_LARGE``, anything
-  else malformed → 400 ``INVALID_REQUEST``; the log gets one line per cause per minute,
-  naming only the error's class (a header may hold a token);
-- closes a connection whose headers are not complete ``api.header_timeout_s`` after
-  their first byte (408 ``REQUEST_TIMEOUT``) and one with no request in flight after
-  ``api.idle_timeout_s`` (aiohttp's keep-alive timer, armed from the accept);
-- answers a connection beyond ``api.max_connections`` with 503 ``OVERLOADED`` and closes
-  it at once.
-
-``raise_open_file_limit()`` lifts the soft ``RLIMIT_NOFILE`` to the hard one; the
-connection cap is kept under it (``effective_max_connections``) so accepting never
-runs out of file descriptors. ``quiet_accept_errors(loop)`` keeps the event loop's
-"socket.accept() out of system resource" report (and any such repeat) to one line per
-minute without a traceback. ``GuardedAppRunner`` is an ``AppRunner`` using all this.
+Details: docs/modules.md, ``bridge.api.connections``.
 """
 
 from __future__ import annotations

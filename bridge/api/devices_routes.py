@@ -1,26 +1,6 @@
 """HTTP routes for Matter devices: list, commission (with progress events), remove.
 
-- ``GET /v1/devices`` — every device with availability and tool names, plus the
-  controller's state (needs ``device:read:devices``).
-- ``POST /v1/devices/commission`` — body ``{"code": "MT:…" | "3497-011-2332"}`` or
-  ``{"passcode", "discriminator"}``, optional ``network`` (``on_network``/``wifi``/
-  ``thread``), ``wifi_ssid``/``wifi_password``, ``thread_dataset`` (hex TLVs), ``name``,
-  ``room``. Answers 201 with the result once the tools are ready; ``?wait=false``
-  answers 202 with the ``commission_id`` at once. Either way ``commissioning.progress``
-  events stream on ``/v1/events?types=commissioning.`` (needs ``device:manage:commission``).
-- ``PATCH /v1/devices/{device}`` — body ``{"name"?, "room"?, "aliases"?}`` (``room``
-  ``null`` or ``""`` removes it; ``aliases`` replaces the list): rename live; the old
-  tools are unregistered, the new ones registered (``registry.changed`` events) and
-  the names persisted. Answers the device with ``added_tools`` / ``removed_tools``
-  (needs ``device:manage:<device id>``).
-- ``DELETE /v1/devices/{device}`` — remove the device's node from the fabric and its
-  tools (by id, slug or name; needs ``device:manage:<device id>``).
-- ``GET /v1/rooms`` — every room (devices sharing a room) with its aliases, devices and
-  room tools (needs ``device:read:devices``).
-- ``PATCH /v1/rooms/{room}`` — body ``{"aliases": [...]}`` replaces the room's aliases
-  (the room by name, slug or alias); its room tools and spoken commands follow at once.
-  Needs ``device:manage:<id>`` for every device in the room, as its room tools need
-  each device's control permission.
+Details: docs/modules.md, ``bridge.api.devices_routes``.
 """
 
 from __future__ import annotations

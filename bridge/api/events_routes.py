@@ -1,16 +1,6 @@
 """``GET /v1/events``: a WebSocket streaming tool-call status, registry and approval events.
 
-``?types=tool_call.,registry.`` chooses event-type prefixes (default: tool calls,
-registry changes, approvals, ``tool_use``). Each frame is an event's JSON
-(``{"type", "data", "ts"}``). ``tool_use`` (a client tool this caller must run, see
-``bridge.sources.client_tools``) goes only to the calling agent's sockets, and only
-to sockets of the call's session when ``?session=ID`` names one; while such a socket is
-open, client tools that wait for a result can run.
-An agent sees the status of its own calls, and every call with ``admin:events``;
-approval events need ``admin:approve``; ``device.`` events need
-``device:read:<device id>``. When the client reads too slowly the bus drops
-its oldest events and a ``{"type": "events.dropped", "data": {"count": n}}`` frame says
-how many.
+Details: docs/modules.md, ``bridge.api.events_routes``.
 """
 
 from __future__ import annotations

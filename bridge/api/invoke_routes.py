@@ -1,17 +1,6 @@
 """HTTP routes that run calls: invoke, jobs and approvals.
 
-- ``POST /v1/invoke`` — body ``{"tool", "params"?, "version"?, "idempotency_key"?,
-  "context"?, "routing"?, "id"?, "timestamp"?}``; answers the ``tool_response`` with
-  status 200 on success or the error's HTTP status (its ``error`` member has the
-  standard ``{code, message, details, retryable}`` form). A client-chosen ``id`` /
-  ``timestamp`` is checked by the replay guard.
-- ``POST /v1/jobs`` — the same body; answers 202 with the job at once, or 400
-  ``INVALID_REQUEST`` (``details.reason: "async_not_allowed"``) when the tool's
-  ``execution.async_allowed`` is false.
-- ``GET /v1/jobs/{job_id}`` / ``DELETE /v1/jobs/{job_id}`` — status / cancel (own jobs,
-  or any with ``admin:jobs``).
-- ``GET /v1/approvals?status=`` / ``POST /v1/approvals/{approval_id}``
-  (``{"decision": "approve"|"deny"}``) — need ``admin:approve``.
+Details: docs/modules.md, ``bridge.api.invoke_routes``.
 """
 
 from __future__ import annotations

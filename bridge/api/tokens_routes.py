@@ -1,15 +1,6 @@
 """``/v1/tokens``: list, issue and revoke the agent tokens this node signs.
 
-- ``GET /v1/tokens[?agent_id=…&limit=…]`` → ``{"tokens": [{id, agent_id, permissions,
-  issued_at, expires_at, revoked}, …]}`` newest first; no secret is ever listed.
-- ``POST /v1/tokens`` with ``{"agent_id", "permissions": [...], "ttl_s",
-  "constraints"?: {"max_hops", "allowed_nodes", "rate_limit_per_minute"}}`` → 201 with
-  the entry plus ``"token"``: the only time the token is shown. A caller may only
-  issue permissions its own token covers.
-- ``DELETE /v1/tokens/{id}`` → the entry with ``"revoked": true``; from then on the
-  token is refused here and, once the signed notice has travelled, on every peer.
-
-All three need ``token:manage``.
+Details: docs/modules.md, ``bridge.api.tokens_routes``.
 """
 
 from __future__ import annotations

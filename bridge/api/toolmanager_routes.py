@@ -1,16 +1,6 @@
 """The seed's ToolManager surface over HTTP: ``listTools``, ``getTool``, ``executeTool``.
 
-- ``GET /v1/toolmanager/tools?appId=&serverName=`` — ``{"tools": [flat view], "count"}``,
-  each tool in the flat view ``{name, description, serverName, inputSchemaJson,
-  outputSchemaJson, permissions}`` plus ``identity``/``available``. ``appId`` is the app
-  a tool belongs to: its ``metadata.app_id`` when the definition names one, else its
-  namespace (``matter``, ``core``, ``mcp``, …). ``serverName`` is the providing node or
-  MCP server (``""`` for this node's own core tools).
-- ``GET /v1/toolmanager/tools/{name}`` — ``{"found": true, "tool": {...}}`` or
-  ``{"found": false, "name"}`` (status 200 either way, as the seed's ``getTool``);
-  ``name`` is any reference ``/v1/tools/{ref}`` takes. An ambiguous name is an error.
-- ``POST /v1/toolmanager/execute`` — exactly ``POST /v1/invoke`` (same body, pipeline and
-  answer).
+Details: docs/modules.md, ``bridge.api.toolmanager_routes``.
 """
 
 from __future__ import annotations

@@ -1,14 +1,6 @@
 """HTTP routes of the tool catalogue: health, listing with filters and search, one tool.
 
-- ``GET /healthz`` — the service's status summary (no token needed): ``status`` is
-  ``ok``, ``degraded`` (``problems`` lists what failed to load, e.g. tool-manifest
-  entries, without configuration values) or ``starting``.
-- ``GET /v1/tools`` — filters ``namespace``, ``server_name``, ``capability``,
-  ``category``, ``tag``, ``available``; ``q`` ranks by relevance (``limit``, default 10);
-  ``view=flat`` gives the flat view instead of full definitions; ``profile=compact``
-  lists the compact capability tools the token reaches instead (``bridge.matter.compact``).
-- ``GET /v1/tools/{ref}`` — one tool by identity or ``[namespace:]name[@constraint]``
-  (``?version=`` adds a constraint); ambiguous names answer ``AMBIGUOUS_TOOL``.
+Details: docs/modules.md, ``bridge.api.tools_routes``.
 """
 
 from __future__ import annotations

@@ -1,14 +1,6 @@
 """Pending confirmations of dangerous calls: request, list, approve/deny, wait, time out.
 
-A call whose tool needs confirmation creates an ``Approval`` holding the filled
-message, the number of distinct approvers required (``multi_party``) and a deadline.
-Approvers are agents whose verified token grants ``admin:approve``; the agent that
-made the call cannot approve it; each approver votes once. One ``deny`` ends the
-approval as denied; ``required`` distinct ``approve`` votes end it as approved; the
-deadline ends it as timed out. Each vote is signed by the node key over the canonical
-encoding of ``{approval_id, call_id, approver, issuer, decision, ts}`` so the record
-proves who decided. Approvals are kept in SQLite; pending ones found at start-up (the
-waiting call died with the process) are closed as ``interrupted``.
+Details: docs/modules.md, ``bridge.auth.approvals``.
 """
 
 from __future__ import annotations

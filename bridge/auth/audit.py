@@ -1,20 +1,6 @@
 """The append-only audit log: one SQLite row per authenticated call decision.
 
-Rows are never updated or deleted (triggers abort such statements). ``record`` turns
-an entry into a row at once, on its own: text that SQLite cannot store (a lone UTF-16
-surrogate such as U+DEAD) is written as its escape text, a value that cannot be JSON (too deep, a
-type without a text form) is replaced by a marker, so one caller's input can never
-make a batch fail. Rows are written by one background writer in group commits: every
-entry recorded while a commit runs goes into the next one (one transaction, one WAL
-sync for all of them), and ``record`` returns a future that completes when the row is
-committed. The invoker waits for it before answering, so an acknowledged call always
-has its row, whatever happens to the process afterwards.
-
-A request without a verified token is not a row: ``count_rejection`` adds it to
-``audit_rejections`` (one row per minute, source and reason, with a count), so junk
-from the LAN costs a bounded amount of disk. Those counters are kept for
-``REJECTION_RETENTION_S`` (90 days) and then pruned; the audit rows themselves are
-kept forever.
+Details: docs/modules.md, ``bridge.auth.audit``.
 """
 
 from __future__ import annotations

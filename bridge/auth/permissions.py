@@ -1,29 +1,6 @@
 """Permission patterns and the checker that decides whether granted patterns cover a tool's needs.
 
-Exact matching rules:
-
-1. A permission is a string of one or more **segments** separated by ``:``, usually
-   ``namespace:action:resource``. A segment is either ``*`` or 1-128 characters from
-   ``A-Z a-z 0-9 _ . - / @ + #``. Empty segments, partial wildcards (``light-*``) and
-   other characters make the pattern invalid.
-2. A pattern denotes a set of concrete permissions: a ``*`` segment that is *not* last
-   stands for exactly one segment; a ``*`` that *is* last stands for one or more
-   segments. So ``*`` alone denotes every permission, ``admin:*`` every permission
-   under ``admin`` (``admin:approve``, ``admin:tokens:issue``) but not ``admin``
-   itself, ``device:*:light-1`` every action on ``light-1``.
-3. A granted pattern **covers** a required permission when every concrete permission
-   the requirement denotes is also denoted by the grant. Segment by segment: equal
-   segments match; a grant ``*`` matches any single required segment (including a
-   required ``*`` that is not last); a grant's last ``*`` matches the rest of the
-   requirement when at least one segment is left; a required ``*`` is matched only by a
-   grant ``*``. Lengths must agree unless the grant ends in ``*``.
-4. Before matching, ``{name}`` templates in a requirement are filled from the call's
-   parameters. A value must be a string or an integer (not a boolean) whose text is a
-   valid non-wildcard segment. A missing or unusable value makes the call **denied**
-   (``PERMISSION_DENIED`` naming the template), never an error of another kind.
-5. A call is allowed when every (filled) requirement is covered by at least one grant.
-   A tool with no requirements is allowed for any authenticated caller. Invalid granted
-   patterns cover nothing.
+Details: docs/modules.md, ``bridge.auth.permissions``.
 """
 
 from __future__ import annotations

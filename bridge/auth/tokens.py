@@ -1,32 +1,6 @@
 """Agent tokens: issuing, parsing and verifying signed, scoped, expiring credentials.
 
-Wire format (version 1)::
-
-    token = base64url(canonical_json(payload)) "." base64url(ed25519_signature)
-
-The signature covers the exact payload bytes carried in the first part. The payload is
-a JSON object with exactly these keys::
-
-    {"v": 1, "agent_id": str, "issued_at": float, "expires_at": float,
-     "permissions": [str, ...], "issuer": <issuer public key, base64url>,
-     "constraints": {"max_hops": int | null, "allowed_nodes": [str, ...],
-                     "rate_limit": {"per_minute": int} | null}}
-
-``TokenVerifier.verify`` is the one place a token is accepted (HTTP, event sockets,
-MCP, mesh-forwarded calls all reach it): it parses the token, checks its issuer is one
-of the trusted public keys, the signature verifies under that key, the token is not
-revoked, and ``issued_at - skew <= now < expires_at + skew`` where ``skew`` is
-``EXPIRY_SKEW_S`` (a few seconds of clock difference between nodes; not the replay
-window). Every rejection is an ``UnauthenticatedError`` whose details carry a
-``reason``: ``malformed``, ``unknown_issuer``, ``bad_signature``, ``revoked``,
-``expired`` or ``not_yet_valid``.
-
-A token's id (``token_id``) is derived from its signature, so any node can tell which
-token it holds; it is what ``token list`` shows and ``token revoke`` takes.
-``IssuedTokens`` keeps the ledger of the tokens this node issued: id, SHA-256 of the
-token, agent, permissions and times, never the payload or signature, so the database
-(or a backup of it) cannot rebuild a token. ``Revocations`` holds revoked ids, each
-with a notice signed by the token's issuer that peers verify on their own.
+Details: docs/modules.md, ``bridge.auth.tokens``.
 """
 
 from __future__ import annotations

@@ -1,14 +1,6 @@
 """``atmosphere-bridge devices ...``: name Matter devices, put them in rooms, give aliases.
 
-``devices rename DEVICE [NAME] [--room ROOM]`` renames (or, without NAME, only moves the
-device to a room) and ``devices alias DEVICE add|remove|list [ALIAS ...]`` edits the
-other names spoken commands know it by. Both change through the running bridge's API
-(``PATCH /v1/devices/{device}``) when one serves this state directory (its ``api.json``
-tells the URL; ``--url`` names one explicitly; ``--token`` or ``$ATMOSPHERE_BRIDGE_TOKEN``
-authorizes): the tools get their new names at once. With no bridge running it stores
-the name in the state directory's database, and the bridge derives the device's new
-slug (and so its tool names) from it when it starts. DEVICE is a device id
-(``<node>-<endpoint>``) or its current slug (the running bridge also takes its name).
+Details: docs/modules.md, ``bridge.cli.devices``.
 """
 
 from __future__ import annotations

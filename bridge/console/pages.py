@@ -1,15 +1,6 @@
 """The console's routes: sign-in and sign-out, the page shells, static files, device state.
 
-Every page is an HTML shell rendered here (navigation, the signed-in agent, the CSRF
-secret in a ``<meta>``) that ``console.js`` fills from the ``/v1/`` API and the
-``/v1/events`` WebSocket with the session's token. Responses carry a strict
-Content-Security-Policy (scripts, styles and connections only from this origin, no
-inline code, no framing), ``no-store`` and a ``same-origin`` referrer policy (a
-sign-in link's code never leaves for another site in a ``Referer``; ``no-referrer``
-would make Chromium send ``Origin: null`` on our own forms). ``GET /console/api/state``
-is the one read the ``/v1/`` API lacks: each device's current attribute values
-(on/off, level, colour, temperatures, lock state, cover position) and the tools that
-control it; it checks the session's token like the API (``device:read:devices``).
+Details: docs/modules.md, ``bridge.console.pages``.
 """
 
 from __future__ import annotations

@@ -1,21 +1,6 @@
 """Console sign-in: one-time links, browser sessions, the session cookie and CSRF.
 
-A one-time link carries a random code; only its SHA-256 is stored (table
-``console_links`` in the bridge database), with the permissions the session will get and
-an expiry of minutes. ``atmosphere-bridge console link`` writes one (the CLI shares the
-database with the bridge); opening the link consumes the row in one statement, so a
-code signs in at most once. Signing in (by link, or by pasting an existing token)
-creates a ``Session``: a random session id sent as an ``HttpOnly; SameSite=Strict``
-cookie, bound to a console token (issued by this node for a link, with the link's
-permissions and the session's lifetime; or the pasted token itself) and to a CSRF
-secret the pages carry. Sessions live in memory: a restart signs everyone out.
-
-``middleware`` (outside the bearer-token check) turns a session cookie into the
-session's ``Authorization: Bearer`` header for ``/v1/`` requests that carry none, so
-every console action passes the same token checks, permissions and audit as any agent.
-A state-changing request with a cookie must carry ``X-CSRF-Token`` equal to the
-session's secret and a same-origin ``Origin``; a WebSocket upgrade with a cookie must
-come from the same origin.
+Details: docs/modules.md, ``bridge.console.sessions``.
 """
 
 from __future__ import annotations

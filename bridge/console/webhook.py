@@ -1,17 +1,6 @@
 """The approval webhook: tell a notification service of each new pending approval.
 
-With ``console.approval_webhook_url`` and ``console.approval_webhook_secret_file`` set,
-every ``approval.pending`` event is POSTed as JSON::
-
-    {"type": "approval.pending", "approval": {id, tool, agent_id, message, params,
-     required, approvals, expires_at, ...}, "console_url": "/console/approvals"}
-
-with headers ``X-Atmosphere-Timestamp: <unix seconds>`` and
-``X-Atmosphere-Signature: sha256=<hex HMAC-SHA256 of "<timestamp>.<body>" under the
-secret>``, so the receiver can check origin and freshness. Parameters whose names look
-secret (PIN, code, password, token, key) or that the tool declares secret are replaced
-by ``"[redacted]"``. One attempt per approval with a 5 s timeout; failures are logged
-at most once a minute; the queue is bounded (the bus drops the oldest).
+Details: docs/modules.md, ``bridge.console.webhook``.
 """
 
 from __future__ import annotations

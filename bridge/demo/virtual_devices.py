@@ -7,8 +7,7 @@ itself reports (``STATE``/``LOCAL`` lines), so a test reads a device's state fro
 device, not from the controller. ``press()`` is the physical button (SIGUSR1).
 ``write_test_paa`` writes the controller's trust store for these devices.
 
-These helpers block (subprocess and a reader thread); async code wraps the waits in
-``asyncio.to_thread``.
+Details: docs/modules.md, ``bridge.demo.virtual_devices``.
 """
 
 from __future__ import annotations

@@ -4,6 +4,9 @@ Everything is read through ``Host``, which maps absolute paths (``/proc/sys/...`
 ``/sys/class/net/...``, ``/etc/passwd``) under a root directory, so the same checks run
 on the live system (root ``/``) and on prepared trees in tests. Nothing here writes to
 the host except the write probe in a controller storage directory the doctor owns.
+
+One module because its checks are small independent functions over the same ``Host``
+view, read one after another.
 """
 
 from __future__ import annotations

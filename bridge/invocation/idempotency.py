@@ -1,14 +1,6 @@
 """Idempotency records: a call retried with the same key returns the first result.
 
-A record is keyed by ``(agent_id, idempotency_key)`` and remembers a fingerprint of
-the call (tool identity + canonical params) and the response. Reusing a key for a
-different call is a ``CONFLICT``. Concurrent calls with the same key share the one
-in-flight execution. Records are persisted in SQLite and expire after ``ttl_s``.
-Only outcomes of execution are stored (success, or a non-retryable failure of the
-tool); a rejection before execution leaves the key free. A store built with a
-``fingerprint_key`` keys the fingerprint (HMAC-SHA-256), so a stored fingerprint
-cannot be used to guess a short secret parameter (a PIN) by hashing candidates;
-stored responses are the redacted ones the invoker returns.
+Details: docs/modules.md, ``bridge.invocation.idempotency``.
 """
 
 from __future__ import annotations

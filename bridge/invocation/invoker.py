@@ -1,17 +1,8 @@
 """The one call pipeline, from replay check to audit record.
 
-The steps: replay check → authenticate → resolve → validate → authorize →
-idempotency → rate-limit → confirm → execute → record. Every call (HTTP, WebSocket,
-MCP, voice, a mesh peer, a job) goes through
-``Invoker.invoke(request)`` and gets a ``ToolResponse``; failures are responses with a
-stable error code, never exceptions. Execution runs the registered local handler under
-the tool's timeout, or hands a peer's tool (registered without a local handler) to the
-``RemoteExecutor`` the mesh router sets. The response's ``execution`` says where the
-handler ran (this node, or the node a routed call reached), after how many hops and
-for how long. Retries with exponential backoff happen only
-when safe (the tool is idempotent or the caller sent an ``idempotency_key``) and only
-for retryable errors. Middleware wraps execution, globally or per tool; every call is
-recorded in the audit log and its status transitions are published on the event bus.
+One module because the pipeline's steps share one per-call state (``_State``) from
+parsing to the audit record.
+Details: docs/modules.md, ``bridge.invocation.invoker``.
 """
 
 from __future__ import annotations

@@ -6,10 +6,7 @@ WebSocket, mesh) gets the same strict parsing. A message may be signed by the no
 that sent it: the signature is the ed25519 signature (by ``signer``) of the canonical
 encoding (``bridge.auth.canonical``) of the wire form without ``signature``.
 
-``ReplayGuard`` rejects a request whose timestamp lies outside the clock-skew window or
-whose id was already seen inside it (``UNAUTHENTICATED`` with reason
-``clock_skew`` / ``replayed``). Ids are remembered for twice the window, which is as
-long as a request carrying them could still pass the timestamp check.
+Details: docs/modules.md, ``bridge.invocation.messages``.
 """
 
 from __future__ import annotations

@@ -5,6 +5,9 @@ the row's parameter schema for a device (limits, allowed modes), add facts for t
 description (``{kelvin_range}``) and turns parameters into the commands or attribute
 writes to send. State converters turn attribute values back into human units for the
 state tool and ``core:query_sensor``. All the arithmetic lives in ``conversions``.
+
+One module because every converter shares the row and value helpers; each is a short
+function.
 """
 
 from __future__ import annotations

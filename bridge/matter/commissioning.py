@@ -1,17 +1,6 @@
 """Commissioning Matter devices through the controller, with progress events.
 
-``Commissioner.commission(request)`` validates the pairing input (QR or manual code, or
-passcode + discriminator), hands Wi-Fi credentials or a Thread dataset (from the border
-router's REST API or given as hex TLVs) to the controller first, then commissions and
-reports each stage on the event bus as ``commissioning.progress``
-(``discovering → pase → attestation → operational → interview → tools_ready``, or
-``failed``). The SDK's own steps are followed in the managed controller's log when one
-is attached; an external controller reports only the stages its answers prove.
-Failures become clear ``BridgeError``s: a wrong code, a device that cannot be found, a
-failed attestation, a missing Thread dataset, a controller that is down.
-
-Controller commands go through ``bridge.matter.gateway`` (the adapter's connection),
-so this module needs no Matter library.
+Details: docs/modules.md, ``bridge.matter.commissioning``.
 """
 
 from __future__ import annotations

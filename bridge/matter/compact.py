@@ -1,21 +1,6 @@
 """The compact tool profile: a few capability tools instead of one tool per device action.
 
-A 100-device home has hundreds of per-device tools; agent clients accept 50-100 per
-server and pay every schema in tokens on each prompt. The compact profile lists five
-tools in namespace ``home`` instead:
-
-- ``lights`` (``on|off|brightness|color|color_temperature``), ``climate``
-  (``set_temperature|set_mode``), ``locks`` (``lock|unlock``, dangerous like the
-  per-device tools), ``covers`` (``open|close|stop|position``): each with a ``target``,
-  a device or a room by name, alias, slug or id. Its ``enum`` lists only the targets
-  the caller's permissions reach.
-- ``home_state`` (``area`` optional): the live state of every device the caller may
-  read (``device:read:<id>``), from the bridge's attribute cache, compactly.
-
-A capability call is only a pointer: ``resolve`` returns the per-device (or room) tool
-it stands for and that tool's parameters, and the face runs *that* tool through the
-pipeline with the caller's token: same permission checks, same confirmation, same
-audit (which names the compact tool as ``via``). Nothing here grants or runs anything.
+Details: docs/modules.md, ``bridge.matter.compact``.
 """
 
 from __future__ import annotations

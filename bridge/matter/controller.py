@@ -5,12 +5,7 @@ python-matter-server from its own virtualenv (created by ``make install``; nothi
 installed at run time), keeps its storage, PAA trust store and log under the bridge's
 state directory, restarts it with exponential backoff when it dies, and stops it by PID.
 
-The CHIP SDK hard-codes ``/data/chip_{factory,config,counters}.ini`` and
-``/tmp/chip_kvs``. When running as root each controller gets a private mount namespace
-with its own directories bound over ``/data`` and ``/tmp`` (the parts of the host's
-``/tmp`` that hold its own venv or storage stay visible), so several controllers —
-tests, the demo, a developer's — never share those files. With a ``NetworkNamespace``
-the controller runs inside it, and its WebSocket is reached at the namespace's address.
+Details: docs/modules.md, ``bridge.matter.controller``.
 """
 
 from __future__ import annotations

@@ -7,6 +7,9 @@ Each device with readable state gets ``<slug>_state``; sensors are also readable
 exists in ``chip.clusters``, its payload checked against the SDK's descriptors.
 A ``GeneratedTool`` keeps what it needs to turn a call's parameters into the exact
 ``MatterAction``s (``plan``) or to turn read values back into human units (``state_from``).
+
+One module because device, shared and room tools are one assembly (``generate``) that
+the bridge and ``atmosphere-bridge generate`` share.
 """
 
 from __future__ import annotations

@@ -5,14 +5,7 @@ so a device keeps its tool names across restarts even when other devices come an
 Slugs are unique (a ``UNIQUE`` constraint), so two devices can never share tool names.
 ``DeviceRename`` is the validated body of ``PATCH /v1/devices/{device}``.
 
-Aliases are other names a person uses for a device ("the big lamp", "Stehlampe"): at
-most ``MAX_ALIASES`` per device, each 1-64 visible characters, kept in the order given
-with case-insensitive duplicates dropped. They are stored as a JSON list; spoken commands
-match them like names. They never change slugs or tool names.
-
-Rooms have aliases too ("Küche", "cuisine" for a room named "Kitchen"), stored per room
-slug in their own table: they outlive the room's last device leaving, and come back with
-the room. The same limits apply.
+Details: docs/modules.md, ``bridge.matter.naming``.
 """
 
 from __future__ import annotations

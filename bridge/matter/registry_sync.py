@@ -1,19 +1,8 @@
 """MatterToolSync: the long-lived component that keeps Matter tools in the registry in sync.
 
-On ``start`` it connects the adapter; on every snapshot and node added / updated / removed
-it rebuilds the device model, generates the tools and registers, replaces or removes them
-in the ``ToolRegistry``. An unavailable device's tools stay listed, marked unavailable,
-and its calls fail fast with ``DEVICE_UNAVAILABLE``. Attribute updates refresh one
-node's devices (regenerating their tools only when a definition changed) and publish
-``device.state``; availability changes publish ``device.availability``. A report of an
-attribute no tool was built from (generation records, per device, which attribute
-values and which clusters' key sets it read) only updates the device's cached value:
-no rebuild, no registry change, no event but ``device.state``. Every handler
-plans the exact ``MatterAction``s, sends them through the adapter and returns what it sent.
-A write the device accepted goes into the node's cached attributes at once (the
-controller's own report arrives up to a second later and overwrites it), so the next
-call plans from it: ``set_temperature`` right after ``set_mode`` picks the new mode's
-setpoint. A write the device refuses (a non-zero status) is a ``TOOL_FAILED`` error.
+One module because device state, availability and tool registration move together on
+every controller event.
+Details: docs/modules.md, ``bridge.matter.registry_sync``.
 """
 
 from __future__ import annotations

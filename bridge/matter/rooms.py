@@ -1,26 +1,6 @@
 """Room tools: one call that switches, dims, colours or heats every device of a room at once.
 
-For each room (a device's ``room``) and device kind the generator adds, in namespace
-``matter``:
-
-- lights: ``room_<room>_lights_on`` / ``_off`` / ``_brightness(percent)`` and, when any
-  light of the room takes colours, ``_color(color)``;
-- thermostats: ``room_<room>_temperature(celsius|fahrenheit)``.
-
-A room tool needs the permissions of every device it touches (``device:control:<id>``
-for each member), so a token that may not switch one lamp may not switch the room.
-Its handler sends the members' own per-device tools concurrently — one round of
-commands, no "popcorn" — and answers per device: ``{"ok", "room", "action",
-"succeeded", "failed", "devices": [{"device_id", "name", "ok", "tool", "error"?}]}``.
-One device failing (unreachable, refused) is part of the answer, not an exception; the
-answer's ``ok`` is true only when every member succeeded. A light without brightness
-control is switched off for ``percent`` 0 and on otherwise, and says so (``note``);
-a light without colour is left alone by ``_color`` and listed as skipped.
-
-A room is the set of devices sharing a ``room`` (compared by slug, so "Living Room" and
-"living room" are one room, named as its first device has it). Its aliases (stored per
-room slug) are in the room tools' ``metadata.aliases`` and descriptions, so tool search
-and spoken commands find "Küche" for the Kitchen.
+Details: docs/modules.md, ``bridge.matter.rooms``.
 """
 
 from __future__ import annotations

@@ -1,15 +1,6 @@
 """The MCP server on the bridge's own HTTP port: streamable HTTP at ``/mcp``.
 
-``setup(app)`` (a route plugin of the API server) adds ``POST|GET|DELETE /mcp``
-and runs the SDK's ``StreamableHTTPSessionManager`` for the app's lifetime. The SDK's
-transport is ASGI; ``asgi_call`` is a small adapter that hands it one aiohttp request
-(scope, ``receive`` with the body and then the disconnect, ``send`` streaming the
-response) so no second web server or port is needed. The bearer token is checked by
-the API's auth middleware like on every route (401 with the standard error JSON when
-missing or bad); the verified token travels in the ASGI scope (``state`` and ``user``,
-so a session can only be used with the agent that opened it). The MCP SDK (about 38 MB
-of a Pi's memory) is imported, and the server and its session manager started, on the
-first ``/mcp`` request: a bridge nobody reaches over MCP never loads it.
+Details: docs/modules.md, ``bridge.mcp.http``.
 """
 
 from __future__ import annotations

@@ -1,14 +1,6 @@
 """The stdio MCP server of ``atmosphere-bridge mcp``: a running bridge's tools for desktop agents.
 
-Desktop agent clients start an MCP server as a child process and speak MCP over its
-stdin/stdout. ``serve_stdio(endpoint, token)`` is that server: it relays ``tools/list``
-and ``tools/call`` to the bridge's own MCP endpoint (``<url>/mcp``, streamable HTTP,
-the token as bearer) with the SDK's client, so the listing is filtered for the token,
-calls go through the bridge's invocation pipeline and confirmations answer exactly as
-over HTTP (see ``bridge.mcp.server``). The bridge's list-changed events (a
-``subscriptions/listen`` stream, re-opened with back-off when it drops) become
-list-changed notifications on stdio. When the bridge cannot be reached a call answers
-an MCP tool error with code ``INTERNAL`` naming the bridge's URL.
+Details: docs/modules.md, ``bridge.mcp.proxy``.
 """
 
 from __future__ import annotations

@@ -1,37 +1,8 @@
 """The MCP server core: the registry's tools for one token, called through the pipeline.
 
-``BridgeMcpServer`` wraps the SDK's low-level ``Server``:
-
-- ``tools/list`` answers the tools the caller's verified token may call, newest version
-  of each key, under the MCP names of ``bridge.mcp.tool_names``. A requirement with a
-  template (``device:control:{device_id}``) is checked the way the invoker would check a
-  call: with every value the tool's schema allows for the parameter (its ``enum``), and
-  the listed input schema keeps only the values the token may use; for a parameter
-  without an ``enum`` the tool is listed when some value the grants name (or any value,
-  for a wildcard grant) would pass. Annotations: ``readOnlyHint`` for tools that change
-  nothing (category ``sensing``/``querying``, or intent ``compute`` in category
-  ``computing`` or none; never a dangerous one), ``destructiveHint`` for dangerous tools
-  or tools with a confirmation rule, ``idempotentHint`` from ``execution.idempotent``.
-  ``outputSchema`` is the tool's ``returns`` (wrapped as ``{"result": ...}`` when it is
-  not an object schema, as MCP wants an object).
-- ``tools/call`` runs ``ToolRequest(tool=key, params=arguments)`` through the invoker
-  with the caller's token. A failure is a tool result with ``isError: true``: text
-  ``CODE: message`` and ``structuredContent: {"error": {code, message, details,
-  retryable}}``.
-- A call that needs confirmation is started in the background; once its approval is
-  pending the answer is ``CONFIRMATION_REQUIRED`` with ``details.approval_id`` and how
-  to decide it (``POST /v1/approvals/{id}``, ``atmosphere-bridge approvals approve
-  ID``). The call keeps waiting for the approval. Calling the same tool with the same
-  arguments again (same agent) answers the same pending approval while it is pending,
-  and the call's own result once it ended (approved and run, denied or timed out);
-  the next identical call after that starts afresh. Results nobody collects are dropped
-  ``pending_ttl_s`` after the call ended.
-- Registry changes become ``notifications/tools/list_changed``: on 2026-07-28
-  connections through ``subscriptions/listen`` streams, on handshake-era connections on
-  the connection's own channel. Bursts (a device regenerating its tools) are coalesced.
-
-The transport puts the verified ``AgentToken`` into the ASGI scope's ``state`` under
-``TOKEN_STATE_KEY`` (see ``bridge.mcp.http``).
+One module because listing, calling and the confirmation round-trip share the per-
+session state the SDK hands in.
+Details: docs/modules.md, ``bridge.mcp.server``.
 """
 
 from __future__ import annotations

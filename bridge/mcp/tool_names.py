@@ -1,15 +1,6 @@
 """The mapping between our tool keys (``namespace:name``) and MCP tool names.
 
-Agent clients accept only ``^[A-Za-z0-9_-]{1,64}$`` (the limit of the major LLM APIs),
-so that is what every MCP name matches. A key ``namespace:name`` becomes
-``namespace__name`` (two underscores), so ``matter:light_kitchen_on`` is
-``matter__light_kitchen_on``; ``tool_key`` turns such a name back. A key whose plain
-form would not be accepted (longer than 64 characters, or a ``.`` in it) gets a
-shortened name ending in ``_<hash of the key>`` (``bridge.tools.naming``): stable,
-distinct per key, and found back through the registry (``key_in``), not by parsing.
-The namespace ends at the first ``__``, so a namespace that contains ``__`` or ends in
-``_`` has no MCP name (no such namespace exists in the bridge; such tools are not
-exposed rather than exposed ambiguously).
+Details: docs/modules.md, ``bridge.mcp.tool_names``.
 """
 
 from __future__ import annotations

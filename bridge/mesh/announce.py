@@ -1,14 +1,6 @@
 """Capability announcements: the signed message a node uses to tell the mesh what it offers.
 
-A ``capability_announce`` names its origin (node id, name, public key), a version that
-only grows, the origin's timestamp and time to live, the HTTP endpoints it can be
-reached on, its capabilities (one per tool namespace) with their tools (identity,
-description, a hash of the parameter schema and the full definition document, so a
-peer can validate calls before routing them) and its devices (id, name, type,
-reachable). The signature is ed25519 by the origin's key over the canonical encoding
-(``canonical_bytes``: JSON, sorted keys, no whitespace, UTF-8) of the document without
-its ``signature`` field. ``verify_document`` checks a received document *as received*
-(not a re-encoding), so a relay passes on exactly the bytes the origin signed.
+Details: docs/modules.md, ``bridge.mesh.announce``.
 """
 
 from __future__ import annotations

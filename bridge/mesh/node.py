@@ -6,6 +6,9 @@ revocations. Forwarded and routed calls are ``RemoteCalls`` (``remote.py``), pee
 tools in the registry ``RegistrySync`` (``sync.py``), the JSON views ``MeshViews``
 (``views.py``). Lifecycle, announcing and the gossip loop share the node's state and
 stay in this one module. Details: docs/mesh.md.
+
+Lifecycle, announcing and the gossip loop share the node's state and stay together;
+calls, registry sync and views are in ``remote.py``, ``sync.py`` and ``views.py``.
 """
 
 from __future__ import annotations

@@ -1,26 +1,6 @@
 """Whose announcements and forwarded calls count: the mesh trust policy.
 
-Two modes:
-
-- ``allowlist`` (the default): only keys listed in ``mesh.trusted_nodes`` (by node id,
-  key fingerprint or base64 public key) and this node's own key are trusted.
-- ``tofu``: trust on first use with pinning. Any key is accepted, but the first key seen
-  for a node *name* is pinned (persisted in the state directory); a later key claiming
-  a pinned name is rejected, so a newcomer cannot pose as "garage-bridge". Node ids
-  need no pin: they are derived from the key (``identity.py``).
-
-Why allowlist is the default: a trusted peer does more than list tools. A node routes
-calls to it *with the caller's agent token*, and agents pick tools by name and
-description. Under TOFU anybody on the LAN could announce a convincing
-``front_door_unlock`` tool and collect the tokens of every agent that calls it, or
-shadow a real tool with a lookalike. On a home network, adding a peer's fingerprint
-(shown by ``atmosphere-bridge mesh peers`` on both sides, and in the mDNS TXT record)
-is a one-time step; TOFU is available for labs and demos where every LAN host is
-trusted anyway. Untrusted peers are still discovered and listed (so the installer can
-see their fingerprints); their announcements are just never stored, passed on or
-routed to. Besides the configured list, a person may trust or untrust a peer at run
-time (``add``/``remove``, from the console or ``/v1/mesh/trust``); those entries are
-kept in ``mesh/trusted.json`` in the state directory.
+Details: docs/modules.md, ``bridge.mesh.trust``.
 """
 
 from __future__ import annotations

@@ -6,17 +6,7 @@ execute step, the broker's handler publishes a ``tool_use`` event
 ``{toolCallId, tool, params, agentId, sessionId, requiresResponse, timeoutMs}`` that only
 that caller's sockets receive (same agent; same session when the call names one).
 
-The tool's ``execution`` section says how to wait (kept as execution extras, so they
-travel with the definition): ``requires_response: true`` makes the call wait up to
-``execution.timeout_ms`` for ``POST /v1/tool-results/{toolCallId}`` with
-``{"result": ...}`` or ``{"error": {"code", "message"}}``; otherwise the call returns
-``default_result`` (``null`` if unset) at once. A call that must wait fails at once with
-``CLIENT_UNAVAILABLE`` when none of the caller's sockets is connected.
-
-A result is refused — and the call is untouched — when its call id is unknown
-(``NOT_FOUND``), it comes from another agent (``PERMISSION_DENIED``), the call already
-has one (``CONFLICT``, reason ``duplicate``) or timed out (``CONFLICT``, reason ``late``),
-or it does not match the tool's ``returns`` schema (``INVALID_PARAMS``).
+Details: docs/modules.md, ``bridge.sources.client_tools``.
 """
 
 from __future__ import annotations

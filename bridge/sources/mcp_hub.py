@@ -1,25 +1,6 @@
 """McpHub: tools of other MCP servers as tools of this bridge.
 
-Each server in ``mcp_servers`` is connected in the background at start (a server that is
-down does not hold up the bridge) with the SDK's client — a stdio command the hub
-starts, or a streamable-HTTP URL with an optional bearer token from a 0600 file. Its
-tools enter the registry as ``mcp:<server>_<tool>`` (characters our names do not allow
-become ``_``; a clash gets ``_2``), with ``type: mcp``, ``server_name`` = the server's
-name, the tool's input schema as ``parameters`` and its output schema as ``returns``.
-A tool whose schema is not a usable JSON Schema is skipped and listed in ``status()``.
-``readOnlyHint`` makes a tool ``querying``/``compute``, otherwise it is an ``action``;
-``destructiveHint`` makes it ``dangerous`` (our confirmation applies); ``idempotentHint``
-sets ``execution.idempotent``.
-
-Calls pass the whole pipeline first: the token needs ``mcp:call:<server>`` plus the
-server's configured ``permissions``, and the parameters must match the schema, before
-anything reaches the server. An ``isError`` answer becomes ``TOOL_FAILED`` with the
-server's text.
-
-The tool list is re-read every ``refresh_s`` and on the server's list-changed
-notifications. When the connection fails (the process exits, HTTP stops answering) the
-server's tools leave the registry at once; the hub reconnects with back-off (0.2 s
-doubling to 10 s) and registers what the server offers then.
+Details: docs/modules.md, ``bridge.sources.mcp_hub``.
 """
 
 from __future__ import annotations

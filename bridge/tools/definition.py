@@ -8,6 +8,9 @@ valid Draft 2020-12 JSON Schemas. A definition loaded from a document remembers 
 keys the document spelled out (and unknown extension keys inside sections), so
 ``to_json(from_json(doc)) == doc`` holds exactly; a definition built in code writes the
 full canonical form.
+
+One module because the tool document's sections (requires, execution, routing,
+confirmation, audit) are parsed and serialised together and share their validation.
 """
 
 from __future__ import annotations

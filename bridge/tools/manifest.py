@@ -1,19 +1,6 @@
 """The tool manifest (``tools.yaml``): which tools this node loads and from where.
 
-Each entry names a ``source``: ``builtin:NAME`` (the catalogue the caller hands in, by
-default what the entry-point group ``atmosphere_bridge.builtins`` declares),
-``plugin:NAME`` (a Python entry point in the group ``atmosphere_bridge.tools``) or
-``file:PATH`` (a Python file, relative to the manifest, with ``entry`` naming the object
-to use) or ``definition:PATH`` (a tool document in YAML or JSON, relative to the
-manifest, of a tool with ``type: client``: the calling client runs it, so it needs no
-code here). The object is a ``@tool`` function, a ``ToolSpec``, a module (all its
-``@tool`` functions) or a factory ``(config, env) -> iterable of tools`` that receives the
-entry's ``config``. An entry's ``name`` selects the tool of that name when the source
-provides several, and names the tool when the source provides exactly one.
-A bad entry becomes a ``ManifestProblem`` naming it; the other entries still load.
-A problem's ``message`` is for the log (it may quote the file or a plugin's exception,
-so configuration values such as API keys can appear in it); its ``summary`` is safe to
-publish (``/healthz``): only our own structural messages, positions and error codes.
+Details: docs/modules.md, ``bridge.tools.manifest``.
 """
 
 from __future__ import annotations

@@ -1,20 +1,6 @@
 """Keeping a call's secret parameters out of everything the bridge stores or shows.
 
-A tool names its secret parameters in ``audit.extra["secret_params"]`` (a list of
-parameter names, e.g. a lock's ``pin_code``); ``audit.log_params = False`` says none of
-its parameters may be kept. ``Redactor.for_call`` captures both for one call; the
-handler still gets the real values, while everything persisted or shown — approval
-rows and listings, audit rows, job rows, idempotency records, ``tool_call.status``
-events, error messages and details — goes through it:
-
-- ``params(p)``: a copy with every secret parameter (every parameter when
-  ``log_params`` is false) replaced by ``"<redacted>"``, keys kept so a reader sees
-  which were sent.
-- ``scrub(value)``: any JSON value with a key named like a secret parameter replaced,
-  a scalar equal to a secret value replaced, and every occurrence of a secret value
-  of at least ``MIN_SUBSTRING`` characters inside a string replaced. Shorter secrets
-  are only replaced where they stand alone, so a one-digit secret does not wreck
-  every number in a message.
+Details: docs/modules.md, ``bridge.tools.redaction``.
 """
 
 from __future__ import annotations

@@ -1,23 +1,6 @@
 """Spoken commands without an LLM: Home Assistant's sentence templates matched to our tools.
 
-``IntentEngine.handle(text, language, token=...)`` recognises a transcript with
-``hassil`` and the ``home-assistant-intents`` templates (en, de, fr, es, nl), restricted
-to the intents the bridge can serve — ``HassTurnOn``, ``HassTurnOff``, ``HassLightSet``
-(brightness, colour), ``HassClimateSetTemperature`` and ``HassClimateGetTemperature`` —
-with slot lists built from our devices: ``{name}`` holds every device name and alias
-(with the device's domain as context, so "set the thermostat to red" does not match),
-``{area}`` every room's name and aliases. A device named in the sentence wins over a
-room; a room means its room tool (``room_<room>_lights_off``: every light at once). The
-chosen tool is invoked through the invocation pipeline with the caller's token, so a
-spoken command is authorised, validated and audited like any other call.
-
-Nothing is ever done on a guess: a name that fits several devices gets "which one do
-you mean", a sentence that matches nothing gets close names (fuzzy over names, aliases
-and rooms) as suggestions, an unknown language gets the list of languages. Those answers
-name only devices (and rooms with a device) the caller's token may read or control, so
-a sentence cannot be used to learn what else the home holds. The slot
-lists are rebuilt lazily after any registry change (devices renamed, moved, added) and
-when a room's aliases change.
+Details: docs/modules.md, ``bridge.voice.intents``.
 """
 
 from __future__ import annotations

@@ -7,15 +7,7 @@ sentences and the bridge does none of them). Sentences about media, vacuums, tim
 the like are still recognised, so the answer says the bridge cannot do *that* instead of
 guessing something else.
 
-Two kinds of additions, both in the same hassil syntax and each language's own
-expansion rules:
-
-* derived from the structure of Home Assistant's own sentences: every light sentence
-  that sets a colour (``{color}``) gets a twin that sets a colour temperature by name
-  (``{color_temperature_names:temperature}``) — people say "set the lamp to warm white"
-  exactly as they say "set the lamp to blue";
-* phrasings the shared templates lack: the whole home's lights on (they only have
-  "off"), "dim the <area> to 30 %", humidity questions, and stopping a cover.
+Details: docs/modules.md, ``bridge.voice.templates``.
 """
 
 from __future__ import annotations

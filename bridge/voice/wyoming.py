@@ -1,18 +1,6 @@
 """A Wyoming intent-handling service: voice pipelines hand transcripts to the bridge.
 
-``atmosphere-bridge wyoming --url URL`` listens on ``127.0.0.1:10700`` (``--host`` /
-``--port`` to change) for the Wyoming protocol: ``describe`` answers ``info`` with one
-``handle`` program and its languages; ``transcript`` is sent to the bridge's
-``POST /v1/intents/handle`` with the service's token and answered ``handled`` (the
-sentence to speak) or ``not-handled`` (why, e.g. "Which one do you mean: …?"). The
-speaker's room is the transcript's satellite context ``{"area": "Kitchen"}`` or else the
-service's ``--area``: sentences without a place ("turn on the lights") act there.
-
-Wyoming has no authentication: whoever reaches the port speaks with this service's
-token, so it listens on loopback by default and its token (``--token-file``, a 0600
-file, or ``$ATMOSPHERE_BRIDGE_TOKEN``) should carry only what voice may do, e.g.
-``device:control:*``. The token is never logged. A malformed event, an oversized
-transcript or a client that drops mid-event ends that connection only.
+Details: docs/modules.md, ``bridge.voice.wyoming``.
 """
 
 from __future__ import annotations
