@@ -236,17 +236,25 @@ def _parse_path(path: str) -> tuple[int, int, int] | None:
 def _endpoints(node: NodeData) -> dict[int, _Endpoint]:
     endpoints: dict[int, _Endpoint] = {}
     paths = _PATHS
+    # The per-attribute loop of every node's model: one cached path parse, then a
+    # lookup of the (endpoint, cluster) table that the previous attribute usually hit.
+    last_key: tuple[int, int] | None = None
+    attrs: dict[int, Any] = {}
     for path, value in node.attributes.items():
-        parsed = paths[path] if path in paths else _parse_path(path)
+        parsed = paths.get(path)
         if parsed is None:
-            continue
+            parsed = _parse_path(path)
+            if parsed is None:
+                continue
         ep, cl, at = parsed
-        endpoint = endpoints.get(ep)
-        if endpoint is None:
-            endpoint = endpoints[ep] = _Endpoint(ep)
-        attrs = endpoint.clusters.get(cl)
-        if attrs is None:
-            attrs = endpoint.clusters[cl] = {}
+        if (ep, cl) != last_key:
+            endpoint = endpoints.get(ep)
+            if endpoint is None:
+                endpoint = endpoints[ep] = _Endpoint(ep)
+            found = endpoint.clusters.get(cl)
+            if found is None:
+                found = endpoint.clusters[cl] = {}
+            attrs, last_key = found, (ep, cl)
         attrs[at] = value
     # Clusters the descriptor lists but that carried no data still exist, empty.
     for endpoint in endpoints.values():

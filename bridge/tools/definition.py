@@ -167,6 +167,8 @@ class ToolDefinition:
         where = f"tool '{self.namespace}:{self.name}'"
         for attr, enum in (("type", ExecutionType), ("intent", ToolIntent)):
             value = getattr(self, attr)
+            if type(value) is enum:  # built in code: already the member (most tools)
+                continue
             try:
                 object.__setattr__(self, attr, enum(value))
             except ValueError as err:
