@@ -13,12 +13,11 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
 from aiohttp import web
 
 from bridge.api.bearer import token_of
-from bridge.api.http import SERVICE_KEY, json_response, read_json, service_of
+from bridge.api.http import SERVICE_KEY, json_response, read_json, response_json, service_of
 from bridge.api.openapi import add_route, path_param
 from bridge.auth.permissions import PermissionChecker
 from bridge.errors import InvalidRequestError, UnauthenticatedError
@@ -51,9 +50,7 @@ async def call_compact(request: web.Request) -> web.Response:
     resolved = profile.resolve(name, body, allows)
     call = replace(ToolRequest(tool=resolved.key, params=resolved.params), via=resolved.via)
     response = await runtime.invoker.invoke(call, token=token)
-    status = response.http_status
-    answer: dict[str, Any] = {**response.to_json(), "via": resolved.via}
-    return json_response(answer, status=status)
+    return response_json(response, {"via": resolved.via})
 
 
 def setup(app: web.Application) -> None:

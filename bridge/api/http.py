@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from bridge.auth.tokens import AgentToken
     from bridge.config import BridgeConfig
     from bridge.events import EventBus
+    from bridge.invocation.messages import ToolResponse
     from bridge.invocation.pipeline import Pipeline
     from bridge.matter.component import MatterComponent
     from bridge.mesh.node import MeshNode
@@ -112,6 +113,27 @@ def error_response(err: BridgeError, status: int | None = None) -> web.Response:
 def json_response(data: Any, status: int = 200) -> web.Response:
     """Return ``data`` as a JSON response."""
     return web.json_response(data, status=status, dumps=_dumps)
+
+
+def response_json(response: ToolResponse, extra: dict[str, Any] | None = None) -> web.Response:
+    """Answer a ``tool_response`` with its HTTP status, encoding its result only once.
+
+    When the invoker already encoded the result (``result_json``), that text is put in
+    the place of the result instead of encoding the value again.
+    """
+    doc = response.to_json()
+    if extra:
+        doc.update(extra)
+    text = response.result_json
+    if text is None or not response.ok:
+        return json_response(doc, status=response.http_status)
+    doc["result"] = None
+    body = _dumps(doc)
+    # Keys and string values are JSON-escaped, so the first literal '"result":null' is the
+    # top-level key (it precedes every caller-chosen value in the document's order).
+    body = body.replace('"result":null', '"result":' + text, 1)
+    return web.Response(text=body, status=response.http_status,
+                        content_type="application/json")  # fmt: skip
 
 
 def _dumps(data: Any) -> str:

@@ -10,7 +10,7 @@ from typing import Any
 from aiohttp import web
 
 from bridge.api.bearer import require, token_of
-from bridge.api.http import json_response, read_json, service_of
+from bridge.api.http import json_response, read_json, response_json, service_of
 from bridge.api.openapi import add_route, json_content, path_param, query_param
 from bridge.auth.approvals import APPROVE_PERMISSION
 from bridge.errors import InvalidRequestError, UnauthenticatedError
@@ -74,8 +74,7 @@ async def invoke(request: web.Request) -> web.Response:
     token = token_of(request)
     call = await parse_invoke(request)
     response = await _runtime(request).invoker.invoke(call, token=token)
-    status = response.http_status
-    return json_response(response.to_json(), status=status)
+    return response_json(response)
 
 
 async def submit_job(request: web.Request) -> web.Response:

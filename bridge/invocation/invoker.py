@@ -332,7 +332,7 @@ class Invoker:
             response = ToolResponse.success(
                 request, call_id, defn.identity, result,
                 round((time.perf_counter() - started) * 1000, 3), self.node_id,
-                state.execution,
+                state.execution, result_json,
             )
         except BridgeError as err:
             response = self._fail(request, call_id, call, state, err, started)

@@ -322,6 +322,9 @@ class ToolResponse(_Signable):
     # The typed error ``error`` is the wire form of (not on the wire): kept from where it
     # was raised, or read once from a peer's message, so no face rebuilds it.
     raised: BridgeError | None = field(default=None, compare=False, repr=False)
+    # The result's JSON text when the invoker already encoded it (not on the wire as such):
+    # the HTTP answer splices it in instead of encoding the result a second time.
+    result_json: str | None = field(default=None, compare=False, repr=False)
 
     _KEYS = frozenset(
         {"type", "id", "request_id", "call_id", "tool", "status", "result", "error",
@@ -331,11 +334,13 @@ class ToolResponse(_Signable):
     @classmethod
     def success(cls, request: ToolRequest, call_id: str, tool: str, result: Any,
                 duration_ms: float, node_id: str,
-                execution: ExecutionInfo | None = None) -> ToolResponse:
-        """Return a success response to ``request``."""
+                execution: ExecutionInfo | None = None,
+                result_json: str | None = None) -> ToolResponse:
+        """Return a success response to ``request`` (``result_json``: ``result`` encoded)."""
         return cls(request_id=request.id, call_id=call_id, tool=tool,
                    status=ResponseStatus.SUCCESS, result=result,
-                   duration_ms=duration_ms, node_id=node_id, execution=execution)
+                   duration_ms=duration_ms, node_id=node_id, execution=execution,
+                   result_json=result_json)
 
     @classmethod
     def failure(cls, request: ToolRequest, call_id: str, tool: str | None, error: BridgeError,

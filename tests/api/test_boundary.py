@@ -202,3 +202,21 @@ async def test_openapi_shows_only_reachable_routes(server: BridgeServer) -> None
     lamp_admin = await paths(("device:manage:lamp_1",))
     assert set(everything) - set(lamp_admin) == hidden - {"/v1/devices/{device}",
                                                           "/v1/rooms/{room}"}  # fmt: skip
+
+
+async def test_a_result_encoded_once_reads_back_exactly(server: BridgeServer) -> None:
+    """The invoke answer splices the invoker's JSON of the result: same document."""
+    token = service_token(server.service, "echoer", ("*",))
+    tricky = {"text": 'a"result":null,"x', "nested": {"result": None, "é": [1.5, "\\\\"]}}
+    async with server.client.post(server.url + "/v1/invoke", headers=bearer(token),
+                                  json={"tool": "core:store_data",
+                                        "params": {"key": "k1", "value": tricky}}) as resp:
+        assert resp.status == 200, await resp.text()
+    async with server.client.post(server.url + "/v1/invoke", headers=bearer(token),
+                                  json={"tool": "core:get_data",
+                                        "params": {"key": "k1"}}) as resp:
+        body = await resp.json()
+    assert resp.status == 200, body
+    assert body["result"]["value"] == tricky
+    assert body["status"] == "success"
+    assert body["error"] is None
