@@ -97,7 +97,12 @@ async def qr(request: web.Request) -> web.Response:
     import segno
 
     out = io.BytesIO()
-    segno.make(text, error="l", micro=False).save(out, kind="svg", scale=4, border=4)
+    try:
+        code = segno.make(text, error="l", micro=False)
+    except ValueError as err:  # segno's DataOverflowError: more than a QR code holds
+        raise InvalidRequestError("the text is too long for a QR code; copy it instead",
+                                  {"reason": "too_long_for_qr"}) from err  # fmt: skip
+    code.save(out, kind="svg", scale=4, border=4)
     return web.Response(body=out.getvalue(), content_type="image/svg+xml", headers=_headers())
 
 

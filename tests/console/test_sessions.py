@@ -235,3 +235,35 @@ def test_csv_cells_never_start_a_formula() -> None:
 
     assert [_csv_cell(v) for v in ("=SUM(A1)", "+1", "-2", "@x", "plain", None, 12)] == [
         "'=SUM(A1)", "'+1", "'-2", "'@x", "plain", "", "12"]
+
+
+async def test_the_qr_of_a_secret_takes_only_a_bounded_body_with_csrf(
+    bridge_server: BridgeServer,
+) -> None:
+    link = make_link(bridge_server.service.state_dir, bridge_server.url, label="qr")
+    url = f"{bridge_server.url}/console/api/qr"
+    async with await _client(bridge_server) as client:
+        async with await _sign_in(client, bridge_server, _code(link)) as res:
+            assert res.status == 303
+        csrf = {CSRF_HEADER: await _csrf(client, bridge_server),
+                                "Origin": bridge_server.url}  # fmt: skip
+        async with client.post(url, json={"text": "tok.en"}) as no_csrf:
+            assert no_csrf.status == 403
+        async with client.post(url, json={"text": "tok.en"}, headers=csrf) as ok:
+            assert ok.status == 200
+            assert ok.content_type == "image/svg+xml"
+            assert (await ok.text()).lstrip().startswith("<?xml")
+        hostile = [
+            ({"text": "x" * 3_500}, 400), ({"text": ""}, 400), ({"text": 5}, 400),
+            ([[[[[[]]]]]], 400), ({"text": "a" * 30_000}, 413),
+        ]  # fmt: skip
+        for body, status in hostile:
+            async with client.post(url, json=body, headers=csrf) as bad:
+                assert bad.status == status, (str(body)[:40], bad.status)
+                assert "error" in await bad.json()
+        async with client.post(url, data=b"{\"text\": \"\\udead\"}", headers={
+                **csrf, "Content-Type": "application/json"}) as surrogate:
+            assert surrogate.status == 400
+    async with aiohttp.ClientSession() as stranger:
+        async with stranger.post(url, json={"text": "x"}) as anon:
+            assert anon.status == 401
