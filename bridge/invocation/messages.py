@@ -324,7 +324,7 @@ class ToolResponse(_Signable):
     raised: BridgeError | None = field(default=None, compare=False, repr=False)
     # The result's JSON text when the invoker already encoded it (not on the wire as such):
     # the HTTP answer splices it in instead of encoding the result a second time.
-    result_json: str | None = field(default=None, compare=False, repr=False)
+    result_json: str | bytes | None = field(default=None, compare=False, repr=False)
 
     _KEYS = frozenset(
         {"type", "id", "request_id", "call_id", "tool", "status", "result", "error",
@@ -335,7 +335,7 @@ class ToolResponse(_Signable):
     def success(cls, request: ToolRequest, call_id: str, tool: str, result: Any,
                 duration_ms: float, node_id: str,
                 execution: ExecutionInfo | None = None,
-                result_json: str | None = None) -> ToolResponse:
+                result_json: str | bytes | None = None) -> ToolResponse:
         """Return a success response to ``request`` (``result_json``: ``result`` encoded)."""
         return cls(request_id=request.id, call_id=call_id, tool=tool,
                    status=ResponseStatus.SUCCESS, result=result,
