@@ -28,7 +28,7 @@ from bridge.jsonlimits import DEFAULT_LIMITS, JsonLimits
 
 if TYPE_CHECKING:
     from bridge.auth.tokens import AgentToken
-    from bridge.config import BridgeConfig
+    from bridge.config import ApiConfig, BridgeConfig
     from bridge.events import EventBus
     from bridge.invocation.messages import ToolResponse
     from bridge.invocation.pipeline import Pipeline
@@ -169,8 +169,22 @@ def json_limits(request: web.Request) -> JsonLimits:
     service = request.app.get(SERVICE_KEY)
     if service is None:
         return DEFAULT_LIMITS
-    api = service.config.api
-    return JsonLimits(max_bytes=api.max_body_bytes, max_depth=api.max_json_depth)
+    return _limits_of(service.config.api)
+
+
+_LIMITS: dict[int, tuple[ApiConfig, JsonLimits]] = {}
+
+
+def _limits_of(api: ApiConfig) -> JsonLimits:
+    # One JsonLimits per (frozen) API configuration, not one per request.
+    known = _LIMITS.get(id(api))
+    if known is not None and known[0] is api:
+        return known[1]
+    limits = JsonLimits(max_bytes=api.max_body_bytes, max_depth=api.max_json_depth)
+    if len(_LIMITS) > 64:
+        _LIMITS.clear()
+    _LIMITS[id(api)] = (api, limits)
+    return limits
 
 
 def _body_timeout(request: web.Request) -> float:
