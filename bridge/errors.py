@@ -8,8 +8,9 @@ back into the right exception with ``error_from_json``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from enum import StrEnum
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 
 class ErrorCode(StrEnum):
@@ -65,6 +66,28 @@ class BridgeError(Exception):
         super().__init__(message)
         self.message = message
         self.details: dict[str, Any] = details or {}
+
+    def but(self, *, message: str, details: dict[str, Any]) -> Self:
+        """Return a copy of this error (same class and code) with ``message`` and ``details``."""
+        # Not through __init__: subclasses may take other arguments.
+        copy = type(self).__new__(type(self), message)
+        copy.__dict__.update(self.__dict__)
+        copy.args = (message,)
+        copy.message = message
+        copy.details = details
+        copy.__cause__ = self.__cause__
+        return copy
+
+    def scrubbed(self, scrub: Callable[[Any], Any]) -> Self:
+        """Return this error with ``scrub`` applied to its message and details (typed still)."""
+        message = scrub(self.message)
+        details = scrub(self.details)
+        if message is self.message and details is self.details:
+            return self
+        return self.but(
+            message=message if isinstance(message, str) else str(message),
+            details=details if isinstance(details, dict) else {"details": details},
+        )
 
     def to_json(self) -> dict[str, Any]:
         """Return the wire form ``{"code", "message", "details", "retryable"}``."""

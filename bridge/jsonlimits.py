@@ -6,6 +6,10 @@ Wyoming event into Python values, or raises a ``BridgeError`` with a stable code
 ``details.reason`` one of ``not_utf8``, ``not_json``, ``too_deep``, ``string_too_long``,
 ``too_many_items``, ``lone_surrogate``, ``not_finite``, ``number_out_of_range``.
 
+Parsing is orjson's where that cannot change the answer (it refuses NaN, Infinity,
+lone surrogates and bad UTF-8 like the rules here do); anything orjson refuses is read
+again by the standard parser, which words the refusal as before.
+
 Details: docs/modules.md, ``bridge.jsonlimits``.
 """
 
@@ -18,12 +22,18 @@ from dataclasses import dataclass
 from itertools import accumulate
 from typing import Any
 
+import orjson
+
 from bridge.errors import InvalidRequestError, PayloadTooLargeError
 
 _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _BRACKETS = bytes.maketrans(b"[{]}", b"\x01\x01\xff\xff")
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 _SURROGATE = re.compile("[\ud800-\udfff]")
+# Outside strings, 19 digits in a row: maybe an integer orjson would read as a float.
+_LONG_DIGITS = re.compile(rb"[0-9]{19}")
+# Outside strings, an exponent: a number the value walk must look at.
+_EXPONENT = re.compile(rb"[0-9][eE]")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -47,7 +57,14 @@ def _bad(reason: str, message: str, **details: Any) -> InvalidRequestError:
 
 def depth_of(raw: bytes) -> int:
     """Return how deeply ``raw`` nests arrays and objects (strings skipped); never recurses."""
-    outside = _STRING.sub(b"", raw) if b'"' in raw else raw
+    return _depth(_outside_strings(raw))
+
+
+def _outside_strings(raw: bytes) -> bytes:
+    return _STRING.sub(b"", raw) if b'"' in raw else raw
+
+
+def _depth(outside: bytes) -> int:
     brackets = outside.translate(_BRACKETS, _NOT_BRACKETS)
     if not brackets:
         return 0
@@ -67,10 +84,40 @@ def loads(data: bytes | str, limits: JsonLimits = DEFAULT_LIMITS) -> Any:
         raise PayloadTooLargeError(
             f"request body is larger than {limits.max_bytes} bytes", {"max_bytes": limits.max_bytes}
         )
-    depth = depth_of(raw)
-    if depth > limits.max_depth:
+    outside = _outside_strings(raw)
+    if _depth(outside) > limits.max_depth:
         raise _bad("too_deep", f"JSON nests deeper than {limits.max_depth} levels",
                    max_depth=limits.max_depth)  # fmt: skip
+    if _LONG_DIGITS.search(outside) is not None:
+        return _loads_std(raw, limits)  # integers beyond 64 bits stay integers (and refused)
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return _loads_std(raw, limits)  # refused: the standard parser says why, as ever
+    if not _fits_unchecked(raw, outside, limits):
+        check(value, limits)
+    return value
+
+
+def _fits_unchecked(raw: bytes, outside: bytes, limits: JsonLimits) -> bool:
+    """Return whether orjson's value of ``raw`` is within ``limits`` without a walk.
+
+    orjson refused lone surrogates, NaN/Infinity and nesting past the depth checked
+    before; a string has no more characters and a document no more values than ``raw``
+    has bytes; a number without an exponent and with fewer than 19 digits in a row is
+    below 10**18.
+    """
+    size = len(raw)
+    return (
+        size <= limits.max_string
+        and size <= limits.max_items
+        and limits.max_int >= 10**18
+        and limits.max_float >= 1e19
+        and _EXPONENT.search(outside) is None
+    )
+
+
+def _loads_std(raw: bytes, limits: JsonLimits) -> Any:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as err:

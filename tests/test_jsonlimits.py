@@ -77,3 +77,49 @@ def test_bad_utf8_size_and_string_length() -> None:
         jsonlimits.loads('"' + "x" * 11 + '"', JsonLimits(max_string=10))
     assert info.value.details == {"reason": "string_too_long", "max_string": 10}
     assert jsonlimits.loads('{"ok":[1,2.5,"\u00e9\\u00e9",null]}') == {"ok": [1, 2.5, "éé", None]}
+
+
+def _outcome(read: Any, raw: bytes, limits: JsonLimits) -> Any:
+    try:
+        value = read(raw, limits)
+    except (InvalidRequestError, PayloadTooLargeError) as err:
+        return ("refused", err.code, err.details.get("reason"))
+    return ("value", json.dumps(value, sort_keys=True), _types(value))
+
+
+def _types(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _types(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_types(v) for v in value]
+    return type(value).__name__
+
+
+def _standard(raw: bytes, limits: JsonLimits) -> Any:
+    """Read ``raw`` as the reader did before orjson: limits, depth, then the stdlib."""
+    if len(raw) > limits.max_bytes:
+        raise PayloadTooLargeError("too large")
+    if depth_of(raw) > limits.max_depth:
+        raise InvalidRequestError("too deep", {"reason": "too_deep"})
+    return jsonlimits._loads_std(raw, limits)
+
+
+_pieces = st.sampled_from([
+    "1", "-0", "0.5", "1e2", "1E-2", "1e400", "-1e999", "1e301", "9223372036854775807",
+    "9223372036854775808", "-9223372036854775809", "18446744073709551616", "1" * 19,
+    "123456789012345678.5", "NaN", "Infinity", "-Infinity", "true", "null", '"a"',
+    '"\\ud800"', '"\\udc00"', '"\\ud83d\\ude00"', '"\u00e9"', '"\\u0000"', "[", "]", "{",
+    "}", ",", ":", '"k"', " ", "\ufeff", "\x00",
+])  # fmt: skip
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(_pieces, max_size=12), st.sampled_from([
+    JsonLimits(), JsonLimits(max_items=3, max_string=4, max_int=1000, max_float=1e10, max_depth=3),
+]))
+def test_the_fast_reader_answers_as_the_standard_one(pieces: list[str], limits: JsonLimits) -> None:
+    # orjson reads what it can; whatever it reads must equal the standard parser's value
+    # and whatever the limits refuse must be refused with the same reason.
+    for raw in ("".join(pieces).encode(), "[" + ",".join(pieces) + "]" if pieces else "[]"):
+        data = raw if isinstance(raw, bytes) else raw.encode("utf-8", "surrogatepass")
+        assert _outcome(jsonlimits.loads, data, limits) == _outcome(_standard, data, limits), data

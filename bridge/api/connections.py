@@ -109,12 +109,15 @@ class GuardedRequestHandler(RequestHandler):
 
     def data_received(self, data: bytes) -> None:
         """Parse as aiohttp does; time the head from its first byte."""
-        waiting = self._awaiting_head()
-        if waiting and data and self._head_timer is None:
-            self._head_timer = self._loop.call_later(self._guard.header_timeout_s,
-                                                     self._head_expired)  # fmt: skip
+        started = self._head_timer is None and data and self._awaiting_head()
         super().data_received(data)
-        if self._head_timer is not None and not self._awaiting_head():
+        if self._awaiting_head():
+            # A head still incomplete after these bytes: time it from now (a whole
+            # request in one read, the usual case, never starts a timer).
+            if started:
+                self._head_timer = self._loop.call_later(self._guard.header_timeout_s,
+                                                         self._head_expired)  # fmt: skip
+        elif self._head_timer is not None:
             self._head_timer.cancel()
             self._head_timer = None
 

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol
 
+import orjson
 from aiohttp import ClientPayloadError, web
 
 from bridge import jsonlimits
@@ -27,7 +28,7 @@ from bridge.jsonlimits import DEFAULT_LIMITS, JsonLimits
 
 if TYPE_CHECKING:
     from bridge.auth.tokens import AgentToken
-    from bridge.config import BridgeConfig
+    from bridge.config import ApiConfig, BridgeConfig
     from bridge.events import EventBus
     from bridge.invocation.messages import ToolResponse
     from bridge.invocation.pipeline import Pipeline
@@ -107,12 +108,37 @@ def service_of(request: web.Request) -> ApiHost:
 
 def error_response(err: BridgeError, status: int | None = None) -> web.Response:
     """Return the JSON error response for ``err``."""
-    return web.json_response({"error": err.to_json()}, status=status or err.http_status)
+    return json_response({"error": err.to_json()}, status=status or err.http_status)
 
 
 def json_response(data: Any, status: int = 200) -> web.Response:
-    """Return ``data`` as a JSON response."""
-    return web.json_response(data, status=status, dumps=_dumps)
+    """Return ``data`` as a JSON response (UTF-8, encoded once)."""
+    return _json_body(encode_json(data), status)
+
+
+def _json_body(body: bytes, status: int) -> web.Response:
+    return web.Response(body=body, status=status, content_type="application/json",
+                        charset="utf-8")  # fmt: skip
+
+
+def encode_json(data: Any) -> bytes:
+    """Return ``data`` as compact UTF-8 JSON.
+
+    orjson where it can (NaN and infinities become ``null``); values it refuses (integers
+    beyond 64 bits, keys it cannot turn into strings, strings with lone surrogates) go
+    through the standard encoder, with surrogates escaped so the bytes stay valid UTF-8.
+    """
+    try:
+        return orjson.dumps(data, option=orjson.OPT_NON_STR_KEYS)
+    except TypeError:  # orjson.JSONEncodeError is a TypeError
+        text = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+        try:
+            return text.encode("utf-8")
+        except UnicodeEncodeError:
+            return json.dumps(data, separators=(",", ":")).encode("ascii")
+
+
+_RESULT_NULL = b'"result":null'
 
 
 def response_json(response: ToolResponse, extra: dict[str, Any] | None = None) -> web.Response:
@@ -127,17 +153,15 @@ def response_json(response: ToolResponse, extra: dict[str, Any] | None = None) -
     text = response.result_json
     if text is None or not response.ok:
         return json_response(doc, status=response.http_status)
+    try:
+        encoded = text.encode("utf-8") if isinstance(text, str) else text
+    except UnicodeEncodeError:  # a lone surrogate in the result: encode it escaped
+        return json_response(doc, status=response.http_status)
     doc["result"] = None
-    body = _dumps(doc)
     # Keys and string values are JSON-escaped, so the first literal '"result":null' is the
     # top-level key (it precedes every caller-chosen value in the document's order).
-    body = body.replace('"result":null', '"result":' + text, 1)
-    return web.Response(text=body, status=response.http_status,
-                        content_type="application/json")  # fmt: skip
-
-
-def _dumps(data: Any) -> str:
-    return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+    body = encode_json(doc).replace(_RESULT_NULL, b'"result":' + encoded, 1)
+    return _json_body(body, response.http_status)
 
 
 def json_limits(request: web.Request) -> JsonLimits:
@@ -145,8 +169,22 @@ def json_limits(request: web.Request) -> JsonLimits:
     service = request.app.get(SERVICE_KEY)
     if service is None:
         return DEFAULT_LIMITS
-    api = service.config.api
-    return JsonLimits(max_bytes=api.max_body_bytes, max_depth=api.max_json_depth)
+    return _limits_of(service.config.api)
+
+
+_LIMITS: dict[int, tuple[ApiConfig, JsonLimits]] = {}
+
+
+def _limits_of(api: ApiConfig) -> JsonLimits:
+    # One JsonLimits per (frozen) API configuration, not one per request.
+    known = _LIMITS.get(id(api))
+    if known is not None and known[0] is api:
+        return known[1]
+    limits = JsonLimits(max_bytes=api.max_body_bytes, max_depth=api.max_json_depth)
+    if len(_LIMITS) > 64:
+        _LIMITS.clear()
+    _LIMITS[id(api)] = (api, limits)
+    return limits
 
 
 def _body_timeout(request: web.Request) -> float:
@@ -165,6 +203,15 @@ async def read_body(request: web.Request, max_bytes: int) -> bytes:
         raise PayloadTooLargeError(
             f"request body is larger than {max_bytes} bytes", {"max_bytes": max_bytes}
         )
+    content = request.content
+    if content.is_eof() and content.exception() is None:
+        # The whole body already arrived with the head (the usual small request).
+        body = content.read_nowait()
+        if len(body) > max_bytes:
+            raise PayloadTooLargeError(
+                f"request body is larger than {max_bytes} bytes", {"max_bytes": max_bytes}
+            )
+        return body
     chunks: list[bytes] = []
     total = 0
     try:

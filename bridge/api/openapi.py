@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import jsonschema
 from aiohttp import web
@@ -131,6 +131,14 @@ class Operation:
         return op
 
 
+class _BodyCheck(NamedTuple):
+    """A route's body check: the compiled yes-check, the validator that words refusals."""
+
+    proven: Check | None
+    validator: jsonschema.Draft202012Validator
+    error_class: type[BridgeError]
+
+
 class OpenApiRegistry:
     """The operations added so far, keyed by ``(METHOD, path)``, and their body validators."""
 
@@ -141,6 +149,8 @@ class OpenApiRegistry:
         ] = {}
         # A compiled yes-check per body schema (``bridge.tools.fastcheck``), when it has one.
         self.proven: dict[tuple[str, str], Check] = {}
+        # The same checks by the router's route object: one lookup per request.
+        self.by_route: dict[web.AbstractRoute, _BodyCheck] = {}
 
     def add(self, op: Operation) -> None:
         """Record ``op``; raise ``ValueError`` on a duplicate route or operation id."""
@@ -223,8 +233,9 @@ def add_route(
     route says otherwise). ``permission`` is what the route needs (templates allowed):
     the OpenAPI view of a token that cannot hold it leaves the route out.
     """
-    app.router.add_route(method, path, handler)
-    app[OPENAPI_KEY].add(
+    route = app.router.add_route(method, path, handler)
+    registry = app[OPENAPI_KEY]
+    registry.add(
         Operation(
             method=method.upper(),
             path=path,
@@ -238,6 +249,10 @@ def add_route(
             responses=dict(responses or {}),
         )
     )
+    key = (method.upper(), path)
+    found = registry.validators.get(key)
+    if found is not None:
+        registry.by_route[route] = _BodyCheck(registry.proven.get(key), *found)
 
 
 def router_operations(app: web.Application) -> set[tuple[str, str]]:
@@ -259,20 +274,13 @@ def validate_body(request: web.Request, body: Any) -> None:
     The declared ``request_body`` of ``add_route`` is the validator (the same object the
     OpenAPI document shows), so documentation and checking cannot drift apart.
     """
-    route = request.match_info.route
-    resource = route.resource
-    if resource is None:
+    check = request.app[OPENAPI_KEY].by_route.get(request.match_info.route)
+    if check is None:
         return
-    registry = request.app[OPENAPI_KEY]
-    key = (route.method, resource.canonical)
-    proven = registry.proven.get(key)
-    if proven is not None and proven(body):
+    if check.proven is not None and check.proven(body):
         return
-    found = registry.validators.get(key)
-    if found is None:
-        return
-    validator, error_class = found
-    error = jsonschema.exceptions.best_match(validator.iter_errors(body))
+    error_class = check.error_class
+    error = jsonschema.exceptions.best_match(check.validator.iter_errors(body))
     if error is None:
         return
     path = [str(p) for p in error.absolute_path]

@@ -37,7 +37,6 @@ from bridge.errors import (
     ToolFailedError,
     ToolTimeoutError,
     UnauthenticatedError,
-    error_from_json,
 )
 from bridge.events import EventBus
 from bridge.invocation.calls import CallTracker, ToolCall
@@ -567,7 +566,7 @@ class Invoker:
     ) -> ToolResponse:
         tool = state.tool.identity if state.tool is not None else None
         if state.redactor.active:
-            err = error_from_json(state.redactor.scrub(err.to_json()))
+            err = err.scrubbed(state.redactor.scrub)  # still typed: no JSON round trip
         response = ToolResponse.failure(
             request, call_id, tool, err, round((time.perf_counter() - started) * 1000, 3),
             self.node_id, state.execution,

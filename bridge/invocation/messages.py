@@ -37,13 +37,14 @@ def _fields(
 ) -> dict[str, Any]:
     if not isinstance(doc, dict):
         raise InvalidRequestError(f"{what} must be a JSON object")
-    unknown = sorted(set(doc) - allowed)
-    if unknown:
+    keys = doc.keys()
+    if not keys <= allowed:
+        unknown = sorted(keys - allowed)
         raise InvalidRequestError(
             f"{what} has unknown field(s): {', '.join(map(str, unknown))}", {"unknown": unknown}
         )
-    missing = sorted(required - set(doc))
-    if missing:
+    if not required <= keys:
+        missing = sorted(required - keys)
         raise InvalidRequestError(
             f"{what} lacks field(s): {', '.join(missing)}", {"missing": missing}
         )
@@ -140,6 +141,19 @@ class RequestRouting:
         }
 
 
+_NO_CONTEXT = RequestContext()
+_DEFAULT_ROUTING = RequestRouting()
+
+
+def _context(doc: Any) -> RequestContext:
+    # Most calls carry no context: share the one empty (frozen) context.
+    return RequestContext.from_json(doc) if doc else _NO_CONTEXT
+
+
+def _routing(doc: Any) -> RequestRouting:
+    return RequestRouting.from_json(doc) if doc else _DEFAULT_ROUTING
+
+
 class _Signable:
     """Signing shared by both messages: ``signer``'s ed25519 signature of the wire form.
 
@@ -219,8 +233,8 @@ class ToolRequest(_Signable):
             tool=tool or "",
             version=_opt_str(d, "version", "tool_invoke"),
             params=params,
-            context=RequestContext.from_json(d.get("context") or {}),
-            routing=RequestRouting.from_json(d.get("routing") or {}),
+            context=_context(d.get("context")),
+            routing=_routing(d.get("routing")),
             token=token,
             idempotency_key=_opt_str(d, "idempotency_key", "tool_invoke", 256),
             timestamp=float(ts),
@@ -324,7 +338,7 @@ class ToolResponse(_Signable):
     raised: BridgeError | None = field(default=None, compare=False, repr=False)
     # The result's JSON text when the invoker already encoded it (not on the wire as such):
     # the HTTP answer splices it in instead of encoding the result a second time.
-    result_json: str | None = field(default=None, compare=False, repr=False)
+    result_json: str | bytes | None = field(default=None, compare=False, repr=False)
 
     _KEYS = frozenset(
         {"type", "id", "request_id", "call_id", "tool", "status", "result", "error",
@@ -335,7 +349,7 @@ class ToolResponse(_Signable):
     def success(cls, request: ToolRequest, call_id: str, tool: str, result: Any,
                 duration_ms: float, node_id: str,
                 execution: ExecutionInfo | None = None,
-                result_json: str | None = None) -> ToolResponse:
+                result_json: str | bytes | None = None) -> ToolResponse:
         """Return a success response to ``request`` (``result_json``: ``result`` encoded)."""
         return cls(request_id=request.id, call_id=call_id, tool=tool,
                    status=ResponseStatus.SUCCESS, result=result,

@@ -18,12 +18,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from bridge.errors import InvalidRequestError, UnauthenticatedError
+import aiohttp
+
+from bridge import jsonlimits
+from bridge.errors import InvalidRequestError, PayloadTooLargeError, UnauthenticatedError
 from bridge.mesh.announce import canonical_bytes
 from bridge.mesh.node_id import NodeIdentity, node_id_for, verify_signature
 from bridge.mesh.trust import TrustPolicy
 
 ENVELOPE_TYPE = "mesh_envelope"
+# What a peer may answer at most (the same bound as a request to /v1/mesh/...).
+MAX_ANSWER_BYTES = 8 * 1024 * 1024
+_ANSWER_LIMITS = jsonlimits.JsonLimits(max_bytes=MAX_ANSWER_BYTES)
 GOSSIP_KINDS = frozenset({"gossip_digest", "gossip_push"})
 KINDS = GOSSIP_KINDS | {"tool_invoke"}
 
@@ -129,3 +135,21 @@ class EnvelopeVerifier:
         if not self._nonces.add(doc["nonce"], now):
             raise UnauthenticatedError("envelope was already received (replay)")
         return Sender(node_id=derived, node_name=doc["node_name"], public_key=public_key), body
+
+
+async def read_answer(resp: aiohttp.ClientResponse) -> Any:
+    """Return a peer's JSON answer, read with the bridge's JSON limits.
+
+    Raises ``PayloadTooLargeError`` past ``MAX_ANSWER_BYTES`` (without reading on) and
+    ``InvalidRequestError`` when the body is not acceptable JSON.
+    """
+    if resp.content_length is not None and resp.content_length > MAX_ANSWER_BYTES:
+        raise PayloadTooLargeError("peer answer too large", {"max_bytes": MAX_ANSWER_BYTES})
+    chunks: list[bytes] = []
+    total = 0
+    async for chunk in resp.content.iter_chunked(65_536):
+        total += len(chunk)
+        if total > MAX_ANSWER_BYTES:
+            raise PayloadTooLargeError("peer answer too large", {"max_bytes": MAX_ANSWER_BYTES})
+        chunks.append(chunk)
+    return jsonlimits.loads(b"".join(chunks), _ANSWER_LIMITS)

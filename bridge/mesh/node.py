@@ -1,21 +1,17 @@
 """The mesh node: the long-lived component that joins this bridge to the agent mesh.
 
-``MeshNode`` owns the identity, trust policy, gossip state, discovery and router; it
-announces this node's tools, runs the push-pull gossip loop and gossips token
-revocations. Forwarded and routed calls are ``RemoteCalls`` (``remote.py``), peers'
-tools in the registry ``RegistrySync`` (``sync.py``), the JSON views ``MeshViews``
-(``views.py``). Lifecycle, announcing and the gossip loop share the node's state and
-stay in this one module. Details: docs/mesh.md.
-
-Lifecycle, announcing and the gossip loop share the node's state and stay together;
-calls, registry sync and views are in ``remote.py``, ``sync.py`` and ``views.py``.
+``MeshNode`` owns the identity, trust policy, gossip state, discovery and router, starts
+and stops them, and announces this node's tools. Its parts: the gossip loop and token
+revocations (``gossip_loop.py``, ``GossipLoop``), forwarded and routed calls
+(``remote.py``, ``RemoteCalls``), peers' tools in the registry (``sync.py``,
+``RegistrySync``) and the JSON views (``views.py``, ``MeshViews``).
+``build_mesh_node`` builds one from the bridge's configuration. Details: docs/mesh.md.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import random
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -29,15 +25,15 @@ from bridge.config import BridgeConfig, MeshConfig, is_wildcard_host
 from bridge.errors import (
     BridgeError,
     ConfigInvalidError,
-    InvalidRequestError,
 )
 from bridge.events import EventBus
 from bridge.invocation.invoker import RemoteOutcome
 from bridge.invocation.messages import ToolRequest
 from bridge.mesh.announce import Announcement, Capability, DeviceInfo, ToolSummary, parameters_hash
 from bridge.mesh.discovery import DiscoveredPeer, Discovery, interface_addresses
-from bridge.mesh.envelope import EnvelopeVerifier, seal
-from bridge.mesh.gossip import GossipState, Outcome
+from bridge.mesh.envelope import EnvelopeVerifier
+from bridge.mesh.gossip import GossipState
+from bridge.mesh.gossip_loop import GossipLoop
 from bridge.mesh.node_id import NODE_ID_RE, NodeIdentity
 from bridge.mesh.remote import RemoteCalls, RunLocal
 from bridge.mesh.router import Offer, RoutedResult, Router
@@ -53,10 +49,6 @@ _LOGGER = logging.getLogger(__name__)
 _RATE_LOG = RateLimitedLog(_LOGGER)
 
 ANNOUNCE_DEBOUNCE_S = 0.2
-MAX_RELAYS = 2
-MAX_REVOCATIONS_PUSHED = 256
-GOSSIP_HTTP_TIMEOUT_S = 5.0
-
 
 
 class MeshNode:
@@ -113,10 +105,13 @@ class MeshNode:
         self._version = 0
         self._last_announce = 0.0
         self._endpoints: tuple[str, ...] = ()
-        self._rng = random.Random()  # noqa: S311 - peer choice, not security
-        self.rejections: dict[str, int] = {}
         self._warned_affinity: set[str] = set()
-        self._verifier: TokenVerifier | None = None
+        self.gossip_loop = GossipLoop(
+            config, identity=self.identity, gossip=self.gossip, trust=self.trust,
+            verifier=self.verifier, session=self._http, discovery=lambda: self.discovery,
+            spawn=self._spawn,
+        )  # fmt: skip
+        self.rejections = self.gossip_loop.rejections
         self.views = MeshViews(identity=self.identity, trust=self.trust, gossip=self.gossip,
                                router=self.router, discovery=lambda: self.discovery,
                                endpoints=lambda: self._endpoints,
@@ -266,8 +261,8 @@ class MeshNode:
         announcement = self.build_announcement()
         self.gossip.set_local(announcement)
         self._last_announce = time.monotonic()
-        for node_id, urls in self._gossip_targets():
-            self._spawn(self._push(node_id, urls, [announcement.to_json()]))
+        for node_id, urls in self.gossip_loop.targets():
+            self._spawn(self.gossip_loop.push(node_id, urls, [announcement.to_json()]))
         return announcement
 
     def _renew(self) -> Announcement:
@@ -282,128 +277,24 @@ class MeshNode:
             loop = asyncio.get_running_loop()
             self._announce_handle = loop.call_later(ANNOUNCE_DEBOUNCE_S, self.announce)
 
-    # -- gossip loop --------------------------------------------------------------------
+    # -- gossip (gossip_loop.py) ----------------------------------------------------------
 
     async def _run(self) -> None:
-        while True:
-            await asyncio.sleep(self.config.gossip_interval_s)
-            try:
-                self.gossip.expire()
-                if time.monotonic() - self._last_announce >= self.config.announce_interval_s:
-                    self.announce()
-                targets = self._gossip_targets()
-                chosen = self._rng.sample(targets, min(self.config.gossip_fanout, len(targets)))
-                await asyncio.gather(*(self._round(n, u) for n, u in chosen))
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                _LOGGER.exception("mesh gossip round failed")
-
-    def _gossip_targets(self) -> list[tuple[str, tuple[str, ...]]]:
-        """Return ``(node_id or "", urls)`` of every peer worth gossiping with."""
-        targets: dict[str, tuple[str, ...]] = {}
-        if self.discovery is not None:
-            for peer in self.discovery.peers():
-                if self.trust.may_trust(peer.node_id, peer.fingerprint):
-                    targets[peer.node_id] = tuple(peer.urls())
-        for entry in self.gossip.entries():
-            origin = entry.announcement.node_id
-            if origin != self.identity.node_id and origin not in targets:
-                targets[origin] = entry.announcement.endpoints
-        result = [(n, u) for n, u in targets.items() if u]
-        known_urls = {url for _, urls in result for url in urls}
-        result.extend(
-            ("", (url.rstrip("/"),)) for url in self.config.peers if url not in known_urls
-        )
-        return result
-
-    async def _post(self, urls: tuple[str, ...], path: str, doc: dict[str, Any]) -> dict[str, Any]:
-        last: Exception | None = None
-        timeout = aiohttp.ClientTimeout(total=GOSSIP_HTTP_TIMEOUT_S, sock_connect=1.5)
-        for url in urls:
-            try:
-                async with self._http().post(f"{url}{path}", json=doc, timeout=timeout) as resp:
-                    body = await resp.json(content_type=None)
-                    if resp.status != 200 or not isinstance(body, dict):
-                        raise InvalidRequestError(
-                            f"{url}{path} answered HTTP {resp.status}: {body}"
-                        )
-                    return body
-            except (aiohttp.ClientError, TimeoutError, ValueError) as err:
-                last = err
-        raise ConnectionError(str(last) if last else "no address")
-
-    async def _round(self, node_id: str, urls: tuple[str, ...]) -> None:
-        """Run one hashed push-pull round with a peer (see ``gossip.py``)."""
-        try:
-            envelope = seal(
-                self.identity, to=node_id, kind="gossip_digest", body=self.gossip.hash_message()
-            )
-            reply = await self._post(urls, "/v1/mesh/gossip", envelope)
-            counts, push = self.gossip.handle_reply(reply)
-            self._count(counts)
-            notices = self._revocation_notices()
-            if notices:
-                await self._push_revocations(node_id, urls, notices)
-            if push is None:
-                return
-            answer = await self._post(
-                urls,
-                "/v1/mesh/push",
-                seal(self.identity, to=node_id, kind="gossip_push", body=push),
-            )
-            if "announcements" in answer:
-                self._count(self.gossip.accept_many(answer["announcements"]))
-        except (ConnectionError, BridgeError) as err:
-            _LOGGER.debug("gossip with %s (%s) failed: %s", node_id or "?", urls, err)
-
-    async def _push(self, node_id: str, urls: tuple[str, ...], documents: list[Any]) -> None:
-        # Spawned: the loop may have been held up since; never send what expired meanwhile.
-        documents = [d for d in documents if not self.gossip.is_expired(d)]
-        if not documents:
-            return
-        body = {"type": "gossip_push", "announcements": documents}
-        try:
-            await self._post(
-                urls,
-                "/v1/mesh/push",
-                seal(self.identity, to=node_id, kind="gossip_push", body=body),
-            )
-        except (ConnectionError, BridgeError) as err:
-            _LOGGER.debug("push to %s failed: %s", node_id or "?", err)
-
-    def _count(self, counts: dict[Outcome, int]) -> None:
-        for outcome, n in counts.items():
-            if outcome not in (Outcome.ACCEPTED, Outcome.DUPLICATE):
-                self.rejections[outcome.value] = self.rejections.get(outcome.value, 0) + n
-                # An untrusted peer pushes every round: once a minute per reason is enough.
-                _RATE_LOG.warning(f"rejected:{outcome.value}",
-                                  "mesh rejected %d announcement(s): %s", n, outcome.value)
+        await self.gossip_loop.run(lambda: self._last_announce, self.announce)
 
     def _on_peer_change(self, action: str, peer: DiscoveredPeer) -> None:
         if self.events is not None:
             self.events.publish("mesh.peer", {"action": action, **peer.to_json()})
         if action != "removed" and self._session is not None:
-            self._spawn(self._round(peer.node_id, tuple(peer.urls())))
-
-    # -- server side of /v1/mesh/... ----------------------------------------------------
+            self._spawn(self.gossip_loop.round(peer.node_id, tuple(peer.urls())))
 
     def handle_gossip(self, envelope: Any) -> dict[str, Any]:
-        """Answer a peer's digest (step 1 → step 2)."""
-        _sender, body = self.verifier.open(envelope, "gossip_digest")
-        return self.gossip.handle_digest(body)
+        """Answer a peer's digest (``GossipLoop.handle_gossip``)."""
+        return self.gossip_loop.handle_gossip(envelope)
 
     def handle_push(self, envelope: Any) -> dict[str, Any]:
-        """Take announcements a peer pushed; return the count per outcome and what it wants."""
-        _sender, body = self.verifier.open(envelope, "gossip_push")
-        counts = self.gossip.handle_push(body)
-        self._count(counts)
-        answer: dict[str, Any] = {"outcomes": {k.value: v for k, v in counts.items()}}
-        if "revocations" in body:
-            answer["revocations_accepted"] = self.accept_revocations(body["revocations"])
-        if "want" in body:
-            answer["announcements"] = self.gossip.documents(body["want"])
-        return answer
+        """Take announcements a peer pushed (``GossipLoop.handle_push``)."""
+        return self.gossip_loop.handle_push(envelope)
 
     # -- trust at run time ----------------------------------------------------------------
 
@@ -414,8 +305,7 @@ class MeshNode:
         """
         added = self.trust.add(entry)
         if added and self._session is not None:
-            for node_id, urls in self._gossip_targets():
-                self._spawn(self._round(node_id, urls))
+            self.gossip_loop.round_with_all()
         return added
 
     def untrust_peer(self, entry: str) -> None:
@@ -433,7 +323,7 @@ class MeshNode:
                 self.gossip.remove(ann.node_id)
         self.sync.sync()
 
-    # -- token revocations --------------------------------------------------------------
+    # -- token revocations (gossip_loop.py) ----------------------------------------------
 
     def use_verifier(self, verifier: TokenVerifier) -> None:
         """Gossip ``verifier``'s revocations and feed it those peers send.
@@ -443,50 +333,13 @@ class MeshNode:
         too. A peer's notice counts only when signed by the token's issuer and that
         issuer is one this node's verifier trusts.
         """
-        if self._verifier is verifier:
-            return
-        self._verifier = verifier
-        self._unsubscribe.append(verifier.revocations.subscribe(self._on_revocation))
-
-    def _revocation_notices(self) -> list[dict[str, Any]]:
-        if self._verifier is None:
-            return []
-        notices = self._verifier.revocations.notices()
-        return sorted(notices, key=lambda n: -float(n["revoked_at"]))[:MAX_REVOCATIONS_PUSHED]
+        unsubscribe = self.gossip_loop.use_verifier(verifier)
+        if unsubscribe is not None:
+            self._unsubscribe.append(unsubscribe)
 
     def accept_revocations(self, documents: Any) -> int:
-        """Take revocation notices from a peer; return how many were new and valid."""
-        if self._verifier is None:
-            return 0
-        if not isinstance(documents, list) or len(documents) > MAX_REVOCATIONS_PUSHED:
-            raise InvalidRequestError(
-                f"revocations must be a list of at most {MAX_REVOCATIONS_PUSHED}"
-            )
-        issuers = self._verifier.trusted_issuers
-        return sum(self._verifier.revocations.accept(doc, issuers) for doc in documents)
-
-    def _on_revocation(self, notice: dict[str, Any]) -> None:
-        if self._session is None:
-            return
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return  # the next gossip round carries it
-        for node_id, urls in self._gossip_targets():
-            self._spawn(self._push_revocations(node_id, urls, [notice]))
-
-    async def _push_revocations(
-        self, node_id: str, urls: tuple[str, ...], notices: list[dict[str, Any]]
-    ) -> None:
-        body = {"type": "gossip_push", "announcements": [], "revocations": notices}
-        try:
-            await self._post(
-                urls, "/v1/mesh/push",
-                seal(self.identity, to=node_id, kind="gossip_push", body=body),
-            )
-        except (ConnectionError, BridgeError) as err:
-            _LOGGER.debug("revocation push to %s failed: %s", node_id or "?", err)
-
+        """Take revocation notices from a peer (``GossipLoop.accept_revocations``)."""
+        return self.gossip_loop.accept_revocations(documents)
 
     # -- the parts: remote calls, registry sync, views ------------------------------------
 

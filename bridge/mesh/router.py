@@ -28,7 +28,7 @@ from bridge.errors import (
     error_from_json,
 )
 from bridge.invocation.messages import ExecutionInfo, RequestRouting, ToolRequest, ToolResponse
-from bridge.mesh.envelope import seal
+from bridge.mesh.envelope import read_answer, seal
 from bridge.mesh.node_id import NODE_ID_RE, NodeIdentity
 
 _LOGGER = logging.getLogger(__name__)
@@ -415,11 +415,11 @@ class Router:
                 async with self._session().post(
                     f"{url}/v1/mesh/invoke", json=envelope, timeout=timeout
                 ) as resp:
-                    body = await resp.json(content_type=None)
+                    body = await read_answer(resp)  # outside input: bounded, limited
             except (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError) as err:
                 last = err
                 continue
-            except (TimeoutError, aiohttp.ClientError, ValueError) as err:
+            except (TimeoutError, aiohttp.ClientError, ValueError, BridgeError) as err:
                 if idempotent:
                     raise _Unreachable(str(err)) from err
                 if isinstance(err, TimeoutError):
