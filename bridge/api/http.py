@@ -151,7 +151,9 @@ def response_json(response: ToolResponse, extra: dict[str, Any] | None = None) -
     if extra:
         doc.update(extra)
     text = response.result_json
-    if text is None or not response.ok:
+    if text is None or not response.ok or "NaN" in text or "Infinity" in text:
+        # (The invoker's text may spell NaN/Infinity, which JSON has not: the encoder
+        # below writes them as null, as for every other answer.)
         return json_response(doc, status=response.http_status)
     try:
         encoded = text.encode("utf-8") if isinstance(text, str) else text

@@ -220,3 +220,23 @@ async def test_a_result_encoded_once_reads_back_exactly(server: BridgeServer) ->
     assert body["result"]["value"] == tricky
     assert body["status"] == "success"
     assert body["error"] is None
+
+
+async def test_a_result_with_nan_is_still_valid_json(server: BridgeServer) -> None:
+    """A handler's NaN or infinity reaches the client as null, never as bare NaN."""
+    from bridge.tools.definition import ToolDefinition
+
+    async def odd(params: dict[str, object], ctx: object) -> dict[str, object]:
+        return {"reading": float("nan"), "peak": float("inf"), "label": "NaN"}
+
+    server.service.registry.register(
+        ToolDefinition(name="odd_reading", namespace="test", description="NaN reading",
+                       parameters={"type": "object", "properties": {}}),
+        odd,  # type: ignore[arg-type]
+    )  # fmt: skip
+    token = service_token(server.service, "reader", ("*",))
+    async with server.client.post(server.url + "/v1/invoke", headers=bearer(token),
+                                  json={"tool": "test:odd_reading"}) as resp:
+        raw = await resp.read()
+    body = json.loads(raw, parse_constant=lambda name: pytest.fail(f"bare {name}"))
+    assert body["result"] == {"reading": None, "peak": None, "label": "NaN"}
