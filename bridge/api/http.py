@@ -127,15 +127,16 @@ def encode_json(data: Any) -> bytes:
     orjson where it can (NaN and infinities become ``null``); values it refuses (integers
     beyond 64 bits, keys it cannot turn into strings, strings with lone surrogates) go
     through the standard encoder, with surrogates escaped so the bytes stay valid UTF-8.
+    Anything that is no JSON type at all is written as its ``str``: an answer, not a 500.
     """
     try:
-        return orjson.dumps(data, option=orjson.OPT_NON_STR_KEYS)
+        return orjson.dumps(data, default=str, option=orjson.OPT_NON_STR_KEYS)
     except TypeError:  # orjson.JSONEncodeError is a TypeError
-        text = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+        text = json.dumps(data, separators=(",", ":"), ensure_ascii=False, default=str)
         try:
             return text.encode("utf-8")
         except UnicodeEncodeError:
-            return json.dumps(data, separators=(",", ":")).encode("ascii")
+            return json.dumps(data, separators=(",", ":"), default=str).encode("ascii")
 
 
 _RESULT_NULL = b'"result":null'
