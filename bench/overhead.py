@@ -24,8 +24,14 @@ ways, auth middleware, body parsing, response encoding), ``pipeline`` (``duratio
 minus the handler's ``execution.duration_ms``), ``handler`` and its excess over the
 direct call, and the bridge process's CPU time per call.
 
+``--channel ws`` makes (b) a ``tool_invoke`` over one ``/v1/calls/ws`` socket (the
+persistent call channel an agent keeps open) instead of ``POST /v1/invoke``;
+``--channel http,ws`` runs one phase of each against the same bridge, each with its own
+interleaved direct calls and CPU figures (the WebSocket phase's keys start ``ws_``).
+
 Usage (root, after ``make install``):
     .venv/bin/python bench/overhead.py [--calls 500] [--warmup 50] [--breakdown]
+                                       [--channel http|ws|http,ws]
 """
 
 from __future__ import annotations
@@ -40,6 +46,7 @@ import signal
 import sys
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -66,7 +73,7 @@ async def wait_for_line(proc: asyncio.subprocess.Process, prefix: str, timeout_s
                 return line.strip()
 
 
-async def run(calls: int, warmup: int, breakdown: bool) -> dict[str, Any]:
+async def run(calls: int, warmup: int, breakdown: bool, channels: list[str]) -> dict[str, Any]:
     reason = netns.unsupported_reason() or node_available()
     if reason:
         raise SystemExit(f"overhead benchmark needs a fabric namespace: {reason}")
@@ -77,12 +84,7 @@ async def run(calls: int, warmup: int, breakdown: bool) -> dict[str, Any]:
         passcode=20202301, discriminator=0x50A, label="Bench Lamp", netns=ns,
     )  # fmt: skip
     bridge: asyncio.subprocess.Process | None = None
-    direct_ms: list[float] = []
-    bridge_ms: list[float] = []
-    server_ms: list[float] = []  # the bridge's own duration_ms: pipeline + handler
-    handler_ms: list[float] = []  # execution.duration_ms: the Matter handler alone
-    bridge_cpu_s = 0.0
-    controller_cpu_s = 0.0
+    results: dict[str, dict[str, Any]] = {}
     try:
         state = base / "state"
         await asyncio.to_thread(write_test_paa, state / "controller" / "paa")
@@ -145,38 +147,35 @@ async def run(calls: int, warmup: int, breakdown: bool) -> dict[str, Any]:
                         raise RuntimeError(f"direct call failed: {msg}")
                     return elapsed * 1000
 
-                async def via_bridge() -> float:
+                async def via_http() -> tuple[float, dict[str, Any]]:
                     started = time.perf_counter()
                     async with http.post(
                         f"{url}/v1/invoke", json={"tool": toggle, "params": {}}
                     ) as resp:
                         body = await resp.json()
-                    elapsed = (time.perf_counter() - started) * 1000
-                    if body.get("status") != "success":
-                        raise RuntimeError(f"bridge call failed: {body}")
-                    server_ms.append(float(body["duration_ms"]))
-                    handler_ms.append(float(body["execution"]["duration_ms"]))
-                    return elapsed
+                    return (time.perf_counter() - started) * 1000, body
 
-                for _ in range(warmup):  # sessions, caches, first-call paths on both sides
-                    await direct()
-                    await via_bridge()
-                server_ms.clear()
-                handler_ms.clear()
+                channel = await http.ws_connect(
+                    f"{url.replace('http', 'ws', 1)}/v1/calls/ws", compress=0)
+                call_ids = itertools.count(1)
+
+                async def via_ws() -> tuple[float, dict[str, Any]]:
+                    call_id = f"c{next(call_ids)}"
+                    started = time.perf_counter()
+                    await channel.send_str(json.dumps(
+                        {"type": "tool_invoke", "id": call_id, "tool": toggle, "params": {}}))
+                    while True:
+                        body = json.loads((await channel.receive()).data)
+                        if body.get("request_id") == call_id:
+                            break
+                    return (time.perf_counter() - started) * 1000, body
+
+                vias = {"http": via_http, "ws": via_ws}
                 controller = descendants(bridge.pid)  # the managed controller (and its netns exec)
-                cpu_before = cpu_seconds(bridge.pid)
-                ctl_before = tree_cpu_seconds(controller)
-                for i in range(calls):
-                    # Strictly interleaved, the order flipped every pair: each side sees
-                    # the same machine load and follows the other side's call equally often.
-                    if i % 2:
-                        bridge_ms.append(await via_bridge())
-                        direct_ms.append(await direct())
-                    else:
-                        direct_ms.append(await direct())
-                        bridge_ms.append(await via_bridge())
-                bridge_cpu_s = cpu_seconds(bridge.pid) - cpu_before
-                controller_cpu_s = tree_cpu_seconds(controller) - ctl_before
+                for name in channels:
+                    results[name] = await phase(direct, vias[name], calls, warmup, bridge.pid,
+                                                controller)  # fmt: skip
+                await channel.close()
     finally:
         if bridge is not None and bridge.returncode is None:
             bridge.send_signal(signal.SIGINT)
@@ -188,6 +187,56 @@ async def run(calls: int, warmup: int, breakdown: bool) -> dict[str, Any]:
         await asyncio.to_thread(device.stop)
         netns.delete_namespace(ns.name)
         shutil.rmtree(base, ignore_errors=True)
+    out: dict[str, Any] = {}
+    for name in channels:
+        figures = summarize(results[name], breakdown)
+        # HTTP's figures keep their historical names; other channels are prefixed.
+        prefix = "" if name == "http" else f"{name}_"
+        out.update({f"{prefix}{k}": v for k, v in figures.items()})
+    return out
+
+
+async def phase(
+    direct: Callable[[], Awaitable[float]],
+    via: Callable[[], Awaitable[tuple[float, dict[str, Any]]]],
+    calls: int, warmup: int, bridge_pid: int, controller: list[int],
+) -> dict[str, Any]:
+    """Interleave ``direct`` and ``via`` calls; return the samples and CPU of the run."""
+    samples: dict[str, Any] = {"direct": [], "bridge": [], "server": [], "handler": []}
+
+    async def bridged() -> float:
+        elapsed, body = await via()
+        if body.get("status") != "success":
+            raise RuntimeError(f"bridge call failed: {body}")
+        samples["server"].append(float(body["duration_ms"]))
+        samples["handler"].append(float(body["execution"]["duration_ms"]))
+        return elapsed
+
+    for _ in range(warmup):  # sessions, caches, first-call paths on both sides
+        await direct()
+        await bridged()
+    samples["server"].clear()
+    samples["handler"].clear()
+    cpu_before = cpu_seconds(bridge_pid)
+    ctl_before = tree_cpu_seconds(controller)
+    for i in range(calls):
+        # Strictly interleaved, the order flipped every pair: each side sees the same
+        # machine load and follows the other side's call equally often.
+        if i % 2:
+            samples["bridge"].append(await bridged())
+            samples["direct"].append(await direct())
+        else:
+            samples["direct"].append(await direct())
+            samples["bridge"].append(await bridged())
+    samples["bridge_cpu_s"] = cpu_seconds(bridge_pid) - cpu_before
+    samples["controller_cpu_s"] = tree_cpu_seconds(controller) - ctl_before
+    return samples
+
+
+def summarize(samples: dict[str, Any], breakdown: bool) -> dict[str, Any]:
+    """Return one channel's figures from its samples."""
+    direct_ms, bridge_ms = samples["direct"], samples["bridge"]
+    server_ms, handler_ms = samples["server"], samples["handler"]
     d50, d99 = percentile(direct_ms, 0.5), percentile(direct_ms, 0.99)
     b50, b99 = percentile(bridge_ms, 0.5), percentile(bridge_ms, 0.99)
     diffs = paired(bridge_ms, direct_ms)
@@ -201,16 +250,17 @@ async def run(calls: int, warmup: int, breakdown: bool) -> dict[str, Any]:
         "p50_minus_p50_ms": round(b50 - d50, 3),
         "calls_each": len(direct_ms),
         # CPU the bridge process (not its controller) used per bridge call, all included.
-        "bridge_cpu_ms_per_call": round(bridge_cpu_s * 1000 / len(bridge_ms), 3),
+        "bridge_cpu_ms_per_call": round(samples["bridge_cpu_s"] * 1000 / len(bridge_ms), 3),
         "controller_cpu_ms_per_command": round(
-            controller_cpu_s * 1000 / (len(bridge_ms) + len(direct_ms)), 3),
+            samples["controller_cpu_s"] * 1000 / (len(bridge_ms) + len(direct_ms)), 3),
     }
     if breakdown:
         # Where a bridge call's time goes, per call then as p50/p99 of each part:
-        # http = client round trip minus the bridge's duration_ms (HTTP, auth middleware,
-        # body parsing, response encoding); pipeline = duration_ms minus the handler
-        # (replay, resolve, validate, authorize, audit, events); handler = the Matter
-        # tool's handler, whose controller round trip is what ``direct`` measures.
+        # transport = client round trip minus the bridge's duration_ms (HTTP or the
+        # WebSocket frame both ways, auth, body parsing, response encoding); pipeline =
+        # duration_ms minus the handler (replay, resolve, validate, authorize, audit,
+        # events); handler = the Matter tool's handler, whose controller round trip is
+        # what ``direct`` measures. (For HTTP the transport part is called ``http``.)
         http_part = [b - s for b, s in zip(bridge_ms, server_ms, strict=True)]
         pipe_part = [s - h for s, h in zip(server_ms, handler_ms, strict=True)]
         for name, values in (("http", http_part), ("pipeline", pipe_part),
@@ -229,8 +279,16 @@ def main() -> None:
         "--breakdown", action="store_true",
         help="add http/pipeline/handler p50/p99 of the bridge calls to the line",
     )  # fmt: skip
+    parser.add_argument(
+        "--channel", default="http",
+        help="the bridge side: http (POST /v1/invoke), ws (tool_invoke over one "
+             "/v1/calls/ws socket) or both as http,ws (one phase each, same bridge)",
+    )  # fmt: skip
     args = parser.parse_args()
-    line = asyncio.run(run(args.calls, args.warmup, args.breakdown))
+    channels = [c.strip() for c in args.channel.split(",") if c.strip()]
+    if not channels or any(c not in ("http", "ws") for c in channels):
+        parser.error("--channel takes http, ws or http,ws")
+    line = asyncio.run(run(args.calls, args.warmup, args.breakdown, channels))
     print(json.dumps(line), flush=True)
 
 

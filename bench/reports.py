@@ -48,6 +48,7 @@ from benchlib import (
     cpu_seconds,
     descendants,
     percentile,
+    rss_mb,
     start_profile,
     summarize_profile,
     tree_cpu_seconds,
@@ -192,6 +193,7 @@ async def run(
             bridge_s = cpu_seconds(bridge.pid) - b0
             controller_s = tree_cpu_seconds(controller) - c0
             await events.close()
+            rss = rss_mb(bridge.pid)
             if spy is not None:
                 spy.send_signal(signal.SIGINT)
                 await asyncio.to_thread(spy.wait, 30)
@@ -209,6 +211,8 @@ async def run(
             "registry_changes_during_reports": registry_changes,
             "press_to_event_p50_ms": round(percentile(wall, 0.5), 3),
             "press_to_event_p99_ms": round(percentile(wall, 0.99), 3),
+            # The running bridge (all faces on, connected, every device's tools built).
+            "bridge_rss_mb": round(rss, 1),
         }
     finally:
         if bridge is not None and bridge.returncode is None:

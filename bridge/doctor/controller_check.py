@@ -11,14 +11,10 @@ import asyncio
 
 from bridge.doctor.models import CheckResult, Status
 from bridge.errors import ControllerUnavailableError
-from bridge.matter.gateway import ServerInfo, fetch_server_info
+from bridge.matter.gateway import CLIENT_SCHEMA_VERSION, ServerInfo, fetch_server_info
 
 __all__ = ["CLIENT_SCHEMA_VERSION", "ServerInfo", "check_controller", "fetch_server_info",
            "probe_controller"]  # fmt: skip
-
-# The schema matter-python-client 1.5.5 (the bridge's client) speaks; it needs a server
-# whose schema_version is at least this and whose min_supported_schema_version is at most it.
-CLIENT_SCHEMA_VERSION = 11
 
 
 def check_controller(url: str, info: ServerInfo | None, error: str | None) -> CheckResult:

@@ -1,27 +1,30 @@
-"""The cluster catalogue: what the SDK's ``chip.clusters`` declares, asked by name or id.
+"""The cluster catalogue: what the Matter SDK's cluster objects declare, asked by name or id.
 
-``cluster_info`` answers the cluster maps and the generator (ids, attribute and command
-names and fields, feature bits); ``device_type_name`` names a device type. It is the
-only place besides ``commands`` that loads the SDK's cluster objects.
+``cluster_info`` answers the cluster maps, the generator and the command checks (ids,
+attribute and command names, payload fields and their types, feature bits);
+``device_type_name`` names a device type. The catalogue is data: ``data/catalogue.json``,
+written from the pinned SDK by ``catalogue_dump`` and checked against it by the tests,
+so the bridge never loads ``chip.clusters`` (~42 MB resident) to answer these questions.
+
+A field's ``type`` is the JSON type spec described in ``catalogue_dump``.
 """
 
 from __future__ import annotations
 
-import types
-import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
-from chip.clusters import ClusterObjects
-from chip.clusters import Objects as Clusters
-from matter_server.client.models.device_types import ALL_TYPES as DEVICE_TYPES
+import orjson
+
+CATALOGUE_PATH = Path(__file__).resolve().parent / "data" / "catalogue.json"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class FieldInfo:
-    """One field of a command payload as the SDK declares it."""
+    """One field of a command payload or struct as the SDK declares it."""
 
     name: str
     type: Any
@@ -40,7 +43,7 @@ class CommandInfo:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ClusterInfo:
-    """Names and ids of one cluster from ``chip.clusters``."""
+    """Names and ids of one cluster."""
 
     id: int
     name: str
@@ -51,85 +54,81 @@ class ClusterInfo:
     features: Mapping[str, int]
 
 
-def _public(namespace: Any) -> list[tuple[str, Any]]:
-    return [(k, v) for k, v in vars(namespace).items() if not k.startswith("_")]
+def _fields(raw: list[Any]) -> tuple[FieldInfo, ...]:
+    return tuple(FieldInfo(name=str(n), type=_freeze(t), optional=bool(o)) for n, t, o in raw)
 
 
-def field_optional(hint: Any) -> bool:
-    """Return whether a payload field's type hint allows leaving it out."""
-    return typing.get_origin(hint) in (typing.Union, types.UnionType) and type(None) in (
-        typing.get_args(hint)
-    )
+def _freeze(spec: Any) -> Any:
+    """Return a type spec with tuples for lists (hashable, never mutated)."""
+    if isinstance(spec, list):
+        return tuple(_freeze(s) for s in spec)
+    return spec
 
 
-def _make_cluster_info(cls: Any) -> ClusterInfo:
-    attributes: dict[str, int] = {}
-    for name, attr in _public(getattr(cls, "Attributes", object)):
-        attr_id = getattr(attr, "attribute_id", None)
-        if isinstance(attr_id, int):
-            attributes[name] = attr_id
-    commands: dict[str, CommandInfo] = {}
-    for name, cmd in _public(getattr(cls, "Commands", object)):
-        if not isinstance(cmd, type) or not getattr(cmd, "is_client", False):
-            continue
-        cmd_any: Any = cmd
-        hints = typing.get_type_hints(cmd)
-        fields = tuple(
-            FieldInfo(
-                name=f.Label,
-                type=hints.get(f.Label, f.Type),
-                optional=field_optional(hints.get(f.Label, f.Type)),
-            )
-            for f in cmd_any.descriptor.Fields
+def _make_cluster_info(raw: Mapping[str, Any]) -> ClusterInfo:
+    attributes = {str(k): int(v) for k, v in raw["attributes"].items()}
+    commands = {
+        str(name): CommandInfo(
+            name=str(name), id=int(c["id"]), fields=_fields(c["fields"]), timed=bool(c["timed"])
         )
-        commands[name] = CommandInfo(
-            name=name,
-            id=int(cmd_any.command_id),
-            fields=fields,
-            timed=bool(getattr(cmd, "must_use_timed_invoke", False)),
-        )
-    features: dict[str, int] = {}
-    bitmaps = getattr(cls, "Bitmaps", None)
-    feature_enum = getattr(bitmaps, "Feature", None) if bitmaps is not None else None
-    if feature_enum is not None:
-        for member in feature_enum:
-            features[member.name.removeprefix("k")] = int(member.value)
+        for name, c in raw["commands"].items()
+    }
     return ClusterInfo(
-        id=int(cls.id),
-        name=cls.__name__,
+        id=int(raw["id"]),
+        name=str(raw["name"]),
         attributes=attributes,
         attribute_names={v: k for k, v in attributes.items()},
         commands=commands,
         command_names={c.id: n for n, c in commands.items()},
-        features=features,
+        features={str(k): int(v) for k, v in raw["features"].items()},
     )
 
 
+@dataclass(frozen=True, slots=True)
+class _Catalogue:
+    by_id: dict[int, ClusterInfo]
+    by_name: dict[str, ClusterInfo]
+    structs: dict[str, tuple[FieldInfo, ...]]
+    device_types: dict[int, str]
+    sdk_version: str
+
+
 @lru_cache(maxsize=1)
-def _catalogue() -> tuple[dict[int, ClusterInfo], dict[str, ClusterInfo]]:
+def _catalogue() -> _Catalogue:
+    doc = orjson.loads(CATALOGUE_PATH.read_bytes())
     by_id: dict[int, ClusterInfo] = {}
     by_name: dict[str, ClusterInfo] = {}
-    for cluster_id, cls in ClusterObjects.ALL_CLUSTERS.items():
-        if getattr(Clusters, cls.__name__, None) is not cls:
-            continue
-        info = _make_cluster_info(cls)
-        by_id[int(cluster_id)] = info
+    for raw in doc["clusters"]:
+        info = _make_cluster_info(raw)
+        by_id[info.id] = info
         by_name[info.name] = info
-    return by_id, by_name
+    return _Catalogue(
+        by_id=by_id,
+        by_name=by_name,
+        structs={str(k): _fields(v) for k, v in doc["structs"].items()},
+        device_types={int(k): str(v) for k, v in doc["device_types"].items()},
+        sdk_version=str(doc["sdk"]["version"]),
+    )
 
 
 def cluster_info(cluster: str | int) -> ClusterInfo | None:
     """Return the catalogue entry for a cluster name or id, or ``None`` if unknown."""
-    by_id, by_name = _catalogue()
+    found = _catalogue()
     if isinstance(cluster, int):
-        return by_id.get(cluster)
-    return by_name.get(cluster)
+        return found.by_id.get(cluster)
+    return found.by_name.get(cluster)
+
+
+def struct_fields(name: str) -> tuple[FieldInfo, ...]:
+    """Return the fields of a struct named by a ``["struct", name]`` type spec."""
+    return _catalogue().structs[name]
 
 
 def device_type_name(device_type_id: int) -> str | None:
     """Return the SDK's name of a device type id (``DimmableLight``) or ``None``."""
-    found = DEVICE_TYPES.get(device_type_id)
-    return found.__name__ if found is not None else None
+    return _catalogue().device_types.get(device_type_id)
 
 
-# --- building commands from payloads -----------------------------------------------
+def sdk_version() -> str:
+    """Return the version of the SDK package the catalogue was written from."""
+    return _catalogue().sdk_version

@@ -4,27 +4,28 @@
 and attribute events, reconnects with backoff and executes ``MatterAction``s (commands,
 attribute writes, reads), remembering the last ones it sent for tests and diagnostics;
 the gateway sends raw controller commands over the same connection.
+
+It speaks the controller's protocol itself: a ``server_info`` greeting, then JSON
+messages — ``{"message_id", "command", "args"}`` out; results (``result``) or errors
+(``error_code``, ``details``) by ``message_id`` and events (``event``, ``data``) in.
+Messages are read and written with orjson, node attributes stay the controller's JSON
+values, and commands go out as the checked payloads ``commands.build_command`` makes,
+so the bridge loads none of the SDK's client or cluster objects (tens of megabytes
+resident, and most of a state report's CPU when every message became SDK dataclasses).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
+import itertools
 import logging
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 import aiohttp
-from matter_server.client import MatterClient
-from matter_server.client.exceptions import (
-    InvalidServerVersion,
-    MatterClientException,
-    TransportError,
-)
-from matter_server.common import errors as server_errors
-from matter_server.common.models import EventType
+import orjson
 
 from bridge.errors import (
     BridgeError,
@@ -34,7 +35,7 @@ from bridge.errors import (
     ToolFailedError,
 )
 from bridge.matter.commands import build_command
-from bridge.matter.gateway import ControllerCommandError
+from bridge.matter.gateway import CLIENT_SCHEMA_VERSION, ControllerCommandError, ServerInfo
 from bridge.matter.models import (
     ActionKind,
     AdapterEvent,
@@ -49,55 +50,102 @@ LOGGER = logging.getLogger(__name__)
 # How long a timed invoke (DoorLock unlock) may stay open on the device.
 TIMED_REQUEST_TIMEOUT_MS = 10_000
 SENT_HISTORY = 256
+# ``start_listening`` answers with every node in one message (a large home: megabytes).
+MAX_MESSAGE_BYTES = 256 * 1024 * 1024
+GREETING_TIMEOUT_S = 30.0
+# The controller's error codes (python-matter-server's ``errors``).
+_NOT_REACHABLE = frozenset({3, 4, 5})  # NodeNotReady, NodeNotResolving, NodeNotExists
+_REJECTED = frozenset({8, 9})  # InvalidArguments, InvalidCommand
 
 
+class _ConnectionLost(Exception):
+    """The controller connection closed or failed (the adapter reconnects)."""
 
-class _Client(MatterClient):
-    """``MatterClient`` that also reports which attribute path changed.
 
-    The client's own ``attribute_updated`` callbacks get only the new value, so the
-    adapter hooks the message handler (pinned client 1.5.5) to learn node and path;
-    attribute reports go to the adapter only.
-    """
+class _Refused(Exception):
+    """The controller answered a request with an error code."""
 
-    def __init__(
-        self,
-        url: str,
-        session: aiohttp.ClientSession,
-        on_attribute: Callable[[int, str, Any], None],
-    ) -> None:
-        super().__init__(url, session)
-        self._on_attribute = on_attribute
+    def __init__(self, code: int, details: str) -> None:
+        super().__init__(details)
+        self.code = code
+        self.details = details
 
-    def _handle_event_message(self, msg: Any) -> None:
-        if msg.event == EventType.ATTRIBUTE_UPDATED:
-            # The adapter keeps its own node mirror and nothing reads the SDK's node model
-            # between (re)connects, which fetch every node afresh: skip the SDK's update of
-            # it (parsing each value into chip.clusters objects was most of a report's CPU).
-            node_id, path, value = msg.data
-            self._on_attribute(int(node_id), str(path), value)
+
+class _Connection:
+    """One open WebSocket to the controller: requests by ``message_id`` and the reader."""
+
+    _ids = itertools.count(1)
+
+    def __init__(self, ws: aiohttp.ClientWebSocketResponse, url: str, greeting: dict[str, Any]):
+        self.ws = ws
+        self.url = url
+        self.greeting = greeting
+        self._pending: dict[str, asyncio.Future[Any]] = {}
+        self.closed = False
+
+    async def request(self, command: str, args: dict[str, Any]) -> Any:
+        """Send ``command`` and wait for its answer; raise ``ControllerCommandError``."""
+        if self.closed:
+            raise ControllerUnavailableError(
+                f"not connected to the Matter controller at {self.url}", {"url": self.url}
+            )
+        msg_id = f"b{next(self._ids)}"
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._pending[msg_id] = future
+        try:
+            frame = orjson.dumps({"message_id": msg_id, "command": command, "args": args})
+            try:
+                await self.ws.send_frame(frame, aiohttp.WSMsgType.TEXT)
+            except (aiohttp.ClientError, ConnectionError, RuntimeError) as err:
+                raise ControllerUnavailableError(
+                    f"the Matter controller at {self.url} connection failed during "
+                    f"'{command}': {err}", {"url": self.url}) from err  # fmt: skip
+            try:
+                return await future
+            except _Refused as err:
+                raise ControllerCommandError(command, err.code, err.details) from None
+        finally:
+            self._pending.pop(msg_id, None)
+
+    async def receive(self) -> Any:
+        """Return the next message (decoded JSON); raise ``_ConnectionLost`` when closed."""
+        msg = await self.ws.receive()
+        if msg.type is aiohttp.WSMsgType.TEXT or msg.type is aiohttp.WSMsgType.BINARY:
+            try:
+                return orjson.loads(msg.data)
+            except orjson.JSONDecodeError as err:
+                raise _ConnectionLost(f"{self.url} sent a message that is not JSON") from err
+        if msg.type is aiohttp.WSMsgType.ERROR:
+            raise _ConnectionLost(f"{self.url}: {msg.data}")
+        raise _ConnectionLost(f"{self.url} closed the connection")
+
+    def answer(self, msg: dict[str, Any]) -> None:
+        """Settle the request ``msg`` answers (late answers to abandoned requests drop)."""
+        future = self._pending.get(str(msg.get("message_id")))
+        if future is None or future.done():
             return
-        super()._handle_event_message(msg)
+        if "error_code" in msg:
+            code = msg["error_code"]
+            future.set_exception(_Refused(
+                code if isinstance(code, int) and not isinstance(code, bool) else 0,
+                str(msg.get("details") or "")))  # fmt: skip
+        else:
+            future.set_result(msg.get("result"))
 
+    def fail_pending(self) -> None:
+        """Fail every waiting request: the connection dropped."""
+        self.closed = True
+        for future in self._pending.values():
+            if not future.done():
+                future.set_exception(ControllerUnavailableError(
+                    "the Matter controller connection dropped during the request",
+                    {"url": self.url}))  # fmt: skip
 
-class _UncompressedSession:
-    """The adapter's aiohttp session as the SDK client sees it: WebSockets without deflate.
-
-    The pinned client always asks for ``permessage-deflate``; on the loopback or LAN link
-    to a controller that only costs CPU on both ends for every command and reply (the
-    controller then compresses every message it sends this connection).
-    """
-
-    def __init__(self, session: aiohttp.ClientSession) -> None:
-        self._session = session
-
-    def ws_connect(self, url: str, **kwargs: Any) -> Any:
-        """Open the WebSocket with compression off, the client's other options kept."""
-        kwargs["compress"] = 0
-        return self._session.ws_connect(url, **kwargs)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._session, name)
+    async def close(self) -> None:
+        """Close the WebSocket (idempotent)."""
+        self.fail_pending()
+        with contextlib.suppress(Exception):
+            await self.ws.close()
 
 
 class MatterAdapter:
@@ -118,7 +166,7 @@ class MatterAdapter:
         self._nodes: dict[int, NodeData] = {}
         self._listeners: list[Listener] = []
         self._session: aiohttp.ClientSession | None = None
-        self._client: _Client | None = None
+        self._conn: _Connection | None = None
         self._task: asyncio.Task[None] | None = None
         self._connected = asyncio.Event()
         self._stopping = False
@@ -141,9 +189,9 @@ class MatterAdapter:
         """Disconnect and stop reconnecting (idempotent)."""
         self._stopping = True
         task, self._task = self._task, None
-        if self._client is not None:
-            with contextlib.suppress(Exception):
-                await self._client.disconnect()
+        conn = self._conn
+        if conn is not None:
+            await conn.close()
         if task is not None:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -192,74 +240,119 @@ class MatterAdapter:
     async def _run(self) -> None:
         delay = self._backoff_initial
         while not self._stopping:
-            assert self._session is not None  # noqa: S101 - set in start()
-            session: Any = _UncompressedSession(self._session)
-            client = _Client(self.url, session, self._on_attribute)
-            self._client = client
-            ready = asyncio.Event()
-            listen = asyncio.create_task(client.start_listening(ready))
-            ready_wait = asyncio.create_task(ready.wait())
             try:
-                await asyncio.wait({listen, ready_wait}, return_when=asyncio.FIRST_COMPLETED)
-                if ready.is_set():
-                    delay = self._backoff_initial
-                    self._on_connected(client)
-                    await listen
-                else:
-                    listen.result()
-            except asyncio.CancelledError:
-                listen.cancel()
-                ready_wait.cancel()
-                raise
-            except (TransportError, MatterClientException, aiohttp.ClientError, OSError) as err:
+                conn = await self._open()
+            except (_ConnectionLost, ControllerUnavailableError, aiohttp.ClientError,
+                    OSError, TimeoutError) as err:  # fmt: skip
                 LOGGER.warning("Matter controller %s: %s", self.url, err)
-            finally:
-                ready_wait.cancel()
-            self._client = None
-            if self._connected.is_set():
-                self._connected.clear()
-                self._emit(AdapterEvent(kind=AdapterEventKind.DISCONNECTED))
+            else:
+                delay = self._backoff_initial
+                try:
+                    await self._listen(conn)
+                except (_ConnectionLost, aiohttp.ClientError, OSError) as err:
+                    LOGGER.warning("Matter controller %s: %s", self.url, err)
+                finally:
+                    self._conn = None
+                    await conn.close()
+                if self._connected.is_set():
+                    self._connected.clear()
+                    self._emit(AdapterEvent(kind=AdapterEventKind.DISCONNECTED))
             if self._stop_requested():
                 break
             self.retry_delays.append(delay)
             await asyncio.sleep(delay)
             delay = min(delay * 2, self._backoff_max)
 
-    def _on_connected(self, client: _Client) -> None:
+    async def _open(self) -> _Connection:
+        """Connect, check the greeting's schema and take the node snapshot."""
+        assert self._session is not None  # noqa: S101 - set in start()
+        ws = await self._session.ws_connect(
+            self.url, heartbeat=55, compress=0, max_msg_size=MAX_MESSAGE_BYTES
+        )
+        conn = _Connection(ws, self.url, {})
+        try:
+            async with asyncio.timeout(GREETING_TIMEOUT_S):
+                greeting = await conn.receive()
+            _check_greeting(greeting, self.url)
+            conn.greeting = greeting
+            self._conn = conn
+            reader = asyncio.create_task(self._snapshot_reader(conn))
+            try:
+                nodes = await asyncio.wait_for(
+                    conn.request("start_listening", {}), self._request_timeout + 60
+                )
+            finally:
+                reader.cancel()
+                with contextlib.suppress(asyncio.CancelledError, _ConnectionLost,
+                                         aiohttp.ClientError, OSError):  # fmt: skip
+                    await reader
+        except BaseException:
+            self._conn = None
+            await conn.close()
+            raise
+        self._on_connected(nodes)
+        return conn
+
+    async def _snapshot_reader(self, conn: _Connection) -> None:
+        """Read until ``start_listening`` is answered (events before it are superseded)."""
+        try:
+            while True:
+                msg = await conn.receive()
+                if isinstance(msg, dict) and "event" not in msg:
+                    conn.answer(msg)
+        except (_ConnectionLost, aiohttp.ClientError, OSError):
+            conn.fail_pending()
+            raise
+
+    async def _listen(self, conn: _Connection) -> None:
+        while True:
+            msg = await conn.receive()
+            if not isinstance(msg, dict):
+                continue
+            event = msg.get("event")
+            if event is None:
+                conn.answer(msg)
+            elif event == "attribute_updated":
+                self._on_attribute_message(msg.get("data"))
+            else:
+                self._on_event(str(event), msg.get("data"))
+
+    def _on_connected(self, nodes: Any) -> None:
         self.connect_count += 1
         fresh: dict[int, NodeData] = {}
-        for node in client.get_nodes():
-            fresh[node.node_id] = self._to_node_data(node)
+        for doc in nodes if isinstance(nodes, list) else ():
+            node = _node_data(doc)
+            if node is not None:
+                fresh[node.node_id] = node
         removed = set(self._nodes) - set(fresh)
         self._nodes = fresh
-        client.subscribe_events(self._on_client_event)
         self._connected.set()
         for node_id in sorted(removed):
             self._emit(AdapterEvent(kind=AdapterEventKind.NODE_REMOVED, node_id=node_id))
         self._emit(AdapterEvent(kind=AdapterEventKind.CONNECTED))
 
-    @staticmethod
-    def _to_node_data(node: Any) -> NodeData:
-        data = node.node_data
-        return NodeData(
-            node_id=int(data.node_id),
-            available=bool(data.available),
-            is_bridge=bool(data.is_bridge),
-            attributes=dict(data.attributes),
-        )
-
-    def _on_client_event(self, event: EventType, data: Any) -> None:
-        if event in (EventType.NODE_ADDED, EventType.NODE_UPDATED):
-            node = self._to_node_data(data)
+    def _on_event(self, event: str, data: Any) -> None:
+        if event in ("node_added", "node_updated"):
+            node = _node_data(data)
+            if node is None:
+                return
             known = node.node_id in self._nodes
             self._nodes[node.node_id] = node
             kind = AdapterEventKind.NODE_UPDATED if known else AdapterEventKind.NODE_ADDED
             self._emit(AdapterEvent(kind=kind, node_id=node.node_id))
-        elif event == EventType.NODE_REMOVED:
-            self._nodes.pop(int(data), None)
-            self._emit(AdapterEvent(kind=AdapterEventKind.NODE_REMOVED, node_id=int(data)))
-        elif event == EventType.SERVER_SHUTDOWN:
+        elif event == "node_removed":
+            if isinstance(data, int) and not isinstance(data, bool):
+                self._nodes.pop(data, None)
+                self._emit(AdapterEvent(kind=AdapterEventKind.NODE_REMOVED, node_id=data))
+        elif event == "server_shutdown":
             self._emit(AdapterEvent(kind=AdapterEventKind.SERVER_SHUTDOWN))
+
+    def _on_attribute_message(self, data: Any) -> None:
+        if not isinstance(data, list) or len(data) != 3:
+            return
+        node_id, path, value = data
+        if isinstance(node_id, int) and isinstance(path, str):
+            self._on_attribute(node_id, path, value)
 
     def _on_attribute(self, node_id: int, path: str, value: Any) -> None:
         node = self._nodes.get(node_id)
@@ -281,6 +374,14 @@ class MatterAdapter:
 
     # requests
 
+    def _live(self) -> _Connection:
+        conn = self._conn
+        if conn is None or conn.closed or not self._connected.is_set():
+            raise ControllerUnavailableError(
+                f"not connected to the Matter controller at {self.url}", {"url": self.url}
+            )
+        return conn
+
     async def execute(self, action: MatterAction) -> Any:
         """Send one action to the controller and return its result.
 
@@ -288,110 +389,84 @@ class MatterAdapter:
         when the node cannot be reached, ``InvalidParamsError`` when the controller rejects
         the command or payload and ``ToolFailedError`` for any other controller error.
         """
-        client = self._client
-        if client is None or not self._connected.is_set():
-            raise ControllerUnavailableError(
-                f"not connected to the Matter controller at {self.url}"
-            )
+        conn = self._live()
         self.sent.append(action)
+        if action.kind is ActionKind.COMMAND:
+            wire = build_command(action.cluster, action.name, action.payload)
+            command = "device_command"
+            args: dict[str, Any] = {
+                "node_id": action.node_id,
+                "endpoint_id": action.endpoint_id,
+                "cluster_id": wire.cluster_id,
+                "command_name": wire.command_name,
+                "payload": wire.payload,
+                "response_type": None,
+                "timed_request_timeout_ms": TIMED_REQUEST_TIMEOUT_MS if action.timed else None,
+                "interaction_timeout_ms": None,
+            }
+        elif action.kind is ActionKind.WRITE:
+            (path,) = action.paths
+            command = "write_attribute"
+            args = {"node_id": action.node_id, "attribute_path": path, "value": action.value}
+        else:
+            command = "read_attribute"
+            args = {"node_id": action.node_id, "attribute_path": action.paths}
         try:
             async with asyncio.timeout(self._request_timeout):
-                if action.kind is ActionKind.COMMAND:
-                    command = build_command(action.cluster, action.name, action.payload)
-                    result = await client.send_device_command(
-                        action.node_id,
-                        action.endpoint_id,
-                        command,
-                        timed_request_timeout_ms=TIMED_REQUEST_TIMEOUT_MS if action.timed else None,
-                    )
-                    return _jsonable(result)
-                if action.kind is ActionKind.WRITE:
-                    (path,) = action.paths
-                    return _jsonable(
-                        await client.write_attribute(action.node_id, path, action.value)
-                    )
-                values = await client.read_attribute(action.node_id, action.paths)
-                return _jsonable(values)
+                return await conn.request(command, args)
         except BridgeError:
             raise
-        except asyncio.CancelledError as err:
-            task = asyncio.current_task()
-            if task is not None and task.cancelling():
-                raise
-            # The client cancels pending requests when the controller connection drops.
-            raise ControllerUnavailableError(
-                "the Matter controller connection dropped during the request",
-                {"action": action.to_json()}) from err
         except TimeoutError as err:
             raise DeviceUnavailableError(
                 f"node {action.node_id} did not answer within {self._request_timeout:g} s",
                 {"node_id": action.node_id},
             ) from err
-        except (
-            server_errors.NodeNotReady,
-            server_errors.NodeNotResolving,
-            server_errors.NodeNotExists,
-        ) as err:
-            raise DeviceUnavailableError(
-                f"node {action.node_id} is not reachable: {err}", {"node_id": action.node_id}
-            ) from err
-        except (server_errors.InvalidArguments, server_errors.InvalidCommand) as err:
-            raise InvalidParamsError(
-                f"the controller rejected {action.cluster}.{action.name}: {err}",
-                {"action": action.to_json()},
-            ) from err
-        except (TransportError, InvalidServerVersion) as err:
-            raise ControllerUnavailableError(f"Matter controller connection failed: {err}") from err
-        except (server_errors.MatterError, MatterClientException) as err:
-            raise ToolFailedError(
-                f"{action.cluster}.{action.name} failed on node {action.node_id}: {err}",
-                {"action": action.to_json()},
-            ) from err
+        except ControllerCommandError as err:
+            raise _action_error(action, err) from err
 
-    async def open_commissioning_window(self, node_id: int, timeout_s: int = 300) -> Any:
+    async def open_commissioning_window(self, node_id: int, timeout_s: int = 300) -> dict[str, Any]:
         """Open an enhanced commissioning window on a node (Matter multi-admin).
 
-        Returns the controller's ``CommissioningParameters`` (new passcode, manual code,
-        QR text). Raises ``ControllerUnavailableError`` when not connected,
-        ``DeviceUnavailableError`` when the node cannot be reached and
+        Returns the controller's ``CommissioningParameters`` (``setup_pin_code``,
+        ``setup_manual_code``, ``setup_qr_code``). Raises ``ControllerUnavailableError``
+        when not connected, ``DeviceUnavailableError`` when the node cannot be reached and
         ``ToolFailedError`` when the controller refuses.
         """
-        client = self._client
-        if client is None or not self._connected.is_set():
-            raise ControllerUnavailableError(
-                f"not connected to the Matter controller at {self.url}"
-            )
+        conn = self._live()
+        args = {"node_id": node_id, "timeout": timeout_s, "iteration": 1000, "option": 1,
+                "discriminator": None}  # fmt: skip
         try:
             async with asyncio.timeout(self._request_timeout + 30):
-                return await client.open_commissioning_window(node_id, timeout=timeout_s)
+                result = await conn.request("open_commissioning_window", args)
         except TimeoutError as err:
             raise DeviceUnavailableError(
                 f"node {node_id} did not open a commissioning window in time",
                 {"node_id": node_id},
             ) from err
-        except (
-            server_errors.NodeNotReady,
-            server_errors.NodeNotResolving,
-            server_errors.NodeNotExists,
-        ) as err:
-            raise DeviceUnavailableError(
-                f"node {node_id} is not reachable: {err}", {"node_id": node_id}
-            ) from err
-        except (TransportError, InvalidServerVersion) as err:
-            raise ControllerUnavailableError(f"Matter controller connection failed: {err}") from err
-        except (server_errors.MatterError, MatterClientException) as err:
+        except ControllerCommandError as err:
+            if err.error_code in _NOT_REACHABLE:
+                raise DeviceUnavailableError(
+                    f"node {node_id} is not reachable: {err.details}", {"node_id": node_id}
+                ) from err
             raise ToolFailedError(
-                f"node {node_id} did not open a commissioning window: {err}",
+                f"node {node_id} did not open a commissioning window: {err.details}",
                 {"node_id": node_id},
             ) from err
+        if not isinstance(result, dict) or not all(
+            isinstance(result.get(k), str) for k in ("setup_manual_code", "setup_qr_code")
+        ):
+            raise ToolFailedError(
+                f"node {node_id}: the controller's commissioning window answer has no codes",
+                {"node_id": node_id},
+            )
+        return result
 
     def server_info(self) -> dict[str, Any] | None:
         """Return the controller's greeting (SDK and schema versions …) while connected."""
-        client = self._client
-        if client is None or not self._connected.is_set():
+        conn = self._conn
+        if conn is None or not self._connected.is_set():
             return None
-        info = client.server_info
-        return _jsonable(info) if info is not None else None
+        return dict(conn.greeting)
 
     async def send_command(self, command: str, *, timeout_s: float, **args: Any) -> Any:
         """Send a raw controller command over this connection (the gateway's live path).
@@ -400,45 +475,56 @@ class MatterAdapter:
         an error, ``ControllerUnavailableError`` when not connected or the connection
         drops, and ``TimeoutError`` after ``timeout_s``.
         """
-        client = self._client
-        if client is None or not self._connected.is_set():
-            raise ControllerUnavailableError(
-                f"not connected to the Matter controller at {self.url}", {"url": self.url}
-            )
-        try:
-            async with asyncio.timeout(timeout_s):
-                return await client.send_command(command, **args)
-        except server_errors.MatterError as err:
-            code = int(getattr(err, "error_code", 0))
-            raise ControllerCommandError(command, code, str(err)) from err
-        except (TransportError, InvalidServerVersion, MatterClientException) as err:
-            raise ControllerUnavailableError(
-                f"the Matter controller at {self.url} failed during '{command}': {err}",
-                {"url": self.url},
-            ) from err
+        conn = self._live()
+        async with asyncio.timeout(timeout_s):
+            return await conn.request(command, args)
 
     async def import_test_nodes(self, dumps: list[dict[str, Any]]) -> None:
         """Load node dumps into the controller as test nodes (``import_test_node``)."""
-        import json
-
-        client = self._client
-        if client is None:
+        conn = self._conn
+        if conn is None:
             raise ControllerUnavailableError(
                 f"not connected to the Matter controller at {self.url}"
             )
         doc = {"data": {"server": {"nodes": dumps}}}
-        await client.send_command("import_test_node", dump=json.dumps(doc))
+        await conn.request("import_test_node", {"dump": orjson.dumps(doc).decode()})
 
 
-def _jsonable(value: Any) -> Any:
-    if value is None or isinstance(value, bool | int | float | str):
-        return value
-    if isinstance(value, Mapping):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return _jsonable(dataclasses.asdict(value))
-    if isinstance(value, bytes):
-        return value.hex()
-    return str(value)
+def _check_greeting(greeting: Any, url: str) -> None:
+    """Raise unless ``greeting`` is a ``server_info`` of a schema the bridge speaks."""
+    if not isinstance(greeting, dict):
+        raise _ConnectionLost(f"{url} sent a greeting that is not an object")
+    info = ServerInfo.from_json(greeting)
+    if info.schema_version < CLIENT_SCHEMA_VERSION:
+        raise ControllerUnavailableError(
+            f"the Matter controller at {url} speaks schema {info.schema_version}; "
+            f"the bridge needs at least {CLIENT_SCHEMA_VERSION}", {"url": url})  # fmt: skip
+    if info.min_supported_schema_version > CLIENT_SCHEMA_VERSION:
+        raise ControllerUnavailableError(
+            f"the Matter controller at {url} needs clients of schema "
+            f"{info.min_supported_schema_version} or newer; the bridge speaks "
+            f"{CLIENT_SCHEMA_VERSION}", {"url": url})  # fmt: skip
+
+
+def _node_data(doc: Any) -> NodeData | None:
+    try:
+        return NodeData.from_json(doc)
+    except InvalidParamsError as err:
+        LOGGER.warning("Matter controller sent a node the bridge cannot read: %s", err.message)
+        return None
+
+
+def _action_error(action: MatterAction, err: ControllerCommandError) -> BridgeError:
+    if err.error_code in _NOT_REACHABLE:
+        return DeviceUnavailableError(
+            f"node {action.node_id} is not reachable: {err.details}", {"node_id": action.node_id}
+        )
+    if err.error_code in _REJECTED:
+        return InvalidParamsError(
+            f"the controller rejected {action.cluster}.{action.name}: {err.details}",
+            {"action": action.to_json()},
+        )
+    return ToolFailedError(
+        f"{action.cluster}.{action.name} failed on node {action.node_id}: {err.details}",
+        {"action": action.to_json()},
+    )

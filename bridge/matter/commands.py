@@ -1,179 +1,150 @@
-"""SDK command objects from ``(cluster, command, payload)``, every field checked.
+"""Controller command payloads from ``(cluster, command, payload)``, every field checked.
 
-``build_command`` returns the SDK's own command object for a tool's call, checking each
-payload field against the SDK's descriptors (types, enums, bitmaps, structs, nullables)
-so a wrong value is an ``INVALID_PARAMS`` before anything reaches the controller.
+``build_command`` checks each payload field against the catalogue's declaration of the
+command (types, enums, bitmaps, structs, nullables) so a wrong value is an
+``INVALID_PARAMS`` before anything reaches the controller, and returns the command as
+the controller's ``device_command`` takes it: cluster id, command name and the payload
+in the SDK's JSON form (field names as declared, enums and bitmaps as numbers, octet
+strings in base64, null for a nullable left empty).
 """
 
 from __future__ import annotations
 
-import dataclasses
-import enum
-import types
-import typing
+import base64
 from collections.abc import Mapping
-from functools import cache
+from dataclasses import dataclass
 from typing import Any
 
-from chip.clusters import Objects as Clusters
-from chip.clusters.Types import Nullable, NullValue
-
-from bridge.errors import (
-    InvalidParamsError,
-)
-from bridge.matter.catalogue import cluster_info, field_optional
+from bridge.errors import InvalidParamsError
+from bridge.matter.catalogue import FieldInfo, cluster_info, struct_fields
 
 
-def _check(value: Any, hint: Any, where: str) -> Any:
-    """Return ``value`` converted to what ``hint`` asks for; raise on a mismatch."""
-    origin = typing.get_origin(hint)
-    if origin in (typing.Union, types.UnionType):
-        args = typing.get_args(hint)
-        if value is None and (Nullable in args):
-            return NullValue
-        if value is None and type(None) in args:
-            return None
-        errors: list[str] = []
-        for arg in args:
-            if arg in (Nullable, type(None)):
-                continue
-            try:
-                return _check(value, arg, where)
-            except InvalidParamsError as err:
-                errors.append(err.message)
-        raise InvalidParamsError(
-            errors[0] if errors else f"{where} must not be null", {"field": where}
-        )
-    if origin is list:
-        if not isinstance(value, list):
-            raise InvalidParamsError(f"{where} must be a list", {"field": where})
-        (item,) = typing.get_args(hint) or (Any,)
-        return [_check(v, item, f"{where}[{i}]") for i, v in enumerate(value)]
-    if hint is Any:
-        return value
-    if isinstance(hint, type):
-        if issubclass(hint, enum.IntFlag):
-            mask = _flag_mask(hint)
-            if not _is_int(value) or value < 0 or value & ~mask:
-                raise InvalidParamsError(
-                    f"{where} must be a bitmap of {hint.__name__} (mask {mask})", {"field": where}
-                )
-            return value
-        if issubclass(hint, enum.IntEnum):
-            allowed = _enum_values(hint)
-            if not _is_int(value) or value not in allowed:
-                raise InvalidParamsError(
-                    f"{where} must be one of {sorted(allowed)} ({hint.__name__})",
-                    {"field": where, "allowed": sorted(allowed)},
-                )
-            return allowed[value]
-        if hint is bool:
-            if not isinstance(value, bool):
-                raise InvalidParamsError(f"{where} must be a boolean", {"field": where})
-            return value
-        if hint is str:
-            if not isinstance(value, str):
-                raise InvalidParamsError(f"{where} must be a string", {"field": where})
-            return value
-        if hint is bytes:
-            if not isinstance(value, str):
-                raise InvalidParamsError(f"{where} must be a string", {"field": where})
-            return value.encode("utf-8")
-        if issubclass(hint, float):
-            if isinstance(value, bool) or not isinstance(value, int | float):
-                raise InvalidParamsError(f"{where} must be a number", {"field": where})
-            return float(value)
-        if issubclass(hint, int):
-            if not _is_int(value):
-                raise InvalidParamsError(f"{where} must be an integer", {"field": where})
-            if hint.__name__ == "uint" and value < 0:
-                raise InvalidParamsError(f"{where} must not be negative", {"field": where})
-            return value
-        if dataclasses.is_dataclass(hint):
-            return _build_struct(hint, value, where)
-    raise InvalidParamsError(
-        f"{where} has a type the bridge cannot send ({hint})", {"field": where}
-    )
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WireCommand:
+    """A checked command, ready for the controller's ``device_command``."""
+
+    cluster_id: int
+    command_name: str
+    payload: dict[str, Any]
 
 
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-@cache
-def _flag_mask(hint: type[enum.IntFlag]) -> int:
-    mask = 0
-    for member in hint:
-        mask |= int(member.value)
-    return mask
+def _check(value: Any, spec: Any, where: str) -> Any:
+    """Return ``value`` as the controller takes it for type ``spec``; raise on a mismatch."""
+    if isinstance(spec, str):
+        return _check_plain(value, spec, where)
+    kind = spec[0]
+    if kind == "union":
+        _, nullable, optional, options = spec
+        if value is None and (nullable or optional):
+            return None
+        errors: list[str] = []
+        for option in options:
+            try:
+                return _check(value, option, where)
+            except InvalidParamsError as err:
+                errors.append(err.message)
+        raise InvalidParamsError(
+            errors[0] if errors else f"{where} must not be null", {"field": where}
+        )
+    if kind == "list":
+        if not isinstance(value, list):
+            raise InvalidParamsError(f"{where} must be a list", {"field": where})
+        return [_check(v, spec[1], f"{where}[{i}]") for i, v in enumerate(value)]
+    if kind == "flags":
+        _, name, mask = spec
+        if not _is_int(value) or value < 0 or value & ~mask:
+            raise InvalidParamsError(
+                f"{where} must be a bitmap of {name} (mask {mask})", {"field": where}
+            )
+        return value
+    if kind == "enum":
+        _, name, allowed = spec
+        if not _is_int(value) or value not in allowed:
+            raise InvalidParamsError(
+                f"{where} must be one of {sorted(allowed)} ({name})",
+                {"field": where, "allowed": sorted(allowed)},
+            )
+        return value
+    if kind == "struct":
+        return _build_struct(struct_fields(spec[1]), value, where)
+    raise InvalidParamsError(
+        f"{where} has a type the bridge cannot send ({spec[1] if len(spec) > 1 else spec})",
+        {"field": where},
+    )
 
 
-@cache
-def _enum_values(hint: type[enum.IntEnum]) -> dict[int, enum.IntEnum]:
-    return {int(m.value): m for m in hint if m.name != "kUnknownEnumValue"}
+def _check_plain(value: Any, spec: str, where: str) -> Any:
+    if spec == "any":
+        return value
+    if spec == "bool":
+        if not isinstance(value, bool):
+            raise InvalidParamsError(f"{where} must be a boolean", {"field": where})
+        return value
+    if spec in ("str", "bytes"):
+        if not isinstance(value, str):
+            raise InvalidParamsError(f"{where} must be a string", {"field": where})
+        if spec == "bytes":  # an octet string: the text's UTF-8 bytes, base64 on the wire
+            return base64.b64encode(value.encode("utf-8")).decode("ascii")
+        return value
+    if spec == "float":
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise InvalidParamsError(f"{where} must be a number", {"field": where})
+        return float(value)
+    if spec in ("int", "uint"):
+        if not _is_int(value):
+            raise InvalidParamsError(f"{where} must be an integer", {"field": where})
+        if spec == "uint" and value < 0:
+            raise InvalidParamsError(f"{where} must not be negative", {"field": where})
+        return value
+    raise InvalidParamsError(f"{where} has a type the bridge cannot send ({spec})",
+                             {"field": where})  # fmt: skip
 
 
-@cache
-def _struct_fields(cls: Any) -> tuple[tuple[str, Any, bool], ...]:
-    """Return ``(label, type hint, optional)`` of each field of an SDK struct or command.
-
-    Resolving the hints (``typing.get_type_hints`` on the SDK's string annotations) costs
-    hundreds of microseconds, so it is done once per class, not on every command sent.
-    """
-    hints = typing.get_type_hints(cls)
-    fields = []
-    for f in cls.descriptor.Fields:
-        hint = hints.get(f.Label, Any)
-        fields.append((f.Label, hint, field_optional(hint)))
-    return tuple(fields)
-
-
-def _build_struct(cls: Any, value: Any, where: str) -> Any:
+def _build_struct(fields: tuple[FieldInfo, ...], value: Any, where: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise InvalidParamsError(f"{where} must be an object", {"field": where})
-    fields = _struct_fields(cls)
-    unknown = sorted(set(value) - {label for label, _, _ in fields})
+    unknown = sorted(set(value) - {f.name for f in fields})
     if unknown:
-        labels = [label for label, _, _ in fields]
+        labels = [f.name for f in fields]
         raise InvalidParamsError(
             f"{where} has unknown field(s) {', '.join(unknown)}; known: {', '.join(labels)}",
             {"field": where, "unknown": unknown, "known": labels},
         )
-    kwargs: dict[str, Any] = {}
-    for label, hint, optional in fields:
+    out: dict[str, Any] = {}
+    for f in fields:
+        label = f.name
         if label not in value:
-            if not optional:
+            if not f.optional:
                 raise InvalidParamsError(
                     f"{where}.{label} is required", {"field": f"{where}.{label}"}
                 )
             continue
-        kwargs[label] = _check(value[label], hint, f"{where}.{label}" if where else label)
-    return cls(**kwargs)
+        out[label] = _check(value[label], f.type, f"{where}.{label}" if where else label)
+    return out
 
 
-def build_command(cluster: str | int, command: str, payload: Mapping[str, Any]) -> Any:
-    """Return the SDK command object for ``cluster.command(payload)``.
+def build_command(cluster: str | int, command: str, payload: Mapping[str, Any]) -> WireCommand:
+    """Return the checked controller command for ``cluster.command(payload)``.
 
     Raises ``InvalidParamsError`` naming the problem when the cluster or command does not
-    exist in ``chip.clusters`` or a payload field is missing, unknown or of the wrong type.
+    exist in the catalogue or a payload field is missing, unknown or of the wrong type.
     """
     info = cluster_info(cluster)
     if info is None:
         raise InvalidParamsError(f"unknown Matter cluster '{cluster}'", {"cluster": cluster})
-    cmd_cls = getattr(getattr(Clusters, info.name).Commands, command, None)
-    if command not in info.commands or cmd_cls is None:
+    cmd = info.commands.get(command)
+    if cmd is None:
         raise InvalidParamsError(
             f"cluster {info.name} has no command '{command}'",
             {"cluster": info.name, "command": command, "known": sorted(info.commands)},
         )
-    return _build_struct_command(cmd_cls, dict(payload), info.name, command)
-
-
-def _build_struct_command(
-    cls: type[Any], payload: dict[str, Any], cluster: str, command: str
-) -> Any:
     try:
-        return _build_struct(cls, payload, "")
+        body = _build_struct(cmd.fields, dict(payload), "")
     except InvalidParamsError as err:
-        err.details.update({"cluster": cluster, "command": command})
+        err.details.update({"cluster": info.name, "command": command})
         raise
+    return WireCommand(cluster_id=info.id, command_name=command, payload=body)

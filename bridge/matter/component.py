@@ -255,8 +255,8 @@ class MatterComponent:
             "device_id": device.id,
             "node_id": device.node_id,
             "name": device.name,
-            "manual_code": str(params.setup_manual_code),
-            "qr_code": str(params.setup_qr_code),
+            "manual_code": str(params["setup_manual_code"]),
+            "qr_code": str(params["setup_qr_code"]),
             "window_s": window_s,
         }
 

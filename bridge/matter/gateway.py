@@ -20,6 +20,11 @@ import aiohttp
 
 from bridge.errors import ControllerUnavailableError
 
+# The controller API schema the bridge speaks (that of matter-python-client 1.5.5, whose
+# catalogue it ships): a controller must speak at least this schema and accept clients
+# of it (its min_supported_schema_version at most this).
+CLIENT_SCHEMA_VERSION = 11
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ServerInfo:

@@ -22,6 +22,7 @@ from bridge.matter.generator import (
 from bridge.matter.models import ActionKind, NodeData
 from bridge.tools.validation import validate_call as validate_params
 from tests.matter.dumps import DUMP_FILES, DUMP_IDS, load_dump
+from tests.matter.sdk import sdk_command
 
 MAPS = load_cluster_maps()
 
@@ -150,7 +151,11 @@ def test_definitions_carry_permissions_routing_and_matter_metadata(name: str) ->
 
 @pytest.mark.parametrize("name", DUMP_IDS)
 def test_every_action_builds_with_the_sdk_classes(name: str) -> None:
-    """Each tool's example call plans commands that chip.clusters accepts as they are."""
+    """Each tool's example call plans commands that chip.clusters accepts as they are.
+
+    The payload ``build_command`` checked is parsed exactly as the controller parses a
+    ``device_command`` (``dataclass_from_dict`` into the SDK's command class).
+    """
     _devices, tools = generate(name)
     for tool in tools:
         if tool.kind is not ToolKind.ACTION:
@@ -167,7 +172,7 @@ def test_every_action_builds_with_the_sdk_classes(name: str) -> None:
             assert action.cluster == matter["cluster"]
             if action.kind is ActionKind.COMMAND:
                 assert action.name == matter["command"]
-                build_command(action.cluster, action.name, action.payload)
+                sdk_command(build_command(action.cluster, action.name, action.payload))
             else:
                 targets = matter["attribute"]
                 assert action.name in (targets if isinstance(targets, list) else [targets])
@@ -387,7 +392,9 @@ def test_lock_and_unlock_take_an_optional_pin_that_is_never_logged(
         # The exact payload carries the PIN as the SDK's PINCode (bytes on the wire) ...
         assert (action.kind, action.cluster, action.name, dict(action.payload), action.timed) == (
             ActionKind.COMMAND, "DoorLock", command, {"PINCode": "04321"}, True)
-        assert build_command("DoorLock", command, action.payload).PINCode == b"04321"
+        wire = build_command("DoorLock", command, action.payload)
+        assert wire.payload == {"PINCode": "MDQzMjE="}  # base64 of the PIN's bytes
+        assert sdk_command(wire).PINCode == b"04321"
         # ... and every rendering of it (results, errors, diagnostics) hides it.
         assert action.to_json() == cmd(node, "DoorLock", command, {"PINCode": "<redacted>"},
                                        timed=True)
