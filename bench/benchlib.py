@@ -38,6 +38,22 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / _TICK
 
 
+def thread_cpu_seconds(pid: int) -> dict[str, float]:
+    """Return each live thread's CPU time so far (``schedstat``), keyed ``name/tid``."""
+    out: dict[str, float] = {}
+    try:
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
+    except OSError:
+        return out
+    for task in tasks:
+        try:
+            name = (task / "comm").read_text().strip()
+            out[f"{name}/{task.name}"] = int((task / "schedstat").read_text().split()[0]) / 1e9
+        except (OSError, ValueError, IndexError):
+            continue  # a thread that just ended
+    return out
+
+
 def self_cpu_seconds() -> float:
     """Return this process's user + system CPU time (finer grained than /proc ticks)."""
     usage = resource.getrusage(resource.RUSAGE_SELF)
@@ -95,7 +111,7 @@ def paired(a: Sequence[float], b: Sequence[float]) -> list[float]:
     return [x - y for x, y in zip(a, b, strict=True)]
 
 
-def start_profile(pid: int, out: Path, rate: int = 250) -> subprocess.Popen[bytes]:
+def start_profile(pid: int, out: Path, rate: int = 1000) -> subprocess.Popen[bytes]:
     """Start py-spy sampling ``pid`` into ``out`` (collapsed stacks); SIGINT it to stop."""
     spy = Path(sys.executable).parent / "py-spy"
     return subprocess.Popen(

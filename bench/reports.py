@@ -22,6 +22,13 @@ the reports and prints where its CPU goes (collapsed stacks in FILE).
 this process, for a report no tool depends on (OnOff) and for one that rebuilds the
 node (the node label), with the same home; no controller, so no client parsing.
 
+Then the same presses again with no one subscribed to the bridge, watched on the
+bench's own controller connection: ``bridge_cpu_ms_unwatched`` is the bridge's CPU per
+report when nobody listens, and ``bare_client_cpu_ms`` the CPU of the bench's event loop thread for
+receiving the same report on a bare aiohttp WebSocket (the floor for any Python client).
+``bridge_rss_mb`` is the running bridge's resident memory with all those devices, and
+``bridge_threads_cpu_ms`` which of its threads spent the CPU.
+
 Usage (root, after ``make install``):
     .venv/bin/python bench/reports.py [--devices 100] [--reports 40] [--profile FILE]
     .venv/bin/python bench/reports.py --inprocess [--devices 100]
@@ -51,6 +58,7 @@ from benchlib import (
     rss_mb,
     start_profile,
     summarize_profile,
+    thread_cpu_seconds,
     tree_cpu_seconds,
 )
 
@@ -187,16 +195,23 @@ async def run(
             wall: list[float] = []
             started = time.perf_counter()
             b0, c0 = cpu_seconds(bridge.pid), tree_cpu_seconds(controller)
+            threads0 = thread_cpu_seconds(bridge.pid)
             for _ in range(reports):
                 wall.append(await one_report())
             elapsed = time.perf_counter() - started
             bridge_s = cpu_seconds(bridge.pid) - b0
+            threads1 = thread_cpu_seconds(bridge.pid)
             controller_s = tree_cpu_seconds(controller) - c0
             await events.close()
             rss = rss_mb(bridge.pid)
             if spy is not None:
                 spy.send_signal(signal.SIGINT)
                 await asyncio.to_thread(spy.wait, 30)
+            # The same reports with no one subscribed to the bridge: the bench watches
+            # them on a connection of its own to the controller (its event loop
+            # thread's CPU for receiving one report is the floor: an aiohttp WebSocket
+            # client and a JSON parse).
+            quiet = await reports_unwatched(light, ns.ns_address, bridge.pid, reports)
         n = len(wall)
         out = {
             "devices": len(listed),
@@ -209,10 +224,16 @@ async def run(
             "bridge_idle_cpu_pct": round(idle_b * 100, 3),
             "controller_idle_cpu_pct": round(idle_c * 100, 3),
             "registry_changes_during_reports": registry_changes,
+            **quiet,
             "press_to_event_p50_ms": round(percentile(wall, 0.5), 3),
             "press_to_event_p99_ms": round(percentile(wall, 0.99), 3),
             # The running bridge (all faces on, connected, every device's tools built).
             "bridge_rss_mb": round(rss, 1),
+            # Which of the bridge's threads spent that CPU (ms per report, busiest first).
+            "bridge_threads_cpu_ms": dict(sorted(
+                ((k, round((v - threads0.get(k, 0.0)) * 1000 / n, 3))
+                 for k, v in threads1.items() if v - threads0.get(k, 0.0) > 0),
+                key=lambda kv: -kv[1])[:6]),
         }
     finally:
         if bridge is not None and bridge.returncode is None:
@@ -226,6 +247,41 @@ async def run(
         netns.delete_namespace(ns.name)
         shutil.rmtree(base, ignore_errors=True)
     return out
+
+
+async def reports_unwatched(
+    light: VirtualDevice, address: str, bridge_pid: int, reports: int
+) -> dict[str, Any]:
+    """Press the light ``reports`` times with no bridge subscriber; CPU per report."""
+    async with (
+        aiohttp.ClientSession() as plain,
+        plain.ws_connect(f"ws://{address}:5580/ws", compress=0, max_msg_size=0) as ctl,
+    ):
+        await ctl.receive_json()
+        await ctl.send_json({"message_id": "listen", "command": "start_listening"})
+        while (await ctl.receive_json()).get("message_id") != "listen":
+            pass
+
+        async def one_report() -> None:
+            light.press()
+            async with asyncio.timeout(10):
+                while True:
+                    msg = await ctl.receive_json()
+                    data = msg.get("data")
+                    if (msg.get("event") == "attribute_updated" and isinstance(data, list)
+                            and str(data[1]) == "1/6/0"):  # fmt: skip
+                        return
+
+        for _ in range(3):
+            await one_report()
+        b0, own0 = cpu_seconds(bridge_pid), time.thread_time()
+        for _ in range(reports):
+            await one_report()
+        bridge_s, own_s = cpu_seconds(bridge_pid) - b0, time.thread_time() - own0
+    return {
+        "bridge_cpu_ms_unwatched": round(bridge_s * 1000 / reports, 3),
+        "bare_client_cpu_ms": round(own_s * 1000 / reports, 3),
+    }
 
 
 def inprocess(devices: int, rounds: int = 2000) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from typing import Any
 from aiohttp import WSMsgType, web
 
 from bridge.api.bearer import reverify, token_of
-from bridge.api.http import service_of
+from bridge.api.http import encode_json, service_of
 from bridge.api.openapi import add_route, query_param
 from bridge.auth.permissions import covers
 from bridge.auth.tokens import AgentToken
@@ -91,6 +91,10 @@ async def _stream(ws: web.WebSocketResponse, bus: EventBus, types: tuple[str, ..
         reader = asyncio.get_running_loop().create_task(_drain_client(ws))
         reported = 0
         getter: asyncio.Future[Event] | None = None
+        # Whether this token may see a device's events, by device (its permissions are
+        # fixed for the token's life; the cache starts over if the token is replaced).
+        devices: dict[str, bool] = {}
+        permissions = token.permissions
         try:
             while not ws.closed and not reader.done():
                 if getter is None:
@@ -108,17 +112,30 @@ async def _stream(ws: web.WebSocketResponse, bus: EventBus, types: tuple[str, ..
                                    message=f"token {err.details.get('reason', 'invalid')}"
                                    .encode()[:120])  # fmt: skip
                     break
+                if token.permissions != permissions:
+                    devices.clear()
+                    permissions = token.permissions
                 if not getter.done():
                     continue
-                event = getter.result()
+                batch = [getter.result()]
                 getter = None
+                # Whatever else is queued goes out now, without a wait (and a task) each.
+                while not sub.queue.empty():
+                    batch.append(sub.queue.get_nowait())
                 if sub.dropped > reported:
-                    await ws.send_json(
-                        {"type": "events.dropped", "data": {"count": sub.dropped - reported}}
-                    )
+                    await _send(ws, {"type": "events.dropped",
+                                     "data": {"count": sub.dropped - reported}})  # fmt: skip
                     reported = sub.dropped
-                if _visible(event, token, session):
-                    await ws.send_json(event.to_json())
+                for event in batch:
+                    device = event.data.get("device_id")
+                    if event.type.startswith("device.") and isinstance(device, str):
+                        seen = devices.get(device)
+                        if seen is None:
+                            seen = devices[device] = _visible(event, token, session)
+                    else:
+                        seen = _visible(event, token, session)
+                    if seen:
+                        await _send(ws, event.to_json())
         except (ConnectionResetError, RuntimeError):
             pass
         finally:
@@ -130,6 +147,11 @@ async def _stream(ws: web.WebSocketResponse, bus: EventBus, types: tuple[str, ..
             with contextlib.suppress(asyncio.CancelledError):
                 await reader
             await ws.close()
+
+
+async def _send(ws: web.WebSocketResponse, doc: dict[str, Any]) -> None:
+    """Send one event as a text frame (encoded once, as UTF-8 bytes)."""
+    await ws.send_frame(encode_json(doc), WSMsgType.TEXT)
 
 
 async def _drain_client(ws: web.WebSocketResponse) -> None:

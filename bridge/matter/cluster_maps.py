@@ -1,7 +1,7 @@
 """Cluster maps: the YAML rows that say which tools a Matter cluster yields.
 
 ``load_cluster_maps(directory)`` reads every ``*.yaml`` file (one cluster each), checks it
-against ``cluster_map.schema.json`` and then against ``chip.clusters`` (cluster, command,
+against ``cluster_map.schema.json`` and then against the cluster catalogue (cluster, command,
 attribute and feature names must exist) and the converter registry, and returns frozen
 ``ClusterMap``s. Any problem raises ``ConfigInvalidError`` naming the file, the row and the
 reason, so a bad map fails start-up instead of producing wrong tools.

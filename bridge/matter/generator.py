@@ -4,7 +4,7 @@ For every device, each map row whose requirements the device meets yields one to
 ``<slug>_<suffix>`` (the first matching row claims a suffix, so specific rows come first).
 Each device with readable state gets ``<slug>_state``; sensors are also readable through
 ``core:query_sensor``; ``matter:control_matter_device`` sends any other command that
-exists in ``chip.clusters``, its payload checked against the SDK's descriptors.
+exists in the cluster catalogue, its payload checked against the SDK's declarations.
 A ``GeneratedTool`` keeps what it needs to turn a call's parameters into the exact
 ``MatterAction``s (``plan``) or to turn read values back into human units (``state_from``).
 
