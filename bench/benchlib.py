@@ -38,6 +38,12 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / _TICK
 
 
+def user_system_seconds(pid: int) -> tuple[float, float]:
+    """Return a process's (user, system) CPU seconds so far (``stat``, 10 ms ticks)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[11]) / _TICK, int(fields[12]) / _TICK
+
+
 def thread_cpu_seconds(pid: int) -> dict[str, float]:
     """Return each live thread's CPU time so far (``schedstat``), keyed ``name/tid``."""
     out: dict[str, float] = {}

@@ -52,7 +52,16 @@ from typing import Any
 
 import aiohttp
 import yaml
-from benchlib import cpu_seconds, descendants, paired, percentile, tree_cpu_seconds
+from benchlib import (
+    cpu_seconds,
+    descendants,
+    paired,
+    percentile,
+    start_profile,
+    summarize_profile,
+    tree_cpu_seconds,
+    user_system_seconds,
+)
 
 from bridge import netns
 from bridge.auth.keys import KEY_FILE_NAME, NodeKey
@@ -73,7 +82,9 @@ async def wait_for_line(proc: asyncio.subprocess.Process, prefix: str, timeout_s
                 return line.strip()
 
 
-async def run(calls: int, warmup: int, breakdown: bool, channels: list[str]) -> dict[str, Any]:
+async def run(
+    calls: int, warmup: int, breakdown: bool, channels: list[str], profile: Path | None = None
+) -> dict[str, Any]:
     reason = netns.unsupported_reason() or node_available()
     if reason:
         raise SystemExit(f"overhead benchmark needs a fabric namespace: {reason}")
@@ -173,8 +184,16 @@ async def run(calls: int, warmup: int, breakdown: bool, channels: list[str]) -> 
                 vias = {"http": via_http, "ws": via_ws}
                 controller = descendants(bridge.pid)  # the managed controller (and its netns exec)
                 for name in channels:
+                    spy = None
+                    if profile is not None:
+                        spy = start_profile(bridge.pid, profile.with_suffix(f".{name}.txt"))
                     results[name] = await phase(direct, vias[name], calls, warmup, bridge.pid,
                                                 controller)  # fmt: skip
+                    if spy is not None:
+                        spy.send_signal(signal.SIGINT)
+                        await asyncio.to_thread(spy.wait, 60)
+                        print(f"{name}:", summarize_profile(
+                            profile.with_suffix(f".{name}.txt"), top=45), flush=True)
                 await channel.close()
     finally:
         if bridge is not None and bridge.returncode is None:
@@ -203,9 +222,18 @@ async def phase(
 ) -> dict[str, Any]:
     """Interleave ``direct`` and ``via`` calls; return the samples and CPU of the run."""
     samples: dict[str, Any] = {"direct": [], "bridge": [], "server": [], "handler": []}
+    own = {"direct": 0.0, "bridge": 0.0}  # this bench's loop-thread CPU on each side
+
+    async def timed_direct() -> float:
+        t0 = time.thread_time()
+        elapsed = await direct()
+        own["direct"] += time.thread_time() - t0
+        return elapsed
 
     async def bridged() -> float:
+        t0 = time.thread_time()
         elapsed, body = await via()
+        own["bridge"] += time.thread_time() - t0
         if body.get("status") != "success":
             raise RuntimeError(f"bridge call failed: {body}")
         samples["server"].append(float(body["duration_ms"]))
@@ -219,16 +247,23 @@ async def phase(
     samples["handler"].clear()
     cpu_before = cpu_seconds(bridge_pid)
     ctl_before = tree_cpu_seconds(controller)
+    user_before, system_before = user_system_seconds(bridge_pid)
+    own["direct"] = own["bridge"] = 0.0
     for i in range(calls):
         # Strictly interleaved, the order flipped every pair: each side sees the same
         # machine load and follows the other side's call equally often.
         if i % 2:
             samples["bridge"].append(await bridged())
-            samples["direct"].append(await direct())
+            samples["direct"].append(await timed_direct())
         else:
-            samples["direct"].append(await direct())
+            samples["direct"].append(await timed_direct())
             samples["bridge"].append(await bridged())
     samples["bridge_cpu_s"] = cpu_seconds(bridge_pid) - cpu_before
+    user_after, system_after = user_system_seconds(bridge_pid)
+    samples["bridge_user_s"] = user_after - user_before
+    samples["bridge_system_s"] = system_after - system_before
+    samples["client_direct_s"] = own["direct"]
+    samples["client_bridge_s"] = own["bridge"]
     samples["controller_cpu_s"] = tree_cpu_seconds(controller) - ctl_before
     return samples
 
@@ -253,6 +288,16 @@ def summarize(samples: dict[str, Any], breakdown: bool) -> dict[str, Any]:
         "bridge_cpu_ms_per_call": round(samples["bridge_cpu_s"] * 1000 / len(bridge_ms), 3),
         "controller_cpu_ms_per_command": round(
             samples["controller_cpu_s"] * 1000 / (len(bridge_ms) + len(direct_ms)), 3),
+        # The bridge's CPU split into user and kernel time (10 ms ticks, summed).
+        "bridge_user_ms_per_call": round(samples["bridge_user_s"] * 1000 / len(bridge_ms), 3),
+        "bridge_system_ms_per_call": round(
+            samples["bridge_system_s"] * 1000 / len(bridge_ms), 3),
+        # Floors from the same run: this bench's own event-loop thread (a bare aiohttp
+        # client) per direct command (one WebSocket frame out, one in) and per bridge call.
+        "bare_ws_client_cpu_ms_per_command": round(
+            samples["client_direct_s"] * 1000 / len(direct_ms), 3),
+        "bench_client_cpu_ms_per_bridge_call": round(
+            samples["client_bridge_s"] * 1000 / len(bridge_ms), 3),
     }
     if breakdown:
         # Where a bridge call's time goes, per call then as p50/p99 of each part:
@@ -284,11 +329,16 @@ def main() -> None:
         help="the bridge side: http (POST /v1/invoke), ws (tool_invoke over one "
              "/v1/calls/ws socket) or both as http,ws (one phase each, same bridge)",
     )  # fmt: skip
+    parser.add_argument(
+        "--profile", type=Path, default=None,
+        help="record the bridge with py-spy during each phase into FILE.<channel>.txt "
+             "(collapsed stacks) and print the busiest functions",
+    )  # fmt: skip
     args = parser.parse_args()
     channels = [c.strip() for c in args.channel.split(",") if c.strip()]
     if not channels or any(c not in ("http", "ws") for c in channels):
         parser.error("--channel takes http, ws or http,ws")
-    line = asyncio.run(run(args.calls, args.warmup, args.breakdown, channels))
+    line = asyncio.run(run(args.calls, args.warmup, args.breakdown, channels, args.profile))
     print(json.dumps(line), flush=True)
 
 
