@@ -21,7 +21,7 @@ from typing import Any
 from anyascii import anyascii
 
 from bridge.matter.catalogue import device_type_name
-from bridge.matter.models import NodeData
+from bridge.matter.models import NodeData, gc_paused
 
 SLUG_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 SLUG_MAX = 40
@@ -344,7 +344,11 @@ def build_devices(
     persisted earlier; new slugs are derived from the friendly name and de-duplicated.
     Never raises on odd node data: unreadable parts are skipped.
     """
-    names = names or {}
+    with gc_paused():
+        return _build_devices(nodes, names or {})
+
+
+def _build_devices(nodes: Iterable[NodeData], names: Mapping[str, UserNames]) -> list[Device]:
     drafts: list[_Draft] = []
     for node in sorted(nodes, key=lambda n: n.node_id):
         endpoints = _endpoints(node)

@@ -25,7 +25,7 @@ from bridge.matter.catalogue import ClusterInfo, cluster_info
 from bridge.matter.cluster_maps import ClusterMap, MapRow, Requirement, StateField
 from bridge.matter.commands import build_command
 from bridge.matter.devices import Device
-from bridge.matter.models import SECRET_FIELDS, ActionKind, MatterAction
+from bridge.matter.models import SECRET_FIELDS, ActionKind, MatterAction, gc_paused
 from bridge.matter.rooms import RoomPlan, room_tool_specs
 from bridge.tools.definition import (
     Audit,
@@ -679,6 +679,16 @@ class MatterToolGenerator:
         only that node's devices get their tools rebuilt; the room tools are then built on
         them plus ``kept`` (the other devices' current tools, unless rebuilt here).
         """
+        with gc_paused():
+            return self._generate(devices, room_aliases, only_node, kept)
+
+    def _generate(
+        self,
+        devices: Sequence[Device],
+        room_aliases: Mapping[str, Sequence[str]] | None,
+        only_node: int | None,
+        kept: Iterable[GeneratedTool],
+    ) -> list[GeneratedTool]:
         tools: list[GeneratedTool] = []
         for device in devices:
             if only_node is None or device.node_id == only_node:

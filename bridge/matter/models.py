@@ -7,7 +7,9 @@ output and the registry sync can be read and tested without ``chip``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import contextlib
+import gc
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -129,3 +131,21 @@ class AdapterEvent:
 
 
 Listener = Callable[[AdapterEvent], None]
+
+
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector for an allocation burst.
+
+    Building a home's device model or its tools allocates hundreds of thousands of
+    objects that all stay alive; the collector ran ~20 times over them for nothing
+    (a fifth of a 1,000-device generation). Reference counting still frees everything
+    at once; collections resume afterwards. Nested use keeps it paused to the end.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()

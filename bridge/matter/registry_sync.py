@@ -36,7 +36,14 @@ from bridge.matter.devices import (
     build_devices,
 )
 from bridge.matter.generator import GeneratedTool, MatterToolGenerator, ToolKind, find_tool
-from bridge.matter.models import ActionKind, AdapterEvent, AdapterEventKind, MatterAction, NodeData
+from bridge.matter.models import (
+    ActionKind,
+    AdapterEvent,
+    AdapterEventKind,
+    MatterAction,
+    NodeData,
+    gc_paused,
+)
 from bridge.matter.naming import DeviceNameStore, clean_aliases
 from bridge.matter.rooms import MemberCall, Room, RoomPlan, rooms_of
 from bridge.tools.context import CallContext, Handler
@@ -329,8 +336,9 @@ class MatterToolSync:
 
     def sync(self) -> None:
         """Rebuild every device from the adapter's nodes and bring the registry in line."""
-        devices = build_devices(self.adapter.nodes(), self._user_names)
-        self._apply(devices)
+        with gc_paused():  # one allocation burst: the model, the tools, the registry
+            devices = build_devices(self.adapter.nodes(), self._user_names)
+            self._apply(devices)
 
     def refresh_node(self, node_id: int, path: str | None = None, value: Any = None) -> None:
         """Take in one attribute report; publish ``device.state``.

@@ -646,3 +646,30 @@ def test_find_tool_answers_which_tool_does_a_capability() -> None:
     assert room_off.definition.name == "room_den_lights_off"
     assert find_tool(room_tools, "off", room="attic") is None
     assert capability_of(room_off) == "off"
+
+
+def test_generation_pauses_the_collector_only_while_it_runs() -> None:
+    """The model and tools are one allocation burst: no collection inside, none lost."""
+    import gc
+
+    from bridge.matter.models import gc_paused
+
+    nodes = []
+    for copy_no in range(4):  # a few hundred devices: dozens of collections unpaused
+        for i, name in enumerate(DUMP_IDS):
+            doc = load_dump(name)
+            doc["node_id"] = 1000 * (copy_no + 1) + i
+            nodes.append(NodeData.from_json(doc))
+    generator = MatterToolGenerator(load_cluster_maps(), node_id="n")
+    before = gc.get_stats()[0]["collections"]
+    with gc_paused():  # as MatterToolSync.sync does
+        generator.generate(build_devices(nodes))
+    assert gc.isenabled()
+    assert gc.get_stats()[0]["collections"] == before  # unpaused: 5 for these 104 devices
+    gc.disable()
+    try:
+        with gc_paused():
+            generator.generate(build_devices(nodes))
+        assert not gc.isenabled()  # a caller's own pause is kept
+    finally:
+        gc.enable()

@@ -251,3 +251,29 @@ def test_execution_type_and_intent_round_trip_and_are_checked() -> None:
         with pytest.raises(InvalidDefinitionError) as err:
             ToolDefinition(name="x", description="y", **{key: value})
         assert err.value.details == {"path": f"tool.{key}"}
+
+
+@pytest.mark.parametrize(
+    ("parameters", "problem"),
+    [
+        ({"type": "object", "properties": {"x": {"type": "number", "minimum": float("nan")}}},
+         "valid JSON Schema"),
+        ({"type": "object", "properties": {"x": {"maximum": float("inf")}}},
+         "valid JSON Schema"),
+        ({"type": "object", "properties": {"x": {"type": "nonsense"}}}, "valid JSON Schema"),
+        ({"type": "object", "properties": {"x": {"type": "string"}}, 3: {"a": {1, 2}}},
+         "not JSON"),
+    ],
+)
+def test_schemas_that_are_not_json_schemas_are_refused(parameters: dict, problem: str) -> None:
+    """NaN and infinities are no JSON numbers: a schema spelling them is refused."""
+    with pytest.raises(InvalidDefinitionError, match=problem) as info:
+        ToolDefinition(name="t", description="d", parameters=parameters)
+    assert info.value.code is ErrorCode.INVALID_DEFINITION
+
+
+def test_schema_with_mixed_key_types_is_not_json() -> None:
+    """Keys JSON cannot order (an integer beside strings) are refused, not guessed."""
+    with pytest.raises(InvalidDefinitionError, match="not JSON"):
+        ToolDefinition(name="t", description="d", parameters={
+            "type": "object", "properties": {"x": {"type": "integer"}}, 7: "seven"})
