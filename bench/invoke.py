@@ -9,6 +9,8 @@ One run measures, for a trivial handler:
               calls' audit rows in one transaction, each answered only after it commits
   http        POST /v1/invoke over loopback to a real bridge (keep-alive, sequential)
   http x8     the same with 8 concurrent clients
+  http own    POST /v1/invoke from a client in a process of its own (as an agent is):
+              the client's rate and latency; CPU per call is then the bridge's alone
   ws          tool_invoke / tool_response over one GET /v1/calls/ws socket, one at a time
   ws x8       the same socket with 8 calls in flight
 and prints calls/s, p50 and p99 latency, CPU per call (this one process's user + system
@@ -25,6 +27,7 @@ import asyncio
 import itertools
 import json
 import statistics
+import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
@@ -52,6 +55,54 @@ SCHEMA = {
 
 async def trivial(params: dict[str, Any], ctx: CallContext) -> Any:
     return {"ok": True, "level": params.get("level")}
+
+
+# A client of its own (an agent is another process): sequential POST /v1/invoke calls,
+# printing its rate, latencies and its own CPU per call as one JSON line.
+OWN_PROCESS_CLIENT = """
+import asyncio, json, sys, time
+import aiohttp
+url, token, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+body = {"tool": "dim", "params": {"device_id": "lamp-1"}}
+async def main():
+    lat = []
+    async with aiohttp.ClientSession(headers={"Authorization": "Bearer " + token}) as s:
+        async def one():
+            async with s.post(url, json=body) as resp:
+                await resp.read()
+                if resp.status != 200:
+                    raise RuntimeError(resp.status)
+        for _ in range(min(50, n)):
+            await one()
+        t0, c0 = time.perf_counter(), time.process_time()
+        for _ in range(n):
+            t = time.perf_counter()
+            await one()
+            lat.append(time.perf_counter() - t)
+        elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
+    lat.sort()
+    print(json.dumps({"rate": n / elapsed, "p50": lat[n // 2] * 1e6,
+                      "p99": lat[min(n - 1, int(n * 0.99))] * 1e6,
+                      "mean": sum(lat) / n * 1e6, "client_cpu": cpu / n * 1e6}))
+asyncio.run(main())
+"""
+
+
+async def own_process_client(label: str, url: str, token: str, n: int) -> dict[str, Any]:
+    """Run the client in a process of its own; CPU is this (the bridge's) process's."""
+    cpu_before = self_cpu_seconds()
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", OWN_PROCESS_CLIENT, url, token, str(n),
+        stdout=asyncio.subprocess.PIPE)  # fmt: skip
+    out, _ = await proc.communicate()
+    if proc.returncode != 0:
+        raise RuntimeError(f"the client process failed ({proc.returncode})")
+    cpu = self_cpu_seconds() - cpu_before
+    doc = json.loads(out)
+    # The bridge's CPU includes its 50 warm-up calls; spread over all of them.
+    return {"label": label, "calls": n, "rate": doc["rate"], "p50": doc["p50"],
+            "p99": doc["p99"], "mean": doc["mean"], "cpu": cpu / (n + min(50, n)) * 1e6,
+            "client_cpu": doc["client_cpu"]}  # fmt: skip
 
 
 def pct(samples: list[float], q: float) -> float:
@@ -164,6 +215,7 @@ async def main(n: int) -> None:
                     await measure("pipeline, 64 callers", n, pipeline, concurrency=64),
                     await measure("HTTP POST /v1/invoke", n, http),
                     await measure("HTTP, 8 concurrent clients", n, http, concurrency=8),
+                    await own_process_client("HTTP, client in own process", url, token, n),
                     await measure("WS /v1/calls/ws", n, channel),
                     await measure("WS, 8 calls in flight", n, channel, concurrency=8),
                 ]
@@ -181,12 +233,19 @@ async def main(n: int) -> None:
               f"{r['p99']:>10.1f}{r['cpu']:>9.1f}{r['p50'] / base['p50']:>8.1f}"
               f"{base['rate'] / r['rate']:>9.1f}")
     print(f"audit rows written: {audited}")
+    own = by_label(results, "HTTP, client in own process")
+    print(f"client in its own process: the bridge's CPU {own['cpu']:.1f} us per call (above), "
+          f"the client's own {own['client_cpu']:.1f} us per call")
     by = {r["label"]: r for r in results}
     pipe, ws1, http1 = by["pipeline in-process"], by["WS /v1/calls/ws"], by["HTTP POST /v1/invoke"]
     print(f"channel overhead over the in-process pipeline: p50 "
           f"{(ws1['p50'] - pipe['p50']) / 1000:.3f} ms, CPU {(ws1['cpu'] - pipe['cpu']) / 1000:.3f}"
           f" ms per call; HTTP's: p50 {(http1['p50'] - pipe['p50']) / 1000:.3f} ms, CPU "
           f"{(http1['cpu'] - pipe['cpu']) / 1000:.3f} ms per call")
+
+
+def by_label(results: list[dict[str, Any]], label: str) -> dict[str, Any]:
+    return next(r for r in results if r["label"] == label)
 
 
 if __name__ == "__main__":
