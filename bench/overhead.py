@@ -28,10 +28,13 @@ direct call, and the bridge process's CPU time per call.
 persistent call channel an agent keeps open) instead of ``POST /v1/invoke``;
 ``--channel http,ws`` runs one phase of each against the same bridge, each with its own
 interleaved direct calls and CPU figures (the WebSocket phase's keys start ``ws_``).
+``--channel relay`` sends the direct command through ``bench/relay.py``, a bare
+WebSocket relay process (keys ``relay_``; its CPU is the relay's): the floor of what any
+process between agent and controller adds on this machine.
 
 Usage (root, after ``make install``):
     .venv/bin/python bench/overhead.py [--calls 500] [--warmup 50] [--breakdown]
-                                       [--channel http|ws|http,ws]
+                                       [--channel http|ws|relay|http,ws,relay]
 """
 
 from __future__ import annotations
@@ -95,6 +98,7 @@ async def run(
         passcode=20202301, discriminator=0x50A, label="Bench Lamp", netns=ns,
     )  # fmt: skip
     bridge: asyncio.subprocess.Process | None = None
+    relay: asyncio.subprocess.Process | None = None
     results: dict[str, dict[str, Any]] = {}
     try:
         state = base / "state"
@@ -183,11 +187,38 @@ async def run(
 
                 vias = {"http": via_http, "ws": via_ws}
                 controller = descendants(bridge.pid)  # the managed controller (and its netns exec)
+                if "relay" in channels:
+                    relay = await asyncio.create_subprocess_exec(
+                        sys.executable, str(REPO / "bench" / "relay.py"), controller_url,
+                        stdout=asyncio.subprocess.PIPE)  # fmt: skip
+                    relay_port = (await wait_for_line(relay, "relay listening on", 30)).split()[-1]
+                    relayed = await ws_session.ws_connect(
+                        f"ws://127.0.0.1:{relay_port}/ws", compress=0)
+                    await relayed.receive_json()  # the controller's greeting, passed on
+                    relay_ids = itertools.count(1)
+
+                    async def via_relay() -> tuple[float, dict[str, Any]]:
+                        msg_id = f"r{next(relay_ids)}"
+                        started = time.perf_counter()
+                        await relayed.send_json({
+                            "message_id": msg_id, "command": "device_command",
+                            "args": {"node_id": node_id, "endpoint_id": 1, "cluster_id": 6,
+                                     "command_name": "Toggle", "payload": {}},
+                        })  # fmt: skip
+                        while True:
+                            msg = await relayed.receive_json()
+                            if msg.get("message_id") == msg_id:
+                                return (time.perf_counter() - started) * 1000, msg
+
+                    vias["relay"] = via_relay
                 for name in channels:
+                    # The process between the bench and the controller: the bridge, or
+                    # the bare relay (whose CPU is then the one counted).
+                    middle = relay.pid if name == "relay" else bridge.pid
                     spy = None
                     if profile is not None:
-                        spy = start_profile(bridge.pid, profile.with_suffix(f".{name}.txt"))
-                    results[name] = await phase(direct, vias[name], calls, warmup, bridge.pid,
+                        spy = start_profile(middle, profile.with_suffix(f".{name}.txt"))
+                    results[name] = await phase(direct, vias[name], calls, warmup, middle,
                                                 controller)  # fmt: skip
                     if spy is not None:
                         spy.send_signal(signal.SIGINT)
@@ -195,7 +226,12 @@ async def run(
                         print(f"{name}:", summarize_profile(
                             profile.with_suffix(f".{name}.txt"), top=45), flush=True)
                 await channel.close()
+                if relay is not None:
+                    await relayed.close()
     finally:
+        if relay is not None and relay.returncode is None:
+            relay.kill()
+            await relay.wait()
         if bridge is not None and bridge.returncode is None:
             bridge.send_signal(signal.SIGINT)
             try:
@@ -234,6 +270,10 @@ async def phase(
         t0 = time.thread_time()
         elapsed, body = await via()
         own["bridge"] += time.thread_time() - t0
+        if "message_id" in body:  # the relay: the controller's own answer, passed on
+            if "error_code" in body:
+                raise RuntimeError(f"relayed call failed: {body}")
+            return elapsed
         if body.get("status") != "success":
             raise RuntimeError(f"bridge call failed: {body}")
         samples["server"].append(float(body["duration_ms"]))
@@ -299,7 +339,7 @@ def summarize(samples: dict[str, Any], breakdown: bool) -> dict[str, Any]:
         "bench_client_cpu_ms_per_bridge_call": round(
             samples["client_bridge_s"] * 1000 / len(bridge_ms), 3),
     }
-    if breakdown:
+    if breakdown and server_ms:
         # Where a bridge call's time goes, per call then as p50/p99 of each part:
         # transport = client round trip minus the bridge's duration_ms (HTTP or the
         # WebSocket frame both ways, auth, body parsing, response encoding); pipeline =
@@ -327,7 +367,9 @@ def main() -> None:
     parser.add_argument(
         "--channel", default="http",
         help="the bridge side: http (POST /v1/invoke), ws (tool_invoke over one "
-             "/v1/calls/ws socket) or both as http,ws (one phase each, same bridge)",
+             "/v1/calls/ws socket), relay (the direct command through bench/relay.py: the "
+             "floor of any process in between), or several as http,ws,relay (one phase "
+             "each, same bridge and device)",
     )  # fmt: skip
     parser.add_argument(
         "--profile", type=Path, default=None,
@@ -336,8 +378,8 @@ def main() -> None:
     )  # fmt: skip
     args = parser.parse_args()
     channels = [c.strip() for c in args.channel.split(",") if c.strip()]
-    if not channels or any(c not in ("http", "ws") for c in channels):
-        parser.error("--channel takes http, ws or http,ws")
+    if not channels or any(c not in ("http", "ws", "relay") for c in channels):
+        parser.error("--channel takes http, ws, relay or a comma-separated list of them")
     line = asyncio.run(run(args.calls, args.warmup, args.breakdown, channels, args.profile))
     print(json.dumps(line), flush=True)
 

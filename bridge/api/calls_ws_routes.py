@@ -8,20 +8,22 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import json
+import functools
 import logging
 import time
 from typing import Any
 
 from aiohttp import WSMsgType, web
 
+from bridge import jsonlimits
 from bridge.api.bearer import token_of
-from bridge.api.http import service_of
+from bridge.api.http import json_limits, response_bytes, service_of
 from bridge.api.openapi import add_route
 from bridge.auth.tokens import AgentToken
 from bridge.errors import BridgeError, InvalidRequestError, UnauthenticatedError
 from bridge.invocation.messages import ResponseStatus, ToolRequest, ToolResponse
 from bridge.invocation.pipeline import Pipeline
+from bridge.jsonlimits import DEFAULT_LIMITS, JsonLimits
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -30,26 +32,26 @@ MAX_DEPTH = 32
 CLOSE_TOKEN_REJECTED = 4401
 
 
-def parse_message(text: str, max_depth: int = MAX_DEPTH) -> Any:
+def parse_message(text: str, max_depth: int = MAX_DEPTH, limits: JsonLimits | None = None) -> Any:
     """Return one frame's JSON; raise ``InvalidRequestError`` for anything else.
 
-    The frame's size is bounded by the socket (``max_msg_size``); this bounds nesting.
+    The frame's size is bounded by the socket (``max_msg_size``); the shared JSON reader
+    (``jsonlimits``, as for HTTP bodies) bounds nesting, strings, items and numbers and
+    refuses what JSON has not (NaN, lone surrogates).
     """
     try:
-        doc = json.loads(text)
-    except (json.JSONDecodeError, RecursionError) as err:
-        raise InvalidRequestError(f"message is not valid JSON: {err}") from err
-    level: list[Any] = [doc] if isinstance(doc, dict | list) else []
-    for _depth in range(max_depth):  # containers nested one level deeper each round
-        if not level:
-            return doc
-        level = [v for c in level for v in (c.values() if isinstance(c, dict) else c)
-                 if isinstance(v, dict | list)]  # fmt: skip
-    if not level:
-        return doc
-    raise InvalidRequestError(
-        f"message nests deeper than {max_depth} levels", {"max_depth": max_depth}
-    )
+        return jsonlimits.loads(text, _frame_limits(limits or DEFAULT_LIMITS, max_depth))
+    except InvalidRequestError as err:  # worded for a frame: "message …", not "body …"
+        message = err.message
+        for old in ("body ", "JSON "):
+            if message.startswith(old):
+                message = "message " + message[len(old):]
+        raise InvalidRequestError(message, err.details) from None
+
+
+@functools.lru_cache(maxsize=16)
+def _frame_limits(limits: JsonLimits, max_depth: int) -> JsonLimits:
+    return dataclasses.replace(limits, max_depth=min(limits.max_depth, max_depth))
 
 
 def _error_response(error: BridgeError, request_id: str, node_id: str) -> ToolResponse:
@@ -63,9 +65,11 @@ class _Channel:
     """One client's socket: reads messages, runs calls, writes answers."""
 
     def __init__(
-        self, ws: web.WebSocketResponse, runtime: Pipeline, raw: str, token: AgentToken
+        self, ws: web.WebSocketResponse, runtime: Pipeline, raw: str, token: AgentToken,
+        limits: JsonLimits = DEFAULT_LIMITS,
     ) -> None:
         self.ws = ws
+        self.limits = limits
         self.runtime = runtime
         self.raw = raw
         self.token = token
@@ -105,7 +109,7 @@ class _Channel:
     async def _one(self, text: str) -> None:
         request_id = ""
         try:
-            doc = parse_message(text)
+            doc = parse_message(text, limits=self.limits)
             if isinstance(doc, dict) and isinstance(doc.get("id"), str):
                 request_id = doc["id"][:128]
             request = ToolRequest.from_json(doc)
@@ -131,10 +135,10 @@ class _Channel:
     async def _send(self, response: ToolResponse) -> None:
         if self.ws.closed:
             return
-        text = json.dumps(response.to_json(), separators=(",", ":"), ensure_ascii=False)
+        body = response_bytes(response)  # the result encoded once, as for HTTP
         async with self.send_lock:
             with contextlib.suppress(ConnectionResetError, RuntimeError):
-                await self.ws.send_str(text)
+                await self.ws.send_frame(body, WSMsgType.TEXT)
 
     async def _close_at_expiry(self) -> None:
         skew = self.runtime.verifier.clock_skew_s
@@ -160,7 +164,7 @@ async def calls_ws(request: web.Request) -> web.StreamResponse:
         raise InvalidRequestError("GET /v1/calls/ws needs a WebSocket upgrade")
     await ws.prepare(request)
     try:
-        await _Channel(ws, runtime, _raw_token(request), token).run()
+        await _Channel(ws, runtime, _raw_token(request), token, json_limits(request)).run()
     finally:
         await ws.close()
     return ws

@@ -143,7 +143,12 @@ _RESULT_NULL = b'"result":null'
 
 
 def response_json(response: ToolResponse, extra: dict[str, Any] | None = None) -> web.Response:
-    """Answer a ``tool_response`` with its HTTP status, encoding its result only once.
+    """Answer a ``tool_response`` with its HTTP status, encoding its result only once."""
+    return _json_body(response_bytes(response, extra), response.http_status)
+
+
+def response_bytes(response: ToolResponse, extra: dict[str, Any] | None = None) -> bytes:
+    """Return a ``tool_response`` as UTF-8 JSON, encoding its result only once.
 
     When the invoker already encoded the result (``result_json``), that text is put in
     the place of the result instead of encoding the value again.
@@ -155,16 +160,15 @@ def response_json(response: ToolResponse, extra: dict[str, Any] | None = None) -
     if text is None or not response.ok or "NaN" in text or "Infinity" in text:
         # (The invoker's text may spell NaN/Infinity, which JSON has not: the encoder
         # below writes them as null, as for every other answer.)
-        return json_response(doc, status=response.http_status)
+        return encode_json(doc)
     try:
         encoded = text.encode("utf-8") if isinstance(text, str) else text
     except UnicodeEncodeError:  # a lone surrogate in the result: encode it escaped
-        return json_response(doc, status=response.http_status)
+        return encode_json(doc)
     doc["result"] = None
     # Keys and string values are JSON-escaped, so the first literal '"result":null' is the
     # top-level key (it precedes every caller-chosen value in the document's order).
-    body = encode_json(doc).replace(_RESULT_NULL, b'"result":' + encoded, 1)
-    return _json_body(body, response.http_status)
+    return encode_json(doc).replace(_RESULT_NULL, b'"result":' + encoded, 1)
 
 
 def json_limits(request: web.Request) -> JsonLimits:

@@ -131,6 +131,11 @@ async def test_errors_are_the_pipelines_own(server: BridgeServer) -> None:
         ('{"id": "x5", "tool": "echo", "params": ' + "[" * 40 + "]" * 40 + "}", "",
          f"message nests deeper than {MAX_DEPTH} levels"),
         ("[" * 100_000 + "]" * 100_000, "", "message"),
+        # The HTTP body rules hold for frames too: no NaN, surrogates or huge integers.
+        ('{"id": "x6", "tool": "echo", "params": {"a": NaN}}', "", "NaN is not a JSON number"),
+        ('{"id": "x7", "tool": "echo", "params": {"a": "\\ud800"}}', "", "lone UTF-16"),
+        ('{"id": "x8", "tool": "echo", "params": {"a": 1' + "0" * 30 + "}}", "",
+         "integer beyond"),
     ],
 )
 async def test_bad_frames_get_an_invalid_request_answer(
