@@ -157,9 +157,29 @@ def _plain(value: Any, depth: int = 0) -> Any:
     return clean_text(str(value))
 
 
+def _flat_plain(value: dict[Any, Any]) -> bool:
+    """Return whether ``_plain(value)`` would equal ``value`` (one level, ASCII, finite)."""
+    for key, item in value.items():
+        if type(key) is not str or not key.isascii():
+            return False
+        kind = type(item)
+        if kind is str:
+            if not item.isascii():
+                return False
+        elif kind is float:
+            if not math.isfinite(item):
+                return False
+        elif item is not None and kind is not bool and kind is not int:
+            return False
+    return True
+
+
 def _dump(value: Any) -> str | None:
     if value is None:
         return None
+    if type(value) is dict and _flat_plain(value):
+        # Most calls' parameters and results: nothing to clean, the same text as below.
+        return json.dumps(value, ensure_ascii=False)
     try:
         return json.dumps(_plain(value), ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError, RecursionError) as err:

@@ -51,6 +51,8 @@ class RegisteredTool:
         return self.definition.key
 
 
+RESOLVED_CACHE_SIZE = 4096
+
 class ToolRegistry:
     """Register, resolve, list and search tools; notify subscribers of every change."""
 
@@ -61,6 +63,9 @@ class ToolRegistry:
         self._namespaces: dict[str, dict[str, int]] = {}  # name -> namespace -> entries
         self._subscribers: list[Subscriber] = []
         self._index = SearchIndex()
+        # Resolved references (``dim``, ``matter:lamp_on@^1``) -> identity, for calls
+        # without a separate version; emptied by every registration change. Bounded.
+        self._resolved: dict[str, str] = {}
 
     def __len__(self) -> int:
         return len(self._by_identity)
@@ -143,6 +148,18 @@ class ToolRegistry:
         exact = self._by_identity.get(ref)
         if exact is not None and version is None:
             return exact
+        if version is None:
+            known = self._resolved.get(ref)
+            if known is not None:
+                return self._by_identity[known]
+        found = self._resolve(ref, version)
+        if version is None:
+            if len(self._resolved) >= RESOLVED_CACHE_SIZE:
+                self._resolved.clear()
+            self._resolved[ref] = found.definition.identity
+        return found
+
+    def _resolve(self, ref: str, version: str | None) -> RegisteredTool:
         parsed = ToolRef.parse(ref)
         namespace = parsed.namespace
         if namespace is None:
@@ -227,6 +244,7 @@ class ToolRegistry:
         return self._versions.get(defn.key, {}).get(defn.semver)
 
     def _insert(self, entry: RegisteredTool) -> None:
+        self._resolved.clear()
         d = entry.definition
         self._by_identity[d.identity] = entry
         self._versions.setdefault(d.key, {})[d.semver] = d.identity
@@ -235,6 +253,7 @@ class ToolRegistry:
         self._index.add(d.identity, d)
 
     def _remove(self, identity: str) -> RegisteredTool | None:
+        self._resolved.clear()
         entry = self._by_identity.pop(identity, None)
         if entry is None:
             return None

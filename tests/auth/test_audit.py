@@ -1,9 +1,12 @@
 import asyncio
+import json
 import sqlite3
 import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bridge.auth.audit import (
     MAX_JSON_DEPTH,
@@ -143,3 +146,22 @@ async def test_rejections_are_counters_with_retention(tmp_path: Path) -> None:
     )["n"] == 0
     await log.stop()
     db.close()
+
+
+_SCALARS = (st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True)
+            | st.text(max_size=8))  # fmt: skip
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.dictionaries(st.text(max_size=6) | st.integers(), _SCALARS | st.lists(_SCALARS,
+                                                                                max_size=2),
+                       max_size=5))  # fmt: skip
+def test_the_flat_fast_path_writes_what_the_cleaning_path_writes(value: dict) -> None:
+    """``_dump``'s shortcut for flat, plain dicts stores exactly the cleaned text."""
+    from bridge.auth.audit import _dump, _plain
+
+    try:
+        slow = json.dumps(_plain(value), ensure_ascii=False, allow_nan=False)
+    except ValueError:
+        slow = json.dumps({"unrecorded": "ValueError"})
+    assert _dump(value) == slow

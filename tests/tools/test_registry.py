@@ -81,6 +81,30 @@ def test_resolve_versions_and_namespaces() -> None:
         registry.resolve("other:notify")
 
 
+def test_resolved_references_follow_every_registration_change() -> None:
+    """Resolutions are remembered between calls, never past a change of the registry."""
+    registry = ToolRegistry()
+    registry.register(defn("notify", version="1.0.0"), echo)
+    for _ in range(2):
+        assert registry.resolve("notify").identity == "core:notify@1.0.0"
+        assert registry.resolve("notify@^1").identity == "core:notify@1.0.0"
+    registry.register(defn("notify", version="1.5.0"), echo)
+    assert registry.resolve("notify").identity == "core:notify@1.5.0"
+    assert registry.resolve("notify@^1").identity == "core:notify@1.5.0"
+    assert registry.resolve("notify", "<1.5").identity == "core:notify@1.0.0"
+    assert registry.set_available("core:notify@1.5.0", False).available is False
+    assert registry.resolve("notify").available is False  # the current entry, not a copy
+    registry.register(defn("notify", namespace="other"), echo)
+    with pytest.raises(AmbiguousToolError):
+        registry.resolve("notify")
+    assert registry.unregister("other:notify@1.0.0")
+    assert registry.unregister("core:notify@1.5.0")
+    assert registry.resolve("notify").identity == "core:notify@1.0.0"
+    assert registry.unregister("core:notify@1.0.0")
+    with pytest.raises(ToolNotFoundError):
+        registry.resolve("notify")
+
+
 def test_ambiguous_name_lists_candidates() -> None:
     registry = ToolRegistry()
     registry.register(defn("notify"), echo)
