@@ -20,7 +20,7 @@ from importlib import metadata
 from pathlib import Path
 
 GROUPS = {"mcp": ["mcp"], "voice": ["hassil", "home-assistant-intents"], "wyoming": ["wyoming"]}
-CORE = ["matter-python-client", "aiohttp", "zeroconf", "ifaddr", "jsonschema", "pynacl",
+CORE = ["aiohttp", "zeroconf", "ifaddr", "jsonschema", "pynacl",
         "pyyaml", "python-otbr-api"]  # fmt: skip
 WATCH = ("mcp", "pydantic", "httpx", "starlette", "hassil", "home_assistant_intents",
          "wyoming")  # fmt: skip

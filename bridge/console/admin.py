@@ -25,14 +25,14 @@ from bridge.console.sessions import check_csrf, session_of
 from bridge.doctor.runner import run_doctor
 from bridge.errors import InvalidRequestError, PermissionDeniedError, UnauthenticatedError
 from bridge.jsonlimits import JsonLimits, loads
+from bridge.matter import catalogue
 
 HEALTH_PERMISSION = "admin:health"
 HEALTH_CACHE_S = 10.0
 MAX_QR_BODY = 20_000
 MAX_QR_SECRET = 4_000  # a QR code holds at most ~2.9 kB of bytes at level L; refuse above
 _HEALTH_KEY: web.AppKey[dict[str, Any]] = web.AppKey("console_health")
-DISTRIBUTIONS = ("atmosphere-bridge", "matter-python-client", "aiohttp", "mcp", "hassil",
-                 "home-assistant-intents")  # fmt: skip
+DISTRIBUTIONS = ("atmosphere-bridge", "aiohttp", "mcp", "hassil", "home-assistant-intents")
 
 
 def _allowed(request: web.Request, permission: str) -> None:
@@ -55,6 +55,8 @@ def versions(request: web.Request) -> dict[str, Any]:
             found[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
             found[name] = None
+    # The Matter SDK the shipped cluster catalogue was written from (not installed).
+    found["cluster_catalogue_sdk"] = catalogue.sdk_version()
     matter = service_of(request).matter
     info = matter.bridge.adapter.server_info() if matter is not None else None
     found["controller_sdk"] = (info or {}).get("sdk_version")
