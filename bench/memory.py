@@ -4,8 +4,10 @@
    has answered one call, then after one ``/mcp`` request (the MCP SDK loads then).
 2. For each size, a fresh interpreter starts a ``BridgeService`` (HTTP API on) and
    registers the tools ``MatterToolSync`` would: recorded dumps replicated with distinct
-   node ids, the real device model and generator (which import the Matter client and
-   ``chip.clusters``, as every bridge with Matter on does). RSS after ``gc.collect()``.
+   node ids, the real device model and generator. The second set of rows also imports
+   the Matter component and its controller adapter, as every bridge with Matter on does
+   (no Matter SDK: the adapter speaks the controller's protocol itself and the cluster
+   catalogue is data). RSS after ``gc.collect()``.
 
 Usage: .venv/bin/python bench/memory.py
 """
@@ -80,9 +82,12 @@ async def standalone() -> dict[str, float]:
     return {"idle": idle, "after_mcp": after_mcp}
 
 
-async def child(devices: int) -> None:
+async def child(devices: int, with_matter: bool) -> None:
     """Start a service holding ``devices`` devices' tools; print its RSS as JSON."""
     sys.path.insert(0, str(REPO / "bench"))
+    if with_matter:
+        import bridge.matter.client
+        import bridge.matter.component  # noqa: F401
     from generate import nodes_for
 
     from bridge.config import ApiConfig, BridgeConfig, MatterConfig
@@ -128,7 +133,7 @@ def _self_rss() -> float:
 
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
-        asyncio.run(child(int(sys.argv[2])))
+        asyncio.run(child(int(sys.argv[2]), sys.argv[3] == "1"))
         return
     started = time.perf_counter()
     alone = asyncio.run(standalone())
@@ -141,7 +146,7 @@ def main() -> None:
                 capture_output=True, text=True, check=True, timeout=300,
             ).stdout.strip().splitlines()[-1]
             doc = json.loads(out)
-            label = "with the Matter client imported" if matter_client else "service + API"
+            label = "+ Matter component and adapter" if matter_client else "service + API"
             print(f"{label:<34} {doc['devices']:5d} devices {doc['tools']:5d} tools: "
                   f"RSS {doc['rss_mb']:.1f} MB")
     print(f"({time.perf_counter() - started:.0f} s)")
