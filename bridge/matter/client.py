@@ -294,12 +294,17 @@ class MatterAdapter:
         return conn
 
     async def _snapshot_reader(self, conn: _Connection) -> None:
-        """Read until ``start_listening`` is answered (events before it are superseded)."""
+        """Read until ``start_listening`` is answered (events before it are superseded).
+
+        It stops at that answer: events right behind it (already in the buffer) are the
+        first ones ``_listen`` applies to the snapshot.
+        """
         try:
             while True:
                 msg = await conn.receive()
                 if isinstance(msg, dict) and "event" not in msg:
-                    conn.answer(msg)
+                    conn.answer(msg)  # the only request in flight: start_listening
+                    return
         except (_ConnectionLost, aiohttp.ClientError, OSError):
             conn.fail_pending()
             raise

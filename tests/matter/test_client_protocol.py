@@ -45,6 +45,7 @@ class StandIn:
     greeting: Any = field(default_factory=lambda: dict(GREETING))
     nodes: Any = field(default_factory=lambda: [LIGHT])
     answer: Callable[[dict[str, Any]], Any] | None = None  # -> frames to send (str/bytes)
+    after_snapshot: list[Any] = field(default_factory=list)  # sent right behind the nodes
     received: list[dict[str, Any]] = field(default_factory=list)
     sockets: list[web.WebSocketResponse] = field(default_factory=list)
     url: str = ""
@@ -75,6 +76,8 @@ async def standin() -> AsyncIterator[StandIn]:
             if doc["command"] == "start_listening":
                 await ws.send_str(json.dumps({"message_id": doc["message_id"],
                                               "result": state.nodes}))  # fmt: skip
+                for frame in state.after_snapshot:
+                    await ws.send_str(json.dumps(frame))
                 continue
             frames = state.answer(doc) if state.answer is not None else [
                 {"message_id": doc["message_id"], "result": None}]
@@ -284,5 +287,23 @@ async def test_malformed_nodes_in_the_snapshot_are_skipped(standin: StandIn) -> 
     try:
         await adapter.wait_connected(5)
         assert [n.node_id for n in adapter.nodes()] == [4, 7]
+    finally:
+        await adapter.stop()
+
+
+async def test_reports_right_behind_the_snapshot_are_applied(standin: StandIn) -> None:
+    """A report the controller sends in the same burst as the node dump is not lost."""
+    standin.after_snapshot = [{"event": "attribute_updated", "data": [7, "1/6/0", True]},
+                              {"event": "attribute_updated", "data": [7, "0/40/5", "Hall"]}]
+    adapter = MatterAdapter(standin.url)
+    await adapter.start()
+    try:
+        await adapter.wait_connected(5)
+        for _ in range(100):
+            node = adapter.node(7)
+            if node is not None and node.attributes.get("0/40/5") == "Hall":
+                break
+            await asyncio.sleep(0.02)
+        assert adapter.node(7).attributes == {"1/6/0": True, "0/40/5": "Hall"}  # type: ignore[union-attr]
     finally:
         await adapter.stop()
