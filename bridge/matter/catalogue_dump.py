@@ -12,6 +12,7 @@ and fails when the committed file differs, so the two cannot drift apart.
 A field type is written as a JSON value ``catalogue.py`` interprets:
 ``"bool" | "str" | "bytes" | "float" | "int" | "uint" | "any"``,
 ``["list", T]``, ``["enum", name, [values]]``, ``["flags", name, mask]``,
+``["range", name, low, high]`` (a generic ``enum8``/``enum16`` without named members),
 ``["struct", qualified name]`` (fields in the file's ``structs`` table),
 ``["union", nullable, optional, [T, ...]]`` and ``["unsupported", text]``.
 """
@@ -21,6 +22,7 @@ from __future__ import annotations
 import enum
 import importlib.metadata
 import json
+import re
 import sys
 import types
 import typing
@@ -60,6 +62,10 @@ class _Dumper:
                 return ["flags", hint.__name__, mask]
             if issubclass(hint, enum.IntEnum):
                 values = sorted(int(m.value) for m in hint if m.name != "kUnknownEnumValue")
+                width = re.fullmatch(r"enum(8|16|32)", hint.__name__)
+                if not values and width is not None:
+                    # A generic enumN with no named member: any value of that width.
+                    return ["range", hint.__name__, 0, 2 ** int(width.group(1)) - 1]
                 return ["enum", hint.__name__, values]
             for plain in (bool, str, bytes):
                 if hint is plain:

@@ -69,6 +69,13 @@ def _check(value: Any, spec: Any, where: str) -> Any:
                 {"field": where, "allowed": sorted(allowed)},
             )
         return value
+    if kind == "range":
+        _, name, low, high = spec
+        if not _is_int(value) or not low <= value <= high:
+            raise InvalidParamsError(
+                f"{where} must be an integer from {low} to {high} ({name})", {"field": where}
+            )
+        return value
     if kind == "struct":
         return _build_struct(struct_fields(spec[1]), value, where)
     raise InvalidParamsError(

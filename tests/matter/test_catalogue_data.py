@@ -100,6 +100,8 @@ def _value(spec: Any, depth: int) -> st.SearchStrategy[Any]:
         return st.lists(_value(spec[1], depth + 1), max_size=2 if depth < 2 else 0)
     if kind == "enum":
         return st.sampled_from(spec[2])
+    if kind == "range":
+        return st.integers(spec[2], spec[3])
     if kind == "flags":
         return st.integers(0, spec[2]).map(lambda v, m=spec[2]: v & m)
     if kind == "struct":
@@ -164,6 +166,8 @@ def _first(spec: Any) -> Any:
         return []
     if kind == "enum":
         return spec[2][0]
+    if kind == "range":
+        return spec[2]
     if kind == "flags":
         return 0
     if kind == "struct":
@@ -228,6 +232,8 @@ def test_every_command_builds_and_parses_with_its_smallest_payload() -> None:
                                        "credentialData": "", "userIndex": None,
                                        "userStatus": None, "userType": None},
          "credential must be an object"),
+        ("OnOff", "OffWithEffect", {"effectIdentifier": 0, "effectVariant": 256},
+         r"effectVariant must be an integer from 0 to 255 \(enum8\)"),
         ("NoSuchCluster", "On", {}, "unknown Matter cluster"),
         ("OnOff", "Onn", {}, "has no command 'Onn'"),
     ],
@@ -238,3 +244,10 @@ def test_wrong_payloads_are_invalid_params(
     with pytest.raises(InvalidParamsError, match=message) as err:
         build_command(cluster, command, payload)
     assert err.value.code == "INVALID_PARAMS"
+
+
+def test_a_generic_enum_takes_any_value_of_its_width() -> None:
+    """``OffWithEffect``'s variant is an SDK ``enum8`` without named members."""
+    assert len(SENDABLE) == len(COMMANDS)
+    wire = build_command("OnOff", "OffWithEffect", {"effectIdentifier": 1, "effectVariant": 7})
+    assert sdk_command(wire).effectVariant == 7
