@@ -146,21 +146,10 @@ async def run(
                 ids = itertools.count(1)
 
                 async def direct() -> float:
-                    msg_id = str(next(ids))
-                    started = time.perf_counter()
-                    await ws.send_json({
-                        "message_id": msg_id, "command": "device_command",
-                        "args": {"node_id": node_id, "endpoint_id": 1, "cluster_id": 6,
-                                 "command_name": "Toggle", "payload": {}},
-                    })  # fmt: skip
-                    while True:
-                        msg = await ws.receive_json()
-                        if msg.get("message_id") == msg_id:
-                            break
-                    elapsed = time.perf_counter() - started
+                    elapsed, msg = await toggle_over(ws, str(next(ids)), node_id)
                     if "error_code" in msg:
                         raise RuntimeError(f"direct call failed: {msg}")
-                    return elapsed * 1000
+                    return elapsed
 
                 async def via_http() -> tuple[float, dict[str, Any]]:
                     started = time.perf_counter()
@@ -198,17 +187,7 @@ async def run(
                     relay_ids = itertools.count(1)
 
                     async def via_relay() -> tuple[float, dict[str, Any]]:
-                        msg_id = f"r{next(relay_ids)}"
-                        started = time.perf_counter()
-                        await relayed.send_json({
-                            "message_id": msg_id, "command": "device_command",
-                            "args": {"node_id": node_id, "endpoint_id": 1, "cluster_id": 6,
-                                     "command_name": "Toggle", "payload": {}},
-                        })  # fmt: skip
-                        while True:
-                            msg = await relayed.receive_json()
-                            if msg.get("message_id") == msg_id:
-                                return (time.perf_counter() - started) * 1000, msg
+                        return await toggle_over(relayed, f"r{next(relay_ids)}", node_id)
 
                     vias["relay"] = via_relay
                 for name in channels:
@@ -249,6 +228,22 @@ async def run(
         prefix = "" if name == "http" else f"{name}_"
         out.update({f"{prefix}{k}": v for k, v in figures.items()})
     return out
+
+
+async def toggle_over(
+    ws: aiohttp.ClientWebSocketResponse, msg_id: str, node_id: int
+) -> tuple[float, dict[str, Any]]:
+    """Send OnOff.Toggle as a raw ``device_command``; return (ms, the controller's answer)."""
+    started = time.perf_counter()
+    await ws.send_json({
+        "message_id": msg_id, "command": "device_command",
+        "args": {"node_id": node_id, "endpoint_id": 1, "cluster_id": 6,
+                 "command_name": "Toggle", "payload": {}},
+    })  # fmt: skip
+    while True:
+        msg = await ws.receive_json()
+        if msg.get("message_id") == msg_id:
+            return (time.perf_counter() - started) * 1000, msg
 
 
 async def phase(
