@@ -38,6 +38,7 @@ from typing import Any
 import aiohttp
 from benchlib import self_cpu_seconds
 
+from bridge import eventloop
 from bridge.auth.tokens import issue_token
 from bridge.config import ApiConfig, BridgeConfig, MatterConfig
 from bridge.invocation.messages import ToolRequest
@@ -251,5 +252,8 @@ def by_label(results: list[dict[str, Any]], label: str) -> dict[str, Any]:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=2000, help="calls per mode (default 2000)")
+    parser.add_argument("--loop", choices=("auto", "uvloop", "asyncio"), default="auto",
+                        help="event loop for the bridge and client (auto: the bridge's default)")
     args = parser.parse_args()
-    asyncio.run(main(max(100, min(args.calls, 100_000))))
+    print(f"event loop: {eventloop.resolve(args.loop)}", flush=True)
+    eventloop.run(main(max(100, min(args.calls, 100_000))), args.loop)

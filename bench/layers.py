@@ -15,7 +15,6 @@ Usage: .venv/bin/python bench/layers.py [--calls N]
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 import tempfile
 import time
@@ -28,7 +27,7 @@ import orjson
 from aiohttp import web
 from invoke import SCHEMA, trivial
 
-from bridge import storage
+from bridge import eventloop, storage
 from bridge.auth.tokens import issue_token
 from bridge.config import ApiConfig, BridgeConfig, MatterConfig
 from bridge.service import BridgeService
@@ -112,5 +111,8 @@ if __name__ == "__main__":
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=2000, help="requests per round")
+    parser.add_argument("--loop", choices=("auto", "uvloop", "asyncio"), default="auto",
+                        help="event loop for the bridge and client (auto: the bridge's default)")
     args = parser.parse_args()
-    asyncio.run(main(max(100, min(args.calls, 50_000))))
+    print(f"event loop: {eventloop.resolve(args.loop)}", flush=True)
+    eventloop.run(main(max(100, min(args.calls, 50_000))), args.loop)

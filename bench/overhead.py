@@ -60,6 +60,7 @@ from benchlib import (
     descendants,
     paired,
     percentile,
+    settle,
     start_profile,
     summarize_profile,
     tree_cpu_seconds,
@@ -86,7 +87,8 @@ async def wait_for_line(proc: asyncio.subprocess.Process, prefix: str, timeout_s
 
 
 async def run(
-    calls: int, warmup: int, breakdown: bool, channels: list[str], profile: Path | None = None
+    calls: int, warmup: int, breakdown: bool, channels: list[str], profile: Path | None = None,
+    samples_to: Path | None = None, prewarm: int = 600,
 ) -> dict[str, Any]:
     reason = netns.unsupported_reason() or node_available()
     if reason:
@@ -100,6 +102,7 @@ async def run(
     bridge: asyncio.subprocess.Process | None = None
     relay: asyncio.subprocess.Process | None = None
     results: dict[str, dict[str, Any]] = {}
+    quiet: dict[str, float] = {}
     try:
         state = base / "state"
         await asyncio.to_thread(write_test_paa, state / "controller" / "paa")
@@ -174,7 +177,31 @@ async def run(
                             break
                     return (time.perf_counter() - started) * 1000, body
 
-                vias = {"http": via_http, "ws": via_ws}
+                # The same POST over a minimal keep-alive HTTP/1.1 client: the request's
+                # bytes made once, the answer read by its Content-Length. aiohttp's client
+                # spends ~0.2 ms more CPU per request than its WebSocket does per frame
+                # (bench_client_cpu_ms_per_bridge_call); this channel keeps that
+                # client-side cost out of the bridge's overhead.
+                host, port_text = url.removeprefix("http://").rsplit(":", 1)
+                raw_reader, raw_writer = await asyncio.open_connection(host, int(port_text))
+                raw_body = json.dumps({"tool": toggle, "params": {}}).encode()
+                raw_request = (
+                    f"POST /v1/invoke HTTP/1.1\r\nHost: {host}:{port_text}\r\n"
+                    f"Authorization: Bearer {token}\r\nContent-Type: application/json\r\n"
+                    f"Content-Length: {len(raw_body)}\r\n\r\n"
+                ).encode() + raw_body
+
+                async def via_rawhttp() -> tuple[float, dict[str, Any]]:
+                    started = time.perf_counter()
+                    raw_writer.write(raw_request)
+                    head = await raw_reader.readuntil(b"\r\n\r\n")
+                    length = next(
+                        int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
+                        if line.lower().startswith(b"content-length:"))  # fmt: skip
+                    body = json.loads(await raw_reader.readexactly(length))
+                    return (time.perf_counter() - started) * 1000, body
+
+                vias = {"http": via_http, "ws": via_ws, "rawhttp": via_rawhttp}
                 controller = descendants(bridge.pid)  # the managed controller (and its netns exec)
                 if "relay" in channels:
                     relay = await asyncio.create_subprocess_exec(
@@ -190,6 +217,16 @@ async def run(
                         return await toggle_over(relayed, f"r{next(relay_ids)}", node_id)
 
                     vias["relay"] = via_relay
+                # Let the commissioning's aftermath (the controller's subscriptions and
+                # storage, the bridge's tool generation) die down before any phase.
+                device_pids = [device.pid] if device.pid else []
+                quiet = await settle([bridge.pid, *controller, *device_pids])
+                # The device and the controller answer the first few hundred commands
+                # slower and with a longer tail (seen: the first phase's direct p50 4.0 ms
+                # falling to 2.7 ms, its p99 15.7 to 6.6 ms, over ~400 commands, with
+                # both processes otherwise idle): warm them up before any phase.
+                for _ in range(prewarm):
+                    await direct()
                 for name in channels:
                     # The process between the bench and the controller: the bridge, or
                     # the bare relay (whose CPU is then the one counted).
@@ -205,6 +242,7 @@ async def run(
                         print(f"{name}:", summarize_profile(
                             profile.with_suffix(f".{name}.txt"), top=45), flush=True)
                 await channel.close()
+                raw_writer.close()
                 if relay is not None:
                     await relayed.close()
     finally:
@@ -221,7 +259,11 @@ async def run(
         await asyncio.to_thread(device.stop)
         netns.delete_namespace(ns.name)
         shutil.rmtree(base, ignore_errors=True)
-    out: dict[str, Any] = {}
+    if samples_to is not None:  # the raw latencies, in call order, for a closer look
+        samples_to.write_text(json.dumps({
+            name: {"direct": results[name]["direct"], "bridge": results[name]["bridge"]}
+            for name in channels}))  # fmt: skip
+    out: dict[str, Any] = {**quiet}
     for name in channels:
         figures = summarize(results[name], breakdown)
         # HTTP's figures keep their historical names; other channels are prefixed.
@@ -361,7 +403,8 @@ def main() -> None:
     )  # fmt: skip
     parser.add_argument(
         "--channel", default="http",
-        help="the bridge side: http (POST /v1/invoke), ws (tool_invoke over one "
+        help="the bridge side: http (POST /v1/invoke), rawhttp (the same POST from a "
+             "minimal keep-alive HTTP/1.1 client), ws (tool_invoke over one "
              "/v1/calls/ws socket), relay (the direct command through bench/relay.py: the "
              "floor of any process in between), or several as http,ws,relay (one phase "
              "each, same bridge and device)",
@@ -371,11 +414,17 @@ def main() -> None:
         help="record the bridge with py-spy during each phase into FILE.<channel>.txt "
              "(collapsed stacks) and print the busiest functions",
     )  # fmt: skip
+    parser.add_argument("--prewarm", type=int, default=600,
+                        help="direct commands sent before any phase, to warm the device and "
+                             "controller up (default 600)")
+    parser.add_argument("--samples", type=Path, default=None,
+                        help="write every call's latency (ms, in call order) to this JSON file")
     args = parser.parse_args()
     channels = [c.strip() for c in args.channel.split(",") if c.strip()]
-    if not channels or any(c not in ("http", "ws", "relay") for c in channels):
-        parser.error("--channel takes http, ws, relay or a comma-separated list of them")
-    line = asyncio.run(run(args.calls, args.warmup, args.breakdown, channels, args.profile))
+    if not channels or any(c not in ("http", "rawhttp", "ws", "relay") for c in channels):
+        parser.error("--channel takes http, rawhttp, ws, relay or a comma-separated list")
+    line = asyncio.run(run(args.calls, args.warmup, args.breakdown, channels, args.profile,
+                           args.samples, max(0, args.prewarm)))  # fmt: skip
     print(json.dumps(line), flush=True)
 
 

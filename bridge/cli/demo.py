@@ -82,7 +82,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def demo_command(args: argparse.Namespace) -> int:
     """Run the demo until Ctrl-C."""
-    return asyncio.run(run_demo(args.state_dir, args.port, exit_after_ready=args.exit_after_ready))
+    from bridge import eventloop
+
+    return eventloop.run(
+        run_demo(args.state_dir, args.port, exit_after_ready=args.exit_after_ready)
+    )
 
 
 def _cleanup_stale_namespaces() -> None:

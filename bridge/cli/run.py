@@ -31,6 +31,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--no-matter", action="store_true", help="do not start the Matter controller layer"
     )
+    parser.add_argument(
+        "--loop", choices=("auto", "uvloop", "asyncio"),
+        help="event loop (default auto: uvloop when installed, or $ATMOSPHERE_EVENT_LOOP)",
+    )  # fmt: skip
     parser.set_defaults(func=run_command)
 
 
@@ -54,7 +58,11 @@ def run_command(args: argparse.Namespace) -> int:
     config = build_config(args)
     # Whatever the caller's umask: every file the bridge (or a child) creates is private.
     os.umask(0o077)
-    return asyncio.run(serve(config, enable_matter=not args.no_matter))
+    from bridge import eventloop
+
+    return eventloop.run(
+        serve(config, enable_matter=not args.no_matter), getattr(args, "loop", None)
+    )
 
 
 async def serve(config: BridgeConfig, *, enable_matter: bool = True) -> int:
@@ -63,6 +71,7 @@ async def serve(config: BridgeConfig, *, enable_matter: bool = True) -> int:
     from bridge.service import BridgeService
 
     loop = asyncio.get_running_loop()
+    _LOGGER.info("event loop: %s.%s", type(loop).__module__, type(loop).__qualname__)
     stop = asyncio.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)

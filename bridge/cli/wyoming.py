@@ -71,8 +71,10 @@ def wyoming_command(args: argparse.Namespace) -> int:
         finally:
             await server.stop()
 
+    from bridge import eventloop
+
     try:
-        asyncio.run(serve())
+        eventloop.run(serve())
     except KeyboardInterrupt:
         return 0
     return 0

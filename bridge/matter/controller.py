@@ -17,7 +17,7 @@ import os
 import re
 import signal
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -343,19 +343,19 @@ class ManagedController:
         try:
             try:
                 self._proc = await asyncio.create_subprocess_exec(
-                    *self.command(),
-                    stdin=asyncio.subprocess.DEVNULL,
-                    stdout=log,
-                    stderr=asyncio.subprocess.STDOUT,
-                    start_new_session=True,
                     # The bridge runs under umask 077; with this managed (dev/test)
                     # controller inheriting it, the fabric mesh test's kill-and-fail-over
                     # check failed (cause not found yet). Its files stay inside the 0700
                     # state directory (made 0600 at the next start); on an appliance the
-                    # controller is its own unit with UMask=0077.
-                    umask=0o022,
+                    # controller is its own unit with UMask=0077. Set by a shell that
+                    # execs the server (uvloop's subprocess_exec takes no ``umask``).
+                    *with_umask(0o022, self.command()),
+                    stdin=asyncio.subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=asyncio.subprocess.STDOUT,
+                    start_new_session=True,
                 )
-            except OSError:
+            except (OSError, ValueError):
                 LOGGER.exception("cannot start the controller")
                 self.last_exit_code = None
                 return
@@ -388,6 +388,11 @@ class ManagedController:
                     self._ready.set()
                     return
                 await asyncio.sleep(0.25)
+
+
+def with_umask(mask: int, argv: Sequence[str]) -> list[str]:
+    """Return an argv that runs ``argv`` under ``mask`` (``/bin/sh`` sets it, then execs)."""
+    return ["/bin/sh", "-c", f'umask {mask:03o} && exec "$0" "$@"', *argv]
 
 
 def _runs_server(pid: int, storage_dir: Path) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 import signal
 import sys
@@ -73,4 +74,41 @@ async def test_run_reports_bad_config(tmp_path: Path) -> None:
     text = err.decode()
     assert text.startswith("error [CONFIG_INVALID]: ")
     assert "api.port" in text
+    assert "Traceback" not in text
+
+
+@pytest.mark.parametrize("loop", ["uvloop", "asyncio"])
+async def test_run_on_either_event_loop(tmp_path: Path, loop: str) -> None:
+    pytest.importorskip(loop)
+    proc = await asyncio.create_subprocess_exec(
+        str(BIN), "run", "--state-dir", str(tmp_path / "s"), "--port", "0", "--no-matter",
+        "--loop", loop, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        line = (await asyncio.wait_for(proc.stdout.readline(), timeout=30)).decode()
+        url = line.rsplit(" ", 1)[1].strip()
+        async with aiohttp.ClientSession() as client, client.get(url + "/healthz") as resp:
+            assert resp.status == 200
+        proc.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(proc.wait(), timeout=20) == 0
+        stderr = (await proc.stderr.read()).decode() if proc.stderr else ""
+        assert f"event loop: {loop}." in stderr
+        assert "Traceback" not in stderr
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+
+
+async def test_run_refuses_an_unknown_event_loop(tmp_path: Path) -> None:
+    proc = await asyncio.create_subprocess_exec(
+        str(BIN), "run", "--state-dir", str(tmp_path / "s"), "--no-matter",
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, "ATMOSPHERE_EVENT_LOOP": "trio"},
+    )  # fmt: skip
+    _, err = await asyncio.wait_for(proc.communicate(), timeout=30)
+    assert proc.returncode == 1
+    text = err.decode()
+    assert text.startswith("error [CONFIG_INVALID]: unknown event loop 'trio'")
     assert "Traceback" not in text
