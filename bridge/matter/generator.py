@@ -693,6 +693,29 @@ class MatterToolGenerator:
         for device in devices:
             if only_node is None or device.node_id == only_node:
                 tools.extend(self.device_tools(device))
+        return self._assemble(devices, tools, room_aliases, kept)
+
+    def assemble(
+        self,
+        devices: Sequence[Device],
+        device_tools: Sequence[GeneratedTool],
+        room_aliases: Mapping[str, Sequence[str]] | None = None,
+    ) -> list[GeneratedTool]:
+        """Return ``generate(devices)`` from every device's ``device_tools``, built earlier.
+
+        For a re-sync that builds the device tools a slice at a time: this adds the
+        shared and room tools, which span every device, in one go.
+        """
+        with gc_paused():
+            return self._assemble(devices, list(device_tools), room_aliases, ())
+
+    def _assemble(
+        self,
+        devices: Sequence[Device],
+        tools: list[GeneratedTool],
+        room_aliases: Mapping[str, Sequence[str]] | None,
+        kept: Iterable[GeneratedTool],
+    ) -> list[GeneratedTool]:
         tools.extend(self.shared_tools(devices))
         built = {t.definition.identity for t in tools}
         on = [*tools, *(t for t in kept if t.definition.identity not in built)]

@@ -12,6 +12,7 @@ import contextlib
 import dataclasses
 import logging
 import sqlite3
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -60,6 +61,10 @@ _WRITE_STATUS = {
 
 # Clusters the device model itself is built from (names, device types, endpoints, parts):
 # a report in one of them rebuilds the node.
+# A re-sync generates device tools for at most this long, then lets other work run for
+# as long (a yield of one loop round is not enough: a call needs several rounds).
+RESYNC_SLICE_S = 0.003
+
 _MODEL_CLUSTERS = frozenset({DESCRIPTOR, BASIC_INFORMATION, BRIDGED_BASIC_INFORMATION})
 
 
@@ -230,6 +235,8 @@ class MatterToolSync:
         self._unsubscribe: Any = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._unsaved_slugs: set[str] = set()  # device ids whose slug is not stored yet
+        self._resync: asyncio.Task[None] | None = None
+        self._dirty: set[int] | None = None  # nodes reported on while a re-sync runs
         self._slug_writer: asyncio.Task[None] | None = None
 
     # -- lifecycle --------------------------------------------------------------------
@@ -247,6 +254,11 @@ class MatterToolSync:
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
+        resync = self._resync
+        self._cancel_resync()
+        if resync is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await resync
         await self.adapter.stop()
         for task in tuple(self._tasks):
             task.cancel()
@@ -322,7 +334,10 @@ class MatterToolSync:
 
     def _on_event(self, event: AdapterEvent) -> None:
         kind = event.kind
-        if kind in (
+        if kind is AdapterEventKind.CONNECTED and self.adapter.connect_count > 1:
+            # A reconnect (the controller restarted): every node again, without stalling.
+            self.start_resync()
+        elif kind in (
             AdapterEventKind.CONNECTED,
             AdapterEventKind.NODE_ADDED,
             AdapterEventKind.NODE_UPDATED,
@@ -330,15 +345,106 @@ class MatterToolSync:
         ):
             self.sync()
         elif kind is AdapterEventKind.ATTRIBUTE_UPDATED and event.node_id is not None:
+            if self._dirty is not None:
+                self._dirty.add(event.node_id)
             self.refresh_node(event.node_id, event.path, event.value)
         elif kind in (AdapterEventKind.DISCONNECTED, AdapterEventKind.SERVER_SHUTDOWN):
+            self._cancel_resync()
             self._mark_all_unavailable()
 
     def sync(self) -> None:
-        """Rebuild every device from the adapter's nodes and bring the registry in line."""
+        """Rebuild every device from the adapter's nodes and bring the registry in line.
+
+        Synchronous: the first snapshot (before the API serves), a node added, updated or
+        removed, a rename. It supersedes a re-sync under way.
+        """
+        self._cancel_resync()
         with gc_paused():  # one allocation burst: the model, the tools, the registry
             devices = build_devices(self.adapter.nodes(), self._user_names)
             self._apply(devices)
+
+    def start_resync(self) -> asyncio.Task[None] | None:
+        """Start ``resync`` in the background (replacing one under way); return its task.
+
+        Outside an event loop the registry is brought in line at once (``sync``).
+        """
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.sync()
+            return None
+        self._cancel_resync()
+        self._dirty = set()
+        task = loop.create_task(self._resync_body(), name="matter-resync")
+        self._resync = task
+        return task
+
+    @property
+    def resyncing(self) -> bool:
+        """Whether a re-sync is under way (its tools are not in the registry yet)."""
+        return self._resync is not None and not self._resync.done()
+
+    def _cancel_resync(self) -> None:
+        task, self._resync, self._dirty = self._resync, None, None
+        if task is not None and not task.done() and task is not asyncio.current_task():
+            task.cancel()
+
+    async def resync(self) -> None:
+        """Run a re-sync (``start_resync``) and wait for it; a superseding sync ends it."""
+        task = self.start_resync()
+        if task is not None:
+            await asyncio.wait([task])  # ended by a sync: not this caller's cancellation
+
+    async def _resync_body(self) -> None:
+        """Rebuild every device and tool from the adapter's nodes without stalling calls.
+
+        The model is built in a worker thread from a copy of the nodes (the event loop
+        only copies them); the device tools are generated on the loop a slice of at most
+        ``RESYNC_SLICE_S`` at a time, other work running as long between slices; the shared and
+        room tools and the registry change then land in one step. Until then the
+        registry keeps the tools it had. A node reported on meanwhile is rebuilt from
+        its latest state right after; a sync (a node added, a rename) supersedes it.
+        """
+        # The cyclic collector stays off for the whole re-sync (as for a sync): with it
+        # on, the hundreds of thousands of objects a home's tools are made of set off
+        # full collections between slices, each a stall of 50-120 ms on 1,000 devices.
+        with gc_paused():
+            devices = await self._resync_model()
+            device_tools: list[GeneratedTool] = []
+            index = 0
+            while index < len(devices):
+                deadline = time.perf_counter() + RESYNC_SLICE_S
+                _Reads.recording = True
+                try:
+                    while index < len(devices) and time.perf_counter() < deadline:
+                        device_tools.extend(self.generator.device_tools(devices[index]))
+                        index += 1
+                finally:
+                    _Reads.recording = False
+                await asyncio.sleep(RESYNC_SLICE_S)
+            dirty, self._dirty, self._resync = self._dirty or set(), None, None
+            _Reads.recording = True
+            try:
+                self._apply_recorded(devices, None, device_tools)
+            finally:
+                _Reads.recording = False
+        for node_id in sorted(dirty):
+            latest = self.adapter.node(node_id)
+            if latest is not None:
+                self.apply_node(latest)
+
+    async def _resync_model(self) -> list[Device]:
+        """Return every device, built in a worker thread from a copy of the nodes."""
+        copies: list[NodeData] = []
+        deadline = time.perf_counter() + RESYNC_SLICE_S
+        for node in self.adapter.nodes():
+            copies.append(dataclasses.replace(node, attributes=dict(node.attributes)))
+            if time.perf_counter() > deadline:
+                await asyncio.sleep(RESYNC_SLICE_S)
+                deadline = time.perf_counter() + RESYNC_SLICE_S
+        names = dict(self._user_names)
+        built = await asyncio.to_thread(build_devices, copies, names)
+        return [_recording(d) for d in built]
 
     def refresh_node(self, node_id: int, path: str | None = None, value: Any = None) -> None:
         """Take in one attribute report; publish ``device.state``.
@@ -403,7 +509,12 @@ class MatterToolSync:
         finally:
             _Reads.recording = False
 
-    def _apply_recorded(self, devices: list[Device], only_node: int | None) -> None:
+    def _apply_recorded(
+        self,
+        devices: list[Device],
+        only_node: int | None,
+        device_tools: Sequence[GeneratedTool] | None = None,
+    ) -> None:
         previous = self._devices
         self._devices = {d.id: d for d in devices}
         self._persist_new_slugs(devices, previous)
@@ -413,8 +524,12 @@ class MatterToolSync:
             t for t in self._tools.values() if t.device_id is not None
             and t.device_id in self._devices and self._devices[t.device_id].node_id != only_node]
         wanted: dict[str, GeneratedTool] = {}
-        for tool in self.generator.generate(devices, self._room_aliases, only_node=only_node,
-                                            kept=kept):  # fmt: skip
+        generated = (
+            self.generator.generate(devices, self._room_aliases, only_node=only_node, kept=kept)
+            if device_tools is None
+            else self.generator.assemble(devices, device_tools, self._room_aliases)
+        )
+        for tool in generated:
             wanted[tool.definition.identity] = tool
         # Remove tools that are gone (in scope: one node's, or all).
         for identity, dev_id in tuple(self._tool_device.items()):
