@@ -30,11 +30,22 @@ persistent call channel an agent keeps open) instead of ``POST /v1/invoke``;
 interleaved direct calls and CPU figures (the WebSocket phase's keys start ``ws_``).
 ``--channel relay`` sends the direct command through ``bench/relay.py``, a bare
 WebSocket relay process (keys ``relay_``; its CPU is the relay's): the floor of what any
-process between agent and controller adds on this machine.
+process between agent and controller adds on this machine. ``--channel rawhttp`` is
+the same ``POST /v1/invoke`` from a minimal keep-alive HTTP/1.1 client (the request's
+bytes made once, one write; the answer read by Content-Length): aiohttp's client costs
+~0.25 ms more CPU per request than its WebSocket per frame, and sends the body in a
+segment of its own (a second wake-up of the bridge), which ``http`` charges to the bridge.
+
+Before any phase the bench waits until the bridge, its controller and the device are
+quiet (``settle_s``) and sends ``--prewarm`` direct commands: the device and controller
+answer their first few hundred commands slower and with a longer tail, which whichever
+phase ran first used to pay. ``--bridge`` runs another checkout's ``atmosphere-bridge``
+(a before); ``--samples FILE`` writes every latency in call order.
 
 Usage (root, after ``make install``):
     .venv/bin/python bench/overhead.py [--calls 500] [--warmup 50] [--breakdown]
-                                       [--channel http|ws|relay|http,ws,relay]
+                                       [--channel http|rawhttp|ws|relay|http,ws,relay]
+                                       [--prewarm 600] [--bridge PATH] [--samples FILE]
 """
 
 from __future__ import annotations
@@ -89,6 +100,7 @@ async def wait_for_line(proc: asyncio.subprocess.Process, prefix: str, timeout_s
 async def run(
     calls: int, warmup: int, breakdown: bool, channels: list[str], profile: Path | None = None,
     samples_to: Path | None = None, prewarm: int = 600,
+    program: Path = REPO / ".venv" / "bin" / "atmosphere-bridge",
 ) -> dict[str, Any]:
     reason = netns.unsupported_reason() or node_available()
     if reason:
@@ -122,7 +134,7 @@ async def run(
             agent_id="bench", permissions=["device:*"], ttl_s=3600,
         )  # fmt: skip
         bridge = await asyncio.create_subprocess_exec(
-            str(REPO / ".venv" / "bin" / "atmosphere-bridge"), "--config", str(config), "run",
+            str(program), "--config", str(config), "run",
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
             start_new_session=True,
         )  # fmt: skip
@@ -414,6 +426,8 @@ def main() -> None:
         help="record the bridge with py-spy during each phase into FILE.<channel>.txt "
              "(collapsed stacks) and print the busiest functions",
     )  # fmt: skip
+    parser.add_argument("--bridge", type=Path, default=REPO / ".venv" / "bin" / "atmosphere-bridge",
+                        help="the atmosphere-bridge to run (another checkout's, for a before)")
     parser.add_argument("--prewarm", type=int, default=600,
                         help="direct commands sent before any phase, to warm the device and "
                              "controller up (default 600)")
@@ -424,7 +438,7 @@ def main() -> None:
     if not channels or any(c not in ("http", "rawhttp", "ws", "relay") for c in channels):
         parser.error("--channel takes http, rawhttp, ws, relay or a comma-separated list")
     line = asyncio.run(run(args.calls, args.warmup, args.breakdown, channels, args.profile,
-                           args.samples, max(0, args.prewarm)))  # fmt: skip
+                           args.samples, max(0, args.prewarm), args.bridge))  # fmt: skip
     print(json.dumps(line), flush=True)
 
 
