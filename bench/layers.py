@@ -25,6 +25,7 @@ from typing import Any
 import aiohttp
 import orjson
 from aiohttp import web
+from benchlib import self_cpu_seconds
 from invoke import SCHEMA, trivial
 
 from bridge import eventloop, storage
@@ -35,21 +36,26 @@ from bridge.tools.definition import Requires, ToolDefinition
 
 
 async def rate(session: aiohttp.ClientSession, method: str, url: str, n: int,
-               **kwargs: Any) -> float:  # fmt: skip
-    """Return the best of three rounds of ``n`` sequential requests, in calls/s."""
+               **kwargs: Any) -> tuple[float, float]:  # fmt: skip
+    """Return the best of three rounds of ``n`` sequential requests: (calls/s, CPU µs/call).
+
+    CPU is this process's (server and client together), from the same best round.
+    """
     for _ in range(min(200, n)):
         async with session.request(method, url, **kwargs) as resp:
             await resp.read()
-    best = 0.0
+    best, best_cpu = 0.0, 0.0
     for _ in range(3):
-        started = time.perf_counter()
+        started, cpu0 = time.perf_counter(), self_cpu_seconds()
         for _ in range(n):
             async with session.request(method, url, **kwargs) as resp:
                 await resp.read()
                 if resp.status != 200:
                     raise RuntimeError(f"{method} {url}: {resp.status}")
-        best = max(best, n / (time.perf_counter() - started))
-    return best
+        speed = n / (time.perf_counter() - started)
+        if speed > best:
+            best, best_cpu = speed, (self_cpu_seconds() - cpu0) * 1e6 / n
+    return best, best_cpu
 
 
 async def main(n: int) -> None:
@@ -103,8 +109,9 @@ async def main(n: int) -> None:
         finally:
             await service.stop()
             await runner.cleanup()
-    for label, calls_per_s in rows:
-        print(f"{label:<40} {calls_per_s:8.0f} calls/s  {1e6 / calls_per_s:7.1f} us/call")
+    for label, (calls_per_s, cpu_us) in rows:
+        print(f"{label:<40} {calls_per_s:8.0f} calls/s  {1e6 / calls_per_s:7.1f} us/call  "
+              f"CPU {cpu_us:7.1f} us/call (server and client)")
 
 
 if __name__ == "__main__":

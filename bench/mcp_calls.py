@@ -28,6 +28,7 @@ import aiohttp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchlib import self_cpu_seconds
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
@@ -40,12 +41,20 @@ from tests.support.auth import bearer, service_token
 SERVER = Path(__file__).resolve().parent.parent / "tests" / "mcp" / "servers" / "calc_server.py"
 
 
-async def timed(calls: int, once: Callable[[], Awaitable[Any]]) -> list[float]:
-    out = []
+class Samples(list[float]):
+    """Latencies in ms, and this process's CPU per call (bridge and client together)."""
+
+    cpu_ms: float = 0.0
+
+
+async def timed(calls: int, once: Callable[[], Awaitable[Any]]) -> Samples:
+    out = Samples()
+    cpu0 = self_cpu_seconds()
     for _ in range(calls):
         started = time.perf_counter()
         await once()
         out.append((time.perf_counter() - started) * 1000)
+    out.cpu_ms = (self_cpu_seconds() - cpu0) * 1000 / max(1, calls)
     return out
 
 
@@ -53,7 +62,8 @@ def show(label: str, ms: list[float], base: list[float] | None = None) -> None:
     ordered = sorted(ms)
     p50, p95 = statistics.median(ordered), ordered[int(len(ordered) * 0.95)]
     ratio = f"  {p50 / statistics.median(base):.2f}x baseline" if base else ""
-    print(f"{label:<44} p50 {p50:6.2f} ms  p95 {p95:6.2f} ms{ratio}")
+    cpu = f"  CPU {ms.cpu_ms:6.3f} ms/call" if isinstance(ms, Samples) else ""
+    print(f"{label:<44} p50 {p50:6.2f} ms  p95 {p95:6.2f} ms{cpu}{ratio}")
 
 
 async def noop(params: dict[str, Any], ctx: Any) -> dict[str, Any]:
