@@ -125,7 +125,10 @@ async def run(
                 {
                     "state_dir": str(state),
                     "api": {"host": "127.0.0.1", "port": 0},
-                    "matter": {"netns": ns.name},
+                    "matter": {"netns": ns.name,
+                               # This checkout's controller, for another checkout's bridge
+                               # too (one under /tmp cannot see its own: PrivateTmp).
+                               "controller_venv": str(REPO / ".venv-controller")},
                 }
             )
         )

@@ -122,7 +122,7 @@ async def run(
         config = base / "config.yaml"
         config.write_text(yaml.safe_dump({
             "state_dir": str(state), "api": {"host": "127.0.0.1", "port": 0},
-            "matter": {"netns": ns.name},
+            "matter": {"netns": ns.name, "controller_venv": str(REPO / ".venv-controller")},
         }))  # fmt: skip
         token = issue_token(
             NodeKey.load_or_create(state / KEY_FILE_NAME),

@@ -24,6 +24,7 @@ _LOG = logging.getLogger(__name__)
 T = TypeVar("T")
 Params = Sequence[Any] | dict[str, Any]
 BUSY_TIMEOUT_MS = 10_000
+PAGE_SIZE = 2048
 # Commits between two checkpoints of the WAL into the database file. SQLite's own
 # auto-checkpoint (every 1,000 WAL pages) would run inside whichever commit crosses the
 # mark, on the event loop when that is an inline audit commit (measured: a 7 ms stall
@@ -51,6 +52,10 @@ class Database:
         self._commits = 0
         self._checkpointer: threading.Thread | None = None
         with self._lock:
+            # For a new database only (an existing one keeps its page size): every commit
+            # writes each page it touched to the WAL whole, and an audit row touches
+            # three; smaller pages are less to copy, checksum and write per call.
+            self._conn.execute(f"PRAGMA page_size={PAGE_SIZE}")
             self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute("PRAGMA synchronous=NORMAL")
             self._conn.execute("PRAGMA foreign_keys=ON")

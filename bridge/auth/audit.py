@@ -45,6 +45,42 @@ CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log
 BEGIN SELECT RAISE(ABORT, 'audit log is append-only'); END;
 """
 
+# The same table with ``id`` a plain rowid alias. AUTOINCREMENT kept a row in
+# sqlite_sequence up to date on every insert: one more page written to the WAL per
+# commit (of four), for a guarantee the append-only triggers already give (no row is
+# ever deleted, so ``max(id) + 1`` is never an id used before). Rows and ids are kept.
+_ROWID_MIGRATION = """
+CREATE TABLE audit_log_rowid (
+    id INTEGER PRIMARY KEY,
+    ts REAL NOT NULL,
+    call_id TEXT NOT NULL,
+    agent_id TEXT,
+    tool TEXT,
+    decision TEXT NOT NULL,
+    outcome TEXT NOT NULL,
+    error_code TEXT,
+    params_json TEXT,
+    result_json TEXT,
+    duration_ms REAL NOT NULL,
+    node_id TEXT,
+    trace_id TEXT,
+    details_json TEXT
+);
+INSERT INTO audit_log_rowid (id, ts, call_id, agent_id, tool, decision, outcome, error_code,
+    params_json, result_json, duration_ms, node_id, trace_id, details_json)
+    SELECT id, ts, call_id, agent_id, tool, decision, outcome, error_code, params_json,
+    result_json, duration_ms, node_id, trace_id, details_json FROM audit_log;
+DROP TABLE audit_log;
+ALTER TABLE audit_log_rowid RENAME TO audit_log;
+DELETE FROM sqlite_sequence WHERE name = 'audit_log';
+CREATE INDEX audit_log_agent ON audit_log(agent_id, ts);
+CREATE INDEX audit_log_tool ON audit_log(tool, ts);
+CREATE TRIGGER audit_log_no_update BEFORE UPDATE ON audit_log
+BEGIN SELECT RAISE(ABORT, 'audit log is append-only'); END;
+CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log
+BEGIN SELECT RAISE(ABORT, 'audit log is append-only'); END;
+"""
+
 _REJECTIONS_MIGRATION = """
 CREATE TABLE audit_rejections (
     minute INTEGER NOT NULL,
@@ -244,6 +280,7 @@ class AuditLog:
     def __init__(self, db: Database) -> None:
         self._db = db
         db.migrate("auth.audit_log.v1", _MIGRATION)
+        db.migrate("auth.audit_log.v2_rowid", _ROWID_MIGRATION)
         db.migrate("auth.audit_rejections.v1", _REJECTIONS_MIGRATION)
         self._pending: list[_Pending] = []
         self._rejections: dict[tuple[int, str, str], int] = {}

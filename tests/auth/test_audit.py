@@ -165,3 +165,63 @@ def test_the_flat_fast_path_writes_what_the_cleaning_path_writes(value: dict) ->
     except ValueError:
         slow = json.dumps({"unrecorded": "ValueError"})
     assert _dump(value) == slow
+
+
+async def test_an_autoincrement_log_is_rebuilt_with_its_rows_and_ids(tmp_path: Path) -> None:
+    """A database from before ``auth.audit_log.v2_rowid`` keeps every row and id."""
+    from bridge.auth import audit as audit_module
+
+    path = tmp_path / "old.db"
+    db = Database(path)
+    db.migrate("auth.audit_log.v1", audit_module._MIGRATION)  # as the first release left it
+    with sqlite3.connect(path) as conn:
+        for i in range(5):
+            conn.execute(audit_module._INSERT, (
+                1000.0 + i, f"call-{i}", "agent-a", "matter:lamp_on", "allowed", "completed",
+                None, '{"p": 1}', None, 1.5, "node", None, None))  # fmt: skip
+        # The last rows were ids 1..5; AUTOINCREMENT remembers 5 in sqlite_sequence.
+        assert conn.execute("SELECT seq FROM sqlite_sequence WHERE name='audit_log'").fetchone()
+    db.close()
+
+    db = Database(path)
+    log = AuditLog(db)
+    await log.record(AuditEntry(call_id="call-new", agent_id="agent-b", tool="t",
+                                decision="allowed", outcome="completed"))  # fmt: skip
+    rows = await log.query()
+    assert sorted((e.id, e.call_id) for e in rows) == [
+        (1, "call-0"), (2, "call-1"), (3, "call-2"), (4, "call-3"), (5, "call-4"),
+        (6, "call-new")]  # fmt: skip
+    assert next(e for e in rows if e.id == 2).params == {"p": 1}
+    with sqlite3.connect(path) as conn:
+        schema = conn.execute("SELECT sql FROM sqlite_master WHERE name='audit_log'").fetchone()[0]
+        assert "AUTOINCREMENT" not in schema
+        assert conn.execute(
+            "SELECT count(*) FROM sqlite_sequence WHERE name='audit_log'").fetchone() == (0,)
+        names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+        assert {"audit_log_agent", "audit_log_tool", "audit_log_no_update",
+                "audit_log_no_delete"} <= names  # fmt: skip
+        with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+            conn.execute("DELETE FROM audit_log WHERE id = 6")
+        with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+            conn.execute("UPDATE audit_log SET tool = 'x' WHERE id = 1")
+    # Opened again: the migration does not run twice.
+    db.close()
+    db = Database(path)
+    log = AuditLog(db)
+    assert len(await log.query()) == 6
+    db.close()
+
+
+def test_a_new_database_has_small_pages_an_old_one_keeps_its_own(tmp_path: Path) -> None:
+    from bridge.storage import PAGE_SIZE
+
+    fresh = Database(tmp_path / "new.db")
+    assert fresh._conn.execute("PRAGMA page_size").fetchone()[0] == PAGE_SIZE == 2048
+    fresh.close()
+    old = tmp_path / "old.db"
+    with sqlite3.connect(old) as conn:
+        conn.execute("PRAGMA page_size=4096")
+        conn.execute("CREATE TABLE t (x)")
+    reopened = Database(old)
+    assert reopened._conn.execute("PRAGMA page_size").fetchone()[0] == 4096
+    reopened.close()
