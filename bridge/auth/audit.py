@@ -20,9 +20,8 @@ from bridge.storage import Database
 
 _LOG = logging.getLogger(__name__)
 
-_MIGRATION = """
-CREATE TABLE audit_log (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
+# Every column but the id, as the table declares them.
+_COLUMN_DECLARATIONS = """
     ts REAL NOT NULL,
     call_id TEXT NOT NULL,
     agent_id TEXT,
@@ -36,7 +35,9 @@ CREATE TABLE audit_log (
     node_id TEXT,
     trace_id TEXT,
     details_json TEXT
-);
+"""
+# The indexes and the append-only triggers, made anew whenever the table is.
+_INDEXES_AND_TRIGGERS = """
 CREATE INDEX audit_log_agent ON audit_log(agent_id, ts);
 CREATE INDEX audit_log_tool ON audit_log(tool, ts);
 CREATE TRIGGER audit_log_no_update BEFORE UPDATE ON audit_log
@@ -45,41 +46,23 @@ CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log
 BEGIN SELECT RAISE(ABORT, 'audit log is append-only'); END;
 """
 
+_MIGRATION = f"""
+CREATE TABLE audit_log (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,{_COLUMN_DECLARATIONS});
+{_INDEXES_AND_TRIGGERS}"""
+
 # The same table with ``id`` a plain rowid alias. AUTOINCREMENT kept a row in
 # sqlite_sequence up to date on every insert: one more page written to the WAL per
 # commit (of four), for a guarantee the append-only triggers already give (no row is
 # ever deleted, so ``max(id) + 1`` is never an id used before). Rows and ids are kept.
-_ROWID_MIGRATION = """
+_ROWID_MIGRATION = f"""
 CREATE TABLE audit_log_rowid (
-    id INTEGER PRIMARY KEY,
-    ts REAL NOT NULL,
-    call_id TEXT NOT NULL,
-    agent_id TEXT,
-    tool TEXT,
-    decision TEXT NOT NULL,
-    outcome TEXT NOT NULL,
-    error_code TEXT,
-    params_json TEXT,
-    result_json TEXT,
-    duration_ms REAL NOT NULL,
-    node_id TEXT,
-    trace_id TEXT,
-    details_json TEXT
-);
-INSERT INTO audit_log_rowid (id, ts, call_id, agent_id, tool, decision, outcome, error_code,
-    params_json, result_json, duration_ms, node_id, trace_id, details_json)
-    SELECT id, ts, call_id, agent_id, tool, decision, outcome, error_code, params_json,
-    result_json, duration_ms, node_id, trace_id, details_json FROM audit_log;
+    id INTEGER PRIMARY KEY,{_COLUMN_DECLARATIONS});
+INSERT INTO audit_log_rowid (id, {{columns}}) SELECT id, {{columns}} FROM audit_log;
 DROP TABLE audit_log;
 ALTER TABLE audit_log_rowid RENAME TO audit_log;
 DELETE FROM sqlite_sequence WHERE name = 'audit_log';
-CREATE INDEX audit_log_agent ON audit_log(agent_id, ts);
-CREATE INDEX audit_log_tool ON audit_log(tool, ts);
-CREATE TRIGGER audit_log_no_update BEFORE UPDATE ON audit_log
-BEGIN SELECT RAISE(ABORT, 'audit log is append-only'); END;
-CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log
-BEGIN SELECT RAISE(ABORT, 'audit log is append-only'); END;
-"""
+{_INDEXES_AND_TRIGGERS}"""  # noqa: S608 - made of this module's constants only
 
 _REJECTIONS_MIGRATION = """
 CREATE TABLE audit_rejections (
@@ -96,6 +79,7 @@ _COLUMNS = (
     "result_json, duration_ms, node_id, trace_id, details_json"
 )
 _INSERT = f"INSERT INTO audit_log ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)"  # noqa: S608
+_ROWID_MIGRATION = _ROWID_MIGRATION.format(columns=_COLUMNS)
 
 REJECTION_RETENTION_S = 90 * 86_400
 MAX_SOURCES_PER_MINUTE = 1_000
