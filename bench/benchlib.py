@@ -13,6 +13,7 @@ import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 _TICK = os.sysconf("SC_CLK_TCK")
 
@@ -121,6 +122,21 @@ async def settle(
         load = 100 * (tree_cpu_seconds(pids) - c0) / (time.perf_counter() - t0)
         quiet = quiet + 1 if load < quiet_pct else 0
     return {"settle_s": round(time.perf_counter() - started, 1), "settle_load_pct": round(load, 2)}
+
+
+async def stop_process(proc: Any, timeout_s: float = 20.0) -> None:
+    """SIGINT ``proc`` (an asyncio subprocess) if it runs; wait, and kill it past ``timeout_s``."""
+    import asyncio
+    import signal
+
+    if proc.returncode is not None:
+        return
+    proc.send_signal(signal.SIGINT)
+    try:
+        await asyncio.wait_for(proc.wait(), timeout_s)
+    except TimeoutError:
+        proc.kill()
+        await proc.wait()
 
 
 def rss_mb(pid: int) -> float:

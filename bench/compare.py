@@ -31,7 +31,6 @@ import itertools
 import json
 import os
 import shutil
-import signal
 import sys
 import tempfile
 import time
@@ -41,7 +40,7 @@ from typing import Any
 
 import aiohttp
 import yaml
-from benchlib import cpu_seconds, descendants, paired, percentile, settle
+from benchlib import cpu_seconds, descendants, paired, percentile, settle, stop_process
 from overhead import toggle_over, wait_for_line
 
 from bridge import netns
@@ -238,13 +237,7 @@ async def run(other: Path, calls: int, channels: list[str]) -> dict[str, Any]:
         for side in sides:
             await side.close()
         for proc in reversed(procs):
-            if proc.returncode is None:
-                proc.send_signal(signal.SIGINT)
-                try:
-                    await asyncio.wait_for(proc.wait(), 20)
-                except TimeoutError:
-                    proc.kill()
-                    await proc.wait()
+            await stop_process(proc)
         await asyncio.to_thread(device.stop)
         netns.delete_namespace(ns.name)
         shutil.rmtree(base, ignore_errors=True)

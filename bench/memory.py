@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import gc
 import json
-import signal
 import subprocess
 import sys
 import tempfile
@@ -27,7 +26,7 @@ from pathlib import Path
 
 import aiohttp
 import yaml
-from benchlib import rss_mb
+from benchlib import rss_mb, stop_process
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -73,12 +72,7 @@ async def standalone() -> dict[str, float]:
                 await asyncio.sleep(1)
                 after_mcp = rss_mb(proc.pid)
         finally:
-            proc.send_signal(signal.SIGINT)
-            try:
-                await asyncio.wait_for(proc.wait(), 20)
-            except TimeoutError:
-                proc.kill()
-                await proc.wait()
+            await stop_process(proc)
     return {"idle": idle, "after_mcp": after_mcp}
 
 

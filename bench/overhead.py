@@ -73,6 +73,7 @@ from benchlib import (
     percentile,
     settle,
     start_profile,
+    stop_process,
     summarize_profile,
     tree_cpu_seconds,
     user_system_seconds,
@@ -264,13 +265,8 @@ async def run(
         if relay is not None and relay.returncode is None:
             relay.kill()
             await relay.wait()
-        if bridge is not None and bridge.returncode is None:
-            bridge.send_signal(signal.SIGINT)
-            try:
-                await asyncio.wait_for(bridge.wait(), 20)
-            except TimeoutError:
-                bridge.kill()
-                await bridge.wait()
+        if bridge is not None:
+            await stop_process(bridge)
         await asyncio.to_thread(device.stop)
         netns.delete_namespace(ns.name)
         shutil.rmtree(base, ignore_errors=True)

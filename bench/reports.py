@@ -57,6 +57,7 @@ from benchlib import (
     percentile,
     rss_mb,
     start_profile,
+    stop_process,
     summarize_profile,
     thread_cpu_seconds,
     tree_cpu_seconds,
@@ -236,13 +237,8 @@ async def run(
                 key=lambda kv: -kv[1])[:6]),
         }
     finally:
-        if bridge is not None and bridge.returncode is None:
-            bridge.send_signal(signal.SIGINT)
-            try:
-                await asyncio.wait_for(bridge.wait(), 20)
-            except TimeoutError:
-                bridge.kill()
-                await bridge.wait()
+        if bridge is not None:
+            await stop_process(bridge)
         await asyncio.to_thread(light.stop)
         netns.delete_namespace(ns.name)
         shutil.rmtree(base, ignore_errors=True)
