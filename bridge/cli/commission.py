@@ -98,9 +98,10 @@ async def commission_via_bridge(
     """Commission through the running bridge, reporting stages; return the final event data."""
     import aiohttp
 
+    # The token goes in the Authorization header only: a query string ends up in
+    # proxies' and servers' request logs (the query form is for browsers, which cannot
+    # set headers on a WebSocket).
     events_url = url.replace("http", "ws", 1) + "/v1/events?types=commissioning."
-    if token:
-        events_url += f"&token={quote(token)}"
     try:
         async with (
             aiohttp.ClientSession() as session,
