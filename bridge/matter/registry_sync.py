@@ -377,6 +377,7 @@ class MatterToolSync:
         self._cancel_resync()
         self._dirty = set()
         task = loop.create_task(self._resync_body(), name="matter-resync")
+        task.add_done_callback(self._resync_done)
         self._resync = task
         return task
 
@@ -384,6 +385,14 @@ class MatterToolSync:
     def resyncing(self) -> bool:
         """Whether a re-sync is under way (its tools are not in the registry yet)."""
         return self._resync is not None and not self._resync.done()
+
+    def _resync_done(self, task: asyncio.Task[None]) -> None:
+        if task is self._resync:
+            self._resync, self._dirty = None, None
+        if not task.cancelled() and (err := task.exception()) is not None:
+            # The registry keeps the tools it had; the next sync or reconnect tries again.
+            LOGGER.error("re-sync of the Matter devices failed; keeping the tools as they were",
+                         exc_info=err)  # fmt: skip
 
     def _cancel_resync(self) -> None:
         task, self._resync, self._dirty = self._resync, None, None

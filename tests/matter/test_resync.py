@@ -208,3 +208,35 @@ async def test_stop_ends_a_resync(home: list[NodeData]) -> None:
 def test_the_slice_is_short() -> None:
     # Other work waits at most about one slice (plus one device's tools) for a re-sync.
     assert 0 < RESYNC_SLICE_S <= 0.01
+
+
+async def test_a_failed_resync_is_logged_and_keeps_the_tools(
+    home: list[NodeData], caplog: pytest.LogCaptureFixture
+) -> None:
+    _, bridge, registry = _bridge(home[:40])
+    bridge.sync()
+    before = _definitions(registry)
+    real = bridge.generator.device_tools
+    calls = 0
+
+    def failing(device: Any) -> Any:
+        nonlocal calls
+        calls += 1
+        if calls == 5:
+            raise ValueError("odd node data")
+        return real(device)
+
+    bridge.generator.device_tools = failing  # type: ignore[method-assign]
+    with caplog.at_level("ERROR", logger="bridge.matter.registry_sync"):
+        await bridge.resync()
+    assert not bridge.resyncing
+    assert bridge._dirty is None
+    assert _definitions(registry) == before
+    failures = [r for r in caplog.records if "re-sync" in r.getMessage()]
+    assert len(failures) == 1
+    assert failures[0].exc_info is not None
+    assert isinstance(failures[0].exc_info[1], ValueError)
+    # The next one, with the generator mended, works.
+    bridge.generator.device_tools = real  # type: ignore[method-assign]
+    await bridge.resync()
+    assert _definitions(registry) == before
