@@ -14,7 +14,7 @@ import gc
 import logging
 import sqlite3
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from bridge.errors import (
@@ -60,12 +60,12 @@ _WRITE_STATUS = {
 }  # fmt: skip
 
 
-# Clusters the device model itself is built from (names, device types, endpoints, parts):
-# a report in one of them rebuilds the node.
-# A re-sync generates device tools for at most this long, then lets other work run for
-# as long (a yield of one loop round is not enough: a call needs several rounds).
+# A re-sync works for at most this long, then lets other work run for as long (a yield
+# of one loop round is not enough: a call needs several rounds).
 RESYNC_SLICE_S = 0.003
 
+# Clusters the device model itself is built from (names, device types, endpoints, parts):
+# a report in one of them rebuilds the node.
 _MODEL_CLUSTERS = frozenset({DESCRIPTOR, BASIC_INFORMATION, BRIDGED_BASIC_INFORMATION})
 
 
@@ -180,6 +180,33 @@ class _ClustersView(Mapping[int, Mapping[int, Any]]):
             return False
         attrs[aid] = value
         return True
+
+
+@contextlib.contextmanager
+def _reads_recorded() -> Iterator[None]:
+    """Note what generation reads of the devices' cluster tables while inside."""
+    _Reads.recording = True
+    try:
+        yield
+    finally:
+        _Reads.recording = False
+
+
+async def _in_slices[T](
+    items: Sequence[T],
+    step: Callable[[T], object],
+    around: Callable[[], contextlib.AbstractContextManager[object]] = contextlib.nullcontext,
+) -> None:
+    """Call ``step`` on each item, ``RESYNC_SLICE_S`` at a time, resting as long between."""
+    index = 0
+    while index < len(items):
+        deadline = time.perf_counter() + RESYNC_SLICE_S
+        with around():
+            while index < len(items) and time.perf_counter() < deadline:
+                step(items[index])
+                index += 1
+        if index < len(items):
+            await asyncio.sleep(RESYNC_SLICE_S)
 
 
 def _recording(device: Device) -> Device:
@@ -410,8 +437,8 @@ class MatterToolSync:
 
         The model is built in a worker thread from a copy of the nodes (the event loop
         only copies them); the device tools are generated on the loop a slice of at most
-        ``RESYNC_SLICE_S`` at a time, other work running as long between slices; the shared and
-        room tools and the registry change then land in one step. Until then the
+        ``RESYNC_SLICE_S`` at a time, other work running as long between slices; the
+        shared and room tools and the registry change then land in one step. Until then the
         registry keeps the tools it had. A node reported on meanwhile is rebuilt from
         its latest state right after; a sync (a node added, a rename) supersedes it.
         """
@@ -421,37 +448,23 @@ class MatterToolSync:
         with gc_paused():
             devices = await self._resync_model()
             device_tools: list[GeneratedTool] = []
-            index = 0
-            while index < len(devices):
-                deadline = time.perf_counter() + RESYNC_SLICE_S
-                _Reads.recording = True
-                try:
-                    while index < len(devices) and time.perf_counter() < deadline:
-                        device_tools.extend(self.generator.device_tools(devices[index]))
-                        index += 1
-                finally:
-                    _Reads.recording = False
-                await asyncio.sleep(RESYNC_SLICE_S)
+            await _in_slices(
+                devices, lambda d: device_tools.extend(self.generator.device_tools(d)),
+                _reads_recorded,
+            )  # fmt: skip
             # Which device tools are unchanged, compared against the registered ones a
             # slice at a time (most are, after a restart): the step below skips them.
             same: dict[str, GeneratedTool] = {}
-            index = 0
-            while index < len(device_tools):
-                deadline = time.perf_counter() + RESYNC_SLICE_S
-                while index < len(device_tools) and time.perf_counter() < deadline:
-                    tool = device_tools[index]
-                    identity = tool.definition.identity
-                    old = self._tools.get(identity)
-                    if old is not None and old.definition == tool.definition:
-                        same[identity] = old
-                    index += 1
-                await asyncio.sleep(RESYNC_SLICE_S)
+
+            def compare(tool: GeneratedTool) -> None:
+                old = self._tools.get(tool.definition.identity)
+                if old is not None and old.definition == tool.definition:
+                    same[tool.definition.identity] = old
+
+            await _in_slices(device_tools, compare)
             dirty, self._dirty, self._resync = self._dirty or set(), None, None
-            _Reads.recording = True
-            try:
+            with _reads_recorded():
                 self._apply_recorded(devices, None, device_tools, same)
-            finally:
-                _Reads.recording = False
             # The home's new model and tools live until the next re-sync: out of the
             # cyclic collector with them (as `run` does with what start-up built), or the
             # first collection after the pause scans them all (a 20-40 ms stall on 1,000
@@ -463,24 +476,17 @@ class MatterToolSync:
                 self.apply_node(latest)
         # The replaced tools are freed a slice at a time: dropping ~3,500 tools' schemas
         # at once was a stall of its own (20-40 ms on 1,000 devices).
-        del devices, device_tools
-        while same:
-            deadline = time.perf_counter() + RESYNC_SLICE_S
-            while same and time.perf_counter() < deadline:
-                same.popitem()
-            await asyncio.sleep(RESYNC_SLICE_S)
+        await _in_slices(tuple(same), same.pop)
 
     async def _resync_model(self) -> list[Device]:
         """Return every device, built in a worker thread from a copy of the nodes."""
         copies: list[NodeData] = []
-        deadline = time.perf_counter() + RESYNC_SLICE_S
-        for node in self.adapter.nodes():
-            copies.append(dataclasses.replace(node, attributes=dict(node.attributes)))
-            if time.perf_counter() > deadline:
-                await asyncio.sleep(RESYNC_SLICE_S)
-                deadline = time.perf_counter() + RESYNC_SLICE_S
-        names = dict(self._user_names)
-        built = await asyncio.to_thread(build_devices, copies, names)
+        await _in_slices(
+            self.adapter.nodes(),
+            lambda node: copies.append(
+                dataclasses.replace(node, attributes=dict(node.attributes))),
+        )  # fmt: skip
+        built = await asyncio.to_thread(build_devices, copies, dict(self._user_names))
         return [_recording(d) for d in built]
 
     def refresh_node(self, node_id: int, path: str | None = None, value: Any = None) -> None:
@@ -540,11 +546,8 @@ class MatterToolSync:
 
     def _apply(self, devices: list[Device], only_node: int | None = None) -> None:
         devices = [_recording(d) for d in devices]
-        _Reads.recording = True
-        try:
+        with _reads_recorded():
             self._apply_recorded(devices, only_node)
-        finally:
-            _Reads.recording = False
 
     def _apply_recorded(
         self,
