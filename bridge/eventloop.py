@@ -1,11 +1,11 @@
 """The event loop the long-running commands run on: uvloop where it is installed.
 
-A call through the bridge is mostly event-loop work (socket reads and writes, wake-ups,
-callbacks, timers); uvloop does that in C on libuv, and the profile in
-docs/performance.md shows it cutting the bridge's CPU per call and per state report by a
-third. The standard loop stays one setting away (``ATMOSPHERE_EVENT_LOOP=asyncio`` or
-``atmosphere-bridge run --loop asyncio``), for a platform without a uvloop wheel and for
-benchmarks that compare the two in one run.
+A call through the bridge is partly event-loop work (socket reads and writes, callbacks,
+timers); uvloop does that in C on libuv: 5-12 % less CPU per call in the pipeline, over
+HTTP and over the call channel (docs/performance.md; a state report costs the same on
+either, its wake-up from idle dominates). The standard loop stays one setting away
+(``ATMOSPHERE_EVENT_LOOP=asyncio`` or ``atmosphere-bridge run --loop asyncio``), for a
+platform without a uvloop wheel and for benchmarks that compare the two in one run.
 """
 
 from __future__ import annotations

@@ -20,6 +20,10 @@ from bridge.storage import Database
 
 _LOG = logging.getLogger(__name__)
 
+_COLUMNS = (
+    "ts, call_id, agent_id, tool, decision, outcome, error_code, params_json, "
+    "result_json, duration_ms, node_id, trace_id, details_json"
+)
 # Every column but the id, as the table declares them.
 _COLUMN_DECLARATIONS = """
     ts REAL NOT NULL,
@@ -58,7 +62,7 @@ CREATE TABLE audit_log (
 _ROWID_MIGRATION = f"""
 CREATE TABLE audit_log_rowid (
     id INTEGER PRIMARY KEY,{_COLUMN_DECLARATIONS});
-INSERT INTO audit_log_rowid (id, {{columns}}) SELECT id, {{columns}} FROM audit_log;
+INSERT INTO audit_log_rowid (id, {_COLUMNS}) SELECT id, {_COLUMNS} FROM audit_log;
 DROP TABLE audit_log;
 ALTER TABLE audit_log_rowid RENAME TO audit_log;
 DELETE FROM sqlite_sequence WHERE name = 'audit_log';
@@ -74,12 +78,7 @@ CREATE TABLE audit_rejections (
 );
 """
 
-_COLUMNS = (
-    "ts, call_id, agent_id, tool, decision, outcome, error_code, params_json, "
-    "result_json, duration_ms, node_id, trace_id, details_json"
-)
 _INSERT = f"INSERT INTO audit_log ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)"  # noqa: S608
-_ROWID_MIGRATION = _ROWID_MIGRATION.format(columns=_COLUMNS)
 
 REJECTION_RETENTION_S = 90 * 86_400
 MAX_SOURCES_PER_MINUTE = 1_000
