@@ -41,7 +41,7 @@ from typing import Any
 import aiohttp
 import yaml
 from benchlib import cpu_seconds, descendants, paired, percentile, settle, stop_process
-from overhead import toggle_over, wait_for_line
+from overhead import direct_toggler, wait_for_line
 
 from bridge import netns
 from bridge.auth.keys import KEY_FILE_NAME, NodeKey
@@ -219,13 +219,7 @@ async def run(other: Path, calls: int, channels: list[str]) -> dict[str, Any]:
             plain.ws_connect(controller_url, compress=0) as ctl,
         ):
             await ctl.receive_json()
-            ids = itertools.count(1)
-
-            async def direct() -> float:
-                elapsed, msg = await toggle_over(ctl, str(next(ids)), node_id)
-                if "error_code" in msg:
-                    raise RuntimeError(f"direct call failed: {msg}")
-                return elapsed
+            direct = direct_toggler(ctl, node_id)
 
             busy = [after.pid, before.pid, *descendants(after.pid)]
             out.update(await settle([*busy, *([device.pid] if device.pid else [])]))

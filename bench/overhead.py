@@ -162,13 +162,7 @@ async def run(
                 ws_session.ws_connect(controller_url, compress=0) as ws,
             ):
                 await ws.receive_json()
-                ids = itertools.count(1)
-
-                async def direct() -> float:
-                    elapsed, msg = await toggle_over(ws, str(next(ids)), node_id)
-                    if "error_code" in msg:
-                        raise RuntimeError(f"direct call failed: {msg}")
-                    return elapsed
+                direct = direct_toggler(ws, node_id)
 
                 async def via_http() -> tuple[float, dict[str, Any]]:
                     started = time.perf_counter()
@@ -281,6 +275,21 @@ async def run(
         prefix = "" if name == "http" else f"{name}_"
         out.update({f"{prefix}{k}": v for k, v in figures.items()})
     return out
+
+
+def direct_toggler(
+    ws: aiohttp.ClientWebSocketResponse, node_id: int
+) -> Callable[[], Awaitable[float]]:
+    """Return a function sending one direct Toggle over ``ws``: its ms, raising on error."""
+    ids = itertools.count(1)
+
+    async def direct() -> float:
+        elapsed, msg = await toggle_over(ws, str(next(ids)), node_id)
+        if "error_code" in msg:
+            raise RuntimeError(f"direct call failed: {msg}")
+        return elapsed
+
+    return direct
 
 
 async def toggle_over(
