@@ -11,7 +11,10 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import re
 from typing import Any
+
+_B64URL = re.compile(r"[A-Za-z0-9_-]*")
 
 
 def canonical_json(value: Any) -> bytes:
@@ -27,11 +30,21 @@ def b64e(data: bytes) -> str:
 
 
 def b64d(text: str) -> bytes:
-    """Decode unpadded (or padded) base64url text; raise ``ValueError`` when malformed."""
+    """Decode canonical unpadded base64url text; raise ``ValueError`` for anything else.
+
+    A credential must have exactly one spelling: padding, the standard alphabet
+    (``+/``), whitespace, and non-zero spare bits in the last character are all
+    refused, so the same bytes can never arrive as two different strings (a revoked
+    token re-spelled would otherwise get a new text key).
+    """
     if not isinstance(text, str) or not text.isascii():
         raise ValueError("not base64url text")
-    stripped = text.rstrip("=")
+    if len(text) % 4 == 1 or not _B64URL.fullmatch(text):
+        raise ValueError("not canonical unpadded base64url text")
     try:
-        return base64.urlsafe_b64decode(stripped + "=" * (-len(stripped) % 4))
+        data = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
     except (binascii.Error, ValueError) as err:
         raise ValueError(f"not base64url text: {err}") from err
+    if b64e(data) != text:
+        raise ValueError("not canonical base64url text (spare bits set)")
+    return data
