@@ -1,0 +1,561 @@
+"""Every configuration key does what docs/configuration.md promises, in a real process.
+
+The list of keys is generated from ``bridge/config.schema.json`` (sections walked, the
+fields of an ``mcp_servers`` entry as ``mcp_servers[].<field>``); a test claims the keys
+whose effect it observes with ``@effect_of``, and ``test_every_key_has_a_test_of_its_effect``
+names each key nobody claims. The processes are ``atmosphere-bridge run`` (or ``doctor``,
+``generate``) started with ``--config FILE`` and no flag that overrides a key, on real
+loopback ports, with a temporary state directory; several keys share one process, each
+key's effect is asserted by its own test.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import hmac
+import json
+import os
+import selectors
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+import yaml
+
+from bridge.auth.keys import KEY_FILE_NAME, NodeKey
+from bridge.auth.tokens import issue_token
+from tests.support.ports import free_port
+from tests.support.processes import wait_until
+
+REPO = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent / "atmosphere-bridge"
+START_TIMEOUT_S = 60.0
+
+F = TypeVar("F", bound=Callable[..., Any])
+COVERED: dict[str, list[str]] = {}
+
+
+def effect_of(*keys: str) -> Callable[[F], F]:
+    """Mark a test as the one observing the effect of ``keys``."""
+
+    def mark(fn: F) -> F:
+        for key in keys:
+            COVERED.setdefault(key, []).append(fn.__name__)
+        return fn
+
+    return mark
+
+
+def schema_keys(node: dict[str, Any], prefix: str = "") -> list[str]:
+    """Return the key paths of a schema node: sections walked, a list's entry fields too."""
+    keys: list[str] = []
+    for name, sub in node.get("properties", {}).items():
+        if sub.get("type") == "object" and "properties" in sub:
+            keys += schema_keys(sub, f"{prefix}{name}.")
+            continue
+        keys.append(prefix + name)
+        if sub.get("type") == "array" and "properties" in sub.get("items", {}):
+            keys += schema_keys(sub["items"], f"{prefix}{name}[].")
+    return keys
+
+
+def documented_keys() -> list[str]:
+    """Return every key of ``bridge/config.schema.json`` (read here, not through the code)."""
+    return schema_keys(json.loads((REPO / "bridge/config.schema.json").read_text()))
+
+
+# -- a real bridge process ---------------------------------------------------------------
+
+
+@dataclass
+class Bridge:
+    """A running ``atmosphere-bridge`` started on a configuration file."""
+
+    config: dict[str, Any]
+    workdir: Path
+    args: tuple[str, ...] = ("run",)
+    env: dict[str, str] = field(default_factory=dict)
+    popen: subprocess.Popen[bytes] | None = None
+    url: str = ""
+    log: Path = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.log = self.workdir / "bridge.log"
+
+    @property
+    def config_path(self) -> Path:
+        return self.workdir / "config.yaml"
+
+    @property
+    def state(self) -> Path:
+        return Path(self.config["state_dir"])
+
+    def start(self, *, wait_listening: bool = True) -> Bridge:
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.config_path.write_text(yaml.safe_dump(self.config))
+        self.popen = subprocess.Popen(
+            [str(BIN), "--config", str(self.config_path), *self.args],
+            stdout=subprocess.PIPE, stderr=self.log.open("wb"), cwd=self.workdir,
+            env={**os.environ, **self.env},
+        )  # fmt: skip
+        if wait_listening:
+            line = self.read_line(START_TIMEOUT_S)
+            assert line.startswith("atmosphere-bridge listening on "), (line, self.stderr())
+            self.url = line.rsplit(" ", 1)[1]
+        return self
+
+    def read_line(self, timeout_s: float) -> str:
+        assert self.popen is not None
+        assert self.popen.stdout is not None
+        with selectors.DefaultSelector() as sel:
+            sel.register(self.popen.stdout, selectors.EVENT_READ)
+            if not sel.select(timeout_s):
+                raise AssertionError(f"no output in {timeout_s}s; log: {self.stderr()[-2000:]}")
+        return self.popen.stdout.readline().decode().strip()
+
+    def stderr(self) -> str:
+        return self.log.read_text(errors="replace") if self.log.exists() else ""
+
+    def children(self) -> list[int]:
+        """Return the PIDs of this process's child processes."""
+        assert self.popen is not None
+        found: list[int] = []
+        for task in Path(f"/proc/{self.popen.pid}/task").iterdir():
+            with contextlib.suppress(OSError):
+                found += [int(p) for p in (task / "children").read_text().split()]
+        return found
+
+    def stop(self) -> None:
+        popen, self.popen = self.popen, None
+        if popen is None:
+            return
+        if popen.poll() is None:
+            popen.terminate()
+            try:
+                popen.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                popen.kill()
+                popen.wait(timeout=5)
+        if popen.stdout is not None:
+            popen.stdout.close()
+
+    def key(self) -> NodeKey:
+        return NodeKey.load(self.state / KEY_FILE_NAME)
+
+    def token(self, permissions: tuple[str, ...] = ("*",), agent: str = "config-test") -> str:
+        return issue_token(self.key(), agent_id=agent, permissions=permissions, ttl_s=600)
+
+
+def http(
+    method: str, url: str, body: Any = None, token: str | None = None, timeout_s: float = 40
+) -> tuple[int, Any]:
+    """Send one request; return the status and the JSON answer."""
+    data = None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(url, data=data, method=method)
+    req.add_header("Content-Type", "application/json")
+    if token:
+        req.add_header("Authorization", f"Bearer {token}")
+    try:
+        with urllib.request.urlopen(req, timeout=timeout_s) as resp:
+            return resp.status, json.loads(resp.read() or b"null")
+    except urllib.error.HTTPError as err:
+        return err.code, json.loads(err.read() or b"null")
+
+
+def raw(host: str, port: int, data: bytes, wait_s: float = 5.0) -> bytes:
+    """Send ``data`` on a new connection and return what arrives within ``wait_s``."""
+    with socket.create_connection((host, port), timeout=wait_s) as sock:
+        sock.sendall(data)
+        return _read_response(sock, wait_s)
+
+
+def _read_response(sock: socket.socket, wait_s: float) -> bytes:
+    sock.settimeout(wait_s)
+    answer = b""
+    with contextlib.suppress(TimeoutError, ConnectionResetError):
+        while b"\r\n\r\n" not in answer or not _complete(answer):
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            answer += chunk
+    return answer
+
+
+def _complete(answer: bytes) -> bool:
+    head, _, body = answer.partition(b"\r\n\r\n")
+    for line in head.split(b"\r\n"):
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            return len(body) >= int(value)
+    return True
+
+
+def status_and_error(answer: bytes) -> tuple[int, dict[str, Any]]:
+    head, _, body = answer.partition(b"\r\n\r\n")
+    status = int(head.split(b" ", 2)[1])
+    doc = json.loads(body) if body.strip() else {}
+    return status, (doc.get("error") or {}) if isinstance(doc, dict) else {}
+
+
+def request_bytes(host: str, port: int, path: str, body: bytes = b"",
+                  headers: dict[str, str] | None = None, method: str = "POST") -> bytes:
+    """Return an HTTP/1.1 request (``Connection: close``) as bytes."""
+    lines = [f"{method} {path} HTTP/1.1", f"Host: {host}:{port}", "Connection: close",
+             "Content-Type: application/json", f"Content-Length: {len(body)}"]
+    lines += [f"{k}: {v}" for k, v in (headers or {}).items()]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode() + body  # fmt: skip
+
+
+# -- the completeness check --------------------------------------------------------------
+
+
+def test_every_key_has_a_test_of_its_effect() -> None:
+    missing = [key for key in documented_keys() if key not in COVERED]
+    assert not missing, (
+        f"these configuration keys have no test of their effect in {Path(__file__).name}: "
+        f"{', '.join(missing)} - add a test that sets the key, starts the process and "
+        "observes what docs/configuration.md promises, marked @effect_of('<key>')"
+    )
+    stale = sorted(set(COVERED) - set(documented_keys()))
+    assert not stale, f"tests claim keys the schema does not have: {stale}"
+
+
+def test_documented_keys_are_the_schema_keys() -> None:
+    doc = (REPO / "docs/configuration.md").read_text()
+    for key in documented_keys():
+        if "[]" in key:
+            section, name = key.split("[].", 1)
+            rows = doc.split(f"## `{section}`", 1)[1]
+            assert f"`{name}`" in rows, f"{key} is not explained in docs/configuration.md"
+            continue
+        assert f"| `{key}` |" in doc, f"{key} has no row in docs/configuration.md"
+
+
+def test_an_unknown_key_is_refused_with_its_path(tmp_path: Path) -> None:
+    bridge = Bridge({"state_dir": str(tmp_path / "state"),
+                     "api": {"port": 0, "max_conections": 5}}, tmp_path)  # fmt: skip
+    bridge.start(wait_listening=False)
+    assert bridge.popen is not None
+    assert bridge.popen.wait(timeout=60) == 1
+    err = bridge.stderr()
+    assert err.startswith(f"error [CONFIG_INVALID]: {bridge.config_path}: api.max_conections: "
+                          "unknown key (allowed: body_timeout_s, header_timeout_s, host, "
+                          "idle_timeout_s, max_body_bytes, max_connections, max_header_bytes, "
+                          "max_json_depth, port)"), err  # fmt: skip
+    assert "Traceback" not in err
+    assert not (tmp_path / "state").exists()
+    bridge.stop()
+
+
+# -- one process: the API, auth, console, state and manifest keys, Matter off -----------
+
+TOOLS_PY = '''
+from typing import Any
+
+from bridge.tools.context import CallContext
+from bridge.tools.decorator import tool
+from bridge.tools.definition import Confirmation
+
+
+@tool("cfg_probe", description="Answer ok: a tool of the configuration tests' manifest",
+      category="computing", idempotent=True)
+async def cfg_probe(ctx: CallContext) -> dict[str, Any]:
+    return {"ok": True}
+
+
+@tool("cfg_gate_unlock", description="Unlock a gate: the configuration tests' dangerous tool",
+      category="acting", dangerous=True,
+      confirmation=Confirmation(mode="always", message="Unlock the {gate} gate?", timeout_s=30))
+async def cfg_gate_unlock(gate: str, ctx: CallContext) -> dict[str, Any]:
+    return {"unlocked": gate}
+'''
+WEBHOOK_SECRET = b"config-test-webhook-secret"
+
+
+@dataclass
+class Hook:
+    """A webhook receiver on loopback that records every POST."""
+
+    server: ThreadingHTTPServer
+    received: list[tuple[str, dict[str, str], bytes]] = field(default_factory=list)
+    got: threading.Event = field(default_factory=threading.Event)
+
+    @property
+    def port(self) -> int:
+        return int(self.server.server_address[1])
+
+
+def start_hook() -> Hook:
+    hook: Hook
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            hook.received.append((self.path, dict(self.headers), body))
+            hook.got.set()
+            self.send_response(204)
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    hook = Hook(ThreadingHTTPServer(("127.0.0.1", 0), Handler))
+    threading.Thread(target=hook.server.serve_forever, daemon=True).start()
+    return hook
+
+
+@dataclass
+class Main:
+    bridge: Bridge
+    hook: Hook
+    port: int
+    controller_port: int
+    issuer: NodeKey
+
+    @property
+    def host(self) -> str:
+        return "127.0.0.2"
+
+
+@pytest.fixture(scope="module")
+def main(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Main]:
+    tmp = tmp_path_factory.mktemp("main")
+    (tmp / "cfg_tools.py").write_text(TOOLS_PY)
+    (tmp / "tools.yaml").write_text(yaml.safe_dump({"tools": [
+        {"source": f"file:{tmp / 'cfg_tools.py'}", "entry": "cfg_probe"},
+        {"source": f"file:{tmp / 'cfg_tools.py'}", "entry": "cfg_gate_unlock"},
+    ]}))  # fmt: skip
+    (tmp / "hook.secret").write_bytes(WEBHOOK_SECRET + b"\n")
+    hook = start_hook()
+    issuer = NodeKey.generate()
+    port, controller_port = free_port(), free_port()
+    bridge = Bridge({
+        "state_dir": str(tmp / "state"),
+        "tools_manifest": str(tmp / "tools.yaml"),
+        "api": {"host": "127.0.0.2", "port": port, "max_body_bytes": 4096,
+                "max_header_bytes": 8190, "max_json_depth": 8, "header_timeout_s": 0.5,
+                "body_timeout_s": 0.5, "idle_timeout_s": 2.0, "max_connections": 4},
+        "console": {"approval_webhook_url": f"http://127.0.0.1:{hook.port}/notify",
+                    "approval_webhook_secret_file": str(tmp / "hook.secret")},
+        "auth": {"trusted_issuers": [issuer.public_key_b64], "clock_skew_s": 20,
+                 "expiry_skew_s": 120},
+        "matter": {"enabled": False, "controller_port": controller_port},
+    }, tmp / "work")  # fmt: skip
+    try:
+        yield Main(bridge.start(), hook, port, controller_port, issuer)
+    finally:
+        bridge.stop()
+        hook.server.shutdown()
+        assert "Traceback" not in bridge.stderr()
+
+
+@effect_of("matter.enabled")
+def test_matter_enabled_false_starts_no_controller_and_writes_nothing(main: Main) -> None:
+    status, health = http("GET", f"{main.bridge.url}/healthz")
+    assert status == 200
+    assert health["components"] == {"invocation": True, "matter": False, "mesh": False}
+    assert not (main.bridge.state / "controller").exists()
+    assert main.bridge.children() == []
+    with pytest.raises(ConnectionRefusedError):
+        socket.create_connection(("127.0.0.1", main.controller_port), timeout=5).close()
+    assert "controller started" not in main.bridge.stderr()
+
+
+@effect_of("state_dir")
+def test_state_dir_holds_the_key_database_and_api_file(main: Main) -> None:
+    state = main.bridge.state
+    assert (state / "bridge.db").is_file()
+    assert (state / KEY_FILE_NAME).stat().st_mode & 0o777 == 0o600
+    assert state.stat().st_mode & 0o777 == 0o700
+    assert json.loads((state / "api.json").read_text())["url"] == f"http://127.0.0.2:{main.port}"
+    # The default ./state (relative to the working directory) is not used.
+    assert not (main.bridge.workdir / "state").exists()
+
+
+@effect_of("tools_manifest")
+def test_tools_manifest_tools_are_served(main: Main) -> None:
+    token = main.bridge.token()
+    status, body = http("GET", f"{main.bridge.url}/v1/tools?view=flat", token=token)
+    assert status == 200, body
+    assert {"core:cfg_probe", "core:cfg_gate_unlock"} <= {t["name"] for t in body["tools"]}
+    status, answer = http("POST", f"{main.bridge.url}/v1/invoke",
+                          {"tool": "core:cfg_probe", "params": {}}, token)  # fmt: skip
+    assert (status, answer["status"], answer["result"]) == (200, "success", {"ok": True})
+
+
+@effect_of("api.host")
+def test_api_host_is_the_address_served(main: Main) -> None:
+    assert main.bridge.url == f"http://127.0.0.2:{main.port}"
+    assert http("GET", f"http://127.0.0.2:{main.port}/healthz")[0] == 200
+    with pytest.raises(ConnectionRefusedError):
+        socket.create_connection(("127.0.0.1", main.port), timeout=5).close()
+
+
+@effect_of("api.port")
+def test_api_port_is_the_port_served(main: Main) -> None:
+    with socket.create_connection((main.host, main.port), timeout=5):
+        pass
+    assert main.bridge.url.endswith(f":{main.port}")
+
+
+def _probe_call(main: Main, pad: int) -> bytes:
+    body = json.dumps({"tool": "core:cfg_probe", "params": {}}).encode() + b" " * pad
+    auth = {"Authorization": f"Bearer {main.bridge.token()}"}
+    return raw(main.host, main.port, request_bytes(main.host, main.port, "/v1/invoke", body, auth))
+
+
+@effect_of("api.max_body_bytes")
+def test_api_max_body_bytes_bounds_a_body(main: Main) -> None:
+    # The same call, padded with JSON whitespace to 3,000 and to 5,000 bytes (limit 4,096).
+    assert status_and_error(_probe_call(main, 3000)) == (200, {})
+    status, error = status_and_error(_probe_call(main, 5000))
+    assert (status, error["code"]) == (413, "PAYLOAD_TOO_LARGE")
+
+
+@effect_of("api.max_header_bytes")
+def test_api_max_header_bytes_bounds_a_header(main: Main) -> None:
+    def get(pad: int) -> tuple[int, dict[str, Any]]:
+        req = request_bytes(main.host, main.port, "/healthz", method="GET",
+                            headers={"X-Pad": "a" * pad})  # fmt: skip
+        return status_and_error(raw(main.host, main.port, req))
+
+    assert get(8000)[0] == 200
+    status, error = get(9000)  # under the default 20,480, over the configured 8,190
+    assert (status, error["code"]) == (431, "HEADERS_TOO_LARGE")
+
+
+@effect_of("api.max_json_depth")
+def test_api_max_json_depth_bounds_nesting(main: Main) -> None:
+    token = main.bridge.token()
+
+    def call(arrays: int) -> tuple[int, Any]:
+        value: Any = 1
+        for _ in range(arrays):
+            value = [value]
+        return http("POST", f"{main.bridge.url}/v1/invoke",
+                    {"tool": "core:cfg_probe", "params": {"x": value}}, token)  # fmt: skip
+
+    status, body = call(10)  # 12 levels: the body, params, 10 arrays (limit 8)
+    assert status == 400, body
+    assert (body["error"]["code"], body["error"]["details"]["reason"]) == (
+        "INVALID_REQUEST", "too_deep")  # fmt: skip
+    status, body = call(5)  # 7 levels: parsed, then refused by the tool's schema
+    assert body["error"].get("details", {}).get("reason") != "too_deep", body
+    assert body["error"]["code"] == "INVALID_PARAMS"
+
+
+@effect_of("api.header_timeout_s")
+def test_api_header_timeout_s_closes_a_slow_head(main: Main) -> None:
+    start = time.monotonic()
+    answer = raw(main.host, main.port, b"GET /healthz HTTP/1.1\r\nHost: x\r\n", wait_s=8)
+    # 0.5 s configured; the default (10 s) would leave nothing within the 8 s waited.
+    assert status_and_error(answer)[0] == 408, answer
+    assert status_and_error(answer)[1]["code"] == "REQUEST_TIMEOUT"
+    assert time.monotonic() - start < 8
+
+
+@effect_of("api.body_timeout_s")
+def test_api_body_timeout_s_closes_a_slow_body(main: Main) -> None:
+    auth = {"Authorization": f"Bearer {main.bridge.token()}"}
+    req = request_bytes(main.host, main.port, "/v1/invoke", b"x" * 100, auth)[:-90]
+    answer = raw(main.host, main.port, req, wait_s=8)
+    # 0.5 s configured; the default (30 s) would leave nothing within the 8 s waited.
+    status, error = status_and_error(answer)
+    assert (status, error["code"]) == (408, "REQUEST_TIMEOUT"), answer
+
+
+@effect_of("api.idle_timeout_s")
+def test_api_idle_timeout_s_closes_an_idle_connection(main: Main) -> None:
+    with socket.create_connection((main.host, main.port), timeout=10) as sock:
+        sock.sendall(f"GET /healthz HTTP/1.1\r\nHost: {main.host}\r\n\r\n".encode())
+        assert status_and_error(_read_response(sock, 10))[0] == 200
+        start = time.monotonic()
+        sock.settimeout(10)
+        # 2 s configured; the default (75 s) would keep it open past the 10 s waited.
+        assert sock.recv(1) == b""
+        assert time.monotonic() - start < 10
+
+
+@effect_of("api.max_connections")
+def test_api_max_connections_refuses_one_more(main: Main) -> None:
+    head = f"GET /healthz HTTP/1.1\r\nHost: {main.host}\r\n\r\n".encode()
+    with contextlib.ExitStack() as stack:
+        for _ in range(4):
+            sock = stack.enter_context(socket.create_connection((main.host, main.port), 10))
+            sock.sendall(head)
+            assert status_and_error(_read_response(sock, 10))[0] == 200
+        status, error = status_and_error(raw(main.host, main.port, head, wait_s=10))
+    assert (status, error["code"]) == (503, "OVERLOADED")
+    wait_until(lambda: http("GET", f"{main.bridge.url}/healthz")[0] == 200, 10, "room again")
+
+
+@effect_of("auth.trusted_issuers")
+def test_auth_trusted_issuers_tokens_are_accepted(main: Main) -> None:
+    trusted = issue_token(main.issuer, agent_id="outside", permissions=["*"], ttl_s=600)
+    other = issue_token(NodeKey.generate(), agent_id="outside", permissions=["*"], ttl_s=600)
+    assert http("GET", f"{main.bridge.url}/v1/tools", token=trusted)[0] == 200
+    status, body = http("GET", f"{main.bridge.url}/v1/tools", token=other)
+    assert (status, body["error"]["code"]) == (401, "UNAUTHENTICATED")
+
+
+@effect_of("auth.expiry_skew_s")
+def test_auth_expiry_skew_s_tolerates_that_much_past_expiry(main: Main) -> None:
+    key = main.bridge.key()
+    now = time.time()
+    # Expired 60 s ago: inside the configured 120 s (the default 5 s would refuse it).
+    recent = issue_token(key, agent_id="late", permissions=["*"], ttl_s=540, now=now - 600)
+    assert http("GET", f"{main.bridge.url}/v1/tools", token=recent)[0] == 200
+    old = issue_token(key, agent_id="late", permissions=["*"], ttl_s=300, now=now - 600)
+    assert http("GET", f"{main.bridge.url}/v1/tools", token=old)[0] == 401
+
+
+@effect_of("auth.clock_skew_s")
+def test_auth_clock_skew_s_is_the_replay_window(main: Main) -> None:
+    token = main.bridge.token()
+
+    def call(age_s: float) -> tuple[int, Any]:
+        return http("POST", f"{main.bridge.url}/v1/invoke", {
+            "tool": "core:cfg_probe", "params": {}, "timestamp": time.time() - age_s}, token)
+
+    assert call(5)[0] == 200
+    # 60 s old: outside the configured 20 s (inside the default 300 s).
+    status, body = call(60)
+    assert (status, body["error"]["details"]["reason"]) == (401, "clock_skew"), body
+
+
+@effect_of("console.approval_webhook_url", "console.approval_webhook_secret_file")
+def test_console_webhook_is_posted_and_signed_with_the_secret_file(main: Main) -> None:
+    token = main.bridge.token()
+    answer: list[tuple[int, Any]] = []
+    call = threading.Thread(target=lambda: answer.append(http(
+        "POST", f"{main.bridge.url}/v1/invoke",
+        {"tool": "core:cfg_gate_unlock", "params": {"gate": "garden"}}, token)))
+    call.start()
+    try:
+        assert main.hook.got.wait(20), "no webhook POST arrived"
+        path, headers, body = main.hook.received[0]
+        assert path == "/notify"
+        # Signed as docs/configuration.md says, with the secret read from the file.
+        timestamp = headers["X-Atmosphere-Timestamp"]
+        mac = hmac.new(WEBHOOK_SECRET, timestamp.encode() + b"." + body, hashlib.sha256)
+        assert headers["X-Atmosphere-Signature"] == f"sha256={mac.hexdigest()}"
+        approval = json.loads(body)["approval"]
+        assert (approval["tool"], approval["status"]) == ("core:cfg_gate_unlock@1.0.0", "pending")
+        admin = main.bridge.token(("admin:approve",), agent="config-admin")
+        status, body = http("POST", f"{main.bridge.url}/v1/approvals/{approval['id']}",
+                            {"decision": "deny"}, admin)  # fmt: skip
+        assert status == 200, body
+    finally:
+        call.join(40)
+    assert answer[0][0] == 403
