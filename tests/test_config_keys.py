@@ -559,3 +559,265 @@ def test_console_webhook_is_posted_and_signed_with_the_secret_file(main: Main) -
     finally:
         call.join(40)
     assert answer[0][0] == 403
+
+
+# -- the Matter keys: a managed controller in a private namespace, an external one --------
+
+
+def descendants(pid: int) -> list[int]:
+    """Return every process below ``pid``."""
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(OSError):
+            for child in (task / "children").read_text().split():
+                found += [int(child), *descendants(int(child))]
+    return found
+
+
+def cmdline(pid: int) -> list[str]:
+    return Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
+
+
+@dataclass
+class Managed:
+    bridge: Bridge
+    server_pid: int
+    venv: Path
+    port: int
+    namespace: str
+
+
+@pytest.fixture(scope="module")
+def managed(tmp_path_factory: pytest.TempPathFactory, fabric: Any) -> Iterator[Managed]:
+    tmp = tmp_path_factory.mktemp("managed")
+    venv = tmp / "controller-venv"
+    venv.symlink_to((REPO / ".venv-controller").resolve())
+    port = free_port()
+    bridge = Bridge({
+        "state_dir": str(tmp / "state"),
+        "api": {"port": 0},
+        "matter": {"netns": fabric.namespace.name, "controller_port": port,
+                   "controller_venv": str(venv)},
+    }, tmp / "work")  # fmt: skip
+    try:
+        bridge.start()
+        assert bridge.popen is not None
+        servers = [p for p in descendants(bridge.popen.pid)
+                   if f"{venv}/bin/matter-server" in cmdline(p)]  # fmt: skip
+        assert len(servers) == 1, [cmdline(p) for p in descendants(bridge.popen.pid)]
+        yield Managed(bridge, servers[0], venv, port, fabric.namespace.name)
+    finally:
+        bridge.stop()
+        assert "Traceback" not in bridge.stderr()
+
+
+@pytest.mark.fabric
+@effect_of("matter.controller_venv")
+def test_matter_controller_venv_runs_the_server_from_that_venv(managed: Managed) -> None:
+    argv = cmdline(managed.server_pid)
+    assert str(managed.venv / "bin" / "matter-server") in argv
+    assert (managed.bridge.state / "controller").is_dir()
+
+
+@pytest.mark.fabric
+@effect_of("matter.controller_port")
+def test_matter_controller_port_is_the_controller_port(managed: Managed) -> None:
+    argv = cmdline(managed.server_pid)
+    assert argv[argv.index("--port") + 1] == str(managed.port)
+    token = managed.bridge.token()
+    status, body = http("GET", f"{managed.bridge.url}/v1/devices", token=token)
+    assert status == 200, body
+    controller = body["controller"]
+    assert (controller["managed"], controller["connected"]) == (True, True)
+    assert controller["url"].endswith(f":{managed.port}/ws")
+    assert controller["pid"] == managed.server_pid
+
+
+@pytest.mark.fabric
+@effect_of("matter.netns")
+def test_matter_netns_puts_the_controller_in_that_namespace(managed: Managed) -> None:
+    inside = os.stat(f"/proc/{managed.server_pid}/ns/net").st_ino
+    assert inside == os.stat(f"/run/netns/{managed.namespace}").st_ino
+    assert inside != os.stat("/proc/self/ns/net").st_ino
+
+
+def test_matter_netns_that_does_not_exist_is_refused_with_the_key(tmp_path: Path) -> None:
+    bridge = Bridge({"state_dir": str(tmp_path / "state"), "api": {"port": 0},
+                     "matter": {"netns": f"atm-none-{os.getpid()}"}}, tmp_path)  # fmt: skip
+    bridge.start(wait_listening=False)
+    assert bridge.popen is not None
+    assert bridge.popen.wait(timeout=60) == 1
+    err = bridge.stderr()
+    assert f"error [CONFIG_INVALID]: matter.netns names 'atm-none-{os.getpid()}'" in err, err
+    assert "Traceback" not in err
+    bridge.stop()
+
+
+@pytest.mark.fabric
+@effect_of("matter.controller_url")
+def test_matter_controller_url_connects_there_and_starts_no_controller(
+    tmp_path: Path, matter_controller: Any
+) -> None:
+    bridge = Bridge({"state_dir": str(tmp_path / "state"), "api": {"port": 0},
+                     "matter": {"controller_url": matter_controller.url}}, tmp_path)  # fmt: skip
+    try:
+        bridge.start()
+        status, body = http("GET", f"{bridge.url}/v1/devices", token=bridge.token())
+        assert status == 200, body
+        assert body["controller"] == {"url": matter_controller.url, "managed": False,
+                                      "connected": True}  # fmt: skip
+        assert bridge.children() == []
+        assert not (bridge.state / "controller").exists()
+    finally:
+        bridge.stop()
+
+
+@effect_of("matter.temperature_unit")
+def test_matter_temperature_unit_is_the_unit_of_generated_tools(tmp_path: Path) -> None:
+    dump = REPO / "tests/fixtures/nodes/matterjs-commissioned/node-4-thermostat.json"
+    config = tmp_path / "config.yaml"
+    config.write_text("matter: {temperature_unit: F}\n")
+    done = subprocess.run(
+        [str(BIN), "--config", str(config), "generate", "--json", "--node-dump", str(dump)],
+        capture_output=True, text=True, timeout=120, check=True, cwd=tmp_path,
+    )  # fmt: skip
+    tools = {t["definition"]["name"]: t["definition"] for t in json.loads(done.stdout)["tools"]}
+    (set_temperature,) = [d for n, d in tools.items() if n.endswith("_set_temperature")]
+    # The device's limits, 7-32 °C, in °F.
+    assert set_temperature["parameters"]["properties"] == {"fahrenheit": {
+        "type": "number", "minimum": 44.6, "maximum": 89.6,
+        "description": "Target temperature in °F (44.6-89.6)."}}  # fmt: skip
+
+
+# -- the doctor and Thread keys: `atmosphere-bridge doctor --json` over a prepared tree --
+
+
+@contextlib.contextmanager
+def border_router_in_thread(state: Any) -> Iterator[str]:
+    """Serve the border-router stand-in (no Thread radio here) from a background loop."""
+    import asyncio
+
+    from tests.appliance.otbr_standin import border_router_standin
+
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    serving = border_router_standin(state)
+    try:
+        yield asyncio.run_coroutine_threadsafe(serving.__aenter__(), loop).result(30)
+    finally:
+        asyncio.run_coroutine_threadsafe(serving.__aexit__(None, None, None), loop).result(30)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(10)
+        loop.close()
+
+
+OTHER_DATASET_HEX = "0e080000000000010000000300000f"
+
+
+@dataclass
+class Doctor:
+    reports: dict[str, dict[str, Any]]
+    controller_url: str
+    standin_requests: list[str]
+
+    def check(self, run: str, name: str) -> dict[str, Any]:
+        (check,) = [c for c in self.reports[run]["checks"] if c["name"] == name]
+        return check
+
+
+@pytest.fixture(scope="module")
+def doctor(tmp_path_factory: pytest.TempPathFactory) -> Doctor:
+    from tests.appliance.otbr_standin import BorderRouterState
+    from tests.appliance.trees import HostTree, healthy_pi
+
+    tmp = tmp_path_factory.mktemp("doctor")
+    tree = HostTree(tmp / "root")
+    healthy_pi(tree, interface="lan7")
+    tree.link("lan8", flags=0x1)  # up, without multicast
+    tree.passwd(**{"atmosphere-bridge": 999, "ctl-user": 4242})
+    storage = tree.root / "srv/ctl-store"
+    storage.mkdir(parents=True)
+    storage.chmod(0o700)
+    os.chown(storage, 4242, 4242)
+    # A controller that accepts the connection and never answers.
+    silent = socket.create_server(("127.0.0.1", 0))
+    controller_url = f"ws://127.0.0.1:{silent.getsockname()[1]}/ws"
+    state = BorderRouterState()
+    reports: dict[str, dict[str, Any]] = {}
+    with silent, border_router_in_thread(state) as otbr_url:
+        runs = {
+            "a": {"doctor": {"root": str(tree.root), "controller_storage": "/srv/ctl-store",
+                             "controller_user": "ctl-user", "free_disk_warn_mb": 10**9,
+                             "free_disk_fail_mb": 0, "timeout_s": 1},
+                  "thread": {"otbr_url": otbr_url, "dataset_hex": OTHER_DATASET_HEX}},
+            "b": {"doctor": {"root": str(tree.root), "interface": "lan8",
+                             "free_disk_warn_mb": 10**9, "free_disk_fail_mb": 10**9,
+                             "timeout_s": 1}},
+        }  # fmt: skip
+        for name, config in runs.items():
+            path = tmp / f"{name}.yaml"
+            path.write_text(yaml.safe_dump({
+                "state_dir": "/var/lib/atmosphere-bridge",
+                "matter": {"controller_url": controller_url}, **config}))  # fmt: skip
+            done = subprocess.run([str(BIN), "--config", str(path), "doctor", "--json"],
+                                  capture_output=True, text=True, timeout=120, cwd=tmp,
+                                  check=False)  # fmt: skip
+            assert done.returncode == 1, done.stderr
+            assert "Traceback" not in done.stderr
+            reports[name] = json.loads(done.stdout)
+    return Doctor(reports, controller_url, state.requests)
+
+
+@effect_of("doctor.root")
+def test_doctor_root_is_the_tree_read(doctor: Doctor) -> None:
+    # lan7 exists only in the prepared tree, as its default route's interface.
+    check = doctor.check("a", "interface")
+    assert (check["status"], check["found"].split(" ")[0]) == ("ok", "lan7")
+
+
+@effect_of("doctor.interface")
+def test_doctor_interface_is_the_interface_checked(doctor: Doctor) -> None:
+    check = doctor.check("b", "interface")
+    assert (check["status"], check["found"].split(" ")[0]) == ("fail", "lan8")
+    assert "enable multicast" in check["fix"]
+
+
+@effect_of("doctor.controller_storage", "doctor.controller_user")
+def test_doctor_controller_storage_is_checked_for_the_controller_user(doctor: Doctor) -> None:
+    check = doctor.check("a", "controller_storage")
+    assert check["status"] == "ok"
+    assert check["found"] == "/srv/ctl-store: owner uid 4242, mode 0700; ctl-user is uid 4242"
+    # Run b keeps the defaults: /data does not exist in the tree.
+    assert doctor.check("b", "controller_storage")["found"] == "/data does not exist"
+
+
+@effect_of("doctor.free_disk_warn_mb")
+def test_doctor_free_disk_warn_mb_warns_below_it(doctor: Doctor) -> None:
+    assert doctor.check("a", "free_disk")["status"] == "warn"
+
+
+@effect_of("doctor.free_disk_fail_mb")
+def test_doctor_free_disk_fail_mb_fails_below_it(doctor: Doctor) -> None:
+    assert doctor.check("b", "free_disk")["status"] == "fail"
+
+
+@effect_of("doctor.timeout_s")
+def test_doctor_timeout_s_bounds_each_network_check(doctor: Doctor) -> None:
+    check = doctor.check("a", "controller")
+    assert check["status"] == "fail"
+    assert check["found"] == f"{doctor.controller_url} did not answer within 1 s"
+
+
+@effect_of("thread.otbr_url")
+def test_thread_otbr_url_is_the_border_router_read(doctor: Doctor) -> None:
+    assert doctor.check("a", "border_router")["status"] == "ok"
+    assert doctor.standin_requests, "the stand-in border router was never asked"
+    assert doctor.check("b", "border_router")["status"] == "warn"
+
+
+@effect_of("thread.dataset_hex")
+def test_thread_dataset_hex_is_compared_with_the_active_dataset(doctor: Doctor) -> None:
+    check = doctor.check("a", "thread_dataset")
+    assert check["status"] == "warn"
+    assert check["found"].endswith("; differs from thread.dataset_hex in the configuration")

@@ -23,7 +23,7 @@ FLAG_PREFIX = "config:"
 
 def add_config_flag(parser: argparse.ArgumentParser, *names: str, key: str, **kwargs: Any) -> None:
     """Add an option that sets configuration ``key`` only when it is given."""
-    if kwargs.get("action") not in ("store_true", "store_false", "store_const"):
+    if "choices" not in kwargs and kwargs.get("action") not in ("store_true", "store_false"):
         kwargs.setdefault("metavar", names[0].lstrip("-").replace("-", "_").upper())
     parser.add_argument(*names, dest=FLAG_PREFIX + key, default=argparse.SUPPRESS, **kwargs)
 
