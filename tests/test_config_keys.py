@@ -821,3 +821,193 @@ def test_thread_dataset_hex_is_compared_with_the_active_dataset(doctor: Doctor) 
     check = doctor.check("a", "thread_dataset")
     assert check["status"] == "warn"
     assert check["found"].endswith("; differs from thread.dataset_hex in the configuration")
+
+
+# -- mcp_servers: a stdio and a streamable-HTTP server of the SDK, started by the bridge --
+
+PROBE_SERVER = '''
+"""An MCP server for the configuration tests: stdio, or streamable HTTP behind a bearer check."""
+
+import asyncio
+import json
+import os
+import sys
+
+from mcp.server.mcpserver import MCPServer
+
+server = MCPServer(name="probe")
+
+
+@server.tool(description="Return the server's arguments and $PROBE_MODE.")
+def whoami() -> str:
+    return json.dumps({"args": sys.argv[1:], "mode": os.environ.get("PROBE_MODE")})
+
+
+@server.tool(description="Sleep for the given seconds, then answer.")
+async def nap(seconds: float) -> str:
+    await asyncio.sleep(seconds)
+    return "rested"
+
+
+def guarded(app, expected, log_path):
+    async def serve(scope, receive, send):
+        if scope["type"] != "http":
+            return await app(scope, receive, send)
+        auth = dict(scope["headers"]).get(b"authorization", b"").decode()
+        body = []
+
+        async def logged():
+            message = await receive()
+            body.append(message.get("body", b""))
+            return message
+
+        if auth != f"Bearer {expected}":
+            with open(log_path, "a") as log:
+                log.write(json.dumps({"auth": auth, "refused": True}) + "\\n")
+            await send({"type": "http.response.start", "status": 401, "headers": []})
+            return await send({"type": "http.response.body", "body": b""})
+        await app(scope, logged, send)
+        with open(log_path, "a") as log:
+            log.write(json.dumps({"auth": auth, "body": b"".join(body).decode()}) + "\\n")
+    return serve
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "stdio":
+        server.run("stdio")
+    else:
+        import uvicorn
+
+        port, token_file, log_path = int(sys.argv[2]), sys.argv[3], sys.argv[4]
+        expected = open(token_file).read().strip()
+        uvicorn.run(guarded(server.streamable_http_app(), expected, log_path),
+                    host="127.0.0.1", port=port, log_level="warning")
+'''
+MCP_TOKEN = "config-test-mcp-token"
+
+
+@dataclass
+class Mcp:
+    bridge: Bridge
+    log: Path
+
+    def requests(self) -> list[dict[str, Any]]:
+        if not self.log.exists():
+            return []
+        return [json.loads(line) for line in self.log.read_text().splitlines()]
+
+    def call(self, tool: str, params: dict[str, Any], permissions: tuple[str, ...]
+             ) -> tuple[int, Any]:  # fmt: skip
+        token = self.bridge.token(permissions)
+        return http("POST", f"{self.bridge.url}/v1/invoke", {"tool": tool, "params": params}, token)
+
+
+@pytest.fixture(scope="module")
+def mcp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Mcp]:
+    tmp = tmp_path_factory.mktemp("mcp")
+    script = tmp / "probe_server.py"
+    script.write_text(PROBE_SERVER)
+    token_file = tmp / "web.token"
+    token_file.write_text(MCP_TOKEN + "\n")
+    token_file.chmod(0o600)
+    (tmp / "wrong.token").write_text("not-the-token\n")
+    (tmp / "wrong.token").chmod(0o600)
+    log = tmp / "web-requests.log"
+    port = free_port()
+    web = subprocess.Popen(
+        [sys.executable, str(script), "http", str(port), str(token_file), str(log)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    bridge = Bridge({
+        "state_dir": str(tmp / "state"),
+        "api": {"port": 0},
+        "matter": {"enabled": False},
+        "mcp_servers": [
+            {"name": "probe", "command": sys.executable,
+             "args": [str(script), "stdio", "marker-arg"], "env": {"PROBE_MODE": "from-config"},
+             "permissions": ["probe:use"]},
+            {"name": "web", "url": f"http://127.0.0.1:{port}/mcp", "token_file": str(token_file),
+             "timeout_s": 1, "refresh_s": 0.3},
+            {"name": "intruder", "url": f"http://127.0.0.1:{port}/mcp",
+             "token_file": str(tmp / "wrong.token")},
+        ],
+    }, tmp / "work")  # fmt: skip
+    try:
+        wait_until(lambda: socket.create_connection(("127.0.0.1", port), 1).close() is None,
+                   30, "the HTTP MCP server")  # fmt: skip
+        bridge.start()
+        running = Mcp(bridge, log)
+        wait_until(lambda: all(
+            http("GET", f"{bridge.url}/healthz")[1]["mcp_servers"][name]["connected"]
+            for name in ("probe", "web")), 60, "both MCP servers to connect")  # fmt: skip
+        yield running
+    finally:
+        bridge.stop()
+        web.terminate()
+        web.wait(10)
+
+
+@effect_of("mcp_servers", "mcp_servers[].name")
+def test_mcp_servers_entries_are_connected_and_named(mcp: Mcp) -> None:
+    status, health = http("GET", f"{mcp.bridge.url}/healthz")
+    assert status == 200
+    assert set(health["mcp_servers"]) == {"probe", "web", "intruder"}
+    status, body = http("GET", f"{mcp.bridge.url}/v1/tools?namespace=mcp&view=flat",
+                        token=mcp.bridge.token())  # fmt: skip
+    assert status == 200, body
+    assert sorted(t["name"] for t in body["tools"]) == [
+        "mcp:probe_nap", "mcp:probe_whoami", "mcp:web_nap", "mcp:web_whoami"]
+    assert {t["serverName"] for t in body["tools"]} == {"probe", "web"}
+
+
+@effect_of("mcp_servers[].command", "mcp_servers[].args", "mcp_servers[].env")
+def test_mcp_servers_command_args_and_env_start_the_stdio_server(mcp: Mcp) -> None:
+    status, body = mcp.call("mcp:probe_whoami", {}, ("mcp:call:probe", "probe:use"))
+    assert status == 200, body
+    assert json.loads(body["result"]["result"]) == {"args": ["stdio", "marker-arg"],
+                                                    "mode": "from-config"}  # fmt: skip
+
+
+@effect_of("mcp_servers[].permissions")
+def test_mcp_servers_permissions_are_needed_besides_the_call_permission(mcp: Mcp) -> None:
+    status, body = mcp.call("mcp:probe_whoami", {}, ("mcp:call:probe",))
+    assert (status, body["error"]["code"]) == (403, "PERMISSION_DENIED")
+    # The web entry lists none: its call permission is enough.
+    status, body = mcp.call("mcp:web_whoami", {}, ("mcp:call:web",))
+    assert status == 200, body
+
+
+@effect_of("mcp_servers[].url", "mcp_servers[].token_file")
+def test_mcp_servers_url_is_reached_with_the_token_file(mcp: Mcp) -> None:
+    status, body = mcp.call("mcp:web_whoami", {}, ("mcp:call:web",))
+    assert status == 200, body
+    assert json.loads(body["result"]["result"])["args"][0] == "http"
+    served = [r for r in mcp.requests() if not r.get("refused")]
+    assert served
+    assert {r["auth"] for r in served} == {f"Bearer {MCP_TOKEN}"}
+    # The entry with another token file is refused by the server and serves no tools.
+    assert any(r["auth"] == "Bearer not-the-token" for r in mcp.requests() if r.get("refused"))
+    health = http("GET", f"{mcp.bridge.url}/healthz")[1]
+    assert health["mcp_servers"]["intruder"]["connected"] is False
+
+
+@effect_of("mcp_servers[].timeout_s")
+def test_mcp_servers_timeout_s_bounds_a_call(mcp: Mcp) -> None:
+    started = time.monotonic()
+    status, body = mcp.call("mcp:web_nap", {"seconds": 8}, ("mcp:call:web",))
+    # 1 s configured: the default (30 s) would have let the 8 s nap answer.
+    assert time.monotonic() - started < 8
+    assert (status, body["error"]["code"]) == (504, "TIMEOUT"), body
+    status, body = mcp.call("mcp:web_nap", {"seconds": 0.1}, ("mcp:call:web",))
+    assert (status, body["result"]) == (200, {"result": "rested"})
+
+
+@effect_of("mcp_servers[].refresh_s")
+def test_mcp_servers_refresh_s_is_how_often_the_list_is_read(mcp: Mcp) -> None:
+    def lists() -> int:
+        return sum('"tools/list"' in r.get("body", "") for r in mcp.requests())
+
+    before = lists()
+    time.sleep(3)
+    # Every 0.3 s configured: about 10 reads in 3 s (the default 5 s: at most one).
+    assert lists() - before >= 4
