@@ -86,6 +86,7 @@ class Bridge:
     workdir: Path
     args: tuple[str, ...] = ("run",)
     env: dict[str, str] = field(default_factory=dict)
+    prefix: tuple[str, ...] = ()
     popen: subprocess.Popen[bytes] | None = None
     url: str = ""
     log: Path = field(init=False)
@@ -105,7 +106,7 @@ class Bridge:
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.config_path.write_text(yaml.safe_dump(self.config))
         self.popen = subprocess.Popen(
-            [str(BIN), "--config", str(self.config_path), *self.args],
+            [*self.prefix, str(BIN), "--config", str(self.config_path), *self.args],
             stdout=subprocess.PIPE, stderr=self.log.open("wb"), cwd=self.workdir,
             env={**os.environ, **self.env},
         )  # fmt: skip
@@ -1011,3 +1012,301 @@ def test_mcp_servers_refresh_s_is_how_often_the_list_is_read(mcp: Mcp) -> None:
     time.sleep(3)
     # Every 0.3 s configured: about 10 reads in 3 s (the default 5 s: at most one).
     assert lists() - before >= 4
+
+
+# -- the mesh keys: three nodes and three recording peers in a private namespace ---------
+# mDNS needs multicast, which loopback lacks, and must not reach the real network: the
+# nodes run in a namespace with lo and a veth pair va (10.232.0.1) / vb (10.232.0.2).
+
+
+class Netns:
+    """A private network namespace and a worker thread that lives inside it."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.pool: Any = None
+
+    def create(self) -> None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        subprocess.run(["ip", "netns", "del", self.name], capture_output=True, check=False)
+        for cmd in (["netns", "add", self.name], ["-n", self.name, "link", "set", "lo", "up"],
+                    ["-n", self.name, "link", "add", "va", "type", "veth", "peer", "name", "vb"],
+                    ["-n", self.name, "addr", "add", "10.232.0.1/24", "dev", "va"],
+                    ["-n", self.name, "addr", "add", "10.232.0.2/24", "dev", "vb"],
+                    ["-n", self.name, "link", "set", "va", "up"],
+                    ["-n", self.name, "link", "set", "vb", "up"]):  # fmt: skip
+            subprocess.run(["ip", *cmd], check=True, capture_output=True)
+
+        def enter() -> None:
+            fd = os.open(f"/run/netns/{self.name}", os.O_RDONLY)
+            try:
+                os.setns(fd, os.CLONE_NEWNET)
+            finally:
+                os.close(fd)
+
+        self.pool = ThreadPoolExecutor(max_workers=1, initializer=enter)
+
+    def run(self, fn: Callable[[], Any]) -> Any:
+        return self.pool.submit(fn).result(timeout=60)
+
+    def delete(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True)
+        subprocess.run(["ip", "netns", "del", self.name], capture_output=True, check=False)
+
+
+@dataclass
+class Recorder:
+    """A peer URL that records each gossip digest it gets and answers 503."""
+
+    server: ThreadingHTTPServer
+    name: str
+    log: list[tuple[str, float, str]]
+
+    @property
+    def url(self) -> str:
+        host, port = self.server.server_address[:2]
+        return f"http://{host}:{port}"
+
+
+def start_recorder(ns: Netns, name: str, log: list[tuple[str, float, str]]) -> Recorder:
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            with contextlib.suppress(ValueError):
+                log.append((name, time.monotonic(), json.loads(body).get("kind", "")))
+            self.send_response(503)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(b'{"error": {"code": "OVERLOADED", "message": "recorder"}}')
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ns.run(lambda: ThreadingHTTPServer(("10.232.0.2", 0), Handler))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return Recorder(server, name, log)
+
+
+def mdns_sockets(pid: int) -> int:
+    """Return how many of ``pid``'s sockets are bound to UDP port 5353 (mDNS)."""
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        with contextlib.suppress(OSError):
+            target = os.readlink(fd)
+            if target.startswith("socket:["):
+                inodes.add(target[8:-1])
+    count = 0
+    for table in ("udp", "udp6"):
+        for line in Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]:
+            cols = line.split()
+            if cols[1].rsplit(":", 1)[1] == "14E9" and cols[9] in inodes:
+                count += 1
+    return count
+
+
+@dataclass
+class Mesh:
+    ns: Netns
+    nodes: dict[str, Bridge]
+    idents: dict[str, Any]
+    keys: dict[str, NodeKey]
+    ports: dict[str, int]
+    recorders: list[Recorder]
+    log: list[tuple[str, float, str]]
+
+    def http(self, node: str, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+        token = issue_token(self.keys[node], agent_id="config-test", permissions=["*"],
+                            ttl_s=600)  # fmt: skip
+        url = f"http://{'10.232.0.2' if node == 'c' else '10.232.0.1'}:{self.ports[node]}{path}"
+        return self.ns.run(lambda: http(method, url, body, token, timeout_s=20))  # type: ignore[no-any-return]
+
+    def peers(self, node: str) -> dict[str, dict[str, Any]]:
+        status, body = self.http(node, "GET", "/v1/mesh/peers")
+        assert status == 200, body
+        return {p["node_id"]: p for p in body["peers"]} | {"self": body["self"]}
+
+
+MESH_TTL_S = 4.0
+
+
+@pytest.fixture(scope="module")
+def mesh(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Mesh]:
+    from bridge.mesh.node_id import NodeIdentity
+
+    if os.geteuid() != 0:
+        pytest.fail("the mesh keys need root for a private network namespace")
+    tmp = tmp_path_factory.mktemp("mesh")
+    ns = Netns(f"atm-cfg-{os.getpid()}")
+    keys = {n: NodeKey.create(tmp / n / "state" / KEY_FILE_NAME) for n in ("a", "b", "c")}
+    idents = {n: NodeIdentity.from_key(k, f"cfg-{n}") for n, k in keys.items()}
+    ports = {n: free_port() for n in keys}
+    log: list[tuple[str, float, str]] = []
+    ns.create()
+    nodes: dict[str, Bridge] = {}
+    try:
+        recorders = [start_recorder(ns, f"r{i}", log) for i in range(3)]
+        configs = {
+            "a": {"api": {"host": "0.0.0.0", "port": ports["a"]},
+                  "mesh": {"node_name": "cfg-a", "interfaces": ["va"], "trust": "tofu",
+                           "peers": [r.url for r in recorders],
+                           "announce_interval_s": 0.5, "announcement_ttl_s": MESH_TTL_S,
+                           "gossip_interval_s": 0.3, "gossip_fanout": 5,
+                           "max_clock_skew_s": 100}},
+            "b": {"api": {"host": "0.0.0.0", "port": ports["b"]},
+                  "mesh": {"node_name": "cfg-b", "interfaces": ["vb"], "trust": "allowlist",
+                           "trusted_nodes": [idents["a"].node_id]}},
+            "c": {"api": {"host": "10.232.0.2", "port": ports["c"]},
+                  "mesh": {"node_name": "cfg-c", "discovery": False, "trust": "tofu",
+                           "peers": [f"http://10.232.0.1:{ports['a']}"]}},
+        }  # fmt: skip
+        for name, config in configs.items():
+            config["mesh"]["enabled"] = True
+            nodes[name] = Bridge({"state_dir": str(tmp / name / "state"),
+                                  "matter": {"enabled": False}, **config}, tmp / name,
+                                 prefix=("ip", "netns", "exec", ns.name))  # fmt: skip
+            nodes[name].start()
+        running = Mesh(ns, nodes, idents, keys, ports, recorders, log)
+        a, b = idents["a"].node_id, idents["b"].node_id
+        wait_until(lambda: running.peers("a").get(b, {}).get("announcement") is not None
+                   and running.peers("b").get(a, {}).get("announcement") is not None,
+                   30, "a and b to find each other by mDNS and exchange announcements")  # fmt: skip
+        wait_until(lambda: running.peers("c").get(a, {}).get("announcement") is not None,
+                   30, "c to learn a's announcement from its static peer")  # fmt: skip
+        yield running
+    finally:
+        for node in nodes.values():
+            node.stop()
+        ns.delete()
+    for name, node in nodes.items():
+        assert "Traceback" not in node.stderr(), name
+
+
+@effect_of("mesh.enabled")
+def test_mesh_enabled_runs_the_mesh_node(mesh: Mesh) -> None:
+    status, health = mesh.http("a", "GET", "/healthz")
+    assert (status, health["components"]["mesh"]) == (200, True)
+    assert mesh.peers("a")["self"]["node_id"] == mesh.idents["a"].node_id
+
+
+@effect_of("mesh.node_name")
+def test_mesh_node_name_is_announced(mesh: Mesh) -> None:
+    assert mesh.peers("a")["self"]["name"] == "cfg-a"
+    assert mesh.peers("b")[mesh.idents["a"].node_id]["name"] == "cfg-a"
+
+
+@effect_of("mesh.interfaces")
+def test_mesh_interfaces_are_the_addresses_announced(mesh: Mesh) -> None:
+    # a binds every address of the namespace; it announces only va's (all: lo's and vb's too).
+    assert mesh.peers("a")["self"]["endpoints"] == [f"http://10.232.0.1:{mesh.ports['a']}"]
+    assert mesh.peers("b")["self"]["endpoints"] == [f"http://10.232.0.2:{mesh.ports['b']}"]
+
+
+@effect_of("mesh.discovery")
+def test_mesh_discovery_finds_peers_by_mdns_or_not_at_all(mesh: Mesh) -> None:
+    # a and b list no peer of each other: they found each other by mDNS.
+    assert mesh.peers("a")[mesh.idents["b"].node_id]["discovered"] is True
+    assert mdns_sockets(mesh.nodes["a"].popen.pid) >= 1  # type: ignore[union-attr]
+    # c has discovery off: no mDNS socket, and a never discovers it.
+    assert mdns_sockets(mesh.nodes["c"].popen.pid) == 0  # type: ignore[union-attr]
+    assert mesh.peers("a").get(mesh.idents["c"].node_id, {}).get("discovered") is not True
+
+
+@effect_of("mesh.trust")
+def test_mesh_trust_tofu_trusts_a_first_seen_key_allowlist_does_not(mesh: Mesh) -> None:
+    a_id, c_id = mesh.idents["a"].node_id, mesh.idents["c"].node_id
+    # a and c (tofu, nobody listed) took each other's announcements.
+    assert mesh.peers("c")[a_id]["trusted"] is True
+    assert mesh.peers("a")[c_id]["trusted"] is True
+    assert mesh.peers("a")[c_id]["announcement"] is not None
+    # b (allowlist: a only) refuses c's announcement, which a gossips on.
+    wait_until(lambda: mesh.peers("b").get(c_id, {}).get("trusted") is False, 15,
+               "b to see c's announcement and refuse it")  # fmt: skip
+    assert mesh.peers("b")[c_id]["announcement"] is None
+
+
+@effect_of("mesh.trusted_nodes")
+def test_mesh_trusted_nodes_are_accepted(mesh: Mesh) -> None:
+    a_view = mesh.peers("b")[mesh.idents["a"].node_id]
+    assert (a_view["trusted"], a_view["name"]) == (True, "cfg-a")
+    assert a_view["announcement"] is not None
+
+
+@effect_of("mesh.peers")
+def test_mesh_peers_are_contacted_without_discovery(mesh: Mesh) -> None:
+    # The recorders do no mDNS: only a's peers list names them.
+    assert {name for name, _, kind in mesh.log if kind == "gossip_digest"} == {"r0", "r1", "r2"}
+    # c (discovery off) reached a through its one static peer.
+    assert mesh.peers("c")[mesh.idents["a"].node_id]["name"] == "cfg-a"
+
+
+def _rounds(log: list[tuple[str, float, str]]) -> list[set[str]]:
+    """Group the recorded digests into rounds: a round's requests leave together."""
+    rounds: list[set[str]] = []
+    last = -1.0
+    for name, at, kind in sorted(log, key=lambda e: e[1]):
+        if kind != "gossip_digest":
+            continue
+        if at - last > 0.15:
+            rounds.append(set())
+        rounds[-1].add(name)
+        last = at
+    return rounds
+
+
+@effect_of("mesh.gossip_interval_s")
+def test_mesh_gossip_interval_s_is_the_round_period(mesh: Mesh) -> None:
+    start = len(mesh.log)
+    time.sleep(3)
+    # Every 0.3 s configured: about 10 rounds in 3 s (the default, 5 s: at most one).
+    assert len(_rounds(mesh.log[start:])) >= 4
+
+
+@effect_of("mesh.gossip_fanout")
+def test_mesh_gossip_fanout_is_how_many_peers_a_round_reaches(mesh: Mesh) -> None:
+    start = len(mesh.log)
+    time.sleep(3)
+    rounds = _rounds(mesh.log[start:])
+    # a's targets: b, c and the three recorders; 5 configured reaches all of them each round
+    # (the default, 2, never reaches three recorders in one round).
+    assert len(rounds) >= 4
+    assert sum(r == {"r0", "r1", "r2"} for r in rounds) >= len(rounds) - 1
+
+
+@effect_of("mesh.announcement_ttl_s")
+def test_mesh_announcement_ttl_s_is_how_long_an_announcement_lives(mesh: Mesh) -> None:
+    view = mesh.peers("b")[mesh.idents["a"].node_id]["announcement"]
+    assert 0 < view["expires_in_s"] <= MESH_TTL_S
+    # b keeps the default (120 s) for its own.
+    assert mesh.peers("a")[mesh.idents["b"].node_id]["announcement"]["expires_in_s"] > 10
+
+
+@effect_of("mesh.announce_interval_s")
+def test_mesh_announce_interval_s_is_how_often_a_node_announces(mesh: Mesh) -> None:
+    a_id = mesh.idents["a"].node_id
+    versions = set()
+    deadline = time.monotonic() + 3
+    while time.monotonic() < deadline:
+        versions.add(mesh.peers("b")[a_id]["announcement"]["version"])
+        time.sleep(0.2)
+    # Every 0.5 s configured: about 6 new versions in 3 s (the default, 30 s: one).
+    assert len(versions) >= 3
+
+
+@effect_of("mesh.max_clock_skew_s")
+def test_mesh_max_clock_skew_s_is_the_freshness_window(mesh: Mesh) -> None:
+    from bridge.mesh.announce import canonical_bytes
+    from bridge.mesh.envelope import seal
+
+    def push(age_s: float) -> int:
+        doc = seal(mesh.idents["b"], to=mesh.idents["a"].node_id, kind="gossip_push",
+                   body={"type": "gossip_push", "announcements": []})  # fmt: skip
+        doc.pop("signature")
+        doc["timestamp"] = time.time() - age_s
+        doc["signature"] = mesh.idents["b"].sign(canonical_bytes(doc))
+        return int(mesh.http("a", "POST", "/v1/mesh/push", doc)[0])
+
+    # 60 s old: inside the configured 100 s (outside the default 30 s); 150 s is not.
+    assert push(60) == 200
+    assert push(150) == 401
