@@ -32,5 +32,6 @@ def test_building_the_parser_leaves_the_matter_sdk_unimported() -> None:
     assert result["heavy"] == []
     assert result["commands"] == [
         "approvals", "audit", "commission", "config", "console", "demo", "devices", "doctor",
-        "generate", "invoke", "keys", "mcp", "mesh", "rooms", "run", "say", "token", "tools", "wyoming",
+        "generate", "invoke", "keys", "mcp", "mesh", "rooms", "run", "say", "token", "tools",
+        "wyoming",
     ]
