@@ -410,6 +410,8 @@ class ResolvedConfig:
     path: Path | None
     sources: Mapping[str, Source]
     env_vars: Mapping[str, str] = field(default_factory=dict)
+    # How the file was chosen: --config (flag), $ATMOSPHERE_BRIDGE_CONFIG, or the system file.
+    path_source: Source | None = None
 
     def value(self, key: str) -> Any:
         """Return the value of ``key`` (``api.port``) as the file would spell it."""
@@ -419,14 +421,18 @@ class ResolvedConfig:
         return _plain(node)
 
     def to_json(self) -> dict[str, Any]:
-        """Return ``{file, keys: {key: {value, source[, variable]}}}`` with secrets redacted."""
+        """Return ``{file, file_source, keys: {key: {value, source[, variable]}}}``, redacted."""
         keys: dict[str, Any] = {}
         for key, source in self.sources.items():
             entry: dict[str, Any] = {"value": redact(key, self.value(key)), "source": str(source)}
             if source is Source.ENVIRONMENT:
                 entry["variable"] = self.env_vars[key]
             keys[key] = entry
-        return {"file": None if self.path is None else str(self.path), "keys": keys}
+        return {
+            "file": None if self.path is None else str(self.path),
+            "file_source": None if self.path_source is None else str(self.path_source),
+            "keys": keys,
+        }
 
 
 def _read_file(path: Path | str) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -59,10 +60,22 @@ def flags_of(args: argparse.Namespace) -> dict[str, Any]:
 def resolved_config(args: argparse.Namespace) -> ResolvedConfig:
     """Return the configuration of this command line, with each key's source."""
     # The configuration module loads jsonschema and YAML; keep it out of start-up.
-    from bridge.config import resolve_config, resolve_config_path
+    from dataclasses import replace
 
-    path = resolve_config_path(getattr(args, "config", None))
-    return resolve_config(path, flags=flags_of(args))
+    from bridge.config import CONFIG_ENV_VAR, Source, resolve_config, resolve_config_path
+
+    explicit = getattr(args, "config", None)
+    path = resolve_config_path(explicit)
+    resolved = resolve_config(path, flags=flags_of(args))
+    if path is None:
+        return resolved
+    if explicit:
+        how = Source.FLAG
+    elif os.environ.get(CONFIG_ENV_VAR):
+        how = Source.ENVIRONMENT
+    else:
+        how = Source.DEFAULT
+    return replace(resolved, path_source=how)
 
 
 def config_of(args: argparse.Namespace) -> BridgeConfig:
@@ -87,7 +100,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def render_text(doc: dict[str, Any]) -> str:
     """Return the ``config show`` text: the file, then one line per key."""
-    lines = [f"file: {doc['file'] or '(none: defaults)'}"]
+    how = {"flag": "--config", "environment": "$ATMOSPHERE_BRIDGE_CONFIG",
+           "default": "the system file"}.get(doc.get("file_source") or "", "")  # fmt: skip
+    lines = [f"file: {doc['file']} ({how})" if doc["file"] else "file: (none: defaults)"]
     width = max(len(key) for key in doc["keys"])
     for key, entry in doc["keys"].items():
         source = entry["source"]

@@ -51,7 +51,7 @@ def test_precedence_is_default_file_environment_flag(tmp_path: Path) -> None:
     env = {"ATMOSPHERE_CONTROLLER_VENV": "/opt/from-env"}
     doc = show(tmp_path, "--port", "9200", env=env, config=config)
     keys = doc["keys"]
-    assert doc["file"] == str(tmp_path / "config.yaml")
+    assert (doc["file"], doc["file_source"]) == (str(tmp_path / "config.yaml"), "flag")
     assert keys["api.max_body_bytes"] == {"value": 1048576, "source": "default"}
     assert keys["api.host"] == {"value": "127.0.0.3", "source": "file"}
     assert keys["matter.controller_venv"] == {"value": "/opt/from-env", "source": "environment",
@@ -71,6 +71,12 @@ def test_a_flag_not_given_leaves_the_file_alone(tmp_path: Path) -> None:
     assert doc["keys"]["matter.enabled"] == {"value": True, "source": "flag"}
     doc = show(tmp_path, "--no-matter")
     assert doc["keys"]["matter.enabled"] == {"value": False, "source": "flag"}
+    # The file named by $ATMOSPHERE_BRIDGE_CONFIG is read the same way.
+    env_file = tmp_path / "env.yaml"
+    env_file.write_text("matter: {enabled: false}\n")
+    doc = show(tmp_path, env={"ATMOSPHERE_BRIDGE_CONFIG": str(env_file)})
+    assert (doc["file"], doc["file_source"]) == (str(env_file), "environment")
+    assert doc["keys"]["matter.enabled"] == {"value": False, "source": "file"}
     doc = show(tmp_path, "--state-dir", "/srv/flag", config={"state_dir": "/srv/st"})
     assert doc["keys"]["state_dir"] == {"value": "/srv/flag", "source": "flag"}
 
@@ -84,7 +90,7 @@ def test_every_schema_key_is_shown(tmp_path: Path) -> None:
         else:
             expected.append(name)
     doc = show(tmp_path)
-    assert doc["file"] is None
+    assert (doc["file"], doc["file_source"]) == (None, None)
     assert sorted(doc["keys"]) == sorted(expected)
     assert {entry["source"] for entry in doc["keys"].values()} == {"default"}
 
@@ -132,7 +138,7 @@ def test_text_output_names_file_value_and_source(tmp_path: Path) -> None:
                   config={"api": {"host": "127.0.0.4"}})  # fmt: skip
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0] == f"file: {tmp_path / 'config.yaml'}"
+    assert lines[0] == f"file: {tmp_path / 'config.yaml'} (--config)"
     rows = {line.split()[0]: line.split(None, 1)[1] for line in lines[1:]}
     assert rows["api.host"] == '"127.0.0.4"  (file)'
     assert rows["api.port"] == "9300  (flag)"
