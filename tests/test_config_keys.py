@@ -105,11 +105,12 @@ class Bridge:
     def start(self, *, wait_listening: bool = True) -> Bridge:
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.config_path.write_text(yaml.safe_dump(self.config))
-        self.popen = subprocess.Popen(
-            [*self.prefix, str(BIN), "--config", str(self.config_path), *self.args],
-            stdout=subprocess.PIPE, stderr=self.log.open("wb"), cwd=self.workdir,
-            env={**os.environ, **self.env},
-        )  # fmt: skip
+        with self.log.open("wb") as log:
+            self.popen = subprocess.Popen(
+                [*self.prefix, str(BIN), "--config", str(self.config_path), *self.args],
+                stdout=subprocess.PIPE, stderr=log, cwd=self.workdir,
+                env={**os.environ, **self.env},
+            )  # fmt: skip
         if wait_listening:
             line = self.read_line(START_TIMEOUT_S)
             assert line.startswith("atmosphere-bridge listening on "), (line, self.stderr())
