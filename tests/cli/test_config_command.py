@@ -215,3 +215,24 @@ def test_doctor_root_flag_beats_the_file(tmp_path: Path) -> None:
     assert interface["found"] == "no LAN interface found (no default route)"
     doc = show(tmp_path, config=config)
     assert doc["keys"]["doctor.root"] == {"value": str(tmp_path / "file-root"), "source": "file"}
+
+
+def test_wyoming_relays_to_the_files_api_address(tmp_path: Path) -> None:
+    api_port, listen = _closed_port(), _closed_port()
+    token = tmp_path / "token"
+    token.write_text("x\n")
+    token.chmod(0o600)
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump({"api": {"port": api_port}}))
+    proc = subprocess.Popen(
+        [str(BIN), "--config", str(path), "wyoming", "--token-file", str(token),
+         "--port", str(listen)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline().strip()
+        assert line == f"wyoming intent service on 127.0.0.1:{listen} -> http://127.0.0.1:{api_port}"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
