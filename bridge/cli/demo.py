@@ -101,6 +101,8 @@ def demo_command(args: argparse.Namespace) -> int:
             base = replace(base, api=replace(base.api, port=int(demo_port)))
         except ValueError as err:
             raise DemoError(f"$DEMO_PORT must be a port number, not {demo_port!r}") from err
+    if not 0 < base.api.port < 65536:
+        raise DemoError(f"the demo needs a fixed API port (1-65535), not {base.api.port}")
     return eventloop.run(run_demo(args.state_dir, base, exit_after_ready=args.exit_after_ready))
 
 

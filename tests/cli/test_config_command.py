@@ -201,6 +201,9 @@ def test_demo_takes_its_port_from_flag_environment_then_file(tmp_path: Path) -> 
         done = bridge(tmp_path, "demo", "--exit-after-ready", "--port", str(port),
                       env={"DEMO_PORT": str(_closed_port())})  # fmt: skip
         assert f"port {port} on 127.0.0.1 is in use" in done.stderr
+    # Port 0 (fine for run) cannot serve the demo's printed commands.
+    done = bridge(tmp_path, "demo", "--exit-after-ready", config={"api": {"port": 0}})
+    assert done.stderr == "error [INTERNAL]: the demo needs a fixed API port (1-65535), not 0\n"
 
 
 def test_doctor_root_flag_beats_the_file(tmp_path: Path) -> None:
