@@ -17,9 +17,10 @@ const MODE_PERCENT = { 0: 0, 1: 33, 2: 66, 3: 100 };
 class FollowingFanServer extends FanControlServer.with("MultiSpeed", "Auto") {
     initialize() {
         super.initialize();
-        this.reactTo(this.events.percentSetting$Changed, this.#followPercent);
-        this.reactTo(this.events.speedSetting$Changed, this.#followSpeed);
-        this.reactTo(this.events.fanMode$Changed, this.#followMode);
+        // Offline: a controller's write must not need write access to read-only PercentCurrent.
+        this.reactTo(this.events.percentSetting$Changed, this.#followPercent, { offline: true });
+        this.reactTo(this.events.speedSetting$Changed, this.#followSpeed, { offline: true });
+        this.reactTo(this.events.fanMode$Changed, this.#followMode, { offline: true });
     }
 
     #followPercent(percent) {
