@@ -5,11 +5,11 @@ Run: .venv/bin/python bench/coverage.py [--list] [--json] [DUMP_OR_FOLDER ...]
 
 Each dump goes through the bridge's own pipeline, as ``atmosphere-bridge generate
 --node-dump`` runs it (``read_dumps`` → ``build_devices`` → ``MatterToolGenerator``
-with the built-in cluster maps). Every application endpoint of the dump (not the root
-endpoint 0, not an aggregator or a composed parent whose function lives in its child
-endpoints, not a binding-only controller such as a light switch) is classified by the
-primary function of its device type, from ``PRIMARY`` below (written from the Matter 1.4
-Device Library, and 1.5 for closures):
+with the built-in cluster maps). Every application endpoint of the dump is classified by
+the primary function of its device type, from ``PRIMARY`` below (written from the Matter
+1.4 Device Library, and 1.5 for closures). Not counted: the root endpoint 0, aggregators,
+composed parents whose function lives in child endpoints (an oven; a fridge without modes
+of its own), binding-only controllers such as a light switch.
 
 - ``friendly``: per-device tools (or ``core:query_sensor``) control, or for a sensor read,
   every primary cluster the endpoint has;
@@ -117,6 +117,10 @@ PRIMARY: dict[int, Primary] = {
                     (MICROWAVE_MODE,)),
     0x0078: Primary("Cooktop", "control", (ON_OFF,)),
     0x0077: Primary("Cook Surface", "control", (TEMPERATURE_CONTROL,)),
+    # Composed parents: their function mostly lives in child cabinets; counted only when
+    # the parent endpoint itself serves one of these (a fridge's own modes).
+    0x0070: Primary("Refrigerator", "control", (), (REFRIGERATOR_MODE,)),
+    0x007B: Primary("Oven", "control", (), (OVEN_MODE, OVEN_CAVITY_STATE)),
     0x0071: Primary("Temperature Controlled Cabinet", "control", (TEMPERATURE_CONTROL,),
                     (OVEN_CAVITY_STATE, OVEN_MODE, REFRIGERATOR_MODE)),
     0x0042: Primary("Water Valve", "control", (VALVE,)),
@@ -132,9 +136,8 @@ PRIMARY: dict[int, Primary] = {
 # Device types that describe an endpoint beside its application type (utility types),
 # used as its primary only when nothing else is there.
 UTILITY = {0x0011, 0x0012, 0x0013, 0x0014, 0x0016, 0x0019, 0x050D, 0x0510}
-# Not application endpoints of their own: the aggregator, the root node, and composed
-# parents whose function lives in child endpoints (refrigerator, oven).
-SKIPPED = {0x000E: "Aggregator", 0x0016: "Root Node", 0x0070: "Refrigerator", 0x007B: "Oven"}
+# Not application endpoints of their own: the aggregator and the root node.
+SKIPPED = {0x000E: "Aggregator", 0x0016: "Root Node"}
 # Controllers: they bind to and command other devices; nothing to act on in themselves.
 CONTROLLERS = {
     0x0103: "On/Off Light Switch", 0x0104: "Dimmer Switch", 0x0105: "Color Dimmer Switch",
@@ -172,15 +175,18 @@ def _entry_type(entry: Any) -> int | None:
 
 
 def endpoints_of(doc: Mapping[str, Any]) -> dict[int, tuple[list[int], set[int]]]:
-    """Return endpoint → (device types, server clusters) from the dump's Descriptors."""
+    """Return endpoint → (device types, server clusters): the Descriptor's server list,
+    plus clusters the dump holds data for (some recorded mocks leave them out of it)."""
     out: dict[int, tuple[list[int], set[int]]] = {}
     for path, value in (doc.get("attributes") or {}).items():
         parts = str(path).split("/")
-        if len(parts) != 3 or parts[1] != "29" or parts[2] not in ("0", "1"):
+        if len(parts) != 3 or not all(p.isdigit() for p in parts):
             continue
-        endpoint = int(parts[0])
+        endpoint, cluster = int(parts[0]), int(parts[1])
         types, servers = out.setdefault(endpoint, ([], set()))
-        if parts[2] == "0" and isinstance(value, list):
+        if cluster != 29:
+            servers.add(cluster)
+        elif parts[2] == "0" and isinstance(value, list):
             types.extend(t for t in map(_entry_type, value) if t is not None)
         elif parts[2] == "1" and isinstance(value, list):
             servers.update(int(c) for c in value if isinstance(c, int))
@@ -294,6 +300,9 @@ def run(files: list[Path], root: Path) -> tuple[list[Endpoint], list[str]]:
             if primary is None:
                 results.append(Endpoint(name, endpoint, kind, f"unknown 0x{kind:04X}", "nothing",
                                         "device type not in PRIMARY"))  # fmt: skip
+                continue
+            if not primary.required and not servers & set(primary.optional):
+                notes.append(f"{name} ep{endpoint}: {primary.name} composed parent skipped")
                 continue
             device = by_endpoint.get((node_id, endpoint))
             outcome, why = classify(primary, servers, device, tools)
