@@ -169,7 +169,8 @@ def dump_files(paths: Iterable[Path]) -> list[Path]:
 
 def _entry_type(entry: Any) -> int | None:
     if isinstance(entry, Mapping):
-        value = entry.get("0", entry.get("deviceType"))
+        # Numeric tags; some old recordings key the struct by field name.
+        value = entry.get("0", entry.get("deviceType", entry.get("type")))
         return int(value) if isinstance(value, int) else None
     return None
 
