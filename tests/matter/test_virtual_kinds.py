@@ -264,8 +264,10 @@ def _start_all(fabric: Fabric, kinds: list[Kind]) -> dict[Kind, VirtualDevice]:
             state_dir=fabric.base_dir / f"kind-{kind.value}",
             port=6100 + i,
             passcode=20203001 + i,
-            # Distinct full discriminators (commissioned by QR code, which carries all 12 bits).
-            discriminator=0x600 + i,
+            # Distinct full discriminators (commissioned by QR code, which carries all 12
+            # bits), none ending in 0x0A like the fabric factory's, so no device of another
+            # test answers for one of these.
+            discriminator=0xE40 + i,
             label=f"Test {kind.value}",
             netns=fabric.namespace,
         )
