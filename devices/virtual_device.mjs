@@ -1,6 +1,6 @@
 // One virtual Matter device (matter.js) for the bridge's demo and end-to-end tests.
 //
-//   node virtual_device.mjs --kind onoff|dimmable|color|thermostat --state-dir DIR
+//   node virtual_device.mjs --kind onoff|dimmable|color|thermostat|<kinds/index.mjs> --state-dir DIR
 //        [--port 5540] [--passcode 20202021] [--discriminator 3840] [--label "Test onoff"]
 //
 // It prints one machine-readable line per fact, each a word and a JSON object:
@@ -9,7 +9,10 @@
 //   STATE   {"attribute": "onOff", "value": true}          (every device-side change)
 //   LOCAL   {"attribute": "onOff", "value": false}         (after a SIGUSR1 "button press")
 // SIGUSR1 acts like a physical button: lights toggle on/off, the thermostat's room
-// temperature rises by 0.5 °C. SIGINT/SIGTERM close the node cleanly and exit 0.
+// temperature rises by 0.5 °C; the kinds in kinds/ say what theirs does (a button is
+// pressed once, a leak starts, a fan steps its mode ...). A line "ACTION ARG..." on stdin
+// runs a kind's named action (a button: "press 2", "long"), reported as a LOCAL line.
+// SIGINT/SIGTERM close the node cleanly and exit 0.
 // A storage folder that already holds a commissioned node restarts it without pairing.
 import { ServerNode, VendorId, Environment } from "@matter/main";
 import { OnOffLightDevice } from "@matter/main/devices/on-off-light";
@@ -19,6 +22,8 @@ import { ThermostatDevice } from "@matter/main/devices/thermostat";
 import { ColorControlServer } from "@matter/main/behaviors/color-control";
 import { ThermostatServer } from "@matter/main/behaviors/thermostat";
 import { parseArgs } from "node:util";
+import { createInterface } from "node:readline";
+import { MORE_KINDS } from "./kinds/index.mjs";
 
 const { values: opts } = parseArgs({
     options: {
@@ -73,8 +78,9 @@ const KINDS = {
 };
 
 const kind = opts.kind;
-if (!(kind in KINDS)) {
-    console.error(`unknown --kind ${kind}; expected one of ${Object.keys(KINDS).join(", ")}`);
+if (!(kind in KINDS) && !(kind in MORE_KINDS)) {
+    const known = [...Object.keys(KINDS), ...Object.keys(MORE_KINDS)];
+    console.error(`unknown --kind ${kind}; expected one of ${known.join(", ")}`);
     process.exit(2);
 }
 if (!opts["state-dir"]) {
@@ -87,7 +93,8 @@ const port = Number(opts.port);
 
 Environment.default.vars.set("storage.path", opts["state-dir"]);
 
-const [deviceType, initialState] = KINDS[kind]();
+const more = kind in MORE_KINDS ? MORE_KINDS[kind]() : undefined;
+const [deviceType, initialState] = more ? [more.device, more.state] : KINDS[kind]();
 const node = await ServerNode.create({
     id: `atmosphere-${kind}`,
     network: { port },
@@ -121,7 +128,7 @@ const watched = [
     ["thermostat", "occupiedCoolingSetpoint"],
     ["thermostat", "systemMode"],
 ];
-for (const [cluster, attribute] of watched) {
+for (const [cluster, attribute] of more?.watched ?? watched) {
     endpoint.events[cluster]?.[`${attribute}$Changed`]?.on(value => emit("STATE", { cluster, attribute, value }));
 }
 
@@ -138,9 +145,28 @@ if (!node.lifecycle.isCommissioned) {
 emit("READY", { pid: process.pid, port, kind, commissioned: node.lifecycle.isCommissioned });
 
 // A "physical button": change state on the device itself, not through the controller.
+async function reportLocal(change) {
+    const [cluster, attribute, value] = await change;
+    emit("LOCAL", { cluster, attribute, value });
+}
+
+if (more?.actions) {
+    createInterface({ input: process.stdin }).on("line", line => {
+        const [action, ...args] = line.trim().split(/\s+/);
+        const run = more.actions[action];
+        if (!run) {
+            console.error(`unknown action ${JSON.stringify(action)}; expected one of ${Object.keys(more.actions)}`);
+            return;
+        }
+        reportLocal(run(endpoint, ...args)).catch(err => console.error(`action ${action} failed: ${err}`));
+    });
+}
+
 process.on("SIGUSR1", () => {
     (async () => {
-        if (endpoint.state.onOff !== undefined) {
+        if (more) {
+            await reportLocal(more.local(endpoint));
+        } else if (endpoint.state.onOff !== undefined) {
             const value = !endpoint.state.onOff.onOff;
             await endpoint.set({ onOff: { onOff: value } });
             emit("LOCAL", { cluster: "onOff", attribute: "onOff", value });
