@@ -44,8 +44,9 @@ import yaml
 from bridge.demo.virtual_devices import DeviceKind, write_test_paa
 from tests.appliance.conftest import INSTALL, PYTHON
 from tests.support.fabric import Fabric, fabric_unavailable_reason, open_fabric
+from tests.support.real import require, tools_reason
 
-pytestmark = pytest.mark.fabric
+pytestmark = [pytest.mark.fabric, pytest.mark.processes, pytest.mark.namespaces]
 
 PREFIX = "/opt/atmosphere-bridge"
 ETC = "/etc/atmosphere-bridge"
@@ -218,11 +219,7 @@ def wait_until(check: object, timeout_s: float, what: str, log: Path) -> None:
 @pytest.fixture(scope="module")
 def appliance_fabric() -> Iterator[Fabric]:
     """A namespace of its own: the units listen on the ports their files name."""
-    reason = fabric_unavailable_reason()
-    if reason:
-        pytest.skip(reason)
-    if shutil.which("setpriv") is None or shutil.which("unshare") is None:
-        pytest.skip("setpriv and unshare (util-linux) are needed to start the units")
+    require(fabric_unavailable_reason() or tools_reason("setpriv", "unshare"))
     with open_fabric(f"atm-inst-{os.getpid()}") as fab:
         yield fab
 

@@ -11,7 +11,6 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import signal
 import sqlite3
@@ -36,10 +35,16 @@ from bridge.auth.tokens import issue_token
 from bridge.mesh.node_id import node_id_for
 from tests.support.ports import free_port
 from tests.support.processes import stop, wait_until
+from tests.support.real import bridge_script_reason, require, root_reason, tools_reason
 
 BRIDGE = Path(sys.executable).parent / "atmosphere-bridge"
 
-pytestmark = pytest.mark.skipif(not BRIDGE.exists(), reason="needs the atmosphere-bridge script")
+pytestmark = pytest.mark.processes
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _real_parts() -> None:
+    require(bridge_script_reason())
 
 
 @dataclass
@@ -147,9 +152,9 @@ def test_sigkill_during_a_burst_loses_no_acknowledged_call(
     assert (missing_rows, missing_values) == ([], [])
 
 
-@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None,
-                    reason="needs root and setpriv to act as another user")
+@pytest.mark.namespaces
 def test_state_directory_is_private_to_the_service_user(bridge: tuple[Proc, NodeKey]) -> None:
+    require(root_reason("acting as another user") or tools_reason("setpriv"))
     proc, key = bridge
     token = issue_token(key, agent_id="a", permissions=["*"], ttl_s=600)
     status, _ = http("POST", f"{proc.url}/v1/invoke",

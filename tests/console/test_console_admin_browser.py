@@ -33,6 +33,7 @@ from tests.console.browser import PHONE, UNLABELLED_JS, chromium, screenshot, wa
 from tests.support.ports import free_port
 
 T = TypeVar("T")
+pytestmark = pytest.mark.browser
 ECHO = "test:echo_where@1.0.0"
 
 

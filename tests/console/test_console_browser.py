@@ -28,7 +28,7 @@ from bridge.tools.definition import Confirmation, ToolDefinition
 from tests.console.browser import PHONE, UNLABELLED_JS, chromium, screenshot, wait_for
 from tests.support.fabric import Fabric, ThreadedBridge
 
-pytestmark = pytest.mark.fabric
+pytestmark = [pytest.mark.fabric, pytest.mark.browser]
 
 ALL_STAGES = ["discovering", "pase", "attestation", "operational", "interview", "tools_ready"]
 LIGHT = "1-1"  # node 1, endpoint 1: the first device this module's controller commissions

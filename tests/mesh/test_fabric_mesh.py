@@ -42,8 +42,9 @@ from bridge.demo.virtual_devices import DeviceKind, VirtualDevice, write_test_pa
 from bridge.mesh.node_id import node_id_for
 from tests.support.fabric import CONTROLLER_VENV, Fabric, fabric_unavailable_reason, open_fabric
 from tests.support.processes import stop, wait_until
+from tests.support.real import bridge_script_reason, require
 
-pytestmark = pytest.mark.fabric
+pytestmark = [pytest.mark.fabric, pytest.mark.processes]
 
 BRIDGE = Path(sys.executable).parent / "atmosphere-bridge"
 TTL_S = 3.0
@@ -121,11 +122,7 @@ def ip(*args: str) -> None:
 
 @pytest.fixture(scope="module")
 def matter_mesh() -> Iterator[MatterMesh]:
-    reason = fabric_unavailable_reason()
-    if reason:
-        pytest.skip(reason)
-    if not BRIDGE.exists():
-        pytest.skip(f"the installed atmosphere-bridge script {BRIDGE} is missing")
+    require(fabric_unavailable_reason() or bridge_script_reason())
     with open_fabric(f"atm-mmesh-{os.getpid()}") as fab:
         ns = fab.namespace
         ip("-n", ns.name, "link", "add", "meshva", "type", "veth", "peer", "name", "meshvb")
