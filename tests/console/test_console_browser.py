@@ -305,8 +305,16 @@ def test_share_the_light_and_add_it_to_a_second_fabric(
         assert "shared_light_toggle" in answer["tools"]
     finally:
         second.stop()
+    # Still on the first bridge: switching it in the page changes the device itself,
+    # and the page follows the device's own report.
     c.go("home")
-    wait_for(lambda: _state_text(c) in ("On", "Off"), what="still on the first bridge")
+    shown = wait_for(lambda: _state_text(c) if _state_text(c) in ("On", "Off") else None,
+                     what="the light's state")  # fmt: skip
+    want_on = shown == "Off"
+    mark = c.light.mark()
+    c.css(f'[data-device="{LIGHT}"] [data-role="toggle"]').click()
+    c.light.wait_state("onOff", "onOff", want_on, since=mark)
+    wait_for(lambda: _state_text(c) == ("On" if want_on else "Off"), 30, "the device's report")
 
 
 def test_phone_layout_labels_and_keyboard(console: Console) -> None:
