@@ -346,7 +346,8 @@ def test_killing_a_fails_calls_fast_and_drops_its_tools(matter_mesh: MatterMesh)
     end_pid(mesh.controller_pid)
     status, resp, elapsed = invoke_at(c, "porch_light_on", mesh.caller)
     assert (status, resp["error"]["code"]) == (503, "NO_CAPABLE_NODE"), resp
-    assert elapsed < 2.0
+    # Not a call timeout (30 s unless a tool sets one) waited out on the dead node.
+    assert elapsed < 10.0
     assert mesh.light.changes()[mark:] == []
     took = wait_until(
         lambda: (

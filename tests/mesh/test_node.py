@@ -20,6 +20,7 @@ from bridge.tools.definition import ToolDefinition
 from .harness import LoopNode, build_nodes, token, wait_for, whoami, whoami_definition
 
 TOOL = "core:whoami_a@1.0.0"
+CALL_TIMEOUT_MS = 30_000
 
 
 @pytest.fixture
@@ -102,14 +103,16 @@ async def test_killed_node_fails_fast_then_leaves(trio: list[LoopNode], issuer: 
     await wait_for(lambda: c.registry.get(TOOL) is not None and b.registry.get(TOOL) is not None)
     await a.stop()
     started = time.monotonic()
-    response = await c.call(TOOL, token(issuer))
+    response = await c.call(TOOL, token(issuer), timeout_ms=CALL_TIMEOUT_MS)
     elapsed = time.monotonic() - started
     assert not response.ok
     assert response.error is not None
     assert response.error["code"] == "NO_CAPABLE_NODE"
     # a directly, then b as a relay (b cannot reach a either).
     assert response.error["details"]["tried"] == [a.node_id, b.node_id]
-    assert elapsed < 1.0
+    # Fast: the dead node's refused connection is not waited out (the call may take
+    # CALL_TIMEOUT_MS); a third of it is CI headroom, not a benchmark.
+    assert elapsed < CALL_TIMEOUT_MS / 1000 / 3
     # a's announcement expires (ttl 1.5 s) and its tool leaves every registry.
     await wait_for(lambda: c.registry.get(TOOL) is None and b.registry.get(TOOL) is None, 4.0)
     response = await c.call(TOOL, token(issuer))
