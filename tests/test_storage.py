@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import shutil
 import sqlite3
 import subprocess
 import time
@@ -15,6 +13,7 @@ import pytest
 from bridge.errors import ErrorCode, StorageFullError
 from bridge.storage import Database
 from bridge.tools.builtin.store import DataStore
+from tests.support.real import require, root_reason, tools_reason
 
 ROW = "x" * 4000
 
@@ -61,8 +60,7 @@ def test_a_full_database_is_storage_full_and_stays_usable(tmp_path: Path) -> Non
 @pytest.fixture
 def tiny_disk(tmp_path: Path) -> Iterator[Path]:
     """A 1 MiB tmpfs (a real full disk), unmounted after the test."""
-    if os.geteuid() != 0 or shutil.which("mount") is None:
-        pytest.skip("mounting a tmpfs needs root")
+    require(root_reason("mounting a tmpfs") or tools_reason("mount"))
     disk = tmp_path / "disk"
     disk.mkdir()
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "atm-test", str(disk)], check=True)
@@ -72,6 +70,7 @@ def tiny_disk(tmp_path: Path) -> Iterator[Path]:
         subprocess.run(["umount", "-l", str(disk)], check=False)
 
 
+@pytest.mark.namespaces
 async def test_a_full_disk_fails_the_commit_cleanly_and_recovers_when_freed(
     tiny_disk: Path,
 ) -> None:

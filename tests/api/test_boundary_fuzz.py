@@ -21,6 +21,7 @@ has its audit record, and the server answers a normal call.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import random
@@ -33,6 +34,7 @@ from urllib.parse import quote
 
 import aiohttp
 import pytest
+from wyoming.event import Event, async_read_event
 
 from bridge.api.events_routes import MAX_CLIENT_FRAME
 from bridge.api.openapi import OPENAPI_KEY
@@ -330,65 +332,148 @@ def _check_answer(tally: Tally, method: str, template: str, status: int, ctype: 
 
 
 async def _websocket(live: Live, session: aiohttp.ClientSession, gen: Gen, tally: Tally) -> None:
+    """Each frame is answered: the server reads client frames only to drain them, so a
+    ping sent right after it must come back as its pong (same payload) on a live socket;
+    anything else received must be an event, and an oversize frame gets close 1009."""
     sent = 0
     while sent < WS_FRAMES:
         who = gen.r.choice(["star", "narrow", "nothing"])
         big = False
-        async with session.ws_connect(live.url + "/v1/events",
+        async with session.ws_connect(live.url + "/v1/events", autoping=False,
                                       headers=bearer(live.tokens[who])) as ws:  # fmt: skip
-            while sent < WS_FRAMES and not ws.closed and not big:
+            while sent < WS_FRAMES and not big:
                 roll = gen.r.random()
                 frame: str | bytes = (gen.value() if roll < 0.7 else
                                       gen.body("/v1/events")[:2000] if roll < 0.9 else
                                       "x" * 200_000)  # fmt: skip
                 big = len(frame) > MAX_CLIENT_FRAME  # the server closes with 1009
-                try:
-                    if isinstance(frame, str):
-                        await ws.send_str(frame)
-                    else:
-                        await ws.send_bytes(frame)
-                except ConnectionError:
-                    break
+                if isinstance(frame, str):
+                    await ws.send_str(frame)
+                else:
+                    await ws.send_bytes(frame)
                 sent += 1
                 tally.saw(101)
+                if big:
+                    break
+                marker = f"frame-{sent}".encode()
+                await ws.ping(marker)
+                answer = await _ws_answer(ws)
+                if (answer.type, answer.data) != (aiohttp.WSMsgType.PONG, marker):
+                    tally.fail(f"/v1/events frame {sent} ({frame[:40]!r}): answered "
+                               f"{answer.type.name} {str(answer.data)[:100]} instead of its pong")
+                    return
             if big:  # the server closes with 1009 (message too big); read that close
-                await asyncio.wait_for(ws.receive(), 10)
+                answer = await _ws_answer(ws)
+                if (answer.type, answer.data) != (aiohttp.WSMsgType.CLOSE, 1009):
+                    tally.fail(f"/v1/events oversize frame answered {answer.type.name} "
+                               f"{answer.data!r}, not close 1009")
+                continue
             await ws.close()
-            # 1006: the server dropped the socket right after its 1009 close frame.
-            if ws.close_code not in ((1000, 1006, 1009) if big else (1000,)):
+            if ws.close_code != 1000:
                 tally.fail(f"/v1/events closed with {ws.close_code}")
 
 
+async def _ws_answer(ws: aiohttp.ClientWebSocketResponse) -> aiohttp.WSMessage:
+    """Return the next message that is not an event (events may interleave)."""
+    while True:
+        msg = await asyncio.wait_for(ws.receive(), 15)
+        if msg.type is aiohttp.WSMsgType.TEXT and "type" in json.loads(msg.data):
+            continue
+        return msg
+
+
+async def _wyoming_answer(reader: asyncio.StreamReader) -> Event | None:
+    """Return the server's next event, None when it closed the connection (a reset is a
+    close with our unread bytes still in its buffer)."""
+    try:
+        return await asyncio.wait_for(async_read_event(reader), 15)
+    except ConnectionResetError:
+        return None
+
+
+class _Stop(Exception):
+    pass
+
+
+def _stop(tally: Tally, what: str) -> None:
+    tally.fail(what)
+    raise _Stop
+
+
 async def _wyoming(live: Live, gen: Gen, tally: Tally) -> None:
+    """Every event gets its answer: describe → info, a transcript → handled or not-handled
+    (hostile text: that, or the connection closed with nothing sent when the event cannot
+    be read), an unknown type → nothing (the next describe is still answered), an
+    oversize length or an unreadable line → the connection closed with no byte sent; after
+    every close a new connection is answered again."""
     sent = 0
     while sent < WYOMING_EVENTS:
         reader, writer = await asyncio.open_connection("127.0.0.1", live.wyoming_port)
+        closed = False
         try:
             for _ in range(gen.r.randint(1, 6)):
                 roll = gen.r.random()
-                if roll < 0.2:
-                    line = b'{"type":"describe"}\n'
-                elif roll < 0.5:
-                    data = f'{{"text":{gen.value(3)}}}'.encode("utf-8", "surrogatepass")
-                    line = (f'{{"type":"transcript","data_length":{len(data)}}}\n'.encode()
-                            + data)  # fmt: skip
-                elif roll < 0.6:
-                    line = b'{"type":"transcript","data_length":999999999}\n'
-                else:
-                    line = gen.body("/wyoming")[:5000] + b"\n"
-                writer.write(line)
                 sent += 1
                 tally.saw(1)
-            await writer.drain()
-            writer.write_eof()
-            await asyncio.wait_for(reader.read(), 15)
-        except (ConnectionError, TimeoutError):
-            pass
+                if roll < 0.2:
+                    writer.write(b'{"type":"describe"}\n')
+                    answer = await _wyoming_answer(reader)
+                    if answer is None or answer.type != "info":
+                        _stop(tally, f"wyoming describe answered {answer}")
+                    continue
+                if roll < 0.3:
+                    writer.write(b'{"type":"ping-of-another-program","data":{}}\n'
+                                 b'{"type":"describe"}\n')  # fmt: skip
+                    answer = await _wyoming_answer(reader)
+                    if answer is None or answer.type != "info":
+                        _stop(tally, f"wyoming unknown event, then describe: answered {answer}")
+                    continue
+                if roll < 0.6:
+                    plain = gen.r.random() < 0.5
+                    text = json.dumps(gen.string()) if plain else gen.value(3)
+                    data = f'{{"text":{text}}}'.encode("utf-8", "surrogatepass")
+                    writer.write(f'{{"type":"transcript","data_length":{len(data)}}}\n'.encode()
+                                 + data)  # fmt: skip
+                    answer = await _wyoming_answer(reader)
+                    readable = plain and "\\ud" not in text.lower()
+                    if answer is None and not readable:
+                        closed = True
+                        break
+                    if answer is None or answer.type not in ("handled", "not-handled") or \
+                            not isinstance(answer.data.get("text"), str) or \
+                            not answer.data["text"]:  # fmt: skip
+                        _stop(tally, f"wyoming transcript {text[:60]!r} answered {answer}")
+                    continue
+                # Unreadable: an oversize data length or a hostile line. Nothing is sent
+                # back and the connection is closed.
+                writer.write(b'{"type":"transcript","data_length":999999999}\n' if roll < 0.7
+                             else b"\xff" + gen.body("/wyoming")[:5000] + b"\n")  # fmt: skip
+                with contextlib.suppress(ConnectionError):
+                    await writer.drain()
+                try:
+                    rest = await asyncio.wait_for(reader.read(), 15)
+                except ConnectionResetError:  # closed before reading all we sent
+                    rest = b""
+                if rest != b"":
+                    _stop(tally, f"wyoming unreadable event answered {rest[:100]!r}")
+                closed = True
+                break
+            if not closed:
+                writer.write_eof()
+                rest = await asyncio.wait_for(reader.read(), 15)
+                if rest != b"":
+                    _stop(tally, f"wyoming: unasked-for bytes at the end {rest[:100]!r}")
+        except (ConnectionError, TimeoutError) as err:
+            tally.fail(f"wyoming: {type(err).__name__} {err}")
+            return
+        except _Stop:
+            return  # one wrong answer is enough: do not wait out every later one
         finally:
             writer.close()
 
 
 async def _raw(live: Live, gen: Gen, tally: Tally) -> None:
+    """Each raw head gets an HTTP answer: a JSON error (4xx) or, for HEAD, 200 without a body."""
     limit = live.service.config.api.max_header_bytes
     heads = [
         b"GET /" + b"a" * (limit + 5) + b" HTTP/1.1\r\nHost: x\r\n\r\n",
@@ -408,20 +493,27 @@ async def _raw(live: Live, gen: Gen, tally: Tally) -> None:
             writer.write(raw)
             await writer.drain()
             answer = await asyncio.wait_for(reader.read(), 15)
-        except ConnectionError:
+        except ConnectionError as err:
             answer = b""
+            tally.fail(f"raw {raw[:30]!r}: {type(err).__name__} before any answer")
         finally:
             writer.close()
         head, _, body = answer.partition(b"\r\n\r\n")
-        status = int(head.split(b" ")[1]) if head.startswith(b"HTTP/") else 0
+        status = int(head.split(b" ")[1]) if head.startswith((b"HTTP/1.1 ", b"HTTP/1.0 ")) else 0
         tally.saw(status)
-        if status >= 500 or b"Traceback" in answer:
-            tally.fail(f"raw {raw[:30]!r}: {answer[:200]!r}")
-        if status >= 400:
-            try:
-                json.loads(body)["error"]["code"]
-            except (ValueError, KeyError, TypeError):
-                tally.fail(f"raw {raw[:30]!r}: not JSON: {answer[:200]!r}")
+        if b"Traceback" in answer:
+            tally.fail(f"raw {raw[:30]!r}: traceback {answer[:200]!r}")
+        if raw.startswith(b"HEAD "):
+            if (status, body) != (200, b""):
+                tally.fail(f"raw HEAD: {answer[:200]!r}")
+            continue
+        if not 400 <= status < 500:
+            tally.fail(f"raw {raw[:30]!r}: answered {answer[:200]!r}")
+            continue
+        try:
+            json.loads(body)["error"]["code"]
+        except (ValueError, KeyError, TypeError):
+            tally.fail(f"raw {raw[:30]!r}: not JSON: {answer[:200]!r}")
 
 
 async def test_ten_thousand_hostile_requests(live: Live) -> None:

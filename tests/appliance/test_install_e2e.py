@@ -7,7 +7,12 @@ on a Pi. The two units are then started from their own staged unit files: ``Exec
 ``User``/``Group`` (the uids ``systemd-sysusers`` gave them in ``R/etc/passwd``),
 ``Environment``/``EnvironmentFile``, ``UMask``, ``StateDirectory`` (created 0700 and
 owned by the service user, as systemd does), ``PrivateTmp`` and, for the controller,
-``BindPaths`` onto ``/data`` — each process in a private mount namespace of its own.
+``BindPaths`` onto ``/data`` — each process in a private mount namespace of its own —
+and the units' hardening as ``tests/appliance/sandbox.py`` applies it without systemd:
+``ProtectSystem=strict``, ``ProtectHome``, ``PrivateDevices``, ``LimitNOFILE``,
+``NoNewPrivileges`` and, through libseccomp, ``SystemCallFilter``,
+``SystemCallErrorNumber``, ``RestrictAddressFamilies`` and ``RestrictNamespaces``. The
+test checks those on the running services and with a probe started the same way.
 Paths under ``/opt/atmosphere-bridge`` and ``/etc/atmosphere-bridge`` are rewritten to
 the staged root, and the staged configuration's ``state_dir`` and controller storage
 point into it.
@@ -28,6 +33,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
 import stat
@@ -42,10 +48,12 @@ import pytest
 import yaml
 
 from bridge.demo.virtual_devices import DeviceKind, write_test_paa
+from tests.appliance import sandbox
 from tests.appliance.conftest import INSTALL, PYTHON
 from tests.support.fabric import Fabric, fabric_unavailable_reason, open_fabric
+from tests.support.real import require, tools_reason
 
-pytestmark = pytest.mark.fabric
+pytestmark = [pytest.mark.fabric, pytest.mark.processes, pytest.mark.namespaces]
 
 PREFIX = "/opt/atmosphere-bridge"
 ETC = "/etc/atmosphere-bridge"
@@ -147,8 +155,10 @@ class Unit:
         os.chmod(path, int(self.fields.get("StateDirectoryMode", ["0755"])[0], 8))
         return path
 
-    def command(self, argv: list[str], *, binds: tuple[tuple[Path, str], ...] = ()) -> list[str]:
-        """Return ``argv`` run as the unit runs its service: namespace, mounts, user."""
+    def command(self, argv: list[str], *, binds: tuple[tuple[Path, str], ...] = (),
+                extra_env: dict[str, str] | None = None) -> list[str]:
+        """Return ``argv`` run as the unit runs its service: namespace, mounts, hardening
+        (tests/appliance/sandbox.py), limits, user, then the unit's seccomp filter."""
         uid, gid = self.ids()
         umask = self.fields.get("UMask", ["0022"])[0]
         mounts = [
@@ -159,18 +169,18 @@ class Unit:
             f"mkdir -p {shlex.quote(str(PYENV_ROOT))}",
             f"mount --bind /mnt/pyenv {shlex.quote(str(PYENV_ROOT))}",
         ]
-        if self.fields.get("PrivateTmp", ["no"])[0] == "yes":
-            mounts.append("mount -t tmpfs -o mode=1777 atm-private-tmp /tmp")
-        for source, target in binds:
-            mounts.append(f"mount --bind {shlex.quote(str(source))} {shlex.quote(target)}")
+        state = self.root / "var/lib" / self.fields["StateDirectory"][0]
+        mounts += sandbox.mount_steps(self.fields, state, binds)
         script = " && ".join(mounts) + f" && umask {umask} && exec \"$@\""
-        env = [f"{k}={v}" for k, v in sorted(self.environment().items())]
+        env = [f"{k}={v}" for k, v in sorted({**self.environment(), **(extra_env or {})}.items())]
+        seccomp = sandbox.write_seccomp_exec(self.root / "sandbox", self.name, self.fields)
+        python = f"{self.root}{PREFIX}/venv/bin/python"
         return [
             *self.fabric.namespace.exec_prefix(),
             "unshare", "--mount", "--propagation", "private", "--",
             "sh", "-c", script, "sh",
             "setpriv", f"--reuid={uid}", f"--regid={gid}", "--clear-groups", "--no-new-privs",
-            "env", "-i", *env, *argv,
+            "env", "-i", *env, python, *seccomp, *argv,
         ]  # fmt: skip
 
     def start(self, *, binds: tuple[tuple[Path, str], ...] = ()) -> None:
@@ -185,8 +195,7 @@ class Unit:
             timeout_s: float = 120) -> subprocess.CompletedProcess[str]:  # fmt: skip
         """Run the staged CLI as this unit's user (what ``sudo -u USER`` does on a Pi)."""
         cli = f"{self.root}{PREFIX}/venv/bin/atmosphere-bridge"
-        argv = self.command([*(f"{k}={v}" for k, v in (env or {}).items()), cli, *args])
-        # ``env -i A=B ... cli`` — the extra variables go after env's own list.
+        argv = self.command([cli, *args], extra_env=env)
         return subprocess.run(
             argv, capture_output=True, text=True, timeout=timeout_s, check=False
         )
@@ -218,11 +227,7 @@ def wait_until(check: object, timeout_s: float, what: str, log: Path) -> None:
 @pytest.fixture(scope="module")
 def appliance_fabric() -> Iterator[Fabric]:
     """A namespace of its own: the units listen on the ports their files name."""
-    reason = fabric_unavailable_reason()
-    if reason:
-        pytest.skip(reason)
-    if shutil.which("setpriv") is None or shutil.which("unshare") is None:
-        pytest.skip("setpriv and unshare (util-linux) are needed to start the units")
+    require(fabric_unavailable_reason() or tools_reason("setpriv", "unshare"))
     with open_fabric(f"atm-inst-{os.getpid()}") as fab:
         yield fab
 
@@ -302,7 +307,8 @@ def test_installed_appliance_commissions_and_switches_a_light(
         # After=/Requires=: the bridge starts once the controller answers.
         def controller_up() -> bool:
             assert controller.proc is not None
-            assert controller.proc.poll() is None, "the controller exited"
+            tail = controller.log.read_text(errors="replace")[-3000:]
+            assert controller.proc.poll() is None, f"the controller exited: {tail}"
             return "Matter Server successfully initialized" in controller.log.read_text(
                 errors="replace"
             ) or b"server_info" in _greeting(fab)
@@ -312,7 +318,8 @@ def test_installed_appliance_commissions_and_switches_a_light(
 
         def bridge_up() -> bool:
             assert bridge.proc is not None
-            assert bridge.proc.poll() is None, "the bridge exited"
+            tail = bridge.log.read_text(errors="replace")[-3000:]
+            assert bridge.proc.poll() is None, f"the bridge exited: {tail}"
             return _healthz(bridge, config_path)
 
         wait_until(bridge_up, 90, "the bridge answering", bridge.log)
@@ -346,6 +353,42 @@ def test_installed_appliance_commissions_and_switches_a_light(
             assert uid_line.split()[1:] == [str(unit.ids()[0])] * 4, (unit.name, uid_line)
         assert any(controller_state.glob("chip*.ini")) or any(controller_state.glob("*.json"))
 
+        # The units' hardening was in force while they did all this (tests/appliance/
+        # sandbox.py): the running services carry the seccomp filter, no new privileges
+        # and LimitNOFILE; a process started the same way sees a read-only system, no
+        # home, a private /dev, and is refused other socket families and namespaces.
+        for unit in units:
+            assert unit.proc is not None
+            status = Path(f"/proc/{unit.proc.pid}/status").read_text()
+            assert "\nSeccomp:\t2\n" in status, (unit.name, status)
+            assert "\nNoNewPrivs:\t1\n" in status, (unit.name, status)
+            limits = Path(f"/proc/{unit.proc.pid}/limits").read_text()
+            granted = sandbox.nofile(int(unit.fields["LimitNOFILE"][0]))
+            assert re.search(rf"Max open files\s+{granted}\s+{granted}\s", limits), limits
+        probe = subprocess.run(
+            bridge.command([f"{root}{PREFIX}/venv/bin/python", "-c", SANDBOX_PROBE,
+                            f"{root}{PREFIX}", str(bridge_state)]),
+            capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+        assert probe.returncode == 0, probe.stdout + probe.stderr
+        assert json.loads(probe.stdout) == {
+            "write the installed tree": "EROFS",
+            "write /etc": "EROFS",
+            "write the state directory": "ok",
+            "write /tmp": "ok",
+            "list /home": "EACCES",
+            "/dev": ["fd", "full", "null", "random", "shm", "stderr", "stdin", "stdout",
+                     "tty", "urandom", "zero"],
+            "open files": [sandbox.nofile(65536)] * 2,
+            "AF_INET socket": "ok",
+            # Unfiltered, this kernel answers EAFNOSUPPORT and lets any user unshare a
+            # user namespace: EPERM is the unit's filter (SystemCallErrorNumber=EPERM).
+            "AF_ALG socket": "EPERM",
+            "unshare a user namespace": "EPERM",
+            "mount": "EPERM",
+            "uid": bridge.ids()[0],
+        }
+
         # State stays private: nothing in the service's state tree for anyone else.
         for path in [bridge_state, *bridge_state.rglob("*")]:
             mode = stat.S_IMODE(path.lstat().st_mode)
@@ -357,6 +400,39 @@ def test_installed_appliance_commissions_and_switches_a_light(
         for unit in reversed(units):
             unit.stop()
         shutil.rmtree(root, ignore_errors=True)
+
+
+SANDBOX_PROBE = r"""
+import ctypes, errno, json, os, resource, socket, sys
+installed, state = sys.argv[1], sys.argv[2]
+libc = ctypes.CDLL(None, use_errno=True)
+def outcome(action):
+    try:
+        action()
+    except OSError as err:
+        return errno.errorcode[err.errno]
+    return "ok"
+def touch(path):
+    open(path, "w").close()
+    os.unlink(path)
+def call(rc):
+    if rc != 0:
+        raise OSError(ctypes.get_errno(), "refused")
+print(json.dumps({
+    "write the installed tree": outcome(lambda: touch(f"{installed}/probe")),
+    "write /etc": outcome(lambda: touch("/etc/atm-probe")),
+    "write the state directory": outcome(lambda: touch(f"{state}/probe")),
+    "write /tmp": outcome(lambda: touch("/tmp/atm-probe")),
+    "list /home": outcome(lambda: os.listdir("/home")),
+    "/dev": sorted(os.listdir("/dev")),
+    "open files": list(resource.getrlimit(resource.RLIMIT_NOFILE)),
+    "AF_INET socket": outcome(lambda: socket.socket(socket.AF_INET).close()),
+    "AF_ALG socket": outcome(lambda: socket.socket(socket.AF_ALG, socket.SOCK_SEQPACKET).close()),
+    "unshare a user namespace": outcome(lambda: call(libc.unshare(0x10000000))),
+    "mount": outcome(lambda: call(libc.mount(b"none", b"/mnt", b"tmpfs", 0, None))),
+    "uid": os.getuid(),
+}))
+"""
 
 
 def _greeting(fab: Fabric) -> bytes:

@@ -15,6 +15,8 @@ import pytest
 
 BIN = Path(sys.executable).parent / "atmosphere-bridge"
 
+pytestmark = pytest.mark.processes
+
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 async def test_run_serves_and_stops_gracefully(tmp_path: Path, sig: signal.Signals) -> None:

@@ -24,6 +24,8 @@ from bridge.auth.keys import KEY_FILE_NAME, NodeKey
 from bridge.auth.tokens import issue_token
 
 BIN = Path(sys.executable).parent / "atmosphere-bridge"
+
+pytestmark = pytest.mark.processes
 MAX_BODY = 65_536
 
 

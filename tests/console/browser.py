@@ -1,12 +1,14 @@
 """Debian's headless Chromium driven by Selenium, for the console's browser tests.
 
-``chromium()`` starts the browser (skips the test when ``chromium``/``chromedriver`` are
-not installed: ``make test`` installs them) with a fresh profile and no background
-network traffic. Screenshots go to ``tests/output/console/`` (git-ignored).
+``chromium()`` starts the browser with a fresh profile and no background network
+traffic; it skips the test when ``chromium``/``chromedriver`` are not installed (fails
+under ATMOSPHERE_REQUIRE_REAL=1; ``make test`` installs them).
+Screenshots go to ``tests/output/console/`` (git-ignored).
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 import time
@@ -17,8 +19,11 @@ from typing import Any
 
 import pytest
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMEDRIVER = "/usr/bin/chromedriver"
+from tests.support.real import missing
+
+# Overridable so a run can prove that a missing browser fails under ATMOSPHERE_REQUIRE_REAL.
+CHROMIUM = os.environ.get("ATMOSPHERE_CHROMIUM", "/usr/bin/chromium")
+CHROMEDRIVER = os.environ.get("ATMOSPHERE_CHROMEDRIVER", "/usr/bin/chromedriver")
 OUTPUT = Path(__file__).resolve().parents[1] / "output" / "console"
 DESKTOP = (1280, 900)
 PHONE = (390, 844)
@@ -27,8 +32,10 @@ PHONE = (390, 844)
 @contextmanager
 def chromium() -> Iterator[Any]:
     """Yield a Selenium driver on a headless Chromium with a fresh profile."""
-    if not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()):
-        pytest.skip("chromium and chromium-driver are not installed (make test installs them)")
+    absent = [path for path in (CHROMIUM, CHROMEDRIVER) if not Path(path).exists()]
+    if absent:
+        missing(f"{' and '.join(absent)} not installed (make test installs chromium and "
+                "chromium-driver)")
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 

@@ -1,16 +1,20 @@
 """The web console in a real headless Chromium against the real bridge and Matter fabric.
 
 One bridge (real python-matter-server, real matter.js light), one browser for the
-module; tests run in file order: sign in with a one-time link → commission the light in
-the page and watch each stage → switch it and see the device's own report → press its
-button → approve a dangerous call an agent asked over MCP and deny another → share the
-light into a second controller on another fabric → a narrow token sees nothing
-more → phone layout, labels and keyboard. Screenshots land in tests/output/console/.
+module: sign in with a one-time link → commission the light in the page and watch each
+stage → switch it and see the device's own report → press its button → approve a
+dangerous call an agent asked over MCP and deny another → share the light into a second
+controller on another fabric → a narrow token sees nothing more → phone layout, labels
+and keyboard. Each test takes what it needs from fixtures that make it so when it is not
+(``signed_in``: an administrator's session; ``light_added``: the light commissioned,
+over the API if the page test has not run) and reads the light's state instead of
+assuming it, so any order or selection runs. Screenshots land in tests/output/console/.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
 import threading
@@ -28,7 +32,7 @@ from bridge.tools.definition import Confirmation, ToolDefinition
 from tests.console.browser import PHONE, UNLABELLED_JS, chromium, screenshot, wait_for
 from tests.support.fabric import Fabric, ThreadedBridge
 
-pytestmark = pytest.mark.fabric
+pytestmark = [pytest.mark.fabric, pytest.mark.browser]
 
 ALL_STAGES = ["discovering", "pase", "attestation", "operational", "interview", "tools_ready"]
 LIGHT = "1-1"  # node 1, endpoint 1: the first device this module's controller commissions
@@ -72,6 +76,57 @@ def console(fabric: Fabric) -> Iterator[Console]:
         bridge.stop()
 
 
+def _sign_in(c: Console) -> None:
+    """Sign the browser in as the administrator ``console:tester`` unless it already is."""
+    c.go("home")
+    with contextlib.suppress(Exception):
+        if c.driver.current_url.endswith("/console/home") and wait_for(
+                lambda: c.css(".who").text, 5, "who") == "console:tester":  # fmt: skip
+            return
+    c.driver.get(make_link(c.bridge.config.state_dir, c.bridge.url, label="tester"))
+    c.css("#use-link").click()
+    wait_for(lambda: c.driver.current_url.endswith("/console/home"), what="home after sign-in")
+
+
+@pytest.fixture
+def signed_in(console: Console) -> Console:
+    """The console, signed in as the administrator."""
+    _sign_in(console)
+    return console
+
+
+def _has_light(c: Console) -> bool:
+    req = urllib.request.Request(f"{c.bridge.url}/v1/devices",
+                                 headers={"Authorization": f"Bearer {c.bridge.token}"})
+    with urllib.request.urlopen(req, timeout=30) as res:
+        return any(d["id"] == LIGHT for d in json.loads(res.read())["devices"])
+
+
+@pytest.fixture
+def light_added(signed_in: Console) -> Console:
+    """The console, with the light commissioned as "Living Room Light" in "Living Room"."""
+    c = signed_in
+    if not _has_light(c):
+        assert c.light.pairing is not None
+        req = urllib.request.Request(
+            f"{c.bridge.url}/v1/devices/commission", method="POST",
+            data=json.dumps({"code": c.light.pairing.manual, "name": "Living Room Light",
+                             "room": "Living Room"}).encode(),
+            headers={"Authorization": f"Bearer {c.bridge.token}",
+                     "Content-Type": "application/json"},
+        )  # fmt: skip
+        with urllib.request.urlopen(req, timeout=300) as res:
+            assert json.loads(res.read())["stages"] == ALL_STAGES
+    return c
+
+
+def _shown_state(c: Console) -> str:
+    """Open the home page and return the light's state as shown ("On" or "Off")."""
+    c.go("home")
+    return str(wait_for(lambda: _state_text(c) if _state_text(c) in ("On", "Off") else None,
+                        what="the light's state"))  # fmt: skip
+
+
 def _state_text(c: Console) -> str:
     return str(c.css(f'[data-device="{LIGHT}"] [data-role="state"]').text)
 
@@ -97,6 +152,7 @@ def _agent_call(c: Console, token: str, tool: str, params: dict[str, Any],
 
 def test_sign_in_with_a_one_time_link(console: Console) -> None:
     c = console
+    c.driver.delete_all_cookies()
     c.driver.get(c.bridge.url + "/")
     wait_for(lambda: c.driver.current_url.endswith("/console/signin"), what="sign-in page")
     screenshot(c.driver, "signin-desktop")
@@ -119,8 +175,10 @@ def test_sign_in_with_a_one_time_link(console: Console) -> None:
     assert c.css(".who").text == "console:tester"  # the first session still stands
 
 
-def test_commission_in_the_page_shows_each_stage(console: Console) -> None:
-    c = console
+def test_commission_in_the_page_shows_each_stage(signed_in: Console) -> None:
+    c = signed_in
+    if _has_light(c):
+        pytest.fail("the light was commissioned before this test (run it first, or alone)")
     c.go("devices")
     code = wait_for(lambda: c.css("#code"), what="code field")
     assert c.light.pairing is not None
@@ -144,37 +202,36 @@ def test_commission_in_the_page_shows_each_stage(console: Console) -> None:
     screenshot(c.driver, "devices-desktop")
 
 
-def test_switch_the_light_and_see_the_devices_own_report(console: Console) -> None:
-    c = console
-    c.go("home")
-    wait_for(lambda: _state_text(c) == "Off", what="light shown off")
+def test_switch_the_light_and_see_the_devices_own_report(light_added: Console) -> None:
+    c = light_added
+    was_on = _shown_state(c) == "On"
     assert c.css("#room-Living-Room").text == "Living Room"
     toggle = c.css(f'[data-device="{LIGHT}"] [data-role="toggle"]')
-    assert toggle.get_attribute("aria-pressed") == "false"
+    assert toggle.get_attribute("aria-pressed") == str(was_on).lower()
     mark = c.light.mark()
     toggle.click()
     # The device itself reports the change; the page follows that report.
-    c.light.wait_state("onOff", "onOff", True, since=mark)
-    wait_for(lambda: _state_text(c) == "On", 5, "light shown on")
-    assert toggle.get_attribute("aria-pressed") == "true"
+    c.light.wait_state("onOff", "onOff", not was_on, since=mark)
+    wait_for(lambda: _state_text(c) == ("Off" if was_on else "On"), 5, "the device's report")
+    assert toggle.get_attribute("aria-pressed") == str(not was_on).lower()
     assert c.css("#status").text == "Switch Living Room Light: done"
     screenshot(c.driver, "home-desktop")
 
 
-def test_pressing_the_devices_button_changes_the_page(console: Console) -> None:
-    c = console
-    wait_for(lambda: _state_text(c) == "On", what="light on before the press")
+def test_pressing_the_devices_button_changes_the_page(light_added: Console) -> None:
+    c = light_added
+    was_on = _shown_state(c) == "On"
     mark = c.light.mark()
     c.light.press()
-    change = c.light.wait_state("onOff", "onOff", False, since=mark, local=True)
+    change = c.light.wait_state("onOff", "onOff", not was_on, since=mark, local=True)
     assert change.local is True
-    wait_for(lambda: _state_text(c) == "Off", 5, "page shows the press")
+    wait_for(lambda: _state_text(c) == ("Off" if was_on else "On"), 5, "page shows the press")
     assert c.css(f'[data-device="{LIGHT}"] [data-role="toggle"]').get_attribute(
-        "aria-pressed") == "false"  # fmt: skip
+        "aria-pressed") == str(not was_on).lower()  # fmt: skip
 
 
-def test_approve_one_dangerous_call_and_deny_another(console: Console) -> None:
-    c = console
+def test_approve_one_dangerous_call_and_deny_another(signed_in: Console) -> None:
+    c = signed_in
     opened: list[dict[str, Any]] = []
 
     async def unlock(params: dict[str, Any], ctx: Any) -> dict[str, Any]:
@@ -252,9 +309,9 @@ async def _register(bridge: ThreadedBridge, definition: ToolDefinition, handler:
 
 
 def test_share_the_light_and_add_it_to_a_second_fabric(
-    console: Console, fabric: Fabric
+    light_added: Console, fabric: Fabric
 ) -> None:
-    c = console
+    c = light_added
     # The API route refuses bad bodies and tokens without the device's manage right.
     guest = c.key([f"device:control:{LIGHT}"], "guest")
     for body, token, status, code in (
@@ -305,12 +362,17 @@ def test_share_the_light_and_add_it_to_a_second_fabric(
         assert "shared_light_toggle" in answer["tools"]
     finally:
         second.stop()
-    c.go("home")
-    wait_for(lambda: _state_text(c) in ("On", "Off"), what="still on the first bridge")
+    # Still on the first bridge: switching it in the page changes the device itself,
+    # and the page follows the device's own report.
+    want_on = _shown_state(c) == "Off"
+    mark = c.light.mark()
+    c.css(f'[data-device="{LIGHT}"] [data-role="toggle"]').click()
+    c.light.wait_state("onOff", "onOff", want_on, since=mark)
+    wait_for(lambda: _state_text(c) == ("On" if want_on else "Off"), 30, "the device's report")
 
 
-def test_phone_layout_labels_and_keyboard(console: Console) -> None:
-    c = console
+def test_phone_layout_labels_and_keyboard(light_added: Console) -> None:
+    c = light_added
     for page in ("home", "approvals", "devices", "tokens", "mesh", "audit", "health"):
         c.go(page)
         wait_for(lambda: "Loading" not in c.css("#content").text, what=f"{page} loaded")
@@ -344,8 +406,8 @@ def test_phone_layout_labels_and_keyboard(console: Console) -> None:
         c.driver.set_window_size(1280, 900)
 
 
-def test_a_narrow_token_sees_nothing_more(console: Console) -> None:
-    c = console
+def test_a_narrow_token_sees_nothing_more(signed_in: Console) -> None:
+    c = signed_in
     c.css("nav .signout button").click()
     wait_for(lambda: c.driver.current_url.endswith("/console/signin"), what="signed out")
     assert c.driver.get_cookie("atm_session") is None

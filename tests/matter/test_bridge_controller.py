@@ -38,6 +38,56 @@ def test_node_controller(fabric: Fabric) -> Iterator[ThreadedController]:
         yield ctl
 
 
+def _command(cluster: str, command: str, payload: dict[str, Any]) -> dict[str, Any]:
+    return {"kind": "command", "endpoint_id": 1, "cluster": cluster, "command": command,
+            "payload": payload}  # fmt: skip
+
+
+_LEVEL_77 = {"level": 77, "transitionTime": None, "optionsMask": 0, "optionsOverride": 0}
+# What the matter.js dumps' tools must send for the EXAMPLES parameters, written out from
+# the Matter specification (node ids left out: the controller assigns them on import):
+# 30 % is level 77 of 1-254; orange is hue 27 of 0-254 (38 degrees), full saturation 254;
+# 2700 K is 370 mireds; 21.5 degrees C is 2150 (0.01 degree units); SystemMode heat is 4;
+# SetpointRaiseLower takes tenths of a degree (15) and mode 2 (both setpoints).
+SENT = {
+    "light_test_onoff_on": [_command("OnOff", "On", {})],
+    "light_test_onoff_toggle": [_command("OnOff", "Toggle", {})],
+    "light_test_dimmable_off": [_command("OnOff", "Off", {})],
+    "light_test_dimmable_brightness": [
+        _command("LevelControl", "MoveToLevelWithOnOff", _LEVEL_77)],
+    "light_test_color_set_color": [_command("ColorControl", "MoveToHueAndSaturation", {
+        "hue": 27, "saturation": 254, "transitionTime": 0, "optionsMask": 0,
+        "optionsOverride": 0})],
+    "light_test_color_color_temperature": [_command("ColorControl", "MoveToColorTemperature", {
+        "colorTemperatureMireds": 370, "transitionTime": 0, "optionsMask": 0,
+        "optionsOverride": 0})],
+    "test_thermostat_set_temperature": [{"kind": "write", "endpoint_id": 1,
+        "cluster": "Thermostat", "attribute": "OccupiedHeatingSetpoint", "value": 2150}],
+    "test_thermostat_set_mode": [{"kind": "write", "endpoint_id": 1, "cluster": "Thermostat",
+                                  "attribute": "SystemMode", "value": 4}],
+    "test_thermostat_adjust_temperature": [
+        _command("Thermostat", "SetpointRaiseLower", {"mode": 2, "amount": 15})],
+}  # fmt: skip
+# The states of the matter.js dumps' recorded values (attributes 1/6/0, 1/8/0, 1/768/*,
+# 1/513/*), converted by hand: level 77 is 30 %; ColorMode 2 is colour temperature;
+# 300 mireds is 3333 K; hue 120 of 254 is 170 degrees; saturation 200 of 254 is 79 %;
+# x 24939 and y 24701 of 65536 are 0.3805 and 0.3769; 2100/2250/2600 are 21.0/22.5/26.0 C.
+STATES = {
+    "light_test_onoff_state": {"on": False},
+    "light_test_dimmable_state": {"brightness_percent": 30, "on": True},
+    "light_test_color_state": {
+        "color_mode": "color_temperature", "color": {"hue": 170, "saturation": 79},
+        "color_xy": {"x": 0.3805, "y": 0.3769}, "color_temperature_kelvin": 3333,
+        "brightness_percent": 30, "on": True},
+    "test_thermostat_state": {"temperature": 21.0, "heating_setpoint": 22.5,
+                              "cooling_setpoint": 26.0, "mode": "heat"},
+}  # fmt: skip
+
+
+def _without_node(actions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{k: v for k, v in action.items() if k != "node_id"} for action in actions]
+
+
 def example_params(tool: Any) -> dict[str, Any]:
     name = tool.definition.name
     if tool.kind is ToolKind.GENERIC:
@@ -73,6 +123,8 @@ async def test_every_tool_through_the_real_controller(
         # Test nodes keep their recorded values whatever is written to them.
         recorded = {d.id: cached_values(d) for d in bridge.devices()}
         invoked = 0
+        checked_sent: set[str] = set()
+        checked_states: set[str] = set()
         for listed in action_tools:
             # An earlier write may have regenerated the tool (the bridge caches written values).
             tool = bridge.tool(listed.definition.identity)
@@ -80,10 +132,15 @@ async def test_every_tool_through_the_real_controller(
             assert entry is not None
             assert entry.handler is not None
             params = validate_call(tool.definition, example_params(tool))
+            # The handler sends exactly its tool's plan (and, for the named tools, what
+            # the specification says, written out in SENT).
             expected = [a.to_json() for a in tool.plan(params)]
             result = await entry.handler(params, CallContext())
             assert result["sent"] == expected, tool.definition.name
             assert result["results"] == [None] * len(expected), tool.definition.name
+            if tool.definition.name in SENT:
+                assert _without_node(result["sent"]) == SENT[tool.definition.name]
+                checked_sent.add(tool.definition.name)
             invoked += 1
         assert invoked == len(action_tools)
         # State tools read the recorded values back through the controller.
@@ -95,6 +152,10 @@ async def test_every_tool_through_the_real_controller(
             state = await entry.handler({}, CallContext())
             assert tool.device_id is not None
             assert state == tool.state_from(recorded[tool.device_id]), tool.definition.name
+            if tool.definition.name in STATES:
+                assert state == STATES[tool.definition.name], tool.definition.name
+                checked_states.add(tool.definition.name)
+        assert (checked_sent, checked_states) == (set(SENT), set(STATES))
         # The generic tool: the server rejects what chip.clusters does not have.
         generic = registry.get("matter:control_matter_device@1.0.0")
         assert generic is not None

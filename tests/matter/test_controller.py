@@ -19,6 +19,7 @@ from bridge.demo.virtual_devices import DeviceKind
 from bridge.errors import ControllerUnavailableError
 from bridge.matter.controller import ControllerSettings, ControllerState, ManagedController
 from tests.support.fabric import Fabric, ThreadedController
+from tests.support.real import require, root_reason
 
 pytestmark = pytest.mark.fabric
 
@@ -191,9 +192,10 @@ def _alive(pid: int) -> bool:
         return False
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="path isolation needs root (mount namespaces)")
+@pytest.mark.namespaces
 def test_isolation_keeps_the_servers_own_tmp_paths_visible() -> None:
     """A checkout under /tmp (a CI clone) still gets a private /tmp for chip_kvs."""
+    require(root_reason("path isolation (mount namespaces)"))
     from pathlib import Path
 
     settings = ControllerSettings(

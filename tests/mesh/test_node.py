@@ -20,6 +20,7 @@ from bridge.tools.definition import ToolDefinition
 from .harness import LoopNode, build_nodes, token, wait_for, whoami, whoami_definition
 
 TOOL = "core:whoami_a@1.0.0"
+CALL_TIMEOUT_MS = 30_000
 
 
 @pytest.fixture
@@ -74,15 +75,27 @@ async def test_call_at_c_runs_on_a(trio: list[LoopNode], issuer: NodeKey) -> Non
     assert response.node_id == c.node_id
 
 
-async def test_new_local_tool_is_pushed_quickly(trio: list[LoopNode]) -> None:
-    _a, b, c = trio
-    await wait_for(lambda: c.registry.get(TOOL) is not None)
-    b.registry.register(whoami_definition("whoami_b"), whoami)
-    took = await wait_for(lambda: c.registry.get("core:whoami_b@1.0.0") is not None, 3.0)
-    assert took < 1.5
-    assert c.registry.get("core:whoami_b@1.0.0").definition.server_name == b.node_id  # type: ignore[union-attr]
-    b.registry.unregister("core:whoami_b@1.0.0")
-    await wait_for(lambda: c.registry.get("core:whoami_b@1.0.0") is None, 3.0)
+# Gossip rounds and re-announcements 600 s apart: within QUIET_S only a push can carry news.
+QUIET_INTERVAL_S = 600.0
+QUIET_S = 20.0
+
+
+async def test_new_local_tool_is_pushed_quickly(tmp_path: Path, issuer: NodeKey) -> None:
+    nodes = build_nodes(["a", "b", "c"], tmp_path, issuer, gossip_interval_s=QUIET_INTERVAL_S,
+                        announce_interval_s=QUIET_INTERVAL_S,
+                        announcement_ttl_s=3 * QUIET_INTERVAL_S)  # fmt: skip
+    _a, b, c = nodes
+    for node in nodes:
+        await node.start()
+    try:
+        b.registry.register(whoami_definition("whoami_b"), whoami)
+        await wait_for(lambda: c.registry.get("core:whoami_b@1.0.0") is not None, QUIET_S)
+        assert c.registry.get("core:whoami_b@1.0.0").definition.server_name == b.node_id  # type: ignore[union-attr]
+        b.registry.unregister("core:whoami_b@1.0.0")
+        await wait_for(lambda: c.registry.get("core:whoami_b@1.0.0") is None, QUIET_S)
+    finally:
+        for node in nodes:
+            await node.stop()
 
 
 async def test_killed_node_fails_fast_then_leaves(trio: list[LoopNode], issuer: NodeKey) -> None:
@@ -90,14 +103,16 @@ async def test_killed_node_fails_fast_then_leaves(trio: list[LoopNode], issuer: 
     await wait_for(lambda: c.registry.get(TOOL) is not None and b.registry.get(TOOL) is not None)
     await a.stop()
     started = time.monotonic()
-    response = await c.call(TOOL, token(issuer))
+    response = await c.call(TOOL, token(issuer), timeout_ms=CALL_TIMEOUT_MS)
     elapsed = time.monotonic() - started
     assert not response.ok
     assert response.error is not None
     assert response.error["code"] == "NO_CAPABLE_NODE"
     # a directly, then b as a relay (b cannot reach a either).
     assert response.error["details"]["tried"] == [a.node_id, b.node_id]
-    assert elapsed < 1.0
+    # Fast: the dead node's refused connection is not waited out (the call may take
+    # CALL_TIMEOUT_MS); a third of it is CI headroom, not a benchmark.
+    assert elapsed < CALL_TIMEOUT_MS / 1000 / 3
     # a's announcement expires (ttl 1.5 s) and its tool leaves every registry.
     await wait_for(lambda: c.registry.get(TOOL) is None and b.registry.get(TOOL) is None, 4.0)
     response = await c.call(TOOL, token(issuer))

@@ -6,12 +6,14 @@ Use them from any test (they are imported by ``tests/conftest.py``) and mark the
 - ``fabric`` (session): a private network namespace with a PAA trust store and a
   factory for fresh virtual devices (``fabric.device(DeviceKind.COLOR)``) with unique
   ports, discriminators and passcodes. Skips with the reason when namespaces, Node.js
-  or the controller venv are missing here.
+  or the controller venv are missing here (fails with it under ATMOSPHERE_REQUIRE_REAL=1).
 - ``matter_controller`` (session): a ``ManagedController`` (python-matter-server 8.1.2)
   running inside the namespace, supervised from a background event loop so any test's
   loop can use it; ``.url`` is reachable from the test process.
 - ``virtual_devices`` (session): the four fresh devices (on/off, dimmable, colour,
   thermostat), started, not yet commissioned, with ``.pairing`` codes.
+
+A missing part goes through ``tests.support.real.require``: skip here, fail under CI.
 
 Everything started here is stopped by PID at session end and the namespace removed.
 """
@@ -40,6 +42,7 @@ from bridge.demo.virtual_devices import (
     write_test_paa,
 )
 from bridge.matter.controller import ControllerSettings, ManagedController
+from tests.support.real import require
 
 REPO = Path(__file__).resolve().parents[2]
 CONTROLLER_VENV = Path(os.environ.get("ATMOSPHERE_CONTROLLER_VENV", REPO / ".venv-controller"))
@@ -178,9 +181,7 @@ def open_fabric(name: str) -> Iterator[Fabric]:
 @pytest.fixture(scope="session")
 def fabric() -> Iterator[Fabric]:
     """Yield a private fabric namespace with a PAA trust store and a device factory."""
-    reason = fabric_unavailable_reason()
-    if reason:
-        pytest.skip(reason)
+    require(fabric_unavailable_reason())
     with open_fabric(f"atm-test-{os.getpid()}") as fab:
         yield fab
 

@@ -2,13 +2,13 @@
 
 Whenever ``compile_check`` says an instance is valid, ``jsonschema`` must find no error
 in it — on generated schemas of the keywords it implements and generated instances, and
-on the parameters of every tool the Matter generator makes from the recorded fixtures.
+on the parameters of every tool the Matter generator makes from the recorded dumps in
+tests/fixtures/nodes (the test fails when there are none).
 """
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from bridge.errors import BridgeError, InvalidParamsError
+from bridge.errors import InvalidParamsError
 from bridge.tools.fastcheck import compile_check
 from bridge.tools.validation import _FORMAT_CHECKER, _FORMATS, validate_params
 
@@ -103,32 +103,23 @@ def test_unsupported_keywords_are_left_to_jsonschema() -> None:
 
 
 def test_generated_matter_tools_keep_their_errors_and_defaults() -> None:
-    """Every fixture tool: valid params pass the fast path, invalid ones keep jsonschema's
-    worded errors."""
+    """Every tool generated from the repository's recorded dumps (tests/fixtures/nodes):
+    valid params pass the fast path, invalid ones keep jsonschema's worded errors."""
     from bridge.matter.cluster_maps import load_cluster_maps
     from bridge.matter.devices import build_devices
     from bridge.matter.generator import MatterToolGenerator
     from bridge.matter.models import NodeData
+    from tests.matter.dumps import DUMP_FILES, NODES_DIR
 
-    fixtures = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures"
-    dumps = sorted(fixtures.rglob("*.json")) if fixtures.exists() else []
-    nodes = []
-    for path in dumps:
-        try:
-            doc = json.loads(path.read_text())
-            nodes.append(NodeData.from_json(doc))
-        except (ValueError, BridgeError):  # not every fixture is a node dump
-            continue
-    if not nodes:
-        return
+    assert DUMP_FILES, f"no recorded node dumps under {NODES_DIR}: nothing would be checked"
+    nodes = [NodeData.from_json(json.loads(path.read_text())) for path in DUMP_FILES]
     tools = MatterToolGenerator(load_cluster_maps()).generate(build_devices(nodes))
-    proven = 0
+    assert tools, "the recorded dumps generated no tool"
+    accepted = refused = 0
     for tool in tools:
         schema = tool.definition.parameters
         check = compile_check(schema, _FORMATS)
-        if check is None:
-            continue
-        proven += 1
+        assert check is not None, f"{tool.definition.name}: generated schema has no fast path"
         example = {k: v.get("default", v.get("minimum", 0)) for k, v in
                    schema.get("properties", {}).items() if isinstance(v, dict)}
         for instance in (example, {}, {"nonsense": 1}, {k: "x" for k in example}):
@@ -136,10 +127,14 @@ def test_generated_matter_tools_keep_their_errors_and_defaults() -> None:
                           .iter_errors(instance))  # fmt: skip
             if check(instance):
                 assert ok, (tool.definition.name, instance)
+                accepted += 1
             if not ok:
                 with pytest.raises(InvalidParamsError, match="invalid parameters"):
                     validate_params(schema, instance)
-    assert proven > 0
+                refused += 1
+    # Generated schemas forbid unknown keys, so {"nonsense": 1} is refused for every tool.
+    assert refused >= len(tools), (refused, len(tools))
+    assert accepted >= len(tools), (accepted, len(tools))
 
 
 def test_copies_made_per_call_keep_every_field() -> None:
