@@ -37,7 +37,15 @@ from bridge.matter.devices import (
     UserNames,
     build_devices,
 )
-from bridge.matter.generator import GeneratedTool, MatterToolGenerator, ToolKind, find_tool
+from bridge.matter.generator import (
+    GeneratedTool,
+    MatterToolGenerator,
+    ToolKind,
+    cached_values,
+    device_state,
+    find_tool,
+    state_paths,
+)
 from bridge.matter.models import (
     ActionKind,
     AdapterEvent,
@@ -59,6 +67,10 @@ _WRITE_STATUS = {
     0x88: "unsupported write", 0x8D: "invalid in state", 0xC6: "needs a timed interaction",
 }  # fmt: skip
 
+
+# How long a call waits for the device's state after its command, at most: a device
+# that is slower answers without it (its report updates the state later).
+READ_BACK_TIMEOUT_S = 5.0
 
 # A re-sync works for at most this long, then lets other work run for as long (a yield
 # of one loop round is not enough: a call needs several rounds).
@@ -244,8 +256,11 @@ class MatterToolSync:
         node_id: str = "",
         unit: str = "C",
         server_name: str = "",
+        read_back: bool = True,
     ) -> None:
         self.adapter = adapter
+        # Read a device's state back after every call it accepted (off: until it reports).
+        self.read_back = read_back
         self.registry = registry
         self.events = events
         self.names = names
@@ -498,6 +513,8 @@ class MatterToolSync:
         node = self.adapter.node(node_id)
         if node is None:
             return
+        if path is not None and self._known(node_id, path, value):
+            return  # what the bridge already holds (its read-back, or a repeat)
         if path is None or not self._absorb(node_id, path, value):
             self.apply_node(node)
         if self.events is not None and path is not None:
@@ -508,6 +525,17 @@ class MatterToolSync:
                     "device.state",
                     {"device_id": device.id, "name": device.name, "path": path, "value": value},
                 )
+
+    def _known(self, node_id: int, path: str, value: Any) -> bool:
+        """Return whether a device of the node already holds ``value`` at ``path``."""
+        try:
+            ep_text, cl_text, at_text = path.split("/")
+            endpoint, cluster, attribute = int(ep_text), int(cl_text), int(at_text)
+        except ValueError:
+            return False
+        device = self._devices.get(f"{node_id}-{endpoint}")
+        attrs = device.clusters.get(cluster) if device is not None else None
+        return attrs is not None and attribute in attrs and attrs[attribute] == value
 
     def _absorb(self, node_id: int, path: str, value: Any) -> bool:
         """Put a reported value into the device cache if no tool depends on it.
@@ -759,16 +787,58 @@ class MatterToolSync:
                 self._written(action, result)
         if tool.kind in (ToolKind.STATE, ToolKind.SENSOR):
             values: dict[str, Any] = {}
-            for result in results:
+            for action, result in zip(actions, results, strict=True):
                 if isinstance(result, dict):
                     values.update(result)
+                    self._learn(action.node_id, result)
             return tool.state_from(values, self.generator.unit, params)
-        return {
+        answer: dict[str, Any] = {
             "ok": True,
             "device_id": device.id if device is not None else device_id,
             "sent": [action.to_json() for action in actions],
             "results": results,
         }
+        if device is not None and self.read_back:
+            state = await self._read_back(device.id)
+            if state is not None:
+                answer["state"] = state
+        return answer
+
+    async def _read_back(self, device_id: str) -> dict[str, Any] | None:
+        """Read the device's state attributes from it now; return its state in human units.
+
+        Called after a command or write the device accepted, before the call answers:
+        what the device holds now (a clamped level, a rounded set-point included) goes
+        into the one cache every reader uses and is published as ``device.state``. A
+        device that does not answer in time leaves the cache to its reports and the
+        answer without ``state`` (the command itself succeeded).
+        """
+        device = self._devices.get(device_id)
+        if device is None:
+            return None
+        parts = self.generator.state_parts(device)
+        paths = state_paths(device, parts)
+        if not paths:
+            return None
+        try:
+            values = await self.adapter.read(device.node_id, paths, READ_BACK_TIMEOUT_S)
+        except BridgeError as err:
+            LOGGER.debug("no read-back of %s after a call: %s", device_id, err.message)
+            return None
+        self._learn(device.node_id, values)
+        device = self._devices.get(device_id, device)
+        return device_state(device, parts, cached_values(device), self.generator.unit)
+
+    def _learn(self, node_id: int, values: Mapping[str, Any]) -> None:
+        """Take in values read from the device itself, as its own report would be."""
+        node = self.adapter.node(node_id)
+        if node is None:
+            return
+        for path, value in values.items():
+            if isinstance(value, dict) and "TLVValue" in value:
+                continue  # the controller could not decode it: not a value to keep
+            node.attributes[path] = value
+            self.refresh_node(node_id, path, value)
 
     async def _call_room(self, plan: RoomPlan, params: dict[str, Any]) -> dict[str, Any]:
         """Send every member's call at once; one member failing is part of the answer."""
@@ -807,7 +877,7 @@ class MatterToolSync:
         }
 
     def _written(self, action: MatterAction, result: Any) -> None:
-        """Raise for a refused write; else put the written value in the node's cache now."""
+        """Raise for a refused write; else put the written value in the cache now."""
         statuses = [r.get("Status") for r in result if isinstance(r, dict)] if isinstance(
             result, list) else []
         refused = next((s for s in statuses if isinstance(s, int) and s != 0), None)
@@ -818,13 +888,6 @@ class MatterToolSync:
                 f"{action.value!r}: {reason} (status 0x{refused:02X})",
                 {"action": action.to_json(), "status": refused},
             )
-        node = self.adapter.node(action.node_id)
-        if node is None:
-            return
-        absorbed = True
-        for path in action.paths:
-            node.attributes[path] = action.value
-            absorbed = self._absorb(action.node_id, path, action.value) and absorbed
-        # Optimistic: the controller's attribute report confirms (or corrects) it later.
-        if not absorbed:
-            self.apply_node(node)
+        # Accepted: the device holds the value now (the read-back that follows corrects it
+        # if the device stored another, and so does its report).
+        self._learn(action.node_id, {path: action.value for path in action.paths})
