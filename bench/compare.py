@@ -13,7 +13,9 @@ and every round sends, in an order that rotates, one direct ``device_command`` T
 over the controller's WebSocket, the light's ``_toggle`` through "after" and the same
 through "before". Each bridge's figures: overhead p50 and paired p99 over the direct
 command of its round, and its own process's CPU per call (both bridges receive every
-round's three state reports alike). One phase per ``--channel``: ``rawhttp`` (POST
+round's three state reports alike). Then each sender alone (direct, after, before) for
+as many calls, with the CPU the controller and the device spend per call: what a
+bridge's call costs beyond its own process. One phase per ``--channel``: ``rawhttp`` (POST
 /v1/invoke from a minimal keep-alive client), ``http`` (aiohttp's client), ``ws`` (one
 ``/v1/calls/ws`` socket). Waits for quiet and warms the device up first, as
 ``overhead.py`` does. Prints a table and one JSON line.
@@ -168,6 +170,28 @@ async def phase(direct: Via, sides: list[Side], channel: str, calls: int) -> dic
     return out
 
 
+async def alone(
+    runners: list[tuple[str, Via]], calls: int, others: dict[str, list[int]]
+) -> dict[str, Any]:
+    """Each runner on its own, ``calls`` in a row: the CPU the controller and the device
+    spend per call (what a bridge's call costs beyond its own process), and its p50.
+
+    The interleaved phases cannot split the controller's and the device's work between
+    the sides; here only one side sends while they are measured.
+    """
+    out: dict[str, Any] = {}
+    for name, run in runners:
+        for _ in range(30):
+            await run()
+        cpu0 = {k: sum(cpu_seconds(p) for p in pids) for k, pids in others.items()}
+        samples = [await run() for _ in range(calls)]
+        out[name] = {"p50_ms": round(percentile(samples, 0.5), 3)} | {
+            f"{k}_cpu_ms_per_call": round(
+                (sum(cpu_seconds(p) for p in pids) - cpu0[k]) * 1000 / calls, 3)
+            for k, pids in others.items()}
+    return out
+
+
 async def run(other: Path, calls: int, channels: list[str]) -> dict[str, Any]:
     reason = netns.unsupported_reason() or node_available()
     if reason:
@@ -227,6 +251,12 @@ async def run(other: Path, calls: int, channels: list[str]) -> dict[str, Any]:
                 await direct()
             for channel in channels:
                 out[channel] = await phase(direct, sides, channel, calls)
+            # The same calls, one sender at a time: the controller's and device's share.
+            others = {"controller": descendants(after.pid),
+                      "device": [device.pid] if device.pid else []}
+            runners: list[tuple[str, Via]] = [("direct", direct)]
+            runners += [(s.name, s.via(channels[0])) for s in sides]
+            out["alone"] = await alone(runners, calls, others)
     finally:
         for side in sides:
             await side.close()
@@ -259,6 +289,10 @@ def main() -> None:
         print(f"{channel:8s} after/before: overhead p50 "
               f"{a['overhead_p50_ms'] / b['overhead_p50_ms']:.2f}, CPU "
               f"{a['bridge_cpu_ms_per_call'] / b['bridge_cpu_ms_per_call']:.2f}")
+    print(f"one sender at a time ({channels[0]}): p50, controller and device CPU per call")
+    for name, f in out["alone"].items():
+        print(f"  {name:7s} {f['p50_ms']:8.3f} ms {f['controller_cpu_ms_per_call']:8.3f} ms "
+              f"{f['device_cpu_ms_per_call']:8.3f} ms")
     print(json.dumps(out), flush=True)
 
 
