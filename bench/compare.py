@@ -86,8 +86,7 @@ class Side:
 
     async def open(self) -> None:
         self.http = aiohttp.ClientSession(headers={"Authorization": f"Bearer {self.token}"})
-        self.ws = await self.http.ws_connect(
-            f"{self.url.replace('http', 'ws', 1)}/v1/calls/ws", compress=0)
+        await self.open_ws()
         host, port = self.url.removeprefix("http://").rsplit(":", 1)
         self.raw = await asyncio.open_connection(host, int(port))
         body = json.dumps({"tool": self.tool, "params": {}}).encode()
@@ -96,6 +95,15 @@ class Side:
             f"Authorization: Bearer {self.token}\r\nContent-Type: application/json\r\n"
             f"Content-Length: {len(body)}\r\n\r\n"
         ).encode() + body
+
+    async def open_ws(self) -> None:
+        """Open a fresh call socket (one left unread through another phase missed the
+        server's 30 s heartbeat and was closed)."""
+        assert self.http is not None
+        if self.ws is not None:
+            await self.ws.close()
+        self.ws = await self.http.ws_connect(
+            f"{self.url.replace('http', 'ws', 1)}/v1/calls/ws", compress=0)
 
     async def close(self) -> None:
         if self.ws is not None:
@@ -146,6 +154,9 @@ class Side:
 
 async def phase(direct: Via, sides: list[Side], channel: str, calls: int) -> dict[str, Any]:
     """Rounds of direct + each side, order rotating; return each side's figures."""
+    if channel == "ws":
+        for side in sides:
+            await side.open_ws()
     runners: list[tuple[str, Via]] = [("direct", direct)]
     runners += [(s.name, s.via(channel)) for s in sides]
     for _ in range(30):  # first-call paths of this channel
@@ -254,6 +265,9 @@ async def run(other: Path, calls: int, channels: list[str]) -> dict[str, Any]:
             # The same calls, one sender at a time: the controller's and device's share.
             others = {"controller": descendants(after.pid),
                       "device": [device.pid] if device.pid else []}
+            if channels[0] == "ws":
+                for side in sides:
+                    await side.open_ws()
             runners: list[tuple[str, Via]] = [("direct", direct)]
             runners += [(s.name, s.via(channels[0])) for s in sides]
             out["alone"] = await alone(runners, calls, others)
