@@ -86,9 +86,9 @@ class Side:
 
     async def open(self) -> None:
         self.http = aiohttp.ClientSession(headers={"Authorization": f"Bearer {self.token}"})
-        await self.open_ws()
+        await self.fresh("ws")
+        await self.fresh("rawhttp")
         host, port = self.url.removeprefix("http://").rsplit(":", 1)
-        self.raw = await asyncio.open_connection(host, int(port))
         body = json.dumps({"tool": self.tool, "params": {}}).encode()
         self.raw_request = (
             f"POST /v1/invoke HTTP/1.1\r\nHost: {host}:{port}\r\n"
@@ -96,14 +96,21 @@ class Side:
             f"Content-Length: {len(body)}\r\n\r\n"
         ).encode() + body
 
-    async def open_ws(self) -> None:
-        """Open a fresh call socket (one left unread through another phase missed the
-        server's 30 s heartbeat and was closed)."""
+    async def fresh(self, channel: str) -> None:
+        """Open a fresh connection for ``channel``: one left idle through another phase
+        is closed by the server (the call socket's 30 s heartbeat went unanswered, the
+        keep-alive connection timed out)."""
         assert self.http is not None
-        if self.ws is not None:
-            await self.ws.close()
-        self.ws = await self.http.ws_connect(
-            f"{self.url.replace('http', 'ws', 1)}/v1/calls/ws", compress=0)
+        if channel == "ws":
+            if self.ws is not None:
+                await self.ws.close()
+            self.ws = await self.http.ws_connect(
+                f"{self.url.replace('http', 'ws', 1)}/v1/calls/ws", compress=0)
+        elif channel == "rawhttp":
+            if self.raw is not None:
+                self.raw[1].close()
+            host, port = self.url.removeprefix("http://").rsplit(":", 1)
+            self.raw = await asyncio.open_connection(host, int(port))
 
     async def close(self) -> None:
         if self.ws is not None:
@@ -154,9 +161,8 @@ class Side:
 
 async def phase(direct: Via, sides: list[Side], channel: str, calls: int) -> dict[str, Any]:
     """Rounds of direct + each side, order rotating; return each side's figures."""
-    if channel == "ws":
-        for side in sides:
-            await side.open_ws()
+    for side in sides:
+        await side.fresh(channel)
     runners: list[tuple[str, Via]] = [("direct", direct)]
     runners += [(s.name, s.via(channel)) for s in sides]
     for _ in range(30):  # first-call paths of this channel
@@ -262,12 +268,12 @@ async def run(other: Path, calls: int, channels: list[str]) -> dict[str, Any]:
                 await direct()
             for channel in channels:
                 out[channel] = await phase(direct, sides, channel, calls)
+                print(json.dumps({channel: out[channel]}), flush=True)
             # The same calls, one sender at a time: the controller's and device's share.
             others = {"controller": descendants(after.pid),
                       "device": [device.pid] if device.pid else []}
-            if channels[0] == "ws":
-                for side in sides:
-                    await side.open_ws()
+            for side in sides:
+                await side.fresh(channels[0])
             runners: list[tuple[str, Via]] = [("direct", direct)]
             runners += [(s.name, s.via(channels[0])) for s in sides]
             out["alone"] = await alone(runners, calls, others)

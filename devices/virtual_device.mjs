@@ -73,7 +73,10 @@ const KINDS = {
     onoff: () => [OnOffLightDevice, { onOff: { onOff: false } }],
     dimmable: () => [
         levelTrim === undefined ? DimmableLightDevice : DimmableLightDevice.with(TrimmedLevelControlServer),
-        { onOff: { onOff: false }, levelControl: { currentLevel: 128 } },
+        // managedTransitionTimeHandling: a fade (transitionTime) takes its time, stepping
+        // CurrentLevel and counting RemainingTime down (given, it is computed), as a real
+        // dimmer's does.
+        { onOff: { onOff: false }, levelControl: { currentLevel: 128, managedTransitionTimeHandling: true, remainingTime: 0 } },
     ],
     cover: () => [
         // A roller shade: lift only, knows its position; starts fully open (0 = open).
@@ -95,7 +98,7 @@ const KINDS = {
         ExtendedColorLightDevice.with(ColorControlServer.with("HueSaturation", "Xy", "ColorTemperature")),
         {
             onOff: { onOff: false },
-            levelControl: { currentLevel: 200 },
+            levelControl: { currentLevel: 200, managedTransitionTimeHandling: true, remainingTime: 0 },
             colorControl: {
                 colorMode: 2,
                 enhancedColorMode: 2,

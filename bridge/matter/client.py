@@ -172,6 +172,7 @@ class MatterAdapter:
         self._stopping = False
         self.connect_count = 0
         self.sent: deque[MatterAction] = deque(maxlen=SENT_HISTORY)
+        self.reads = 0  # ``read`` calls so far (the bridge's own checks; diagnostics)
         # The waits between connection attempts, most recent last (for diagnostics).
         self.retry_delays: deque[float] = deque(maxlen=64)
 
@@ -439,6 +440,7 @@ class MatterAdapter:
         within ``timeout_s`` and ``ToolFailedError`` for any other controller error.
         """
         conn = self._live()
+        self.reads += 1
         try:
             async with asyncio.timeout(timeout_s):
                 result = await conn.request(

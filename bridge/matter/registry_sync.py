@@ -11,10 +11,11 @@ import asyncio
 import contextlib
 import dataclasses
 import gc
+import itertools
 import logging
 import sqlite3
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from bridge.errors import (
@@ -41,8 +42,6 @@ from bridge.matter.generator import (
     GeneratedTool,
     MatterToolGenerator,
     ToolKind,
-    cached_values,
-    device_state,
     find_tool,
     state_paths,
 )
@@ -68,12 +67,13 @@ _WRITE_STATUS = {
 }  # fmt: skip
 
 
-# How long a call waits for the device's state after its command, at most: a device
-# that is slower answers without it (its report updates the state later).
-READ_BACK_TIMEOUT_S = 5.0
+# How long a read-back waits for the device, at most (it answered the call just before):
+# a device that is slower is left to its reports.
+READ_BACK_TIMEOUT_S = 2.0
 # The controller numbers imported test nodes (recorded dumps) from here up. Reading one
 # answers from its recording, which no command or write changes: a read-back would undo
-# what the bridge just learned, so test nodes keep the accepted value until they report.
+# what the bridge just learned, so test nodes keep the accepted value until they report
+# (and a state tool's read of one does not go into the cache either).
 TEST_NODE_START = 900_000
 
 # A re-sync works for at most this long, then lets other work run for as long (a yield
@@ -285,6 +285,12 @@ class MatterToolSync:
         self._resync: asyncio.Task[None] | None = None
         self._dirty: set[int] | None = None  # nodes reported on while a re-sync runs
         self._slug_writer: asyncio.Task[None] | None = None
+        # Devices a call changed whose state was not read back since (device id → the
+        # number of that change), and the read-back under way per device with the
+        # change it covers.
+        self._unconfirmed: dict[str, int] = {}
+        self._reading: dict[str, tuple[int, asyncio.Task[None]]] = {}
+        self._changes = itertools.count(1)
 
     # -- lifecycle --------------------------------------------------------------------
 
@@ -783,6 +789,7 @@ class MatterToolSync:
             raise DeviceUnavailableError(
                 f"{device.name} is not reachable right now", {"device_id": device.id})
         actions = tool.plan(params)
+        before = self._unconfirmed.get(tool.device_id or "")
         results = []
         for action in actions:
             result = await self.adapter.execute(action)
@@ -794,44 +801,84 @@ class MatterToolSync:
             for action, result in zip(actions, results, strict=True):
                 if isinstance(result, dict):
                     values.update(result)
-                    self._learn(action.node_id, result)
+                    if action.node_id < TEST_NODE_START:
+                        self._learn(action.node_id, result)
+            if tool.kind is ToolKind.STATE and tool.device_id is not None:
+                # It read every state attribute from the device after ``before``'s change.
+                self._confirmed(tool.device_id, before)
             return tool.state_from(values, self.generator.unit, params)
-        answer: dict[str, Any] = {
+        if device is not None and self.read_back and device.node_id < TEST_NODE_START:
+            self._unconfirmed[device.id] = next(self._changes)
+            if self.events is not None and self.events.wanted("device.state"):
+                await self.confirm((device.id,))  # someone watches: before answering
+        return {
             "ok": True,
             "device_id": device.id if device is not None else device_id,
             "sent": [action.to_json() for action in actions],
             "results": results,
         }
-        if device is not None and self.read_back and device.node_id < TEST_NODE_START:
-            state = await self._read_back(device.id)
-            if state is not None:
-                answer["state"] = state
-        return answer
 
-    async def _read_back(self, device_id: str) -> dict[str, Any] | None:
-        """Read the device's state attributes from it now; return its state in human units.
+    async def confirm(self, device_ids: Iterable[str] | None = None) -> None:
+        """Read back the state of every device a call changed since it was last read.
 
-        Called after a command or write the device accepted, before the call answers:
-        what the device holds now (a clamped level, a rounded set-point included) goes
-        into the one cache every reader uses and is published as ``device.state``. A
-        device that does not answer in time leaves the cache to its reports and the
-        answer without ``state`` (the command itself succeeded).
+        Readers call it before answering from the cache (``home_state``, the console):
+        each device a command or write changed is read from the device itself, all at
+        once, one ``read_attribute`` per device, and what it holds goes into the cache
+        (published as ``device.state``). A device nobody asks about is never read: its
+        report updates the cache a moment later. Restricted to ``device_ids`` when
+        given; a read already under way that covers the latest change is joined.
+        """
+        wanted = set(device_ids) if device_ids is not None else None
+        tasks: list[asyncio.Task[None]] = []
+        for device_id, change in tuple(self._unconfirmed.items()):
+            if wanted is not None and device_id not in wanted:
+                continue
+            reading = self._reading.get(device_id)
+            if reading is None or reading[0] < change:
+                task = asyncio.get_running_loop().create_task(
+                    self._confirm_one(device_id, change))
+                self._tasks.add(task)
+                task.add_done_callback(self._tasks.discard)
+                reading = self._reading[device_id] = (change, task)
+            tasks.append(reading[1])
+        if tasks:
+            # Not cancelled with a caller that gives up: another reader may share them.
+            await asyncio.wait(tasks)
+
+    async def _confirm_one(self, device_id: str, change: int) -> None:
+        try:
+            await self._read_back(device_id)
+        finally:
+            if self._reading.get(device_id, (0,))[0] == change:
+                del self._reading[device_id]
+            # Read (or unreadable: left to its reports) up to this change.
+            self._confirmed(device_id, change)
+
+    def _confirmed(self, device_id: str, change: int | None) -> None:
+        """Forget ``device_id``'s unread change ``change`` (not a later one)."""
+        if change is not None and self._unconfirmed.get(device_id) == change:
+            del self._unconfirmed[device_id]
+
+    async def _read_back(self, device_id: str) -> None:
+        """Read the device's state attributes from the device itself into the cache.
+
+        What it holds now (a level its trim cut, a colour command a light that is off
+        ignored) is taken in as its own report would be, and what changed is published
+        as ``device.state``. A device that does not answer in time is left to its
+        reports.
         """
         device = self._devices.get(device_id)
-        if device is None:
-            return None
-        parts = self.generator.state_parts(device)
-        paths = state_paths(device, parts)
+        if device is None or not device.available:
+            return
+        paths = state_paths(device, self.generator.state_parts(device))
         if not paths:
-            return None
+            return
         try:
             values = await self.adapter.read(device.node_id, paths, READ_BACK_TIMEOUT_S)
         except BridgeError as err:
             LOGGER.debug("no read-back of %s after a call: %s", device_id, err.message)
-            return None
+            return
         self._learn(device.node_id, values)
-        device = self._devices.get(device_id, device)
-        return device_state(device, parts, cached_values(device), self.generator.unit)
 
     def _learn(self, node_id: int, values: Mapping[str, Any]) -> None:
         """Take in values read from the device itself, as its own report would be."""
