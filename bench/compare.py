@@ -9,7 +9,8 @@ matter.js light in one private network namespace:
   before   ``--other``'s ``atmosphere-bridge run`` (another checkout's venv), connected to
            that same controller as an external one (``matter.controller_url``)
 
-and every round sends, in an order that rotates, one direct ``device_command`` Toggle
+(``--watch``: each with a ``device.state`` subscriber on ``/v1/events`` throughout) and
+every round sends, in an order that rotates, one direct ``device_command`` Toggle
 over the controller's WebSocket, the light's ``_toggle`` through "after" and the same
 through "before". Each bridge's figures: overhead p50 and paired p99 over the direct
 command of its round, and its own process's CPU per call (both bridges receive every
@@ -83,6 +84,7 @@ class Side:
         self.ws: aiohttp.ClientWebSocketResponse | None = None
         self.raw: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
         self.ids = itertools.count(1)
+        self.watcher: asyncio.Task[None] | None = None
 
     async def open(self) -> None:
         self.http = aiohttp.ClientSession(headers={"Authorization": f"Bearer {self.token}"})
@@ -112,7 +114,22 @@ class Side:
             host, port = self.url.removeprefix("http://").rsplit(":", 1)
             self.raw = await asyncio.open_connection(host, int(port))
 
+    async def watch(self) -> None:
+        """Subscribe to ``device.state`` on ``/v1/events`` and drain it in the background
+        (a console or agent watching the home)."""
+        assert self.http is not None
+        events = await self.http.ws_connect(
+            f"{self.url.replace('http', 'ws', 1)}/v1/events?types=device.state", compress=0)
+
+        async def drain() -> None:
+            async for _msg in events:
+                pass
+
+        self.watcher = asyncio.get_running_loop().create_task(drain())
+
     async def close(self) -> None:
+        if self.watcher is not None:
+            self.watcher.cancel()
         if self.ws is not None:
             await self.ws.close()
         if self.raw is not None:
@@ -209,7 +226,7 @@ async def alone(
     return out
 
 
-async def run(other: Path, calls: int, channels: list[str]) -> dict[str, Any]:
+async def run(other: Path, calls: int, channels: list[str], watch: bool) -> dict[str, Any]:
     reason = netns.unsupported_reason() or node_available()
     if reason:
         raise SystemExit(f"compare benchmark needs a fabric namespace: {reason}")
@@ -247,6 +264,8 @@ async def run(other: Path, calls: int, channels: list[str]) -> dict[str, Any]:
                  Side("before", before_url, before_token, toggle, before.pid)]
         for side in sides:
             await side.open()
+            if watch:
+                await side.watch()
         # The other bridge names the light from the same node: wait for its tool.
         async with asyncio.timeout(60):
             while True:
@@ -294,11 +313,13 @@ def main() -> None:
                         help="the other checkout's atmosphere-bridge (the before)")
     parser.add_argument("--calls", type=int, default=600, help="rounds per channel (600)")
     parser.add_argument("--channel", default="rawhttp,ws,http")
+    parser.add_argument("--watch", action="store_true",
+                        help="a /v1/events device.state subscriber on each bridge throughout")
     args = parser.parse_args()
     channels = [c.strip() for c in args.channel.split(",") if c.strip()]
     if not channels or any(c not in ("http", "rawhttp", "ws") for c in channels):
         parser.error("--channel takes http, rawhttp, ws or a comma-separated list of them")
-    out = asyncio.run(run(args.other, max(50, min(args.calls, 20_000)), channels))
+    out = asyncio.run(run(args.other, max(50, min(args.calls, 20_000)), channels, args.watch))
     print(f"{'channel':8s} {'side':7s} {'overhead p50':>13s} {'paired p99':>11s} {'CPU/call':>9s}")
     for channel in channels:
         for side in ("before", "after"):
