@@ -205,16 +205,19 @@ async def phase(direct: Via, sides: list[Side], channel: str, calls: int) -> dic
 
 
 async def alone(
-    runners: list[tuple[str, Via]], calls: int, others: dict[str, list[int]]
+    direct: Via, sides: list[Side], channel: str, calls: int, others: dict[str, list[int]]
 ) -> dict[str, Any]:
-    """Each runner on its own, ``calls`` in a row: the CPU the controller and the device
+    """Each sender on its own, ``calls`` in a row: the CPU the controller and the device
     spend per call (what a bridge's call costs beyond its own process), and its p50.
 
     The interleaved phases cannot split the controller's and the device's work between
     the sides; here only one side sends while they are measured.
     """
     out: dict[str, Any] = {}
-    for name, run in runners:
+    for name, side in [("direct", None), *((s.name, s) for s in sides)]:
+        if side is not None:
+            await side.fresh(channel)  # idle since its last phase: the server closed it
+        run = direct if side is None else side.via(channel)
         for _ in range(30):
             await run()
         cpu0 = {k: sum(cpu_seconds(p) for p in pids) for k, pids in others.items()}
@@ -291,11 +294,7 @@ async def run(other: Path, calls: int, channels: list[str], watch: bool) -> dict
             # The same calls, one sender at a time: the controller's and device's share.
             others = {"controller": descendants(after.pid),
                       "device": [device.pid] if device.pid else []}
-            for side in sides:
-                await side.fresh(channels[0])
-            runners: list[tuple[str, Via]] = [("direct", direct)]
-            runners += [(s.name, s.via(channels[0])) for s in sides]
-            out["alone"] = await alone(runners, calls, others)
+            out["alone"] = await alone(direct, sides, channels[0], calls, others)
     finally:
         for side in sides:
             await side.close()

@@ -9,7 +9,9 @@ per-device ``_state`` tool) and 200 times over MCP (the SDK's client on
 ``/mcp/compact``), across on/off, brightness, colour temperature, heating set-point and
 cover position; spoken questions after spoken commands; ``/v1/events`` carries each
 command's value once. Where the device stores something else than asked (the trim) the
-read shows what the device holds; while a shade travels, its state says so.
+read shows what the device holds; while a shade travels or a light fades, its state says
+so (``moving``, a target, the current value). With nobody reading, a call reads nothing
+back from the device.
 
 Expected values are written out: a percentage maps to a level and back (1 + 253 p/100,
 rounded), kelvin to whole mireds and back, °C to 0.01 °C.
