@@ -9,11 +9,14 @@ matter.js light in one private network namespace:
   before   ``--other``'s ``atmosphere-bridge run`` (another checkout's venv), connected to
            that same controller as an external one (``matter.controller_url``)
 
-and every round sends, in an order that rotates, one direct ``device_command`` Toggle
+(``--watch``: each with a ``device.state`` subscriber on ``/v1/events`` throughout) and
+every round sends, in an order that rotates, one direct ``device_command`` Toggle
 over the controller's WebSocket, the light's ``_toggle`` through "after" and the same
 through "before". Each bridge's figures: overhead p50 and paired p99 over the direct
 command of its round, and its own process's CPU per call (both bridges receive every
-round's three state reports alike). One phase per ``--channel``: ``rawhttp`` (POST
+round's three state reports alike). Then each sender alone (direct, after, before) for
+as many calls, with the CPU the controller and the device spend per call: what a
+bridge's call costs beyond its own process. One phase per ``--channel``: ``rawhttp`` (POST
 /v1/invoke from a minimal keep-alive client), ``http`` (aiohttp's client), ``ws`` (one
 ``/v1/calls/ws`` socket). Waits for quiet and warms the device up first, as
 ``overhead.py`` does. Prints a table and one JSON line.
@@ -81,13 +84,13 @@ class Side:
         self.ws: aiohttp.ClientWebSocketResponse | None = None
         self.raw: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
         self.ids = itertools.count(1)
+        self.watcher: asyncio.Task[None] | None = None
 
     async def open(self) -> None:
         self.http = aiohttp.ClientSession(headers={"Authorization": f"Bearer {self.token}"})
-        self.ws = await self.http.ws_connect(
-            f"{self.url.replace('http', 'ws', 1)}/v1/calls/ws", compress=0)
+        await self.fresh("ws")
+        await self.fresh("rawhttp")
         host, port = self.url.removeprefix("http://").rsplit(":", 1)
-        self.raw = await asyncio.open_connection(host, int(port))
         body = json.dumps({"tool": self.tool, "params": {}}).encode()
         self.raw_request = (
             f"POST /v1/invoke HTTP/1.1\r\nHost: {host}:{port}\r\n"
@@ -95,7 +98,38 @@ class Side:
             f"Content-Length: {len(body)}\r\n\r\n"
         ).encode() + body
 
+    async def fresh(self, channel: str) -> None:
+        """Open a fresh connection for ``channel``: one left idle through another phase
+        is closed by the server (the call socket's 30 s heartbeat went unanswered, the
+        keep-alive connection timed out)."""
+        assert self.http is not None
+        if channel == "ws":
+            if self.ws is not None:
+                await self.ws.close()
+            self.ws = await self.http.ws_connect(
+                f"{self.url.replace('http', 'ws', 1)}/v1/calls/ws", compress=0)
+        elif channel == "rawhttp":
+            if self.raw is not None:
+                self.raw[1].close()
+            host, port = self.url.removeprefix("http://").rsplit(":", 1)
+            self.raw = await asyncio.open_connection(host, int(port))
+
+    async def watch(self) -> None:
+        """Subscribe to ``device.state`` on ``/v1/events`` and drain it in the background
+        (a console or agent watching the home)."""
+        assert self.http is not None
+        events = await self.http.ws_connect(
+            f"{self.url.replace('http', 'ws', 1)}/v1/events?types=device.state", compress=0)
+
+        async def drain() -> None:
+            async for _msg in events:
+                pass
+
+        self.watcher = asyncio.get_running_loop().create_task(drain())
+
     async def close(self) -> None:
+        if self.watcher is not None:
+            self.watcher.cancel()
         if self.ws is not None:
             await self.ws.close()
         if self.raw is not None:
@@ -144,6 +178,8 @@ class Side:
 
 async def phase(direct: Via, sides: list[Side], channel: str, calls: int) -> dict[str, Any]:
     """Rounds of direct + each side, order rotating; return each side's figures."""
+    for side in sides:
+        await side.fresh(channel)
     runners: list[tuple[str, Via]] = [("direct", direct)]
     runners += [(s.name, s.via(channel)) for s in sides]
     for _ in range(30):  # first-call paths of this channel
@@ -168,7 +204,32 @@ async def phase(direct: Via, sides: list[Side], channel: str, calls: int) -> dic
     return out
 
 
-async def run(other: Path, calls: int, channels: list[str]) -> dict[str, Any]:
+async def alone(
+    direct: Via, sides: list[Side], channel: str, calls: int, others: dict[str, list[int]]
+) -> dict[str, Any]:
+    """Each sender on its own, ``calls`` in a row: the CPU the controller and the device
+    spend per call (what a bridge's call costs beyond its own process), and its p50.
+
+    The interleaved phases cannot split the controller's and the device's work between
+    the sides; here only one side sends while they are measured.
+    """
+    out: dict[str, Any] = {}
+    for name, side in [("direct", None), *((s.name, s) for s in sides)]:
+        if side is not None:
+            await side.fresh(channel)  # idle since its last phase: the server closed it
+        run = direct if side is None else side.via(channel)
+        for _ in range(30):
+            await run()
+        cpu0 = {k: sum(cpu_seconds(p) for p in pids) for k, pids in others.items()}
+        samples = [await run() for _ in range(calls)]
+        out[name] = {"p50_ms": round(percentile(samples, 0.5), 3)} | {
+            f"{k}_cpu_ms_per_call": round(
+                (sum(cpu_seconds(p) for p in pids) - cpu0[k]) * 1000 / calls, 3)
+            for k, pids in others.items()}
+    return out
+
+
+async def run(other: Path, calls: int, channels: list[str], watch: bool) -> dict[str, Any]:
     reason = netns.unsupported_reason() or node_available()
     if reason:
         raise SystemExit(f"compare benchmark needs a fabric namespace: {reason}")
@@ -206,6 +267,8 @@ async def run(other: Path, calls: int, channels: list[str]) -> dict[str, Any]:
                  Side("before", before_url, before_token, toggle, before.pid)]
         for side in sides:
             await side.open()
+            if watch:
+                await side.watch()
         # The other bridge names the light from the same node: wait for its tool.
         async with asyncio.timeout(60):
             while True:
@@ -227,6 +290,11 @@ async def run(other: Path, calls: int, channels: list[str]) -> dict[str, Any]:
                 await direct()
             for channel in channels:
                 out[channel] = await phase(direct, sides, channel, calls)
+                print(json.dumps({channel: out[channel]}), flush=True)
+            # The same calls, one sender at a time: the controller's and device's share.
+            others = {"controller": descendants(after.pid),
+                      "device": [device.pid] if device.pid else []}
+            out["alone"] = await alone(direct, sides, channels[0], calls, others)
     finally:
         for side in sides:
             await side.close()
@@ -244,11 +312,13 @@ def main() -> None:
                         help="the other checkout's atmosphere-bridge (the before)")
     parser.add_argument("--calls", type=int, default=600, help="rounds per channel (600)")
     parser.add_argument("--channel", default="rawhttp,ws,http")
+    parser.add_argument("--watch", action="store_true",
+                        help="a /v1/events device.state subscriber on each bridge throughout")
     args = parser.parse_args()
     channels = [c.strip() for c in args.channel.split(",") if c.strip()]
     if not channels or any(c not in ("http", "rawhttp", "ws") for c in channels):
         parser.error("--channel takes http, rawhttp, ws or a comma-separated list of them")
-    out = asyncio.run(run(args.other, max(50, min(args.calls, 20_000)), channels))
+    out = asyncio.run(run(args.other, max(50, min(args.calls, 20_000)), channels, args.watch))
     print(f"{'channel':8s} {'side':7s} {'overhead p50':>13s} {'paired p99':>11s} {'CPU/call':>9s}")
     for channel in channels:
         for side in ("before", "after"):
@@ -259,6 +329,10 @@ def main() -> None:
         print(f"{channel:8s} after/before: overhead p50 "
               f"{a['overhead_p50_ms'] / b['overhead_p50_ms']:.2f}, CPU "
               f"{a['bridge_cpu_ms_per_call'] / b['bridge_cpu_ms_per_call']:.2f}")
+    print(f"one sender at a time ({channels[0]}): p50, controller and device CPU per call")
+    for name, f in out["alone"].items():
+        print(f"  {name:7s} {f['p50_ms']:8.3f} ms {f['controller_cpu_ms_per_call']:8.3f} ms "
+              f"{f['device_cpu_ms_per_call']:8.3f} ms")
     print(json.dumps(out), flush=True)
 
 

@@ -1,7 +1,13 @@
 // One virtual Matter device (matter.js) for the bridge's demo and end-to-end tests.
 //
-//   node virtual_device.mjs --kind onoff|dimmable|color|thermostat|<kinds/index.mjs> --state-dir DIR
+//   node virtual_device.mjs --kind onoff|dimmable|color|thermostat|cover|<kinds/index.mjs> --state-dir DIR
 //        [--port 5540] [--passcode 20202021] [--discriminator 3840] [--label "Test onoff"]
+//        [--level-trim 200] [--travel-s 4]
+//
+// --level-trim N: a dimmer with a high-end trim, as many wall dimmers have: it still
+// says MaxLevel 254 but never goes above level N (a command for more ends at N).
+// --travel-s S: a cover that takes S seconds from fully open to fully closed, moving in
+// steps (without it, a cover is at its target at once).
 //
 // It prints one machine-readable line per fact, each a word and a JSON object:
 //   PAIRING {"qr": "MT:...", "manual": "...", "passcode": ..., "discriminator": ...}
@@ -21,6 +27,9 @@ import { ExtendedColorLightDevice } from "@matter/main/devices/extended-color-li
 import { ThermostatDevice } from "@matter/main/devices/thermostat";
 import { ColorControlServer } from "@matter/main/behaviors/color-control";
 import { ThermostatServer } from "@matter/main/behaviors/thermostat";
+import { WindowCoveringDevice } from "@matter/main/devices/window-covering";
+import { WindowCoveringServer } from "@matter/main/behaviors/window-covering";
+import { LevelControlServer } from "@matter/main/behaviors/level-control";
 import { parseArgs } from "node:util";
 import { createInterface } from "node:readline";
 import { MORE_KINDS } from "./kinds/index.mjs";
@@ -34,8 +43,31 @@ const { values: opts } = parseArgs({
         discriminator: { type: "string", default: "3840" },
         label: { type: "string" },
         serial: { type: "string" },
+        "level-trim": { type: "string" },
+        "travel-s": { type: "string" },
     },
 });
+const levelTrim = opts["level-trim"] === undefined ? undefined : Number(opts["level-trim"]);
+const travelMs = opts["travel-s"] === undefined ? 0 : Number(opts["travel-s"]) * 1000;
+
+// The dimmer's trim: the level it is asked for, cut at the trim, whatever MaxLevel says.
+class TrimmedLevelControlServer extends LevelControlServer.with("Lighting", "OnOff") {
+    moveToLevelLogic(level, transitionTime, withOnOff, options) {
+        return super.moveToLevelLogic(Math.min(level, levelTrim), transitionTime, withOnOff, options);
+    }
+}
+
+// A cover's motor: immediate by default; with --travel-s, 10 steps a second toward the
+// target (each a state change of the endpoint, as a real motor's position reports).
+let moveCover = undefined;
+class MotorCoveringServer extends WindowCoveringServer.with("Lift", "PositionAwareLift") {
+    handleMovement(type, reversed, direction, targetPercent100ths) {
+        if (travelMs === 0 || moveCover === undefined || targetPercent100ths === undefined) {
+            return super.handleMovement(type, reversed, direction, targetPercent100ths);
+        }
+        moveCover(targetPercent100ths);
+    }
+}
 
 function emit(word, data) {
     process.stdout.write(`${word} ${JSON.stringify(data)}\n`);
@@ -44,13 +76,34 @@ function emit(word, data) {
 // Each kind: the device type with the features the bridge maps, and its initial state.
 const KINDS = {
     onoff: () => [OnOffLightDevice, { onOff: { onOff: false } }],
-    dimmable: () => [DimmableLightDevice, { onOff: { onOff: false }, levelControl: { currentLevel: 128 } }],
+    dimmable: () => [
+        levelTrim === undefined ? DimmableLightDevice : DimmableLightDevice.with(TrimmedLevelControlServer),
+        // managedTransitionTimeHandling: a fade (transitionTime) takes its time, stepping
+        // CurrentLevel and counting RemainingTime down (given, it is computed), as a real
+        // dimmer's does.
+        { onOff: { onOff: false }, levelControl: { currentLevel: 128, managedTransitionTimeHandling: true, remainingTime: 0 } },
+    ],
+    cover: () => [
+        // A roller shade: lift only, knows its position; starts fully open (0 = open).
+        WindowCoveringDevice.with(MotorCoveringServer),
+        {
+            windowCovering: {
+                type: 0,
+                endProductType: 0,
+                currentPositionLiftPercent100ths: 0,
+                targetPositionLiftPercent100ths: 0,
+                configStatus: { operational: true, onlineReserved: true, liftMovementReversed: false,
+                                liftPositionAware: true, tiltPositionAware: false,
+                                liftEncoderControlled: false, tiltEncoderControlled: false },
+            },
+        },
+    ],
     color: () => [
         // Hue/saturation, CIE xy and colour temperature: the three ways the bridge sets colour.
         ExtendedColorLightDevice.with(ColorControlServer.with("HueSaturation", "Xy", "ColorTemperature")),
         {
             onOff: { onOff: false },
-            levelControl: { currentLevel: 200 },
+            levelControl: { currentLevel: 200, managedTransitionTimeHandling: true, remainingTime: 0 },
             colorControl: {
                 colorMode: 2,
                 enhancedColorMode: 2,
@@ -127,10 +180,25 @@ const watched = [
     ["thermostat", "occupiedHeatingSetpoint"],
     ["thermostat", "occupiedCoolingSetpoint"],
     ["thermostat", "systemMode"],
+    ["windowCovering", "currentPositionLiftPercent100ths"],
+    ["windowCovering", "targetPositionLiftPercent100ths"],
 ];
 for (const [cluster, attribute] of more?.watched ?? watched) {
     endpoint.events[cluster]?.[`${attribute}$Changed`]?.on(value => emit("STATE", { cluster, attribute, value }));
 }
+
+let coverTimer = undefined;
+moveCover = target => {
+    clearInterval(coverTimer);
+    const step = Math.max(1, Math.round(10000 / (travelMs / 100)));  // per 100 ms
+    coverTimer = setInterval(() => {
+        const now = endpoint.state.windowCovering.currentPositionLiftPercent100ths;
+        const next = now < target ? Math.min(target, now + step) : Math.max(target, now - step);
+        endpoint.set({ windowCovering: { currentPositionLiftPercent100ths: next } })
+            .catch(err => console.error(`cover step failed: ${err}`));
+        if (next === target) clearInterval(coverTimer);
+    }, 100);
+};
 
 await node.start();
 if (!node.lifecycle.isCommissioned) {

@@ -46,7 +46,7 @@ async def call_compact(request: web.Request) -> web.Response:
     profile = request.app[COMPACT_KEY]
     name = request.match_info["tool"]
     if name == STATE_TOOL:
-        return json_response(profile.home_state(allows, profile.state_args(body)))
+        return json_response(await profile.home_state(allows, profile.state_args(body)))
     resolved = profile.resolve(name, body, allows)
     call = replace(ToolRequest(tool=resolved.key, params=resolved.params), via=resolved.via)
     response = await runtime.invoker.invoke(call, token=token)

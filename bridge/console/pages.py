@@ -255,6 +255,7 @@ async def device_state(request: web.Request) -> web.Response:
     runtime = service.matter
     out: list[dict[str, Any]] = []
     if runtime is not None:
+        await runtime.bridge.confirm()  # devices a call just changed: as they are now
         tools_by_device: dict[str, list[dict[str, Any]]] = {}
         for tool in runtime.bridge.registry.list():
             meta = tool.definition.metadata

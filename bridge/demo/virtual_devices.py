@@ -41,6 +41,7 @@ class DeviceKind(StrEnum):
     DIMMABLE = "dimmable"
     COLOR = "color"
     THERMOSTAT = "thermostat"
+    COVER = "cover"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -98,8 +99,10 @@ class VirtualDevice:
         label: str | None = None,
         netns: NetworkNamespace | None = None,
         devices_dir: Path = DEVICES_DIR,
+        options: tuple[str, ...] = (),
     ) -> None:
         self.kind = kind
+        self.options = options  # more of the script's flags (``--level-trim 200`` …)
         self.state_dir = state_dir
         self.port = port
         self.passcode = passcode
@@ -138,6 +141,7 @@ class VirtualDevice:
         ]  # fmt: skip
         if self.label:
             argv += ["--label", self.label]
+        argv += self.options
         return [*self.netns.exec_prefix(), *argv] if self.netns else argv
 
     def start(self, timeout_s: float = 45.0) -> None:

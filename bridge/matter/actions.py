@@ -591,6 +591,16 @@ def _state_cover_open(values: list[Any], unit: str) -> Any:
     return None if v is None else round(100 - v / 100, 2)
 
 
+def _state_remaining(values: list[Any], unit: str) -> Any:
+    v = _int(values[0])  # RemainingTime: tenths of a second left of a transition
+    return None if v is None else v > 0
+
+
+def _state_operational(values: list[Any], unit: str) -> Any:
+    v = _int(values[0])  # OperationalStatus: 2 bits each for global, lift, tilt; 0 = stopped
+    return None if v is None else v & 0x3F != 0
+
+
 _ALARM = {0: "normal", 1: "warning", 2: "critical"}
 
 
@@ -614,4 +624,6 @@ STATE_CONVERTERS: dict[str, StateConverter] = {
     "lock_state": _state_lock,
     "cover_open_percent": _state_cover_open,
     "alarm": _state_alarm,
+    "transition_moving": _state_remaining,
+    "cover_moving": _state_operational,
 }

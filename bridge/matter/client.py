@@ -21,7 +21,7 @@ import contextlib
 import itertools
 import logging
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import aiohttp
@@ -172,6 +172,7 @@ class MatterAdapter:
         self._stopping = False
         self.connect_count = 0
         self.sent: deque[MatterAction] = deque(maxlen=SENT_HISTORY)
+        self.reads = 0  # ``read`` calls so far (the bridge's own checks; diagnostics)
         # The waits between connection attempts, most recent last (for diagnostics).
         self.retry_delays: deque[float] = deque(maxlen=64)
 
@@ -428,6 +429,34 @@ class MatterAdapter:
             ) from err
         except ControllerCommandError as err:
             raise _action_error(action, err) from err
+
+    async def read(self, node_id: int, paths: Sequence[str], timeout_s: float) -> dict[str, Any]:
+        """Read attribute paths from the device itself in one interaction; return path → value.
+
+        The controller answers with what the device holds now (and updates its own
+        copy). Not recorded in ``sent``: it is the bridge checking, not a request of a
+        caller. Raises ``ControllerUnavailableError`` when not connected,
+        ``DeviceUnavailableError`` when the node cannot be reached or does not answer
+        within ``timeout_s`` and ``ToolFailedError`` for any other controller error.
+        """
+        conn = self._live()
+        self.reads += 1
+        try:
+            async with asyncio.timeout(timeout_s):
+                result = await conn.request(
+                    "read_attribute", {"node_id": node_id, "attribute_path": list(paths)})
+        except TimeoutError as err:
+            raise DeviceUnavailableError(
+                f"node {node_id} did not answer a read within {timeout_s:g} s",
+                {"node_id": node_id}) from err  # fmt: skip
+        except ControllerCommandError as err:
+            if err.error_code in _NOT_REACHABLE:
+                raise DeviceUnavailableError(
+                    f"node {node_id} is not reachable: {err.details}", {"node_id": node_id}
+                ) from err
+            raise ToolFailedError(f"reading node {node_id} failed: {err.details}",
+                                  {"node_id": node_id}) from err  # fmt: skip
+        return dict(result) if isinstance(result, dict) else {}
 
     async def open_commissioning_window(self, node_id: int, timeout_s: int = 300) -> dict[str, Any]:
         """Open an enhanced commissioning window on a node (Matter multi-admin).

@@ -76,6 +76,9 @@ class StateField:
     sensor: str | None
     requires: Requirement
     description: str = ""
+    # Describes a change under way (``moving``, a target): in the state only while the
+    # device is moving; several clusters may report the same such field.
+    motion: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -294,4 +297,5 @@ def _state(
         sensor=raw.get("sensor"),
         requires=_requirement(info, raw.get("requires", {}), fail),
         description=raw.get("description", ""),
+        motion=bool(raw.get("motion", False)),
     )

@@ -312,10 +312,14 @@ class CompactProfile:
                 f"{STATE_TOOL} takes only 'area' (a room name)", {"unknown": unknown})
         return area
 
-    def home_state(
+    async def home_state(
         self, allows: Callable[[ToolDefinition], bool], area: str | None = None
     ) -> dict[str, Any]:
-        """Return the cached state of every device ``allows`` may read (one area's)."""
+        """Return the live state of every device ``allows`` may read (one area's).
+
+        Devices a call changed since they were last read are read back from the devices
+        first (``MatterToolSync.confirm``), so the answer shows what they hold now.
+        """
         from bridge.matter.generator import cached_values  # lazy: see TYPE_CHECKING
 
         wanted = area.strip().casefold() if isinstance(area, str) and area.strip() else None
@@ -327,12 +331,13 @@ class CompactProfile:
         devices: list[dict[str, Any]] = []
         if bridge is None:
             return {"devices": devices, "count": 0}
+        readable = [(indexed, defn) for indexed, defn in self.index().state if allows(defn)]
+        await bridge.confirm(indexed.device_id for indexed, _defn in readable
+                             if indexed.device_id is not None)  # fmt: skip
         # The live device and tool: attribute changes replace them without a registry
         # change when the definitions stay the same.
         live = {d.id: d for d in bridge.devices()}
-        for indexed, defn in self.index().state:
-            if not allows(defn):
-                continue
+        for indexed, defn in readable:
             device = live.get(indexed.device_id or "")
             try:
                 tool = bridge.tool(defn.identity)

@@ -50,6 +50,9 @@ DESCRIPTION_DEVICES = 25
 DEVICE_ID_PATTERN = "^[0-9]+-[0-9]+$"
 # Tool names stay within what clients accept once MCP prefixes ``matter__``.
 NAME_LIMIT = CLIENT_NAME_MAX - len(NAMESPACE) - 2
+# The state field that says a device is changing (a level or colour transition, a cover
+# travelling); ``motion`` fields appear only while it is true.
+MOVING = "moving"
 
 
 def tool_name(slug: str, suffix: str) -> str:
@@ -122,8 +125,7 @@ class GeneratedTool:
                 "sensor": params["sensor"],
                 "value": convert_state(device, part, values, unit),
             }
-        device = self._device(self.device_id)
-        return {p.field.field: convert_state(device, p, values, unit) for p in self.state}
+        return device_state(self._device(self.device_id), self.state, values, unit)
 
     def _device(self, device_id: str | None) -> Device:
         device = self.devices.get(device_id or "")
@@ -252,6 +254,37 @@ def convert_state(device: Device, part: StatePart, values: Mapping[str, Any], un
     return STATE_CONVERTERS[part.field.convert](raw, unit)
 
 
+def device_state(
+    device: Device, parts: Sequence[StatePart], values: Mapping[str, Any], unit: str
+) -> dict[str, Any]:
+    """Return a device's state fields in human units from attribute values keyed by path.
+
+    ``moving`` is true when any cluster says a change is under way (a level or colour
+    transition, a cover travelling); it and the other ``motion`` fields (a cover's
+    target) appear only then, so a device at rest answers its plain state.
+    """
+    state: dict[str, Any] = {}
+    motion: list[str] = []
+    for part in parts:
+        value = convert_state(device, part, values, unit)
+        name = part.field.field
+        if part.field.motion:
+            motion.append(name)
+            value = state.get(name) or value
+        state[name] = value
+    if motion and state.get(MOVING) is not True:
+        for name in motion:
+            state.pop(name, None)
+    return state
+
+
+def state_paths(device: Device, parts: Sequence[StatePart]) -> list[str]:
+    """Return the attribute paths the device's state is made of (those it has), once each."""
+    paths = {f"{device.endpoint_id}/{p.cluster.id}/{a}": None for p in parts
+             for a in p.field.attribute_ids if device.has_attr(p.cluster.id, a)}  # fmt: skip
+    return list(paths)
+
+
 def cached_values(device: Device) -> dict[str, Any]:
     """Return the device's known attribute values keyed by path."""
     return {
@@ -369,7 +402,7 @@ class MatterToolGenerator:
         seen: set[str] = set()
         for cmap in self.maps:
             for sf in cmap.state:
-                if sf.field in seen:
+                if sf.field in seen and not sf.motion:
                     continue
                 if not matches(device, cmap.cluster.id, sf.requires, None):
                     continue
@@ -451,7 +484,8 @@ class MatterToolGenerator:
         )
 
     def _state_tool(self, device: Device, parts: tuple[StatePart, ...]) -> GeneratedTool:
-        fields = ", ".join(p.field.description or p.field.field.replace("_", " ") for p in parts)
+        fields = ", ".join(dict.fromkeys(
+            p.field.description or p.field.field.replace("_", " ") for p in parts))
         clusters = list(dict.fromkeys(p.cluster.name for p in parts))
         attributes = list(dict.fromkeys(a for p in parts for a in p.field.attributes))
         definition = ToolDefinition(

@@ -11,10 +11,11 @@ import asyncio
 import contextlib
 import dataclasses
 import gc
+import itertools
 import logging
 import sqlite3
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from bridge.errors import (
@@ -37,7 +38,13 @@ from bridge.matter.devices import (
     UserNames,
     build_devices,
 )
-from bridge.matter.generator import GeneratedTool, MatterToolGenerator, ToolKind, find_tool
+from bridge.matter.generator import (
+    GeneratedTool,
+    MatterToolGenerator,
+    ToolKind,
+    find_tool,
+    state_paths,
+)
 from bridge.matter.models import (
     ActionKind,
     AdapterEvent,
@@ -59,6 +66,15 @@ _WRITE_STATUS = {
     0x88: "unsupported write", 0x8D: "invalid in state", 0xC6: "needs a timed interaction",
 }  # fmt: skip
 
+
+# How long a read-back waits for the device, at most (it answered the call just before):
+# a device that is slower is left to its reports.
+READ_BACK_TIMEOUT_S = 2.0
+# The controller numbers imported test nodes (recorded dumps) from here up. Reading one
+# answers from its recording, which no command or write changes: a read-back would undo
+# what the bridge just learned, so test nodes keep the accepted value until they report
+# (and a state tool's read of one does not go into the cache either).
+TEST_NODE_START = 900_000
 
 # A re-sync works for at most this long, then lets other work run for as long (a yield
 # of one loop round is not enough: a call needs several rounds).
@@ -244,8 +260,11 @@ class MatterToolSync:
         node_id: str = "",
         unit: str = "C",
         server_name: str = "",
+        read_back: bool = True,
     ) -> None:
         self.adapter = adapter
+        # Read a device's state back after every call it accepted (off: until it reports).
+        self.read_back = read_back
         self.registry = registry
         self.events = events
         self.names = names
@@ -266,6 +285,12 @@ class MatterToolSync:
         self._resync: asyncio.Task[None] | None = None
         self._dirty: set[int] | None = None  # nodes reported on while a re-sync runs
         self._slug_writer: asyncio.Task[None] | None = None
+        # Devices a call changed whose state was not read back since (device id → the
+        # number of that change), and the read-back under way per device with the
+        # change it covers.
+        self._unconfirmed: dict[str, int] = {}
+        self._reading: dict[str, tuple[int, asyncio.Task[None]]] = {}
+        self._changes = itertools.count(1)
 
     # -- lifecycle --------------------------------------------------------------------
 
@@ -498,6 +523,8 @@ class MatterToolSync:
         node = self.adapter.node(node_id)
         if node is None:
             return
+        if path is not None and self._known(node_id, path, value):
+            return  # what the bridge already holds (its read-back, or a repeat)
         if path is None or not self._absorb(node_id, path, value):
             self.apply_node(node)
         if self.events is not None and path is not None:
@@ -508,6 +535,17 @@ class MatterToolSync:
                     "device.state",
                     {"device_id": device.id, "name": device.name, "path": path, "value": value},
                 )
+
+    def _known(self, node_id: int, path: str, value: Any) -> bool:
+        """Return whether a device of the node already holds ``value`` at ``path``."""
+        try:
+            ep_text, cl_text, at_text = path.split("/")
+            endpoint, cluster, attribute = int(ep_text), int(cl_text), int(at_text)
+        except ValueError:
+            return False
+        device = self._devices.get(f"{node_id}-{endpoint}")
+        attrs = device.clusters.get(cluster) if device is not None else None
+        return attrs is not None and attribute in attrs and attrs[attribute] == value
 
     def _absorb(self, node_id: int, path: str, value: Any) -> bool:
         """Put a reported value into the device cache if no tool depends on it.
@@ -751,6 +789,7 @@ class MatterToolSync:
             raise DeviceUnavailableError(
                 f"{device.name} is not reachable right now", {"device_id": device.id})
         actions = tool.plan(params)
+        before = self._unconfirmed.get(tool.device_id or "")
         results = []
         for action in actions:
             result = await self.adapter.execute(action)
@@ -759,16 +798,98 @@ class MatterToolSync:
                 self._written(action, result)
         if tool.kind in (ToolKind.STATE, ToolKind.SENSOR):
             values: dict[str, Any] = {}
-            for result in results:
+            for action, result in zip(actions, results, strict=True):
                 if isinstance(result, dict):
                     values.update(result)
+                    if action.node_id < TEST_NODE_START:
+                        self._learn(action.node_id, result)
+            if tool.kind is ToolKind.STATE and tool.device_id is not None:
+                # It read every state attribute from the device after ``before``'s change.
+                self._confirmed(tool.device_id, before)
             return tool.state_from(values, self.generator.unit, params)
+        if device is not None and self.read_back and device.node_id < TEST_NODE_START:
+            self._unconfirmed[device.id] = next(self._changes)
+            if self.events is not None and self.events.wanted("device.state"):
+                await self.confirm((device.id,))  # someone watches: before answering
         return {
             "ok": True,
             "device_id": device.id if device is not None else device_id,
             "sent": [action.to_json() for action in actions],
             "results": results,
         }
+
+    async def confirm(self, device_ids: Iterable[str] | None = None) -> None:
+        """Read back the state of every device a call changed since it was last read.
+
+        Readers call it before answering from the cache (``home_state``, the console):
+        each device a command or write changed is read from the device itself, all at
+        once, one ``read_attribute`` per device, and what it holds goes into the cache
+        (published as ``device.state``). A device nobody asks about is never read: its
+        report updates the cache a moment later. Restricted to ``device_ids`` when
+        given; a read already under way that covers the latest change is joined.
+        """
+        wanted = set(device_ids) if device_ids is not None else None
+        tasks: list[asyncio.Task[None]] = []
+        for device_id, change in tuple(self._unconfirmed.items()):
+            if wanted is not None and device_id not in wanted:
+                continue
+            reading = self._reading.get(device_id)
+            if reading is None or reading[0] < change:
+                task = asyncio.get_running_loop().create_task(
+                    self._confirm_one(device_id, change))
+                self._tasks.add(task)
+                task.add_done_callback(self._tasks.discard)
+                reading = self._reading[device_id] = (change, task)
+            tasks.append(reading[1])
+        if tasks:
+            # Not cancelled with a caller that gives up: another reader may share them.
+            await asyncio.wait(tasks)
+
+    async def _confirm_one(self, device_id: str, change: int) -> None:
+        try:
+            await self._read_back(device_id)
+        finally:
+            if self._reading.get(device_id, (0,))[0] == change:
+                del self._reading[device_id]
+            # Read (or unreadable: left to its reports) up to this change.
+            self._confirmed(device_id, change)
+
+    def _confirmed(self, device_id: str, change: int | None) -> None:
+        """Forget ``device_id``'s unread change ``change`` (not a later one)."""
+        if change is not None and self._unconfirmed.get(device_id) == change:
+            del self._unconfirmed[device_id]
+
+    async def _read_back(self, device_id: str) -> None:
+        """Read the device's state attributes from the device itself into the cache.
+
+        What it holds now (a level its trim cut, a colour command a light that is off
+        ignored) is taken in as its own report would be, and what changed is published
+        as ``device.state``. A device that does not answer in time is left to its
+        reports.
+        """
+        device = self._devices.get(device_id)
+        if device is None or not device.available:
+            return
+        paths = state_paths(device, self.generator.state_parts(device))
+        if not paths:
+            return
+        try:
+            values = await self.adapter.read(device.node_id, paths, READ_BACK_TIMEOUT_S)
+        except BridgeError as err:
+            LOGGER.debug("no read-back of %s after a call: %s", device_id, err.message)
+            return
+        self._learn(device.node_id, values)
+
+    def _learn(self, node_id: int, values: Mapping[str, Any]) -> None:
+        """Take in values read from the device itself, as its own report would be."""
+        node = self.adapter.node(node_id)
+        if node is None:
+            return
+        for path, value in values.items():
+            if isinstance(value, dict) and "TLVValue" in value:
+                continue  # the controller could not decode it: not a value to keep
+            node.attributes[path] = value
+            self.refresh_node(node_id, path, value)
 
     async def _call_room(self, plan: RoomPlan, params: dict[str, Any]) -> dict[str, Any]:
         """Send every member's call at once; one member failing is part of the answer."""
@@ -807,7 +928,7 @@ class MatterToolSync:
         }
 
     def _written(self, action: MatterAction, result: Any) -> None:
-        """Raise for a refused write; else put the written value in the node's cache now."""
+        """Raise for a refused write; else put the written value in the cache now."""
         statuses = [r.get("Status") for r in result if isinstance(r, dict)] if isinstance(
             result, list) else []
         refused = next((s for s in statuses if isinstance(s, int) and s != 0), None)
@@ -818,13 +939,6 @@ class MatterToolSync:
                 f"{action.value!r}: {reason} (status 0x{refused:02X})",
                 {"action": action.to_json(), "status": refused},
             )
-        node = self.adapter.node(action.node_id)
-        if node is None:
-            return
-        absorbed = True
-        for path in action.paths:
-            node.attributes[path] = action.value
-            absorbed = self._absorb(action.node_id, path, action.value) and absorbed
-        # Optimistic: the controller's attribute report confirms (or corrects) it later.
-        if not absorbed:
-            self.apply_node(node)
+        # Accepted: the device holds the value now (the read-back that follows corrects it
+        # if the device stored another, and so does its report).
+        self._learn(action.node_id, {path: action.value for path in action.paths})

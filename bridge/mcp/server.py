@@ -409,7 +409,7 @@ class BridgeMcpServer:
                 if short == STATE_TOOL:
                     area = self.compact.state_args(arguments)
                     allows = self.allows_for(tuple(token.permissions))
-                    return success_result(None, self.compact.home_state(allows, area))
+                    return success_result(None, await self.compact.home_state(allows, area))
                 resolved = self.compact.resolve(
                     short, arguments, self.allows_for(tuple(token.permissions)))
                 arguments = resolved.params

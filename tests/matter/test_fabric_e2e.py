@@ -69,7 +69,7 @@ class Fab:
 
 @pytest.fixture(scope="module")
 def fab(fabric: Fabric) -> Iterator[Fab]:
-    devices = {kind: fabric.device(kind) for kind in DeviceKind}
+    devices = {kind: fabric.device(kind) for kind in NAMES}
     bridge = ThreadedBridge(fabric, "e2e")
     bridge.start()
     try:

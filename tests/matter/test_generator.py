@@ -189,7 +189,8 @@ def test_state_reads_recorded_values_in_human_units(name: str) -> None:
         paths = {p for r in reads for p in r.paths}
         assert all(r.kind is ActionKind.READ for r in reads)
         state = tool.state_from(cached_values(device))
-        assert list(state) == [p.field.field for p in tool.state]
+        # Recorded devices are at rest: no transition fields (``moving``, a target).
+        assert list(state) == [p.field.field for p in tool.state if not p.field.motion]
         assert paths  # every state tool reads at least one attribute
 
 
@@ -218,6 +219,44 @@ def test_state_values(name: str) -> None:
     state_tool = next(t for t in tools if t.kind is ToolKind.STATE)
     device = next(d for d in devices if d.id == state_tool.device_id)
     assert state_tool.state_from(cached_values(device)) == STATES[name]
+
+
+MOVING = {
+    # (dump, attributes changed) -> the state, with the transition fields it now shows.
+    # LevelControl RemainingTime 1/8/1 (tenths of a second left).
+    ("matterjs-commissioned/node-3-color", (("1/8/1", 20),)): {
+        "color_mode": "color_temperature", "color": {"hue": 170, "saturation": 79},
+        "color_xy": {"x": 0.3805, "y": 0.3769}, "color_temperature_kelvin": 3333,
+        "moving": True, "brightness_percent": 30, "on": True},
+    # ColorControl RemainingTime 1/768/2 alone says so too.
+    ("matterjs-commissioned/node-3-color", (("1/768/2", 5),)): {
+        "color_mode": "color_temperature", "color": {"hue": 170, "saturation": 79},
+        "color_xy": {"x": 0.3805, "y": 0.3769}, "color_temperature_kelvin": 3333,
+        "moving": True, "brightness_percent": 30, "on": True},
+    # WindowCovering OperationalStatus 1/258/10 = lift closing (0b1000 | global 0b10),
+    # target 1/258/11 = 6000 (40 % open), current 1/258/14 = 0 (fully open).
+    ("ha-core/mock_window_covering_full",
+     (("1/258/10", 0b1010), ("1/258/11", 6000), ("1/258/14", 0))): {
+        "percent_open": 100.0, "tilt_percent_open": 100.0, "moving": True,
+        "target_percent_open": 40.0},
+    # Stopped again: the transition fields are gone, whatever the target says.
+    ("ha-core/mock_window_covering_full",
+     (("1/258/10", 0), ("1/258/11", 6000), ("1/258/14", 6000))): {
+        "percent_open": 40.0, "tilt_percent_open": 100.0},
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(("name", "changes"), sorted(MOVING))
+def test_state_says_moving_with_target_and_current(
+    name: str, changes: tuple[tuple[str, int], ...]
+) -> None:
+    doc = load_dump(name)
+    doc["attributes"].update(dict(changes))
+    devices = build_devices([NodeData.from_json(doc)])
+    tools = MatterToolGenerator(MAPS, node_id="node-a").generate(devices)
+    state_tool = next(t for t in tools if t.kind is ToolKind.STATE)
+    device = next(d for d in devices if d.id == state_tool.device_id)
+    assert state_tool.state_from(cached_values(device)) == MOVING[(name, changes)]
 
 
 def tool_named(name: str, tool: str, unit: str = "C") -> Any:

@@ -48,6 +48,8 @@ REPO = Path(__file__).resolve().parents[2]
 CONTROLLER_VENV = Path(os.environ.get("ATMOSPHERE_CONTROLLER_VENV", REPO / ".venv-controller"))
 T = TypeVar("T")
 
+# The lights and the thermostat every fabric test module may share.
+FOUR_KINDS = (DeviceKind.ONOFF, DeviceKind.DIMMABLE, DeviceKind.COLOR, DeviceKind.THERMOSTAT)
 # Valid Matter passcodes (not in the spec's list of trivial ones), one per device.
 _PASSCODES = itertools.count(20202101)
 
@@ -80,8 +82,13 @@ class Fabric:
     _controller_ports: Iterator[int] = field(default_factory=lambda: itertools.count(5580))
     _short_discriminators: Iterator[int] = field(default_factory=lambda: itertools.count(0))
 
-    def device(self, kind: DeviceKind, *, label: str | None = None) -> VirtualDevice:
-        """Start and return a fresh (uncommissioned) virtual device of ``kind``."""
+    def device(
+        self, kind: DeviceKind, *, label: str | None = None, options: tuple[str, ...] = ()
+    ) -> VirtualDevice:
+        """Start and return a fresh (uncommissioned) virtual device of ``kind``.
+
+        ``options`` are more of the script's flags (``("--level-trim", "200")``).
+        """
         index = len(self.devices)
         # Manual codes carry only the top 4 bits of the discriminator: keep them distinct
         # so a controller never dials another test's device.
@@ -94,6 +101,7 @@ class Fabric:
             discriminator=(short << 8) | 0x0A,
             label=label,
             netns=self.namespace,
+            options=options,
         )
         self.devices.append(dev)
         dev.start()
@@ -207,7 +215,7 @@ def matter_controller(fabric: Fabric) -> Iterator[ThreadedController]:
 @pytest.fixture(scope="session")
 def virtual_devices(fabric: Fabric) -> dict[DeviceKind, VirtualDevice]:
     """Return the four fresh virtual devices, started and waiting to be commissioned."""
-    return {kind: fabric.device(kind) for kind in DeviceKind}
+    return {kind: fabric.device(kind) for kind in FOUR_KINDS}
 
 
 class ThreadedBridge:
