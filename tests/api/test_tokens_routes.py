@@ -29,6 +29,7 @@ async def test_issue_list_revoke(bridge_server: BridgeServer) -> None:
     assert issued == {
         "id": token.id, "agent_id": "tablet", "permissions": ["device:control:*"],
         "issued_at": token.issued_at, "expires_at": token.expires_at, "revoked": False,
+        "issued_by": None,
     }
     assert (token.constraints.max_hops, token.constraints.rate_limit_per_minute) == (1, 30)
     status, listed = await call(bridge_server, "GET", "/v1/tokens?agent_id=tablet", admin)
