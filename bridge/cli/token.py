@@ -136,7 +136,8 @@ def revoke_command(args: argparse.Namespace) -> int:
     url = running_bridge_url(config.state_dir)
     if url is not None:
         # A one-minute token of our own, so the running bridge revokes (and gossips) it.
-        admin = issue_token(key, agent_id="cli", permissions=["token:manage"], ttl_s=60)
+        admin = issue_token(key, agent_id="cli", permissions=["token:manage", "admin:tokens"],
+                            ttl_s=60)
         try:
             entry = asyncio.run(
                 call("DELETE", f"{url}/v1/tokens/{quote(args.id, safe='')}", admin)

@@ -26,13 +26,15 @@ async def test_issue_list_revoke(bridge_server: BridgeServer) -> None:
     assert status == 201, issued
     raw = issued.pop("token")
     token, _ = parse_token(raw)
+    # Not an administrator: the new token is named under the issuer's agent, and the
+    # ledger says which token issued it.
     assert issued == {
-        "id": token.id, "agent_id": "tablet", "permissions": ["device:control:*"],
+        "id": token.id, "agent_id": "admin/tablet", "permissions": ["device:control:*"],
         "issued_at": token.issued_at, "expires_at": token.expires_at, "revoked": False,
-        "issued_by": None,
+        "issued_by": parse_token(admin)[0].id,
     }
     assert (token.constraints.max_hops, token.constraints.rate_limit_per_minute) == (1, 30)
-    status, listed = await call(bridge_server, "GET", "/v1/tokens?agent_id=tablet", admin)
+    status, listed = await call(bridge_server, "GET", "/v1/tokens?agent_id=admin/tablet", admin)
     assert (status, listed) == (200, {"tokens": [issued]})
     status, body = await call(bridge_server, "GET", "/v1/tools", raw)
     assert status == 200
