@@ -219,10 +219,14 @@ def parse_token(raw: str) -> tuple[AgentToken, bytes]:
         raise _reject("malformed", "token is not '<payload>.<signature>'")
     body_b64, signature = raw.split(".")
     try:
+        # Both parts canonical before anything else: one token, one spelling.
+        signature_ok = len(b64d(signature)) == 64
         body = b64d(body_b64)
         doc = json.loads(body.decode("utf-8"))
     except (ValueError, UnicodeDecodeError) as err:
-        raise _reject("malformed", "token payload is not base64url JSON") from err
+        raise _reject("malformed", "token is not canonical base64url JSON and signature") from err
+    if not signature_ok:
+        raise _reject("malformed", "token signature is not 64 bytes of base64url")
     if not isinstance(doc, dict) or set(doc) != _PAYLOAD_KEYS or doc["v"] != TOKEN_VERSION:
         raise _reject("malformed", "token payload has the wrong fields or version")
     cons = doc["constraints"]
