@@ -18,6 +18,11 @@ from bridge.tools.definition import Confirmation
 RAN_LOG = "ran.log"
 
 
+def _by(ctx: CallContext) -> str:
+    # The token id of the call (the agent's name on a bridge from before issue 26).
+    return getattr(ctx, "token_id", ctx.agent_id)
+
+
 def _ran(what: str) -> None:
     with Path(RAN_LOG).open("a", encoding="utf-8") as out:
         out.write(what + "\n")
@@ -33,7 +38,7 @@ def _ran(what: str) -> None:
     confirmation=Confirmation(mode="always", message="Unlock {door}?", timeout_s=120),
 )
 async def door_unlock(door: str, ctx: CallContext) -> dict[str, Any]:
-    _ran(f"door_unlock {door} by {ctx.token_id}")
+    _ran(f"door_unlock {door} by {_by(ctx)}")
     return {"unlocked": door}
 
 
@@ -48,7 +53,7 @@ async def door_unlock(door: str, ctx: CallContext) -> dict[str, Any]:
                               timeout_s=120),
 )
 async def vault_open(ctx: CallContext) -> dict[str, Any]:
-    _ran(f"vault_open by {ctx.token_id}")
+    _ran(f"vault_open by {_by(ctx)}")
     return {"opened": True}
 
 
@@ -62,5 +67,5 @@ async def vault_open(ctx: CallContext) -> dict[str, Any]:
 )
 async def slow_echo(text: str, seconds: float, ctx: CallContext) -> dict[str, Any]:
     await asyncio.sleep(seconds)
-    _ran(f"slow_echo {text} by {ctx.token_id}")
+    _ran(f"slow_echo {text} by {_by(ctx)}")
     return {"text": text}
