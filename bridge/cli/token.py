@@ -5,8 +5,8 @@
 verifies it against the node key and ``auth.trusted_issuers`` and prints its contents
 (exit 1 with the reason when it is not valid). Issued tokens are recorded in
 ``<state-dir>/bridge.db`` by id and hash only (never enough to rebuild one); ``token
-list`` shows ``{id, agent_id, permissions, issued_at, expires_at, revoked}`` per line and
-``token revoke ID`` revokes one: through the running bridge when there is one (at once,
+list`` shows ``{id, agent_id, permissions, issued_at, expires_at, issued_by, revoked}``
+per line and ``token revoke ID`` revokes one: through the running bridge when there is one (at once,
 and gossiped to mesh peers), else in the database (the bridge loads it when it starts).
 """
 

@@ -124,7 +124,7 @@ class Pipeline:
         return raw, self.token_view(token.id)
 
     def token_view(self, token_id: str) -> dict[str, Any]:
-        """Return ``{id, agent_id, permissions, issued_at, expires_at, revoked}``."""
+        """Return ``{id, agent_id, permissions, issued_at, expires_at, issued_by, revoked}``."""
         entry = self.tokens.get_sync(token_id)
         if entry is None:
             shown = token_id[:64]
