@@ -293,3 +293,32 @@ def test_every_spelling_of_a_refused_token_is_refused_everywhere(live: LiveBridg
     thread.join(30)
     assert answer[0][1]["error"]["code"] == "CONFIRMATION_DENIED"
     assert live.ran() == []
+
+
+def spellings_of(raw: str, count: int) -> list[str]:
+    """Return ``count`` distinct re-spellings of ``raw`` (spare bits, padding, alphabet, space)."""
+    payload, signature = raw.split(".")
+    last = ALPHABET.index(signature[-1])
+    out = [f"{payload}.{signature[:-1]}{ALPHABET[last + v]}" for v in range(1, 16)]
+    out += [f"{payload}{'=' * k}.{signature}" for k in (1, 2, 3)]
+    out += [f"{payload}.{signature}{'=' * k}" for k in (1, 2, 3)]
+    out += [raw[:i] + SWAP[raw[i]] + raw[i + 1:] for i, ch in enumerate(raw) if ch in SWAP]
+    out += [raw[:i] + " " + raw[i:] for i in range(1, len(raw))]
+    assert len(set(out)) >= count
+    return list(dict.fromkeys(out))[:count]
+
+
+def test_re_spellings_share_the_tokens_one_rate_limit(live: LiveBridge) -> None:
+    """60 spellings of a 2-per-minute token make no call; the token itself makes two."""
+    limited = live.issue("budget-agent", ["home:*"], rate=2)
+    body = {"tool": "home:slow_echo", "params": {"text": "x", "seconds": 0}}
+    spelled = [live.http("POST", "/v1/invoke", s, body)[0] for s in spellings_of(limited, 60)]
+    assert spelled == [401] * 60
+    itself = [live.http("POST", "/v1/invoke", limited, body)[0] for _ in range(3)]
+    assert itself == [200, 200, 429]
+    token_id = parse_token(limited)[0].id
+    wait_until(lambda: live.refusals_of(token_id) == {"non_canonical": 60}, 15,
+               "60 refusals counted under the token's id")
+    rows = live.audit("SELECT decision FROM audit_log WHERE token_id = ? ORDER BY id",
+                      (token_id,))
+    assert rows == [("allowed",), ("allowed",), ("rate_limited",)]
