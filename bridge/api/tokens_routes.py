@@ -134,9 +134,11 @@ async def list_tokens(request: web.Request) -> web.Response:
     except ValueError as err:
         raise InvalidRequestError("'limit' must be an integer") from err
     runtime = _runtime(request)
-    tokens = runtime.list_tokens(agent_id=agent_id, limit=limit if is_admin(caller) else 10_000)
-    if not is_admin(caller):
-        tokens = [t for t in tokens if _manages(runtime, caller, t["id"])][:max(1, limit)]
+    if is_admin(caller):
+        tokens = runtime.list_tokens(agent_id=agent_id, limit=limit)
+    else:
+        tokens = [t for t in runtime.issued_tree(caller.id)
+                  if agent_id is None or t["agent_id"] == agent_id][:max(1, min(limit, 10_000))]
     return json_response({"tokens": tokens})
 
 

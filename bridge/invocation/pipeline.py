@@ -162,6 +162,22 @@ class Pipeline:
                     todo.append(child)
         return {**entry, "revoked": True}
 
+    def issued_tree(self, token_id: str, *, limit: int = 10_000) -> list[dict[str, Any]]:
+        """Return the ledger entries of ``token_id`` and of what it issued, transitively."""
+        entry = self.tokens.get_sync(token_id)
+        if entry is None:
+            return []
+        out: list[dict[str, Any]] = []
+        todo, seen = [entry], {token_id}
+        while todo and len(out) < limit:
+            item = todo.pop()
+            out.append({**item, "revoked": item["id"] in self.verifier.revocations})
+            for child in self.tokens.issued_by_sync(item["id"]):
+                if child["id"] not in seen:
+                    seen.add(child["id"])
+                    todo.append(child)
+        return sorted(out, key=lambda e: e["issued_at"], reverse=True)
+
     def issued_chain(self, token_id: str) -> list[str]:
         """Return the ids of the tokens that issued ``token_id``, nearest first."""
         chain: list[str] = []
