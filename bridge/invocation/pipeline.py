@@ -163,19 +163,22 @@ class Pipeline:
         return {**entry, "revoked": True}
 
     def issued_tree(self, token_id: str, *, limit: int = 10_000) -> list[dict[str, Any]]:
-        """Return the ledger entries of ``token_id`` and of what it issued, transitively."""
-        entry = self.tokens.get_sync(token_id)
-        if entry is None:
-            return []
+        """Return the ledger entries of ``token_id`` and of what it issued, transitively.
+
+        ``token_id`` itself may be missing from the ledger (signed with the node key
+        elsewhere, e.g. by ``token issue``); what it issued here is still listed.
+        """
         out: list[dict[str, Any]] = []
-        todo, seen = [entry], {token_id}
+        todo, seen = [token_id], {token_id}
         while todo and len(out) < limit:
-            item = todo.pop()
-            out.append({**item, "revoked": item["id"] in self.verifier.revocations})
-            for child in self.tokens.issued_by_sync(item["id"]):
+            item_id = todo.pop()
+            item = self.tokens.get_sync(item_id)
+            if item is not None:
+                out.append({**item, "revoked": item_id in self.verifier.revocations})
+            for child in self.tokens.issued_by_sync(item_id):
                 if child["id"] not in seen:
                     seen.add(child["id"])
-                    todo.append(child)
+                    todo.append(child["id"])
         return sorted(out, key=lambda e: e["issued_at"], reverse=True)
 
     def issued_chain(self, token_id: str) -> list[str]:
