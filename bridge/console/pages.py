@@ -116,6 +116,7 @@ def _verify_token(request: web.Request, raw: str) -> AgentToken:
     if runtime is None:
         raise UnauthenticatedError("this node cannot verify tokens", {"reason": "no_verifier"})
     token: AgentToken = runtime.verifier.verify(raw)
+    runtime.invoker.charge(token)  # every route counts against the token's rate limit
     return token
 
 
