@@ -4,7 +4,10 @@
 and returns at once; the job moves to ``running`` and ends ``completed`` or ``error``
 (with the ``tool_response``), or ``cancelled``. Jobs live in SQLite; at start-up every
 job a previous process left ``queued`` or ``running`` becomes an ``error`` with
-``interrupted: true``, so a restart reports them instead of forgetting them. Finished
+``interrupted: true``, so a restart reports them instead of forgetting them. A job
+belongs to the token that submitted it (by id); when that token is revoked or expires,
+its live jobs are cancelled (``UNAUTHENTICATED``, reason ``token_revoked`` /
+``token_expired``) with a ``job.cancelled`` event and an audit row. Finished
 jobs are deleted ``retention_s`` after they end.
 """
 
@@ -136,9 +139,11 @@ class JobManager:
         self.retention_s = retention_s
         self._sweep_interval_s = sweep_interval_s
         self._tasks: dict[str, asyncio.Task[None]] = {}
-        # The token id of each live job, and the jobs its token's revocation ended.
+        # The token of each live job, the timer that ends it at the token's expiry, and
+        # why a job was ended for its token (``token_revoked`` / ``token_expired``).
         self._owners: dict[str, AgentToken] = {}
-        self._revoked: set[str] = set()
+        self._expiry: dict[str, asyncio.TimerHandle] = {}
+        self._ended: dict[str, str] = {}
         self._sweeper: asyncio.Task[None] | None = None
         db.migrate("invocation.jobs.v1", _MIGRATION)
         db.migrate("invocation.jobs.v2_token_id", _MIGRATION_V2)
@@ -177,16 +182,24 @@ class JobManager:
             (job_id, token.agent_id, token.id, request.tool, JobStatus.QUEUED.value, request.id,
              now, now),
         )
-        task = asyncio.get_running_loop().create_task(self._run(job_id, request, token))
+        loop = asyncio.get_running_loop()
+        task = loop.create_task(self._run(job_id, request, token))
         self._tasks[job_id] = task
         self._owners[job_id] = token
+        deadline = self._invoker.verifier.expiry_deadline(token)
+        self._expiry[job_id] = loop.call_later(
+            max(0.0, deadline - time.time()), self._end, job_id, "token_expired"
+        )
         task.add_done_callback(lambda _t: self._forget(job_id))
         return await self._get(job_id)
 
     def _forget(self, job_id: str) -> None:
         self._tasks.pop(job_id, None)
         self._owners.pop(job_id, None)
-        self._revoked.discard(job_id)
+        self._ended.pop(job_id, None)
+        timer = self._expiry.pop(job_id, None)
+        if timer is not None:
+            timer.cancel()
 
     async def get(self, job_id: str, token: AgentToken) -> Job:
         """Return the job if ``token``'s holder owns it (or holds ``admin:jobs``)."""
@@ -231,12 +244,12 @@ class JobManager:
             # Charged to the token's rate limit when it was admitted.
             response = await self._invoker.invoke(request, token=token, charged=True)
         except asyncio.CancelledError:
-            if job_id in self._revoked:
+            why = self._ended.get(job_id)
+            if why is not None:
                 error = {
                     "code": "UNAUTHENTICATED",
-                    "message": "the job was cancelled: its token was revoked",
-                    "details": {"cancelled": True, "reason": "token_revoked",
-                                "token_id": token.id},
+                    "message": f"the job was cancelled: its token {why.removeprefix('token_')}",
+                    "details": {"cancelled": True, "reason": why, "token_id": token.id},
                     "retryable": False,
                 }
             else:
@@ -270,27 +283,31 @@ class JobManager:
         )
 
     def _token_revoked(self, notice: dict[str, Any]) -> None:
-        """Cancel every live job of the revoked token, with an event and an audit row."""
-        token_id = notice.get("token_id")
+        """Cancel every live job of the revoked token."""
         for job_id, token in list(self._owners.items()):
-            task = self._tasks.get(job_id)
-            if token.id != token_id or task is None or task.done():
-                continue
-            self._revoked.add(job_id)
-            task.cancel()
-            audit = self._invoker.audit
-            if audit is not None:
-                audit.record(AuditEntry(
-                    call_id=job_id, agent_id=token.agent_id, token_id=token.id, tool=None,
-                    decision="token_revoked", outcome="error", error_code="UNAUTHENTICATED",
-                    node_id=self._invoker.node_id,
-                    details={"job_id": job_id, "message": "job cancelled: token revoked"},
-                ))  # fmt: skip
-            if self._events is not None:
-                self._events.publish("job.cancelled", {
-                    "job_id": job_id, "agent_id": token.agent_id, "tokenId": token.id,
-                    "reason": "token_revoked",
-                })  # fmt: skip
+            if token.id == notice.get("token_id"):
+                self._end(job_id, "token_revoked")
+
+    def _end(self, job_id: str, why: str) -> None:
+        """Cancel a live job whose token ended (``why``), with an event and an audit row."""
+        task, token = self._tasks.get(job_id), self._owners.get(job_id)
+        if task is None or token is None or task.done() or job_id in self._ended:
+            return
+        self._ended[job_id] = why
+        task.cancel()
+        audit = self._invoker.audit
+        if audit is not None:
+            audit.record(AuditEntry(
+                call_id=job_id, agent_id=token.agent_id, token_id=token.id, tool=None,
+                decision=why, outcome="error", error_code="UNAUTHENTICATED",
+                node_id=self._invoker.node_id,
+                details={"job_id": job_id, "message": f"job cancelled: {why}"},
+            ))  # fmt: skip
+        if self._events is not None:
+            self._events.publish("job.cancelled", {
+                "job_id": job_id, "agent_id": token.agent_id, "tokenId": token.id,
+                "reason": why,
+            })  # fmt: skip
 
     async def _interrupt_unfinished(self) -> None:
         await self._db.execute(

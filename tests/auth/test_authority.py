@@ -220,6 +220,27 @@ def test_revoking_a_token_cancels_its_jobs(live: LiveBridge) -> None:
     assert [line for line in live.ran() if "slow_echo late" in line] == []
 
 
+def test_a_job_ends_when_its_token_expires(live: LiveBridge) -> None:
+    owner = live.issue("short-job-agent", ["home:echo:run"], ttl_s=4)
+    status, job, _ = live.http("POST", "/v1/jobs", owner, {
+        "tool": "home:slow_echo", "params": {"text": "too-late", "seconds": 20}})
+    assert status == 202, job
+    admin = live.token("job-admin", ["admin:jobs"])
+
+    def ended() -> bool:
+        return live.http("GET", f"/v1/jobs/{job['job_id']}", admin)[1]["status"] == "cancelled"
+
+    wait_until(ended, 15, "the job to end with its token")
+    _, shown, _ = live.http("GET", f"/v1/jobs/{job['job_id']}", admin)
+    assert (shown["error"]["code"], shown["error"]["details"]["reason"]) == (
+        "UNAUTHENTICATED", "token_expired")
+    assert shown["updated_at"] >= parse_token(owner)[0].expires_at
+    [(decision,)] = live.audit(
+        "SELECT decision FROM audit_log WHERE token_id = ?", (tid(owner),))
+    assert decision == "token_expired"
+    assert [line for line in live.ran() if "too-late" in line] == []
+
+
 # -- 3. no privilege grows by itself ---------------------------------------------------
 
 
