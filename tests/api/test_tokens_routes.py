@@ -82,3 +82,23 @@ async def test_refusals_are_clear_json(bridge_server: BridgeServer) -> None:
     assert (status, answer["error"]["code"]) == (400, "INVALID_REQUEST")
     status, answer = await call(bridge_server, "GET", "/v1/tokens", admin)
     assert (status, answer) == (200, {"tokens": []})
+
+
+async def test_issued_permissions_are_a_pattern_subset(bridge_server: BridgeServer) -> None:
+    """A pattern the issuer's patterns do not cover is refused, however it is written."""
+    manager = service_token(bridge_server.service, "mgr", ["token:manage", "device:control:*"])
+    expected = {
+        "device:*:lamp": 403,  # also device:read:lamp
+        "device:*": 403,
+        "*": 403,
+        "device:control": 403,  # the issuer's trailing * stands for one or more segments
+        "device:control:lamp": 201,
+        "device:control:*": 201,
+        "device:control:lamp:dim": 201,
+    }
+    answers = {}
+    for pattern in expected:
+        status, _ = await call(bridge_server, "POST", "/v1/tokens", manager, {
+            "agent_id": "kid", "permissions": [pattern], "ttl_s": 60})
+        answers[pattern] = status
+    assert answers == expected
