@@ -7,7 +7,12 @@ accepts, except ``GET /healthz`` and the mesh's node-to-node routes
 checks). A WebSocket upgrade on ``GET /v1/events`` may pass the token as
 ``?token=`` because browsers cannot set headers there. The verified ``AgentToken`` is
 kept on the request under ``AGENT_SLOT``; ``token_of(request)`` returns it. Every
-rejection is counted in the audit log's per-minute rejection counters.
+rejection is counted in the audit log's per-minute rejection counters: under the
+token's id (``token:<id>``) when the refused token is genuine (revoked, expired, rate
+limited, or a re-spelling of a real token), under the client's address otherwise.
+
+Every route charges the token's rate limit, once per request, except those whose calls
+the pipeline charges itself, once per call (``CALL_ROUTES``: invoke, jobs, MCP).
 """
 
 from __future__ import annotations
@@ -20,7 +25,12 @@ from bridge.api.http import service_of
 from bridge.api.request_token import AGENT_SLOT, token_of
 from bridge.auth.permissions import covers
 from bridge.auth.tokens import AgentToken
-from bridge.errors import PermissionDeniedError, UnauthenticatedError
+from bridge.errors import (
+    BridgeError,
+    PermissionDeniedError,
+    RateLimitedError,
+    UnauthenticatedError,
+)
 
 __all__ = ["AGENT_SLOT", "token_of"]
 
@@ -29,6 +39,9 @@ NODE_SIGNED_ROUTES = frozenset(
     {("POST", "/v1/mesh/gossip"), ("POST", "/v1/mesh/push"), ("POST", "/v1/mesh/invoke")}
 )
 QUERY_TOKEN_PATHS = frozenset({"/v1/events"})
+# Charged per call by the invoker (``Invoker.charge``), not per request here.
+CALL_ROUTES = frozenset({("POST", "/v1/invoke"), ("POST", "/v1/jobs")})
+CALL_PREFIXES = ("/mcp",)
 RAW_TOKEN_SLOT: web.RequestKey[str] = web.RequestKey("atmosphere.raw_token", str)
 # The web console's pages check its own session (bridge.console); its data comes from /v1/.
 CONSOLE_PREFIX = "/console/"
@@ -98,11 +111,30 @@ async def middleware(request: web.Request, handler: Any) -> web.StreamResponse:
         )
     try:
         raw = _raw_token(request)
-        request[AGENT_SLOT] = runtime.verifier.verify(raw)
+        token = runtime.verifier.verify(raw)
+        request[AGENT_SLOT] = token
         request[RAW_TOKEN_SLOT] = raw
-    except UnauthenticatedError as err:
-        # Counted per source and minute: junk from the LAN must not grow the log forever.
-        runtime.audit.count_rejection(request.remote, str(err.details.get("reason")))
+        if route not in CALL_ROUTES and not request.path.startswith(CALL_PREFIXES):
+            runtime.invoker.charge(token)
+    except (UnauthenticatedError, RateLimitedError) as err:
+        count_refusal(request, err)
         raise
     response = await handler(request)
     return response
+
+
+def count_refusal(request: web.Request, err: BridgeError) -> None:
+    """Count a refused credential: under its token id when it names one, else the address.
+
+    Counted per source and minute: junk from the LAN must not grow the log forever.
+    """
+    runtime = service_of(request).invocation
+    if runtime is None:
+        return
+    token_id = err.details.get("token_id")
+    if isinstance(err, RateLimitedError):
+        token = request.get(AGENT_SLOT)
+        token_id = token.id if isinstance(token, AgentToken) else token_id
+    source = f"token:{token_id}" if isinstance(token_id, str) else request.remote
+    reason = "rate_limited" if isinstance(err, RateLimitedError) else err.details.get("reason")
+    runtime.audit.count_rejection(source, str(reason))

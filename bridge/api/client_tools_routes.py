@@ -26,7 +26,7 @@ async def submit_result(request: web.Request) -> web.Response:
     if not 0 < len(call_id) <= MAX_CALL_ID:
         raise InvalidRequestError(f"a toolCallId has 1-{MAX_CALL_ID} characters")
     body = await read_json(request)
-    service_of(request).client_tools.submit(call_id, token.agent_id, body)
+    service_of(request).client_tools.submit(call_id, token.id, body)
     return json_response({"toolCallId": call_id, "accepted": True}, status=202)
 
 

@@ -24,7 +24,7 @@ from bridge.sources.client_tools import TOOL_USE
 
 DEFAULT_TYPES = ("tool_call.", "registry.", "approval.", "tool_use")
 ALLOWED_PREFIXES = ("tool_call.", "registry.", "approval.", "device.", "commissioning.", "mesh.",
-                    "tool_use")  # fmt: skip
+                    "tool_use", "job.")  # fmt: skip
 MAX_SESSION = 128
 RECHECK_S = 5.0  # how often an open socket's token is verified again (and at its expiry)
 WS_POLICY_VIOLATION = 1008
@@ -32,14 +32,19 @@ MAX_CLIENT_FRAME = 64 * 1024  # this socket takes no messages; a big frame close
 
 
 def _visible(event: Event, token: AgentToken, session: str | None) -> bool:
+    # A call's events belong to the token that made it (by id, not by agent name).
     if event.type == TOOL_USE:
         wanted = event.data.get("sessionId")
-        return event.data.get("agentId") == token.agent_id and (
+        return event.data.get("tokenId") == token.id and (
             wanted is None or wanted == session
         )
     if event.type.startswith("tool_call."):
-        return event.data.get("agentId") == token.agent_id or any(
+        return event.data.get("tokenId") == token.id or any(
             covers(p, "admin:events") for p in token.permissions
+        )
+    if event.type.startswith("job."):
+        return event.data.get("tokenId") == token.id or any(
+            covers(p, "admin:jobs") for p in token.permissions
         )
     if event.type.startswith("approval."):
         return any(covers(p, "admin:approve") for p in token.permissions)
@@ -72,7 +77,7 @@ async def events(request: web.Request) -> web.StreamResponse:
     service = service_of(request)
     bus = service.events
     runs_client_tools = (
-        service.client_tools.connected(token.agent_id, session)
+        service.client_tools.connected(token.id, session)
         if any(TOOL_USE.startswith(t) for t in types) else contextlib.nullcontext()
     )  # fmt: skip
     with runs_client_tools:

@@ -103,9 +103,11 @@ async def list_approvals(request: web.Request) -> web.Response:
     unknown = sorted(set(request.query) - {"status"})
     if unknown:
         raise InvalidRequestError(f"unknown query parameter(s): {', '.join(unknown)}")
-    approvals = await _runtime(request).approvals.list(status=request.query.get("status"))
+    store = _runtime(request).approvals
+    approvals = await store.list(status=request.query.get("status"))
+    # Approvers see each token's state now: valid, revoked or expired.
     return json_response(
-        {"approvals": [a.to_json() for a in approvals], "count": len(approvals)}
+        {"approvals": [store.view(a) for a in approvals], "count": len(approvals)}
     )
 
 
@@ -117,10 +119,9 @@ async def decide_approval(request: web.Request) -> web.Response:
         raise InvalidRequestError('body must be {"decision": "approve" | "deny"}')
     if not isinstance(body["decision"], str):
         raise InvalidRequestError("decision must be 'approve' or 'deny'")
-    approval = await _runtime(request).approvals.decide(
-        request.match_info["approval_id"], token, body["decision"]
-    )
-    return json_response(approval.to_json())
+    store = _runtime(request).approvals
+    approval = await store.decide(request.match_info["approval_id"], token, body["decision"])
+    return json_response(store.view(approval))
 
 
 _ERRORS = {
@@ -160,7 +161,8 @@ def setup(app: web.Application) -> None:
               permission=APPROVE_PERMISSION,
               summary="Approvals of dangerous calls", tags=["approvals"],
               parameters=[query_param("status", "only this status", {
-                  "enum": ["pending", "approved", "denied", "timeout", "interrupted"]})],
+                  "enum": ["pending", "approved", "denied", "timeout", "interrupted",
+                           "cancelled"]})],
               responses={"200": "the approvals", **_ERRORS})
     add_route(app, "POST", "/v1/approvals/{approval_id}", decide_approval,
               operation_id="decideApproval", summary="Approve or deny a dangerous call",

@@ -20,10 +20,12 @@ from bridge.storage import Database
 
 _LOG = logging.getLogger(__name__)
 
-_COLUMNS = (
+# The columns of the first two versions of the table (the rowid rebuild copies these).
+_V2_COLUMNS = (
     "ts, call_id, agent_id, tool, decision, outcome, error_code, params_json, "
     "result_json, duration_ms, node_id, trace_id, details_json"
 )
+_COLUMNS = f"{_V2_COLUMNS}, token_id"
 # Every column but the id, as the table declares them.
 _COLUMN_DECLARATIONS = """
     ts REAL NOT NULL,
@@ -62,7 +64,7 @@ CREATE TABLE audit_log (
 _ROWID_MIGRATION = f"""
 CREATE TABLE audit_log_rowid (
     id INTEGER PRIMARY KEY,{_COLUMN_DECLARATIONS});
-INSERT INTO audit_log_rowid (id, {_COLUMNS}) SELECT id, {_COLUMNS} FROM audit_log;
+INSERT INTO audit_log_rowid (id, {_V2_COLUMNS}) SELECT id, {_V2_COLUMNS} FROM audit_log;
 DROP TABLE audit_log;
 ALTER TABLE audit_log_rowid RENAME TO audit_log;
 DELETE FROM sqlite_sequence WHERE name = 'audit_log';
@@ -78,7 +80,14 @@ CREATE TABLE audit_rejections (
 );
 """
 
-_INSERT = f"INSERT INTO audit_log ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)"  # noqa: S608
+# Every row names the token that made the call (its id, ``AgentToken.id``): the agent
+# name is free text any issuer may reuse, the id is one token's alone.
+_V3_MIGRATION = """
+ALTER TABLE audit_log ADD COLUMN token_id TEXT;
+CREATE INDEX audit_log_token ON audit_log(token_id, ts);
+"""
+
+_INSERT = f"INSERT INTO audit_log ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)"  # noqa: S608
 
 REJECTION_RETENTION_S = 90 * 86_400
 MAX_SOURCES_PER_MINUTE = 1_000
@@ -112,6 +121,7 @@ class AuditEntry:
     details: dict[str, Any] = field(default_factory=dict)
     ts: float = field(default_factory=time.time)
     id: int | None = None
+    token_id: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """Return the wire form."""
@@ -120,6 +130,7 @@ class AuditEntry:
             "ts": self.ts,
             "call_id": self.call_id,
             "agent_id": self.agent_id,
+            "token_id": self.token_id,
             "tool": self.tool,
             "decision": self.decision,
             "outcome": self.outcome,
@@ -220,18 +231,21 @@ def _row(entry: AuditEntry) -> tuple[Any, ...]:
         _text(entry.node_id, MAX_TEXT),
         _text(entry.trace_id, MAX_TEXT),
         _dump(entry.details or None),
+        _text(entry.token_id, MAX_TEXT),
     )
 
 
 def _fallback_row(row_or_entry: Any, err: BaseException) -> tuple[Any, ...]:
     """Return the smallest row that still says a call happened and why it is incomplete."""
     call_id = getattr(row_or_entry, "call_id", None)
-    if isinstance(row_or_entry, tuple) and len(row_or_entry) > 1:
-        call_id = row_or_entry[1]
+    token_id = getattr(row_or_entry, "token_id", None)
+    if isinstance(row_or_entry, tuple) and len(row_or_entry) > 13:
+        call_id, token_id = row_or_entry[1], row_or_entry[13]
     return (
         time.time(), _text(call_id, MAX_TEXT) or uuid.uuid4().hex, None, None, "unrecordable",
         "error", None, None, None, 0.0, None, None,
         json.dumps({"unrecorded": type(err).__name__}),
+        token_id if isinstance(token_id, str) and token_id.isascii() else None,
     )
 
 
@@ -247,6 +261,7 @@ class AuditFilter(TypedDict, total=False):
     """
 
     agent_id: str | None
+    token_id: str | None
     tool: str | None
     decision: str | None
     outcome: str | None
@@ -264,6 +279,7 @@ class AuditLog:
         self._db = db
         db.migrate("auth.audit_log.v1", _MIGRATION)
         db.migrate("auth.audit_log.v2_rowid", _ROWID_MIGRATION)
+        db.migrate("auth.audit_log.v3_token_id", _V3_MIGRATION)
         db.migrate("auth.audit_rejections.v1", _REJECTIONS_MIGRATION)
         self._pending: list[_Pending] = []
         self._rejections: dict[tuple[int, str, str], int] = {}
@@ -441,7 +457,8 @@ class AuditLog:
         clauses: list[str] = []
         params: list[Any] = []
         for column, value in (
-            ("agent_id", filters.get("agent_id")), ("tool", filters.get("tool")),
+            ("agent_id", filters.get("agent_id")), ("token_id", filters.get("token_id")),
+            ("tool", filters.get("tool")),
             ("decision", filters.get("decision")), ("outcome", filters.get("outcome")),
         ):
             if value is not None:
@@ -473,6 +490,7 @@ class AuditLog:
                 node_id=row["node_id"],
                 trace_id=row["trace_id"],
                 details=_load(row["details_json"]) or {},
+                token_id=row["token_id"],
             )
             for row in rows
         ]

@@ -5,6 +5,8 @@ Details: docs/modules.md, ``bridge.auth.tokens``.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import json
 import math
@@ -143,8 +145,54 @@ def token_hash(raw: str) -> str:
     return hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def _reject(reason: str, message: str) -> UnauthenticatedError:
-    return UnauthenticatedError(message, {"reason": reason})
+def _reject(reason: str, message: str, token_id_: str | None = None) -> UnauthenticatedError:
+    details: dict[str, Any] = {"reason": reason}
+    if token_id_ is not None:
+        # Which token was refused, for the audit: the caller holds that token already.
+        details["token_id"] = token_id_
+    return UnauthenticatedError(message, details)
+
+
+SUBJECT_SEPARATOR = "/"
+# Who administers tokens: names agents freely, issues tokens that outlive it (they are
+# not revoked with it), lists and revokes every token (``bridge.api.tokens_routes``).
+ADMIN_TOKENS_PERMISSION = "admin:tokens"
+
+
+def principal(agent_id: str) -> str:
+    """Return who stands behind ``agent_id``: its part before the first ``/``.
+
+    A token issued by a token is named ``<issuer-agent>/<name>`` (see
+    ``bridge.api.tokens_routes``), so every token a holder mints shares the holder's
+    principal: "not your own call" and "N distinct approvers" count principals, and a
+    holder cannot out-vote a rule by minting approvers of its own.
+    """
+    return agent_id.split(SUBJECT_SEPARATOR, 1)[0]
+
+
+def _respelled(raw: str) -> str | None:
+    """Return the canonical spelling of a token written another way, or ``None``.
+
+    Only to name, in the audit, which token a refused spelling was: the bytes a lenient
+    decoder would read (whitespace dropped, ``+/`` read as ``-_``, padding dropped, the
+    spare bits of each part's last character cleared), written canonically.
+    """
+    text = "".join(raw.split()).replace("+", "-").replace("/", "_")
+    parts = text.split(".")
+    if len(parts) != 2 or len(text) > MAX_TOKEN_CHARS:
+        return None
+    out = []
+    for part in parts:
+        part = part.rstrip("=")
+        if len(part) % 4 == 1:
+            return None
+        try:
+            data = base64.urlsafe_b64decode(part + "=" * (-len(part) % 4))
+        except (binascii.Error, ValueError):
+            return None
+        out.append(b64e(data))
+    canonical = ".".join(out)
+    return canonical if canonical != raw else None
 
 
 def _str_list(value: Any, name: str) -> tuple[str, ...]:
@@ -171,10 +219,14 @@ def parse_token(raw: str) -> tuple[AgentToken, bytes]:
         raise _reject("malformed", "token is not '<payload>.<signature>'")
     body_b64, signature = raw.split(".")
     try:
+        # Both parts canonical before anything else: one token, one spelling.
+        signature_ok = len(b64d(signature)) == 64
         body = b64d(body_b64)
         doc = json.loads(body.decode("utf-8"))
     except (ValueError, UnicodeDecodeError) as err:
-        raise _reject("malformed", "token payload is not base64url JSON") from err
+        raise _reject("malformed", "token is not canonical base64url JSON and signature") from err
+    if not signature_ok:
+        raise _reject("malformed", "token signature is not 64 bytes of base64url")
     if not isinstance(doc, dict) or set(doc) != _PAYLOAD_KEYS or doc["v"] != TOKEN_VERSION:
         raise _reject("malformed", "token payload has the wrong fields or version")
     cons = doc["constraints"]
@@ -365,16 +417,41 @@ class TokenVerifier:
         """Return the token's contents; raise ``UnauthenticatedError`` if it is not valid now."""
         token = self._cache.get(raw)
         if token is None:
-            token, body = parse_token(raw)
-            if token.issuer not in self.trusted_issuers:
-                raise _reject("unknown_issuer", "token issuer is not trusted")
-            if not verify(token.issuer, body, token.signature):
-                raise _reject("bad_signature", "token signature does not verify")
+            try:
+                token = self._verified(raw)
+            except UnauthenticatedError as err:
+                if err.details.get("reason") == "malformed" and isinstance(raw, str):
+                    self._attribute(raw, err)
+                raise
             self._cache[raw] = token
             if len(self._cache) > self._cache_size:
                 self._cache.popitem(last=False)
         self.check(token)
         return token
+
+    def _verified(self, raw: str) -> AgentToken:
+        token, body = parse_token(raw)
+        if token.issuer not in self.trusted_issuers:
+            raise _reject("unknown_issuer", "token issuer is not trusted")
+        if not verify(token.issuer, body, token.signature):
+            raise _reject("bad_signature", "token signature does not verify")
+        return token
+
+    def _attribute(self, raw: str, err: UnauthenticatedError) -> None:
+        """Name in ``err`` the genuine token a refused spelling of it stands for, if any.
+
+        The spelling stays refused (one token, one spelling); the audit learns whose it
+        was (``details.token_id``, ``details.reason`` ``non_canonical``).
+        """
+        canonical = _respelled(raw)
+        if canonical is None:
+            return
+        try:
+            token = self._cache.get(canonical) or self._verified(canonical)
+        except UnauthenticatedError:
+            return
+        err.details["reason"] = "non_canonical"
+        err.details["token_id"] = token.id
 
     def check(self, token: AgentToken) -> None:
         """Raise ``UnauthenticatedError`` if an already verified token is revoked or expired now.
@@ -382,12 +459,24 @@ class TokenVerifier:
         For holders of long-lived connections (event sockets) to re-check cheaply.
         """
         if token.id in self.revocations:
-            raise _reject("revoked", "token has been revoked")
+            raise _reject("revoked", "token has been revoked", token.id)
         now = self._clock()
         if now < token.issued_at - self.clock_skew_s:
-            raise _reject("not_yet_valid", "token is not valid yet")
+            raise _reject("not_yet_valid", "token is not valid yet", token.id)
         if now >= token.expires_at + self.clock_skew_s:
-            raise _reject("expired", "token has expired")
+            raise _reject("expired", "token has expired", token.id)
+
+    def state(self, token_id_: str, expires_at: float) -> str:
+        """Return ``valid``, ``revoked`` or ``expired`` for a token known by id and expiry."""
+        if token_id_ in self.revocations:
+            return "revoked"
+        if self._clock() >= expires_at + self.clock_skew_s:
+            return "expired"
+        return "valid"
+
+    def expiry_deadline(self, token: AgentToken) -> float:
+        """Return the Unix time from which ``token`` is refused as expired."""
+        return token.expires_at + self.clock_skew_s
 
 
 _LEDGER_MIGRATION = """
@@ -430,6 +519,13 @@ def _ledger_v2(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX issued_tokens_agent ON issued_tokens(agent_id, issued_at)")
 
 
+# Which token issued this one (``POST /v1/tokens``); NULL when the node's key holder did.
+_LEDGER_V3 = """
+ALTER TABLE issued_tokens ADD COLUMN issued_by TEXT;
+CREATE INDEX issued_tokens_issued_by ON issued_tokens(issued_by);
+"""
+
+
 class IssuedTokens:
     """The ledger of tokens issued by this node: ids and hashes, nothing to rebuild one."""
 
@@ -437,17 +533,29 @@ class IssuedTokens:
         self._db = db
         db.migrate("auth.issued_tokens.v1", _LEDGER_MIGRATION)
         db.migrate_with("auth.issued_tokens.v2", _ledger_v2, scrub=True)
+        db.migrate("auth.issued_tokens.v3_issued_by", _LEDGER_V3)
 
-    def record_sync(self, raw: str) -> AgentToken:
-        """Parse ``raw`` and add its id, hash and metadata to the ledger; return its contents."""
+    def record_sync(self, raw: str, *, issued_by: str | None = None) -> AgentToken:
+        """Parse ``raw`` and add its id, hash and metadata to the ledger; return its contents.
+
+        ``issued_by`` is the id of the token that asked for it (``None``: the node's key
+        holder, an administrator).
+        """
         token, _ = parse_token(raw)
         self._db.execute_sync(
             "INSERT OR IGNORE INTO issued_tokens (id, token_sha256, agent_id, permissions_json, "
-            "issued_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)",
+            "issued_at, expires_at, issued_by) VALUES (?, ?, ?, ?, ?, ?, ?)",
             (token.id, token_hash(raw), token.agent_id, json.dumps(list(token.permissions)),
-             token.issued_at, token.expires_at),
+             token.issued_at, token.expires_at, issued_by),
         )
         return token
+
+    def issued_by_sync(self, token_id_: str) -> list[dict[str, Any]]:
+        """Return the ledger entries of the tokens ``token_id_`` issued."""
+        rows = self._db.fetchall_sync(
+            "SELECT * FROM issued_tokens WHERE issued_by = ?", (token_id_,)
+        )
+        return [_entry(row) for row in rows]
 
     def get_sync(self, token_id_: str) -> dict[str, Any] | None:
         """Return one ledger entry (without its revocation state) or ``None``."""
@@ -476,4 +584,5 @@ def _entry(row: sqlite3.Row) -> dict[str, Any]:
         "permissions": json.loads(row["permissions_json"]),
         "issued_at": row["issued_at"],
         "expires_at": row["expires_at"],
+        "issued_by": row["issued_by"],
     }

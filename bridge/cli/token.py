@@ -5,8 +5,8 @@
 verifies it against the node key and ``auth.trusted_issuers`` and prints its contents
 (exit 1 with the reason when it is not valid). Issued tokens are recorded in
 ``<state-dir>/bridge.db`` by id and hash only (never enough to rebuild one); ``token
-list`` shows ``{id, agent_id, permissions, issued_at, expires_at, revoked}`` per line and
-``token revoke ID`` revokes one: through the running bridge when there is one (at once,
+list`` shows ``{id, agent_id, permissions, issued_at, expires_at, issued_by, revoked}``
+per line and ``token revoke ID`` revokes one: through the running bridge when there is one (at once,
 and gossiped to mesh peers), else in the database (the bridge loads it when it starts).
 """
 
@@ -137,7 +137,8 @@ def revoke_command(args: argparse.Namespace) -> int:
     url = running_bridge_url(config.state_dir)
     if url is not None:
         # A one-minute token of our own, so the running bridge revokes (and gossips) it.
-        admin = issue_token(key, agent_id="cli", permissions=["token:manage"], ttl_s=60)
+        admin = issue_token(key, agent_id="cli", permissions=["token:manage", "admin:tokens"],
+                            ttl_s=60)
         try:
             entry = asyncio.run(
                 call("DELETE", f"{url}/v1/tokens/{quote(args.id, safe='')}", admin)

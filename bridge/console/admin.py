@@ -43,6 +43,7 @@ def _allowed(request: web.Request, permission: str) -> None:
     if runtime is None:
         raise UnauthenticatedError("this node cannot verify tokens", {"reason": "no_verifier"})
     token = runtime.verifier.verify(session.token)
+    runtime.invoker.charge(token)  # every route counts against the token's rate limit
     if not any(covers(p, permission) for p in token.permissions):
         raise PermissionDeniedError(f"this needs '{permission}'", {"required": permission})
 

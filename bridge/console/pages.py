@@ -22,6 +22,7 @@ from bridge.console.sessions import (
     LinkStore,
     Session,
     SessionStore,
+    link_subject,
     same_origin,
     session_of,
     set_cookie,
@@ -115,6 +116,7 @@ def _verify_token(request: web.Request, raw: str) -> AgentToken:
     if runtime is None:
         raise UnauthenticatedError("this node cannot verify tokens", {"reason": "no_verifier"})
     token: AgentToken = runtime.verifier.verify(raw)
+    runtime.invoker.charge(token)  # every route counts against the token's rate limit
     return token
 
 
@@ -158,8 +160,16 @@ async def sign_in(request: web.Request) -> web.Response:
         raw = form.get("token", "").strip()
         agent = _verify_token(request, raw)
     except BridgeError as err:
+        _count_refusal(request, err)
         return _sign_in_page(f"Not signed in: {err.message}", 401)
     return _signed_in(request, raw, agent)
+
+
+def _count_refusal(request: web.Request, err: BridgeError) -> None:
+    if isinstance(err, UnauthenticatedError):
+        from bridge.api.bearer import count_refusal
+
+        count_refusal(request, err)
 
 
 async def link_form(request: web.Request) -> web.Response:
@@ -179,16 +189,20 @@ async def use_link(request: web.Request) -> web.Response:
     service = _service(request)
     try:
         form = await _form(request)
-        perms, label = await LinkStore(service.db).consume(form.get("code", ""))
+        code = form.get("code", "")
+        perms, label = await LinkStore(service.db).consume(code)
         runtime = service.invocation
         if runtime is None:
             raise UnauthenticatedError("this node cannot issue tokens", {"reason": "no_issuer"})
+        # Each link is its own subject: two people's links never share calls or votes.
         raw = issue_token(
-            runtime.key, agent_id=f"console:{label}", permissions=perms, ttl_s=SESSION_TTL_S
+            runtime.key, agent_id=f"console:{label}:{link_subject(code)}", permissions=perms,
+            ttl_s=SESSION_TTL_S,
         )
         _record_issued(service, raw)
         agent = _verify_token(request, raw)
     except BridgeError as err:
+        _count_refusal(request, err)
         return _sign_in_page(f"Not signed in: {err.message}", 401)
     return _signed_in(request, raw, agent)
 

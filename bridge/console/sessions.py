@@ -11,10 +11,11 @@ import secrets
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 from aiohttp import web
 
+from bridge.auth.canonical import b64d
 from bridge.errors import InvalidRequestError, PermissionDeniedError, UnauthenticatedError
 from bridge.storage import Database
 
@@ -37,8 +38,30 @@ CREATE TABLE console_links (
 """
 
 
+SECRET_BYTES = 32  # of a sign-in code, a session id, a CSRF secret
+
+
 def _hash(code: str) -> str:
     return hashlib.sha256(code.encode("utf-8")).hexdigest()
+
+
+def is_secret(text: object) -> TypeGuard[str]:
+    """Return whether ``text`` is a secret as this module makes them.
+
+    That is canonical unpadded base64url of ``SECRET_BYTES`` random bytes. Anything
+    else is refused before any lookup: a secret has one spelling.
+    """
+    if not isinstance(text, str) or len(text) != 43:
+        return False
+    try:
+        return len(b64d(text)) == SECRET_BYTES
+    except ValueError:
+        return False
+
+
+def link_subject(code: str) -> str:
+    """Return the agent id of the console token a sign-in code makes: one per link."""
+    return _hash(code)[:12]
 
 
 class LinkStore:
@@ -68,7 +91,7 @@ class LinkStore:
             raise InvalidRequestError("a sign-in link lives between 1 s and 1 day")
         if not label or len(label) > 64:
             raise InvalidRequestError("the link's label must be 1-64 characters")
-        code = secrets.token_urlsafe(32)
+        code = secrets.token_urlsafe(SECRET_BYTES)
         created = time.time() if now is None else now
         self._db.execute_sync("DELETE FROM console_links WHERE expires_at < ?", (created,))
         self._db.execute_sync(
@@ -82,7 +105,7 @@ class LinkStore:
         """Use up ``code``; return its permissions and label or raise ``UnauthenticatedError``."""
         import json
 
-        if not isinstance(code, str) or not 16 <= len(code) <= 128:
+        if not is_secret(code):
             raise UnauthenticatedError("this sign-in link is not valid", {"reason": "malformed"})
         rows = await self._db.fetchall(
             "DELETE FROM console_links WHERE code_hash = ? AND expires_at > ? "
@@ -133,11 +156,11 @@ class SessionStore:
         while len(self._sessions) >= self._max:
             self._sessions.pop(next(iter(self._sessions)))
         session = Session(
-            id=secrets.token_urlsafe(32),
+            id=secrets.token_urlsafe(SECRET_BYTES),
             token=token,
             agent_id=agent_id,
             permissions=tuple(permissions),
-            csrf=secrets.token_urlsafe(32),
+            csrf=secrets.token_urlsafe(SECRET_BYTES),
             expires_at=expires_at,
         )
         self._sessions[session.id] = session
@@ -145,7 +168,7 @@ class SessionStore:
 
     def get(self, session_id: str | None) -> Session | None:
         """Return the live session ``session_id`` names, or ``None``."""
-        if not session_id or len(session_id) > 128:
+        if not is_secret(session_id):
             return None
         session = self._sessions.get(session_id)
         if session is None:

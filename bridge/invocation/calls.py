@@ -35,6 +35,7 @@ class ToolCall:
     tool_call_id: str
     tool: str
     agent_id: str | None
+    token_id: str | None = None
     status: ToolCallStatus = ToolCallStatus.INITIATED
     result_json: str | None = None
     error: dict[str, str] | None = None
@@ -44,6 +45,7 @@ class ToolCall:
         *,
         tool: str | None = None,
         agent_id: str | None = None,
+        token_id: str | None = None,
         status: ToolCallStatus | None = None,
         result_json: str | None = None,
         error: dict[str, str] | None = None,
@@ -53,6 +55,7 @@ class ToolCall:
             tool_call_id=self.tool_call_id,
             tool=self.tool if tool is None else tool,
             agent_id=self.agent_id if agent_id is None else agent_id,
+            token_id=self.token_id if token_id is None else token_id,
             status=self.status if status is None else status,
             result_json=self.result_json if result_json is None else result_json,
             error=self.error if error is None else error,
@@ -65,6 +68,7 @@ class ToolCall:
             "status": self.status.value,
             "tool": self.tool,
             "agentId": self.agent_id,
+            "tokenId": self.token_id,
             "resultJson": self.result_json,
             "error": self.error,
         }
@@ -81,9 +85,13 @@ class CallTracker:
             self._events.publish(EVENT_TYPE, call.to_json())
         return call
 
-    def initiated(self, call_id: str, tool: str, agent_id: str | None) -> ToolCall:
-        """Publish and return a new call in ``initiated``."""
-        return self._publish(ToolCall(tool_call_id=call_id, tool=tool, agent_id=agent_id))
+    def initiated(
+        self, call_id: str, tool: str, agent_id: str | None, token_id: str | None = None
+    ) -> ToolCall:
+        """Publish and return a new call in ``initiated`` (made by token ``token_id``)."""
+        return self._publish(
+            ToolCall(tool_call_id=call_id, tool=tool, agent_id=agent_id, token_id=token_id)
+        )
 
     def running(self, call: ToolCall) -> ToolCall:
         """Publish and return ``call`` in ``running``."""

@@ -160,12 +160,19 @@ class Invoker:
     def admit_job(self, request: ToolRequest, token: AgentToken) -> None:
         """Refuse to run ``request`` in the background unless the token and the tool allow it.
 
+        The job is charged to the token's rate limit here (its run is not charged again):
+        raise ``RateLimitedError`` when the token's bucket is empty (audited).
         Raise ``PermissionDeniedError`` when the token may not make the call (audited as
         ``denied``).
         Raise ``InvalidRequestError`` (and record the refusal in the audit log) when the
         tool's ``execution.async_allowed`` is false. A tool that does not resolve is let
         through: the job's call reports that through the pipeline like any other call.
         """
+        try:
+            self.charge(token)
+        except BridgeError as limited:
+            self._audit_refusal(request, token, request.tool, "rate_limited", limited)
+            raise
         try:
             entry = self.registry.resolve(request.tool, request.version)
         except BridgeError:
@@ -195,6 +202,7 @@ class Invoker:
                 AuditEntry(
                     call_id=new_call_id(),
                     agent_id=token.agent_id,
+                    token_id=token.id,
                     tool=tool,
                     decision=decision,
                     outcome="error",
@@ -216,6 +224,11 @@ class Invoker:
 
         return remove
 
+    def charge(self, token: AgentToken) -> None:
+        """Take one call from ``token``'s rate limit (keyed on its id); raise when empty."""
+        if token.constraints.rate_limit_per_minute is not None:
+            self.rate_limiter.acquire(token.id, token.constraints.rate_limit_per_minute)
+
     def authenticate(self, raw: str | None) -> AgentToken:
         """Verify a raw token; raise ``UnauthenticatedError`` when absent or invalid."""
         if not raw:
@@ -223,14 +236,20 @@ class Invoker:
         return self.verifier.verify(raw)
 
     async def invoke(
-        self, request: ToolRequest, *, token: AgentToken | None = None
+        self, request: ToolRequest, *, token: AgentToken | None = None, charged: bool = False
     ) -> ToolResponse:
-        """Run ``request`` through the pipeline and return its response (errors included)."""
+        """Run ``request`` through the pipeline and return its response (errors included).
+
+        ``charged``: the token's rate limit was already charged for this call (a job).
+        """
         started = time.perf_counter()
         call_id = new_call_id()
         # Only a verified identity goes on the bus; a claimed context.agent_id is not one.
-        call = self.calls.initiated(call_id, request.tool, token.agent_id if token else None)
+        call = self.calls.initiated(
+            call_id, request.tool, token.agent_id if token else None, token.id if token else None
+        )
         state = _State()
+        state.charged = charged
         try:
             response = await self._run(request, token, call_id, call, state, started)
         except BridgeError as err:
@@ -263,12 +282,12 @@ class Invoker:
         state.token = token
         if token is None:
             token = self.authenticate(request.token)
-            call = call.but(agent_id=token.agent_id)
+            call = call.but(agent_id=token.agent_id, token_id=token.id)
         else:
             # Verified earlier (an open socket, an MCP session): still valid now?
             self.verifier.check(token)
-        # Request ids are unique per agent: one agent cannot use up another's ids.
-        self.replay.check(request.id, request.timestamp, agent_id=token.agent_id)
+        # Request ids are unique per token: one token cannot use up another's ids.
+        self.replay.check(request.id, request.timestamp, agent_id=token.id)
         state.token = token
         self._check_constraints(token, request)
         entry = self.registry.resolve(request.tool, request.version)
@@ -285,7 +304,8 @@ class Invoker:
         fp = ""
         if key is not None and self.idempotency is not None:
             fp = self.idempotency.fingerprint(defn.identity, params)
-            stored = await self._idempotent_lookup(token.agent_id, key, fp)
+            # Stored outcomes belong to the token that made them, not to an agent name.
+            stored = await self._idempotent_lookup(token.id, key, fp)
             if stored is not None:
                 state.decision = "idempotent_replay"
                 response = replace(
@@ -299,8 +319,8 @@ class Invoker:
                 return response
             state.idem_key = key
         try:
-            if token.constraints.rate_limit_per_minute is not None:
-                self.rate_limiter.acquire(token.signature, token.constraints.rate_limit_per_minute)
+            if not state.charged:
+                self.charge(token)
             await self._confirm(defn, params, token, call_id, state)
             _ensure_available(entry)
             state.decision = "allowed"
@@ -308,6 +328,7 @@ class Invoker:
             context = CallContext(
                 call_id=call_id,
                 agent_id=token.agent_id,
+                token_id=token.id,
                 session_id=request.context.session_id,
                 trace_id=request.context.trace_id,
                 node_id=self.node_id,
@@ -335,15 +356,15 @@ class Invoker:
             )
         except BridgeError as err:
             response = self._fail(request, call_id, call, state, err, started)
-            await self._idempotent_end(token.agent_id, state, fp, response)
+            await self._idempotent_end(token.id, state, fp, response)
             return response
         except BaseException:
             if state.idem_key is not None and self.idempotency is not None:
-                self.idempotency.end(token.agent_id, state.idem_key, None)
+                self.idempotency.end(token.id, state.idem_key, None)
             raise
         self.calls.completed(call, result, result_json=result_json)
         self._record(request, response, state, started)
-        await self._idempotent_end(token.agent_id, state, fp, response)
+        await self._idempotent_end(token.id, state, fp, response)
         return response
 
     def _check_constraints(self, token: AgentToken, request: ToolRequest) -> None:
@@ -422,17 +443,35 @@ class Invoker:
             )
         approval = await self.approvals.request(
             call_id=call_id, tool=defn.identity, agent_id=token.agent_id, params=shown,
-            message=message, required=rule.multi_party, timeout_s=rule.timeout_s,
+            message=message, required=rule.multi_party, timeout_s=rule.timeout_s, token=token,
         )
         state.approval_id = approval.id
         final = await self.approvals.wait(approval.id)
         details = {"approval_id": approval.id, "message": message}
-        state.votes = [{"approver": v.approver, "decision": v.decision.value} for v in final.votes]
+        state.votes = [
+            {"approver": v.approver, "token_id": v.token_id or "", "decision": v.decision.value}
+            for v in final.votes
+        ]
+        # The call waited: its authority is checked again now, not where it was first seen.
+        self.verifier.check(token)
         if final.status is ApprovalStatus.APPROVED:
-            state.approvers = [v.approver for v in final.votes]
+            valid = self.approvals.valid_approvers(final)
+            state.approvers = [v.approver for v in valid]
+            if len(valid) < final.required:
+                raise ConfirmationDeniedError(
+                    f"call to '{defn.identity}' lost its approval: an approver's token was "
+                    "revoked or expired before the call ran",
+                    {**details, "reason": "approver_token_invalid",
+                     "valid_approvers": len(valid), "required": final.required},
+                )
             return
         if final.status is ApprovalStatus.DENIED:
             raise ConfirmationDeniedError(f"call to '{defn.identity}' was denied", details)
+        if final.status is ApprovalStatus.CANCELLED:
+            raise ConfirmationDeniedError(
+                f"call to '{defn.identity}' was cancelled ({final.reason})",
+                {**details, "reason": final.reason},
+            )
         raise ConfirmationTimeoutError(
             f"call to '{defn.identity}' was not approved within {rule.timeout_s:g} s", details
         )
@@ -469,6 +508,8 @@ class Invoker:
                     f"'{defn.identity}' ran out of time", {"timeout_ms": request.routing.timeout_ms}
                 )
             ctx = context.with_deadline(time.monotonic() + budget)
+            # Every attempt (a retry waited too) runs only while its token is valid.
+            self.verifier.check(token)
             try:
                 return await self._attempt(
                     entry, params, ctx, request, token, chain, attempt, budget, state
@@ -574,7 +615,7 @@ class Invoker:
         if state.decision == "pending":
             state.decision = err.code.value.lower()
         if state.token is not None and call.agent_id is None:
-            call = call.but(agent_id=state.token.agent_id)
+            call = call.but(agent_id=state.token.agent_id, token_id=state.token.id)
         self.calls.failed(call, err)
         self._record(request, response, state, started)
         return response
@@ -588,9 +629,11 @@ class Invoker:
             # No verified identity: a bounded counter, not a row anyone can flood.
             why = (response.error or {}).get("details") or {}
             path = request.routing.path
-            self.audit.count_rejection(
-                f"node:{path[-1]}" if path else "call", str(why.get("reason") or state.decision)
-            )
+            source = f"node:{path[-1]}" if path else "call"
+            if isinstance(why.get("token_id"), str):
+                # A genuine token refused (revoked, expired, re-spelled): counted under its id.
+                source = f"token:{why['token_id']}"
+            self.audit.count_rejection(source, str(why.get("reason") or state.decision))
             return
         defn = state.tool.definition if state.tool is not None else None
         details: dict[str, Any] = {}
@@ -613,6 +656,7 @@ class Invoker:
             AuditEntry(
                 call_id=response.call_id,
                 agent_id=state.token.agent_id if state.token is not None else None,
+                token_id=state.token.id if state.token is not None else None,
                 tool=defn.identity if defn is not None else request.tool,
                 decision=state.decision,
                 outcome="completed" if response.ok else "error",
@@ -637,6 +681,7 @@ class _State:
     __slots__ = (
         "approval_id",
         "approvers",
+        "charged",
         "committed",
         "decision",
         "executed_error",
@@ -664,6 +709,7 @@ class _State:
         self.redactor = Redactor()
         self.result_json: str | None = None
         self.committed: asyncio.Future[None] | None = None
+        self.charged = False
 
 
 def _ensure_available(entry: RegisteredTool) -> None:

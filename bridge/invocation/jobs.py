@@ -4,7 +4,10 @@
 and returns at once; the job moves to ``running`` and ends ``completed`` or ``error``
 (with the ``tool_response``), or ``cancelled``. Jobs live in SQLite; at start-up every
 job a previous process left ``queued`` or ``running`` becomes an ``error`` with
-``interrupted: true``, so a restart reports them instead of forgetting them. Finished
+``interrupted: true``, so a restart reports them instead of forgetting them. A job
+belongs to the token that submitted it (by id); when that token is revoked or expires,
+its live jobs are cancelled (``UNAUTHENTICATED``, reason ``token_revoked`` /
+``token_expired``) with a ``job.cancelled`` event and an audit row. Finished
 jobs are deleted ``retention_s`` after they end.
 """
 
@@ -19,9 +22,11 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from bridge.auth.audit import AuditEntry
 from bridge.auth.permissions import covers
 from bridge.auth.tokens import AgentToken
 from bridge.errors import ConflictError, NotFoundError, PermissionDeniedError
+from bridge.events import EventBus
 from bridge.invocation.invoker import Invoker
 from bridge.invocation.messages import ToolRequest
 from bridge.storage import Database
@@ -40,6 +45,12 @@ CREATE TABLE jobs (
     updated_at REAL NOT NULL
 );
 CREATE INDEX jobs_status ON jobs(status, updated_at);
+"""
+
+# A job belongs to the token that submitted it (its id), not to an agent name.
+_MIGRATION_V2 = """
+ALTER TABLE jobs ADD COLUMN token_id TEXT;
+CREATE INDEX jobs_token ON jobs(token_id);
 """
 
 _INTERRUPTED_ERROR = {
@@ -75,12 +86,14 @@ class Job:
     error: dict[str, Any] | None
     created_at: float
     updated_at: float
+    token_id: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """Return the wire form."""
         return {
             "job_id": self.id,
             "agent_id": self.agent_id,
+            "token_id": self.token_id,
             "tool": self.tool,
             "status": self.status.value,
             "interrupted": self.interrupted,
@@ -104,6 +117,7 @@ def _job(row: Any) -> Job:
         error=json.loads(row["error_json"]) if row["error_json"] else None,
         created_at=row["created_at"],
         updated_at=row["updated_at"],
+        token_id=row["token_id"],
     )
 
 
@@ -117,14 +131,23 @@ class JobManager:
         *,
         retention_s: float = 3600.0,
         sweep_interval_s: float = 60.0,
+        events: EventBus | None = None,
     ) -> None:
         self._invoker = invoker
         self._db = db
+        self._events = events
         self.retention_s = retention_s
         self._sweep_interval_s = sweep_interval_s
         self._tasks: dict[str, asyncio.Task[None]] = {}
+        # The token of each live job, the timer that ends it at the token's expiry, and
+        # why a job was ended for its token (``token_revoked`` / ``token_expired``).
+        self._owners: dict[str, AgentToken] = {}
+        self._expiry: dict[str, asyncio.TimerHandle] = {}
+        self._ended: dict[str, str] = {}
         self._sweeper: asyncio.Task[None] | None = None
         db.migrate("invocation.jobs.v1", _MIGRATION)
+        db.migrate("invocation.jobs.v2_token_id", _MIGRATION_V2)
+        invoker.verifier.revocations.subscribe(self._token_revoked)
 
     async def start(self) -> None:
         """Mark jobs a previous process left unfinished as interrupted; start the sweeper."""
@@ -154,14 +177,29 @@ class JobManager:
         now = time.time()
         job_id = uuid.uuid4().hex
         await self._db.execute(
-            "INSERT INTO jobs (id, agent_id, tool, status, request_id, created_at, updated_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (job_id, token.agent_id, request.tool, JobStatus.QUEUED.value, request.id, now, now),
+            "INSERT INTO jobs (id, agent_id, token_id, tool, status, request_id, created_at, "
+            "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (job_id, token.agent_id, token.id, request.tool, JobStatus.QUEUED.value, request.id,
+             now, now),
         )
-        task = asyncio.get_running_loop().create_task(self._run(job_id, request, token))
+        loop = asyncio.get_running_loop()
+        task = loop.create_task(self._run(job_id, request, token))
         self._tasks[job_id] = task
-        task.add_done_callback(lambda _t: self._tasks.pop(job_id, None))
+        self._owners[job_id] = token
+        deadline = self._invoker.verifier.expiry_deadline(token)
+        self._expiry[job_id] = loop.call_later(
+            max(0.0, deadline - time.time()), self._end, job_id, "token_expired"
+        )
+        task.add_done_callback(lambda _t: self._forget(job_id))
         return await self._get(job_id)
+
+    def _forget(self, job_id: str) -> None:
+        self._tasks.pop(job_id, None)
+        self._owners.pop(job_id, None)
+        self._ended.pop(job_id, None)
+        timer = self._expiry.pop(job_id, None)
+        if timer is not None:
+            timer.cancel()
 
     async def get(self, job_id: str, token: AgentToken) -> Job:
         """Return the job if ``token``'s holder owns it (or holds ``admin:jobs``)."""
@@ -195,20 +233,31 @@ class JobManager:
 
     @staticmethod
     def _check_owner(job: Job, token: AgentToken) -> None:
-        if job.agent_id != token.agent_id and not any(
+        if job.token_id != token.id and not any(
             covers(p, ADMIN_JOBS) for p in token.permissions
         ):
-            raise PermissionDeniedError("this job belongs to another agent")
+            raise PermissionDeniedError("this job belongs to another token")
 
     async def _run(self, job_id: str, request: ToolRequest, token: AgentToken) -> None:
         try:
             await self._set(job_id, JobStatus.RUNNING)
-            response = await self._invoker.invoke(request, token=token)
+            # Charged to the token's rate limit when it was admitted.
+            response = await self._invoker.invoke(request, token=token, charged=True)
         except asyncio.CancelledError:
-            await asyncio.shield(self._set(job_id, JobStatus.CANCELLED, error={
-                "code": "TOOL_FAILED", "message": "the job was cancelled",
-                "details": {"cancelled": True}, "retryable": False,
-            }))
+            why = self._ended.get(job_id)
+            if why is not None:
+                error = {
+                    "code": "UNAUTHENTICATED",
+                    "message": f"the job was cancelled: its token {why.removeprefix('token_')}",
+                    "details": {"cancelled": True, "reason": why, "token_id": token.id},
+                    "retryable": False,
+                }
+            else:
+                error = {
+                    "code": "TOOL_FAILED", "message": "the job was cancelled",
+                    "details": {"cancelled": True}, "retryable": False,
+                }
+            await asyncio.shield(self._set(job_id, JobStatus.CANCELLED, error=error))
             raise
         status = JobStatus.COMPLETED if response.ok else JobStatus.ERROR
         await self._set(job_id, status, response=response.to_json(), error=response.error)
@@ -232,6 +281,33 @@ class JobManager:
                 job_id,
             ),
         )
+
+    def _token_revoked(self, notice: dict[str, Any]) -> None:
+        """Cancel every live job of the revoked token."""
+        for job_id, token in list(self._owners.items()):
+            if token.id == notice.get("token_id"):
+                self._end(job_id, "token_revoked")
+
+    def _end(self, job_id: str, why: str) -> None:
+        """Cancel a live job whose token ended (``why``), with an event and an audit row."""
+        task, token = self._tasks.get(job_id), self._owners.get(job_id)
+        if task is None or token is None or task.done() or job_id in self._ended:
+            return
+        self._ended[job_id] = why
+        task.cancel()
+        audit = self._invoker.audit
+        if audit is not None:
+            audit.record(AuditEntry(
+                call_id=job_id, agent_id=token.agent_id, token_id=token.id, tool=None,
+                decision=why, outcome="error", error_code="UNAUTHENTICATED",
+                node_id=self._invoker.node_id,
+                details={"job_id": job_id, "message": f"job cancelled: {why}"},
+            ))  # fmt: skip
+        if self._events is not None:
+            self._events.publish("job.cancelled", {
+                "job_id": job_id, "agent_id": token.agent_id, "tokenId": token.id,
+                "reason": why,
+            })  # fmt: skip
 
     async def _interrupt_unfinished(self) -> None:
         await self._db.execute(

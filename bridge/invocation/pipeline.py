@@ -15,8 +15,10 @@ from typing import Any
 from bridge.auth.approvals import ApprovalStore
 from bridge.auth.audit import AuditLog
 from bridge.auth.keys import NodeKey
+from bridge.auth.permissions import covers
 from bridge.auth.ratelimit import RateLimiter
 from bridge.auth.tokens import (
+    ADMIN_TOKENS_PERMISSION,
     Constraints,
     IssuedTokens,
     Revocations,
@@ -65,7 +67,7 @@ class Pipeline:
             revocations=Revocations(db),
         )
         audit = AuditLog(db)
-        approvals = ApprovalStore(db, key, events=events)
+        approvals = ApprovalStore(db, key, events=events, verifier=verifier)
         # A secret only this node can derive (ed25519 signatures are deterministic).
         fingerprint_key = hashlib.sha256(
             key.sign(b"atmosphere-bridge idempotency fingerprint v1").encode()
@@ -89,7 +91,7 @@ class Pipeline:
             approvals=approvals,
             idempotency=idempotency,
             invoker=invoker,
-            jobs=JobManager(invoker, db),
+            jobs=JobManager(invoker, db, events=events),
             tokens=IssuedTokens(db),
         )
 
@@ -107,18 +109,22 @@ class Pipeline:
 
     def issue(
         self, *, agent_id: str, permissions: list[str], ttl_s: float,
-        constraints: Constraints | None = None,
+        constraints: Constraints | None = None, issued_by: str | None = None,
     ) -> tuple[str, dict[str, Any]]:
-        """Issue a token signed by this node, record it; return it and its ledger entry."""
+        """Issue a token signed by this node, record it; return it and its ledger entry.
+
+        ``issued_by`` is the id of the token that asked for it (kept in the ledger: a
+        token may revoke what it issued).
+        """
         raw = issue_token(
             self.key, agent_id=agent_id, permissions=permissions, ttl_s=ttl_s,
             constraints=constraints,
         )
-        token = self.tokens.record_sync(raw)
+        token = self.tokens.record_sync(raw, issued_by=issued_by)
         return raw, self.token_view(token.id)
 
     def token_view(self, token_id: str) -> dict[str, Any]:
-        """Return ``{id, agent_id, permissions, issued_at, expires_at, revoked}``."""
+        """Return ``{id, agent_id, permissions, issued_at, expires_at, issued_by, revoked}``."""
         entry = self.tokens.get_sync(token_id)
         if entry is None:
             shown = token_id[:64]
@@ -141,6 +147,45 @@ class Pipeline:
         the ledger.
         """
         entry = self.token_view(token_id)
-        if not entry["revoked"]:
-            self.verifier.revocations.revoke(self.key, token_id, entry["expires_at"])
+        # What a token issued dies with it: no privilege outlives the one it came from
+        # (an administrator's tokens are its orphans: they were never bound to it).
+        todo, seen = [entry], {token_id}
+        while todo:
+            item = todo.pop()
+            if item["id"] not in self.verifier.revocations:
+                self.verifier.revocations.revoke(self.key, item["id"], item["expires_at"])
+            if any(covers(p, ADMIN_TOKENS_PERMISSION) for p in item["permissions"]):
+                continue
+            for child in self.tokens.issued_by_sync(item["id"]):
+                if child["id"] not in seen:
+                    seen.add(child["id"])
+                    todo.append(child)
         return {**entry, "revoked": True}
+
+    def issued_tree(self, token_id: str, *, limit: int = 10_000) -> list[dict[str, Any]]:
+        """Return the ledger entries of ``token_id`` and of what it issued, transitively.
+
+        ``token_id`` itself may be missing from the ledger (signed with the node key
+        elsewhere, e.g. by ``token issue``); what it issued here is still listed.
+        """
+        out: list[dict[str, Any]] = []
+        todo, seen = [token_id], {token_id}
+        while todo and len(out) < limit:
+            item_id = todo.pop()
+            item = self.tokens.get_sync(item_id)
+            if item is not None:
+                out.append({**item, "revoked": item_id in self.verifier.revocations})
+            for child in self.tokens.issued_by_sync(item_id):
+                if child["id"] not in seen:
+                    seen.add(child["id"])
+                    todo.append(child["id"])
+        return sorted(out, key=lambda e: e["issued_at"], reverse=True)
+
+    def issued_chain(self, token_id: str) -> list[str]:
+        """Return the ids of the tokens that issued ``token_id``, nearest first."""
+        chain: list[str] = []
+        entry = self.tokens.get_sync(token_id)
+        while entry is not None and entry["issued_by"] and entry["issued_by"] not in chain:
+            chain.append(entry["issued_by"])
+            entry = self.tokens.get_sync(entry["issued_by"])
+        return chain

@@ -67,7 +67,7 @@ def _scope(request: web.Request, token: AgentToken) -> dict[str, Any]:
     user = AuthenticatedUser(
         AccessToken(
             token=token.signature,
-            client_id=token.agent_id,
+            client_id=token.id,  # the token, not the free-text agent name
             scopes=[],
             claims={"iss": token.issuer},
         )

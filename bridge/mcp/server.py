@@ -437,7 +437,7 @@ class BridgeMcpServer:
         arguments: dict[str, Any],
     ) -> types.CallToolResult:
         defn = entry.definition
-        slot = (token.agent_id, defn.identity, canonical_json(arguments))
+        slot = (token.id, defn.identity, canonical_json(arguments))
         self._expire()
         pending = self._pending.get(slot)
         if pending is not None:
@@ -488,7 +488,7 @@ class BridgeMcpServer:
                     await getter
                 continue
             data = getter.result().data
-            if (data.get("tool"), data.get("agent_id")) == (defn.identity, token.agent_id) and (
+            if (data.get("tool"), data.get("token_id")) == (defn.identity, token.id) and (
                 data.get("id") not in claimed
             ):
                 return dict(data)

@@ -4,7 +4,7 @@ A client (a voice satellite, an agent UI) opens ``GET /v1/events`` with its toke
 (``?session=ID`` ties the socket to a session). When a call to a client tool reaches the
 execute step, the broker's handler publishes a ``tool_use`` event
 ``{toolCallId, tool, params, agentId, sessionId, requiresResponse, timeoutMs}`` that only
-that caller's sockets receive (same agent; same session when the call names one).
+that caller's sockets receive (same token, by id; same session when the call names one).
 
 Details: docs/modules.md, ``bridge.sources.client_tools``.
 """
@@ -38,7 +38,7 @@ REMEMBERED = 4096  # finished call ids kept to tell "late"/"duplicate" from "unk
 
 @dataclass(slots=True)
 class _Pending:
-    agent_id: str
+    token_id: str
     definition: ToolDefinition
     future: asyncio.Future[Any] = field(repr=False)
 
@@ -50,14 +50,14 @@ class ClientToolBroker:
         self.events = events
         self._sockets: dict[tuple[str, str | None], int] = {}
         self._pending: dict[str, _Pending] = {}
-        self._finished: OrderedDict[str, tuple[str, str]] = OrderedDict()  # id -> (agent, why)
+        self._finished: OrderedDict[str, tuple[str, str]] = OrderedDict()  # id -> (token, why)
 
     # -- sockets ----------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def connected(self, agent_id: str, session_id: str | None) -> Iterator[None]:
-        """Count a socket of ``agent_id`` (and session) as able to run client tools."""
-        key = (agent_id, session_id)
+    def connected(self, token_id: str, session_id: str | None) -> Iterator[None]:
+        """Count a socket of token ``token_id`` (and session) as able to run client tools."""
+        key = (token_id, session_id)
         self._sockets[key] = self._sockets.get(key, 0) + 1
         try:
             yield
@@ -66,13 +66,13 @@ class ClientToolBroker:
             if not self._sockets[key]:
                 del self._sockets[key]
 
-    def reachable(self, agent_id: str | None, session_id: str | None) -> bool:
+    def reachable(self, token_id: str | None, session_id: str | None) -> bool:
         """Return whether a socket that would receive this caller's ``tool_use`` is open."""
-        if agent_id is None:
+        if not token_id:
             return False
         if session_id is None:
-            return any(agent == agent_id for agent, _ in self._sockets)
-        return (agent_id, session_id) in self._sockets
+            return any(owner == token_id for owner, _ in self._sockets)
+        return (token_id, session_id) in self._sockets
 
     # -- calls ------------------------------------------------------------------------
 
@@ -96,6 +96,7 @@ class ClientToolBroker:
             "tool": definition.identity,
             "params": params,
             "agentId": ctx.agent_id,
+            "tokenId": ctx.token_id,
             "sessionId": ctx.session_id,
             "requiresResponse": wait,
             "timeoutMs": definition.execution.timeout_ms,
@@ -103,7 +104,7 @@ class ClientToolBroker:
         if not wait:
             self.events.publish(TOOL_USE, data)
             return extra.get("default_result")
-        if ctx.agent_id is None or not self.reachable(ctx.agent_id, ctx.session_id):
+        if not self.reachable(ctx.token_id, ctx.session_id):
             raise ClientUnavailableError(
                 f"'{definition.identity}' runs on the calling client, and none of its "
                 "event sockets is connected (open GET /v1/events first)",
@@ -111,7 +112,7 @@ class ClientToolBroker:
             )
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._pending[call_id] = _Pending(
-            agent_id=ctx.agent_id, definition=definition, future=future
+            token_id=ctx.token_id, definition=definition, future=future
         )
         try:
             self.events.publish(TOOL_USE, data)
@@ -120,10 +121,13 @@ class ClientToolBroker:
         finally:
             self._pending.pop(call_id, None)
             why = "answered" if future.done() and not future.cancelled() else "late"
-            self._remember(call_id, ctx.agent_id, why)
+            self._remember(call_id, ctx.token_id, why)
 
-    def submit(self, call_id: str, agent_id: str, body: Any) -> None:
-        """Hand a client's answer to its waiting call; raise when it must be refused."""
+    def submit(self, call_id: str, token_id: str, body: Any) -> None:
+        """Hand a client's answer to its waiting call; raise when it must be refused.
+
+        Only the token that made the call (``token_id``) may answer it.
+        """
         if not isinstance(body, dict) or len(set(body) & {"result", "error"}) != 1 or set(
             body
         ) - {"result", "error"}:
@@ -141,14 +145,14 @@ class ClientToolBroker:
             if finished is None:
                 raise NotFoundError(f"no client tool call '{call_id}'", {"toolCallId": call_id})
             owner, why = finished
-            if owner != agent_id:
-                raise PermissionDeniedError("this call belongs to another agent")
+            if owner != token_id:
+                raise PermissionDeniedError("this call belongs to another token")
             reason = "duplicate" if why == "answered" else "late"
             message = ("this call already has its result" if reason == "duplicate"
                        else "this call timed out before the result arrived")  # fmt: skip
             raise ConflictError(message, {"toolCallId": call_id, "reason": reason})
-        if pending.agent_id != agent_id:
-            raise PermissionDeniedError("this call belongs to another agent")
+        if pending.token_id != token_id:
+            raise PermissionDeniedError("this call belongs to another token")
         if isinstance(error, dict):
             failure = ToolFailedError(
                 f"the client reported: {error['message']}",
@@ -169,10 +173,10 @@ class ClientToolBroker:
                     )
             pending.future.set_result(result)
         self._pending.pop(call_id, None)
-        self._remember(call_id, agent_id, "answered")
+        self._remember(call_id, token_id, "answered")
 
-    def _remember(self, call_id: str, agent_id: str, why: str) -> None:
-        self._finished[call_id] = (agent_id, why)
+    def _remember(self, call_id: str, token_id: str, why: str) -> None:
+        self._finished[call_id] = (token_id, why)
         self._finished.move_to_end(call_id)
         while len(self._finished) > REMEMBERED:
             self._finished.popitem(last=False)

@@ -24,6 +24,8 @@ class CallContext:
 
     call_id: str = field(default_factory=new_call_id)
     agent_id: str = ""
+    # The id of the verified token that made the call: results belong to it.
+    token_id: str = ""
     session_id: str | None = None
     trace_id: str | None = None
     node_id: str = ""
@@ -40,7 +42,8 @@ class CallContext:
     def with_deadline(self, deadline: float) -> CallContext:
         """Return a copy ending at ``deadline`` (``dataclasses.replace``, cheaper: per call)."""
         return CallContext(
-            call_id=self.call_id, agent_id=self.agent_id, session_id=self.session_id,
+            call_id=self.call_id, agent_id=self.agent_id, token_id=self.token_id,
+            session_id=self.session_id,
             trace_id=self.trace_id, node_id=self.node_id, token=self.token,
             permissions=self.permissions, hop_budget=self.hop_budget, path=self.path,
             deadline=deadline, idempotency_key=self.idempotency_key,

@@ -8,7 +8,7 @@ import pytest
 
 from bridge.api.openapi import OPENAPI_KEY, router_operations
 from bridge.auth.keys import NodeKey
-from bridge.auth.tokens import Constraints, issue_token
+from bridge.auth.tokens import Constraints, issue_token, parse_token
 from bridge.errors import DeviceUnavailableError
 from bridge.tools.context import CallContext
 from bridge.tools.definition import Confirmation, Execution, Requires, ToolDefinition
@@ -140,8 +140,10 @@ async def test_invoke_outcomes_over_http(server: BridgeServer) -> None:
     # Requests without a valid token are counted per source and minute, not kept as rows.
     counted = {(r["source"], r["reason"]): r["count"]
                for r in svc.invocation.audit.rejections_sync()}
+    # ... and a genuine token refused (expired) under its id.
+    expired_id = parse_token(expired)[0].id
     assert counted == {("127.0.0.1", "bad_signature"): 1, ("127.0.0.1", "unknown_issuer"): 1,
-                       ("127.0.0.1", "expired"): 1, ("127.0.0.1", "malformed"): 1}
+                       (f"token:{expired_id}", "expired"): 1, ("127.0.0.1", "malformed"): 1}
 
 
 async def test_idempotent_retry_and_safe_retries(server: BridgeServer) -> None:

@@ -26,12 +26,15 @@ async def test_issue_list_revoke(bridge_server: BridgeServer) -> None:
     assert status == 201, issued
     raw = issued.pop("token")
     token, _ = parse_token(raw)
+    # Not an administrator: the new token is named under the issuer's agent, and the
+    # ledger says which token issued it.
     assert issued == {
-        "id": token.id, "agent_id": "tablet", "permissions": ["device:control:*"],
+        "id": token.id, "agent_id": "admin/tablet", "permissions": ["device:control:*"],
         "issued_at": token.issued_at, "expires_at": token.expires_at, "revoked": False,
+        "issued_by": parse_token(admin)[0].id,
     }
     assert (token.constraints.max_hops, token.constraints.rate_limit_per_minute) == (1, 30)
-    status, listed = await call(bridge_server, "GET", "/v1/tokens?agent_id=tablet", admin)
+    status, listed = await call(bridge_server, "GET", "/v1/tokens?agent_id=admin/tablet", admin)
     assert (status, listed) == (200, {"tokens": [issued]})
     status, body = await call(bridge_server, "GET", "/v1/tools", raw)
     assert status == 200
@@ -79,3 +82,23 @@ async def test_refusals_are_clear_json(bridge_server: BridgeServer) -> None:
     assert (status, answer["error"]["code"]) == (400, "INVALID_REQUEST")
     status, answer = await call(bridge_server, "GET", "/v1/tokens", admin)
     assert (status, answer) == (200, {"tokens": []})
+
+
+async def test_issued_permissions_are_a_pattern_subset(bridge_server: BridgeServer) -> None:
+    """A pattern the issuer's patterns do not cover is refused, however it is written."""
+    manager = service_token(bridge_server.service, "mgr", ["token:manage", "device:control:*"])
+    expected = {
+        "device:*:lamp": 403,  # also device:read:lamp
+        "device:*": 403,
+        "*": 403,
+        "device:control": 403,  # the issuer's trailing * stands for one or more segments
+        "device:control:lamp": 201,
+        "device:control:*": 201,
+        "device:control:lamp:dim": 201,
+    }
+    answers = {}
+    for pattern in expected:
+        status, _ = await call(bridge_server, "POST", "/v1/tokens", manager, {
+            "agent_id": "kid", "permissions": [pattern], "ttl_s": 60})
+        answers[pattern] = status
+    assert answers == expected

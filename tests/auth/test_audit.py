@@ -176,7 +176,8 @@ async def test_an_autoincrement_log_is_rebuilt_with_its_rows_and_ids(tmp_path: P
     db.migrate("auth.audit_log.v1", audit_module._MIGRATION)  # as the first release left it
     with sqlite3.connect(path) as conn:
         for i in range(5):
-            conn.execute(audit_module._INSERT, (
+            conn.execute(f"INSERT INTO audit_log ({audit_module._V2_COLUMNS}) "
+                         "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", (
                 1000.0 + i, f"call-{i}", "agent-a", "matter:lamp_on", "allowed", "completed",
                 None, '{"p": 1}', None, 1.5, "node", None, None))  # fmt: skip
         # The last rows were ids 1..5; AUTOINCREMENT remembers 5 in sqlite_sequence.

@@ -105,7 +105,8 @@ def test_no_token_can_be_rebuilt_from_the_database(key: NodeKey, tmp_path: Path)
         ledger.record_sync(raw)
     rows = db.fetchall_sync("SELECT * FROM issued_tokens")
     assert sorted(rows[0].keys()) == [
-        "agent_id", "expires_at", "id", "issued_at", "permissions_json", "token_sha256"
+        "agent_id", "expires_at", "id", "issued_at", "issued_by", "permissions_json",
+        "token_sha256"
     ]
     blob = _every_text(tmp_path)
     for raw in raws:
@@ -116,7 +117,7 @@ def test_no_token_can_be_rebuilt_from_the_database(key: NodeKey, tmp_path: Path)
         parsed, _ = parse_token(raw)
         assert ledger.get_sync(parsed.id) == {
             "id": parsed.id, "agent_id": parsed.agent_id, "permissions": ["*"],
-            "issued_at": parsed.issued_at, "expires_at": parsed.expires_at,
+            "issued_at": parsed.issued_at, "expires_at": parsed.expires_at, "issued_by": None,
         }
         [row] = [r for r in rows if r["id"] == parsed.id]
         # docs/configuration.md: the ledger keeps the SHA-256 of the token text.
@@ -145,7 +146,7 @@ def test_v1_ledger_is_rewritten_without_payload_or_signature(key: NodeKey, tmp_p
     ledger = IssuedTokens(db)
     assert ledger.list_sync() == [{
         "id": parsed.id, "agent_id": "old", "permissions": ["device:control:*"],
-        "issued_at": parsed.issued_at, "expires_at": parsed.expires_at,
+        "issued_at": parsed.issued_at, "expires_at": parsed.expires_at, "issued_by": None,
     }]
     assert db.fetchone_sync("SELECT token_sha256 FROM issued_tokens")[0] == hashlib.sha256(
         raw.encode()).hexdigest()  # fmt: skip

@@ -56,6 +56,7 @@ def test_keys_and_tokens(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert listed == {
         "id": token.id, "agent_id": "voice", "permissions": ["device:control:*", "tool:read:*"],
         "issued_at": token.issued_at, "expires_at": token.expires_at, "revoked": False,
+        "issued_by": None,
     }
     assert raw not in out
     assert raw.split(".")[1] not in out

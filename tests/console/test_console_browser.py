@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import json
 import re
 import threading
@@ -163,7 +164,10 @@ def test_sign_in_with_a_one_time_link(console: Console) -> None:
     cookie = c.driver.get_cookie("atm_session")
     assert cookie is not None
     assert (cookie["httpOnly"], cookie["sameSite"], cookie["path"]) == (True, "Strict", "/")
-    assert c.css(".who").text == "console:tester"
+    # Each link is its own subject: the label, then 12 hex digits of the code's SHA-256.
+    code = link.split("code=", 1)[1]
+    expected = "console:tester:" + hashlib.sha256(code.encode()).hexdigest()[:12]
+    assert c.css(".who").text == expected
     # The page's script cannot read the session cookie.
     assert "atm_session" not in c.driver.execute_script("return document.cookie")
     # The same link does not sign in a second time.
@@ -172,7 +176,10 @@ def test_sign_in_with_a_one_time_link(console: Console) -> None:
     wait_for(lambda: "used already or has expired" in c.css("[role=alert]").text,
              what="used link refused")  # fmt: skip
     c.go("home")
-    assert c.css(".who").text == "console:tester"  # the first session still stands
+    # Each link is its own subject: the label, then 12 hex digits of the code's SHA-256.
+    code = link.split("code=", 1)[1]
+    expected = "console:tester:" + hashlib.sha256(code.encode()).hexdigest()[:12]
+    assert c.css(".who").text == expected  # the first session still stands
 
 
 def test_commission_in_the_page_shows_each_stage(signed_in: Console) -> None:

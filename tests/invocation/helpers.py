@@ -35,6 +35,9 @@ class Env:
             node_id=NODE_ID,
         )
         self.invoker = self.runtime.invoker
+        # The token a request carries unless it names another: one client, one token
+        # (stored outcomes, jobs and call events belong to a token, not to an agent name).
+        self.default_token = self.token()
 
     def token(self, agent: str = "agent-1", perms: Sequence[str] = ("*",), **cons: Any) -> str:
         return issue_token(
@@ -45,5 +48,5 @@ class Env:
     def request(self, tool: str, params: dict[str, Any] | None = None, *, token: str | None = None,
                 **kw: Any) -> ToolRequest:
         routing = kw.pop("routing", None) or RequestRouting()
-        return ToolRequest(tool=tool, params=params or {}, token=token or self.token(),
+        return ToolRequest(tool=tool, params=params or {}, token=token or self.default_token,
                            routing=routing, **kw)

@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 
 from bridge.auth.keys import NodeKey
-from bridge.auth.tokens import issue_token
+from bridge.auth.tokens import issue_token, parse_token
 from bridge.errors import DeviceUnavailableError
 from bridge.invocation.invoker import Invocation, Next, RemoteOutcome
 from bridge.invocation.messages import (
@@ -164,7 +164,9 @@ async def test_rejections_have_codes_and_are_audited(env: Env) -> None:
     # Calls without a verified token are counted per source, minute and reason.
     counted = {(r["source"], r["reason"]): r["count"]
                for r in env.runtime.audit.rejections_sync()}
-    assert counted == {("call", "unknown_issuer"): 1, ("call", "expired"): 1,
+    # A genuine token refused (here: expired) is counted under its id.
+    expired_id = parse_token(expired)[0].id
+    assert counted == {("call", "unknown_issuer"): 1, (f"token:{expired_id}", "expired"): 1,
                        ("call", "bad_signature"): 1, ("call", "missing"): 1}
 
 
@@ -477,14 +479,16 @@ async def test_two_of_n_approval_executes(env: Env, unlock: Counter) -> None:
 async def test_approval_deny_and_timeout(env: Env, unlock: Counter) -> None:
     call = asyncio.create_task(env.invoker.invoke(env.request("unlock", {"door": "front"})))
     approval_id = await _pending(env)
-    await env.runtime.approvals.decide(approval_id, approver(env, "alice"), "deny")
+    alice = approver(env, "alice")
+    await env.runtime.approvals.decide(approval_id, alice, "deny")
     resp = await call
     assert code(resp) == "CONFIRMATION_DENIED"
     assert resp.error is not None
     assert resp.error["details"]["approval_id"] == approval_id
     assert unlock.calls == []
     [entry] = await env.runtime.audit.query(decision="confirmation_denied")
-    assert entry.details["votes"] == [{"approver": "alice", "decision": "deny"}]
+    assert entry.details["votes"] == [
+        {"approver": "alice", "token_id": alice.id, "decision": "deny"}]
     # The condition does not match: no confirmation needed.
     assert (await env.invoker.invoke(env.request("unlock", {"door": "garage"}))).ok
     assert len(unlock.calls) == 1

@@ -144,18 +144,20 @@ def test_copies_made_per_call_keep_every_field() -> None:
     from bridge.invocation.calls import ToolCall, ToolCallStatus
     from bridge.tools.context import CallContext
 
-    ctx = CallContext(agent_id="a", session_id="s", trace_id="t", node_id="n", token="tok",
-                      permissions=("p",), hop_budget=2, path=("x",), deadline=1.0,
+    ctx = CallContext(agent_id="a", token_id="i", session_id="s", trace_id="t", node_id="n",
+                      token="tok", permissions=("p",), hop_budget=2, path=("x",), deadline=1.0,
                       idempotency_key="k", allowed_nodes=("n",), max_hops=3)  # fmt: skip
     assert ctx.with_deadline(9.0) == replace(ctx, deadline=9.0)
     assert {f.name for f in fields(CallContext)} == {
-        "call_id", "agent_id", "session_id", "trace_id", "node_id", "token", "permissions",
-        "hop_budget", "path", "deadline", "idempotency_key", "allowed_nodes", "max_hops",
+        "call_id", "agent_id", "token_id", "session_id", "trace_id", "node_id", "token",
+        "permissions", "hop_budget", "path", "deadline", "idempotency_key", "allowed_nodes",
+        "max_hops",
     }, "a new CallContext field must be copied by with_deadline too"
-    call = ToolCall(tool_call_id="c", tool="t", agent_id="a", result_json="{}", error={"x": "y"})
+    call = ToolCall(tool_call_id="c", tool="t", agent_id="a", token_id="i", result_json="{}",
+                    error={"x": "y"})
     assert call.but(status=ToolCallStatus.RUNNING) == replace(call, status=ToolCallStatus.RUNNING)
     assert {f.name for f in fields(ToolCall)} == {
-        "tool_call_id", "tool", "agent_id", "status", "result_json", "error"}
+        "tool_call_id", "tool", "agent_id", "token_id", "status", "result_json", "error"}
 
 
 def _route_schemas() -> list[tuple[str, dict[str, Any]]]:
