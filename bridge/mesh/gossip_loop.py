@@ -143,8 +143,12 @@ class GossipLoop:
         timeout = aiohttp.ClientTimeout(total=GOSSIP_HTTP_TIMEOUT_S, sock_connect=1.5)
         for url in urls:
             try:
-                peer = await self.proofs.prove(url, node_id)
-                envelope = seal(self.identity, to=peer.node_id, kind=kind, body=body)
+                peer = await self.proofs.prove(url, node_id)  # records its own refusals
+            except (ConnectionError, BridgeError) as err:
+                last = err
+                continue
+            envelope = seal(self.identity, to=peer.node_id, kind=kind, body=body)
+            try:
                 async with self._session().post(
                     f"{url}{path}", json=envelope, timeout=timeout
                 ) as resp:
@@ -153,13 +157,9 @@ class GossipLoop:
                     doc, peer_id=peer.node_id, public_key=peer.public_key,
                     own_id=self.identity.node_id, nonce=envelope["nonce"],
                 )  # fmt: skip
-            except (aiohttp.ClientError, TimeoutError, ValueError, ConnectionError) as err:
-                self.proofs.forget(url)
-                last = err
-                continue
-            except BridgeError as err:
+            except (aiohttp.ClientError, TimeoutError, ValueError, BridgeError) as err:
                 if isinstance(err, UnauthenticatedError) and self._on_refused is not None:
-                    self._on_refused(node_id, url, err)
+                    self._on_refused(peer.node_id, url, err)
                 self.proofs.forget(url)
                 last = err
                 continue

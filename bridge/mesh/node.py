@@ -105,7 +105,7 @@ class MeshNode:
             discovery=lambda: self.discovery, trust=self.trust, registry=registry,
             proofs=self.proofs, tokens=lambda: self.gossip_loop.token_verifier,
             heard=lambda node_id: self.gossip_loop.heard.get(node_id),
-            gossip_interval_s=config.gossip_interval_s, on_refused=self.refusals.record,
+            gossip_interval_s=config.gossip_interval_s,
             configured=tuple(url.rstrip("/") for url in config.peers),
         )  # fmt: skip
         self.router = Router(self.identity, key, self.remote.offers, session=self._http,

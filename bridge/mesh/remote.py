@@ -72,7 +72,6 @@ class RemoteCalls:
         tokens: Callable[[], TokenVerifier | None],
         heard: Callable[[str], float | None],
         gossip_interval_s: float,
-        on_refused: Callable[[str, str, BridgeError], None] | None = None,
         configured: tuple[str, ...] = (),
     ) -> None:
         self.identity = identity
@@ -85,7 +84,6 @@ class RemoteCalls:
         self._tokens = tokens
         self._heard = heard
         self.fresh_s = max(gossip_interval_s * FRESH_INTERVALS, 1.0)
-        self._on_refused = on_refused
         self.configured = configured
         self.router: Router | None = None
         self._seen = NonceCache(float(DELEGATION_TTL_S) + verifier.max_skew_s)
@@ -115,12 +113,7 @@ class RemoteCalls:
         against the delegated grant only: no bearer token travels between nodes.
         """
         sender, body = self.verifier.open(envelope, "tool_invoke")
-        try:
-            request, grant = self._admit(sender.node_id, sender.public_key, body)
-        except BridgeError as err:
-            if self._on_refused is not None:
-                self._on_refused(sender.node_id, "invoke", err)
-            raise
+        request, grant = self._admit(sender.node_id, sender.public_key, body)
         started = time.monotonic()
         self._inbound[request.id] = grant
         try:

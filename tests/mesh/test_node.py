@@ -272,7 +272,7 @@ async def post(url: str, doc: object) -> tuple[int, dict]:  # type: ignore[type-
     """POST to a mesh route; return the status and the body of the node's signed answer."""
     async with aiohttp.ClientSession() as session, session.post(url, json=doc) as resp:
         answer = await resp.json()
-        assert answer["type"] == "mesh_answer" and answer["status"] == resp.status, answer
+        assert (answer["type"], answer["status"]) == ("mesh_answer", resp.status), answer
         return resp.status, answer["body"]
 
 
