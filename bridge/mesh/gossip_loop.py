@@ -103,7 +103,8 @@ class GossipLoop:
         if discovery is not None:
             for peer in discovery.peers():
                 if self.trust.may_trust(peer.node_id, peer.fingerprint):
-                    targets[peer.node_id] = tuple(peer.urls())
+                    # Several adverts may claim one id: each address is only a hint.
+                    targets[peer.node_id] = (*targets.get(peer.node_id, ()), *peer.urls())
         for entry in self.gossip.entries():
             ann = entry.announcement
             if ann.node_id == self.identity.node_id:

@@ -200,7 +200,7 @@ class PeerProofs:
             pending = asyncio.get_running_loop().create_future()
             self._pending[url] = pending
             try:
-                pending.set_result(await self._challenge(url))
+                pending.set_result(await self._challenge(url, node_id))
             except BridgeError as err:
                 self._failed[url] = self._clock() + FAILED_BACKOFF_S
                 pending.set_exception(err)
@@ -227,8 +227,9 @@ class PeerProofs:
         self.trust.check(peer.public_key, peer.node_name)
         return peer
 
-    async def _challenge(self, url: str) -> ProvenPeer:
-        sent = challenge(self.identity, url=url, to="")
+    async def _challenge(self, url: str, node_id: str) -> ProvenPeer:
+        # ``to`` only says whom the challenger expects; the proof says who answered.
+        sent = challenge(self.identity, url=url, to=node_id)
         timeout = aiohttp.ClientTimeout(total=HELLO_TIMEOUT_S, sock_connect=1.5)
         try:
             async with self._session().post(f"{url}{HELLO_PATH}", json=sent, timeout=timeout) as r:

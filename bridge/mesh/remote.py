@@ -202,7 +202,8 @@ class RemoteCalls:
         """
         direct: dict[str, tuple[str, ...]] = {}
         if self.discovery is not None:
-            direct = {p.node_id: tuple(p.urls()) for p in self.discovery.peers()}
+            for peer in self.discovery.peers():  # several adverts may claim one id
+                direct[peer.node_id] = (*direct.get(peer.node_id, ()), *peer.urls())
         offers: list[Offer] = []
         others: list[Offer] = []
         for entry in self.gossip.entries():

@@ -371,3 +371,28 @@ async def test_revoked_ids_are_refused_and_dangerous_tools_fail_closed(tmp_path:
     finally:
         for node in (b, c):
             await node.stop()
+
+
+async def test_announced_endpoints_count_only_where_the_peer_proved_its_key(
+    tmp_path: Path, issuer: NodeKey
+) -> None:
+    a, c = build_nodes(["a", "c"], tmp_path, issuer)
+    a.registry.register(definition("whoami_a"), whoami)
+    # a announces, besides its own address, c's API and a host it never proved on.
+    a.mesh._own_endpoints = lambda: (a.url, c.url.replace("127.0.0.1", "127.0.0.9"),  # type: ignore[method-assign]
+                                     f"http://127.0.0.2:{c.port}")
+    for node in (a, c):
+        await node.start()
+    try:
+        await wait_for(lambda: c.registry.get(TOOL) is not None)
+        await wait_for(lambda: bool(c.mesh.proofs.urls_of(a.node_id)))
+        entry = c.mesh.gossip.get(a.node_id)
+        assert entry is not None
+        assert len(entry.announcement.endpoints) == 3
+        (offer,) = c.mesh.offers(TOOL)
+        # Only a's own address, where it proved its key: the other hosts are not a's.
+        assert offer.urls == (a.url,)
+        assert c.mesh.gossip_loop.targets() == [(a.node_id, (a.url,))]
+    finally:
+        for node in (a, c):
+            await node.stop()
