@@ -2,9 +2,10 @@
 
 Every node-to-node request (gossip rounds, pushes, forwarded tool calls) is a
 ``mesh_envelope``: the sender's node id, public key and name, the receiver's node id
-(``to``; empty only for gossip towards a configured peer whose id is not known yet),
-the message ``kind``, a timestamp, a random nonce, the ``body`` and an ed25519
-signature over the canonical encoding of all of it. The receiver checks that the id
+(``to``, learned from the receiver's proof, ``proof.py``), the message ``kind``, a
+timestamp, a random nonce, the ``body`` and an ed25519 signature over the canonical
+encoding of all of it. Every answer is a ``mesh_answer`` signed by the answering node
+over the request's nonce and the answer (``seal_answer`` / ``open_answer``). The receiver checks that the id
 belongs to the key, the key is trusted, the envelope is addressed to it and fresh
 (within ``max_skew_s``), and that the nonce was not used before, so a captured request
 can be neither replayed nor redirected to another node.
