@@ -5,11 +5,12 @@
 ``/v1/mesh/invoke`` take signed ``mesh_envelope`` bodies: they are authenticated by the
 sending node's signature (``bridge/mesh/envelope.py``), not by agent tokens; a
 forwarded call carries a signed delegation, never a bearer token. Their every answer,
-errors included, is a ``mesh_answer`` signed by this node over the request's nonce and
-the body (``{"error": {code, message, details, retryable}}`` on failure), with the
-error's HTTP status. ``GET /v1/mesh/peers`` and ``GET /v1/mesh/tools`` need
-``mesh:read`` and list only the tools the token may see. When the mesh is disabled every
-route answers ``NOT_FOUND``.
+errors included, is a ``mesh_answer`` signed by this node over the request's nonce
+and the body (``{"error": {code, message, details, retryable}}`` on failure), with
+the error's HTTP status, once the envelope verified; before that (malformed, forged,
+untrusted, replayed) the answer is the plain JSON error. ``GET /v1/mesh/peers`` and
+``GET /v1/mesh/tools`` need ``mesh:read`` and list only the tools the token may see.
+When the mesh is disabled every route answers ``NOT_FOUND``.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from bridge.api.bearer import require
 from bridge.api.http import SERVICE_KEY, read_json
 from bridge.api.openapi import add_route, query_param
 from bridge.errors import BridgeError, InternalError, NotFoundError, UnauthenticatedError
+from bridge.mesh.envelope import OPENED
 from bridge.mesh.node import MeshNode
 from bridge.mesh.remote import RunLocal
 from bridge.ratelog import RateLimitedLog
@@ -110,8 +112,14 @@ def _guard(handler: Handler) -> Handler:
 async def _signed(
     request: web.Request, where: str, handle: Callable[[MeshNode, Any], Awaitable[dict[str, Any]]]
 ) -> web.StreamResponse:
-    """Run ``handle`` on the envelope; answer (result or error) signed by this node."""
+    """Run ``handle`` on the envelope; answer signed by this node once the envelope verified.
+
+    A request whose envelope did not verify (malformed, forged, untrusted, replayed,
+    misaddressed) gets the plain JSON error: its sender is not known, and a signature
+    for a nonce it may have copied would be an answer to someone else's request.
+    """
     node = mesh_node(request)
+    OPENED.set(None)
     body: Any = None
     try:
         body = await _json_body(request)
@@ -121,6 +129,9 @@ async def _signed(
             claimed = body.get("from") if isinstance(body, dict) else None
             node.refusals.record(str(claimed or "")[:64], where, err)
         status, answer = err.http_status, {"error": err.to_json()}
+    nonce = body.get("nonce") if isinstance(body, dict) else None
+    if nonce is None or OPENED.get() != nonce:
+        return web.json_response(answer, status=status)
     return web.json_response(node.answer(body, status, answer), status=status)
 
 

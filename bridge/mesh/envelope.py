@@ -4,11 +4,12 @@ Every node-to-node request (gossip rounds, pushes, forwarded tool calls) is a
 ``mesh_envelope``: the sender's node id, public key and name, the receiver's node id
 (``to``, learned from the receiver's proof, ``proof.py``), the message ``kind``, a
 timestamp, a random nonce, the ``body`` and an ed25519 signature over the canonical
-encoding of all of it. Every answer is a ``mesh_answer`` signed by the answering node
-over the request's nonce and the answer (``seal_answer`` / ``open_answer``). The receiver checks that the id
-belongs to the key, the key is trusted, the envelope is addressed to it and fresh
-(within ``max_skew_s``), and that the nonce was not used before, so a captured request
-can be neither replayed nor redirected to another node.
+encoding of all of it. The receiver checks that the id belongs to the key, the key is
+trusted, the envelope is addressed to it and fresh (within ``max_skew_s``), and that
+the nonce was not used before, so a captured request can be neither replayed nor
+redirected to another node. The answer to an envelope that verified is a
+``mesh_answer`` signed by the answering node over the request's nonce and the answer
+(``seal_answer`` / ``open_answer``).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import secrets
 import time
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,6 +35,10 @@ ANSWER_TYPE = "mesh_answer"
 MAX_ANSWER_BYTES = 8 * 1024 * 1024
 _ANSWER_LIMITS = jsonlimits.JsonLimits(max_bytes=MAX_ANSWER_BYTES)
 GOSSIP_KINDS = frozenset({"gossip_digest", "gossip_push"})
+# The nonce of the envelope this task (one HTTP request) opened: only an envelope that
+# verified gets a signed answer, so a forged one cannot obtain a signed answer for a
+# nonce it copied from someone else's request.
+OPENED: ContextVar[str | None] = ContextVar("mesh_envelope_opened", default=None)
 KINDS = GOSSIP_KINDS | {"tool_invoke"}
 
 
@@ -186,6 +192,7 @@ class EnvelopeVerifier:
         sender = Sender(
             node_id=derived, node_name=doc["node_name"], public_key=public_key, nonce=doc["nonce"]
         )
+        OPENED.set(doc["nonce"])
         return sender, body
 
 
