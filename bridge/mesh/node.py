@@ -36,7 +36,7 @@ from bridge.mesh.envelope import EnvelopeVerifier, seal_answer
 from bridge.mesh.gossip import GossipState
 from bridge.mesh.gossip_loop import GossipLoop
 from bridge.mesh.node_id import NODE_ID_RE, NodeIdentity
-from bridge.mesh.proof import PeerProofs, prove
+from bridge.mesh.proof import PeerProofs, ProofBudget, prove
 from bridge.mesh.refusals import RefusalLog
 from bridge.mesh.remote import RemoteCalls, RunLocal
 from bridge.mesh.router import Offer, Router
@@ -94,6 +94,7 @@ class MeshNode:
         self.discovery: Discovery | None = None
         self.audit: AuditLog | None = None
         self.refusals = RefusalLog(self.identity.node_id, lambda: self.audit)
+        self._proof_budget = ProofBudget()
         self.proofs = PeerProofs(
             self.identity, self.trust, session=self._http,
             on_untrusted=lambda p: self.gossip.note_untrusted(p.node_id, p.node_name,
@@ -316,6 +317,7 @@ class MeshNode:
 
     def handle_hello(self, challenge: Any) -> dict[str, Any]:
         """Prove this node's key to a challenger (``proof.prove``)."""
+        self._proof_budget.take()
         return prove(self.identity, challenge)
 
     def answer(self, request: Any, status: int, body: dict[str, Any]) -> dict[str, Any]:

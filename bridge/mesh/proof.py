@@ -27,7 +27,12 @@ from urllib.parse import urlsplit
 
 import aiohttp
 
-from bridge.errors import BridgeError, InvalidRequestError, UnauthenticatedError
+from bridge.errors import (
+    BridgeError,
+    InvalidRequestError,
+    RateLimitedError,
+    UnauthenticatedError,
+)
 from bridge.mesh.announce import canonical_bytes
 from bridge.mesh.envelope import read_answer
 from bridge.mesh.node_id import NODE_ID_RE, NodeIdentity, node_id_for, verify_signature
@@ -62,6 +67,30 @@ def challenge(identity: NodeIdentity, *, url: str, to: str) -> dict[str, Any]:
         "url": url,
         "nonce": secrets.token_hex(16),
     }
+
+
+class ProofBudget:
+    """How many proofs this node signs: ``rate`` a second, ``burst`` at once (a bucket).
+
+    ``/v1/mesh/hello`` needs no credential (a stranger must be able to ask who is
+    there), so the signatures it costs are bounded for everyone together.
+    """
+
+    def __init__(self, rate: float = 50.0, burst: float = 100.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:  # fmt: skip
+        self.rate, self.burst, self._clock = rate, burst, clock
+        self._level, self._at = burst, clock()
+
+    def take(self) -> None:
+        """Spend one proof; raise ``RateLimitedError`` when the bucket is empty."""
+        now = self._clock()
+        self._level = min(self.burst, self._level + (now - self._at) * self.rate)
+        self._at = now
+        if self._level < 1.0:
+            raise RateLimitedError(
+                "too many mesh challenges; try again in a second", {"reason": "challenges"}
+            )
+        self._level -= 1.0
 
 
 def prove(identity: NodeIdentity, doc: Any) -> dict[str, Any]:
