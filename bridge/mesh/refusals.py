@@ -4,7 +4,7 @@ Every refused proof, forged or misaddressed envelope or answer, bad delegation, 
 or replayed delegated call and stale-revocation refusal becomes one audit entry with
 decision ``mesh_refused``, the error code, the peer (as claimed) and where it happened.
 A flood from one address must not flood the log: at most ``PER_MINUTE`` entries a minute
-per (where, code); the rest are counted and the count is logged with the next entry.
+per (where, code, message); the rest are only counted (``total``).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ class RefusalLog:
         self.node_id = node_id
         self._audit = audit
         self._minute = 0
-        self._counts: dict[tuple[str, str], int] = {}
+        self._counts: dict[tuple[str, str, str], int] = {}
         self.total: dict[str, int] = {}
 
     def record(self, peer: str, where: str, err: BridgeError) -> None:
@@ -45,7 +45,8 @@ class RefusalLog:
         if minute != self._minute:
             self._minute, self._counts = minute, {}
         kind = where if where.startswith(("invoke", "gossip", "push", "hello")) else "address"
-        bucket = (kind, code)
+        # One flood (a proxy forging every gossip answer) must not hide another refusal.
+        bucket = (kind, code, err.message[:60])
         self._counts[bucket] = self._counts.get(bucket, 0) + 1
         if self._counts[bucket] > PER_MINUTE:
             return

@@ -4,8 +4,9 @@ Run inside the test's network namespace (``python lan_attacker.py CONFIG.json``)
 
 - advertises over mDNS (real zeroconf) the trusted node B's id and fingerprint, and
   node A's, at its own address;
-- answers challenges for B by relaying them to the real B (a transparent proxy), for A
-  with a proof signed by its own key that claims A's id, and for anyone else as itself;
+- answers challenges for B by relaying them to the real B (a transparent proxy); at the
+  address it advertises as A (the next port) with a proof signed by its own key that
+  claims A's id; anyone else's as itself;
 - relays what it is sent for B and answers with forged results: a forwarded call's
   answer gets ``"forged by the LAN attacker"`` and is re-signed by its own key, gossip
   answers get an extra announcement; everything it is sent is captured;
@@ -50,6 +51,7 @@ class Attacker:
         self.ident = NodeIdentity.from_key(NodeKey.load(Path(config["key"])), "mallory")
         self.nodes: dict[str, dict[str, str]] = config["nodes"]  # name -> {id, url, fp}
         self.captured: list[dict[str, Any]] = []
+        self.spoofed_a: list[str] = []  # what reached the address advertised as A
         self.http: aiohttp.ClientSession | None = None
 
     def node(self, node_id: str) -> dict[str, str] | None:
@@ -65,11 +67,23 @@ class Attacker:
     async def hello(self, request: web.Request) -> web.Response:
         doc = await request.json()
         self.captured.append({"path": request.path, "doc": doc})
-        b, a = self.nodes["b"], self.nodes["a"]
+        b = self.nodes["b"]
         if doc.get("to") == b["id"]:  # proxy for B: B answers its own challenge
             status, proof = await self.relay(f"{b['url']}/v1/mesh/hello", doc)
             return web.json_response(proof, status=status)
-        claim = a["id"] if doc.get("to") == a["id"] else self.ident.node_id
+        return self.own_proof(doc, self.ident.node_id)
+
+    async def hello_as_a(self, request: web.Request) -> web.Response:
+        """Answer at the address advertised as A: a proof by its own key claiming A's id."""
+        doc = await request.json()
+        self.spoofed_a.append(request.path)
+        return self.own_proof(doc, self.nodes["a"]["id"])
+
+    async def spoof_capture(self, request: web.Request) -> web.Response:
+        self.spoofed_a.append(request.path)
+        return web.json_response({"response": {"status": "success", "result": FORGED}})
+
+    def own_proof(self, doc: dict[str, Any], claim: str) -> web.Response:
         proof = {"type": "mesh_proof", "node_id": claim, "node_name": "mallory",
                  "public_key": self.ident.public_key_b64, "challenger": doc.get("from"),
                  "nonce": doc.get("nonce"), "url": doc.get("url"), "timestamp": time.time()}
@@ -99,7 +113,8 @@ class Attacker:
         paths: dict[str, int] = {}
         for item in self.captured:
             paths[item["path"]] = paths.get(item["path"], 0) + 1
-        return web.json_response({"paths": paths, "text": json.dumps(self.captured)})
+        return web.json_response({"paths": paths, "text": json.dumps(self.captured),
+                                  "spoofed_a": self.spoofed_a})
 
     # -- what it tries with what it captured -------------------------------------------
 
@@ -196,14 +211,21 @@ class Attacker:
         await runner.setup()
         address, port = self.config["address"], int(self.config["port"])
         await web.TCPSite(runner, address, port).start()
+        spoof = web.Application()
+        spoof.router.add_post("/v1/mesh/hello", self.hello_as_a)
+        for route in ("gossip", "push", "invoke"):
+            spoof.router.add_post(f"/v1/mesh/{route}", self.spoof_capture)
+        spoof_runner = web.AppRunner(spoof)
+        await spoof_runner.setup()
+        await web.TCPSite(spoof_runner, address, port + 1).start()
         zc = AsyncZeroconf(interfaces=[address])
         infos = []
-        for name in ("b", "a"):  # advertise the trusted nodes' ids at this address
+        for name, at in (("b", port), ("a", port + 1)):  # the trusted nodes' ids, here
             node = self.nodes[name]
             info = AsyncServiceInfo(
-                SERVICE_TYPE, f"{name}-spoof-{node['id'][:8]}.{SERVICE_TYPE}", port=port,
+                SERVICE_TYPE, f"{name}-spoof-{node['id'][:8]}.{SERVICE_TYPE}", port=at,
                 parsed_addresses=[address],
-                properties={"id": node["id"], "fp": node["fp"], "port": str(port),
+                properties={"id": node["id"], "fp": node["fp"], "port": str(at),
                             "pv": str(PROTOCOL_VERSION), "name": name},
             )
             await zc.async_register_service(info, allow_name_change=True)
@@ -215,6 +237,7 @@ class Attacker:
             for info in infos:
                 await zc.async_unregister_service(info)
             await zc.async_close()
+            await spoof_runner.cleanup()
             await runner.cleanup()
             await self.http.close()
 
