@@ -6,9 +6,10 @@ and everything else by zeroconf; B does not advertise itself (``discovery: false
 knows A and C from its configuration, so the only address the LAN offers for B is the
 attacker's spoofed advertisement. The attacker (``lan_attacker.py``, its own key) relays
 challenges for B to B (a transparent proxy), answers challenges at the address it
-advertises as A with a forged proof, forges the results of the calls it relays, captures everything and then, on
-``POST /attack``, replays and re-wraps what it captured against every node, tries it as
-a bearer token and announces higher versions of the nodes' local tools. C trusts the
+advertises as A with a forged proof, forges the results of the calls it relays,
+captures everything and then, on ``POST /attack``, replays and re-wraps what it
+captured against every node, tries it as a bearer token and announces higher versions
+of the nodes' local tools. C trusts the
 attacker's key (a trusted peer gone rogue); A and B do not.
 
 Every attack must be refused: no forged result reaches a caller, nothing captured works
