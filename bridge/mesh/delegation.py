@@ -71,7 +71,10 @@ class Grant:
         return AgentToken(
             agent_id=self.agent_id,
             issued_at=self.token_issued_at,
-            expires_at=min(self.token_expires_at, self.expires_at),
+            # The delegation's own lifetime bounds when it is accepted (checked on
+            # arrival); once accepted the call runs, like any, until the token expires
+            # (an approval asked for here may take longer than a delegation lives).
+            expires_at=self.token_expires_at,
             permissions=self.permissions,
             constraints=Constraints(max_hops=self.max_hops, allowed_nodes=self.allowed_nodes),
             issuer=self.issuer,

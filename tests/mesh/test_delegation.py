@@ -49,7 +49,8 @@ def test_one_hop_delegation_gives_the_grant_back(nodes: tuple[NodeIdentity, ...]
                                                               ("t:run:x",))
     token = got.as_token()
     assert (token.id, token.raw, token.permissions) == (grant.token_id, "", ("t:run:x",))
-    assert token.expires_at <= time.time() + 30 + 1
+    assert token.expires_at == grant.token_expires_at
+    assert got.expires_at <= time.time() + 30 + 1  # when it stops being accepted
 
 
 def test_each_binding_is_checked(nodes: tuple[NodeIdentity, ...]) -> None:
