@@ -180,6 +180,7 @@ class PeerProofs:
         self._on_refused = on_refused
         self._clock = clock
         self._proven: dict[str, tuple[ProvenPeer, float]] = {}
+        self._by_node: dict[str, list[str]] = {}  # node id -> addresses that proved it
         self._failed: dict[str, float] = {}
         self._pending: dict[str, asyncio.Future[ProvenPeer]] = {}
 
@@ -194,7 +195,10 @@ class PeerProofs:
 
     def urls_of(self, node_id: str) -> tuple[str, ...]:
         """Return the addresses that currently prove ``node_id``."""
-        return tuple(u for u in self._proven if (p := self.proven(u)) and p.node_id == node_id)
+        return tuple(
+            u for u in self._by_node.get(node_id, ())
+            if (p := self.proven(u)) is not None and p.node_id == node_id
+        )  # fmt: skip
 
     def bound_endpoints(self, node_id: str, endpoints: tuple[str, ...]) -> tuple[str, ...]:
         """Return the announced ``endpoints`` on a host where ``node_id`` proved its key."""
@@ -274,4 +278,8 @@ class PeerProofs:
             raise
         self._proven[url] = (peer, self._clock() + PROOF_TTL_S)
         self._failed.pop(url, None)
+        for held in self._by_node.values():
+            if url in held:
+                held.remove(url)  # the address now proves another node
+        self._by_node.setdefault(peer.node_id, []).append(url)
         return peer
