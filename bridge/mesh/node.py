@@ -288,7 +288,7 @@ class MeshNode:
         return self.build_announcement()
 
     def _on_registry_change(self, action: str, tool: RegisteredTool) -> None:
-        if tool.handler is not None and action == "added":
+        if tool.handler is not None and action == "added" and self.sync.announced(tool.key):
             self.sync.sync()  # a new local tool takes its whole name back from peers
         if tool.definition.server_name:
             return

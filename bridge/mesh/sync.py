@@ -34,11 +34,16 @@ class RegistrySync:
         self.own_node_id = own_node_id
         self._remote: dict[str, str] = {}  # identity -> origin registered by the mesh
         self.shadowed: list[str] = []  # "<origin>:<identity>" refused for a local name
+        self._peer_keys: set[str] = set()  # every namespace:name a peer announces
 
     def on_gossip_change(self, change: Change, announcement: Announcement) -> None:
         """Re-sync when a peer's announcement changed."""
         if announcement.node_id != self.own_node_id:
             self.sync()
+
+    def announced(self, key: str) -> bool:
+        """Return whether some peer announces a version of ``namespace:name`` ``key``."""
+        return key in self._peer_keys
 
     def withdraw(self) -> None:
         """Remove every peer tool this sync registered."""
@@ -52,13 +57,16 @@ class RegistrySync:
         """Make the registry's peer tools match the live announcements."""
         local_keys = {e.key for e in self.registry.list() if e.handler is not None}
         shadowed: list[str] = []
+        self._peer_keys = set()
         wanted: dict[str, tuple[str, ToolSummary]] = {}
         for entry in sorted(self.gossip.entries(), key=lambda e: e.announcement.node_id):
             ann = entry.announcement
             if ann.node_id == self.own_node_id:
                 continue
             for summary in ann.tools():
-                if summary.identity.split("@", 1)[0] in local_keys:
+                key = summary.identity.split("@", 1)[0]
+                self._peer_keys.add(key)
+                if key in local_keys:
                     shadowed.append(f"{ann.node_id}:{summary.identity}")
                     continue  # a local tool owns its whole name
                 current = wanted.get(summary.identity)
