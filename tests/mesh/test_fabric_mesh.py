@@ -346,10 +346,8 @@ def test_killing_a_fails_calls_fast_and_drops_its_tools(matter_mesh: MatterMesh)
     mark = mesh.light.mark()
     # A crashes (no goodbye); its controller goes with it, as under a service manager.
     stop(a, signal.SIGKILL)
-    status, resp, elapsed = invoke_at(c, "porch_light_on", mesh.caller)
-    # Ending the controller can take longer than A's announcement lives (3.7 s seen on a
-    # loaded machine): call first, so the call meets A's tools still announced.
     end_pid(mesh.controller_pid)
+    status, resp, elapsed = invoke_at(c, "porch_light_on", mesh.caller)
     assert (status, resp["error"]["code"]) == (503, "NO_CAPABLE_NODE"), resp
     assert elapsed < 2.0
     assert mesh.light.changes()[mark:] == []
