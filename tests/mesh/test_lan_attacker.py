@@ -38,6 +38,9 @@ from bridge.mesh.node_id import NodeIdentity
 from tests.mesh.test_processes import BRIDGE, Netns, Proc, http
 from tests.support.processes import stop, wait_until
 
+# Counted as real end-to-end runs (the markers main's tests/support/real.py registers).
+pytestmark = [pytest.mark.processes, pytest.mark.namespaces]
+
 REPO = Path(__file__).resolve().parents[2]
 GARAGE = "garage:garage_temp@1.0.0"
 WHOAMI = "core:mesh_whoami@1.0.0"
