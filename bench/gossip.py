@@ -12,9 +12,14 @@ random peers — the hashed exchange the bridges use (digest hash → ``in_sync`
 peer's digest → push with ``want`` → wanted documents), or with ``--full-digest`` the
 full one (digest → newer documents and ``want`` → push). Printed per N:
 rounds and bytes sent per node until every node holds every announcement, then the
-same for one node's changed announcement spreading to everybody.
+same for one node's changed announcement spreading to everybody, and the CPU time of
+the exchanges. Every answer is a ``mesh_answer`` signed by the answering node and
+verified by the asking one, as bridges do; ``--answers both`` (the default) also runs
+the same seed with unsigned answers (the protocol before answers were signed) and
+prints the CPU per exchange of both, before -> after, in one run.
 
 Usage: python bench/gossip.py [--nodes 10 100 1000] [--fanout 1] [--seed 1] [--full-digest]
+       [--answers signed|unsigned|both]
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ from typing import Any
 
 from bridge.auth.keys import NodeKey
 from bridge.mesh.announce import Announcement, Capability, DeviceInfo, ToolSummary, parameters_hash
-from bridge.mesh.envelope import EnvelopeVerifier, seal
+from bridge.mesh.envelope import EnvelopeVerifier, open_answer, seal, seal_answer
 from bridge.mesh.gossip import GossipState
 from bridge.mesh.node_id import NodeIdentity
 from bridge.mesh.trust import TrustPolicy
@@ -117,6 +122,25 @@ def wire(message: dict[str, Any]) -> tuple[bytes, dict[str, Any]]:
     return data, decoded
 
 
+SIGNED_ANSWERS = True
+
+
+def answer(a: SimNode, b: SimNode, env: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
+    """Return what ``a`` reads of ``b``'s answer to ``env``: signed and verified, or plain."""
+    if not SIGNED_ANSWERS:
+        data, plain = wire(body)
+        b.sent_bytes += len(data)
+        return plain
+    signed = seal_answer(b.identity, to=a.identity.node_id, nonce=env["nonce"], status=200,
+                         body=body)  # fmt: skip
+    data, doc = wire(signed)
+    b.sent_bytes += len(data)
+    _status, opened = open_answer(doc, peer_id=b.identity.node_id,
+                                  public_key=b.identity.public_key_b64,
+                                  own_id=a.identity.node_id, nonce=env["nonce"])  # fmt: skip
+    return opened
+
+
 def exchange(a: SimNode, b: SimNode) -> None:
     """Run one hashed push-pull round from ``a`` to ``b`` (what bridges do)."""
     data, env = wire(
@@ -124,8 +148,7 @@ def exchange(a: SimNode, b: SimNode) -> None:
     )
     a.sent_bytes += len(data)
     _, body = b.verifier.open(env, "gossip_digest")
-    data, reply = wire(b.state.handle_digest(body))
-    b.sent_bytes += len(data)
+    reply = answer(a, b, env, b.state.handle_digest(body))
     _, push = a.state.handle_reply(reply)
     if push is None:
         return
@@ -133,9 +156,8 @@ def exchange(a: SimNode, b: SimNode) -> None:
     a.sent_bytes += len(data)
     _, body = b.verifier.open(env, "gossip_push")
     b.state.handle_push(body)
-    data, answer = wire({"announcements": b.state.documents(body.get("want", []))})
-    b.sent_bytes += len(data)
-    a.state.accept_many(answer["announcements"])
+    got = answer(a, b, env, {"announcements": b.state.documents(body.get("want", []))})
+    a.state.accept_many(got["announcements"])
 
 
 def exchange_full(a: SimNode, b: SimNode) -> None:
@@ -145,8 +167,7 @@ def exchange_full(a: SimNode, b: SimNode) -> None:
     )
     a.sent_bytes += len(data)
     _, body = b.verifier.open(env, "gossip_digest")
-    data, reply = wire(b.state.handle_digest(body))
-    b.sent_bytes += len(data)
+    reply = answer(a, b, env, b.state.handle_digest(body))
     _, push = a.state.handle_reply(reply)
     if push is not None:
         data, env = wire(seal(a.identity, to=b.identity.node_id, kind="gossip_push", body=push))
@@ -171,6 +192,9 @@ def build(n: int) -> list[SimNode]:
     return nodes
 
 
+EXCHANGES = [0, 0.0]  # count, CPU seconds
+
+
 def one_round(nodes: list[SimNode], rng: random.Random, fanout: int, full: bool) -> None:
     """Let every node, in random order, gossip with ``fanout`` random peers."""
     order = list(nodes)
@@ -178,7 +202,10 @@ def one_round(nodes: list[SimNode], rng: random.Random, fanout: int, full: bool)
     run = exchange_full if full else exchange
     for a in order:
         for b in rng.sample([x for x in nodes if x is not a], fanout):
+            cpu = time.process_time()
             run(a, b)
+            EXCHANGES[0] += 1
+            EXCHANGES[1] += time.process_time() - cpu
 
 
 def run_until(nodes: list[SimNode], rng: random.Random, fanout: int, full: bool, done: Any) -> int:
@@ -232,6 +259,10 @@ def bench(n: int, fanout: int, seed: int, full: bool) -> None:
         f"(setup {t1 - t0:.1f} s, {t3 - t2:.1f} s wall)"
     )
     print(f"N={n:5d} fanout={fanout} | idle round (all in sync): {idle:.0f} B sent per node")
+    count, cpu = EXCHANGES
+    print(f"N={n:5d} fanout={fanout} | CPU {cpu * 1e6 / max(count, 1):.0f} us per exchange "
+          f"({count} exchanges, answers {'signed' if SIGNED_ANSWERS else 'unsigned'})")
+    EXCHANGES[:] = [0, 0.0]
 
 
 def main() -> None:
@@ -243,10 +274,16 @@ def main() -> None:
     parser.add_argument(
         "--full-digest", action="store_true", help="send full digests (no hash shortcut)"
     )
+    parser.add_argument("--answers", choices=["signed", "unsigned", "both"], default="both",
+                        help="sign the answers (as bridges do), not, or both for before -> after")
     args = parser.parse_args()
+    global SIGNED_ANSWERS
     print("protocol:", "full digest" if args.full_digest else "hashed digest (as bridges run)")
+    modes = {"signed": [True], "unsigned": [False], "both": [False, True]}[args.answers]
     for n in args.nodes:
-        bench(n, args.fanout, args.seed, args.full_digest)
+        for signed in modes:
+            SIGNED_ANSWERS = signed
+            bench(n, args.fanout, args.seed, args.full_digest)
 
 
 if __name__ == "__main__":

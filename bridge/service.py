@@ -353,3 +353,4 @@ class BridgeService:
         self.invocation.invoker.node_id = self.mesh.identity.node_id
         self.invocation.invoker.set_remote_executor(self.mesh)
         self.mesh.use_verifier(self.invocation.verifier)
+        self.mesh.use_audit(self.invocation.audit)

@@ -2,9 +2,9 @@
 
 Every request needs ``Authorization: Bearer <token>`` with a token the node's verifier
 accepts, except ``GET /healthz`` and the mesh's node-to-node routes
-(``POST /v1/mesh/gossip|push|invoke``), which carry signed node envelopes checked by
-``bridge/mesh`` (a forwarded call still carries the caller's token, which the invoker
-checks). A WebSocket upgrade on ``GET /v1/events`` may pass the token as
+(``POST /v1/mesh/hello|gossip|push|invoke``): a challenge for this node's signed proof
+and signed node envelopes checked by ``bridge/mesh`` (a forwarded call carries a signed
+delegation, never a token). A WebSocket upgrade on ``GET /v1/events`` may pass the token as
 ``?token=`` because browsers cannot set headers there. The verified ``AgentToken`` is
 kept on the request under ``AGENT_SLOT``; ``token_of(request)`` returns it. Every
 rejection is counted in the audit log's per-minute rejection counters: under the
@@ -36,7 +36,8 @@ __all__ = ["AGENT_SLOT", "token_of"]
 
 PUBLIC_ROUTES = frozenset({("GET", "/healthz"), ("HEAD", "/healthz")})
 NODE_SIGNED_ROUTES = frozenset(
-    {("POST", "/v1/mesh/gossip"), ("POST", "/v1/mesh/push"), ("POST", "/v1/mesh/invoke")}
+    {("POST", "/v1/mesh/hello"), ("POST", "/v1/mesh/gossip"), ("POST", "/v1/mesh/push"),
+     ("POST", "/v1/mesh/invoke")}
 )
 QUERY_TOKEN_PATHS = frozenset({"/v1/events"})
 # Charged per call by the invoker (``Invoker.charge``), not per request here.

@@ -3,8 +3,9 @@
 ``mesh id`` reads (or creates) the node key in the state directory and prints the node
 id and key fingerprint to put in other nodes' ``mesh.trusted_nodes``. ``mesh peers``
 asks the running bridge (``--url``, default the configured API address; ``--token`` or
-``$ATMOSPHERE_BRIDGE_TOKEN`` as bearer token) for ``GET /v1/mesh/peers`` and prints one
-line per peer, untrusted ones included so their fingerprints can be checked.
+``$ATMOSPHERE_BRIDGE_TOKEN`` as bearer token, which needs ``mesh:read``) for
+``GET /v1/mesh/peers`` and prints one line per peer, untrusted ones included so their
+fingerprints can be checked.
 """
 
 from __future__ import annotations

@@ -2,12 +2,14 @@
 
 Every node-to-node request (gossip rounds, pushes, forwarded tool calls) is a
 ``mesh_envelope``: the sender's node id, public key and name, the receiver's node id
-(``to``; empty only for gossip towards a configured peer whose id is not known yet),
-the message ``kind``, a timestamp, a random nonce, the ``body`` and an ed25519
-signature over the canonical encoding of all of it. The receiver checks that the id
-belongs to the key, the key is trusted, the envelope is addressed to it and fresh
-(within ``max_skew_s``), and that the nonce was not used before, so a captured request
-can be neither replayed nor redirected to another node.
+(``to``, learned from the receiver's proof, ``proof.py``), the message ``kind``, a
+timestamp, a random nonce, the ``body`` and an ed25519 signature over the canonical
+encoding of all of it. The receiver checks that the id belongs to the key, the key is
+trusted, the envelope is addressed to it and fresh (within ``max_skew_s``), and that
+the nonce was not used before, so a captured request can be neither replayed nor
+redirected to another node. The answer to an envelope that verified is a
+``mesh_answer`` signed by the answering node over the request's nonce and the answer
+(``seal_answer`` / ``open_answer``).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import secrets
 import time
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,10 +30,15 @@ from bridge.mesh.node_id import NodeIdentity, node_id_for, verify_signature
 from bridge.mesh.trust import TrustPolicy
 
 ENVELOPE_TYPE = "mesh_envelope"
+ANSWER_TYPE = "mesh_answer"
 # What a peer may answer at most (the same bound as a request to /v1/mesh/...).
 MAX_ANSWER_BYTES = 8 * 1024 * 1024
 _ANSWER_LIMITS = jsonlimits.JsonLimits(max_bytes=MAX_ANSWER_BYTES)
 GOSSIP_KINDS = frozenset({"gossip_digest", "gossip_push"})
+# The nonce of the envelope this task (one HTTP request) opened: only an envelope that
+# verified gets a signed answer, so a forged one cannot obtain a signed answer for a
+# nonce it copied from someone else's request.
+OPENED: ContextVar[str | None] = ContextVar("mesh_envelope_opened", default=None)
 KINDS = GOSSIP_KINDS | {"tool_invoke"}
 
 
@@ -41,6 +49,7 @@ class Sender:
     node_id: str
     node_name: str
     public_key: str
+    nonce: str = ""
 
 
 def seal(identity: NodeIdentity, *, to: str, kind: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -58,6 +67,52 @@ def seal(identity: NodeIdentity, *, to: str, kind: str, body: dict[str, Any]) ->
     }
     doc["signature"] = identity.sign(canonical_bytes(doc))
     return doc
+
+
+def seal_answer(
+    identity: NodeIdentity, *, to: str, nonce: str, status: int, body: dict[str, Any]
+) -> dict[str, Any]:
+    """Return this node's signed answer to the request (envelope ``nonce``) of node ``to``.
+
+    The signature covers the request id (the envelope's nonce), who answers, to whom,
+    the HTTP status and the whole body, so an answer can be neither forged, nor moved to
+    another request, nor turned from an error into a result.
+    """
+    doc: dict[str, Any] = {
+        "type": ANSWER_TYPE,
+        "from": identity.node_id,
+        "to": to,
+        "nonce": nonce,
+        "status": status,
+        "body": body,
+    }
+    doc["signature"] = identity.sign(canonical_bytes(doc))
+    return doc
+
+
+def open_answer(
+    doc: Any, *, peer_id: str, public_key: str, own_id: str, nonce: str
+) -> tuple[int, dict[str, Any]]:
+    """Verify a peer's answer to the request with envelope ``nonce``; return status and body.
+
+    Raises ``UnauthenticatedError`` when the answer is unsigned, signed by another key,
+    from another node, meant for another node or for another request.
+    """
+    if not isinstance(doc, dict) or doc.get("type") != ANSWER_TYPE:
+        raise UnauthenticatedError("the peer's answer is not a signed mesh_answer")
+    signature, body, status = doc.get("signature"), doc.get("body"), doc.get("status")
+    if not isinstance(signature, str) or not isinstance(body, dict):
+        raise UnauthenticatedError("the peer's answer is not a signed mesh_answer")
+    if isinstance(status, bool) or not isinstance(status, int):
+        raise UnauthenticatedError("the peer's answer has no status")
+    if doc.get("from") != peer_id or doc.get("to") != own_id or doc.get("nonce") != nonce:
+        raise UnauthenticatedError(
+            "the peer's answer belongs to another node or request", {"from": peer_id}
+        )
+    unsigned = {k: v for k, v in doc.items() if k != "signature"}
+    if not verify_signature(public_key, canonical_bytes(unsigned), signature):
+        raise UnauthenticatedError("the peer's answer signature is invalid", {"from": peer_id})
+    return status, body
 
 
 class NonceCache:
@@ -126,7 +181,7 @@ class EnvelopeVerifier:
         if not verify_signature(public_key, canonical_bytes(unsigned), doc["signature"]):
             raise UnauthenticatedError("envelope signature is invalid", {"from": derived})
         to = doc["to"]
-        if to != self.own_node_id and not (to == "" and kind in GOSSIP_KINDS):
+        if to != self.own_node_id:
             raise UnauthenticatedError("envelope is addressed to another node", {"to": to})
         now = self._clock()
         if abs(now - float(timestamp)) > self.max_skew_s:
@@ -134,7 +189,11 @@ class EnvelopeVerifier:
         self.trust.check(public_key, doc["node_name"])
         if not self._nonces.add(doc["nonce"], now):
             raise UnauthenticatedError("envelope was already received (replay)")
-        return Sender(node_id=derived, node_name=doc["node_name"], public_key=public_key), body
+        sender = Sender(
+            node_id=derived, node_name=doc["node_name"], public_key=public_key, nonce=doc["nonce"]
+        )
+        OPENED.set(doc["nonce"])
+        return sender, body
 
 
 async def read_answer(resp: aiohttp.ClientResponse) -> Any:

@@ -185,7 +185,7 @@ class GossipState:
         if origin == self.own_node_id:
             return Outcome.OWN
         if not self.trust.is_trusted(announcement.public_key, announcement.node_name):
-            self._note_untrusted(origin, announcement.node_name, announcement.public_key)
+            self.note_untrusted(origin, announcement.node_name, announcement.public_key)
             return Outcome.UNTRUSTED
         self.untrusted.pop(origin, None)
         seen = self._seen.get(origin)
@@ -217,7 +217,8 @@ class GossipState:
         self._notify(Change.ADDED if previous is None else Change.UPDATED, announcement)
         return Outcome.ACCEPTED
 
-    def _note_untrusted(self, origin: str, name: str, public_key: str) -> None:
+    def note_untrusted(self, origin: str, name: str, public_key: str) -> None:
+        """Remember a signed but untrusted node (listed so a person can trust it)."""
         self.untrusted.pop(origin, None)
         self.untrusted[origin] = (name[:128], public_key)
         while len(self.untrusted) > MAX_UNTRUSTED_SEEN:

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 import aiohttp
 
-from bridge.errors import BridgeError, InvalidRequestError
-from bridge.mesh.envelope import EnvelopeVerifier, read_answer, seal
+from bridge.errors import BridgeError, InvalidRequestError, UnauthenticatedError
+from bridge.mesh.envelope import EnvelopeVerifier, Sender, open_answer, read_answer, seal
 from bridge.mesh.gossip import GossipState, Outcome
 from bridge.ratelog import RateLimitedLog
 
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from bridge.config import MeshConfig
     from bridge.mesh.discovery import Discovery
     from bridge.mesh.node_id import NodeIdentity
+    from bridge.mesh.proof import PeerProofs
     from bridge.mesh.trust import TrustPolicy
 
 _LOGGER = logging.getLogger(__name__)
@@ -53,6 +54,8 @@ class GossipLoop:
         session: Callable[[], aiohttp.ClientSession],
         discovery: Callable[[], Discovery | None],
         spawn: Callable[[Awaitable[None]], None],
+        proofs: PeerProofs,
+        on_refused: Callable[[str, str, BridgeError], None] | None = None,
     ) -> None:
         self.config = config
         self.identity = identity
@@ -63,7 +66,11 @@ class GossipLoop:
         self._discovery = discovery
         self._spawn = spawn
         self._rng = random.Random()  # noqa: S311 - peer choice, not security
+        self.proofs = proofs
+        self._on_refused = on_refused
         self.rejections: dict[str, int] = {}
+        # Peer node id -> when a signed word from it last arrived (monotonic).
+        self.heard: dict[str, float] = {}
         self._verifier: TokenVerifier | None = None
 
     # -- the loop -------------------------------------------------------------------------
@@ -85,22 +92,38 @@ class GossipLoop:
                 _LOGGER.exception("mesh gossip round failed")
 
     def targets(self) -> list[Target]:
-        """Return ``(node_id or "", urls)`` of every peer worth gossiping with."""
+        """Return ``(node_id or "", urls)`` of every peer worth gossiping with.
+
+        Every address is a hint until it proves the peer's key (``PeerProofs``): mDNS
+        addresses, configured peers (node id "" until proven) and announced endpoints
+        on a host where the peer already proved its key.
+        """
         targets: dict[str, tuple[str, ...]] = {}
         discovery = self._discovery()
         if discovery is not None:
             for peer in discovery.peers():
                 if self.trust.may_trust(peer.node_id, peer.fingerprint):
-                    targets[peer.node_id] = tuple(peer.urls())
+                    # Several adverts may claim one id: each address is only a hint.
+                    targets[peer.node_id] = (*targets.get(peer.node_id, ()), *peer.urls())
         for entry in self.gossip.entries():
-            origin = entry.announcement.node_id
-            if origin != self.identity.node_id and origin not in targets:
-                targets[origin] = entry.announcement.endpoints
+            ann = entry.announcement
+            if ann.node_id == self.identity.node_id:
+                continue
+            urls = (*self.proofs.urls_of(ann.node_id), *targets.get(ann.node_id, ()),
+                    *self.proofs.bound_endpoints(ann.node_id, ann.endpoints))  # fmt: skip
+            targets[ann.node_id] = tuple(dict.fromkeys(urls))
+        unproven: list[Target] = []
+        for configured in self.config.peers:
+            url = configured.rstrip("/")
+            proven = self.proofs.proven(url)
+            if proven is None:
+                unproven.append(("", (url,)))
+            else:
+                held = targets.get(proven.node_id, ())
+                targets[proven.node_id] = tuple(dict.fromkeys((url, *held)))
         result = [(n, u) for n, u in targets.items() if u]
         known_urls = {url for _, urls in result for url in urls}
-        result.extend(
-            ("", (url.rstrip("/"),)) for url in self.config.peers if url not in known_urls
-        )
+        result.extend(t for t in unproven if t[1][0] not in known_urls)
         return result
 
     def round_with_all(self) -> None:
@@ -108,41 +131,63 @@ class GossipLoop:
         for node_id, urls in self.targets():
             self._spawn(self.round(node_id, urls))
 
-    async def _post(self, urls: tuple[str, ...], path: str, doc: dict[str, Any]) -> dict[str, Any]:
+    async def _post(
+        self, node_id: str, urls: tuple[str, ...], path: str, kind: str, body: dict[str, Any]
+    ) -> tuple[str, dict[str, Any]]:
+        """Send ``body`` to the first address that proves the peer; return its id and answer.
+
+        Only an address that proved a trusted key (``node_id``'s, when known) gets the
+        envelope, and only a signed answer to it counts. Raises ``ConnectionError`` when
+        no address did.
+        """
         last: Exception | None = None
         timeout = aiohttp.ClientTimeout(total=GOSSIP_HTTP_TIMEOUT_S, sock_connect=1.5)
         for url in urls:
             try:
-                async with self._session().post(f"{url}{path}", json=doc, timeout=timeout) as resp:
-                    body = await read_answer(resp)  # outside input: bounded, limited
-                    if resp.status != 200 or not isinstance(body, dict):
-                        raise InvalidRequestError(
-                            f"{url}{path} answered HTTP {resp.status}: {str(body)[:200]}"
-                        )
-                    return body
-            except (aiohttp.ClientError, TimeoutError, ValueError, BridgeError) as err:
+                peer = await self.proofs.prove(url, node_id)  # records its own refusals
+            except (ConnectionError, BridgeError) as err:
                 last = err
+                continue
+            envelope = seal(self.identity, to=peer.node_id, kind=kind, body=body)
+            try:
+                async with self._session().post(
+                    f"{url}{path}", json=envelope, timeout=timeout
+                ) as resp:
+                    doc = await read_answer(resp)  # outside input: bounded, limited
+                status, answer = open_answer(
+                    doc, peer_id=peer.node_id, public_key=peer.public_key,
+                    own_id=self.identity.node_id, nonce=envelope["nonce"],
+                )  # fmt: skip
+            except (aiohttp.ClientError, TimeoutError, ValueError, BridgeError) as err:
+                if isinstance(err, UnauthenticatedError) and self._on_refused is not None:
+                    self._on_refused(peer.node_id, url, err)
+                self.proofs.forget(url)
+                last = err
+                continue
+            self.heard[peer.node_id] = time.monotonic()
+            if status != 200:
+                raise InvalidRequestError(
+                    f"{url}{path} answered HTTP {status}: {str(answer)[:200]}"
+                )
+            return peer.node_id, answer
         raise ConnectionError(str(last) if last else "no address")
 
     async def round(self, node_id: str, urls: tuple[str, ...]) -> None:
         """Run one hashed push-pull round with a peer (see ``gossip.py``)."""
         try:
-            envelope = seal(
-                self.identity, to=node_id, kind="gossip_digest", body=self.gossip.hash_message()
+            node_id, reply = await self._post(
+                node_id, urls, "/v1/mesh/gossip", "gossip_digest", self.gossip.hash_message()
             )
-            reply = await self._post(urls, "/v1/mesh/gossip", envelope)
             counts, push = self.gossip.handle_reply(reply)
             self.count(counts)
+            if "revocations" in reply:
+                self.accept_revocations(reply["revocations"])
             notices = self._revocation_notices()
             if notices:
                 await self._push_revocations(node_id, urls, notices)
             if push is None:
                 return
-            answer = await self._post(
-                urls,
-                "/v1/mesh/push",
-                seal(self.identity, to=node_id, kind="gossip_push", body=push),
-            )
+            _peer, answer = await self._post(node_id, urls, "/v1/mesh/push", "gossip_push", push)
             if "announcements" in answer:
                 self.count(self.gossip.accept_many(answer["announcements"]))
         except (ConnectionError, BridgeError) as err:
@@ -156,11 +201,7 @@ class GossipLoop:
             return
         body = {"type": "gossip_push", "announcements": documents}
         try:
-            await self._post(
-                urls,
-                "/v1/mesh/push",
-                seal(self.identity, to=node_id, kind="gossip_push", body=body),
-            )
+            await self._post(node_id, urls, "/v1/mesh/push", "gossip_push", body)
         except (ConnectionError, BridgeError) as err:
             _LOGGER.debug("push to %s failed: %s", node_id or "?", err)
 
@@ -175,14 +216,20 @@ class GossipLoop:
 
     # -- server side of /v1/mesh/gossip and /v1/mesh/push ---------------------------------
 
-    def handle_gossip(self, envelope: Any) -> dict[str, Any]:
-        """Answer a peer's digest (step 1 → step 2)."""
-        _sender, body = self.verifier.open(envelope, "gossip_digest")
-        return self.gossip.handle_digest(body)
+    def handle_gossip(self, envelope: Any) -> tuple[Sender, dict[str, Any]]:
+        """Answer a peer's digest (step 1 → step 2) with this node's revocation notices."""
+        sender, body = self.verifier.open(envelope, "gossip_digest")
+        self.heard[sender.node_id] = time.monotonic()
+        reply = self.gossip.handle_digest(body)
+        notices = self._revocation_notices()
+        if notices:
+            reply["revocations"] = notices
+        return sender, reply
 
-    def handle_push(self, envelope: Any) -> dict[str, Any]:
+    def handle_push(self, envelope: Any) -> tuple[Sender, dict[str, Any]]:
         """Take announcements a peer pushed; return the count per outcome and what it wants."""
-        _sender, body = self.verifier.open(envelope, "gossip_push")
+        sender, body = self.verifier.open(envelope, "gossip_push")
+        self.heard[sender.node_id] = time.monotonic()
         counts = self.gossip.handle_push(body)
         self.count(counts)
         answer: dict[str, Any] = {"outcomes": {k.value: v for k, v in counts.items()}}
@@ -190,9 +237,14 @@ class GossipLoop:
             answer["revocations_accepted"] = self.accept_revocations(body["revocations"])
         if "want" in body:
             answer["announcements"] = self.gossip.documents(body["want"])
-        return answer
+        return sender, answer
 
     # -- token revocations ------------------------------------------------------------------
+
+    @property
+    def token_verifier(self) -> TokenVerifier | None:
+        """Return the token verifier whose revocations this node gossips, if any."""
+        return self._verifier
 
     def use_verifier(self, verifier: TokenVerifier) -> Callable[[], None] | None:
         """Gossip ``verifier``'s revocations; return the unsubscribe (``None`` if already used)."""
@@ -232,9 +284,6 @@ class GossipLoop:
     ) -> None:
         body = {"type": "gossip_push", "announcements": [], "revocations": notices}
         try:
-            await self._post(
-                urls, "/v1/mesh/push",
-                seal(self.identity, to=node_id, kind="gossip_push", body=body),
-            )
+            await self._post(node_id, urls, "/v1/mesh/push", "gossip_push", body)
         except (ConnectionError, BridgeError) as err:
             _LOGGER.debug("revocation push to %s failed: %s", node_id or "?", err)

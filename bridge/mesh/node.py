@@ -19,6 +19,7 @@ from typing import Any
 
 import aiohttp
 
+from bridge.auth.audit import AuditLog
 from bridge.auth.keys import KEY_FILE_NAME, NodeKey
 from bridge.auth.tokens import TokenVerifier
 from bridge.config import BridgeConfig, MeshConfig, is_wildcard_host
@@ -31,12 +32,14 @@ from bridge.invocation.invoker import RemoteOutcome
 from bridge.invocation.messages import ToolRequest
 from bridge.mesh.announce import Announcement, Capability, DeviceInfo, ToolSummary, parameters_hash
 from bridge.mesh.discovery import DiscoveredPeer, Discovery, interface_addresses
-from bridge.mesh.envelope import EnvelopeVerifier
+from bridge.mesh.envelope import EnvelopeVerifier, seal_answer
 from bridge.mesh.gossip import GossipState
 from bridge.mesh.gossip_loop import GossipLoop
 from bridge.mesh.node_id import NODE_ID_RE, NodeIdentity
+from bridge.mesh.proof import PeerProofs, ProofBudget, prove
+from bridge.mesh.refusals import RefusalLog
 from bridge.mesh.remote import RemoteCalls, RunLocal
-from bridge.mesh.router import Offer, RoutedResult, Router
+from bridge.mesh.router import Offer, Router
 from bridge.mesh.sync import RegistrySync, device_of
 from bridge.mesh.trust import TrustMode, TrustPolicy
 from bridge.mesh.views import MeshViews
@@ -89,11 +92,25 @@ class MeshNode:
             self.identity.node_id, self.trust, max_skew_s=config.max_clock_skew_s
         )
         self.discovery: Discovery | None = None
+        self.audit: AuditLog | None = None
+        self.refusals = RefusalLog(self.identity.node_id, lambda: self.audit)
+        self._proof_budget = ProofBudget()
+        self.proofs = PeerProofs(
+            self.identity, self.trust, session=self._http,
+            on_untrusted=lambda p: self.gossip.note_untrusted(p.node_id, p.node_name,
+                                                              p.public_key),
+            on_refused=self.refusals.record,
+        )  # fmt: skip
         self.remote = RemoteCalls(
             identity=self.identity, gossip=self.gossip, verifier=self.verifier,
-            discovery=lambda: self.discovery,
+            discovery=lambda: self.discovery, trust=self.trust, registry=registry,
+            proofs=self.proofs, tokens=lambda: self.gossip_loop.token_verifier,
+            heard=lambda node_id: self.gossip_loop.heard.get(node_id),
+            gossip_interval_s=config.gossip_interval_s,
+            configured=tuple(url.rstrip("/") for url in config.peers),
         )  # fmt: skip
-        self.router = Router(self.identity, key, self.remote.offers, session=self._http)
+        self.router = Router(self.identity, key, self.remote.offers, session=self._http,
+                             proofs=self.proofs, on_refused=self.refusals.record)  # fmt: skip
         self.remote.use_router(self.router)
         self.sync = RegistrySync(registry=registry, gossip=self.gossip,
                                  own_node_id=self.identity.node_id)  # fmt: skip
@@ -109,7 +126,7 @@ class MeshNode:
         self.gossip_loop = GossipLoop(
             config, identity=self.identity, gossip=self.gossip, trust=self.trust,
             verifier=self.verifier, session=self._http, discovery=lambda: self.discovery,
-            spawn=self._spawn,
+            spawn=self._spawn, proofs=self.proofs, on_refused=self.refusals.record,
         )  # fmt: skip
         self.rejections = self.gossip_loop.rejections
         self.views = MeshViews(identity=self.identity, trust=self.trust, gossip=self.gossip,
@@ -271,6 +288,8 @@ class MeshNode:
         return self.build_announcement()
 
     def _on_registry_change(self, action: str, tool: RegisteredTool) -> None:
+        if tool.handler is not None and action == "added" and self.sync.announced(tool.key):
+            self.sync.sync()  # a new local tool takes its whole name back from peers
         if tool.definition.server_name:
             return
         if self._announce_handle is None:
@@ -290,11 +309,36 @@ class MeshNode:
 
     def handle_gossip(self, envelope: Any) -> dict[str, Any]:
         """Answer a peer's digest (``GossipLoop.handle_gossip``)."""
-        return self.gossip_loop.handle_gossip(envelope)
+        return self.gossip_loop.handle_gossip(envelope)[1]
 
     def handle_push(self, envelope: Any) -> dict[str, Any]:
         """Take announcements a peer pushed (``GossipLoop.handle_push``)."""
-        return self.gossip_loop.handle_push(envelope)
+        return self.gossip_loop.handle_push(envelope)[1]
+
+    def handle_hello(self, challenge: Any) -> dict[str, Any]:
+        """Prove this node's key to a challenger (``proof.prove``)."""
+        self._proof_budget.take()
+        return prove(self.identity, challenge)
+
+    def answer(self, request: Any, status: int, body: dict[str, Any]) -> dict[str, Any]:
+        """Return ``body`` as this node's signed answer to the envelope ``request``.
+
+        The answer is addressed to the envelope's claimed sender and bound to its nonce;
+        a request too malformed to name them gets an answer bound to nothing.
+        """
+        sender = request.get("from") if isinstance(request, dict) else None
+        nonce = request.get("nonce") if isinstance(request, dict) else None
+        return seal_answer(
+            self.identity,
+            to=sender if isinstance(sender, str) and NODE_ID_RE.match(sender) else "",
+            nonce=nonce[:64] if isinstance(nonce, str) else "",
+            status=status,
+            body=body,
+        )
+
+    def use_audit(self, audit: AuditLog | None) -> None:
+        """Record mesh refusals (unproven addresses, forged answers, delegations) in ``audit``."""
+        self.audit = audit
 
     # -- trust at run time ----------------------------------------------------------------
 
@@ -304,6 +348,7 @@ class MeshNode:
         Returns whether it was new; raises ``InvalidParamsError`` for a malformed entry.
         """
         added = self.trust.add(entry)
+        self.proofs.reset_failures()
         if added and self._session is not None:
             self.gossip_loop.round_with_all()
         return added
@@ -361,26 +406,15 @@ class MeshNode:
         """Run a peer's tool for the invoker (``RemoteExecutor``)."""
         return await self.remote.execute(tool, params, context, request)
 
-    async def execute_remote(
-        self,
-        tool: RegisteredTool,
-        request: ToolRequest,
-        *,
-        allowed_nodes: tuple[str, ...] = (),
-        max_hops: int | None = None,
-    ) -> RoutedResult:
-        """Route ``request`` for the peer tool ``tool`` (``RemoteCalls.execute_remote``)."""
-        return await self.remote.execute_remote(
-            tool, request, allowed_nodes=allowed_nodes, max_hops=max_hops
-        )
-
     def peers_json(self) -> list[dict[str, Any]]:
         """Return every known peer (``MeshViews.peers_json``)."""
         return self.views.peers_json()
 
-    def tools_json(self, capability: str | None = None) -> list[dict[str, Any]]:
+    def tools_json(
+        self, capability: str | None = None, granted: tuple[str, ...] | None = None
+    ) -> list[dict[str, Any]]:
         """Return the tools offered in the mesh (``MeshViews.tools_json``)."""
-        return self.views.tools_json(capability)
+        return self.views.tools_json(capability, granted)
 
     def self_json(self) -> dict[str, Any]:
         """Return this node's identity and settings (``MeshViews.self_json``)."""

@@ -1,9 +1,10 @@
 """Calls between nodes: the server side of a forwarded call and the invoker's executor.
 
 ``RemoteCalls.handle_invoke`` checks a peer's forwarded call (envelope and request
-signatures, loops, hop budget) and runs it through the local pipeline, which checks the
-caller's token once like for any call; ``execute`` routes a call for a peer's tool with
-the verified token's constraints; ``offers`` says which nodes can take it.
+signatures, loops, hop budget, the delegation it carries, revocations) and runs it
+through the local pipeline authorized by the delegated grant, never by a bearer token;
+``execute`` routes a call for a peer's tool with a delegation of the verified token;
+``offers`` says which nodes can take it, at addresses that proved their key.
 """
 
 from __future__ import annotations
@@ -11,11 +12,20 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from bridge.errors import HopLimitExceededError, InvalidRequestError, UnauthenticatedError
+from bridge.auth.permissions import PermissionChecker
+from bridge.auth.tokens import AgentToken, TokenVerifier, parse_token
+from bridge.errors import (
+    BridgeError,
+    HopLimitExceededError,
+    InvalidRequestError,
+    UnauthenticatedError,
+)
 from bridge.invocation.invoker import RemoteOutcome
 from bridge.invocation.messages import ExecutionInfo, ToolRequest, ToolResponse
+from bridge.mesh.delegation import DELEGATION_TTL_S, Grant, check_delegation
+from bridge.mesh.envelope import NonceCache
 from bridge.mesh.router import Offer, RoutedResult, Router, error_of
 
 if TYPE_CHECKING:
@@ -23,13 +33,27 @@ if TYPE_CHECKING:
     from bridge.mesh.envelope import EnvelopeVerifier
     from bridge.mesh.gossip import GossipState
     from bridge.mesh.node_id import NodeIdentity
+    from bridge.mesh.proof import PeerProofs
+    from bridge.mesh.trust import TrustPolicy
     from bridge.tools.context import CallContext
     from bridge.tools.definition import ToolDefinition
-    from bridge.tools.registry import RegisteredTool
+    from bridge.tools.registry import RegisteredTool, ToolRegistry
 
 MAX_RELAYS = 2
+# A dangerous tool runs for a delegated caller only while this node heard from the
+# token issuer's node (and so has its revocations) within this many gossip intervals.
+FRESH_INTERVALS = 3.0
+_CHECKER = PermissionChecker()
 
-RunLocal = Callable[[ToolRequest], Awaitable[ToolResponse]]
+
+class RunLocal(Protocol):
+    """Run a call through this node's pipeline (``Invoker.invoke``)."""
+
+    def __call__(
+        self, request: ToolRequest, *, token: AgentToken | None = None
+    ) -> Awaitable[ToolResponse]:
+        """Return the call's response; ``token`` is the already verified authority."""
+        ...
 
 
 class RemoteCalls:
@@ -42,12 +66,29 @@ class RemoteCalls:
         gossip: GossipState,
         verifier: EnvelopeVerifier,
         discovery: Callable[[], Discovery | None],
+        trust: TrustPolicy,
+        registry: ToolRegistry,
+        proofs: PeerProofs,
+        tokens: Callable[[], TokenVerifier | None],
+        heard: Callable[[str], float | None],
+        gossip_interval_s: float,
+        configured: tuple[str, ...] = (),
     ) -> None:
         self.identity = identity
         self.gossip = gossip
         self.verifier = verifier
         self._discovery = discovery
+        self.trust = trust
+        self.registry = registry
+        self.proofs = proofs
+        self._tokens = tokens
+        self._heard = heard
+        self.fresh_s = max(gossip_interval_s * FRESH_INTERVALS, 1.0)
+        self.configured = configured
         self.router: Router | None = None
+        self._seen = NonceCache(float(DELEGATION_TTL_S) + verifier.max_skew_s)
+        # Grants of the forwarded calls running here, by request id (a relay delegates on).
+        self._inbound: dict[str, Grant] = {}
 
     def use_router(self, router: Router) -> None:
         """Route calls with ``router`` (built with ``offers``)."""
@@ -66,36 +107,92 @@ class RemoteCalls:
         """Check and run a call forwarded by a peer; return its response and where it ran.
 
         Raises ``UnauthenticatedError`` (envelope or request signature, untrusted
-        forwarder) and ``HopLimitExceededError`` (loop, no budget); the caller's token
-        and its constraints are the invoker's to check, as for any call.
+        forwarder, a delegation that does not hold for this call, a revoked token, a
+        replayed request id, a dangerous tool while the issuer's node was not heard
+        from) and ``HopLimitExceededError`` (loop, no budget). The call is authorized
+        against the delegated grant only: no bearer token travels between nodes.
         """
         sender, body = self.verifier.open(envelope, "tool_invoke")
+        request, grant = self._admit(sender.node_id, sender.public_key, body)
+        started = time.monotonic()
+        self._inbound[request.id] = grant
+        try:
+            response = await run(request, token=grant.as_token())
+        finally:
+            self._inbound.pop(request.id, None)
+        # The response says where the handler ran (here, or further on for a relay);
+        # a call refused before execution ran nowhere, so report this node.
+        path = request.routing.path
+        execution = response.execution or ExecutionInfo(
+            node_id=self.identity.node_id,
+            hops=len(path),
+            duration_ms=round((time.monotonic() - started) * 1000, 3),
+            path=(*path, self.identity.node_id),
+        )
+        return {"response": response.to_json(), "execution": execution.to_json()}
+
+    def _admit(
+        self, sender_id: str, sender_key: str, body: dict[str, Any]
+    ) -> tuple[ToolRequest, Grant]:
         request = ToolRequest.from_json(body.get("request"))
-        if request.signer != sender.public_key or not request.signature_valid():
+        if request.signer != sender_key or not request.signature_valid():
             raise UnauthenticatedError("forwarded request is not signed by the forwarding node")
+        if request.token is not None:
+            raise UnauthenticatedError(
+                "a forwarded call must not carry a bearer token", {"reason": "bearer_forwarded"}
+            )
         me = self.identity.node_id
         path = request.routing.path
         if me in path:
             raise HopLimitExceededError(
                 "routing loop: request already passed this node", {"path": list(path)}
             )
-        if not path or path[-1] != sender.node_id:
+        if not path or path[-1] != sender_id:
             raise InvalidRequestError("forwarded request's path must end with the forwarder")
         if request.routing.hop_budget < 0:
             raise HopLimitExceededError("request has no hop budget left", {"path": list(path)})
-        # The token and its constraints (allowed_nodes, max_hops) are checked once, by
-        # the invoker that runs the call (``Invoker._check_constraints``).
-        started = time.monotonic()
-        response = await run(request)
-        # The response says where the handler ran (here, or further on for a relay);
-        # a call refused before execution ran nowhere, so report this node.
-        execution = response.execution or ExecutionInfo(
-            node_id=me,
-            hops=len(path),
-            duration_ms=round((time.monotonic() - started) * 1000, 3),
-            path=(*path, me),
-        )
-        return {"response": response.to_json(), "execution": execution.to_json()}
+        tokens = self._tokens()
+        if tokens is None:
+            raise UnauthenticatedError("this node verifies no tokens: it takes no delegated calls")
+        grant = check_delegation(
+            body.get("delegation"), request=request, sender_id=sender_id, own_id=me,
+            trust=self.trust, skew_s=self.verifier.max_skew_s,
+        )  # fmt: skip
+        if grant.issuer not in tokens.trusted_issuers:
+            raise UnauthenticatedError(
+                "the delegated token's issuer is not trusted here", {"reason": "unknown_issuer"}
+            )
+        if grant.token_id in tokens.revocations:
+            raise UnauthenticatedError(
+                "the delegated token has been revoked",
+                {"reason": "revoked", "token_id": grant.token_id},
+            )
+        self._check_fresh(request, grant)
+        if not self._seen.add(request.id, time.time()):
+            raise UnauthenticatedError(
+                "this request id was already delegated here (replay)", {"reason": "replay"}
+            )
+        return request, grant
+
+    def _check_fresh(self, request: ToolRequest, grant: Grant) -> None:
+        """Refuse a dangerous tool unless the issuer's node was heard from lately."""
+        try:
+            defn = self.registry.resolve(request.tool).definition
+        except BridgeError:
+            return  # the pipeline answers TOOL_NOT_FOUND
+        if not defn.dangerous or grant.issuer == self.identity.public_key_b64:
+            return
+        issuer_node = next(
+            (e.announcement.node_id for e in self.gossip.entries()
+             if e.announcement.public_key == grant.issuer), None,
+        )  # fmt: skip
+        heard = self._heard(issuer_node) if issuer_node else None
+        if heard is None or time.monotonic() - heard > self.fresh_s:
+            raise UnauthenticatedError(
+                f"'{defn.identity}' is dangerous and this node has not heard from the "
+                f"token issuer's node within {self.fresh_s:g} s (revocations may be missing)",
+                {"reason": "revocations_stale", "issuer_node": issuer_node},
+            )
 
     def offers(self, identity: str) -> list[Offer]:
         """Return the nodes offering ``identity`` (1 hop) and up to two relays (2 hops).
@@ -105,15 +202,22 @@ class RemoteCalls:
         """
         direct: dict[str, tuple[str, ...]] = {}
         if self.discovery is not None:
-            direct = {p.node_id: tuple(p.urls()) for p in self.discovery.peers()}
+            for peer in self.discovery.peers():  # several adverts may claim one id
+                direct[peer.node_id] = (*direct.get(peer.node_id, ()), *peer.urls())
         offers: list[Offer] = []
         others: list[Offer] = []
         for entry in self.gossip.entries():
             ann = entry.announcement
             if ann.node_id == self.identity.node_id:
                 continue
-            known = direct.get(ann.node_id, ())
-            urls = known + tuple(e for e in ann.endpoints if e not in known)
+            # Proven addresses first, then hints (mDNS), then announced endpoints on a
+            # host where this peer proved its key: each is proved again before use.
+            proven = self.proofs.urls_of(ann.node_id)
+            hints = direct.get(ann.node_id, ())
+            bound = self.proofs.bound_endpoints(ann.node_id, ann.endpoints)
+            urls = tuple(dict.fromkeys((*proven, *hints, *bound)))
+            if not urls:  # not proven anywhere yet: the configured peers may be it
+                urls = tuple(u for u in self.configured if self.proofs.proven(u) is None)
             if any(t.identity == identity and t.available for t in ann.tools()):
                 offers.append(Offer(node_id=ann.node_id, hops=1, urls=urls, name=ann.node_name))
             elif urls:
@@ -136,10 +240,9 @@ class RemoteCalls:
         The executing node's error comes back in the outcome with where it ran; a
         routing failure raises its ``BridgeError``.
         """
-        # The HTTP API verifies the bearer token outside the message: carry it on.
-        token = context.token or request.token
+        grant = self.grant_for(tool, params, context, request)
         result = await self.execute_remote(
-            tool, replace(request, params=params, token=token),
+            tool, _with_params(request, params), grant=grant,
             allowed_nodes=context.allowed_nodes, max_hops=context.max_hops,
         )  # fmt: skip
         return RemoteOutcome(
@@ -148,11 +251,35 @@ class RemoteCalls:
             execution=result.execution,
         )
 
+    def grant_for(
+        self,
+        tool: RegisteredTool,
+        params: dict[str, Any],
+        context: CallContext,
+        request: ToolRequest,
+    ) -> Grant:
+        """Return the authority this node delegates for the call: this call's permissions only.
+
+        The caller's token was verified here (``context.token``), or the call came
+        delegated (a relay): its grant is passed on, never widened. Raises
+        ``UnauthenticatedError`` when neither is there.
+        """
+        needed = _CHECKER.check(context.permissions, tool.definition.requires.permissions, params)
+        inbound = self._inbound.get(request.id)
+        if inbound is not None:
+            return replace(inbound, permissions=needed)
+        raw = context.token or request.token
+        if not raw:
+            raise UnauthenticatedError("no verified caller to delegate for this call")
+        token, _body = parse_token(raw)  # verified by the invoker moments ago
+        return Grant.of_token(token, needed)
+
     async def execute_remote(
         self,
         tool: RegisteredTool,
         request: ToolRequest,
         *,
+        grant: Grant,
         allowed_nodes: tuple[str, ...] = (),
         max_hops: int | None = None,
     ) -> RoutedResult:
@@ -171,6 +298,7 @@ class RemoteCalls:
         result = await self._router().forward(
             request,
             defn.identity,
+            grant=grant,
             prefer_local=defn.routing.prefer_local,
             node_affinity=tuple(defn.routing.node_affinity),
             idempotent=defn.execution.idempotent,
@@ -179,6 +307,10 @@ class RemoteCalls:
             max_hops=max_hops,
         )
         return result
+
+
+def _with_params(request: ToolRequest, params: dict[str, Any]) -> ToolRequest:
+    return replace(request, params=params, token=None)
 
 
 def _timeout_s(request: ToolRequest, defn: ToolDefinition) -> float:

@@ -25,11 +25,14 @@ from bridge.errors import (
     HopLimitExceededError,
     NoCapableNodeError,
     ToolTimeoutError,
+    UnauthenticatedError,
     error_from_json,
 )
 from bridge.invocation.messages import ExecutionInfo, RequestRouting, ToolRequest, ToolResponse
-from bridge.mesh.envelope import read_answer, seal
+from bridge.mesh.delegation import Grant, delegate
+from bridge.mesh.envelope import open_answer, read_answer, seal
 from bridge.mesh.node_id import NODE_ID_RE, NodeIdentity
+from bridge.mesh.proof import PeerProofs
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -242,11 +245,15 @@ class Router:
         offers: Callable[[str], list[Offer]],
         *,
         session: Callable[[], aiohttp.ClientSession],
+        proofs: PeerProofs,
+        on_refused: Callable[[str, str, BridgeError], None] | None = None,
     ) -> None:
         self.identity = identity
         self._key = key
         self._offers = offers
         self._session = session
+        self.proofs = proofs
+        self._on_refused = on_refused
         self._down_until: dict[str, float] = {}
 
     def down(self) -> frozenset[str]:
@@ -288,6 +295,8 @@ class Router:
     def forwarded(self, request: ToolRequest, identity: str) -> ToolRequest:
         """Return the request as this node forwards it: one hop spent, path extended, signed.
 
+        The caller's bearer token is dropped: the receiver gets a delegation instead.
+
         Raises ``HopLimitExceededError`` when no hop is left or this node is already on
         the path (a loop).
         """
@@ -303,7 +312,7 @@ class Router:
                 "no hop left to forward the request", {"path": list(routing.path)}
             )
         new_routing = replace(routing, hop_budget=routing.hop_budget - 1, path=(*routing.path, me))
-        exact = replace(request, tool=identity, version=None, routing=new_routing)
+        exact = replace(request, tool=identity, version=None, routing=new_routing, token=None)
         return exact.signed(self._key)
 
     async def forward(
@@ -311,6 +320,7 @@ class Router:
         request: ToolRequest,
         identity: str,
         *,
+        grant: Grant,
         prefer_local: bool = False,
         node_affinity: tuple[str, ...] = (),
         idempotent: bool = False,
@@ -320,6 +330,7 @@ class Router:
     ) -> RoutedResult:
         """Run ``request`` for tool ``identity`` on the best reachable node offering it.
 
+        Each node tried gets its own delegation of ``grant``, never the caller's token.
         Raises ``HopLimitExceededError`` (loop, no hop left, the token's ``max_hops``),
         ``NoCapableNodeError`` when no allowed node offers the tool or none could be
         reached, and ``ToolTimeoutError`` when the chosen node did not answer in time.
@@ -353,7 +364,7 @@ class Router:
         for candidate in candidates:
             tried.append(candidate.node_id)
             try:
-                reply = await self._send(candidate, outgoing, timeout_s, idempotent)
+                reply = await self._send(candidate, outgoing, grant, timeout_s, idempotent)
             except _Unreachable as err:
                 _LOGGER.info("mesh node %s unreachable: %s", candidate.node_id, err)
                 self.mark_down(candidate.node_id)
@@ -400,26 +411,37 @@ class Router:
         )
 
     async def _send(
-        self, candidate: Candidate, request: ToolRequest, timeout_s: float, idempotent: bool
+        self,
+        candidate: Candidate,
+        request: ToolRequest,
+        grant: Grant,
+        timeout_s: float,
+        idempotent: bool,
     ) -> dict[str, Any]:
-        envelope = seal(
-            self.identity,
-            to=candidate.node_id,
-            kind="tool_invoke",
-            body={"request": request.to_json()},
-        )
+        body = {
+            "request": request.to_json(),
+            "delegation": delegate(self.identity, grant, request, to=candidate.node_id),
+        }
         last: Exception | None = None
         for url in candidate.urls:
+            try:
+                peer = await self.proofs.prove(url, candidate.node_id)
+            except (ConnectionError, BridgeError) as err:
+                last = err  # an address that is not (or no longer) the node: only a hint
+                continue
+            envelope = seal(self.identity, to=candidate.node_id, kind="tool_invoke", body=body)
             timeout = aiohttp.ClientTimeout(total=timeout_s, sock_connect=CONNECT_TIMEOUT_S)
             try:
                 async with self._session().post(
                     f"{url}/v1/mesh/invoke", json=envelope, timeout=timeout
                 ) as resp:
-                    body = await read_answer(resp)  # outside input: bounded, limited
+                    doc = await read_answer(resp)  # outside input: bounded, limited
             except (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError) as err:
+                self.proofs.forget(url)
                 last = err
                 continue
             except (TimeoutError, aiohttp.ClientError, ValueError, BridgeError) as err:
+                self.proofs.forget(url)
                 if idempotent:
                     raise _Unreachable(str(err)) from err
                 if isinstance(err, TimeoutError):
@@ -431,15 +453,29 @@ class Router:
                     f"mesh node {candidate.node_id} failed mid-call: {err}",
                     {"node_id": candidate.node_id},
                 ) from err
-            if not isinstance(body, dict):
-                raise NoCapableNodeError(f"mesh node {candidate.node_id} answered garbage")
-            if "response" not in body:
+            try:
+                _status, answer = open_answer(
+                    doc, peer_id=peer.node_id, public_key=peer.public_key,
+                    own_id=self.identity.node_id, nonce=envelope["nonce"],
+                )  # fmt: skip
+            except UnauthenticatedError as err:
+                # Unsigned or mis-signed: a routing failure, never a result.
+                self.proofs.forget(url)
+                if self._on_refused is not None:
+                    self._on_refused(candidate.node_id, url, err)
+                if idempotent:
+                    raise _Unreachable(err.message) from err
+                raise NoCapableNodeError(
+                    f"mesh node {candidate.node_id} answered without a valid signature",
+                    {"node_id": candidate.node_id, "reason": "unsigned_answer"},
+                ) from err
+            if "response" not in answer:
                 # The node refused the envelope itself (auth, loop, malformed).
-                error = body.get("error")
+                error = answer.get("error")
                 if isinstance(error, dict):
                     raise _Refused(error_from_json(error))
                 raise NoCapableNodeError(f"mesh node {candidate.node_id} answered garbage")
-            return body
+            return answer
         raise _Unreachable(str(last) if last else "no address")
 
 

@@ -1,8 +1,11 @@
 """Peers' tools in the local registry: registered while announced, gone when not.
 
-``RegistrySync.sync`` makes the registry's peer tools match the live announcements (a
-local tool always wins; of several peers offering one identity the registry shows one,
-the router still knows them all); ``withdraw`` removes them all when the node stops.
+``RegistrySync.sync`` makes the registry's peer tools match the live announcements; ``withdraw``
+removes them all when the node stops. A local tool (one with a handler here) owns its
+whole ``namespace:name``: no version a peer announces of it is registered, whatever
+its number, and ``ToolRegistry.resolve`` never lets a peer's tool make a local name
+ambiguous. Of several peers offering one identity the registry shows one; the router
+still knows them all.
 """
 
 from __future__ import annotations
@@ -30,11 +33,17 @@ class RegistrySync:
         self.gossip = gossip
         self.own_node_id = own_node_id
         self._remote: dict[str, str] = {}  # identity -> origin registered by the mesh
+        self.shadowed: list[str] = []  # "<origin>:<identity>" refused for a local name
+        self._peer_keys: set[str] = set()  # every namespace:name a peer announces
 
     def on_gossip_change(self, change: Change, announcement: Announcement) -> None:
         """Re-sync when a peer's announcement changed."""
         if announcement.node_id != self.own_node_id:
             self.sync()
+
+    def announced(self, key: str) -> bool:
+        """Return whether some peer announces a version of ``namespace:name`` ``key``."""
+        return key in self._peer_keys
 
     def withdraw(self) -> None:
         """Remove every peer tool this sync registered."""
@@ -46,12 +55,20 @@ class RegistrySync:
 
     def sync(self) -> None:
         """Make the registry's peer tools match the live announcements."""
+        local_keys = {e.key for e in self.registry.list() if e.handler is not None}
+        shadowed: list[str] = []
+        self._peer_keys = set()
         wanted: dict[str, tuple[str, ToolSummary]] = {}
         for entry in sorted(self.gossip.entries(), key=lambda e: e.announcement.node_id):
             ann = entry.announcement
             if ann.node_id == self.own_node_id:
                 continue
             for summary in ann.tools():
+                key = summary.identity.split("@", 1)[0]
+                self._peer_keys.add(key)
+                if key in local_keys:
+                    shadowed.append(f"{ann.node_id}:{summary.identity}")
+                    continue  # a local tool owns its whole name
                 current = wanted.get(summary.identity)
                 keep_registered = self._remote.get(summary.identity) == ann.node_id
                 if current is None or keep_registered:
@@ -64,7 +81,7 @@ class RegistrySync:
                 del self._remote[identity]
         for identity, (origin, summary) in wanted.items():
             existing = self.registry.get(identity)
-            if existing is not None and not existing.definition.server_name:
+            if existing is not None and existing.handler is not None:
                 continue  # a local tool wins
             try:
                 defn = ToolDefinition.from_json(summary.definition).replace(server_name=origin)
@@ -83,6 +100,10 @@ class RegistrySync:
                 continue
             self.registry.replace(defn, None, available=summary.available)
             self._remote[identity] = origin
+        if shadowed and shadowed != self.shadowed:
+            _LOGGER.info("peers announce tools under local names, not taken: %s",
+                            ", ".join(shadowed[:20]))  # fmt: skip
+        self.shadowed = shadowed
 
 
 def device_of(tool: RegisteredTool) -> DeviceInfo | None:

@@ -11,7 +11,10 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from bridge.auth.visibility import may_see
+from bridge.errors import BridgeError
 from bridge.mesh.node_id import fingerprint_for
+from bridge.tools.definition import ToolDefinition
 
 if TYPE_CHECKING:
     from bridge.mesh.announce import Announcement, ToolSummary
@@ -99,11 +102,14 @@ class MeshViews:
             view["reachable"] = view["node_id"] not in down
         return sorted(peers.values(), key=lambda v: (str(v.get("name")), v["node_id"]))
 
-    def tools_json(self, capability: str | None = None) -> list[dict[str, Any]]:
+    def tools_json(
+        self, capability: str | None = None, granted: tuple[str, ...] | None = None
+    ) -> list[dict[str, Any]]:
         """Return the tools offered in the mesh with the nodes offering them.
 
         With ``capability``, only tools in that capability group (namespace) or whose
-        definition requires that capability.
+        definition requires that capability; with ``granted`` (a token's permissions),
+        only the tools that token may see (``bridge.auth.visibility``).
         """
         tools: dict[str, dict[str, Any]] = {}
         for entry in self.gossip.entries():
@@ -114,7 +120,7 @@ class MeshViews:
                         capability is None
                         or capability == cap.name
                         or capability in _required(summary.definition)
-                    ):
+                    ) and (granted is None or _visible(granted, summary.definition)):
                         self._add_tool_view(tools, ann, cap.name, summary)
         return sorted(tools.values(), key=lambda v: str(v["identity"]))
 
@@ -163,6 +169,14 @@ def _required(definition: dict[str, Any]) -> tuple[str, ...]:
     requires = tool.get("requires") if isinstance(tool, dict) else None
     caps = requires.get("capabilities") if isinstance(requires, dict) else None
     return tuple(c for c in caps if isinstance(c, str)) if isinstance(caps, list) else ()
+
+
+def _visible(granted: tuple[str, ...], definition: dict[str, Any]) -> bool:
+    """Return whether a token with ``granted`` may see an announced definition."""
+    try:
+        return may_see(granted, ToolDefinition.from_json(definition))
+    except BridgeError:
+        return False
 
 
 def _fingerprint(public_key: str) -> str:

@@ -167,6 +167,13 @@ class ToolRegistry:
             if not namespaces:
                 raise ToolNotFoundError(f"no tool named '{ref}'", {"tool": ref})
             if len(namespaces) > 1:
+                # A peer's tool (no handler here) never makes a local name ambiguous.
+                local = [ns for ns in namespaces if self._has_local(make_key(ns, parsed.name))]
+                if len(local) == 1:
+                    namespaces = {local[0]: 1}
+                elif local:
+                    namespaces = dict.fromkeys(local, 1)
+            if len(namespaces) > 1:
                 candidates = sorted(make_key(ns, parsed.name) for ns in namespaces)
                 raise AmbiguousToolError(
                     f"tool name '{parsed.name}' is ambiguous; use one of: {', '.join(candidates)}",
@@ -177,6 +184,11 @@ class ToolRegistry:
         versions = self._versions.get(key)
         if not versions:
             raise ToolNotFoundError(f"no tool named '{ref}'", {"tool": ref})
+        if len(versions) > 1 and self._has_local(key):
+            # A local tool owns its whole name: no peer version of it is ever picked.
+            versions = {
+                v: i for v, i in versions.items() if self._by_identity[i].handler is not None
+            }
         constraints = [
             VersionConstraint.parse(text) for text in (parsed.version, version) if text is not None
         ]
@@ -236,6 +248,12 @@ class ToolRegistry:
         ]
 
     # -- internals --------------------------------------------------------------------
+
+    def _has_local(self, key: str) -> bool:
+        """Return whether some version of ``key`` has a handler on this node."""
+        return any(
+            self._by_identity[i].handler is not None for i in self._versions.get(key, {}).values()
+        )
 
     def _same_version(self, defn: ToolDefinition) -> str | None:
         """Return the identity already registered for ``defn``'s key and version."""

@@ -220,16 +220,17 @@ async def test_get_tool(server: BridgeServer) -> None:
     assert (status, body["identity"]) == (200, "matter:control_matter_device@1.0.0")
 
 
+async def test_a_peer_tool_does_not_make_a_local_name_ambiguous(server: BridgeServer) -> None:
+    # mcp_slack:notify is a peer's (no handler here): the bare name is the local tool's.
+    status, body = await get(server, "/v1/tools/notify")
+    assert status == 200, body
+    assert body["tool"]["namespace"] == "core"
+    assert body["local"] is True
+
+
 @pytest.mark.parametrize(
     ("path", "params", "status", "code", "message"),
     [
-        (
-            "/v1/tools/notify",
-            {},
-            409,
-            "AMBIGUOUS_TOOL",
-            "tool name 'notify' is ambiguous; use one of: core:notify, mcp_slack:notify",
-        ),
         ("/v1/tools/core:nothing", {}, 404, "TOOL_NOT_FOUND", "no tool named 'core:nothing'"),
         (
             "/v1/tools/core:notify@^2",

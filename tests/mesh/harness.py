@@ -146,6 +146,7 @@ def build_nodes(
             node_id=ids[name],
             remote=mesh,
         )
+        mesh.use_verifier(invoker.verifier)  # revocations, and the issuers delegations need
         nodes.append(
             LoopNode(
                 name=name,

@@ -47,7 +47,9 @@ def test_tampered_misaddressed_stale_untrusted(alice: NodeIdentity, bob: NodeIde
         v.open(seal(bob, to=carol.node_id, kind="tool_invoke", body={}), "tool_invoke")
     with pytest.raises(UnauthenticatedError, match="another node"):
         v.open(seal(bob, to="", kind="tool_invoke", body={}), "tool_invoke")
-    v.open(seal(bob, to="", kind="gossip_digest", body={}), "gossip_digest")
+    # Gossip too: a peer's id is learned from its proof before anything is sent to it.
+    with pytest.raises(UnauthenticatedError, match="another node"):
+        v.open(seal(bob, to="", kind="gossip_digest", body={}), "gossip_digest")
     old = seal(bob, to=alice.node_id, kind="gossip_push", body={})
     old["timestamp"] -= 60
     old["signature"] = bob.sign(canonical_bytes({k: x for k, x in old.items() if k != "signature"}))

@@ -11,8 +11,10 @@ import aiohttp
 import pytest
 
 from bridge.auth.keys import NodeKey
+from bridge.auth.tokens import parse_token
 from bridge.invocation.messages import RequestRouting, ToolRequest
 from bridge.mesh.announce import Announcement
+from bridge.mesh.delegation import Grant, delegate
 from bridge.mesh.envelope import seal
 from bridge.mesh.gossip import Outcome
 from bridge.tools.definition import ToolDefinition
@@ -282,8 +284,23 @@ async def test_token_constraints_are_respected(trio: list[LoopNode], issuer: Nod
 
 
 async def post(url: str, doc: object) -> tuple[int, dict]:  # type: ignore[type-arg]
+    """POST to a mesh route; return the status and the answer (a signed one's body)."""
     async with aiohttp.ClientSession() as session, session.post(url, json=doc) as resp:
-        return resp.status, await resp.json()
+        answer = await resp.json()
+        if answer.get("type") != "mesh_answer":  # the envelope did not verify
+            assert set(answer) == {"error"}, answer
+            return resp.status, answer
+        assert answer["status"] == resp.status
+        return resp.status, answer["body"]
+
+
+def delegated(sender: LoopNode, request: ToolRequest, to: LoopNode, issuer: NodeKey) -> dict:  # type: ignore[type-arg]
+    """Return the envelope ``sender`` forwards ``request`` in, with its delegation to ``to``."""
+    caller, _ = parse_token(token(issuer))
+    grant = Grant.of_token(caller, ("mesh:test:*",))
+    body = {"request": request.to_json(),
+            "delegation": delegate(sender.mesh.identity, grant, request, to=to.node_id)}
+    return seal(sender.mesh.identity, to=to.node_id, kind="tool_invoke", body=body)
 
 
 async def test_routing_loop_is_refused(trio: list[LoopNode], issuer: NodeKey) -> None:
@@ -293,12 +310,9 @@ async def test_routing_loop_is_refused(trio: list[LoopNode], issuer: NodeKey) ->
     looped = ToolRequest(
         tool=TOOL,
         params={"text": "hi"},
-        token=token(issuer),
         routing=RequestRouting(hop_budget=2, path=(b.node_id, c.node_id)),
     ).signed(c.key)
-    env = seal(
-        c.mesh.identity, to=b.node_id, kind="tool_invoke", body={"request": looped.to_json()}
-    )
+    env = delegated(c, looped, b, issuer)
     status, body = await post(f"{b.url}/v1/mesh/invoke", env)
     assert status == 508
     assert body["error"]["code"] == "HOP_LIMIT_EXCEEDED"
@@ -307,10 +321,9 @@ async def test_routing_loop_is_refused(trio: list[LoopNode], issuer: NodeKey) ->
     spent = ToolRequest(
         tool=TOOL,
         params={"text": "hi"},
-        token=token(issuer),
         routing=RequestRouting(hop_budget=0, path=(c.node_id,)),
     ).signed(c.key)
-    env = seal(c.mesh.identity, to=b.node_id, kind="tool_invoke", body={"request": spent.to_json()})
+    env = delegated(c, spent, b, issuer)
     status, body = await post(f"{b.url}/v1/mesh/invoke", env)
     assert status == 200
     assert body["response"]["error"]["code"] == "HOP_LIMIT_EXCEEDED"
@@ -381,10 +394,13 @@ async def test_peers_and_tools_endpoints(trio: list[LoopNode]) -> None:
     a, b, c = trio
     await wait_for(lambda: len(c.mesh.gossip.entries()) == 3)
     async with aiohttp.ClientSession() as session:
-        async with session.get(f"{c.url}/v1/mesh/peers") as resp:
-            body = await resp.json()
-        async with session.get(f"{c.url}/v1/mesh/tools") as resp:
-            tools = await resp.json()
+        for view in ("peers", "tools"):  # no token, no view (the service adds the bearer check)
+            async with session.get(f"{c.url}/v1/mesh/{view}") as resp:
+                assert (resp.status, (await resp.json())["error"]["code"]) == (
+                    401, "UNAUTHENTICATED")
+    body = {"self": c.mesh.self_json(), "peers": c.mesh.peers_json()}
+    tools = {"tools": c.mesh.tools_json(None, ("mesh:test:*",))}
+    assert c.mesh.tools_json(None, ("other:*",)) == []  # only what the token may see
     assert body["self"]["node_id"] == c.node_id
     assert body["self"]["trust"] == "allowlist"
     assert [(p["name"], p["node_id"], p["trusted"]) for p in body["peers"]] == [
@@ -393,11 +409,8 @@ async def test_peers_and_tools_endpoints(trio: list[LoopNode]) -> None:
     ]
     assert body["peers"][0]["announcement"]["tools"] == 1
     assert [(t["identity"], t["capability"]) for t in tools["tools"]] == [(TOOL, "core")]
-    async with aiohttp.ClientSession() as session:
-        async with session.get(f"{c.url}/v1/mesh/tools?capability=core") as resp:
-            assert [t["identity"] for t in (await resp.json())["tools"]] == [TOOL]
-        async with session.get(f"{c.url}/v1/mesh/tools?capability=matter") as resp:
-            assert (await resp.json())["tools"] == []
+    assert [t["identity"] for t in c.mesh.tools_json("core")] == [TOOL]
+    assert c.mesh.tools_json("matter") == []
 
 
 async def test_tofu_mode_accepts_newcomers_and_pins_names(tmp_path: Path, issuer: NodeKey) -> None:

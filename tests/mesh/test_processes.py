@@ -30,8 +30,9 @@ import yaml
 
 from bridge.auth.canonical import b64e
 from bridge.auth.keys import KEY_FILE_NAME, NodeKey
-from bridge.auth.tokens import issue_token
+from bridge.auth.tokens import issue_token, parse_token
 from bridge.invocation.messages import RequestRouting, ToolRequest
+from bridge.mesh.delegation import Grant, delegate
 from bridge.mesh.envelope import seal
 from bridge.mesh.node_id import NodeIdentity
 from tests.support.processes import stop, wait_until
@@ -120,11 +121,18 @@ def http(
             req.add_header("Authorization", f"Bearer {token}")
         try:
             with urllib.request.urlopen(req, timeout=10) as resp:
-                return resp.status, json.loads(resp.read() or b"null")
+                return resp.status, unwrap(json.loads(resp.read() or b"null"))
         except urllib.error.HTTPError as err:
-            return err.code, json.loads(err.read() or b"null")
+            return err.code, unwrap(json.loads(err.read() or b"null"))
 
     return ns.run(call)
+
+
+def unwrap(doc: Any) -> Any:
+    """Return the body of a node's signed ``mesh_answer`` (other answers as they are)."""
+    if isinstance(doc, dict) and doc.get("type") == "mesh_answer":
+        return doc["body"]
+    return doc
 
 
 @pytest.fixture(scope="module")
@@ -132,7 +140,9 @@ def mesh(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Netns, dict
     tmp = tmp_path_factory.mktemp("mesh3")
     ns = Netns(f"atm-mesh-{os.getpid()}")
     issuer = NodeKey.generate()
-    token = issue_token(issuer, agent_id="agent-e2e", permissions=["mesh:test:*"], ttl_s=600)
+    token = issue_token(
+        issuer, agent_id="agent-e2e", permissions=["mesh:test:*", "mesh:read"], ttl_s=600
+    )
     layout = {
         "a": ("va", "10.231.0.1", 18711),
         "b": ("va", "10.231.0.1", 18712),
@@ -352,12 +362,12 @@ def test_forged_replayed_untrusted_and_loop_rejected(
     looped = ToolRequest(
         tool=TOOL,
         params={"text": "x"},
-        token=token,
         routing=RequestRouting(hop_budget=2, path=(b.node_id, c.node_id)),
-    )
-    env = seal(
-        c.ident, to=b.node_id, kind="tool_invoke", body={"request": looped.signed(c.key).to_json()}
-    )
+    ).signed(c.key)
+    grant = Grant.of_token(parse_token(token)[0], ("mesh:test:*",))
+    delegation = delegate(c.ident, grant, looped, to=b.node_id)
+    env = seal(c.ident, to=b.node_id, kind="tool_invoke",
+               body={"request": looped.to_json(), "delegation": delegation})
     status, body = http(ns, "POST", f"{b.url}/v1/mesh/invoke", env)
     assert (status, body["error"]["code"]) == (508, "HOP_LIMIT_EXCEEDED")
     # The CLI shows B's peers, as an installer would see them.

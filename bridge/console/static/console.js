@@ -485,7 +485,7 @@ async function mesh() {
     if (source === "config") return el("span", { class: "muted" }, "trusted by configuration");
     if (source === "added") return el("button", { type: "button", class: "untrust", "aria-label": `Stop trusting ${p.name ?? p.node_id}`, onclick: () => change("DELETE", p, "No longer trusting") }, "Untrust");
     return el("button", { type: "button", class: "trust", "aria-label": `Trust ${p.name ?? p.node_id}`, onclick: () => {
-      if (confirm(`Trust ${p.name ?? p.node_id} (fingerprint ${p.fingerprint ?? "?"})? Calls may then run there with your agents' tokens.`)) change("PUT", p, "Trusting");
+      if (confirm(`Trust ${p.name ?? p.node_id} (fingerprint ${p.fingerprint ?? "?"})? Calls may then run there on your agents' behalf.`)) change("PUT", p, "Trusting");
     } }, "Trust");
   };
   content.replaceChildren(
