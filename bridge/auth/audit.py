@@ -280,7 +280,7 @@ class AuditLog:
         self._writer: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
         self._last_prune = 0.0
-        self._inflight: asyncio.Task[sqlite3.Error | bool | None] | None = None
+        self._inflight: asyncio.Task[sqlite3.Error | StorageFullError | bool | None] | None = None
         self.commits = 0
 
     def record(self, entry: AuditEntry) -> asyncio.Future[None] | None:
