@@ -2,22 +2,23 @@
 
 python-matter-server 8.1.2 marks a node available again only when its subscription is
 re-established, and that waits for the CHIP SDK's resubscription back-off (seconds,
-then minutes) or, after a controller start with the device away, for its own 60-second
-setup retry. Its operational mDNS handler cuts the wait only when the device's record is
-*new* to its cache, and only if a resubscription is scheduled at that very moment.
-Measured (docs/faults.md): a device restarted three times in a row came back after
-0.1 s, then never within 90 s; ``interview_node`` read it in 0.2 s all the while and
-left it unavailable. The WebSocket API has no command that resubscribes a node.
+then minutes) or, when a setup attempt failed, for its own 60-second setup retry. Its
+operational mDNS handler cuts the wait only when the device's record is *new* to its
+cache, and only if a resubscription is scheduled at that very moment. Measured
+(docs/faults.md): a device restarted three times in a row came back after 0.1 s, then
+never within 90 s; ``interview_node`` read it in 0.2 s all the while and left it
+unavailable. The WebSocket API has no command that resubscribes a node.
 
 So ``NodeRecovery`` watches for the device itself: every mDNS answer carrying a node's
 operational record (``<compressed fabric id>-<node id>._matter._tcp.local.``) while the
 controller holds that node unavailable is a sighting; unavailable nodes are also asked
 for by name every ``query_interval_s``. A sighting gives the controller ``grace_s`` to
 recover on its own, then ``interview_node`` proves the device answers Matter; if the
-controller still holds it unavailable, the managed controller is restarted (its start
-sets up every node afresh, so the device is subscribed within seconds) — at most once per
-``min_restart_interval_s`` (doubled for a node each time a restart did not bring it
-back), never within ``settle_s`` of a controller connection (it sets up its nodes then).
+controller still holds it unavailable ``after_answer_s`` later, the managed controller
+is restarted (its start sets up every node afresh, so the device is subscribed within
+seconds) - at most once per ``min_restart_interval_s`` (doubled for a node each time a
+restart did not bring it back), never within ``settle_s`` of a controller connection
+(it sets up its nodes then).
 With an external controller, which the bridge cannot restart, the sighting and the
 interview are all it can do, and it says so once a minute.
 """
@@ -93,6 +94,7 @@ class NodeRecovery:
         query_interval_s: float = 2.0,
         interview_timeout_s: float = 8.0,
         answer_window_s: float = 30.0,
+        after_answer_s: float = 1.5,
     ) -> None:
         self.adapter = adapter
         self._restart = restart
@@ -103,6 +105,7 @@ class NodeRecovery:
         self.query_interval_s = query_interval_s
         self.interview_timeout_s = interview_timeout_s
         self.answer_window_s = answer_window_s
+        self.after_answer_s = after_answer_s
         self._connected_at = 0.0
         self._last_restart = -1e9
         # Restarts made for a node that stayed unavailable: each doubles its next wait.
@@ -241,6 +244,9 @@ class NodeRecovery:
             if time.monotonic() > give_up:
                 return False
             await asyncio.sleep(0.5)
+        # A resubscription under way when the device came back lands now (it does in
+        # about a second when the controller's own mDNS trigger caught it).
+        await asyncio.sleep(self.after_answer_s)
         if self._available(node_id):
             self.counts["recovered_alone"] += 1
             return False
