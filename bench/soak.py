@@ -426,7 +426,8 @@ class Soak:
                     return
                 agree_by = agree_by or now + 5
                 if now > agree_by:
-                    self.wrong.append(f"{name}: expected {self.expect.get(name)} read {state}")
+                    self.wrong.append(f"{name} at {start - self.t0:.0f} s ({self.fault_active}): "
+                                      f"the read-back disagrees after 5 s: {state}")
                     return
             elif now - start > UNREAD_LIMIT_S:
                 self.unread.append(f"{name}: not readable for {now - start:.0f} s after a success")
