@@ -384,12 +384,16 @@ class Soak:
             status, body = await self.http_once(
                 "POST", f"{proc.url}/v1/invoke", {"tool": tool, "params": params}, timeout=limit)
             call.answer = str(status)
-            call.ok = status == 200 and body.get("status") == "success"
+            # A room call answers success with ``ok: false`` when a member failed.
+            call.ok = status == 200 and body.get("status") == "success" and _done(
+                body.get("result"))
             if isinstance(body, dict):
                 call.call_id = body.get("call_id") or None
                 call.effect = (effect, body.get("result")) if call.ok else None
                 if not call.ok and isinstance(body.get("error"), dict):
                     call.answer = f"{status} {body['error'].get('code')}"
+                elif not call.ok and status == 200:
+                    call.answer = "200 partial"
         except TimeoutError:
             call.answer = "hung"
         except aiohttp.ClientConnectorError:
@@ -474,7 +478,7 @@ class Soak:
                 timeout=11)  # fmt: skip
             calls = body.get("calls", []) if isinstance(body, dict) else []
             call.ok = status == 200 and bool(body.get("handled")) and bool(calls) and all(
-                c.get("ok") for c in calls)
+                c.get("ok") and _done(c.get("result")) for c in calls)
             call.answer = str(status) if call.ok or status != 200 else "200 not-done"
             if calls:
                 call.tool = str(calls[0].get("tool", "intent"))
@@ -968,6 +972,11 @@ class Soak:
             print(f"  ! {line}")
         print(json.dumps(result, sort_keys=True))
         return result
+
+
+def _done(result: Any) -> bool:
+    """Return False for a room call's answer that says a member failed (``ok: false``)."""
+    return not (isinstance(result, dict) and result.get("ok") is False)
 
 
 def _code(result: Any) -> str:
