@@ -46,6 +46,7 @@ _INSTANCE = re.compile(r"^([0-9A-Fa-f]{16})-([0-9A-Fa-f]{16})\._matter\._tcp\.lo
 _SRV, _TXT = 33, 16
 # A node that stays unavailable after restarts is not worth restarting for more often.
 MAX_RESTART_INTERVAL_S = 1800.0
+MAX_QUERY_INTERVAL_S = 30.0
 
 
 def parse_instance(name: str) -> tuple[int, int] | None:
@@ -267,15 +268,26 @@ class NodeRecovery:
         return True
 
     async def _query_loop(self) -> None:
-        """Ask for every unavailable node's operational record by name, now and then."""
+        """Ask for every unavailable node's operational record by name, now and then.
+
+        Every ``query_interval_s`` while the set of unavailable nodes changes, doubling
+        up to ``MAX_QUERY_INTERVAL_S`` while it stays the same (a device away for days is
+        not asked for every 2 s; one that comes back announces itself anyway).
+        """
         from zeroconf._dns import DNSQuestion
         from zeroconf._protocol.outgoing import DNSOutgoing
         from zeroconf.const import _CLASS_IN, _FLAGS_QR_QUERY, _TYPE_SRV
 
+        interval = self.query_interval_s
+        asked: tuple[int, ...] = ()
         while True:
-            await asyncio.sleep(self.query_interval_s)
+            await asyncio.sleep(interval)
             fabric = self._fabric()
-            wanted = self._unavailable()
+            wanted = tuple(self._unavailable())
+            if wanted != asked:
+                interval, asked = self.query_interval_s, wanted
+            else:
+                interval = min(interval * 2, MAX_QUERY_INTERVAL_S)
             if fabric is None or not wanted or self._zc is None:
                 continue
             out = DNSOutgoing(_FLAGS_QR_QUERY, True)
