@@ -19,9 +19,13 @@ faults the controller SIGKILLed (the bridge's supervisor restarts it); a device 
 
 It prints a table and, last, one JSON line: ``minutes``, ``calls``, ``lost``
 (acknowledged but its effect or its audit row missing), ``hung`` (no answer within the
-tool's timeout + 1 s), ``wrong`` (a success the device's state read back disagrees
-with), ``drift`` (tools missing or extra after recovery, at the bridge and the peer),
-``dup_events`` / ``missed_events``, per-fault recovery seconds and RSS / fd per hour.
+tool's timeout + 1 s), ``wrong`` (a success the device's state, read back after every
+success, disagrees with), ``unread`` (a success after which the device could not be read
+back within 90 s: never counted as agreeing), ``drift`` (tools missing or extra after
+recovery, at the bridge and the peer), ``dup_events`` / ``missed_events``, per-fault
+recovery seconds against ``BOUNDS_S`` (``over_bound``), ``tracebacks`` in either
+bridge's log, and RSS / fd per hour. It exits 1 unless lost, hung, wrong, unread, drift,
+over_bound and tracebacks are all 0.
 
     sudo .venv/bin/python bench/soak.py --minutes 30 [--rate 6]
 
@@ -75,6 +79,19 @@ DEVICES = (
     (DeviceKind.THERMOSTAT, "Hall Thermostat", "Hall", 0x80A, 20202304),
 )
 SOCKETS = 3
+# The bound within which each fault must be recovered (its first successful call after
+# it, seconds; docs/faults.md). A device back on the network is usable within 10 s
+# (issue 34); the others are a restart of a process plus what it sets up.
+BOUNDS_S = {
+    "button press": 5.0,  # the device's report reaches every event socket
+    "controller SIGKILL": 30.0,  # from the kill: supervisor restart + node setup
+    "device stop+restart": 10.0,  # from the device being back
+    "peer SIGKILL+restart": 30.0,  # from the restart: peer up + gossip
+    "disk full+freed": 10.0,  # from the space being freed
+    "bridge SIGKILL+restart": 45.0,  # from the restart: bridge + its controller + nodes
+}
+# How long a device may stay unreadable after a successful call before that counts.
+UNREAD_LIMIT_S = 90.0
 RECONNECT = "(connected)"
 ASK_USER = {
     "tool": {
@@ -220,6 +237,7 @@ class Soak:
         self.faults: list[Fault] = []
         self.presses: list[Press] = []
         self.wrong: list[str] = []
+        self.unread: list[str] = []
         self.stats: dict[str, list[tuple[float, int, int, int]]] = defaultdict(list)
         self.events: list[list[tuple[float, str, Any]]] = [[] for _ in range(SOCKETS)]
         self.sockets_up = [False] * SOCKETS
@@ -366,12 +384,16 @@ class Soak:
             status, body = await self.http_once(
                 "POST", f"{proc.url}/v1/invoke", {"tool": tool, "params": params}, timeout=limit)
             call.answer = str(status)
-            call.ok = status == 200 and body.get("status") == "success"
+            # A room call answers success with ``ok: false`` when a member failed.
+            call.ok = status == 200 and body.get("status") == "success" and _done(
+                body.get("result"))
             if isinstance(body, dict):
                 call.call_id = body.get("call_id") or None
                 call.effect = (effect, body.get("result")) if call.ok else None
                 if not call.ok and isinstance(body.get("error"), dict):
                     call.answer = f"{status} {body['error'].get('code')}"
+                elif not call.ok and status == 200:
+                    call.answer = "200 partial"
         except TimeoutError:
             call.answer = "hung"
         except aiohttp.ClientConnectorError:
@@ -391,15 +413,30 @@ class Soak:
         return call.effect[1] if call.ok else None
 
     async def check(self, name: str, key: str, ok: Callable[[Any], bool]) -> None:
-        """Read a device back; a disagreement that persists 5 s after a success is wrong."""
-        deadline = time.monotonic() + 5
+        """Read a device back after a success; it must agree within 5 s of being readable.
+
+        A device that cannot be read is never taken as agreeing: it is read again until
+        it answers (a fault may be under way) and counted ``unread`` if it never does
+        within ``UNREAD_LIMIT_S``.
+        """
+        start = time.monotonic()
+        agree_by: float | None = None
         state = None
-        while time.monotonic() < deadline:
+        while True:
             state = await self.read_state(key)
-            if state is None or ok(state):
+            now = time.monotonic()
+            if state is not None:
+                if ok(state):
+                    return
+                agree_by = agree_by or now + 5
+                if now > agree_by:
+                    self.wrong.append(f"{name} at {start - self.t0:.0f} s ({self.fault_active}): "
+                                      f"the read-back disagrees after 5 s: {state}")
+                    return
+            elif now - start > UNREAD_LIMIT_S:
+                self.unread.append(f"{name}: not readable for {now - start:.0f} s after a success")
                 return
             await asyncio.sleep(0.5)
-        self.wrong.append(f"{name}: expected {self.expect.get(name)} read {state}")
 
     async def light_worker(self) -> None:
         on = False
@@ -413,8 +450,7 @@ class Soak:
                                      via, tool, {}, effect=on)  # fmt: skip
             if call.ok:
                 self.expect["light"] = on
-                if n % 4 == 3:
-                    await self.check("light", "light_state", lambda s, v=on: s.get("on") == v)
+                await self.check("light", "light_state", lambda s, v=on: s.get("on") == v)
             else:
                 self.expect.pop("light", None)
             await self.pace(6)
@@ -430,7 +466,7 @@ class Soak:
             else:
                 call = await self.invoke("http-room", self.main,
                                          self.tool_names["bed_on" if on else "bed_off"], {}, on)
-            if call.ok and n % 4 == 3:
+            if call.ok:
                 await self.check("bedroom", "bed_state", lambda s, v=on: s.get("on") == v)
             await self.pace(6)
 
@@ -442,7 +478,7 @@ class Soak:
                 timeout=11)  # fmt: skip
             calls = body.get("calls", []) if isinstance(body, dict) else []
             call.ok = status == 200 and bool(body.get("handled")) and bool(calls) and all(
-                c.get("ok") for c in calls)
+                c.get("ok") and _done(c.get("result")) for c in calls)
             call.answer = str(status) if call.ok or status != 200 else "200 not-done"
             if calls:
                 call.tool = str(calls[0].get("tool", "intent"))
@@ -465,7 +501,7 @@ class Soak:
             celsius = 17.0 + (n % 13) * 0.5
             call = await self.invoke("http-device", self.main, self.tool_names["heat"],
                                      {"celsius": celsius}, celsius)  # fmt: skip
-            if call.ok and n % 3 == 2:
+            if call.ok:
                 await self.check("thermostat", "heat_state",
                                  lambda s, v=celsius: _setpoint(s) == v)  # fmt: skip
             await self.pace(6)
@@ -510,7 +546,7 @@ class Soak:
                         call.took = time.monotonic() - call.sent
                         call.ok = not result.is_error
                         call.answer = "ok" if call.ok else "tool-error " + _code(result)
-                        if call.ok and n % 4 == 3:
+                        if call.ok:
                             await self.check("dimmer", "dim_state",
                                              lambda s, v=percent: abs(_percent(s) - v) <= 1)
                         await self.pace(6)
@@ -684,8 +720,11 @@ class Soak:
         await asyncio.sleep(3)
         restart = time.monotonic()
         await asyncio.to_thread(dev.start)
-        await self.recover(fault, self.probe_tool(self.main, "dim_state"), restart)
-        fault.note = f"down {restart - fault.at:.1f} s"
+        # Its bound runs from the device being back on the network (announced, READY),
+        # not from the start of its boot (seconds of its own on a loaded machine).
+        back = time.monotonic()
+        await self.recover(fault, self.probe_tool(self.main, "dim_state"), back)
+        fault.note = f"down {restart - fault.at:.1f} s, boot {back - restart:.1f} s"
         return fault
 
     async def fault_press(self) -> Fault:
@@ -888,6 +927,9 @@ class Soak:
                     repeated[path] += 1
                 last[path] = value
         drift = sorted({d for f in self.faults for d in f.drift} | set(final_drift))
+        over = [f"{f.kind}: {f.recovery_s} s (bound {BOUNDS_S[f.kind]:g} s)" for f in self.faults
+                if f.recovery_s is None or f.recovery_s > BOUNDS_S[f.kind]]  # fmt: skip
+        tracebacks = {p.name: _tracebacks(p.log_path) for p in (self.main, self.peer)}
         answers: dict[str, Counter[str]] = defaultdict(Counter)
         for c in self.calls:
             if c.kind != "probe":
@@ -900,7 +942,8 @@ class Soak:
             "ok": sum(1 for c in self.calls if c.ok and c.kind != "probe"),
             "lost": len(lost) + len(lost_effect), "lost_audit": len(lost),
             "lost_effect": len(lost_effect), "hung": len(hung), "wrong": len(self.wrong),
-            "tracebacks": {p.name: _tracebacks(p.log_path) for p in (self.main, self.peer)},
+            "unread": len(self.unread), "over_bound": len(over),
+            "tracebacks": tracebacks,
             "drift": len(drift), "dup_events": dup, "missed_events": missed,
             "repeat_events": repeats, "events": sum(len(e) for e in self.events),
             "presses": len(self.presses),
@@ -912,9 +955,10 @@ class Soak:
         print(f"{'calls by kind':<28} {kinds}")
         for kind, counts in sorted(answers.items()):
             print(f"  {kind:<26} " + "  ".join(f"{k}: {v}" for k, v in counts.most_common()))
-        print(f"{'fault':<28} {'recovery s':>10}  drift  note")
+        print(f"{'fault':<28} {'recovery s':>10} {'bound s':>8}  drift  note")
         for f in self.faults:
-            print(f"{f.kind:<28} {f.recovery_s!s:>10}  {len(f.drift):>5}  {f.note}")
+            print(f"{f.kind:<28} {f.recovery_s!s:>10} {BOUNDS_S[f.kind]:>8g}  {len(f.drift):>5}  "
+                  f"{f.note}")
         for name, rows in self.stats.items():
             first, last = rows[0], rows[-1]
             print(f"{name:<28} RSS {first[2] // 1024} -> {last[2] // 1024} MiB, fds {first[3]} -> "
@@ -923,10 +967,16 @@ class Soak:
             print("repeated device.state by path: " + "  ".join(
                 f"{p} x{n}" for p, n in repeated.most_common(6)))
         hangs = [f"hung: {c.kind} {c.tool} {c.took:.1f}s" for c in hung[:10]]
-        for line in [*lost_effect[:10], *lost[:10], *hangs, *self.wrong[:10], *drift[:10]]:
+        for line in [*lost_effect[:10], *lost[:10], *hangs, *self.wrong[:10], *self.unread[:10],
+                     *over, *drift[:10]]:  # fmt: skip
             print(f"  ! {line}")
         print(json.dumps(result, sort_keys=True))
         return result
+
+
+def _done(result: Any) -> bool:
+    """Return False for a room call's answer that says a member failed (``ok: false``)."""
+    return not (isinstance(result, dict) and result.get("ok") is False)
 
 
 def _code(result: Any) -> str:
@@ -1012,7 +1062,9 @@ async def amain(args: argparse.Namespace) -> int:
             subprocess.run(["rm", "-rf", str(base)], check=False)
         else:
             print(f"kept {base}", file=sys.stderr)
-    clean = not (result["lost"] or result["hung"] or result["wrong"] or result["drift"])
+    clean = not (result["lost"] or result["hung"] or result["wrong"] or result["drift"]
+                 or result["unread"] or result["over_bound"]
+                 or any(n != 0 for n in result["tracebacks"].values()))
     return 0 if clean else 1
 
 

@@ -16,9 +16,16 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, TypedDict, Unpack
 
+from bridge.errors import StorageFullError
+from bridge.ratelog import RateLimitedLog
 from bridge.storage import Database
 
 _LOG = logging.getLogger(__name__)
+# A commit that fails for an expected cause (a full disk, a locked or broken file) is one
+# line per cause a minute with the count held back: a traceback per batch would flood
+# the very disk that is full.
+_RATE_LOG = RateLimitedLog(_LOG)
+_COMMIT_FAULTS = (sqlite3.Error, StorageFullError)
 
 # The columns of the first two versions of the table (the rowid rebuild copies these).
 _V2_COLUMNS = (
@@ -289,7 +296,7 @@ class AuditLog:
         self._writer: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
         self._last_prune = 0.0
-        self._inflight: asyncio.Task[sqlite3.Error | bool | None] | None = None
+        self._inflight: asyncio.Task[sqlite3.Error | StorageFullError | bool | None] | None = None
         self.commits = 0
 
     def record(self, entry: AuditEntry) -> asyncio.Future[None] | None:
@@ -362,7 +369,7 @@ class AuditLog:
     def _commit(
         self, rows: list[tuple[Any, ...]], counts: dict[tuple[int, str, str], int],
         *, now_only: bool = False,
-    ) -> sqlite3.Error | bool | None:
+    ) -> sqlite3.Error | StorageFullError | bool | None:
         """Write ``rows`` and ``counts`` in one transaction; return the error, if any.
 
         With ``now_only``, return ``False`` instead of waiting for the database.
@@ -378,8 +385,9 @@ class AuditLog:
                     return False
             else:
                 self._db.transaction_sync(lambda conn: _write(conn, rows, counts, now, prune))
-        except sqlite3.Error as err:
-            _LOG.error("audit log commit of %d row(s) failed: %s", len(rows), err)
+        except _COMMIT_FAULTS as err:
+            _RATE_LOG.log(f"commit:{type(err).__name__}", logging.ERROR,
+                          "audit log commit of %d row(s) failed: %s", len(rows), err)
             return err
         if prune:
             self._last_prune = now
@@ -391,7 +399,7 @@ class AuditLog:
         batch, counts = self._take()
         if batch or counts:
             outcome = self._commit([row for row, _ in batch], counts)
-            _settle(batch, outcome if isinstance(outcome, sqlite3.Error) else None)
+            _settle(batch, outcome if isinstance(outcome, _COMMIT_FAULTS) else None)
 
     async def flush(self) -> None:
         """Commit every queued row in one transaction.
@@ -415,7 +423,7 @@ class AuditLog:
                     _settle(batch, err)
                     return
                 if outcome is not False:
-                    _settle(batch, outcome if isinstance(outcome, sqlite3.Error) else None)
+                    _settle(batch, outcome if isinstance(outcome, _COMMIT_FAULTS) else None)
                     return
             task = asyncio.get_running_loop().create_task(
                 asyncio.to_thread(self._commit, rows, counts)
@@ -523,7 +531,9 @@ def _write(
         )
 
 
-def _error_of(task: asyncio.Future[sqlite3.Error | bool | None]) -> BaseException | None:
+def _error_of(
+    task: asyncio.Future[sqlite3.Error | StorageFullError | bool | None],
+) -> BaseException | None:
     if task.cancelled():
         return asyncio.CancelledError()
     error = task.exception() or task.result()

@@ -44,8 +44,11 @@ from bridge.matter.models import (
     MatterAction,
     NodeData,
 )
+from bridge.ratelog import RateLimitedLog
 
 LOGGER = logging.getLogger(__name__)
+# A controller that is gone is retried every few seconds: one line a minute says so.
+_RATE_LOG = RateLimitedLog(LOGGER)
 
 # How long a timed invoke (DoorLock unlock) may stay open on the device.
 TIMED_REQUEST_TIMEOUT_MS = 10_000
@@ -169,6 +172,7 @@ class MatterAdapter:
         self._conn: _Connection | None = None
         self._task: asyncio.Task[None] | None = None
         self._connected = asyncio.Event()
+        self._retry_now = asyncio.Event()
         self._stopping = False
         self.connect_count = 0
         self.sent: deque[MatterAction] = deque(maxlen=SENT_HISTORY)
@@ -212,6 +216,10 @@ class MatterAdapter:
                 {"url": self.url},
             ) from err
 
+    def reconnect_now(self) -> None:
+        """Cut the wait before the next connection attempt short (the controller is up)."""
+        self._retry_now.set()
+
     @property
     def connected(self) -> bool:
         """Return whether the adapter is connected and has the node snapshot."""
@@ -245,13 +253,15 @@ class MatterAdapter:
                 conn = await self._open()
             except (_ConnectionLost, ControllerUnavailableError, aiohttp.ClientError,
                     OSError, TimeoutError) as err:  # fmt: skip
-                LOGGER.warning("Matter controller %s: %s", self.url, err)
+                _RATE_LOG.warning(f"connect:{self.url}", "Matter controller %s: %s",
+                                  self.url, err or type(err).__name__)
             else:
                 delay = self._backoff_initial
                 try:
                     await self._listen(conn)
                 except (_ConnectionLost, aiohttp.ClientError, OSError) as err:
-                    LOGGER.warning("Matter controller %s: %s", self.url, err)
+                    _RATE_LOG.warning(f"lost:{self.url}", "Matter controller %s: %s",
+                                      self.url, err or type(err).__name__)
                 finally:
                     self._conn = None
                     await conn.close()
@@ -261,7 +271,9 @@ class MatterAdapter:
             if self._stop_requested():
                 break
             self.retry_delays.append(delay)
-            await asyncio.sleep(delay)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._retry_now.wait(), delay)
+            self._retry_now.clear()
             delay = min(delay * 2, self._backoff_max)
 
     async def _open(self) -> _Connection:

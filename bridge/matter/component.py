@@ -32,6 +32,7 @@ from bridge.matter.controller import ControllerSettings, ManagedController
 from bridge.matter.devices import Device
 from bridge.matter.gateway import ControllerGateway
 from bridge.matter.naming import DeviceNameStore, DeviceRename
+from bridge.matter.recovery import NodeRecovery
 from bridge.matter.registry_sync import MatterToolSync
 from bridge.matter.rooms import Room
 from bridge.netns import find_namespace
@@ -72,6 +73,24 @@ def controller_settings(config: BridgeConfig) -> ControllerSettings:
     )
 
 
+def _sees_device_network(controller: ManagedController | None) -> bool:
+    """Return whether this process is on the devices' network (to watch their mDNS).
+
+    A managed controller in a fabric namespace the bridge itself is not in (a test or a
+    demo driving the namespace from outside) has its devices out of sight: no watch
+    then, and no mDNS queries sent on this host's own links.
+    """
+    netns = controller.settings.netns if controller is not None else None
+    if netns is None:
+        return True
+    try:
+        mine = os.stat("/proc/self/ns/net").st_ino
+        theirs = os.stat(f"/run/netns/{netns.name}").st_ino
+    except OSError:
+        return False
+    return mine == theirs
+
+
 class MatterComponent:
     """Controller (managed or external), the tool bridge and commissioning, as one part."""
 
@@ -82,12 +101,14 @@ class MatterComponent:
         bridge: MatterToolSync,
         commissioner: Commissioner,
         controller: ManagedController | None = None,
+        recovery: NodeRecovery | None = None,
         connect_timeout_s: float = 30.0,
     ) -> None:
         self.url = url
         self.bridge = bridge
         self.commissioner = commissioner
         self.controller = controller
+        self.recovery = recovery
         self._connect_timeout_s = connect_timeout_s
 
     @classmethod
@@ -124,7 +145,15 @@ class MatterComponent:
             thread=config.thread,
             log_follower=controller.follow_log if controller is not None else None,
         )
-        runtime = cls(url=url, bridge=bridge, commissioner=commissioner, controller=controller)
+        if controller is not None:
+            controller.on_ready = bridge.adapter.reconnect_now
+        recovery = NodeRecovery(
+            bridge.adapter,
+            restart=controller.restart if controller is not None else None,
+            listen=_sees_device_network(controller),
+        )
+        runtime = cls(url=url, bridge=bridge, commissioner=commissioner, controller=controller,
+                      recovery=recovery)  # fmt: skip
         commissioner.set_namer(runtime.name_node)
         return runtime
 
@@ -135,6 +164,8 @@ class MatterComponent:
         try:
             await self.bridge.start()
             await self.bridge.adapter.wait_connected(self._connect_timeout_s)
+            if self.recovery is not None:
+                await self.recovery.start()
         except BaseException:
             await self.stop()
             raise
@@ -142,6 +173,8 @@ class MatterComponent:
     async def stop(self) -> None:
         """Stop the bridge, then the managed controller (idempotent)."""
         try:
+            if self.recovery is not None:
+                await self.recovery.stop()
             await self.bridge.stop()
         finally:
             if self.controller is not None:
@@ -159,7 +192,10 @@ class MatterComponent:
                 state=self.controller.state.value,
                 pid=self.controller.pid,
                 restarts=self.controller.restarts,
+                requested_restarts=self.controller.requested_restarts,
             )
+        if self.recovery is not None:
+            out["recovery"] = dict(self.recovery.counts)
         return out
 
     # -- devices ----------------------------------------------------------------------

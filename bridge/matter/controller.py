@@ -17,7 +17,7 @@ import os
 import re
 import signal
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -31,6 +31,8 @@ from bridge.matter.gateway import read_server_info
 from bridge.netns import NetworkNamespace
 
 LOGGER = logging.getLogger(__name__)
+# How long a restart the bridge asks for waits for a clean stop before SIGKILL.
+RESTART_STOP_S = 2.0
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 # Binds the instance's directories over the SDK's hard-coded paths, then becomes the server.
@@ -125,7 +127,12 @@ class ManagedController:
         self._ready = asyncio.Event()
         self._state = ControllerState.STOPPED
         self.restarts = 0
+        # Restarts the bridge asked for (``restart``): immediate, not counted as crashes.
+        self.requested_restarts = 0
+        self._restart_requested = False
         self.last_exit_code: int | None = None
+        # Called each time the server answers on its WebSocket (a reconnect need not wait).
+        self.on_ready: Callable[[], None] | None = None
 
     @property
     def url(self) -> str:
@@ -293,6 +300,22 @@ class ManagedController:
                 await supervisor
         self._set_state(ControllerState.STOPPED)
 
+    async def restart(self, reason: str) -> bool:
+        """Stop the running server (SIGINT) so the supervisor starts it again at once.
+
+        Return ``False`` when there is no running server to restart.
+        """
+        proc = self._proc
+        if self._stopping or proc is None or proc.returncode is not None:
+            return False
+        LOGGER.warning("restarting the controller (pid %s): %s", proc.pid, reason)
+        self._restart_requested = True
+        self.requested_restarts += 1
+        # A short grace: the server saves its state on SIGINT, but under load a clean
+        # stop took 4 s of a recovery that must end within 10 s (docs/faults.md).
+        await self._terminate(RESTART_STOP_S)
+        return True
+
     async def _terminate(self, timeout_s: float) -> None:
         proc = self._proc
         if proc is None or proc.returncode is not None:
@@ -326,6 +349,9 @@ class ManagedController:
             if self.stopping:
                 return
             ran_for = time.monotonic() - started
+            if self._restart_requested:
+                self._restart_requested = False
+                continue
             if ran_for >= self.settings.healthy_after_s:
                 backoff = self.settings.backoff_initial_s
             self.restarts += 1
@@ -386,6 +412,8 @@ class ManagedController:
                 else:
                     self._set_state(ControllerState.RUNNING)
                     self._ready.set()
+                    if self.on_ready is not None:
+                        self.on_ready()
                     return
                 await asyncio.sleep(0.25)
 

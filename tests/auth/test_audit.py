@@ -226,3 +226,38 @@ def test_a_new_database_has_small_pages_an_old_one_keeps_its_own(tmp_path: Path)
     reopened = Database(old)
     assert reopened._conn.execute("PRAGMA page_size").fetchone()[0] == 4096
     reopened.close()
+
+
+async def test_a_full_disk_is_one_log_line_without_traceback(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from bridge.errors import StorageFullError
+
+    db = Database(tmp_path / "bridge.db")
+    log = AuditLog(db)
+    first = log.record(AuditEntry(call_id="before", agent_id="a", tool="t",
+                                  decision="allowed", outcome="completed"))
+    assert first is not None
+    await first
+    # SQLite's own "database or disk is full" (SQLITE_FULL): no page may be added.
+    pages = db.fetchone_sync("PRAGMA page_count")
+    assert pages is not None
+    db.execute_sync(f"PRAGMA max_page_count = {pages[0]}")
+    caplog.set_level("INFO", logger="bridge.auth.audit")
+    refused = 0
+    for n in range(20):  # twenty separate commits, each a whole page of text
+        future = log.record(AuditEntry(call_id=f"full-{n}", agent_id="a", tool="t",
+                                       decision="allowed", outcome="completed",
+                                       params={"blob": "x" * 8_000}))  # fmt: skip
+        assert future is not None
+        with pytest.raises(StorageFullError):
+            await future
+        refused += 1
+    assert refused == 20
+    lines = [r for r in caplog.records if r.name == "bridge.auth.audit"]
+    assert [(r.levelname, bool(r.exc_info)) for r in lines] == [("ERROR", False)], [
+        r.getMessage() for r in lines]
+    assert "disk is full" in lines[0].getMessage()
+    assert [e.call_id for e in log.query_sync()] == ["before"]
+    await log.stop()
+    db.close()

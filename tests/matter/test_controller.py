@@ -122,6 +122,28 @@ async def test_stop_ends_the_process_and_reports_states(fabric: Fabric) -> None:
     assert states == ["starting", "running", "stopped"]
 
 
+async def test_a_restart_the_bridge_asks_for_is_immediate_and_no_crash(fabric: Fabric) -> None:
+    ctl = ManagedController(fabric.controller_settings("asked-restart"))
+    ready: list[float] = []
+    ctl.on_ready = lambda: ready.append(time.monotonic())
+    await ctl.start()
+    try:
+        old = ctl.pid
+        assert old is not None
+        assert len(ready) == 1
+        assert await ctl.restart("test") is True
+        with pytest.raises(ProcessLookupError):
+            os.kill(old, 0)
+        await ctl.wait_ready(90)
+        assert ctl.pid not in (None, old)
+        # Not a crash: no back-off, not counted among the restarts after a death.
+        assert (ctl.restarts, ctl.requested_restarts) == (0, 1)
+        assert len(ready) == 2  # the adapter is told at once that it may reconnect
+    finally:
+        await ctl.stop()
+    assert await ctl.restart("after stop") is False
+
+
 # A supervising process (as a bridge is) that starts the managed controller, says its
 # PID and waits to be killed.
 _SUPERVISOR = """

@@ -2,8 +2,10 @@
 
 Runs ``bench/soak.py --short`` (its own namespace, four matter.js devices, the bridge
 and a mesh peer as real processes, the state directory on a bounded tmpfs) and reads
-its last line, the JSON summary. The figures (recovery times, RSS, fds, calls per
-kind) are printed for the note, never asserted: timing belongs to the benchmark.
+its last line, the JSON summary. Recovery times are held to their bounds (issue 34:
+a device back on the network is usable within 10 s; docs/faults.md states the others) -
+there the timing is the point; the other figures (RSS, fds, calls per kind) are printed
+for the note, never asserted.
 """
 
 from __future__ import annotations
@@ -21,10 +23,11 @@ from tests.support.fabric import fabric_unavailable_reason
 pytestmark = pytest.mark.fabric
 
 SOAK = Path(__file__).resolve().parents[2] / "bench" / "soak.py"
-FAULTS = {
-    "button press", "controller SIGKILL", "device stop+restart", "peer SIGKILL+restart",
-    "disk full+freed", "bridge SIGKILL+restart",
+BOUNDS_S = {
+    "button press": 5.0, "controller SIGKILL": 30.0, "device stop+restart": 10.0,
+    "peer SIGKILL+restart": 30.0, "disk full+freed": 10.0, "bridge SIGKILL+restart": 45.0,
 }  # fmt: skip
+FAULTS = set(BOUNDS_S)
 KINDS = {
     "client-tool", "http-device", "http-room", "mcp", "peer-device", "read", "spoken", "store",
 }  # fmt: skip
@@ -45,8 +48,14 @@ def test_every_fault_once_under_load_loses_and_hangs_nothing() -> None:
     assert lines, done.stderr[-3000:]
     summary = json.loads(lines[-1])
     assert set(summary["recovery_s"]) == FAULTS, done.stderr[-3000:]
-    # Every fault recovered (a first successful call after it).
-    assert all(v is not None for v in summary["recovery_s"].values()), summary
+    # Every fault recovered (a first successful call after it) within its bound.
+    over = {k: v for k, v in summary["recovery_s"].items() if v is None or v > BOUNDS_S[k]}
+    assert over == {}, summary
+    assert summary["over_bound"] == 0, summary
+    # A traceback in either bridge's log is a bug (expected faults are one line each).
+    assert summary["tracebacks"] == {"main": 0, "peer": 0}, done.stdout
+    # Every success was read back from the device; none stayed unreadable.
+    assert summary["unread"] == 0, done.stdout
     # Every face carried load and had successes (the counts are figures, not checks).
     assert set(summary["ok_by_kind"]) == KINDS, summary
     assert all(n > 0 for n in summary["ok_by_kind"].values()), summary
