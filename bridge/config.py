@@ -7,6 +7,12 @@ command-line overrides and returns a ``BridgeConfig``. ``resolve_config_path`` p
 file when the command line names none: ``$ATMOSPHERE_BRIDGE_CONFIG``, then
 ``/etc/atmosphere-bridge/config.yaml`` if it exists (an installed appliance).
 
+``resolve_config(path, flags=…)`` is what every command uses: it layers the defaults, the
+file, the environment variables of ``ENV_KEYS`` and the flags given on the command line
+(each later layer wins, and only for the keys it sets), validates the result and returns
+it with the source of every key (``ResolvedConfig.sources``); ``ResolvedConfig.to_json``
+shows it with secret-like values redacted (``atmosphere-bridge config show``).
+
 Details: docs/modules.md, ``bridge.config``.
 """
 
@@ -14,12 +20,15 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
-from dataclasses import dataclass, field, fields, is_dataclass, replace
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import asdict, dataclass, field, fields, is_dataclass, replace
+from enum import StrEnum
 from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import jsonschema
 import yaml
@@ -28,6 +37,8 @@ from bridge.errors import ConfigInvalidError
 
 SYSTEM_CONFIG_PATH = Path("/etc/atmosphere-bridge/config.yaml")
 CONFIG_ENV_VAR = "ATMOSPHERE_BRIDGE_CONFIG"
+# Environment variables that set one key; they beat the file and lose to a flag.
+ENV_KEYS: Mapping[str, str] = {"ATMOSPHERE_CONTROLLER_VENV": "matter.controller_venv"}
 
 
 # Bind addresses that mean "every interface": a client on this machine reaches them on loopback.
@@ -281,18 +292,198 @@ def _build(cls: type[Any], data: dict[str, Any], where: str) -> Any:
 
 def load_config(path: Path | str | None = None, **overrides: Any) -> BridgeConfig:
     """Load the configuration file (defaults when ``path`` is None) and apply overrides."""
-    data: dict[str, Any] = {}
-    if path is not None:
-        try:
-            loaded = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-        except OSError as err:
-            raise ConfigInvalidError(f"cannot read configuration {path}: {err.strerror}") from err
-        except yaml.YAMLError as err:
-            raise ConfigInvalidError(f"configuration {path} is not valid YAML: {err}") from err
-        if loaded is not None and not isinstance(loaded, dict):
-            raise ConfigInvalidError(f"configuration {path} must be a mapping at the top level")
-        data = loaded or {}
-        validate_config_data(data, str(path))
+    data = _read_file(path) if path is not None else {}
     config: BridgeConfig = _build(BridgeConfig, data, "")
     top = {k: v for k, v in overrides.items() if v is not None}
     return replace(config, **top) if top else config
+
+
+class Source(StrEnum):
+    """Where a key's value came from, in increasing precedence."""
+
+    DEFAULT = "default"
+    FILE = "file"
+    ENVIRONMENT = "environment"
+    FLAG = "flag"
+
+
+REDACTED = "<redacted>"
+# A key named like this holds a secret itself (a ``*_file`` key only names where one is).
+_SECRET_NAME = re.compile(r"secret|token|password|passphrase|credential|private|(^|_)key$")
+
+
+def config_keys(schema: Mapping[str, Any] | None = None, prefix: str = "") -> Iterator[str]:
+    """Yield every key path of the schema (``api.port``), sections walked, lists as one key."""
+    schema = config_schema() if schema is None else schema
+    for name, sub in schema.get("properties", {}).items():
+        if sub.get("type") == "object" and "properties" in sub:
+            yield from config_keys(sub, f"{prefix}{name}.")
+        else:
+            yield prefix + name
+
+
+def _key_schema(key: str) -> Mapping[str, Any]:
+    node: Mapping[str, Any] = config_schema()
+    for part in key.split("."):
+        node = node["properties"][part]
+    return node
+
+
+def _set(data: dict[str, Any], key: str, value: Any) -> None:
+    *sections, name = key.split(".")
+    for section in sections:
+        data = data.setdefault(section, {})
+    data[name] = value
+
+
+def _has(data: Mapping[str, Any], key: str) -> bool:
+    *sections, name = key.split(".")
+    for section in sections:
+        sub = data.get(section)
+        if not isinstance(sub, Mapping):
+            return False
+        data = sub
+    return name in data
+
+
+def _plain(value: Any) -> Any:
+    """Return ``value`` as the file would spell it (paths as strings, tuples as lists)."""
+    if isinstance(value, Path):
+        return str(value)
+    if isinstance(value, tuple | list):
+        return [_plain(v) for v in value]
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    if is_dataclass(value) and not isinstance(value, type):
+        return _plain(asdict(value))
+    return value
+
+
+def _redact_url(url: str) -> str:
+    """Return ``url`` without a password in it and with its query's values hidden."""
+    parts = urlsplit(url)
+    netloc = parts.netloc
+    if "@" in netloc:
+        netloc = f"{REDACTED}@{netloc.rsplit('@', 1)[1]}"
+    query = "&".join(
+        f"{pair.split('=', 1)[0]}={REDACTED}" if "=" in pair else REDACTED
+        for pair in parts.query.split("&")
+    ) if parts.query else ""
+    return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
+
+
+def redact(key: str, value: Any, schema: Mapping[str, Any] | None = None) -> Any:
+    """Return ``value`` of ``key`` safe to print: secrets replaced by ``<redacted>``.
+
+    Secret are values the schema marks ``writeOnly`` (a Thread dataset holds the network
+    key, a webhook URL is a capability), values of keys named like a secret (``*token*``,
+    ``*password*``, ``*secret*`` — but not ``*_file``, which only names a file), every
+    value of an ``env`` mapping, and the password and query values of any URL.
+    """
+    schema = _key_schema(key) if schema is None else schema
+    name = key.rsplit(".", 1)[-1]
+    if value is None:
+        return None
+    if schema.get("writeOnly") or (_SECRET_NAME.search(name) and not name.endswith("_file")):
+        return REDACTED
+    if isinstance(value, Mapping):
+        props = schema.get("properties", {})
+        extra = schema.get("additionalProperties")
+        out = {}
+        for sub, item in value.items():
+            sub_schema = props.get(sub, extra if isinstance(extra, Mapping) else {})
+            out[sub] = REDACTED if name == "env" else redact(f"{key}.{sub}", item, sub_schema)
+        return out
+    if isinstance(value, list):
+        items = schema.get("items", {})
+        return [redact(f"{key}[]", item, items) for item in value]
+    if isinstance(value, str) and re.match(r"^[a-z][a-z0-9+.-]*://", value):
+        return _redact_url(value)
+    return value
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ResolvedConfig:
+    """The configuration every command uses, with where each key's value came from."""
+
+    config: BridgeConfig
+    path: Path | None
+    sources: Mapping[str, Source]
+    env_vars: Mapping[str, str] = field(default_factory=dict)
+    # How the file was chosen: --config (flag), $ATMOSPHERE_BRIDGE_CONFIG, or the system file.
+    path_source: Source | None = None
+
+    def value(self, key: str) -> Any:
+        """Return the value of ``key`` (``api.port``) as the file would spell it."""
+        node: Any = self.config
+        for part in key.split("."):
+            node = getattr(node, part)
+        return _plain(node)
+
+    def to_json(self) -> dict[str, Any]:
+        """Return ``{file, file_source, keys: {key: {value, source[, variable]}}}``, redacted."""
+        keys: dict[str, Any] = {}
+        for key, source in self.sources.items():
+            entry: dict[str, Any] = {"value": redact(key, self.value(key)), "source": str(source)}
+            if source is Source.ENVIRONMENT:
+                entry["variable"] = self.env_vars[key]
+            keys[key] = entry
+        return {
+            "file": None if self.path is None else str(self.path),
+            "file_source": None if self.path_source is None else str(self.path_source),
+            "keys": keys,
+        }
+
+
+def _read_file(path: Path | str) -> dict[str, Any]:
+    try:
+        loaded = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except OSError as err:
+        raise ConfigInvalidError(f"cannot read configuration {path}: {err.strerror}") from err
+    except yaml.YAMLError as err:
+        raise ConfigInvalidError(f"configuration {path} is not valid YAML: {err}") from err
+    if loaded is not None and not isinstance(loaded, dict):
+        raise ConfigInvalidError(f"configuration {path} must be a mapping at the top level")
+    data: dict[str, Any] = loaded or {}
+    validate_config_data(data, str(path))
+    return data
+
+
+def resolve_config(
+    path: Path | str | None = None,
+    *,
+    flags: Mapping[str, Any] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> ResolvedConfig:
+    """Return the configuration: defaults < file < environment (``ENV_KEYS``) < flags.
+
+    ``flags`` maps key paths (``api.port``) to the values given on the command line; a
+    flag that was not given must not be in it. An empty environment variable counts as
+    unset. Raises ``ConfigInvalidError`` naming the key and where its bad value came from.
+    """
+    environ = os.environ if environ is None else environ
+    data = _read_file(path) if path is not None else {}
+    sources = {key: Source.FILE if _has(data, key) else Source.DEFAULT for key in config_keys()}
+    env_vars: dict[str, str] = {}
+    for var, key in ENV_KEYS.items():
+        if environ.get(var, "").strip():
+            _set(data, key, environ[var].strip())
+            sources[key] = Source.ENVIRONMENT
+            env_vars[key] = var
+    for key, value in (flags or {}).items():
+        if key not in sources:
+            raise ConfigInvalidError(f"unknown configuration key '{key}'", {"key": key})
+        _set(data, key, _plain(value))
+        sources[key] = Source.FLAG
+    try:
+        validate_config_data(data)
+    except ConfigInvalidError as err:
+        key = err.details.get("key", "")
+        origin = {Source.FLAG: "command line", Source.ENVIRONMENT: f"${env_vars.get(key)}"}.get(
+            sources.get(key, Source.FILE), str(path)
+        )
+        raise ConfigInvalidError(f"{origin}: {err.message.split(': ', 1)[1]}", err.details) from err
+    config: BridgeConfig = _build(BridgeConfig, data, "")
+    return ResolvedConfig(
+        config=config, path=None if path is None else Path(path), sources=sources, env_vars=env_vars
+    )

@@ -214,3 +214,54 @@ def test_config_option_anywhere() -> None:
     assert parser.parse_args(["tools", "list", "--config", "c.yaml"]).config == Path("c.yaml")
     assert parser.parse_args(["--config", "d.yaml", "tools", "list"]).config == Path("d.yaml")
     assert parser.parse_args(["doctor"]).config is None
+
+
+def test_resolution_layers_and_sources(tmp_path: Path) -> None:
+    path = _write(tmp_path, "api: {port: 9000, host: 127.0.0.5}\nmatter: {controller_venv: /f}\n")
+    resolved = cfg.resolve_config(
+        path, flags={"api.port": 9001}, environ={"ATMOSPHERE_CONTROLLER_VENV": "/e"}
+    )
+    assert (resolved.config.api.port, resolved.config.api.host) == (9001, "127.0.0.5")
+    assert resolved.config.matter.controller_venv == "/e"
+    assert resolved.sources["api.port"] is cfg.Source.FLAG
+    assert resolved.sources["api.host"] is cfg.Source.FILE
+    assert resolved.sources["matter.controller_venv"] is cfg.Source.ENVIRONMENT
+    assert resolved.sources["api.max_connections"] is cfg.Source.DEFAULT
+    # No file, no environment, no flag: exactly the defaults.
+    bare = cfg.resolve_config(None, environ={})
+    assert bare.config == cfg.BridgeConfig()
+    assert set(bare.sources.values()) == {cfg.Source.DEFAULT}
+
+
+def test_an_unknown_flag_key_is_refused() -> None:
+    with pytest.raises(ConfigInvalidError) as info:
+        cfg.resolve_config(None, flags={"api.prot": 1}, environ={})
+    assert info.value.details == {"key": "api.prot"}
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "shown"),
+    [
+        ("thread.dataset_hex", "0e08aabb", "<redacted>"),
+        ("console.approval_webhook_url", "https://h.example/T1/secret", "<redacted>"),
+        ("console.approval_webhook_secret_file", "/etc/s", "/etc/s"),
+        ("matter.controller_url", "ws://u:pw@127.0.0.1:5580/ws", "ws://<redacted>@127.0.0.1:5580/ws"),
+        ("thread.otbr_url", "http://127.0.0.1:8081/?token=abc&x", "http://127.0.0.1:8081/?token=<redacted>&<redacted>"),
+        ("thread.otbr_url", None, None),
+        ("api.port", 8765, 8765),
+        ("mesh.trusted_nodes", ["k1"], ["k1"]),
+    ],
+)  # fmt: skip
+def test_redact(key: str, value: Any, shown: Any) -> None:
+    assert cfg.redact(key, value) == shown
+
+
+def test_redact_hides_mcp_env_values_and_secret_named_keys() -> None:
+    entry = {"name": "calc", "command": "/bin/calc", "env": {"API_KEY": "sk-1"},
+             "token_file": "/etc/t"}  # fmt: skip
+    assert cfg.redact("mcp_servers", [entry]) == [
+        {"name": "calc", "command": "/bin/calc", "env": {"API_KEY": "<redacted>"},
+         "token_file": "/etc/t"}]  # fmt: skip
+    # A future key named like a secret is hidden without a schema mark.
+    assert cfg.redact("console.api_token", "t0k", {}) == "<redacted>"
+    assert cfg.redact("console.password", "pw", {}) == "<redacted>"

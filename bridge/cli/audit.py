@@ -13,7 +13,8 @@ import time
 from datetime import UTC, datetime
 
 from bridge.auth.audit import AuditLog
-from bridge.cli.keys import add_state_dir, config_from
+from bridge.cli.config import add_state_dir
+from bridge.cli.keys import config_from
 from bridge.cli.token import parse_ttl
 from bridge.errors import NotFoundError
 from bridge.storage import Database

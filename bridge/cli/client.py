@@ -49,10 +49,11 @@ def base_url(args: argparse.Namespace, config: BridgeConfig | None = None) -> st
     if getattr(args, "url", None):
         return str(args.url).rstrip("/")
     # The configuration module loads jsonschema and YAML; only load it when needed.
-    from bridge.config import load_config, local_url, resolve_config_path
+    from bridge.cli.config import config_of
+    from bridge.config import local_url
 
     if config is None:
-        config = load_config(resolve_config_path(getattr(args, "config", None)))
+        config = config_of(args)
     return local_url(config.api.host, config.api.port)
 
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 import argparse
 
 from bridge.cli.client import base_url as bridge_url
-from bridge.cli.keys import add_state_dir, config_from
+from bridge.cli.config import add_state_dir
+from bridge.cli.keys import config_from
 
 DB_FILE_NAME = "bridge.db"
 

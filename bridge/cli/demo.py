@@ -8,6 +8,12 @@ serves the API on ``127.0.0.1`` in the user's ordinary network namespace. It pri
 ready banner with a demo token and three commands to paste. Ctrl-C (or SIGTERM) stops
 every process it started and removes the namespace. Nothing reaches any other network:
 the namespace's only link is a veth pair with private addresses to this host.
+
+The bridge runs on the resolved configuration (``bridge.cli.config``: file, environment,
+flags) except what the sandbox needs: its state lives under ``--state-dir`` (not the
+configured ``state_dir``, since it is recreated on each run), the controller is the
+managed one inside the namespace, the API listens on 127.0.0.1 at ``--port`` (else
+``$DEMO_PORT``, else ``api.port``), and the mesh and ``mcp_servers`` stay off.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bridge import netns
+from bridge.cli.config import add_config_flag, resolved_config
 from bridge.demo.virtual_devices import (
     DeviceKind,
     VirtualDevice,
@@ -34,6 +41,7 @@ from bridge.demo.virtual_devices import (
 from bridge.errors import InternalError
 
 if TYPE_CHECKING:
+    from bridge.config import BridgeConfig
     from bridge.service import BridgeService
 
 REPO = Path(__file__).resolve().parents[2]
@@ -71,8 +79,8 @@ class DemoError(InternalError):
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``demo`` command."""
     p = subparsers.add_parser("demo", help="run the bridge with four virtual Matter devices")
-    p.add_argument("--port", type=int, default=int(os.environ.get("DEMO_PORT", "8765")),
-                   help="API port on 127.0.0.1 (default 8765 or $DEMO_PORT)")  # fmt: skip
+    add_config_flag(p, "--port", key="api.port", type=int,
+                    help="API port on 127.0.0.1 (default $DEMO_PORT, else api.port)")
     p.add_argument("--state-dir", type=Path, default=REPO / ".demo",
                    help="demo state (recreated on each run; default .demo/)")  # fmt: skip
     p.add_argument("--exit-after-ready", action="store_true",
@@ -83,10 +91,19 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def demo_command(args: argparse.Namespace) -> int:
     """Run the demo until Ctrl-C."""
     from bridge import eventloop
+    from bridge.config import Source
 
-    return eventloop.run(
-        run_demo(args.state_dir, args.port, exit_after_ready=args.exit_after_ready)
-    )
+    resolved = resolved_config(args)
+    base = resolved.config
+    demo_port = os.environ.get("DEMO_PORT", "").strip()
+    if resolved.sources["api.port"] is not Source.FLAG and demo_port:
+        try:
+            base = replace(base, api=replace(base.api, port=int(demo_port)))
+        except ValueError as err:
+            raise DemoError(f"$DEMO_PORT must be a port number, not {demo_port!r}") from err
+    if not 0 < base.api.port < 65536:
+        raise DemoError(f"the demo needs a fixed API port (1-65535), not {base.api.port}")
+    return eventloop.run(run_demo(args.state_dir, base, exit_after_ready=args.exit_after_ready))
 
 
 def _cleanup_stale_namespaces() -> None:
@@ -123,16 +140,18 @@ def _check_prerequisites(port: int) -> None:
             ) from err
 
 
-async def run_demo(state_root: Path, port: int, *, exit_after_ready: bool = False) -> int:
-    """Bring the demo up, print the banner, wait for a signal and tear everything down."""
+async def run_demo(
+    state_root: Path, base: BridgeConfig, *, exit_after_ready: bool = False
+) -> int:
+    """Bring the demo up on ``base`` (sandboxed), print the banner, wait, tear all down."""
     # The service pulls in the Matter SDK (seconds): only a running demo needs it.
     from bridge.auth.keys import KEY_FILE_NAME, NodeKey
     from bridge.auth.tokens import issue_token
-    from bridge.config import ApiConfig, BridgeConfig, MatterConfig
     from bridge.matter.component import CONTROLLER_DIR
     from bridge.service import BridgeService
 
     t0 = time.monotonic()
+    port = base.api.port
     _check_prerequisites(port)
     _cleanup_stale_namespaces()
     stop = asyncio.Event()
@@ -161,10 +180,13 @@ async def run_demo(state_root: Path, port: int, *, exit_after_ready: bool = Fals
         ]
         await asyncio.gather(*(asyncio.to_thread(dev.start) for dev in devices))
         _say(t0, "four virtual devices are up")
-        config = BridgeConfig(
+        config = replace(
+            base,
             state_dir=state_dir,
-            api=ApiConfig(host="127.0.0.1", port=port),
-            matter=replace(MatterConfig(), netns=ns.name),
+            api=replace(base.api, host="127.0.0.1"),
+            matter=replace(base.matter, enabled=True, controller_url=None, netns=ns.name),
+            mesh=replace(base.mesh, enabled=False),
+            mcp_servers=(),
         )
         service = BridgeService(config)
         await service.start()

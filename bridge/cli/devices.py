@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
+from bridge.cli.config import add_state_dir, config_of
 from bridge.errors import InvalidParamsError, NotFoundError
 
 if TYPE_CHECKING:
@@ -28,7 +29,7 @@ _DEVICE_ID_RE = re.compile(r"^\d+-\d+$")
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``devices`` command group."""
     parser = subparsers.add_parser("devices", help="name Matter devices and assign rooms")
-    parser.add_argument("--state-dir", type=Path, help="state directory (default: configured)")
+    add_state_dir(parser)
     sub = parser.add_subparsers(dest="devices_command", metavar="SUBCOMMAND", required=True)
     p = sub.add_parser("rename", help="give a device a friendly name and/or a room")
     p.add_argument("device", help="device id (<node>-<endpoint>) or current slug")
@@ -84,11 +85,7 @@ def check_alias_args(args: argparse.Namespace, command: str) -> None:
 
 
 def _state_dir(args: argparse.Namespace) -> Path:
-    if args.state_dir is not None:
-        return Path(args.state_dir)
-    from bridge.config import load_config, resolve_config_path
-
-    return load_config(resolve_config_path(getattr(args, "config", None))).state_dir
+    return config_of(args).state_dir
 
 
 async def _stored_device_id(store: Any, device: str) -> str:

@@ -6,10 +6,10 @@ import argparse
 import asyncio
 import json
 import sys
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from bridge.cli.config import add_config_flag, config_of
 from bridge.doctor.models import Status
 
 if TYPE_CHECKING:
@@ -28,8 +28,8 @@ def register(subparsers: Any) -> None:
         "when a check fails.",
     )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
-    parser.add_argument(
-        "--root", type=Path, default=None, metavar="PATH",
+    add_config_flag(
+        parser, "--root", key="doctor.root", type=Path, metavar="PATH",
         help="read /proc, /sys and /etc under PATH instead of / (default: doctor.root)",
     )
     parser.set_defaults(func=run)
@@ -49,12 +49,9 @@ def render_text(report: DoctorReport, out: TextIO) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run the checks, print the report, return 1 if any check failed."""
     # The runner brings aiohttp and the configuration schema; only this command needs them.
-    from bridge.config import load_config, resolve_config_path
     from bridge.doctor.runner import run_doctor
 
-    config = load_config(resolve_config_path(getattr(args, "config", None)))
-    if args.root is not None:
-        config = replace(config, doctor=replace(config.doctor, root=args.root))
+    config = config_of(args)
     report = asyncio.run(run_doctor(config))
     if args.json:
         json.dump(report.to_json(), sys.stdout, indent=2)

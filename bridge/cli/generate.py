@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from bridge.cli.config import add_config_flag, config_of
 from bridge.errors import ConflictError, InvalidParamsError
 
 if TYPE_CHECKING:
@@ -27,7 +28,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--node-dump", dest="node_dumps", type=Path, nargs="+", required=True,
                    metavar="FILE", help="node dump JSON file(s) (get_node form)")
     p.add_argument("--json", action="store_true", help="print JSON (full tool definitions)")
-    p.add_argument("--unit", choices=["C", "F"], help="temperature unit (default: configured)")
+    add_config_flag(p, "--unit", key="matter.temperature_unit", choices=["C", "F"],
+                    help="temperature unit (default: matter.temperature_unit)")
     p.add_argument("--cluster-maps", type=Path, help="cluster map directory (default: built in)")
     p.set_defaults(func=generate_command)
 
@@ -66,13 +68,11 @@ def _tool_json(tool: GeneratedTool) -> dict[str, Any]:
 
 def generate_command(args: argparse.Namespace) -> int:
     """Print devices and tools for the given dumps; return 0."""
-    from bridge.config import load_config, resolve_config_path
     from bridge.matter.cluster_maps import load_cluster_maps
     from bridge.matter.devices import build_devices
     from bridge.matter.generator import MatterToolGenerator
 
-    config = load_config(resolve_config_path(getattr(args, "config", None)))
-    unit = args.unit or config.matter.temperature_unit
+    unit = config_of(args).matter.temperature_unit
     nodes = read_dumps(list(args.node_dumps))
     devices = build_devices(nodes)
     tools = MatterToolGenerator(load_cluster_maps(args.cluster_maps), unit=unit).generate(devices)

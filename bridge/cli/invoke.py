@@ -16,6 +16,7 @@ import sys
 from typing import Any
 
 from bridge.cli.client import TOOL_CALL_TIMEOUT_S, base_url, request, token_from
+from bridge.cli.config import add_state_dir
 from bridge.cli.keys import add_api_options, config_from
 from bridge.errors import InvalidRequestError
 
@@ -40,7 +41,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("tool", metavar="IDENTITY", help="[namespace:]name[@version]")
     parser.add_argument("params", nargs="*", metavar="key=value", help="parameters")
     add_api_options(parser)
-    parser.add_argument("--state-dir", help=argparse.SUPPRESS)
+    add_state_dir(parser, argparse.SUPPRESS)
     parser.add_argument("--async", dest="run_async", action="store_true", help="start a job")
     parser.add_argument("--wait", action="store_true", help="with --async: poll until done")
     parser.add_argument("--idempotency-key", help="key making retries act once")

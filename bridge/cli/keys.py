@@ -10,22 +10,15 @@ from __future__ import annotations
 
 import argparse
 import json
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bridge.auth.keys import KEY_FILE_NAME, NodeKey
+from bridge.cli.config import add_state_dir, config_of
 from bridge.errors import NotFoundError
 
 if TYPE_CHECKING:
     from bridge.config import BridgeConfig
-
-
-def add_state_dir(parser: argparse.ArgumentParser) -> None:
-    """Add ``--state-dir`` to ``parser``."""
-    parser.add_argument(
-        "--state-dir", type=Path, help="state directory (default: from the configuration)"
-    )
 
 
 def add_api_options(parser: argparse.ArgumentParser) -> None:
@@ -37,13 +30,8 @@ def add_api_options(parser: argparse.ArgumentParser) -> None:
 
 
 def config_from(args: argparse.Namespace) -> BridgeConfig:
-    """Return the configuration with ``--state-dir`` applied."""
-    # The configuration module loads jsonschema and YAML; keep it out of start-up.
-    from bridge.config import load_config, resolve_config_path
-
-    config = load_config(resolve_config_path(getattr(args, "config", None)))
-    state_dir = getattr(args, "state_dir", None)
-    return replace(config, state_dir=state_dir) if state_dir is not None else config
+    """Return the resolved configuration of this command line (``--state-dir`` included)."""
+    return config_of(args)
 
 
 def key_path(config: BridgeConfig) -> Path:

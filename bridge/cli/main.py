@@ -17,6 +17,7 @@ from bridge.errors import BridgeError
 
 COMMAND_MODULES: tuple[str, ...] = (
     "bridge.cli.run",
+    "bridge.cli.config",
     "bridge.cli.tools",
     "bridge.cli.doctor",
     "bridge.cli.mesh",

@@ -12,10 +12,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-from pathlib import Path
 from typing import Any
 
 from bridge.cli.client import BridgeUnreachableError, add_client_args, base_url, call
+from bridge.cli.config import add_state_dir, config_of
 from bridge.errors import BridgeError
 
 
@@ -30,7 +30,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.set_defaults(func=peers_command)
 
     p = sub.add_parser("id", help="print this node's mesh id and key fingerprint")
-    p.add_argument("--state-dir", type=Path, help="state directory holding the node key")
+    add_state_dir(p, "state directory holding the node key")
     p.set_defaults(func=id_command)
 
 
@@ -80,11 +80,10 @@ def peers_command(args: argparse.Namespace) -> int:
 def id_command(args: argparse.Namespace) -> int:
     """Print this node's mesh id and fingerprint."""
     from bridge.auth.keys import KEY_FILE_NAME, NodeKey
-    from bridge.config import load_config, resolve_config_path
     from bridge.mesh.node_id import NodeIdentity
 
-    config = load_config(resolve_config_path(getattr(args, "config", None)))
-    state_dir = args.state_dir or config.state_dir
+    config = config_of(args)
+    state_dir = config.state_dir
     try:
         key = NodeKey.load_or_create(state_dir / KEY_FILE_NAME)
     except OSError as err:

@@ -1,7 +1,8 @@
 """``atmosphere-bridge run``: start the service and its HTTP API until SIGINT/SIGTERM.
 
-Options override the configuration file: ``--state-dir``, ``--host``, ``--port`` and
-``--no-matter``. Shutdown on a signal stops every part in reverse order.
+Its configuration is the resolved one (``bridge.cli.config``): ``--state-dir``,
+``--host``, ``--port`` and ``--no-matter`` / ``--matter`` override the file only when
+they are given. Shutdown on a signal stops every part in reverse order.
 """
 
 from __future__ import annotations
@@ -12,9 +13,9 @@ import gc
 import logging
 import os
 import signal
-from dataclasses import replace
-from pathlib import Path
 from typing import TYPE_CHECKING
+
+from bridge.cli.config import add_service_flags, config_of
 
 if TYPE_CHECKING:
     from bridge.config import BridgeConfig
@@ -25,12 +26,7 @@ _LOGGER = logging.getLogger(__name__)
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``run`` command."""
     parser = subparsers.add_parser("run", help="run the bridge service and its HTTP API")
-    parser.add_argument("--state-dir", type=Path, help="directory for the database and keys")
-    parser.add_argument("--host", help="address the HTTP API binds to (default 127.0.0.1)")
-    parser.add_argument("--port", type=int, help="HTTP API port (default 8765; 0 picks one)")
-    parser.add_argument(
-        "--no-matter", action="store_true", help="do not start the Matter controller layer"
-    )
+    add_service_flags(parser)
     parser.add_argument(
         "--loop", choices=("auto", "uvloop", "asyncio"),
         help="event loop (default auto: uvloop when installed, or $ATMOSPHERE_EVENT_LOOP)",
@@ -38,34 +34,17 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(func=run_command)
 
 
-def build_config(args: argparse.Namespace) -> BridgeConfig:
-    """Return the configuration from the file (if any) with the command-line overrides."""
-    from bridge.config import load_config, resolve_config_path
-
-    config = load_config(resolve_config_path(getattr(args, "config", None)))
-    if args.state_dir is not None:
-        config = replace(config, state_dir=args.state_dir)
-    api = config.api
-    if args.host is not None:
-        api = replace(api, host=args.host)
-    if args.port is not None:
-        api = replace(api, port=args.port)
-    return replace(config, api=api)
-
-
 def run_command(args: argparse.Namespace) -> int:
     """Run until a signal arrives; return the exit code."""
-    config = build_config(args)
+    config = config_of(args)
     # Whatever the caller's umask: every file the bridge (or a child) creates is private.
     os.umask(0o077)
     from bridge import eventloop
 
-    return eventloop.run(
-        serve(config, enable_matter=not args.no_matter), getattr(args, "loop", None)
-    )
+    return eventloop.run(serve(config), getattr(args, "loop", None))
 
 
-async def serve(config: BridgeConfig, *, enable_matter: bool = True) -> int:
+async def serve(config: BridgeConfig) -> int:
     """Start the service and API, wait for SIGINT/SIGTERM, then stop everything."""
     # Imported here so that parsing the command line stays fast (see bridge.cli.main).
     from bridge.service import BridgeService
@@ -75,7 +54,7 @@ async def serve(config: BridgeConfig, *, enable_matter: bool = True) -> int:
     stop = asyncio.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    service = BridgeService(config, enable_matter=enable_matter)
+    service = BridgeService(config)
     try:
         await service.start()
         port = await service.start_api()

@@ -13,6 +13,7 @@ import asyncio
 import json
 
 from bridge.cli.client import TOOL_CALL_TIMEOUT_S, base_url, error_of, request, token_from
+from bridge.cli.config import add_state_dir
 from bridge.cli.keys import add_api_options, config_from
 
 
@@ -23,7 +24,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--language", default="en", help="en, de, fr, es or nl (default en)")
     parser.add_argument("--json", action="store_true", help="print the whole answer as JSON")
     add_api_options(parser)
-    parser.add_argument("--state-dir", help=argparse.SUPPRESS)
+    add_state_dir(parser, argparse.SUPPRESS)
     parser.set_defaults(func=say_command)
 
 

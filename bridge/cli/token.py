@@ -28,7 +28,8 @@ from bridge.auth.tokens import (
     issue_token,
     parse_token,
 )
-from bridge.cli.keys import add_state_dir, config_from, load_node_key
+from bridge.cli.config import add_state_dir
+from bridge.cli.keys import config_from, load_node_key
 from bridge.errors import InvalidRequestError, NotFoundError
 from bridge.storage import Database
 

@@ -17,6 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from bridge.cli.config import add_state_dir, resolved_config
 from bridge.errors import BridgeError
 
 if TYPE_CHECKING:
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``tools`` command group."""
     parser = subparsers.add_parser("tools", help="list, show, validate and discover tools")
-    parser.add_argument("--state-dir", type=Path, help="state directory (for the core tools)")
+    add_state_dir(parser, "state directory (for the core tools)")
     sub = parser.add_subparsers(dest="tools_command", metavar="SUBCOMMAND", required=True)
 
     p = sub.add_parser("list", help="list the tools this node loads")
@@ -60,14 +61,13 @@ def _with_service[T](args: argparse.Namespace, fn: Callable[[BridgeService], T])
     """
     # Imported here: the service pulls in aiohttp and the tool stack, which every other
     # command (and ``--help``) would otherwise pay for at start-up.
-    from bridge.config import load_config, resolve_config_path
+    from bridge.config import Source
     from bridge.service import BridgeService
 
-    config = load_config(resolve_config_path(getattr(args, "config", None)))
+    resolved = resolved_config(args)
+    config = resolved.config
     with tempfile.TemporaryDirectory(prefix="atmosphere-tools-") as scratch:
-        if args.state_dir is not None:
-            config = replace(config, state_dir=args.state_dir)
-        elif not config.state_dir.is_dir():
+        if resolved.sources["state_dir"] is not Source.FLAG and not config.state_dir.is_dir():
             config = replace(config, state_dir=Path(scratch))
 
         async def go() -> T:

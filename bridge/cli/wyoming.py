@@ -14,6 +14,7 @@ import stat
 from pathlib import Path
 
 from bridge.cli.client import TOKEN_ENV, base_url
+from bridge.cli.config import add_state_dir
 from bridge.cli.keys import config_from
 from bridge.errors import InvalidRequestError, UnauthenticatedError
 
@@ -28,7 +29,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--language", default="en", help="language when a transcript has none")
     parser.add_argument("--area", help="the room this satellite is in, when a transcript's "
                         "context names none (sentences without a place act there)")
-    parser.add_argument("--state-dir", help=argparse.SUPPRESS)
+    add_state_dir(parser, argparse.SUPPRESS)
     parser.set_defaults(func=wyoming_command)
 
 

@@ -82,9 +82,11 @@ async def fetch_server_info(url: str, timeout_s: float) -> ServerInfo:
             session.ws_connect(url, heartbeat=None) as ws,
         ):
             return await read_server_info(ws, url, timeout_s)
+    except TimeoutError as err:  # an OSError whose text is empty: say what it means
+        raise ControllerUnavailableError(f"{url} did not answer within {timeout_s:g} s") from err
     except (aiohttp.ClientError, OSError) as err:
         raise ControllerUnavailableError(
-            f"cannot connect to {url}: {err or type(err).__name__}"
+            f"cannot connect to {url}: {str(err) or type(err).__name__}"
         ) from err
 
 
