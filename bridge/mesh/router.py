@@ -33,7 +33,13 @@ from bridge.mesh.delegation import Grant, delegate
 from bridge.mesh.envelope import open_answer, read_answer, seal
 from bridge.mesh.node_id import NODE_ID_RE, NodeIdentity
 from bridge.mesh.proof import PeerProofs
-from bridge.mesh.sites import SITE_SCHEME, SiteRoad, SiteUnreachableError, parse_site_url
+from bridge.mesh.sites import (
+    SITE_SCHEME,
+    SiteLostError,
+    SiteRoad,
+    SiteUnreachableError,
+    parse_site_url,
+)
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -500,6 +506,14 @@ class Router:
             doc = await road.request(site, candidate.node_id, envelope, timeout_s)
         except SiteUnreachableError as err:
             raise _Unreachable(f"site {site} unreachable: {err}") from err
+        except SiteLostError as err:
+            if idempotent:
+                raise _Unreachable(str(err)) from err
+            raise NoCapableNodeError(
+                f"mesh node {candidate.node_id} at site {site}: the hub connection dropped "
+                "mid-call (it may have run)",
+                {"node_id": candidate.node_id, "site": site, "reason": "hub_lost_mid_call"},
+            ) from err
         except TimeoutError as err:
             if idempotent:
                 raise _Unreachable(str(err)) from err

@@ -90,6 +90,10 @@ class SiteUnreachableError(ConnectionError):
     """The hub is not connected, or no bridge of that site listens: the call did not run."""
 
 
+class SiteLostError(ConnectionError):
+    """The hub connection dropped while a call was out: it may or may not have run."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SiteHandlers:
     """What the road hands to the node: announcements, revocations, forwarded calls."""
@@ -123,6 +127,9 @@ class SiteRoad:
         self._tasks: set[asyncio.Task[None]] = set()
         self._inflight = asyncio.Semaphore(MAX_INFLIGHT)
         self._republish: asyncio.Task[None] | None = None
+        # Set when the hub connection drops; a new one per connection, so a call that
+        # was out when it dropped fails at once instead of waiting for its timeout.
+        self._lost = asyncio.Event()
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -214,9 +221,11 @@ class SiteRoad:
         _RATE_LOG.warning(f"site-road:{type(err).__name__}", "site road: %s", err)
 
     async def _on_disconnected(self) -> None:
+        self._lost.set()
         _LOGGER.warning("site road of %s: hub connection lost, reconnecting", self.site)
 
     async def _on_reconnected(self) -> None:
+        self._lost = asyncio.Event()
         _LOGGER.info("site road of %s: hub connection back", self.site)
         self._spawn(self.publish())
 
@@ -296,18 +305,30 @@ class SiteRoad:
         """Send a forwarded call to ``node_id`` at ``site``; return its (unverified) answer.
 
         Raises ``SiteUnreachableError`` at once when the hub is not connected or no
-        bridge of that site listens (the call did not run) and ``TimeoutError`` when no
-        answer came in ``timeout_s`` (it may have run).
+        bridge of that site listens (the call did not run), ``SiteLostError`` at once
+        when the hub connection drops while the call is out, and ``TimeoutError`` when
+        no answer came in ``timeout_s`` (both: it may have run).
         """
         import nats.errors
 
         if not self.connected:
             raise SiteUnreachableError(f"the hub is not connected (site {site})")
         timeout = min(timeout_s, self.config.request_timeout_s)
+        lost = self._lost
+        asking = asyncio.ensure_future(self._nc.request(
+            call_subject(site, node_id), orjson.dumps(envelope), timeout=timeout
+        ))  # fmt: skip
+        dropped = asyncio.ensure_future(lost.wait())
         try:
-            msg = await self._nc.request(
-                call_subject(site, node_id), orjson.dumps(envelope), timeout=timeout
-            )
+            done, _ = await asyncio.wait({asking, dropped}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            dropped.cancel()
+            if not asking.done():
+                asking.cancel()
+        if asking not in done:
+            raise SiteLostError(f"the hub connection dropped while site {site} had the call")
+        try:
+            msg = asking.result()
         except nats.errors.NoRespondersError as err:
             raise SiteUnreachableError(f"no bridge of site {site} is connected") from err
         except (nats.errors.ConnectionClosedError, nats.errors.ConnectionReconnectingError,
