@@ -33,10 +33,13 @@ class Hub:
     prefix: list[str] = field(default_factory=list)
     popen: subprocess.Popen[bytes] | None = None
     extra_sites: dict[str, dict[str, object]] = field(default_factory=dict)
+    tls_cert_file: str | None = None
+    tls_key_file: str | None = None
 
     @property
     def url(self) -> str:
-        return f"nats://{self.host}:{self.port}"
+        scheme = "tls" if self.tls_cert_file else "nats"
+        return f"{scheme}://{self.host}:{self.port}"
 
     def seed_file(self, site: str) -> Path:
         return self.base / f"{site}.nk"
@@ -45,7 +48,10 @@ class Hub:
         entries: list[dict[str, object]] = [
             {"name": s, **self.extra_sites.get(s, {})} for s in self.sites
         ]
-        doc = {"hub": {"listen": listen or f"{self.host}:{self.port}"}, "sites": entries}
+        hub: dict[str, object] = {"listen": listen or f"{self.host}:{self.port}"}
+        if self.tls_cert_file and self.tls_key_file:
+            hub.update(tls_cert_file=self.tls_cert_file, tls_key_file=self.tls_key_file)
+        doc = {"hub": hub, "sites": entries}
         (self.base / "sites.yaml").write_text(yaml.safe_dump(doc))
         settings, sites = parse_sites(doc)
         public = {s.name: write_seed(self.seed_file(s.name)) for s in sites}
@@ -99,3 +105,30 @@ class Hub:
         if not path.exists():
             return ""
         return "\n".join(path.read_text(errors="replace").splitlines()[-20:])
+
+
+def make_tls(base: Path, host: str = "127.0.0.1") -> tuple[Path, Path, Path]:
+    """Make a self-signed CA and a hub certificate for ``host`` (openssl); return the files.
+
+    Returns ``(ca.pem, hub.pem, hub.key)``: the commands docs/sites.md gives.
+    """
+    base.mkdir(parents=True, exist_ok=True)
+    ca, ca_key = base / "ca.pem", base / "ca.key"
+    cert, key, csr, ext = base / "hub.pem", base / "hub.key", base / "hub.csr", base / "san.cnf"
+    ext.write_text(
+        f"subjectAltName=IP:{host}\nbasicConstraints=critical,CA:FALSE\n"
+        "keyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n"
+        "subjectKeyIdentifier=hash\nauthorityKeyIdentifier=keyid,issuer\n"
+    )
+    for argv in (
+        ["req", "-x509", "-new", "-nodes", "-newkey", "rsa:2048", "-keyout", str(ca_key),
+         "-out", str(ca), "-days", "2", "-subj", "/CN=atmosphere sites test CA",
+         "-addext", "basicConstraints=critical,CA:TRUE",
+         "-addext", "keyUsage=critical,keyCertSign,cRLSign"],
+        ["req", "-new", "-nodes", "-newkey", "rsa:2048", "-keyout", str(key), "-out", str(csr),
+         "-subj", f"/CN={host}"],
+        ["x509", "-req", "-in", str(csr), "-CA", str(ca), "-CAkey", str(ca_key),
+         "-CAcreateserial", "-out", str(cert), "-days", "2", "-extfile", str(ext)],
+    ):  # fmt: skip
+        subprocess.run(["openssl", *argv], check=True, capture_output=True, timeout=60)
+    return ca, cert, key
