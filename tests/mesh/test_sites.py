@@ -231,3 +231,41 @@ def test_the_lan_way_scores_above_the_hub() -> None:
     ranked = rank([far, lan], local_node_id="x" * 26)
     assert [c.node_id for c in ranked] == [lan.node_id, far.node_id]
     assert (ranked[0].score, ranked[1].score) == (0.95, 0.475)
+
+
+async def test_a_hub_that_answers_for_a_site_cannot_forge_its_answer(
+    sites: tuple[list[LoopNode], NodeKey], hub: Hub,
+) -> None:
+    """Whoever holds c's place on the hub (a compromised hub) sees the call, cannot answer it."""
+    from bridge.mesh.envelope import seal_answer
+    from bridge.mesh.node_id import NodeIdentity
+
+    (a, _b, c), issuer = sites
+    await wait_for(lambda: a.registry.get(TOOL_C) is not None, 10)
+    assert c.mesh.road is not None
+    await c.mesh.road.stop()
+    mallory = NodeIdentity.from_key(NodeKey.generate(), "mallory")
+    seen: list[str] = []
+    impostor = await nats.connect(hub.url, nkeys_seed=str(hub.seed_file("c")))
+
+    async def answer(msg: Any) -> None:
+        import json
+
+        envelope = json.loads(msg.data)
+        seen.append(envelope["body"]["request"]["tool"])
+        forged = seal_answer(mallory, to=a.node_id, nonce=envelope["nonce"], status=200,
+                             body={"response": {"type": "tool_response", "request_id": "x",
+                                                "status": "success", "result": {"forged": 1}}})
+        forged["from"] = c.node_id  # claims to be c; signed by another key
+        await msg.respond(json.dumps(forged).encode())
+
+    await impostor.subscribe(f"atmo.call.c.{c.node_id}", cb=answer)
+    await impostor.flush()
+    try:
+        response = await a.call(TOOL_C, bearer(issuer))
+    finally:
+        await impostor.close()
+    assert seen == [TOOL_C]
+    assert response.error is not None
+    assert response.error["code"] == "NO_CAPABLE_NODE"
+    assert response.error["details"]["reason"] == "unsigned_answer"
