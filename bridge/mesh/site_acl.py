@@ -62,16 +62,18 @@ def parse_sites(doc: Any) -> tuple[HubSettings, list[Site]]:
     if not isinstance(doc, dict) or not isinstance(doc.get("sites"), list) or not doc["sites"]:
         raise ConfigInvalidError("the sites file needs a non-empty 'sites' list")
     names: list[str] = []
+    known: set[str] = set()
     for entry in doc["sites"]:
         name = entry.get("name") if isinstance(entry, dict) else None
-        if not isinstance(name, str) or not SITE_RE.match(name) or name in names:
+        if not isinstance(name, str) or not SITE_RE.match(name) or name in known:
             raise ConfigInvalidError(f"site name {name!r} is invalid or repeated",
                                      {"key": "sites[].name"})  # fmt: skip
         names.append(name)
+        known.add(name)
     sites: list[Site] = []
     for entry in doc["sites"]:
         hears = entry.get("hears", [n for n in names if n != entry["name"]])
-        if not isinstance(hears, list) or any(h not in names for h in hears):
+        if not isinstance(hears, list) or any(h not in known for h in hears):
             raise ConfigInvalidError(f"site {entry['name']}: 'hears' must list known sites",
                                      {"key": "sites[].hears"})  # fmt: skip
         nkey = entry.get("nkey")
@@ -94,10 +96,21 @@ def parse_sites(doc: Any) -> tuple[HubSettings, list[Site]]:
 def permissions(site: Site, all_sites: list[str]) -> dict[str, Any]:
     """Return what ``site`` may publish and subscribe to on the hub.
 
-    It hears announcements and revocations on a wildcard (it need not know the other
-    sites' names); the hub denies, and so never delivers, those of sites it may not hear.
+    Wildcards allow, short lists deny: it hears announcements and revocations of every
+    site and may call every site but itself, except the sites it may not hear (denied,
+    so the hub never delivers them). Each user's lists stay as short as the sites it
+    may not hear, however many sites there are (the hub keeps them per connection).
     """
-    unheard = [s for s in all_sites if s != site.name and s not in site.hears]
+    heard = set(site.hears)
+    unheard = [s for s in all_sites if s != site.name and s not in heard]
+    publish: dict[str, Any] = {
+        "allow": [
+            announce_subject(site.name),
+            revocation_subject(site.name),
+            f"{PREFIX}.call.*.*",
+        ],
+        "deny": [f"{PREFIX}.call.{other}.*" for other in (site.name, *unheard)],
+    }
     subscribe: dict[str, Any] = {
         "allow": [
             f"{PREFIX}.ann.*",
@@ -112,13 +125,7 @@ def permissions(site: Site, all_sites: list[str]) -> dict[str, Any]:
             *(revocation_subject(other) for other in unheard),
         ]
     return {
-        "publish": {
-            "allow": [
-                announce_subject(site.name),
-                revocation_subject(site.name),
-                *(f"{PREFIX}.call.{other}.*" for other in site.hears),
-            ]
-        },
+        "publish": publish,
         "subscribe": subscribe,
         # Answering a call publishes once to the asker's inbox, within the window.
         "allow_responses": {"max": 1, "expires": REPLY_WINDOW},

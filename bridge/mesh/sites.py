@@ -130,6 +130,7 @@ class SiteRoad:
         # Set when the hub connection drops; a new one per connection, so a call that
         # was out when it dropped fails at once instead of waiting for its timeout.
         self._lost = asyncio.Event()
+        self._closing = False
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -208,9 +209,11 @@ class SiteRoad:
         if self._tasks:
             await asyncio.wait(set(self._tasks), timeout=5)
         if self._nc is not None:
+            self._closing = True
             with contextlib.suppress(Exception):
                 await self._nc.close()
             self._nc = None
+            self._closing = False
 
     @property
     def connected(self) -> bool:
@@ -222,6 +225,8 @@ class SiteRoad:
 
     async def _on_disconnected(self) -> None:
         self._lost.set()
+        if self._closing:
+            return
         _LOGGER.warning("site road of %s: hub connection lost, reconnecting", self.site)
 
     async def _on_reconnected(self) -> None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator, Iterator
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -22,13 +21,13 @@ import pytest
 
 from bridge.auth.keys import NodeKey
 from bridge.auth.tokens import issue_token, parse_token
-from bridge.config import SitesConfig
 from bridge.invocation.messages import ToolRequest
 from bridge.mesh.delegation import Grant, delegate
 from bridge.mesh.envelope import seal
 from bridge.mesh.router import Offer, rank
 from bridge.mesh.sites import site_url
-from tests.mesh.harness import LoopNode, build_nodes, wait_for, whoami, whoami_definition
+from tests.mesh.harness import LoopNode, wait_for, whoami, whoami_definition
+from tests.mesh.site_harness import site_nodes
 from tests.support.hub import NATS_SERVER, Hub
 from tests.support.ports import free_port
 
@@ -46,26 +45,6 @@ def hub(tmp_path: Path) -> Iterator[Hub]:
     hub.start()
     yield hub
     hub.stop()
-
-
-def site_nodes(tmp_path: Path, hub: Hub, issuer: NodeKey) -> list[LoopNode]:
-    nodes = build_nodes(SITES, tmp_path, issuer, peers=(), announce_interval_s=0.3,
-                        announcement_ttl_s=1.5)  # fmt: skip
-    for node in nodes:
-        sites = SitesConfig(site=node.name, hub_urls=(hub.url,),
-                            credentials_file=str(hub.seed_file(node.name)),
-                            request_timeout_s=5.0)  # fmt: skip
-        node.mesh.config = replace(node.mesh.config, sites=sites)
-        node.mesh.remote.configured = ()
-        rebuilt = type(node.mesh)(
-            node.mesh.config, key=node.key, registry=node.registry,
-            state_dir=tmp_path / f"{node.name}-site", api_host="127.0.0.1", api_port=node.port,
-        )  # fmt: skip
-        rebuilt.use_verifier(node.invoker.verifier)
-        rebuilt.use_runner(node.invoker.invoke)
-        node.invoker.set_remote_executor(rebuilt)
-        node.mesh = rebuilt
-    return nodes
 
 
 @pytest.fixture
@@ -269,3 +248,36 @@ async def test_a_hub_that_answers_for_a_site_cannot_forge_its_answer(
     assert response.error is not None
     assert response.error["code"] == "NO_CAPABLE_NODE"
     assert response.error["details"]["reason"] == "unsigned_answer"
+
+
+async def test_a_site_hears_and_calls_only_the_sites_the_list_gives_it(tmp_path: Path) -> None:
+    hub = Hub(base=tmp_path, sites=SITES, port=free_port(), extra_sites={"c": {"hears": ["a"]}})
+    hub.configure()
+    hub.start()
+    heard: list[str] = []
+    errors: list[str] = []
+
+    async def on_error(err: Exception) -> None:
+        errors.append(str(err).lower())
+
+    async def took(msg: Any) -> None:
+        heard.append(msg.subject)
+
+    try:
+        c = await nats.connect(hub.url, nkeys_seed=str(hub.seed_file("c")), error_cb=on_error)
+        a = await nats.connect(hub.url, nkeys_seed=str(hub.seed_file("a")))
+        b = await nats.connect(hub.url, nkeys_seed=str(hub.seed_file("b")))
+        await c.subscribe("atmo.ann.*", cb=took)
+        await c.flush()
+        await a.publish("atmo.ann.a", b"{}")
+        await b.publish("atmo.ann.b", b"{}")  # c may not hear b: the hub never delivers it
+        await c.publish("atmo.call.b.x", b"{}")  # nor call b
+        for client in (a, b, c):
+            await client.flush()
+        await asyncio.sleep(0.3)
+        assert heard == ["atmo.ann.a"]
+        assert any("permissions violation for publish to \"atmo.call.b.x\"" in e for e in errors)
+        for client in (a, b, c):
+            await client.close()
+    finally:
+        hub.stop()
