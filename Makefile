@@ -35,7 +35,8 @@ $(STAMPS):
 
 # Debian packages the controller's CHIP SDK, the namespaces, the console tests and the
 # sites tests (nats-server, the hub) need.
-$(STAMPS)/apt: | $(STAMPS)
+# Re-checked when this file changes (a package added to APT_PACKAGES gets installed).
+$(STAMPS)/apt: Makefile | $(STAMPS)
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing Debian packages:$$missing"; \
