@@ -390,7 +390,9 @@ def test_site_c_offline_fails_fast_then_comes_back(three_sites: Sites) -> None:
     wait_until(answers, 60, "A's calls to run at C again")
 
 
-def test_a_partitioned_site_times_out_then_fails_fast_then_heals(three_sites: Sites) -> None:
+def test_a_partitioned_site_times_out_then_its_tools_expire_then_it_heals(
+    three_sites: Sites,
+) -> None:
     s = three_sites
     a, c = s.sites["a"], s.sites["c"]
     tool = f"{SLUG}_state"
@@ -399,17 +401,19 @@ def test_a_partitioned_site_times_out_then_fails_fast_then_heals(three_sites: Si
     ip("-n", wan, "link", "set", "hubc", "down")  # C's link cut: no close reaches anyone
     try:
         # The hub still believes in C: the call goes out and nobody answers it within
-        # mesh.sites.request_timeout_s (4 s), a retryable timeout.
+        # mesh.sites.request_timeout_s (4 s). The state tool is idempotent, so the
+        # router treats the silence as unreachable (a non-idempotent one: TIMEOUT).
         status, body, took = invoke(a, tool, s.caller)
-        assert status == 504, body
-        assert (body["error"]["code"], body["error"]["retryable"]) == ("TIMEOUT", True)
+        assert status == 503, body
+        assert (body["error"]["code"], body["error"]["retryable"]) == ("NO_CAPABLE_NODE", True)
+        assert "did not answer in 4 s" in body["error"]["details"]["unreachable"][c.node_id]
         assert 3.5 <= took < 15, took
-        # Once the hub's pings (5 s, 2 missed) drop C, calls fail at once.
-        def fast() -> bool:
-            status, body, took = invoke(a, tool, s.caller)
-            return status == 503 and body["error"]["code"] == "NO_CAPABLE_NODE" and took < 3
-
-        wait_until(fast, 40, "the hub to notice C is gone")
+        # C's announcements stop arriving: they expire at A (ttl 4 s) and C's tools leave
+        # A's registry, so calls fail at once instead of waiting for C.
+        wait_until(lambda: c_tools_at(a, c, s.admin) == [], 20, "C's tools to expire at A")
+        status, body, took = invoke(a, tool, s.caller)
+        assert (status, body["error"]["code"]) == (404, "TOOL_NOT_FOUND"), body
+        assert took < 3, took
     finally:
         ip("-n", wan, "link", "set", "hubc", "up")
 
