@@ -27,7 +27,13 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from bridge import jsonlimits
-from bridge.errors import BridgeError, ConfigInvalidError, InternalError, UnauthenticatedError
+from bridge.errors import (
+    BridgeError,
+    ConfigInvalidError,
+    InternalError,
+    OverloadedError,
+    UnauthenticatedError,
+)
 from bridge.mesh.envelope import MAX_ANSWER_BYTES
 from bridge.mesh.gossip import Outcome
 from bridge.mesh.node_id import NODE_ID_RE
@@ -42,8 +48,10 @@ _RATE_LOG = RateLimitedLog(_LOGGER)
 SITE_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
 SITE_SCHEME = "site:"
 PREFIX = "atmo"
-# At most this many forwarded calls run at once from the road (one task each).
+# At most this many forwarded calls run at once from the road (one task each), and at
+# most MAX_WAITING more wait; beyond that a call is answered "overloaded" at once.
 MAX_INFLIGHT = 64
+MAX_WAITING = 256
 # What a message on the road may be at most (the hub's max_payload is set to this too).
 MAX_MESSAGE_BYTES = 1024 * 1024
 _LIMITS = jsonlimits.JsonLimits(max_bytes=min(MAX_ANSWER_BYTES, MAX_MESSAGE_BYTES))
@@ -100,7 +108,7 @@ class SiteHandlers:
 
     accept_announcement: Callable[[Any], Outcome]
     accept_revocations: Callable[[Any], int]
-    # Answer one forwarded call envelope: ``(status, answer document)``.
+    # Answer one forwarded call envelope with the document to reply (signed when it verified).
     answer_call: Callable[[Any], Awaitable[dict[str, Any]]]
     own_announcement: Callable[[], dict[str, Any] | None]
     revocation_notices: Callable[[], list[dict[str, Any]]]
@@ -291,6 +299,11 @@ class SiteRoad:
 
     async def _on_call(self, msg: Any) -> None:
         if not msg.reply:
+            return
+        if len(self._tasks) >= MAX_INFLIGHT + MAX_WAITING:
+            busy = OverloadedError("this site has too many calls waiting; retry later")
+            with contextlib.suppress(Exception):
+                await msg.respond(orjson.dumps({"error": busy.to_json()}))
             return
         self._spawn(self._answer(msg))
 
