@@ -281,3 +281,45 @@ async def test_a_site_hears_and_calls_only_the_sites_the_list_gives_it(tmp_path:
             await client.close()
     finally:
         hub.stop()
+
+
+def test_sites_hub_config_writes_a_config_the_hub_accepts_and_keeps_seeds(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    cli = Path(sys.executable).parent / "atmosphere-bridge"
+    (tmp_path / "sites.yaml").write_text(
+        "hub: {listen: '127.0.0.1:4222'}\nsites: [{name: home}, {name: flat, hears: [home]}]\n"
+    )
+    out = tmp_path / "hub"
+
+    def generate() -> str:
+        done = subprocess.run([str(cli), "sites", "hub-config", "--sites",
+                               str(tmp_path / "sites.yaml"), "--out", str(out)],
+                              capture_output=True, text=True, timeout=60)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    first = generate()
+    seeds = {p.name: p.read_text() for p in out.glob("*.nk")}
+    assert sorted(seeds) == ["flat.nk", "home.nk"]
+    assert all(s.startswith("SU") for s in seeds.values())
+    assert {oct(p.stat().st_mode & 0o777) for p in out.iterdir()} == {"0o600"}
+    # nats-server itself checks the generated file.
+    check = subprocess.run([NATS_SERVER, "-t", "-c", str(out / "hub.conf")],
+                           capture_output=True, text=True, timeout=30)  # fmt: skip
+    assert check.returncode == 0, check.stdout + check.stderr
+    # Again (a site added later, say): the seeds are kept, so are the public keys.
+    assert generate() == first
+    assert {p.name: p.read_text() for p in out.glob("*.nk")} == seeds
+    # A site makes its own seed; it is never overwritten.
+    own = tmp_path / "own.nk"
+    made = subprocess.run([str(cli), "sites", "credentials", "--out", str(own)],
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    assert made.stdout.startswith("U")
+    assert len(made.stdout.strip()) == 56
+    again = subprocess.run([str(cli), "sites", "credentials", "--out", str(own)],
+                           capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert again.returncode == 1
+    assert "keeps its seed" in again.stderr
