@@ -7,7 +7,7 @@ SHELL := /bin/bash
 VENV            := .venv
 CONTROLLER_VENV := .venv-controller
 MATTER_SERVER   := python-matter-server[server]==8.1.2
-APT_PACKAGES    := libnl-3-200 libnl-route-3-200 iproute2 systemd chromium chromium-driver
+APT_PACKAGES    := libnl-3-200 libnl-route-3-200 iproute2 systemd chromium chromium-driver nats-server
 STAMPS          := .stamps
 DEVICES_DIR     := devices
 
@@ -33,8 +33,10 @@ check-python:
 $(STAMPS):
 	@mkdir -p $(STAMPS)
 
-# Debian packages the controller's CHIP SDK and the namespaces need.
-$(STAMPS)/apt: | $(STAMPS)
+# Debian packages the controller's CHIP SDK, the namespaces, the console tests and the
+# sites tests (nats-server, the hub) need.
+# Re-checked when this file changes (a package added to APT_PACKAGES gets installed).
+$(STAMPS)/apt: Makefile | $(STAMPS)
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing Debian packages:$$missing"; \

@@ -113,6 +113,17 @@ class ThreadConfig:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class SitesConfig:
+    """The road to other sites through a NATS hub (docs/sites.md); off while no hub is set."""
+
+    site: str | None = None
+    hub_urls: tuple[str, ...] = ()
+    credentials_file: str | None = None
+    request_timeout_s: float = 10.0
+    tls_ca_file: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class MeshConfig:
     """Mesh node settings."""
 
@@ -128,6 +139,7 @@ class MeshConfig:
     gossip_fanout: int = 2
     discovery: bool = True
     max_clock_skew_s: float = 30.0
+    sites: SitesConfig = field(default_factory=SitesConfig)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

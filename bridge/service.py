@@ -354,3 +354,4 @@ class BridgeService:
         self.invocation.invoker.set_remote_executor(self.mesh)
         self.mesh.use_verifier(self.invocation.verifier)
         self.mesh.use_audit(self.invocation.audit)
+        self.mesh.use_runner(self.invocation.invoker.invoke)

@@ -11,6 +11,7 @@ key's effect is asserted by its own test.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 import hmac
@@ -1311,3 +1312,188 @@ def test_mesh_max_clock_skew_s_is_the_freshness_window(mesh: Mesh) -> None:
     # 60 s old: inside the configured 100 s (outside the default 30 s); 150 s is not.
     assert push(60) == 200
     assert push(150) == 401
+
+
+# -- the site road keys (mesh.sites.*): bridges dialling a real nats-server hub ----------
+
+
+class HubListener:
+    """A NATS client with site y's credentials, in its own thread: hears, announces, stalls.
+
+    It records every announcement on ``atmo.ann.*`` (subject, node id), announces the
+    signed node ``ident`` (offering ``core:echo@1.0.0``) on ``atmo.ann.y``, and takes the calls
+    addressed to site y without ever answering them.
+    """
+
+    def __init__(self, url: str, seed: Path, ident: Any, ca: Path | None = None) -> None:
+        self.url, self.seed, self.ident, self.ca = url, seed, ident, ca
+        self.heard: list[tuple[str, str]] = []
+        self.calls: list[str] = []
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self._task: Any = None
+
+    def start(self) -> None:
+        self.thread.start()
+        self._task = asyncio.run_coroutine_threadsafe(self._run(), self.loop)
+
+    async def _run(self) -> None:
+        import ssl
+
+        import nats
+
+        from bridge.mesh.announce import Announcement, Capability, ToolSummary, parameters_hash
+        from tests.mesh.harness import whoami_definition
+
+        tls = ssl.create_default_context(cafile=str(self.ca)) if self.ca else None
+        nc = await nats.connect(self.url, nkeys_seed=str(self.seed), tls=tls)
+
+        async def heard(msg: Any) -> None:
+            self.heard.append((msg.subject, json.loads(msg.data).get("node_id", "")))
+
+        async def called(msg: Any) -> None:
+            self.calls.append(msg.subject)  # and never answered
+
+        await nc.subscribe("atmo.ann.*", cb=heard)
+        await nc.subscribe("atmo.call.y.*", cb=called)
+        from dataclasses import replace
+
+        echo = whoami_definition("echo", idempotent=False)  # a 30 s tool: the road's 1.5 s wins
+        defn = replace(echo, execution=replace(echo.execution, timeout_ms=30_000))
+        summary = ToolSummary(identity=defn.identity, description=defn.description,
+                              parameters_hash=parameters_hash(dict(defn.parameters)),
+                              available=True, definition=defn.to_json())  # fmt: skip
+        announcement = Announcement(
+            node_id=self.ident.node_id, node_name=self.ident.name,
+            public_key=self.ident.public_key_b64, version=1, timestamp=time.time(), ttl_s=600,
+            endpoints=(), capabilities=(Capability(name="core", tools=(summary,)),), devices=(),
+        ).signed(self.ident)  # fmt: skip
+        doc = json.dumps(announcement.to_json()).encode()
+        try:
+            while True:
+                await nc.publish("atmo.ann.y", doc)
+                await asyncio.sleep(0.5)
+        finally:
+            await nc.close()
+
+    def stop(self) -> None:
+        if self._task is not None:
+            self.loop.call_soon_threadsafe(self._task.cancel)
+        time.sleep(0.2)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(10)
+
+
+@dataclass
+class SiteRoad:
+    plain: HubListener
+    tls: HubListener
+    x: Bridge
+    z: Bridge
+    stranger: Bridge
+    ids: dict[str, str]
+    admin: str
+
+
+@pytest.fixture(scope="module")
+def site_road(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SiteRoad]:
+    from bridge.mesh.node_id import NodeIdentity, node_id_for
+    from bridge.mesh.site_acl import write_seed
+    from tests.support.hub import NATS_SERVER, Hub, make_tls
+
+    assert Path(NATS_SERVER).exists(), "nats-server (Debian package) is missing: make install"
+    tmp = tmp_path_factory.mktemp("sites")
+    ca, cert, key = make_tls(tmp / "tls")
+    hubs = [Hub(base=tmp / "hub", sites=["x", "y", "z"], port=free_port()),
+            Hub(base=tmp / "tls-hub", sites=["x", "y", "z"], port=free_port(),
+                tls_cert_file=str(cert), tls_key_file=str(key))]  # fmt: skip
+    y = NodeIdentity.from_key(NodeKey.generate(), "far-y")
+    issuer = NodeKey.generate()
+    keys = {n: NodeKey.create(tmp / n / "state" / KEY_FILE_NAME) for n in ("x", "z", "w")}
+    ids = {n: node_id_for(k.public_key_b64) for n, k in keys.items()} | {"y": y.node_id}
+    write_seed(tmp / "unknown.nk")  # a seed the hub never heard of
+    listeners: list[HubListener] = []
+    bridges: dict[str, Bridge] = {}
+    try:
+        for hub in hubs:
+            hub.base.mkdir()
+            hub.configure()
+            hub.start()
+        listeners = [HubListener(hubs[0].url, hubs[0].seed_file("y"), y),
+                     HubListener(hubs[1].url, hubs[1].seed_file("y"), y, ca=ca)]  # fmt: skip
+        for listener in listeners:
+            listener.start()
+        sites = {
+            "x": {"site": "x", "hub_urls": [hubs[0].url],
+                  "credentials_file": str(hubs[0].seed_file("x")), "request_timeout_s": 1.5},
+            "z": {"site": "z", "hub_urls": [hubs[1].url],
+                  "credentials_file": str(hubs[1].seed_file("z")), "tls_ca_file": str(ca)},
+            "w": {"site": "x", "hub_urls": [hubs[0].url],
+                  "credentials_file": str(tmp / "unknown.nk")},
+        }  # fmt: skip
+        for name, road in sites.items():
+            bridges[name] = Bridge({
+                "state_dir": str(tmp / name / "state"),
+                "api": {"host": "127.0.0.1", "port": free_port()},
+                "auth": {"trusted_issuers": [issuer.public_key_b64]},
+                "matter": {"enabled": False},
+                "mesh": {"enabled": True, "node_name": f"site-{name}", "discovery": False,
+                         "trusted_nodes": [y.node_id], "announce_interval_s": 0.5,
+                         "sites": road},
+            }, tmp / name).start()  # fmt: skip
+        admin = issue_token(issuer, agent_id="admin", permissions=["*"], ttl_s=600)
+        yield SiteRoad(plain=listeners[0], tls=listeners[1], x=bridges["x"], z=bridges["z"],
+                       stranger=bridges["w"], ids=ids, admin=admin)  # fmt: skip
+    finally:
+        for bridge in bridges.values():
+            bridge.stop()
+        for listener in listeners:
+            listener.stop()
+        for hub in hubs:
+            hub.stop()
+
+
+@effect_of("mesh.sites.hub_urls", "mesh.sites.site")
+def test_mesh_sites_site_and_hub_urls_put_the_announcement_on_the_hub(
+    site_road: SiteRoad,
+) -> None:
+    wait_until(lambda: ("atmo.ann.x", site_road.ids["x"]) in site_road.plain.heard, 30,
+               "x's announcement on its site subject at the hub")  # fmt: skip
+
+
+@effect_of("mesh.sites.credentials_file")
+def test_mesh_sites_credentials_file_signs_in_to_the_hub(site_road: SiteRoad) -> None:
+    wait_until(lambda: ("atmo.ann.x", site_road.ids["x"]) in site_road.plain.heard, 30,
+               "x (its seed known to the hub) to be heard")  # fmt: skip
+    # The same site name with a seed the hub does not know: refused at sign-in.
+    wait_until(lambda: "authorization violation" in site_road.stranger.stderr().lower(), 30,
+               "the stranger to be refused by the hub")  # fmt: skip
+    assert all(node != site_road.ids["w"] for _, node in site_road.plain.heard)
+
+
+@effect_of("mesh.sites.request_timeout_s")
+def test_mesh_sites_request_timeout_s_bounds_the_wait_for_another_site(
+    site_road: SiteRoad,
+) -> None:
+    x = site_road.x
+
+    def holds_echo() -> bool:
+        status, body = http("GET", f"{x.url}/v1/tools?namespace=core", token=site_road.admin)
+        return status == 200 and any(t["tool"]["name"] == "echo" for t in body["tools"])
+
+    wait_until(holds_echo, 30, "x to hold y's echo tool (announced on the hub)")
+    started = time.monotonic()
+    status, body = http("POST", f"{x.url}/v1/invoke",
+                             {"tool": "core:echo@1.0.0", "params": {"text": "hi"}},
+                             token=site_road.admin)  # fmt: skip
+    took = time.monotonic() - started
+    assert site_road.plain.calls == [f"atmo.call.y.{site_road.ids['y']}"]
+    assert (status, body["error"]["code"]) == (504, "TIMEOUT"), body
+    # 1.5 s configured, not the tool's 30 s.
+    assert 1.4 <= took < 10.0, took
+
+
+@effect_of("mesh.sites.tls_ca_file")
+def test_mesh_sites_tls_ca_file_trusts_the_hub_s_certificate(site_road: SiteRoad) -> None:
+    wait_until(lambda: ("atmo.ann.z", site_road.ids["z"]) in site_road.tls.heard, 30,
+               "z's announcement over the TLS hub")  # fmt: skip

@@ -21,6 +21,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "bridge.cli.tools",
     "bridge.cli.doctor",
     "bridge.cli.mesh",
+    "bridge.cli.sites",
     "bridge.cli.generate",
     "bridge.cli.devices",
     "bridge.cli.rooms",

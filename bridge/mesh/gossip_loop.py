@@ -253,6 +253,10 @@ class GossipLoop:
         self._verifier = verifier
         return verifier.revocations.subscribe(self._on_revocation)
 
+    def revocation_notices(self) -> list[dict[str, Any]]:
+        """Return the newest revocation notices this node passes on (the site road's too)."""
+        return self._revocation_notices()
+
     def _revocation_notices(self) -> list[dict[str, Any]]:
         if self._verifier is None:
             return []

@@ -26,13 +26,15 @@ from bridge.config import BridgeConfig, MeshConfig, is_wildcard_host
 from bridge.errors import (
     BridgeError,
     ConfigInvalidError,
+    NotFoundError,
+    UnauthenticatedError,
 )
 from bridge.events import EventBus
 from bridge.invocation.invoker import RemoteOutcome
 from bridge.invocation.messages import ToolRequest
 from bridge.mesh.announce import Announcement, Capability, DeviceInfo, ToolSummary, parameters_hash
 from bridge.mesh.discovery import DiscoveredPeer, Discovery, interface_addresses
-from bridge.mesh.envelope import EnvelopeVerifier, seal_answer
+from bridge.mesh.envelope import OPENED, EnvelopeVerifier, seal_answer
 from bridge.mesh.gossip import GossipState
 from bridge.mesh.gossip_loop import GossipLoop
 from bridge.mesh.node_id import NODE_ID_RE, NodeIdentity
@@ -40,6 +42,7 @@ from bridge.mesh.proof import PeerProofs, ProofBudget, prove
 from bridge.mesh.refusals import RefusalLog
 from bridge.mesh.remote import RemoteCalls, RunLocal
 from bridge.mesh.router import Offer, Router
+from bridge.mesh.sites import SiteHandlers, SiteRoad
 from bridge.mesh.sync import RegistrySync, device_of
 from bridge.mesh.trust import TrustMode, TrustPolicy
 from bridge.mesh.views import MeshViews
@@ -108,9 +111,17 @@ class MeshNode:
             heard=lambda node_id: self.gossip_loop.heard.get(node_id),
             gossip_interval_s=config.gossip_interval_s,
             configured=tuple(url.rstrip("/") for url in config.peers),
+            site_url=self._site_url,
         )  # fmt: skip
+        # The road to other sites through a NATS hub (sites.py), when a hub is configured.
+        self.road: SiteRoad | None = None
+        self._run_local: RunLocal | None = None
+        if config.sites.hub_urls:
+            self.road = SiteRoad(config.sites, node_id=self.identity.node_id,
+                                 handlers=self._site_handlers())  # fmt: skip
         self.router = Router(self.identity, key, self.remote.offers, session=self._http,
-                             proofs=self.proofs, on_refused=self.refusals.record)  # fmt: skip
+                             proofs=self.proofs, on_refused=self.refusals.record,
+                             road=lambda: self.road, key_of=self._key_of)  # fmt: skip
         self.remote.use_router(self.router)
         self.sync = RegistrySync(registry=registry, gossip=self.gossip,
                                  own_node_id=self.identity.node_id)  # fmt: skip
@@ -162,6 +173,8 @@ class MeshNode:
         self._unsubscribe.append(self.registry.subscribe(self._on_registry_change))
         self.announce()
         self._loop_task = asyncio.get_running_loop().create_task(self._run())
+        if self.road is not None:
+            await self.road.start(self.config.announce_interval_s)
         _LOGGER.info(
             "mesh node %s (%s) up, fingerprint %s, trust %s",
             self.identity.node_id,
@@ -184,6 +197,8 @@ class MeshNode:
             unsubscribe()
         self._unsubscribe.clear()
         self.sync.withdraw()
+        if self.road is not None:
+            await self.road.stop()
         if self.discovery is not None:
             await self.discovery.stop()
         if self._session is not None:
@@ -280,6 +295,8 @@ class MeshNode:
         self._last_announce = time.monotonic()
         for node_id, urls in self.gossip_loop.targets():
             self._spawn(self.gossip_loop.push(node_id, urls, [announcement.to_json()]))
+        if self.road is not None and self._session is not None:
+            self._spawn(self.road.publish())
         return announcement
 
     def _renew(self) -> Announcement:
@@ -381,10 +398,64 @@ class MeshNode:
         unsubscribe = self.gossip_loop.use_verifier(verifier)
         if unsubscribe is not None:
             self._unsubscribe.append(unsubscribe)
+            if self.road is not None:
+                self._unsubscribe.append(verifier.revocations.subscribe(self._revoked))
+
+    def _revoked(self, notice: dict[str, Any]) -> None:
+        if self.road is not None and self._session is not None:
+            self._spawn(self.road.publish_revocation(notice))
 
     def accept_revocations(self, documents: Any) -> int:
         """Take revocation notices from a peer (``GossipLoop.accept_revocations``)."""
         return self.gossip_loop.accept_revocations(documents)
+
+    # -- the site road (sites.py) ----------------------------------------------------------
+
+    def use_runner(self, run: RunLocal) -> None:
+        """Run the calls forwarded over the site road with ``run`` (the invoker)."""
+        self._run_local = run
+
+    def _site_handlers(self) -> SiteHandlers:
+        return SiteHandlers(
+            accept_announcement=self.gossip.accept,
+            accept_revocations=self.accept_revocations,
+            answer_call=self._answer_site_call,
+            own_announcement=self._own_document,
+            revocation_notices=lambda: self.gossip_loop.revocation_notices(),
+        )
+
+    def _own_document(self) -> dict[str, Any] | None:
+        self.gossip.prune()  # renews this node's announcement when half its life is gone
+        entry = self.gossip.get(self.identity.node_id)
+        return None if entry is None else entry.document
+
+    def _site_url(self, node_id: str) -> str | None:
+        return None if self.road is None else self.road.offers_url(node_id)
+
+    def _key_of(self, node_id: str) -> str | None:
+        entry = self.gossip.get(node_id)
+        return None if entry is None else entry.announcement.public_key
+
+    async def _answer_site_call(self, envelope: Any) -> dict[str, Any]:
+        """Answer a call that came over the site road as ``/v1/mesh/invoke`` answers it.
+
+        Signed once the envelope verified; the plain error otherwise (its sender is
+        not known, see ``api.mesh_routes._signed``).
+        """
+        OPENED.set(None)
+        try:
+            if self._run_local is None:
+                raise NotFoundError("this node cannot run forwarded calls (no invocation layer)")
+            status, body = 200, await self.handle_invoke(envelope, self._run_local)
+        except BridgeError as err:
+            if isinstance(err, UnauthenticatedError):
+                claimed = envelope.get("from") if isinstance(envelope, dict) else None
+                self.refusals.record(str(claimed or "")[:64], "site", err)
+            status, body = err.http_status, {"error": err.to_json()}
+        nonce = envelope.get("nonce") if isinstance(envelope, dict) else None
+        if nonce is None or OPENED.get() != nonce:
+            return body
+        return self.answer(envelope, status, body)
 
     # -- the parts: remote calls, registry sync, views ------------------------------------
 

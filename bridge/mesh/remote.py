@@ -73,6 +73,7 @@ class RemoteCalls:
         heard: Callable[[str], float | None],
         gossip_interval_s: float,
         configured: tuple[str, ...] = (),
+        site_url: Callable[[str], str | None] = lambda _node_id: None,
     ) -> None:
         self.identity = identity
         self.gossip = gossip
@@ -85,6 +86,7 @@ class RemoteCalls:
         self._heard = heard
         self.fresh_s = max(gossip_interval_s * FRESH_INTERVALS, 1.0)
         self.configured = configured
+        self._site_url = site_url
         self.router: Router | None = None
         self._seen = NonceCache(float(DELEGATION_TTL_S) + verifier.max_skew_s)
         # Grants of the forwarded calls running here, by request id (a relay delegates on).
@@ -216,10 +218,15 @@ class RemoteCalls:
             hints = direct.get(ann.node_id, ())
             bound = self.proofs.bound_endpoints(ann.node_id, ann.endpoints)
             urls = tuple(dict.fromkeys((*proven, *hints, *bound)))
-            if not urls:  # not proven anywhere yet: the configured peers may be it
+            # A node heard over the site road (sites.py) is reached there after its LAN
+            # addresses; one known only there is not a relay (a call leaves the site
+            # only for a tool that lives elsewhere).
+            site = self._site_url(ann.node_id)
+            if not urls and site is None:  # not proven anywhere yet: maybe a configured peer
                 urls = tuple(u for u in self.configured if self.proofs.proven(u) is None)
             if any(t.identity == identity and t.available for t in ann.tools()):
-                offers.append(Offer(node_id=ann.node_id, hops=1, urls=urls, name=ann.node_name))
+                offers.append(Offer(node_id=ann.node_id, hops=1, urls=_plus(urls, site),
+                                    name=ann.node_name))  # fmt: skip
             elif urls:
                 others.append(Offer(node_id=ann.node_id, hops=2, urls=urls, relay=True))
         if offers:
@@ -307,6 +314,10 @@ class RemoteCalls:
             max_hops=max_hops,
         )
         return result
+
+
+def _plus(urls: tuple[str, ...], site: str | None) -> tuple[str, ...]:
+    return urls if site is None else (*urls, site)
 
 
 def _with_params(request: ToolRequest, params: dict[str, Any]) -> ToolRequest:

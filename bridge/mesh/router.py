@@ -33,12 +33,22 @@ from bridge.mesh.delegation import Grant, delegate
 from bridge.mesh.envelope import open_answer, read_answer, seal
 from bridge.mesh.node_id import NODE_ID_RE, NodeIdentity
 from bridge.mesh.proof import PeerProofs
+from bridge.mesh.sites import (
+    SITE_SCHEME,
+    SiteLostError,
+    SiteRoad,
+    SiteUnreachableError,
+    parse_site_url,
+)
 
 _LOGGER = logging.getLogger(__name__)
 
 HOP_DECAY = 0.95
 LOCAL_BONUS = 1.2
 PREFERRED_BONUS = 1.1
+# A node reached only over the site road (another site, through the hub) scores this
+# much less than the same node on the LAN: a call leaves the site only when it must.
+SITE_DECAY = 0.5
 UNREACHABLE_BACKOFF_S = 10.0
 CONNECT_TIMEOUT_S = 1.5
 STALE_CODES = frozenset({ErrorCode.TOOL_NOT_FOUND.value, ErrorCode.NO_CAPABLE_NODE.value})
@@ -144,6 +154,8 @@ def rank(
             score *= LOCAL_BONUS
         if offer.node_id in prefer_nodes and not offer.relay:
             score *= PREFERRED_BONUS
+        if offer.urls and all(u.startswith(SITE_SCHEME) for u in offer.urls):
+            score *= SITE_DECAY
         ranked.append(
             Candidate(
                 node_id=offer.node_id,
@@ -247,8 +259,12 @@ class Router:
         session: Callable[[], aiohttp.ClientSession],
         proofs: PeerProofs,
         on_refused: Callable[[str, str, BridgeError], None] | None = None,
+        road: Callable[[], SiteRoad | None] = lambda: None,
+        key_of: Callable[[str], str | None] = lambda _node_id: None,
     ) -> None:
         self.identity = identity
+        self._road = road
+        self._key_of = key_of
         self._key = key
         self._offers = offers
         self._session = session
@@ -359,6 +375,7 @@ class Router:
             )
         started = time.monotonic()
         tried: list[str] = []
+        unreachable: dict[str, str] = {}
         refusals: dict[str, str] = {}
         hop_error: BridgeError | None = None
         for candidate in candidates:
@@ -367,6 +384,7 @@ class Router:
                 reply = await self._send(candidate, outgoing, grant, timeout_s, idempotent)
             except _Unreachable as err:
                 _LOGGER.info("mesh node %s unreachable: %s", candidate.node_id, err)
+                unreachable[candidate.node_id] = str(err)[:200]
                 self.mark_down(candidate.node_id)
                 continue
             except _Refused as refused:
@@ -407,8 +425,9 @@ class Router:
             raise hop_error
         raise NoCapableNodeError(
             f"no mesh node offering '{identity}' could be reached",
-            {"tool": identity, "tried": tried, "refused": refusals},
-        )
+            {"tool": identity, "tried": tried, "refused": refusals,
+             "unreachable": unreachable},
+        )  # fmt: skip
 
     async def _send(
         self,
@@ -424,6 +443,14 @@ class Router:
         }
         last: Exception | None = None
         for url in candidate.urls:
+            site = parse_site_url(url)
+            if site is not None:
+                try:
+                    return await self._send_site(candidate, url, site[0], body, timeout_s,
+                                                 idempotent)  # fmt: skip
+                except _Unreachable as err:
+                    last = err
+                    continue
             try:
                 peer = await self.proofs.prove(url, candidate.node_id)
             except (ConnectionError, BridgeError) as err:
@@ -453,30 +480,82 @@ class Router:
                     f"mesh node {candidate.node_id} failed mid-call: {err}",
                     {"node_id": candidate.node_id},
                 ) from err
-            try:
-                _status, answer = open_answer(
-                    doc, peer_id=peer.node_id, public_key=peer.public_key,
-                    own_id=self.identity.node_id, nonce=envelope["nonce"],
-                )  # fmt: skip
-            except UnauthenticatedError as err:
-                # Unsigned or mis-signed: a routing failure, never a result.
-                self.proofs.forget(url)
-                if self._on_refused is not None:
-                    self._on_refused(candidate.node_id, url, err)
-                if idempotent:
-                    raise _Unreachable(err.message) from err
-                raise NoCapableNodeError(
-                    f"mesh node {candidate.node_id} answered without a valid signature",
-                    {"node_id": candidate.node_id, "reason": "unsigned_answer"},
-                ) from err
-            if "response" not in answer:
-                # The node refused the envelope itself (auth, loop, malformed).
-                error = answer.get("error")
-                if isinstance(error, dict):
-                    raise _Refused(error_from_json(error))
-                raise NoCapableNodeError(f"mesh node {candidate.node_id} answered garbage")
-            return answer
+            return self._opened(candidate, url, doc, peer.public_key, envelope["nonce"],
+                                idempotent)  # fmt: skip
         raise _Unreachable(str(last) if last else "no address")
+
+    async def _send_site(
+        self,
+        candidate: Candidate,
+        url: str,
+        site: str,
+        body: dict[str, Any],
+        timeout_s: float,
+        idempotent: bool,
+    ) -> dict[str, Any]:
+        """Send the call over the site road; the answer must be signed by the node's key.
+
+        The key is the one the node's verified announcement carries (its id is derived
+        from it), so the hub in between can drop the call but not answer for the node.
+        """
+        road, key = self._road(), self._key_of(candidate.node_id)
+        if road is None or key is None:
+            raise _Unreachable("no site road to this node")
+        envelope = seal(self.identity, to=candidate.node_id, kind="tool_invoke", body=body)
+        try:
+            doc = await road.request(site, candidate.node_id, envelope, timeout_s)
+        except SiteUnreachableError as err:
+            raise _Unreachable(f"site {site} unreachable: {err}") from err
+        except SiteLostError as err:
+            if idempotent:
+                raise _Unreachable(str(err)) from err
+            raise NoCapableNodeError(
+                f"mesh node {candidate.node_id} at site {site}: the hub connection dropped "
+                "mid-call (it may have run)",
+                {"node_id": candidate.node_id, "site": site, "reason": "hub_lost_mid_call"},
+            ) from err
+        except TimeoutError as err:
+            if idempotent:
+                raise _Unreachable(str(err)) from err
+            raise ToolTimeoutError(
+                f"mesh node {candidate.node_id} at site {site} did not answer in time",
+                {"node_id": candidate.node_id, "site": site},
+            ) from err
+        return self._opened(candidate, url, doc, key, envelope["nonce"], idempotent)
+
+    def _opened(
+        self,
+        candidate: Candidate,
+        url: str,
+        doc: Any,
+        public_key: str,
+        nonce: str,
+        idempotent: bool,
+    ) -> dict[str, Any]:
+        """Return the verified body of a node's answer; raise as the routing rules say."""
+        try:
+            _status, answer = open_answer(
+                doc, peer_id=candidate.node_id, public_key=public_key,
+                own_id=self.identity.node_id, nonce=nonce,
+            )  # fmt: skip
+        except UnauthenticatedError as err:
+            # Unsigned or mis-signed: a routing failure, never a result.
+            self.proofs.forget(url)
+            if self._on_refused is not None:
+                self._on_refused(candidate.node_id, url, err)
+            if idempotent:
+                raise _Unreachable(err.message) from err
+            raise NoCapableNodeError(
+                f"mesh node {candidate.node_id} answered without a valid signature",
+                {"node_id": candidate.node_id, "reason": "unsigned_answer"},
+            ) from err
+        if "response" not in answer:
+            # The node refused the envelope itself (auth, loop, malformed).
+            error = answer.get("error")
+            if isinstance(error, dict):
+                raise _Refused(error_from_json(error))
+            raise NoCapableNodeError(f"mesh node {candidate.node_id} answered garbage")
+        return answer
 
 
 def _reply_execution(reply: dict[str, Any]) -> ExecutionInfo | None:
