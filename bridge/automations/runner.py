@@ -166,12 +166,12 @@ class AutomationRunner:
 
     def rules(self, token: AgentToken) -> list[dict[str, Any]]:
         """Return the rules ``token`` may see."""
-        return [live.stored.to_json() for live in self._sorted()
+        return [self._view(live.stored) for live in self._sorted()
                 if self.visible(token, live.stored)]  # fmt: skip
 
     def get(self, token: AgentToken, rule_id: str) -> dict[str, Any]:
         """Return one rule; raise ``NotFoundError`` when absent or not visible."""
-        return self._own(token, rule_id, write=False).stored.to_json()
+        return self._view(self._own(token, rule_id, write=False).stored)
 
     async def create(self, token: AgentToken, doc: Any) -> dict[str, Any]:
         """Create a rule from ``doc`` for the caller ``token``.
@@ -212,7 +212,7 @@ class AutomationRunner:
         self.store.put(stored)
         self._load(stored)
         self._publish("automation.rule", stored, {"change": "created"})
-        return stored.to_json()
+        return self._view(stored)
 
     def set_enabled(self, token: AgentToken, rule_id: str, enabled: bool) -> dict[str, Any]:
         """Enable or disable a rule (enabling a stopped one restarts it)."""
@@ -224,7 +224,7 @@ class AutomationRunner:
         self._save(live, stored)
         live.chain = 0
         self._publish("automation.rule", stored, {"change": "enabled" if enabled else "disabled"})
-        return stored.to_json()
+        return self._view(stored)
 
     def delete(self, token: AgentToken, rule_id: str) -> dict[str, Any]:
         """Delete a rule and revoke its token."""
@@ -253,6 +253,9 @@ class AutomationRunner:
         self._own(token, rule_id, write=False)
         entries = self.pipeline.audit.query_sync(tool=f"automation:{rule_id}", limit=limit)
         return [e.to_json() for e in entries]
+
+    def _view(self, stored: StoredRule) -> dict[str, Any]:
+        return {**stored.to_json(), "devices": self.devices(stored.rule.id)}
 
     def _own(self, token: AgentToken, rule_id: str, *, write: bool) -> _Live:
         live = self._rules.get(rule_id)
@@ -447,6 +450,30 @@ class AutomationRunner:
             return trigger.get("agent_id") == live.stored.token_agent
         return (trigger.get("device_id") in live.acted_on and now <= live.acted_until)
 
+    def _target(self, action: dict[str, Any]) -> str | None:
+        """Return the device a call action acts on: its ``device_id`` or its tool's device."""
+        if action["type"] != "call":
+            return None
+        device = action.get("params", {}).get("device_id")
+        if isinstance(device, str):
+            return device
+        entry = self.registry.get(action["tool"])
+        if entry is None:
+            with contextlib.suppress(BridgeError):
+                entry = self.registry.resolve(action["tool"])
+        meta = entry.definition.metadata.get("device") if entry is not None else None
+        found = meta.get("id") if isinstance(meta, dict) else None
+        return found if isinstance(found, str) else None
+
+    def devices(self, rule_id: str) -> list[str]:
+        """Return the devices a rule watches or acts on."""
+        live = self._rules.get(rule_id)
+        if live is None:
+            return []
+        rule = live.stored.rule
+        found = {*rule.devices(), *(self._target(a) for a in rule.actions)}
+        return sorted(d for d in found if d is not None)
+
     def _failed_condition(self, rule: Rule) -> dict[str, Any] | None:
         for condition in rule.conditions:
             if condition["type"] == "time_window":
@@ -474,8 +501,8 @@ class AutomationRunner:
                 for action in rule.actions:
                     step = await self._act(live, run_id, action)
                     done.append(step)
-                    device = action.get("params", {}).get("device_id")
-                    if isinstance(device, str):
+                    device = self._target(action)
+                    if device is not None:
                         acted.add(device)
                         live.acted_on = frozenset(acted)
                         live.acted_until = time.monotonic() + CYCLE_WINDOW_S
