@@ -39,6 +39,7 @@ from bridge.auth.permissions import PermissionChecker, covers
 from bridge.auth.tokens import AgentToken, issue_token
 from bridge.automations.rules import Rule, compare, in_window, next_time
 from bridge.automations.store import RuleStore, Status, StoredRule
+from bridge.automations.tools import rule_tools
 from bridge.errors import (
     BridgeError,
     ConflictError,
@@ -110,6 +111,7 @@ class AutomationRunner:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._sub: Subscription | None = None
         self._checker = PermissionChecker()
+        self._own_tools: list[str] = []
 
     # -- lifecycle --------------------------------------------------------------------
 
@@ -117,6 +119,8 @@ class AutomationRunner:
         """Load the stored rules, then watch the bus and the clock."""
         for stored in self.store.all():
             self._load(stored)
+        for defn, handler in rule_tools(self):
+            self._own_tools.append(self.registry.register(defn, handler).identity)
         self._sub = self.events.subscribe("device.event", "device.state", "tool_call.status")
         self._spawn(self._watch(self._sub))
         self._spawn(self._tick())
@@ -126,6 +130,8 @@ class AutomationRunner:
         if self._sub is not None:
             self.events.unsubscribe(self._sub)
             self._sub = None
+        while self._own_tools:
+            self.registry.unregister(self._own_tools.pop())
         tasks, self._tasks = set(self._tasks), set()
         for task in tasks:
             task.cancel()
@@ -159,6 +165,10 @@ class AutomationRunner:
             self._spawn(self._await_approval(stored.rule.id, stored.approval_id))
 
     # -- management (called by the API, CLI and MCP faces) -----------------------------
+
+    def verify(self, raw: str) -> AgentToken:
+        """Return the verified token of a caller (raise ``UnauthenticatedError``)."""
+        return self.pipeline.verifier.verify(raw)
 
     def visible(self, token: AgentToken, stored: StoredRule) -> bool:
         """Return whether ``token`` may see (and manage, with ``MANAGE``) a rule."""
@@ -347,7 +357,8 @@ class AutomationRunner:
                     self._on_state(live, data.get("value"), event.ts)
             elif event.type == "tool_call.status" and kind == "tool_call":
                 status = data.get("status")
-                if data.get("tool") == trigger["tool"] and \
+                called = str(data.get("tool"))
+                if trigger["tool"] in (called, called.split("@", 1)[0]) and \
                         status == trigger.get("status", "completed"):  # fmt: skip
                     self._fire(live, {"type": "tool_call", "tool": data.get("tool"),
                                       "status": status, "agent_id": data.get("agentId"),
@@ -421,9 +432,11 @@ class AutomationRunner:
         now = time.monotonic()
         if self._caused_by_itself(live, trigger, now):
             live.chain += 1
-            if live.chain >= MAX_CHAIN:
-                reason = (f"cycle: its own actions triggered it {live.chain} times in a row "
-                          f"(last trigger {trigger['type']})")  # fmt: skip
+            # A call the rule made itself is a certain cycle; a report from a device it
+            # acted on may be a person's doing, so only MAX_CHAIN in a row stop it.
+            if live.chain >= MAX_CHAIN or trigger["type"] == "tool_call":
+                reason = (f"cycle: its own actions triggered it again ({live.chain} in a row, "
+                          f"last trigger {trigger['type']})")  # fmt: skip
                 self._save(live, replace(live.stored, status=Status.STOPPED, reason=reason))
                 self._audit(live, run_id, trigger, "cycle_stopped", "error", {"reason": reason})
                 self._publish("automation.stopped", live.stored,

@@ -263,7 +263,8 @@ async def test_a_rule_that_retriggers_itself_stops(
         await set_light(home, light_dev, light, on=True)  # the first, outside trigger
         stopped = await asyncio.wait_for(sub.get(), 30)
     assert stopped.data["rule"] == "flicker"
-    assert stopped.data["reason"].startswith("cycle: its own actions triggered it 3 times")
+    assert stopped.data["reason"] == ("cycle: its own actions triggered it again (3 in a row, "
+                                      "last trigger state)")
     status, shown = await home.request("GET", "/v1/automations/flicker", home.token(*ADMIN))
     assert status == 200
     assert shown["status"] == "stopped"
