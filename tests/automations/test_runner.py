@@ -9,12 +9,15 @@ tool-call trigger, hostile bodies, and rules kept across a restart with the same
 from __future__ import annotations
 
 import asyncio
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from bridge.auth.keys import KEY_FILE_NAME, NodeKey
 from bridge.auth.tokens import issue_token
+from bridge.cli.main import main
 from bridge.config import BridgeConfig
 from bridge.service import BridgeService
 from tests.support.server import BridgeServer
@@ -167,3 +170,42 @@ async def test_rules_survive_a_restart_with_the_same_token(
         assert ledger[0]["id"] in again.invocation.verifier.revocations
     finally:
         await again.stop()
+
+
+async def test_cli_creates_rules_from_yaml_and_manages_them(
+    bridge_server: BridgeServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    agent = token(bridge_server, "automations:create", "storage:*")
+    rules = tmp_path / "rules.yaml"
+    rules.write_text(
+        "- id: from-yaml\n"
+        "  trigger: {type: tool_call, tool: 'core:get_data'}\n"
+        "  actions:\n"
+        "    - {type: call, tool: 'core:store_data', params: {key: yaml-ran, value: 1}}\n"
+        "- id: bad rule\n"
+        "  trigger: {type: tool_call, tool: 'core:get_data'}\n"
+        "  actions: [{type: delay, seconds: 1}]\n"
+    )
+    api = ("--url", bridge_server.url, "--token", agent)
+
+    def cli(*argv: str) -> int:
+        return main(list(argv))
+
+    code = await asyncio.to_thread(cli, "automations", "create", str(rules), *api)
+    out, err = capsys.readouterr()
+    assert code == 1  # the second rule is refused with the schema's place
+    assert "from-yaml: active" in out
+    assert "invalid rule at id" in out + err
+    code = await asyncio.to_thread(cli, "automations", "disable", "from-yaml", *api)
+    assert code == 0
+    assert json.loads(capsys.readouterr().out)["enabled"] is False
+    await invoke(bridge_server, "core:get_data", {"key": "k"}, agent)
+    await asyncio.sleep(0.3)
+    stored = await invoke(bridge_server, "core:get_data", {"key": "yaml-ran"}, agent)
+    assert stored["result"]["exists"] is False  # disabled: it did not act
+    code = await asyncio.to_thread(cli, "automations", "list", *api)
+    assert code == 0
+    assert capsys.readouterr().out.startswith("from-yaml  disabled")
+    code = await asyncio.to_thread(cli, "automations", "delete", "from-yaml", *api)
+    assert code == 0
+    assert json.loads(capsys.readouterr().out) == {"id": "from-yaml", "deleted": True}
