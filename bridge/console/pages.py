@@ -36,6 +36,7 @@ from bridge.errors import (
 PAGES: tuple[tuple[str, str], ...] = (
     ("home", "Home"),
     ("approvals", "Approvals"),
+    ("rules", "Rules"),
     ("devices", "Devices"),
     ("tokens", "Agents"),
     ("mesh", "Mesh"),

@@ -254,6 +254,55 @@ async function approvals(subscribe = true) {
   if (subscribe) events("approval.", () => approvals(false));
 }
 
+// ---- rules ---------------------------------------------------------------------------
+
+async function setRule(id, enabled) {
+  try {
+    await api("PATCH", `/v1/automations/${encodeURIComponent(id)}`, { enabled });
+    status(enabled ? "Rule enabled" : "Rule disabled", "ok");
+  } catch (err) { status(`Not changed: ${err.message}`, "error"); }
+  await rules(false);
+}
+
+// Why a run did (not) act, in words: from its audit record.
+function runWords(run) {
+  const actions = run.details?.actions ?? [];
+  if (run.decision === "allowed") {
+    const failed = actions.filter((a) => a.ok === false).map((a) => a.error ?? a.type);
+    return failed.length ? `tried, failed: ${failed.join(", ")}` : "acted";
+  }
+  if (run.decision === "conditions_not_met") {
+    return `did not act: ${actions[0]?.condition?.why ?? "a condition did not hold"}`;
+  }
+  return `did not act: ${run.decision.replaceAll("_", " ")}`;
+}
+
+function triggerWords(t) {
+  if (t.type === "device_event") return `device ${t.device_id} reports ${t.event}`;
+  if (t.type === "state") return `device ${t.device_id} ${t.path} changes`;
+  if (t.type === "time") return `${t.at} (${t.timezone})`;
+  if (t.type === "sun") return `${t.event} ${t.offset_min ? `${t.offset_min} min` : ""}`;
+  return `${t.tool} ${t.status ?? "completed"}`;
+}
+
+async function rules(subscribe = true) {
+  const listed = await api("GET", "/v1/automations");
+  const shown = await Promise.all(listed.rules.map((r) => api("GET", `/v1/automations/${encodeURIComponent(r.id)}`)));
+  const items = shown.map((r) => el("li", { class: "card rule", "data-rule": r.id },
+    el("h3", {}, r.name),
+    el("p", {}, "When ", triggerWords(r.trigger), " · by ", el("strong", {}, r.creator)),
+    el("p", { class: "state" }, r.enabled ? r.status.replaceAll("_", " ") : "disabled", r.reason ? ` — ${r.reason}` : ""),
+    el("p", { class: "devices" }, "Devices: ", r.devices.length ? r.devices.join(", ") : "none"),
+    el("div", { class: "controls" },
+      el("button", { type: "button", class: "toggle", "aria-label": `${r.enabled ? "Disable" : "Enable"} rule ${r.name}`, onclick: () => setRule(r.id, !r.enabled) }, r.enabled ? "Disable" : "Enable")),
+    el("h4", {}, "Last runs"),
+    el("ol", { class: "runs" }, r.runs.length ? r.runs.slice(0, 5).map((run) => el("li", { "data-decision": run.decision },
+      `${new Date(run.ts * 1000).toLocaleString()}: ${runWords(run)}`)) : el("li", {}, "Not run yet."))));
+  content.replaceChildren(
+    el("ul", { class: "rules", id: "rules" }, items.length ? items : el("li", {}, "No rules yet.")));
+  if (subscribe) events("automation.", () => rules(false));
+}
+
 // ---- devices -------------------------------------------------------------------------
 
 // Verhoeff check digit of Matter manual pairing codes.
@@ -577,7 +626,7 @@ async function audit() {
   await load();
 }
 
-const PAGES = { home, approvals, devices: devicesPage, tokens, mesh, audit, health };
+const PAGES = { home, approvals, rules, devices: devicesPage, tokens, mesh, audit, health };
 
 if (content && PAGES[pageName]) {
   PAGES[pageName]().catch((err) => {
