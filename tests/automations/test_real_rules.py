@@ -367,3 +367,36 @@ async def test_a_lock_rule_waits_for_approval(
     (row,) = await runs(home, "lock-on-press", 1)
     assert row["outcome"] == "completed"
 
+
+
+@pytest.mark.browser
+async def test_the_home_page_shows_which_devices_a_rule_touches(
+    home: Home, devices: dict[Kind, tuple[VirtualDevice, int]]
+) -> None:
+    from bridge.cli.console import make_link
+    from tests.console.browser import chromium, wait_for
+
+    button, light = did(devices, Kind.BUTTON), did(devices, Kind.LIGHT)
+    status, rule = await create(home, home.token(*ADMIN), {
+        "id": "porch", "name": "Porch light",
+        "trigger": {"type": "device_event", "device_id": button, "event": "switch.long_press"},
+        "actions": [{"type": "call", "tool": tool(home, "on", light)}],
+    })  # fmt: skip
+    assert status == 201, rule
+    assert rule["devices"] == sorted([button, light])
+
+    def look() -> dict[str, str]:
+        from selenium.webdriver.common.by import By
+
+        with chromium() as driver:
+            driver.get(make_link(home.service.state_dir, home.url, label="owner"))
+            driver.find_element(By.CSS_SELECTOR, "#use-link").click()
+            wait_for(lambda: driver.current_url.endswith("/console/home"), what="signed in")
+            wait_for(lambda: driver.find_elements(By.CSS_SELECTOR, "p.rules-of"), what="marks")
+            return {card.get_attribute("data-device"): card.find_element(
+                        By.CSS_SELECTOR, "p.rules-of").text
+                    for card in driver.find_elements(By.CSS_SELECTOR, "article.device")
+                    if card.find_elements(By.CSS_SELECTOR, "p.rules-of")}  # fmt: skip
+
+    marks = await asyncio.to_thread(look)
+    assert marks == {button: "Rules: Porch light", light: "Rules: Porch light"}

@@ -175,6 +175,21 @@ function refreshCard(device) {
   }
 }
 
+// Which rules watch or act on each device card (the rules the session may see).
+async function markRuleDevices() {
+  let listed;
+  try { listed = await api("GET", "/v1/automations"); } catch { return; }
+  for (const rule of listed.rules) {
+    for (const id of rule.devices) {
+      const card = document.getElementById(`dev-${id}`);
+      if (!card) continue;
+      let line = card.querySelector('[data-role="rules"]');
+      if (!line) { line = el("p", { class: "rules-of", "data-role": "rules" }, "Rules:"); card.append(line); }
+      line.append(` ${rule.name}`);
+    }
+  }
+}
+
 async function home() {
   const data = await api("GET", "/console/api/state");
   devices.clear();
@@ -192,6 +207,7 @@ async function home() {
     content.append(el("section", { class: "room", "aria-labelledby": rid },
       el("h2", { id: rid }, room), el("div", { class: "grid" }, list.map(deviceCard))));
   }
+  markRuleDevices();
   events("device.,registry.", (event) => {
     if (event.type === "device.state") {
       const device = devices.get(event.data.device_id);
