@@ -61,6 +61,7 @@ NOTIFY_TIMEOUT_S = 5.0
 MANAGE = "automations:manage"
 CREATE = "automations:create"
 READ = "automations:read"
+NOTIFY = "automations:notify"  # webhook actions: the bridge sends HTTP where a rule says
 # Words in a tool's tags or name that make a rule acting through it need approval.
 _GUARDED = ("lock", "door", "garage", "gate")
 
@@ -199,7 +200,12 @@ class AutomationRunner:
         if rule.id in self._rules:
             raise ConflictError(f"a rule '{rule.id}' exists", {"rule": rule.id})
         permissions = self._rule_permissions(token, rule)
+        self._check_reads(rule, permissions)
         guarded = self._check_actions(rule, permissions)
+        if any(a["type"] == "notify" for a in rule.actions) and not _holds(token, NOTIFY):
+            raise PermissionDeniedError(
+                f"a rule that sends webhook notifications needs the permission '{NOTIFY}'",
+                {"required": NOTIFY})  # fmt: skip
         now = time.time()
         agent = f"automation:{rule.id}"
         raw = issue_token(self.pipeline.key, agent_id=agent, permissions=permissions,
@@ -287,6 +293,20 @@ class AutomationRunner:
                 "a rule's permissions must be a subset of its creator's",
                 {"beyond": beyond[:16]})  # fmt: skip
         return list(rule.permissions)
+
+    def _check_reads(self, rule: Rule, permissions: list[str]) -> None:
+        """Refuse a trigger or condition on a device the rule's token may not read.
+
+        Its runs' audit records say what a condition saw: they must not show a device
+        its creator could not read.
+        """
+        for part in (rule.trigger, *rule.conditions):
+            device = part.get("device_id")
+            if isinstance(device, str) and not any(
+                    covers(p, f"device:read:{device}") for p in permissions):  # fmt: skip
+                raise PermissionDeniedError(
+                    f"the rule may not watch device {device}: its creator may not read it",
+                    {"required": f"device:read:{device}"})  # fmt: skip
 
     def _check_actions(self, rule: Rule, permissions: list[str]) -> list[str]:
         """Refuse actions the rule's token may not take; return tools needing approval."""

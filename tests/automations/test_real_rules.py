@@ -284,7 +284,7 @@ async def test_a_narrow_agents_rule_cannot_act_beyond_it(
 ) -> None:
     button, light, other = (did(devices, k) for k in (Kind.BUTTON, Kind.LIGHT, Kind.LIGHT2))
     narrow = home.token("automations:create", f"device:control:{light}", f"device:read:{light}",
-                        agent_id="narrow-agent")  # fmt: skip
+                        f"device:read:{button}", agent_id="narrow-agent")  # fmt: skip
     trigger = {"type": "device_event", "device_id": button, "event": "switch.initial_press"}
     # Acting on a light the agent may not control: refused when the rule is made.
     status, answer = await create(home, narrow, {
@@ -311,7 +311,8 @@ async def test_a_narrow_agents_rule_cannot_act_beyond_it(
         "actions": [{"type": "call", "tool": tool(home, "on", light)}],
     })  # fmt: skip
     assert status == 201, rule
-    assert rule["token_permissions"] == [f"device:control:{light}", f"device:read:{light}"]
+    assert rule["token_permissions"] == [
+        f"device:control:{light}", f"device:read:{light}", f"device:read:{button}"]
     assert not any(p.startswith("automations:") for p in rule["token_permissions"])
     # Another agent does not see it; its creator does.
     status, listed = await home.request("GET", "/v1/automations",

@@ -209,3 +209,54 @@ async def test_cli_creates_rules_from_yaml_and_manages_them(
     code = await asyncio.to_thread(cli, "automations", "delete", "from-yaml", *api)
     assert code == 0
     assert json.loads(capsys.readouterr().out) == {"id": "from-yaml", "deleted": True}
+
+
+async def test_a_rule_may_watch_only_devices_its_creator_may_read(
+    bridge_server: BridgeServer,
+) -> None:
+    agent = token(bridge_server, "automations:create", "storage:*", "device:read:2-1")
+    doc = on_read("peek", conditions=[{"type": "state", "device_id": "9-1", "path": "1/6/0",
+                                       "equals": True}])  # fmt: skip
+    status, answer = await call(bridge_server, "POST", "/v1/automations", agent, doc)
+    assert status == 403, answer
+    assert answer["error"]["details"] == {"required": "device:read:9-1"}
+    doc["conditions"][0]["device_id"] = "2-1"
+    status, answer = await call(bridge_server, "POST", "/v1/automations", agent, doc)
+    assert status == 201, answer
+
+
+async def test_notify_posts_to_the_webhook_and_needs_its_permission(
+    bridge_server: BridgeServer,
+) -> None:
+    from aiohttp import web
+
+    got: list[dict[str, Any]] = []
+
+    async def hook(request: web.Request) -> web.Response:
+        got.append(await request.json())
+        return web.json_response({})
+
+    app = web.Application()
+    app.router.add_post("/hook", hook)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    try:
+        doc = on_read("tell", actions=[{"type": "notify", "url": f"http://127.0.0.1:{port}/hook",
+                                        "message": "someone read the store"}])  # fmt: skip
+        plain = token(bridge_server, "automations:create", "storage:*")
+        status, answer = await call(bridge_server, "POST", "/v1/automations", plain, doc)
+        assert status == 403, answer
+        assert answer["error"]["details"] == {"required": "automations:notify"}
+        allowed = token(bridge_server, "automations:create", "automations:notify", "storage:*")
+        status, answer = await call(bridge_server, "POST", "/v1/automations", allowed, doc)
+        assert status == 201, answer
+        await invoke(bridge_server, "core:get_data", {"key": "k"}, allowed)
+        (row,) = await audit_rows(bridge_server.service, "tell", 1)
+        assert row["details"]["actions"] == [{"type": "notify", "ok": True, "status": 200}]
+        assert [(g["rule"], g["message"]) for g in got] == [("tell", "someone read the store")]
+        assert got[0]["run_id"] == row["call_id"]
+    finally:
+        await runner.cleanup()
