@@ -260,3 +260,23 @@ async def test_notify_posts_to_the_webhook_and_needs_its_permission(
         assert got[0]["run_id"] == row["call_id"]
     finally:
         await runner.cleanup()
+
+
+async def test_test_says_why_a_rule_would_not_act_and_acts_on_nothing(
+    bridge_server: BridgeServer,
+) -> None:
+    agent = token(bridge_server, "automations:create", "storage:*")
+    never = [{"type": "time_window", "after": "03:00", "before": "03:00",
+              "timezone": "Europe/Berlin"}]  # fmt: skip
+    for rule_id, conditions in (("quiet", never), ("ready", [])):
+        status, made = await call(bridge_server, "POST", "/v1/automations", agent,
+                                  on_read(rule_id, conditions=conditions))  # fmt: skip
+        assert status == 201, made
+    status, quiet = await call(bridge_server, "POST", "/v1/automations/quiet/test", agent)
+    assert status == 200, quiet
+    assert quiet["would_act"] is False
+    assert quiet["blocked_by"]["why"] == "outside the time window"
+    status, ready = await call(bridge_server, "POST", "/v1/automations/ready/test", agent)
+    assert (ready["would_act"], ready["blocked_by"]) == (True, None)
+    stored = await invoke(bridge_server, "core:get_data", {"key": "ready-ran"}, agent)
+    assert stored["result"]["exists"] is False  # testing acted on nothing
