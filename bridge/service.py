@@ -34,6 +34,7 @@ from bridge.tools.manifest import ManifestResult, load_manifest
 from bridge.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
+    from bridge.automations import AutomationRunner
     from bridge.invocation.pipeline import Pipeline
     from bridge.matter.component import MatterComponent
     from bridge.mesh.node import MeshNode
@@ -79,6 +80,7 @@ class BridgeService:
         self.intents: IntentEngine | None = None
         self.mcp_hub: McpHub | None = None
         self.mesh: MeshNode | None = None
+        self.automations: AutomationRunner | None = None
         self.started_at: float | None = None
         self._db: Database | None = None
         # Tools this service registered itself (core + manifest), removed again on stop.
@@ -157,6 +159,7 @@ class BridgeService:
                 ("voice", self._build_voice),
                 ("mcp_hub", self._build_mcp_hub),
                 ("mesh", self._build_mesh),
+                ("automations", self._build_automations),
             ):
                 component = build()
                 if component is not None:
@@ -317,6 +320,26 @@ class BridgeService:
                                          tool_for=bridge.tool_for)  # fmt: skip
         self.intents = component.engine
         return component
+
+    def _build_automations(self) -> Component | None:
+        """Return the automations runner on this start's database and pipeline."""
+        if self.invocation is None:
+            self.automations = None
+            return None
+        from bridge.automations import AutomationRunner, RuleStore
+
+        matter = self.matter
+
+        def state_of(device_id: str, path: str) -> Any:
+            node_id = device_id.split("-", 1)[0]
+            node = matter.bridge.adapter.node(int(node_id)) if matter is not None else None
+            return node.attributes.get(path) if node is not None else None
+
+        self.automations = AutomationRunner(
+            pipeline=self.invocation, registry=self.registry, events=self.events,
+            store=RuleStore(self.db), state_of=state_of,
+        )  # fmt: skip
+        return self.automations
 
     def _build_mcp_hub(self) -> Component | None:
         """Return the McpHub when MCP servers are configured."""

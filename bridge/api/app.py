@@ -17,6 +17,7 @@ from typing import Any
 from aiohttp import ClientPayloadError, web
 
 from bridge.api import (
+    automations_routes,
     bearer,
     calls_ws_routes,
     client_tools_routes,
@@ -59,6 +60,7 @@ ROUTE_MODULES = (
     client_tools_routes,
     toolmanager_routes,
     tokens_routes,
+    automations_routes,
 )
 
 

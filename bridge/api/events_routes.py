@@ -24,7 +24,7 @@ from bridge.sources.client_tools import TOOL_USE
 
 DEFAULT_TYPES = ("tool_call.", "registry.", "approval.", "tool_use")
 ALLOWED_PREFIXES = ("tool_call.", "registry.", "approval.", "device.", "commissioning.", "mesh.",
-                    "tool_use", "job.")  # fmt: skip
+                    "tool_use", "job.", "automation.")  # fmt: skip
 MAX_SESSION = 128
 RECHECK_S = 5.0  # how often an open socket's token is verified again (and at its expiry)
 WS_POLICY_VIOLATION = 1008
@@ -46,6 +46,11 @@ def _visible(event: Event, token: AgentToken, session: str | None) -> bool:
         return event.data.get("tokenId") == token.id or any(
             covers(p, "admin:jobs") for p in token.permissions
         )
+    if event.type.startswith("automation."):
+        # A rule's runs and changes: to its creator and to who may read every rule.
+        return event.data.get("creator") == token.agent_id or any(
+            covers(p, "automations:read") or covers(p, "automations:manage")
+            for p in token.permissions)  # fmt: skip
     if event.type.startswith("approval."):
         return any(covers(p, "admin:approve") for p in token.permissions)
     if event.type.startswith("device."):

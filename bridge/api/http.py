@@ -28,6 +28,7 @@ from bridge.jsonlimits import DEFAULT_LIMITS, JsonLimits
 
 if TYPE_CHECKING:
     from bridge.auth.tokens import AgentToken
+    from bridge.automations import AutomationRunner
     from bridge.config import ApiConfig, BridgeConfig
     from bridge.events import EventBus
     from bridge.invocation.messages import ToolResponse
@@ -82,6 +83,10 @@ class ApiHost(Protocol):
     @property
     def matter(self) -> MatterComponent | None:
         """Return the Matter source, ``None`` when it is off."""
+
+    @property
+    def automations(self) -> AutomationRunner | None:
+        """Return the automations runner, ``None`` when it is off."""
 
     @property
     def intents(self) -> SpokenCommands | None:

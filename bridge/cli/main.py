@@ -34,6 +34,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "bridge.cli.invoke",
     "bridge.cli.audit",
     "bridge.cli.approvals",
+    "bridge.cli.automations",
     "bridge.cli.mcp",
     "bridge.cli.console",
 )

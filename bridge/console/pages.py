@@ -37,6 +37,7 @@ from bridge.errors import (
 PAGES: tuple[tuple[str, str], ...] = (
     ("home", "Home"),
     ("approvals", "Approvals"),
+    ("rules", "Rules"),
     ("devices", "Devices"),
     ("tokens", "Agents"),
     ("mesh", "Mesh"),

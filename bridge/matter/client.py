@@ -364,6 +364,19 @@ class MatterAdapter:
                 self._emit(AdapterEvent(kind=AdapterEventKind.NODE_REMOVED, node_id=data))
         elif event == "server_shutdown":
             self._emit(AdapterEvent(kind=AdapterEventKind.SERVER_SHUTDOWN))
+        elif event == "node_event":
+            self._on_node_event(data)
+
+    def _on_node_event(self, data: Any) -> None:
+        """Report a device's Matter event (a press, an alarm) as ``NODE_EVENT``."""
+        if not isinstance(data, dict):
+            return
+        ids = [data.get(k) for k in ("node_id", "endpoint_id", "cluster_id", "event_id")]
+        if not all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
+            return
+        node_id, endpoint, cluster, event_id = ids
+        self._emit(AdapterEvent(kind=AdapterEventKind.NODE_EVENT, node_id=node_id,
+                                path=f"{endpoint}/{cluster}/{event_id}", value=data))  # fmt: skip
 
     def _on_attribute_message(self, data: Any) -> None:
         if not isinstance(data, list) or len(data) != 3:

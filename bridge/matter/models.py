@@ -118,6 +118,9 @@ class AdapterEventKind(StrEnum):
     NODE_REMOVED = "node_removed"
     ATTRIBUTE_UPDATED = "attribute_updated"
     SERVER_SHUTDOWN = "server_shutdown"
+    # A device reported a Matter event: ``path`` is "endpoint/cluster/event", ``value``
+    # the controller's event document (event_number, timestamp, data by field name).
+    NODE_EVENT = "node_event"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

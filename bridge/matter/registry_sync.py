@@ -15,6 +15,7 @@ import itertools
 import logging
 import sqlite3
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -30,6 +31,7 @@ from bridge.errors import (
 from bridge.events import EventBus
 from bridge.matter.client import MatterAdapter
 from bridge.matter.cluster_maps import ClusterMap, load_cluster_maps
+from bridge.matter.device_events import describe
 from bridge.matter.devices import (
     BASIC_INFORMATION,
     BRIDGED_BASIC_INFORMATION,
@@ -79,6 +81,7 @@ TEST_NODE_START = 900_000
 # A re-sync works for at most this long, then lets other work run for as long (a yield
 # of one loop round is not enough: a call needs several rounds).
 RESYNC_SLICE_S = 0.003
+SEEN_EVENTS = 4096  # Matter events remembered to drop exact repeats
 
 # Clusters the device model itself is built from (names, device types, endpoints, parts):
 # a report in one of them rebuilds the node.
@@ -279,6 +282,9 @@ class MatterToolSync:
         self._devices: dict[str, Device] = {}
         self._tools: dict[str, GeneratedTool] = {}
         self._tool_device: dict[str, str | None] = {}
+        # (node, event number) of the Matter events already published: a controller that
+        # sends one again (a resubscription) does not make a button press twice.
+        self._seen_events: OrderedDict[tuple[int, int], None] = OrderedDict()
         self._unsubscribe: Any = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._unsaved_slugs: set[str] = set()  # device ids whose slug is not stored yet
@@ -401,6 +407,8 @@ class MatterToolSync:
             if self._dirty is not None:
                 self._dirty.add(event.node_id)
             self.refresh_node(event.node_id, event.path, event.value)
+        elif kind is AdapterEventKind.NODE_EVENT and event.node_id is not None:
+            self.publish_device_event(event.node_id, event.value)
         elif kind in (AdapterEventKind.DISCONNECTED, AdapterEventKind.SERVER_SHUTDOWN):
             self._cancel_resync()
             self._mark_all_unavailable()
@@ -546,6 +554,38 @@ class MatterToolSync:
         device = self._devices.get(f"{node_id}-{endpoint}")
         attrs = device.clusters.get(cluster) if device is not None else None
         return attrs is not None and attribute in attrs and attrs[attribute] == value
+
+    def publish_device_event(self, node_id: int, doc: Mapping[str, Any]) -> None:
+        """Publish one Matter event of a device as ``device.event`` (stable type, fields).
+
+        The event names the device (``node-endpoint``, the id visibility is checked
+        against), its stable ``event`` type, a ``summary`` and human ``fields``, and the
+        Matter ids it came from. An exact repeat (same node and event number) is dropped.
+        """
+        endpoint, cluster, event_id = (doc.get(k) for k in ("endpoint_id", "cluster_id",
+                                                             "event_id"))  # fmt: skip
+        number = doc.get("event_number")
+        if isinstance(number, int):
+            key = (node_id, number)
+            if key in self._seen_events:
+                return
+            self._seen_events[key] = None
+            if len(self._seen_events) > SEEN_EVENTS:
+                self._seen_events.popitem(last=False)
+        if self.events is None or not isinstance(cluster, int) or not isinstance(event_id, int):
+            return
+        described = describe(cluster, event_id, doc.get("data"))
+        device_id = f"{node_id}-{endpoint}"
+        device = self._devices.get(device_id)
+        self.events.publish("device.event", {
+            "device_id": device_id,
+            "name": device.name if device is not None else None,
+            "event": described.type,
+            "summary": described.summary,
+            "fields": described.fields,
+            "matter": {"endpoint_id": endpoint, "cluster_id": cluster, "event_id": event_id,
+                       "event_number": number, "timestamp_ms": doc.get("timestamp")},
+        })  # fmt: skip
 
     def _absorb(self, node_id: int, path: str, value: Any) -> bool:
         """Put a reported value into the device cache if no tool depends on it.

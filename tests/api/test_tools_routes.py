@@ -61,7 +61,8 @@ async def test_healthz(server: BridgeServer) -> None:
     status, body = await get(server, "/healthz")
     assert status == 200
     assert body["status"] == "ok"
-    assert body["tools"] == 2 + 3 + 1 + 330
+    # + the five automations:* rule tools the automations runner registers
+    assert body["tools"] == 2 + 3 + 1 + 330 + 5
     assert body["components"]["matter"] is False
     assert body["components"]["mesh"] is False
     assert body["problems"] == []
@@ -151,7 +152,8 @@ async def test_healthz_reports_a_broken_manifest_by_position_only(
     assert status == 200
     assert "SECRET" not in text
     body = json.loads(text)
-    assert (body["status"], body["tools"]) == ("degraded", 2)
+    # core's two and the five automations:* rule tools
+    assert (body["status"], body["tools"]) == ("degraded", 2 + 5)
     assert body["problems"] == [
         {"component": "tools_manifest", "entry": None, "name": None, "source": None,
          # Column 32: the second ':' inside the flow mapping, right after the secret.

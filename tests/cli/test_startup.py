@@ -31,7 +31,8 @@ def test_building_the_parser_leaves_the_matter_sdk_unimported() -> None:
     result = json.loads(done.stdout)
     assert result["heavy"] == []
     assert result["commands"] == [
-        "approvals", "audit", "commission", "config", "console", "demo", "devices", "doctor",
+        "approvals", "audit", "automations", "commission", "config", "console", "demo",
+        "devices", "doctor",
         "generate", "invoke", "keys", "mcp", "mesh", "rooms", "run", "say", "token", "tools",
         "wyoming",
     ]

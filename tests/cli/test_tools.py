@@ -48,11 +48,17 @@ def test_validate_reports_each_problem(tmp_path: Path, capsys: pytest.CaptureFix
     ]
 
 
+RULE_TOOLS = [f"automations:{name}@1.0.0" for name in (
+    "create_rule", "delete_rule", "list_rules", "set_rule_enabled", "test_rule")]
+
+
 def test_list_show_discover(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     state = str(tmp_path / "state")
     assert main(["tools", "--state-dir", state, "list", "--json"]) == 0
     listed = json.loads(capsys.readouterr().out)
-    assert [t["identity"] for t in listed] == ["core:get_data@1.0.0", "core:store_data@1.0.0"]
+    # The automations runner's rule tools, then core's.
+    assert [t["identity"] for t in listed] == [
+        *RULE_TOOLS, "core:get_data@1.0.0", "core:store_data@1.0.0"]
     assert main(["tools", "--state-dir", state, "show", "store_data"]) == 0
     shown = json.loads(capsys.readouterr().out)
     assert shown["tool"]["requires"]["permissions"] == ["storage:write"]
@@ -77,6 +83,7 @@ def test_list_with_manifest(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert main(["--config", str(config), "tools", "list"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert [line.split()[0] for line in lines] == [
+        *RULE_TOOLS,
         "core:get_data@1.0.0",
         "core:store_data@1.0.0",
         "custom:hello@1.0.0",

@@ -175,6 +175,21 @@ function refreshCard(device) {
   }
 }
 
+// Which rules watch or act on each device card (the rules the session may see).
+async function markRuleDevices() {
+  let listed;
+  try { listed = await api("GET", "/v1/automations"); } catch { return; }
+  for (const rule of listed.rules) {
+    for (const id of rule.devices) {
+      const card = document.getElementById(`dev-${id}`);
+      if (!card) continue;
+      let line = card.querySelector('[data-role="rules"]');
+      if (!line) { line = el("p", { class: "rules-of", "data-role": "rules" }, "Rules:"); card.append(line); }
+      line.append(` ${rule.name}`);
+    }
+  }
+}
+
 async function home() {
   const data = await api("GET", "/console/api/state");
   devices.clear();
@@ -192,6 +207,7 @@ async function home() {
     content.append(el("section", { class: "room", "aria-labelledby": rid },
       el("h2", { id: rid }, room), el("div", { class: "grid" }, list.map(deviceCard))));
   }
+  markRuleDevices();
   events("device.,registry.", (event) => {
     if (event.type === "device.state") {
       const device = devices.get(event.data.device_id);
@@ -252,6 +268,55 @@ async function approvals(subscribe = true) {
     for (const span of document.querySelectorAll(".left")) span.textContent = timeLeft(Number(span.dataset.expires));
   }, 1000);
   if (subscribe) events("approval.", () => approvals(false));
+}
+
+// ---- rules ---------------------------------------------------------------------------
+
+async function setRule(id, enabled) {
+  try {
+    await api("PATCH", `/v1/automations/${encodeURIComponent(id)}`, { enabled });
+    status(enabled ? "Rule enabled" : "Rule disabled", "ok");
+  } catch (err) { status(`Not changed: ${err.message}`, "error"); }
+  await rules(false);
+}
+
+// Why a run did (not) act, in words: from its audit record.
+function runWords(run) {
+  const actions = run.details?.actions ?? [];
+  if (run.decision === "allowed") {
+    const failed = actions.filter((a) => a.ok === false).map((a) => a.error ?? a.type);
+    return failed.length ? `tried, failed: ${failed.join(", ")}` : "acted";
+  }
+  if (run.decision === "conditions_not_met") {
+    return `did not act: ${actions[0]?.condition?.why ?? "a condition did not hold"}`;
+  }
+  return `did not act: ${run.decision.replaceAll("_", " ")}`;
+}
+
+function triggerWords(t) {
+  if (t.type === "device_event") return `device ${t.device_id} reports ${t.event}`;
+  if (t.type === "state") return `device ${t.device_id} ${t.path} changes`;
+  if (t.type === "time") return `${t.at} (${t.timezone})`;
+  if (t.type === "sun") return `${t.event} ${t.offset_min ? `${t.offset_min} min` : ""}`;
+  return `${t.tool} ${t.status ?? "completed"}`;
+}
+
+async function rules(subscribe = true) {
+  const listed = await api("GET", "/v1/automations");
+  const shown = await Promise.all(listed.rules.map((r) => api("GET", `/v1/automations/${encodeURIComponent(r.id)}`)));
+  const items = shown.map((r) => el("li", { class: "card rule", "data-rule": r.id },
+    el("h3", {}, r.name),
+    el("p", {}, "When ", triggerWords(r.trigger), " · by ", el("strong", {}, r.creator)),
+    el("p", { class: "state" }, r.enabled ? r.status.replaceAll("_", " ") : "disabled", r.reason ? ` — ${r.reason}` : ""),
+    el("p", { class: "devices" }, "Devices: ", r.devices.length ? r.devices.join(", ") : "none"),
+    el("div", { class: "controls" },
+      el("button", { type: "button", class: "toggle", "aria-label": `${r.enabled ? "Disable" : "Enable"} rule ${r.name}`, onclick: () => setRule(r.id, !r.enabled) }, r.enabled ? "Disable" : "Enable")),
+    el("h4", {}, "Last runs"),
+    el("ol", { class: "runs" }, r.runs.length ? r.runs.slice(0, 5).map((run) => el("li", { "data-decision": run.decision },
+      `${new Date(run.ts * 1000).toLocaleString()}: ${runWords(run)}`)) : el("li", {}, "Not run yet."))));
+  content.replaceChildren(
+    el("ul", { class: "rules", id: "rules" }, items.length ? items : el("li", {}, "No rules yet.")));
+  if (subscribe) events("automation.", () => rules(false));
 }
 
 // ---- devices -------------------------------------------------------------------------
@@ -577,7 +642,7 @@ async function audit() {
   await load();
 }
 
-const PAGES = { home, approvals, devices: devicesPage, tokens, mesh, audit, health };
+const PAGES = { home, approvals, rules, devices: devicesPage, tokens, mesh, audit, health };
 
 if (content && PAGES[pageName]) {
   PAGES[pageName]().catch((err) => {

@@ -1,0 +1,11 @@
+"""Automations: rules (trigger, conditions, actions) run on the bridge with their own token.
+
+The front door: ``AutomationRunner`` (loads, watches, runs, manages), ``RuleStore``,
+``Rule`` and ``rule_schema``. Details: docs/automations.md.
+"""
+
+from bridge.automations.rules import Rule, rule_schema
+from bridge.automations.runner import AutomationRunner
+from bridge.automations.store import RuleStore
+
+__all__ = ["AutomationRunner", "Rule", "RuleStore", "rule_schema"]

@@ -1,0 +1,600 @@
+"""The automations runner: a face whose "caller" is a rule, acting with the rule's own token.
+
+It watches the event bus (``device.event``, ``device.state``, ``tool_call.status``) and a
+clock (time and sun triggers), checks a rule's conditions and runs its actions: tool
+calls through the one pipeline (``Invoker.invoke`` with the rule's token — permission
+checks, confirmations by a person, rate limits and the audit of each call as for any
+caller), delays and webhook notifications. Every run, acted or not, is an audit record
+(``tool = automation:<id>``) holding its trigger and what each action did.
+
+Safe running:
+- a rule runs at most ``rate_limit_per_minute`` times a minute (further triggers are
+  audited ``rate_limited``), one run of a rule at a time (``busy``), at most
+  ``max_concurrent`` runs at once;
+- a trigger caused by the rule's own last run (a device it acted on reporting within
+  ``CYCLE_WINDOW_S``, or a call it made) counts as a re-trigger; after ``MAX_CHAIN`` in
+  a row the rule is stopped (status ``stopped``) with an ``automation.stopped`` event;
+- time and sun triggers missed while the bridge was down are not replayed: the next
+  instant is computed from the clock at start (and ``last_fired`` in SQLite keeps one
+  instant from firing twice).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+import uuid
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import aiohttp
+
+from bridge.auth.approvals import ApprovalStatus
+from bridge.auth.audit import AuditEntry
+from bridge.auth.permissions import PermissionChecker, covers
+from bridge.auth.tokens import AgentToken, issue_token
+from bridge.automations.rules import Rule, compare, in_window, next_time
+from bridge.automations.store import RuleStore, Status, StoredRule
+from bridge.automations.tools import rule_tools
+from bridge.errors import (
+    BridgeError,
+    ConflictError,
+    NotFoundError,
+    PermissionDeniedError,
+)
+from bridge.events import Event, EventBus, Subscription
+from bridge.invocation.messages import RequestContext, ToolRequest
+from bridge.invocation.pipeline import Pipeline
+from bridge.tools.registry import ToolRegistry
+
+LOGGER = logging.getLogger(__name__)
+
+RULE_TOKEN_TTL_S = 365 * 86_400.0
+CYCLE_WINDOW_S = 3.0
+MAX_CHAIN = 3
+APPROVAL_TIMEOUT_S = 24 * 3600.0
+NOTIFY_TIMEOUT_S = 5.0
+MANAGE = "automations:manage"
+CREATE = "automations:create"
+READ = "automations:read"
+NOTIFY = "automations:notify"  # webhook actions: the bridge sends HTTP where a rule says
+# Words in a tool's tags or name that make a rule acting through it need approval.
+_GUARDED = ("lock", "door", "garage", "gate")
+
+StateReader = Callable[[str, str], Any]
+
+
+@dataclass(slots=True)
+class _Live:
+    """What the runner keeps about one loaded rule between runs."""
+
+    stored: StoredRule
+    token: AgentToken | None
+    runs: deque[float] = field(default_factory=lambda: deque(maxlen=600))
+    busy: bool = False
+    acted_on: frozenset[str] = frozenset()
+    acted_until: float = 0.0
+    chain: int = 0
+    state_truth: bool | None = None
+    last_value: Any = None
+    pending: asyncio.Task[None] | None = None
+    next_at: float | None = None
+
+
+class AutomationRunner:
+    """Loads rules, watches triggers, runs actions with each rule's own token."""
+
+    def __init__(
+        self,
+        *,
+        pipeline: Pipeline,
+        registry: ToolRegistry,
+        events: EventBus,
+        store: RuleStore,
+        state_of: StateReader | None = None,
+        clock: Callable[[], float] = time.time,
+        tick_s: float = 1.0,
+        max_concurrent: int = 8,
+    ) -> None:
+        self.pipeline = pipeline
+        self.registry = registry
+        self.events = events
+        self.store = store
+        self.state_of = state_of
+        self.clock = clock
+        self.tick_s = tick_s
+        self._slots = asyncio.Semaphore(max_concurrent)
+        self._rules: dict[str, _Live] = {}
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._sub: Subscription | None = None
+        self._checker = PermissionChecker()
+        self._own_tools: list[str] = []
+
+    # -- lifecycle --------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Load the stored rules, then watch the bus and the clock."""
+        for stored in self.store.all():
+            self._load(stored)
+        for defn, handler in rule_tools(self):
+            self._own_tools.append(self.registry.register(defn, handler).identity)
+        self._sub = self.events.subscribe("device.event", "device.state", "tool_call.status")
+        self._spawn(self._watch(self._sub))
+        self._spawn(self._tick())
+
+    async def stop(self) -> None:
+        """Stop watching and cancel running work."""
+        if self._sub is not None:
+            self.events.unsubscribe(self._sub)
+            self._sub = None
+        while self._own_tools:
+            self.registry.unregister(self._own_tools.pop())
+        tasks, self._tasks = set(self._tasks), set()
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+    def _spawn(self, coro: Any) -> asyncio.Task[Any]:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    def _load(self, stored: StoredRule) -> None:
+        token = None
+        try:
+            raw = issue_token(self.pipeline.key, agent_id=stored.token_agent,
+                              permissions=stored.token_permissions, ttl_s=stored.token_ttl_s,
+                              now=stored.token_issued_at)  # fmt: skip
+            token = self.pipeline.verifier.verify(raw)
+        except BridgeError as err:
+            LOGGER.warning("automation %s: its token is not usable: %s", stored.rule.id,
+                           err.message)  # fmt: skip
+        live = _Live(stored=stored, token=token)
+        self._rules[stored.rule.id] = live
+        if stored.rule.trigger["type"] in ("time", "sun"):
+            # From now on: an instant missed while the bridge was down is not replayed.
+            since = max(self.clock(), stored.last_fired or 0.0)
+            live.next_at = next_time(stored.rule.trigger, since)
+        if stored.status == Status.AWAITING_APPROVAL and stored.approval_id:
+            self._spawn(self._await_approval(stored.rule.id, stored.approval_id))
+
+    # -- management (called by the API, CLI and MCP faces) -----------------------------
+
+    def verify(self, raw: str) -> AgentToken:
+        """Return the verified token of a caller (raise ``UnauthenticatedError``)."""
+        return self.pipeline.verifier.verify(raw)
+
+    def visible(self, token: AgentToken, stored: StoredRule) -> bool:
+        """Return whether ``token`` may see (and manage, with ``MANAGE``) a rule."""
+        return stored.creator == token.agent_id or _holds(token, MANAGE) or _holds(token, READ)
+
+    def rules(self, token: AgentToken) -> list[dict[str, Any]]:
+        """Return the rules ``token`` may see."""
+        return [self._view(live.stored) for live in self._sorted()
+                if self.visible(token, live.stored)]  # fmt: skip
+
+    def get(self, token: AgentToken, rule_id: str) -> dict[str, Any]:
+        """Return one rule; raise ``NotFoundError`` when absent or not visible."""
+        return self._view(self._own(token, rule_id, write=False).stored)
+
+    async def create(self, token: AgentToken, doc: Any) -> dict[str, Any]:
+        """Create a rule from ``doc`` for the caller ``token``.
+
+        Raise ``PermissionDeniedError`` without ``automations:create``, when the rule's
+        permissions exceed the creator's or an action is beyond them;
+        ``InvalidParamsError`` for a document the schema refuses; ``ConflictError`` for an
+        id in use; ``ToolNotFoundError`` for an unknown action tool. A rule acting on locks
+        or doors is stored ``awaiting_approval`` until a person approves it.
+        """
+        if not (_holds(token, CREATE) or _holds(token, MANAGE)):
+            raise PermissionDeniedError("creating rules needs the permission 'automations:create'",
+                                        {"required": CREATE})  # fmt: skip
+        rule = Rule.from_json(doc)
+        if rule.id in self._rules:
+            raise ConflictError(f"a rule '{rule.id}' exists", {"rule": rule.id})
+        permissions = self._rule_permissions(token, rule)
+        self._check_reads(rule, permissions)
+        guarded = self._check_actions(rule, permissions)
+        if any(a["type"] == "notify" for a in rule.actions) and not _holds(token, NOTIFY):
+            raise PermissionDeniedError(
+                f"a rule that sends webhook notifications needs the permission '{NOTIFY}'",
+                {"required": NOTIFY})  # fmt: skip
+        now = time.time()
+        agent = f"automation:{rule.id}"
+        raw = issue_token(self.pipeline.key, agent_id=agent, permissions=permissions,
+                          ttl_s=RULE_TOKEN_TTL_S, now=now)  # fmt: skip
+        self.pipeline.tokens.record_sync(raw)
+        stored = StoredRule(rule=rule, status=Status.ACTIVE, creator=token.agent_id,
+                            token_agent=agent, token_permissions=tuple(permissions),
+                            token_issued_at=round(now, 3), token_ttl_s=RULE_TOKEN_TTL_S,
+                            created_at=now)  # fmt: skip
+        if guarded:
+            approval = await self.pipeline.approvals.request(
+                call_id=f"rule-{rule.id}-{uuid.uuid4().hex[:8]}", tool=f"automation:{rule.id}",
+                agent_id=token.agent_id, params={"rule": rule.to_json()},
+                message=(f"Allow the rule '{rule.name}' (by {token.agent_id}) to act through "
+                         f"{', '.join(guarded)}?"),
+                required=1, timeout_s=APPROVAL_TIMEOUT_S,
+            )  # fmt: skip
+            stored = replace(stored, status=Status.AWAITING_APPROVAL, approval_id=approval.id,
+                             reason="acts on a lock or door: waits for a person's approval")
+        self.store.put(stored)
+        self._load(stored)
+        self._publish("automation.rule", stored, {"change": "created"})
+        return self._view(stored)
+
+    def set_enabled(self, token: AgentToken, rule_id: str, enabled: bool) -> dict[str, Any]:
+        """Enable or disable a rule (enabling a stopped one restarts it)."""
+        live = self._own(token, rule_id, write=True)
+        stored = live.stored
+        status = Status.ACTIVE if enabled and stored.status == Status.STOPPED else stored.status
+        stored = replace(stored, rule=replace(stored.rule, enabled=enabled), status=status,
+                         reason=None if status == Status.ACTIVE else stored.reason)  # fmt: skip
+        self._save(live, stored)
+        live.chain = 0
+        self._publish("automation.rule", stored, {"change": "enabled" if enabled else "disabled"})
+        return self._view(stored)
+
+    def delete(self, token: AgentToken, rule_id: str) -> dict[str, Any]:
+        """Delete a rule and revoke its token."""
+        live = self._own(token, rule_id, write=True)
+        self.store.delete(rule_id)
+        self._rules.pop(rule_id, None)
+        if live.pending is not None:
+            live.pending.cancel()
+        if live.token is not None:
+            with contextlib.suppress(BridgeError):
+                self.pipeline.revoke(live.token.id)
+        self._publish("automation.rule", live.stored, {"change": "deleted"})
+        return {"id": rule_id, "deleted": True}
+
+    async def test(self, token: AgentToken, rule_id: str) -> dict[str, Any]:
+        """Return what the rule would do now: its conditions' results; nothing is acted on."""
+        live = self._own(token, rule_id, write=False)
+        failed = self._failed_condition(live.stored.rule)
+        return {"id": rule_id, "status": live.stored.status, "enabled": live.stored.rule.enabled,
+                "would_act": failed is None and self._runnable(live) is None,
+                "blocked_by": failed or self._runnable(live),
+                "actions": list(live.stored.rule.actions)}  # fmt: skip
+
+    def runs(self, token: AgentToken, rule_id: str, limit: int = 20) -> list[dict[str, Any]]:
+        """Return the rule's last runs from the audit log, newest first."""
+        self._own(token, rule_id, write=False)
+        entries = self.pipeline.audit.query_sync(tool=f"automation:{rule_id}", limit=limit)
+        return [e.to_json() for e in entries]
+
+    def _view(self, stored: StoredRule) -> dict[str, Any]:
+        return {**stored.to_json(), "devices": self.devices(stored.rule.id)}
+
+    def _own(self, token: AgentToken, rule_id: str, *, write: bool) -> _Live:
+        live = self._rules.get(rule_id)
+        if live is None or not self.visible(token, live.stored):
+            raise NotFoundError(f"no rule '{rule_id[:64]}'", {"rule": rule_id[:64]})
+        if write and live.stored.creator != token.agent_id and not _holds(token, MANAGE):
+            raise PermissionDeniedError(
+                "only its creator or 'automations:manage' may change a rule", {"required": MANAGE})
+        return live
+
+    def _rule_permissions(self, token: AgentToken, rule: Rule) -> list[str]:
+        if rule.permissions is None:
+            own = [p for p in token.permissions if not p.startswith("automations:")]
+            return own or ["none:none"]
+        beyond = [p for p in rule.permissions
+                  if not any(covers(g, p) for g in token.permissions)]  # fmt: skip
+        if beyond:
+            raise PermissionDeniedError(
+                "a rule's permissions must be a subset of its creator's",
+                {"beyond": beyond[:16]})  # fmt: skip
+        return list(rule.permissions)
+
+    def _check_reads(self, rule: Rule, permissions: list[str]) -> None:
+        """Refuse a trigger or condition on a device the rule's token may not read.
+
+        Its runs' audit records say what a condition saw: they must not show a device
+        its creator could not read.
+        """
+        for part in (rule.trigger, *rule.conditions):
+            device = part.get("device_id")
+            if isinstance(device, str) and not any(
+                    covers(p, f"device:read:{device}") for p in permissions):  # fmt: skip
+                raise PermissionDeniedError(
+                    f"the rule may not watch device {device}: its creator may not read it",
+                    {"required": f"device:read:{device}"})  # fmt: skip
+
+    def _check_actions(self, rule: Rule, permissions: list[str]) -> list[str]:
+        """Refuse actions the rule's token may not take; return tools needing approval."""
+        guarded: list[str] = []
+        for action in rule.actions:
+            if action["type"] != "call":
+                continue
+            defn = self.registry.resolve(action["tool"]).definition
+            params = action.get("params", {})
+            if not self._checker.allows(permissions, defn.requires.permissions, params):
+                raise PermissionDeniedError(
+                    f"the rule may not call '{action['tool']}' with these parameters: "
+                    "its creator may not", {"tool": action["tool"]})  # fmt: skip
+            tags = [str(t).lower() for t in defn.metadata.get("tags", ())]
+            words = " ".join([defn.name.lower(), *tags])
+            if defn.dangerous or defn.confirmation is not None or any(w in words for w in _GUARDED):
+                guarded.append(defn.identity)
+        return guarded
+
+    async def _await_approval(self, rule_id: str, approval_id: str) -> None:
+        try:
+            final = await self.pipeline.approvals.wait(approval_id)
+        except NotFoundError:
+            final = None
+        live = self._rules.get(rule_id)
+        if live is None:
+            return
+        approved = final is not None and final.status is ApprovalStatus.APPROVED
+        status = Status.ACTIVE if approved else Status.REFUSED
+        reason = None if approved else f"approval {final.status.value if final else 'lost'}"
+        stored = replace(live.stored, status=status, reason=reason)
+        self._save(live, stored)
+        self._publish("automation.rule", stored, {"change": status})
+
+    def _save(self, live: _Live, stored: StoredRule) -> None:
+        live.stored = stored
+        self.store.put(stored)
+
+    def _sorted(self) -> list[_Live]:
+        return [self._rules[k] for k in sorted(self._rules)]
+
+    # -- triggers ---------------------------------------------------------------------
+
+    async def _watch(self, sub: Subscription) -> None:
+        while True:
+            event = await sub.get()
+            try:
+                self._on_event(event)
+            except Exception:
+                LOGGER.exception("automations: handling %s failed", event.type)
+
+    def _on_event(self, event: Event) -> None:
+        data = event.data
+        for live in tuple(self._rules.values()):
+            trigger = live.stored.rule.trigger
+            kind = trigger["type"]
+            if event.type == "device.event" and kind == "device_event":
+                if data.get("device_id") == trigger["device_id"] and \
+                        data.get("event") == trigger["event"] and \
+                        ("count" not in trigger or
+                         data.get("fields", {}).get("count") == trigger["count"]):  # fmt: skip
+                    self._fire(live, {"type": "device_event", "device_id": data["device_id"],
+                                      "event": data["event"], "fields": data.get("fields"),
+                                      "at": event.ts})  # fmt: skip
+            elif event.type == "device.state" and kind == "state":
+                if data.get("device_id") == trigger["device_id"] and \
+                        data.get("path") == trigger["path"]:  # fmt: skip
+                    self._on_state(live, data.get("value"), event.ts)
+            elif event.type == "tool_call.status" and kind == "tool_call":
+                status = data.get("status")
+                called = str(data.get("tool"))
+                if trigger["tool"] in (called, called.split("@", 1)[0]) and \
+                        status == trigger.get("status", "completed"):  # fmt: skip
+                    self._fire(live, {"type": "tool_call", "tool": data.get("tool"),
+                                      "status": status, "agent_id": data.get("agentId"),
+                                      "at": event.ts})  # fmt: skip
+
+    def _on_state(self, live: _Live, value: Any, at: float) -> None:
+        trigger = live.stored.rule.trigger
+        if not any(k in trigger for k in ("equals", "above", "below")):
+            # No comparison: every change of the value fires.
+            if live.state_truth is None or live.last_value != value:
+                live.state_truth, live.last_value = True, value
+                self._fire(live, {"type": "state", "device_id": trigger["device_id"],
+                                  "path": trigger["path"], "value": value, "at": at})
+            return
+        truth = compare(trigger, value)
+        was, live.state_truth = live.state_truth, truth
+        if not truth:
+            if live.pending is not None:
+                live.pending.cancel()
+                live.pending = None
+            return
+        if was:
+            return  # still true: only the change from false to true fires
+        info = {"type": "state", "device_id": trigger["device_id"], "path": trigger["path"],
+                "value": value, "at": at}  # fmt: skip
+        hold = trigger.get("for_s", 0)
+        if not hold:
+            self._fire(live, info)
+            return
+
+        async def after_hold() -> None:
+            await asyncio.sleep(hold)
+            live.pending = None
+            self._fire(live, {**info, "held_s": hold})
+
+        live.pending = self._spawn(after_hold())
+
+    async def _tick(self) -> None:
+        while True:
+            await asyncio.sleep(self.tick_s)
+            now = self.clock()
+            for live in tuple(self._rules.values()):
+                due = live.next_at
+                if due is None or now < due:
+                    continue
+                trigger = live.stored.rule.trigger
+                live.next_at = next_time(trigger, now)  # instants passed meanwhile: skipped
+                self.store.set_fired(live.stored.rule.id, due)
+                live.stored = replace(live.stored, last_fired=due)
+                self._fire(live, {"type": trigger["type"], "scheduled": due, "at": now,
+                                  **({"event": trigger["event"]} if "event" in trigger else {})})
+
+    # -- runs -------------------------------------------------------------------------
+
+    def _runnable(self, live: _Live) -> str | None:
+        stored = live.stored
+        if not stored.rule.enabled:
+            return "disabled"
+        if stored.status != Status.ACTIVE:
+            return stored.status
+        if live.token is None:
+            return "token unusable"
+        return None
+
+    def _fire(self, live: _Live, trigger: dict[str, Any]) -> None:
+        blocked = self._runnable(live)
+        if blocked is not None:
+            return  # a disabled or unapproved rule does not run (and is not a run)
+        rule = live.stored.rule
+        run_id = f"run-{uuid.uuid4().hex[:16]}"
+        now = time.monotonic()
+        if self._caused_by_itself(live, trigger, now):
+            live.chain += 1
+            # A call the rule made itself is a certain cycle; a report from a device it
+            # acted on may be a person's doing, so only MAX_CHAIN in a row stop it.
+            if live.chain >= MAX_CHAIN or trigger["type"] == "tool_call":
+                reason = (f"cycle: its own actions triggered it again ({live.chain} in a row, "
+                          f"last trigger {trigger['type']})")  # fmt: skip
+                self._save(live, replace(live.stored, status=Status.STOPPED, reason=reason))
+                self._audit(live, run_id, trigger, "cycle_stopped", "error", {"reason": reason})
+                self._publish("automation.stopped", live.stored,
+                              {"reason": reason, "run_id": run_id})  # fmt: skip
+                return
+        else:
+            live.chain = 0
+        while live.runs and now - live.runs[0] > 60:
+            live.runs.popleft()
+        if len(live.runs) >= rule.rate_limit_per_minute:
+            self._audit(live, run_id, trigger, "rate_limited", "error",
+                        {"limit_per_minute": rule.rate_limit_per_minute})  # fmt: skip
+            return
+        if live.busy:
+            self._audit(live, run_id, trigger, "busy", "error",
+                        {"reason": "the rule's previous run is still going"})  # fmt: skip
+            return
+        live.runs.append(now)
+        live.busy = True
+        self._spawn(self._run(live, run_id, trigger))
+
+    def _caused_by_itself(self, live: _Live, trigger: dict[str, Any], now: float) -> bool:
+        if trigger["type"] == "tool_call":
+            return trigger.get("agent_id") == live.stored.token_agent
+        return (trigger.get("device_id") in live.acted_on and now <= live.acted_until)
+
+    def _target(self, action: dict[str, Any]) -> str | None:
+        """Return the device a call action acts on: its ``device_id`` or its tool's device."""
+        if action["type"] != "call":
+            return None
+        device = action.get("params", {}).get("device_id")
+        if isinstance(device, str):
+            return device
+        entry = self.registry.get(action["tool"])
+        if entry is None:
+            with contextlib.suppress(BridgeError):
+                entry = self.registry.resolve(action["tool"])
+        meta = entry.definition.metadata.get("device") if entry is not None else None
+        found = meta.get("id") if isinstance(meta, dict) else None
+        return found if isinstance(found, str) else None
+
+    def devices(self, rule_id: str) -> list[str]:
+        """Return the devices a rule watches or acts on."""
+        live = self._rules.get(rule_id)
+        if live is None:
+            return []
+        rule = live.stored.rule
+        found = {*rule.devices(), *(self._target(a) for a in rule.actions)}
+        return sorted(d for d in found if d is not None)
+
+    def _failed_condition(self, rule: Rule) -> dict[str, Any] | None:
+        for condition in rule.conditions:
+            if condition["type"] == "time_window":
+                if not in_window(condition, self.clock()):
+                    return {**condition, "why": "outside the time window"}
+            else:
+                value = self.state_of(condition["device_id"], condition["path"]) \
+                    if self.state_of is not None else None  # fmt: skip
+                if not compare(condition, value):
+                    return {**condition, "why": f"the value is {value!r}"}
+        return None
+
+    async def _run(self, live: _Live, run_id: str, trigger: dict[str, Any]) -> None:
+        rule = live.stored.rule
+        done: list[dict[str, Any]] = []
+        decision, outcome = "allowed", "completed"
+        try:
+            async with self._slots:
+                failed = self._failed_condition(rule)
+                if failed is not None:
+                    decision = "conditions_not_met"
+                    done.append({"condition": failed})
+                    return
+                acted: set[str] = set()
+                for action in rule.actions:
+                    step = await self._act(live, run_id, action)
+                    done.append(step)
+                    device = self._target(action)
+                    if device is not None:
+                        acted.add(device)
+                        live.acted_on = frozenset(acted)
+                        live.acted_until = time.monotonic() + CYCLE_WINDOW_S
+                    if not step.get("ok", True):
+                        outcome = "error"
+                        break
+                if acted:
+                    live.acted_until = time.monotonic() + CYCLE_WINDOW_S
+        except asyncio.CancelledError:
+            outcome = "error"
+            done.append({"cancelled": True})
+            raise
+        finally:
+            live.busy = False
+            self._audit(live, run_id, trigger, decision, outcome, {"actions": done})
+            self._publish("automation.run", live.stored,
+                          {"run_id": run_id, "trigger": trigger, "decision": decision,
+                           "outcome": outcome, "actions": done})  # fmt: skip
+
+    async def _act(self, live: _Live, run_id: str, action: dict[str, Any]) -> dict[str, Any]:
+        kind = action["type"]
+        if kind == "delay":
+            await asyncio.sleep(action["seconds"])
+            return {"type": "delay", "seconds": action["seconds"], "ok": True}
+        if kind == "notify":
+            return await self._notify(live, run_id, action)
+        assert live.token is not None  # noqa: S101 - _runnable checked it
+        request = ToolRequest(tool=action["tool"], params=dict(action.get("params", {})),
+                              context=RequestContext(agent_id=live.token.agent_id,
+                                                     trace_id=run_id))  # fmt: skip
+        response = await self.pipeline.invoker.invoke(request, token=live.token)
+        step: dict[str, Any] = {"type": "call", "tool": action["tool"], "ok": response.ok,
+                                "call_id": response.call_id}  # fmt: skip
+        if not response.ok and response.problem is not None:
+            step["error"] = response.problem.code
+        return step
+
+    async def _notify(self, live: _Live, run_id: str, action: dict[str, Any]) -> dict[str, Any]:
+        body = {"rule": live.stored.rule.id, "run_id": run_id, "message": action["message"]}
+        try:
+            timeout = aiohttp.ClientTimeout(total=NOTIFY_TIMEOUT_S)
+            async with aiohttp.ClientSession(timeout=timeout) as session, \
+                    session.post(action["url"], json=body, allow_redirects=False) as resp:
+                return {"type": "notify", "ok": resp.status < 300, "status": resp.status}
+        except (aiohttp.ClientError, TimeoutError, OSError) as err:
+            return {"type": "notify", "ok": False, "error": type(err).__name__}
+
+    def _audit(self, live: _Live, run_id: str, trigger: dict[str, Any], decision: str,
+               outcome: str, details: dict[str, Any]) -> None:  # fmt: skip
+        self.pipeline.audit.record(AuditEntry(
+            call_id=run_id, agent_id=live.stored.token_agent,
+            tool=f"automation:{live.stored.rule.id}", decision=decision, outcome=outcome,
+            trace_id=run_id, details={"trigger": trigger, **details},
+        ))  # fmt: skip
+
+    def _publish(self, kind: str, stored: StoredRule, data: dict[str, Any]) -> None:
+        self.events.publish(kind, {"rule": stored.rule.id, "creator": stored.creator,
+                                   "status": stored.status, **data})  # fmt: skip
+
+
+def _holds(token: AgentToken, permission: str) -> bool:
+    return any(covers(g, permission) for g in token.permissions)

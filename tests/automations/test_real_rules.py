@@ -1,0 +1,403 @@
+"""Automations on the real controller with matter.js devices, managed over the HTTP API.
+
+One python-matter-server of this module commissions a Generic Switch, two on/off
+lights, a leak detector, a water valve and a door lock (matter.js, in the fabric
+namespace); each test starts a fresh bridge service on that controller. Every effect is
+confirmed by the device's own report (``wait_state``), every run by its audit row.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+from collections.abc import AsyncIterator, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+
+from bridge.demo.virtual_devices import VirtualDevice
+from tests.support.fabric import Fabric, ThreadedController, running_controller
+from tests.support.home import Home, start_home
+
+pytestmark = pytest.mark.fabric
+
+
+class Kind(StrEnum):
+    """``--kind`` names of devices/virtual_device.mjs and devices/kinds/."""
+
+    BUTTON = "button"
+    LIGHT = "onoff"
+    LIGHT2 = "onoff2"
+    LEAK = "leak"
+    VALVE = "water-valve"
+    LOCK = "door-lock"
+
+
+SCRIPT_KIND = {Kind.LIGHT2: Kind.LIGHT}  # a second on/off light
+
+
+@pytest.fixture(scope="module")
+def controller(fabric: Fabric) -> Iterator[ThreadedController]:
+    with running_controller(fabric, "automations") as ctl:
+        yield ctl
+
+
+async def _commission(url: str, codes: list[str]) -> list[int]:
+    ids = itertools.count(1)
+    nodes: list[int] = []
+    async with aiohttp.ClientSession() as session, session.ws_connect(url, max_msg_size=0) as ws:
+        await ws.receive_json()  # server info
+        for code in codes:
+            message_id = str(next(ids))
+            await ws.send_json({"message_id": message_id, "command": "commission_with_code",
+                                "args": {"code": code, "network_only": True}})  # fmt: skip
+            async with asyncio.timeout(180):
+                while (msg := await ws.receive_json()).get("message_id") != message_id:
+                    pass
+            assert "error_code" not in msg, msg
+            nodes.append(int(msg["result"]["node_id"]))
+    return nodes
+
+
+@pytest.fixture(scope="module")
+def devices(
+    fabric: Fabric, controller: ThreadedController
+) -> dict[Kind, tuple[VirtualDevice, int]]:
+    """Each kind started and commissioned once by the module's controller."""
+    started: dict[Kind, VirtualDevice] = {}
+    for i, kind in enumerate(Kind):
+        dev = VirtualDevice(
+            kind=SCRIPT_KIND.get(kind, kind),  # type: ignore[arg-type]
+            state_dir=fabric.base_dir / f"automations-{kind.name.lower()}",
+            port=6400 + i, passcode=20203401 + i,
+            discriminator=0xD40 + i,  # distinct from every other test's device (QR: 12 bits)
+            label=f"Rules {kind.name.lower()}", netns=fabric.namespace,
+        )  # fmt: skip
+        fabric.devices.append(dev)  # stopped with the fabric
+        started[kind] = dev
+    with ThreadPoolExecutor(3) as pool:  # list() re-raises a device that did not start
+        list(pool.map(lambda dev: dev.start(timeout_s=120), started.values()))
+    codes = []
+    for dev in started.values():
+        assert dev.pairing is not None
+        codes.append(dev.pairing.qr)
+    nodes = asyncio.run(_commission(controller.url, codes))
+    return {kind: (dev, node) for (kind, dev), node in zip(started.items(), nodes, strict=True)}
+
+
+@pytest.fixture
+async def home(
+    controller: ThreadedController, tmp_path: Path, devices: dict[Kind, tuple[VirtualDevice, int]]
+) -> AsyncIterator[Home]:
+    async with start_home(controller.url, tmp_path / "state", []) as running:
+        bridge = running.service.matter.bridge
+        wanted = {f"{node}-1" for _dev, node in devices.values()}
+        async with asyncio.timeout(30):
+            while not wanted <= {d.id for d in bridge.devices()}:
+                await asyncio.sleep(0.05)
+        yield running
+
+
+def did(devices: dict[Kind, tuple[VirtualDevice, int]], kind: Kind) -> str:
+    return f"{devices[kind][1]}-1"
+
+
+def tool(home: Home, capability: str, device_id: str) -> str:
+    found = home.service.matter.bridge.tool_for(capability, device_id=device_id)
+    assert found is not None, (capability, device_id)
+    return str(found.identity)
+
+
+ADMIN = ("*",)
+
+
+async def set_light(home: Home, dev: VirtualDevice, device_id: str, on: bool) -> None:
+    """Put a light in a known state through the API and wait for its own report."""
+    node = home.service.matter.bridge.adapter.node(int(device_id.split("-")[0]))
+    if node is not None and node.attributes.get("1/6/0") is on:
+        return
+    mark = dev.mark()
+    status, answer = await home.invoke(tool(home, "on" if on else "off", device_id), {},
+                                       home.token(*ADMIN))
+    assert status == 200, answer
+    await asyncio.to_thread(dev.wait_state, "onOff", "onOff", on, since=mark, timeout_s=15)
+
+
+async def create(home: Home, token: str, doc: dict[str, Any]) -> tuple[int, Any]:
+    return await home.request("POST", "/v1/automations", token, doc)
+
+
+async def runs(home: Home, rule_id: str, count: int, timeout_s: float = 15) -> list[dict[str, Any]]:
+    """Wait until the rule has ``count`` audit rows; return them, oldest first."""
+    audit = home.service.invocation.audit
+    async with asyncio.timeout(timeout_s):
+        while True:
+            await audit.flush()
+            rows = [e.to_json() for e in audit.query_sync(tool=f"automation:{rule_id}")]
+            if len(rows) >= count:
+                return list(reversed(rows))
+            await asyncio.sleep(0.05)
+
+
+async def test_a_button_press_switches_a_light(
+    home: Home, devices: dict[Kind, tuple[VirtualDevice, int]]
+) -> None:
+    button, light = did(devices, Kind.BUTTON), did(devices, Kind.LIGHT)
+    light_dev = devices[Kind.LIGHT][0]
+    await set_light(home, light_dev, light, on=False)
+    status, rule = await create(home, home.token(*ADMIN), {
+        "id": "hall", "trigger": {"type": "device_event", "device_id": button,
+                                  "event": "switch.initial_press"},
+        "actions": [{"type": "call", "tool": tool(home, "toggle", light)}],
+    })  # fmt: skip
+    assert status == 201, rule
+    assert rule["status"] == "active"
+    assert rule["agent_id"] == "automation:hall"
+    mark = light_dev.mark()
+    pressed = time.monotonic()
+    await asyncio.to_thread(devices[Kind.BUTTON][0].press)
+    change = await asyncio.to_thread(light_dev.wait_state, "onOff", "onOff", True,
+                                     since=mark, timeout_s=15)  # fmt: skip
+    latency = change.at - pressed
+    print(f"button press -> light on (device's own report): {latency:.3f} s")
+    (row,) = await runs(home, "hall", 1)
+    assert row["agent_id"] == "automation:hall"
+    assert row["decision"] == "allowed"
+    assert row["outcome"] == "completed"
+    assert row["details"]["trigger"]["type"] == "device_event"
+    assert row["details"]["trigger"]["device_id"] == button
+    assert row["details"]["trigger"]["event"] == "switch.initial_press"
+    assert [a["ok"] for a in row["details"]["actions"]] == [True]
+    # The action's own call is audited under the rule's agent, in the run's trace.
+    await home.service.invocation.audit.flush()
+    calls = home.service.invocation.audit.query_sync(agent_id="automation:hall")
+    assert {e.tool for e in calls} == {"automation:hall", tool(home, "toggle", light)}
+    # The issue asks for 1 s; 2 s is headroom for the loaded 2-core CI machine.
+    assert latency < 2.0, latency
+
+
+async def test_a_leak_report_closes_the_valve(
+    home: Home, devices: dict[Kind, tuple[VirtualDevice, int]]
+) -> None:
+    leak, valve = did(devices, Kind.LEAK), did(devices, Kind.VALVE)
+    leak_dev, valve_dev = devices[Kind.LEAK][0], devices[Kind.VALVE][0]
+    generic = next(t.definition.identity for t in home.service.registry.list()
+                   if t.definition.name == "control_matter_device")  # fmt: skip
+    mark = valve_dev.mark()
+    status, answer = await home.invoke(generic, {
+        "device_id": valve, "cluster": "ValveConfigurationAndControl", "command": "Open",
+        "payload": {}}, home.token(*ADMIN))  # fmt: skip
+    assert status == 200, answer
+    await asyncio.to_thread(valve_dev.wait_state, "valveConfigurationAndControl",
+                            "currentState", 1, since=mark, timeout_s=15)  # fmt: skip
+    # BooleanState.StateValue (1/69/0) true = water detected (Matter 1.4, 1.7.6.1).
+    status, rule = await create(home, home.token(*ADMIN), {
+        "id": "leak-closes-valve",
+        "trigger": {"type": "state", "device_id": leak, "path": "1/69/0", "equals": True},
+        "actions": [{"type": "call", "tool": generic, "params": {
+            "device_id": valve, "cluster": "ValveConfigurationAndControl", "command": "Close",
+            "payload": {}}}],
+    })  # fmt: skip
+    assert status == 201, rule
+    mark = valve_dev.mark()
+    await asyncio.to_thread(leak_dev.press)  # SIGUSR1: the leak starts
+    await asyncio.to_thread(valve_dev.wait_state, "valveConfigurationAndControl",
+                            "currentState", 0, since=mark, timeout_s=15)  # fmt: skip
+    (row,) = await runs(home, "leak-closes-valve", 1)
+    assert row["details"]["trigger"]["value"] is True
+    assert row["outcome"] == "completed"
+    await asyncio.to_thread(leak_dev.press)  # dry again, for the next test
+
+
+async def test_a_time_rule_fires_at_a_frozen_clock(
+    home: Home, devices: dict[Kind, tuple[VirtualDevice, int]]
+) -> None:
+    light = did(devices, Kind.LIGHT)
+    light_dev = devices[Kind.LIGHT][0]
+    await set_light(home, light_dev, light, on=False)
+    runner = home.service.automations
+    # The day Europe/Berlin springs forward: 07:30 CEST is 05:30 UTC.
+    frozen = [datetime(2026, 3, 29, 5, 29, 59, tzinfo=UTC).timestamp()]
+    runner.clock = lambda: frozen[0]
+    runner.tick_s = 0.05
+    status, rule = await create(home, home.token(*ADMIN), {
+        "id": "morning", "trigger": {"type": "time", "at": "07:30", "timezone": "Europe/Berlin"},
+        "actions": [{"type": "call", "tool": tool(home, "on", light)}],
+    })  # fmt: skip
+    assert status == 201, rule
+    await asyncio.sleep(1.5)  # many ticks at 05:29:59: nothing fires
+    await home.service.invocation.audit.flush()
+    assert home.service.invocation.audit.query_sync(tool="automation:morning") == []
+    mark = light_dev.mark()
+    frozen[0] = datetime(2026, 3, 29, 5, 30, 0, 500_000, tzinfo=UTC).timestamp()
+    await asyncio.to_thread(light_dev.wait_state, "onOff", "onOff", True, since=mark,
+                            timeout_s=15)  # fmt: skip
+    (row,) = await runs(home, "morning", 1)
+    assert row["details"]["trigger"]["scheduled"] == datetime(
+        2026, 3, 29, 5, 30, tzinfo=UTC).timestamp()
+    # Still 05:30:00.5 an hour of ticks later: it fired once, not again.
+    await asyncio.sleep(0.5)
+    assert len(await runs(home, "morning", 1)) == 1
+
+
+async def test_a_rule_that_retriggers_itself_stops(
+    home: Home, devices: dict[Kind, tuple[VirtualDevice, int]]
+) -> None:
+    light = did(devices, Kind.LIGHT2)
+    light_dev = devices[Kind.LIGHT2][0]
+    await set_light(home, light_dev, light, on=False)
+    status, rule = await create(home, home.token(*ADMIN), {
+        "id": "flicker",
+        # Any change of the light's OnOff toggles it: its own action is its next trigger.
+        "trigger": {"type": "state", "device_id": light, "path": "1/6/0"},
+        "actions": [{"type": "call", "tool": tool(home, "toggle", light)}],
+    })  # fmt: skip
+    assert status == 201, rule
+    async with home.service.events.subscription("automation.stopped") as sub:
+        await set_light(home, light_dev, light, on=True)  # the first, outside trigger
+        stopped = await asyncio.wait_for(sub.get(), 30)
+    assert stopped.data["rule"] == "flicker"
+    assert stopped.data["reason"] == ("cycle: its own actions triggered it again (3 in a row, "
+                                      "last trigger state)")
+    status, shown = await home.request("GET", "/v1/automations/flicker", home.token(*ADMIN))
+    assert status == 200
+    assert shown["status"] == "stopped"
+    decisions = [r["decision"] for r in shown["runs"]]
+    assert decisions[0] == "cycle_stopped"
+    # Stopped means stopped: an outside change no longer runs it.
+    count = len(await runs(home, "flicker", 1))
+    node = home.service.matter.bridge.adapter.node(devices[Kind.LIGHT2][1])
+    assert node is not None
+    await set_light(home, light_dev, light, on=not node.attributes["1/6/0"])
+    await asyncio.sleep(1.0)
+    assert len(await runs(home, "flicker", 1)) == count
+
+
+async def test_a_narrow_agents_rule_cannot_act_beyond_it(
+    home: Home, devices: dict[Kind, tuple[VirtualDevice, int]]
+) -> None:
+    button, light, other = (did(devices, k) for k in (Kind.BUTTON, Kind.LIGHT, Kind.LIGHT2))
+    narrow = home.token("automations:create", f"device:control:{light}", f"device:read:{light}",
+                        f"device:read:{button}", agent_id="narrow-agent")  # fmt: skip
+    trigger = {"type": "device_event", "device_id": button, "event": "switch.initial_press"}
+    # Acting on a light the agent may not control: refused when the rule is made.
+    status, answer = await create(home, narrow, {
+        "id": "beyond", "trigger": trigger,
+        "actions": [{"type": "call", "tool": tool(home, "on", other)}],
+    })  # fmt: skip
+    assert status == 403, answer
+    assert answer["error"]["code"] == "PERMISSION_DENIED"
+    # Asking for a wider token than its own: refused.
+    status, answer = await create(home, narrow, {
+        "id": "wider", "trigger": trigger, "permissions": ["device:control:*"],
+        "actions": [{"type": "call", "tool": tool(home, "on", light)}],
+    })  # fmt: skip
+    assert status == 403, answer
+    # Without the permission to create rules: refused.
+    status, answer = await create(home, home.token(f"device:control:{light}"), {
+        "id": "no-right", "trigger": trigger,
+        "actions": [{"type": "call", "tool": tool(home, "on", light)}],
+    })  # fmt: skip
+    assert status == 403, answer
+    # Within its permissions: made, with a token of exactly those (no automations:*).
+    status, rule = await create(home, narrow, {
+        "id": "within", "trigger": trigger,
+        "actions": [{"type": "call", "tool": tool(home, "on", light)}],
+    })  # fmt: skip
+    assert status == 201, rule
+    assert rule["token_permissions"] == [
+        f"device:control:{light}", f"device:read:{light}", f"device:read:{button}"]
+    assert not any(p.startswith("automations:") for p in rule["token_permissions"])
+    # Another agent does not see it; its creator does.
+    status, listed = await home.request("GET", "/v1/automations",
+                                        home.token("automations:create", agent_id="someone"))
+    assert status == 200
+    assert listed["rules"] == []
+    status, listed = await home.request("GET", "/v1/automations", narrow)
+    assert [r["id"] for r in listed["rules"]] == ["within"]
+
+
+async def test_a_lock_rule_waits_for_approval(
+    home: Home, devices: dict[Kind, tuple[VirtualDevice, int]]
+) -> None:
+    button, lock = did(devices, Kind.BUTTON), did(devices, Kind.LOCK)
+    lock_dev = devices[Kind.LOCK][0]
+    creator = home.token("automations:create", "device:*", agent_id="lock-agent")
+    status, rule = await create(home, creator, {
+        "id": "lock-on-press",
+        "trigger": {"type": "device_event", "device_id": button, "event": "switch.initial_press"},
+        "actions": [{"type": "call", "tool": tool(home, "lock", lock)}],
+    })  # fmt: skip
+    assert status == 201, rule
+    assert rule["status"] == "awaiting_approval"
+    assert rule["approval_id"]
+    # While it waits, a press does nothing (no run, no audit row).
+    await asyncio.to_thread(devices[Kind.BUTTON][0].press)
+    await asyncio.sleep(2.0)
+    await home.service.invocation.audit.flush()
+    assert home.service.invocation.audit.query_sync(tool="automation:lock-on-press") == []
+    person = home.token("admin:approve", agent_id="a-person")
+    status, pending = await home.request("GET", "/v1/approvals?status=pending", person)
+    assert status == 200, pending
+    ours = [a for a in pending["approvals"] if a["id"] == rule["approval_id"]]
+    assert len(ours) == 1
+    assert "lock-on-press" in ours[0]["message"]
+    status, decided = await home.request("POST", f"/v1/approvals/{rule['approval_id']}", person,
+                                         {"decision": "approve"})  # fmt: skip
+    assert status == 200, decided
+    async with asyncio.timeout(10):
+        while (await home.request("GET", "/v1/automations/lock-on-press", creator))[1][
+                "status"] != "active":  # fmt: skip
+            await asyncio.sleep(0.05)
+    # Unlocked by hand at the lock (SIGUSR1), then the button's rule locks it.
+    mark = lock_dev.mark()
+    await asyncio.to_thread(lock_dev.press)
+    await asyncio.to_thread(lock_dev.wait_state, "doorLock", "lockState", 2, since=mark,
+                            timeout_s=15)  # fmt: skip
+    mark = lock_dev.mark()
+    await asyncio.to_thread(devices[Kind.BUTTON][0].press)
+    # DoorLock.LockState 1 = Locked (Matter 1.4, 5.2.6.2).
+    await asyncio.to_thread(lock_dev.wait_state, "doorLock", "lockState", 1, since=mark,
+                            timeout_s=15)  # fmt: skip
+    (row,) = await runs(home, "lock-on-press", 1)
+    assert row["outcome"] == "completed"
+
+
+
+@pytest.mark.browser
+async def test_the_home_page_shows_which_devices_a_rule_touches(
+    home: Home, devices: dict[Kind, tuple[VirtualDevice, int]]
+) -> None:
+    from bridge.cli.console import make_link
+    from tests.console.browser import chromium, wait_for
+
+    button, light = did(devices, Kind.BUTTON), did(devices, Kind.LIGHT)
+    status, rule = await create(home, home.token(*ADMIN), {
+        "id": "porch", "name": "Porch light",
+        "trigger": {"type": "device_event", "device_id": button, "event": "switch.long_press"},
+        "actions": [{"type": "call", "tool": tool(home, "on", light)}],
+    })  # fmt: skip
+    assert status == 201, rule
+    assert rule["devices"] == sorted([button, light])
+
+    def look() -> dict[str, str]:
+        from selenium.webdriver.common.by import By
+
+        with chromium() as driver:
+            driver.get(make_link(home.service.state_dir, home.url, label="owner"))
+            driver.find_element(By.CSS_SELECTOR, "#use-link").click()
+            wait_for(lambda: driver.current_url.endswith("/console/home"), what="signed in")
+            wait_for(lambda: driver.find_elements(By.CSS_SELECTOR, "p.rules-of"), what="marks")
+            return {card.get_attribute("data-device"): card.find_element(
+                        By.CSS_SELECTOR, "p.rules-of").text
+                    for card in driver.find_elements(By.CSS_SELECTOR, "article.device")
+                    if card.find_elements(By.CSS_SELECTOR, "p.rules-of")}  # fmt: skip
+
+    marks = await asyncio.to_thread(look)
+    assert marks == {button: "Rules: Porch light", light: "Rules: Porch light"}

@@ -1,0 +1,282 @@
+"""The runner on a real service (SQLite, HTTP API on loopback), with the core tools as actions.
+
+No Matter here: triggers are tool calls (``core:get_data`` completed), actions are
+``core:store_data`` calls, so each effect is read back from the store. Covers the rule
+tools through ``/v1/invoke`` (the path MCP uses), rate limits, a self-cycle through a
+tool-call trigger, hostile bodies, and rules kept across a restart with the same token.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bridge.auth.keys import KEY_FILE_NAME, NodeKey
+from bridge.auth.tokens import issue_token
+from bridge.cli.main import main
+from bridge.config import BridgeConfig
+from bridge.service import BridgeService
+from tests.support.server import BridgeServer
+
+AGENT = "rules-agent"
+
+
+def token(server: BridgeServer, *permissions: str, agent: str = AGENT) -> str:
+    key = NodeKey.load_or_create(server.service.state_dir / KEY_FILE_NAME)
+    return issue_token(key, agent_id=agent, permissions=list(permissions), ttl_s=600)
+
+
+async def call(server: BridgeServer, method: str, path: str, tok: str,
+               body: Any = None) -> tuple[int, Any]:  # fmt: skip
+    async with server.client.request(method, f"{server.url}{path}", json=body,
+                                     headers={"Authorization": f"Bearer {tok}"}) as resp:
+        return resp.status, await resp.json()
+
+
+async def invoke(server: BridgeServer, tool: str, params: dict[str, Any], tok: str) -> Any:
+    status, answer = await call(server, "POST", "/v1/invoke", tok,
+                                {"tool": tool, "params": params})  # fmt: skip
+    assert status == 200, answer
+    return answer
+
+
+def on_read(rule_id: str, **over: Any) -> dict[str, Any]:
+    doc: dict[str, Any] = {
+        "id": rule_id,
+        "trigger": {"type": "tool_call", "tool": "core:get_data"},
+        "actions": [{"type": "call", "tool": "core:store_data",
+                     "params": {"key": f"{rule_id}-ran", "value": True}}],
+    }  # fmt: skip
+    doc.update(over)
+    return doc
+
+
+async def audit_rows(service: BridgeService, rule_id: str, count: int) -> list[dict[str, Any]]:
+    assert service.invocation is not None
+    async with asyncio.timeout(10):
+        while True:
+            await service.invocation.audit.flush()
+            rows = service.invocation.audit.query_sync(tool=f"automation:{rule_id}")
+            if len(rows) >= count:
+                return [r.to_json() for r in reversed(rows)]
+            await asyncio.sleep(0.02)
+
+
+async def test_rule_tools_run_through_the_pipeline(bridge_server: BridgeServer) -> None:
+    agent = token(bridge_server, "automations:create", "storage:*")
+    made = await invoke(bridge_server, "automations:create_rule", {"rule": on_read("r1")}, agent)
+    assert made["status"] == "success", made
+    assert made["result"]["token_permissions"] == ["storage:*"]
+    await invoke(bridge_server, "core:get_data", {"key": "anything"}, agent)
+    (row,) = await audit_rows(bridge_server.service, "r1", 1)
+    assert row["outcome"] == "completed"
+    assert row["details"]["trigger"]["tool"] == "core:get_data@1.0.0"
+    assert row["details"]["trigger"]["agent_id"] == AGENT
+    stored = await invoke(bridge_server, "core:get_data", {"key": "r1-ran"}, agent)
+    assert stored["result"] == {"value": True, "exists": True}
+    listed = await invoke(bridge_server, "automations:list_rules", {}, agent)
+    assert [r["id"] for r in listed["result"]["rules"]] == ["r1"]
+    # A token without automations:create sees none of the rule tools.
+    status, tools = await call(bridge_server, "GET", "/v1/tools", token(bridge_server, "storage:*"))
+    assert status == 200
+    names = [t["identity"].split("@")[0] for t in tools["tools"]]
+    assert "core:get_data" in names
+    assert not [n for n in names if n.startswith("automations:")]
+
+
+async def test_rate_limit_per_rule(bridge_server: BridgeServer) -> None:
+    agent = token(bridge_server, "automations:create", "storage:*")
+    status, made = await call(bridge_server, "POST", "/v1/automations", agent,
+                              on_read("limited", rate_limit_per_minute=2))  # fmt: skip
+    assert status == 201, made
+    for _ in range(4):
+        await invoke(bridge_server, "core:get_data", {"key": "k"}, agent)
+        await asyncio.sleep(0.2)  # the previous run is done: 'busy' is not what limits
+    rows = await audit_rows(bridge_server.service, "limited", 4)
+    assert [r["decision"] for r in rows] == ["allowed", "allowed", "rate_limited", "rate_limited"]
+
+
+async def test_a_rule_calling_its_own_trigger_stops(bridge_server: BridgeServer) -> None:
+    agent = token(bridge_server, "automations:create", "storage:*")
+    doc = on_read("loop", actions=[{"type": "call", "tool": "core:get_data",
+                                    "params": {"key": "x"}}])  # fmt: skip
+    status, made = await call(bridge_server, "POST", "/v1/automations", agent, doc)
+    assert status == 201, made
+    async with bridge_server.service.events.subscription("automation.stopped") as sub:
+        await invoke(bridge_server, "core:get_data", {"key": "k"}, agent)
+        stopped = await asyncio.wait_for(sub.get(), 10)
+    assert stopped.data["rule"] == "loop"
+    assert stopped.data["reason"] == ("cycle: its own actions triggered it again (1 in a row, "
+                                      "last trigger tool_call)")
+    # Its own call is a certain cycle: stopped at the first, while that run finishes.
+    rows = await audit_rows(bridge_server.service, "loop", 2)
+    assert sorted(r["decision"] for r in rows) == ["allowed", "cycle_stopped"]
+    status, shown = await call(bridge_server, "GET", "/v1/automations/loop", agent)
+    assert shown["status"] == "stopped"
+    # Enabling it again restarts it.
+    status, shown = await call(bridge_server, "PATCH", "/v1/automations/loop", agent,
+                               {"enabled": True})  # fmt: skip
+    assert status == 200, shown
+    assert shown["status"] == "active"
+
+
+@pytest.mark.parametrize(("method", "path", "body", "status", "code"), [
+    ("POST", "/v1/automations", {"id": "x"}, 400, "INVALID_PARAMS"),
+    ("POST", "/v1/automations", [1, 2], 400, "INVALID_PARAMS"),
+    ("POST", "/v1/automations", on_read("x", actions=[{"type": "call", "tool": "no:such"}]),
+     404, "TOOL_NOT_FOUND"),
+    ("PATCH", "/v1/automations/nope", {"enabled": True}, 404, "NOT_FOUND"),
+    ("PATCH", "/v1/automations/nope", {"enabled": "yes"}, 400, "INVALID_REQUEST"),
+    ("DELETE", "/v1/automations/nope", None, 404, "NOT_FOUND"),
+])  # fmt: skip
+async def test_hostile_requests_get_stable_errors(
+    bridge_server: BridgeServer, method: str, path: str, body: Any, status: int, code: str
+) -> None:
+    agent = token(bridge_server, "automations:create", "storage:*")
+    got, answer = await call(bridge_server, method, path, agent, body)
+    assert (got, answer["error"]["code"]) == (status, code), answer
+
+
+async def test_rules_survive_a_restart_with_the_same_token(
+    bridge_server: BridgeServer, bridge_config: BridgeConfig
+) -> None:
+    agent = token(bridge_server, "automations:create", "storage:*")
+    status, made = await call(bridge_server, "POST", "/v1/automations", agent, on_read("kept"))
+    assert status == 201, made
+    service = bridge_server.service
+    assert service.invocation is not None
+    ledger = service.invocation.list_tokens(agent_id="automation:kept")
+    await service.stop()
+    again = BridgeService(bridge_config, enable_matter=False)
+    await again.start()
+    try:
+        assert again.automations is not None
+        assert again.invocation is not None
+        key = NodeKey.load_or_create(again.state_dir / KEY_FILE_NAME)
+        me = again.invocation.verifier.verify(
+            issue_token(key, agent_id=AGENT, permissions=["automations:create", "storage:*"],
+                        ttl_s=600))  # fmt: skip
+        assert [r["id"] for r in again.automations.rules(me)] == ["kept"]
+        assert again.invocation.list_tokens(agent_id="automation:kept") == ledger
+        live = again.automations._rules["kept"]
+        assert live.token is not None
+        assert live.token.id == ledger[0]["id"]
+        # Deleting it revokes that token.
+        again.automations.delete(me, "kept")
+        assert ledger[0]["id"] in again.invocation.verifier.revocations
+    finally:
+        await again.stop()
+
+
+async def test_cli_creates_rules_from_yaml_and_manages_them(
+    bridge_server: BridgeServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    agent = token(bridge_server, "automations:create", "storage:*")
+    rules = tmp_path / "rules.yaml"
+    rules.write_text(
+        "- id: from-yaml\n"
+        "  trigger: {type: tool_call, tool: 'core:get_data'}\n"
+        "  actions:\n"
+        "    - {type: call, tool: 'core:store_data', params: {key: yaml-ran, value: 1}}\n"
+        "- id: bad rule\n"
+        "  trigger: {type: tool_call, tool: 'core:get_data'}\n"
+        "  actions: [{type: delay, seconds: 1}]\n"
+    )
+    api = ("--url", bridge_server.url, "--token", agent)
+
+    def cli(*argv: str) -> int:
+        return main(list(argv))
+
+    code = await asyncio.to_thread(cli, "automations", "create", str(rules), *api)
+    out, err = capsys.readouterr()
+    assert code == 1  # the second rule is refused with the schema's place
+    assert "from-yaml: active" in out
+    assert "invalid rule at id" in out + err
+    code = await asyncio.to_thread(cli, "automations", "disable", "from-yaml", *api)
+    assert code == 0
+    assert json.loads(capsys.readouterr().out)["enabled"] is False
+    await invoke(bridge_server, "core:get_data", {"key": "k"}, agent)
+    await asyncio.sleep(0.3)
+    stored = await invoke(bridge_server, "core:get_data", {"key": "yaml-ran"}, agent)
+    assert stored["result"]["exists"] is False  # disabled: it did not act
+    code = await asyncio.to_thread(cli, "automations", "list", *api)
+    assert code == 0
+    assert capsys.readouterr().out.startswith("from-yaml  disabled")
+    code = await asyncio.to_thread(cli, "automations", "delete", "from-yaml", *api)
+    assert code == 0
+    assert json.loads(capsys.readouterr().out) == {"id": "from-yaml", "deleted": True}
+
+
+async def test_a_rule_may_watch_only_devices_its_creator_may_read(
+    bridge_server: BridgeServer,
+) -> None:
+    agent = token(bridge_server, "automations:create", "storage:*", "device:read:2-1")
+    doc = on_read("peek", conditions=[{"type": "state", "device_id": "9-1", "path": "1/6/0",
+                                       "equals": True}])  # fmt: skip
+    status, answer = await call(bridge_server, "POST", "/v1/automations", agent, doc)
+    assert status == 403, answer
+    assert answer["error"]["details"] == {"required": "device:read:9-1"}
+    doc["conditions"][0]["device_id"] = "2-1"
+    status, answer = await call(bridge_server, "POST", "/v1/automations", agent, doc)
+    assert status == 201, answer
+
+
+async def test_notify_posts_to_the_webhook_and_needs_its_permission(
+    bridge_server: BridgeServer,
+) -> None:
+    from aiohttp import web
+
+    got: list[dict[str, Any]] = []
+
+    async def hook(request: web.Request) -> web.Response:
+        got.append(await request.json())
+        return web.json_response({})
+
+    app = web.Application()
+    app.router.add_post("/hook", hook)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    try:
+        doc = on_read("tell", actions=[{"type": "notify", "url": f"http://127.0.0.1:{port}/hook",
+                                        "message": "someone read the store"}])  # fmt: skip
+        plain = token(bridge_server, "automations:create", "storage:*")
+        status, answer = await call(bridge_server, "POST", "/v1/automations", plain, doc)
+        assert status == 403, answer
+        assert answer["error"]["details"] == {"required": "automations:notify"}
+        allowed = token(bridge_server, "automations:create", "automations:notify", "storage:*")
+        status, answer = await call(bridge_server, "POST", "/v1/automations", allowed, doc)
+        assert status == 201, answer
+        await invoke(bridge_server, "core:get_data", {"key": "k"}, allowed)
+        (row,) = await audit_rows(bridge_server.service, "tell", 1)
+        assert row["details"]["actions"] == [{"type": "notify", "ok": True, "status": 200}]
+        assert [(g["rule"], g["message"]) for g in got] == [("tell", "someone read the store")]
+        assert got[0]["run_id"] == row["call_id"]
+    finally:
+        await runner.cleanup()
+
+
+async def test_test_says_why_a_rule_would_not_act_and_acts_on_nothing(
+    bridge_server: BridgeServer,
+) -> None:
+    agent = token(bridge_server, "automations:create", "storage:*")
+    never = [{"type": "time_window", "after": "03:00", "before": "03:00",
+              "timezone": "Europe/Berlin"}]  # fmt: skip
+    for rule_id, conditions in (("quiet", never), ("ready", [])):
+        status, made = await call(bridge_server, "POST", "/v1/automations", agent,
+                                  on_read(rule_id, conditions=conditions))  # fmt: skip
+        assert status == 201, made
+    status, quiet = await call(bridge_server, "POST", "/v1/automations/quiet/test", agent)
+    assert status == 200, quiet
+    assert quiet["would_act"] is False
+    assert quiet["blocked_by"]["why"] == "outside the time window"
+    status, ready = await call(bridge_server, "POST", "/v1/automations/ready/test", agent)
+    assert (ready["would_act"], ready["blocked_by"]) == (True, None)
+    stored = await invoke(bridge_server, "core:get_data", {"key": "ready-ran"}, agent)
+    assert stored["result"]["exists"] is False  # testing acted on nothing
