@@ -33,6 +33,7 @@ def test_building_the_parser_leaves_the_matter_sdk_unimported() -> None:
     assert result["commands"] == [
         "approvals", "audit", "automations", "commission", "config", "console", "demo",
         "devices", "doctor",
-        "generate", "invoke", "keys", "mcp", "mesh", "rooms", "run", "say", "token", "tools",
+        "generate", "invoke", "keys", "mcp", "mesh", "rooms", "run", "say", "sites", "token",
+        "tools",
         "wyoming",
     ]
