@@ -27,10 +27,23 @@ def test_the_sets_are_large_and_cover_five_languages() -> None:
     assert not {s.text for s in held_out} & {s.text for s in sentences}  # kept apart
 
 
-@pytest.mark.parametrize(("which", "least"), [("dev", 0.95), ("heldout", 0.9)])
-async def test_every_sentence_makes_exactly_its_calls(
-    home: Home, which: str, least: float
-) -> None:
+# Sentences not understood yet, pinned by set, language and text: each must do nothing
+# and say so; every other sentence must make exactly its calls. A new miss fails, and so
+# does a pinned sentence that starts working (then take it off this list).
+KNOWN_MISSES: dict[str, set[tuple[str, str]]] = {
+    "dev": {
+        ("es", "pon la lámpara de pie de color azul"),
+        ("fr", "quelle température fait-il dans le hall"),
+    },
+    "heldout": {
+        ("de", "dimme die Küche auf 10 Prozent"),
+        ("de", "stelle das Rollo auf 40 %"),
+    },
+}
+
+
+@pytest.mark.parametrize("which", ["dev", "heldout"])
+async def test_every_sentence_makes_exactly_its_calls(home: Home, which: str) -> None:
     token = home.token("device:control:*", "device:read:*")
     assert home.service.invocation is not None
     outcomes = await evaluate(home, load_sentences(which),
@@ -40,8 +53,12 @@ async def test_every_sentence_makes_exactly_its_calls(
     # A sentence not understood does nothing and says so; bench/intents.py lists them.
     missed = [o for o in outcomes if not o.exact]
     assert all(o.calls == [] and o.speech for o in missed)
-    assert len(outcomes) - len(missed) >= least * len(outcomes), [
-        (o.sentence.language, o.sentence.text, o.speech) for o in missed]
+    missed_keys = {(o.sentence.language, o.sentence.text) for o in missed}
+    new_misses = sorted(missed_keys - KNOWN_MISSES[which])
+    now_understood = sorted(KNOWN_MISSES[which] - missed_keys)
+    assert new_misses == [], f"{which}: sentences that stopped working: {new_misses}"
+    assert now_understood == [], (
+        f"{which}: pinned misses that now work (or left the set) - unpin them: {now_understood}")
     assert_no_placeholder([(o.sentence.language, o.speech) for o in outcomes])
 
 
