@@ -59,7 +59,9 @@ def table(name: str, outcomes: list[Any]) -> None:
 
 
 async def run(controller_url: str, state_dir: Path, rounds: int) -> None:
-    sets = {"development": load_sentences("dev"), "held-out": load_sentences("heldout")}
+    sets = {"development": load_sentences("dev"), "held-out": load_sentences("heldout"),
+            "compound": load_sentences("compound"),
+            "compound held-out": load_sentences("compound_heldout")}
     async with start_home(controller_url, state_dir, DUMPS) as home:
         await furnish(home)
         engine = home.service.intents
