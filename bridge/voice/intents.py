@@ -22,6 +22,7 @@ from bridge.errors import InvalidParamsError
 from bridge.invocation.messages import RequestContext, ToolRequest
 from bridge.matter.devices import Device
 from bridge.matter.rooms import Room, rooms_of
+from bridge.voice.compound import completions, is_compound, parts
 from bridge.voice.planner import (
     Call,
     Home,
@@ -147,7 +148,7 @@ class IntentEngine:
         return home
 
     def recognize(
-        self, text: str, language: str, here: str | None = None
+        self, text: str, language: str, here: str | None = None, *, served_only: bool = False
     ) -> list[RecognizeResult]:
         """Return every template match of ``text``, best first.
 
@@ -221,6 +222,9 @@ class IntentEngine:
         self, text: str, lang: str, token: AgentToken | None, here: str | None
     ) -> IntentReply:
         results = self.recognize(text, lang, here)
+        segments = parts(text, lang) if not results else []
+        if is_compound(segments):
+            return await self._handle_compound(segments, lang, token, here)
         if not results:
             if here is None and self.recognize(text, lang, _SOMEWHERE):
                 return reply(lang, "where")
@@ -232,6 +236,41 @@ class IntentEngine:
         if isinstance(plan, IntentReply):
             return plan
         return await self._run(reading.intent, plan, lang, token)
+
+    async def _handle_compound(
+        self, segments: list[list[str]], lang: str, token: AgentToken | None, here: str | None
+    ) -> IntentReply:
+        """Plan every part of a compound sentence, then run them in the order spoken.
+
+        All or nothing at planning: a part not understood, about a kind the home does not
+        have, ambiguous or out of range stops the whole sentence, and the answer says which.
+        """
+        plans: list[tuple[str, Plan]] = []
+        for i, segment in enumerate(segments):
+            found = next(((c, r) for c in completions(segments, i)
+                          if (r := self.recognize(c, lang, here, served_only=True))),
+                         None)  # fmt: skip
+            part = " ".join(segment)
+            if found is None:
+                if here is None and self.recognize(part, lang, _SOMEWHERE, served_only=True):
+                    return _nothing_done(reply(lang, "where"), lang)
+                return IntentReply(speech=say(lang, "part_unknown", part=part), language=lang,
+                                   handled=False)  # fmt: skip
+            sentence, results = found
+            reading = Reading.of(results[0])
+            plan = self._planner.plan(reading, sentence, lang, token)
+            if isinstance(plan, IntentReply):
+                return _nothing_done(plan, lang)
+            for call in plan.calls:
+                refused = _out_of_range(call, plan.values.get("limits"), lang)
+                if refused is not None:
+                    return _nothing_done(reply(lang, "unknown"), lang, refused)
+            plans.append((reading.intent, plan))
+        replies = [await self._run(intent, plan, lang, token) for intent, plan in plans]
+        return IntentReply(speech=" ".join(r.speech for r in replies), language=lang,
+                           handled=all(r.handled for r in replies),
+                           intent="+".join(intent for intent, _ in plans),
+                           calls=tuple(c for r in replies for c in r.calls))  # fmt: skip
 
     # -- running ----------------------------------------------------------------------
 
@@ -380,6 +419,13 @@ def _out_of_range(call: Call, limits: Any, lang: str) -> str | None:
                        target=call.target, low=spoken_number(low, lang),
                        high=spoken_number(high, lang))  # fmt: skip
     return None
+
+
+def _nothing_done(why: IntentReply, lang: str, speech: str | None = None) -> IntentReply:
+    """Return the answer that no part of a compound sentence was done, and why."""
+    return IntentReply(speech=f"{say(lang, 'nothing_done')} {speech or why.speech}",
+                       language=lang, handled=False, intent=why.intent,
+                       suggestions=why.suggestions)  # fmt: skip
 
 
 def _spoken(plan: Plan) -> dict[str, Any]:
