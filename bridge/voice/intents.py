@@ -20,7 +20,7 @@ from hassil.intents import TextSlotList, TextSlotValue
 
 from bridge.errors import InvalidParamsError
 from bridge.invocation.messages import RequestContext, ToolRequest
-from bridge.matter.devices import Device
+from bridge.matter.devices import Device, slugify
 from bridge.matter.rooms import Room, rooms_of
 from bridge.voice.compound import completions, is_compound, parts
 from bridge.voice.planner import (
@@ -126,12 +126,20 @@ class IntentEngine:
         if self._home is not None and self._home.room_key == room_key:
             return self._home
         home = Home(devices=list(self._devices()), room_key=room_key)
+        room_words = {label.casefold() for room in rooms for label in room.labels}
         names: list[TextSlotValue] = []
         for device in home.devices:
             context = {"domain": domain_of(device)}
             for label in dict.fromkeys((device.name, *device.aliases)):
                 home.labels.setdefault(label.casefold(), []).append(device)
                 names.append(TextSlotValue(TextChunk(label), label.casefold(), context))
+        for label, devices in list(home.labels.items()):
+            plural = _plural(label, room_words)
+            if plural and plural not in home.labels:  # "the smart curtains": all of them
+                home.labels[plural] = devices
+                home.plurals.add(plural)
+                names.append(TextSlotValue(TextChunk(plural), plural,
+                                           {"domain": domain_of(devices[0])}))  # fmt: skip
         areas: list[TextSlotValue] = []
         for room in rooms:
             home.rooms[room.slug] = room
@@ -222,9 +230,14 @@ class IntentEngine:
         self, text: str, lang: str, token: AgentToken | None, here: str | None
     ) -> IntentReply:
         results = self.recognize(text, lang, here)
+        said: list[RecognizeResult] | None = None
         segments = parts(text, lang) if not results else []
         if is_compound(segments):
             return await self._handle_compound(segments, lang, token, here)
+        if not results:
+            said = self._with_room_said(text, lang)
+            if said is not None:
+                results = said
         if not results:
             if here is None and self.recognize(text, lang, _SOMEWHERE):
                 return reply(lang, "where")
@@ -232,10 +245,53 @@ class IntentEngine:
         reading = Reading.of(results[0])
         if reading.intent not in SUPPORTED_INTENTS:
             return reply(lang, "not_here", intent=reading.intent)
+        if said is not None:
+            bound = self._in_said_room(reading, text, lang)
+            if isinstance(bound, IntentReply):
+                return bound
+            reading = bound
         plan = self._planner.plan(reading, text, lang, token)
         if isinstance(plan, IntentReply):
             return plan
         return await self._run(reading.intent, plan, lang, token)
+
+    def _said_room(self, text: str) -> tuple[str, str, str] | None:
+        """Return (slug, label, the text without it) of the longest room name in ``text``."""
+        folded = " ".join(_words(text))
+        best: tuple[str, str, str] | None = None
+        for label, slug in self.home().room_labels.items():
+            found = re.search(rf"(?<!\w){re.escape(label)}(?!\w)", folded)
+            if found and (best is None or len(label) > len(best[1])):
+                rest = " ".join((folded[:found.start()] + folded[found.end():]).split())
+                best = (slug, label, rest)
+        return best
+
+    def _with_room_said(self, text: str, lang: str) -> list[RecognizeResult] | None:
+        """Return the matches of ``text`` read as '<room> <name or kind>'.
+
+        "lock the entry lock", "open the living room smart curtain": the room's name taken
+        out, the rest recognised as said in that room. None when that reads as nothing.
+        """
+        said = self._said_room(text)
+        if said is None:
+            return None
+        slug, _, rest = said
+        return self.recognize(rest, lang, slug, served_only=True) or None
+
+    def _in_said_room(self, reading: Reading, text: str, lang: str) -> Reading | IntentReply:
+        """Return ``reading`` bound to the room said aloud, or why not (not in that room)."""
+        said = self._said_room(text)
+        assert said is not None  # noqa: S101 - only called after _with_room_said found it
+        slug, label, _ = said
+        home = self.home()
+        if "name" in reading.values:
+            devices = home.labels.get(str(reading.values["name"]), [])
+            if not [d for d in devices if d.room and slugify(d.room) == slug]:
+                # a name of another room's device: never that one
+                return reply(lang, "no_kind", kind=reading.texts.get("name", ""),
+                             target=home.rooms[slug].name, intent=reading.intent)  # fmt: skip
+        return Reading(intent=reading.intent, values={**reading.values, "area": slug},
+                       texts={**reading.texts, "area": label}, combo=reading.combo)  # fmt: skip
 
     async def _handle_compound(
         self, segments: list[list[str]], lang: str, token: AgentToken | None, here: str | None
@@ -419,6 +475,20 @@ def _out_of_range(call: Call, limits: Any, lang: str) -> str | None:
                        target=call.target, low=spoken_number(low, lang),
                        high=spoken_number(high, lang))  # fmt: skip
     return None
+
+
+def _plural(label: str, room_words: set[str]) -> str | None:
+    """Return the English plural of a device name ("smart curtain" → "smart curtains").
+
+    None for a name that starts with a room's ("kitchen light"): "the kitchen lights"
+    are the room's lights, never one device's plural.
+    """
+    words = label.split()
+    if not words or not label.isascii() or label.endswith("s"):
+        return None
+    if any(label == w or label.startswith(w + " ") for w in room_words):
+        return None
+    return label + ("es" if label.endswith(("sh", "ch", "x", "z")) else "s")
 
 
 def _nothing_done(why: IntentReply, lang: str, speech: str | None = None) -> IntentReply:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from bridge.auth.permissions import covers
 from bridge.matter.devices import Device, slugify
 from bridge.matter.rooms import Room
-from bridge.voice.responses import either, say
+from bridge.voice.responses import both, either, say
 from bridge.voice.subjects import domain_of, fits, noun
 from bridge.voice.templates import STOP_INTENT
 
@@ -122,6 +122,7 @@ class Home:
     rooms: dict[str, Room] = field(default_factory=dict)  # room slug → room
     room_labels: dict[str, str] = field(default_factory=dict)  # casefold label → slug
     room_key: tuple[tuple[str, tuple[str, ...]], ...] = ()  # what the rooms were built from
+    plurals: set[str] = field(default_factory=set)  # plural labels: every device so named
     slot_lists: dict[str, SlotList] = field(default_factory=dict)
 
 
@@ -140,19 +141,25 @@ class Planner:
         self._not_understood = not_understood
 
     def plan(
-        self, r: Reading, text: str, lang: str, token: AgentToken | None
+        self, r: Reading, text: str, lang: str, token: AgentToken | None,
+        named: Device | None = None,
     ) -> Plan | IntentReply:
-        """Return the calls ``r`` asks for, or the answer that nothing will be done."""
+        """Return the calls ``r`` asks for, or the answer that nothing will be done.
+
+        ``named``: the device the name stands for (one of a plural name's devices).
+        """
         home = self._home()
         area = r.values.get("area")
         room = home.rooms.get(str(area)) if area is not None else None
         if area is not None and room is None:
             return reply(lang, "where", intent=r.intent)  # the speaker's room is unknown
-        device: Device | None = None
-        if "name" in r.values:
+        device: Device | None = named
+        if named is None and "name" in r.values:
             devices = list(home.labels.get(str(r.values["name"]), []))
             if room is not None:
                 devices = [d for d in devices if d.room and slugify(d.room) == room.slug] or devices
+            if len(devices) > 1 and str(r.values["name"]) in home.plurals:
+                return self._each_named(devices, r, text, lang, token)
             if len(devices) > 1:
                 return which_one(devices, r.intent, lang, token)
             if not devices:
@@ -160,6 +167,8 @@ class Planner:
             device = devices[0]
         domain = r.values.get("domain")
         device_class = r.values.get("device_class")
+        if isinstance(device_class, list):  # fr "store": ['blind', 'shade']
+            device_class = ",".join(map(str, device_class))
         if domain is None:
             domain = domain_of(device) if device is not None else _INTENT_DOMAIN.get(r.intent)
         if device is not None and domain is not None and not fits(device, str(domain)):
@@ -181,6 +190,20 @@ class Planner:
         if r.intent == "HassGetState":
             return self._state(subject)
         return self._climate(subject, r, token)
+
+    def _each_named(self, devices: Sequence[Device], r: Reading, text: str, lang: str,
+                    token: AgentToken | None) -> Plan | IntentReply:  # fmt: skip
+        """Return the calls for every device of a plural name ("close the smart curtains")."""
+        plans: list[Plan] = []
+        for device in devices:
+            plan = self.plan(r, text, lang, token, named=device)
+            if isinstance(plan, IntentReply):
+                return plan
+            plans.append(plan)
+        plan = plans[0]
+        return Plan(calls=tuple(c for p in plans for c in p.calls), key=plan.key,
+                    target=both(lang, [where_of(d) for d in devices]),
+                    values=plan.values)  # fmt: skip
 
     def _the_room_light(self, r: Reading, text: str, lang: str, room: Room) -> list[Device]:
         """Return the room's lights when the sentence says "the <room> light" (one light).

@@ -31,13 +31,15 @@ _PCT = "{brightness}[([ ]%)| percent]"
 _ALL_LIGHTS = {"metadata": {"slot_combination": "domain_all"}, "slots": {"domain": "light"}}
 _HUMIDITY = {"slots": {"domain": "sensor", "device_class": "humidity"}}
 _COVER = {"slots": {"domain": "cover"}}
+_LOCK = {"slots": {"domain": "lock"}}
 
 # intent -> list of (sentences, extra data keys) per language.
 EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
     "en": {
         "HassTurnOn": [(["<turn> on <all> <light> [<everywhere>]",
                          "<turn> <all> <light> on [<everywhere>]",
-                         "<turn> on [<the>] <light> <everywhere>"], _ALL_LIGHTS)],
+                         "<turn> on [<the>] <light> <everywhere>"], _ALL_LIGHTS),
+                       (["lock [the] {area} lock[s]"], _LOCK)],
         "HassLightSet": [
             ([f"dim [the] {{name}} to {_PCT}"], {}),
             ([f"dim [the] {{area}} [<light>] to {_PCT}",
@@ -49,6 +51,8 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
             (["set [the] heating in [the] {area} to {temperature} [degrees]"], {}),
         ],
         "HassClimateGetTemperature": [(["what is [the] {name} set to"], {})],
+        # room + kind: "lock the entry lock" (the lock(s) of a room said aloud)
+        "HassTurnOff": [(["unlock [the] {area} lock[s]"], _LOCK)],
         "HassGetState": [
             (["(<what_is>|how high is) [the] [current] humidity <in> [<the>] {area}",
               "how humid is it <in> [<the>] {area}",
