@@ -38,6 +38,14 @@ from bridge.voice.planner import (
 from bridge.voice.responses import LANGUAGES, both, either, say
 from bridge.voice.subjects import domain_of
 from bridge.voice.templates import STOP_INTENT, load_templates
+from bridge.voice.units import (
+    IMPERIAL,
+    METRIC,
+    explicit_unit,
+    from_celsius,
+    home_units,
+    to_celsius,
+)
 
 if TYPE_CHECKING:
     from hassil.recognize import RecognizeResult
@@ -75,6 +83,7 @@ class IntentEngine:
         tool_for: ToolFor,
         rooms: Callable[[], Sequence[Room]] | None = None,
         languages: Sequence[str] = LANGUAGES,
+        units: str = "auto",
     ) -> None:
         self.registry = registry
         self.invoker = invoker
@@ -86,8 +95,14 @@ class IntentEngine:
         self._home: Home | None = None
         self._pending: set[asyncio.Task[Any]] = set()
         self._unsubscribe = registry.subscribe(self._changed)
+        self.configured_units = units
         self._planner = Planner(home=self.home, tool_for=tool_for,
-                                not_understood=self._not_understood)  # fmt: skip
+                                not_understood=self._not_understood,
+                                units=self.units)  # fmt: skip
+
+    def units(self) -> str:
+        """Return the units the home speaks temperatures in (``metric``/``imperial``)."""
+        return home_units(self.configured_units, self.home().devices)
 
     def close(self) -> None:
         """Stop following the registry and drop calls still waiting for approval."""
@@ -229,11 +244,12 @@ class IntentEngine:
     async def _handle(
         self, text: str, lang: str, token: AgentToken | None, here: str | None
     ) -> IntentReply:
+        text, said_units = explicit_unit(text)
         results = self.recognize(text, lang, here)
         said: list[RecognizeResult] | None = None
         segments = parts(text, lang) if not results else []
         if is_compound(segments):
-            return await self._handle_compound(segments, lang, token, here)
+            return await self._handle_compound(segments, lang, token, here, said_units)
         if not results:
             said = self._with_room_said(text, lang)
             if said is not None:
@@ -242,7 +258,7 @@ class IntentEngine:
             if here is None and self.recognize(text, lang, _SOMEWHERE):
                 return reply(lang, "where")
             return self._not_understood(text, lang, token)
-        reading = Reading.of(results[0])
+        reading = Reading.of(results[0], said_units)
         if reading.intent not in SUPPORTED_INTENTS:
             return reply(lang, "not_here", intent=reading.intent)
         if said is not None:
@@ -291,10 +307,12 @@ class IntentEngine:
                 return reply(lang, "no_kind", kind=reading.texts.get("name", ""),
                              target=home.rooms[slug].name, intent=reading.intent)  # fmt: skip
         return Reading(intent=reading.intent, values={**reading.values, "area": slug},
-                       texts={**reading.texts, "area": label}, combo=reading.combo)  # fmt: skip
+                       texts={**reading.texts, "area": label}, combo=reading.combo,
+                       units=reading.units)  # fmt: skip
 
     async def _handle_compound(
-        self, segments: list[list[str]], lang: str, token: AgentToken | None, here: str | None
+        self, segments: list[list[str]], lang: str, token: AgentToken | None, here: str | None,
+        said_units: str | None = None,
     ) -> IntentReply:
         """Plan every part of a compound sentence, then run them in the order spoken.
 
@@ -313,12 +331,12 @@ class IntentEngine:
                 return IntentReply(speech=say(lang, "part_unknown", part=part), language=lang,
                                    handled=False)  # fmt: skip
             sentence, results = found
-            reading = Reading.of(results[0])
+            reading = Reading.of(results[0], said_units)
             plan = self._planner.plan(reading, sentence, lang, token)
             if isinstance(plan, IntentReply):
                 return _nothing_done(plan, lang)
             for call in plan.calls:
-                refused = _out_of_range(call, plan.values.get("limits"), lang)
+                refused = _out_of_range(call, plan.values, lang)
                 if refused is not None:
                     return _nothing_done(reply(lang, "unknown"), lang, refused)
             plans.append((reading.intent, plan))
@@ -334,7 +352,7 @@ class IntentEngine:
         self, intent: str, plan: Plan, lang: str, token: AgentToken | None
     ) -> IntentReply:
         for call in plan.calls:
-            refused = _out_of_range(call, plan.values.get("limits"), lang)
+            refused = _out_of_range(call, plan.values, lang)
             if refused is not None:
                 return IntentReply(speech=refused, language=lang, handled=False, intent=intent)
         if len(plan.calls) == 1 and _needs_approval(plan.calls[0].definition):
@@ -366,7 +384,7 @@ class IntentEngine:
                          total=len(result["devices"]), names=either(lang, names))  # fmt: skip
             return IntentReply(speech=speech, language=lang, handled=True, intent=intent,
                                calls=made)  # fmt: skip
-        speech = _answer(plan, result, lang)
+        speech = _answer(plan, result, lang, self.units())
         return IntentReply(speech=speech, language=lang, handled=True, intent=intent, calls=made)
 
     async def _invoke(
@@ -458,9 +476,10 @@ def _needs_approval(definition: ToolDefinition) -> bool:
     )
 
 
-def _out_of_range(call: Call, limits: Any, lang: str) -> str | None:
+def _out_of_range(call: Call, values: dict[str, Any], lang: str) -> str | None:
     """Return the answer for a value outside the tool's range (``None`` when it fits)."""
     properties = call.definition.parameters.get("properties", {})
+    limits = values.get("limits")
     for key, value in call.params.items():
         if not isinstance(value, int | float):
             continue
@@ -471,7 +490,13 @@ def _out_of_range(call: Call, limits: Any, lang: str) -> str | None:
                 continue
             low, high = limits
         if not low <= value <= high:
-            return say(lang, "out_of_range", value=spoken_number(value, lang),
+            units = values.get("units")
+            said = spoken_number(value, lang)
+            if units is not None:  # a temperature: the value as said, limits in home units
+                said = str(values.get("temperature", said))
+                tool_units = values.get("tool_units", METRIC)
+                low, high = (from_celsius(to_celsius(v, tool_units), units) for v in (low, high))
+            return say(lang, "out_of_range", value=said,
                        target=call.target, low=spoken_number(low, lang),
                        high=spoken_number(high, lang))  # fmt: skip
     return None
@@ -499,19 +524,24 @@ def _nothing_done(why: IntentReply, lang: str, speech: str | None = None) -> Int
 
 
 def _spoken(plan: Plan) -> dict[str, Any]:
-    return {k: v for k, v in plan.values.items() if k != "limits"}
+    return {k: v for k, v in plan.values.items() if k not in ("limits", "units")}
 
 
-def _answer(plan: Plan, result: Any, lang: str) -> str:
+def _answer(plan: Plan, result: Any, lang: str, units: str) -> str:
     """Return the sentence for a successful single call (state questions read the result)."""
     values = _spoken(plan)
     state = result if isinstance(result, dict) else {}
+    read_in = IMPERIAL if state.get("unit") == "°F" else METRIC  # the tool's unit
+
+    def degrees(value: float) -> str:  # a reading, spoken in the home's units
+        return spoken_number(from_celsius(to_celsius(value, read_in), units), lang)
+
     if plan.key == "get_temperature":
         measured = state.get("temperature")
         if not isinstance(measured, int | float):
             return say(lang, "no_temperature", target=plan.target)
         return say(lang, "get_temperature", target=plan.target,
-                   temperature=spoken_number(measured, lang))  # fmt: skip
+                   temperature=degrees(measured))  # fmt: skip
     if plan.key != "state":
         return say(lang, plan.key, target=plan.target, **values)
     if isinstance(state.get("humidity_percent"), int | float):
@@ -519,7 +549,7 @@ def _answer(plan: Plan, result: Any, lang: str) -> str:
                    percent=spoken_number(round(state["humidity_percent"]), lang))  # fmt: skip
     if isinstance(state.get("temperature"), int | float):
         return say(lang, "get_temperature", target=plan.target,
-                   temperature=spoken_number(state["temperature"], lang))  # fmt: skip
+                   temperature=degrees(state["temperature"]))  # fmt: skip
     if state.get("lock_state") in ("locked", "unlocked", "not_fully_locked", "unlatched"):
         key = "state_locked" if state["lock_state"] == "locked" else "state_unlocked"
         return say(lang, key, target=plan.target)

@@ -20,6 +20,7 @@ from bridge.matter.rooms import Room
 from bridge.voice.responses import both, either, say
 from bridge.voice.subjects import domain_of, fits, noun
 from bridge.voice.templates import STOP_INTENT
+from bridge.voice.units import IMPERIAL, METRIC, from_celsius, to_celsius
 
 if TYPE_CHECKING:
     from hassil.intents import SlotList
@@ -100,16 +101,18 @@ class Reading:
     values: dict[str, Any]
     texts: dict[str, str]
     combo: str
+    units: str | None = None  # the temperature unit said aloud ("68 degrees fahrenheit")
 
     @classmethod
-    def of(cls, result: RecognizeResult) -> Reading:
-        """Return the reading of a hassil result."""
+    def of(cls, result: RecognizeResult, units: str | None = None) -> Reading:
+        """Return the reading of a hassil result (``units``: a temperature unit said)."""
         metadata = (result.intent_data.metadata or {}) if result.intent_data else {}
         return cls(
             intent=result.intent.name,
             values={k: v.value for k, v in result.entities.items()},
             texts={k: str(v.text or "") for k, v in result.entities.items()},
             combo=str(metadata.get("slot_combination", "")),
+            units=units,
         )
 
 
@@ -135,8 +138,10 @@ class Planner:
         home: Callable[[], Home],
         tool_for: ToolFor,
         not_understood: Callable[[str, str, AgentToken | None], IntentReply],
+        units: Callable[[], str] = lambda: METRIC,
     ) -> None:
         self._home = home
+        self._units = units
         self._tool_for = tool_for
         self._not_understood = not_understood
 
@@ -355,7 +360,10 @@ class Planner:
     ) -> Plan | IntentReply:
         home = self._home()
         setting = s.intent == "HassClimateSetTemperature"
-        value = number(r.values.get("temperature", 0)) if setting else 0
+        said = number(r.values.get("temperature", 0)) if setting else 0
+        units = self._units()
+        value = number(to_celsius(said, r.units or units))  # the tools take Celsius
+        heard = said if (r.units or units) == units else number(from_celsius(value, units))
         device = s.device
         if device is None:
             pool = [d for d in home.devices if d.kind == "thermostat"]
@@ -364,13 +372,15 @@ class Planner:
                 if setting and pool:
                     call = self._call("temperature", {}, s.room.name, room=s.room)
                     if call is not None:
-                        params = {_first_param(call.definition, "celsius"): value}
+                        param = _first_param(call.definition, "celsius")
+                        params = {param: _in_tool_units(value, param)}
                         call = Call(definition=call.definition, params=params,
                                      target=s.room.name)  # fmt: skip
                         limits = self._limits(pool, "set_temperature")
                         return Plan(calls=(call,), key="set_temperature", target=s.room.name,
-                                     values={"temperature": spoken_number(value, s.lang),
-                                             "limits": limits})  # fmt: skip
+                                     values={"temperature": spoken_number(heard, s.lang),
+                                             "limits": limits, "units": units,
+                                             "tool_units": _units_of(param)})  # fmt: skip
                 if not setting and not pool:  # a thermometer answers "how warm is it"
                     pool = [d for d in s.room.devices if d.kind == "temperature_sensor"]
             if len(pool) > 1:
@@ -387,11 +397,13 @@ class Planner:
             call = self._call("set_temperature", {}, spoken, device=device)
             if call is None:
                 return reply(s.lang, "cannot", target=device.name, intent=s.intent)
-            params = {_first_param(call.definition, "celsius"): value}
+            param = _first_param(call.definition, "celsius")
+            params = {param: _in_tool_units(value, param)}
             return Plan(calls=(Call(definition=call.definition, params=params,
                                       target=spoken),),
                          key="set_temperature", target=spoken,
-                         values={"temperature": spoken_number(value, s.lang)})  # fmt: skip
+                         values={"temperature": spoken_number(heard, s.lang),
+                                 "units": units, "tool_units": _units_of(param)})  # fmt: skip
         call = self._call("state", {}, spoken, device=device)
         if call is None:
             return reply(s.lang, "no_temperature", target=spoken, intent=s.intent)
@@ -463,6 +475,16 @@ def which_one(
                            intent=intent)  # fmt: skip
     return IntentReply(speech=say(lang, "ambiguous", names=either(lang, names)), language=lang,
                        handled=False, intent=intent, suggestions=tuple(names))  # fmt: skip
+
+
+def _units_of(param: str) -> str:
+    """Return the units a temperature tool parameter takes (``fahrenheit`` or Celsius)."""
+    return IMPERIAL if param == "fahrenheit" else METRIC
+
+
+def _in_tool_units(celsius: float, param: str) -> float:
+    """Return a Celsius set-point in the unit of the tool's parameter."""
+    return number(from_celsius(celsius, _units_of(param)))
 
 
 def _first_param(definition: ToolDefinition, default: str) -> str:

@@ -145,3 +145,25 @@ async def test_a_compound_sentence_is_answered_part_by_part_or_not_at_all(home: 
     assert reply.speech == ("Turned on Kitchen Light. "
                             "Sorry, you are not allowed to do that with Sofa Lamp.")
     assert [c["ok"] for c in reply.calls] == [True, False]
+
+
+async def test_a_fahrenheit_home_hears_and_answers_in_fahrenheit(home: Home) -> None:
+    engine = home.service.intents
+    assert engine is not None
+    assert home.service.invocation is not None
+    # the recorded thermostats display Celsius (TemperatureDisplayMode 0): auto is metric
+    assert engine.units() == "metric"
+    engine.configured_units = "imperial"  # what voice.units: imperial configures
+    token = home.service.invocation.verifier.verify(home.token("device:control:*",
+                                                               "device:read:*"))  # fmt: skip
+    outcomes = await evaluate(home, load_sentences("units"), token)
+    assert [(o.sentence.language, o.sentence.text, o.calls, o.speech)
+            for o in outcomes if not o.exact] == []  # fmt: skip
+    reply = await engine.handle("set the hall thermostat to 72 degrees", "en", token=token)
+    assert reply.speech == "Set Hall Thermostat to 72 degrees."
+    reply = await engine.handle("set the hall thermostat to 21 degrees celsius", "en",
+                                token=token)  # fmt: skip
+    assert reply.speech == "Set Hall Thermostat to 69.8 degrees."  # 21 C = 69.8 F
+    reply = await engine.handle("set the hall thermostat to 20 degrees", "en", token=token)
+    assert (reply.handled, reply.calls) == (False, ())
+    assert reply.speech.startswith("Sorry, 20 is out of range for Hall Thermostat; it takes ")
