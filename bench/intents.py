@@ -93,6 +93,10 @@ async def run(controller_url: str, state_dir: Path, rounds: int) -> None:
     print(f"baseline recognise only ({rounds} rounds): p50 {pct(recognise_ms, 0.5):.2f} ms, "
           f"p95 {pct(recognise_ms, 0.95):.2f} ms")
     print(f"ratio handle/recognise p50: {pct(handle_ms, 0.5) / pct(recognise_ms, 0.5):.2f}x")
+    for name, found in outcomes.items():
+        ms = [o.duration_ms for o in found]
+        print(f"handle, {name} set, last round: p50 {pct(ms, 0.5):.2f} ms, "
+              f"p95 {pct(ms, 0.95):.2f} ms")
     for name, per in cpu_ms.items():
         print(f"bridge CPU per spoken command, {name} set, last round: {per:.2f} ms "
               "(event-loop thread: recognise + pipeline + controller client)")
