@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from bridge.auth.permissions import covers
@@ -274,9 +274,26 @@ class Planner:
                 return reply(s.lang, "cannot", target=s.device.name, intent=s.intent)
             return self._no_kind(s)
         capability = pair[0] if on else pair[1]
+        if r.combo == "everything":
+            return self._everything_off(s, r)
         if s.domain == "light" and s.device is None:
             return self._room_lights(s, r, capability, {}, capability)
         return self._each(s, capability, {}, SAID.get(capability, capability))
+
+    def _everything_off(self, s: _Subject, r: Reading) -> Plan | IntentReply:
+        """Return every room's lights-off call and every switch's off call (nothing else)."""
+        if s.intent != "HassTurnOff":
+            return reply(s.lang, "not_here", intent=s.intent)
+        lights = self._room_lights(s, replace(r, combo="domain_all"), "off", {}, "off")
+        calls = list(lights.calls) if isinstance(lights, Plan) else []
+        for device in self._home().devices:
+            if domain_of(device) == "switch":
+                call = self._call("off", {}, device.name, device=device)
+                if call is not None:
+                    calls.append(call)
+        if not calls:
+            return self._no_kind(s)
+        return Plan(calls=tuple(calls), key="everything_off", target="")
 
     def _room_lights(
         self,
