@@ -27,6 +27,11 @@ _JOINERS: dict[str, tuple[str, ...]] = {
 # Words that only announce a list ("both the kitchen light and …").
 _LEADING: dict[str, tuple[str, ...]] = {"en": ("both",), "de": ("sowohl",), "nl": ("zowel",)}
 MAX_SEGMENTS = 4
+# Bounds on the candidates (each one a recognition): a segment of at most this many
+# words, a verb phrase borrowed of at most MAX_PREFIX words ("turn on the", "schalte"),
+# a particle of at most MAX_SUFFIX ("ein", "aan", "on") — at most 15 per segment.
+MAX_SEGMENT_WORDS = 12
+MAX_PREFIX, MAX_SUFFIX = 4, 2
 _SPLITTERS = {
     lang: re.compile(r"\s*,\s*(?:(?:" + "|".join(map(re.escape, words)) + r")\s+)?|\s+(?:"
                      + "|".join(map(re.escape, words)) + r")\s+", re.IGNORECASE)
@@ -47,7 +52,8 @@ def parts(text: str, lang: str) -> list[list[str]]:
 
 def is_compound(segments: list[list[str]]) -> bool:
     """Return whether ``segments`` are a compound sentence the engine will try."""
-    return 1 < len(segments) <= MAX_SEGMENTS
+    return 1 < len(segments) <= MAX_SEGMENTS and all(
+        len(s) <= MAX_SEGMENT_WORDS for s in segments)
 
 
 def completions(segments: list[list[str]], i: int) -> Iterator[str]:
@@ -60,8 +66,9 @@ def completions(segments: list[list[str]], i: int) -> Iterator[str]:
     """
     own = segments[i]
     head, tail = segments[0], segments[-1]
-    suffixes = [tail[k:] for k in range(len(tail) - 1, 0, -1)] if i < len(segments) - 1 else []
-    prefixes = [head[:j] for j in range(1, len(head))] if i > 0 else []
+    last = i == len(segments) - 1
+    suffixes = [] if last else [tail[-k:] for k in range(1, min(MAX_SUFFIX, len(tail) - 1) + 1)]
+    prefixes = [head[:j] for j in range(1, min(MAX_PREFIX, len(head) - 1) + 1)] if i else []
     for prefix in prefixes:
         for suffix in suffixes:
             yield " ".join([*prefix, *own, *suffix])
