@@ -83,12 +83,17 @@ def test_a_flag_not_given_leaves_the_file_alone(tmp_path: Path) -> None:
 
 def test_every_schema_key_is_shown(tmp_path: Path) -> None:
     schema = json.loads((REPO / "bridge/config.schema.json").read_text())
-    expected = []
-    for name, sub in schema["properties"].items():
-        if sub.get("type") == "object":
-            expected += [f"{name}.{key}" for key in sub["properties"]]
-        else:
-            expected.append(name)
+    expected: list[str] = []
+
+    def walk(prefix: str, node: dict[str, Any]) -> None:
+        # A key is a leaf unless the schema gives it named properties of its own.
+        for name, sub in node["properties"].items():
+            if sub.get("type") == "object" and "properties" in sub:
+                walk(f"{prefix}{name}.", sub)
+            else:
+                expected.append(f"{prefix}{name}")
+
+    walk("", schema)
     doc = show(tmp_path)
     assert (doc["file"], doc["file_source"]) == (None, None)
     assert sorted(doc["keys"]) == sorted(expected)
