@@ -13,7 +13,11 @@ Safe running:
   ``max_concurrent`` runs at once;
 - a trigger caused by the rule's own last run (a device it acted on reporting within
   ``CYCLE_WINDOW_S``, or a call it made) counts as a re-trigger; after ``MAX_CHAIN`` in
-  a row the rule is stopped (status ``stopped``) with an ``automation.stopped`` event;
+  a row the rule is stopped (status ``stopped``) with an ``automation.stopped`` event.
+  A device's report may come while the call that changed it is still answering (the
+  bridge reads the state back before answering a watched call): such a trigger is
+  judged when the run ends (the latest one), not dropped as ``busy``, so a cycle is
+  counted the same whether the device answers before or after the call returns;
 - time and sun triggers missed while the bridge was down are not replayed: the next
   instant is computed from the clock at start (and ``last_fired`` in SQLite keeps one
   instant from firing twice).
@@ -79,6 +83,8 @@ class _Live:
     acted_on: frozenset[str] = frozenset()
     acted_until: float = 0.0
     chain: int = 0
+    # A trigger from a device the running run acts on, judged when the run ends.
+    deferred: dict[str, Any] | None = None
     state_truth: bool | None = None
     last_value: Any = None
     pending: asyncio.Task[None] | None = None
@@ -450,6 +456,10 @@ class AutomationRunner:
         rule = live.stored.rule
         run_id = f"run-{uuid.uuid4().hex[:16]}"
         now = time.monotonic()
+        if live.busy and trigger["type"] != "tool_call" and \
+                self._caused_by_itself(live, trigger, now):  # fmt: skip
+            live.deferred = trigger  # the run's own effect: judged once the run ends
+            return
         if self._caused_by_itself(live, trigger, now):
             live.chain += 1
             # A call the rule made itself is a certain cycle; a report from a device it
@@ -532,12 +542,15 @@ class AutomationRunner:
                     return
                 acted: set[str] = set()
                 for action in rule.actions:
-                    step = await self._act(live, run_id, action)
-                    done.append(step)
                     device = self._target(action)
                     if device is not None:
+                        # Its report may come before the call answers: from now on.
                         acted.add(device)
                         live.acted_on = frozenset(acted)
+                        live.acted_until = time.monotonic() + CYCLE_WINDOW_S
+                    step = await self._act(live, run_id, action)
+                    done.append(step)
+                    if device is not None:
                         live.acted_until = time.monotonic() + CYCLE_WINDOW_S
                     if not step.get("ok", True):
                         outcome = "error"
@@ -547,6 +560,7 @@ class AutomationRunner:
         except asyncio.CancelledError:
             outcome = "error"
             done.append({"cancelled": True})
+            live.deferred = None
             raise
         finally:
             live.busy = False
@@ -554,6 +568,9 @@ class AutomationRunner:
             self._publish("automation.run", live.stored,
                           {"run_id": run_id, "trigger": trigger, "decision": decision,
                            "outcome": outcome, "actions": done})  # fmt: skip
+            deferred, live.deferred = live.deferred, None
+            if deferred is not None:
+                self._fire(live, deferred)
 
     async def _act(self, live: _Live, run_id: str, action: dict[str, Any]) -> dict[str, Any]:
         kind = action["type"]
