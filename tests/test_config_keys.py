@@ -36,6 +36,7 @@ import yaml
 
 from bridge.auth.keys import KEY_FILE_NAME, NodeKey
 from bridge.auth.tokens import issue_token
+from bridge.errors import BridgeError
 from tests.support.ports import free_port
 from tests.support.processes import wait_until
 
@@ -1113,11 +1114,19 @@ class Netns:
 
 @dataclass
 class Recorder:
-    """A peer URL that records each gossip digest it gets and answers 503."""
+    """A mesh peer that only records: it proves its own key and logs what a sends it.
+
+    It answers ``/v1/mesh/hello`` with a real proof of its key (a trusts tofu, so the
+    address is proven and a gossips to it), opens each envelope with a real verifier
+    that trusts a's key only, logs the envelope's kind, and answers 503 OVERLOADED as a
+    signed ``mesh_answer``: it keeps no announcements, so "in sync" would be a lie, and a
+    signed refusal is an answer from the proven peer (a keeps the proof; an unsigned one
+    would make a prove the address again before every round).
+    """
 
     server: ThreadingHTTPServer
     name: str
-    log: list[tuple[str, float, str]]
+    identity: Any
 
     @property
     def url(self) -> str:
@@ -1125,23 +1134,52 @@ class Recorder:
         return f"http://{host}:{port}"
 
 
-def start_recorder(ns: Netns, name: str, log: list[tuple[str, float, str]]) -> Recorder:
+def start_recorder(
+    ns: Netns, name: str, log: list[tuple[str, float, str]], key_path: Path, trusted: str
+) -> Recorder:
+    from bridge.mesh.envelope import EnvelopeVerifier, seal_answer
+    from bridge.mesh.node_id import NodeIdentity
+    from bridge.mesh.proof import prove
+    from bridge.mesh.trust import TrustPolicy
+
+    identity = NodeIdentity.from_key(NodeKey.create(key_path), f"cfg-{name}")
+    verifier = EnvelopeVerifier(identity.node_id, TrustPolicy("allowlist", (trusted,),
+                                                              identity.public_key_b64))  # fmt: skip
+    lock = threading.Lock()
+
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
-            body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-            with contextlib.suppress(ValueError):
-                log.append((name, time.monotonic(), json.loads(body).get("kind", "")))
-            self.send_response(503)
+            doc = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
+            if self.path == "/v1/mesh/hello":
+                log.append((name, time.monotonic(), "hello"))
+                self.answer(200, prove(identity, doc))
+                return
+            try:
+                with lock:
+                    sender, _body = verifier.open(doc, str(doc.get("kind")))
+            except BridgeError as err:
+                log.append((name, time.monotonic(), f"refused {err.code}"))
+                self.answer(err.http_status, {"error": err.to_json()})
+                return
+            log.append((name, time.monotonic(), str(doc["kind"])))
+            error = {"code": "OVERLOADED", "message": "a recorder keeps no announcements"}
+            self.answer(503, seal_answer(identity, to=sender.node_id, nonce=sender.nonce,
+                                         status=503, body={"error": error}))  # fmt: skip
+
+        def answer(self, status: int, body: dict[str, Any]) -> None:
+            data = json.dumps(body).encode()
+            self.send_response(status)
             self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
             self.end_headers()
-            self.wfile.write(b'{"error": {"code": "OVERLOADED", "message": "recorder"}}')
+            self.wfile.write(data)
 
         def log_message(self, *args: Any) -> None:
             pass
 
     server = ns.run(lambda: ThreadingHTTPServer(("10.232.0.2", 0), Handler))
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    return Recorder(server, name, log)
+    return Recorder(server, name, identity)
 
 
 def mdns_sockets(pid: int) -> int:
@@ -1201,7 +1239,8 @@ def mesh(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Mesh]:
     ns.create()
     nodes: dict[str, Bridge] = {}
     try:
-        recorders = [start_recorder(ns, f"r{i}", log) for i in range(3)]
+        recorders = [start_recorder(ns, f"r{i}", log, tmp / f"r{i}" / KEY_FILE_NAME,
+                                    idents["a"].public_key_b64) for i in range(3)]  # fmt: skip
         configs = {
             "a": {"api": {"host": "0.0.0.0", "port": ports["a"]},
                   "mesh": {"node_name": "cfg-a", "interfaces": ["va"], "trust": "tofu",
@@ -1292,6 +1331,10 @@ def test_mesh_trusted_nodes_are_accepted(mesh: Mesh) -> None:
 def test_mesh_peers_are_contacted_without_discovery(mesh: Mesh) -> None:
     # The recorders do no mDNS: only a's peers list names them.
     assert {name for name, _, kind in mesh.log if kind == "gossip_digest"} == {"r0", "r1", "r2"}
+    # a proved each recorder's key before it sent that recorder a digest.
+    for recorder in mesh.recorders:
+        kinds = [kind for name, _, kind in mesh.log if name == recorder.name]
+        assert kinds.index("hello") < kinds.index("gossip_digest"), kinds
     # c (discovery off) reached a through its one static peer.
     assert mesh.peers("c")[mesh.idents["a"].node_id]["name"] == "cfg-a"
 
@@ -1316,6 +1359,10 @@ def test_mesh_gossip_interval_s_is_the_round_period(mesh: Mesh) -> None:
     time.sleep(3)
     # Every 0.3 s configured: about 10 rounds in 3 s (the default, 5 s: at most one).
     assert len(_rounds(mesh.log[start:])) >= 4
+    # The recorders' signed answers count: a proves each key at most once in the window
+    # (when the 60 s proof runs out), not before every round.
+    hellos = [name for name, _, kind in mesh.log[start:] if kind == "hello"]
+    assert all(hellos.count(r.name) <= 1 for r in mesh.recorders), hellos
 
 
 @effect_of("mesh.gossip_fanout")

@@ -1,11 +1,13 @@
 """The automations runner: a face whose "caller" is a rule, acting with the rule's own token.
 
-It watches the event bus (``device.event``, ``device.state``, ``tool_call.status``) and a
-clock (time and sun triggers), checks a rule's conditions and runs its actions: tool
-calls through the one pipeline (``Invoker.invoke`` with the rule's token — permission
-checks, confirmations by a person, rate limits and the audit of each call as for any
-caller), delays and webhook notifications. Every run, acted or not, is an audit record
-(``tool = automation:<id>``) holding its trigger and what each action did.
+It watches the event bus (``device.event``, ``tool_call.status``, and ``device.state``
+only while a rule has a state trigger: a watched ``device.state`` makes every Matter call
+read its device back before answering) and a clock (time and sun triggers), checks a
+rule's conditions and runs its actions: tool calls through the one pipeline
+(``Invoker.invoke`` with the rule's token — permission checks, confirmations by a
+person, rate limits and the audit of each call as for any caller), delays and webhook
+notifications. Every run, acted or not, is an audit record (``tool =
+automation:<id>``) holding its trigger and what each action did.
 
 Safe running:
 - a rule runs at most ``rate_limit_per_minute`` times a minute (further triggers are
@@ -13,7 +15,11 @@ Safe running:
   ``max_concurrent`` runs at once;
 - a trigger caused by the rule's own last run (a device it acted on reporting within
   ``CYCLE_WINDOW_S``, or a call it made) counts as a re-trigger; after ``MAX_CHAIN`` in
-  a row the rule is stopped (status ``stopped``) with an ``automation.stopped`` event;
+  a row the rule is stopped (status ``stopped``) with an ``automation.stopped`` event.
+  A device's report may come while the call that changed it is still answering (the
+  bridge reads the state back before answering a watched call): such a trigger is
+  judged when the run ends (the latest one), not dropped as ``busy``, so a cycle is
+  counted the same whether the device answers before or after the call returns;
 - time and sun triggers missed while the bridge was down are not replayed: the next
   instant is computed from the clock at start (and ``last_fired`` in SQLite keeps one
   instant from firing twice).
@@ -79,6 +85,8 @@ class _Live:
     acted_on: frozenset[str] = frozenset()
     acted_until: float = 0.0
     chain: int = 0
+    # A trigger from a device the running run acts on, judged when the run ends.
+    deferred: dict[str, Any] | None = None
     state_truth: bool | None = None
     last_value: Any = None
     pending: asyncio.Task[None] | None = None
@@ -111,6 +119,10 @@ class AutomationRunner:
         self._rules: dict[str, _Live] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self._sub: Subscription | None = None
+        # device.state only while a rule has a state trigger: a watched device.state makes
+        # every call read its device back before answering (read after write).
+        self._state_sub: Subscription | None = None
+        self._state_task: asyncio.Task[Any] | None = None
         self._checker = PermissionChecker()
         self._own_tools: list[str] = []
 
@@ -122,15 +134,17 @@ class AutomationRunner:
             self._load(stored)
         for defn, handler in rule_tools(self):
             self._own_tools.append(self.registry.register(defn, handler).identity)
-        self._sub = self.events.subscribe("device.event", "device.state", "tool_call.status")
+        self._sub = self.events.subscribe("device.event", "tool_call.status")
         self._spawn(self._watch(self._sub))
+        self._watch_states()
         self._spawn(self._tick())
 
     async def stop(self) -> None:
         """Stop watching and cancel running work."""
-        if self._sub is not None:
-            self.events.unsubscribe(self._sub)
-            self._sub = None
+        for sub in (self._sub, self._state_sub):
+            if sub is not None:
+                self.events.unsubscribe(sub)
+        self._sub = self._state_sub = self._state_task = None
         while self._own_tools:
             self.registry.unregister(self._own_tools.pop())
         tasks, self._tasks = set(self._tasks), set()
@@ -145,6 +159,19 @@ class AutomationRunner:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return task
+
+    def _watch_states(self) -> None:
+        """Watch ``device.state`` while some loaded rule has a state trigger, else not."""
+        needed = any(live.stored.rule.trigger["type"] == "state"
+                     for live in self._rules.values())  # fmt: skip
+        if needed and self._state_sub is None and self._sub is not None:
+            self._state_sub = self.events.subscribe("device.state")
+            self._state_task = self._spawn(self._watch(self._state_sub))
+        elif not needed and self._state_sub is not None:
+            self.events.unsubscribe(self._state_sub)
+            if self._state_task is not None:
+                self._state_task.cancel()
+            self._state_sub = self._state_task = None
 
     def _load(self, stored: StoredRule) -> None:
         token = None
@@ -227,6 +254,7 @@ class AutomationRunner:
                              reason="acts on a lock or door: waits for a person's approval")
         self.store.put(stored)
         self._load(stored)
+        self._watch_states()
         self._publish("automation.rule", stored, {"change": "created"})
         return self._view(stored)
 
@@ -247,6 +275,7 @@ class AutomationRunner:
         live = self._own(token, rule_id, write=True)
         self.store.delete(rule_id)
         self._rules.pop(rule_id, None)
+        self._watch_states()
         if live.pending is not None:
             live.pending.cancel()
         if live.token is not None:
@@ -450,6 +479,10 @@ class AutomationRunner:
         rule = live.stored.rule
         run_id = f"run-{uuid.uuid4().hex[:16]}"
         now = time.monotonic()
+        if live.busy and trigger["type"] != "tool_call" and \
+                self._caused_by_itself(live, trigger, now):  # fmt: skip
+            live.deferred = trigger  # the run's own effect: judged once the run ends
+            return
         if self._caused_by_itself(live, trigger, now):
             live.chain += 1
             # A call the rule made itself is a certain cycle; a report from a device it
@@ -532,12 +565,15 @@ class AutomationRunner:
                     return
                 acted: set[str] = set()
                 for action in rule.actions:
-                    step = await self._act(live, run_id, action)
-                    done.append(step)
                     device = self._target(action)
                     if device is not None:
+                        # Its report may come before the call answers: from now on.
                         acted.add(device)
                         live.acted_on = frozenset(acted)
+                        live.acted_until = time.monotonic() + CYCLE_WINDOW_S
+                    step = await self._act(live, run_id, action)
+                    done.append(step)
+                    if device is not None:
                         live.acted_until = time.monotonic() + CYCLE_WINDOW_S
                     if not step.get("ok", True):
                         outcome = "error"
@@ -547,6 +583,7 @@ class AutomationRunner:
         except asyncio.CancelledError:
             outcome = "error"
             done.append({"cancelled": True})
+            live.deferred = None
             raise
         finally:
             live.busy = False
@@ -554,6 +591,9 @@ class AutomationRunner:
             self._publish("automation.run", live.stored,
                           {"run_id": run_id, "trigger": trigger, "decision": decision,
                            "outcome": outcome, "actions": done})  # fmt: skip
+            deferred, live.deferred = live.deferred, None
+            if deferred is not None:
+                self._fire(live, deferred)
 
     async def _act(self, live: _Live, run_id: str, action: dict[str, Any]) -> dict[str, Any]:
         kind = action["type"]

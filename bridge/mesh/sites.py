@@ -132,6 +132,7 @@ class SiteRoad:
         self.site_of: dict[str, str] = {}
         self.received: dict[Outcome, int] = {}
         self._nc: Any = None
+        self._calls: Any = None  # the subscription to this node's call subject
         self._tasks: set[asyncio.Task[None]] = set()
         self._inflight = asyncio.Semaphore(MAX_INFLIGHT)
         self._republish: asyncio.Task[None] | None = None
@@ -202,14 +203,24 @@ class SiteRoad:
             self._nc = nc
         await self._nc.subscribe(f"{PREFIX}.ann.*", cb=self._on_announcement)
         await self._nc.subscribe(f"{PREFIX}.rev.*", cb=self._on_revocations)
-        await self._nc.subscribe(call_subject(self.site, self.node_id), cb=self._on_call)
+        self._calls = await self._nc.subscribe(call_subject(self.site, self.node_id),
+                                               cb=self._on_call)  # fmt: skip
         _LOGGER.info("site road of %s up: hub %s", self.site, ", ".join(self.config.hub_urls))
         while True:
             await self.publish()
             await asyncio.sleep(self.interval_s)
 
     async def stop(self) -> None:
-        """Close the hub connection and wait for the calls still running."""
+        """Stop taking calls, wait for the calls still running, close the hub connection.
+
+        When it returns the hub knows this node takes no calls (a caller gets "no
+        responders" at once, not a timeout): the unsubscription is flushed first.
+        """
+        if self._calls is not None:
+            with contextlib.suppress(Exception):
+                await self._calls.unsubscribe()
+                await self._nc.flush(timeout=1)
+            self._calls = None
         tasks = [t for t in (self._republish,) if t is not None]
         for task in tasks:
             task.cancel()

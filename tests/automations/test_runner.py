@@ -280,3 +280,22 @@ async def test_test_says_why_a_rule_would_not_act_and_acts_on_nothing(
     assert (ready["would_act"], ready["blocked_by"]) == (True, None)
     stored = await invoke(bridge_server, "core:get_data", {"key": "ready-ran"}, agent)
     assert stored["result"]["exists"] is False  # testing acted on nothing
+
+
+async def test_device_state_is_watched_only_while_a_state_rule_exists(
+    bridge_server: BridgeServer,
+) -> None:
+    # A watched device.state makes every Matter call read its device back before
+    # answering (read after write): nobody should pay for it without a state rule.
+    events = bridge_server.service.events
+    agent = token(bridge_server, "automations:create", "storage:*", "device:read:*")
+    status, made = await call(bridge_server, "POST", "/v1/automations", agent, on_read("calls"))
+    assert status == 201, made
+    assert events.wanted("device.state") is False
+    status, made = await call(bridge_server, "POST", "/v1/automations", agent, on_read(
+        "watcher", trigger={"type": "state", "device_id": "7-1", "path": "1/6/0"}))
+    assert status == 201, made
+    assert events.wanted("device.state") is True
+    status, _ = await call(bridge_server, "DELETE", "/v1/automations/watcher", agent)
+    assert status == 200
+    assert events.wanted("device.state") is False
