@@ -190,7 +190,23 @@ def test_every_attack_of_a_lan_attacker_is_refused(lan: Lan) -> None:
     assert lan.admin not in captured["text"]
     assert lan.admin.split(".")[1] not in captured["text"]
 
-    # 4. Everything it tries with that, and its own announcement, against every node.
+    # 4. Everything it tries with that, and its own announcement, against every node -
+    #    once it has captured at least one gossip message carrying announcements (which
+    #    gossip round passes through it first depends on timing; waiting makes the replay
+    #    below certain to be tried instead of asserting on a race).
+    def captured_announcements() -> int:
+        code, seen = http(ns, "GET", f"{lan.attacker_url()}/captured")
+        assert code == 200
+        count = 0
+        for item in json.loads(seen["text"]):
+            doc = item.get("doc")
+            body = doc.get("body") if isinstance(doc, dict) else None
+            if isinstance(body, dict) and isinstance(body.get("announcements"), list):
+                count += len(body["announcements"])
+        return count
+
+    wait_until(lambda: captured_announcements() >= 1, 60,
+               "a gossip message with announcements to pass through the attacker")  # fmt: skip
     status, attack = http(ns, "POST", f"{lan.attacker_url()}/attack", {})
     assert status == 200, attack
     assert attack["token_shaped"] == 0
