@@ -58,6 +58,9 @@ class ApiConfig:
     body_timeout_s: float = 30.0
     idle_timeout_s: float = 75.0
     max_connections: int = 4096
+    # Host names (besides loopback, IP addresses and this machine's name) the API and
+    # console answer to: a DNS-rebinding page arrives with a name not in this list.
+    allowed_hosts: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -87,6 +90,8 @@ class MatterConfig:
 
     enabled: bool = True
     controller_url: str | None = None
+    # The file holding the key an external controller's guard demands (0600).
+    controller_key_file: str | None = None
     controller_venv: str | None = None
     controller_port: int = 5580
     netns: str | None = None

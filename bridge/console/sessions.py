@@ -109,6 +109,10 @@ class Session:
     permissions: tuple[str, ...]
     csrf: str
     expires_at: float
+    # The token's id, and whether the console minted it for this session (a one-time
+    # link): such a token is revoked at sign-out, a pasted one is the user's to keep.
+    token_id: str = ""
+    minted: bool = False
 
     def to_json(self) -> dict[str, Any]:
         """Return what a page may know about its own session (never the token)."""
@@ -127,7 +131,7 @@ class SessionStore:
         self._max = max_sessions
 
     def create(self, *, token: str, agent_id: str, permissions: Iterable[str],
-               expires_at: float) -> Session:  # fmt: skip
+               expires_at: float, token_id: str = "", minted: bool = False) -> Session:  # fmt: skip
         """Start a session for ``token`` (evicting the oldest past the bound)."""
         self._purge()
         while len(self._sessions) >= self._max:
@@ -139,6 +143,8 @@ class SessionStore:
             permissions=tuple(permissions),
             csrf=secrets.token_urlsafe(32),
             expires_at=expires_at,
+            token_id=token_id,
+            minted=minted,
         )
         self._sessions[session.id] = session
         return session
