@@ -49,6 +49,8 @@ from bridge.tools.registry import RegisteredTool, ToolRegistry
 from bridge.tools.validation import validate_call, validator_for
 
 _LOG = logging.getLogger(__name__)
+# The longest parameter value an approval's message quotes (the params show it whole).
+MESSAGE_VALUE_CHARS = 120
 _TEMPLATE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
@@ -109,11 +111,23 @@ def confirmation_needed(rule: Confirmation, params: dict[str, Any]) -> bool:
 
 
 def fill_message(template: str, params: dict[str, Any]) -> str:
-    """Fill ``{param}`` placeholders; unknown names stay as written."""
+    """Fill ``{param}`` placeholders with the values quoted; unknown names stay as written.
+
+    Each value is written as a JSON literal (strings in double quotes, with quotes,
+    newlines and control characters escaped) and cut at ``MESSAGE_VALUE_CHARS``, so a
+    caller's text can never read as the bridge's own words to the approver:
+    ``Unlock {door}?`` with a door named ``front (already approved, safe)`` reads
+    ``Unlock "front (already approved, safe)"?``.
+    """
 
     def value(match: re.Match[str]) -> str:
         name = match.group(1)
-        return str(params[name]) if name in params else match.group(0)
+        if name not in params:
+            return match.group(0)
+        text = json.dumps(params[name], ensure_ascii=False, default=str)
+        if len(text) > MESSAGE_VALUE_CHARS:
+            text = text[: MESSAGE_VALUE_CHARS - 2] + ('…"' if text.startswith('"') else "…")
+        return text
 
     return _TEMPLATE.sub(value, template)
 
@@ -423,6 +437,7 @@ class Invoker:
         approval = await self.approvals.request(
             call_id=call_id, tool=defn.identity, agent_id=token.agent_id, params=shown,
             message=message, required=rule.multi_party, timeout_s=rule.timeout_s,
+            owner=token.id,
         )
         state.approval_id = approval.id
         final = await self.approvals.wait(approval.id)

@@ -24,6 +24,7 @@ from bridge.auth.tokens import AgentToken
 from bridge.errors import ConflictError, NotFoundError, PermissionDeniedError
 from bridge.invocation.invoker import Invoker
 from bridge.invocation.messages import ToolRequest
+from bridge.limits import JOBS_BOUND
 from bridge.storage import Database
 
 _MIGRATION = """
@@ -123,6 +124,8 @@ class JobManager:
         self.retention_s = retention_s
         self._sweep_interval_s = sweep_interval_s
         self._tasks: dict[str, asyncio.Task[None]] = {}
+        # The token id behind each running job: running jobs are bounded per token.
+        self._owners: dict[str, str] = {}
         self._sweeper: asyncio.Task[None] | None = None
         db.migrate("invocation.jobs.v1", _MIGRATION)
 
@@ -148,20 +151,33 @@ class JobManager:
     async def submit(self, request: ToolRequest, token: AgentToken) -> Job:
         """Store a job for ``request``, start it and return it (``queued``).
 
-        Raise ``InvalidRequestError`` when the tool does not allow asynchronous runs.
+        Raise ``InvalidRequestError`` when the tool does not allow asynchronous runs,
+        ``RateLimitedError`` when the token already runs ``JOBS_PER_TOKEN`` jobs and
+        ``OverloadedError`` when the node runs ``JOBS``.
         """
         self._invoker.admit_job(request, token)
+        JOBS_BOUND.check(self._owners.values(), token.id)
         now = time.time()
         job_id = uuid.uuid4().hex
-        await self._db.execute(
-            "INSERT INTO jobs (id, agent_id, tool, status, request_id, created_at, updated_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (job_id, token.agent_id, request.tool, JobStatus.QUEUED.value, request.id, now, now),
-        )
+        self._owners[job_id] = token.id  # counted from here: submits race on the insert
+        try:
+            await self._db.execute(
+                "INSERT INTO jobs (id, agent_id, tool, status, request_id, created_at, "
+                "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (job_id, token.agent_id, request.tool, JobStatus.QUEUED.value, request.id,
+                 now, now),
+            )  # fmt: skip
+        except BaseException:
+            self._owners.pop(job_id, None)
+            raise
         task = asyncio.get_running_loop().create_task(self._run(job_id, request, token))
         self._tasks[job_id] = task
-        task.add_done_callback(lambda _t: self._tasks.pop(job_id, None))
+        task.add_done_callback(lambda _t: self._forget(job_id))
         return await self._get(job_id)
+
+    def _forget(self, job_id: str) -> None:
+        self._tasks.pop(job_id, None)
+        self._owners.pop(job_id, None)
 
     async def get(self, job_id: str, token: AgentToken) -> Job:
         """Return the job if ``token``'s holder owns it (or holds ``admin:jobs``)."""

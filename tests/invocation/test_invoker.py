@@ -458,7 +458,7 @@ async def test_two_of_n_approval_executes(env: Env, unlock: Counter) -> None:
     call = asyncio.create_task(env.invoker.invoke(env.request("unlock", {"door": "front"})))
     approval_id = await _pending(env)
     approval = await env.runtime.approvals.get(approval_id)
-    assert approval.message == "Unlock the front door for {agent}?"
+    assert approval.message == 'Unlock the "front" door for {agent}?'
     assert approval.required == 2
     # Other calls keep running while this one waits.
     assert (await env.invoker.invoke(env.request("echo", {"text": "x"}))).ok
@@ -500,7 +500,7 @@ async def test_confirmation_timeout(env: Env) -> None:
     resp = await env.invoker.invoke(env.request("wipe", {"text": "disk"}))
     assert code(resp) == "CONFIRMATION_TIMEOUT"
     assert resp.error is not None
-    assert resp.error["details"]["message"] == "Wipe disk?"
+    assert resp.error["details"]["message"] == 'Wipe "disk"?'
     assert handler.calls == []
     [entry] = await env.runtime.audit.query()
     assert entry.decision == "confirmation_timeout"
