@@ -14,6 +14,7 @@ import re
 import sqlite3
 import time
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
@@ -22,6 +23,7 @@ from bridge.auth.audit import AuditEntry, AuditLog
 from bridge.auth.permissions import PermissionChecker
 from bridge.auth.ratelimit import RateLimiter
 from bridge.auth.tokens import AgentToken, TokenVerifier
+from bridge.auth.visibility import may_see
 from bridge.errors import (
     BridgeError,
     ConfirmationDeniedError,
@@ -35,6 +37,7 @@ from bridge.errors import (
     PermissionDeniedError,
     StorageFullError,
     ToolFailedError,
+    ToolNotFoundError,
     ToolTimeoutError,
     UnauthenticatedError,
 )
@@ -92,6 +95,18 @@ class Invocation:
 
 Next = Callable[[], Awaitable[Any]]
 Middleware = Callable[[Invocation, Next], Awaitable[Any]]
+
+
+# Set by a caller that must know when its call starts waiting for a person (the voice
+# face answers "I have asked for approval" only then); called with the approval's id.
+APPROVAL_WAITING: ContextVar[Callable[[str], None] | None] = ContextVar(
+    "approval_waiting", default=None
+)
+
+
+def _unknown_tool(ref: str) -> ToolNotFoundError:
+    """Return the registry's answer for a name it does not know."""
+    return ToolNotFoundError(f"no tool named '{ref}'", {"tool": ref})
 
 
 def confirmation_for(defn: ToolDefinition) -> Confirmation | None:
@@ -184,6 +199,8 @@ class Invoker:
             entry = self.registry.resolve(request.tool, request.version)
         except BridgeError:
             return
+        if not may_see(token.permissions, entry.definition):
+            return  # as for an unknown tool: the job's call answers TOOL_NOT_FOUND
         try:
             # Permission before the 202: a job is never accepted for a call that would be denied.
             self.checker.check(token.permissions, entry.definition.requires.permissions,
@@ -287,6 +304,11 @@ class Invoker:
         self._check_constraints(token, request)
         entry = self.registry.resolve(request.tool, request.version)
         defn = entry.definition
+        if not may_see(token.permissions, defn):
+            # A tool the token may not see answers as an unknown one does (no oracle of
+            # which names exist); the audit row still says it was denied.
+            state.decision = "permission_denied"
+            raise _unknown_tool(request.tool)
         state.tool = entry
         # From here on, errors, events and records must not carry the call's secrets.
         state.redactor = Redactor.for_call(defn, request.params)
@@ -440,6 +462,9 @@ class Invoker:
             owner=token.id,
         )
         state.approval_id = approval.id
+        waiting = APPROVAL_WAITING.get()
+        if waiting is not None:
+            waiting(approval.id)
         final = await self.approvals.wait(approval.id)
         details = {"approval_id": approval.id, "message": message}
         state.votes = [{"approver": v.approver, "decision": v.decision.value} for v in final.votes]

@@ -70,15 +70,14 @@ async def test_all_the_lights_go_through_each_room_tool_with_each_permission(
         every_room, "Turned off all the lights.")
     assert await ask(home, "schalte alle Lichter an", "de", control) == (
         [(f"room_{room}_lights_on", {}) for room in ROOMS], "Alle Lichter sind eingeschaltet.")
-    # A token for the kitchen's lights only: every room is asked, only the kitchen obeys.
+    # A token for the kitchen's lights only: "all the lights" are those it may see; the
+    # other rooms are neither called nor named.
     kitchen = token_of(home, f"device:control:{home.ids['node-1-onoff']}",
                        f"device:control:{home.ids['node-2-dimmable']}")  # fmt: skip
     reply = await engine_of(home).handle("turn off all the lights", "en", token=kitchen)
     assert [(c["tool"], c["ok"]) for c in reply.calls] == [
-        (f"matter:room_{room}_lights_off", room == "kitchen") for room in ROOMS]
-    assert {c["error"]["code"] for c in reply.calls if not c["ok"]} == {"PERMISSION_DENIED"}
-    assert reply.speech == (
-        "Done for 1 of 5; not done: Living Room, Salon, Schlafzimmer and Terraza.")
+        ("matter:room_kitchen_lights_off", True)]
+    assert reply.speech == "Turned off all the lights."
 
 
 async def test_sentences_without_a_place_act_in_the_speakers_room(home: Home) -> None:
