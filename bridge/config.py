@@ -85,6 +85,19 @@ class AuthConfig:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class AuditConfig:
+    """How much the audit log keeps, and the disk it keeps free for itself."""
+
+    # A call's params or result text longer than this keeps its head and SHA-256 only.
+    max_value_bytes: int = 4096
+    # Call rows older than this are deleted (hourly); None keeps them for ever.
+    retention_days: float | None = 365.0
+    # Below this much free disk, low-priority writes (core:store_data, new jobs) are
+    # refused so the audit of what the bridge still does has room.
+    disk_reserve_mb: int = 100
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class MatterConfig:
     """Matter controller settings (managed controller unless ``controller_url`` is set)."""
 
@@ -179,6 +192,7 @@ class BridgeConfig:
     tools_manifest: Path | None = None
     api: ApiConfig = field(default_factory=ApiConfig)
     auth: AuthConfig = field(default_factory=AuthConfig)
+    audit: AuditConfig = field(default_factory=AuditConfig)
     matter: MatterConfig = field(default_factory=MatterConfig)
     thread: ThreadConfig = field(default_factory=ThreadConfig)
     mesh: MeshConfig = field(default_factory=MeshConfig)

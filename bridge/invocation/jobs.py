@@ -157,6 +157,7 @@ class JobManager:
         """
         self._invoker.admit_job(request, token)
         JOBS_BOUND.check(self._owners.values(), token.id)
+        self._db.ensure_reserve("a new job")
         now = time.time()
         job_id = uuid.uuid4().hex
         self._owners[job_id] = token.id  # counted from here: submits race on the insert
