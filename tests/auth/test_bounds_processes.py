@@ -272,7 +272,7 @@ def _db_bytes(state: Path) -> int:
 
 
 def test_audit_bytes_are_bounded_and_the_reserve_keeps_room_for_the_audit(base: Path) -> None:
-    proc, key = _run_bridge(base, "audit", {"audit": {"max_value_bytes": 4096}})
+    proc, key = _run_bridge(base, "audit", {"audit": {"max_value_bytes": 2048}})
     try:
         big = "x" * 900_000
         before = _db_bytes(proc.state)
@@ -296,7 +296,8 @@ def test_audit_bytes_are_bounded_and_the_reserve_keeps_room_for_the_audit(base: 
         assert kept["truncated"] is True
         assert kept["bytes"] == len(sent)
         assert kept["sha256"] == hashlib.sha256(sent).hexdigest()
-        assert len(row["params_json"]) < 4096
+        assert kept["head"] == sent[:1024].decode()  # half the configured 2048 bytes
+        assert len(row["params_json"]) < 2048
     finally:
         stop(proc, grace_s=10.0)
 

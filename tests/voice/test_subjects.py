@@ -211,6 +211,28 @@ async def test_unlocking_waits_for_a_person(home: Home, control: Any) -> None:
                 await asyncio.sleep(0.05)
 
 
+async def test_an_unlock_no_person_is_asked_for_says_what_happened(home: Home) -> None:
+    approver = home.token("admin:approve", agent_id="a-person")
+    # A token that may read the lock but not open it: no approval is asked for, and the
+    # answer says so instead of "I have asked for it".
+    reader = token_of(home, "device:read:*")
+    reply = await engine_of(home).handle("unlock the front door", "en", token=reader)
+    assert (reply.handled, reply.speech) == (
+        False, "Sorry, you are not allowed to do that with Front Door.")
+    assert [c["error"]["code"] for c in reply.calls] == ["TOOL_NOT_FOUND"]
+    # A token that may not see the lock at all hears what an unknown name gets: the
+    # lock is not named.
+    lamp = next(d.id for d in home.service.matter.bridge.devices()  # type: ignore[union-attr]
+                if d.name == "Sofa Lamp")  # fmt: skip
+    stranger = token_of(home, f"device:control:{lamp}")
+    reply = await engine_of(home).handle("unlock the front door", "en", token=stranger)
+    assert (reply.handled, reply.calls) == (False, ())
+    assert reply.speech == "Sorry, I didn't understand that."
+    assert "Front Door" not in reply.speech
+    status, body = await home.request("GET", "/v1/approvals?status=pending", approver)
+    assert (status, body["count"]) == (200, 0)
+
+
 async def test_honest_answers(home: Home, control: Any) -> None:
     cases = [
         ("en", "set the hall thermostat to 1 degree", [],
