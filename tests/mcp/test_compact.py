@@ -164,7 +164,16 @@ async def test_home_state_answers_only_what_the_token_may_read(home: Home) -> No
         bad = await client.call_tool("home__home_state", {"room": "x"})
         assert bad.structured_content["error"]["code"] == "INVALID_PARAMS"
         missing = await client.call_tool("home__home_state", {"area": "attic"})
-        assert missing.structured_content["error"]["code"] == "NOT_FOUND"
+        unknown = missing.structured_content["error"]
+        assert unknown["code"] == "NOT_FOUND"
+        # No room it cannot see is named, and a room that exists but holds nothing it
+        # may read answers exactly as one that does not exist.
+        assert unknown["details"] == {"room": "attic", "rooms": []}
+        assert unknown["message"] == "no room 'attic'"
+        hidden = await client.call_tool("home__home_state", {"area": "küche"})
+        error = hidden.structured_content["error"]
+        assert (error["code"], error["message"], error["details"]) == (
+            "NOT_FOUND", "no room 'küche'", {"room": "küche", "rooms": []})
     async with compact_client(home, broad, "auto") as client:
         import json
         result = await client.call_tool("home__home_state", {})
