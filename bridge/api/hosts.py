@@ -68,8 +68,8 @@ class HostPolicy:
 
     def allows(self, header: str | None) -> bool:
         """Return whether a request with this ``Host`` header may be served."""
-        if header is None:
-            return True
+        if header is None or not header.strip():
+            return True  # no authority (HTTP/1.0 tools); a browser always names the host
         name = host_name(header)
         if _is_address(name):
             return True

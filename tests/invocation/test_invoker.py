@@ -549,6 +549,7 @@ async def test_a_full_disk_answers_storage_full_and_acknowledges_nothing(env: En
     handler = Counter()
     env.registry.register(echo_tool(), handler)
     assert (await env.invoker.invoke(env.request("echo", {"text": "before"}))).ok
+    env.runtime.audit.max_value_bytes = 1_000_000  # the row below must need new pages
     # SQLite's own page limit makes the next audit commit fail as a full disk does.
     pages = env.db.fetchall_sync("PRAGMA page_count")[0][0]
     env.db.execute_sync(f"PRAGMA max_page_count = {pages}")
