@@ -234,8 +234,8 @@ class ManagedController:
                 s.log_path.replace(s.log_path.with_suffix(".log.1"))
         if s.isolate_paths and os.geteuid() == 0:
             data_dir, tmp_dir = self._private_dirs()
-            data_dir.mkdir(parents=True, exist_ok=True)
-            tmp_dir.mkdir(parents=True, exist_ok=True)
+            data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+            tmp_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
             # The mount point itself must exist; it stays an empty directory on the host.
             Path("/data").mkdir(exist_ok=True)
         else:
