@@ -85,6 +85,12 @@ REJECTION_RETENTION_S = 90 * 86_400
 # The longest params / result text a row keeps whole; longer ones keep their head and
 # the SHA-256 of the whole text (so a copy can still be proved to be the one audited).
 MAX_VALUE_BYTES = 4096
+# Params / result text kept per token (and for the node) per hour: past it a value keeps
+# only its size and SHA-256 (no head), so one caller cannot fill the disk through the
+# audit; the row itself (who, what, when, outcome) is always written.
+TOKEN_VALUE_BYTES_PER_HOUR = 8 * 1_048_576
+NODE_VALUE_BYTES_PER_HOUR = 128 * 1_048_576
+_BUDGET_WINDOW_S = 3600.0
 MAX_SOURCES_PER_MINUTE = 1_000
 OTHER_SOURCES = "(other)"
 MAX_TEXT = 256
@@ -279,10 +285,15 @@ class AuditLog:
         self._last_prune = 0.0
         self._inflight: asyncio.Task[sqlite3.Error | bool | None] | None = None
         self.commits = 0
+        # Value bytes kept this hour, per token ("" for the whole node).
+        self._spent: dict[str, int] = {}
+        self._window = 0.0
 
     # Set from the configuration (audit.max_value_bytes, audit.retention_days).
     max_value_bytes = MAX_VALUE_BYTES
     retention_s: float | None = None
+    token_budget = TOKEN_VALUE_BYTES_PER_HOUR
+    node_budget = NODE_VALUE_BYTES_PER_HOUR
 
     def record(self, entry: AuditEntry) -> asyncio.Future[None] | None:
         """Queue ``entry``; return a future done when its row is committed.
@@ -292,7 +303,7 @@ class AuditLog:
         cannot commit at all (disk full, file gone).
         """
         try:
-            row = _bounded(_row(entry), self.max_value_bytes)
+            row = self._budgeted(_bounded(_row(entry), self.max_value_bytes), entry)
         except Exception as err:  # a record must never take others with it
             row = _fallback_row(entry, err)
         try:
@@ -426,6 +437,23 @@ class AuditLog:
             self._writer = None
         await self.flush()
 
+    def _budgeted(self, row: tuple[Any, ...], entry: AuditEntry) -> tuple[Any, ...]:
+        """Return ``row``, its values cut to size and hash past the hour's budgets."""
+        now = time.monotonic()
+        spent = self._spent
+        if now - self._window >= _BUDGET_WINDOW_S:
+            spent.clear()
+            self._window = now
+        owner = str(getattr(entry, "token_id", None) or entry.agent_id or "")
+        size = sum(len(row[i]) for i in _BOUNDED_COLUMNS if isinstance(row[i], str))
+        mine, total = spent.get(owner, 0), spent.get("", 0) if owner else 0
+        if mine + size > self.token_budget or total + size > self.node_budget:
+            return _hashed(row)
+        spent[owner] = mine + size
+        if owner:
+            spent[""] = total + size
+        return row
+
     def prune_sync(self, *, now: float | None = None) -> int:
         """Delete call rows older than ``retention_s`` (kept for ever when it is None).
 
@@ -521,6 +549,25 @@ def _bounded(row: tuple[Any, ...], limit: int) -> tuple[Any, ...]:
             "truncated": True, "bytes": len(data),
             "sha256": hashlib.sha256(data).hexdigest(), "head": head,
         }, ensure_ascii=False)  # fmt: skip
+    return tuple(cells)
+
+
+def _hashed(row: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Return ``row`` with its params / result reduced to their size and SHA-256."""
+    cells = list(row)
+    for index in _BOUNDED_COLUMNS:
+        text = cells[index]
+        if not isinstance(text, str):
+            continue
+        doc = json.loads(text) if text.startswith('{"truncated": true') else None
+        if isinstance(doc, dict):  # already cut to its head: keep size and hash only
+            doc.pop("head", None)
+        else:
+            data = text.encode("utf-8", "surrogatepass")
+            doc = {"truncated": True, "bytes": len(data),
+                   "sha256": hashlib.sha256(data).hexdigest()}  # fmt: skip
+        doc["over_budget"] = True
+        cells[index] = json.dumps(doc)
     return tuple(cells)
 
 
