@@ -229,9 +229,10 @@ class ApprovalStore:
 
         Raise ``RateLimitedError`` when ``token`` (by its id) already has
         ``PENDING_APPROVALS_PER_TOKEN`` pending, ``OverloadedError`` when the node has
-        ``PENDING_APPROVALS``: nothing is stored or announced then.
+        ``PENDING_APPROVALS``: nothing is stored or announced then. A request made for
+        no token (a rule awaiting its approval) is counted against ``agent_id``.
         """
-        owner = token.id if token is not None else ""
+        owner = token.id if token is not None else f"agent:{agent_id or ''}"
         APPROVALS_BOUND.check(self._owners.values(), owner)
         now = time.time()
         approval = Approval(

@@ -97,7 +97,8 @@ def devices(
 async def home(
     controller: ThreadedController, tmp_path: Path, devices: dict[Kind, tuple[VirtualDevice, int]]
 ) -> AsyncIterator[Home]:
-    async with start_home(controller.url, tmp_path / "state", []) as running:
+    async with start_home(controller.url, tmp_path / "state", [],
+                          controller.key_file) as running:
         bridge = running.service.matter.bridge
         wanted = {f"{node}-1" for _dev, node in devices.values()}
         async with asyncio.timeout(30):

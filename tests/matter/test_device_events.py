@@ -97,7 +97,8 @@ async def commission(home: Home, dev: VirtualDevice) -> str:
 async def home(
     controller: ThreadedController, tmp_path: Path, button: VirtualDevice
 ) -> AsyncIterator[tuple[Home, str]]:
-    async with start_home(controller.url, tmp_path / "state", []) as running:
+    async with start_home(controller.url, tmp_path / "state", [],
+                          controller.key_file) as running:
         yield running, await commission(running, button)
 
 
