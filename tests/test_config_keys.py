@@ -254,9 +254,9 @@ def test_an_unknown_key_is_refused_with_its_path(tmp_path: Path) -> None:
     assert bridge.popen.wait(timeout=60) == 1
     err = bridge.stderr()
     assert err.startswith(f"error [CONFIG_INVALID]: {bridge.config_path}: api.max_conections: "
-                          "unknown key (allowed: body_timeout_s, header_timeout_s, host, "
-                          "idle_timeout_s, max_body_bytes, max_connections, max_header_bytes, "
-                          "max_json_depth, port)"), err  # fmt: skip
+                          "unknown key (allowed: allowed_hosts, body_timeout_s, header_timeout_s, "
+                          "host, idle_timeout_s, max_body_bytes, max_connections, "
+                          "max_header_bytes, max_json_depth, port)"), err  # fmt: skip
     assert "Traceback" not in err
     assert not (tmp_path / "state").exists()
     bridge.stop()
@@ -792,7 +792,7 @@ async def _ws_status(url: str, headers: dict[str, str]) -> int:
 
 @pytest.mark.fabric
 @effect_of("matter.controller_url", "matter.controller_key_file")
-def test_matter_controller_url_connects_there_and_starts_no_controller(
+def test_matter_controller_url_with_controller_key_file_connects_there_alone(
     tmp_path: Path, matter_controller: Any
 ) -> None:
     # The controller (guarded, like every managed one) refuses a client without its key.
