@@ -208,6 +208,19 @@ class McpServerConfig:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class VoiceConfig:
+    """Spoken commands: the units the home speaks in.
+
+    ``units``: ``metric`` (degrees Celsius), ``imperial`` (degrees Fahrenheit) or
+    ``auto`` — Fahrenheit when a thermostat displays Fahrenheit (its Thermostat User
+    Interface Configuration), else from the locale (``LC_ALL``/``LANG`` of a
+    Fahrenheit country), else Celsius.
+    """
+
+    units: str = "auto"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class BridgeConfig:
     """The whole configuration."""
 
@@ -222,6 +235,7 @@ class BridgeConfig:
     doctor: DoctorConfig = field(default_factory=DoctorConfig)
     mcp_servers: tuple[McpServerConfig, ...] = ()
     console: ConsoleConfig = field(default_factory=ConsoleConfig)
+    voice: VoiceConfig = field(default_factory=VoiceConfig)
 
 
 @cache

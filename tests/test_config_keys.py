@@ -833,6 +833,59 @@ def test_matter_temperature_unit_is_the_unit_of_generated_tools(tmp_path: Path) 
         "description": "Target temperature in °F (44.6-89.6)."}}  # fmt: skip
 
 
+@pytest.mark.fabric
+@effect_of("voice.units")
+def test_voice_units_is_the_unit_spoken_temperatures_are_in(tmp_path: Path, fabric: Any) -> None:
+    import asyncio
+
+    import aiohttp
+
+    from tests.support.fabric import running_controller
+
+    async def import_node(url: str, headers: dict[str, str], doc: dict[str, Any]) -> None:
+        async with aiohttp.ClientSession() as session, \
+                session.ws_connect(url, headers=headers) as ws:
+            await ws.receive_json()  # server info
+            await ws.send_json({"message_id": "1", "command": "import_test_node",
+                                "args": {"dump": json.dumps(
+                                    {"data": {"server": {"nodes": [doc]}}})}})  # fmt: skip
+            while (msg := await ws.receive_json()).get("message_id") != "1":
+                pass
+            assert "error_code" not in msg, msg
+
+    # The recorded thermostat displays Celsius (TemperatureDisplayMode 0) and its tools
+    # take Celsius (matter.temperature_unit C): only voice.units makes "72" Fahrenheit.
+    dump = REPO / "tests/fixtures/nodes/matterjs-commissioned/node-4-thermostat.json"
+    with running_controller(fabric, "config-voice-units") as ctl:
+        asyncio.run(import_node(ctl.url, ctl.headers, json.loads(dump.read_text())))
+        bridge = Bridge({"state_dir": str(tmp_path / "state"), "api": {"port": 0},
+                         "matter": {"controller_url": ctl.url,
+                                    "controller_key_file": ctl.key_file},
+                         "voice": {"units": "imperial"}}, tmp_path)  # fmt: skip
+        try:
+            bridge.start()
+            token = bridge.token()
+            found: list[Any] = []
+
+            def thermostat() -> bool:
+                _, body = http("GET", f"{bridge.url}/v1/devices", token=token)
+                found[:] = [d for d in body.get("devices", []) if d["kind"] == "thermostat"]
+                return bool(found)
+
+            wait_until(thermostat, 30, "the thermostat")
+            status, body = http("PATCH", f"{bridge.url}/v1/devices/{found[0]['id']}",
+                                {"name": "Hall Thermostat"}, token=token)  # fmt: skip
+            assert status == 200, body
+            status, body = http("POST", f"{bridge.url}/v1/intents/handle",
+                                {"text": "set the hall thermostat to 72 degrees"}, token=token)
+            assert status == 200, body
+            # 72 °F = (72 - 32) x 5/9 = 22.2 °C; spoken back as said
+            assert body["calls"][0]["params"] == {"celsius": 22.2}, body
+            assert body["speech"] == "Set Hall Thermostat to 72 degrees."
+        finally:
+            bridge.stop()
+
+
 # -- the doctor and Thread keys: `atmosphere-bridge doctor --json` over a prepared tree --
 
 

@@ -21,8 +21,9 @@ from hassil.intents import TextSlotList, TextSlotValue
 from bridge.errors import InvalidParamsError
 from bridge.invocation.invoker import APPROVAL_WAITING
 from bridge.invocation.messages import RequestContext, ToolRequest
-from bridge.matter.devices import Device
+from bridge.matter.devices import Device, slugify
 from bridge.matter.rooms import Room, rooms_of
+from bridge.voice.compound import completions, is_compound, parts
 from bridge.voice.planner import (
     Call,
     Home,
@@ -38,6 +39,14 @@ from bridge.voice.planner import (
 from bridge.voice.responses import LANGUAGES, both, either, say
 from bridge.voice.subjects import domain_of
 from bridge.voice.templates import STOP_INTENT, load_templates
+from bridge.voice.units import (
+    IMPERIAL,
+    METRIC,
+    explicit_unit,
+    from_celsius,
+    home_units,
+    to_celsius,
+)
 
 if TYPE_CHECKING:
     from hassil.recognize import RecognizeResult
@@ -77,6 +86,7 @@ class IntentEngine:
         tool_for: ToolFor,
         rooms: Callable[[], Sequence[Room]] | None = None,
         languages: Sequence[str] = LANGUAGES,
+        units: str = "auto",
     ) -> None:
         self.registry = registry
         self.invoker = invoker
@@ -88,8 +98,14 @@ class IntentEngine:
         self._home: Home | None = None
         self._pending: set[asyncio.Task[Any]] = set()
         self._unsubscribe = registry.subscribe(self._changed)
+        self.configured_units = units
         self._planner = Planner(home=self.home, tool_for=tool_for,
-                                not_understood=self._not_understood)  # fmt: skip
+                                not_understood=self._not_understood,
+                                units=self.units)  # fmt: skip
+
+    def units(self) -> str:
+        """Return the units the home speaks temperatures in (``metric``/``imperial``)."""
+        return home_units(self.configured_units, self.home().devices)
 
     def close(self) -> None:
         """Stop following the registry and drop calls still waiting for approval."""
@@ -128,12 +144,20 @@ class IntentEngine:
         if self._home is not None and self._home.room_key == room_key:
             return self._home
         home = Home(devices=list(self._devices()), room_key=room_key)
+        room_words = {label.casefold() for room in rooms for label in room.labels}
         names: list[TextSlotValue] = []
         for device in home.devices:
             context = {"domain": domain_of(device)}
             for label in dict.fromkeys((device.name, *device.aliases)):
                 home.labels.setdefault(label.casefold(), []).append(device)
                 names.append(TextSlotValue(TextChunk(label), label.casefold(), context))
+        for label, devices in list(home.labels.items()):
+            plural = _plural(label, room_words)
+            if plural and plural not in home.labels:  # "the smart curtains": all of them
+                home.labels[plural] = devices
+                home.plurals.add(plural)
+                names.append(TextSlotValue(TextChunk(plural), plural,
+                                           {"domain": domain_of(devices[0])}))  # fmt: skip
         areas: list[TextSlotValue] = []
         for room in rooms:
             home.rooms[room.slug] = room
@@ -150,7 +174,7 @@ class IntentEngine:
         return home
 
     def recognize(
-        self, text: str, language: str, here: str | None = None
+        self, text: str, language: str, here: str | None = None, *, served_only: bool = False
     ) -> list[RecognizeResult]:
         """Return every template match of ``text``, best first.
 
@@ -223,18 +247,107 @@ class IntentEngine:
     async def _handle(
         self, text: str, lang: str, token: AgentToken | None, here: str | None
     ) -> IntentReply:
+        text, said_units = explicit_unit(text)
         results = self.recognize(text, lang, here)
+        said: list[RecognizeResult] | None = None
+        segments = parts(text, lang) if not results else []
+        if is_compound(segments):
+            return await self._handle_compound(segments, lang, token, here, said_units)
+        if not results:
+            said = self._with_room_said(text, lang)
+            if said is not None:
+                results = said
         if not results:
             if here is None and self.recognize(text, lang, _SOMEWHERE):
                 return reply(lang, "where")
             return self._not_understood(text, lang, token)
-        reading = Reading.of(results[0])
+        reading = Reading.of(results[0], said_units)
         if reading.intent not in SUPPORTED_INTENTS:
             return reply(lang, "not_here", intent=reading.intent)
+        if said is not None:
+            bound = self._in_said_room(reading, text, lang)
+            if isinstance(bound, IntentReply):
+                return bound
+            reading = bound
         plan = self._planner.plan(reading, text, lang, token)
         if isinstance(plan, IntentReply):
             return plan
         return await self._run(reading.intent, plan, lang, token)
+
+    def _said_room(self, text: str) -> tuple[str, str, str] | None:
+        """Return (slug, label, the text without it) of the longest room name in ``text``."""
+        folded = " ".join(_words(text))
+        best: tuple[str, str, str] | None = None
+        for label, slug in self.home().room_labels.items():
+            found = re.search(rf"(?<!\w){re.escape(label)}(?!\w)", folded)
+            if found and (best is None or len(label) > len(best[1])):
+                rest = " ".join((folded[:found.start()] + folded[found.end():]).split())
+                best = (slug, label, rest)
+        return best
+
+    def _with_room_said(self, text: str, lang: str) -> list[RecognizeResult] | None:
+        """Return the matches of ``text`` read as '<room> <name or kind>'.
+
+        "lock the entry lock", "open the living room smart curtain": the room's name taken
+        out, the rest recognised as said in that room. None when that reads as nothing.
+        """
+        said = self._said_room(text)
+        if said is None:
+            return None
+        slug, _, rest = said
+        return self.recognize(rest, lang, slug, served_only=True) or None
+
+    def _in_said_room(self, reading: Reading, text: str, lang: str) -> Reading | IntentReply:
+        """Return ``reading`` bound to the room said aloud, or why not (not in that room)."""
+        said = self._said_room(text)
+        assert said is not None  # noqa: S101 - only called after _with_room_said found it
+        slug, label, _ = said
+        home = self.home()
+        if "name" in reading.values:
+            devices = home.labels.get(str(reading.values["name"]), [])
+            if not [d for d in devices if d.room and slugify(d.room) == slug]:
+                # a name of another room's device: never that one
+                return reply(lang, "no_kind", kind=reading.texts.get("name", ""),
+                             target=home.rooms[slug].name, intent=reading.intent)  # fmt: skip
+        return Reading(intent=reading.intent, values={**reading.values, "area": slug},
+                       texts={**reading.texts, "area": label}, combo=reading.combo,
+                       units=reading.units)  # fmt: skip
+
+    async def _handle_compound(
+        self, segments: list[list[str]], lang: str, token: AgentToken | None, here: str | None,
+        said_units: str | None = None,
+    ) -> IntentReply:
+        """Plan every part of a compound sentence, then run them in the order spoken.
+
+        All or nothing at planning: a part not understood, about a kind the home does not
+        have, ambiguous or out of range stops the whole sentence, and the answer says which.
+        """
+        plans: list[tuple[str, Plan]] = []
+        for i, segment in enumerate(segments):
+            found = next(((c, r) for c in completions(segments, i)
+                          if (r := self.recognize(c, lang, here, served_only=True))),
+                         None)  # fmt: skip
+            part = " ".join(segment)
+            if found is None:
+                if here is None and self.recognize(part, lang, _SOMEWHERE, served_only=True):
+                    return _nothing_done(reply(lang, "where"), lang)
+                return IntentReply(speech=say(lang, "part_unknown", part=part), language=lang,
+                                   handled=False)  # fmt: skip
+            sentence, results = found
+            reading = Reading.of(results[0], said_units)
+            plan = self._planner.plan(reading, sentence, lang, token)
+            if isinstance(plan, IntentReply):
+                return _nothing_done(plan, lang)
+            for call in plan.calls:
+                refused = _out_of_range(call, plan.values, lang)
+                if refused is not None:
+                    return _nothing_done(reply(lang, "unknown"), lang, refused)
+            plans.append((reading.intent, plan))
+        replies = [await self._run(intent, plan, lang, token) for intent, plan in plans]
+        return IntentReply(speech=" ".join(r.speech for r in replies), language=lang,
+                           handled=all(r.handled for r in replies),
+                           intent="+".join(intent for intent, _ in plans),
+                           calls=tuple(c for r in replies for c in r.calls))  # fmt: skip
 
     # -- running ----------------------------------------------------------------------
 
@@ -242,7 +355,7 @@ class IntentEngine:
         self, intent: str, plan: Plan, lang: str, token: AgentToken | None
     ) -> IntentReply:
         for call in plan.calls:
-            refused = _out_of_range(call, plan.values.get("limits"), lang)
+            refused = _out_of_range(call, plan.values, lang)
             if refused is not None:
                 return IntentReply(speech=refused, language=lang, handled=False, intent=intent)
         if len(plan.calls) == 1 and _needs_approval(plan.calls[0].definition):
@@ -269,7 +382,7 @@ class IntentEngine:
                          total=len(result["devices"]), names=either(lang, names))  # fmt: skip
             return IntentReply(speech=speech, language=lang, handled=True, intent=intent,
                                calls=made)  # fmt: skip
-        speech = _answer(plan, result, lang)
+        speech = _answer(plan, result, lang, self.units())
         return IntentReply(speech=speech, language=lang, handled=True, intent=intent, calls=made)
 
     async def _invoke(
@@ -410,9 +523,10 @@ def _needs_approval(definition: ToolDefinition) -> bool:
     )
 
 
-def _out_of_range(call: Call, limits: Any, lang: str) -> str | None:
+def _out_of_range(call: Call, values: dict[str, Any], lang: str) -> str | None:
     """Return the answer for a value outside the tool's range (``None`` when it fits)."""
     properties = call.definition.parameters.get("properties", {})
+    limits = values.get("limits")
     for key, value in call.params.items():
         if not isinstance(value, int | float):
             continue
@@ -423,26 +537,58 @@ def _out_of_range(call: Call, limits: Any, lang: str) -> str | None:
                 continue
             low, high = limits
         if not low <= value <= high:
-            return say(lang, "out_of_range", value=spoken_number(value, lang),
+            units = values.get("units")
+            said = spoken_number(value, lang)
+            if units is not None:  # a temperature: the value as said, limits in home units
+                said = str(values.get("temperature", said))
+                tool_units = values.get("tool_units", METRIC)
+                low, high = (from_celsius(to_celsius(v, tool_units), units) for v in (low, high))
+            return say(lang, "out_of_range", value=said,
                        target=call.target, low=spoken_number(low, lang),
                        high=spoken_number(high, lang))  # fmt: skip
     return None
 
 
+def _plural(label: str, room_words: set[str]) -> str | None:
+    """Return the English plural of a device name ("smart curtain" → "smart curtains").
+
+    None for a name that starts with a room's ("kitchen light"): "the kitchen lights"
+    are the room's lights, never one device's plural.
+    """
+    words = label.split()
+    if not words or not label.isascii() or label.endswith("s"):
+        return None
+    if any(label == w or label.startswith(w + " ") for w in room_words):
+        return None
+    return label + ("es" if label.endswith(("sh", "ch", "x", "z")) else "s")
+
+
+def _nothing_done(why: IntentReply, lang: str, speech: str | None = None) -> IntentReply:
+    """Return the answer that no part of a compound sentence was done, and why."""
+    return IntentReply(speech=f"{say(lang, 'nothing_done')} {speech or why.speech}",
+                       language=lang, handled=False, intent=why.intent,
+                       suggestions=why.suggestions)  # fmt: skip
+
+
 def _spoken(plan: Plan) -> dict[str, Any]:
-    return {k: v for k, v in plan.values.items() if k != "limits"}
+    return {k: v for k, v in plan.values.items() if k not in ("limits", "units")}
 
 
-def _answer(plan: Plan, result: Any, lang: str) -> str:
+def _answer(plan: Plan, result: Any, lang: str, units: str) -> str:
     """Return the sentence for a successful single call (state questions read the result)."""
     values = _spoken(plan)
     state = result if isinstance(result, dict) else {}
+    read_in = IMPERIAL if state.get("unit") == "°F" else METRIC  # the tool's unit
+
+    def degrees(value: float) -> str:  # a reading, spoken in the home's units
+        return spoken_number(from_celsius(to_celsius(value, read_in), units), lang)
+
     if plan.key == "get_temperature":
         measured = state.get("temperature")
         if not isinstance(measured, int | float):
             return say(lang, "no_temperature", target=plan.target)
         return say(lang, "get_temperature", target=plan.target,
-                   temperature=spoken_number(measured, lang))  # fmt: skip
+                   temperature=degrees(measured))  # fmt: skip
     if plan.key != "state":
         return say(lang, plan.key, target=plan.target, **values)
     if isinstance(state.get("humidity_percent"), int | float):
@@ -450,7 +596,7 @@ def _answer(plan: Plan, result: Any, lang: str) -> str:
                    percent=spoken_number(round(state["humidity_percent"]), lang))  # fmt: skip
     if isinstance(state.get("temperature"), int | float):
         return say(lang, "get_temperature", target=plan.target,
-                   temperature=spoken_number(state["temperature"], lang))  # fmt: skip
+                   temperature=degrees(state["temperature"]))  # fmt: skip
     if state.get("lock_state") in ("locked", "unlocked", "not_fully_locked", "unlatched"):
         key = "state_locked" if state["lock_state"] == "locked" else "state_unlocked"
         return say(lang, key, target=plan.target)

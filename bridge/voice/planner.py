@@ -11,15 +11,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from bridge.auth.permissions import covers
 from bridge.matter.devices import Device, slugify
 from bridge.matter.rooms import Room
-from bridge.voice.responses import either, say
+from bridge.voice.responses import both, either, say
 from bridge.voice.subjects import domain_of, fits, noun
 from bridge.voice.templates import STOP_INTENT
+from bridge.voice.units import IMPERIAL, METRIC, from_celsius, to_celsius
 
 if TYPE_CHECKING:
     from hassil.intents import SlotList
@@ -100,16 +101,18 @@ class Reading:
     values: dict[str, Any]
     texts: dict[str, str]
     combo: str
+    units: str | None = None  # the temperature unit said aloud ("68 degrees fahrenheit")
 
     @classmethod
-    def of(cls, result: RecognizeResult) -> Reading:
-        """Return the reading of a hassil result."""
+    def of(cls, result: RecognizeResult, units: str | None = None) -> Reading:
+        """Return the reading of a hassil result (``units``: a temperature unit said)."""
         metadata = (result.intent_data.metadata or {}) if result.intent_data else {}
         return cls(
             intent=result.intent.name,
             values={k: v.value for k, v in result.entities.items()},
             texts={k: str(v.text or "") for k, v in result.entities.items()},
             combo=str(metadata.get("slot_combination", "")),
+            units=units,
         )
 
 
@@ -122,6 +125,7 @@ class Home:
     rooms: dict[str, Room] = field(default_factory=dict)  # room slug → room
     room_labels: dict[str, str] = field(default_factory=dict)  # casefold label → slug
     room_key: tuple[tuple[str, tuple[str, ...]], ...] = ()  # what the rooms were built from
+    plurals: set[str] = field(default_factory=set)  # plural labels: every device so named
     slot_lists: dict[str, SlotList] = field(default_factory=dict)
 
 
@@ -134,27 +138,35 @@ class Planner:
         home: Callable[[], Home],
         tool_for: ToolFor,
         not_understood: Callable[[str, str, AgentToken | None], IntentReply],
+        units: Callable[[], str] = lambda: METRIC,
     ) -> None:
         self._home = home
+        self._units = units
         self._tool_for = tool_for
         self._not_understood = not_understood
 
     def plan(
-        self, r: Reading, text: str, lang: str, token: AgentToken | None
+        self, r: Reading, text: str, lang: str, token: AgentToken | None,
+        named: Device | None = None,
     ) -> Plan | IntentReply:
-        """Return the calls ``r`` asks for, or the answer that nothing will be done."""
+        """Return the calls ``r`` asks for, or the answer that nothing will be done.
+
+        ``named``: the device the name stands for (one of a plural name's devices).
+        """
         home = self._home()
         area = r.values.get("area")
         room = home.rooms.get(str(area)) if area is not None else None
         if area is not None and room is None:
             return reply(lang, "where", intent=r.intent)  # the speaker's room is unknown
-        device: Device | None = None
-        if "name" in r.values:
+        device: Device | None = named
+        if named is None and "name" in r.values:
             # Only devices the caller may see: one out of reach is a name not known.
             devices = [d for d in home.labels.get(str(r.values["name"]), [])
                        if may_see(token, d)]  # fmt: skip
             if room is not None:
                 devices = [d for d in devices if d.room and slugify(d.room) == room.slug] or devices
+            if len(devices) > 1 and str(r.values["name"]) in home.plurals:
+                return self._each_named(devices, r, text, lang, token)
             if len(devices) > 1:
                 return which_one(devices, r.intent, lang, token)
             if not devices:
@@ -162,6 +174,8 @@ class Planner:
             device = devices[0]
         domain = r.values.get("domain")
         device_class = r.values.get("device_class")
+        if isinstance(device_class, list):  # fr "store": ['blind', 'shade']
+            device_class = ",".join(map(str, device_class))
         if domain is None:
             domain = domain_of(device) if device is not None else _INTENT_DOMAIN.get(r.intent)
         if device is not None and domain is not None and not fits(device, str(domain)):
@@ -183,6 +197,20 @@ class Planner:
         if r.intent == "HassGetState":
             return self._state(subject)
         return self._climate(subject, r, token)
+
+    def _each_named(self, devices: Sequence[Device], r: Reading, text: str, lang: str,
+                    token: AgentToken | None) -> Plan | IntentReply:  # fmt: skip
+        """Return the calls for every device of a plural name ("close the smart curtains")."""
+        plans: list[Plan] = []
+        for device in devices:
+            plan = self.plan(r, text, lang, token, named=device)
+            if isinstance(plan, IntentReply):
+                return plan
+            plans.append(plan)
+        plan = plans[0]
+        return Plan(calls=tuple(c for p in plans for c in p.calls), key=plan.key,
+                    target=both(lang, [where_of(d) for d in devices]),
+                    values=plan.values)  # fmt: skip
 
     def _the_room_light(self, r: Reading, text: str, lang: str, room: Room) -> list[Device]:
         """Return the room's lights when the sentence says "the <room> light" (one light).
@@ -248,9 +276,27 @@ class Planner:
                 return reply(s.lang, "cannot", target=s.device.name, intent=s.intent)
             return self._no_kind(s)
         capability = pair[0] if on else pair[1]
+        if r.combo == "everything":
+            return self._everything_off(s, r)
         if s.domain == "light" and s.device is None:
             return self._room_lights(s, r, capability, {}, capability)
         return self._each(s, capability, {}, SAID.get(capability, capability))
+
+    def _everything_off(self, s: _Subject, r: Reading) -> Plan | IntentReply:
+        """Return every room's lights-off call and every switch's off call (nothing else)."""
+        if s.intent != "HassTurnOff":
+            return reply(s.lang, "not_here", intent=s.intent)
+        lights = self._room_lights(s, replace(r, combo="domain_all"), "off", {}, "off")
+        calls = list(lights.calls) if isinstance(lights, Plan) else []
+        for device in self._home().devices:
+            # Only switches the caller may see, as only the rooms it sees above.
+            if domain_of(device) == "switch" and may_see(s.token, device):
+                call = self._call("off", {}, device.name, device=device)
+                if call is not None:
+                    calls.append(call)
+        if not calls:
+            return self._no_kind(s)
+        return Plan(calls=tuple(calls), key="everything_off", target="")
 
     def _room_lights(
         self,
@@ -336,7 +382,10 @@ class Planner:
     ) -> Plan | IntentReply:
         home = self._home()
         setting = s.intent == "HassClimateSetTemperature"
-        value = number(r.values.get("temperature", 0)) if setting else 0
+        said = number(r.values.get("temperature", 0)) if setting else 0
+        units = self._units()
+        value = number(to_celsius(said, r.units or units))  # the tools take Celsius
+        heard = said if (r.units or units) == units else number(from_celsius(value, units))
         device = s.device
         if device is None:
             pool = [d for d in home.devices if d.kind == "thermostat"]
@@ -345,13 +394,15 @@ class Planner:
                 if setting and pool:
                     call = self._call("temperature", {}, s.room.name, room=s.room)
                     if call is not None:
-                        params = {_first_param(call.definition, "celsius"): value}
+                        param = _first_param(call.definition, "celsius")
+                        params = {param: _in_tool_units(value, param)}
                         call = Call(definition=call.definition, params=params,
                                      target=s.room.name)  # fmt: skip
                         limits = self._limits(pool, "set_temperature")
                         return Plan(calls=(call,), key="set_temperature", target=s.room.name,
-                                     values={"temperature": spoken_number(value, s.lang),
-                                             "limits": limits})  # fmt: skip
+                                     values={"temperature": spoken_number(heard, s.lang),
+                                             "limits": limits, "units": units,
+                                             "tool_units": _units_of(param)})  # fmt: skip
                 if not setting and not pool:  # a thermometer answers "how warm is it"
                     pool = [d for d in s.room.devices if d.kind == "temperature_sensor"]
             if len(pool) > 1:
@@ -368,11 +419,13 @@ class Planner:
             call = self._call("set_temperature", {}, spoken, device=device)
             if call is None:
                 return reply(s.lang, "cannot", target=device.name, intent=s.intent)
-            params = {_first_param(call.definition, "celsius"): value}
+            param = _first_param(call.definition, "celsius")
+            params = {param: _in_tool_units(value, param)}
             return Plan(calls=(Call(definition=call.definition, params=params,
                                       target=spoken),),
                          key="set_temperature", target=spoken,
-                         values={"temperature": spoken_number(value, s.lang)})  # fmt: skip
+                         values={"temperature": spoken_number(heard, s.lang),
+                                 "units": units, "tool_units": _units_of(param)})  # fmt: skip
         call = self._call("state", {}, spoken, device=device)
         if call is None:
             return reply(s.lang, "no_temperature", target=spoken, intent=s.intent)
@@ -448,6 +501,16 @@ def which_one(
                            intent=intent)  # fmt: skip
     return IntentReply(speech=say(lang, "ambiguous", names=either(lang, names)), language=lang,
                        handled=False, intent=intent, suggestions=tuple(names))  # fmt: skip
+
+
+def _units_of(param: str) -> str:
+    """Return the units a temperature tool parameter takes (``fahrenheit`` or Celsius)."""
+    return IMPERIAL if param == "fahrenheit" else METRIC
+
+
+def _in_tool_units(celsius: float, param: str) -> float:
+    """Return a Celsius set-point in the unit of the tool's parameter."""
+    return number(from_celsius(celsius, _units_of(param)))
 
 
 def _first_param(definition: ToolDefinition, default: str) -> str:

@@ -61,6 +61,9 @@ RESPONSES: dict[str, dict[str, str]] = {
         "all_off": "Turned off all the lights.",
         "partial_rooms": "Done for {done} of {total}; not done: {names}.",
         "room_lights": "the lights in {room}",
+        "everything_off": "Turned off every light and switch.",
+        "nothing_done": "I did nothing.",
+        "part_unknown": "Sorry, I did nothing: I did not understand \"{part}\".",
     },
     "de": {
         "on": "{target} ist eingeschaltet.",
@@ -113,6 +116,9 @@ RESPONSES: dict[str, dict[str, str]] = {
         "all_off": "Alle Lichter sind ausgeschaltet.",
         "partial_rooms": "Erledigt für {done} von {total}; nicht erledigt: {names}.",
         "room_lights": "das Licht in {room}",
+        "everything_off": "Alle Lichter und Schalter sind ausgeschaltet.",
+        "nothing_done": "Ich habe nichts getan.",
+        "part_unknown": "Ich habe nichts getan: „{part}“ habe ich nicht verstanden.",
     },
     "fr": {
         "on": "{target} est allumé.",
@@ -166,6 +172,9 @@ RESPONSES: dict[str, dict[str, str]] = {
         "all_off": "Toutes les lumières sont éteintes.",
         "partial_rooms": "Fait pour {done} sur {total} ; pas fait : {names}.",
         "room_lights": "les lumières de {room}",
+        "everything_off": "Toutes les lumières et tous les interrupteurs sont éteints.",
+        "nothing_done": "Je n'ai rien fait.",
+        "part_unknown": "Je n'ai rien fait : je n'ai pas compris « {part} ».",
     },
     "es": {
         "on": "He encendido {target}.",
@@ -220,6 +229,9 @@ RESPONSES: dict[str, dict[str, str]] = {
         "all_off": "He apagado todas las luces.",
         "partial_rooms": "Hecho para {done} de {total}; sin hacer: {names}.",
         "room_lights": "las luces de {room}",
+        "everything_off": "He apagado todas las luces e interruptores.",
+        "nothing_done": "No he hecho nada.",
+        "part_unknown": "No he hecho nada: no he entendido «{part}».",
     },
     "nl": {
         "on": "{target} staat aan.",
@@ -271,6 +283,9 @@ RESPONSES: dict[str, dict[str, str]] = {
         "all_off": "Alle lampen staan uit.",
         "partial_rooms": "Gedaan voor {done} van {total}; niet gedaan: {names}.",
         "room_lights": "de lampen in {room}",
+        "everything_off": "Alle lampen en schakelaars staan uit.",
+        "nothing_done": "Ik heb niets gedaan.",
+        "part_unknown": "Ik heb niets gedaan: ik begreep \"{part}\" niet.",
     },
 }
 

@@ -34,8 +34,11 @@ class VoiceComponent:
         tool_for: ToolFor,
     ) -> VoiceComponent:
         """Return the component for ``config`` (``tool_for`` answers which tool does what)."""
+        units = config.voice.units
+        if units == "auto" and config.matter.temperature_unit.upper() == "F":
+            units = "imperial"  # the tools speak Fahrenheit: so does the home
         engine = IntentEngine(registry=registry, invoker=invoker, devices=devices, rooms=rooms,
-                              tool_for=tool_for)  # fmt: skip
+                              tool_for=tool_for, units=units)  # fmt: skip
         return cls(engine)
 
     async def start(self) -> None:

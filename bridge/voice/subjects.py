@@ -33,6 +33,27 @@ SENSOR_KINDS = {"temperature_sensor": "temperature", "humidity_sensor": "humidit
 KIND_COVER_CLASSES: dict[str, frozenset[str]] = {
     "blind": frozenset({"blind", "shade", "shutter"}),
 }
+WINDOW_COVERING, COVERING_TYPE = 0x0102, 0x0000
+_SHADE = frozenset({"shade", "blind"})  # a roller shade is a (roller) blind too
+# WindowCovering Type (Matter 1.4 application clusters 5.3.5.2) -> what people call it:
+# Rollershade 0-3, Drapery 4, Awning 5, Shutter 6, TiltBlindTiltOnly 7,
+# TiltBlindLiftAndTilt 8, ProjectorScreen 9 (Unknown 10 and absent: the kind's classes).
+COVERING_TYPE_CLASSES: dict[int, frozenset[str]] = {
+    0: _SHADE, 1: _SHADE, 2: _SHADE, 3: _SHADE,
+    4: frozenset({"curtain"}),
+    5: frozenset({"awning"}),
+    6: frozenset({"shutter", "blind", "shade"}),  # roller shutters: "Rollo", "persiana"
+    7: _SHADE, 8: _SHADE,
+    9: frozenset({"shade"}),
+}  # fmt: skip
+
+
+def cover_classes(device: Device) -> frozenset[str]:
+    """Return the cover classes ``device`` answers to, from its own WindowCovering Type."""
+    covering = device.attr(WINDOW_COVERING, COVERING_TYPE)
+    if device.kind == "blind" and isinstance(covering, int) and covering in COVERING_TYPE_CLASSES:
+        return COVERING_TYPE_CLASSES[covering]
+    return KIND_COVER_CLASSES.get(device.kind, frozenset())
 
 
 def domain_of(device: Device) -> str:
@@ -48,8 +69,8 @@ def fits(device: Device, domain: str, device_class: str | None = None) -> bool:
         return False
     if device_class is None:
         return True
-    if domain == "cover":
-        return device_class in KIND_COVER_CLASSES.get(device.kind, frozenset())
+    if domain == "cover":  # one class, or several a word may mean ("blind,shade")
+        return bool(set(device_class.split(",")) & cover_classes(device))
     if domain == "sensor":
         return SENSOR_KINDS.get(device.kind) == device_class
     return True
@@ -103,4 +124,5 @@ _NOUNS: dict[str, dict[str, str]] = {
 def noun(language: str, domain: str, device_class: str | None = None) -> str:
     """Return the word for a subject in ``language`` (the class's word when there is one)."""
     table = _NOUNS.get(language, _NOUNS["en"])
-    return table.get(device_class or "", table.get(domain, _NOUNS["en"].get(domain, domain)))
+    device_class = (device_class or "").split(",")[0]
+    return table.get(device_class, table.get(domain, _NOUNS["en"].get(domain, domain)))

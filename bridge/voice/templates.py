@@ -31,13 +31,17 @@ _PCT = "{brightness}[([ ]%)| percent]"
 _ALL_LIGHTS = {"metadata": {"slot_combination": "domain_all"}, "slots": {"domain": "light"}}
 _HUMIDITY = {"slots": {"domain": "sensor", "device_class": "humidity"}}
 _COVER = {"slots": {"domain": "cover"}}
+_LOCK = {"slots": {"domain": "lock"}}
+# "turn everything off": every light and switch (never a lock, cover or thermostat)
+_EVERYTHING = {"metadata": {"slot_combination": "everything"}, "slots": {"domain": "light"}}
 
 # intent -> list of (sentences, extra data keys) per language.
 EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
     "en": {
         "HassTurnOn": [(["<turn> on <all> <light> [<everywhere>]",
                          "<turn> <all> <light> on [<everywhere>]",
-                         "<turn> on [<the>] <light> <everywhere>"], _ALL_LIGHTS)],
+                         "<turn> on [<the>] <light> <everywhere>"], _ALL_LIGHTS),
+                       (["lock [the] {area} lock[s]"], _LOCK)],
         "HassLightSet": [
             ([f"dim [the] {{name}} to {_PCT}"], {}),
             ([f"dim [the] {{area}} [<light>] to {_PCT}",
@@ -49,6 +53,9 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
             (["set [the] heating in [the] {area} to {temperature} [degrees]"], {}),
         ],
         "HassClimateGetTemperature": [(["what is [the] {name} set to"], {})],
+        # room + kind: "lock the entry lock" (the lock(s) of a room said aloud)
+        "HassTurnOff": [(["unlock [the] {area} lock[s]"], _LOCK),
+                        (["(turn|switch) (off everything|everything off)"], _EVERYTHING)],
         "HassGetState": [
             (["(<what_is>|how high is) [the] [current] humidity <in> [<the>] {area}",
               "how humid is it <in> [<the>] {area}",
@@ -69,6 +76,7 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
     "de": {
         "HassTurnOn": [(["(<schalten>|<machen>) <alle_lichter_ueberall> (an|ein)",
                          "<alle_lichter_ueberall> (an|ein)[schalten]"], _ALL_LIGHTS)],
+        "HassTurnOff": [(["(schalte|mach) alles aus"], _EVERYTHING)],
         "HassLightSet": [
             (["(stelle|setze) [das|den|die] {name} auf {brightness}[([ ]%)| Prozent]",
               "mach [das|den|die] {name} {color}"], {}),
@@ -93,16 +101,19 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
     },
     "fr": {
         "HassTurnOn": [(["<allume> <tous> [<le>]<lumiere> [<partout>]"], _ALL_LIGHTS)],
-        "HassTurnOff": [(["<eteins> <tous> [<le>]<lumiere>"], _ALL_LIGHTS)],
+        "HassTurnOff": [(["<eteins> <tous> [<le>]<lumiere>"], _ALL_LIGHTS),
+                        (["éteins tout"], _EVERYTHING)],
     },
     "es": {
         "HassTurnOn": [(["<enciende> <todos> <luces> [<todas_partes>]"], _ALL_LIGHTS)],
+        "HassTurnOff": [(["apaga todo"], _EVERYTHING)],
     },
     "nl": {
         "HassTurnOn": [(["[<change>] <all> <light> aan", "<all> <light> aan[ ](zetten|doen)"],
                         _ALL_LIGHTS)],
         "HassTurnOff": [(["[<change>] <all> <light> uit", "<all> <light> uit[ ](zetten|doen)"],
-                         _ALL_LIGHTS)],
+                         _ALL_LIGHTS),
+                        (["(zet|doe) alles uit"], _EVERYTHING)],
     },
 }
 

@@ -100,6 +100,10 @@ class Outcome:
 
 
 HELD_OUT = SENTENCES / "heldout.yaml"
+# Sets kept in one file for all languages (``sentences/<name>.yaml``): the held-out set,
+# and issue 30's sets (compound sentences; development and held-out, reported apart).
+MULTI_LANGUAGE_SETS = ("heldout", "compound", "compound_heldout", "covers", "covers_heldout",
+                       "units", "everyday")
 
 
 def _sentence(language: str, entry: dict[str, Any]) -> Sentence:
@@ -108,14 +112,14 @@ def _sentence(language: str, entry: dict[str, Any]) -> Sentence:
 
 
 def load_sentences(which: str = "dev") -> list[Sentence]:
-    """Return the development set (``dev``) or the held-out set (``heldout``)."""
-    if which == "heldout":
-        doc = yaml.safe_load(HELD_OUT.read_text())
+    """Return the development set (``dev``) or one of ``MULTI_LANGUAGE_SETS``."""
+    if which in MULTI_LANGUAGE_SETS:
+        doc = yaml.safe_load((SENTENCES / f"{which}.yaml").read_text())
         return [_sentence(lang, e) for lang, entries in doc["sentences"].items()
                 for e in entries]  # fmt: skip
     out: list[Sentence] = []
     for path in sorted(SENTENCES.glob("*.yaml")):
-        if path == HELD_OUT:
+        if path.stem in MULTI_LANGUAGE_SETS:
             continue
         doc = yaml.safe_load(path.read_text())
         out.extend(_sentence(doc["language"], e) for e in doc["sentences"])

@@ -1,0 +1,79 @@
+"""Compound sentences: "X and (then) Y" and several targets of one command.
+
+``parts(text, lang)`` cuts a sentence at its joining words ("and", "and then", ", then",
+"und dann", "et puis", "y luego", "en daarna" …) into segments. ``completions(segments,
+i)`` lists the sentences segment ``i`` may stand for: with the start of the first and
+the end of the last segment ("schalte" + "die Nachttischlampe" + "aus"), with the start
+of the first ("turn on" + "the sofa lamp"), with the end of the last ("schalte die
+Küchenlampe" + "ein"), and last the segment alone ("turn off the sofa lamp"). The engine
+recognises each candidate with the same templates as a whole sentence and keeps the first
+that matches; a segment that matches nothing, or plans to nothing, stops the whole
+sentence (nothing is done).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+# Joining words per language, longest first (so "and then" wins over "and").
+_JOINERS: dict[str, tuple[str, ...]] = {
+    "en": ("and then", "and also", "and", "then", "as well as"),
+    "de": ("und dann", "und danach", "und", "dann", "danach"),
+    "fr": ("et puis", "et ensuite", "et", "puis", "ensuite"),
+    "es": ("y luego", "y después", "y despues", "y", "luego", "después", "despues"),
+    "nl": ("en daarna", "en dan", "en", "daarna", "dan"),
+}
+# Words that only announce a list ("both the kitchen light and …").
+_LEADING: dict[str, tuple[str, ...]] = {"en": ("both",), "de": ("sowohl",), "nl": ("zowel",)}
+MAX_SEGMENTS = 4
+# Bounds on the candidates (each one a recognition): a segment of at most this many
+# words, a verb phrase borrowed of at most MAX_PREFIX words ("turn on the", "schalte"),
+# a particle of at most MAX_SUFFIX ("ein", "aan", "on") — at most 15 per segment.
+MAX_SEGMENT_WORDS = 12
+MAX_PREFIX, MAX_SUFFIX = 4, 2
+_SPLITTERS = {
+    lang: re.compile(r"\s*,\s*(?:(?:" + "|".join(map(re.escape, words)) + r")\s+)?|\s+(?:"
+                     + "|".join(map(re.escape, words)) + r")\s+", re.IGNORECASE)
+    for lang, words in _JOINERS.items()
+}  # fmt: skip
+
+
+def parts(text: str, lang: str) -> list[list[str]]:
+    """Return the word lists of ``text``'s segments (one segment: not compound)."""
+    splitter = _SPLITTERS.get(lang)
+    if splitter is None:
+        return [text.split()]
+    leading = _LEADING.get(lang, ())
+    words = [w for w in text.split() if w.casefold() not in leading]
+    pieces = [p.split() for p in splitter.split(" ".join(words))]
+    return [p for p in pieces if p]
+
+
+def is_compound(segments: list[list[str]]) -> bool:
+    """Return whether ``segments`` are a compound sentence the engine will try."""
+    return 1 < len(segments) <= MAX_SEGMENTS and all(
+        len(s) <= MAX_SEGMENT_WORDS for s in segments)
+
+
+def completions(segments: list[list[str]], i: int) -> Iterator[str]:
+    """Yield the sentences segment ``i`` may stand for, borrowed words first.
+
+    A segment that reads as a sentence of its own borrowing words is the list form ("turn
+    off the kitchen light and the porch light": "turn off" + "the porch light"); only
+    then is it tried alone — alone, a bare "the porch light" or "die Deckenlampe ein"
+    can match something else (turn on; brightness 1) and act wrongly.
+    """
+    own = segments[i]
+    head, tail = segments[0], segments[-1]
+    last = i == len(segments) - 1
+    suffixes = [] if last else [tail[-k:] for k in range(1, min(MAX_SUFFIX, len(tail) - 1) + 1)]
+    prefixes = [head[:j] for j in range(1, min(MAX_PREFIX, len(head) - 1) + 1)] if i else []
+    for prefix in prefixes:
+        for suffix in suffixes:
+            yield " ".join([*prefix, *own, *suffix])
+    for prefix in prefixes:
+        yield " ".join([*prefix, *own])
+    for suffix in suffixes:
+        yield " ".join([*own, *suffix])
+    yield " ".join(own)

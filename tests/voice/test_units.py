@@ -1,0 +1,37 @@
+"""The home's units: configured, else from the thermostats' display mode, else the locale."""
+
+from __future__ import annotations
+
+from bridge.matter.devices import Device
+from bridge.voice.units import explicit_unit, home_units, to_celsius
+
+
+def thermostat(display_mode: int | None) -> Device:
+    # Thermostat User Interface Configuration 0x0204, TemperatureDisplayMode 0x0000:
+    # 0 Celsius, 1 Fahrenheit (Matter 1.4 application clusters 4.5.6.1).
+    clusters = {0x0201: {0: 2100}, **({0x0204: {0: display_mode}} if display_mode is not None
+                                      else {})}  # fmt: skip
+    return Device(id="1-1", node_id=1, endpoint_id=1, name="T", slug="t", room=None,
+                  kind="thermostat", kind_label="Thermostat", device_types=(0x0301,),
+                  clusters=clusters, available=True)  # fmt: skip
+
+
+def test_configured_units_win() -> None:
+    assert home_units("metric", [thermostat(1)], {"LANG": "en_US.UTF-8"}) == "metric"
+    assert home_units("imperial", [thermostat(0)], {}) == "imperial"
+
+
+def test_auto_reads_the_thermostats_then_the_locale() -> None:
+    assert home_units("auto", [thermostat(0), thermostat(1)], {}) == "imperial"
+    assert home_units("auto", [thermostat(0)], {"LANG": "en_US.UTF-8"}) == "metric"
+    assert home_units("auto", [thermostat(None)], {"LANG": "en_US.UTF-8"}) == "imperial"
+    assert home_units("auto", [], {"LC_ALL": "de_DE.UTF-8", "LANG": "en_US"}) == "metric"
+    assert home_units("auto", [], {"LANG": "C.UTF-8"}) == "metric"
+
+
+def test_a_said_unit_is_taken_out() -> None:
+    assert explicit_unit("set it to 68 degrees fahrenheit") == ("set it to 68 degrees", "imperial")
+    assert explicit_unit("stelle es auf 21 Grad Celsius") == ("stelle es auf 21 Grad", "metric")
+    assert explicit_unit("set it to 72°F") == ("set it to 72", "imperial")
+    assert explicit_unit("turn on the fan") == ("turn on the fan", None)
+    assert to_celsius(72, "imperial") == 22.2  # (72 - 32) x 5/9
