@@ -43,7 +43,15 @@ from typing import Any
 
 import aiohttp
 import yaml
-from benchlib import cpu_seconds, descendants, paired, percentile, settle, stop_process
+from benchlib import (
+    controller_headers,
+    cpu_seconds,
+    descendants,
+    paired,
+    percentile,
+    settle,
+    stop_process,
+)
 from overhead import direct_toggler, wait_for_line
 
 from bridge import netns
@@ -261,7 +269,10 @@ async def run(other: Path, calls: int, channels: list[str], watch: bool) -> dict
         node_id = result["node_id"]
         toggle = next(t for t in result["tools"] if t.endswith("_toggle"))
         before, before_url, before_token = await start_bridge(
-            other, base / "before", {"controller_url": controller_url})
+            other, base / "before",
+            {"controller_url": controller_url,
+             "controller_key_file": str(base / "after" / "state" / "controller"
+                                        / "controller.key")})
         procs.append(before)
         sides = [Side("after", after_url, after_token, toggle, after.pid),
                  Side("before", before_url, before_token, toggle, before.pid)]
@@ -279,7 +290,8 @@ async def run(other: Path, calls: int, channels: list[str], watch: bool) -> dict
                     await asyncio.sleep(0.5)
         async with (
             aiohttp.ClientSession() as plain,
-            plain.ws_connect(controller_url, compress=0) as ctl,
+            plain.ws_connect(controller_url, compress=0,
+                             headers=controller_headers(base / "after" / "state")) as ctl,
         ):
             await ctl.receive_json()
             direct = direct_toggler(ctl, node_id)

@@ -93,11 +93,11 @@ def fifty_device_recognition(home: Any, sentences: list[Any], rounds: int) -> li
     return times
 
 
-async def run(controller_url: str, state_dir: Path, rounds: int) -> None:
+async def run(controller_url: str, key_file: str, state_dir: Path, rounds: int) -> None:
     sets = {"development": load_sentences("dev"), "held-out": load_sentences("heldout"),
             "compound": load_sentences("compound"),
             "compound held-out": load_sentences("compound_heldout")}
-    async with start_home(controller_url, state_dir, DUMPS) as home:
+    async with start_home(controller_url, state_dir, DUMPS, key_file) as home:
         await furnish(home)
         engine = home.service.intents
         assert engine is not None
@@ -147,7 +147,7 @@ def main() -> None:
     rounds = max(1, min(20, args.rounds))
     with open_fabric(f"atm-bench-{os.getpid()}") as fab, running_controller(fab, "bench") as ctl:
         with tempfile.TemporaryDirectory(prefix="intents-bench-") as tmp:
-            asyncio.run(run(ctl.url, Path(tmp) / "state", rounds))
+            asyncio.run(run(ctl.url, ctl.key_file, Path(tmp) / "state", rounds))
 
 
 if __name__ == "__main__":

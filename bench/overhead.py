@@ -67,6 +67,7 @@ from typing import Any
 import aiohttp
 import yaml
 from benchlib import (
+    controller_headers,
     cpu_seconds,
     descendants,
     paired,
@@ -159,7 +160,8 @@ async def run(
             async with (
                 aiohttp.ClientSession() as ws_session,
                 # Uncompressed, like the bridge's own adapter connection.
-                ws_session.ws_connect(controller_url, compress=0) as ws,
+                ws_session.ws_connect(controller_url, compress=0,
+                                      headers=controller_headers(state)) as ws,
             ):
                 await ws.receive_json()
                 direct = direct_toggler(ws, node_id)
@@ -216,6 +218,7 @@ async def run(
                 if "relay" in channels:
                     relay = await asyncio.create_subprocess_exec(
                         sys.executable, str(REPO / "bench" / "relay.py"), controller_url,
+                        str(state / "controller" / "controller.key"),
                         stdout=asyncio.subprocess.PIPE)  # fmt: skip
                     relay_port = (await wait_for_line(relay, "relay listening on", 30)).split()[-1]
                     relayed = await ws_session.ws_connect(

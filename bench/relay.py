@@ -1,6 +1,6 @@
 """A bare WebSocket relay: the floor for any process between an agent and the controller.
 
-``python bench/relay.py CONTROLLER_URL`` listens on 127.0.0.1 (port printed on stdout as
+``python bench/relay.py CONTROLLER_URL KEY_FILE`` listens on 127.0.0.1 (port printed on stdout as
 ``relay listening on PORT``) and, for each client connection, opens one uncompressed
 WebSocket to the controller and passes text frames both ways untouched: no parsing, no
 auth, no audit. ``bench/overhead.py --channel relay`` sends the direct Toggle through it,
@@ -12,13 +12,16 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from pathlib import Path
 
 import aiohttp
 from aiohttp import web
 
 
-async def main(controller: str) -> None:
-    session = aiohttp.ClientSession()
+async def main(controller: str, key_file: str) -> None:
+    # The controller answers only clients with its key (bridge/matter/controller_guard.py).
+    key = Path(key_file).read_text(encoding="ascii").strip()
+    session = aiohttp.ClientSession(headers={"X-Atmosphere-Controller-Key": key})
 
     async def relay(request: web.Request) -> web.WebSocketResponse:
         client = web.WebSocketResponse(max_msg_size=0)
@@ -55,4 +58,4 @@ async def main(controller: str) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1]))
+    asyncio.run(main(sys.argv[1], sys.argv[2]))

@@ -52,6 +52,7 @@ from typing import Any
 import aiohttp
 import yaml
 from benchlib import (
+    controller_headers,
     cpu_seconds,
     descendants,
     percentile,
@@ -148,7 +149,8 @@ async def run(
             nodes = test_nodes(devices - 1)
             async with (
                 aiohttp.ClientSession() as plain,
-                plain.ws_connect(f"ws://{ns.ns_address}:5580/ws", compress=0) as ctl,
+                plain.ws_connect(f"ws://{ns.ns_address}:5580/ws", compress=0,
+                                 headers=controller_headers(state)) as ctl,
             ):
                 await ctl.receive_json()
                 await ctl.send_json({"message_id": "import", "command": "import_test_node",
@@ -212,7 +214,8 @@ async def run(
             # them on a connection of its own to the controller (its event loop
             # thread's CPU for receiving one report is the floor: an aiohttp WebSocket
             # client and a JSON parse).
-            quiet = await reports_unwatched(light, ns.ns_address, bridge.pid, reports)
+            quiet = await reports_unwatched(
+                light, ns.ns_address, controller_headers(state), bridge.pid, reports)
         n = len(wall)
         out = {
             "devices": len(listed),
@@ -246,12 +249,13 @@ async def run(
 
 
 async def reports_unwatched(
-    light: VirtualDevice, address: str, bridge_pid: int, reports: int
+    light: VirtualDevice, address: str, headers: dict[str, str], bridge_pid: int, reports: int
 ) -> dict[str, Any]:
     """Press the light ``reports`` times with no bridge subscriber; CPU per report."""
     async with (
         aiohttp.ClientSession() as plain,
-        plain.ws_connect(f"ws://{address}:5580/ws", compress=0, max_msg_size=0) as ctl,
+        plain.ws_connect(f"ws://{address}:5580/ws", compress=0, max_msg_size=0,
+                         headers=headers) as ctl,
     ):
         await ctl.receive_json()
         await ctl.send_json({"message_id": "listen", "command": "start_listening"})

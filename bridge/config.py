@@ -69,6 +69,9 @@ class ApiConfig:
     body_timeout_s: float = 30.0
     idle_timeout_s: float = 75.0
     max_connections: int = 4096
+    # Host names (besides loopback, IP addresses and this machine's name) the API and
+    # console answer to: a DNS-rebinding page arrives with a name not in this list.
+    allowed_hosts: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -93,11 +96,26 @@ class AuthConfig:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class AuditConfig:
+    """How much the audit log keeps, and the disk it keeps free for itself."""
+
+    # A call's params or result text longer than this keeps its head and SHA-256 only.
+    max_value_bytes: int = 4096
+    # Call rows older than this are deleted (hourly); None keeps them for ever.
+    retention_days: float | None = 365.0
+    # Below this much free disk, low-priority writes (core:store_data, new jobs) are
+    # refused so the audit of what the bridge still does has room.
+    disk_reserve_mb: int = 100
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class MatterConfig:
     """Matter controller settings (managed controller unless ``controller_url`` is set)."""
 
     enabled: bool = True
     controller_url: str | None = None
+    # The file holding the key an external controller's guard demands (0600).
+    controller_key_file: str | None = None
     controller_venv: str | None = None
     controller_port: int = 5580
     netns: str | None = None
@@ -210,6 +228,7 @@ class BridgeConfig:
     tools_manifest: Path | None = None
     api: ApiConfig = field(default_factory=ApiConfig)
     auth: AuthConfig = field(default_factory=AuthConfig)
+    audit: AuditConfig = field(default_factory=AuditConfig)
     matter: MatterConfig = field(default_factory=MatterConfig)
     thread: ThreadConfig = field(default_factory=ThreadConfig)
     mesh: MeshConfig = field(default_factory=MeshConfig)

@@ -22,6 +22,9 @@ class Event:
     type: str
     data: dict[str, Any]
     ts: float = field(default_factory=time.time)
+    # What the event is about (a tool's definition, ...), for a face to decide who may
+    # see it; never part of the wire form.
+    subject: Any = field(default=None, compare=False, repr=False)
 
     def to_json(self) -> dict[str, Any]:
         """Return the wire form."""
@@ -59,9 +62,9 @@ class EventBus:
         self._subs: set[Subscription] = set()
         self._queue_size = queue_size
 
-    def publish(self, event_type: str, data: dict[str, Any]) -> Event:
+    def publish(self, event_type: str, data: dict[str, Any], subject: Any = None) -> Event:
         """Publish an event to every subscriber that wants it and return it."""
-        event = Event(type=event_type, data=data)
+        event = Event(type=event_type, data=data, subject=subject)
         for sub in tuple(self._subs):
             if sub.wants(event_type):
                 sub.offer(event)

@@ -242,8 +242,11 @@ class BridgeService:
         try:
             self.state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
             path = self.state_dir / API_FILE_NAME
-            path.write_text(json.dumps(doc) + "\n")
-            path.chmod(0o600)
+            # Private from its first byte, whatever the umask.
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                os.fchmod(fh.fileno(), 0o600)
+                fh.write(json.dumps(doc) + "\n")
         except OSError as err:
             _LOGGER.warning("cannot write %s: %s", API_FILE_NAME, err)
 

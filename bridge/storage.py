@@ -37,6 +37,9 @@ class Database:
 
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
+        # Free bytes the disk must keep for the audit: below them, low-priority writes
+        # are refused (``ensure_reserve``). Set from audit.disk_reserve_mb.
+        self.reserve_bytes = 0
         if str(path) != ":memory:":
             self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             # Created 0600 before SQLite opens it: SQLite gives the -wal and -shm files
@@ -120,6 +123,28 @@ class Database:
                 self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
                 self._conn.execute("PRAGMA secure_delete=OFF")
             return True
+
+    def ensure_reserve(self, what: str) -> None:
+        """Raise ``StorageFullError`` when the disk's free space is below the reserve.
+
+        Called before low-priority writes (``what``: stored data, a new job), so the
+        audit of the calls the bridge still makes has room when the disk fills.
+        """
+        if self.reserve_bytes <= 0 or str(self.path) == ":memory:":
+            return
+        try:
+            stats = os.statvfs(self.path.parent)
+        except OSError:
+            return
+        free = stats.f_bavail * stats.f_frsize
+        if free < self.reserve_bytes:
+            raise StorageFullError(
+                f"{what} is refused: the state directory's disk has {free // 1_048_576} MiB "
+                f"free, below the {self.reserve_bytes // 1_048_576} MiB kept for the audit "
+                "log (audit.disk_reserve_mb); free some space",
+                {"reason": "disk_reserve", "free_bytes": free,
+                 "reserve_bytes": self.reserve_bytes},
+            )  # fmt: skip
 
     def execute_sync(self, sql: str, params: Params = ()) -> int:
         """Run one statement now and return the number of changed rows.

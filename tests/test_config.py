@@ -120,10 +120,10 @@ def test_starting_configuration_of_the_appliance_is_valid() -> None:
         ("api:\n  port: 70000\n", "api.port", "70000 is greater than the maximum of 65535"),
         ("api:\n  port: eighty\n", "api.port", "'eighty' is not of type 'integer'"),
         ("matter:\n  controler_url: x\n", "matter.controler_url",
-         "unknown key (allowed: controller_port, controller_url, controller_venv, enabled, "
-         "netns, temperature_unit)"),
-        ("colour: red\n", "colour", "unknown key (allowed: api, auth, console, doctor, matter, "
-         "mcp_servers, mesh, state_dir, thread, tools_manifest)"),
+         "unknown key (allowed: controller_key_file, controller_port, controller_url, "
+         "controller_venv, enabled, netns, temperature_unit)"),
+        ("colour: red\n", "colour", "unknown key (allowed: api, audit, auth, console, doctor, "
+         "matter, mcp_servers, mesh, state_dir, thread, tools_manifest)"),
         ("mesh:\n  peers: [ok, 3]\n", "mesh.peers[1]", "3 is not of type 'string'"),
         ("matter:\n  temperature_unit: K\n", "matter.temperature_unit",
          "'K' is not one of ['C', 'F']"),

@@ -19,6 +19,7 @@ import json
 import os
 import selectors
 import socket
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -254,9 +255,9 @@ def test_an_unknown_key_is_refused_with_its_path(tmp_path: Path) -> None:
     assert bridge.popen.wait(timeout=60) == 1
     err = bridge.stderr()
     assert err.startswith(f"error [CONFIG_INVALID]: {bridge.config_path}: api.max_conections: "
-                          "unknown key (allowed: body_timeout_s, header_timeout_s, host, "
-                          "idle_timeout_s, max_body_bytes, max_connections, max_header_bytes, "
-                          "max_json_depth, port)"), err  # fmt: skip
+                          "unknown key (allowed: allowed_hosts, body_timeout_s, header_timeout_s, "
+                          "host, idle_timeout_s, max_body_bytes, max_connections, "
+                          "max_header_bytes, max_json_depth, port)"), err  # fmt: skip
     assert "Traceback" not in err
     assert not (tmp_path / "state").exists()
     bridge.stop()
@@ -349,7 +350,8 @@ def main(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Main]:
         "tools_manifest": str(tmp / "tools.yaml"),
         "api": {"host": "127.0.0.2", "port": port, "max_body_bytes": 4096,
                 "max_header_bytes": 8190, "max_json_depth": 8, "header_timeout_s": 0.5,
-                "body_timeout_s": 0.5, "idle_timeout_s": 2.0, "max_connections": 4},
+                "body_timeout_s": 0.5, "idle_timeout_s": 2.0, "max_connections": 4,
+                "allowed_hosts": ["bridge.home.test"]},
         "console": {"approval_webhook_url": f"http://127.0.0.1:{hook.port}/notify",
                     "approval_webhook_secret_file": str(tmp / "hook.secret")},
         "auth": {"trusted_issuers": [issuer.public_key_b64], "clock_skew_s": 20,
@@ -411,6 +413,22 @@ def test_api_port_is_the_port_served(main: Main) -> None:
     with socket.create_connection((main.host, main.port), timeout=5):
         pass
     assert main.bridge.url.endswith(f":{main.port}")
+
+
+@effect_of("api.allowed_hosts")
+def test_api_allowed_hosts_are_answered_and_other_names_are_not(main: Main) -> None:
+    def health(host: str) -> tuple[int, dict[str, Any]]:
+        head = (f"GET /healthz HTTP/1.1\r\nHost: {host}:{main.port}\r\n"
+                "Connection: close\r\n\r\n")  # fmt: skip
+        return status_and_error(raw(main.host, main.port, head.encode()))
+
+    # The listed name is answered; a name not listed (nor loopback, an address or this
+    # machine's own) is refused as a DNS-rebound page's would be.
+    assert health("bridge.home.test") == (200, {})
+    assert health("BRIDGE.home.test.")[0] == 200  # the same name, case and root dot aside
+    status, error = health("other.home.test")
+    assert (status, error["code"], error["details"]) == (
+        421, "INVALID_REQUEST", {"reason": "host_not_allowed", "host": "other.home.test"})
 
 
 def _probe_call(main: Main, pad: int) -> bytes:
@@ -565,6 +583,108 @@ def test_console_webhook_is_posted_and_signed_with_the_secret_file(main: Main) -
     assert answer[0][0] == 403
 
 
+# -- the audit keys: one process started twice on the same state ---------------------------
+
+AUDIT_TOOLS_PY = '''
+from typing import Any
+
+from bridge.tools.context import CallContext
+from bridge.tools.decorator import tool
+
+
+@tool("cfg_echo_len", description="Answer the length of a text", category="computing",
+      idempotent=True)
+async def cfg_echo_len(text: str, ctx: CallContext) -> dict[str, Any]:
+    return {"length": len(text)}
+'''
+# Between audit.max_value_bytes (2048) and its default (4096): kept whole by default.
+AUDITED_TEXT = "y" * 3000
+
+
+@dataclass
+class Audited:
+    bridge: Bridge
+    old_rows: int
+
+    def rows(self, agent: str) -> list[dict[str, Any]]:
+        conn = sqlite3.connect(self.bridge.state / "bridge.db")
+        conn.row_factory = sqlite3.Row
+        try:
+            found = conn.execute("SELECT * FROM audit_log WHERE agent_id = ? ORDER BY id",
+                                 (agent,)).fetchall()  # fmt: skip
+        finally:
+            conn.close()
+        return [dict(r) for r in found]
+
+
+@pytest.fixture(scope="module")
+def audited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Audited]:
+    tmp = tmp_path_factory.mktemp("audited")
+    (tmp / "cfg_audit_tools.py").write_text(AUDIT_TOOLS_PY)
+    (tmp / "tools.yaml").write_text(yaml.safe_dump({"tools": [
+        {"source": f"file:{tmp / 'cfg_audit_tools.py'}", "entry": "cfg_echo_len"}]}))
+    bridge = Bridge({
+        "state_dir": str(tmp / "state"),
+        "tools_manifest": str(tmp / "tools.yaml"),
+        "api": {"port": 0},
+        # Rows are kept three seconds; the reserve is more free disk than any disk here has.
+        "audit": {"max_value_bytes": 2048, "retention_days": 3 / 86_400,
+                  "disk_reserve_mb": 1_048_576},
+        "matter": {"enabled": False},
+    }, tmp / "work")  # fmt: skip
+    try:
+        bridge.start()
+        token = bridge.token(agent="before-restart")
+        for _ in range(3):
+            status, _ = http("POST", f"{bridge.url}/v1/invoke",
+                             {"tool": "core:cfg_echo_len", "params": {"text": "a"}}, token)
+            assert status == 200
+        bridge.stop()
+        audited = Audited(bridge, 0)
+        audited.old_rows = len(audited.rows("before-restart"))
+        time.sleep(3.5)  # the three rows are now older than the retention
+        bridge.start()  # the retention is applied at start, then hourly
+        yield audited
+    finally:
+        bridge.stop()
+        assert "Traceback" not in bridge.stderr()
+
+
+@effect_of("audit.retention_days")
+def test_audit_retention_days_deletes_older_rows(audited: Audited) -> None:
+    assert audited.old_rows == 3  # written before the restart
+    wait_until(lambda: not audited.rows("before-restart"), 20, "rows past the retention to go")
+
+
+@effect_of("audit.max_value_bytes")
+def test_audit_max_value_bytes_keeps_a_head_and_hash_of_longer_values(audited: Audited) -> None:
+    token = audited.bridge.token(agent="long-value")
+    status, body = http("POST", f"{audited.bridge.url}/v1/invoke",
+                        {"tool": "core:cfg_echo_len", "params": {"text": AUDITED_TEXT}}, token)
+    assert (status, body["result"]) == (200, {"length": 3000})
+    wait_until(lambda: audited.rows("long-value"), 20, "the call's audit row")
+    (row,) = audited.rows("long-value")
+    sent = ('{"text": "' + AUDITED_TEXT + '"}').encode()  # 3,012 bytes: over 2,048
+    assert json.loads(row["params_json"]) == {
+        "truncated": True, "bytes": 3012, "sha256": hashlib.sha256(sent).hexdigest(),
+        "head": sent[:1024].decode(),  # half the configured 2,048 bytes
+    }
+
+
+@effect_of("audit.disk_reserve_mb")
+def test_audit_disk_reserve_mb_refuses_stored_data_and_audits_the_refusal(
+    audited: Audited,
+) -> None:
+    token = audited.bridge.token(agent="store-writer")
+    status, body = http("POST", f"{audited.bridge.url}/v1/invoke",
+                        {"tool": "core:store_data", "params": {"key": "k", "value": 1}}, token)
+    assert (status, body["error"]["code"], body["error"]["details"]["reason"]) == (
+        507, "STORAGE_FULL", "disk_reserve")
+    wait_until(lambda: audited.rows("store-writer"), 20, "the refusal's audit row")
+    (row,) = audited.rows("store-writer")
+    assert (row["tool"], row["error_code"]) == ("core:store_data@1.0.0", "STORAGE_FULL")
+
+
 # -- the Matter keys: a managed controller in a private namespace, an external one --------
 
 
@@ -606,8 +726,10 @@ def managed(tmp_path_factory: pytest.TempPathFactory, fabric: Any) -> Iterator[M
     try:
         bridge.start()
         assert bridge.popen is not None
+        # The venv's interpreter runs the launcher that guards the server's API.
         servers = [p for p in descendants(bridge.popen.pid)
-                   if f"{venv}/bin/matter-server" in cmdline(p)]  # fmt: skip
+                   if f"{venv}/bin/python" in cmdline(p)
+                   and any(a.endswith("/controller_guard.py") for a in cmdline(p))]
         assert len(servers) == 1, [cmdline(p) for p in descendants(bridge.popen.pid)]
         yield Managed(bridge, servers[0], venv, port, fabric.namespace.name)
     finally:
@@ -619,7 +741,7 @@ def managed(tmp_path_factory: pytest.TempPathFactory, fabric: Any) -> Iterator[M
 @effect_of("matter.controller_venv")
 def test_matter_controller_venv_runs_the_server_from_that_venv(managed: Managed) -> None:
     argv = cmdline(managed.server_pid)
-    assert str(managed.venv / "bin" / "matter-server") in argv
+    assert str(managed.venv / "bin" / "python") in argv
     assert (managed.bridge.state / "controller").is_dir()
 
 
@@ -657,21 +779,38 @@ def test_matter_netns_that_does_not_exist_is_refused_with_the_key(tmp_path: Path
     bridge.stop()
 
 
+async def _ws_status(url: str, headers: dict[str, str]) -> int:
+    """Return the status of a WebSocket handshake with ``url`` (101 when it opens)."""
+    import aiohttp
+
+    async with aiohttp.ClientSession() as session:
+        try:
+            async with session.ws_connect(url, headers=headers):
+                return 101
+        except aiohttp.WSServerHandshakeError as err:
+            return err.status
+
+
 @pytest.mark.fabric
-@effect_of("matter.controller_url")
-def test_matter_controller_url_connects_there_and_starts_no_controller(
+@effect_of("matter.controller_url", "matter.controller_key_file")
+def test_matter_controller_url_with_controller_key_file_connects_there_alone(
     tmp_path: Path, matter_controller: Any
 ) -> None:
+    # The controller (guarded, like every managed one) refuses a client without its key.
+    assert asyncio.run(_ws_status(matter_controller.url, {})) == 403
+    assert asyncio.run(_ws_status(matter_controller.url, matter_controller.headers)) == 101
     bridge = Bridge({"state_dir": str(tmp_path / "state"), "api": {"port": 0},
-                     "matter": {"controller_url": matter_controller.url}}, tmp_path)  # fmt: skip
+                     "matter": {"controller_url": matter_controller.url,
+                                "controller_key_file": matter_controller.key_file}},
+                    tmp_path)  # fmt: skip
     try:
         bridge.start()
         status, body = http("GET", f"{bridge.url}/v1/devices", token=bridge.token())
         assert status == 200, body
-        controller = dict(body["controller"])
-        controller.pop("recovery", None)  # the device-recovery counters (docs/faults.md)
-        assert controller == {"url": matter_controller.url, "managed": False,
-                              "connected": True}  # fmt: skip
+        controller = body["controller"]
+        # (Besides these, the node recovery's counters: no managed controller's fields.)
+        assert {k: v for k, v in controller.items() if k != "recovery"} == {
+            "url": matter_controller.url, "managed": False, "connected": True}
         assert bridge.children() == []
         assert not (bridge.state / "controller").exists()
     finally:
@@ -704,8 +843,9 @@ def test_voice_units_is_the_unit_spoken_temperatures_are_in(tmp_path: Path, fabr
 
     from tests.support.fabric import running_controller
 
-    async def import_node(url: str, doc: dict[str, Any]) -> None:
-        async with aiohttp.ClientSession() as session, session.ws_connect(url) as ws:
+    async def import_node(url: str, headers: dict[str, str], doc: dict[str, Any]) -> None:
+        async with aiohttp.ClientSession() as session, \
+                session.ws_connect(url, headers=headers) as ws:
             await ws.receive_json()  # server info
             await ws.send_json({"message_id": "1", "command": "import_test_node",
                                 "args": {"dump": json.dumps(
@@ -718,9 +858,10 @@ def test_voice_units_is_the_unit_spoken_temperatures_are_in(tmp_path: Path, fabr
     # take Celsius (matter.temperature_unit C): only voice.units makes "72" Fahrenheit.
     dump = REPO / "tests/fixtures/nodes/matterjs-commissioned/node-4-thermostat.json"
     with running_controller(fabric, "config-voice-units") as ctl:
-        asyncio.run(import_node(ctl.url, json.loads(dump.read_text())))
+        asyncio.run(import_node(ctl.url, ctl.headers, json.loads(dump.read_text())))
         bridge = Bridge({"state_dir": str(tmp_path / "state"), "api": {"port": 0},
-                         "matter": {"controller_url": ctl.url},
+                         "matter": {"controller_url": ctl.url,
+                                    "controller_key_file": ctl.key_file},
                          "voice": {"units": "imperial"}}, tmp_path)  # fmt: skip
         try:
             bridge.start()

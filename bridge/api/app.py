@@ -24,6 +24,7 @@ from bridge.api import (
     compact_routes,
     devices_routes,
     events_routes,
+    hosts,
     intents_routes,
     invoke_routes,
     mesh_routes,
@@ -111,11 +112,15 @@ async def error_middleware(request: web.Request, handler: Any) -> web.StreamResp
 
 def create_app(service: ApiHost) -> web.Application:
     """Build the application for ``service`` with every middleware, route module and plugin."""
-    middlewares = [error_middleware, bearer.middleware]
+    # The Host check comes right after error translation, before anything reads a
+    # credential (the console's session middleware is inserted after it).
+    middlewares = [error_middleware, hosts.middleware, bearer.middleware]
     app = web.Application(
         middlewares=middlewares, client_max_size=service.config.api.max_body_bytes
     )
     app[SERVICE_KEY] = service
+    app[hosts.HOST_POLICY_KEY] = hosts.HostPolicy(
+        (*service.config.api.allowed_hosts, service.config.api.host))
     app[openapi.OPENAPI_KEY] = openapi.OpenApiRegistry()
     openapi.setup(app)
     for module in ROUTE_MODULES:

@@ -17,6 +17,7 @@ from aiohttp import WSMsgType, web
 
 from bridge import jsonlimits
 from bridge.api.bearer import token_of
+from bridge.api.events_routes import SUBSCRIPTIONS_KEY
 from bridge.api.http import json_limits, response_bytes, service_of
 from bridge.api.openapi import add_route
 from bridge.auth.tokens import AgentToken
@@ -162,11 +163,16 @@ async def calls_ws(request: web.Request) -> web.StreamResponse:
     )
     if not ws.can_prepare(request).ok:
         raise InvalidRequestError("GET /v1/calls/ws needs a WebSocket upgrade")
-    await ws.prepare(request)
+    seats = request.app[SUBSCRIPTIONS_KEY]
+    seat = seats.take(token.id)  # shares the bound of /v1/events: one per open socket
     try:
-        await _Channel(ws, runtime, _raw_token(request), token, json_limits(request)).run()
+        await ws.prepare(request)
+        try:
+            await _Channel(ws, runtime, _raw_token(request), token, json_limits(request)).run()
+        finally:
+            await ws.close()
     finally:
-        await ws.close()
+        seats.release(seat)
     return ws
 
 
@@ -176,4 +182,6 @@ def setup(app: web.Application) -> None:
               summary="WebSocket channel: tool_invoke messages in, tool_response messages "
                       "out, many calls in flight", tags=["invoke"],
               responses={"101": "switching to WebSocket", "400": "not a WebSocket request",
-                         "401": "missing or invalid token"})
+                         "401": "missing or invalid token",
+                         "429": "this token has its most open sockets (RATE_LIMITED)",
+                         "503": "the node has its most open sockets (OVERLOADED)"})

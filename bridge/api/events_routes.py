@@ -18,9 +18,12 @@ from bridge.api.http import encode_json, service_of
 from bridge.api.openapi import add_route, query_param
 from bridge.auth.permissions import covers
 from bridge.auth.tokens import AgentToken
+from bridge.auth.visibility import may_see
 from bridge.errors import InvalidRequestError, UnauthenticatedError
 from bridge.events import Event, EventBus
+from bridge.limits import SUBSCRIPTIONS_BOUND, Seats
 from bridge.sources.client_tools import TOOL_USE
+from bridge.tools.definition import ToolDefinition
 
 DEFAULT_TYPES = ("tool_call.", "registry.", "approval.", "tool_use")
 ALLOWED_PREFIXES = ("tool_call.", "registry.", "approval.", "device.", "commissioning.", "mesh.",
@@ -29,6 +32,7 @@ MAX_SESSION = 128
 RECHECK_S = 5.0  # how often an open socket's token is verified again (and at its expiry)
 WS_POLICY_VIOLATION = 1008
 MAX_CLIENT_FRAME = 64 * 1024  # this socket takes no messages; a big frame closes it
+COMMISSION_PERMISSION = "device:manage:commission"  # that of POST /v1/devices/commission
 
 
 def _visible(event: Event, token: AgentToken, session: str | None) -> bool:
@@ -53,6 +57,13 @@ def _visible(event: Event, token: AgentToken, session: str | None) -> bool:
             for p in token.permissions)  # fmt: skip
     if event.type.startswith("approval."):
         return any(covers(p, "admin:approve") for p in token.permissions)
+    if event.type.startswith("registry."):
+        # A tool's name only to a token that may see the tool (the listing rule).
+        defn = event.subject
+        return isinstance(defn, ToolDefinition) and may_see(token.permissions, defn)
+    if event.type.startswith("commissioning."):
+        # The commissioning's codes, node ids and new tools: for who may commission.
+        return any(covers(p, COMMISSION_PERMISSION) for p in token.permissions)
     if event.type.startswith("device."):
         # A device's state and availability only to a token that may read that device.
         device = event.data.get("device_id")
@@ -78,15 +89,20 @@ async def events(request: web.Request) -> web.StreamResponse:
     ws = web.WebSocketResponse(heartbeat=30.0, max_msg_size=MAX_CLIENT_FRAME)
     if not ws.can_prepare(request).ok:
         raise InvalidRequestError("GET /v1/events needs a WebSocket upgrade")
-    await ws.prepare(request)
-    service = service_of(request)
-    bus = service.events
-    runs_client_tools = (
-        service.client_tools.connected(token.id, session)
-        if any(TOOL_USE.startswith(t) for t in types) else contextlib.nullcontext()
-    )  # fmt: skip
-    with runs_client_tools:
-        await _stream(ws, bus, types, token, session, lambda: reverify(request))
+    seats = request.app[SUBSCRIPTIONS_KEY]
+    seat = seats.take(token.id)  # RATE_LIMITED / OVERLOADED past the bounds, before 101
+    try:
+        await ws.prepare(request)
+        service = service_of(request)
+        bus = service.events
+        runs_client_tools = (
+            service.client_tools.connected(token.id, session)
+            if any(TOOL_USE.startswith(t) for t in types) else contextlib.nullcontext()
+        )  # fmt: skip
+        with runs_client_tools:
+            await _stream(ws, bus, types, token, session, lambda: reverify(request))
+    finally:
+        seats.release(seat)
     return ws
 
 
@@ -170,8 +186,13 @@ async def _drain_client(ws: web.WebSocketResponse) -> None:
             break
 
 
+# Open event and call-channel sockets, bounded per token and per node (both routes).
+SUBSCRIPTIONS_KEY: web.AppKey[Seats] = web.AppKey("event_subscriptions", Seats)
+
+
 def setup(app: web.Application) -> None:
     """Add the events WebSocket route."""
+    app[SUBSCRIPTIONS_KEY] = Seats(SUBSCRIPTIONS_BOUND)
     add_route(app, "GET", "/v1/events", events, operation_id="streamEvents",
               summary="WebSocket stream of tool-call status, registry and approval events",
               tags=["events"],
@@ -182,4 +203,6 @@ def setup(app: web.Application) -> None:
                                          "calls"),
               ],
               responses={"101": "switching to WebSocket", "400": "not a WebSocket request",
-                         "401": "missing or invalid token"})
+                         "401": "missing or invalid token",
+                         "429": "this token has its most open event sockets (RATE_LIMITED)",
+                         "503": "the node has its most open event sockets (OVERLOADED)"})

@@ -17,6 +17,9 @@ from bridge.errors import InvalidRequestError, UnauthenticatedError
 from bridge.invocation.messages import ToolRequest
 from bridge.invocation.pipeline import Pipeline
 
+# The most approvals one page lists (the console reads every page of the pending ones).
+MAX_APPROVALS_PAGE = 500
+
 _STR_OR_NULL = {"type": ["string", "null"]}
 INVOKE_BODY: dict[str, Any] = {
     "type": "object",
@@ -100,15 +103,32 @@ async def cancel_job(request: web.Request) -> web.Response:
 async def list_approvals(request: web.Request) -> web.Response:
     """List approvals (``?status=pending`` for those waiting)."""
     require(request, APPROVE_PERMISSION)
-    unknown = sorted(set(request.query) - {"status"})
+    unknown = sorted(set(request.query) - {"status", "limit", "offset"})
     if unknown:
         raise InvalidRequestError(f"unknown query parameter(s): {', '.join(unknown)}")
+    limit = _int_query(request, "limit", 100, 1, MAX_APPROVALS_PAGE)
+    offset = _int_query(request, "offset", 0, 0, 1_000_000)
     store = _runtime(request).approvals
-    approvals = await store.list(status=request.query.get("status"))
+    status = request.query.get("status")
+    approvals = await store.list(status=status, limit=limit, offset=offset)
+    total = await store.count(status)
+    after = offset + len(approvals)
     # Approvers see each token's state now: valid, revoked or expired.
-    return json_response(
-        {"approvals": [store.view(a) for a in approvals], "count": len(approvals)}
-    )
+    return json_response({
+        "approvals": [store.view(a) for a in approvals], "count": len(approvals),
+        "total": total, "next_offset": after if after < total else None,
+    })
+
+
+def _int_query(request: web.Request, name: str, default: int, low: int, high: int) -> int:
+    text = request.query.get(name)
+    if text is None:
+        return default
+    if not text.isascii() or not text.isdigit() or not low <= int(text) <= high:
+        raise InvalidRequestError(
+            f"'{name}' must be an integer from {low} to {high}", {"parameter": name}
+        )
+    return int(text)
 
 
 async def decide_approval(request: web.Request) -> web.Response:
@@ -162,8 +182,14 @@ def setup(app: web.Application) -> None:
               summary="Approvals of dangerous calls", tags=["approvals"],
               parameters=[query_param("status", "only this status", {
                   "enum": ["pending", "approved", "denied", "timeout", "interrupted",
-                           "cancelled"]})],
-              responses={"200": "the approvals", **_ERRORS})
+                           "cancelled"]}),
+                  query_param("limit", f"page size (1-{MAX_APPROVALS_PAGE}, default 100)",
+                              {"type": "integer", "minimum": 1,
+                               "maximum": MAX_APPROVALS_PAGE}),
+                  query_param("offset", "skip this many of the newest (default 0)",
+                              {"type": "integer", "minimum": 0})],
+              responses={"200": "a page of approvals, newest first: {approvals, count, "
+                                "total, next_offset (null on the last page)}", **_ERRORS})
     add_route(app, "POST", "/v1/approvals/{approval_id}", decide_approval,
               operation_id="decideApproval", summary="Approve or deny a dangerous call",
               permission=APPROVE_PERMISSION,

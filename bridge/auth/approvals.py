@@ -19,6 +19,7 @@ from bridge.auth.permissions import PermissionChecker
 from bridge.auth.tokens import AgentToken, TokenVerifier, principal
 from bridge.errors import ConflictError, InvalidRequestError, NotFoundError, PermissionDeniedError
 from bridge.events import EventBus
+from bridge.limits import APPROVALS_BOUND
 from bridge.storage import Database
 
 APPROVE_PERMISSION = "admin:approve"
@@ -189,6 +190,8 @@ class ApprovalStore:
         self._verifier = verifier
         self._checker = PermissionChecker()
         self._live: dict[str, Approval] = {}
+        # The token id behind each live approval: pending approvals are bounded per token.
+        self._owners: dict[str, str] = {}
         self._done: dict[str, asyncio.Future[Approval]] = {}
         self._saving: set[asyncio.Task[None]] = set()
         db.migrate("auth.approvals.v1", _MIGRATION)
@@ -222,7 +225,15 @@ class ApprovalStore:
         timeout_s: float,
         token: AgentToken | None = None,
     ) -> Approval:
-        """Create a pending approval for ``token``'s call and announce it."""
+        """Create a pending approval for ``token``'s call and announce it.
+
+        Raise ``RateLimitedError`` when ``token`` (by its id) already has
+        ``PENDING_APPROVALS_PER_TOKEN`` pending, ``OverloadedError`` when the node has
+        ``PENDING_APPROVALS``: nothing is stored or announced then. A request made for
+        no token (a rule awaiting its approval) is counted against ``agent_id``.
+        """
+        owner = token.id if token is not None else f"agent:{agent_id or ''}"
+        APPROVALS_BOUND.check(self._owners.values(), owner)
         now = time.time()
         approval = Approval(
             id=uuid.uuid4().hex,
@@ -239,6 +250,7 @@ class ApprovalStore:
             token_expires_at=token.expires_at if token is not None else None,
         )
         self._live[approval.id] = approval
+        self._owners[approval.id] = owner
         self._done[approval.id] = asyncio.get_running_loop().create_future()
         await self._save(approval)
         if self._events is not None:
@@ -406,22 +418,35 @@ class ApprovalStore:
             raise NotFoundError(f"no approval '{approval_id}'")
         return _from_row(row)
 
-    async def list(self, status: str | None = None, limit: int = 100) -> list[Approval]:
-        """Return approvals, newest first, optionally only those with ``status``."""
-        if status is not None:
-            try:
-                ApprovalStatus(status)
-            except ValueError as err:
-                raise InvalidRequestError(f"unknown approval status '{status}'") from err
-            rows = await self._db.fetchall(
-                "SELECT * FROM approvals WHERE status = ? ORDER BY created_at DESC LIMIT ?",
-                (status, limit),
-            )
-        else:
-            rows = await self._db.fetchall(
-                "SELECT * FROM approvals ORDER BY created_at DESC LIMIT ?", (limit,)
-            )
+    async def list(
+        self, status: str | None = None, limit: int = 100, offset: int = 0
+    ) -> list[Approval]:
+        """Return approvals, newest first, optionally only those with ``status``.
+
+        ``offset`` skips that many of the newest (the pages of ``count``).
+        """
+        where, args = self._where(status)
+        rows = await self._db.fetchall(
+            f"SELECT * FROM approvals{where} ORDER BY created_at DESC, id LIMIT ? OFFSET ?",  # noqa: S608 - fixed text
+            (*args, limit, offset),
+        )
         return [self._live.get(row["id"]) or _from_row(row) for row in rows]
+
+    async def count(self, status: str | None = None) -> int:
+        """Return how many approvals there are, optionally only those with ``status``."""
+        where, args = self._where(status)
+        row = await self._db.fetchone(f"SELECT COUNT(*) AS n FROM approvals{where}", args)  # noqa: S608 - fixed text
+        return int(row["n"]) if row is not None else 0
+
+    @staticmethod
+    def _where(status: str | None) -> tuple[str, tuple[str, ...]]:
+        if status is None:
+            return "", ()
+        try:
+            ApprovalStatus(status)
+        except ValueError as err:
+            raise InvalidRequestError(f"unknown approval status '{status}'") from err
+        return " WHERE status = ?", (status,)
 
     async def _finish(
         self, approval: Approval, status: ApprovalStatus, *, reason: str | None = None
@@ -432,6 +457,7 @@ class ApprovalStore:
         # Persist before leaving the live map, so a reader never sees the stale stored row.
         await self._save(approval)
         self._live.pop(approval.id, None)
+        self._owners.pop(approval.id, None)
         future = self._done.pop(approval.id, None)
         if future is not None and not future.done():
             future.set_result(approval)

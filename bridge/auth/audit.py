@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import json
 import logging
 import math
@@ -97,6 +98,15 @@ CREATE INDEX audit_log_token ON audit_log(token_id, ts);
 _INSERT = f"INSERT INTO audit_log ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)"  # noqa: S608
 
 REJECTION_RETENTION_S = 90 * 86_400
+# The longest params / result text a row keeps whole; longer ones keep their head and
+# the SHA-256 of the whole text (so a copy can still be proved to be the one audited).
+MAX_VALUE_BYTES = 4096
+# Params / result text kept per token (and for the node) per hour: past it a value keeps
+# only its size and SHA-256 (no head), so one caller cannot fill the disk through the
+# audit; the row itself (who, what, when, outcome) is always written.
+TOKEN_VALUE_BYTES_PER_HOUR = 8 * 1_048_576
+NODE_VALUE_BYTES_PER_HOUR = 128 * 1_048_576
+_BUDGET_WINDOW_S = 3600.0
 MAX_SOURCES_PER_MINUTE = 1_000
 OTHER_SOURCES = "(other)"
 MAX_TEXT = 256
@@ -298,6 +308,15 @@ class AuditLog:
         self._last_prune = 0.0
         self._inflight: asyncio.Task[sqlite3.Error | StorageFullError | bool | None] | None = None
         self.commits = 0
+        # Value bytes kept this hour, per token ("" for the whole node).
+        self._spent: dict[str, int] = {}
+        self._window = 0.0
+
+    # Set from the configuration (audit.max_value_bytes, audit.retention_days).
+    max_value_bytes = MAX_VALUE_BYTES
+    retention_s: float | None = None
+    token_budget = TOKEN_VALUE_BYTES_PER_HOUR
+    node_budget = NODE_VALUE_BYTES_PER_HOUR
 
     def record(self, entry: AuditEntry) -> asyncio.Future[None] | None:
         """Queue ``entry``; return a future done when its row is committed.
@@ -307,7 +326,7 @@ class AuditLog:
         cannot commit at all (disk full, file gone).
         """
         try:
-            row = _row(entry)
+            row = self._budgeted(_bounded(_row(entry), self.max_value_bytes), entry)
         except Exception as err:  # a record must never take others with it
             row = _fallback_row(entry, err)
         try:
@@ -442,6 +461,34 @@ class AuditLog:
             self._writer = None
         await self.flush()
 
+    def _budgeted(self, row: tuple[Any, ...], entry: AuditEntry) -> tuple[Any, ...]:
+        """Return ``row``, its values cut to size and hash past the hour's budgets."""
+        now = time.monotonic()
+        spent = self._spent
+        if now - self._window >= _BUDGET_WINDOW_S:
+            spent.clear()
+            self._window = now
+        owner = entry.token_id or entry.agent_id or ""
+        size = sum(len(row[i]) for i in _BOUNDED_COLUMNS if isinstance(row[i], str))
+        mine, total = spent.get(owner, 0), spent.get("", 0) if owner else 0
+        if mine + size > self.token_budget or total + size > self.node_budget:
+            return _hashed(row)
+        spent[owner] = mine + size
+        if owner:
+            spent[""] = total + size
+        return row
+
+    def prune_sync(self, *, now: float | None = None) -> int:
+        """Delete call rows older than ``retention_s`` (kept for ever when it is None).
+
+        The append-only trigger is lifted for this one statement inside the same
+        transaction, so no other writer can delete meanwhile. Return the rows deleted.
+        """
+        if self.retention_s is None:
+            return 0
+        cutoff = (time.time() if now is None else now) - self.retention_s
+        return self._db.transaction_sync(lambda conn: _prune_calls(conn, cutoff))
+
     def rejections_sync(self, *, since: float | None = None) -> list[dict[str, Any]]:
         """Return the committed rejection counters, newest minute first."""
         rows = self._db.fetchall_sync(
@@ -502,6 +549,65 @@ class AuditLog:
             )
             for row in rows
         ]
+
+
+_COLUMN_NAMES = tuple(name.strip() for name in _COLUMNS.split(","))
+_BOUNDED_COLUMNS = tuple(_COLUMN_NAMES.index(n) for n in ("params_json", "result_json"))
+
+
+def _bounded(row: tuple[Any, ...], limit: int) -> tuple[Any, ...]:
+    """Return ``row`` with a params / result text over ``limit`` bytes cut to its head.
+
+    The cut text is replaced by ``{"truncated": true, "bytes", "sha256", "head"}``:
+    what was sent can still be matched against the row, but one caller cannot make
+    the log grow by more than ``limit`` bytes per value.
+    """
+    cells = list(row)
+    for index in _BOUNDED_COLUMNS:
+        text = cells[index]
+        if not isinstance(text, str) or len(text) <= limit // 4:
+            continue
+        data = text.encode("utf-8", "surrogatepass")
+        if len(data) <= limit:
+            continue
+        head = data[: max(0, limit // 2)].decode("utf-8", "ignore")
+        cells[index] = json.dumps({
+            "truncated": True, "bytes": len(data),
+            "sha256": hashlib.sha256(data).hexdigest(), "head": head,
+        }, ensure_ascii=False)  # fmt: skip
+    return tuple(cells)
+
+
+def _hashed(row: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Return ``row`` with its params / result reduced to their size and SHA-256."""
+    cells = list(row)
+    for index in _BOUNDED_COLUMNS:
+        text = cells[index]
+        if not isinstance(text, str):
+            continue
+        doc = json.loads(text) if text.startswith('{"truncated": true') else None
+        if isinstance(doc, dict):  # already cut to its head: keep size and hash only
+            doc.pop("head", None)
+        else:
+            data = text.encode("utf-8", "surrogatepass")
+            doc = {"truncated": True, "bytes": len(data),
+                   "sha256": hashlib.sha256(data).hexdigest()}  # fmt: skip
+        doc["over_budget"] = True
+        cells[index] = json.dumps(doc)
+    return tuple(cells)
+
+
+def _prune_calls(conn: sqlite3.Connection, cutoff: float) -> int:
+    """Delete call rows before ``cutoff`` (the retention), the trigger lifted meanwhile."""
+    conn.execute("DROP TRIGGER IF EXISTS audit_log_no_delete")
+    try:
+        deleted = conn.execute("DELETE FROM audit_log WHERE ts < ?", (cutoff,)).rowcount
+    finally:
+        conn.execute(
+            "CREATE TRIGGER IF NOT EXISTS audit_log_no_delete BEFORE DELETE ON audit_log "
+            "BEGIN SELECT RAISE(ABORT, 'audit log is append-only'); END"
+        )
+    return int(deleted)
 
 
 def _write(

@@ -121,13 +121,17 @@ def _verify_token(request: web.Request, raw: str) -> AgentToken:
     return token
 
 
-def _signed_in(request: web.Request, token_raw: str, agent: AgentToken) -> web.Response:
+def _signed_in(
+    request: web.Request, token_raw: str, agent: AgentToken, *, minted: bool = False
+) -> web.Response:
     store = request.app[SESSIONS_KEY]
     session = store.create(
         token=token_raw,
         agent_id=agent.agent_id,
         permissions=agent.permissions,
         expires_at=min(agent.expires_at, time.time() + SESSION_TTL_S),
+        token_id=agent.id,
+        minted=minted,
     )
     response = web.HTTPSeeOther("/console/home", headers=_headers())
     set_cookie(response, session)
@@ -205,7 +209,7 @@ async def use_link(request: web.Request) -> web.Response:
     except BridgeError as err:
         _count_refusal(request, err)
         return _sign_in_page(f"Not signed in: {err.message}", 401)
-    return _signed_in(request, raw, agent)
+    return _signed_in(request, raw, agent, minted=True)
 
 
 def _record_issued(service: Any, raw: str) -> None:
@@ -215,7 +219,13 @@ def _record_issued(service: Any, raw: str) -> None:
 
 
 async def sign_out(request: web.Request) -> web.Response:
-    """End the session (the form carries the CSRF secret)."""
+    """End the session and revoke the token the console minted for it.
+
+    The Origin is checked before anything else: a page of another site must not even
+    clear the cookie (a browser obeys the answer's Set-Cookie whatever sent the form).
+    """
+    if not same_origin(request):
+        raise PermissionDeniedError("sign-out must come from this console", {"reason": "origin"})
     session = session_of(request)
     if session is not None:
         form = await _form(request)
@@ -224,6 +234,10 @@ async def sign_out(request: web.Request) -> web.Response:
         if not hmac.compare_digest(form.get("csrf", "").encode(), session.csrf.encode()):
             raise PermissionDeniedError("sign-out lacks its CSRF token", {"reason": "csrf"})
         request.app[SESSIONS_KEY].end(session.id)
+        runtime = _service(request).invocation
+        if session.minted and runtime is not None:
+            # A copy of the session's token (a stolen cookie's, a leaked log's) dies too.
+            runtime.revoke(session.token_id)
     response = web.HTTPSeeOther("/console/signin", headers=_headers())
     response.del_cookie(COOKIE, path="/")
     raise response
@@ -398,9 +412,9 @@ def setup(app: web.Application) -> None:
     from bridge.console.sessions import middleware as session_middleware
 
     app[SESSIONS_KEY] = SessionStore()
-    # Right after the API's error middleware (first) and before its bearer-token check:
-    # a signed-in browser's cookie becomes the session's token for /v1/.
-    app.middlewares.insert(1, session_middleware)
+    # Right after the API's error middleware and Host check and before its bearer-token
+    # check: a signed-in browser's cookie becomes the session's token for /v1/.
+    app.middlewares.insert(2, session_middleware)
     from bridge.api.openapi import add_route
     from bridge.console import admin
     from bridge.console.webhook import webhook_ctx

@@ -16,14 +16,18 @@ from typing import Any, TypeGuard
 from aiohttp import web
 
 from bridge.auth.canonical import b64d
+from bridge.auth.permissions import covers
 from bridge.errors import InvalidRequestError, PermissionDeniedError, UnauthenticatedError
+from bridge.limits import CONSOLE_BOUND, CONSOLE_SESSIONS, CONSOLE_SESSIONS_PER_TOKEN
 from bridge.storage import Database
 
 COOKIE = "atm_session"
 CSRF_HEADER = "X-CSRF-Token"
 LINK_TTL_S = 600.0
 SESSION_TTL_S = 12 * 3600.0
-MAX_SESSIONS = 256
+MAX_SESSIONS = CONSOLE_SESSIONS
+# A session that may decide approvals is privileged: no other token's sign-in evicts it.
+PRIVILEGED_PERMISSION = "admin:approve"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 DEFAULT_PERMISSIONS = ("*",)
 
@@ -132,6 +136,10 @@ class Session:
     permissions: tuple[str, ...]
     csrf: str
     expires_at: float
+    # The token's id, and whether the console minted it for this session (a one-time
+    # link): such a token is revoked at sign-out, a pasted one is the user's to keep.
+    token_id: str = ""
+    minted: bool = False
 
     def to_json(self) -> dict[str, Any]:
         """Return what a page may know about its own session (never the token)."""
@@ -145,16 +153,32 @@ class Session:
 class SessionStore:
     """Signed-in browsers by session id (in memory, bounded, expiring)."""
 
-    def __init__(self, *, max_sessions: int = MAX_SESSIONS) -> None:
+    def __init__(
+        self, *, max_sessions: int = MAX_SESSIONS, per_token: int = CONSOLE_SESSIONS_PER_TOKEN
+    ) -> None:
         self._sessions: dict[str, Session] = {}
         self._max = max_sessions
+        self._per_token = per_token
 
     def create(self, *, token: str, agent_id: str, permissions: Iterable[str],
-               expires_at: float) -> Session:  # fmt: skip
-        """Start a session for ``token`` (evicting the oldest past the bound)."""
+               expires_at: float, token_id: str = "", minted: bool = False) -> Session:  # fmt: skip
+        """Start a session for ``token``.
+
+        A token signing in once more than ``per_token`` times ends its own oldest
+        session. When the store is full, the oldest session that cannot decide
+        approvals (of any token) makes room; a privileged session is never evicted by
+        another token's sign-in: with only those left, ``OverloadedError`` is raised.
+        """
         self._purge()
-        while len(self._sessions) >= self._max:
-            self._sessions.pop(next(iter(self._sessions)))
+        key = token_id or token
+        mine = [s.id for s in self._sessions.values() if (s.token_id or s.token) == key]
+        while len(mine) >= self._per_token:
+            self._sessions.pop(mine.pop(0), None)
+        if len(self._sessions) >= self._max:
+            evictable = next((s.id for s in self._sessions.values() if not _privileged(s)), None)
+            if evictable is None:
+                raise CONSOLE_BOUND.node_error()
+            self._sessions.pop(evictable)
         session = Session(
             id=secrets.token_urlsafe(SECRET_BYTES),
             token=token,
@@ -162,6 +186,8 @@ class SessionStore:
             permissions=tuple(permissions),
             csrf=secrets.token_urlsafe(SECRET_BYTES),
             expires_at=expires_at,
+            token_id=token_id,
+            minted=minted,
         )
         self._sessions[session.id] = session
         return session
@@ -186,6 +212,10 @@ class SessionStore:
         now = time.time()
         for sid in [s.id for s in self._sessions.values() if s.expires_at <= now]:
             self._sessions.pop(sid, None)
+
+
+def _privileged(session: Session) -> bool:
+    return any(covers(p, PRIVILEGED_PERMISSION) for p in session.permissions)
 
 
 SESSIONS_KEY: web.AppKey[SessionStore] = web.AppKey("console_sessions", SessionStore)

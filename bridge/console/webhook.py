@@ -1,4 +1,9 @@
-"""The approval webhook: tell a notification service of each new pending approval.
+"""The approval webhook: tell a notification service of new pending approvals, batched.
+
+Approvals that arrive within ``BATCH_WINDOW_S`` of each other go out in one POST (at
+most ``MAX_BATCH`` per POST, at most one POST per window): a burst of requests from one
+caller is one notification, not hundreds. The body is ``{"type": "approval.pending",
+"approvals": [...], "count", "approval": <the first>, "console_url"}``.
 
 Details: docs/modules.md, ``bridge.console.webhook``.
 """
@@ -25,6 +30,8 @@ SECRET_NAME = re.compile(r"pin|code|pass|secret|token|key", re.IGNORECASE)
 SIGNATURE_HEADER = "X-Atmosphere-Signature"
 TIMESTAMP_HEADER = "X-Atmosphere-Timestamp"
 TIMEOUT_S = 5.0
+BATCH_WINDOW_S = 1.0
+MAX_BATCH = 50
 
 
 def sign(secret: bytes, timestamp: str, body: bytes) -> str:
@@ -74,14 +81,24 @@ async def _run(service: Any, url: str, secret: bytes) -> None:
         service.events.subscription("approval.pending") as sub,
     ):
         while True:
-            event = await sub.get()
-            approval = dict(event.data)
-            approval["params"] = redact(
-                dict(approval.get("params") or {}),
-                _secret_params(service, str(approval.get("tool"))),
-            )
-            doc = {"type": event.type, "approval": approval,
-                   "console_url": "/console/approvals"}  # fmt: skip
+            events = [await sub.get()]
+            # Whatever else arrives within the window joins this POST.
+            deadline = time.monotonic() + BATCH_WINDOW_S
+            while len(events) < MAX_BATCH and (left := deadline - time.monotonic()) > 0:
+                try:
+                    events.append(await asyncio.wait_for(sub.get(), left))
+                except TimeoutError:
+                    break
+            approvals = []
+            for event in events:
+                approval = dict(event.data)
+                approval["params"] = redact(
+                    dict(approval.get("params") or {}),
+                    _secret_params(service, str(approval.get("tool"))),
+                )
+                approvals.append(approval)
+            doc = {"type": "approval.pending", "approvals": approvals, "count": len(approvals),
+                   "approval": approvals[0], "console_url": "/console/approvals"}  # fmt: skip
             try:
                 await _deliver(session, url, secret, doc)
             except (aiohttp.ClientError, TimeoutError, OSError) as err:

@@ -8,6 +8,7 @@ reads, so it never changes anything.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 
 from bridge.doctor.models import CheckResult, Status
 from bridge.errors import ControllerUnavailableError
@@ -53,11 +54,14 @@ def check_controller(url: str, info: ServerInfo | None, error: str | None) -> Ch
                        details=details)
 
 
-async def probe_controller(url: str, timeout_s: float) -> tuple[ServerInfo | None, str | None]:
+async def probe_controller(
+    url: str, timeout_s: float, headers: Mapping[str, str] | None = None
+) -> tuple[ServerInfo | None, str | None]:
     """Return the greeting or the reason there was none."""
     try:
-        return await asyncio.wait_for(fetch_server_info(url, timeout_s), timeout_s + 1), None
+        info = await asyncio.wait_for(fetch_server_info(url, timeout_s, headers), timeout_s + 1)
     except ControllerUnavailableError as err:
         return None, err.message
     except TimeoutError:
         return None, f"{url} did not answer within {timeout_s:g} s"
+    return info, None

@@ -7,6 +7,7 @@ run in a worker thread so the event loop never blocks.
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 from bridge.config import BridgeConfig
 from bridge.doctor import host as host_checks
@@ -21,11 +22,26 @@ from bridge.doctor.border_router import (
 from bridge.doctor.controller_check import ServerInfo, check_controller, probe_controller
 from bridge.doctor.host import Host
 from bridge.doctor.models import CheckResult, DoctorReport, Status
+from bridge.matter.controller_guard import KEY_HEADER, GuardError, read_key
 
 
 def controller_url(config: BridgeConfig) -> str:
     """Return the WebSocket URL of the controller the bridge uses."""
     return config.matter.controller_url or f"ws://127.0.0.1:{config.matter.controller_port}/ws"
+
+
+def controller_headers(config: BridgeConfig) -> dict[str, str]:
+    """Return the key header the controller demands (empty when no key file is readable).
+
+    The key is ``matter.controller_key_file``'s, or else the managed controller's own
+    (``<state_dir>/controller/controller.key``, written at each bridge start).
+    """
+    name = config.matter.controller_key_file
+    path = Path(name) if name else config.state_dir / "controller" / "controller.key"
+    try:
+        return {KEY_HEADER: read_key(path).decode("ascii", "replace")}
+    except GuardError:
+        return {}
 
 
 def _host_results(config: BridgeConfig, host: Host) -> list[CheckResult]:
@@ -59,7 +75,8 @@ async def run_doctor(config: BridgeConfig, *, host: Host | None = None) -> Docto
     async def no_border_router() -> BorderRouterProbe | None:
         return None
 
-    controller_task = (probe_controller(url, timeout) if config.matter.enabled
+    controller_task = (probe_controller(url, timeout, controller_headers(config))
+                       if config.matter.enabled
                        else no_controller())
     otbr_task = probe_border_router(otbr, timeout) if otbr else no_border_router()
     (info, error), probe = await asyncio.gather(controller_task, otbr_task)

@@ -14,6 +14,7 @@ import re
 import sqlite3
 import time
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
@@ -22,6 +23,7 @@ from bridge.auth.audit import AuditEntry, AuditLog
 from bridge.auth.permissions import PermissionChecker
 from bridge.auth.ratelimit import RateLimiter
 from bridge.auth.tokens import AgentToken, TokenVerifier
+from bridge.auth.visibility import may_see
 from bridge.errors import (
     BridgeError,
     ConfirmationDeniedError,
@@ -35,6 +37,7 @@ from bridge.errors import (
     PermissionDeniedError,
     StorageFullError,
     ToolFailedError,
+    ToolNotFoundError,
     ToolTimeoutError,
     UnauthenticatedError,
 )
@@ -49,6 +52,8 @@ from bridge.tools.registry import RegisteredTool, ToolRegistry
 from bridge.tools.validation import validate_call, validator_for
 
 _LOG = logging.getLogger(__name__)
+# The longest parameter value an approval's message quotes (the params show it whole).
+MESSAGE_VALUE_CHARS = 120
 _TEMPLATE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
@@ -92,6 +97,18 @@ Next = Callable[[], Awaitable[Any]]
 Middleware = Callable[[Invocation, Next], Awaitable[Any]]
 
 
+# Set by a caller that must know when its call starts waiting for a person (the voice
+# face answers "I have asked for approval" only then); called with the approval's id.
+APPROVAL_WAITING: ContextVar[Callable[[str], None] | None] = ContextVar(
+    "approval_waiting", default=None
+)
+
+
+def _unknown_tool(ref: str) -> ToolNotFoundError:
+    """Return the registry's answer for a name it does not know."""
+    return ToolNotFoundError(f"no tool named '{ref}'", {"tool": ref})
+
+
 def confirmation_for(defn: ToolDefinition) -> Confirmation | None:
     """Return the tool's confirmation rule (a dangerous tool without one needs ``always``)."""
     if defn.confirmation is not None:
@@ -109,11 +126,23 @@ def confirmation_needed(rule: Confirmation, params: dict[str, Any]) -> bool:
 
 
 def fill_message(template: str, params: dict[str, Any]) -> str:
-    """Fill ``{param}`` placeholders; unknown names stay as written."""
+    """Fill ``{param}`` placeholders with the values quoted; unknown names stay as written.
+
+    Each value is written as a JSON literal (strings in double quotes, with quotes,
+    newlines and control characters escaped) and cut at ``MESSAGE_VALUE_CHARS``, so a
+    caller's text can never read as the bridge's own words to the approver:
+    ``Unlock {door}?`` with a door named ``front (already approved, safe)`` reads
+    ``Unlock "front (already approved, safe)"?``.
+    """
 
     def value(match: re.Match[str]) -> str:
         name = match.group(1)
-        return str(params[name]) if name in params else match.group(0)
+        if name not in params:
+            return match.group(0)
+        text = json.dumps(params[name], ensure_ascii=False, default=str)
+        if len(text) > MESSAGE_VALUE_CHARS:
+            text = text[: MESSAGE_VALUE_CHARS - 2] + ('…"' if text.startswith('"') else "…")
+        return text
 
     return _TEMPLATE.sub(value, template)
 
@@ -177,6 +206,8 @@ class Invoker:
             entry = self.registry.resolve(request.tool, request.version)
         except BridgeError:
             return
+        if not may_see(token.permissions, entry.definition):
+            return  # as for an unknown tool: the job's call answers TOOL_NOT_FOUND
         try:
             # Permission before the 202: a job is never accepted for a call that would be denied.
             self.checker.check(token.permissions, entry.definition.requires.permissions,
@@ -292,6 +323,11 @@ class Invoker:
         self._check_constraints(token, request)
         entry = self.registry.resolve(request.tool, request.version)
         defn = entry.definition
+        if not may_see(token.permissions, defn):
+            # A tool the token may not see answers as an unknown one does (no oracle of
+            # which names exist); the audit row still says it was denied.
+            state.decision = "permission_denied"
+            raise _unknown_tool(request.tool)
         state.tool = entry
         # From here on, errors, events and records must not carry the call's secrets.
         state.redactor = Redactor.for_call(defn, request.params)
@@ -446,6 +482,9 @@ class Invoker:
             message=message, required=rule.multi_party, timeout_s=rule.timeout_s, token=token,
         )
         state.approval_id = approval.id
+        waiting = APPROVAL_WAITING.get()
+        if waiting is not None:
+            waiting(approval.id)
         final = await self.approvals.wait(approval.id)
         details = {"approval_id": approval.id, "message": message}
         state.votes = [

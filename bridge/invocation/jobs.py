@@ -29,6 +29,7 @@ from bridge.errors import ConflictError, NotFoundError, PermissionDeniedError
 from bridge.events import EventBus
 from bridge.invocation.invoker import Invoker
 from bridge.invocation.messages import ToolRequest
+from bridge.limits import JOBS_BOUND
 from bridge.storage import Database
 
 _MIGRATION = """
@@ -139,8 +140,9 @@ class JobManager:
         self.retention_s = retention_s
         self._sweep_interval_s = sweep_interval_s
         self._tasks: dict[str, asyncio.Task[None]] = {}
-        # The token of each live job, the timer that ends it at the token's expiry, and
-        # why a job was ended for its token (``token_revoked`` / ``token_expired``).
+        # The token of each live job (running jobs are bounded per token id), the timer
+        # that ends it at the token's expiry, and why a job was ended for its token
+        # (``token_revoked`` / ``token_expired``).
         self._owners: dict[str, AgentToken] = {}
         self._expiry: dict[str, asyncio.TimerHandle] = {}
         self._ended: dict[str, str] = {}
@@ -171,21 +173,29 @@ class JobManager:
     async def submit(self, request: ToolRequest, token: AgentToken) -> Job:
         """Store a job for ``request``, start it and return it (``queued``).
 
-        Raise ``InvalidRequestError`` when the tool does not allow asynchronous runs.
+        Raise ``InvalidRequestError`` when the tool does not allow asynchronous runs,
+        ``RateLimitedError`` when the token already runs ``JOBS_PER_TOKEN`` jobs and
+        ``OverloadedError`` when the node runs ``JOBS``.
         """
         self._invoker.admit_job(request, token)
+        JOBS_BOUND.check((t.id for t in self._owners.values()), token.id)
+        self._db.ensure_reserve("a new job")
         now = time.time()
         job_id = uuid.uuid4().hex
-        await self._db.execute(
-            "INSERT INTO jobs (id, agent_id, token_id, tool, status, request_id, created_at, "
-            "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (job_id, token.agent_id, token.id, request.tool, JobStatus.QUEUED.value, request.id,
-             now, now),
-        )
+        self._owners[job_id] = token  # counted from here: submits race on the insert
+        try:
+            await self._db.execute(
+                "INSERT INTO jobs (id, agent_id, token_id, tool, status, request_id, "
+                "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (job_id, token.agent_id, token.id, request.tool, JobStatus.QUEUED.value,
+                 request.id, now, now),
+            )  # fmt: skip
+        except BaseException:
+            self._owners.pop(job_id, None)
+            raise
         loop = asyncio.get_running_loop()
         task = loop.create_task(self._run(job_id, request, token))
         self._tasks[job_id] = task
-        self._owners[job_id] = token
         deadline = self._invoker.verifier.expiry_deadline(token)
         self._expiry[job_id] = loop.call_later(
             max(0.0, deadline - time.time()), self._end, job_id, "token_expired"

@@ -8,7 +8,11 @@ lifecycles. The service owns one runtime; the API and CLI reach the parts throug
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hashlib
+import logging
+import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,6 +39,9 @@ from bridge.invocation.messages import ReplayGuard
 from bridge.storage import Database
 from bridge.tools.registry import ToolRegistry
 
+_LOG = logging.getLogger(__name__)
+AUDIT_PRUNE_INTERVAL_S = 3600.0
+
 
 @dataclass(slots=True, kw_only=True)
 class Pipeline:
@@ -48,6 +55,7 @@ class Pipeline:
     invoker: Invoker
     jobs: JobManager
     tokens: IssuedTokens
+    pruner: asyncio.Task[None] | None = None
 
     @classmethod
     def build(
@@ -67,6 +75,10 @@ class Pipeline:
             revocations=Revocations(db),
         )
         audit = AuditLog(db)
+        audit.max_value_bytes = config.audit.max_value_bytes
+        days = config.audit.retention_days
+        audit.retention_s = None if days is None else days * 86_400.0
+        db.reserve_bytes = config.audit.disk_reserve_mb * 1024 * 1024
         approvals = ApprovalStore(db, key, events=events, verifier=verifier)
         # A secret only this node can derive (ed25519 signatures are deterministic).
         fingerprint_key = hashlib.sha256(
@@ -100,9 +112,24 @@ class Pipeline:
         await self.approvals.start()
         await self.idempotency.purge()
         await self.jobs.start()
+        self.pruner = asyncio.get_running_loop().create_task(self._prune_audit())
+
+    async def _prune_audit(self) -> None:
+        """Delete audit rows past the retention now and every hour (off the loop)."""
+        while True:
+            try:
+                await asyncio.to_thread(self.audit.prune_sync)
+            except sqlite3.Error as err:  # a full disk: try again next hour
+                _LOG.warning("audit retention could not prune: %s", err)
+            await asyncio.sleep(AUDIT_PRUNE_INTERVAL_S)
 
     async def stop(self) -> None:
         """Stop jobs and approvals and flush the audit log."""
+        if self.pruner is not None:
+            self.pruner.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self.pruner
+            self.pruner = None
         await self.jobs.stop()
         await self.approvals.stop()
         await self.audit.stop()

@@ -21,7 +21,7 @@ import contextlib
 import itertools
 import logging
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import aiohttp
@@ -158,11 +158,14 @@ class MatterAdapter:
         self,
         url: str,
         *,
+        headers: Mapping[str, str] | None = None,
         backoff_initial_s: float = 0.5,
         backoff_max_s: float = 30.0,
         request_timeout_s: float = 30.0,
     ) -> None:
         self.url = url
+        # Sent on every connection (the managed controller's key; never logged).
+        self._headers = dict(headers or {})
         self._backoff_initial = backoff_initial_s
         self._backoff_max = backoff_max_s
         self._request_timeout = request_timeout_s
@@ -280,7 +283,8 @@ class MatterAdapter:
         """Connect, check the greeting's schema and take the node snapshot."""
         assert self._session is not None  # noqa: S101 - set in start()
         ws = await self._session.ws_connect(
-            self.url, heartbeat=55, compress=0, max_msg_size=MAX_MESSAGE_BYTES
+            self.url, heartbeat=55, compress=0, max_msg_size=MAX_MESSAGE_BYTES,
+            headers=self._headers,
         )
         conn = _Connection(ws, self.url, {})
         try:

@@ -291,8 +291,9 @@ class CompactProfile:
         targets = self.index().targets[cap.name]
         for kind in ("device", "room"):
             hits = [t for t in targets if t.kind == kind and (wanted in t.names or wanted == t.id)]
-            reachable = [t for t in hits if any(allows(d) for d in t.tools.values())]
-            hits = reachable or hits
+            # Only what the caller may reach: a target out of reach answers as an
+            # unknown one does (no oracle of which names exist).
+            hits = [t for t in hits if any(allows(d) for d in t.tools.values())]
             if len(hits) == 1:
                 return hits[0]
             if len(hits) > 1:
@@ -319,34 +320,52 @@ class CompactProfile:
 
         Devices a call changed since they were last read are read back from the devices
         first (``MatterToolSync.confirm``), so the answer shows what they hold now.
+        An ``area`` that names no room holding a device the caller may read is
+        ``NOT_FOUND`` naming only the rooms the caller may see, whether or not such a
+        room exists: the answer never tells of rooms or devices out of reach.
         """
         from bridge.matter.generator import cached_values  # lazy: see TYPE_CHECKING
 
         wanted = area.strip().casefold() if isinstance(area, str) and area.strip() else None
         bridge = self._bridge()
-        room_names: set[str] | None = None
-        if wanted is not None and bridge is not None:
-            room = bridge.find_room(wanted)  # NotFoundError names the rooms
-            room_names = {room.slug, *(label.casefold() for label in room.labels)}
-        devices: list[dict[str, Any]] = []
         if bridge is None:
-            return {"devices": devices, "count": 0}
-        readable = [(indexed, defn) for indexed, defn in self.index().state if allows(defn)]
-        await bridge.confirm(indexed.device_id for indexed, _defn in readable
-                             if indexed.device_id is not None)  # fmt: skip
+            return {"devices": [], "count": 0}
         # The live device and tool: attribute changes replace them without a registry
         # change when the definitions stay the same.
         live = {d.id: d for d in bridge.devices()}
-        for indexed, defn in readable:
+        readable: list[tuple[Any, Any]] = []
+        for indexed, defn in self.index().state:
+            if not allows(defn):
+                continue
             device = live.get(indexed.device_id or "")
             try:
                 tool = bridge.tool(defn.identity)
             except BridgeError:
                 continue
-            if device is None:
-                continue
-            if room_names is not None and (device.room or "").casefold() not in room_names:
-                continue
+            if device is not None:
+                readable.append((device, tool))
+        if wanted is not None:
+            seen = {(d.room or "").casefold() for d, _ in readable if d.room}
+            rooms = [r for r in bridge.rooms()
+                     if {r.slug, *(label.casefold() for label in r.labels)} & seen]  # fmt: skip
+            room = next((r for r in rooms
+                         if wanted in {r.slug, *(label.casefold() for label in r.labels)}),
+                        None)  # fmt: skip
+            if room is None:
+                names = [r.name for r in rooms]
+                raise NotFoundError(
+                    f"no room '{area}'" + (f"; rooms: {', '.join(names)}" if names else ""),
+                    {"room": area, "rooms": names},
+                )
+            room_names = {room.slug, *(label.casefold() for label in room.labels)}
+            readable = [(d, t) for d, t in readable
+                        if (d.room or "").casefold() in room_names]  # fmt: skip
+        await bridge.confirm(device.id for device, _tool in readable)
+        # Read back devices are replaced: take each one's state from the live one now.
+        live = {d.id: d for d in bridge.devices()}
+        devices: list[dict[str, Any]] = []
+        for known, tool in readable:
+            device = live.get(known.id, known)
             entry: dict[str, Any] = {"id": device.id, "name": device.name}
             if device.room:
                 entry["room"] = device.room

@@ -29,6 +29,7 @@ from bridge.matter.commissioning import (
     tools_of_node,
 )
 from bridge.matter.controller import ControllerSettings, ManagedController
+from bridge.matter.controller_guard import KEY_HEADER, GuardError, read_key
 from bridge.matter.devices import Device
 from bridge.matter.gateway import ControllerGateway
 from bridge.matter.naming import DeviceNameStore, DeviceRename
@@ -91,6 +92,21 @@ def _sees_device_network(controller: ManagedController | None) -> bool:
     return mine == theirs
 
 
+def external_controller_headers(config: BridgeConfig) -> dict[str, str]:
+    """Return the headers for an external controller (its key from ``controller_key_file``).
+
+    Raise ``ConfigInvalidError`` when the file cannot be read or holds no key.
+    """
+    name = config.matter.controller_key_file
+    if name is None:
+        return {}
+    try:
+        key = read_key(Path(name))
+    except GuardError as err:
+        raise ConfigInvalidError(str(err), {"key": "matter.controller_key_file"}) from err
+    return {KEY_HEADER: key.decode("ascii", "replace")}
+
+
 class MatterComponent:
     """Controller (managed or external), the tool bridge and commissioning, as one part."""
 
@@ -125,18 +141,20 @@ class MatterComponent:
         controller: ManagedController | None = None
         if config.matter.controller_url:
             url = config.matter.controller_url
+            headers = external_controller_headers(config)
         else:
             controller = ManagedController(controller_settings(config), events)
             url = controller.url
+            headers = controller.headers
         bridge = MatterToolSync(
-            adapter=MatterAdapter(url),
+            adapter=MatterAdapter(url, headers=headers),
             registry=registry,
             events=events,
             names=DeviceNameStore(db),
             node_id=node_id,
             unit=config.matter.temperature_unit,
         )
-        gateway = ControllerGateway(url)
+        gateway = ControllerGateway(url, headers)
         gateway.attach(bridge.adapter)  # commands share the adapter's connection
         commissioner = Commissioner(
             gateway=gateway,

@@ -15,6 +15,7 @@ import contextlib
 import logging
 import os
 import re
+import secrets
 import signal
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -27,6 +28,7 @@ import aiohttp
 
 from bridge.errors import ControllerUnavailableError
 from bridge.events import EventBus
+from bridge.matter.controller_guard import KEY_FILE_ENV, KEY_HEADER
 from bridge.matter.gateway import read_server_info
 from bridge.netns import NetworkNamespace
 
@@ -34,6 +36,8 @@ LOGGER = logging.getLogger(__name__)
 # How long a restart the bridge asks for waits for a clean stop before SIGKILL.
 RESTART_STOP_S = 2.0
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
+# The launcher that puts the key and Origin check in front of the server's API.
+GUARD_SCRIPT = Path(__file__).with_name("controller_guard.py")
 
 # Binds the instance's directories over the SDK's hard-coded paths, then becomes the server.
 # $1: private /data, $2: private /tmp, $3: colon-separated top-level /tmp entries the server
@@ -97,6 +101,11 @@ class ControllerSettings:
         return self.state_dir / "matter-server.log"
 
     @property
+    def key_path(self) -> Path:
+        """Return the 0600 file holding the secret the server demands of every client."""
+        return self.state_dir / "controller.key"
+
+    @property
     def pid_path(self) -> Path:
         """Return the file naming the running server's PID (for a restarted bridge)."""
         return self.state_dir / "matter-server.pid"
@@ -133,6 +142,13 @@ class ManagedController:
         self.last_exit_code: int | None = None
         # Called each time the server answers on its WebSocket (a reconnect need not wait).
         self.on_ready: Callable[[], None] | None = None
+        # A fresh secret for each bridge run: the server answers only requests carrying it.
+        self._key = secrets.token_urlsafe(32)
+
+    @property
+    def headers(self) -> dict[str, str]:
+        """Return the headers every connection to this controller must send."""
+        return {KEY_HEADER: self._key}
 
     @property
     def url(self) -> str:
@@ -159,7 +175,9 @@ class ManagedController:
         """Return the argv that starts the server (namespace and path isolation included)."""
         s = self.settings
         server = [
-            str(s.venv / "bin" / "matter-server"),
+            # The controller's own interpreter runs the launcher that guards the API
+            # (-I: neither the launcher's directory nor PYTHON* variables on its path).
+            str(s.venv / "bin" / "python"), "-I", str(GUARD_SCRIPT),
             "--storage-path", str(s.storage_dir),
             "--port", str(s.port),
             "--paa-root-cert-dir", str(s.trust_store),
@@ -188,7 +206,8 @@ class ManagedController:
         s = self.settings
         tmp = Path("/tmp")  # noqa: S108 - the SDK's hard-coded location, not a temp file
         entries: set[str] = set()
-        for path in (s.storage_dir, s.trust_store, s.log_path, s.venv):
+        for path in (s.storage_dir, s.trust_store, s.log_path, s.key_path, s.venv,
+                     GUARD_SCRIPT):
             resolved = path.resolve()
             if _under(resolved, tmp) and resolved != tmp:
                 entries.add(resolved.relative_to(tmp).parts[0])
@@ -214,14 +233,16 @@ class ManagedController:
 
     def _prepare_dirs(self) -> None:
         s = self.settings
-        s.storage_dir.mkdir(parents=True, exist_ok=True)
+        s.state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        s.storage_dir.mkdir(mode=0o700, exist_ok=True)
+        _write_private(s.key_path, self._key + "\n")
         with contextlib.suppress(OSError):
             if s.log_path.stat().st_size > s.log_max_bytes:
                 s.log_path.replace(s.log_path.with_suffix(".log.1"))
         if s.isolate_paths and os.geteuid() == 0:
             data_dir, tmp_dir = self._private_dirs()
-            data_dir.mkdir(parents=True, exist_ok=True)
-            tmp_dir.mkdir(parents=True, exist_ok=True)
+            data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+            tmp_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
             # The mount point itself must exist; it stays an empty directory on the host.
             Path("/data").mkdir(exist_ok=True)
         else:
@@ -369,13 +390,10 @@ class ManagedController:
         try:
             try:
                 self._proc = await asyncio.create_subprocess_exec(
-                    # The bridge runs under umask 077; with this managed (dev/test)
-                    # controller inheriting it, the fabric mesh test's kill-and-fail-over
-                    # check failed (cause not found yet). Its files stay inside the 0700
-                    # state directory (made 0600 at the next start); on an appliance the
-                    # controller is its own unit with UMask=0077. Set by a shell that
-                    # execs the server (uvloop's subprocess_exec takes no ``umask``).
-                    *with_umask(0o022, self.command()),
+                    # The launcher sets umask 077 itself and reads the key from the file
+                    # named here (the key itself never appears in an argv or a log).
+                    *self.command(),
+                    env={**os.environ, KEY_FILE_ENV: str(self.settings.key_path)},
                     stdin=asyncio.subprocess.DEVNULL,
                     stdout=log,
                     stderr=asyncio.subprocess.STDOUT,
@@ -388,7 +406,7 @@ class ManagedController:
             LOGGER.info("controller started, pid %s, %s", self._proc.pid, self.url)
             with contextlib.suppress(OSError):  # a full disk must not stop the server
                 await asyncio.to_thread(
-                    self.settings.pid_path.write_text, f"{self._proc.pid}\n", "ascii")
+                    _write_private, self.settings.pid_path, f"{self._proc.pid}\n")
             probe = asyncio.create_task(self._probe_ready(self._proc))
             try:
                 self.last_exit_code = await self._proc.wait()
@@ -405,7 +423,7 @@ class ManagedController:
         async with aiohttp.ClientSession(timeout=timeout) as session:
             while proc.returncode is None:
                 try:
-                    async with session.ws_connect(self.url) as ws:
+                    async with session.ws_connect(self.url, headers=self.headers) as ws:
                         await read_server_info(ws, self.url, 3)
                 except (aiohttp.ClientError, OSError, ControllerUnavailableError):
                     pass
@@ -429,7 +447,7 @@ def _runs_server(pid: int, storage_dir: Path) -> bool:
         args = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     except OSError:
         return False
-    server = any(a.endswith(b"/matter-server") for a in args)
+    server = any(a.endswith((b"/matter-server", b"/controller_guard.py")) for a in args)
     return server and os.fsencode(storage_dir) in args and _alive(pid)
 
 
@@ -477,6 +495,18 @@ def _under(path: Path, root: Path) -> bool:
     except ValueError:
         return False
     return True
+
+
+def _write_private(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` as a 0600 file, whatever the umask (atomically)."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    with contextlib.suppress(FileNotFoundError):
+        tmp.unlink()
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="ascii") as fh:
+        os.fchmod(fh.fileno(), 0o600)
+        fh.write(text)
+    tmp.replace(path)
 
 
 def _open_log(path: Path) -> IO[bytes]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -73,13 +73,15 @@ async def read_server_info(
     return ServerInfo.from_json(data)
 
 
-async def fetch_server_info(url: str, timeout_s: float) -> ServerInfo:
+async def fetch_server_info(
+    url: str, timeout_s: float, headers: Mapping[str, str] | None = None
+) -> ServerInfo:
     """Connect to the controller's WebSocket, read its greeting and disconnect."""
     timeout = aiohttp.ClientTimeout(total=timeout_s)
     try:
         async with (
             aiohttp.ClientSession(timeout=timeout) as session,
-            session.ws_connect(url, heartbeat=None) as ws,
+            session.ws_connect(url, heartbeat=None, headers=headers) as ws,
         ):
             return await read_server_info(ws, url, timeout_s)
     except TimeoutError as err:  # an OSError whose text is empty: say what it means
@@ -116,8 +118,11 @@ class ControllerGateway:
 
     _ids = itertools.count(1)
 
-    def __init__(self, url: str | Callable[[], str]) -> None:
+    def __init__(
+        self, url: str | Callable[[], str], headers: Mapping[str, str] | None = None
+    ) -> None:
         self._url = url
+        self._headers = dict(headers or {})
         self._live: LiveConnection | None = None
         # Commands sent over the live connection and over a connection of their own.
         self.counts = {"shared": 0, "own": 0}
@@ -155,7 +160,8 @@ class ControllerGateway:
         try:
             async with (
                 aiohttp.ClientSession() as session,
-                session.ws_connect(url, timeout=aiohttp.ClientWSTimeout(ws_close=5)) as ws,
+                session.ws_connect(url, timeout=aiohttp.ClientWSTimeout(ws_close=5),
+                                   headers=self._headers) as ws,
             ):
                 await read_server_info(ws, url, 10)
                 await ws.send_json({"message_id": msg_id, "command": command, "args": args})

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
@@ -25,6 +26,7 @@ from bridge.api.http import (
 )
 from bridge.api.openapi import add_route
 from bridge.auth.tokens import AgentToken
+from bridge.limits import MCP_BOUND, MCP_SESSION_IDLE_S, MCP_SESSIONS
 
 if TYPE_CHECKING:
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
@@ -40,6 +42,8 @@ PATH = "/mcp"
 COMPACT_PATH = "/mcp/compact"
 DISCONNECT_POLL_S = 1.0
 SHUTDOWN_S = 5.0
+SESSION_HEADER = "mcp-session-id"
+_SEAT = "seat:"  # a session being opened, counted before it has an id
 
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
@@ -172,7 +176,48 @@ async def _serve(request: web.Request, lazy: _LazyMcp) -> web.StreamResponse:
         limits = json_limits(request)
         body = await read_body(request, limits.max_bytes)
         jsonlimits.loads(body, limits)
-    return await asgi_call(manager.handle_request, request, _scope(request, token), body)
+    if request.method != "POST" or SESSION_HEADER in request.headers:
+        return await asgi_call(manager.handle_request, request, _scope(request, token), body)
+    # A POST without a session id opens a session: bounded per token and per node.
+    seat = lazy.sessions.reserve(manager, token.id)
+    try:
+        response = await asgi_call(manager.handle_request, request, _scope(request, token), body)
+    except BaseException:
+        lazy.sessions.release(seat)
+        raise
+    lazy.sessions.settle(seat, response.headers.get(SESSION_HEADER) if response.status < 400
+                         else None)  # fmt: skip
+    return response
+
+
+class _SessionOwners:
+    """Which token opened each MCP session (to bound sessions per token)."""
+
+    def __init__(self) -> None:
+        self._owners: dict[str, str] = {}
+
+    def reserve(self, manager: StreamableHTTPSessionManager, token_id: str) -> str:
+        """Hold a seat for a session ``token_id`` is opening; raise past the bounds."""
+        # The SDK has no public view of its open sessions (they end by DELETE or idle
+        # timeout inside it); its table is only read here, to forget ended ones.
+        live = getattr(manager, "_server_instances", None)
+        if live is not None:
+            self._owners = {sid: tid for sid, tid in self._owners.items()
+                            if sid in live or sid.startswith(_SEAT)}  # fmt: skip
+        MCP_BOUND.check(self._owners.values(), token_id)
+        seat = f"{_SEAT}{uuid.uuid4().hex}"
+        self._owners[seat] = token_id
+        return seat
+
+    def settle(self, seat: str, session_id: str | None) -> None:
+        """Turn a seat into the session it opened (or free it when none was opened)."""
+        token_id = self._owners.pop(seat, None)
+        if session_id and token_id is not None:
+            self._owners[session_id] = token_id
+
+    def release(self, seat: str) -> None:
+        """Free a seat whose opening request failed."""
+        self._owners.pop(seat, None)
 
 
 class _LazyMcp:
@@ -186,6 +231,7 @@ class _LazyMcp:
         self._started = asyncio.Event()
         self.stopping = asyncio.Event()
         self.task: asyncio.Task[None] | None = None
+        self.sessions = _SessionOwners()
 
     async def manager(self) -> StreamableHTTPSessionManager:
         """Return the running session manager, importing and starting it the first time."""
@@ -212,7 +258,12 @@ class _LazyMcp:
             # Plain JSON answers to POSTs (no per-call SSE stream; this server sends no
             # progress or server-to-client requests): handshake-era calls p50 6.7 -> 3.9
             # ms. Listen streams and the session's GET stream stay SSE.
-            manager = StreamableHTTPSessionManager(app=server.server, json_response=True)
+            # Sessions bounded per node and closed after MCP_SESSION_IDLE_S without a
+            # request (the SDK's defaults, 10,000 for 30 minutes, let one token hold them).
+            manager = StreamableHTTPSessionManager(
+                app=server.server, json_response=True,
+                session_idle_timeout=MCP_SESSION_IDLE_S, max_sessions=MCP_SESSIONS,
+            )
             server.start()
             self.server, self._manager = server, manager
 

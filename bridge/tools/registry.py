@@ -298,6 +298,7 @@ class ToolRegistry:
             self._events.publish(
                 "registry.changed",
                 {"action": action, "identity": entry.identity, "available": entry.available},
+                subject=entry.definition,  # who may see the tool's name (not sent)
             )
         for callback in tuple(self._subscribers):
             try:

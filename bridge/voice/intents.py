@@ -19,6 +19,7 @@ from hassil.expression import TextChunk
 from hassil.intents import TextSlotList, TextSlotValue
 
 from bridge.errors import InvalidParamsError
+from bridge.invocation.invoker import APPROVAL_WAITING
 from bridge.invocation.messages import RequestContext, ToolRequest
 from bridge.matter.devices import Device, slugify
 from bridge.matter.rooms import Room, rooms_of
@@ -62,6 +63,8 @@ SUPPORTED_INTENTS = frozenset(
 )  # fmt: skip
 MAX_TEXT = 500
 MAX_AREA = 64
+# How long a spoken unlock waits to learn whether its approval is pending or refused.
+APPROVAL_ASK_S = 10.0
 # Stand-in for "the speaker's room" when asking whether a sentence needs one.
 _SOMEWHERE = "\x00somewhere"
 
@@ -356,7 +359,7 @@ class IntentEngine:
             if refused is not None:
                 return IntentReply(speech=refused, language=lang, handled=False, intent=intent)
         if len(plan.calls) == 1 and _needs_approval(plan.calls[0].definition):
-            return self._ask_approval(intent, plan.calls[0], lang, token)
+            return await self._ask_approval(intent, plan, lang, token)
         outcomes = await asyncio.gather(*(self._invoke(c, token) for c in plan.calls))
         made = tuple(record for record, _ in outcomes)
         failed = [(c, record) for c, (record, _) in zip(plan.calls, outcomes, strict=True)
@@ -372,12 +375,7 @@ class IntentEngine:
                                language=lang, handled=True, intent=intent, calls=made)
         record, result = outcomes[0]
         if not record["ok"]:
-            code = str(record["error"]["code"])
-            key = {"PERMISSION_DENIED": "denied", "DEVICE_UNAVAILABLE": "unavailable",
-                   "CONTROLLER_UNAVAILABLE": "unavailable",
-                   "INVALID_PARAMS": "bad_value"}.get(code, "failed")  # fmt: skip
-            return IntentReply(speech=say(lang, key, target=plan.target), language=lang,
-                               handled=False, intent=intent, calls=made)  # fmt: skip
+            return self._refused(intent, plan, lang, token, record, made)
         if isinstance(result, dict) and "devices" in result and not result.get("ok", True):
             names = [d["name"] for d in result["devices"] if not d.get("ok")]
             speech = say(lang, "partial", done=result.get("succeeded", 0),
@@ -403,18 +401,59 @@ class IntentEngine:
         record["result"] = response.result
         return record, response.result
 
-    def _ask_approval(
-        self, intent: str, call: Call, lang: str, token: AgentToken | None
+    async def _ask_approval(
+        self, intent: str, plan: Plan, lang: str, token: AgentToken | None
     ) -> IntentReply:
-        """Start a call a person must approve; answer now that it waits for them."""
-        task = asyncio.get_running_loop().create_task(self._invoke(call, token))
+        """Start a call a person must approve; answer once it waits for them (or ended).
+
+        "I have asked for approval" is said only when an approval really is pending: a
+        call refused before that (no permission, a bound reached) is answered with
+        what happened.
+        """
+        call = plan.calls[0]
+        loop = asyncio.get_running_loop()
+        asked: asyncio.Future[str] = loop.create_future()
+
+        def waiting(approval_id: str) -> None:
+            if not asked.done():
+                asked.set_result(approval_id)
+
+        marker = APPROVAL_WAITING.set(waiting)
+        try:
+            task = loop.create_task(self._invoke(call, token))  # runs with the marker set
+        finally:
+            APPROVAL_WAITING.reset(marker)
         self._pending.add(task)
         task.add_done_callback(self._pending.discard)
+        watched: set[asyncio.Future[Any]] = {task, asked}
+        await asyncio.wait(watched, timeout=APPROVAL_ASK_S, return_when=asyncio.FIRST_COMPLETED)
+        if not asked.done() and task.done() and not task.cancelled():
+            record, _result = task.result()
+            if not record["ok"]:
+                return self._refused(intent, plan, lang, token, record, (record,))
+        if not asked.done():
+            asked.cancel()
         tool = f"{call.definition.namespace}:{call.definition.name}"
         record = {"tool": tool, "params": call.params, "ok": None, "pending": "approval"}
         return IntentReply(speech=say(lang, "needs_approval", target=call.target),
                            language=lang, handled=True, intent=intent,
                            calls=(record,))  # fmt: skip
+
+    def _refused(
+        self, intent: str, plan: Plan, lang: str, token: AgentToken | None,
+        record: dict[str, Any], made: tuple[dict[str, Any], ...],
+    ) -> IntentReply:  # fmt: skip
+        """Return the answer for a call that did not succeed, saying why.
+
+        The target is named only when the caller may see it (a device it may read or
+        control, a room holding one); else the answer is that of a name not understood.
+        """
+        if plan.target.casefold() not in self._labels(token):
+            return IntentReply(speech=say(lang, "unknown"), language=lang, handled=False,
+                               intent=intent, calls=made)  # fmt: skip
+        key = _refusal_key(str(record["error"]["code"]))
+        return IntentReply(speech=say(lang, key, target=plan.target), language=lang,
+                           handled=False, intent=intent, calls=made)  # fmt: skip
 
     def _not_understood(self, text: str, lang: str, token: AgentToken | None) -> IntentReply:
         heard = self.heard_names(text, token=token)
@@ -468,6 +507,14 @@ class IntentEngine:
                 scored.append((best, label))
         scored.sort(key=lambda s: (-s[0], s[1]))
         return [label for _, label in scored[:limit]]
+
+
+def _refusal_key(code: str) -> str:
+    return {"PERMISSION_DENIED": "denied", "TOOL_NOT_FOUND": "denied",
+            "DEVICE_UNAVAILABLE": "unavailable", "CONTROLLER_UNAVAILABLE": "unavailable",
+            "RATE_LIMITED": "busy", "OVERLOADED": "busy",
+            "CONFIRMATION_DENIED": "approval_denied", "CONFIRMATION_TIMEOUT": "approval_denied",
+            "INVALID_PARAMS": "bad_value"}.get(code, "failed")  # fmt: skip
 
 
 def _needs_approval(definition: ToolDefinition) -> bool:

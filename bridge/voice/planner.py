@@ -160,7 +160,9 @@ class Planner:
             return reply(lang, "where", intent=r.intent)  # the speaker's room is unknown
         device: Device | None = named
         if named is None and "name" in r.values:
-            devices = list(home.labels.get(str(r.values["name"]), []))
+            # Only devices the caller may see: one out of reach is a name not known.
+            devices = [d for d in home.labels.get(str(r.values["name"]), [])
+                       if may_see(token, d)]  # fmt: skip
             if room is not None:
                 devices = [d for d in devices if d.room and slugify(d.room) == room.slug] or devices
             if len(devices) > 1 and str(r.values["name"]) in home.plurals:
@@ -185,7 +187,7 @@ class Planner:
             device = lights[0] if lights else None
         subject = _Subject(intent=r.intent, domain=str(domain) if domain else None,
                            device_class=str(device_class) if device_class else None,
-                           device=device, room=room, lang=lang)  # fmt: skip
+                           device=device, room=room, lang=lang, token=token)  # fmt: skip
         if r.intent in ("HassTurnOn", "HassTurnOff"):
             return self._switch(subject, r)
         if r.intent == "HassLightSet":
@@ -287,7 +289,8 @@ class Planner:
         lights = self._room_lights(s, replace(r, combo="domain_all"), "off", {}, "off")
         calls = list(lights.calls) if isinstance(lights, Plan) else []
         for device in self._home().devices:
-            if domain_of(device) == "switch":
+            # Only switches the caller may see, as only the rooms it sees above.
+            if domain_of(device) == "switch" and may_see(s.token, device):
                 call = self._call("off", {}, device.name, device=device)
                 if call is not None:
                     calls.append(call)
@@ -307,9 +310,11 @@ class Planner:
         """Return the room tool call (or, for the whole home, every room's)."""
         if s.room is None and r.combo == "domain_all" and capability in ("on", "off"):
             home = self._home()
-            calls = [c for slug in sorted(home.rooms)
-                     if (c := self._call(capability, params, home.rooms[slug].name,
-                                         room=home.rooms[slug])) is not None]  # fmt: skip
+            seen = [home.rooms[slug] for slug in sorted(home.rooms)
+                    if any(may_see(s.token, d) for d in home.rooms[slug].devices)]  # fmt: skip
+            calls = [c for room in seen
+                     if (c := self._call(capability, params, room.name, room=room))
+                     is not None]  # fmt: skip
             if not calls:
                 return self._no_kind(s)
             return Plan(calls=tuple(calls), key=f"all_{capability}", target="")
@@ -457,15 +462,19 @@ class _Subject:
     device: Device | None
     room: Room | None
     lang: str
+    # The caller's token: "all the lights" means every room holding a light it may see.
+    token: AgentToken | None = None
 
     def with_domain(self, domain: str) -> _Subject:
         return _Subject(intent=self.intent, domain=self.domain or domain,
                         device_class=self.device_class, device=self.device, room=self.room,
+                        token=self.token,
                         lang=self.lang)  # fmt: skip
 
     def with_device(self, device: Device) -> _Subject:
         return _Subject(intent=self.intent, domain=self.domain, device_class=self.device_class,
-                        device=device, room=self.room, lang=self.lang)  # fmt: skip
+                        device=device, room=self.room, lang=self.lang,
+                        token=self.token)  # fmt: skip
 
 
 def may_see(token: AgentToken | None, device: Device) -> bool:

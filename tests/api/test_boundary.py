@@ -99,12 +99,12 @@ async def test_parse_errors_answer_json(server: BridgeServer) -> None:
     port = int(server.url.rsplit(":", 1)[1])
     limit = server.service.config.api.max_header_bytes
     cases = [
-        (b"GET /" + b"a" * (limit + 10) + b" HTTP/1.1\r\nHost: x\r\n\r\n", 431,
+        (b"GET /" + b"a" * (limit + 10) + b" HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 431,
          "HEADERS_TOO_LARGE"),
-        (b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + b"b" * (limit + 10) + b"\r\n\r\n",
+        (b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + b"b" * (limit + 10) + b"\r\n\r\n",
          431, "HEADERS_TOO_LARGE"),
         (b"\x16\x03\x01\x00\xa5garbage\r\n\r\n", 400, "INVALID_REQUEST"),
-        (b"GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: -5\r\n\r\n", 400,
+        (b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: -5\r\n\r\n", 400,
          "INVALID_REQUEST"),
     ]
     for raw, status, code in cases:

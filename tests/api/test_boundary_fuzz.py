@@ -476,15 +476,15 @@ async def _raw(live: Live, gen: Gen, tally: Tally) -> None:
     """Each raw head gets an HTTP answer: a JSON error (4xx) or, for HEAD, 200 without a body."""
     limit = live.service.config.api.max_header_bytes
     heads = [
-        b"GET /" + b"a" * (limit + 5) + b" HTTP/1.1\r\nHost: x\r\n\r\n",
-        b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-A: " + b"b" * (limit + 5) + b"\r\n\r\n",
+        b"GET /" + b"a" * (limit + 5) + b" HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+        b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-A: " + b"b" * (limit + 5) + b"\r\n\r\n",
         b"GET /healthz HTTP/1.1\r\n" + b"X-H: 1\r\n" * 300 + b"\r\n",
         b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03" + b"\x00" * 40 + b"\r\n\r\n",
-        b"POST /v1/invoke HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
-        b"POST /v1/invoke HTTP/1.1\r\nHost: x\r\nContent-Length: x\r\n\r\n",
+        b"POST /v1/invoke HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+        b"POST /v1/invoke HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: x\r\n\r\n",
         b"GET /healthz HTTP/9.9\r\n\r\n",
         b"GET \x00\x01 HTTP/1.1\r\n\r\n",
-        b"HEAD /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+        b"HEAD /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
     ]
     for i in range(RAW_HEADS):
         raw = heads[i % len(heads)] if i < 2 * len(heads) else gen.r.choice(heads)

@@ -218,7 +218,7 @@ async def test_bad_results_and_permissions(server: BridgeServer) -> None:
         assert resp.status == 400
     status, body = await post_result(server, "not-a-token", "x", {"result": 1})
     assert (status, body["error"]["code"]) == (401, "UNAUTHENTICATED")
-    # The tool's own permission still applies to client tools.
+    # The tool's own permission still applies to client tools (out of sight: as unknown).
     other = service_token(server.service, "agent-c", ("device:*",))
     status, body = await invoke(server, other, "ui:ask_user", {"question": "?"})
-    assert (status, body["error"]["code"]) == (403, "PERMISSION_DENIED")
+    assert (status, body["error"]["code"]) == (404, "TOOL_NOT_FOUND")

@@ -53,7 +53,7 @@ def _port(server: BridgeServer) -> int:
 
 
 async def _drip(writer: asyncio.StreamWriter, stop: asyncio.Event) -> None:
-    head = b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"s" * 200
+    head = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: " + b"s" * 200
     for byte in head:
         if stop.is_set() or writer.is_closing():
             return
@@ -202,7 +202,7 @@ async def test_connections_beyond_the_cap_get_503_json(tmp_path: Path) -> None:
             w.close()
         await asyncio.sleep(0.3)
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
-        writer.write(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        writer.write(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
         assert (await asyncio.wait_for(reader.read(), 10)).startswith(b"HTTP/1.1 200 ")
         for _, w in (*held[5:], (reader, writer)):
             w.close()

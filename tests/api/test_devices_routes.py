@@ -60,7 +60,7 @@ async def bridge(controller: ThreadedController, tmp_path: Path) -> AsyncIterato
     config = BridgeConfig(
         state_dir=tmp_path / "state",
         api=ApiConfig(host="127.0.0.1", port=0),
-        matter=MatterConfig(controller_url=controller.url),
+        matter=MatterConfig(controller_url=controller.url, controller_key_file=controller.key_file),
     )
     service = BridgeService(config)
     await service.start()

@@ -189,7 +189,7 @@ async def test_two_of_n_approval_over_http(server: BridgeServer) -> None:
         if pending:
             break
         await asyncio.sleep(0.02)
-    assert [p["message"] for p in pending] == ["Unlock front?"]
+    assert [p["message"] for p in pending] == ['Unlock "front"?']
     approval_id = pending[0]["id"]
     async with server.client.get(server.url + "/v1/approvals", headers=bearer(caller)) as resp:
         assert resp.status == 403
@@ -384,7 +384,7 @@ async def test_events_websocket_registry_and_approvals(server: BridgeServer) -> 
             frame = await ws_admin.receive_json(timeout=5)
             if frame["type"].startswith("approval."):
                 admin_types.append(frame["type"])
-                assert frame["data"]["message"] == "Open d1?"
+                assert frame["data"]["message"] == 'Open "d1"?'
         assert admin_types == ["approval.pending", "approval.decided"]
         frames = [await ws_plain.receive_json(timeout=5) for _ in range(2)]
         assert [(f["type"], f["data"]["status"]) for f in frames] == [
@@ -540,7 +540,7 @@ async def test_secret_params_never_stored_or_shown(server: BridgeServer) -> None
             break
         await asyncio.sleep(0.02)
     assert [(p["params"], p["message"]) for p in pending] == [
-        ({"device_id": "front", "pin_code": "<redacted>"}, "Unlock front with <redacted>?")]
+        ({"device_id": "front", "pin_code": "<redacted>"}, 'Unlock "front" with "<redacted>"?')]
     status, body = await post(server, f"/v1/approvals/{pending[0]['id']}",
                               {"decision": "approve"}, admin)
     assert (status, body["status"], body["params"]["pin_code"]) == (200, "approved", "<redacted>")

@@ -50,8 +50,10 @@ def doctor_controller(fabric: Fabric) -> Iterator[ThreadedController]:
         yield ctl
 
 
-async def _set_thread_dataset(url: str, dataset_hex: str) -> dict[str, Any]:
-    async with aiohttp.ClientSession() as session, session.ws_connect(url) as ws:
+async def _set_thread_dataset(
+    url: str, headers: dict[str, str], dataset_hex: str
+) -> dict[str, Any]:
+    async with aiohttp.ClientSession() as session, session.ws_connect(url, headers=headers) as ws:
         await ws.receive_json(timeout=10)  # server_info greeting
         await ws.send_json({"message_id": "doctor-1", "command": "set_thread_dataset",
                             "args": {"dataset": dataset_hex}})
@@ -71,7 +73,7 @@ async def test_real_controller_and_thread_dataset_handover(
     doctor_controller: ThreadedController, tmp_path: Path
 ) -> None:
     url = doctor_controller.url
-    info = await fetch_server_info(url, 10.0)
+    info = await fetch_server_info(url, 10.0, doctor_controller.headers)
     assert info.schema_version == 11
     assert info.min_supported_schema_version == 9
     assert info.thread_credentials_set is False
@@ -83,9 +85,9 @@ async def test_real_controller_and_thread_dataset_handover(
         probe = await probe_border_router(otbr_url, 5.0)
         assert check_thread_credentials(probe, info).status is Status.WARN
 
-        answer = await _set_thread_dataset(url, DATASET.hex())
+        answer = await _set_thread_dataset(url, doctor_controller.headers, DATASET.hex())
         assert "error_code" not in answer, answer
-        after = await fetch_server_info(url, 10.0)
+        after = await fetch_server_info(url, 10.0, doctor_controller.headers)
         assert after.thread_credentials_set is True
         handed = check_thread_credentials(probe, after)
         assert handed.status is Status.OK
@@ -106,6 +108,7 @@ async def test_real_controller_and_thread_dataset_handover(
         config_file.write_text(
             f"state_dir: /var/lib/atmosphere-bridge\n"
             f"matter:\n  controller_url: {url}\n"
+            f"  controller_key_file: {doctor_controller.key_file}\n"
             f"thread:\n  otbr_url: {otbr_url}\n"
             f"doctor:\n  root: {tree.root}\n"
             f"  controller_storage: /var/lib/atmosphere-matter-controller\n"

@@ -48,10 +48,12 @@ def controller(fabric: Fabric) -> Iterator[ThreadedController]:
         yield ctl
 
 
-async def _commission(url: str, codes: list[str]) -> list[int]:
+async def _commission(url: str, headers: dict[str, str], codes: list[str]) -> list[int]:
     ids = itertools.count(1)
     nodes: list[int] = []
-    async with aiohttp.ClientSession() as session, session.ws_connect(url, max_msg_size=0) as ws:
+    # The controller answers only clients sending its per-run key (controller_guard).
+    async with aiohttp.ClientSession() as session, \
+            session.ws_connect(url, max_msg_size=0, headers=headers) as ws:
         await ws.receive_json()  # server info
         for code in codes:
             message_id = str(next(ids))
@@ -87,7 +89,7 @@ def devices(
     for dev in started.values():
         assert dev.pairing is not None
         codes.append(dev.pairing.qr)
-    nodes = asyncio.run(_commission(controller.url, codes))
+    nodes = asyncio.run(_commission(controller.url, controller.headers, codes))
     return {kind: (dev, node) for (kind, dev), node in zip(started.items(), nodes, strict=True)}
 
 
@@ -95,7 +97,8 @@ def devices(
 async def home(
     controller: ThreadedController, tmp_path: Path, devices: dict[Kind, tuple[VirtualDevice, int]]
 ) -> AsyncIterator[Home]:
-    async with start_home(controller.url, tmp_path / "state", []) as running:
+    async with start_home(controller.url, tmp_path / "state", [],
+                          controller.key_file) as running:
         bridge = running.service.matter.bridge
         wanted = {f"{node}-1" for _dev, node in devices.values()}
         async with asyncio.timeout(30):

@@ -269,7 +269,7 @@ def test_approve_one_dangerous_call_and_deny_another(signed_in: Console) -> None
     item = wait_for(lambda: c.css("#pending li.approval"), what="the pending approval")
     assert item.get_attribute("data-approval") == approval_id
     text = item.text
-    assert "Unlock the front door?" in text
+    assert 'Unlock the "front" door?' in text  # the parameter quoted apart
     assert "kitchen-agent asks to run test:front_door_unlock@1.0.0" in text
     assert "4711" not in text
     assert "0 of 1 approvals" in text
@@ -286,7 +286,8 @@ def test_approve_one_dangerous_call_and_deny_another(signed_in: Console) -> None
     # A second request, over HTTP this time (it waits for the decision), is denied.
     call = _agent_call(c, agent, "front_door_unlock", {"door": "back", "pin_code": "0000"},
                        results)  # fmt: skip
-    wait_for(lambda: "Unlock the back door?" in c.css("#pending").text, what="second approval")
+    wait_for(lambda: 'Unlock the "back" door?' in c.css("#pending").text,
+             what="second approval")
     c.css("#pending button.deny").click()
     call.join(30)
     status, body = results[0]

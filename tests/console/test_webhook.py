@@ -89,7 +89,7 @@ async def test_each_new_approval_is_posted_signed_with_secrets_redacted(
             approval = doc["approval"]
             assert approval["tool"] == "test:gate_unlock@1.0.0"
             assert approval["agent_id"] == "garden-agent"
-            assert approval["message"] == "Unlock the garden gate?"
+            assert approval["message"] == 'Unlock the "garden" gate?'
             assert approval["params"] == {
                 "gate": "garden", "pin_code": "[redacted]", "note": "[redacted]"}
             assert approval["status"] == "pending"

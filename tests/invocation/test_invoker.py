@@ -132,19 +132,29 @@ async def test_rejections_have_codes_and_are_audited(env: Env) -> None:
     env.registry.register(echo_tool(requires=Requires(permissions=("tool:echo:run",))), handler)
     stranger = NodeKey.generate()
     now = time.time()
-    cases = {
-        "PERMISSION_DENIED": env.request(
+    cases = [
+        # A tool the token may not see answers as an unknown one (no oracle of names);
+        # the audit still records the denial.
+        ("TOOL_NOT_FOUND", env.request(
             "echo", {"text": "x"}, token=env.token(perms=["tool:x:*"])
-        ),
-        "UNAUTHENTICATED": env.request(
+        )),
+        ("UNAUTHENTICATED", env.request(
             "echo", {"text": "x"},
             token=issue_token(stranger, agent_id="a", permissions=["*"], ttl_s=60),
-        ),
-        "INVALID_PARAMS": env.request("echo", {"text": 5}),
-        "TOOL_NOT_FOUND": env.request("nope"),
-    }
-    for expected, request in cases.items():
-        assert code(await env.invoker.invoke(request)) == expected
+        )),
+        ("INVALID_PARAMS", env.request("echo", {"text": 5})),
+        ("TOOL_NOT_FOUND", env.request("nope")),
+    ]
+    answers = []
+    for expected, request in cases:
+        resp = await env.invoker.invoke(request)
+        assert code(resp) == expected
+        answers.append(resp.error)
+    hidden, unknown = answers[0], answers[3]
+    assert hidden is not None
+    assert unknown is not None
+    assert hidden["message"] == "no tool named 'echo'"
+    assert unknown["message"] == "no tool named 'nope'"
     expired = issue_token(env.key, agent_id="a", permissions=["*"], ttl_s=10, now=now - 4000)
     resp = await env.invoker.invoke(env.request("echo", {"text": "x"}, token=expired))
     assert resp.error is not None
@@ -460,7 +470,7 @@ async def test_two_of_n_approval_executes(env: Env, unlock: Counter) -> None:
     call = asyncio.create_task(env.invoker.invoke(env.request("unlock", {"door": "front"})))
     approval_id = await _pending(env)
     approval = await env.runtime.approvals.get(approval_id)
-    assert approval.message == "Unlock the front door for {agent}?"
+    assert approval.message == 'Unlock the "front" door for {agent}?'
     assert approval.required == 2
     # Other calls keep running while this one waits.
     assert (await env.invoker.invoke(env.request("echo", {"text": "x"}))).ok
@@ -504,7 +514,7 @@ async def test_confirmation_timeout(env: Env) -> None:
     resp = await env.invoker.invoke(env.request("wipe", {"text": "disk"}))
     assert code(resp) == "CONFIRMATION_TIMEOUT"
     assert resp.error is not None
-    assert resp.error["details"]["message"] == "Wipe disk?"
+    assert resp.error["details"]["message"] == 'Wipe "disk"?'
     assert handler.calls == []
     [entry] = await env.runtime.audit.query()
     assert entry.decision == "confirmation_timeout"
@@ -543,6 +553,7 @@ async def test_a_full_disk_answers_storage_full_and_acknowledges_nothing(env: En
     handler = Counter()
     env.registry.register(echo_tool(), handler)
     assert (await env.invoker.invoke(env.request("echo", {"text": "before"}))).ok
+    env.runtime.audit.max_value_bytes = 1_000_000  # the row below must need new pages
     # SQLite's own page limit makes the next audit commit fail as a full disk does.
     pages = env.db.fetchall_sync("PRAGMA page_count")[0][0]
     env.db.execute_sync(f"PRAGMA max_page_count = {pages}")

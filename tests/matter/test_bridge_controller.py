@@ -101,7 +101,7 @@ async def test_every_tool_through_the_real_controller(
     test_node_controller: ThreadedController,
 ) -> None:
     dumps = [json.loads(p.read_text()) for p in DUMP_FILES]
-    adapter = MatterAdapter(test_node_controller.url)
+    adapter = MatterAdapter(test_node_controller.url, headers=test_node_controller.headers)
     registry = ToolRegistry()
     events = EventBus()
     bridge = MatterToolSync(adapter=adapter, registry=registry, events=events, node_id="node-a")
@@ -190,7 +190,7 @@ async def test_a_written_mode_steers_the_next_setpoint_at_once(
     # A test node never reports attribute changes: only the bridge's own cache of the
     # accepted SystemMode write can make set_temperature choose the cooling setpoint.
     dump = next(json.loads(p.read_text()) for p in DUMP_FILES if p.stem == "node-4-thermostat")
-    adapter = MatterAdapter(test_node_controller.url)
+    adapter = MatterAdapter(test_node_controller.url, headers=test_node_controller.headers)
     registry = ToolRegistry()
     bridge = MatterToolSync(adapter=adapter, registry=registry, node_id="node-a")
     await bridge.start()

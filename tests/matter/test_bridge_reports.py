@@ -68,7 +68,7 @@ class Watch:
 
 @pytest.fixture
 async def watch(reports_controller: ThreadedController) -> AsyncIterator[Watch]:
-    adapter = MatterAdapter(reports_controller.url)
+    adapter = MatterAdapter(reports_controller.url, headers=reports_controller.headers)
     registry = ToolRegistry()
     events = EventBus()
     bridge = MatterToolSync(adapter=adapter, registry=registry, events=events, node_id="node-a")

@@ -49,8 +49,8 @@ def matter_tools(registry: ToolRegistry) -> list[str]:
 
 
 async def test_pending_calls_backoff_and_reconnects(own_controller: ThreadedController) -> None:
-    adapter = MatterAdapter(own_controller.url, backoff_initial_s=0.2, backoff_max_s=0.8,
-                            request_timeout_s=60)
+    adapter = MatterAdapter(own_controller.url, headers=own_controller.headers,
+                            backoff_initial_s=0.2, backoff_max_s=0.8, request_timeout_s=60)
     registry = ToolRegistry()
     bridge = MatterToolSync(adapter=adapter, registry=registry, node_id="node-a")
     events: list[AdapterEvent] = []
@@ -135,7 +135,7 @@ async def test_pending_calls_backoff_and_reconnects(own_controller: ThreadedCont
 
 async def test_adapter_websocket_is_not_deflated(own_controller: ThreadedController) -> None:
     """The adapter asks for no permessage-deflate (CPU per call on a loopback or LAN link)."""
-    adapter = MatterAdapter(own_controller.url)
+    adapter = MatterAdapter(own_controller.url, headers=own_controller.headers)
     await adapter.start()
     try:
         await adapter.wait_connected(30)

@@ -25,6 +25,7 @@ from bridge.errors import (
 from bridge.events import EventBus, Subscription
 from bridge.matter.commissioning import Commissioner, CommissionRequest, NetworkKind
 from bridge.matter.controller import ManagedController
+from bridge.matter.gateway import ControllerGateway
 from bridge.matter.pairing import manual_code
 from bridge.matter.thread import NoThreadDatasetError
 from tests.matter.test_thread import DATASET
@@ -99,7 +100,7 @@ async def test_thread_dataset_reaches_the_controller_before_commissioning(
     bus = EventBus()
     sub = bus.subscribe("commissioning.")
     commissioner = Commissioner(
-        controller_url=matter_controller.url,
+        gateway=ControllerGateway(matter_controller.url, matter_controller.headers),
         events=bus,
         thread=ThreadConfig(dataset_hex=DATASET),
     )
@@ -128,7 +129,7 @@ async def test_wrong_code_and_missing_device_fail_clearly(
     sub = bus.subscribe("commissioning.")
     # The session controller is supervised in another loop; follow its log from here.
     commissioner = Commissioner(
-        controller_url=matter_controller.url,
+        gateway=ControllerGateway(matter_controller.url, matter_controller.headers),
         events=bus,
         log_follower=matter_controller.controller.follow_log,
     )
@@ -166,7 +167,8 @@ async def test_untrusted_attestation_fails_clearly(fabric: Fabric) -> None:
         bus = EventBus()
         sub = bus.subscribe("commissioning.")
         commissioner = Commissioner(
-            controller_url=controller.url, events=bus, log_follower=controller.follow_log
+            gateway=ControllerGateway(controller.url, controller.headers), events=bus,
+            log_follower=controller.follow_log
         )
         dev = await asyncio.to_thread(fabric.device, DeviceKind.ONOFF)
         assert dev.pairing is not None

@@ -17,7 +17,12 @@ import pytest
 
 from bridge.demo.virtual_devices import DeviceKind
 from bridge.errors import ControllerUnavailableError
-from bridge.matter.controller import ControllerSettings, ControllerState, ManagedController
+from bridge.matter.controller import (
+    GUARD_SCRIPT,
+    ControllerSettings,
+    ControllerState,
+    ManagedController,
+)
 from tests.support.fabric import Fabric, ThreadedController
 from tests.support.real import require, root_reason
 
@@ -26,9 +31,14 @@ pytestmark = pytest.mark.fabric
 _ids = itertools.count(1)
 
 
-async def ws_call(url: str, command: str, timeout_s: float = 60.0, **args: Any) -> Any:
+async def ws_call(
+    ctl: ThreadedController, command: str, timeout_s: float = 60.0, **args: Any
+) -> Any:
     """Send one command to the controller and return its result (raise on error)."""
-    async with aiohttp.ClientSession() as session, session.ws_connect(url) as ws:
+    async with (
+        aiohttp.ClientSession() as session,
+        session.ws_connect(ctl.url, headers=ctl.headers) as ws,
+    ):
         await ws.receive_json()
         msg_id = str(next(_ids))
         await ws.send_json({"message_id": msg_id, "command": command, "args": args})
@@ -46,7 +56,7 @@ async def test_commission_command_and_restart_after_kill(
     dev = await asyncio.to_thread(fabric.device, DeviceKind.ONOFF)
     assert dev.pairing is not None
     node = await ws_call(
-        matter_controller.url, "commission_with_code", code=dev.pairing.manual, network_only=True
+        matter_controller, "commission_with_code", code=dev.pairing.manual, network_only=True
     )
     node_id = node["node_id"]
     assert node["available"] is True
@@ -54,7 +64,7 @@ async def test_commission_command_and_restart_after_kill(
 
     mark = dev.mark()
     await ws_call(
-        matter_controller.url, "device_command", node_id=node_id, endpoint_id=1,
+        matter_controller, "device_command", node_id=node_id, endpoint_id=1,
         cluster_id=6, command_name="On", payload={},
     )  # fmt: skip
     change = await asyncio.to_thread(dev.wait_state, "onOff", "onOff", True, since=mark)
@@ -80,13 +90,13 @@ async def test_commission_command_and_restart_after_kill(
     # The stored node comes back and still obeys.
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
-        nodes = await ws_call(matter_controller.url, "get_nodes")
+        nodes = await ws_call(matter_controller, "get_nodes")
         if any(n["node_id"] == node_id and n["available"] for n in nodes):
             break
         await asyncio.sleep(0.5)
     mark = dev.mark()
     await ws_call(
-        matter_controller.url, "device_command", node_id=node_id, endpoint_id=1,
+        matter_controller, "device_command", node_id=node_id, endpoint_id=1,
         cluster_id=6, command_name="Off", payload={},
     )  # fmt: skip
     await asyncio.to_thread(dev.wait_state, "onOff", "onOff", False, since=mark)
@@ -194,7 +204,10 @@ async def test_a_server_left_by_a_killed_bridge_is_ended_on_the_next_start(
         assert ctl.pid != orphan
         assert settings.pid_path.read_text() == f"{ctl.pid}\n"
         # The orphan is gone, so what answers on the port is the new server.
-        async with aiohttp.ClientSession() as session, session.ws_connect(ctl.url) as ws:
+        async with (
+            aiohttp.ClientSession() as session,
+            session.ws_connect(ctl.url, headers=ctl.headers) as ws,
+        ):
             info = await ws.receive_json()
         assert "schema_version" in info
         assert ctl.state is ControllerState.RUNNING
@@ -229,7 +242,10 @@ def test_isolation_keeps_the_servers_own_tmp_paths_visible() -> None:
     assert script_args[:3] == [
         "/var/tmp/atm/ctrl/sdk-data", "/var/tmp/atm/ctrl/sdk-tmp", "ci-clone",
     ]
-    assert script_args[3] == "/tmp/ci-clone/.venv-controller/bin/matter-server"
+    # The controller's interpreter runs the guard launcher (isolated from PYTHON* vars).
+    assert script_args[3:6] == [
+        "/tmp/ci-clone/.venv-controller/bin/python", "-I", str(GUARD_SCRIPT),
+    ]
 
     moved = ControllerSettings(venv=Path("/opt/venv"), state_dir=Path("/tmp/a/state"))
     argv = ManagedController(moved).command()

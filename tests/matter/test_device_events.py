@@ -97,7 +97,8 @@ async def commission(home: Home, dev: VirtualDevice) -> str:
 async def home(
     controller: ThreadedController, tmp_path: Path, button: VirtualDevice
 ) -> AsyncIterator[tuple[Home, str]]:
-    async with start_home(controller.url, tmp_path / "state", []) as running:
+    async with start_home(controller.url, tmp_path / "state", [],
+                          controller.key_file) as running:
         yield running, await commission(running, button)
 
 
@@ -130,11 +131,13 @@ async def test_press_arrives_on_events_only_for_tokens_that_see_the_button(
                 got.append(event)
         latency = first_at - pressed if first_at else None
         print(f"press -> first device.event on /v1/events: {latency:.3f} s")
-        # A marker every token sees, published after the press's last event: the blind
-        # socket's queue is in publish order, so anything before the marker is what it got.
-        running.service.events.publish("registry.test_marker", {"after": "press"})
+        # A marker the blind token sees (an event of the device it may read), published
+        # after the press's last event: the blind socket's queue is in publish order, so
+        # anything before the marker is what it got.
+        running.service.events.publish("device.event", {"device_id": "999-1",
+                                                        "event": "test_marker"})
         before_marker: list[dict[str, Any]] = []
-        while (event := await _next(ws_blind, 15))["type"] != "registry.test_marker":
+        while (event := await _next(ws_blind, 15))["data"].get("event") != "test_marker":
             before_marker.append(event)
     assert [(e["data"]["device_id"], e["data"]["event"], e["data"]["fields"]) for e in got] == [
         (button_id, "switch.initial_press", {"position": 1}),

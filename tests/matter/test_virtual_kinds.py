@@ -237,8 +237,10 @@ class Ws:
 
 
 @contextlib.asynccontextmanager
-async def _connect(url: str) -> AsyncIterator[Ws]:
-    async with aiohttp.ClientSession() as session, session.ws_connect(url, max_msg_size=0) as ws:
+async def _connect(url: str, headers: dict[str, str]) -> AsyncIterator[Ws]:
+    # The controller answers only clients sending its per-run key (controller_guard).
+    async with aiohttp.ClientSession() as session, \
+            session.ws_connect(url, max_msg_size=0, headers=headers) as ws:
         await ws.receive_json()  # server info
         yield Ws(ws)
 
@@ -279,9 +281,11 @@ def _start_all(fabric: Fabric, kinds: list[Kind]) -> dict[Kind, VirtualDevice]:
     return devices
 
 
-async def _commission_all(url: str, devices: dict[Kind, VirtualDevice]) -> dict[Kind, Any]:
+async def _commission_all(
+    url: str, headers: dict[str, str], devices: dict[Kind, VirtualDevice]
+) -> dict[Kind, Any]:
     nodes: dict[Kind, Any] = {}
-    async with _connect(url) as ws:
+    async with _connect(url, headers) as ws:
         for kind, dev in devices.items():
             assert dev.pairing is not None, f"{kind} printed no pairing codes"
             nodes[kind] = await ws.call(
@@ -297,7 +301,7 @@ def kinds(
     """Every kind started and commissioned by the session controller."""
     started = time.monotonic()
     devices = _start_all(fabric, list(Kind))
-    nodes = asyncio.run(_commission_all(matter_controller.url, devices))
+    nodes = asyncio.run(_commission_all(matter_controller.url, matter_controller.headers, devices))
     print(f"{len(devices)} kinds started and commissioned in {time.monotonic() - started:.0f} s")
     yield {kind: Commissioned(devices[kind], nodes[kind]) for kind in Kind}
     for dev in devices.values():
@@ -399,7 +403,7 @@ async def test_primary_function_through_the_controller(
     steps: list[tuple[int, str, dict[str, Any], tuple[str, str, Any]]],
 ) -> None:
     target = kinds[kind]
-    async with _connect(matter_controller.url) as ws:
+    async with _connect(matter_controller.url, matter_controller.headers) as ws:
         for cluster, command, payload, (behavior, attribute, value) in steps:
             mark = target.device.mark()
             timed = {"timed_request_timeout_ms": 5000} if cluster in TIMED else {}
@@ -416,7 +420,7 @@ async def test_fan_current_follows_the_setting(
     kinds: dict[Kind, Commissioned], matter_controller: ThreadedController
 ) -> None:
     fan = kinds[Kind.FAN]
-    async with _connect(matter_controller.url) as ws:
+    async with _connect(matter_controller.url, matter_controller.headers) as ws:
         mark = fan.device.mark()
         result = await ws.call(
             "write_attribute", node_id=fan.node_id, attribute_path="1/514/2", value=50
@@ -438,7 +442,7 @@ async def test_button_press_arrives_as_node_events(
     kinds: dict[Kind, Commissioned], matter_controller: ThreadedController
 ) -> None:
     button = kinds[Kind.BUTTON]
-    async with _connect(matter_controller.url) as ws:
+    async with _connect(matter_controller.url, matter_controller.headers) as ws:
         await ws.call("start_listening", timeout_s=120)
         pressed = time.monotonic()
         await asyncio.to_thread(button.device.press)  # SIGUSR1: one short press

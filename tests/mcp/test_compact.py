@@ -93,12 +93,16 @@ async def test_compact_call_runs_the_per_device_tool(home: Home, mode: str) -> N
             text = result.content[0].text  # type: ignore[union-attr]
             assert '"command":"MoveToLevelWithOnOff"' in text
             assert '"level":77' in text
-        # The lock is out of this token's reach: the resolved tool's check refuses.
+        # The lock is out of this token's reach: it answers as a target that does not
+        # exist does (no oracle of which devices exist).
         refused = await client.call_tool("home__locks", {"target": lock.id, "action": "lock"})
         assert refused.is_error is True
         error = refused.structured_content["error"]
-        assert (error["code"], error["details"]["required"]) == (
-            "PERMISSION_DENIED", f"device:control:{lock.id}")
+        absent = await client.call_tool("home__locks", {"target": "lock-x", "action": "lock"})
+        unknown = absent.structured_content["error"]
+        assert error["code"] == unknown["code"] == "NOT_FOUND"
+        assert error["message"] == unknown["message"].replace("lock-x", lock.id)
+        assert error["message"].endswith(f"target '{lock.id}'")
         bad = await client.call_tool("home__lights", {"target": "nowhere", "action": "on"})
         assert bad.structured_content["error"]["code"] == "NOT_FOUND"
         bad = await client.call_tool("home__lights", {"target": light.name, "action": "color",
@@ -160,7 +164,16 @@ async def test_home_state_answers_only_what_the_token_may_read(home: Home) -> No
         bad = await client.call_tool("home__home_state", {"room": "x"})
         assert bad.structured_content["error"]["code"] == "INVALID_PARAMS"
         missing = await client.call_tool("home__home_state", {"area": "attic"})
-        assert missing.structured_content["error"]["code"] == "NOT_FOUND"
+        unknown = missing.structured_content["error"]
+        assert unknown["code"] == "NOT_FOUND"
+        # No room it cannot see is named, and a room that exists but holds nothing it
+        # may read answers exactly as one that does not exist.
+        assert unknown["details"] == {"room": "attic", "rooms": []}
+        assert unknown["message"] == "no room 'attic'"
+        hidden = await client.call_tool("home__home_state", {"area": "küche"})
+        error = hidden.structured_content["error"]
+        assert (error["code"], error["message"], error["details"]) == (
+            "NOT_FOUND", "no room 'küche'", {"room": "küche", "rooms": []})
     async with compact_client(home, broad, "auto") as client:
         import json
         result = await client.call_tool("home__home_state", {})
@@ -209,7 +222,7 @@ async def test_http_compact_calls_narrow_and_broad(home: Home) -> None:
     assert doc["result"]["sent"][0]["payload"]["level"] == 77
     status, doc = await home.request("POST", "/v1/compact/locks", narrow,
                                      {"target": lock.id, "action": "lock"})  # fmt: skip
-    assert (status, doc["error"]["code"]) == (403, "PERMISSION_DENIED")
+    assert (status, doc["error"]["code"]) == (404, "NOT_FOUND")  # as for a lock that is not
     status, doc = await home.request("POST", "/v1/compact/lights", narrow,
                                      {"target": light.id, "action": "dance"})  # fmt: skip
     assert (status, doc["error"]["code"]) == (400, "INVALID_PARAMS")

@@ -98,10 +98,10 @@ async def test_stdio_server_tools_are_listed_and_callable(bridge_server: BridgeS
     # Our validation runs before anything reaches the server.
     status, body = await invoke(bridge_server, caller, "mcp:calc_add", {"a": "two", "b": 1})
     assert (status, body["error"]["code"]) == (400, "INVALID_PARAMS")
-    # No mcp:call:calc, no call.
+    # No mcp:call:calc, no call: answered as for a tool that does not exist.
     other = service_token(service, "agent", ("mcp:call:weather",))
     status, body = await invoke(bridge_server, other, "mcp:calc_add", {"a": 1, "b": 1})
-    assert (status, body["error"]["code"]) == (403, "PERMISSION_DENIED")
+    assert (status, body["error"]["code"]) == (404, "TOOL_NOT_FOUND")
     # A destructive tool needs confirmation like any dangerous tool: denied, it never runs.
     sub = service.events.subscribe("approval.pending")
     call = asyncio.create_task(invoke(bridge_server, caller, "mcp:calc_wipe", {}))

@@ -43,7 +43,7 @@ async def test_matter_tools_carry_the_mesh_node_id_across_restarts(
     config = BridgeConfig(
         state_dir=state,
         api=ApiConfig(host="127.0.0.1", port=free_port()),
-        matter=MatterConfig(controller_url=controller.url),
+        matter=MatterConfig(controller_url=controller.url, controller_key_file=controller.key_file),
         mesh=MeshConfig(enabled=True, node_name="garage", discovery=False),
     )
     service = BridgeService(config)

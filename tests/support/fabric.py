@@ -151,6 +151,16 @@ class ThreadedController:
         """Return the server's PID."""
         return self.controller.pid
 
+    @property
+    def headers(self) -> dict[str, str]:
+        """Return the key header the controller demands of every client."""
+        return self.controller.headers
+
+    @property
+    def key_file(self) -> str:
+        """Return the 0600 file holding that key (for a bridge using it as external)."""
+        return str(self.controller.settings.key_path)
+
     def start(self) -> None:
         """Start the server and wait until it answers."""
         self._call(self.controller.start())

@@ -61,12 +61,12 @@ class Home:
 
 @contextlib.asynccontextmanager
 async def start_home(
-    controller_url: str, state_dir: Path, dumps: Sequence[str]
+    controller_url: str, state_dir: Path, dumps: Sequence[str], key_file: str | None = None
 ) -> AsyncIterator[Home]:
     config = BridgeConfig(
         state_dir=state_dir,
         api=ApiConfig(host="127.0.0.1", port=0),
-        matter=MatterConfig(controller_url=controller_url),
+        matter=MatterConfig(controller_url=controller_url, controller_key_file=key_file),
     )
     service = BridgeService(config)
     await service.start()
@@ -101,7 +101,8 @@ def home_fixtures(name: str, dumps: Sequence[str]) -> tuple[Any, Any]:
 
     @pytest.fixture
     async def home(controller: ThreadedController, tmp_path: Path) -> AsyncIterator[Home]:
-        async with start_home(controller.url, tmp_path / "state", dumps) as running:
+        async with start_home(controller.url, tmp_path / "state", dumps,
+                              controller.key_file) as running:
             yield running
 
     return controller, home

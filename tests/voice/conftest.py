@@ -20,6 +20,8 @@ def controller(fabric: Fabric, request: pytest.FixtureRequest) -> Iterator[Threa
 
 @pytest.fixture
 async def home(controller: ThreadedController, tmp_path: Path) -> AsyncIterator[Home]:
-    async with start_home(controller.url, tmp_path / "state", DUMPS) as running:
+    async with start_home(
+        controller.url, tmp_path / "state", DUMPS, controller.key_file
+    ) as running:
         await furnish(running)
         yield running

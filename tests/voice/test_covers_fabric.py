@@ -52,7 +52,7 @@ class _Kind(str):
 
 
 @pytest.fixture(scope="module")
-def commissioned(fabric: Fabric) -> Iterator[tuple[str, list[int]]]:
+def commissioned(fabric: Fabric) -> Iterator[tuple[str, str, list[int]]]:
     """The module's controller URL and the node id of each HOME entry, in order."""
     devices = []
     for i, (kind, _, _) in enumerate(HOME):
@@ -71,12 +71,13 @@ def commissioned(fabric: Fabric) -> Iterator[tuple[str, list[int]]]:
         list(pool.map(lambda dev: dev.start(timeout_s=120), devices))
     with running_controller(fabric, "voice-covers") as ctl:
         nodes = asyncio.run(_commission(ctl, devices))
-        yield ctl.url, nodes
+        yield ctl.url, ctl.key_file, nodes
 
 
 async def _commission(ctl: ThreadedController, devices: list[VirtualDevice]) -> list[int]:
     nodes = []
-    async with aiohttp.ClientSession() as session, session.ws_connect(ctl.url) as ws:
+    async with aiohttp.ClientSession() as session, \
+            session.ws_connect(ctl.url, headers=ctl.headers) as ws:
         await ws.receive_json()  # server info
         for i, dev in enumerate(devices):
             assert dev.pairing is not None
@@ -92,9 +93,11 @@ async def _commission(ctl: ThreadedController, devices: list[VirtualDevice]) -> 
 
 
 @pytest.fixture
-async def home(commissioned: tuple[str, list[int]], tmp_path: Path) -> AsyncIterator[Home]:
-    url, nodes = commissioned
-    async with start_home(url, tmp_path / "state", []) as running:
+async def home(
+    commissioned: tuple[str, str, list[int]], tmp_path: Path
+) -> AsyncIterator[Home]:
+    url, key_file, nodes = commissioned
+    async with start_home(url, tmp_path / "state", [], key_file) as running:
         assert running.service.matter is not None
         bridge = running.service.matter.bridge
         async with asyncio.timeout(30):

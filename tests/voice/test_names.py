@@ -164,8 +164,10 @@ async def test_answers_name_only_what_the_token_may_see(home: Home) -> None:
     # Two devices are called "Reading Lamp": a token sees only the one it may use.
     reply = await engine.handle("turn on the reading lamp", "en", token=everything)
     assert reply.suggestions == ("Reading Lamp (Schlafzimmer)", "Reading Lamp (Salon)")
+    # The only Reading Lamp this token sees is the one meant; it may read, not switch it.
     reply = await engine.handle("turn on the reading lamp", "en", token=one_lamp)
-    assert (reply.handled, reply.suggestions) == (False, ("Reading Lamp (Schlafzimmer)",))
+    assert (reply.handled, reply.suggestions) == (False, ())
+    assert reply.speech == "Sorry, you are not allowed to do that with Reading Lamp."
     reply = await engine.handle("turn on the reading lamp", "en", token=kitchen)
     assert (reply.handled, reply.calls, reply.suggestions) == (False, (), ())
     assert reply.speech == "Sorry, I didn't understand that."

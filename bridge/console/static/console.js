@@ -238,10 +238,22 @@ async function decide(id, decision) {
   await approvals(false);
 }
 
+// Every pending approval, page by page (oldest last): none is pushed out of sight.
+async function allPending() {
+  const out = [];
+  let offset = 0;
+  for (let page = 0; page < 100; page += 1) {
+    const got = await api("GET", `/v1/approvals?status=pending&limit=100&offset=${offset}`);
+    out.push(...got.approvals);
+    if (got.next_offset == null) break;
+    offset = got.next_offset;
+  }
+  return out;
+}
+
 async function approvals(subscribe = true) {
-  const [pending, all] = await Promise.all([
-    api("GET", "/v1/approvals?status=pending"), api("GET", "/v1/approvals"),
-  ]);
+  const [waiting, all] = await Promise.all([allPending(), api("GET", "/v1/approvals")]);
+  const pending = { approvals: waiting };
   const pendingList = el("ul", { class: "approvals", id: "pending" });
   for (const a of pending.approvals) {
     pendingList.append(el("li", { class: "card approval", "data-approval": a.id },

@@ -121,6 +121,7 @@ def store_tools(config: Mapping[str, Any], env: ToolEnv) -> list[ToolSpec]:
     store = DataStore(env.db, env.clock)
 
     async def store_data(params: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
+        env.db.ensure_reserve("core:store_data")  # low priority: the audit keeps the room
         ttl = int(params.get("ttl_seconds", 0))
         if ttl > MAX_TTL_S:  # the seed's schema has no maximum; a date must stay a date
             raise InvalidParamsError(
