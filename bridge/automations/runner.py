@@ -55,6 +55,8 @@ from bridge.errors import (
 from bridge.events import Event, EventBus, Subscription
 from bridge.invocation.messages import RequestContext, ToolRequest
 from bridge.invocation.pipeline import Pipeline
+from bridge.tools.context import Handler
+from bridge.tools.definition import ToolDefinition
 from bridge.tools.registry import ToolRegistry
 
 LOGGER = logging.getLogger(__name__)
@@ -133,11 +135,26 @@ class AutomationRunner:
         for stored in self.store.all():
             self._load(stored)
         for defn, handler in rule_tools(self):
-            self._own_tools.append(self.registry.register(defn, handler).identity)
+            self._own_tools.append(self._register_own(defn, handler))
         self._sub = self.events.subscribe("device.event", "tool_call.status")
         self._spawn(self._watch(self._sub))
         self._watch_states()
         self._spawn(self._tick())
+
+    def _register_own(self, defn: ToolDefinition, handler: Handler) -> str:
+        """Register one of the runner's tools; return its identity.
+
+        A peer's tool of the same identity may have been learnt while this runner was
+        stopped (its own tools were gone, the mesh still ran): a local tool owns its whole
+        name (docs/mesh.md), so it takes the place back. Any other clash is raised.
+        """
+        try:
+            return self.registry.register(defn, handler).identity
+        except ConflictError as err:
+            held = self.registry.get(str(err.details.get("identity", "")))
+            if held is None or not held.definition.server_name:
+                raise
+            return self.registry.replace(defn, handler).identity
 
     async def stop(self) -> None:
         """Stop watching and cancel running work."""
