@@ -239,8 +239,13 @@ def test_isolation_keeps_the_servers_own_tmp_paths_visible() -> None:
     argv = ManagedController(settings).command()
     assert argv[:4] == ["unshare", "--mount", "--propagation", "private"]
     script_args = argv[argv.index("-c") + 3 :]  # after: -c SCRIPT $0
+    # Kept visible: the venv's top folder under /tmp and, when this checkout itself lives
+    # under /tmp (a CI clone), the guard launcher's too.
+    keep = ["ci-clone"]
+    if GUARD_SCRIPT.parts[:2] == ("/", "tmp"):
+        keep.append(GUARD_SCRIPT.parts[2])
     assert script_args[:3] == [
-        "/var/tmp/atm/ctrl/sdk-data", "/var/tmp/atm/ctrl/sdk-tmp", "ci-clone",
+        "/var/tmp/atm/ctrl/sdk-data", "/var/tmp/atm/ctrl/sdk-tmp", ":".join(keep),
     ]
     # The controller's interpreter runs the guard launcher (isolated from PYTHON* vars).
     assert script_args[3:6] == [
@@ -250,4 +255,5 @@ def test_isolation_keeps_the_servers_own_tmp_paths_visible() -> None:
     moved = ControllerSettings(venv=Path("/opt/venv"), state_dir=Path("/tmp/a/state"))
     argv = ManagedController(moved).command()
     script_args = argv[argv.index("-c") + 3 :]  # after: -c SCRIPT $0
-    assert script_args[:3] == ["/tmp/a/state/sdk-data", "/tmp/a/state/sdk-tmp", "a"]
+    assert script_args[:3] == ["/tmp/a/state/sdk-data", "/tmp/a/state/sdk-tmp",
+                               ":".join(["a", *keep[1:]])]  # fmt: skip
