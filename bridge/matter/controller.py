@@ -49,7 +49,7 @@ _ISOLATE_SCRIPT = (
     '&& mount --bind /tmp /mnt/host-tmp && mount --bind "$2" /tmp || exit 97; '
     'keep="$3"; IFS=:; for e in $keep; do '
     '[ -n "$e" ] || continue; '
-    'mkdir -p "/tmp/$e" && mount --bind "/mnt/host-tmp/$e" "/tmp/$e" || exit 97; '
+    'mkdir -p -m 700 "/tmp/$e" && mount --bind "/mnt/host-tmp/$e" "/tmp/$e" || exit 97; '
     'done; unset IFS; shift 3; exec "$@"'
 )
 
