@@ -197,9 +197,7 @@ class JobManager:
         task = loop.create_task(self._run(job_id, request, token))
         self._tasks[job_id] = task
         deadline = self._invoker.verifier.expiry_deadline(token)
-        self._expiry[job_id] = loop.call_later(
-            max(0.0, deadline - time.time()), self._end, job_id, "token_expired"
-        )
+        self._arm_expiry(job_id, deadline)
         task.add_done_callback(lambda _t: self._forget(job_id))
         return await self._get(job_id)
 
@@ -297,6 +295,20 @@ class JobManager:
         for job_id, token in list(self._owners.items()):
             if token.id == notice.get("token_id"):
                 self._end(job_id, "token_revoked")
+
+    def _arm_expiry(self, job_id: str, deadline: float) -> None:
+        # The loop's timers run on the monotonic clock and may fire up to a clock
+        # resolution early; a token is good until its wall-clock deadline, so a timer
+        # that wakes before it is armed again for the rest.
+        def expire() -> None:
+            left = deadline - time.time()
+            if left > 0:
+                self._arm_expiry(job_id, deadline)
+                return
+            self._end(job_id, "token_expired")
+
+        loop = asyncio.get_running_loop()
+        self._expiry[job_id] = loop.call_later(max(0.0, deadline - time.time()) + 0.001, expire)
 
     def _end(self, job_id: str, why: str) -> None:
         """Cancel a live job whose token ended (``why``), with an event and an audit row."""
