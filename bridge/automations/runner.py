@@ -23,6 +23,13 @@ Safe running:
 - time and sun triggers missed while the bridge was down are not replayed: the next
   instant is computed from the clock at start (and ``last_fired`` in SQLite keeps one
   instant from firing twice).
+
+Authority: a rule is bound to the token that made it (its id, expiry and permissions),
+and its own token never outlives that one. Before every run and every call the runner
+checks that the creator's token is neither revoked (here or by a peer's notice) nor
+expired and that the rule's permissions are still within it; when not, the rule is
+``revoked`` for good (disabled, an audit row, an ``automation.stopped`` event) and its
+own token is revoked.
 """
 
 from __future__ import annotations
@@ -44,7 +51,7 @@ from bridge.auth.audit import AuditEntry
 from bridge.auth.permissions import PermissionChecker, covers
 from bridge.auth.tokens import AgentToken, issue_token
 from bridge.automations.rules import Rule, compare, in_window, next_time
-from bridge.automations.store import RuleStore, Status, StoredRule
+from bridge.automations.store import UNBOUND_REASON, RuleStore, Status, StoredRule
 from bridge.automations.tools import rule_tools
 from bridge.errors import (
     BridgeError,
@@ -127,6 +134,7 @@ class AutomationRunner:
         self._state_task: asyncio.Task[Any] | None = None
         self._checker = PermissionChecker()
         self._own_tools: list[str] = []
+        self._unsubscribe_revocations: Callable[[], None] | None = None
 
     # -- lifecycle --------------------------------------------------------------------
 
@@ -134,6 +142,10 @@ class AutomationRunner:
         """Load the stored rules, then watch the bus and the clock."""
         for stored in self.store.all():
             self._load(stored)
+        self._unsubscribe_revocations = self.pipeline.verifier.revocations.subscribe(
+            self._on_revocation)
+        for live in self._sorted():
+            self._check_authority(live)
         for defn, handler in rule_tools(self):
             self._own_tools.append(self._register_own(defn, handler))
         self._sub = self.events.subscribe("device.event", "tool_call.status")
@@ -158,6 +170,9 @@ class AutomationRunner:
 
     async def stop(self) -> None:
         """Stop watching and cancel running work."""
+        if self._unsubscribe_revocations is not None:
+            self._unsubscribe_revocations()
+            self._unsubscribe_revocations = None
         for sub in (self._sub, self._state_sub):
             if sub is not None:
                 self.events.unsubscribe(sub)
@@ -250,15 +265,19 @@ class AutomationRunner:
             raise PermissionDeniedError(
                 f"a rule that sends webhook notifications needs the permission '{NOTIFY}'",
                 {"required": NOTIFY})  # fmt: skip
-        now = time.time()
+        now = round(time.time(), 3)
         agent = f"automation:{rule.id}"
+        # The rule's token never outlives its creator's, and is recorded as issued by it
+        # (revoking the creator's token revokes it with what else that token issued).
+        ttl = min(RULE_TOKEN_TTL_S, token.expires_at - now)
         raw = issue_token(self.pipeline.key, agent_id=agent, permissions=permissions,
-                          ttl_s=RULE_TOKEN_TTL_S, now=now)  # fmt: skip
-        self.pipeline.tokens.record_sync(raw)
+                          ttl_s=ttl, now=now)  # fmt: skip
+        self.pipeline.tokens.record_sync(raw, issued_by=token.id)
         stored = StoredRule(rule=rule, status=Status.ACTIVE, creator=token.agent_id,
                             token_agent=agent, token_permissions=tuple(permissions),
-                            token_issued_at=round(now, 3), token_ttl_s=RULE_TOKEN_TTL_S,
-                            created_at=now)  # fmt: skip
+                            token_issued_at=now, token_ttl_s=ttl, created_at=now,
+                            creator_token_id=token.id, creator_expires_at=token.expires_at,
+                            creator_permissions=tuple(token.permissions))  # fmt: skip
         if guarded:
             approval = await self.pipeline.approvals.request(
                 call_id=f"rule-{rule.id}-{uuid.uuid4().hex[:8]}", tool=f"automation:{rule.id}",
@@ -279,6 +298,9 @@ class AutomationRunner:
         """Enable or disable a rule (enabling a stopped one restarts it)."""
         live = self._own(token, rule_id, write=True)
         stored = live.stored
+        if stored.status == Status.REVOKED:
+            raise ConflictError(f"the rule '{rule_id}' was revoked ({stored.reason}): create "
+                                "it again", {"rule": rule_id, "status": stored.status})
         status = Status.ACTIVE if enabled and stored.status == Status.STOPPED else stored.status
         stored = replace(stored, rule=replace(stored.rule, enabled=enabled), status=status,
                          reason=None if status == Status.ACTIVE else stored.reason)  # fmt: skip
@@ -378,8 +400,8 @@ class AutomationRunner:
         except NotFoundError:
             final = None
         live = self._rules.get(rule_id)
-        if live is None:
-            return
+        if live is None or live.stored.status != Status.AWAITING_APPROVAL:
+            return  # deleted, or revoked with its creator's token meanwhile
         approved = final is not None and final.status is ApprovalStatus.APPROVED
         status = Status.ACTIVE if approved else Status.REFUSED
         reason = None if approved else f"approval {final.status.value if final else 'lost'}"
@@ -393,6 +415,63 @@ class AutomationRunner:
 
     def _sorted(self) -> list[_Live]:
         return [self._rules[k] for k in sorted(self._rules)]
+
+    # -- authority --------------------------------------------------------------------
+
+    def _authority_lost(self, live: _Live) -> str | None:
+        """Return why the rule may no longer act on its creator's authority, or ``None``."""
+        stored = live.stored
+        if stored.creator_token_id is None or stored.creator_expires_at is None \
+                or stored.creator_permissions is None:  # fmt: skip
+            return UNBOUND_REASON
+        state = self.pipeline.verifier.state(stored.creator_token_id, stored.creator_expires_at)
+        if state != "valid":
+            return f"its creator's token {stored.creator_token_id} is {state}"
+        if live.token is None:
+            return "its own token is not usable"
+        own = self.pipeline.verifier.state(live.token.id, live.token.expires_at)
+        if own != "valid":
+            return f"its own token {live.token.id} is {own}"
+        beyond = [p for p in live.token.permissions
+                  if not any(covers(g, p) for g in stored.creator_permissions)]  # fmt: skip
+        if beyond:
+            return f"its permissions {beyond[:4]} exceed its creator's token's"
+        return None
+
+    def _check_authority(self, live: _Live) -> bool:
+        """Return whether the rule may act; revoke it for good when it may not."""
+        if live.stored.status in (Status.REVOKED, Status.REFUSED):
+            return False
+        reason = self._authority_lost(live)
+        if reason is None:
+            return True
+        self._revoke_rule(live, reason)
+        return False
+
+    def _revoke_rule(self, live: _Live, reason: str) -> None:
+        """Disable the rule for good, audit and announce why, and revoke its own token."""
+        stored = replace(live.stored, rule=replace(live.stored.rule, enabled=False),
+                         status=Status.REVOKED, reason=reason)  # fmt: skip
+        self._save(live, stored)
+        if live.pending is not None:
+            live.pending.cancel()
+            live.pending = None
+        run_id = f"run-{uuid.uuid4().hex[:16]}"
+        self._audit(live, run_id, {"type": "authority", "at": time.time()}, "revoked", "error",
+                    {"reason": reason, "creator_token_id": stored.creator_token_id})
+        self._publish("automation.stopped", stored, {"reason": reason, "run_id": run_id})
+        if live.token is not None and live.token.id not in self.pipeline.verifier.revocations:
+            with contextlib.suppress(BridgeError):
+                self.pipeline.revoke(live.token.id)
+        self._watch_states()
+
+    def _on_revocation(self, notice: dict[str, Any]) -> None:
+        """Revoke the rules made by (or running with) a token just revoked."""
+        revoked = notice.get("token_id")
+        for live in tuple(self._rules.values()):
+            own = live.token.id if live.token is not None else None
+            if revoked in (live.stored.creator_token_id, own):
+                self._check_authority(live)
 
     # -- triggers ---------------------------------------------------------------------
 
@@ -465,17 +544,26 @@ class AutomationRunner:
     async def _tick(self) -> None:
         while True:
             await asyncio.sleep(self.tick_s)
-            now = self.clock()
-            for live in tuple(self._rules.values()):
-                due = live.next_at
-                if due is None or now < due:
-                    continue
-                trigger = live.stored.rule.trigger
-                live.next_at = next_time(trigger, now)  # instants passed meanwhile: skipped
-                self.store.set_fired(live.stored.rule.id, due)
-                live.stored = replace(live.stored, last_fired=due)
-                self._fire(live, {"type": trigger["type"], "scheduled": due, "at": now,
-                                  **({"event": trigger["event"]} if "event" in trigger else {})})
+            try:
+                self._tick_once()
+            except Exception:
+                LOGGER.exception("automations: a clock tick failed")
+
+    def _tick_once(self) -> None:
+        now = self.clock()
+        for live in tuple(self._rules.values()):
+            # A creator's token that expired since the last tick ends its rules now.
+            if live.stored.status in (Status.ACTIVE, Status.AWAITING_APPROVAL, Status.STOPPED):
+                self._check_authority(live)
+            due = live.next_at
+            if due is None or now < due:
+                continue
+            trigger = live.stored.rule.trigger
+            live.next_at = next_time(trigger, now)  # instants passed meanwhile: skipped
+            self.store.set_fired(live.stored.rule.id, due)
+            live.stored = replace(live.stored, last_fired=due)
+            self._fire(live, {"type": trigger["type"], "scheduled": due, "at": now,
+                              **({"event": trigger["event"]} if "event" in trigger else {})})
 
     # -- runs -------------------------------------------------------------------------
 
@@ -493,6 +581,8 @@ class AutomationRunner:
         blocked = self._runnable(live)
         if blocked is not None:
             return  # a disabled or unapproved rule does not run (and is not a run)
+        if not self._check_authority(live):
+            return  # its creator's token is gone: revoked now, audited once
         rule = live.stored.rule
         run_id = f"run-{uuid.uuid4().hex[:16]}"
         now = time.monotonic()
@@ -619,7 +709,14 @@ class AutomationRunner:
             return {"type": "delay", "seconds": action["seconds"], "ok": True}
         if kind == "notify":
             return await self._notify(live, run_id, action)
-        assert live.token is not None  # noqa: S101 - _runnable checked it
+        lost = self._authority_lost(live) if live.stored.status != Status.REVOKED else \
+            live.stored.reason  # fmt: skip
+        if lost is not None or live.token is None:
+            # Checked again before every call: a delay may outlast the creator's token.
+            if lost is not None:
+                self._check_authority(live)
+            return {"type": "call", "tool": action["tool"], "ok": False,
+                    "error": "AUTHORITY_REVOKED", "reason": lost}
         request = ToolRequest(tool=action["tool"], params=dict(action.get("params", {})),
                               context=RequestContext(agent_id=live.token.agent_id,
                                                      trace_id=run_id))  # fmt: skip
