@@ -16,6 +16,9 @@ Safe running:
 - a trigger caused by the rule's own last run (a device it acted on reporting within
   ``CYCLE_WINDOW_S``, or a call it made) counts as a re-trigger; after ``MAX_CHAIN`` in
   a row the rule is stopped (status ``stopped``) with an ``automation.stopped`` event.
+  The same holds through other rules: every run carries its lineage (the rules whose
+  runs led to it, through their calls or the devices they acted on), so rule A whose
+  action triggers B whose action triggers A is a re-trigger of A (``A -> B -> A``);
   A device's report may come while the call that changed it is still answering (the
   bridge reads the state back before answering a watched call): such a trigger is
   judged when the run ends (the latest one), not dropped as ``busy``, so a cycle is
@@ -50,18 +53,20 @@ from bridge.auth.approvals import ApprovalStatus
 from bridge.auth.audit import AuditEntry
 from bridge.auth.permissions import PermissionChecker, covers
 from bridge.auth.tokens import AgentToken, issue_token
-from bridge.automations.rules import Rule, compare, in_window, next_time
+from bridge.automations.rules import HomePlace, Rule, compare, in_window, next_time
 from bridge.automations.store import UNBOUND_REASON, RuleStore, Status, StoredRule
 from bridge.automations.tools import rule_tools
 from bridge.errors import (
     BridgeError,
     ConflictError,
+    InvalidParamsError,
     NotFoundError,
     PermissionDeniedError,
 )
 from bridge.events import Event, EventBus, Subscription
 from bridge.invocation.messages import RequestContext, ToolRequest
 from bridge.invocation.pipeline import Pipeline
+from bridge.limits import RULES_BOUND
 from bridge.tools.context import Handler
 from bridge.tools.definition import ToolDefinition
 from bridge.tools.registry import ToolRegistry
@@ -71,12 +76,18 @@ LOGGER = logging.getLogger(__name__)
 RULE_TOKEN_TTL_S = 365 * 86_400.0
 CYCLE_WINDOW_S = 3.0
 MAX_CHAIN = 3
+# How many rules back a run's lineage reaches: a longer cycle is bounded by rate limits.
+MAX_LINEAGE = 16
 APPROVAL_TIMEOUT_S = 24 * 3600.0
 NOTIFY_TIMEOUT_S = 5.0
 MANAGE = "automations:manage"
 CREATE = "automations:create"
 READ = "automations:read"
 NOTIFY = "automations:notify"  # webhook actions: the bridge sends HTTP where a rule says
+# Who is home: reported per person (presence:report:<person>), read by rules and callers
+# holding presence:read:<person> (a rule about anyone/nobody: presence:read:*).
+PRESENCE_REPORT = "presence:report"
+PRESENCE_READ = "presence:read"
 # Words in a tool's tags or name that make a rule acting through it need approval.
 _GUARDED = ("lock", "door", "garage", "gate")
 
@@ -91,9 +102,9 @@ class _Live:
     token: AgentToken | None
     runs: deque[float] = field(default_factory=lambda: deque(maxlen=600))
     busy: bool = False
-    acted_on: frozenset[str] = frozenset()
-    acted_until: float = 0.0
     chain: int = 0
+    # The rules whose runs led to this rule's latest run, itself last.
+    lineage: tuple[str, ...] = ()
     # A trigger from a device the running run acts on, judged when the run ends.
     deferred: dict[str, Any] | None = None
     state_truth: bool | None = None
@@ -116,6 +127,8 @@ class AutomationRunner:
         clock: Callable[[], float] = time.time,
         tick_s: float = 1.0,
         max_concurrent: int = 8,
+        home: HomePlace | None = None,
+        people: tuple[str, ...] = (),
     ) -> None:
         self.pipeline = pipeline
         self.registry = registry
@@ -124,6 +137,9 @@ class AutomationRunner:
         self.state_of = state_of
         self.clock = clock
         self.tick_s = tick_s
+        self.home = home if home is not None else HomePlace()
+        self.people = tuple(people)
+        self._presence: dict[str, tuple[bool, float]] = {}
         self._slots = asyncio.Semaphore(max_concurrent)
         self._rules: dict[str, _Live] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -135,11 +151,15 @@ class AutomationRunner:
         self._checker = PermissionChecker()
         self._own_tools: list[str] = []
         self._unsubscribe_revocations: Callable[[], None] | None = None
+        # device id -> (lineage of the run that last acted on it, until when its reports
+        # count as that run's effect, monotonic)
+        self._effects: dict[str, tuple[tuple[str, ...], float]] = {}
 
     # -- lifecycle --------------------------------------------------------------------
 
     async def start(self) -> None:
         """Load the stored rules, then watch the bus and the clock."""
+        self._presence = {p: v for p, v in self.store.presence().items() if p in self.people}
         for stored in self.store.all():
             self._load(stored)
         self._unsubscribe_revocations = self.pipeline.verifier.revocations.subscribe(
@@ -220,7 +240,7 @@ class AutomationRunner:
         if stored.rule.trigger["type"] in ("time", "sun"):
             # From now on: an instant missed while the bridge was down is not replayed.
             since = max(self.clock(), stored.last_fired or 0.0)
-            live.next_at = next_time(stored.rule.trigger, since)
+            live.next_at = next_time(self.home.fill(stored.rule.trigger), since)
         if stored.status == Status.AWAITING_APPROVAL and stored.approval_id:
             self._spawn(self._await_approval(stored.rule.id, stored.approval_id))
 
@@ -255,9 +275,25 @@ class AutomationRunner:
         if not (_holds(token, CREATE) or _holds(token, MANAGE)):
             raise PermissionDeniedError("creating rules needs the permission 'automations:create'",
                                         {"required": CREATE})  # fmt: skip
+        made = [live.stored.creator_token_id for live in self._rules.values()]
+        if _holds(token, MANAGE):
+            if len(made) >= RULES_BOUND.total:
+                raise RULES_BOUND.node_error()
+        else:
+            RULES_BOUND.check(made, token.id)
         rule = Rule.from_json(doc)
         if rule.id in self._rules:
             raise ConflictError(f"a rule '{rule.id}' exists", {"rule": rule.id})
+        for part in (rule.trigger, *rule.conditions):
+            lacking = self.home.missing(part)
+            if lacking is not None:
+                what = "trigger" if part is rule.trigger else "condition"
+                raise InvalidParamsError(f"a {part['type']} {what} needs {lacking}",
+                                         {"missing": lacking})  # fmt: skip
+            person = part.get("person")
+            if part["type"] == "presence" and person is not None and person not in self.people:
+                raise InvalidParamsError(f"'{person}' is not one of automations.people",
+                                         {"person": person})  # fmt: skip
         permissions = self._rule_permissions(token, rule)
         self._check_reads(rule, permissions)
         guarded = self._check_actions(rule, permissions)
@@ -339,7 +375,9 @@ class AutomationRunner:
         return [e.to_json() for e in entries]
 
     def _view(self, stored: StoredRule) -> dict[str, Any]:
-        return {**stored.to_json(), "devices": self.devices(stored.rule.id)}
+        live = self._rules.get(stored.rule.id)
+        return {**stored.to_json(), "devices": self.devices(stored.rule.id),
+                "next_at": live.next_at if live is not None else None}  # fmt: skip
 
     def _own(self, token: AgentToken, rule_id: str, *, write: bool) -> _Live:
         live = self._rules.get(rule_id)
@@ -369,6 +407,12 @@ class AutomationRunner:
         its creator could not read.
         """
         for part in (rule.trigger, *rule.conditions):
+            if part["type"] == "presence":
+                wanted = f"{PRESENCE_READ}:{part.get('person', '*')}"
+                if not any(covers(p, wanted) for p in permissions):
+                    raise PermissionDeniedError(
+                        "the rule may not watch who is home: its creator may not read it",
+                        {"required": wanted})  # fmt: skip
             device = part.get("device_id")
             if isinstance(device, str) and not any(
                     covers(p, f"device:read:{device}") for p in permissions):  # fmt: skip
@@ -415,6 +459,57 @@ class AutomationRunner:
 
     def _sorted(self) -> list[_Live]:
         return [self._rules[k] for k in sorted(self._rules)]
+
+    # -- who is home ------------------------------------------------------------------
+
+    def presence(self, token: AgentToken) -> dict[str, Any]:
+        """Return the presence of each configured person ``token`` may read."""
+        shown: dict[str, Any] = {}
+        for person in self.people:
+            if _holds(token, f"{PRESENCE_READ}:{person}"):
+                home, since = self._presence.get(person, (None, None))
+                shown[person] = {"home": home, "since": since}
+        return {"people": shown}
+
+    def report_presence(self, token: AgentToken, person: str, home: bool) -> dict[str, Any]:
+        """Record that ``person`` is home (or away) and fire the presence rules it meets.
+
+        Raise ``NotFoundError`` for a person not in ``automations.people`` and
+        ``PermissionDeniedError`` without ``presence:report:<person>``.
+        """
+        if person not in self.people:
+            raise NotFoundError(f"'{person[:32]}' is not one of automations.people",
+                                {"person": person[:32]})  # fmt: skip
+        if not _holds(token, f"{PRESENCE_REPORT}:{person}"):
+            raise PermissionDeniedError(f"reporting {person}'s presence needs the permission "
+                                        f"'{PRESENCE_REPORT}:{person}'",
+                                        {"required": f"{PRESENCE_REPORT}:{person}"})  # fmt: skip
+        was_anyone = self._is_home(None)
+        was = self._presence.get(person, (None, 0.0))[0]
+        if was is home:
+            return {"person": person, "home": home, "since": self._presence[person][1]}
+        now = time.time()
+        self._presence[person] = (home, now)
+        self.store.set_presence(person, home, now)
+        anyone = self._is_home(None)
+        for live in tuple(self._rules.values()):
+            trigger = live.stored.rule.trigger
+            if trigger["type"] != "presence" or trigger["home"] is not home:
+                continue
+            who = trigger.get("person")
+            if who == person or (who is None and anyone is home and was_anyone is not home):
+                self._fire(live, {"type": "presence", "person": person, "home": home,
+                                  "at": now})  # fmt: skip
+        return {"person": person, "home": home, "since": now}
+
+    def _is_home(self, person: str | None) -> bool | None:
+        """Return whether ``person`` (``None``: anyone) is home; ``None`` when unknown."""
+        if person is not None:
+            known = self._presence.get(person)
+            return None if known is None else known[0]
+        if not self._presence:
+            return None
+        return any(home for home, _ in self._presence.values())
 
     # -- authority --------------------------------------------------------------------
 
@@ -551,6 +646,9 @@ class AutomationRunner:
 
     def _tick_once(self) -> None:
         now = self.clock()
+        mono = time.monotonic()
+        for device in [d for d, (_, until) in self._effects.items() if until < mono]:
+            del self._effects[device]
         for live in tuple(self._rules.values()):
             # A creator's token that expired since the last tick ends its rules now.
             if live.stored.status in (Status.ACTIVE, Status.AWAITING_APPROVAL, Status.STOPPED):
@@ -559,7 +657,7 @@ class AutomationRunner:
             if due is None or now < due:
                 continue
             trigger = live.stored.rule.trigger
-            live.next_at = next_time(trigger, now)  # instants passed meanwhile: skipped
+            live.next_at = next_time(self.home.fill(trigger), now)  # missed ones skipped
             self.store.set_fired(live.stored.rule.id, due)
             live.stored = replace(live.stored, last_fired=due)
             self._fire(live, {"type": trigger["type"], "scheduled": due, "at": now,
@@ -586,22 +684,28 @@ class AutomationRunner:
         rule = live.stored.rule
         run_id = f"run-{uuid.uuid4().hex[:16]}"
         now = time.monotonic()
-        if live.busy and trigger["type"] != "tool_call" and \
-                self._caused_by_itself(live, trigger, now):  # fmt: skip
+        cause = self._cause(trigger, now)
+        looped = rule.id in cause
+        if live.busy and trigger["type"] != "tool_call" and looped:
             live.deferred = trigger  # the run's own effect: judged once the run ends
             return
-        if self._caused_by_itself(live, trigger, now):
+        if looped:
             live.chain += 1
-            # A call the rule made itself is a certain cycle; a report from a device it
+            # A call the rule's run led to is a certain cycle; a report from a device it
             # acted on may be a person's doing, so only MAX_CHAIN in a row stop it.
             if live.chain >= MAX_CHAIN or trigger["type"] == "tool_call":
-                reason = (f"cycle: its own actions triggered it again ({live.chain} in a row, "
-                          f"last trigger {trigger['type']})")  # fmt: skip
+                between = cause[cause.index(rule.id) + 1:]
+                through = f" through rule {' -> '.join(between)}" if between else ""
+                reason = (f"cycle: its own actions triggered it again{through} ({live.chain} "
+                          f"in a row, last trigger {trigger['type']})")  # fmt: skip
                 self._save(live, replace(live.stored, status=Status.STOPPED, reason=reason))
-                self._audit(live, run_id, trigger, "cycle_stopped", "error", {"reason": reason})
+                self._audit(live, run_id, trigger, "cycle_stopped", "error",
+                            {"reason": reason, "lineage": [*cause, rule.id]})  # fmt: skip
                 self._publish("automation.stopped", live.stored,
-                              {"reason": reason, "run_id": run_id})  # fmt: skip
+                              {"reason": reason, "run_id": run_id,
+                               "lineage": [*cause, rule.id]})  # fmt: skip
                 return
+            cause = cause[cause.index(rule.id) + 1:]  # the loop's turn since its last run
         else:
             live.chain = 0
         while live.runs and now - live.runs[0] > 60:
@@ -616,12 +720,26 @@ class AutomationRunner:
             return
         live.runs.append(now)
         live.busy = True
+        live.lineage = (*cause, rule.id)[-MAX_LINEAGE:]
         self._spawn(self._run(live, run_id, trigger))
 
-    def _caused_by_itself(self, live: _Live, trigger: dict[str, Any], now: float) -> bool:
+    def _cause(self, trigger: dict[str, Any], now: float) -> tuple[str, ...]:
+        """Return the lineage of the run that caused ``trigger`` (empty: nobody's run)."""
         if trigger["type"] == "tool_call":
-            return trigger.get("agent_id") == live.stored.token_agent
-        return (trigger.get("device_id") in live.acted_on and now <= live.acted_until)
+            agent = str(trigger.get("agent_id"))
+            maker = self._rules.get(agent.removeprefix("automation:")) \
+                if agent.startswith("automation:") else None  # fmt: skip
+            if maker is None or maker.stored.token_agent != agent:
+                return ()
+            return maker.lineage
+        effect = self._effects.get(str(trigger.get("device_id")))
+        if effect is None or now > effect[1]:
+            return ()
+        return effect[0]
+
+    def _acted(self, device: str, lineage: tuple[str, ...]) -> None:
+        """Mark ``device`` as acted on by a run of ``lineage`` for the next CYCLE_WINDOW_S."""
+        self._effects[device] = (lineage, time.monotonic() + CYCLE_WINDOW_S)
 
     def _target(self, action: dict[str, Any]) -> str | None:
         """Return the device a call action acts on: its ``device_id`` or its tool's device."""
@@ -650,8 +768,14 @@ class AutomationRunner:
     def _failed_condition(self, rule: Rule) -> dict[str, Any] | None:
         for condition in rule.conditions:
             if condition["type"] == "time_window":
-                if not in_window(condition, self.clock()):
+                if not in_window(self.home.fill(condition), self.clock()):
                     return {**condition, "why": "outside the time window"}
+            elif condition["type"] == "presence":
+                seen = self._is_home(condition.get("person"))
+                if seen is not condition["home"]:
+                    who = condition.get("person", "anyone")
+                    said = "unknown" if seen is None else ("home" if seen else "away")
+                    return {**condition, "why": f"presence of {who} is {said}"}
             else:
                 value = self.state_of(condition["device_id"], condition["path"]) \
                     if self.state_of is not None else None  # fmt: skip
@@ -671,22 +795,22 @@ class AutomationRunner:
                     done.append({"condition": failed})
                     return
                 acted: set[str] = set()
+                lineage = live.lineage
                 for action in rule.actions:
                     device = self._target(action)
                     if device is not None:
                         # Its report may come before the call answers: from now on.
                         acted.add(device)
-                        live.acted_on = frozenset(acted)
-                        live.acted_until = time.monotonic() + CYCLE_WINDOW_S
+                        self._acted(device, lineage)
                     step = await self._act(live, run_id, action)
                     done.append(step)
                     if device is not None:
-                        live.acted_until = time.monotonic() + CYCLE_WINDOW_S
+                        self._acted(device, lineage)
                     if not step.get("ok", True):
                         outcome = "error"
                         break
-                if acted:
-                    live.acted_until = time.monotonic() + CYCLE_WINDOW_S
+                for device in acted:
+                    self._acted(device, lineage)
         except asyncio.CancelledError:
             outcome = "error"
             done.append({"cancelled": True})

@@ -122,13 +122,34 @@ class StoredRule:
                 "devices": self.rule.devices()}  # fmt: skip
 
 
+# Who is home: each configured person's last reported presence.
+_PRESENCE = """
+CREATE TABLE automation_presence (
+    person TEXT PRIMARY KEY,
+    home INTEGER NOT NULL,
+    since REAL NOT NULL
+);
+"""
+
+
 class RuleStore:
-    """Rules in the service's SQLite database."""
+    """Rules (and who is home) in the service's SQLite database."""
 
     def __init__(self, db: Database) -> None:
         self.db = db
         db.migrate("automation_rules_v1", _MIGRATION)
         db.migrate_with("automation_rules_v2_creator_token", _bind_creators)
+        db.migrate("automation_presence_v1", _PRESENCE)
+
+    def presence(self) -> dict[str, tuple[bool, float]]:
+        """Return each person's last reported presence: ``{person: (home, since)}``."""
+        rows = self.db.fetchall_sync("SELECT person, home, since FROM automation_presence")
+        return {r["person"]: (bool(r["home"]), r["since"]) for r in rows}
+
+    def set_presence(self, person: str, home: bool, since: float) -> None:
+        """Record a person's presence."""
+        self.db.execute_sync("INSERT OR REPLACE INTO automation_presence VALUES (?, ?, ?)",
+                             (person, int(home), since))  # fmt: skip
 
     def put(self, stored: StoredRule) -> None:
         """Insert or replace a rule."""

@@ -282,6 +282,47 @@ async def test_a_rule_that_retriggers_itself_stops(
     assert len(await runs(home, "flicker", 1)) == count
 
 
+async def test_two_rules_switching_each_others_light_stop(
+    home: Home, devices: dict[Kind, tuple[VirtualDevice, int]]
+) -> None:
+    first, second = did(devices, Kind.LIGHT), did(devices, Kind.LIGHT2)
+    await set_light(home, devices[Kind.LIGHT][0], first, on=False)
+    await set_light(home, devices[Kind.LIGHT2][0], second, on=False)
+    admin = home.token(*ADMIN)
+    # A change of one light toggles the other: each rule's action is the other's trigger.
+    for rule_id, watched, acted in (("follow-a", first, second), ("follow-b", second, first)):
+        status, rule = await create(home, admin, {
+            "id": rule_id, "trigger": {"type": "state", "device_id": watched, "path": "1/6/0"},
+            "actions": [{"type": "call", "tool": tool(home, "toggle", acted)}],
+        })  # fmt: skip
+        assert status == 201, rule
+    async with home.service.events.subscription("automation.stopped") as sub:
+        await set_light(home, devices[Kind.LIGHT][0], first, on=True)  # the outside trigger
+        try:
+            stopped = await asyncio.wait_for(sub.get(), 60)
+        except TimeoutError:
+            for r in ("follow-a", "follow-b"):  # what each run saw, for the failure's report
+                for row in await runs(home, r, 0):
+                    print(r, row["ts"], row["decision"], row["details"])
+            raise
+    # follow-a ran on the person's change (1), follow-b on follow-a's (2), follow-a on
+    # follow-b's (3, a re-trigger through it) ... the third re-trigger in a row stops one.
+    assert stopped.data["rule"] in ("follow-a", "follow-b")
+    other = "follow-b" if stopped.data["rule"] == "follow-a" else "follow-a"
+    assert stopped.data["reason"] == (f"cycle: its own actions triggered it again through rule "
+                                      f"{other} (3 in a row, last trigger state)")
+    status, shown = await home.request("GET", f"/v1/automations/{stopped.data['rule']}", admin)
+    assert shown["status"] == "stopped"
+    # Stopped, the loop is broken: the lights settle and neither rule runs again.
+    await asyncio.sleep(2.0)
+    counts = [len(await runs(home, r, 1)) for r in ("follow-a", "follow-b")]
+    await asyncio.sleep(2.0)
+    assert [len(await runs(home, r, 1)) for r in ("follow-a", "follow-b")] == counts
+    for rule_id in ("follow-a", "follow-b"):
+        status, _ = await home.request("DELETE", f"/v1/automations/{rule_id}", admin)
+        assert status == 200
+
+
 async def test_a_narrow_agents_rule_cannot_act_beyond_it(
     home: Home, devices: dict[Kind, tuple[VirtualDevice, int]]
 ) -> None:

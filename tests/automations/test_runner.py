@@ -124,6 +124,36 @@ async def test_a_rule_calling_its_own_trigger_stops(bridge_server: BridgeServer)
     assert shown["status"] == "active"
 
 
+async def test_two_rules_triggering_each_other_stop(bridge_server: BridgeServer) -> None:
+    # ping acts on the store, which is pong's trigger; pong reads the store, ping's trigger.
+    agent = token(bridge_server, "automations:create", "storage:*")
+    ping = on_read("ping")
+    pong = on_read("pong", trigger={"type": "tool_call", "tool": "core:store_data"},
+                   actions=[{"type": "call", "tool": "core:get_data", "params": {"key": "x"}}])
+    for doc in (ping, pong):
+        status, made = await call(bridge_server, "POST", "/v1/automations", agent, doc)
+        assert status == 201, made
+    async with bridge_server.service.events.subscription("automation.stopped") as sub:
+        await invoke(bridge_server, "core:get_data", {"key": "k"}, agent)  # a person's read
+        stopped = await asyncio.wait_for(sub.get(), 10)
+    assert stopped.data["rule"] == "ping"
+    assert stopped.data["reason"] == ("cycle: its own actions triggered it again through rule "
+                                      "pong (1 in a row, last trigger tool_call)")
+    assert stopped.data["lineage"] == ["ping", "pong", "ping"]
+    # ping ran once (the person's read), pong once (ping's write); then ping stopped.
+    pings = await audit_rows(bridge_server.service, "ping", 2)
+    assert sorted(r["decision"] for r in pings) == ["allowed", "cycle_stopped"]
+    (stop,) = [r for r in pings if r["decision"] == "cycle_stopped"]
+    assert stop["details"]["trigger"]["agent_id"] == "automation:pong"
+    await asyncio.sleep(0.3)
+    assert [r["decision"] for r in await audit_rows(bridge_server.service, "pong", 1)] == [
+        "allowed"]
+    status, shown = await call(bridge_server, "GET", "/v1/automations/ping", agent)
+    assert (shown["status"], shown["reason"]) == ("stopped", stopped.data["reason"])
+    status, shown = await call(bridge_server, "GET", "/v1/automations/pong", agent)
+    assert shown["status"] == "active"  # the loop is broken at ping; pong is not at fault
+
+
 @pytest.mark.parametrize(("method", "path", "body", "status", "code"), [
     ("POST", "/v1/automations", {"id": "x"}, 400, "INVALID_PARAMS"),
     ("POST", "/v1/automations", [1, 2], 400, "INVALID_PARAMS"),
