@@ -162,6 +162,28 @@ async def test_two_rules_triggering_each_other_stop(bridge_server: BridgeServer)
     ("PATCH", "/v1/automations/nope", {"enabled": True}, 404, "NOT_FOUND"),
     ("PATCH", "/v1/automations/nope", {"enabled": "yes"}, 400, "INVALID_REQUEST"),
     ("DELETE", "/v1/automations/nope", None, 404, "NOT_FOUND"),
+    ("POST", "/v1/automations", on_read("many", actions=[{"type": "delay", "seconds": 0}] * 33),
+     400, "INVALID_PARAMS"),
+    ("POST", "/v1/automations", on_read("é中🙂"), 400, "INVALID_PARAMS"),
+    ("POST", "/v1/automations", on_read("presence"), 400, "INVALID_PARAMS"),
+    ("POST", "/v1/automations", on_read("tz", trigger={
+        "type": "time", "at": "07:30", "timezone": "../../etc/passwd"}), 400, "INVALID_PARAMS"),
+    ("POST", "/v1/automations", on_read("tz", trigger={
+        "type": "time", "at": "07:30", "timezone": "UTC\u0000"}), 400, "INVALID_PARAMS"),
+    ("POST", "/v1/automations", on_read("at", trigger={"type": "time", "at": 730}),
+     400, "INVALID_PARAMS"),
+    ("POST", "/v1/automations", on_read("sun", trigger={
+        "type": "sun", "event": "sunset", "latitude": 91, "longitude": 0}),
+     400, "INVALID_PARAMS"),
+    ("POST", "/v1/automations", on_read("sun", trigger={
+        "type": "sun", "event": "sunset", "latitude": 1e308, "longitude": 0}),
+     400, "INVALID_REQUEST"),
+    ("POST", "/v1/automations", on_read("deep", actions=[{"type": "call", "tool": "core:x",
+                                                          "params": {"a": "x" * 2_000_000}}]),
+     413, "PAYLOAD_TOO_LARGE"),
+    ("PUT", "/v1/automations/presence/anna", {"home": "yes"}, 400, "INVALID_REQUEST"),
+    ("PUT", "/v1/automations/presence/anna", [True], 400, "INVALID_REQUEST"),
+    ("PUT", "/v1/automations/presence/%F0%9F%99%82", {"home": True}, 404, "NOT_FOUND"),
 ])  # fmt: skip
 async def test_hostile_requests_get_stable_errors(
     bridge_server: BridgeServer, method: str, path: str, body: Any, status: int, code: str
@@ -169,6 +191,51 @@ async def test_hostile_requests_get_stable_errors(
     agent = token(bridge_server, "automations:create", "storage:*")
     got, answer = await call(bridge_server, method, path, agent, body)
     assert (got, answer["error"]["code"]) == (status, code), answer
+
+
+async def test_deeply_nested_rules_get_a_stable_error(bridge_server: BridgeServer) -> None:
+    agent = token(bridge_server, "automations:create", "storage:*")
+    nested = "[" * 10_000 + "]" * 10_000
+    body = json.dumps(on_read("deep")).replace('"value": true', f'"value": {nested}')
+    async with bridge_server.client.post(
+            f"{bridge_server.url}/v1/automations", data=body,
+            headers={"Authorization": f"Bearer {agent}",
+                     "Content-Type": "application/json"}) as resp:  # fmt: skip
+        answer = await resp.json()
+    assert (resp.status, answer["error"]["code"]) == (400, "INVALID_REQUEST"), answer
+
+
+async def test_a_narrow_token_makes_at_most_its_share_of_rules(
+    bridge_server: BridgeServer,
+) -> None:
+    from bridge.limits import RULES_PER_TOKEN
+
+    narrow = token(bridge_server, "automations:create", "storage:k", agent="greedy")
+    doc = on_read("x", actions=[{"type": "delay", "seconds": 0}])
+
+    async def make(i: int) -> tuple[int, Any]:
+        return await call(bridge_server, "POST", "/v1/automations", narrow,
+                          {**doc, "id": f"greedy-{i}"})  # fmt: skip
+
+    answers: list[tuple[int, Any]] = []
+    for start in range(0, 1000, 25):  # a thousand tries, 25 at a time
+        answers += await asyncio.gather(*(make(i) for i in range(start, start + 25)))
+    made = [a for s, a in answers if s == 201]
+    refused = [a for s, a in answers if s != 201]
+    assert len(made) == RULES_PER_TOKEN == 50
+    assert {json.dumps(a["error"]["details"], sort_keys=True) for a in refused} == {
+        json.dumps({"reason": "automation_rules", "limit": 50, "scope": "token"},
+                   sort_keys=True)}  # fmt: skip
+    assert {a["error"]["code"] for a in refused} == {"RATE_LIMITED"}
+    # Another caller keeps its share; deleting one of its own frees a place.
+    status, answer = await call(bridge_server, "POST", "/v1/automations",
+                                token(bridge_server, "automations:create", "storage:*",
+                                      agent="other"), {**doc, "id": "other-1"})  # fmt: skip
+    assert status == 201, answer
+    status, _ = await call(bridge_server, "DELETE", f"/v1/automations/{made[0]['id']}", narrow)
+    assert status == 200
+    status, answer = await make(5000)
+    assert status == 201, answer
 
 
 async def test_rules_survive_a_restart_with_the_same_token(
