@@ -649,9 +649,14 @@ class AutomationRunner:
         mono = time.monotonic()
         for device in [d for d, (_, until) in self._effects.items() if until < mono]:
             del self._effects[device]
+        wall = time.time() - self.pipeline.verifier.clock_skew_s
         for live in tuple(self._rules.values()):
-            # A creator's token that expired since the last tick ends its rules now.
-            if live.stored.status in (Status.ACTIVE, Status.AWAITING_APPROVAL, Status.STOPPED):
+            # A creator's token that expired since the last tick ends its rules now
+            # (revocations come as notices: _on_revocation).
+            stored = live.stored
+            if stored.status in (Status.ACTIVE, Status.AWAITING_APPROVAL, Status.STOPPED) \
+                    and wall >= min(stored.creator_expires_at or 0.0,
+                                    live.token.expires_at if live.token else 0.0):  # fmt: skip
                 self._check_authority(live)
             due = live.next_at
             if due is None or now < due:

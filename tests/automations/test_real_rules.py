@@ -367,6 +367,47 @@ async def test_a_narrow_agents_rule_cannot_act_beyond_it(
     assert [r["id"] for r in listed["rules"]] == ["within"]
 
 
+async def test_revoking_the_creators_token_stops_its_rule_on_the_device(
+    home: Home, devices: dict[Kind, tuple[VirtualDevice, int]]
+) -> None:
+    button, light = did(devices, Kind.BUTTON), did(devices, Kind.LIGHT)
+    light_dev = devices[Kind.LIGHT][0]
+    await set_light(home, light_dev, light, on=False)
+    # The creator's token is in the node's ledger (issued as POST /v1/tokens would).
+    invocation = home.service.invocation
+    creator, entry = invocation.issue(
+        agent_id="narrow-agent", ttl_s=600,
+        permissions=["automations:create", f"device:control:{light}", f"device:read:{light}",
+                     f"device:read:{button}"])  # fmt: skip
+    status, rule = await create(home, creator, {
+        "id": "press-on", "trigger": {"type": "device_event", "device_id": button,
+                                      "event": "switch.initial_press"},
+        "actions": [{"type": "call", "tool": tool(home, "toggle", light)}],
+    })  # fmt: skip
+    assert status == 201, rule
+    assert rule["creator_token_id"] == entry["id"]
+    mark = light_dev.mark()
+    await asyncio.to_thread(devices[Kind.BUTTON][0].press)
+    await asyncio.to_thread(light_dev.wait_state, "onOff", "onOff", True, since=mark,
+                            timeout_s=15)  # fmt: skip
+    (row,) = await runs(home, "press-on", 1)
+    assert row["outcome"] == "completed"
+
+    async with home.service.events.subscription("automation.stopped") as sub:
+        status, answer = await home.request("DELETE", f"/v1/tokens/{entry['id']}",
+                                            home.token(*ADMIN))  # fmt: skip
+        assert status == 200, answer
+        stopped = await asyncio.wait_for(sub.get(), 10)
+    assert stopped.data["reason"] == f"its creator's token {entry['id']} is revoked"
+    # The button again: the light stays on, and no run is recorded past the revocation.
+    await asyncio.to_thread(devices[Kind.BUTTON][0].press)
+    await asyncio.sleep(3.0)  # a press reaches a rule in < 1 s (docs/automations.md)
+    node = home.service.matter.bridge.adapter.node(devices[Kind.LIGHT][1])
+    assert node is not None
+    assert node.attributes["1/6/0"] is True
+    assert [r["decision"] for r in await runs(home, "press-on", 2)] == ["allowed", "revoked"]
+
+
 async def test_a_lock_rule_waits_for_approval(
     home: Home, devices: dict[Kind, tuple[VirtualDevice, int]]
 ) -> None:
