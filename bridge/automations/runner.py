@@ -321,6 +321,8 @@ class AutomationRunner:
                 message=(f"Allow the rule '{rule.name}' (by {token.agent_id}) to act through "
                          f"{', '.join(guarded)}?"),
                 required=1, timeout_s=APPROVAL_TIMEOUT_S,
+                # Bound to the creator's token: revoked or expired, the request ends too.
+                token=token,
             )  # fmt: skip
             stored = replace(stored, status=Status.AWAITING_APPROVAL, approval_id=approval.id,
                              reason="acts on a lock or door: waits for a person's approval")

@@ -19,6 +19,8 @@ from bridge.auth.tokens import IssuedTokens, Revocations
 from bridge.automations.store import _MIGRATION, UNBOUND_REASON, RuleStore
 from bridge.events import Event
 from bridge.storage import Database
+from bridge.tools.context import CallContext
+from bridge.tools.definition import Requires, ToolDefinition
 from tests.automations.test_runner import audit_rows, call, invoke, on_read, token
 from tests.support.server import BridgeServer
 
@@ -160,6 +162,36 @@ async def test_a_creator_revoked_while_its_run_waits_stops_the_next_call(
     assert run.data["actions"][1]["ok"] is False
     assert run.data["actions"][1]["error"] == "AUTHORITY_REVOKED"
     assert (await stored_value(bridge_server, "slow-ran"))["exists"] is False
+
+
+async def test_a_revoked_creator_ends_its_rules_pending_approval(
+    bridge_server: BridgeServer,
+) -> None:
+    service = bridge_server.service
+    assert service.invocation is not None
+
+    async def open_door(params: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
+        return {"opened": True}
+
+    service.registry.register(ToolDefinition(
+        name="front_door_open", namespace="home", description="Open the front door",
+        requires=Requires(permissions=("door:open",))), open_door)  # fmt: skip
+    creator, creator_id = await issued(bridge_server, "door-maker", "automations:create",
+                                       "door:open", "storage:*")  # fmt: skip
+    status, made = await call(bridge_server, "POST", "/v1/automations", creator, on_read(
+        "door", actions=[{"type": "call", "tool": "home:front_door_open"}]))
+    assert status == 201, made
+    assert made["status"] == "awaiting_approval"
+    status, _ = await call(bridge_server, "DELETE", f"/v1/tokens/{creator_id}",
+                           token(bridge_server, *ADMIN, agent="adm"))  # fmt: skip
+    assert status == 200
+    # The person is no longer asked: the request ended with its creator's token.
+    asked = await service.invocation.approvals.get(made["approval_id"])
+    assert (asked.status.value, asked.reason) == ("cancelled", "token_revoked")
+    status, rule = await call(bridge_server, "GET", "/v1/automations/door",
+                              token(bridge_server, *ADMIN, agent="adm"))  # fmt: skip
+    assert (rule["status"], rule["reason"]) == (
+        "revoked", f"its creator's token {creator_id} is revoked")
 
 
 def _v1_rule(db: Database, rule_id: str, creator: str, created_at: float) -> None:
