@@ -694,6 +694,9 @@ class AutomationRunner:
         cause = self._cause(trigger, now)
         looped = rule.id in cause
         if live.busy and trigger["type"] != "tool_call" and looped:
+            if live.deferred is not None:  # the latest one is judged; this one is a record
+                self._audit(live, run_id, live.deferred, "busy", "error",
+                            {"reason": "a later report of the run's own effect replaced it"})
             live.deferred = trigger  # the run's own effect: judged once the run ends
             return
         if looped:

@@ -154,6 +154,27 @@ async def test_two_rules_triggering_each_other_stop(bridge_server: BridgeServer)
     assert shown["status"] == "active"  # the loop is broken at ping; pong is not at fault
 
 
+async def test_every_trigger_of_a_busy_rule_has_an_audit_row(bridge_server: BridgeServer) -> None:
+    # While a run acts on a device, that device's reports are judged when the run ends
+    # (the latest one); the ones it replaced are audited 'busy', not lost.
+    agent = token(bridge_server, "automations:create", "storage:*", "device:read:7-1")
+    status, made = await call(bridge_server, "POST", "/v1/automations", agent, on_read(
+        "watch", trigger={"type": "state", "device_id": "7-1", "path": "1/6/0"},
+        actions=[{"type": "delay", "seconds": 1.0}]))
+    assert status == 201, made
+    runner = bridge_server.service.automations
+    assert runner is not None
+    live = runner._rules["watch"]
+    for value in (True, False, True):  # the first starts the run, the others come during it
+        bridge_server.service.events.publish("device.state", {
+            "device_id": "7-1", "path": "1/6/0", "value": value})
+        await asyncio.sleep(0.05)
+        runner._acted("7-1", live.lineage)  # as if the run had acted on the device
+    rows = await audit_rows(bridge_server.service, "watch", 3)
+    assert [(r["decision"], r["details"]["trigger"]["value"]) for r in rows] == [
+        ("busy", False), ("allowed", True), ("allowed", True)]
+
+
 @pytest.mark.parametrize(("method", "path", "body", "status", "code"), [
     ("POST", "/v1/automations", {"id": "x"}, 400, "INVALID_PARAMS"),
     ("POST", "/v1/automations", [1, 2], 400, "INVALID_PARAMS"),
