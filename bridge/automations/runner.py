@@ -62,6 +62,7 @@ from bridge.errors import (
     InvalidParamsError,
     NotFoundError,
     PermissionDeniedError,
+    UnauthenticatedError,
 )
 from bridge.events import Event, EventBus, Subscription
 from bridge.invocation.messages import RequestContext, ToolRequest
@@ -306,6 +307,8 @@ class AutomationRunner:
         # The rule's token never outlives its creator's, and is recorded as issued by it
         # (revoking the creator's token revokes it with what else that token issued).
         ttl = min(RULE_TOKEN_TTL_S, token.expires_at - now)
+        if ttl <= 0:  # inside the expiry skew: still accepted, but nothing may outlive it
+            raise UnauthenticatedError("token has expired", {"reason": "expired"})
         raw = issue_token(self.pipeline.key, agent_id=agent, permissions=permissions,
                           ttl_s=ttl, now=now)  # fmt: skip
         self.pipeline.tokens.record_sync(raw, issued_by=token.id)

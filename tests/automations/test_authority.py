@@ -247,3 +247,19 @@ def test_the_migration_binds_old_rules_to_their_one_creator_token_or_stops_them(
     # Run once: opening the store again changes nothing.
     again = {s.rule.id: s for s in RuleStore(db).all()}
     assert again == rules
+
+
+async def test_a_token_inside_its_expiry_skew_makes_no_rule(bridge_server: BridgeServer) -> None:
+    # Expired 2 s ago: still accepted for calls (expiry_skew_s, 5 s), but a rule would
+    # outlive it at once.
+    from bridge.auth.keys import KEY_FILE_NAME, NodeKey
+    from bridge.auth.tokens import issue_token
+
+    key = NodeKey.load_or_create(bridge_server.service.state_dir / KEY_FILE_NAME)
+    late = issue_token(key, agent_id="late", permissions=["automations:create", "storage:*"],
+                       ttl_s=8, now=time.time() - 10)  # fmt: skip
+    status, answer = await call(bridge_server, "POST", "/v1/automations", late, on_read("late"))
+    assert (status, answer["error"]["code"]) == (401, "UNAUTHENTICATED"), answer
+    status, answer = await call(bridge_server, "GET", "/v1/automations", late)
+    assert status == 200, answer
+    assert answer["rules"] == []
