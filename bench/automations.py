@@ -10,7 +10,8 @@ core:store_data" (one SQLite write through the pipeline per action).
 Prints, per device event: the bridge's CPU time with no rules loaded, with the 500 rules
 loaded but none matching the event, and with 5 rules acting on it; the CPU of one clock
 tick with the 500 rules (each second: time triggers, and every rule's creator token
-checked); and the trigger-to-action latency (publish → the first action's call completed, and → all 5).
+checked); and the trigger-to-action latency (publish → the first action's call
+completed, and → all 5).
 Last line: one JSON object.
 
     .venv/bin/python bench/automations.py [--events 100]
