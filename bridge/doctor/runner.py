@@ -22,7 +22,7 @@ from bridge.doctor.border_router import (
 from bridge.doctor.controller_check import ServerInfo, check_controller, probe_controller
 from bridge.doctor.host import Host
 from bridge.doctor.models import CheckResult, DoctorReport, Status
-from bridge.matter.controller_guard import KEY_HEADER, GuardError, read_key
+from bridge.matter import KEY_HEADER, GuardError, read_key
 
 
 def controller_url(config: BridgeConfig) -> str:

@@ -18,9 +18,9 @@ import pytest
 
 from bridge.errors import DeviceUnavailableError, InvalidParamsError
 from bridge.events import EventBus
-from bridge.matter.client import MatterAdapter
-from bridge.matter.generator import ToolKind, cached_values
-from bridge.matter.registry_sync import MatterToolSync
+from bridge.matter.controller.adapter import MatterAdapter
+from bridge.matter.sync.registry import MatterToolSync
+from bridge.matter.tools.generator import ToolKind, cached_values
 from bridge.tools.context import CallContext
 from bridge.tools.registry import ToolRegistry
 from bridge.tools.validation import validate_call

@@ -34,9 +34,13 @@ from bridge.errors import (
     InvalidParamsError,
     ToolFailedError,
 )
-from bridge.matter.commands import build_command
-from bridge.matter.gateway import CLIENT_SCHEMA_VERSION, ControllerCommandError, ServerInfo
-from bridge.matter.models import (
+from bridge.matter.controller.gateway import (
+    CLIENT_SCHEMA_VERSION,
+    ControllerCommandError,
+    ServerInfo,
+)
+from bridge.matter.spec.commands import build_command
+from bridge.matter.spec.models import (
     ActionKind,
     AdapterEvent,
     AdapterEventKind,

@@ -2,7 +2,7 @@
 
 One module because device state, availability and tool registration move together on
 every controller event.
-Details: docs/modules.md, ``bridge.matter.registry_sync``.
+Details: docs/modules.md, ``bridge.matter.sync.registry``.
 """
 
 from __future__ import annotations
@@ -29,10 +29,8 @@ from bridge.errors import (
     ToolNotFoundError,
 )
 from bridge.events import EventBus
-from bridge.matter.client import MatterAdapter
-from bridge.matter.cluster_maps import ClusterMap, load_cluster_maps
-from bridge.matter.device_events import describe
-from bridge.matter.devices import (
+from bridge.matter.controller.adapter import MatterAdapter
+from bridge.matter.home.devices import (
     BASIC_INFORMATION,
     BRIDGED_BASIC_INFORMATION,
     DESCRIPTOR,
@@ -40,14 +38,10 @@ from bridge.matter.devices import (
     UserNames,
     build_devices,
 )
-from bridge.matter.generator import (
-    GeneratedTool,
-    MatterToolGenerator,
-    ToolKind,
-    find_tool,
-    state_paths,
-)
-from bridge.matter.models import (
+from bridge.matter.home.naming import DeviceNameStore, clean_aliases
+from bridge.matter.home.rooms import MemberCall, Room, RoomPlan, rooms_of
+from bridge.matter.spec.events import describe
+from bridge.matter.spec.models import (
     ActionKind,
     AdapterEvent,
     AdapterEventKind,
@@ -55,8 +49,14 @@ from bridge.matter.models import (
     NodeData,
     gc_paused,
 )
-from bridge.matter.naming import DeviceNameStore, clean_aliases
-from bridge.matter.rooms import MemberCall, Room, RoomPlan, rooms_of
+from bridge.matter.tools.cluster_maps import ClusterMap, load_cluster_maps
+from bridge.matter.tools.generator import (
+    GeneratedTool,
+    MatterToolGenerator,
+    ToolKind,
+    find_tool,
+    state_paths,
+)
 from bridge.tools.context import CallContext, Handler
 from bridge.tools.definition import ToolDefinition
 from bridge.tools.registry import ToolRegistry

@@ -20,13 +20,13 @@ from enum import StrEnum
 from typing import Any
 
 from bridge.errors import InvalidParamsError, NotFoundError
-from bridge.matter.actions import CONVERTERS, STATE_CONVERTERS, Converter, RowContext
-from bridge.matter.catalogue import ClusterInfo, cluster_info
-from bridge.matter.cluster_maps import ClusterMap, MapRow, Requirement, StateField
-from bridge.matter.commands import build_command
-from bridge.matter.devices import Device
-from bridge.matter.models import SECRET_FIELDS, ActionKind, MatterAction, gc_paused
-from bridge.matter.rooms import RoomPlan, room_tool_specs
+from bridge.matter.home.devices import Device
+from bridge.matter.home.rooms import RoomPlan, room_tool_specs
+from bridge.matter.spec.catalogue import ClusterInfo, cluster_info
+from bridge.matter.spec.commands import build_command
+from bridge.matter.spec.models import SECRET_FIELDS, ActionKind, MatterAction, gc_paused
+from bridge.matter.tools.actions import CONVERTERS, STATE_CONVERTERS, Converter, RowContext
+from bridge.matter.tools.cluster_maps import ClusterMap, MapRow, Requirement, StateField
 from bridge.tools.definition import (
     Audit,
     Category,
