@@ -226,7 +226,7 @@ async def test_a_failed_resync_is_logged_and_keeps_the_tools(
         return real(device)
 
     bridge.generator.device_tools = failing  # type: ignore[method-assign]
-    with caplog.at_level("ERROR", logger="bridge.matter.sync.registry"):
+    with caplog.at_level("ERROR", logger="bridge.matter.sync.resync"):
         await bridge.resync()
     assert not bridge.resyncing
     assert bridge._dirty is None
