@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -120,8 +120,11 @@ class MatterComponent:
         controller: ManagedController | None = None,
         recovery: NodeRecovery | None = None,
         connect_timeout_s: float = 30.0,
+        headers: Mapping[str, str] | None = None,
     ) -> None:
         self.url = url
+        # What the controller demands of a client (its key): the doctor's probe sends it.
+        self.headers: Mapping[str, str] = dict(headers or {})
         self.bridge = bridge
         self.commissioner = commissioner
         self.controller = controller
@@ -172,7 +175,7 @@ class MatterComponent:
             listen=_sees_device_network(controller),
         )
         runtime = cls(url=url, bridge=bridge, commissioner=commissioner, controller=controller,
-                      recovery=recovery)  # fmt: skip
+                      recovery=recovery, headers=headers)  # fmt: skip
         commissioner.set_namer(runtime.name_node)
         return runtime
 

@@ -51,13 +51,17 @@ class DeviceCalls(SyncState):
 
     def _handler(self, identity: str) -> Handler:
         async def handle(params: dict[str, Any], ctx: CallContext) -> Any:
-            return await self.call(identity, params)
+            return await self.call(identity, params, ctx)
 
         return handle
 
-    async def call(self, identity: str, params: dict[str, Any]) -> Any:
+    async def call(
+        self, identity: str, params: dict[str, Any], ctx: CallContext | None = None
+    ) -> Any:
         """Run one call of a Matter tool: check availability, plan, send, report.
 
+        ``ctx`` is the caller's context: every request to the device ends by its
+        deadline (``ToolTimeoutError`` then), a room's members' calls too.
         Raises ``DeviceUnavailableError`` at once for an unavailable device,
         ``ControllerUnavailableError`` without a controller connection, and whatever the
         plan or the controller raise (``INVALID_PARAMS``, ``TOOL_FAILED``).
@@ -66,7 +70,7 @@ class DeviceCalls(SyncState):
         if not self.adapter.connected:
             raise ControllerUnavailableError("the Matter controller is not connected")
         if tool.room is not None:
-            return await self._call_room(tool.room, params)
+            return await self._call_room(tool.room, params, ctx)
         device_id = tool.device_id or (
             str(params["device_id"]) if "device_id" in params else None)
         device = self._devices.get(device_id) if device_id else None
@@ -77,7 +81,8 @@ class DeviceCalls(SyncState):
         before = self._unconfirmed.get(tool.device_id or "")
         results = []
         for action in actions:
-            result = await self.adapter.execute(action)
+            result = await self.adapter.execute(
+                action, deadline=ctx.deadline if ctx is not None else None)
             results.append(result)
             if action.kind is ActionKind.WRITE:
                 self._written(action, result)
@@ -176,7 +181,9 @@ class DeviceCalls(SyncState):
             node.attributes[path] = value
             self.refresh_node(node_id, path, value)
 
-    async def _call_room(self, plan: RoomPlan, params: dict[str, Any]) -> dict[str, Any]:
+    async def _call_room(
+        self, plan: RoomPlan, params: dict[str, Any], ctx: CallContext | None
+    ) -> dict[str, Any]:
         """Send every member's call at once; one member failing is part of the answer."""
         calls = plan.calls(params)
 
@@ -193,7 +200,7 @@ class DeviceCalls(SyncState):
                 entry["skipped"] = True
                 return entry
             try:
-                entry["result"] = await self.call(call.identity, dict(call.params))
+                entry["result"] = await self.call(call.identity, dict(call.params), ctx)
             except BridgeError as err:
                 entry["ok"] = False
                 entry["error"] = {"code": str(err.code), "message": err.message}

@@ -174,7 +174,7 @@ class GeneratedTool:
                 "logged); use the device's own tool",
                 {"device_id": device.id, "cluster": info.name, "command": command},
             )
-        build_command(info.name, command, payload)  # raises InvalidParamsError on any mismatch
+        wire = build_command(info.name, command, payload)  # InvalidParamsError on any mismatch
         accepted = device.accepted_commands(info.id)
         if accepted is not None and info.commands[command].id not in accepted:
             raise InvalidParamsError(
@@ -190,6 +190,7 @@ class GeneratedTool:
             name=command,
             payload=dict(payload),
             timed=info.commands[command].timed,
+            wire=wire,
         )
 
 
