@@ -71,7 +71,10 @@ async def health(request: web.Request) -> web.Response:
     state = request.app[_HEALTH_KEY]
     async with state["lock"]:
         if time.monotonic() - state["at"] > HEALTH_CACHE_S or state["report"] is None:
-            report = await run_doctor(service_of(request).config)
+            # The checks of the parts as they run (the managed controller's own address).
+            matter = service_of(request).matter
+            running = (matter.url, matter.headers) if matter is not None else None
+            report = await run_doctor(service_of(request).config, controller=running)
             state["report"], state["at"] = report.to_json(), time.monotonic()
     service = service_of(request)
     matter = service.matter

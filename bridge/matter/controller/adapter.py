@@ -1,5 +1,7 @@
 """The Matter client adapter: the one connection to the controller's WebSocket API.
 
+One module because the connection, its node mirror and the requests over it share one state.
+
 ``MatterAdapter`` connects, keeps a plain copy of every node's attributes, reports node
 and attribute events, reconnects with backoff and executes ``MatterAction``s (commands,
 attribute writes, reads), remembering the last ones it sent for tests and diagnostics;

@@ -5,6 +5,7 @@ python-matter-server from its own virtualenv (created by ``make install``; nothi
 installed at run time), keeps its storage, PAA trust store and log under the bridge's
 state directory, restarts it with exponential backoff when it dies, and stops it by PID.
 
+One module because start, supervision, restart and stop share one process's state.
 Details: docs/modules.md, ``bridge.matter.controller.managed``.
 """
 
