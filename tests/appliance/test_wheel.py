@@ -32,8 +32,9 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     src = tmp_path_factory.mktemp("src")
     for name in ("pyproject.toml", "README.md"):
         shutil.copy2(REPO / name, src / name)
-    shutil.copytree(REPO / "bridge", src / "bridge",
-                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    for tree in ("bridge", "cluster_maps"):  # the package and its top-level data
+        shutil.copytree(REPO / tree, src / tree,
+                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     out = tmp_path_factory.mktemp("dist")
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(out), str(src)],
