@@ -199,7 +199,7 @@ ensure_dir /data 0755 root root
 say "Virtual environments"
 find_python
 source_hash() {
-    (cd "$SRC" && find pyproject.toml bridge -type f ! -path '*/__pycache__/*' ! -name '*.pyc' \
+    (cd "$SRC" && find pyproject.toml bridge cluster_maps -type f ! -path '*/__pycache__/*' ! -name '*.pyc' \
         -print0 | sort -z | xargs -0 sha256sum | sha256sum | cut -d' ' -f1)
 }
 make_venv() {  # dir

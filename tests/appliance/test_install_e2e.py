@@ -50,7 +50,7 @@ import yaml
 from bridge.demo.virtual_devices import DeviceKind, write_test_paa
 from bridge.matter.controller_guard import KEY_HEADER
 from tests.appliance import sandbox
-from tests.appliance.conftest import INSTALL, PYTHON
+from tests.appliance.conftest import INSTALL, PYTHON, REPO
 from tests.support.fabric import Fabric, fabric_unavailable_reason, open_fabric
 from tests.support.real import require, tools_reason
 
@@ -275,11 +275,14 @@ def test_installed_appliance_commissions_and_switches_a_light(
         probe = subprocess.run(
             [str(venv / "bin/python"), "-c",
              "import bridge, json, importlib.resources as r, importlib.metadata as m;"
+             "import bridge.matter.tools.cluster_maps as cm;"
              "d = m.distribution('atmosphere-bridge');"
              "print(json.dumps({'file': bridge.__file__,"
              " 'direct_url': d.read_text('direct_url.json'),"
-             " 'maps': sorted(p.name for p in r.files('bridge.matter').joinpath('maps')"
+             " 'maps': sorted(p.name for p in r.files('cluster_maps')"
              ".iterdir()),"
+             " 'maps_dir': str(cm.DEFAULT_DIRECTORY),"
+             " 'map_files': sorted(m.file for m in cm.load_cluster_maps()),"
              " 'static': sorted(p.name for p in r.files('bridge.console').joinpath('static')"
              ".iterdir())}))"],
             capture_output=True, text=True, timeout=60, check=True, cwd="/",
@@ -289,6 +292,10 @@ def test_installed_appliance_commissions_and_switches_a_light(
         assert '"editable": true' not in (facts["direct_url"] or ""), facts["direct_url"]
         assert not list(venv.glob("lib/python*/site-packages/__editable__*"))
         assert any(n.endswith(".yaml") for n in facts["maps"]), facts["maps"]
+        # The installed bridge reads the maps shipped in its own site-packages, all of them.
+        assert facts["maps_dir"].startswith(str(venv)), facts["maps_dir"]
+        assert facts["maps_dir"].endswith("/site-packages/cluster_maps"), facts["maps_dir"]
+        assert facts["map_files"] == sorted(p.name for p in (REPO / "cluster_maps").glob("*.yaml"))
         assert {"console.js", "console.css"} <= set(facts["static"])
         assert (root / PREFIX.lstrip("/") / "controller-venv/bin/matter-server").exists()
         # The controller's key: root's alone on disk, handed to both units as credentials.
