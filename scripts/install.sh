@@ -247,7 +247,7 @@ fi
 
 # The controller's launcher runs in the controller's venv and imports nothing from the
 # bridge: it is installed as a file of its own.
-install_file "$SRC/bridge/matter/controller_guard.py" "$PREFIX/libexec/controller_guard.py" 0644 || true
+install_file "$SRC/bridge/matter/controller/guard.py" "$PREFIX/libexec/controller_guard.py" 0644 || true
 
 # --- 5. documentation -------------------------------------------------------------
 say "Documentation"

@@ -95,7 +95,7 @@ def test_install_layout(tmp_path: Path, run_install: Installer) -> None:
         0o600, 0, 0)
     assert len(key.read_text().strip()) >= 32
     guard = root / "opt/atmosphere-bridge/libexec/controller_guard.py"
-    assert guard.read_bytes() == (REPO / "bridge/matter/controller_guard.py").read_bytes()
+    assert guard.read_bytes() == (REPO / "bridge/matter/controller/guard.py").read_bytes()
 
     sysctl = (root / "etc/sysctl.d/60-atmosphere-bridge.conf").read_text()
     settings = [line for line in sysctl.splitlines() if line and not line.startswith("#")]

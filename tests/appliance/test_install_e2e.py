@@ -48,7 +48,7 @@ import pytest
 import yaml
 
 from bridge.demo.virtual_devices import DeviceKind, write_test_paa
-from bridge.matter.controller_guard import KEY_HEADER
+from bridge.matter import KEY_HEADER
 from tests.appliance import sandbox
 from tests.appliance.conftest import INSTALL, PYTHON, REPO
 from tests.support.fabric import Fabric, fabric_unavailable_reason, open_fabric
