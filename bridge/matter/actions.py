@@ -627,7 +627,3 @@ STATE_CONVERTERS: dict[str, StateConverter] = {
     "transition_moving": _state_remaining,
     "cover_moving": _state_operational,
 }
-
-# The newer kinds' converters (fans, energy, sensors, valves, vacuums, appliances,
-# closures) live in their own module, which adds them to the two tables above.
-import bridge.matter.kind_actions  # noqa: E402, F401, I001

@@ -20,11 +20,13 @@ from enum import StrEnum
 from typing import Any
 
 from bridge.errors import InvalidParamsError, NotFoundError
-from bridge.matter.actions import CONVERTERS, STATE_CONVERTERS, Converter, RowContext
+from bridge.matter.actions import Converter, RowContext
 from bridge.matter.catalogue import ClusterInfo, cluster_info
 from bridge.matter.cluster_maps import ClusterMap, MapRow, Requirement, StateField
 from bridge.matter.commands import build_command
+from bridge.matter.device_library import controlled_clusters, offers
 from bridge.matter.devices import Device
+from bridge.matter.kind_actions import CONVERTERS, STATE_CONVERTERS
 from bridge.matter.models import SECRET_FIELDS, ActionKind, MatterAction, gc_paused
 from bridge.matter.rooms import RoomPlan, room_tool_specs
 from bridge.tools.definition import (
@@ -368,8 +370,11 @@ class MatterToolGenerator:
         """Return the action tools and the state tool of one device."""
         tools: list[GeneratedTool] = []
         claimed: set[str] = set()
+        controlled = controlled_clusters(device.device_types)
         for cmap in self.maps:
-            if not device.has_cluster(cmap.cluster.id):
+            if not device.has_cluster(cmap.cluster.id) or not offers(
+                cmap.cluster.id, bool(cmap.rows), controlled
+            ):
                 continue
             for row in cmap.rows:
                 name = tool_name(device.slug, row.suffix)
@@ -400,7 +405,10 @@ class MatterToolGenerator:
     def _state_parts(self, device: Device) -> tuple[StatePart, ...]:
         parts: list[StatePart] = []
         seen: set[str] = set()
+        controlled = controlled_clusters(device.device_types)
         for cmap in self.maps:
+            if not offers(cmap.cluster.id, bool(cmap.rows), controlled):
+                continue
             for sf in cmap.state:
                 if sf.field in seen and not sf.motion:
                     continue

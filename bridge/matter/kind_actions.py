@@ -5,8 +5,9 @@ names for its modes and rooms) into the exact ``MatterAction``s; each state conv
 turns attribute values into human units (W, kWh, %, lux, hPa, m³/h, ppm / µg/m³,
 minutes left, mode and room names). Limits and names are read from the device (its
 ``SupportedModes``, ``SupportedAreas``, ``SpeedMax``, ``MaximumChargeCurrent``), never
-assumed. Importing ``bridge.matter.actions`` registers them in its ``CONVERTERS`` and
-``STATE_CONVERTERS``, so a map row names them like any other.
+assumed. ``CONVERTERS`` and ``STATE_CONVERTERS`` here are the full tables - these and
+``actions``' own - that the cluster maps and the generator use, so a map row names them
+like any other.
 """
 
 from __future__ import annotations
@@ -16,10 +17,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bridge.errors import InvalidParamsError
+from bridge.matter import actions
 from bridge.matter import conversions as cv
 from bridge.matter.actions import (
-    CONVERTERS,
-    STATE_CONVERTERS,
     Converter,
     RowContext,
     StateConverter,
@@ -235,7 +235,9 @@ def supported_areas(value: Any) -> list[tuple[int, str]]:
     return out
 
 
-def _action_on(ctx: RowContext, cluster: str, command: str, payload: dict[str, Any]) -> MatterAction:
+def _action_on(
+    ctx: RowContext, cluster: str, command: str, payload: dict[str, Any]
+) -> MatterAction:
     """Return a command on another cluster of the same endpoint."""
     info = cluster_info(cluster)
     assert info is not None  # noqa: S101 - a catalogue cluster named in code
@@ -283,7 +285,8 @@ class CleanAreas(Converter):
 
     def targets(self, ctx: RowContext) -> list[str]:
         """Return SelectAreas, and ChangeToMode when the robot can be started by mode."""
-        return ["SelectAreas"] + (["ChangeToMode"] if self._start(ctx) is not None else [])
+        return ["SelectAreas"] + (["RvcRunMode.ChangeToMode"] if self._start(ctx) is not None
+                                  else [])
 
     def actions(self, ctx: RowContext, params: Mapping[str, Any]) -> list[MatterAction]:
         """Return SelectAreas with the named areas' ids, then the start command."""
@@ -407,7 +410,11 @@ def _cabinet_limits(ctx: RowContext) -> tuple[int, int]:
 
 
 class CabinetTemperature(Converter):
-    """Target °C / °F → TemperatureControl SetTemperature (0.01 °C) within the device's range."""
+    """Target °C / °F → TemperatureControl SetTemperature (0.01 °C) within the device's range.
+
+    The parameter is named by the unit (``celsius`` or ``fahrenheit``), as the
+    thermostat's ``set_temperature`` is.
+    """
 
     def applies(self, ctx: RowContext) -> bool:
         """Return whether the cabinet reports its range (the TemperatureNumber feature)."""
@@ -416,17 +423,25 @@ class CabinetTemperature(Converter):
     def _range(self, ctx: RowContext) -> tuple[float, float]:
         low, high = _cabinet_limits(ctx)
         a, b = cv.from_centi_celsius(low, ctx.unit), cv.from_centi_celsius(high, ctx.unit)
-        assert a is not None and b is not None  # noqa: S101 - ints in
+        assert a is not None  # noqa: S101 - ints in
+        assert b is not None  # noqa: S101
         return a, b
 
+    @staticmethod
+    def _name(ctx: RowContext) -> str:
+        return "fahrenheit" if ctx.unit.upper() == "F" else "celsius"
+
     def parameters(self, ctx: RowContext, schema: dict[str, Any]) -> dict[str, Any]:
-        """Return the schema with the cabinet's range in the configured unit."""
+        """Return the schema with the unit's parameter name and the cabinet's range."""
         out: dict[str, Any] = _json_copy(schema)
         low, high = self._range(ctx)
         symbol = "°F" if ctx.unit.upper() == "F" else "°C"
-        prop = out["properties"]["temperature"]
+        prop = out["properties"].pop("temperature")
         prop["minimum"], prop["maximum"] = low, high
         prop["description"] = f"Target temperature in {symbol} ({low:g} to {high:g})."
+        name = self._name(ctx)
+        out["properties"] = {name: prop, **out["properties"]}
+        out["required"] = [name if r == "temperature" else r for r in out.get("required", [])]
         return out
 
     def facts(self, ctx: RowContext) -> dict[str, str]:
@@ -436,7 +451,8 @@ class CabinetTemperature(Converter):
 
     def actions(self, ctx: RowContext, params: Mapping[str, Any]) -> list[MatterAction]:
         """Return SetTemperature, clamped to the cabinet's range and step."""
-        celsius = cv.to_celsius(cv.finite(params["temperature"], "temperature"), ctx.unit)
+        name = self._name(ctx)
+        celsius = cv.to_celsius(cv.finite(params[name], name), ctx.unit)
         low, high = _cabinet_limits(ctx)
         centi = max(low, min(high, round(celsius * 100)))
         step = _int(ctx.attr("Step"))
@@ -503,9 +519,9 @@ def _state_plain_percent(values: list[Any], unit: str) -> Any:
     return v if v is not None and 0 <= v <= 100 else None
 
 
-def _state_number(values: list[Any], unit: str) -> Any:
-    v = values[0]
-    return v if isinstance(v, int | float) and not isinstance(v, bool) else None
+def _state_fan_step(values: list[Any], unit: str) -> Any:
+    step, top = _int(values[0]), _int(values[1]) if len(values) > 1 else None
+    return step if step is not None and 0 <= step <= (top if top is not None else 100) else None
 
 
 def _state_milli(values: list[Any], unit: str) -> Any:
@@ -687,7 +703,8 @@ def _state_filter_change(values: list[Any], unit: str) -> Any:
 
 # ClosureControl MainStateEnum and CurrentPositionEnum (Matter 1.5, 5.4).
 _CLOSURE_MAIN = {0: "stopped", 1: "moving", 2: "waiting_for_motion", 3: "error",
-                 4: "calibrating", 5: "protected", 6: "disengaged", 7: "setup_required"}  # fmt: skip
+                 4: "calibrating", 5: "protected", 6: "disengaged",
+                 7: "setup_required"}  # fmt: skip
 _CLOSURE_POSITION = {0: "closed", 1: "open", 2: "partially_open", 3: "open_for_pedestrian",
                      4: "open_for_ventilation", 5: "open_at_signature"}  # fmt: skip
 
@@ -734,7 +751,7 @@ KIND_CONVERTERS: dict[str, Converter] = {
 KIND_STATE_CONVERTERS: dict[str, StateConverter] = {
     "fan_mode": _state_fan_mode,
     "plain_percent": _state_plain_percent,
-    "number": _state_number,
+    "fan_step": _state_fan_step,
     "milli": _state_milli,
     "energy_kwh": _state_energy_kwh,
     "battery_percent": _state_battery,
@@ -763,5 +780,6 @@ KIND_STATE_CONVERTERS: dict[str, StateConverter] = {
     "covering_type": _state_covering_type,
 }
 
-CONVERTERS.update(KIND_CONVERTERS)
-STATE_CONVERTERS.update(KIND_STATE_CONVERTERS)
+CONVERTERS: dict[str, Converter] = {**actions.CONVERTERS, **KIND_CONVERTERS}
+STATE_CONVERTERS: dict[str, StateConverter] = {
+    **actions.STATE_CONVERTERS, **KIND_STATE_CONVERTERS}

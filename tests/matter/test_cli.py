@@ -32,7 +32,8 @@ def test_generate_text_and_bad_input(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert main(["generate", "--node-dump", str(dump)]) == 0
     out = capsys.readouterr().out
     assert "matter:mock_door_lock_unlock(pin_code) -> DoorLock.UnlockDoor  [dangerous]" in out
-    assert out.rstrip().endswith("1 device(s), 7 tool(s)")
+    # lock, unlock, state and the generic tool: no on/off from the lock's OnOff cluster.
+    assert out.rstrip().endswith("1 device(s), 4 tool(s)")
     bad = tmp_path / "bad.json"
     bad.write_text("{\"node_id\": \"x\"}")
     assert main(["generate", "--node-dump", str(bad)]) == 1
