@@ -36,6 +36,7 @@ from bridge.matter.naming import DeviceNameStore, DeviceRename
 from bridge.matter.recovery import NodeRecovery
 from bridge.matter.registry_sync import MatterToolSync
 from bridge.matter.rooms import Room
+from bridge.matter.unknown import describe
 from bridge.netns import find_namespace
 from bridge.storage import Database
 from bridge.tools.registry import ToolRegistry
@@ -236,9 +237,12 @@ class MatterComponent:
     def devices(self) -> list[dict[str, Any]]:
         """Return every device with its availability and tool names."""
         out = []
+        mapped = frozenset(m.cluster.id for m in self.bridge.generator.maps)
         for device in self.bridge.devices():
             doc = device.to_json()
             doc["tools"] = self._tool_names(device.id)
+            # What it is and what has no friendly tool (unknown is not silent).
+            doc.update(describe(device, mapped))
             out.append(doc)
         return out
 
