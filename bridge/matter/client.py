@@ -44,6 +44,7 @@ from bridge.matter.models import (
     MatterAction,
     NodeData,
 )
+from bridge.matter.responses import check_result
 from bridge.ratelog import RateLimitedLog
 
 LOGGER = logging.getLogger(__name__)
@@ -448,7 +449,7 @@ class MatterAdapter:
             args = {"node_id": action.node_id, "attribute_path": action.paths}
         try:
             async with asyncio.timeout(self._request_timeout):
-                return await conn.request(command, args)
+                result = await conn.request(command, args)
         except BridgeError:
             raise
         except TimeoutError as err:
@@ -458,6 +459,8 @@ class MatterAdapter:
             ) from err
         except ControllerCommandError as err:
             raise _action_error(action, err) from err
+        check_result(action, result)  # a refusal inside a successful answer
+        return result
 
     async def read(self, node_id: int, paths: Sequence[str], timeout_s: float) -> dict[str, Any]:
         """Read attribute paths from the device itself in one interaction; return path → value.
