@@ -32,10 +32,8 @@ NODES = ROOT / "tests" / "fixtures" / "nodes"
 
 def measure(copies: int) -> dict[str, Any]:
     """Return devices, tools, best CPU seconds and peak bytes for the replicated dumps."""
-    from bridge.matter.cluster_maps import load_cluster_maps
-    from bridge.matter.devices import build_devices
-    from bridge.matter.generator import MatterToolGenerator
-    from bridge.matter.models import NodeData, gc_paused
+    from bridge.matter import MatterToolGenerator, NodeData, build_devices, load_cluster_maps
+    from bridge.matter.spec.models import gc_paused
 
     dumps = [json.loads(p.read_text()) for p in sorted(NODES.glob("*/*.json"))]
     nodes = []

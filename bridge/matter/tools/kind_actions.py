@@ -17,16 +17,16 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bridge.errors import InvalidParamsError
-from bridge.matter import actions
-from bridge.matter import conversions as cv
-from bridge.matter.actions import (
+from bridge.matter.spec.catalogue import cluster_info
+from bridge.matter.spec.models import ActionKind, MatterAction
+from bridge.matter.tools import actions
+from bridge.matter.tools import conversions as cv
+from bridge.matter.tools.actions import (
     Converter,
     RowContext,
     StateConverter,
     _json_copy,
 )
-from bridge.matter.catalogue import cluster_info
-from bridge.matter.models import ActionKind, MatterAction
 
 # --- fans ------------------------------------------------------------------------------
 

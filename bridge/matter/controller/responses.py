@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from bridge.errors import BridgeError, InvalidParamsError, ToolFailedError
-from bridge.matter.models import ActionKind, MatterAction
+from bridge.matter.spec.models import ActionKind, MatterAction
 
 # Interaction-model statuses that mean "the request was wrong", not "the device failed".
 _REQUEST_WRONG = {

@@ -19,7 +19,7 @@ from typing import Any
 import yaml
 
 from bridge.errors import ConfigInvalidError
-from bridge.matter.catalogue import cluster_info, device_type_name
+from bridge.matter.spec.catalogue import cluster_info, device_type_name
 
 LIBRARY_PATH = Path(__file__).resolve().parent / "data" / "device_library.yaml"
 

@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from bridge.matter.catalogue import cluster_info, device_type_name
-from bridge.matter.device_library import UTILITY_TYPES, library
-from bridge.matter.devices import Device
+from bridge.matter.home.devices import Device
+from bridge.matter.spec.catalogue import cluster_info, device_type_name
+from bridge.matter.spec.device_library import UTILITY_TYPES, library
 
 # Clusters that describe or wire an endpoint, not something a person uses.
 PLUMBING = frozenset({
