@@ -353,6 +353,9 @@ class MatterToolGenerator:
         server_name: str = "",
     ) -> None:
         self.maps = tuple(maps)
+        # Map order decides which row claims a suffix first; a device is matched only
+        # against the maps of clusters it serves (a few of the ~50), in that order.
+        self._map_index = {cmap.cluster.id: i for i, cmap in enumerate(self.maps)}
         self.node_id = node_id
         self.unit = unit.upper()
         self.server_name = server_name
@@ -372,10 +375,8 @@ class MatterToolGenerator:
         tools: list[GeneratedTool] = []
         claimed: set[str] = set()
         controlled = controlled_clusters(device.device_types)
-        for cmap in self.maps:
-            if not device.has_cluster(cmap.cluster.id) or not offers(
-                cmap.cluster.id, bool(cmap.rows), controlled
-            ):
+        for cmap in self._maps_of(device):
+            if not offers(cmap.cluster.id, bool(cmap.rows), controlled):
                 continue
             for row in cmap.rows:
                 name = tool_name(device.slug, row.suffix)
@@ -394,6 +395,12 @@ class MatterToolGenerator:
             tools.append(self._state_tool(device, parts))
         return tools
 
+    def _maps_of(self, device: Device) -> list[ClusterMap]:
+        """Return the maps of the clusters the device serves with data, in map order."""
+        index = self._map_index
+        found = sorted(index[c] for c in device.clusters if c in index and device.has_cluster(c))
+        return [self.maps[i] for i in found]
+
     def state_parts(self, device: Device) -> tuple[StatePart, ...]:
         """Return the state fields the device can report (first claim of a field wins)."""
         known = self._parts.get(device.id)
@@ -407,7 +414,7 @@ class MatterToolGenerator:
         parts: list[StatePart] = []
         seen: set[str] = set()
         controlled = controlled_clusters(device.device_types)
-        for cmap in self.maps:
+        for cmap in self._maps_of(device):
             if not offers(cmap.cluster.id, bool(cmap.rows), controlled):
                 continue
             for sf in cmap.state:
