@@ -8,6 +8,9 @@ minutes left, mode and room names). Limits and names are read from the device (i
 assumed. ``CONVERTERS`` and ``STATE_CONVERTERS`` here are the full tables - these and
 ``actions``' own - that the cluster maps and the generator use, so a map row names them
 like any other.
+
+One module because every newer kind's converter shares the same mode, area and unit
+helpers; each converter is a short class or function.
 """
 
 from __future__ import annotations
