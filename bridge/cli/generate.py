@@ -78,13 +78,15 @@ def generate_command(args: argparse.Namespace) -> int:
     maps = load_cluster_maps(args.cluster_maps)
     tools = MatterToolGenerator(maps, unit=unit).generate(devices)
     mapped = frozenset(m.cluster.id for m in maps)
+    acting = frozenset(m.cluster.id for m in maps if m.rows)
     if args.json:
-        print(json.dumps({"devices": [{**d.to_json(), **describe(d, mapped)} for d in devices],
+        described = [{**d.to_json(), **describe(d, mapped, acting)} for d in devices]
+        print(json.dumps({"devices": described,
                           "tools": [_tool_json(t) for t in tools]}, indent=2, ensure_ascii=False))
         return 0
     for device in devices:
         print(f"{device.id:>10}  {device.slug}  \"{device.name}\"  ({device.kind})")
-        about = describe(device, mapped)
+        about = describe(device, mapped, acting)
         unknown = [t["name"] for t in about["device_type_info"] if not t["known"]]
         if unknown:
             print(f"            device type not in the device library: {', '.join(unknown)}")
@@ -94,6 +96,10 @@ def generate_command(args: argparse.Namespace) -> int:
                              else " (no commands known)")
                 for c in about["unmapped_clusters"])
             print(f"            no friendly tool for: {names}")
+        if about["withheld_clusters"]:
+            names = ", ".join(c["name"] for c in about["withheld_clusters"])
+            print(f"            not a control of its device type: {names} "
+                  "(commands: matter:control_matter_device)")  # fmt: skip
         for tool in tools:
             if tool.device_id != device.id:
                 continue

@@ -292,12 +292,14 @@ class MatterComponent:
     def devices(self) -> list[dict[str, Any]]:
         """Return every device with its availability and tool names."""
         out = []
-        mapped = frozenset(m.cluster.id for m in self.bridge.generator.maps)
+        maps = self.bridge.generator.maps
+        mapped = frozenset(m.cluster.id for m in maps)
+        acting = frozenset(m.cluster.id for m in maps if m.rows)
         for device in self.bridge.devices():
             doc = device.to_json()
             doc["tools"] = self._tool_names(device.id)
             # What it is and what has no friendly tool (unknown is not silent).
-            doc.update(describe(device, mapped))
+            doc.update(describe(device, mapped, acting))
             out.append(doc)
         return out
 

@@ -34,6 +34,9 @@ def test_generate_text_and_bad_input(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert "matter:mock_door_lock_unlock(pin_code) -> DoorLock.UnlockDoor  [dangerous]" in out
     # lock, unlock, state and the generic tool: no on/off from the lock's OnOff cluster.
     assert out.rstrip().endswith("1 device(s), 4 tool(s)")
+    # Its OnOff is listed, not silently dropped: a Door Lock is not controlled through it.
+    assert ("            not a control of its device type: OnOff "
+            "(commands: matter:control_matter_device)\n") in out
     bad = tmp_path / "bad.json"
     bad.write_text("{\"node_id\": \"x\"}")
     assert main(["generate", "--node-dump", str(bad)]) == 1
@@ -76,6 +79,7 @@ def test_generate_lists_what_has_no_friendly_tool(capsys: pytest.CaptureFixture[
     first = doc["devices"][0]
     assert first["device_type_info"] == [{"id": 117, "name": "Dishwasher", "known": True}]
     assert first["unmapped_clusters"] == [{"id": 93, "name": "DishwasherAlarm", "commands": True}]
+    assert first["withheld_clusters"] == []
 
 
 def test_devices_rename_by_id_and_slug(tmp_path: Path) -> None:

@@ -51,8 +51,10 @@ EXPECTED: dict[str, tuple[dict[str, list[str]], list[str]]] = {
                             "aqara_smart_lock_u200_battery": ["state"]}, QUERY),
     # A bridged Electrical Sensor endpoint is an energy meter (it used to give 0 devices).
     "ha-core/atios_knx_bridge": ({"energy_meter_electricity_monitor_ac": ["state"]}, QUERY),
+    # Its ModeSelect ("Lighting": Dark, Medium, Light) is a mode any device may carry.
     "ha-core/color_temperature_light": (
-        {"mock_color_temperature_light": ["color_temperature", *DIM]},
+        {"mock_color_temperature_light": ["color_temperature", "brightness", "select_mode",
+                                          "on", "off", "toggle", "state"]},
         ["matter:control_matter_device"]),
     "ha-core/eberle_ute3000": ({"connected_thermostat_ute_3000": THERMO},
                                ["core:query_sensor", "matter:control_matter_device"]),
@@ -275,9 +277,11 @@ def test_state_reads_recorded_values_in_human_units(name: str) -> None:
 
 STATES = {
     "ha-core/aqara_u200": {"lock_state": "locked"},
+    # ModeSelect CurrentMode 0 is the mode labelled "Dark".
     "ha-core/color_temperature_light": {"color_mode": "hue_saturation",
                                         "color_temperature_kelvin": 3521,
-                                        "brightness_percent": 50, "on": True},
+                                        "brightness_percent": 50, "selected_mode": "Dark",
+                                        "on": True},
     "ha-core/eve_weather_sensor": {"temperature": 16.03},
     "ha-core/mock_thermostat": {"temperature": 18.0, "heating_setpoint": 20.0,
                                 "cooling_setpoint": 26.0, "mode": "auto"},

@@ -73,6 +73,12 @@ def controlled_clusters(device_types: tuple[int, ...]) -> frozenset[int] | None:
     return frozenset(found)
 
 
+# Clusters any device may carry for what it does beside its type: Mode Select names its
+# own modes (a light's effects, a purifier's programmes) and changes nothing else.
+ANY_DEVICE = frozenset({0x0050})  # ModeSelect
+
+
 def offers(cluster_id: int, acting: bool, controlled: frozenset[int] | None) -> bool:
     """Return whether a mapped cluster yields tools: read-only always, acting if controlled."""
-    return not acting or controlled is None or cluster_id in controlled
+    return (not acting or controlled is None or cluster_id in controlled
+            or cluster_id in ANY_DEVICE)  # fmt: skip

@@ -17,7 +17,12 @@ from typing import Any
 
 from bridge.matter.home.devices import Device
 from bridge.matter.spec.catalogue import cluster_info, device_type_name
-from bridge.matter.spec.device_library import UTILITY_TYPES, library
+from bridge.matter.spec.device_library import (
+    UTILITY_TYPES,
+    controlled_clusters,
+    library,
+    offers,
+)
 
 # Clusters that describe or wire an endpoint, not something a person uses.
 PLUMBING = frozenset({
@@ -34,8 +39,14 @@ PLUMBING = frozenset({
 })  # fmt: skip
 
 
-def describe(device: Device, mapped: frozenset[int]) -> dict[str, Any]:
-    """Return the device's types by name and the clusters no map covers (generic tool only)."""
+def describe(
+    device: Device, mapped: frozenset[int], acting: frozenset[int] = frozenset()
+) -> dict[str, Any]:
+    """Return the device's types by name and the clusters no map covers (generic tool only).
+
+    ``acting`` are the mapped clusters with acting rows: one the device's types are not
+    controlled through (a lock's OnOff) is listed as ``withheld_clusters``.
+    """
     known = library()
     types = [
         {"id": t, "name": device_type_name(t) or f"0x{t:04X}",
@@ -53,7 +64,15 @@ def describe(device: Device, mapped: frozenset[int]) -> dict[str, Any]:
             name = info.name if info is not None else f"0x{cluster_id:04X}"
         commands = bool(info.commands) if info is not None else False
         unmapped.append({"id": cluster_id, "name": name, "commands": commands})
-    return {"device_type_info": types, "unmapped_clusters": unmapped}
+    controlled = controlled_clusters(device.device_types)
+    withheld = [
+        {"id": c, "name": info.name}
+        for c in sorted(device.clusters)
+        if c in acting and device.has_cluster(c) and not offers(c, True, controlled)
+        and (info := cluster_info(c)) is not None
+    ]
+    return {"device_type_info": types, "unmapped_clusters": unmapped,
+            "withheld_clusters": withheld}  # fmt: skip
 
 
 def dump_problem(doc: Mapping[str, Any]) -> str | None:
