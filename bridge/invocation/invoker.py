@@ -181,6 +181,13 @@ class Invoker:
         self.max_backoff_s = max_backoff_s
         self._global: list[Middleware] = []
         self._per_tool: dict[str, list[Middleware]] = {}
+        # Calls between the start and the end of ``invoke``, and a count of the event
+        # loop's turns in which calls started: a call that waited (its start's turn is
+        # over) and runs alone commits its audit row itself; calls that start and end in
+        # one turn (a burst) or overlap leave theirs to the writer's group commit.
+        self._running = 0
+        self._turn = 0
+        self._turn_counted = False
 
     def set_remote_executor(self, remote: RemoteExecutor | None) -> None:
         """Set who runs tools registered without a local handler."""
@@ -273,6 +280,22 @@ class Invoker:
 
         ``charged``: the token's rate limit was already charged for this call (a job).
         """
+        self._running += 1
+        if not self._turn_counted:
+            self._turn_counted = True
+            asyncio.get_running_loop().call_soon(self._next_turn)
+        try:
+            return await self._invoke(request, token, charged, self._turn)
+        finally:
+            self._running -= 1
+
+    def _next_turn(self) -> None:
+        self._turn += 1
+        self._turn_counted = False
+
+    async def _invoke(
+        self, request: ToolRequest, token: AgentToken | None, charged: bool, turn: int
+    ) -> ToolResponse:
         started = time.perf_counter()
         call_id = new_call_id()
         # Only a verified identity goes on the bus; a claimed context.agent_id is not one.
@@ -290,6 +313,9 @@ class Invoker:
             internal = InternalError("internal error", {"call_id": call_id})
             response = self._fail(request, call_id, call, state, internal, started)
         if state.committed is not None:
+            alone = self._running == 1 and self._turn != turn
+            if alone and not state.committed.done() and self.audit is not None:
+                self.audit.commit_now()  # nothing to group it with: no turn to wait
             # Acknowledge only what the audit log holds: a crash from here on loses nothing.
             try:
                 await asyncio.shield(state.committed)
