@@ -246,8 +246,8 @@ class _LazyMcp:
             profile = None
             if self.compact:
                 # A few capability tools standing for the per-device ones, for clients
-                # that pay per listed tool (bridge.matter.compact).
-                from bridge.matter.compact import CompactProfile
+                # that pay per listed tool (bridge.matter.sync.compact).
+                from bridge.matter import CompactProfile
 
                 profile = CompactProfile(
                     service.registry, lambda: service.matter.bridge if service.matter else None
