@@ -288,7 +288,7 @@ class Database:
         running = self._checkpointer
         if running is not None:
             running.join(timeout=30)
-        with self._locked():
+        with self._lock:
             self._conn.close()
 
 
