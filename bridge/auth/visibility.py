@@ -82,26 +82,9 @@ def visible_schema(
     return schema
 
 
-# may_see's answers by (grants, definition): both are immutable, so an answer holds while
-# its definition lives (held in the entry, so its id cannot name another meanwhile). A
-# call asks it every time; the listing faces ask it of every tool.
-_SEEN: dict[tuple[tuple[str, ...], int], tuple[ToolDefinition, bool]] = {}
-SEEN_MAX = 4096
-
-
 def may_see(granted: tuple[str, ...], defn: ToolDefinition) -> bool:
     """Return whether a token with ``granted`` may list (and so read) ``defn``."""
-    if type(granted) is not tuple:  # a list from a caller: not a key, decide afresh
-        return visible_schema(_CHECKER, tuple(granted), defn) is not None
-    key = (granted, id(defn))
-    known = _SEEN.get(key)
-    if known is not None and known[0] is defn:
-        return known[1]
-    seen = visible_schema(_CHECKER, granted, defn) is not None
-    if len(_SEEN) >= SEEN_MAX:
-        _SEEN.clear()
-    _SEEN[key] = (defn, seen)
-    return seen
+    return visible_schema(_CHECKER, granted, defn) is not None
 
 
 def may_hold(granted: tuple[str, ...], required: str) -> bool:

@@ -54,6 +54,8 @@ from bridge.tools.validation import validate_call, validator_for
 _LOG = logging.getLogger(__name__)
 # The longest parameter value an approval's message quotes (the params show it whole).
 MESSAGE_VALUE_CHARS = 120
+# Visibility answers the invoker keeps (tools called lately, per token's grants).
+SEEN_MAX = 256
 _TEMPLATE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
@@ -188,6 +190,9 @@ class Invoker:
         self._running = 0
         self._turn = 0
         self._turn_counted = False
+        # may_see's answers for the tools called lately, by (grants, definition object):
+        # both are immutable, and the entry holds the definition so its id stays its own.
+        self._seen: dict[tuple[tuple[str, ...], int], tuple[ToolDefinition, bool]] = {}
 
     def set_remote_executor(self, remote: RemoteExecutor | None) -> None:
         """Set who runs tools registered without a local handler."""
@@ -349,7 +354,7 @@ class Invoker:
         self._check_constraints(token, request)
         entry = self.registry.resolve(request.tool, request.version)
         defn = entry.definition
-        if not may_see(token.permissions, defn):
+        if not self._may_see(token.permissions, defn):
             # A tool the token may not see answers as an unknown one does (no oracle of
             # which names exist); the audit row still says it was denied.
             state.decision = "permission_denied"
@@ -428,6 +433,17 @@ class Invoker:
         self._record(request, response, state, started)
         await self._idempotent_end(token.id, state, fp, response)
         return response
+
+    def _may_see(self, granted: tuple[str, ...], defn: ToolDefinition) -> bool:
+        key = (granted, id(defn))
+        known = self._seen.get(key)
+        if known is not None and known[0] is defn:
+            return known[1]
+        seen = may_see(granted, defn)
+        if len(self._seen) >= SEEN_MAX:
+            self._seen.clear()
+        self._seen[key] = (defn, seen)
+        return seen
 
     def _check_constraints(self, token: AgentToken, request: ToolRequest) -> None:
         cons = token.constraints
