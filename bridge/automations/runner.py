@@ -1,12 +1,13 @@
 """The automations runner: a face whose "caller" is a rule, acting with the rule's own token.
 
-It watches the event bus (``device.event``, ``tool_call.status``, and ``device.state``
-only while a rule has a state trigger: a watched ``device.state`` makes every Matter call
-read its device back before answering) and a clock (time and sun triggers), checks a
-rule's conditions and runs its actions: tool calls through the one pipeline
-(``Invoker.invoke`` with the rule's token — permission checks, confirmations by a
-person, rate limits and the audit of each call as for any caller), delays and webhook
-notifications. Every run, acted or not, is an audit record (``tool =
+It watches the event bus (``device.event``; ``device.state`` only while a rule has a
+state trigger: a watched ``device.state`` makes every Matter call read its device back
+before answering; ``tool_call.status`` only while a rule has a tool-call trigger: every
+call publishes three of them, built only when someone listens) and a clock (time and
+sun triggers), checks a rule's conditions and runs its actions: tool calls through the
+one pipeline (``Invoker.invoke`` with the rule's token — permission checks,
+confirmations by a person, rate limits and the audit of each call as for any caller),
+delays and webhook notifications. Every run, acted or not, is an audit record (``tool =
 automation:<id>``) holding its trigger and what each action did.
 
 Safe running:
@@ -149,6 +150,9 @@ class AutomationRunner:
         # every call read its device back before answering (read after write).
         self._state_sub: Subscription | None = None
         self._state_task: asyncio.Task[Any] | None = None
+        # tool_call.status only while a rule has a tool-call trigger (three per call).
+        self._call_sub: Subscription | None = None
+        self._call_task: asyncio.Task[Any] | None = None
         self._checker = PermissionChecker()
         self._own_tools: list[str] = []
         self._unsubscribe_revocations: Callable[[], None] | None = None
@@ -169,7 +173,7 @@ class AutomationRunner:
             self._check_authority(live)
         for defn, handler in rule_tools(self):
             self._own_tools.append(self._register_own(defn, handler))
-        self._sub = self.events.subscribe("device.event", "tool_call.status")
+        self._sub = self.events.subscribe("device.event")
         self._spawn(self._watch(self._sub))
         self._watch_states()
         self._spawn(self._tick())
@@ -194,10 +198,11 @@ class AutomationRunner:
         if self._unsubscribe_revocations is not None:
             self._unsubscribe_revocations()
             self._unsubscribe_revocations = None
-        for sub in (self._sub, self._state_sub):
+        for sub in (self._sub, self._state_sub, self._call_sub):
             if sub is not None:
                 self.events.unsubscribe(sub)
         self._sub = self._state_sub = self._state_task = None
+        self._call_sub = self._call_task = None
         while self._own_tools:
             self.registry.unregister(self._own_tools.pop())
         tasks, self._tasks = set(self._tasks), set()
@@ -214,17 +219,29 @@ class AutomationRunner:
         return task
 
     def _watch_states(self) -> None:
-        """Watch ``device.state`` while some loaded rule has a state trigger, else not."""
-        needed = any(live.stored.rule.trigger["type"] == "state"
-                     for live in self._rules.values())  # fmt: skip
-        if needed and self._state_sub is None and self._sub is not None:
-            self._state_sub = self.events.subscribe("device.state")
-            self._state_task = self._spawn(self._watch(self._state_sub))
-        elif not needed and self._state_sub is not None:
-            self.events.unsubscribe(self._state_sub)
-            if self._state_task is not None:
-                self._state_task.cancel()
-            self._state_sub = self._state_task = None
+        """Watch ``device.state`` / ``tool_call.status`` while a rule has such a trigger."""
+        kinds = {live.stored.rule.trigger["type"] for live in self._rules.values()}
+        self._state_sub, self._state_task = self._follow(
+            "device.state", "state" in kinds, self._state_sub, self._state_task)
+        self._call_sub, self._call_task = self._follow(
+            "tool_call.status", "tool_call" in kinds, self._call_sub, self._call_task)
+
+    def _follow(
+        self, prefix: str, needed: bool, sub: Subscription | None, task: asyncio.Task[Any] | None
+    ) -> tuple[Subscription | None, asyncio.Task[Any] | None]:
+        """Return ``prefix``'s subscription and watcher to keep, opened or closed as needed.
+
+        Nothing opens before ``start`` or after ``stop``.
+        """
+        if needed and sub is None and self._sub is not None:
+            sub = self.events.subscribe(prefix)
+            return sub, self._spawn(self._watch(sub))
+        if not needed and sub is not None:
+            self.events.unsubscribe(sub)
+            if task is not None:
+                task.cancel()
+            return None, None
+        return sub, task
 
     def _load(self, stored: StoredRule) -> None:
         token = None

@@ -417,3 +417,26 @@ async def test_device_state_is_watched_only_while_a_state_rule_exists(
     status, _ = await call(bridge_server, "DELETE", "/v1/automations/watcher", agent)
     assert status == 200
     assert events.wanted("device.state") is False
+
+
+async def test_call_events_are_built_only_while_a_tool_call_rule_exists(
+    bridge_server: BridgeServer,
+) -> None:
+    # Every call publishes three tool_call.status events; with nobody listening none is
+    # built. A tool-call rule listens from its creation (it fires) until its deletion.
+    events = bridge_server.service.events
+    agent = token(bridge_server, "automations:create", "storage:*", "device:read:*")
+    assert events.wanted("tool_call.status") is False
+    status, made = await call(bridge_server, "POST", "/v1/automations", agent, on_read(
+        "watcher", trigger={"type": "state", "device_id": "7-1", "path": "1/6/0"}))
+    assert status == 201, made
+    assert events.wanted("tool_call.status") is False
+    status, made = await call(bridge_server, "POST", "/v1/automations", agent, on_read("calls"))
+    assert status == 201, made
+    assert events.wanted("tool_call.status") is True
+    await invoke(bridge_server, "core:get_data", {"key": "x"}, agent)
+    (run,) = await audit_rows(bridge_server.service, "calls", 1)
+    assert run["decision"] == "allowed", run
+    status, _ = await call(bridge_server, "DELETE", "/v1/automations/calls", agent)
+    assert status == 200
+    assert events.wanted("tool_call.status") is False
