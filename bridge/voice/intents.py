@@ -11,6 +11,7 @@ import logging
 import re
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from hassil import Intents, recognize_all
@@ -24,6 +25,7 @@ from bridge.invocation.messages import RequestContext, ToolRequest
 from bridge.matter.devices import Device, slugify
 from bridge.matter.rooms import Room, rooms_of
 from bridge.voice.compound import completions, is_compound, parts
+from bridge.voice.floors import floors_of
 from bridge.voice.planner import (
     Call,
     Home,
@@ -47,11 +49,13 @@ from bridge.voice.units import (
     home_units,
     to_celsius,
 )
+from bridge.voice.wording import corrected, plain
 
 if TYPE_CHECKING:
     from hassil.recognize import RecognizeResult
 
     from bridge.auth.tokens import AgentToken
+    from bridge.config import FloorConfig
     from bridge.invocation.invoker import Invoker
     from bridge.tools.definition import ToolDefinition
     from bridge.tools.registry import ToolRegistry
@@ -87,6 +91,7 @@ class IntentEngine:
         rooms: Callable[[], Sequence[Room]] | None = None,
         languages: Sequence[str] = LANGUAGES,
         units: str = "auto",
+        floors: Sequence[FloorConfig] = (),
     ) -> None:
         self.registry = registry
         self.invoker = invoker
@@ -99,6 +104,9 @@ class IntentEngine:
         self._pending: set[asyncio.Task[Any]] = set()
         self._unsubscribe = registry.subscribe(self._changed)
         self.configured_units = units
+        self.floors = tuple(floors)
+        self._words_cache: tuple[Any, frozenset[str]] | None = None
+        self._spoken_words: dict[str, frozenset[str]] = {}
         self._planner = Planner(home=self.home, tool_for=tool_for,
                                 not_understood=self._not_understood,
                                 units=self.units)  # fmt: skip
@@ -165,10 +173,14 @@ class IntentEngine:
                 home.room_labels.setdefault(label.casefold(), room.slug)
             home.room_labels.setdefault(room.slug, room.slug)
             areas.extend(TextSlotValue(TextChunk(label), room.slug) for label in room.labels)
+        levels: list[TextSlotValue] = []
+        for floor in floors_of(self.floors, rooms):
+            home.floors[floor.slug] = floor
+            levels.extend(TextSlotValue(TextChunk(label), floor.slug) for label in floor.labels)
         home.slot_lists = {
             "name": TextSlotList(name="name", values=names),
             "area": TextSlotList(name="area", values=areas),
-            "floor": TextSlotList(name="floor", values=[]),
+            "floor": TextSlotList(name="floor", values=levels),
         }
         self._home = home
         return home
@@ -247,8 +259,12 @@ class IntentEngine:
     async def _handle(
         self, text: str, lang: str, token: AgentToken | None, here: str | None
     ) -> IntentReply:
-        text, said_units = explicit_unit(text)
+        text, said_units = explicit_unit(plain(text, lang) or text)
         results = self.recognize(text, lang, here)
+        if not results:  # a misspelt name or room ("kitchn"): mended only when unique
+            mended = corrected(text, self._vocabulary(lang))
+            if mended is not None and (found := self.recognize(mended, lang, here)):
+                text, results = mended, found
         said: list[RecognizeResult] | None = None
         segments = parts(text, lang) if not results else []
         if is_compound(segments):
@@ -273,6 +289,33 @@ class IntentEngine:
         if isinstance(plan, IntentReply):
             return plan
         return await self._run(reading.intent, plan, lang, token)
+
+    def _vocabulary(self, lang: str) -> frozenset[str]:
+        """Return the words a typo may be mended to: names', rooms' and floors' words.
+
+        Words the language's templates use ("lights", "lamps") are left out, so a
+        command word is never turned into a name.
+        """
+        home = self.home()
+        key = (lang, home.room_key, len(home.labels))
+        if self._words_cache is not None and self._words_cache[0] == key:
+            return self._words_cache[1]
+        spoken = self._template_words(lang)
+        labels = [*home.labels, *home.room_labels, *(label.casefold() for floor in
+                  home.floors.values() for label in floor.labels)]  # fmt: skip
+        words = frozenset(w for label in labels for w in _words(label)
+                          if w not in spoken)  # fmt: skip
+        self._words_cache = (key, words)
+        return words
+
+    def _template_words(self, lang: str) -> frozenset[str]:
+        found = self._spoken_words.get(lang)
+        if found is None:
+            doc = load_templates(lang) or {}
+            text = repr((doc.get("intents"), doc.get("expansion_rules"), doc.get("lists")))
+            found = frozenset(w.casefold() for w in re.findall(r"[^\W\d_]+", text))
+            self._spoken_words[lang] = found
+        return found
 
     def _said_room(self, text: str) -> tuple[str, str, str] | None:
         """Return (slug, label, the text without it) of the longest room name in ``text``."""
@@ -358,6 +401,16 @@ class IntentEngine:
             refused = _out_of_range(call, plan.values, lang)
             if refused is not None:
                 return IntentReply(speech=refused, language=lang, handled=False, intent=intent)
+        if plan.key in ("relative_brightness", "states", "temperatures"):
+            read = await self._read(intent, plan, lang, token)
+            if isinstance(read, IntentReply):
+                return read
+            states, made_reads = read
+            if plan.key != "relative_brightness":
+                return IntentReply(speech=_summary(plan, states, lang, self.units()),
+                                   language=lang, handled=True, intent=intent,
+                                   calls=made_reads)  # fmt: skip
+            plan = self._planner.after_reads(plan, states, lang)
         if len(plan.calls) == 1 and _needs_approval(plan.calls[0].definition):
             return await self._ask_approval(intent, plan, lang, token)
         outcomes = await asyncio.gather(*(self._invoke(c, token) for c in plan.calls))
@@ -384,6 +437,18 @@ class IntentEngine:
                                calls=made)  # fmt: skip
         speech = _answer(plan, result, lang, self.units())
         return IntentReply(speech=speech, language=lang, handled=True, intent=intent, calls=made)
+
+    async def _read(
+        self, intent: str, plan: Plan, lang: str, token: AgentToken | None
+    ) -> tuple[list[Any], tuple[dict[str, Any], ...]] | IntentReply:
+        """Return the results of a plan's state reads, or why they failed (nothing acted)."""
+        outcomes = await asyncio.gather(*(self._invoke(c, token) for c in plan.calls))
+        made = tuple(record for record, _ in outcomes)
+        for call, (record, _) in zip(plan.calls, outcomes, strict=True):
+            if not record["ok"]:
+                return self._refused(intent, replace(plan, target=call.target), lang, token,
+                                     record, made)  # fmt: skip
+        return [result for _, result in outcomes], made
 
     async def _invoke(
         self, call: Call, token: AgentToken | None
@@ -435,7 +500,8 @@ class IntentEngine:
             asked.cancel()
         tool = f"{call.definition.namespace}:{call.definition.name}"
         record = {"tool": tool, "params": call.params, "ok": None, "pending": "approval"}
-        return IntentReply(speech=say(lang, "needs_approval", target=call.target),
+        key = "needs_approval" if plan.key != "open" else "needs_approval_open"
+        return IntentReply(speech=say(lang, key, target=call.target),
                            language=lang, handled=True, intent=intent,
                            calls=(record,))  # fmt: skip
 
@@ -608,6 +674,55 @@ def _answer(plan: Plan, result: Any, lang: str, units: str) -> str:
     if isinstance(state.get("on"), bool):
         return say(lang, "state_on" if state["on"] else "state_off", target=plan.target)
     return say(lang, "state_unknown", target=plan.target)
+
+
+_STATE_FIELDS = {"on": ("on", True), "off": ("on", False), "locked": ("lock_state", "locked"),
+                 "unlocked": ("lock_state", "unlocked"), "open": ("contact", "open"),
+                 "closed": ("contact", "closed")}  # fmt: skip
+_OPPOSITE = {"on": "off", "off": "on", "locked": "unlocked", "unlocked": "locked",
+             "open": "closed", "closed": "open"}  # fmt: skip
+
+
+def _summary(plan: Plan, states: Sequence[Any], lang: str, units: str) -> str:
+    """Return the answer to a question about several devices (states or temperatures)."""
+    if plan.key == "temperatures":
+        readings = []
+        for call, state in zip(plan.calls, states, strict=True):
+            value = state.get("temperature") if isinstance(state, dict) else None
+            if isinstance(value, int | float):
+                read_in = IMPERIAL if state.get("unit") == "°F" else METRIC
+                spoken = spoken_number(from_celsius(to_celsius(value, read_in), units), lang)
+                readings.append(say(lang, "reading", temperature=spoken, target=call.target))
+        if not readings:
+            return say(lang, "no_temperature", target=plan.target)
+        return say(lang, "readings", readings=both(lang, readings))
+    asked = str(plan.values.get("state", "on"))
+    key, wanted = _STATE_FIELDS.get(asked, ("on", True))
+    yes: list[str] = []
+    no: list[str] = []
+    for call, state in zip(plan.calls, states, strict=True):
+        value = state.get(key) if isinstance(state, dict) else None
+        if key == "lock_state" and value is not None and value != "locked":
+            value = "unlocked"
+        if value is None:
+            continue
+        (yes if value == wanted else no).append(call.target)
+    if plan.values.get("anything") or (not yes and asked == "on" and not no):
+        if not yes:
+            return say(lang, "nothing_on_in" if plan.target else "nothing_on",
+                       target=plan.target)  # fmt: skip
+        return _named_state(lang, "on", yes)
+    parts = [_named_state(lang, asked, yes)] if yes else []
+    if no:
+        parts.append(_named_state(lang, _OPPOSITE.get(asked, "off"), no))
+    return " ".join(parts) or say(lang, "state_unknown", target=plan.target)
+
+
+def _named_state(lang: str, state: str, names: list[str]) -> str:
+    """Return "X is on." or "X and Y are on." in ``lang``."""
+    if len(names) == 1:
+        return say(lang, f"state_{state}", target=names[0])
+    return say(lang, f"are_{state}", names=both(lang, names))
 
 
 def _words(text: str) -> list[str]:
