@@ -40,7 +40,7 @@ from bridge.voice.planner import (
 )
 from bridge.voice.responses import LANGUAGES, both, either, say
 from bridge.voice.subjects import domain_of
-from bridge.voice.templates import STOP_INTENT, load_templates
+from bridge.voice.templates import RELATIVE_INTENT, STOP_INTENT, load_templates
 from bridge.voice.units import (
     IMPERIAL,
     METRIC,
@@ -63,7 +63,7 @@ if TYPE_CHECKING:
 _LOG = logging.getLogger(__name__)
 SUPPORTED_INTENTS = frozenset(
     {"HassTurnOn", "HassTurnOff", "HassLightSet", "HassSetPosition", "HassGetState",
-     "HassClimateSetTemperature", "HassClimateGetTemperature", STOP_INTENT}
+     "HassClimateSetTemperature", "HassClimateGetTemperature", STOP_INTENT, RELATIVE_INTENT}
 )  # fmt: skip
 MAX_TEXT = 500
 MAX_AREA = 64
@@ -262,7 +262,7 @@ class IntentEngine:
         text, said_units = explicit_unit(plain(text, lang) or text)
         results = self.recognize(text, lang, here)
         if not results:  # a misspelt name or room ("kitchn"): mended only when unique
-            mended = corrected(text, self._vocabulary(lang))
+            mended = corrected(text, self._vocabulary(lang), self._template_words(lang))
             if mended is not None and (found := self.recognize(mended, lang, here)):
                 text, results = mended, found
         said: list[RecognizeResult] | None = None
@@ -291,24 +291,18 @@ class IntentEngine:
         return await self._run(reading.intent, plan, lang, token)
 
     def _vocabulary(self, lang: str) -> frozenset[str]:
-        """Return the words a typo may be mended to: names', rooms' and floors' words.
-
-        Words the language's templates use ("lights", "lamps") are left out, so a
-        command word is never turned into a name.
-        """
+        """Return the words a typo may be mended to: names', rooms' and floors' words."""
         home = self.home()
-        key = (lang, home.room_key, len(home.labels))
-        if self._words_cache is not None and self._words_cache[0] == key:
+        if self._words_cache is not None and self._words_cache[0] is home:
             return self._words_cache[1]
-        spoken = self._template_words(lang)
         labels = [*home.labels, *home.room_labels, *(label.casefold() for floor in
                   home.floors.values() for label in floor.labels)]  # fmt: skip
-        words = frozenset(w for label in labels for w in _words(label)
-                          if w not in spoken)  # fmt: skip
-        self._words_cache = (key, words)
+        words = frozenset(w for label in labels for w in _words(label))
+        self._words_cache = (home, words)
         return words
 
     def _template_words(self, lang: str) -> frozenset[str]:
+        """Return every word of the language's templates (never mended into a name)."""
         found = self._spoken_words.get(lang)
         if found is None:
             doc = load_templates(lang) or {}

@@ -48,6 +48,8 @@ SAID = {"on": "on", "off": "off", "lock": "lock", "open": "open", "close": "clos
          "set_temperature": "set_temperature", "set_mode": "thermostat_off",
          "temperature": "set_temperature", "color": "color"}  # fmt: skip
 ToolFor = Callable[..., "ToolDefinition | None"]
+# Answers that have a room-lights form ("Turned on the lights in Kitchen.").
+_ROOM_SAID = frozenset({"on", "off", "brightness", "color"})
 # Steps of a relative change said without a number: brightness points ("a bit": fewer),
 # degrees in the units said.
 BRIGHTNESS_STEP, SMALL_STEP = 20, 10
@@ -362,7 +364,8 @@ class Planner:
             if not [d for d in s.room.devices if domain_of(d) == "light"]:
                 return self._no_kind(s)
             return reply(s.lang, "cannot", target=s.room.name, intent=s.intent)
-        return Plan(calls=(call,), key=key, target=s.room.name, values=values or {})
+        room_key = f"room_{key}" if key in _ROOM_SAID else key  # "the lights in Kitchen"
+        return Plan(calls=(call,), key=room_key, target=s.room.name, values=values or {})
 
     def _light_set(self, s: _Subject, r: Reading) -> Plan | IntentReply:
         params: dict[str, Any]
@@ -373,7 +376,8 @@ class Planner:
             values = {"percent": spoken_number(percent, s.lang)}
         elif "color" in r.values:
             color = str(r.values["color"])
-            capability, params, values = "set_color", {"color": color}, {"color": color}
+            heard = r.texts.get("color") or color  # said back in the speaker's words
+            capability, params, values = "set_color", {"color": color}, {"color": heard}
         elif "temperature" in r.values:
             kelvin = number(r.values["temperature"])
             capability, params = "color_temperature", {"kelvin": kelvin}
@@ -558,6 +562,11 @@ class Planner:
             if s.device is not None:
                 return reply(s.lang, "cannot", target=s.device.name, intent=s.intent)
             return reply(s.lang, "not_here", intent=s.intent)
+        if what == "temperature" and s.device is None and not self._scope(s):
+            pool = [d for d in self._home().devices
+                    if d.kind == "thermostat" and may_see(s.token, d)]  # fmt: skip
+            if len(pool) == 1:  # "turn the heat up" in a home with one thermostat
+                s = replace(s, device=pool[0])
         if s.device is None and not self._scope(s):
             return reply(s.lang, "where", intent=s.intent)
         if what == "temperature":
@@ -626,7 +635,7 @@ class Planner:
             step * (9 / 5 if units == IMPERIAL else 5 / 9), 1))
         target = calls[0].target if len(calls) == 1 else s.place
         return Plan(calls=tuple(calls), key="raised" if up else "lowered", target=target,
-                    values={"degrees": spoken_number(heard, s.lang)})
+                    values={"degrees": degrees_said(heard, s.lang)})
 
     def _limits(self, devices: Sequence[Device], capability: str) -> tuple[float, float] | None:
         """Return the widest (minimum, maximum) the devices' ``capability`` tools take."""
@@ -724,6 +733,16 @@ def number(value: Any) -> float:
     """Return a heard number as an int when it is whole."""
     result = float(value)
     return int(result) if result.is_integer() else result
+
+
+_DEGREE_WORDS = {"en": ("degree", "degrees"), "de": ("Grad", "Grad"), "fr": ("degré", "degrés"),
+                 "es": ("grado", "grados"), "nl": ("graad", "graden")}  # fmt: skip
+
+
+def degrees_said(value: Any, lang: str) -> str:
+    """Return a number of degrees as said in ``lang`` ("1 degree", "2 Grad", "1,5 graden")."""
+    one, many = _DEGREE_WORDS.get(lang, _DEGREE_WORDS["en"])
+    return f"{spoken_number(value, lang)} {one if float(value) == 1 else many}"
 
 
 def spoken_number(value: Any, lang: str) -> str:

@@ -6,10 +6,10 @@ templates see the command itself ("could you please turn on the kitchen light fo
 "turn on the kitchen light"). Only whole words at the start or end of the sentence (and
 "please"-words anywhere) go: the words in the middle of a command are never touched.
 ``is_small(text, lang)`` tells a small relative change ("dim the kitchen a bit").
-``corrected(text, vocabulary)`` mends a misspelt word of a name or room ("kitchn") when
-exactly one known word is one edit away; the engine tries it only after the sentence as
-said matched nothing, and a corrected sentence is planned like any other (an ambiguous
-or unknown target still does nothing).
+``corrected(text, targets, known)`` mends a misspelt word of a name or room ("kitchn",
+"ligth") when exactly one of their words is one edit away; the engine tries it only
+after the sentence as said matched nothing, and a corrected sentence is planned like
+any other (an ambiguous or unknown target still does nothing).
 """
 
 from __future__ import annotations
@@ -93,20 +93,21 @@ def is_small(text: str, lang: str) -> bool:
     return bool(pattern and pattern.search(text))
 
 
-def corrected(text: str, vocabulary: Collection[str]) -> str | None:
+def corrected(text: str, targets: Collection[str], known: Collection[str]) -> str | None:
     """Return ``text`` with misspelt words mended, or None when nothing was mended.
 
-    A word is mended only when it is not in ``vocabulary`` (names' and rooms' words,
-    casefolded), is at least five letters long, and exactly one vocabulary word of at
-    least five letters is one edit (insert, delete, substitute, swap) away from it.
+    A word is mended only when it is neither a target (names', rooms' and floors' words,
+    casefolded) nor a ``known`` word (the templates' own: "lights" stays "lights"), is
+    at least five letters long, and exactly one target of at least five letters is one
+    edit (insert, delete, substitute, swap of neighbours) away from it.
     """
     words = text.split()
     changed = False
     for i, word in enumerate(words):
         folded = word.casefold()
-        if len(folded) < 5 or folded in vocabulary:
+        if len(folded) < 5 or folded in targets or folded in known:
             continue
-        near = [v for v in vocabulary if len(v) >= 5 and _one_edit(folded, v)]
+        near = [v for v in targets if len(v) >= 5 and _one_edit(folded, v)]
         if len(near) == 1:
             words[i] = near[0]
             changed = True
