@@ -529,18 +529,16 @@ class Planner:
             kinds = (s.domain,)
         else:
             return reply(s.lang, "not_here", intent=s.intent)
-        rooms = self._scope(s) if (s.room is not None or s.floor is not None) \
-            else list(home.rooms.values())
-        if not rooms and s.room is None and s.floor is None:
-            rooms = []
-        devices = [d for room in rooms for d in room.devices
-                   if domain_of(d) in kinds and may_see(s.token, d)
+        # the place said, else the whole home (devices in no room too)
+        pool = ([d for room in self._scope(s) for d in room.devices]
+                if s.room is not None or s.floor is not None else home.devices)
+        devices = [d for d in pool if domain_of(d) in kinds and may_see(s.token, d)
                    and (s.device_class is None or fits(d, domain_of(d), s.device_class))]
-        if s.room is None and s.floor is None:  # the whole home, rooms or not
-            devices = [d for d in home.devices if domain_of(d) in kinds and may_see(s.token, d)
-                       and (s.device_class is None
-                            or fits(d, domain_of(d), s.device_class))]  # fmt: skip
         calls = [c for d in devices if (c := self._call("state", {}, d.name, device=d))]
+        if not calls and r.combo == "anything":  # nothing there that can be on
+            return IntentReply(speech=say(s.lang, "nothing_on_in" if s.place else "nothing_on",
+                                          target=s.place),
+                               language=s.lang, handled=True, intent=s.intent)  # fmt: skip
         if not calls:
             return self._no_kind(s)
         return Plan(calls=tuple(calls), key="states", target=s.place,

@@ -328,6 +328,11 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                         (["éteins tout"], _EVERYTHING),
                         (["ferme (la porte du garage|le garage)"], _GARAGE),
                         (["ferme le portail"], _GATE)],
+        "HassClimateGetTemperature": [
+            (["quelle [est la] température [fait-il] (à|au|dans) [(l'|le |la )]{floor}",
+              "(quelle température|combien de degrés) fait-il (à|au|dans) [(l'|le |la )]{floor}"],
+             {}),
+        ],
         "HassLightSet": [(["(mets|passe|règle) [le|la|l'] {name} en {color}"], {}),
                          ([f"(mets|passe) [la lumière|les lumières] {_FR_DE} en {{color}}",
                            "(mets|passe) [la lumière|les lumières] {floor} en {color}"],
