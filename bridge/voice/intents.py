@@ -395,16 +395,19 @@ class IntentEngine:
             refused = _out_of_range(call, plan.values, lang)
             if refused is not None:
                 return IntentReply(speech=refused, language=lang, handled=False, intent=intent)
-        if plan.key in ("relative_brightness", "states", "temperatures"):
+        if plan.key in ("relative_brightness", "relative_temperature", "states", "temperatures"):
             read = await self._read(intent, plan, lang, token)
             if isinstance(read, IntentReply):
                 return read
             states, made_reads = read
-            if plan.key != "relative_brightness":
+            if not plan.key.startswith("relative_"):
                 return IntentReply(speech=_summary(plan, states, lang, self.units()),
                                    language=lang, handled=True, intent=intent,
                                    calls=made_reads)  # fmt: skip
             plan = self._planner.after_reads(plan, states, lang)
+            if not plan.calls:  # nothing read back that can be changed
+                return IntentReply(speech=say(lang, "cannot", target=plan.target),
+                                   language=lang, handled=False, intent=intent)  # fmt: skip
         if len(plan.calls) == 1 and _needs_approval(plan.calls[0].definition):
             return await self._ask_approval(intent, plan, lang, token)
         outcomes = await asyncio.gather(*(self._invoke(c, token) for c in plan.calls))

@@ -589,7 +589,9 @@ class Planner:
                                         if self._tool_for("brightness", device_id=d.id)]})
 
     def after_reads(self, plan: Plan, states: Sequence[Any], lang: str) -> Plan:
-        """Return the brightness calls of a relative change from the lights' states."""
+        """Return the calls of a relative change from the devices' states (read first)."""
+        if plan.key == "relative_temperature":
+            return self._setpoints_after(plan, states)
         delta = float(plan.values["delta"])
         calls = []
         for device, state in zip(plan.values["devices"], states, strict=True):
@@ -617,23 +619,57 @@ class Planner:
             d for d in self._members(s) if d.kind == "thermostat"]
         if not thermostats:
             return self._no_kind(s)
-        calls = []
+        heard = step if said_units == units else number(round(
+            step * (9 / 5 if units == IMPERIAL else 5 / 9), 1))
+        target = thermostats[0].name if len(thermostats) == 1 else s.place
+        values = {"degrees": degrees_said(heard, s.lang)}
+        calls: list[Call] = []
+        reads: list[Call] = []
         for device in thermostats:
             adjust = self._call("adjust_temperature", {}, device.name, device=device)
             setter = self._tool_for("set_temperature", device_id=device.id)
-            if adjust is None:
-                return reply(s.lang, "cannot", target=device.name, intent=s.intent)
             tool_units = _units_of(_first_param(setter, "celsius")) if setter else METRIC
             degrees = step if said_units == tool_units else number(round(
                 step * (9 / 5 if tool_units == IMPERIAL else 5 / 9), 1))
-            calls.append(Call(definition=adjust.definition,
-                              params={"degrees": degrees if up else -degrees},
-                              target=device.name))
-        heard = step if said_units == units else number(round(
-            step * (9 / 5 if units == IMPERIAL else 5 / 9), 1))
-        target = calls[0].target if len(calls) == 1 else s.place
-        return Plan(calls=tuple(calls), key="raised" if up else "lowered", target=target,
-                    values={"degrees": degrees_said(heard, s.lang)})
+            if adjust is not None:  # the device's own SetpointRaiseLower
+                calls.append(Call(definition=adjust.definition,
+                                  params={"degrees": degrees if up else -degrees},
+                                  target=device.name))  # fmt: skip
+            elif setter is not None and (read := self._call("state", {}, device.name,
+                                                            device=device)):  # fmt: skip
+                reads.append(read)  # else: its set-point read, then set
+            else:
+                return reply(s.lang, "cannot", target=device.name, intent=s.intent)
+        if reads and calls:  # some raise by command, some by set-point: say which can't
+            return reply(s.lang, "cannot", target=reads[0].target, intent=s.intent)
+        key = "raised" if up else "lowered"
+        if reads:
+            return Plan(calls=tuple(reads), key="relative_temperature", target=target,
+                        values={**values, "said": key, "step": step if up else -step,
+                                "said_units": said_units, "devices": thermostats})
+        return Plan(calls=tuple(calls), key=key, target=target, values=values)
+
+    def _setpoints_after(self, plan: Plan, states: Sequence[Any]) -> Plan:
+        """Return the set-temperature calls of a relative change from the set-points read."""
+        calls = []
+        for device, state in zip(plan.values["devices"], states, strict=True):
+            state = state if isinstance(state, dict) else {}
+            field_name = "cooling_setpoint" if state.get("mode") == "cool" else "heating_setpoint"
+            current = state.get(field_name)
+            setter = self._call("set_temperature", {}, device.name, device=device)
+            if setter is None or not isinstance(current, int | float):
+                continue
+            param = _first_param(setter.definition, "celsius")
+            tool_units = _units_of(param)
+            step = float(plan.values["step"])
+            if plan.values["said_units"] != tool_units:
+                step = step * (9 / 5 if tool_units == IMPERIAL else 5 / 9)
+            calls.append(Call(definition=setter.definition,
+                              params={param: number(round(current + step, 1))},
+                              target=device.name))  # fmt: skip
+        spoken = {k: v for k, v in plan.values.items() if k == "degrees"}
+        return Plan(calls=tuple(calls), key=str(plan.values["said"]), target=plan.target,
+                    values=spoken)
 
     def _limits(self, devices: Sequence[Device], capability: str) -> tuple[float, float] | None:
         """Return the widest (minimum, maximum) the devices' ``capability`` tools take."""

@@ -114,7 +114,7 @@ HELD_OUT = SENTENCES / "heldout.yaml"
 # Sets kept in one file for all languages (``sentences/<name>.yaml``): the held-out set,
 # and issue 30's sets (compound sentences; development and held-out, reported apart).
 MULTI_LANGUAGE_SETS = ("heldout", "compound", "compound_heldout", "covers", "covers_heldout",
-                       "units", "everyday")
+                       "units", "everyday", "speech", "speech_heldout")
 
 
 def _sentence(language: str, entry: dict[str, Any]) -> Sentence:

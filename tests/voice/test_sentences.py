@@ -46,10 +46,22 @@ KNOWN_MISSES: dict[str, set[tuple[str, str]]] = {
     # issue 30 bullet 4 (a slice): "turn everything off" - 9 pinned when written, all
     # understood since the engine change
     "everyday": set(),
+    # issue 30 bullets 1 and 5 (floors, relative changes, colours, state questions, garage
+    # doors, politeness and typos): written before the engine change; on d1afa40 31/86
+    # and 3/32 exact (only the "do nothing" ones), 0 wrong. The held-out set was first run
+    # once the development set passed: 28/32.
+    "speech": set(),
+    "speech_heldout": {
+        ("en", "turn the lights off on the ground floor"),
+        ("es", "apaga la luz de arriba"),
+        ("es", "están cerradas con llave las puertas"),
+        ("nl", "doe het licht boven uit"),
+    },
 }
 
 
-@pytest.mark.parametrize("which", ["dev", "heldout", "compound", "compound_heldout", "everyday"])
+@pytest.mark.parametrize("which", ["dev", "heldout", "compound", "compound_heldout", "everyday",
+                                   "speech", "speech_heldout"])
 async def test_every_sentence_makes_exactly_its_calls(home: Home, which: str) -> None:
     token = home.token("device:control:*", "device:read:*")
     assert home.service.invocation is not None
