@@ -105,7 +105,6 @@ class IntentEngine:
         self._unsubscribe = registry.subscribe(self._changed)
         self.configured_units = units
         self.floors = tuple(floors)
-        self._words_cache: tuple[Any, frozenset[str]] | None = None
         self._spoken_words: dict[str, frozenset[str]] = {}
         self._planner = Planner(home=self.home, tool_for=tool_for,
                                 not_understood=self._not_understood,
@@ -262,7 +261,7 @@ class IntentEngine:
         text, said_units = explicit_unit(plain(text, lang) or text)
         results = self.recognize(text, lang, here)
         if not results:  # a misspelt name or room ("kitchn"): mended only when unique
-            mended = corrected(text, self._vocabulary(lang), self._template_words(lang))
+            mended = corrected(text, self._vocabulary(token), self._template_words(lang))
             if mended is not None and (found := self.recognize(mended, lang, here)):
                 text, results = mended, found
         said: list[RecognizeResult] | None = None
@@ -290,16 +289,13 @@ class IntentEngine:
             return plan
         return await self._run(reading.intent, plan, lang, token)
 
-    def _vocabulary(self, lang: str) -> frozenset[str]:
-        """Return the words a typo may be mended to: names', rooms' and floors' words."""
-        home = self.home()
-        if self._words_cache is not None and self._words_cache[0] is home:
-            return self._words_cache[1]
-        labels = [*home.labels, *home.room_labels, *(label.casefold() for floor in
-                  home.floors.values() for label in floor.labels)]  # fmt: skip
-        words = frozenset(w for label in labels for w in _words(label))
-        self._words_cache = (home, words)
-        return words
+    def _vocabulary(self, token: AgentToken | None) -> frozenset[str]:
+        """Return the words a typo may be mended to (never a hidden device's name).
+
+        They are the words of the names and rooms ``token`` may see, and the floors'.
+        """
+        floors = [label for floor in self.home().floors.values() for label in floor.labels]
+        return frozenset(w for label in (*self._labels(token), *floors) for w in _words(label))
 
     def _template_words(self, lang: str) -> frozenset[str]:
         """Return every word of the language's templates (never mended into a name)."""
