@@ -48,6 +48,8 @@ SAID = {"on": "on", "off": "off", "lock": "lock", "open": "open", "close": "clos
          "set_temperature": "set_temperature", "set_mode": "thermostat_off",
          "temperature": "set_temperature", "color": "color"}  # fmt: skip
 ToolFor = Callable[..., "ToolDefinition | None"]
+# Cover classes a sentence may name without a room: a home has one garage door or gate.
+_HOME_WIDE = frozenset({"garage", "gate"})
 # Answers that have a room-lights form ("Turned on the lights in Kitchen.").
 _ROOM_SAID = frozenset({"on", "off", "brightness", "color"})
 # Steps of a relative change said without a number: brightness points ("a bit": fewer),
@@ -264,8 +266,11 @@ class Planner:
         """Return the devices in the subject's room (or floor) that are the kind it names."""
         if s.domain is None:
             return []
-        return [d for room in self._scope(s) for d in room.devices
-                if fits(d, s.domain, s.device_class) and may_see(s.token, d)]  # fmt: skip
+        rooms = self._scope(s)
+        # "open the garage", "close the gate": one of a kind the home has, in any room
+        pool = ([d for room in rooms for d in room.devices] if rooms or not _HOME_WIDE & {
+            s.device_class} else self._home().devices)
+        return [d for d in pool if fits(d, s.domain, s.device_class) and may_see(s.token, d)]
 
     def _each(self, s: _Subject, capability: str, params: dict[str, Any], key: str,
               values: dict[str, Any] | None = None) -> Plan | IntentReply:  # fmt: skip
@@ -273,6 +278,8 @@ class Planner:
         targets = [s.device] if s.device is not None else self._members(s)
         if not targets:
             return self._no_kind(s)
+        if len(targets) > 1 and not self._scope(s):  # two garage doors: which one?
+            return which_one(targets, s.intent, s.lang, s.token)
         calls = [c for d in targets
                  if (c := self._call(capability, params, d.name, device=d)) is not None]
         if not calls:
@@ -529,9 +536,10 @@ class Planner:
             kinds = (s.domain,)
         else:
             return reply(s.lang, "not_here", intent=s.intent)
-        # the place said, else the whole home (devices in no room too)
-        pool = ([d for room in self._scope(s) for d in room.devices]
-                if s.room is not None or s.floor is not None else home.devices)
+        # the place said, else every room of the home
+        rooms = (self._scope(s) if s.room is not None or s.floor is not None
+                 else [home.rooms[slug] for slug in sorted(home.rooms)])
+        pool = [d for room in rooms for d in room.devices]
         devices = [d for d in pool if domain_of(d) in kinds and may_see(s.token, d)
                    and (s.device_class is None or fits(d, domain_of(d), s.device_class))]
         calls = [c for d in devices if (c := self._call("state", {}, d.name, device=d))]

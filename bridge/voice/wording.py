@@ -58,7 +58,8 @@ _SMALL: dict[str, tuple[str, ...]] = {
     "es": ("un poco", "un poquito", "ligeramente"),
     "nl": ("een beetje", "iets", "wat", "een tikje"),
 }
-_PUNCTUATION = re.compile(r"[?!.,;:¿¡\u2026]+")
+# Punctuation around words, never inside a number ("20.5", "20,5" stay).
+_PUNCTUATION = re.compile(r"[?!;:¿¡\u2026]+|(?<!\d)[.,]+|[.,]+(?!\d)")
 
 
 def _pattern(words: tuple[str, ...]) -> str:

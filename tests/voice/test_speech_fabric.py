@@ -189,12 +189,25 @@ async def test_a_warmer_hall_raises_the_thermostats_setpoint_by_a_degree(home: H
 
 async def test_a_rooms_colour_reaches_its_colour_light(home: Home) -> None:
     bedroom = _slug(home, "Bedroom Light")
+    await _tool(home, f"{bedroom}_on")  # a light that is off ignores colour commands
+    await _until(home, bedroom, "on", True)
     reply = await _say(home, "make the bedroom blue")
     assert (reply.handled, reply.speech) == (True, "Set the lights in Bedroom to blue.")
-    # CSS blue is hue 240 degrees at full saturation; Matter keeps hue in 254 steps.
-    async with asyncio.timeout(20):
-        while abs((await _state(home, bedroom)).get("color", {}).get("hue", -99) - 240) > 2:
-            await asyncio.sleep(0.1)
+    # CSS blue: hue 240 degrees at full saturation (Matter keeps hue in 254 steps), or on
+    # an XY light the sRGB blue primary x 0.15, y 0.06 (IEC 61966-2-1).
+    def blue(state: dict[str, Any]) -> bool:
+        hue = (state.get("color") or {}).get("hue", -99)
+        xy = state.get("color_xy") or {}
+        return abs(hue - 240) <= 2 or (abs(xy.get("x", -1) - 0.15) <= 0.005
+                                       and abs(xy.get("y", -1) - 0.06) <= 0.005)
+
+    state: dict[str, Any] = {}
+    try:
+        async with asyncio.timeout(20):
+            while not blue(state := await _state(home, bedroom)):
+                await asyncio.sleep(0.1)
+    except TimeoutError:
+        pytest.fail(f"the bedroom light did not turn blue: {state}")
     reply = await _say(home, "mets la chambre en rouge", "fr")  # no such room alias: nothing
     assert (reply.handled, reply.calls) == (False, ())
 
