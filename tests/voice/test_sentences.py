@@ -9,7 +9,7 @@ import pytest
 from bridge.cli.main import main
 from tests.support.home import Home
 from tests.voice.sentence_set import evaluate, load_sentences
-from tests.voice.test_subjects import assert_no_placeholder
+from tests.voice.test_subjects import assert_no_placeholder, assert_not_english
 
 pytestmark = pytest.mark.controller
 
@@ -79,6 +79,7 @@ async def test_every_sentence_makes_exactly_its_calls(home: Home, which: str) ->
     assert now_understood == [], (
         f"{which}: pinned misses that now work (or left the set) - unpin them: {now_understood}")
     assert_no_placeholder([(o.sentence.language, o.speech) for o in outcomes])
+    assert_not_english([(o.sentence.language, o.speech) for o in outcomes])
 
 
 async def test_denied_and_unknown_language_are_spoken(home: Home) -> None:

@@ -269,6 +269,20 @@ def assert_no_placeholder(speeches: list[tuple[str, str]]) -> None:
         assert not re.search(r"(^|\s)\?(\s|$)|[{}]|\bNone\b", body), (lang, speech)
 
 
+# Words of the English answers that no other language's answer may hold (device and room
+# names of the test home are English, so only the answers' own words are listed).
+_ENGLISH = re.compile(r"\b(Turned|Set|Opened|Closed|Locked|Dimmed|Made|percent|degrees?"
+                      r"|the lights|is (on|off|open|closed|locked)|are (on|off)|Nothing|"
+                      r"which room|did not|can't|blue|red|green|purple|warm white)\b")
+
+
+def assert_not_english(speeches: list[tuple[str, str]]) -> None:
+    """Check that no answer in de/fr/es/nl holds a word of the English answers."""
+    leaks = [(lang, speech) for lang, speech in speeches
+             if lang != "en" and _ENGLISH.search(speech)]  # fmt: skip
+    assert leaks == []
+
+
 async def test_no_answer_holds_a_placeholder(home: Home) -> None:
     # test_sentences checks every answer to both sets with a controlling token; here the
     # answers to a token that may only read (denials) in all five languages.
