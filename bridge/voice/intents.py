@@ -307,15 +307,22 @@ class IntentEngine:
             self._spoken_words[lang] = found
         return found
 
-    def _said_room(self, text: str) -> tuple[str, str, str] | None:
-        """Return (slug, label, the text without it) of the longest room name in ``text``."""
+    def _said_room(self, text: str) -> tuple[str, str, str, bool] | None:
+        """Return the longest room or floor name said in ``text``.
+
+        As (slug, label, the text without it, whether it is a floor).
+        """
         folded = " ".join(_words(text))
-        best: tuple[str, str, str] | None = None
-        for label, slug in self.home().room_labels.items():
+        best: tuple[str, str, str, bool] | None = None
+        home = self.home()
+        places = [(label, slug, False) for label, slug in home.room_labels.items()]
+        places += [(label.casefold(), floor.slug, True) for floor in home.floors.values()
+                   for label in floor.labels]  # fmt: skip
+        for label, slug, is_floor in places:
             found = re.search(rf"(?<!\w){re.escape(label)}(?!\w)", folded)
             if found and (best is None or len(label) > len(best[1])):
                 rest = " ".join((folded[:found.start()] + folded[found.end():]).split())
-                best = (slug, label, rest)
+                best = (slug, label, rest, is_floor)
         return best
 
     def _with_room_said(self, text: str, lang: str) -> list[RecognizeResult] | None:
@@ -327,15 +334,26 @@ class IntentEngine:
         said = self._said_room(text)
         if said is None:
             return None
-        slug, _, rest = said
-        return self.recognize(rest, lang, slug, served_only=True) or None
+        slug, _, rest, is_floor = said
+        return self.recognize(rest, lang, None if is_floor else slug, served_only=True) or None
 
     def _in_said_room(self, reading: Reading, text: str, lang: str) -> Reading | IntentReply:
         """Return ``reading`` bound to the room said aloud, or why not (not in that room)."""
         said = self._said_room(text)
         assert said is not None  # noqa: S101 - only called after _with_room_said found it
-        slug, label, _ = said
+        slug, label, _, is_floor = said
         home = self.home()
+        if is_floor:  # "the reading lamp upstairs": a device of that floor's rooms
+            floor = home.floors[slug]
+            if "name" in reading.values:
+                devices = home.labels.get(str(reading.values["name"]), [])
+                if not [d for d in devices if d.room and slugify(d.room) in floor.rooms]:
+                    return reply(lang, "no_kind_floor", kind=reading.texts.get("name", ""),
+                                 target=floor.name, intent=reading.intent)  # fmt: skip
+            values = {k: v for k, v in reading.values.items() if k != "area"}
+            return Reading(intent=reading.intent, values={**values, "floor": slug},
+                           texts={**reading.texts, "floor": label}, combo=reading.combo,
+                           units=reading.units)  # fmt: skip
         if "name" in reading.values:
             devices = home.labels.get(str(reading.values["name"]), [])
             if not [d for d in devices if d.room and slugify(d.room) == slug]:

@@ -181,6 +181,9 @@ class Planner:
                        if may_see(token, d)]  # fmt: skip
             if room is not None:
                 devices = [d for d in devices if d.room and slugify(d.room) == room.slug] or devices
+            elif floor is not None:  # "the reading lamp upstairs": the one on that floor
+                devices = [d for d in devices
+                           if d.room and slugify(d.room) in floor.rooms] or devices  # fmt: skip
             if len(devices) > 1 and str(r.values["name"]) in home.plurals:
                 return self._each_named(devices, r, text, lang, token)
             if len(devices) > 1:
@@ -290,7 +293,8 @@ class Planner:
     def _no_kind(self, s: _Subject) -> IntentReply:
         kind = noun(s.lang, s.domain or "", s.device_class)
         if s.room is None and s.floor is not None:
-            return reply(s.lang, "no_kind", kind=kind, target=s.floor.name, intent=s.intent)
+            return reply(s.lang, "no_kind_floor", kind=kind, target=s.floor.name,
+                         intent=s.intent)  # fmt: skip
         if s.room is None:
             return reply(s.lang, "no_kind_home", kind=kind, intent=s.intent)
         return reply(s.lang, "no_kind", kind=kind, target=s.room.name, intent=s.intent)

@@ -13,6 +13,7 @@ LANGUAGES = ("en", "de", "fr", "es", "nl")
 
 RESPONSES: dict[str, dict[str, str]] = {
     "en": {
+        "no_kind_floor": "Sorry, there is no {kind} on {target} that I can control.",
         "room_on": "Turned on the lights in {target}.",
         "room_off": "Turned off the lights in {target}.",
         "room_brightness": "Set the lights in {target} to {percent} percent.",
@@ -90,6 +91,7 @@ RESPONSES: dict[str, dict[str, str]] = {
         "needs_approval_open": "Opening {target} needs a person's approval; I have asked for it.",
     },
     "de": {
+        "no_kind_floor": "Im {target} gibt es kein Gerät der Art {kind}, das ich steuern kann.",
         "room_on": "Das Licht in {target} ist eingeschaltet.",
         "room_off": "Das Licht in {target} ist ausgeschaltet.",
         "room_brightness": "Das Licht in {target} ist auf {percent} Prozent gestellt.",
@@ -170,6 +172,7 @@ RESPONSES: dict[str, dict[str, str]] = {
                                 "ich habe darum gebeten."),
     },
     "fr": {
+        "no_kind_floor": "Désolé, il n'y a pas de {kind} que je peux commander à {target}.",
         "room_on": "Les lumières de {target} sont allumées.",
         "room_off": "Les lumières de {target} sont éteintes.",
         "room_brightness": "Les lumières de {target} sont réglées à {percent} pour cent.",
@@ -251,6 +254,7 @@ RESPONSES: dict[str, dict[str, str]] = {
                                 "je l'ai demandé."),
     },
     "es": {
+        "no_kind_floor": "Lo siento, no hay ningún dispositivo de tipo {kind} en {target} que pueda controlar.",
         "room_on": "He encendido las luces de {target}.",
         "room_off": "He apagado las luces de {target}.",
         "room_brightness": "He puesto las luces de {target} al {percent} por ciento.",
@@ -333,6 +337,7 @@ RESPONSES: dict[str, dict[str, str]] = {
                                 "la he pedido."),
     },
     "nl": {
+        "no_kind_floor": "Sorry, er is geen {kind} op {target} die ik kan bedienen.",
         "room_on": "De lampen in {target} staan aan.",
         "room_off": "De lampen in {target} staan uit.",
         "room_brightness": "De lampen in {target} staan op {percent} procent.",
