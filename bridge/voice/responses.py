@@ -254,7 +254,8 @@ RESPONSES: dict[str, dict[str, str]] = {
                                 "je l'ai demandé."),
     },
     "es": {
-        "no_kind_floor": "Lo siento, no hay ningún dispositivo de tipo {kind} en {target} que pueda controlar.",
+        "no_kind_floor": ("Lo siento, no hay ningún dispositivo de tipo {kind} en {target} "
+                          "que pueda controlar."),
         "room_on": "He encendido las luces de {target}.",
         "room_off": "He apagado las luces de {target}.",
         "room_brightness": "He puesto las luces de {target} al {percent} por ciento.",
