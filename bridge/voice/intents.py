@@ -277,6 +277,8 @@ class IntentEngine:
                 return reply(lang, "where")
             return self._not_understood(text, lang, token)
         reading = Reading.of(results[0], said_units)
+        if verbless(reading, text):  # "kitchen light" alone: never a guess at what to do
+            return self._not_understood(text, lang, token)
         if reading.intent not in SUPPORTED_INTENTS:
             return reply(lang, "not_here", intent=reading.intent)
         if said is not None:
@@ -376,7 +378,8 @@ class IntentEngine:
         plans: list[tuple[str, Plan]] = []
         for i, segment in enumerate(segments):
             found = next(((c, r) for c in completions(segments, i)
-                          if (r := self.recognize(c, lang, here, served_only=True))),
+                          if (r := self.recognize(c, lang, here, served_only=True))
+                          and not verbless(Reading.of(r[0]), c)),
                          None)  # fmt: skip
             part = " ".join(segment)
             if found is None:
@@ -584,6 +587,24 @@ class IntentEngine:
                 scored.append((best, label))
         scored.sort(key=lambda s: (-s[0], s[1]))
         return [label for _, label in scored[:limit]]
+
+
+# Words that say nothing about what to do: articles and the like, per the five languages.
+_NO_VERB = frozenset({"the", "a", "an", "my", "our", "der", "die", "das", "den", "dem", "des",
+                      "le", "la", "les", "l'", "du", "el", "los", "las", "lo", "de", "del",
+                      "het", "een", "mijn", "meine", "mein", "mon", "ma", "mes", "mi", "mis"})
+
+
+def verbless(reading: Reading, text: str) -> bool:
+    """Return whether ``text`` is only the names it was matched on ("sofa lamp" alone).
+
+    Home Assistant's English templates read a bare name as "turn it on"; a sentence
+    that says no word of what to do is never acted on.
+    """
+    said = " ".join(_words(" ".join(reading.texts.values())))
+    rest = [w for w in _words(text) if w not in _NO_VERB]
+    named = set(said.split())
+    return all(w in named for w in rest)
 
 
 def _refusal_key(code: str) -> str:
