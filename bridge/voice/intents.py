@@ -589,8 +589,9 @@ class IntentEngine:
         return [label for _, label in scored[:limit]]
 
 
-# Words that say nothing about what to do: articles and the like, per the five languages.
-_NO_VERB = frozenset({"the", "a", "an", "my", "our", "der", "die", "das", "den", "dem", "des",
+# Words that say nothing about what to do: articles and the like, per the five languages
+# (not "an": German for "on").
+_NO_VERB = frozenset({"the", "a", "my", "our", "der", "die", "das", "den", "dem", "des",
                       "le", "la", "les", "l'", "du", "el", "los", "las", "lo", "de", "del",
                       "het", "een", "mijn", "meine", "mein", "mon", "ma", "mes", "mi", "mis"})
 
