@@ -38,7 +38,11 @@ from bridge.errors import ConfigInvalidError
 SYSTEM_CONFIG_PATH = Path("/etc/atmosphere-bridge/config.yaml")
 CONFIG_ENV_VAR = "ATMOSPHERE_BRIDGE_CONFIG"
 # Environment variables that set one key; they beat the file and lose to a flag.
-ENV_KEYS: Mapping[str, str] = {"ATMOSPHERE_CONTROLLER_VENV": "matter.controller_venv"}
+ENV_KEYS: Mapping[str, str] = {
+    "ATMOSPHERE_CONTROLLER_VENV": "matter.controller_venv",
+    # Set by the appliance's unit: the systemd credential holding the controller's key.
+    "ATMOSPHERE_MATTER_CONTROLLER_KEY_FILE": "matter.controller_key_file",
+}
 
 
 # Bind addresses that mean "every interface": a client on this machine reaches them on loopback.
@@ -244,6 +248,22 @@ class VoiceConfig:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class AutomationsConfig:
+    """Where the home is and who lives there, for automation rules.
+
+    ``latitude``/``longitude``: the home's place, used by sunrise/sunset triggers that
+    give none; ``timezone``: the zone of time triggers and time windows that give none;
+    ``people``: the names whose presence may be reported (``PUT
+    /v1/automations/presence/{person}``) and that presence triggers and conditions name.
+    """
+
+    latitude: float | None = None
+    longitude: float | None = None
+    timezone: str | None = None
+    people: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class BridgeConfig:
     """The whole configuration."""
 
@@ -259,6 +279,7 @@ class BridgeConfig:
     mcp_servers: tuple[McpServerConfig, ...] = ()
     console: ConsoleConfig = field(default_factory=ConsoleConfig)
     voice: VoiceConfig = field(default_factory=VoiceConfig)
+    automations: AutomationsConfig = field(default_factory=AutomationsConfig)
 
 
 @cache

@@ -24,6 +24,7 @@ from aiohttp import web
 
 from bridge import __version__
 from bridge.config import BridgeConfig, local_url
+from bridge.errors import BridgeError, ConfigInvalidError
 from bridge.events import EventBus
 from bridge.sources.client_tools import ClientToolBroker
 from bridge.storage import Database, secure_tree
@@ -36,7 +37,7 @@ from bridge.tools.registry import ToolRegistry
 if TYPE_CHECKING:
     from bridge.automations import AutomationRunner
     from bridge.invocation.pipeline import Pipeline
-    from bridge.matter.component import MatterComponent
+    from bridge.matter import MatterComponent
     from bridge.mesh.node import MeshNode
     from bridge.sources.mcp_hub import McpHub
     from bridge.voice.intents import IntentEngine
@@ -298,7 +299,7 @@ class BridgeService:
         """Return the Matter runtime when enabled: managed or external controller + tools."""
         if not self.enable_matter:
             return None
-        from bridge.matter.component import MatterComponent  # Matter libraries load only when on
+        from bridge.matter import MatterComponent  # Matter libraries load only when on
 
         # Built on every start: its device names live in this start's database.
         self.matter = MatterComponent.build(
@@ -317,10 +318,10 @@ class BridgeService:
             return None
         from bridge.voice.service import VoiceComponent
 
-        bridge = self.matter.bridge
+        matter = self.matter
         component = VoiceComponent.build(self.config, self.registry, self.invocation.invoker,
-                                         bridge.devices, bridge.rooms,
-                                         tool_for=bridge.tool_for)  # fmt: skip
+                                         matter.device_list, matter.room_list,
+                                         tool_for=matter.tool_for)  # fmt: skip
         self.intents = component.engine
         return component
 
@@ -329,18 +330,26 @@ class BridgeService:
         if self.invocation is None:
             self.automations = None
             return None
-        from bridge.automations import AutomationRunner, RuleStore
+        from bridge.automations import AutomationRunner, HomePlace, RuleStore, zone
 
         matter = self.matter
+        settings = self.config.automations
+        if settings.timezone is not None:
+            try:
+                zone(settings.timezone)
+            except BridgeError as err:
+                raise ConfigInvalidError(f"automations.timezone: {err.message}",
+                                         {"key": "automations.timezone"}) from err
 
         def state_of(device_id: str, path: str) -> Any:
-            node_id = device_id.split("-", 1)[0]
-            node = matter.bridge.adapter.node(int(node_id)) if matter is not None else None
-            return node.attributes.get(path) if node is not None else None
+            return matter.attribute(device_id, path) if matter is not None else None
 
         self.automations = AutomationRunner(
             pipeline=self.invocation, registry=self.registry, events=self.events,
             store=RuleStore(self.db), state_of=state_of,
+            home=HomePlace(latitude=settings.latitude, longitude=settings.longitude,
+                           timezone=settings.timezone),
+            people=settings.people,
         )  # fmt: skip
         return self.automations
 

@@ -15,8 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bridge.config import FloorConfig
-from bridge.matter.devices import slugify
-from bridge.matter.rooms import Room, room_slug
+from bridge.matter import Room, slugify
 
 # level -> everyday words for a floor at that level, per language ("up": the one floor
 # above the ground floor when there is only one).
@@ -62,7 +61,7 @@ def floors_of(configured: Sequence[FloorConfig], rooms: Sequence[Room]) -> list[
         if where is not None:
             for table in _LEVEL_WORDS.values():
                 words.extend(table[where])
-        slugs = [by_label.get(r.casefold()) or by_label.get(room_slug(r)) for r in floor.rooms]
+        slugs = [by_label.get(r.casefold()) or by_label.get(slugify(r)) for r in floor.rooms]
         floors.append(Floor(name=floor.name, slug=slugify(floor.name) or f"floor_{floor.level}",
                             level=floor.level, labels=tuple(dict.fromkeys(words)),
                             rooms=tuple(dict.fromkeys(s for s in slugs if s))))  # fmt: skip
