@@ -11,6 +11,7 @@ import logging
 import re
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from hassil import Intents, recognize_all
@@ -23,6 +24,7 @@ from bridge.invocation.invoker import APPROVAL_WAITING
 from bridge.invocation.messages import RequestContext, ToolRequest
 from bridge.matter import Device, Room, rooms_of, slugify
 from bridge.voice.compound import completions, is_compound, parts
+from bridge.voice.floors import floors_of
 from bridge.voice.planner import (
     Call,
     Home,
@@ -37,7 +39,7 @@ from bridge.voice.planner import (
 )
 from bridge.voice.responses import LANGUAGES, both, either, say
 from bridge.voice.subjects import domain_of
-from bridge.voice.templates import STOP_INTENT, load_templates
+from bridge.voice.templates import RELATIVE_INTENT, STOP_INTENT, load_templates
 from bridge.voice.units import (
     IMPERIAL,
     METRIC,
@@ -46,11 +48,13 @@ from bridge.voice.units import (
     home_units,
     to_celsius,
 )
+from bridge.voice.wording import corrected, plain
 
 if TYPE_CHECKING:
     from hassil.recognize import RecognizeResult
 
     from bridge.auth.tokens import AgentToken
+    from bridge.config import FloorConfig
     from bridge.invocation.invoker import Invoker
     from bridge.tools.definition import ToolDefinition
     from bridge.tools.registry import ToolRegistry
@@ -58,7 +62,7 @@ if TYPE_CHECKING:
 _LOG = logging.getLogger(__name__)
 SUPPORTED_INTENTS = frozenset(
     {"HassTurnOn", "HassTurnOff", "HassLightSet", "HassSetPosition", "HassGetState",
-     "HassClimateSetTemperature", "HassClimateGetTemperature", STOP_INTENT}
+     "HassClimateSetTemperature", "HassClimateGetTemperature", STOP_INTENT, RELATIVE_INTENT}
 )  # fmt: skip
 MAX_TEXT = 500
 MAX_AREA = 64
@@ -86,6 +90,7 @@ class IntentEngine:
         rooms: Callable[[], Sequence[Room]] | None = None,
         languages: Sequence[str] = LANGUAGES,
         units: str = "auto",
+        floors: Sequence[FloorConfig] = (),
     ) -> None:
         self.registry = registry
         self.invoker = invoker
@@ -98,6 +103,8 @@ class IntentEngine:
         self._pending: set[asyncio.Task[Any]] = set()
         self._unsubscribe = registry.subscribe(self._changed)
         self.configured_units = units
+        self.floors = tuple(floors)
+        self._spoken_words: dict[str, frozenset[str]] = {}
         self._planner = Planner(home=self.home, tool_for=tool_for,
                                 not_understood=self._not_understood,
                                 units=self.units)  # fmt: skip
@@ -164,10 +171,14 @@ class IntentEngine:
                 home.room_labels.setdefault(label.casefold(), room.slug)
             home.room_labels.setdefault(room.slug, room.slug)
             areas.extend(TextSlotValue(TextChunk(label), room.slug) for label in room.labels)
+        levels: list[TextSlotValue] = []
+        for floor in floors_of(self.floors, rooms):
+            home.floors[floor.slug] = floor
+            levels.extend(TextSlotValue(TextChunk(label), floor.slug) for label in floor.labels)
         home.slot_lists = {
             "name": TextSlotList(name="name", values=names),
             "area": TextSlotList(name="area", values=areas),
-            "floor": TextSlotList(name="floor", values=[]),
+            "floor": TextSlotList(name="floor", values=levels),
         }
         self._home = home
         return home
@@ -246,8 +257,12 @@ class IntentEngine:
     async def _handle(
         self, text: str, lang: str, token: AgentToken | None, here: str | None
     ) -> IntentReply:
-        text, said_units = explicit_unit(text)
+        text, said_units = explicit_unit(plain(text, lang) or text)
         results = self.recognize(text, lang, here)
+        if not results:  # a misspelt name or room ("kitchn"): mended only when unique
+            mended = corrected(text, self._vocabulary(token), self._template_words(lang))
+            if mended is not None and (found := self.recognize(mended, lang, here)):
+                text, results = mended, found
         said: list[RecognizeResult] | None = None
         segments = parts(text, lang) if not results else []
         if is_compound(segments):
@@ -261,6 +276,8 @@ class IntentEngine:
                 return reply(lang, "where")
             return self._not_understood(text, lang, token)
         reading = Reading.of(results[0], said_units)
+        if verbless(reading, text):  # "kitchen light" alone: never a guess at what to do
+            return self._not_understood(text, lang, token)
         if reading.intent not in SUPPORTED_INTENTS:
             return reply(lang, "not_here", intent=reading.intent)
         if said is not None:
@@ -273,15 +290,40 @@ class IntentEngine:
             return plan
         return await self._run(reading.intent, plan, lang, token)
 
-    def _said_room(self, text: str) -> tuple[str, str, str] | None:
-        """Return (slug, label, the text without it) of the longest room name in ``text``."""
+    def _vocabulary(self, token: AgentToken | None) -> frozenset[str]:
+        """Return the words a typo may be mended to (never a hidden device's name).
+
+        They are the words of the names and rooms ``token`` may see, and the floors'.
+        """
+        floors = [label for floor in self.home().floors.values() for label in floor.labels]
+        return frozenset(w for label in (*self._labels(token), *floors) for w in _words(label))
+
+    def _template_words(self, lang: str) -> frozenset[str]:
+        """Return every word of the language's templates (never mended into a name)."""
+        found = self._spoken_words.get(lang)
+        if found is None:
+            doc = load_templates(lang) or {}
+            text = repr((doc.get("intents"), doc.get("expansion_rules"), doc.get("lists")))
+            found = frozenset(w.casefold() for w in re.findall(r"[^\W\d_]+", text))
+            self._spoken_words[lang] = found
+        return found
+
+    def _said_room(self, text: str) -> tuple[str, str, str, bool] | None:
+        """Return the longest room or floor name said in ``text``.
+
+        As (slug, label, the text without it, whether it is a floor).
+        """
         folded = " ".join(_words(text))
-        best: tuple[str, str, str] | None = None
-        for label, slug in self.home().room_labels.items():
+        best: tuple[str, str, str, bool] | None = None
+        home = self.home()
+        places = [(label, slug, False) for label, slug in home.room_labels.items()]
+        places += [(label.casefold(), floor.slug, True) for floor in home.floors.values()
+                   for label in floor.labels]  # fmt: skip
+        for label, slug, is_floor in places:
             found = re.search(rf"(?<!\w){re.escape(label)}(?!\w)", folded)
             if found and (best is None or len(label) > len(best[1])):
                 rest = " ".join((folded[:found.start()] + folded[found.end():]).split())
-                best = (slug, label, rest)
+                best = (slug, label, rest, is_floor)
         return best
 
     def _with_room_said(self, text: str, lang: str) -> list[RecognizeResult] | None:
@@ -293,15 +335,26 @@ class IntentEngine:
         said = self._said_room(text)
         if said is None:
             return None
-        slug, _, rest = said
-        return self.recognize(rest, lang, slug, served_only=True) or None
+        slug, _, rest, is_floor = said
+        return self.recognize(rest, lang, None if is_floor else slug, served_only=True) or None
 
     def _in_said_room(self, reading: Reading, text: str, lang: str) -> Reading | IntentReply:
         """Return ``reading`` bound to the room said aloud, or why not (not in that room)."""
         said = self._said_room(text)
         assert said is not None  # noqa: S101 - only called after _with_room_said found it
-        slug, label, _ = said
+        slug, label, _, is_floor = said
         home = self.home()
+        if is_floor:  # "the reading lamp upstairs": a device of that floor's rooms
+            floor = home.floors[slug]
+            if "name" in reading.values:
+                devices = home.labels.get(str(reading.values["name"]), [])
+                if not [d for d in devices if d.room and slugify(d.room) in floor.rooms]:
+                    return reply(lang, "no_kind_floor", kind=reading.texts.get("name", ""),
+                                 target=floor.name, intent=reading.intent)  # fmt: skip
+            values = {k: v for k, v in reading.values.items() if k != "area"}
+            return Reading(intent=reading.intent, values={**values, "floor": slug},
+                           texts={**reading.texts, "floor": label}, combo=reading.combo,
+                           units=reading.units)  # fmt: skip
         if "name" in reading.values:
             devices = home.labels.get(str(reading.values["name"]), [])
             if not [d for d in devices if d.room and slugify(d.room) == slug]:
@@ -324,7 +377,8 @@ class IntentEngine:
         plans: list[tuple[str, Plan]] = []
         for i, segment in enumerate(segments):
             found = next(((c, r) for c in completions(segments, i)
-                          if (r := self.recognize(c, lang, here, served_only=True))),
+                          if (r := self.recognize(c, lang, here, served_only=True))
+                          and not verbless(Reading.of(r[0]), c)),
                          None)  # fmt: skip
             part = " ".join(segment)
             if found is None:
@@ -357,6 +411,19 @@ class IntentEngine:
             refused = _out_of_range(call, plan.values, lang)
             if refused is not None:
                 return IntentReply(speech=refused, language=lang, handled=False, intent=intent)
+        if plan.key in ("relative_brightness", "relative_temperature", "states", "temperatures"):
+            read = await self._read(intent, plan, lang, token)
+            if isinstance(read, IntentReply):
+                return read
+            states, made_reads = read
+            if not plan.key.startswith("relative_"):
+                return IntentReply(speech=_summary(plan, states, lang, self.units()),
+                                   language=lang, handled=True, intent=intent,
+                                   calls=made_reads)  # fmt: skip
+            plan = self._planner.after_reads(plan, states, lang)
+            if not plan.calls:  # nothing read back that can be changed
+                return IntentReply(speech=say(lang, "cannot", target=plan.target),
+                                   language=lang, handled=False, intent=intent)  # fmt: skip
         if len(plan.calls) == 1 and _needs_approval(plan.calls[0].definition):
             return await self._ask_approval(intent, plan, lang, token)
         outcomes = await asyncio.gather(*(self._invoke(c, token) for c in plan.calls))
@@ -383,6 +450,18 @@ class IntentEngine:
                                calls=made)  # fmt: skip
         speech = _answer(plan, result, lang, self.units())
         return IntentReply(speech=speech, language=lang, handled=True, intent=intent, calls=made)
+
+    async def _read(
+        self, intent: str, plan: Plan, lang: str, token: AgentToken | None
+    ) -> tuple[list[Any], tuple[dict[str, Any], ...]] | IntentReply:
+        """Return the results of a plan's state reads, or why they failed (nothing acted)."""
+        outcomes = await asyncio.gather(*(self._invoke(c, token) for c in plan.calls))
+        made = tuple(record for record, _ in outcomes)
+        for call, (record, _) in zip(plan.calls, outcomes, strict=True):
+            if not record["ok"]:
+                return self._refused(intent, replace(plan, target=call.target), lang, token,
+                                     record, made)  # fmt: skip
+        return [result for _, result in outcomes], made
 
     async def _invoke(
         self, call: Call, token: AgentToken | None
@@ -434,7 +513,8 @@ class IntentEngine:
             asked.cancel()
         tool = f"{call.definition.namespace}:{call.definition.name}"
         record = {"tool": tool, "params": call.params, "ok": None, "pending": "approval"}
-        return IntentReply(speech=say(lang, "needs_approval", target=call.target),
+        key = "needs_approval" if plan.key != "open" else "needs_approval_open"
+        return IntentReply(speech=say(lang, key, target=call.target),
                            language=lang, handled=True, intent=intent,
                            calls=(record,))  # fmt: skip
 
@@ -506,6 +586,25 @@ class IntentEngine:
                 scored.append((best, label))
         scored.sort(key=lambda s: (-s[0], s[1]))
         return [label for _, label in scored[:limit]]
+
+
+# Words that say nothing about what to do: articles and the like, per the five languages
+# (not "an": German for "on").
+_NO_VERB = frozenset({"the", "a", "my", "our", "der", "die", "das", "den", "dem", "des",
+                      "le", "la", "les", "l'", "du", "el", "los", "las", "lo", "de", "del",
+                      "het", "een", "mijn", "meine", "mein", "mon", "ma", "mes", "mi", "mis"})
+
+
+def verbless(reading: Reading, text: str) -> bool:
+    """Return whether ``text`` is only the names it was matched on ("sofa lamp" alone).
+
+    Home Assistant's English templates read a bare name as "turn it on"; a sentence
+    that says no word of what to do is never acted on.
+    """
+    said = " ".join(_words(" ".join(reading.texts.values())))
+    rest = [w for w in _words(text) if w not in _NO_VERB]
+    named = set(said.split())
+    return all(w in named for w in rest)
 
 
 def _refusal_key(code: str) -> str:
@@ -607,6 +706,55 @@ def _answer(plan: Plan, result: Any, lang: str, units: str) -> str:
     if isinstance(state.get("on"), bool):
         return say(lang, "state_on" if state["on"] else "state_off", target=plan.target)
     return say(lang, "state_unknown", target=plan.target)
+
+
+_STATE_FIELDS = {"on": ("on", True), "off": ("on", False), "locked": ("lock_state", "locked"),
+                 "unlocked": ("lock_state", "unlocked"), "open": ("contact", "open"),
+                 "closed": ("contact", "closed")}  # fmt: skip
+_OPPOSITE = {"on": "off", "off": "on", "locked": "unlocked", "unlocked": "locked",
+             "open": "closed", "closed": "open"}  # fmt: skip
+
+
+def _summary(plan: Plan, states: Sequence[Any], lang: str, units: str) -> str:
+    """Return the answer to a question about several devices (states or temperatures)."""
+    if plan.key == "temperatures":
+        readings = []
+        for call, state in zip(plan.calls, states, strict=True):
+            value = state.get("temperature") if isinstance(state, dict) else None
+            if isinstance(value, int | float):
+                read_in = IMPERIAL if state.get("unit") == "°F" else METRIC
+                spoken = spoken_number(from_celsius(to_celsius(value, read_in), units), lang)
+                readings.append(say(lang, "reading", temperature=spoken, target=call.target))
+        if not readings:
+            return say(lang, "no_temperature", target=plan.target)
+        return say(lang, "readings", readings=both(lang, readings))
+    asked = str(plan.values.get("state", "on"))
+    key, wanted = _STATE_FIELDS.get(asked, ("on", True))
+    yes: list[str] = []
+    no: list[str] = []
+    for call, state in zip(plan.calls, states, strict=True):
+        value = state.get(key) if isinstance(state, dict) else None
+        if key == "lock_state" and value is not None and value != "locked":
+            value = "unlocked"
+        if value is None:
+            continue
+        (yes if value == wanted else no).append(call.target)
+    if plan.values.get("anything") or (not yes and asked == "on" and not no):
+        if not yes:
+            return say(lang, "nothing_on_in" if plan.target else "nothing_on",
+                       target=plan.target)  # fmt: skip
+        return _named_state(lang, "on", yes)
+    parts = [_named_state(lang, asked, yes)] if yes else []
+    if no:
+        parts.append(_named_state(lang, _OPPOSITE.get(asked, "off"), no))
+    return " ".join(parts) or say(lang, "state_unknown", target=plan.target)
+
+
+def _named_state(lang: str, state: str, names: list[str]) -> str:
+    """Return "X is on." or "X and Y are on." in ``lang``."""
+    if len(names) == 1:
+        return say(lang, f"state_{state}", target=names[0])
+    return say(lang, f"are_{state}", names=both(lang, names))
 
 
 def _words(text: str) -> list[str]:

@@ -21,7 +21,7 @@ import pytest
 
 from bridge.auth.keys import KEY_FILE_NAME, NodeKey
 from bridge.auth.tokens import issue_token
-from bridge.config import ApiConfig, BridgeConfig, MatterConfig
+from bridge.config import ApiConfig, BridgeConfig, MatterConfig, VoiceConfig
 from bridge.service import BridgeService
 from tests.matter.dumps import DUMP_FILES
 from tests.support.fabric import Fabric, ThreadedController, running_controller
@@ -61,12 +61,14 @@ class Home:
 
 @contextlib.asynccontextmanager
 async def start_home(
-    controller_url: str, state_dir: Path, dumps: Sequence[str], key_file: str | None = None
+    controller_url: str, state_dir: Path, dumps: Sequence[str], key_file: str | None = None,
+    voice: VoiceConfig | None = None,
 ) -> AsyncIterator[Home]:
     config = BridgeConfig(
         state_dir=state_dir,
         api=ApiConfig(host="127.0.0.1", port=0),
         matter=MatterConfig(controller_url=controller_url, controller_key_file=key_file),
+        voice=voice or VoiceConfig(),
     )
     service = BridgeService(config)
     await service.start()

@@ -88,11 +88,11 @@ async def test_sentences_without_a_place_act_in_the_speakers_room(home: Home) ->
 
     status, body = await say({"text": "turn on the lights", "area": "Kitchen"})
     assert (status, body["calls"][0]["tool"], body["speech"]) == (
-        200, "matter:room_kitchen_lights_on", "Turned on Kitchen.")
+        200, "matter:room_kitchen_lights_on", "Turned on the lights in Kitchen.")
     status, body = await say({"text": "schalte das Licht aus", "language": "de",
                               "area": "Wohnzimmer"})  # a room alias  # fmt: skip
     assert (status, body["calls"][0]["tool"], body["speech"]) == (
-        200, "matter:room_living_room_lights_off", "Living Room ist ausgeschaltet.")
+        200, "matter:room_living_room_lights_off", "Das Licht in Living Room ist ausgeschaltet.")
     status, body = await say({"text": "what's the temperature in here", "area": "hall"})
     assert [c["tool"] for c in body["calls"]] == ["matter:hall_thermostat_state"]
     for text, lang, area, speech in (
@@ -164,12 +164,14 @@ async def test_every_kind_with_tools_has_sentences(home: Home, control: Any) -> 
          "Front Door is not locked."),
         # rooms as targets of brightness and colour; "the <room> light" is its only light
         ("en", "dim the kitchen to 10 percent",
-         [("room_kitchen_lights_brightness", {"percent": 10})], "Set Kitchen to 10 percent."),
+         [("room_kitchen_lights_brightness", {"percent": 10})],
+         "Set the lights in Kitchen to 10 percent."),
         ("de", "dimme das Licht im Wohnzimmer auf 30 Prozent",
          [("room_living_room_lights_brightness", {"percent": 30})],
-         "Living Room ist auf 30 Prozent gestellt."),
+         "Das Licht in Living Room ist auf 30 Prozent gestellt."),
         ("en", "set the living room to red",
-         [("room_living_room_lights_color", {"color": "red"})], "Set Living Room to red."),
+         [("room_living_room_lights_color", {"color": "red"})],
+         "Set the lights in Living Room to red."),
         ("en", "turn off the living room light", [("light_sofa_lamp_off", {})],
          "Turned off Sofa Lamp."),
         ("de", "schalte das Terraza Licht aus", [("porch_light_off", {})],
@@ -265,6 +267,20 @@ def assert_no_placeholder(speeches: list[tuple[str, str]]) -> None:
         assert speech.strip(), lang
         body = speech.rstrip().removesuffix("?").rstrip()  # a question's own mark
         assert not re.search(r"(^|\s)\?(\s|$)|[{}]|\bNone\b", body), (lang, speech)
+
+
+# Words of the English answers that no other language's answer may hold (device and room
+# names of the test home are English, so only the answers' own words are listed).
+_ENGLISH = re.compile(r"\b(Turned|Set|Opened|Closed|Locked|Dimmed|Made|percent|degrees?"
+                      r"|the lights|is (on|off|open|closed|locked)|are (on|off)|Nothing|"
+                      r"which room|did not|can't|blue|red|green|purple|warm white)\b")
+
+
+def assert_not_english(speeches: list[tuple[str, str]]) -> None:
+    """Check that no answer in de/fr/es/nl holds a word of the English answers."""
+    leaks = [(lang, speech) for lang, speech in speeches
+             if lang != "en" and _ENGLISH.search(speech)]  # fmt: skip
+    assert leaks == []
 
 
 async def test_no_answer_holds_a_placeholder(home: Home) -> None:

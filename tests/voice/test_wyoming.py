@@ -68,7 +68,7 @@ async def test_describe_transcripts_denial_and_garbage(home: Home) -> None:
     port = await server.start()
     try:
         here = Transcript(text="turn on the lights", language="en", context={"area": "Kitchen"})
-        assert Handled.from_event(await ask(port, here)).text == "Turned on Kitchen."  # type: ignore[arg-type]
+        assert Handled.from_event(await ask(port, here)).text == "Turned on the lights in Kitchen."  # type: ignore[arg-type]
         nowhere = Transcript(text="turn on the lights", language="en")
         assert NotHandled.from_event(await ask(port, nowhere)).text == (  # type: ignore[arg-type]
             "Sorry, which room do you mean? I don't know where you are.")
@@ -82,7 +82,7 @@ async def test_describe_transcripts_denial_and_garbage(home: Home) -> None:
     port = await satellite.start()
     try:
         reply = await ask(port, Transcript(text="mach das Licht aus", language="de"))
-        assert Handled.from_event(reply).text == "Living Room ist ausgeschaltet."  # type: ignore[arg-type]
+        assert Handled.from_event(reply).text == "Das Licht in Living Room ist ausgeschaltet."  # type: ignore[arg-type]
     finally:
         await satellite.stop()
 
