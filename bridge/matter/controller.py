@@ -258,15 +258,18 @@ class ManagedController:
         the port and the storage: the next server could not bind, and the restarted
         bridge would talk to an orphan no one supervises. Only a process whose command
         line is a matter-server on this instance's storage is ended.
+
+        The pid file is not enough: a server restarted while the state disk was full
+        could not write it, so the processes are also found by their command line.
         """
         path = self.settings.pid_path
-        try:
-            pid = int(path.read_text(encoding="ascii").strip())
-        except (OSError, ValueError):
-            return
-        if _runs_server(pid, self.settings.storage_dir):
-            LOGGER.warning("ending controller pid %s left running by a previous bridge", pid)
-            _end(pid, self.settings.stop_timeout_s)
+        pids = set(_servers_on(self.settings.storage_dir))
+        with contextlib.suppress(OSError, ValueError):
+            pids.add(int(path.read_text(encoding="ascii").strip()))
+        for pid in sorted(pids):
+            if _runs_server(pid, self.settings.storage_dir):
+                LOGGER.warning("ending controller pid %s left running by a previous bridge", pid)
+                _end(pid, self.settings.stop_timeout_s)
         with contextlib.suppress(OSError):
             path.unlink()
 
@@ -449,6 +452,17 @@ def _runs_server(pid: int, storage_dir: Path) -> bool:
         return False
     server = any(a.endswith((b"/matter-server", b"/controller_guard.py")) for a in args)
     return server and os.fsencode(storage_dir) in args and _alive(pid)
+
+
+def _servers_on(storage_dir: Path) -> list[int]:
+    """Return the pids of live matter-servers (or their launcher) using ``storage_dir``."""
+    found = []
+    with contextlib.suppress(OSError):
+        for entry in os.scandir("/proc"):
+            if entry.name.isdigit() and int(entry.name) != os.getpid():
+                if _runs_server(int(entry.name), storage_dir):
+                    found.append(int(entry.name))
+    return found
 
 
 def _end(pid: int, timeout_s: float) -> None:
