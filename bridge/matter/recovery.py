@@ -56,6 +56,7 @@ INVALID_COMMAND = 9
 # A node that stays unavailable after restarts is not worth restarting for more often.
 MAX_RESTART_INTERVAL_S = 1800.0
 MAX_QUERY_INTERVAL_S = 30.0
+QUERY_FLOOR_S = 0.5
 
 
 def parse_instance(name: str) -> tuple[int, int] | None:
@@ -128,6 +129,8 @@ class NodeRecovery:
         self._strikes: dict[int, int] = {}
         self._tasks: dict[int, asyncio.Task[None]] = {}
         self._querier: asyncio.Task[None] | None = None
+        # Set when a node turns unavailable: the query loop asks for it at once.
+        self._lost = asyncio.Event()
         self._zc: Any = None
         self._unsubscribe: Callable[[], None] | None = None
         # What happened, for tests, benches and diagnostics.
@@ -177,6 +180,8 @@ class NodeRecovery:
             self._can_resubscribe = True  # perhaps another controller now
         elif event.node_id is not None and self._available(event.node_id):
             self._strikes.pop(event.node_id, None)
+        elif event.node_id is not None:
+            self._lost.set()
 
     def _fabric(self) -> int | None:
         info = self.adapter.server_info()
@@ -346,7 +351,9 @@ class NodeRecovery:
 
         Every ``query_interval_s`` while the set of unavailable nodes changes, doubling
         up to ``MAX_QUERY_INTERVAL_S`` while it stays the same (a device away for days is
-        not asked for every 2 s; one that comes back announces itself anyway).
+        not asked for every 2 s; one that comes back announces itself anyway), and at
+        once when a node turns unavailable (its device may be back already: a
+        controller notices a device gone only when its subscription fails).
         """
         from zeroconf._dns import DNSQuestion
         from zeroconf._protocol.outgoing import DNSOutgoing
@@ -355,7 +362,13 @@ class NodeRecovery:
         interval = self.query_interval_s
         asked: tuple[int, ...] = ()
         while True:
-            await asyncio.sleep(interval)
+            try:
+                await asyncio.wait_for(self._lost.wait(), interval)
+            except TimeoutError:
+                pass
+            else:
+                await asyncio.sleep(QUERY_FLOOR_S)  # a burst of events asks once
+            self._lost.clear()
             fabric = self._fabric()
             wanted = tuple(self._unavailable())
             if wanted != asked:
