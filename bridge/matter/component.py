@@ -177,9 +177,11 @@ class MatterComponent:
 
     async def start(self) -> None:
         """Start the managed controller (if any), then the bridge, and wait for the snapshot."""
-        if self.controller is not None:
-            await self.controller.start()
         try:
+            # Inside the try: a start cut short (a signal, a timeout) ends the server the
+            # supervisor already launched; it runs in its own session and would outlive us.
+            if self.controller is not None:
+                await self.controller.start()
             await self.bridge.start()
             await self.bridge.adapter.wait_connected(self._connect_timeout_s)
             if self.recovery is not None:
