@@ -36,7 +36,7 @@ import aiohttp
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bridge.demo.virtual_devices import DeviceKind
-from bridge.matter.controller_guard import RESUBSCRIBE_COMMAND
+from bridge.matter import RESUBSCRIBE_COMMAND
 from tests.support.fabric import ThreadedController, open_fabric, running_controller
 
 LEVERS = {"ping": "ping_node", "interview": "interview_node", "resub": RESUBSCRIBE_COMMAND}

@@ -17,7 +17,7 @@ import pytest
 
 from bridge.demo.virtual_devices import DeviceKind
 from bridge.errors import ControllerUnavailableError
-from bridge.matter.controller import (
+from bridge.matter.controller.managed import (
     GUARD_SCRIPT,
     ControllerSettings,
     ControllerState,
@@ -159,7 +159,7 @@ async def test_a_restart_the_bridge_asks_for_is_immediate_and_no_crash(fabric: F
 _SUPERVISOR = """
 import asyncio, json, sys
 from pathlib import Path
-from bridge.matter.controller import ControllerSettings, ManagedController
+from bridge.matter.controller.managed import ControllerSettings, ManagedController
 from bridge.netns import NetworkNamespace
 
 async def main():

@@ -3,8 +3,8 @@
 python-matter-server 8.1.2 has no command that re-establishes a node: a device that
 comes back waits for the CHIP SDK's resubscription back-off (tens of seconds after a
 few failures) unless the server's mDNS handler happens to catch it. The bridge's
-launcher (``controller_guard``) adds ``atmosphere_resubscribe_node``, the server's own
-node setup on demand. Here a real controller started by ``ManagedController`` in the
+launcher (``bridge.matter.controller.guard``) adds ``atmosphere_resubscribe_node``, the
+server's own node setup on demand. Here a real controller started by ``ManagedController`` in the
 fabric namespace and a real matter.js light, talked to over the WebSocket.
 """
 
@@ -20,7 +20,7 @@ import aiohttp
 import pytest
 
 from bridge.demo.virtual_devices import DeviceKind
-from bridge.matter.controller_guard import RESUBSCRIBE_COMMAND
+from bridge.matter import RESUBSCRIBE_COMMAND
 from tests.support.fabric import Fabric, running_controller
 
 pytestmark = pytest.mark.fabric

@@ -9,7 +9,7 @@ that very moment. None of its WebSocket commands resubscribes a node: ``intervie
 reads it (and leaves it unavailable), ``ping_node`` pings its addresses. Measured in
 docs/faults.md.
 
-So the bridge's launcher adds one, ``RESUBSCRIBE_COMMAND`` (``controller_guard``): the
+So the bridge's launcher adds one, ``RESUBSCRIBE_COMMAND`` (``controller.guard``): the
 server's own node setup, now. ``NodeRecovery`` watches for the device itself: every
 mDNS answer carrying a node's operational record
 (``<compressed fabric id>-<node id>._matter._tcp.local.``) while the controller holds
@@ -40,10 +40,10 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from bridge.errors import BridgeError
-from bridge.matter.client import MatterAdapter
-from bridge.matter.controller_guard import RESUBSCRIBE_COMMAND
-from bridge.matter.gateway import ControllerCommandError
-from bridge.matter.models import AdapterEvent, AdapterEventKind
+from bridge.matter.controller.adapter import MatterAdapter
+from bridge.matter.controller.gateway import ControllerCommandError
+from bridge.matter.controller.guard import RESUBSCRIBE_COMMAND
+from bridge.matter.spec.models import AdapterEvent, AdapterEventKind
 from bridge.ratelog import RateLimitedLog
 
 LOGGER = logging.getLogger(__name__)

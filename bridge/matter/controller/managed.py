@@ -5,7 +5,8 @@ python-matter-server from its own virtualenv (created by ``make install``; nothi
 installed at run time), keeps its storage, PAA trust store and log under the bridge's
 state directory, restarts it with exponential backoff when it dies, and stops it by PID.
 
-Details: docs/modules.md, ``bridge.matter.controller``.
+One module because start, supervision, restart and stop share one process's state.
+Details: docs/modules.md, ``bridge.matter.controller.managed``.
 """
 
 from __future__ import annotations
@@ -28,8 +29,8 @@ import aiohttp
 
 from bridge.errors import ControllerUnavailableError
 from bridge.events import EventBus
-from bridge.matter.controller_guard import KEY_FILE_ENV, KEY_HEADER
-from bridge.matter.gateway import read_server_info
+from bridge.matter.controller.gateway import read_server_info
+from bridge.matter.controller.guard import KEY_FILE_ENV, KEY_HEADER
 from bridge.netns import NetworkNamespace
 
 LOGGER = logging.getLogger(__name__)
@@ -37,7 +38,7 @@ LOGGER = logging.getLogger(__name__)
 RESTART_STOP_S = 2.0
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 # The launcher that puts the key and Origin check in front of the server's API.
-GUARD_SCRIPT = Path(__file__).with_name("controller_guard.py")
+GUARD_SCRIPT = Path(__file__).with_name("guard.py")
 
 # Binds the instance's directories over the SDK's hard-coded paths, then becomes the server.
 # $1: private /data, $2: private /tmp, $3: colon-separated top-level /tmp entries the server
@@ -450,7 +451,7 @@ def _runs_server(pid: int, storage_dir: Path) -> bool:
         args = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     except OSError:
         return False
-    server = any(a.endswith((b"/matter-server", b"/controller_guard.py")) for a in args)
+    server = any(a.endswith((b"/matter-server", b"/matter/controller/guard.py")) for a in args)
     return server and os.fsencode(storage_dir) in args and _alive(pid)
 
 

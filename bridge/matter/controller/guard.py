@@ -16,7 +16,7 @@ It also sets the umask to 077 so every file the server and the CHIP SDK write is
 private to the service user, and adds one WebSocket command, ``RESUBSCRIBE_COMMAND``
 (see ``install_resubscribe``): the server has none that re-establishes a node now.
 It is run by the controller's own interpreter
-(``<controller venv>/bin/python -I controller_guard.py <matter-server arguments>``) and
+(``<controller venv>/bin/python -I guard.py <matter-server arguments>``) and
 imports nothing from the bridge: the bridge's virtualenv is not on its path.
 Details: docs/architecture.md, "Only the bridge commands the controller".
 """
