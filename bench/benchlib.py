@@ -183,7 +183,10 @@ def start_profile(pid: int, out: Path, rate: int = 1000) -> subprocess.Popen[byt
 def summarize_profile(path: Path, top: int = 30) -> str:
     """Return the functions with the most samples on their stack (inclusive) and on top.
 
-    Only the event loop thread's busy samples count (not its waits in ``select``).
+    Only the event loop thread's busy samples count (not its waits in ``select``). On
+    uvloop the loop is C code: its thread is the one whose stacks pass ``Runner.run``
+    (py-spy leaves idle samples out), and samples with no Python frame above that are
+    the loop's own work (socket reads and writes, polling, callbacks).
     """
     inclusive: dict[str, int] = {}
     own: dict[str, int] = {}
@@ -193,7 +196,8 @@ def summarize_profile(path: Path, top: int = 30) -> str:
         if not stack or not count_text.isdigit():
             continue
         frames = stack.split(";")
-        if not any("_run_once" in f for f in frames) or "select" in frames[-1]:
+        on_loop = any("_run_once" in f or f.startswith("Runner.run ") for f in frames)
+        if not on_loop or "select" in frames[-1]:
             continue  # only the event loop's thread, and not while it waits
         count = int(count_text)
         total += count

@@ -15,8 +15,12 @@ of its own), binding-only controllers such as a light switch.
   every primary cluster the endpoint has;
 - ``partial``: some of them, or only a read of something that should be controlled;
 - ``generic``: only ``matter:control_matter_device`` can send a primary cluster's command;
-- ``nothing``: no tool reaches the primary function (events are never forwarded, so a
-  switch's presses are ``nothing`` unless a tool reads its cluster: then ``partial``).
+- ``nothing``: no tool reaches the primary function.
+
+A cluster the device accepts no command of (an empty AcceptedCommandList, e.g. a
+microwave's fixed modes) counts as controlled when a tool reads it: there is nothing to
+send. A switch's presses reach ``/v1/events`` (and automations) as ``device.event``, but
+no tool waits for one: a switch the bridge makes a device of is ``partial``.
 
 Prints one row per device type and the overall share of ``friendly`` endpoints.
 """
@@ -145,6 +149,8 @@ CONTROLLERS = {
     0x030A: "Thermostat Controller",
 }  # fmt: skip
 OUTCOMES = ("friendly", "partial", "generic", "nothing")
+# Clusters controlled by attribute writes, not commands (an empty command list is normal).
+WRITTEN = {FAN, THERMOSTAT}
 
 
 @dataclass(frozen=True)
@@ -243,10 +249,10 @@ def classify(primary: Primary, servers: set[int], device: Device | None,
             return "partial", f"reads {_names(got)}, not {_names(set(wanted) - set(got))}"
         return "nothing", "no tool reads " + _names(wanted)
     if primary.mode == "event":
-        if any(c in read for c in wanted):
-            return "partial", "its state is readable, its events are not forwarded"
-        return "nothing", "events are not forwarded"
-    got = [c for c in wanted if c in controlled]
+        return "partial", "its events reach /v1/events; no tool waits for one"
+    # Nothing to send to a cluster whose device accepts no command of it: reading it is all.
+    fixed = {c for c in wanted if c not in WRITTEN and device.accepted_commands(c) == frozenset()}
+    got = [c for c in wanted if c in controlled or (c in fixed and c in read)]
     if len(got) == len(wanted):
         return "friendly", "controls " + _names(wanted)
     if got or any(c in read for c in wanted):

@@ -17,7 +17,12 @@ and prints calls/s, p50 and p99 latency, CPU per call (this one process's user +
 time over the timed calls: bridge and client together, since both run here), and
 ratios against the direct call. CPU per call is the figure to compare on a busy machine.
 
-Usage: .venv/bin/python bench/invoke.py [--calls N]
+``--other PYTHON`` (another checkout's venv interpreter, for a before) runs this same
+script under both interpreters, alternating, ``--rounds`` times each (each run a process
+of its own, importing its own checkout's ``bridge``), and prints before -> after per mode
+from the best round of each side (lowest CPU per call, highest rate) with the ratios.
+
+Usage: .venv/bin/python bench/invoke.py [--calls N] [--other PATH/.venv/bin/python [--rounds 3]]
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ import asyncio
 import itertools
 import json
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -140,7 +146,7 @@ async def measure(
     }
 
 
-async def main(n: int) -> None:
+async def main(n: int) -> list[dict[str, Any]]:
     with tempfile.TemporaryDirectory() as tmp:
         config = BridgeConfig(
             state_dir=Path(tmp) / "state",
@@ -226,6 +232,12 @@ async def main(n: int) -> None:
             audited = len(await runtime.audit.query(limit=1_000_000))
         finally:
             await service.stop()
+    print(f"audit rows written: {audited}", file=sys.stderr)
+    return results
+
+
+def report(results: list[dict[str, Any]]) -> None:
+    """Print one run's table and the derived figures."""
     base = results[0]
     print(f"{'mode':<30}{'calls':>7}{'calls/s':>11}{'p50 us':>10}{'p99 us':>10}"
           f"{'cpu us':>9}{'x p50':>8}{'x rate':>9}")
@@ -233,7 +245,6 @@ async def main(n: int) -> None:
         print(f"{r['label']:<30}{r['calls']:>7}{r['rate']:>11.0f}{r['p50']:>10.1f}"
               f"{r['p99']:>10.1f}{r['cpu']:>9.1f}{r['p50'] / base['p50']:>8.1f}"
               f"{base['rate'] / r['rate']:>9.1f}")
-    print(f"audit rows written: {audited}")
     own = by_label(results, "HTTP, client in own process")
     print(f"client in its own process: the bridge's CPU {own['cpu']:.1f} us per call (above), "
           f"the client's own {own['client_cpu']:.1f} us per call")
@@ -249,11 +260,65 @@ def by_label(results: list[dict[str, Any]], label: str) -> dict[str, Any]:
     return next(r for r in results if r["label"] == label)
 
 
+def run_side(python: str, n: int, loop: str) -> list[dict[str, Any]]:
+    """Run this script under ``python`` (a checkout's venv) and return its results."""
+    out = subprocess.run(
+        [python, __file__, "--calls", str(n), "--loop", loop, "--json"],
+        check=True, capture_output=True, text=True, timeout=1800,
+    ).stdout  # fmt: skip
+    return list(json.loads(out.strip().splitlines()[-1]))
+
+
+def compare(other: str, n: int, rounds: int, loop: str) -> None:
+    """Print before (``other``) -> after (this checkout) per mode, best round of each."""
+    runs: dict[str, list[list[dict[str, Any]]]] = {"before": [], "after": []}
+    for i in range(rounds):
+        order = [("before", other), ("after", sys.executable)]
+        for side, python in order if i % 2 == 0 else order[::-1]:
+            runs[side].append(run_side(python, n, loop))
+            print(f"round {i + 1} {side} done", file=sys.stderr, flush=True)
+    best: dict[str, dict[str, dict[str, float]]] = {"before": {}, "after": {}}
+    for side, results in runs.items():
+        for result in results:
+            for r in result:
+                kept = best[side].setdefault(r["label"], dict(r))
+                kept["cpu"] = min(kept["cpu"], r["cpu"])
+                kept["rate"] = max(kept["rate"], r["rate"])
+                kept["p50"] = min(kept["p50"], r["p50"])
+    print(f"best of {rounds} alternating rounds each, {n} calls per mode")
+    print(f"{'mode':<30}{'CPU us/call before -> after':>30}{'ratio':>7}"
+          f"{'calls/s before -> after':>27}{'ratio':>7}")
+    doc = {}
+    for label, a in best["after"].items():
+        b = best["before"].get(label)
+        if b is None:
+            continue
+        print(f"{label:<30}{b['cpu']:>14.1f} -> {a['cpu']:>8.1f}{a['cpu'] / b['cpu']:>11.2f}"
+              f"{b['rate']:>14.0f} -> {a['rate']:>7.0f}{a['rate'] / b['rate']:>10.2f}")
+        doc[label] = {"cpu_us_before": round(b["cpu"], 1), "cpu_us_after": round(a["cpu"], 1),
+                      "rate_before": round(b["rate"]), "rate_after": round(a["rate"])}
+    print(json.dumps(doc))
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=2000, help="calls per mode (default 2000)")
     parser.add_argument("--loop", choices=("auto", "uvloop", "asyncio"), default="auto",
                         help="event loop for the bridge and client (auto: the bridge's default)")
+    parser.add_argument("--json", action="store_true",
+                        help="print the results as one JSON line (for --other)")
+    parser.add_argument("--other", default=None,
+                        help="another checkout's venv python: before -> after in one run")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="alternating runs per side with --other (default 3)")
     args = parser.parse_args()
-    print(f"event loop: {eventloop.resolve(args.loop)}", flush=True)
-    eventloop.run(main(max(100, min(args.calls, 100_000))), args.loop)
+    calls = max(100, min(args.calls, 100_000))
+    if args.other:
+        compare(args.other, calls, max(1, min(args.rounds, 20)), args.loop)
+        sys.exit(0)
+    print(f"event loop: {eventloop.resolve(args.loop)}", file=sys.stderr, flush=True)
+    results = eventloop.run(main(calls), args.loop)
+    if args.json:
+        print(json.dumps(results), flush=True)
+    else:
+        report(results)

@@ -40,12 +40,16 @@ Before any phase the bench waits until the bridge, its controller and the device
 quiet (``settle_s``) and sends ``--prewarm`` direct commands: the device and controller
 answer their first few hundred commands slower and with a longer tail, which whichever
 phase ran first used to pay. ``--bridge`` runs another checkout's ``atmosphere-bridge``
-(a before); ``--samples FILE`` writes every latency in call order.
+(a before); ``--other PATH`` runs the whole bench for that bridge and then for this
+checkout's in one invocation and prints before -> after of the main figures with their
+ratios, beside each run's floor (a bare client's CPU per command: the machine's speed
+then); ``--samples FILE`` writes every latency in call order.
 
 Usage (root, after ``make install``):
     .venv/bin/python bench/overhead.py [--calls 500] [--warmup 50] [--breakdown]
                                        [--channel http|rawhttp|ws|relay|http,ws,relay]
                                        [--prewarm 600] [--bridge PATH] [--samples FILE]
+                                       [--other PATH/.venv/bin/atmosphere-bridge]
 """
 
 from __future__ import annotations
@@ -444,13 +448,38 @@ def main() -> None:
                              "controller up (default 600)")
     parser.add_argument("--samples", type=Path, default=None,
                         help="write every call's latency (ms, in call order) to this JSON file")
+    parser.add_argument("--other", type=Path, default=None,
+                        help="another checkout's atmosphere-bridge: run it (before), then this "
+                             "one (after), and print before -> after with ratios")
     args = parser.parse_args()
     channels = [c.strip() for c in args.channel.split(",") if c.strip()]
     if not channels or any(c not in ("http", "rawhttp", "ws", "relay") for c in channels):
         parser.error("--channel takes http, rawhttp, ws, relay or a comma-separated list")
+    if args.other is not None:
+        sides = {}
+        for side, program in (("before", args.other), ("after", args.bridge)):
+            sides[side] = asyncio.run(run(args.calls, args.warmup, args.breakdown, channels,
+                                          None, None, max(0, args.prewarm), program))
+            print(json.dumps({side: sides[side]}), flush=True)
+        print_ratios(sides["before"], sides["after"], channels)
+        return
     line = asyncio.run(run(args.calls, args.warmup, args.breakdown, channels, args.profile,
                            args.samples, max(0, args.prewarm), args.bridge))  # fmt: skip
     print(json.dumps(line), flush=True)
+
+
+def print_ratios(before: dict[str, Any], after: dict[str, Any], channels: list[str]) -> None:
+    """Print before -> after (and after / before) of each channel's main figures."""
+    names = ("overhead_p50_ms", "overhead_p99_ms", "bridge_cpu_ms_per_call",
+             "controller_cpu_ms_per_command", "bare_ws_client_cpu_ms_per_command")
+    print(f"{'figure':<42}{'before':>10}{'after':>10}{'after/before':>14}")
+    for channel in channels:
+        prefix = "" if channel == "http" else f"{channel}_"
+        for name in names:
+            key = prefix + name
+            if key in before and key in after and before[key]:
+                print(f"{key:<42}{before[key]:>10.3f}{after[key]:>10.3f}"
+                      f"{after[key] / before[key]:>14.2f}")
 
 
 if __name__ == "__main__":

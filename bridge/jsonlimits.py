@@ -84,6 +84,17 @@ def loads(data: bytes | str, limits: JsonLimits = DEFAULT_LIMITS) -> Any:
         raise PayloadTooLargeError(
             f"request body is larger than {limits.max_bytes} bytes", {"max_bytes": limits.max_bytes}
         )
+    if raw.count(b"{") + raw.count(b"[") <= limits.max_depth and _LONG_DIGITS.search(raw) is None:
+        # Small documents (most requests): fewer opening brackets than the depth limit
+        # cannot nest past it, and what the whole text lacks (19 digits in a row, an
+        # exponent) its part outside strings lacks too - no need to cut the strings out.
+        try:
+            value = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            return _loads_std(raw, limits)
+        if not _fits_unchecked(raw, raw, limits):
+            check(value, limits)
+        return value
     outside = _outside_strings(raw)
     if _depth(outside) > limits.max_depth:
         raise _bad("too_deep", f"JSON nests deeper than {limits.max_depth} levels",

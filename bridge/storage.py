@@ -52,9 +52,12 @@ class Database:
         )
         self._conn.row_factory = sqlite3.Row
         self._lock = threading.Lock()
+        # Whether the connection's busy timeout is on: the inline commit turns it off and
+        # leaves it so (two statements fewer per call); every other use turns it back on.
+        self._waits = True
         self._commits = 0
         self._checkpointer: threading.Thread | None = None
-        with self._lock:
+        with self._locked():
             # For a new database only (an existing one keeps its page size): every commit
             # writes each page it touched to the WAL whole, and an audit row touches
             # three; smaller pages are less to copy, checksum and write per call.
@@ -77,7 +80,7 @@ class Database:
 
     def migrate(self, name: str, script: str) -> bool:
         """Run ``script`` once under ``name``; return whether it ran now."""
-        with self._lock:
+        with self._locked():
             row = self._conn.execute(
                 "SELECT 1 FROM schema_migrations WHERE name = ?", (name,)
             ).fetchone()
@@ -103,7 +106,7 @@ class Database:
         checkpointed and truncated afterwards, so what the migration removed is gone
         from the files too.
         """
-        with self._lock:
+        with self._locked():
             row = self._conn.execute(
                 "SELECT 1 FROM schema_migrations WHERE name = ?", (name,)
             ).fetchone()
@@ -151,19 +154,19 @@ class Database:
 
         Raise ``StorageFullError`` (nothing written) when the disk is full.
         """
-        with self._lock, _full_disk_is_an_error():
+        with self._locked(), _full_disk_is_an_error():
             changed = self._conn.execute(sql, params).rowcount
         self._committed()
         return changed
 
     def fetchall_sync(self, sql: str, params: Params = ()) -> list[sqlite3.Row]:
         """Run a query now and return every row."""
-        with self._lock:
+        with self._locked():
             return self._conn.execute(sql, params).fetchall()
 
     def fetchone_sync(self, sql: str, params: Params = ()) -> sqlite3.Row | None:
         """Run a query now and return the first row or ``None``."""
-        with self._lock:
+        with self._locked():
             row: sqlite3.Row | None = self._conn.execute(sql, params).fetchone()
             return row
 
@@ -173,7 +176,7 @@ class Database:
         A COMMIT that fails (a full disk) rolls back too, so the connection never stays
         inside a half-done transaction; a full disk raises ``StorageFullError``.
         """
-        with self._lock, _full_disk_is_an_error():
+        with self._locked(), _full_disk_is_an_error():
             self._conn.execute("BEGIN IMMEDIATE")
             try:
                 result = fn(self._conn)
@@ -198,7 +201,9 @@ class Database:
         if not self._lock.acquire(blocking=False):
             return False, None
         try:
-            self._conn.execute("PRAGMA busy_timeout=0")
+            if self._waits:
+                self._conn.execute("PRAGMA busy_timeout=0")
+                self._waits = False
             try:
                 self._conn.execute("BEGIN IMMEDIATE")
             except sqlite3.OperationalError:
@@ -215,10 +220,18 @@ class Database:
                             self._conn.execute("ROLLBACK")
                     raise
         finally:
-            self._conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
             self._lock.release()
         self._committed()
         return True, result
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        """Hold the connection, with SQLite's busy timeout on (waits for other processes)."""
+        with self._lock:
+            if not self._waits:
+                self._conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+                self._waits = True
+            yield
 
     def _committed(self) -> None:
         """Count a commit; every ``CHECKPOINT_EVERY_COMMITS``, checkpoint from a thread."""
@@ -243,14 +256,14 @@ class Database:
         connection busy hands its rows to a worker thread instead of waiting.
         """
         try:
-            with self._lock:
+            with self._locked():
                 self._conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
         except sqlite3.Error as err:  # a closed database, a busy reader in another process
             _LOG.debug("WAL checkpoint of %s failed: %s", self.path, err)
 
     def checkpoint_sync(self) -> tuple[int, int, int]:
         """Checkpoint now on this thread; return SQLite's (busy, WAL frames, copied)."""
-        with self._lock:
+        with self._locked():
             row = self._conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
         return int(row[0]), int(row[1]), int(row[2])
 

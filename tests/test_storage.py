@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -147,4 +148,27 @@ def test_checkpoint_sync_reports_the_wal(tmp_path: Path) -> None:
     busy, frames, copied = db.checkpoint_sync()
     assert busy == 0
     assert frames == copied >= 1
+    db.close()
+
+
+def test_the_inline_commit_never_waits_and_every_other_write_still_does(tmp_path: Path) -> None:
+    # The inline (event-loop) commit runs with SQLite's busy timeout off and leaves it
+    # off; whatever runs next on the connection must wait for another process's write
+    # lock again, not fail with "database is locked" at once.
+    db = Database(tmp_path / "bridge.db")
+    db.execute_sync("CREATE TABLE t (v TEXT)")
+    assert db.try_transaction_now(insert) == (True, None)
+    other = sqlite3.connect(tmp_path / "bridge.db", isolation_level=None, check_same_thread=False)
+    other.execute("BEGIN IMMEDIATE")  # another process's writer holds the lock
+    started = time.monotonic()
+    assert db.try_transaction_now(insert) == (False, None)
+    assert time.monotonic() - started < 1.0  # handed back at once: no wait on the loop
+    release = threading.Timer(0.5, lambda: other.execute("COMMIT"))
+    release.start()
+    started = time.monotonic()
+    db.transaction_sync(insert)  # waits for the lock, then commits
+    assert time.monotonic() - started >= 0.4
+    release.join()
+    other.close()
+    assert count(db) == 2
     db.close()

@@ -26,6 +26,10 @@ from bridge.api.http import error_response
 from bridge.errors import InvalidRequestError
 
 MISDIRECTED = 421
+# Host header values whose answer a policy remembers (a client sends the same one on
+# every request); past this many distinct values it starts over.
+KNOWN_HOSTS_MAX = 256
+KNOWN_HOST_CHARS = 300  # a name (253) with a port; longer values are decided, not kept
 
 
 def normalise(name: str) -> str:
@@ -65,10 +69,24 @@ class HostPolicy:
 
     def __init__(self, allowed: Iterable[str]) -> None:
         self._names = frozenset(normalise(n) for n in allowed if n.strip()) | own_names()
+        self._known: dict[str, bool] = {}
 
     def allows(self, header: str | None) -> bool:
         """Return whether a request with this ``Host`` header may be served."""
-        if header is None or not header.strip():
+        if header is None:
+            return True
+        known = self._known.get(header)
+        if known is None:
+            known = self._decide(header)
+            if len(header) > KNOWN_HOST_CHARS:
+                return known
+            if len(self._known) >= KNOWN_HOSTS_MAX:
+                self._known.clear()
+            self._known[header] = known
+        return known
+
+    def _decide(self, header: str) -> bool:
+        if not header.strip():
             return True  # no authority (HTTP/1.0 tools); a browser always names the host
         name = host_name(header)
         if _is_address(name):

@@ -451,6 +451,30 @@ class AuditLog:
             task.add_done_callback(lambda done: _settle(batch, _error_of(done)))
             await asyncio.shield(task)
 
+    def commit_now(self) -> None:
+        """Commit what is queued, here and now, when that needs no waiting at all.
+
+        For a call that runs alone and waits for its own row: nothing could join its
+        group commit, and the writer's turn through the event loop would only delay the
+        answer. Anything that would wait (a flush under way, the database held by
+        another thread or process) is left to the writer, which was woken for it.
+        """
+        if self._lock.locked() or not self._pending or len(self._pending) > INLINE_COMMIT_ROWS:
+            return
+        batch, counts = self._take()
+        try:
+            outcome = self._commit([row for row, _ in batch], counts, now_only=True)
+        except Exception as err:  # every waiting caller must hear of it
+            _LOG.exception("audit log commit failed")
+            _settle(batch, err)
+            return
+        if outcome is False:  # busy: back to the head of the queue, for the writer
+            self._pending[:0] = batch
+            for key, count in counts.items():
+                self._rejections[key] = self._rejections.get(key, 0) + count
+            return
+        _settle(batch, outcome if isinstance(outcome, _COMMIT_FAULTS) else None)
+
     async def stop(self) -> None:
         """Commit what is queued and stop the writer."""
         await self.flush()

@@ -182,6 +182,15 @@ def format_devices(answer: dict[str, Any]) -> list[str]:
             f"{d.get('kind', ''):<16} {'yes' if d.get('available') else 'NO':<4} "
             f"{len(d.get('tools') or [])}"
         )
+        unknown = [t.get("name", "") for t in d.get("device_type_info") or []
+                   if isinstance(t, dict) and not t.get("known", True)]
+        unmapped = [c.get("name", "") for c in d.get("unmapped_clusters") or []
+                    if isinstance(c, dict)]
+        if unknown:
+            lines.append(f"{'':<8} device type not in the device library: {', '.join(unknown)}")
+        if unmapped:
+            lines.append(f"{'':<8} no friendly tool for: {', '.join(unmapped)} "
+                         "(commands: matter:control_matter_device)")  # fmt: skip
     return lines
 
 

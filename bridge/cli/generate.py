@@ -35,7 +35,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def read_dumps(paths: list[Path]) -> list[NodeData]:
     """Read node dumps; raise ``InvalidParamsError`` or ``ConflictError`` naming the file."""
-    from bridge.matter import NodeData
+    from bridge.matter import NodeData, dump_problem
 
     nodes: dict[int, Path] = {}
     out: list[NodeData] = []
@@ -50,6 +50,9 @@ def read_dumps(paths: list[Path]) -> list[NodeData]:
             node = NodeData.from_json(doc)
         except InvalidParamsError as err:
             raise InvalidParamsError(f"{path}: {err.message}") from err
+        problem = dump_problem(doc)
+        if problem is not None:
+            raise InvalidParamsError(f"{path}: refused: {problem}", {"file": str(path)})
         if node.node_id in nodes:
             raise ConflictError(f"{path}: node id {node.node_id} is also in {nodes[node.node_id]}")
         nodes[node.node_id] = path
@@ -67,18 +70,36 @@ def _tool_json(tool: GeneratedTool) -> dict[str, Any]:
 
 def generate_command(args: argparse.Namespace) -> int:
     """Print devices and tools for the given dumps; return 0."""
-    from bridge.matter import MatterToolGenerator, build_devices, load_cluster_maps
+    from bridge.matter import MatterToolGenerator, build_devices, describe, load_cluster_maps
 
     unit = config_of(args).matter.temperature_unit
     nodes = read_dumps(list(args.node_dumps))
     devices = build_devices(nodes)
-    tools = MatterToolGenerator(load_cluster_maps(args.cluster_maps), unit=unit).generate(devices)
+    maps = load_cluster_maps(args.cluster_maps)
+    tools = MatterToolGenerator(maps, unit=unit).generate(devices)
+    mapped = frozenset(m.cluster.id for m in maps)
+    acting = frozenset(m.cluster.id for m in maps if m.rows)
     if args.json:
-        print(json.dumps({"devices": [d.to_json() for d in devices],
+        described = [{**d.to_json(), **describe(d, mapped, acting)} for d in devices]
+        print(json.dumps({"devices": described,
                           "tools": [_tool_json(t) for t in tools]}, indent=2, ensure_ascii=False))
         return 0
     for device in devices:
         print(f"{device.id:>10}  {device.slug}  \"{device.name}\"  ({device.kind})")
+        about = describe(device, mapped, acting)
+        unknown = [t["name"] for t in about["device_type_info"] if not t["known"]]
+        if unknown:
+            print(f"            device type not in the device library: {', '.join(unknown)}")
+        if about["unmapped_clusters"]:
+            names = ", ".join(
+                c["name"] + (" (commands: matter:control_matter_device)" if c["commands"]
+                             else " (no commands known)")
+                for c in about["unmapped_clusters"])
+            print(f"            no friendly tool for: {names}")
+        if about["withheld_clusters"]:
+            names = ", ".join(c["name"] for c in about["withheld_clusters"])
+            print(f"            not a control of its device type: {names} "
+                  "(commands: matter:control_matter_device)")  # fmt: skip
         for tool in tools:
             if tool.device_id != device.id:
                 continue

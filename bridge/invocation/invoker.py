@@ -54,6 +54,8 @@ from bridge.tools.validation import validate_call, validator_for
 _LOG = logging.getLogger(__name__)
 # The longest parameter value an approval's message quotes (the params show it whole).
 MESSAGE_VALUE_CHARS = 120
+# Visibility answers the invoker keeps (tools called lately, per token's grants).
+SEEN_MAX = 256
 _TEMPLATE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
@@ -181,6 +183,16 @@ class Invoker:
         self.max_backoff_s = max_backoff_s
         self._global: list[Middleware] = []
         self._per_tool: dict[str, list[Middleware]] = {}
+        # Calls between the start and the end of ``invoke``, and a count of the event
+        # loop's turns in which calls started: a call that waited (its start's turn is
+        # over) and runs alone commits its audit row itself; calls that start and end in
+        # one turn (a burst) or overlap leave theirs to the writer's group commit.
+        self._running = 0
+        self._turn = 0
+        self._turn_counted = False
+        # may_see's answers for the tools called lately, by (grants, definition object):
+        # both are immutable, and the entry holds the definition so its id stays its own.
+        self._seen: dict[tuple[tuple[str, ...], int], tuple[ToolDefinition, bool]] = {}
 
     def set_remote_executor(self, remote: RemoteExecutor | None) -> None:
         """Set who runs tools registered without a local handler."""
@@ -273,6 +285,22 @@ class Invoker:
 
         ``charged``: the token's rate limit was already charged for this call (a job).
         """
+        self._running += 1
+        if not self._turn_counted:
+            self._turn_counted = True
+            asyncio.get_running_loop().call_soon(self._next_turn)
+        try:
+            return await self._invoke(request, token, charged, self._turn)
+        finally:
+            self._running -= 1
+
+    def _next_turn(self) -> None:
+        self._turn += 1
+        self._turn_counted = False
+
+    async def _invoke(
+        self, request: ToolRequest, token: AgentToken | None, charged: bool, turn: int
+    ) -> ToolResponse:
         started = time.perf_counter()
         call_id = new_call_id()
         # Only a verified identity goes on the bus; a claimed context.agent_id is not one.
@@ -290,6 +318,9 @@ class Invoker:
             internal = InternalError("internal error", {"call_id": call_id})
             response = self._fail(request, call_id, call, state, internal, started)
         if state.committed is not None:
+            alone = self._running == 1 and self._turn != turn
+            if alone and not state.committed.done() and self.audit is not None:
+                self.audit.commit_now()  # nothing to group it with: no turn to wait
             # Acknowledge only what the audit log holds: a crash from here on loses nothing.
             try:
                 await asyncio.shield(state.committed)
@@ -323,7 +354,7 @@ class Invoker:
         self._check_constraints(token, request)
         entry = self.registry.resolve(request.tool, request.version)
         defn = entry.definition
-        if not may_see(token.permissions, defn):
+        if not self._may_see(token.permissions, defn):
             # A tool the token may not see answers as an unknown one does (no oracle of
             # which names exist); the audit row still says it was denied.
             state.decision = "permission_denied"
@@ -402,6 +433,17 @@ class Invoker:
         self._record(request, response, state, started)
         await self._idempotent_end(token.id, state, fp, response)
         return response
+
+    def _may_see(self, granted: tuple[str, ...], defn: ToolDefinition) -> bool:
+        key = (granted, id(defn))
+        known = self._seen.get(key)
+        if known is not None and known[0] is defn:
+            return known[1]
+        seen = may_see(granted, defn)
+        if len(self._seen) >= SEEN_MAX:
+            self._seen.clear()
+        self._seen[key] = (defn, seen)
+        return seen
 
     def _check_constraints(self, token: AgentToken, request: ToolRequest) -> None:
         cons = token.constraints

@@ -53,6 +53,8 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "STATE_TOOL": ("bridge.matter.sync.compact", "STATE_TOOL"),
     "load_cluster_maps": ("bridge.matter.tools.cluster_maps", "load_cluster_maps"),
     "GeneratedTool": ("bridge.matter.tools.generator", "GeneratedTool"),
+    "describe": ("bridge.matter.tools.unknown", "describe"),
+    "dump_problem": ("bridge.matter.tools.unknown", "dump_problem"),
     "MatterToolGenerator": ("bridge.matter.tools.generator", "MatterToolGenerator"),
 }
 
@@ -79,6 +81,8 @@ __all__ = [
     "build_devices",
     "catalogue_sdk_version",
     "clean_aliases",
+    "describe",
+    "dump_problem",
     "fetch_server_info",
     "load_cluster_maps",
     "parse_tlvs",
@@ -110,6 +114,7 @@ if TYPE_CHECKING:
     from bridge.matter.sync.compact import PROFILES, STATE_TOOL, CompactProfile
     from bridge.matter.tools.cluster_maps import load_cluster_maps
     from bridge.matter.tools.generator import GeneratedTool, MatterToolGenerator
+    from bridge.matter.tools.unknown import describe, dump_problem
 else:
 
     def __getattr__(name: str) -> Any:

@@ -36,6 +36,7 @@ from bridge.matter.home.devices import Device
 from bridge.matter.home.naming import DeviceNameStore, DeviceRename
 from bridge.matter.home.rooms import Room
 from bridge.matter.sync.registry import MatterToolSync
+from bridge.matter.tools.unknown import describe
 from bridge.netns import find_namespace
 from bridge.storage import Database
 from bridge.tools.definition import ToolDefinition
@@ -291,9 +292,14 @@ class MatterComponent:
     def devices(self) -> list[dict[str, Any]]:
         """Return every device with its availability and tool names."""
         out = []
+        maps = self.bridge.generator.maps
+        mapped = frozenset(m.cluster.id for m in maps)
+        acting = frozenset(m.cluster.id for m in maps if m.rows)
         for device in self.bridge.devices():
             doc = device.to_json()
             doc["tools"] = self._tool_names(device.id)
+            # What it is and what has no friendly tool (unknown is not silent).
+            doc.update(describe(device, mapped, acting))
             out.append(doc)
         return out
 

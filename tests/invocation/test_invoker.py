@@ -120,6 +120,42 @@ async def test_a_call_is_answered_after_its_audit_row_is_committed(env: Env) -> 
     assert len(handler.calls) == 2
 
 
+async def test_a_lone_call_waits_out_a_held_database_and_many_calls_share_commits(
+    env: Env,
+) -> None:
+    # A call that waited (here for its handler) and runs alone commits its own row at
+    # once - unless the database is held (here by another process's writer): then the
+    # writer commits it when it can, and the answer waits for that.
+    async def slow(params: dict[str, Any], ctx: CallContext) -> Any:
+        await asyncio.sleep(0.01)
+        return {"echo": params["text"]}
+
+    env.registry.register(echo_tool(name="slow"), slow)
+    env.registry.register(echo_tool(), Counter())
+    other = sqlite3.connect(env.state / "bridge.db", isolation_level=None,
+                            check_same_thread=False)  # fmt: skip
+    first = await env.invoker.invoke(env.request("slow", {"text": "alone"}))
+    assert other.execute("SELECT call_id FROM audit_log").fetchall() == [(first.call_id,)]
+    other.execute("BEGIN IMMEDIATE")
+    call = asyncio.ensure_future(env.invoker.invoke(env.request("slow", {"text": "held"})))
+    await asyncio.sleep(0.3)
+    assert not call.done()  # ran, but not acknowledged before its row is in
+    other.execute("COMMIT")
+    resp = await asyncio.wait_for(call, 15)
+    assert resp.ok
+    rows = other.execute("SELECT call_id FROM audit_log ORDER BY id").fetchall()
+    assert rows == [(first.call_id,), (resp.call_id,)]
+    # Calls in flight together still share group commits.
+    audit = env.runtime.audit
+    before = audit.commits
+    answers = await asyncio.gather(*(env.invoker.invoke(env.request("echo", {"text": str(i)}))
+                                     for i in range(64)))  # fmt: skip
+    assert all(a.ok for a in answers)
+    assert other.execute("SELECT count(*) FROM audit_log").fetchone() == (66,)
+    assert 1 <= audit.commits - before <= 8
+    other.close()
+
+
 async def test_audit_settings_hide_params(env: Env) -> None:
     env.registry.register(echo_tool(audit=Audit(log_params=False, log_result=False)), Counter())
     await env.invoker.invoke(env.request("echo", {"text": "secret"}))

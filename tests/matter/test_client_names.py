@@ -75,19 +75,24 @@ def home(names: dict[str, UserNames] | None = None) -> tuple[list[str], list[Use
 
 def test_every_name_of_a_home_with_any_names_is_accepted_unique_and_stable() -> None:
     first, kept = home()
-    assert len(first) == 115
+    # The per-dump tools of test_generator.EXPECTED, plus the shared and the room tools.
+    assert len(first) == 187
     for name in first:
         assert CLIENT.fullmatch(name), name
     assert len(set(first)) == len(first)
     second, again = home()
     assert (second, again) == (first, kept)
     # Room tools exist for the non-Latin and symbol-only rooms too.
-    assert "matter__room_gostinaya_lights_on" in first
-    assert any(n.startswith("matter__room_keting_") for n in first)
+    # (Which kinds land in which room follows the dumps' order: lights in 客厅 and 🛋️,
+    # a thermometer in Гостиная.)
+    assert "matter__room_gostinaya_temperature" in first
+    assert "matter__room_keting_lights_on" in first
+    assert "matter__room_couch_lights_on" in first
     assert "matter__room_couch_temperature" in first
-    room = "matter__room_wohnzimmer_und_esszimmer_i_944f33_lights_brightness"
-    assert room in first
-    assert len(room) == 64
+    for room in ("matter__room_wohnzimmer_und_esszimmer_im_erdg_944f33_temperature",
+                 "matter__room_yyyyyyyyyyyyyyyyyyyyyyyyyy_69e9cf_lights_brightness"):
+        assert room in first
+        assert len(room) == 64
 
 
 async def test_restart_keeps_every_name(tmp_path: Path) -> None:
@@ -131,11 +136,9 @@ def _device_ids() -> list[str]:
 
 
 # Dumps that make no tool, and why (every other dump must make some).
-NO_TOOLS = {
-    # Root, an aggregator and one bridged electrical sensor (device type 0x0510: power
-    # topology, electrical power and energy measurement), which no cluster map covers.
-    "ha-core/atios_knx_bridge": "a KNX bridge exposing only an electrical sensor",
-}
+# Every dump makes tools since issue 29: the KNX bridge's only bridged endpoint, an
+# electrical sensor, is an energy meter now.
+NO_TOOLS: dict[str, str] = {}
 
 
 @pytest.mark.parametrize("name", DUMP_IDS)

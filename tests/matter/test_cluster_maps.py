@@ -14,11 +14,32 @@ from bridge.matter.tools.cluster_maps import DEFAULT_DIRECTORY, load_cluster_map
 def test_shipped_maps_load() -> None:
     maps = {m.cluster.name: m for m in load_cluster_maps()}
     assert sorted(maps) == [
-        "BooleanState", "ColorControl", "DoorLock", "LevelControl", "OccupancySensing", "OnOff",
-        "RelativeHumidityMeasurement", "SmokeCoAlarm", "TemperatureMeasurement", "Thermostat",
-        "WindowCovering"]
+        "ActivatedCarbonFilterMonitoring", "AirQuality", "BooleanState",
+        "CarbonDioxideConcentrationMeasurement", "CarbonMonoxideConcentrationMeasurement",
+        "ClosureControl", "ColorControl", "DishwasherMode", "DoorLock",
+        "ElectricalEnergyMeasurement", "ElectricalPowerMeasurement", "EnergyEvse",
+        "EnergyEvseMode", "FanControl", "FlowMeasurement", "FormaldehydeConcentrationMeasurement",
+        "HepaFilterMonitoring", "IlluminanceMeasurement", "LaundryWasherMode", "LevelControl",
+        "MicrowaveOvenControl", "MicrowaveOvenMode", "ModeSelect",
+        "NitrogenDioxideConcentrationMeasurement", "OccupancySensing", "OnOff",
+        "OperationalState", "OvenMode", "OzoneConcentrationMeasurement",
+        "Pm10ConcentrationMeasurement", "Pm1ConcentrationMeasurement",
+        "Pm25ConcentrationMeasurement", "PowerSource", "PressureMeasurement",
+        "RadonConcentrationMeasurement", "RefrigeratorAndTemperatureControlledCabinetMode",
+        "RelativeHumidityMeasurement", "RvcCleanMode", "RvcOperationalState", "RvcRunMode",
+        "ServiceArea", "SmokeCoAlarm", "SoilMeasurement", "TemperatureControl",
+        "TemperatureMeasurement", "Thermostat",
+        "TotalVolatileOrganicCompoundsConcentrationMeasurement",
+        "ValveConfigurationAndControl", "WaterHeaterManagement", "WaterHeaterMode",
+        "WindowCovering"]  # fmt: skip
     unlock = next(r for r in maps["DoorLock"].rows if r.suffix == "unlock")
     assert (unlock.dangerous, unlock.timed, unlock.command_id) == (True, True, 1)
+    # Opening a garage door or gate lets people in, like unlocking; Matter times MoveTo
+    # (ClosureControl command 1) and EnableCharging (EnergyEvse command 2).
+    opening = next(r for r in maps["ClosureControl"].rows if r.suffix == "open")
+    assert (opening.dangerous, opening.timed, opening.command_id) == (True, True, 1)
+    charging = next(r for r in maps["EnergyEvse"].rows if r.suffix == "enable_charging")
+    assert (charging.dangerous, charging.timed, charging.command_id) == (False, True, 2)
 
 
 def write_map(tmp_path: Path, text: str) -> Path:

@@ -43,6 +43,7 @@ from bridge.matter.controller.gateway import (
     ControllerCommandError,
     ServerInfo,
 )
+from bridge.matter.controller.responses import check_result
 from bridge.matter.spec.commands import build_command
 from bridge.matter.spec.models import (
     ActionKind,
@@ -470,7 +471,7 @@ class MatterAdapter:
             args = {"node_id": action.node_id, "attribute_path": action.paths}
         try:
             async with asyncio.timeout(wait_s):
-                return await conn.request(command, args)
+                result = await conn.request(command, args)
         except BridgeError:
             raise
         except TimeoutError as err:
@@ -486,6 +487,8 @@ class MatterAdapter:
             ) from err
         except ControllerCommandError as err:
             raise _action_error(action, err) from err
+        check_result(action, result)  # a refusal inside a successful answer
+        return result
 
     async def read(self, node_id: int, paths: Sequence[str], timeout_s: float) -> dict[str, Any]:
         """Read attribute paths from the device itself in one interaction; return path → value.

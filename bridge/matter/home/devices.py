@@ -1,8 +1,9 @@
 """The device model: a node's application endpoints become named, slugged devices.
 
 ``build_devices(nodes, names)`` reads raw node attributes (``NodeData``) and returns one
-``Device`` per application endpoint (utility endpoints such as the root node, an
-aggregator or a power source are not devices). A bridge's bridged endpoints are devices
+``Device`` per application endpoint (utility endpoints such as the root node or an
+aggregator are not devices; an electricity meter or a battery on an endpoint of its own
+is). A bridge's bridged endpoints are devices
 of their own, named from their BridgedDeviceBasicInformation. Friendly names fall back
 in order: user-assigned name → node / bridged label (blank and NUL-filled labels are
 ignored) → product name → vendor + device type. Slugs match ``^[a-z][a-z0-9_]*$``; a
@@ -48,6 +49,10 @@ UTILITY_DEVICE_TYPES = frozenset(
     }
 )
 
+# Utility types that are still something to read when an endpoint has nothing else: an
+# electricity meter (a bridged one, a dishwasher's) or a battery of its own.
+MEASURING_DEVICE_TYPES = frozenset({0x0510, 0x0011})
+
 # (kind used in slugs, words shown in names) per application device type.
 DEVICE_KINDS: dict[int, tuple[str, str]] = {
     0x0100: ("light", "Light"),
@@ -74,6 +79,28 @@ DEVICE_KINDS: dict[int, tuple[str, str]] = {
     0x0305: ("pressure_sensor", "Pressure Sensor"),
     0x0306: ("flow_sensor", "Flow Sensor"),
     0x002C: ("air_quality_sensor", "Air Quality Sensor"),
+    0x0041: ("freeze_sensor", "Freeze Sensor"),
+    0x0044: ("rain_sensor", "Rain Sensor"),
+    0x0045: ("soil_sensor", "Soil Sensor"),
+    0x002D: ("air_purifier", "Air Purifier"),
+    0x007A: ("extractor_hood", "Extractor Hood"),
+    0x0072: ("air_conditioner", "Air Conditioner"),
+    0x0074: ("vacuum", "Robot Vacuum"),
+    0x0073: ("washer", "Washer"),
+    0x007C: ("dryer", "Dryer"),
+    0x0075: ("dishwasher", "Dishwasher"),
+    0x0079: ("microwave", "Microwave"),
+    0x007B: ("oven", "Oven"),
+    0x0070: ("fridge", "Fridge"),
+    0x0071: ("cabinet", "Cabinet"),
+    0x0042: ("valve", "Water Valve"),
+    0x050C: ("ev_charger", "EV Charger"),
+    0x050F: ("water_heater", "Water Heater"),
+    0x0017: ("solar", "Solar Inverter"),
+    0x0018: ("battery", "Home Battery"),
+    0x0230: ("closure", "Closure"),
+    0x0510: ("energy_meter", "Energy Meter"),
+    0x0011: ("battery", "Battery"),
 }
 
 
@@ -311,7 +338,7 @@ def _naming(node: NodeData, endpoints: Mapping[int, _Endpoint], ep: int) -> _Nam
 
 def _kind(device_types: tuple[int, ...]) -> tuple[str, str]:
     for dt in device_types:
-        if dt in DEVICE_KINDS:
+        if dt in DEVICE_KINDS and dt not in UTILITY_DEVICE_TYPES:
             return DEVICE_KINDS[dt]
     for dt in device_types:
         if dt not in UTILITY_DEVICE_TYPES:
@@ -320,6 +347,9 @@ def _kind(device_types: tuple[int, ...]) -> tuple[str, str]:
                 words = re.findall(r"[A-Z]+(?![a-z])|[A-Z][a-z0-9]*|[0-9]+", sdk_name)
                 label = " ".join(words) or sdk_name
                 return slugify(label) or "device", label
+    for dt in device_types:
+        if dt in DEVICE_KINDS:
+            return DEVICE_KINDS[dt]
     return "device", "Device"
 
 
@@ -357,7 +387,9 @@ def _build_devices(nodes: Iterable[NodeData], names: Mapping[str, UserNames]) ->
                 continue
             endpoint = endpoints[ep_id]
             types = endpoint.device_types()
-            if not any(t not in UTILITY_DEVICE_TYPES for t in types):
+            if not any(t not in UTILITY_DEVICE_TYPES for t in types) and not (
+                MEASURING_DEVICE_TYPES & set(types)
+            ):
                 continue
             kind, kind_label = _kind(types)
             drafts.append(

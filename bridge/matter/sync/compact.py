@@ -35,6 +35,9 @@ class Capability:
     room_actions: Mapping[str, str]
     params: Mapping[str, dict[str, Any]]
     dangerous: bool = False
+    # The clusters whose tools it stands for: a suffix alone is not a kind (a valve and a
+    # blind both "open", a washer and a vacuum both "stop").
+    clusters: frozenset[str] = frozenset()
 
 
 CAPABILITIES: tuple[Capability, ...] = (
@@ -47,6 +50,7 @@ CAPABILITIES: tuple[Capability, ...] = (
                      "description": "brightness: percent 0-100"},
          "color": {"type": "string", "description": "color: CSS name or '#rrggbb'"},
          "kelvin": {"type": "number", "description": "color_temperature: kelvin"}},
+        clusters=frozenset({"OnOff", "LevelControl", "ColorControl"}),
     ),
     Capability(
         "climate", "thermostats",
@@ -55,18 +59,63 @@ CAPABILITIES: tuple[Capability, ...] = (
         {"celsius": {"type": "number", "description": "set_temperature: target °C"},
          "fahrenheit": {"type": "number", "description": "set_temperature: target °F"},
          "mode": {"type": "string", "description": "set_mode: e.g. heat, cool, off"}},
+        clusters=frozenset({"Thermostat"}),
     ),
     Capability(
         "locks", "door locks (each call needs a person's approval)",
         {"lock": "lock", "unlock": "unlock"}, {},
         {"pin_code": {"type": "string", "description": "PIN, when the lock needs one"}},
-        dangerous=True,
+        dangerous=True, clusters=frozenset({"DoorLock"}),
     ),
     Capability(
         "covers", "blinds, shades and other coverings",
         {"open": "open", "close": "close", "stop": "stop", "position": "set_position"}, {},
         {"percent_open": {"type": "number", "minimum": 0, "maximum": 100,
                           "description": "position: percent open 0-100"}},
+        clusters=frozenset({"WindowCovering"}),
+    ),
+    Capability(
+        "closures", "garage doors and gates (each call needs a person's approval)",
+        {"open": "open", "close": "close", "stop": "stop"}, {}, {},
+        dangerous=True, clusters=frozenset({"ClosureControl"}),
+    ),
+    Capability(
+        "fans", "fans, air purifiers and extractor hoods",
+        {"mode": "set_fan_mode", "speed": "set_fan_speed"}, {},
+        {"mode": {"type": "string", "description": "mode: e.g. off, low, medium, high, auto"},
+         "percent": {"type": "number", "minimum": 0, "maximum": 100,
+                     "description": "speed: percent 0-100"}},
+        clusters=frozenset({"FanControl"}),
+    ),
+    Capability(
+        "vacuums", "robot vacuums",
+        {"start": "start", "stop": "stop", "pause": "pause", "resume": "resume",
+         "dock": "return_to_base", "clean_rooms": "clean_areas", "clean_mode": "set_clean_mode"},
+        {},
+        {"areas": {"type": "array", "items": {"type": "string"},
+                   "description": "clean_rooms: the rooms, by the robot's names"},
+         "mode": {"type": "string", "description": "clean_mode: the robot's mode name"}},
+        clusters=frozenset({"RvcRunMode", "RvcOperationalState", "ServiceArea",
+                            "RvcCleanMode"}),
+    ),
+    Capability(
+        "appliances", "washers, dryers, dishwashers, ovens and microwaves",
+        {"start": "start", "stop": "stop", "pause": "pause", "resume": "resume",
+         "cycle": "set_cycle"}, {},
+        {"mode": {"type": "string", "description": "cycle: the appliance's name for it"}},
+        clusters=frozenset({"OperationalState", "LaundryWasherMode", "DishwasherMode"}),
+    ),
+    Capability(
+        "valves", "water valves",
+        {"open": "open", "close": "close"}, {},
+        {"minutes": {"type": "number", "description": "open: close again after minutes"}},
+        clusters=frozenset({"ValveConfigurationAndControl"}),
+    ),
+    Capability(
+        "chargers", "EV chargers",
+        {"enable": "enable_charging", "disable": "disable_charging"}, {},
+        {"max_current_amps": {"type": "number", "description": "enable: highest amperes"}},
+        clusters=frozenset({"EnergyEvse"}),
     ),
 )
 BY_NAME = {c.name: c for c in CAPABILITIES}
@@ -157,7 +206,10 @@ class CompactProfile:
                 if device is None:
                     continue
                 suffix = tool.context.row.suffix
+                cluster = tool.context.cluster.name
                 for cap in CAPABILITIES:
+                    if cluster not in cap.clusters:
+                        continue
                     for action, wanted in cap.device_actions.items():
                         if wanted != suffix:
                             continue

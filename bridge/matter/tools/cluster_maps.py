@@ -125,7 +125,7 @@ def load_cluster_maps(
     state_converters: frozenset[str] | None = None,
 ) -> list[ClusterMap]:
     """Load and check every ``*.yaml`` map in ``directory``; raise ``ConfigInvalidError``."""
-    from bridge.matter.tools import actions
+    from bridge.matter.tools import kind_actions as actions  # every converter, all kinds
 
     converters = converters if converters is not None else frozenset(actions.CONVERTERS)
     state_converters = (

@@ -24,9 +24,11 @@ from bridge.matter.home.devices import Device
 from bridge.matter.home.rooms import RoomPlan, room_tool_specs
 from bridge.matter.spec.catalogue import ClusterInfo, cluster_info
 from bridge.matter.spec.commands import build_command
+from bridge.matter.spec.device_library import controlled_clusters, offers
 from bridge.matter.spec.models import SECRET_FIELDS, ActionKind, MatterAction, gc_paused
-from bridge.matter.tools.actions import CONVERTERS, STATE_CONVERTERS, Converter, RowContext
+from bridge.matter.tools.actions import Converter, RowContext
 from bridge.matter.tools.cluster_maps import ClusterMap, MapRow, Requirement, StateField
+from bridge.matter.tools.kind_actions import CONVERTERS, STATE_CONVERTERS
 from bridge.tools.definition import (
     Audit,
     Category,
@@ -351,6 +353,9 @@ class MatterToolGenerator:
         server_name: str = "",
     ) -> None:
         self.maps = tuple(maps)
+        # Map order decides which row claims a suffix first; a device is matched only
+        # against the maps of clusters it serves (a few of the ~50), in that order.
+        self._map_index = {cmap.cluster.id: i for i, cmap in enumerate(self.maps)}
         self.node_id = node_id
         self.unit = unit.upper()
         self.server_name = server_name
@@ -369,8 +374,9 @@ class MatterToolGenerator:
         """Return the action tools and the state tool of one device."""
         tools: list[GeneratedTool] = []
         claimed: set[str] = set()
-        for cmap in self.maps:
-            if not device.has_cluster(cmap.cluster.id):
+        controlled = controlled_clusters(device.device_types)
+        for cmap in self._maps_of(device):
+            if not offers(cmap.cluster.id, bool(cmap.rows), controlled):
                 continue
             for row in cmap.rows:
                 name = tool_name(device.slug, row.suffix)
@@ -389,6 +395,12 @@ class MatterToolGenerator:
             tools.append(self._state_tool(device, parts))
         return tools
 
+    def _maps_of(self, device: Device) -> list[ClusterMap]:
+        """Return the maps of the clusters the device serves with data, in map order."""
+        index = self._map_index
+        found = sorted(index[c] for c in device.clusters if c in index and device.has_cluster(c))
+        return [self.maps[i] for i in found]
+
     def state_parts(self, device: Device) -> tuple[StatePart, ...]:
         """Return the state fields the device can report (first claim of a field wins)."""
         known = self._parts.get(device.id)
@@ -401,7 +413,10 @@ class MatterToolGenerator:
     def _state_parts(self, device: Device) -> tuple[StatePart, ...]:
         parts: list[StatePart] = []
         seen: set[str] = set()
-        for cmap in self.maps:
+        controlled = controlled_clusters(device.device_types)
+        for cmap in self._maps_of(device):
+            if not offers(cmap.cluster.id, bool(cmap.rows), controlled):
+                continue
             for sf in cmap.state:
                 if sf.field in seen and not sf.motion:
                     continue

@@ -1,0 +1,788 @@
+"""Converters of the newer device kinds: fans, energy, sensors, valves, vacuums, appliances.
+
+Each class turns a cluster-map row's validated parameters (human units, the device's own
+names for its modes and rooms) into the exact ``MatterAction``s; each state converter
+turns attribute values into human units (W, kWh, %, lux, hPa, m³/h, ppm / µg/m³,
+minutes left, mode and room names). Limits and names are read from the device (its
+``SupportedModes``, ``SupportedAreas``, ``SpeedMax``, ``MaximumChargeCurrent``), never
+assumed. ``CONVERTERS`` and ``STATE_CONVERTERS`` here are the full tables - these and
+``actions``' own - that the cluster maps and the generator use, so a map row names them
+like any other.
+
+One module because every newer kind's converter shares the same mode, area and unit
+helpers; each converter is a short class or function.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from bridge.errors import InvalidParamsError
+from bridge.matter.spec.catalogue import cluster_info
+from bridge.matter.spec.models import ActionKind, MatterAction
+from bridge.matter.tools import actions
+from bridge.matter.tools import conversions as cv
+from bridge.matter.tools.actions import (
+    Converter,
+    RowContext,
+    StateConverter,
+    _json_copy,
+)
+
+# --- fans ------------------------------------------------------------------------------
+
+# FanControl FanModeEnum and the modes each FanModeSequenceEnum value offers (spec 4.4).
+FAN_MODES = {"off": 0, "low": 1, "medium": 2, "high": 3, "on": 4, "auto": 5, "smart": 6}
+FAN_SEQUENCES: dict[int, tuple[str, ...]] = {
+    0: ("off", "low", "medium", "high"),
+    1: ("off", "low", "high"),
+    2: ("off", "low", "medium", "high", "auto"),
+    3: ("off", "low", "high", "auto"),
+    4: ("off", "high", "auto"),
+    5: ("off", "high"),
+}
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _fan_modes(ctx: RowContext) -> tuple[str, ...]:
+    sequence = _int(ctx.attr("FanModeSequence"))
+    return FAN_SEQUENCES.get(sequence if sequence is not None else 0, FAN_SEQUENCES[0])
+
+
+def _choice(value: Any, allowed: Sequence[str], field: str) -> str:
+    text = str(value).strip()
+    for name in allowed:
+        if name.casefold() == text.casefold():
+            return name
+    raise InvalidParamsError(
+        f"{field} must be one of {', '.join(allowed)}, got {text!r}",
+        {"field": field, "allowed": list(allowed)},
+    )
+
+
+class FanMode(Converter):
+    """Mode name → FanMode write, among the modes the device's FanModeSequence offers."""
+
+    def parameters(self, ctx: RowContext, schema: dict[str, Any]) -> dict[str, Any]:
+        """Return the schema with the device's modes as an enum."""
+        out: dict[str, Any] = _json_copy(schema)
+        out["properties"]["mode"]["enum"] = list(_fan_modes(ctx))
+        return out
+
+    def facts(self, ctx: RowContext) -> dict[str, str]:
+        """Return ``{modes}``."""
+        return {"modes": ", ".join(_fan_modes(ctx))}
+
+    def actions(self, ctx: RowContext, params: Mapping[str, Any]) -> list[MatterAction]:
+        """Return the FanMode write."""
+        mode = _choice(params["mode"], _fan_modes(ctx), "mode")
+        return [ctx.write("FanMode", FAN_MODES[mode])]
+
+
+def _percent(params: Mapping[str, Any], name: str) -> int:
+    value = cv.finite(params[name], name)
+    if not 0 <= value <= 100:
+        raise InvalidParamsError(
+            f"{name} must be between 0 and 100, got {value:g}", {"field": name}
+        )
+    return round(value)
+
+
+class FanPercent(Converter):
+    """Speed percent → PercentSetting write (0 turns the fan off)."""
+
+    def actions(self, ctx: RowContext, params: Mapping[str, Any]) -> list[MatterAction]:
+        """Return the PercentSetting write."""
+        return [ctx.write("PercentSetting", _percent(params, "percent"))]
+
+
+class FanSpeed(Converter):
+    """Speed step → SpeedSetting write within 0..SpeedMax of the device."""
+
+    def _max(self, ctx: RowContext) -> int | None:
+        top = _int(ctx.attr("SpeedMax"))
+        return top if top is not None and 1 <= top <= 100 else None
+
+    def applies(self, ctx: RowContext) -> bool:
+        """Return whether the device reports its top speed."""
+        return self._max(ctx) is not None
+
+    def parameters(self, ctx: RowContext, schema: dict[str, Any]) -> dict[str, Any]:
+        """Return the schema with the device's top speed."""
+        out: dict[str, Any] = _json_copy(schema)
+        out["properties"]["speed"]["maximum"] = self._max(ctx)
+        return out
+
+    def facts(self, ctx: RowContext) -> dict[str, str]:
+        """Return ``{speed_max}``."""
+        return {"speed_max": str(self._max(ctx))}
+
+    def actions(self, ctx: RowContext, params: Mapping[str, Any]) -> list[MatterAction]:
+        """Return the SpeedSetting write."""
+        top = self._max(ctx) or 0
+        speed = cv.finite(params["speed"], "speed")
+        if speed != int(speed) or not 0 <= speed <= top:
+            raise InvalidParamsError(
+                f"speed must be a whole number from 0 to {top}, got {speed:g}", {"field": "speed"}
+            )
+        return [ctx.write("SpeedSetting", int(speed))]
+
+
+# --- modes (ModeBase clusters and ModeSelect): the device's own names ------------------
+
+
+def supported_modes(value: Any) -> list[tuple[str, int, tuple[int, ...]]]:
+    """Return ``(label, mode, semantic tag values)`` of a SupportedModes list."""
+    out: list[tuple[str, int, tuple[int, ...]]] = []
+    if not isinstance(value, list):
+        return out
+    for entry in value:
+        if not isinstance(entry, Mapping):
+            continue
+        label = entry.get("0", entry.get("label"))
+        mode = _int(entry.get("1", entry.get("mode")))
+        tags_raw = entry.get("2", entry.get("modeTags", entry.get("semanticTags")))
+        tags: list[int] = []
+        if isinstance(tags_raw, list):
+            for tag in tags_raw:
+                if isinstance(tag, Mapping):
+                    found = _int(tag.get("1", tag.get("value")))
+                    if found is not None:
+                        tags.append(found)
+        if isinstance(label, str) and label.strip() and mode is not None:
+            out.append((label.strip(), mode, tuple(tags)))
+    return out
+
+
+class ModeByName(Converter):
+    """A mode by the device's own name → ChangeToMode with its number."""
+
+    def _modes(self, ctx: RowContext) -> list[tuple[str, int, tuple[int, ...]]]:
+        return supported_modes(ctx.attr("SupportedModes"))
+
+    def applies(self, ctx: RowContext) -> bool:
+        """Return whether the device lists named modes."""
+        return bool(self._modes(ctx))
+
+    def parameters(self, ctx: RowContext, schema: dict[str, Any]) -> dict[str, Any]:
+        """Return the schema with the device's mode names as an enum."""
+        out: dict[str, Any] = _json_copy(schema)
+        out["properties"]["mode"]["enum"] = [label for label, _m, _t in self._modes(ctx)]
+        return out
+
+    def facts(self, ctx: RowContext) -> dict[str, str]:
+        """Return ``{modes}``: the device's mode names."""
+        return {"modes": ", ".join(label for label, _m, _t in self._modes(ctx))}
+
+    def actions(self, ctx: RowContext, params: Mapping[str, Any]) -> list[MatterAction]:
+        """Return ChangeToMode with the named mode's number."""
+        modes = self._modes(ctx)
+        label = _choice(params["mode"], [m[0] for m in modes], "mode")
+        number = next(m for lbl, m, _t in modes if lbl == label)
+        return [ctx.command(ctx.row.command or "ChangeToMode", {"newMode": number})]
+
+
+# RVC Run Mode semantic tags (spec 7.2.7.2): Idle, Cleaning, Mapping.
+RVC_IDLE, RVC_CLEANING = 0x4000, 0x4001
+
+
+class RvcRunTagged(Converter):
+    """Start (or stop) a robot vacuum: ChangeToMode to its first mode with a given tag."""
+
+    def __init__(self, tag: int) -> None:
+        self.tag = tag
+
+    def _mode(self, ctx: RowContext) -> int | None:
+        for _label, mode, tags in supported_modes(ctx.attr("SupportedModes")):
+            if self.tag in tags:
+                return mode
+        return None
+
+    def applies(self, ctx: RowContext) -> bool:
+        """Return whether the vacuum has a mode with the row's tag."""
+        return self._mode(ctx) is not None
+
+    def actions(self, ctx: RowContext, params: Mapping[str, Any]) -> list[MatterAction]:
+        """Return ChangeToMode with the tagged mode's number."""
+        mode = self._mode(ctx)
+        assert mode is not None  # noqa: S101 - applies() checked it
+        return [ctx.command("ChangeToMode", {"newMode": mode})]
+
+
+# --- service areas: a robot's rooms by their names -------------------------------------
+
+
+def supported_areas(value: Any) -> list[tuple[int, str]]:
+    """Return ``(area id, name)`` of a SupportedAreas list (LocationName, else landmark)."""
+    out: list[tuple[int, str]] = []
+    if not isinstance(value, list):
+        return out
+    for entry in value:
+        if not isinstance(entry, Mapping):
+            continue
+        area_id = _int(entry.get("0", entry.get("areaID")))
+        info = entry.get("2", entry.get("areaInfo"))
+        name = None
+        if isinstance(info, Mapping):
+            location = info.get("0", info.get("locationInfo"))
+            if isinstance(location, Mapping):
+                text = location.get("0", location.get("locationName"))
+                name = text.strip() if isinstance(text, str) and text.strip() else None
+        if area_id is not None:
+            out.append((area_id, name or f"area {area_id}"))
+    return out
+
+
+def _action_on(
+    ctx: RowContext, cluster: str, command: str, payload: dict[str, Any]
+) -> MatterAction:
+    """Return a command on another cluster of the same endpoint."""
+    info = cluster_info(cluster)
+    assert info is not None  # noqa: S101 - a catalogue cluster named in code
+    return MatterAction(
+        kind=ActionKind.COMMAND,
+        node_id=ctx.device.node_id,
+        endpoint_id=ctx.device.endpoint_id,
+        cluster=info.name,
+        cluster_id=info.id,
+        name=command,
+        payload=payload,
+        timed=info.commands[command].timed,
+    )
+
+
+class CleanAreas(Converter):
+    """Room names → SelectAreas with their ids, then start cleaning (RVC Run Mode)."""
+
+    def _areas(self, ctx: RowContext) -> list[tuple[int, str]]:
+        return supported_areas(ctx.attr("SupportedAreas"))
+
+    def _start(self, ctx: RowContext) -> int | None:
+        run = cluster_info("RvcRunMode")
+        assert run is not None  # noqa: S101
+        for _label, mode, tags in supported_modes(ctx.device.attr(run.id, 0)):
+            if RVC_CLEANING in tags:
+                return mode
+        return None
+
+    def applies(self, ctx: RowContext) -> bool:
+        """Return whether the robot names its areas."""
+        return bool(self._areas(ctx))
+
+    def parameters(self, ctx: RowContext, schema: dict[str, Any]) -> dict[str, Any]:
+        """Return the schema with the robot's room names as the items' enum."""
+        out: dict[str, Any] = _json_copy(schema)
+        names = list(dict.fromkeys(name for _i, name in self._areas(ctx)))
+        out["properties"]["areas"]["items"]["enum"] = names
+        out["properties"]["areas"]["maxItems"] = len(names)
+        return out
+
+    def facts(self, ctx: RowContext) -> dict[str, str]:
+        """Return ``{areas}``: the robot's room names."""
+        return {"areas": ", ".join(dict.fromkeys(name for _i, name in self._areas(ctx)))}
+
+    def targets(self, ctx: RowContext) -> list[str]:
+        """Return SelectAreas, and ChangeToMode when the robot can be started by mode."""
+        return ["SelectAreas"] + (["RvcRunMode.ChangeToMode"] if self._start(ctx) is not None
+                                  else [])
+
+    def actions(self, ctx: RowContext, params: Mapping[str, Any]) -> list[MatterAction]:
+        """Return SelectAreas with the named areas' ids, then the start command."""
+        areas = self._areas(ctx)
+        names = [name for _i, name in areas]
+        wanted = params.get("areas")
+        if not isinstance(wanted, list) or not wanted:
+            raise InvalidParamsError("areas must name at least one room", {"field": "areas"})
+        ids: list[int] = []
+        for item in wanted:
+            name = _choice(item, names, "areas")
+            ids.extend(i for i, n in areas if n == name and i not in ids)
+        actions = [ctx.command("SelectAreas", {"newAreas": ids})]
+        start = self._start(ctx)
+        if start is not None and params.get("start", True):
+            actions.append(_action_on(ctx, "RvcRunMode", "ChangeToMode", {"newMode": start}))
+        return actions
+
+
+# --- valves ----------------------------------------------------------------------------
+
+
+class ValveOpen(Converter):
+    """Open a valve, for some minutes and to a level where the valve supports them."""
+
+    def parameters(self, ctx: RowContext, schema: dict[str, Any]) -> dict[str, Any]:
+        """Return the schema; ``percent`` only on a valve with the Level feature."""
+        out: dict[str, Any] = _json_copy(schema)
+        if not ctx.has_feature("Level"):
+            out["properties"].pop("percent", None)
+        return out
+
+    def actions(self, ctx: RowContext, params: Mapping[str, Any]) -> list[MatterAction]:
+        """Return Open with ``openDuration`` (s) and ``targetLevel`` (%) when given."""
+        payload: dict[str, Any] = {}
+        if "minutes" in params:
+            minutes = cv.finite(params["minutes"], "minutes")
+            if not 0 < minutes <= 1440:
+                raise InvalidParamsError(
+                    f"minutes must be between 0 and 1440, got {minutes:g}", {"field": "minutes"}
+                )
+            payload["openDuration"] = max(1, round(minutes * 60))
+        if "percent" in params:
+            if not ctx.has_feature("Level"):
+                raise InvalidParamsError(
+                    f"{ctx.device.name} opens only fully", {"field": "percent"}
+                )
+            payload["targetLevel"] = _percent(params, "percent")
+        return [ctx.command("Open", payload)]
+
+
+# --- energy: EV charger, water heater boost ---------------------------------------------
+
+
+def _charge_limits(ctx: RowContext) -> tuple[float, float]:
+    """Return the charger's (min, max) charge current in amperes, from its mA attributes."""
+    low = _int(ctx.attr("MinimumChargeCurrent"))
+    high = _int(ctx.attr("MaximumChargeCurrent"))
+    capacity = _int(ctx.attr("CircuitCapacity"))
+    user = _int(ctx.attr("UserMaximumChargeCurrent"))
+    top = min(v for v in (high, capacity, user, 80_000) if v is not None and v > 0)
+    bottom = low if low is not None and 0 < low <= top else min(6000, top)
+    return bottom / 1000, top / 1000
+
+
+class EvseEnableCharging(Converter):
+    """Allow charging up to some amperes → EnableCharging (mA), within the charger's limits."""
+
+    def parameters(self, ctx: RowContext, schema: dict[str, Any]) -> dict[str, Any]:
+        """Return the schema with the charger's current limits."""
+        out: dict[str, Any] = _json_copy(schema)
+        low, high = _charge_limits(ctx)
+        prop = out["properties"]["max_current_amps"]
+        prop["minimum"], prop["maximum"] = low, high
+        prop["description"] = f"Highest charge current in amperes ({low:g}-{high:g} A)."
+        return out
+
+    def facts(self, ctx: RowContext) -> dict[str, str]:
+        """Return ``{current_range}``."""
+        low, high = _charge_limits(ctx)
+        return {"current_range": f"{low:g}-{high:g} A"}
+
+    def actions(self, ctx: RowContext, params: Mapping[str, Any]) -> list[MatterAction]:
+        """Return EnableCharging with no end time and the current limits in mA."""
+        low, high = _charge_limits(ctx)
+        amps = cv.finite(params.get("max_current_amps", high), "max_current_amps")
+        if not low <= amps <= high:
+            raise InvalidParamsError(
+                f"max_current_amps must be between {low:g} and {high:g}, got {amps:g}",
+                {"field": "max_current_amps"},
+            )
+        payload = {
+            "chargingEnabledUntil": None,
+            "minimumChargeCurrent": round(low * 1000),
+            "maximumChargeCurrent": round(amps * 1000),
+        }
+        return [ctx.command("EnableCharging", payload)]
+
+
+class WaterHeaterBoost(Converter):
+    """Boost a water heater for some minutes → Boost{boostInfo{duration s}}."""
+
+    def actions(self, ctx: RowContext, params: Mapping[str, Any]) -> list[MatterAction]:
+        """Return the Boost command."""
+        minutes = cv.finite(params["minutes"], "minutes")
+        if not 0 < minutes <= 1440:
+            raise InvalidParamsError(
+                f"minutes must be between 0 and 1440, got {minutes:g}", {"field": "minutes"}
+            )
+        return [ctx.command("Boost", {"boostInfo": {"duration": max(1, round(minutes * 60))}})]
+
+
+# --- appliances: a temperature-controlled cabinet, a microwave --------------------------
+
+
+def _cabinet_limits(ctx: RowContext) -> tuple[int, int]:
+    low, high = _int(ctx.attr("MinTemperature")), _int(ctx.attr("MaxTemperature"))
+    if low is None or high is None or high < low:
+        return -4000, 30000
+    return low, high
+
+
+class CabinetTemperature(Converter):
+    """Target °C / °F → TemperatureControl SetTemperature (0.01 °C) within the device's range.
+
+    The parameter is named by the unit (``celsius`` or ``fahrenheit``), as the
+    thermostat's ``set_temperature`` is.
+    """
+
+    def applies(self, ctx: RowContext) -> bool:
+        """Return whether the cabinet reports its range (the TemperatureNumber feature)."""
+        return ctx.has_feature("TemperatureNumber")
+
+    def _range(self, ctx: RowContext) -> tuple[float, float]:
+        low, high = _cabinet_limits(ctx)
+        a, b = cv.from_centi_celsius(low, ctx.unit), cv.from_centi_celsius(high, ctx.unit)
+        assert a is not None  # noqa: S101 - ints in
+        assert b is not None  # noqa: S101
+        return a, b
+
+    @staticmethod
+    def _name(ctx: RowContext) -> str:
+        return "fahrenheit" if ctx.unit.upper() == "F" else "celsius"
+
+    def parameters(self, ctx: RowContext, schema: dict[str, Any]) -> dict[str, Any]:
+        """Return the schema with the unit's parameter name and the cabinet's range."""
+        out: dict[str, Any] = _json_copy(schema)
+        low, high = self._range(ctx)
+        symbol = "°F" if ctx.unit.upper() == "F" else "°C"
+        prop = out["properties"].pop("temperature")
+        prop["minimum"], prop["maximum"] = low, high
+        prop["description"] = f"Target temperature in {symbol} ({low:g} to {high:g})."
+        name = self._name(ctx)
+        out["properties"] = {name: prop, **out["properties"]}
+        out["required"] = [name if r == "temperature" else r for r in out.get("required", [])]
+        return out
+
+    def facts(self, ctx: RowContext) -> dict[str, str]:
+        """Return ``{range}``."""
+        low, high = self._range(ctx)
+        return {"range": f"{low:g} to {high:g} {'°F' if ctx.unit.upper() == 'F' else '°C'}"}
+
+    def actions(self, ctx: RowContext, params: Mapping[str, Any]) -> list[MatterAction]:
+        """Return SetTemperature, clamped to the cabinet's range and step."""
+        name = self._name(ctx)
+        celsius = cv.to_celsius(cv.finite(params[name], name), ctx.unit)
+        low, high = _cabinet_limits(ctx)
+        centi = max(low, min(high, round(celsius * 100)))
+        step = _int(ctx.attr("Step"))
+        if step and step > 0:
+            centi = max(low, min(high, low + round((centi - low) / step) * step))
+        return [ctx.command("SetTemperature", {"targetTemperature": centi})]
+
+
+class MicrowaveCook(Converter):
+    """Cook for some minutes at a power → SetCookingParameters (s, the device's power scale)."""
+
+    def _limits(self, ctx: RowContext) -> tuple[int, int]:
+        low, high = _int(ctx.attr("MinPower")), _int(ctx.attr("MaxPower"))
+        return (low if low is not None else 10), (high if high is not None else 100)
+
+    def _max_seconds(self, ctx: RowContext) -> int:
+        top = _int(ctx.attr("MaxCookTime"))
+        return top if top is not None and top > 0 else 86400
+
+    def parameters(self, ctx: RowContext, schema: dict[str, Any]) -> dict[str, Any]:
+        """Return the schema with the oven's longest cook time and power range."""
+        out: dict[str, Any] = _json_copy(schema)
+        out["properties"]["minutes"]["maximum"] = self._max_seconds(ctx) / 60
+        if ctx.has_feature("PowerAsNumber"):
+            low, high = self._limits(ctx)
+            out["properties"]["power"]["minimum"] = low
+            out["properties"]["power"]["maximum"] = high
+            out["properties"]["power"]["description"] = f"Power setting, {low}-{high}."
+        else:
+            out["properties"].pop("power", None)
+        return out
+
+    def actions(self, ctx: RowContext, params: Mapping[str, Any]) -> list[MatterAction]:
+        """Return SetCookingParameters that starts cooking."""
+        minutes = cv.finite(params["minutes"], "minutes")
+        seconds = round(minutes * 60)
+        if not 1 <= seconds <= self._max_seconds(ctx):
+            raise InvalidParamsError(
+                f"minutes must be between 1/60 and {self._max_seconds(ctx) / 60:g}",
+                {"field": "minutes"},
+            )
+        payload: dict[str, Any] = {"cookTime": seconds, "startAfterSetting": True}
+        if "power" in params and ctx.has_feature("PowerAsNumber"):
+            low, high = self._limits(ctx)
+            power = cv.finite(params["power"], "power")
+            if not low <= power <= high:
+                raise InvalidParamsError(
+                    f"power must be between {low} and {high}", {"field": "power"}
+                )
+            payload["powerSetting"] = round(power)
+        return [ctx.command("SetCookingParameters", payload)]
+
+
+# --- state converters --------------------------------------------------------------------
+
+
+def _state_fan_mode(values: list[Any], unit: str) -> Any:
+    v = _int(values[0])
+    return next((name for name, n in FAN_MODES.items() if n == v), None)
+
+
+def _state_plain_percent(values: list[Any], unit: str) -> Any:
+    v = _int(values[0])
+    return v if v is not None and 0 <= v <= 100 else None
+
+
+def _state_fan_step(values: list[Any], unit: str) -> Any:
+    step, top = _int(values[0]), _int(values[1]) if len(values) > 1 else None
+    return step if step is not None and 0 <= step <= (top if top is not None else 100) else None
+
+
+def _state_milli(values: list[Any], unit: str) -> Any:
+    """Return mW / mV / mA as W / V / A, to 0.01."""
+    v = values[0]
+    if not isinstance(v, int | float) or isinstance(v, bool):
+        return None
+    return round(v / 1000, 2)
+
+
+def _energy_mwh(value: Any) -> int | None:
+    if isinstance(value, Mapping):
+        return _int(value.get("0", value.get("energy")))
+    return None
+
+
+def _state_energy_kwh(values: list[Any], unit: str) -> Any:
+    """Return an EnergyMeasurementStruct's energy (mWh) as kWh, to 0.001."""
+    mwh = _energy_mwh(values[0])
+    return None if mwh is None else round(mwh / 1_000_000, 3)
+
+
+def _state_battery(values: list[Any], unit: str) -> Any:
+    v = _int(values[0])  # BatPercentRemaining counts half percent (0-200)
+    return None if v is None or not 0 <= v <= 200 else round(v / 2, 1)
+
+
+_CHARGE_LEVEL = {0: "ok", 1: "warning", 2: "critical"}
+
+
+def _state_charge_level(values: list[Any], unit: str) -> Any:
+    v = _int(values[0])
+    return None if v is None else _CHARGE_LEVEL.get(v, "unknown")
+
+
+def _state_lux(values: list[Any], unit: str) -> Any:
+    v = _int(values[0])  # MeasuredValue = 10000 x log10(lux) + 1; 0 = too dark to measure
+    if v is None or not 0 <= v <= 0xFFFE:
+        return None
+    return 0 if v == 0 else round(10 ** ((v - 1) / 10000), 1)
+
+
+def _state_tenths(values: list[Any], unit: str) -> Any:
+    v = _int(values[0])  # 0.1 kPa (= hPa x 1) or 0.1 m³/h
+    return None if v is None else round(v / 10, 1)
+
+
+def _state_hpa(values: list[Any], unit: str) -> Any:
+    v = _int(values[0])  # PressureMeasurement.MeasuredValue: 0.1 kPa = 1 hPa
+    return v
+
+
+def _state_detected(values: list[Any], unit: str) -> Any:
+    return values[0] if isinstance(values[0], bool) else None
+
+
+_AIR_QUALITY = {0: "unknown", 1: "good", 2: "fair", 3: "moderate", 4: "poor",
+                5: "very_poor", 6: "extremely_poor"}  # fmt: skip
+
+
+def _state_air_quality(values: list[Any], unit: str) -> Any:
+    v = _int(values[0])
+    return None if v is None else _AIR_QUALITY.get(v, "unknown")
+
+
+# ConcentrationMeasurement MeasurementUnitEnum (spec 2.10.5.3).
+_CONCENTRATION_UNITS = {0: "ppm", 1: "ppb", 2: "ppt", 3: "mg/m³", 4: "µg/m³", 5: "ng/m³",
+                        6: "particles/m³", 7: "Bq/m³"}  # fmt: skip
+
+
+def _state_concentration(values: list[Any], unit: str) -> Any:
+    value, measured_unit = values[0], _int(values[1]) if len(values) > 1 else None
+    if not isinstance(value, int | float) or isinstance(value, bool) or not math.isfinite(value):
+        return None
+    return {"value": round(float(value), 2), "unit": _CONCENTRATION_UNITS.get(
+        measured_unit if measured_unit is not None else -1, "unknown")}  # fmt: skip
+
+
+_LEVELS = {0: "unknown", 1: "low", 2: "medium", 3: "high", 4: "critical"}
+
+
+def _state_level_value(values: list[Any], unit: str) -> Any:
+    v = _int(values[0])
+    return None if v is None else _LEVELS.get(v, "unknown")
+
+
+_VALVE = {0: "closed", 1: "open", 2: "moving"}
+
+
+def _state_valve(values: list[Any], unit: str) -> Any:
+    v = _int(values[0])
+    return None if v is None else _VALVE.get(v, "unknown")
+
+
+def _state_minutes(values: list[Any], unit: str) -> Any:
+    v = _int(values[0])  # seconds
+    return None if v is None else round(v / 60, 1)
+
+
+# OperationalStateEnum (spec 1.14.4.1) and RVC's additions (7.4.4.1).
+_OP_STATES = {0: "stopped", 1: "running", 2: "paused", 3: "error",
+              64: "seeking_charger", 65: "charging", 66: "docked"}  # fmt: skip
+_OP_ERRORS = {0: None, 1: "unable_to_start_or_resume", 2: "unable_to_complete_operation",
+              3: "command_invalid_in_state", 64: "failed_to_find_charging_dock", 65: "stuck",
+              66: "dust_bin_missing", 67: "dust_bin_full", 68: "water_tank_empty",
+              69: "water_tank_missing", 70: "water_tank_lid_open",
+              71: "mop_cleaning_pad_missing"}  # fmt: skip
+
+
+def _state_operational(values: list[Any], unit: str) -> Any:
+    v = _int(values[0])
+    return None if v is None else _OP_STATES.get(v, f"state_{v}")
+
+
+def _state_operational_error(values: list[Any], unit: str) -> Any:
+    raw = values[0]
+    if not isinstance(raw, Mapping):
+        return None
+    v = _int(raw.get("0", raw.get("errorStateID")))
+    return None if v is None else _OP_ERRORS.get(v, f"error_{v}")
+
+
+def _state_current_mode(values: list[Any], unit: str) -> Any:
+    current = _int(values[0])
+    for label, mode, _tags in supported_modes(values[1] if len(values) > 1 else None):
+        if mode == current:
+            return label
+    return None
+
+
+def _state_selected_areas(values: list[Any], unit: str) -> Any:
+    selected = values[0]
+    if not isinstance(selected, list):
+        return None
+    names = dict(supported_areas(values[1] if len(values) > 1 else None))
+    return [names.get(a, f"area {a}") for a in selected if isinstance(a, int)]
+
+
+def _state_current_area(values: list[Any], unit: str) -> Any:
+    current = _int(values[0])
+    if current is None:
+        return None
+    return dict(supported_areas(values[1] if len(values) > 1 else None)).get(current)
+
+
+_EVSE_STATES = {0: "not_plugged_in", 1: "plugged_in_no_demand", 2: "plugged_in_demand",
+                3: "charging", 4: "discharging", 5: "session_ending", 6: "fault"}  # fmt: skip
+_EVSE_SUPPLY = {0: "disabled", 1: "charging_enabled", 2: "discharging_enabled",
+                3: "disabled_error", 4: "disabled_diagnostics", 5: "enabled"}  # fmt: skip
+
+
+def _state_evse(values: list[Any], unit: str) -> Any:
+    v = _int(values[0])
+    return None if v is None else _EVSE_STATES.get(v, "unknown")
+
+
+def _state_evse_supply(values: list[Any], unit: str) -> Any:
+    v = _int(values[0])
+    return None if v is None else _EVSE_SUPPLY.get(v, "unknown")
+
+
+def _state_milli_kwh(values: list[Any], unit: str) -> Any:
+    v = _int(values[0])  # mWh
+    return None if v is None else round(v / 1_000_000, 3)
+
+
+def _state_boost(values: list[Any], unit: str) -> Any:
+    v = _int(values[0])
+    return None if v is None else v == 1
+
+
+_FILTER_CHANGE = {0: "ok", 1: "warning", 2: "critical"}
+
+
+def _state_filter_change(values: list[Any], unit: str) -> Any:
+    v = _int(values[0])
+    return None if v is None else _FILTER_CHANGE.get(v, "unknown")
+
+
+# ClosureControl MainStateEnum and CurrentPositionEnum (Matter 1.5, 5.4).
+_CLOSURE_MAIN = {0: "stopped", 1: "moving", 2: "waiting_for_motion", 3: "error",
+                 4: "calibrating", 5: "protected", 6: "disengaged",
+                 7: "setup_required"}  # fmt: skip
+_CLOSURE_POSITION = {0: "closed", 1: "open", 2: "partially_open", 3: "open_for_pedestrian",
+                     4: "open_for_ventilation", 5: "open_at_signature"}  # fmt: skip
+
+
+def _state_closure_main(values: list[Any], unit: str) -> Any:
+    v = _int(values[0])
+    return None if v is None else _CLOSURE_MAIN.get(v, "unknown")
+
+
+def _state_closure_position(values: list[Any], unit: str) -> Any:
+    raw = values[0]
+    if not isinstance(raw, Mapping):
+        return None
+    v = _int(raw.get("0", raw.get("position")))
+    return None if v is None else _CLOSURE_POSITION.get(v, "unknown")
+
+
+# WindowCovering TypeEnum (spec 5.3.5.2): what kind of covering it is.
+_COVERING_TYPES = {0: "roller_shade", 1: "roller_shade", 2: "exterior_roller_shade",
+                   3: "exterior_roller_shade", 4: "drapery", 5: "awning", 6: "shutter",
+                   7: "tilt_blind", 8: "tilt_blind", 9: "projector_screen"}  # fmt: skip
+
+
+def _state_covering_type(values: list[Any], unit: str) -> Any:
+    v = _int(values[0])
+    return None if v is None else _COVERING_TYPES.get(v, "unknown")
+
+
+KIND_CONVERTERS: dict[str, Converter] = {
+    "fan_mode": FanMode(),
+    "fan_percent": FanPercent(),
+    "fan_speed": FanSpeed(),
+    "mode_by_name": ModeByName(),
+    "rvc_start": RvcRunTagged(RVC_CLEANING),
+    "rvc_idle": RvcRunTagged(RVC_IDLE),
+    "clean_areas": CleanAreas(),
+    "valve_open": ValveOpen(),
+    "evse_enable_charging": EvseEnableCharging(),
+    "water_heater_boost": WaterHeaterBoost(),
+    "cabinet_temperature": CabinetTemperature(),
+    "microwave_cook": MicrowaveCook(),
+}
+
+KIND_STATE_CONVERTERS: dict[str, StateConverter] = {
+    "fan_mode": _state_fan_mode,
+    "plain_percent": _state_plain_percent,
+    "fan_step": _state_fan_step,
+    "milli": _state_milli,
+    "energy_kwh": _state_energy_kwh,
+    "battery_percent": _state_battery,
+    "charge_level": _state_charge_level,
+    "lux": _state_lux,
+    "tenths": _state_tenths,
+    "hpa": _state_hpa,
+    "detected": _state_detected,
+    "air_quality": _state_air_quality,
+    "concentration": _state_concentration,
+    "level_value": _state_level_value,
+    "valve_state": _state_valve,
+    "minutes": _state_minutes,
+    "operational_state": _state_operational,
+    "operational_error": _state_operational_error,
+    "current_mode": _state_current_mode,
+    "selected_areas": _state_selected_areas,
+    "current_area": _state_current_area,
+    "evse_state": _state_evse,
+    "evse_supply": _state_evse_supply,
+    "milli_kwh": _state_milli_kwh,
+    "boost": _state_boost,
+    "filter_change": _state_filter_change,
+    "closure_main_state": _state_closure_main,
+    "closure_position": _state_closure_position,
+    "covering_type": _state_covering_type,
+}
+
+CONVERTERS: dict[str, Converter] = {**actions.CONVERTERS, **KIND_CONVERTERS}
+STATE_CONVERTERS: dict[str, StateConverter] = {
+    **actions.STATE_CONVERTERS, **KIND_STATE_CONVERTERS}
