@@ -45,6 +45,7 @@ from bridge.events import EventBus
 from bridge.invocation.calls import CallTracker, ToolCall
 from bridge.invocation.idempotency import IdempotencyStore
 from bridge.invocation.messages import ExecutionInfo, ReplayGuard, ToolRequest, ToolResponse
+from bridge.limits import IN_FLIGHT_BOUND, InFlight
 from bridge.tools.context import CallContext, new_call_id
 from bridge.tools.definition import Confirmation, ToolDefinition
 from bridge.tools.redaction import REDACTED, Redactor
@@ -175,6 +176,7 @@ class Invoker:
         self.approvals = approvals
         self.idempotency = idempotency
         self.rate_limiter = rate_limiter or RateLimiter()
+        self.in_flight = InFlight(IN_FLIGHT_BOUND)
         self.replay = replay or ReplayGuard(clock_skew_s=verifier.clock_skew_s)
         self.remote = remote
         self.checker = PermissionChecker()
@@ -317,6 +319,9 @@ class Invoker:
             _LOG.exception("internal error in call %s", call_id)
             internal = InternalError("internal error", {"call_id": call_id})
             response = self._fail(request, call_id, call, state, internal, started)
+        finally:
+            if state.seat is not None:
+                self.in_flight.release(state.seat)
         if state.committed is not None:
             alone = self._running == 1 and self._turn != turn
             if alone and not state.committed.done() and self.audit is not None:
@@ -351,6 +356,8 @@ class Invoker:
         # Request ids are unique per token: one token cannot use up another's ids.
         self.replay.check(request.id, request.timestamp, agent_id=token.id)
         state.token = token
+        self.in_flight.take(token.id)  # RATE_LIMITED past the token's calls at once
+        state.seat = token.id
         self._check_constraints(token, request)
         entry = self.registry.resolve(request.tool, request.version)
         defn = entry.definition
@@ -771,6 +778,7 @@ class _State:
         "params",
         "redactor",
         "result_json",
+        "seat",
         "token",
         "tool",
         "votes",
@@ -778,6 +786,7 @@ class _State:
 
     def __init__(self) -> None:
         self.token: AgentToken | None = None
+        self.seat: str | None = None  # the token id holding a seat of ``Invoker.in_flight``
         self.tool: RegisteredTool | None = None
         self.params: dict[str, Any] | None = None
         self.decision = "pending"
