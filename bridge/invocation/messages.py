@@ -7,7 +7,8 @@ without checking again (``from_checked``), so every boundary (HTTP, WebSocket, M
 mesh) refuses the same malformed message with the same ``InvalidRequestError``.
 
 A message may be signed by the node that sent it: the signature is the ed25519
-signature (by ``signer``) of the canonical encoding (``bridge.auth.canonical``) of the wire form without ``signature``.
+signature (by ``signer``) of the canonical encoding (``bridge.auth.canonical``) of the
+wire form without ``signature``.
 
 Details: docs/modules.md, ``bridge.invocation.messages``.
 """
