@@ -13,7 +13,7 @@ from bridge.api.bearer import require, token_of
 from bridge.api.http import json_response, read_json, response_json, service_of
 from bridge.api.openapi import add_route, json_content, path_param, query_param
 from bridge.auth.approvals import APPROVE_PERMISSION
-from bridge.errors import InvalidRequestError, UnauthenticatedError
+from bridge.errors import InvalidRequestError, running
 from bridge.invocation.messages import ToolRequest
 from bridge.invocation.pipeline import Pipeline
 
@@ -32,10 +32,7 @@ DECISION_BODY: dict[str, Any] = {
 
 
 def _runtime(request: web.Request) -> Pipeline:
-    runtime = service_of(request).invocation
-    if runtime is None:
-        raise UnauthenticatedError("invocation is not running on this node")
-    return runtime
+    return running(service_of(request).invocation, "invocation")
 
 
 async def parse_invoke(request: web.Request) -> ToolRequest:

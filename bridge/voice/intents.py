@@ -61,8 +61,6 @@ SUPPORTED_INTENTS = frozenset(
     {"HassTurnOn", "HassTurnOff", "HassLightSet", "HassSetPosition", "HassGetState",
      "HassClimateSetTemperature", "HassClimateGetTemperature", STOP_INTENT}
 )  # fmt: skip
-MAX_TEXT = 500
-MAX_AREA = 64
 # How long a spoken unlock waits to learn whether its approval is pending or refused.
 APPROVAL_ASK_S = 10.0
 # Stand-in for "the speaker's room" when asking whether a sentence needs one.
@@ -220,19 +218,11 @@ class IntentEngine:
 
         ``area`` is the speaker's room (a room name, alias or slug; e.g. a voice
         satellite's): sentences without a place ("turn on the lights") act there, and
-        do nothing without it. Raises ``InvalidParamsError`` for empty or oversized text.
+        do nothing without it. The sentence's shape was checked where it entered
+        (``SpokenCommand.CHECK``: text, language and area within their limits).
         """
         started = time.perf_counter()
         lang = normalise_language(language or "en")
-        if not isinstance(text, str) or not text.strip():
-            raise InvalidParamsError("'text' must be a non-empty string", {"field": "text"})
-        if len(text) > MAX_TEXT:
-            raise InvalidParamsError(
-                f"'text' must have at most {MAX_TEXT} characters", {"field": "text"}
-            )
-        if area is not None and (not isinstance(area, str) or len(area) > MAX_AREA):
-            raise InvalidParamsError(f"'area' must be a room name of at most {MAX_AREA} "
-                                     "characters", {"field": "area"})  # fmt: skip
         if lang not in self.languages:
             reply = IntentReply(
                 speech=say("en", "language", languages=", ".join(self.languages)),

@@ -11,8 +11,8 @@ deep nesting up to 100,000, lone surrogates in every field, NaN/Infinity, huge n
 Interleaved, valid ``core:store_data`` writes are acknowledged.
 
 Asserts: no 5xx (the one exception: the routes that need Matter — devices, rooms,
-spoken commands — answer 503 ``CONTROLLER_UNAVAILABLE``, retryable, because this bridge
-runs without a Matter controller); every error is the JSON error form; no
+spoken commands — answer 503 ``COMPONENT_UNAVAILABLE``, because this bridge runs
+without Matter); every error is the JSON error form; no
 ``Traceback`` in any response or log record, no record with exception info; the log
 stays under ``LOG_BOUND`` bytes; afterwards every acknowledged write reads back equal,
 has its audit record, and the server answers a normal call.
@@ -38,11 +38,12 @@ from wyoming.event import Event, async_read_event
 
 from bridge.api.events_routes import MAX_CLIENT_FRAME
 from bridge.api.openapi import OPENAPI_KEY
+from bridge.cli.wyoming import http_speaker
 from bridge.config import ApiConfig, BridgeConfig, MatterConfig, MeshConfig
 from bridge.service import BridgeService
 from bridge.tools.context import CallContext
 from bridge.tools.definition import Execution, Requires, ToolDefinition
-from bridge.voice.wyoming import WyomingIntentServer, http_speaker
+from bridge.voice.wyoming import WyomingIntentServer
 from tests.support.auth import bearer, service_token
 from tests.support.ports import free_port
 
@@ -312,7 +313,7 @@ def _check_answer(tally: Tally, method: str, template: str, status: int, ctype: 
         tally.fail(f"{method} {template}: traceback in the response")
     if status >= 500:
         matter_off = template.startswith(MATTER_ROUTES) and status == 503 and \
-            json.loads(raw)["error"]["code"] == "CONTROLLER_UNAVAILABLE"  # fmt: skip
+            json.loads(raw)["error"]["code"] == "COMPONENT_UNAVAILABLE"  # fmt: skip
         if not matter_off:
             tally.fail(f"{method} {template}: {status} {raw[:300]!r}")
     if template.startswith(CONSOLE_PREFIX) or template == "/":
