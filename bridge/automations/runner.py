@@ -43,6 +43,7 @@ from bridge.auth.approvals import ApprovalStatus
 from bridge.auth.audit import AuditEntry
 from bridge.auth.permissions import PermissionChecker, covers
 from bridge.auth.tokens import AgentToken, issue_token
+from bridge.auth.visibility import DEVICE_READ, device_permission, may_read_device
 from bridge.automations.rules import Rule, compare, in_window, next_time
 from bridge.automations.store import RuleStore, Status, StoredRule
 from bridge.automations.tools import rule_tools
@@ -348,11 +349,10 @@ class AutomationRunner:
         """
         for part in (rule.trigger, *rule.conditions):
             device = part.get("device_id")
-            if isinstance(device, str) and not any(
-                    covers(p, f"device:read:{device}") for p in permissions):  # fmt: skip
+            if isinstance(device, str) and not may_read_device(permissions, device):
                 raise PermissionDeniedError(
                     f"the rule may not watch device {device}: its creator may not read it",
-                    {"required": f"device:read:{device}"})  # fmt: skip
+                    {"required": device_permission(DEVICE_READ, device)})  # fmt: skip
 
     def _check_actions(self, rule: Rule, permissions: list[str]) -> list[str]:
         """Refuse actions the rule's token may not take; return tools needing approval."""
