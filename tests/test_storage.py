@@ -138,13 +138,3 @@ def test_the_wal_is_checkpointed_off_the_committing_thread(tmp_path: Path) -> No
     again = Database(tmp_path / "bridge.db")
     assert again.fetchone_sync("SELECT count(*) FROM t")[0] == len(sizes)  # type: ignore[index]
     again.close()
-
-
-def test_checkpoint_sync_reports_the_wal(tmp_path: Path) -> None:
-    db = Database(tmp_path / "bridge.db")
-    db.execute_sync("CREATE TABLE t (x)")
-    db.execute_sync("INSERT INTO t VALUES (1)")
-    busy, frames, copied = db.checkpoint_sync()
-    assert busy == 0
-    assert frames == copied >= 1
-    db.close()

@@ -471,11 +471,6 @@ class _Subject:
                         token=self.token,
                         lang=self.lang)  # fmt: skip
 
-    def with_device(self, device: Device) -> _Subject:
-        return _Subject(intent=self.intent, domain=self.domain, device_class=self.device_class,
-                        device=device, room=self.room, lang=self.lang,
-                        token=self.token)  # fmt: skip
-
 
 def may_see(token: AgentToken | None, device: Device) -> bool:
     """Return whether ``token`` may read or control ``device`` (no token: an in-process caller)."""
