@@ -328,11 +328,6 @@ class MatterToolSync:
         self._tools.clear()
         self._devices.clear()
 
-    async def names_saved(self) -> None:
-        """Wait until every slug handed out so far is stored."""
-        while self._tasks:
-            await asyncio.gather(*tuple(self._tasks), return_exceptions=True)
-
     def devices(self) -> list[Device]:
         """Return the current devices ordered by node and endpoint."""
         return list(self._devices.values())
@@ -440,11 +435,6 @@ class MatterToolSync:
         task.add_done_callback(self._resync_done)
         self._resync = task
         return task
-
-    @property
-    def resyncing(self) -> bool:
-        """Whether a re-sync is under way (its tools are not in the registry yet)."""
-        return self._resync is not None and not self._resync.done()
 
     def _resync_done(self, task: asyncio.Task[None]) -> None:
         if task is self._resync:

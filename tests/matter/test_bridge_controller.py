@@ -27,6 +27,7 @@ from bridge.tools.validation import validate_call
 from tests.matter.dumps import DUMP_FILES
 from tests.matter.test_generator import EXAMPLES
 from tests.support.fabric import Fabric, ThreadedController, running_controller
+from tests.support.matter import import_test_nodes
 
 pytestmark = pytest.mark.controller
 
@@ -108,7 +109,7 @@ async def test_every_tool_through_the_real_controller(
     await bridge.start()
     try:
         await adapter.wait_connected(30)
-        await adapter.import_test_nodes(dumps)
+        await import_test_nodes(adapter, dumps)
         # node_added events arrive for each import; wait until all devices are there.
         for _ in range(100):
             if len({d.node_id for d in bridge.devices()}) >= len(dumps) - 1:
@@ -197,7 +198,7 @@ async def test_a_written_mode_steers_the_next_setpoint_at_once(
     try:
         await adapter.wait_connected(30)
         known = {n.node_id for n in adapter.nodes()}
-        await adapter.import_test_nodes([dump])
+        await import_test_nodes(adapter, [dump])
         async with asyncio.timeout(10):
             while not {n.node_id for n in adapter.nodes()} - known:
                 await asyncio.sleep(0.05)

@@ -30,6 +30,7 @@ from bridge.matter.registry_sync import MatterToolSync
 from bridge.tools.registry import ToolRegistry
 from tests.matter.dumps import DUMP_FILES, DUMP_IDS
 from tests.support.fabric import Fabric, ThreadedController, running_controller
+from tests.support.matter import import_test_nodes
 
 pytestmark = pytest.mark.controller
 
@@ -92,7 +93,7 @@ def changed(value: Any) -> Any:
 async def import_node(watch: Watch, doc: dict[str, Any]) -> int:
     adapter = watch.bridge.adapter
     known = {n.node_id for n in adapter.nodes()}
-    await adapter.import_test_nodes([doc])
+    await import_test_nodes(adapter, [doc])
     async with asyncio.timeout(10):
         while not {n.node_id for n in adapter.nodes()} - known:
             await asyncio.sleep(0.05)

@@ -1,0 +1,38 @@
+"""What tests ask of the Matter layer that the bridge itself never does.
+
+- ``import_test_nodes`` loads recorded node dumps into the real controller as test
+  nodes (python-matter-server's ``import_test_node`` command).
+- ``names_saved`` waits until every slug the sync handed out is stored;
+  ``resyncing`` says whether a re-sync is under way (its tools not registered yet).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+if TYPE_CHECKING:
+    from bridge.matter.client import MatterAdapter
+    from bridge.matter.registry_sync import MatterToolSync
+
+IMPORT_TIMEOUT_S = 60.0
+
+
+async def import_test_nodes(client: MatterAdapter, dumps: list[dict[str, Any]]) -> None:
+    """Load node dumps into the controller ``client`` talks to, as test nodes."""
+    doc = {"data": {"server": {"nodes": dumps}}}
+    await client.send_command("import_test_node", timeout_s=IMPORT_TIMEOUT_S,
+                              dump=orjson.dumps(doc).decode())  # fmt: skip
+
+
+async def names_saved(sync: MatterToolSync) -> None:
+    """Wait until every slug ``sync`` handed out so far is stored."""
+    while sync._tasks:
+        await asyncio.gather(*tuple(sync._tasks), return_exceptions=True)
+
+
+def resyncing(sync: MatterToolSync) -> bool:
+    """Return whether a re-sync of ``sync`` is under way."""
+    return sync._resync is not None and not sync._resync.done()
