@@ -4,10 +4,11 @@ One bridge (mesh on, static and discovery-less, so the mesh routes reach their
 handlers; Matter off) serves its API on loopback; a Wyoming intent server forwards to
 it. A seeded generator (``random.Random``, so a failure replays) builds requests for
 every route the router serves (from the OpenAPI registry, path parameters filled with
-hostile text), WebSocket frames on ``/v1/events``, Wyoming events, ``/mcp`` JSON-RPC
-bodies and raw HTTP heads (too long, malformed), mixing in the cases from issue 14:
-deep nesting up to 100,000, lone surrogates in every field, NaN/Infinity, huge numbers,
-``ttl_seconds: 1e30``, an envelope with a NaN timestamp, oversized bodies and headers.
+hostile text), WebSocket frames on ``/v1/events``, ``tool_invoke`` frames on the call
+socket ``/v1/calls/ws`` (each answered by exactly one ``tool_response``), Wyoming events,
+``/mcp`` JSON-RPC bodies and raw HTTP heads (too long, malformed), mixing in the cases
+from issue 14: deep nesting up to 100,000, lone surrogates in every field, NaN/Infinity,
+huge numbers, ``ttl_seconds: 1e30``, an envelope with a NaN timestamp, oversized bodies and headers.
 Interleaved, valid ``core:store_data`` writes are acknowledged.
 
 Asserts: no 5xx (the one exception: the routes that need Matter — devices, rooms,
@@ -49,6 +50,7 @@ from tests.support.ports import free_port
 
 HTTP_REQUESTS = 9_000
 WS_FRAMES = 600
+CALL_FRAMES = 400
 WYOMING_EVENTS = 400
 RAW_HEADS = 300
 CONCURRENCY = 48
@@ -374,6 +376,45 @@ async def _websocket(live: Live, session: aiohttp.ClientSession, gen: Gen, tally
                 tally.fail(f"/v1/events closed with {ws.close_code}")
 
 
+async def _calls_socket(live: Live, session: aiohttp.ClientSession, gen: Gen,
+                        tally: Tally) -> None:  # fmt: skip
+    """Each ``tool_invoke`` frame on the call socket is answered by one ``tool_response``:
+    a result, or an error in the JSON error form (a frame too big for the socket closes it
+    with 1009, and a new socket is answered again)."""
+    limit = live.service.config.api.max_body_bytes
+    url = live.url.replace("http", "ws") + "/v1/calls/ws"
+    sent = 0
+    while sent < CALL_FRAMES:
+        who = gen.r.choice(["star", "narrow", "nothing"])
+        async with session.ws_connect(url, headers=bearer(live.tokens[who])) as ws:
+            while sent < CALL_FRAMES:
+                frame = gen.invoke_body() if gen.r.random() < 0.8 else gen.value()
+                data = frame.encode("utf-8", "surrogatepass")
+                sent += 1
+                tally.saw(101)
+                if gen.r.random() < 0.05:  # a binary frame: refused, the socket stays
+                    await ws.send_bytes(data)
+                else:
+                    await ws.send_str(data.decode("utf-8", "replace"))
+                answer = await asyncio.wait_for(ws.receive(), 15)
+                if len(data) > limit:
+                    if (answer.type, answer.data) != (aiohttp.WSMsgType.CLOSE, 1009):
+                        tally.fail(f"/v1/calls/ws oversize frame answered {answer.type.name}")
+                    break
+                if answer.type is not aiohttp.WSMsgType.TEXT:
+                    tally.fail(f"/v1/calls/ws frame {frame[:60]!r} answered {answer.type.name}")
+                    return
+                if "Traceback" in answer.data:
+                    tally.fail(f"/v1/calls/ws frame {frame[:60]!r}: traceback")
+                doc = json.loads(answer.data)
+                if doc.get("type") != "tool_response" or (doc["status"] == "error" and set(
+                        doc["error"]) != {"code", "message", "details", "retryable"}):
+                    tally.fail(f"/v1/calls/ws frame {frame[:60]!r} answered {answer.data[:200]}")
+                elif doc["status"] == "error" and doc["error"]["code"] == "INTERNAL":
+                    tally.fail(f"/v1/calls/ws frame {frame[:60]!r}: INTERNAL {answer.data[:200]}")
+                    return
+
+
 async def _ws_answer(ws: aiohttp.ClientWebSocketResponse) -> aiohttp.WSMessage:
     """Return the next message that is not an event (events may interleave)."""
     while True:
@@ -534,6 +575,7 @@ async def test_ten_thousand_hostile_requests(live: Live) -> None:
         timeout = aiohttp.ClientTimeout(total=60)
         async with aiohttp.ClientSession(connector=connector, timeout=timeout) as session:
             side = asyncio.gather(_websocket(live, session, Gen(SEED + 1), tally),
+                                  _calls_socket(live, session, Gen(SEED + 4), tally),
                                   _wyoming(live, Gen(SEED + 2), tally),
                                   _raw(live, Gen(SEED + 3), tally))  # fmt: skip
             for start in range(0, HTTP_REQUESTS, CONCURRENCY * 4):
