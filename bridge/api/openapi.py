@@ -28,14 +28,8 @@ ERROR_SCHEMA: dict[str, Any] = {
     "required": ["error"],
     "properties": {
         "error": {
-            "type": "object",
-            "required": ["code", "message", "details", "retryable"],
-            "properties": {
-                "code": {"type": "string"},
-                "message": {"type": "string"},
-                "details": {"type": "object"},
-                "retryable": {"type": "boolean"},
-            },
+            **messages.ERROR_OBJECT_SCHEMA,
+            "required": list(messages.ERROR_OBJECT_SCHEMA["properties"]),
         }
     },
 }

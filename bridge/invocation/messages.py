@@ -26,7 +26,7 @@ from typing import Any, ClassVar, Self
 from bridge.auth.canonical import canonical_json
 from bridge.auth.keys import NodeKey, verify
 from bridge.errors import BridgeError, InvalidRequestError, UnauthenticatedError, error_from_json
-from bridge.tools.schemacheck import SchemaCheck
+from bridge.tools.schemacheck import CheckedMessage, SchemaCheck
 
 MAX_ID_CHARS = 128
 MAX_HOP_BUDGET = 16
@@ -238,7 +238,7 @@ class _Signable:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ToolRequest(_Signable):
+class ToolRequest(CheckedMessage, _Signable):
     """A ``tool_invoke`` message."""
 
     id: str = field(default_factory=new_id)
@@ -256,12 +256,6 @@ class ToolRequest(_Signable):
     via: str | None = field(default=None, compare=False)
 
     CHECK: ClassVar[SchemaCheck] = SchemaCheck(TOOL_INVOKE_SCHEMA, what="tool_invoke")
-
-    @classmethod
-    def from_json(cls, doc: Any) -> Self:
-        """Parse a ``tool_invoke`` message; raise ``InvalidRequestError`` when off its schema."""
-        cls.CHECK.check(doc)
-        return cls.from_checked(doc)
 
     @classmethod
     def from_checked(cls, doc: Mapping[str, Any]) -> Self:
@@ -306,7 +300,7 @@ class ToolRequest(_Signable):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ExecutionInfo:
+class ExecutionInfo(CheckedMessage):
     """Where and how long a call's handler ran (``tool_response.execution``).
 
     ``node_id`` is the node whose handler ran, ``hops`` how many nodes the request
@@ -325,12 +319,6 @@ class ExecutionInfo:
     CHECK: ClassVar[SchemaCheck] = SchemaCheck(
         {**EXECUTION_SCHEMA, "type": "object"}, what="execution"
     )
-
-    @classmethod
-    def from_json(cls, doc: Any) -> Self:
-        """Parse the wire form; raise ``InvalidRequestError`` when off ``EXECUTION_SCHEMA``."""
-        cls.CHECK.check(doc)
-        return cls.from_checked(doc)
 
     @classmethod
     def from_checked(cls, doc: Mapping[str, Any]) -> Self:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Self
 
 from bridge.errors import InvalidParamsError
-from bridge.tools.schemacheck import SchemaCheck
+from bridge.tools.schemacheck import CheckedMessage, SchemaCheck
 
 MAX_TEXT = 500
 MAX_AREA = 64
@@ -39,7 +39,7 @@ SPOKEN_COMMAND_SCHEMA: dict[str, Any] = {
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class SpokenCommand:
+class SpokenCommand(CheckedMessage):
     """A sentence to recognise and run, in ``language``, said in ``area`` (if known)."""
 
     text: str
@@ -49,12 +49,6 @@ class SpokenCommand:
     CHECK: ClassVar[SchemaCheck] = SchemaCheck(
         SPOKEN_COMMAND_SCHEMA, what="spoken command", error_class=InvalidParamsError
     )
-
-    @classmethod
-    def from_json(cls, doc: Any) -> Self:
-        """Parse the wire form; raise ``InvalidParamsError`` when off its schema."""
-        cls.CHECK.check(doc)
-        return cls.from_checked(doc)
 
     @classmethod
     def from_checked(cls, doc: Mapping[str, Any]) -> Self:

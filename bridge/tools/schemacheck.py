@@ -4,15 +4,17 @@ A ``SchemaCheck`` is made once per message type (``ToolRequest``, a spoken comma
 HTTP route's body) and used by every entrance that receives that message, so an HTTP
 route, the call socket, MCP, the mesh and Wyoming refuse the same bad document with the
 same error: its class's stable ``code`` and details ``{"reason": "schema", "path",
-"keyword", …}`` naming the field at fault. The compiled check (``bridge.tools.fastcheck``)
-proves a good document valid cheaply; only a document it cannot prove is handed to
-``jsonschema``, which finds and words the first problem.
+"keyword", …}`` naming the field at fault. The compiled check
+(``bridge.tools.fastcheck``) proves a good document valid cheaply; only a document it
+cannot prove is handed to ``jsonschema``, which finds and words the first problem.
+``CheckedMessage`` is the base of such message types: ``from_json`` is the check, then
+the conversion (``from_checked``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar, Self
 
 import jsonschema
 
@@ -65,3 +67,26 @@ class SchemaCheck:
             f"{self.what} does not match the schema at {where[:200]}: {error.message[:300]}",
             details,
         )
+
+
+class CheckedMessage:
+    """A message type read through its one check: ``from_json`` checks, then converts.
+
+    Subclasses set ``CHECK`` and write ``from_checked`` (conversion only); an entrance
+    that already ran ``CHECK`` (an HTTP route, as it read the body) calls
+    ``from_checked`` itself.
+    """
+
+    __slots__ = ()
+    CHECK: ClassVar[SchemaCheck]
+
+    @classmethod
+    def from_json(cls, doc: Any) -> Self:
+        """Parse the wire form; raise the check's error when ``doc`` is off the schema."""
+        cls.CHECK.check(doc)
+        return cls.from_checked(doc)
+
+    @classmethod
+    def from_checked(cls, doc: Mapping[str, Any]) -> Self:
+        """Return the message of a wire form already checked against ``CHECK``."""
+        raise NotImplementedError

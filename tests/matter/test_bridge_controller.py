@@ -17,7 +17,6 @@ from typing import Any
 import pytest
 
 from bridge.errors import DeviceUnavailableError, InvalidParamsError
-from bridge.events import EventBus
 from bridge.matter.client import MatterAdapter
 from bridge.matter.generator import ToolKind, cached_values
 from bridge.matter.registry_sync import MatterToolSync
@@ -27,7 +26,7 @@ from bridge.tools.validation import validate_call
 from tests.matter.dumps import DUMP_FILES
 from tests.matter.test_generator import EXAMPLES
 from tests.support.fabric import Fabric, ThreadedController, running_controller
-from tests.support.matter import import_test_nodes
+from tests.support.matter import connected_sync, import_test_nodes
 
 pytestmark = pytest.mark.controller
 
@@ -102,13 +101,7 @@ async def test_every_tool_through_the_real_controller(
     test_node_controller: ThreadedController,
 ) -> None:
     dumps = [json.loads(p.read_text()) for p in DUMP_FILES]
-    adapter = MatterAdapter(test_node_controller.url, headers=test_node_controller.headers)
-    registry = ToolRegistry()
-    events = EventBus()
-    bridge = MatterToolSync(adapter=adapter, registry=registry, events=events, node_id="node-a")
-    await bridge.start()
-    try:
-        await adapter.wait_connected(30)
+    async with connected_sync(test_node_controller) as (adapter, registry, _events, bridge):
         await import_test_nodes(adapter, dumps)
         # node_added events arrive for each import; wait until all devices are there.
         for _ in range(100):
@@ -180,8 +173,6 @@ async def test_every_tool_through_the_real_controller(
         assert on.handler is not None
         with pytest.raises(DeviceUnavailableError):
             await on.handler({}, CallContext())
-    finally:
-        await bridge.stop()
     assert registry.list(namespace="matter") == []
 
 

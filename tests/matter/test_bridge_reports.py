@@ -25,12 +25,11 @@ from typing import Any
 import pytest
 
 from bridge.events import EventBus
-from bridge.matter.client import MatterAdapter
 from bridge.matter.registry_sync import MatterToolSync
 from bridge.tools.registry import ToolRegistry
 from tests.matter.dumps import DUMP_FILES, DUMP_IDS
 from tests.support.fabric import Fabric, ThreadedController, running_controller
-from tests.support.matter import import_test_nodes
+from tests.support.matter import connected_sync, import_test_nodes
 
 pytestmark = pytest.mark.controller
 
@@ -69,16 +68,8 @@ class Watch:
 
 @pytest.fixture
 async def watch(reports_controller: ThreadedController) -> AsyncIterator[Watch]:
-    adapter = MatterAdapter(reports_controller.url, headers=reports_controller.headers)
-    registry = ToolRegistry()
-    events = EventBus()
-    bridge = MatterToolSync(adapter=adapter, registry=registry, events=events, node_id="node-a")
-    await bridge.start()
-    try:
-        await adapter.wait_connected(30)
+    async with connected_sync(reports_controller) as (_adapter, registry, events, bridge):
         yield Watch(bridge, registry, events)
-    finally:
-        await bridge.stop()
 
 
 def changed(value: Any) -> Any:

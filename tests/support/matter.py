@@ -2,6 +2,8 @@
 
 - ``import_test_nodes`` loads recorded node dumps into the real controller as test
   nodes (python-matter-server's ``import_test_node`` command).
+- ``connected_sync(controller)`` — a ``MatterAdapter`` on a running controller with a
+  started ``MatterToolSync`` (registry, event bus), connected; stopped afterwards.
 - ``names_saved`` waits until every slug the sync handed out is stored;
   ``resyncing`` says whether a re-sync is under way (its tools not registered yet).
 """
@@ -9,13 +11,19 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from bridge.events import EventBus
+from bridge.matter.client import MatterAdapter
+from bridge.matter.registry_sync import MatterToolSync
+from bridge.tools.registry import ToolRegistry
+
 if TYPE_CHECKING:
-    from bridge.matter.client import MatterAdapter
-    from bridge.matter.registry_sync import MatterToolSync
+    from tests.support.fabric import ThreadedController
 
 IMPORT_TIMEOUT_S = 60.0
 
@@ -36,3 +44,20 @@ async def names_saved(sync: MatterToolSync) -> None:
 def resyncing(sync: MatterToolSync) -> bool:
     """Return whether a re-sync of ``sync`` is under way."""
     return sync._resync is not None and not sync._resync.done()
+
+
+@contextlib.asynccontextmanager
+async def connected_sync(
+    controller: ThreadedController,
+) -> AsyncIterator[tuple[MatterAdapter, ToolRegistry, EventBus, MatterToolSync]]:
+    """Yield an adapter connected to ``controller`` and its started sync (node ``node-a``)."""
+    adapter = MatterAdapter(controller.url, headers=controller.headers)
+    registry = ToolRegistry()
+    events = EventBus()
+    sync = MatterToolSync(adapter=adapter, registry=registry, events=events, node_id="node-a")
+    await sync.start()
+    try:
+        await adapter.wait_connected(30)
+        yield adapter, registry, events, sync
+    finally:
+        await sync.stop()
