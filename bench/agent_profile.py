@@ -32,11 +32,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bridge.auth.tokens import issue_token
 from bridge.config import ApiConfig, BridgeConfig, MatterConfig
-from bridge.matter.client import MatterAdapter
-from bridge.matter.compact import CompactProfile
-from bridge.matter.devices import UserNames, build_devices
-from bridge.matter.models import NodeData
-from bridge.matter.registry_sync import MatterToolSync
+from bridge.matter import CompactProfile, NodeData, UserNames, build_devices
+from bridge.matter.controller.adapter import MatterAdapter
+from bridge.matter.sync.registry import MatterToolSync
 from bridge.mcp.server import BridgeMcpServer
 from bridge.service import BridgeService
 from bridge.tools.context import CallContext

@@ -143,7 +143,7 @@ def controller_headers(state_dir: Path) -> dict[str, str]:
     """Return the key header of the controller a bridge with ``state_dir`` manages.
 
     The bridge writes a fresh key (0600) at each start; the controller refuses a client
-    without it (bridge/matter/controller_guard.py), so a bench that talks to it directly
+    without it (bridge/matter/controller/guard.py), so a bench that talks to it directly
     for a baseline reads it the way the bridge's own user can.
     """
     key = (state_dir / "controller" / "controller.key").read_text(encoding="ascii").strip()

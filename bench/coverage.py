@@ -34,10 +34,9 @@ from typing import Any
 
 from bridge.cli.generate import read_dumps
 from bridge.errors import BridgeError
-from bridge.matter.catalogue import cluster_info
-from bridge.matter.cluster_maps import load_cluster_maps
-from bridge.matter.devices import Device, build_devices
-from bridge.matter.generator import GeneratedTool, MatterToolGenerator, ToolKind
+from bridge.matter import Device, build_devices, load_cluster_maps
+from bridge.matter.spec.catalogue import cluster_info
+from bridge.matter.tools.generator import GeneratedTool, MatterToolGenerator, ToolKind
 
 NODES = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "nodes"
 

@@ -18,10 +18,8 @@ import time
 import tracemalloc
 from pathlib import Path
 
-from bridge.matter.cluster_maps import load_cluster_maps
-from bridge.matter.devices import build_devices
-from bridge.matter.generator import MatterToolGenerator
-from bridge.matter.models import NodeData, gc_paused
+from bridge.matter import MatterToolGenerator, build_devices, load_cluster_maps
+from bridge.matter.spec.models import NodeData, gc_paused
 
 NODES = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "nodes"
 

@@ -80,14 +80,11 @@ async def child(devices: int, with_matter: bool) -> None:
     """Start a service holding ``devices`` devices' tools; print its RSS as JSON."""
     sys.path.insert(0, str(REPO / "bench"))
     if with_matter:
-        import bridge.matter.client
         import bridge.matter.component  # noqa: F401
     from generate import nodes_for
 
     from bridge.config import ApiConfig, BridgeConfig, MatterConfig
-    from bridge.matter.cluster_maps import load_cluster_maps
-    from bridge.matter.devices import build_devices
-    from bridge.matter.generator import MatterToolGenerator
+    from bridge.matter import MatterToolGenerator, build_devices, load_cluster_maps
     from bridge.service import BridgeService
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -19,7 +19,7 @@ from aiohttp import web
 
 
 async def main(controller: str, key_file: str) -> None:
-    # The controller answers only clients with its key (bridge/matter/controller_guard.py).
+    # The controller answers only clients with its key (bridge/matter/controller/guard.py).
     key = Path(key_file).read_text(encoding="ascii").strip()
     session = aiohttp.ClientSession(headers={"X-Atmosphere-Controller-Key": key})
 

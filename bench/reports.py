@@ -68,8 +68,7 @@ from bridge import netns
 from bridge.auth.keys import KEY_FILE_NAME, NodeKey
 from bridge.auth.tokens import issue_token
 from bridge.demo.virtual_devices import DeviceKind, VirtualDevice, node_available, write_test_paa
-from bridge.matter.devices import build_devices
-from bridge.matter.models import NodeData
+from bridge.matter import NodeData, build_devices
 
 REPO = Path(__file__).resolve().parents[1]
 NODES = REPO / "tests" / "fixtures" / "nodes"
@@ -287,8 +286,8 @@ async def reports_unwatched(
 def inprocess(devices: int, rounds: int = 2000) -> dict[str, Any]:
     """Return the bridge's own CPU per report (µs), absorbed and rebuilding, in-process."""
     from bridge.events import EventBus
-    from bridge.matter.client import MatterAdapter
-    from bridge.matter.registry_sync import MatterToolSync
+    from bridge.matter.controller.adapter import MatterAdapter
+    from bridge.matter.sync.registry import MatterToolSync
     from bridge.tools.registry import ToolRegistry
 
     async def go() -> dict[str, Any]:

@@ -34,8 +34,8 @@ from generate import nodes_for
 
 from bridge import eventloop
 from bridge.events import EventBus
-from bridge.matter.client import MatterAdapter
-from bridge.matter.registry_sync import RESYNC_SLICE_S, MatterToolSync
+from bridge.matter.controller.adapter import MatterAdapter
+from bridge.matter.sync.registry import RESYNC_SLICE_S, MatterToolSync
 from bridge.tools.registry import ToolRegistry
 
 

@@ -24,8 +24,9 @@ success, disagrees with), ``unread`` (a success after which the device could not
 back within 90 s: never counted as agreeing), ``drift`` (tools missing or extra after
 recovery, at the bridge and the peer), ``dup_events`` / ``missed_events``, per-fault
 recovery seconds against ``BOUNDS_S`` (``over_bound``), ``tracebacks`` in either
-bridge's log, and RSS / fd per hour. It exits 1 unless lost, hung, wrong, unread, drift,
-over_bound and tracebacks are all 0.
+bridge's log, ``silent_kinds`` (a kind of call that never succeeded) and RSS / fd per
+hour. It exits 1 unless lost, hung, wrong, unread, drift, over_bound, silent_kinds and
+tracebacks are all 0.
 
     sudo .venv/bin/python bench/soak.py --minutes 30 [--rate 6]
 
@@ -72,6 +73,7 @@ from tests.support.fabric import CONTROLLER_VENV, fabric_unavailable_reason
 BRIDGE = Path(sys.executable).parent / "atmosphere-bridge"
 MAIN_PORT, PEER_PORT, CONTROLLER_PORT = 18765, 18766, 5590
 TMPFS_MB = 48
+DISK_RESERVE_MB = 4
 DEVICES = (
     (DeviceKind.ONOFF, "Living Room Light", "Living Room", 0x50A, 20202301),
     (DeviceKind.DIMMABLE, "Kitchen Dimmer", "Kitchen", 0x60A, 20202302),
@@ -271,6 +273,9 @@ class Soak:
             "state_dir": str(self.state),
             "tools_manifest": str(self.base / "tools.yaml"),
             "api": {"host": "0.0.0.0", "port": MAIN_PORT},
+            # The default reserve (100 MB) is larger than the whole tmpfs: every stored
+            # value would be refused. The disk-full fault fills the disk past any reserve.
+            "audit": {"disk_reserve_mb": DISK_RESERVE_MB},
             "matter": {"enabled": True, "netns": ns.name, "controller_venv": str(CONTROLLER_VENV),
                        "controller_port": CONTROLLER_PORT},
             "mesh": {**mesh, "node_name": "main", "peers": [peer_url],
@@ -280,6 +285,7 @@ class Soak:
             "state_dir": str(peer_dir),
             "api": {"host": "0.0.0.0", "port": PEER_PORT},
             "auth": {"trusted_issuers": [main_key.public_key_b64]},
+            "audit": {"disk_reserve_mb": DISK_RESERVE_MB},
             "matter": {"enabled": False},
             "mesh": {**mesh, "node_name": "peer", "peers": [main_url],
                      "trusted_nodes": [node_id_for(main_key.public_key_b64)]},
@@ -935,6 +941,8 @@ class Soak:
             if c.kind != "probe":
                 answers[c.kind]["ok" if c.ok else c.answer] += 1
         per_kind = Counter(c.kind for c in self.calls if c.kind != "probe")
+        # A kind of call that never once succeeded was not exercised, whatever else held.
+        silent = sorted(k for k, counts in answers.items() if counts["ok"] == 0)
         resources = {name: _growth(rows) for name, rows in self.stats.items()}
         result = {
             "minutes": round(elapsed / 60, 2),
@@ -942,7 +950,7 @@ class Soak:
             "ok": sum(1 for c in self.calls if c.ok and c.kind != "probe"),
             "lost": len(lost) + len(lost_effect), "lost_audit": len(lost),
             "lost_effect": len(lost_effect), "hung": len(hung), "wrong": len(self.wrong),
-            "unread": len(self.unread), "over_bound": len(over),
+            "unread": len(self.unread), "over_bound": len(over), "silent_kinds": silent,
             "tracebacks": tracebacks,
             "drift": len(drift), "dup_events": dup, "missed_events": missed,
             "repeat_events": repeats, "events": sum(len(e) for e in self.events),
@@ -968,7 +976,7 @@ class Soak:
                 f"{p} x{n}" for p, n in repeated.most_common(6)))
         hangs = [f"hung: {c.kind} {c.tool} {c.took:.1f}s" for c in hung[:10]]
         for line in [*lost_effect[:10], *lost[:10], *hangs, *self.wrong[:10], *self.unread[:10],
-                     *over, *drift[:10]]:  # fmt: skip
+                     *over, *drift[:10], *(f"no {k} call succeeded" for k in silent)]:  # fmt: skip
             print(f"  ! {line}")
         print(json.dumps(result, sort_keys=True))
         return result
@@ -1063,7 +1071,7 @@ async def amain(args: argparse.Namespace) -> int:
         else:
             print(f"kept {base}", file=sys.stderr)
     clean = not (result["lost"] or result["hung"] or result["wrong"] or result["drift"]
-                 or result["unread"] or result["over_bound"]
+                 or result["unread"] or result["over_bound"] or result["silent_kinds"]
                  or any(n != 0 for n in result["tracebacks"].values()))
     return 0 if clean else 1
 

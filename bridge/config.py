@@ -38,7 +38,11 @@ from bridge.errors import ConfigInvalidError
 SYSTEM_CONFIG_PATH = Path("/etc/atmosphere-bridge/config.yaml")
 CONFIG_ENV_VAR = "ATMOSPHERE_BRIDGE_CONFIG"
 # Environment variables that set one key; they beat the file and lose to a flag.
-ENV_KEYS: Mapping[str, str] = {"ATMOSPHERE_CONTROLLER_VENV": "matter.controller_venv"}
+ENV_KEYS: Mapping[str, str] = {
+    "ATMOSPHERE_CONTROLLER_VENV": "matter.controller_venv",
+    # Set by the appliance's unit: the systemd credential holding the controller's key.
+    "ATMOSPHERE_MATTER_CONTROLLER_KEY_FILE": "matter.controller_key_file",
+}
 
 
 # Bind addresses that mean "every interface": a client on this machine reaches them on loopback.

@@ -36,7 +36,7 @@ from bridge.tools.registry import ToolRegistry
 if TYPE_CHECKING:
     from bridge.automations import AutomationRunner
     from bridge.invocation.pipeline import Pipeline
-    from bridge.matter.component import MatterComponent
+    from bridge.matter import MatterComponent
     from bridge.mesh.node import MeshNode
     from bridge.sources.mcp_hub import McpHub
     from bridge.voice.intents import IntentEngine
@@ -298,7 +298,7 @@ class BridgeService:
         """Return the Matter runtime when enabled: managed or external controller + tools."""
         if not self.enable_matter:
             return None
-        from bridge.matter.component import MatterComponent  # Matter libraries load only when on
+        from bridge.matter import MatterComponent  # Matter libraries load only when on
 
         # Built on every start: its device names live in this start's database.
         self.matter = MatterComponent.build(
@@ -317,10 +317,10 @@ class BridgeService:
             return None
         from bridge.voice.service import VoiceComponent
 
-        bridge = self.matter.bridge
+        matter = self.matter
         component = VoiceComponent.build(self.config, self.registry, self.invocation.invoker,
-                                         bridge.devices, bridge.rooms,
-                                         tool_for=bridge.tool_for)  # fmt: skip
+                                         matter.device_list, matter.room_list,
+                                         tool_for=matter.tool_for)  # fmt: skip
         self.intents = component.engine
         return component
 
@@ -334,9 +334,7 @@ class BridgeService:
         matter = self.matter
 
         def state_of(device_id: str, path: str) -> Any:
-            node_id = device_id.split("-", 1)[0]
-            node = matter.bridge.adapter.node(int(node_id)) if matter is not None else None
-            return node.attributes.get(path) if node is not None else None
+            return matter.attribute(device_id, path) if matter is not None else None
 
         self.automations = AutomationRunner(
             pipeline=self.invocation, registry=self.registry, events=self.events,

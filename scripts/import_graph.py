@@ -7,7 +7,9 @@ import marked ``~``. A node is a sub-package of ``bridge`` or a top-level module
 ``tools.builtin`` and ``mcp.tool_names`` stand apart (a tool source and a naming
 rule, not core or faces). ``<->`` marks an arrow whose way back also exists. The last
 lines list the import cycles between modules of one package. Run it with
-``python scripts/import_graph.py``.
+``python scripts/import_graph.py``; ``--inside bridge.matter`` draws one package's own
+graph instead (a node per sub-package or module of it) and counts who outside it
+imports which of its modules (a package with a front door: only the package itself).
 """
 
 from __future__ import annotations
@@ -77,8 +79,37 @@ def imports(module: str) -> dict[str, bool]:
     return found
 
 
+def inside(package: str) -> int:
+    """Print ``package``'s own graph, then which of its modules outsiders import."""
+    prefix = package + "."
+    edges: dict[str, set[str]] = defaultdict(set)
+    outsiders: dict[str, set[str]] = defaultdict(set)
+    for module in MODULES:
+        targets = [t for t in imports(module) if t == package or t.startswith(prefix)]
+        if module == package or module.startswith(prefix):
+            src = module.removeprefix(prefix).split(".")[0] if module != package else "(door)"
+            edges[src]
+            for target in targets:
+                dst = target.removeprefix(prefix).split(".")[0] if target != package else "(door)"
+                if dst != src:
+                    edges[src].add(dst)
+        else:
+            for target in targets:
+                outsiders[target].add(module)
+    for src in sorted(edges):
+        print(f"{src:15} -> {' '.join(sorted(edges[src])) or '(nothing)'}")
+    importers = set().union(*outsiders.values()) if outsiders else set()
+    print(f"imported from outside: {len(outsiders)} modules of {package} "
+          f"by {len(importers)} modules: "
+          + " ".join(sorted(t.removeprefix(prefix) if t != package else package
+                            for t in outsiders)))
+    return 0
+
+
 def main() -> int:
     """Print ``node -> nodes`` per line, then the cycles between modules of a package."""
+    if len(sys.argv) == 3 and sys.argv[1] == "--inside":
+        return inside(sys.argv[2])
     edges: dict[str, dict[str, bool]] = defaultdict(dict)
     module_edges: dict[str, set[str]] = defaultdict(set)
     for module in MODULES:

@@ -199,7 +199,7 @@ ensure_dir /data 0755 root root
 say "Virtual environments"
 find_python
 source_hash() {
-    (cd "$SRC" && find pyproject.toml bridge -type f ! -path '*/__pycache__/*' ! -name '*.pyc' \
+    (cd "$SRC" && find pyproject.toml bridge cluster_maps -type f ! -path '*/__pycache__/*' ! -name '*.pyc' \
         -print0 | sort -z | xargs -0 sha256sum | sha256sum | cut -d' ' -f1)
 }
 make_venv() {  # dir
@@ -245,6 +245,10 @@ else
     changed "/usr/local/bin/atmosphere-bridge -> $PREFIX/venv/bin/atmosphere-bridge"
 fi
 
+# The controller's launcher runs in the controller's venv and imports nothing from the
+# bridge: it is installed as a file of its own.
+install_file "$SRC/bridge/matter/controller/guard.py" "$PREFIX/libexec/controller_guard.py" 0644 || true
+
 # --- 5. documentation -------------------------------------------------------------
 say "Documentation"
 for f in "$SRC"/firmware_notes/*.md; do
@@ -259,6 +263,19 @@ done
 say "Configuration"
 install_once "$SRC/systemd/atmosphere-bridge.yaml" /etc/atmosphere-bridge/config.yaml 0640 root atmosphere-bridge || true
 install_once "$SRC/systemd/controller.env" /etc/atmosphere-bridge/controller.env 0644 root root || true
+# The key only the bridge holds: the controller's launcher (libexec/controller_guard.py)
+# refuses every request without it and every request with an Origin (a web page). Both
+# units receive it through systemd's LoadCredential=, readable by their own user only.
+if [ -s "$R/etc/atmosphere-bridge/controller.key" ]; then
+    chmod 0600 "$R/etc/atmosphere-bridge/controller.key"; chown 0:0 "$R/etc/atmosphere-bridge/controller.key"
+    unchanged /etc/atmosphere-bridge/controller.key
+else
+    mkdir -p "$R/etc/atmosphere-bridge"
+    ( umask 077; head -c 48 /dev/urandom | base64 -w0 > "$R/etc/atmosphere-bridge/controller.key.tmp.$$" ) \
+        || die "cannot write the controller key"
+    mv -f "$R/etc/atmosphere-bridge/controller.key.tmp.$$" "$R/etc/atmosphere-bridge/controller.key"
+    changed "/etc/atmosphere-bridge/controller.key (new, 0600)"
+fi
 
 # --- 7. kernel settings for Thread -------------------------------------------------
 say "Kernel settings"

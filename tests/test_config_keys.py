@@ -729,7 +729,7 @@ def managed(tmp_path_factory: pytest.TempPathFactory, fabric: Any) -> Iterator[M
         # The venv's interpreter runs the launcher that guards the server's API.
         servers = [p for p in descendants(bridge.popen.pid)
                    if f"{venv}/bin/python" in cmdline(p)
-                   and any(a.endswith("/controller_guard.py") for a in cmdline(p))]
+                   and any(a.endswith("/matter/controller/guard.py") for a in cmdline(p))]
         assert len(servers) == 1, [cmdline(p) for p in descendants(bridge.popen.pid)]
         yield Managed(bridge, servers[0], venv, port, fabric.namespace.name)
     finally:

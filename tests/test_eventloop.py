@@ -15,7 +15,7 @@ import pytest
 
 from bridge import eventloop
 from bridge.errors import ErrorCode
-from bridge.matter.controller import with_umask
+from bridge.matter.controller.managed import with_umask
 
 HAS_UVLOOP = importlib.util.find_spec("uvloop") is not None
 

@@ -1,4 +1,4 @@
-"""HTTP calls of the compact profile (``bridge.matter.compact``).
+"""HTTP calls of the compact profile (``bridge.matter.sync.compact``).
 
 - ``POST /v1/compact/{tool}`` — body: the compact tool's arguments, e.g.
   ``{"target": "Desk lamp", "action": "brightness", "percent": 30}`` for ``lights``.
@@ -22,7 +22,7 @@ from bridge.api.openapi import add_route, path_param
 from bridge.auth.permissions import PermissionChecker
 from bridge.errors import InvalidRequestError, running
 from bridge.invocation.messages import ToolRequest
-from bridge.matter.compact import STATE_TOOL, CompactProfile
+from bridge.matter import STATE_TOOL, CompactProfile
 from bridge.tools.definition import ToolDefinition
 
 COMPACT_KEY: web.AppKey[CompactProfile] = web.AppKey("compact_profile", CompactProfile)

@@ -25,7 +25,7 @@ from bridge.errors import (
 )
 
 if TYPE_CHECKING:  # the Matter layer (and the SDK's cluster classes) load only when used
-    from bridge.matter.component import MatterComponent
+    from bridge.matter import MatterComponent
 
 LOGGER = logging.getLogger(__name__)
 _TASKS: web.AppKey[set[asyncio.Task[None]]] = web.AppKey("commission_tasks")
@@ -51,7 +51,7 @@ async def commission(request: web.Request) -> web.Response:
     wait = request.query.get("wait", "true").lower()
     if wait not in ("true", "false"):
         raise InvalidRequestError("wait must be 'true' or 'false'")
-    from bridge.matter.commissioning import CommissionRequest
+    from bridge.matter import CommissionRequest
 
     body = CommissionRequest.from_json(await read_json(request))
     runtime = _runtime(request)
@@ -78,7 +78,7 @@ async def rename_device(request: web.Request) -> web.Response:
     runtime = _runtime(request)
     device = runtime.find_device(request.match_info["device"])
     require(request, f"device:manage:{device.id}")
-    from bridge.matter.naming import DeviceRename
+    from bridge.matter import DeviceRename
 
     change = DeviceRename.from_json(await read_json(request))
     return json_response(await runtime.rename(device.id, change))
@@ -117,7 +117,7 @@ async def change_room(request: web.Request) -> web.Response:
     runtime = _runtime(request)
     ref = request.match_info["room"]
     try:
-        room = runtime.bridge.find_room(ref)
+        room = runtime.find_room(ref)
     except NotFoundError:
         # The answer lists the rooms there are: only for a token that may see them.
         if any(covers(p, "device:read:devices") for p in token_of(request).permissions):
@@ -128,7 +128,7 @@ async def change_room(request: web.Request) -> web.Response:
     body = await read_json(request)
     if not isinstance(body, dict) or set(body) != {"aliases"}:
         raise InvalidParamsError("the body must be {\"aliases\": [...]}", {"field": "aliases"})
-    from bridge.matter.naming import clean_aliases
+    from bridge.matter import clean_aliases
 
     aliases = clean_aliases(body["aliases"], owner="room")
     return json_response(await runtime.set_room_aliases(room.slug, aliases))

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from bridge.events import EventBus
     from bridge.invocation.messages import ToolResponse
     from bridge.invocation.pipeline import Pipeline
-    from bridge.matter.component import MatterComponent
+    from bridge.matter import MatterComponent
     from bridge.mesh.node import MeshNode
     from bridge.sources.client_tools import ClientToolBroker
     from bridge.tools.registry import ToolRegistry

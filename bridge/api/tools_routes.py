@@ -14,7 +14,7 @@ from bridge.api.http import json_response, service_of
 from bridge.api.openapi import add_route, path_param, query_param
 from bridge.auth.visibility import may_see
 from bridge.errors import InvalidRequestError, ToolNotFoundError
-from bridge.matter.compact import PROFILES, CompactProfile
+from bridge.matter import PROFILES, CompactProfile
 from bridge.tools.definition import Category
 from bridge.tools.registry import RegisteredTool
 

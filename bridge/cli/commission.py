@@ -22,7 +22,7 @@ from bridge.cli.client import BridgeUnreachableError, add_client_args, base_url,
 from bridge.errors import InvalidParamsError, error_from_json
 
 if TYPE_CHECKING:
-    from bridge.matter.commissioning import CommissionRequest
+    from bridge.matter import CommissionRequest
 
 STAGE_TEXT = {
     "discovering": "looking for the device on the network",
@@ -56,7 +56,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def request_from_args(args: argparse.Namespace) -> CommissionRequest:
     """Return the validated commissioning request the options describe."""
-    from bridge.matter.commissioning import CommissionRequest
+    from bridge.matter import CommissionRequest
 
     network = "on_network"
     if args.wifi_ssid or args.wifi_password:

@@ -147,7 +147,7 @@ async def run_demo(
     # The service pulls in the Matter SDK (seconds): only a running demo needs it.
     from bridge.auth.keys import KEY_FILE_NAME, NodeKey
     from bridge.auth.tokens import issue_token
-    from bridge.matter.component import CONTROLLER_DIR
+    from bridge.matter import CONTROLLER_DIR
     from bridge.service import BridgeService
 
     t0 = time.monotonic()
@@ -219,7 +219,7 @@ async def _commission_all(
 ) -> None:
     from bridge.cli.client import call
     from bridge.cli.commission import request_body
-    from bridge.matter.commissioning import CommissionRequest
+    from bridge.matter import CommissionRequest
 
     for spec, dev in zip(DEMO_DEVICES, devices, strict=True):
         if dev.pairing is None:

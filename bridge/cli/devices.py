@@ -108,8 +108,8 @@ async def rename_device(
     aliases: list[str] | None = None,
 ) -> str:
     """Store a device's new name/room/aliases by id or slug; return its id."""
-    # bridge.matter.naming reaches the Matter SDK through bridge.matter.devices (seconds).
-    from bridge.matter.naming import DeviceNameStore
+    # bridge.matter.home.naming reaches the Matter SDK through bridge.matter.home.devices (seconds).
+    from bridge.matter import DeviceNameStore
 
     store = DeviceNameStore(db)
     device_id = await _stored_device_id(store, device)
@@ -119,7 +119,7 @@ async def rename_device(
 
 async def stored_aliases(db: Database, device: str) -> list[str]:
     """Return the aliases stored for a device (by id or slug)."""
-    from bridge.matter.naming import DeviceNameStore
+    from bridge.matter import DeviceNameStore
 
     store = DeviceNameStore(db)
     device_id = await _stored_device_id(store, device)

@@ -16,10 +16,9 @@ from bridge.cli.config import add_config_flag, config_of
 from bridge.errors import ConflictError, InvalidParamsError
 
 if TYPE_CHECKING:
-    # bridge.matter.client imports the Matter SDK's cluster objects (seconds); the
+    # bridge.matter.controller.adapter imports the Matter SDK's cluster objects (seconds); the
     # functions import the Matter layer when they run.
-    from bridge.matter.generator import GeneratedTool
-    from bridge.matter.models import NodeData
+    from bridge.matter import GeneratedTool, NodeData
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -36,7 +35,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def read_dumps(paths: list[Path]) -> list[NodeData]:
     """Read node dumps; raise ``InvalidParamsError`` or ``ConflictError`` naming the file."""
-    from bridge.matter.models import NodeData
+    from bridge.matter import NodeData
 
     nodes: dict[int, Path] = {}
     out: list[NodeData] = []
@@ -68,9 +67,7 @@ def _tool_json(tool: GeneratedTool) -> dict[str, Any]:
 
 def generate_command(args: argparse.Namespace) -> int:
     """Print devices and tools for the given dumps; return 0."""
-    from bridge.matter.cluster_maps import load_cluster_maps
-    from bridge.matter.devices import build_devices
-    from bridge.matter.generator import MatterToolGenerator
+    from bridge.matter import MatterToolGenerator, build_devices, load_cluster_maps
 
     unit = config_of(args).matter.temperature_unit
     nodes = read_dumps(list(args.node_dumps))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import gc
 import logging
 import os
@@ -56,7 +57,19 @@ async def serve(config: BridgeConfig) -> int:
         loop.add_signal_handler(sig, stop.set)
     service = BridgeService(config)
     try:
-        await service.start()
+        # A signal during the start (a controller that does not come up can take a
+        # minute) cuts it short: what already started is stopped, nothing is left behind.
+        starting = asyncio.create_task(service.start())
+        signalled = asyncio.create_task(stop.wait())
+        await asyncio.wait({starting, signalled}, return_when=asyncio.FIRST_COMPLETED)
+        if not starting.done():
+            _LOGGER.info("stopped while starting")
+            starting.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await starting
+            return 0
+        signalled.cancel()
+        starting.result()
         port = await service.start_api()
         # Everything alive now (the Matter SDK's cluster classes alone are ~150k objects)
         # lives as long as the process: take it out of the cyclic GC so a full collection

@@ -25,7 +25,7 @@ from bridge.console.sessions import check_csrf, session_of
 from bridge.doctor.runner import run_doctor
 from bridge.errors import InvalidRequestError, PermissionDeniedError, UnauthenticatedError, running
 from bridge.jsonlimits import JsonLimits, loads
-from bridge.matter import catalogue
+from bridge.matter import catalogue_sdk_version
 
 HEALTH_PERMISSION = "admin:health"
 HEALTH_CACHE_S = 10.0
@@ -55,9 +55,9 @@ def versions(request: web.Request) -> dict[str, Any]:
         except metadata.PackageNotFoundError:
             found[name] = None
     # The Matter SDK the shipped cluster catalogue was written from (not installed).
-    found["cluster_catalogue_sdk"] = catalogue.sdk_version()
+    found["cluster_catalogue_sdk"] = catalogue_sdk_version()
     matter = service_of(request).matter
-    info = matter.bridge.adapter.server_info() if matter is not None else None
+    info = matter.server_info() if matter is not None else None
     found["controller_sdk"] = (info or {}).get("sdk_version")
     found["controller_schema"] = (info or {}).get("schema_version")
     return found
@@ -69,16 +69,17 @@ async def health(request: web.Request) -> web.Response:
     state = request.app[_HEALTH_KEY]
     async with state["lock"]:
         if time.monotonic() - state["at"] > HEALTH_CACHE_S or state["report"] is None:
-            report = await run_doctor(service_of(request).config)
+            # The checks of the parts as they run (the managed controller's own address).
+            matter = service_of(request).matter
+            running = (matter.url, matter.headers) if matter is not None else None
+            report = await run_doctor(service_of(request).config, controller=running)
             state["report"], state["at"] = report.to_json(), time.monotonic()
     service = service_of(request)
     matter = service.matter
     controller: dict[str, Any] = {"enabled": matter is not None}
     if matter is not None:
-        adapter = matter.bridge.adapter
-        controller.update(connected=adapter.connected, url=matter.url,
-                          managed=matter.controller is not None,
-                          server_info=adapter.server_info())  # fmt: skip
+        controller.update(connected=matter.connected, url=matter.url,
+                          managed=matter.managed, server_info=matter.server_info())
     body = {"doctor": state["report"], "versions": versions(request),
             "controller": controller, "bridge": service.status()}  # fmt: skip
     return web.json_response(body, headers=_headers())

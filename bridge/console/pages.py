@@ -281,9 +281,9 @@ async def device_state(request: web.Request) -> web.Response:
     runtime = service.matter
     out: list[dict[str, Any]] = []
     if runtime is not None:
-        await runtime.bridge.confirm()  # devices a call just changed: as they are now
+        await runtime.confirm()  # devices a call just changed: as they are now
         tools_by_device: dict[str, list[dict[str, Any]]] = {}
-        for tool in runtime.bridge.registry.list():
+        for tool in runtime.device_tools():
             meta = tool.definition.metadata
             device = (meta.get("device") or {}).get("id")
             if device is None:
@@ -296,7 +296,7 @@ async def device_state(request: web.Request) -> web.Response:
                 "dangerous": tool.definition.dangerous,
                 "params": sorted(tool.definition.parameters.get("properties") or {}),
             })  # fmt: skip
-        for device in runtime.bridge.devices():
+        for device in runtime.device_list():
             doc = device.to_json()
             doc["attrs"] = {
                 f"{device.endpoint_id}/{c}/{a}": device.attr(c, a)

@@ -15,7 +15,7 @@ from python_otbr_api.tlv_parser import MeshcopTLVType
 from bridge.doctor.controller_check import ServerInfo
 from bridge.doctor.models import CheckResult, Status
 from bridge.errors import BridgeError
-from bridge.matter.thread import parse_tlvs
+from bridge.matter import parse_tlvs
 
 ATTACHED_ROLES = frozenset({"leader", "router", "child"})
 

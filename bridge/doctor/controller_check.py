@@ -1,7 +1,7 @@
 """Doctor check of the Matter controller: reachable, schema compatible, Thread dataset set.
 
 python-matter-server (and its successor) greets every WebSocket client with a
-``server_info`` message (read by ``bridge.matter.gateway``); that is all the doctor
+``server_info`` message (read by ``bridge.matter.controller.gateway``); that is all the doctor
 reads, so it never changes anything.
 """
 
@@ -12,7 +12,7 @@ from collections.abc import Mapping
 
 from bridge.doctor.models import CheckResult, Status
 from bridge.errors import ControllerUnavailableError
-from bridge.matter.gateway import CLIENT_SCHEMA_VERSION, ServerInfo, fetch_server_info
+from bridge.matter import CLIENT_SCHEMA_VERSION, ServerInfo, fetch_server_info
 
 __all__ = ["CLIENT_SCHEMA_VERSION", "ServerInfo", "check_controller", "fetch_server_info",
            "probe_controller"]  # fmt: skip

@@ -7,6 +7,7 @@ run in a worker thread so the event loop never blocks.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from pathlib import Path
 
 from bridge.config import BridgeConfig
@@ -22,7 +23,7 @@ from bridge.doctor.border_router import (
 from bridge.doctor.controller_check import ServerInfo, check_controller, probe_controller
 from bridge.doctor.host import Host
 from bridge.doctor.models import CheckResult, DoctorReport, Status
-from bridge.matter.controller_guard import KEY_HEADER, GuardError, read_key
+from bridge.matter import KEY_HEADER, GuardError, read_key
 
 
 def controller_url(config: BridgeConfig) -> str:
@@ -62,11 +63,21 @@ def _host_results(config: BridgeConfig, host: Host) -> list[CheckResult]:
     ]
 
 
-async def run_doctor(config: BridgeConfig, *, host: Host | None = None) -> DoctorReport:
-    """Run all checks and return the report (never raises for a failing check)."""
+async def run_doctor(
+    config: BridgeConfig,
+    *,
+    host: Host | None = None,
+    controller: tuple[str, Mapping[str, str]] | None = None,
+) -> DoctorReport:
+    """Run all checks and return the report (never raises for a failing check).
+
+    ``controller`` is the running controller's URL and headers (a running bridge's
+    health page passes its component's: a managed controller in a network namespace
+    is not where the configuration alone would look); else the configuration's.
+    """
     view = host or Host(root=config.doctor.root)
     timeout = config.doctor.timeout_s
-    url = controller_url(config)
+    url, headers = controller or (controller_url(config), controller_headers(config))
     otbr = config.thread.otbr_url
 
     async def no_controller() -> tuple[ServerInfo | None, str | None]:
@@ -75,7 +86,7 @@ async def run_doctor(config: BridgeConfig, *, host: Host | None = None) -> Docto
     async def no_border_router() -> BorderRouterProbe | None:
         return None
 
-    controller_task = (probe_controller(url, timeout, controller_headers(config))
+    controller_task = (probe_controller(url, timeout, headers)
                        if config.matter.enabled
                        else no_controller())
     otbr_task = probe_border_router(otbr, timeout) if otbr else no_border_router()

@@ -14,31 +14,32 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from bridge.config import BridgeConfig
 from bridge.errors import ConfigInvalidError, NotFoundError
 from bridge.events import EventBus
-from bridge.matter.client import MatterAdapter
-from bridge.matter.commissioning import (
+from bridge.matter.controller.adapter import MatterAdapter
+from bridge.matter.controller.commissioning import (
     Commissioner,
     CommissionRequest,
     CommissionResult,
     tools_of_node,
 )
-from bridge.matter.controller import ControllerSettings, ManagedController
-from bridge.matter.controller_guard import KEY_HEADER, GuardError, read_key
-from bridge.matter.devices import Device
-from bridge.matter.gateway import ControllerGateway
-from bridge.matter.naming import DeviceNameStore, DeviceRename
-from bridge.matter.recovery import NodeRecovery
-from bridge.matter.registry_sync import MatterToolSync
-from bridge.matter.rooms import Room
+from bridge.matter.controller.gateway import ControllerGateway
+from bridge.matter.controller.guard import KEY_HEADER, GuardError, read_key
+from bridge.matter.controller.managed import ControllerSettings, ManagedController
+from bridge.matter.controller.recovery import NodeRecovery
+from bridge.matter.home.devices import Device
+from bridge.matter.home.naming import DeviceNameStore, DeviceRename
+from bridge.matter.home.rooms import Room
+from bridge.matter.sync.registry import MatterToolSync
 from bridge.netns import find_namespace
 from bridge.storage import Database
-from bridge.tools.registry import ToolRegistry
+from bridge.tools.definition import ToolDefinition
+from bridge.tools.registry import RegisteredTool, ToolRegistry
 
 LOGGER = logging.getLogger(__name__)
 REPO_VENV = Path(__file__).resolve().parents[2] / ".venv-controller"
@@ -119,8 +120,11 @@ class MatterComponent:
         controller: ManagedController | None = None,
         recovery: NodeRecovery | None = None,
         connect_timeout_s: float = 30.0,
+        headers: Mapping[str, str] | None = None,
     ) -> None:
         self.url = url
+        # What the controller demands of a client (its key): the doctor's probe sends it.
+        self.headers: Mapping[str, str] = dict(headers or {})
         self.bridge = bridge
         self.commissioner = commissioner
         self.controller = controller
@@ -171,15 +175,17 @@ class MatterComponent:
             listen=_sees_device_network(controller),
         )
         runtime = cls(url=url, bridge=bridge, commissioner=commissioner, controller=controller,
-                      recovery=recovery)  # fmt: skip
+                      recovery=recovery, headers=headers)  # fmt: skip
         commissioner.set_namer(runtime.name_node)
         return runtime
 
     async def start(self) -> None:
         """Start the managed controller (if any), then the bridge, and wait for the snapshot."""
-        if self.controller is not None:
-            await self.controller.start()
         try:
+            # Inside the try: a start cut short (a signal, a timeout) ends the server the
+            # supervisor already launched; it runs in its own session and would outlive us.
+            if self.controller is not None:
+                await self.controller.start()
             await self.bridge.start()
             await self.bridge.adapter.wait_connected(self._connect_timeout_s)
             if self.recovery is not None:
@@ -215,6 +221,55 @@ class MatterComponent:
         if self.recovery is not None:
             out["recovery"] = dict(self.recovery.counts)
         return out
+
+    # -- what the faces read -----------------------------------------------------------
+
+    @property
+    def connected(self) -> bool:
+        """Return whether the controller's connection is up."""
+        return self.bridge.adapter.connected
+
+    @property
+    def managed(self) -> bool:
+        """Return whether this bridge runs the controller itself."""
+        return self.controller is not None
+
+    def server_info(self) -> dict[str, Any] | None:
+        """Return the controller's last ``server_info`` (None before the first greeting)."""
+        return self.bridge.adapter.server_info()
+
+    def device_list(self) -> list[Device]:
+        """Return the devices as they are now."""
+        return self.bridge.devices()
+
+    def room_list(self) -> list[Room]:
+        """Return the rooms as they are now."""
+        return self.bridge.rooms()
+
+    def find_room(self, ref: str) -> Room:
+        """Return the room named by slug, name or alias; else NOT_FOUND."""
+        return self.bridge.find_room(ref)
+
+    def tool_for(
+        self, capability: str, *, device_id: str | None = None, room: str | None = None
+    ) -> ToolDefinition | None:
+        """Return the tool that does ``capability`` for a device or a room (slug), if any."""
+        return self.bridge.tool_for(capability, device_id=device_id, room=room)
+
+    def device_tools(self) -> list[RegisteredTool]:
+        """Return the registered tools that belong to one Matter device."""
+        return [t for t in self.bridge.registry.list()
+                if (t.definition.metadata.get("device") or {}).get("id") is not None]
+
+    def attribute(self, device_id: str, path: str) -> Any:
+        """Return a device's node attribute ``endpoint/cluster/attribute`` (None if unknown)."""
+        node_id, _, _endpoint = device_id.partition("-")
+        node = self.bridge.adapter.node(int(node_id)) if node_id.isdigit() else None
+        return node.attributes.get(path) if node is not None else None
+
+    async def confirm(self) -> None:
+        """Wait until devices a call just changed have been read back."""
+        await self.bridge.confirm()
 
     # -- devices ----------------------------------------------------------------------
 

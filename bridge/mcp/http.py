@@ -170,12 +170,20 @@ async def _serve(request: web.Request, lazy: _LazyMcp) -> web.StreamResponse:
     token = token_of(request)
     manager = await lazy.manager()
     body: bytes | None = None
+    messages = 1  # a GET (the event stream) or a DELETE (end the session)
     if request.method == "POST":
         # The boundary's one rule before the SDK parses: size, depth, strings, numbers.
         check_json_content_type(request)
         limits = json_limits(request)
         body = await read_body(request, limits.max_bytes)
-        jsonlimits.loads(body, limits)
+        messages = _uncharged_messages(jsonlimits.loads(body, limits))
+    # Rate limits apply to every route: each JSON-RPC request or notification takes one
+    # call from the token's limit, except ``tools/call``, which the pipeline charges
+    # itself (once per call, whatever the face).
+    runtime = lazy.service.invocation  # running: the bearer check above needed it
+    if runtime is not None:
+        for _ in range(messages):
+            runtime.invoker.charge(token)
     if request.method != "POST" or SESSION_HEADER in request.headers:
         return await asgi_call(manager.handle_request, request, _scope(request, token), body)
     # A POST without a session id opens a session: bounded per token and per node.
@@ -190,11 +198,27 @@ async def _serve(request: web.Request, lazy: _LazyMcp) -> web.StreamResponse:
     return response
 
 
+def _uncharged_messages(doc: Any) -> int:
+    """Return how many JSON-RPC messages in ``doc`` the pipeline does not charge.
+
+    That is every request or notification (one or a batch) but ``tools/call``; a reply
+    carries no method.
+    """
+    batch = doc if isinstance(doc, list) else [doc]
+    return sum(1 for m in batch if isinstance(m, dict) and "method" in m
+               and m.get("method") != "tools/call")  # fmt: skip
+
+
 class _SessionOwners:
-    """Which token opened each MCP session (to bound sessions per token)."""
+    """Which token opened each MCP session (to bound sessions per token).
+
+    One table for both profiles (per-device and compact): a token's sessions are
+    counted together, whichever path opened them.
+    """
 
     def __init__(self) -> None:
-        self._owners: dict[str, str] = {}
+        # session id (or seat) -> (token id, the manager that holds the session)
+        self._owners: dict[str, tuple[str, int]] = {}
 
     def reserve(self, manager: StreamableHTTPSessionManager, token_id: str) -> str:
         """Hold a seat for a session ``token_id`` is opening; raise past the bounds."""
@@ -202,18 +226,19 @@ class _SessionOwners:
         # timeout inside it); its table is only read here, to forget ended ones.
         live = getattr(manager, "_server_instances", None)
         if live is not None:
-            self._owners = {sid: tid for sid, tid in self._owners.items()
-                            if sid in live or sid.startswith(_SEAT)}  # fmt: skip
-        MCP_BOUND.check(self._owners.values(), token_id)
+            self._owners = {sid: owner for sid, owner in self._owners.items()
+                            if owner[1] != id(manager) or sid in live
+                            or sid.startswith(_SEAT)}  # fmt: skip
+        MCP_BOUND.check([tid for tid, _ in self._owners.values()], token_id)
         seat = f"{_SEAT}{uuid.uuid4().hex}"
-        self._owners[seat] = token_id
+        self._owners[seat] = (token_id, id(manager))
         return seat
 
     def settle(self, seat: str, session_id: str | None) -> None:
         """Turn a seat into the session it opened (or free it when none was opened)."""
-        token_id = self._owners.pop(seat, None)
-        if session_id and token_id is not None:
-            self._owners[session_id] = token_id
+        owner = self._owners.pop(seat, None)
+        if session_id and owner is not None:
+            self._owners[session_id] = owner
 
     def release(self, seat: str) -> None:
         """Free a seat whose opening request failed."""
@@ -246,8 +271,8 @@ class _LazyMcp:
             profile = None
             if self.compact:
                 # A few capability tools standing for the per-device ones, for clients
-                # that pay per listed tool (bridge.matter.compact).
-                from bridge.matter.compact import CompactProfile
+                # that pay per listed tool (bridge.matter.sync.compact).
+                from bridge.matter import CompactProfile
 
                 profile = CompactProfile(
                     service.registry, lambda: service.matter.bridge if service.matter else None
@@ -314,8 +339,10 @@ def setup(app: web.Application) -> None:
     """Add ``/mcp`` and the MCP server's lifecycle to the bridge's app."""
     for name in SDK_CHATTY_LOGGERS:
         logging.getLogger(name).setLevel(logging.WARNING)
+    sessions = _SessionOwners()
     for key, compact in ((LAZY_KEY, False), (COMPACT_LAZY_KEY, True)):
         lifecycle = _LazyMcp(app[SERVICE_KEY], compact=compact)
+        lifecycle.sessions = sessions
         app[key] = lifecycle
         app.cleanup_ctx.append(lifecycle.ctx)
         # Before aiohttp waits for open handlers: end the sessions whose streams are open.

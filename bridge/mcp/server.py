@@ -43,7 +43,7 @@ from bridge.events import EventBus
 from bridge.invocation.invoker import confirmation_for
 from bridge.invocation.messages import ToolRequest, ToolResponse
 from bridge.invocation.pipeline import Pipeline
-from bridge.matter.compact import STATE_TOOL, CompactProfile
+from bridge.matter import STATE_TOOL, CompactProfile
 from bridge.mcp.tool_names import key_in, mcp_name, tool_key
 from bridge.tools.definition import Category, ToolDefinition, ToolIntent
 from bridge.tools.registry import RegisteredTool, ToolRegistry

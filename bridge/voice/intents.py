@@ -22,8 +22,7 @@ from hassil.intents import TextSlotList, TextSlotValue
 from bridge.errors import BridgeError, ErrorCode, InvalidParamsError
 from bridge.invocation.invoker import APPROVAL_WAITING
 from bridge.invocation.messages import RequestContext, ToolRequest
-from bridge.matter.devices import Device, slugify
-from bridge.matter.rooms import Room, rooms_of
+from bridge.matter import Device, Room, rooms_of, slugify
 from bridge.tools.validation import validate_call
 from bridge.voice.compound import completions, is_compound, parts
 from bridge.voice.planner import (

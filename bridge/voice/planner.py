@@ -15,8 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from bridge.auth.visibility import may_see_device
-from bridge.matter.devices import Device, slugify
-from bridge.matter.rooms import Room
+from bridge.matter import Device, Room, slugify
 from bridge.voice.responses import both, either, say
 from bridge.voice.subjects import domain_of, fits, noun
 from bridge.voice.templates import STOP_INTENT

@@ -11,8 +11,7 @@ from bridge.voice.planner import ToolFor
 if TYPE_CHECKING:
     from bridge.config import BridgeConfig
     from bridge.invocation.invoker import Invoker
-    from bridge.matter.devices import Device
-    from bridge.matter.rooms import Room
+    from bridge.matter import Device, Room
     from bridge.tools.registry import ToolRegistry
 
 

@@ -10,7 +10,7 @@ the Kitchen").
 
 from __future__ import annotations
 
-from bridge.matter.devices import Device
+from bridge.matter import Device
 
 # our device kind -> Home Assistant domain
 KIND_DOMAINS: dict[str, str] = {

@@ -14,7 +14,7 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 
-from bridge.matter.devices import Device
+from bridge.matter import Device
 
 METRIC, IMPERIAL = "metric", "imperial"
 THERMOSTAT_UI, DISPLAY_MODE, FAHRENHEIT_MODE = 0x0204, 0x0000, 1

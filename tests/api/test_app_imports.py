@@ -20,7 +20,7 @@ from bridge.service import BridgeService
 service = BridgeService(BridgeConfig(state_dir=Path(sys.argv[1])), enable_matter=False)
 app = create_app(service)
 routes = sorted({r.resource.canonical for r in app.router.routes() if r.resource is not None})
-heavy = sorted(n for n in ("chip", "matter_server", "bridge.matter.client", "mcp")
+heavy = sorted(n for n in ("chip", "matter_server", "bridge.matter.controller.adapter", "mcp")
                if n in sys.modules)
 print(json.dumps({"heavy": heavy, "devices_routes": [r for r in routes if "devices" in r]}))
 """

@@ -22,7 +22,7 @@ from bridge.auth.tokens import issue_token
 from bridge.cli.devices import API_FILE_NAME, running_bridge_url
 from bridge.cli.main import main
 from bridge.config import ApiConfig, BridgeConfig, MatterConfig
-from bridge.matter.naming import DeviceNameStore
+from bridge.matter import DeviceNameStore
 from bridge.service import API_FILE_NAME as SERVICE_API_FILE_NAME
 from bridge.service import BridgeService
 from bridge.storage import Database

@@ -407,10 +407,7 @@ async def wait_job(server: BridgeServer, job_id: str, token: str) -> Any:
 async def test_jobs_accept_generated_matter_tools_and_core_data_tools(
     server: BridgeServer,
 ) -> None:
-    from bridge.matter.cluster_maps import load_cluster_maps
-    from bridge.matter.devices import build_devices
-    from bridge.matter.generator import MatterToolGenerator
-    from bridge.matter.models import NodeData
+    from bridge.matter import MatterToolGenerator, NodeData, build_devices, load_cluster_maps
     from tests.matter.dumps import load_dump
 
     dump = load_dump("matterjs-commissioned/node-2-dimmable")

@@ -88,6 +88,14 @@ def test_install_layout(tmp_path: Path, run_install: Installer) -> None:
     assert str(config.doctor.controller_storage) == "/var/lib/atmosphere-matter-controller"
     assert config.api.host == "127.0.0.1"
     assert (etc / "controller.env").read_text().splitlines()[-1] == "CONTROLLER_ARGS="
+    # The controller's key: root's alone (the units get it as systemd credentials), long
+    # enough for the launcher, and the launcher itself installed beside the venvs.
+    key = etc / "controller.key"
+    assert (stat.S_IMODE(key.stat().st_mode), key.stat().st_uid, key.stat().st_gid) == (
+        0o600, 0, 0)
+    assert len(key.read_text().strip()) >= 32
+    guard = root / "opt/atmosphere-bridge/libexec/controller_guard.py"
+    assert guard.read_bytes() == (REPO / "bridge/matter/controller/guard.py").read_bytes()
 
     sysctl = (root / "etc/sysctl.d/60-atmosphere-bridge.conf").read_text()
     settings = [line for line in sysctl.splitlines() if line and not line.startswith("#")]

@@ -48,8 +48,9 @@ import pytest
 import yaml
 
 from bridge.demo.virtual_devices import DeviceKind, write_test_paa
+from bridge.matter import KEY_HEADER
 from tests.appliance import sandbox
-from tests.appliance.conftest import INSTALL, PYTHON
+from tests.appliance.conftest import INSTALL, PYTHON, REPO
 from tests.support.fabric import Fabric, fabric_unavailable_reason, open_fabric
 from tests.support.real import require, tools_reason
 
@@ -123,13 +124,32 @@ class Unit:
         _, gid = passwd_ids(self.root, self.fields["Group"][0])
         return uid, gid
 
+    def credentials_dir(self) -> Path:
+        """Return where ``LoadCredential=`` puts the unit's credentials (systemd's ``%d``)."""
+        return self.root / "run/credentials" / self.name
+
+    def load_credentials(self) -> None:
+        """Copy each ``LoadCredential=name:path`` as systemd does: a directory and files
+        readable by the service's user only (0500 / 0400)."""
+        uid, gid = self.ids()
+        folder = self.credentials_dir()
+        folder.mkdir(parents=True, exist_ok=True)
+        for spec in self.fields.get("LoadCredential", []):
+            name, _, source = spec.partition(":")
+            target = folder / name
+            shutil.copyfile(staged(self.root, source), target)
+            os.chown(target, uid, gid)
+            os.chmod(target, 0o400)
+        os.chown(folder, uid, gid)
+        os.chmod(folder, 0o500)
+
     def environment(self) -> dict[str, str]:
         """Return the unit's environment: a service's minimum plus ``Environment*``."""
         env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/"}
         for spec in self.fields.get("EnvironmentFile", []):
             env.update(env_file(Path(staged(self.root, spec.lstrip("-")))))
         for spec in self.fields.get("Environment", []):
-            for item in shlex.split(spec):
+            for item in shlex.split(spec.replace("%d", str(self.credentials_dir()))):
                 key, _, value = item.partition("=")
                 env[key] = value
         return env
@@ -185,6 +205,7 @@ class Unit:
 
     def start(self, *, binds: tuple[tuple[Path, str], ...] = ()) -> None:
         """Start the service in the background, its output in ``self.log``."""
+        self.load_credentials()
         with self.log.open("ab") as out:
             self.proc = subprocess.Popen(
                 self.command(self.argv(), binds=binds), stdout=out, stderr=subprocess.STDOUT,
@@ -254,11 +275,14 @@ def test_installed_appliance_commissions_and_switches_a_light(
         probe = subprocess.run(
             [str(venv / "bin/python"), "-c",
              "import bridge, json, importlib.resources as r, importlib.metadata as m;"
+             "import bridge.matter.tools.cluster_maps as cm;"
              "d = m.distribution('atmosphere-bridge');"
              "print(json.dumps({'file': bridge.__file__,"
              " 'direct_url': d.read_text('direct_url.json'),"
-             " 'maps': sorted(p.name for p in r.files('bridge.matter').joinpath('maps')"
+             " 'maps': sorted(p.name for p in r.files('cluster_maps')"
              ".iterdir()),"
+             " 'maps_dir': str(cm.DEFAULT_DIRECTORY),"
+             " 'map_files': sorted(m.file for m in cm.load_cluster_maps()),"
              " 'static': sorted(p.name for p in r.files('bridge.console').joinpath('static')"
              ".iterdir())}))"],
             capture_output=True, text=True, timeout=60, check=True, cwd="/",
@@ -268,8 +292,18 @@ def test_installed_appliance_commissions_and_switches_a_light(
         assert '"editable": true' not in (facts["direct_url"] or ""), facts["direct_url"]
         assert not list(venv.glob("lib/python*/site-packages/__editable__*"))
         assert any(n.endswith(".yaml") for n in facts["maps"]), facts["maps"]
+        # The installed bridge reads the maps shipped in its own site-packages, all of them.
+        assert facts["maps_dir"].startswith(str(venv)), facts["maps_dir"]
+        assert facts["maps_dir"].endswith("/site-packages/cluster_maps"), facts["maps_dir"]
+        assert facts["map_files"] == sorted(p.name for p in (REPO / "cluster_maps").glob("*.yaml"))
         assert {"console.js", "console.css"} <= set(facts["static"])
         assert (root / PREFIX.lstrip("/") / "controller-venv/bin/matter-server").exists()
+        # The controller's key: root's alone on disk, handed to both units as credentials.
+        key_file = root / ETC.lstrip("/") / "controller.key"
+        assert stat.S_IMODE(key_file.stat().st_mode) == 0o600, oct(key_file.stat().st_mode)
+        assert (key_file.stat().st_uid, key_file.stat().st_gid) == (0, 0)
+        key = key_file.read_text().strip()
+        assert len(key) >= 32
 
         # The configuration a person would edit: its paths moved into the staged root.
         config_path = root / ETC.lstrip("/") / "config.yaml"
@@ -309,11 +343,14 @@ def test_installed_appliance_commissions_and_switches_a_light(
             assert controller.proc is not None
             tail = controller.log.read_text(errors="replace")[-3000:]
             assert controller.proc.poll() is None, f"the controller exited: {tail}"
-            return "Matter Server successfully initialized" in controller.log.read_text(
-                errors="replace"
-            ) or b"server_info" in _greeting(fab)
+            return b'"schema_version"' in _greeting(fab, {KEY_HEADER: key})
 
         wait_until(controller_up, 90, "the controller answering", controller.log)
+        # Only the bridge commands it: no key, a wrong key, or a web page's Origin (even
+        # with the key) is refused before the server sees the request.
+        assert _greeting(fab, {}).strip() == b"403"
+        assert _greeting(fab, {KEY_HEADER: "x" * 64}).strip() == b"403"
+        assert _greeting(fab, {KEY_HEADER: key, "Origin": "http://evil.example"}).strip() == b"403"
         bridge.start()
 
         def bridge_up() -> bool:
@@ -435,16 +472,21 @@ print(json.dumps({
 """
 
 
-def _greeting(fab: Fabric) -> bytes:
-    """Return the first bytes the controller's port 5580 answers inside the namespace."""
+def _greeting(fab: Fabric, headers: dict[str, str]) -> bytes:
+    """Return the first message the controller's port 5580 answers inside the namespace
+    with ``headers``, or the HTTP status that refused the WebSocket."""
     probe = subprocess.run(
         [*fab.namespace.exec_prefix(), sys.executable, "-c",
-         "import asyncio, aiohttp\n"
+         "import asyncio, aiohttp, json, sys\n"
          "async def main():\n"
-         "    async with aiohttp.ClientSession() as s, s.ws_connect("
-         "'ws://127.0.0.1:5580/ws') as ws:\n"
-         "        print((await ws.receive(timeout=5)).data)\n"
-         "asyncio.run(main())\n"],
+         "    async with aiohttp.ClientSession() as s:\n"
+         "        try:\n"
+         "            async with s.ws_connect('ws://127.0.0.1:5580/ws',\n"
+         "                                    headers=json.loads(sys.argv[1])) as ws:\n"
+         "                print((await ws.receive(timeout=5)).data)\n"
+         "        except aiohttp.WSServerHandshakeError as err:\n"
+         "            print(err.status)\n"
+         "asyncio.run(main())\n", json.dumps(headers)],
         capture_output=True, timeout=30, check=False,
     )  # fmt: skip
     return probe.stdout

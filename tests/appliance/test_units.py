@@ -21,7 +21,7 @@ from tests.appliance.conftest import REPO, Installer
 SYSTEMD_ANALYZE = shutil.which("systemd-analyze")
 UNITS = ("atmosphere-matter-controller.service", "atmosphere-bridge.service")
 EXECUTABLES = ("opt/atmosphere-bridge/venv/bin/atmosphere-bridge",
-               "opt/atmosphere-bridge/controller-venv/bin/matter-server",
+               "opt/atmosphere-bridge/controller-venv/bin/python",
                "usr/sbin/otbr-agent")
 # A stand-in for the OpenThread Border Router's own unit (it ships with ot-br-posix, not
 # with Debian): just enough to verify our drop-in against.
@@ -52,6 +52,8 @@ def unit_root(tmp_path: Path, run_install: Installer) -> Path:
     for rel in EXECUTABLES:
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
+        if path.is_symlink():  # a venv's interpreter: never write through it
+            path.unlink()
         path.write_text("#!/bin/sh\nexit 0\n")
         path.chmod(0o755)
     return root
@@ -71,7 +73,7 @@ def test_verify_catches_a_missing_executable(unit_root: Path) -> None:
     (unit_root / EXECUTABLES[1]).unlink()
     result = _analyze(unit_root, "verify", UNITS[0])
     assert result.returncode != 0
-    assert ("Command /opt/atmosphere-bridge/controller-venv/bin/matter-server is not "
+    assert ("Command /opt/atmosphere-bridge/controller-venv/bin/python is not "
             "executable") in result.stderr
 
 
@@ -118,11 +120,15 @@ def test_controller_unit_contract() -> None:
     assert s["User"] == ["atmosphere-matter"]
     assert s["StateDirectory"] == ["atmosphere-matter-controller"]
     assert s["BindPaths"] == ["%S/atmosphere-matter-controller:/data"]
+    # The server runs behind the project's launcher, which demands the bridge's key.
     assert s["ExecStart"] == [
-        "/opt/atmosphere-bridge/controller-venv/bin/matter-server --storage-path /data "
+        "/opt/atmosphere-bridge/controller-venv/bin/python -I "
+        "/opt/atmosphere-bridge/libexec/controller_guard.py --storage-path /data "
         "--paa-root-cert-dir /data/credentials --listen-address 127.0.0.1 --port 5580 "
         "$CONTROLLER_ARGS"
     ]
+    assert s["LoadCredential"] == ["controller.key:/etc/atmosphere-bridge/controller.key"]
+    assert s["Environment"] == ["ATMOSPHERE_CONTROLLER_KEY_FILE=%d/controller.key"]
 
 
 def test_bridge_unit_contract() -> None:
@@ -137,3 +143,5 @@ def test_bridge_unit_contract() -> None:
         "/opt/atmosphere-bridge/venv/bin/atmosphere-bridge --config "
         "/etc/atmosphere-bridge/config.yaml run"
     ]
+    assert s["LoadCredential"] == ["controller.key:/etc/atmosphere-bridge/controller.key"]
+    assert "ATMOSPHERE_MATTER_CONTROLLER_KEY_FILE=%d/controller.key" in s["Environment"]

@@ -32,8 +32,9 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     src = tmp_path_factory.mktemp("src")
     for name in ("pyproject.toml", "README.md"):
         shutil.copy2(REPO / name, src / name)
-    shutil.copytree(REPO / "bridge", src / "bridge",
-                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    for tree in ("bridge", "cluster_maps"):  # the package and its top-level data
+        shutil.copytree(REPO / tree, src / tree,
+                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     out = tmp_path_factory.mktemp("dist")
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(out), str(src)],
@@ -45,12 +46,12 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_wheel_carries_the_runtime_data(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
-    maps = sorted(n for n in names if n.startswith("bridge/matter/maps/"))
-    expected = sorted(f"bridge/matter/maps/{p.name}"
-                      for p in (REPO / "bridge/matter/maps").glob("*.yaml"))
+    maps = sorted(n for n in names if n.startswith("cluster_maps/"))
+    expected = sorted(f"cluster_maps/{p.name}"
+                      for p in (REPO / "cluster_maps").glob("*.yaml"))
     assert maps == expected
     assert len(maps) >= 10
-    for data in ("bridge/config.schema.json", "bridge/matter/cluster_map.schema.json",
+    for data in ("bridge/config.schema.json", "bridge/matter/tools/cluster_map.schema.json",
                  "bridge/py.typed"):
         assert data in names
 
@@ -71,10 +72,11 @@ def test_installed_wheel_generates_tools(wheel: Path, tmp_path: Path) -> None:
     ).stdout.strip())
     (site / "zz-dev-deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     where = subprocess.run(
-        [str(python), "-c", "import bridge.matter.cluster_maps as m; print(m.DEFAULT_DIRECTORY)"],
+        [str(python), "-c",
+         "import bridge.matter.tools.cluster_maps as m; print(m.DEFAULT_DIRECTORY)"],
         capture_output=True, text=True, check=True, cwd=tmp_path,
     ).stdout.strip()
-    assert where == str(site / "bridge" / "matter" / "maps")
+    assert where == str(site / "cluster_maps")
     result = subprocess.run(
         [str(venv / "bin" / "atmosphere-bridge"), "generate", "--json", "--node-dump",
          *map(str, DUMPS)],

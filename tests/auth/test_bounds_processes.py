@@ -39,7 +39,7 @@ import pytest
 import yaml
 
 from bridge.auth.keys import KEY_FILE_NAME, NodeKey
-from bridge.auth.tokens import issue_token
+from bridge.auth.tokens import Constraints, issue_token
 from bridge.cli.console import make_link
 from tests.auth.test_hygiene_processes import request
 from tests.auth.test_processes import BRIDGE, Proc, http, start
@@ -182,19 +182,54 @@ def test_pending_approvals_are_bounded_listed_quoted_and_batched(
         stop(proc, grace_s=10.0)
 
 
-async def _open_mcp(url: str, token: str) -> int:
-    body = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "bounds-test", "version": "1"}}}  # fmt: skip
+async def _open_mcp(url: str, token: str, path: str = "/mcp") -> int:
+    return (await _mcp_post(url, token, path))[0]
+
+
+async def _mcp_post(url: str, token: str, path: str = "/mcp", method: str = "initialize",
+                    session_id: str | None = None) -> tuple[int, str | None, Any]:  # fmt: skip
+    """POST one JSON-RPC request; return the status, the session id and the answer."""
+    body: dict[str, Any] = {"jsonrpc": "2.0", "id": 1, "method": method, "params": {}}
+    if method == "initialize":
+        body["params"] = {"protocolVersion": "2025-06-18", "capabilities": {},
+                          "clientInfo": {"name": "bounds-test", "version": "1"}}  # fmt: skip
     headers = {"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream"}
+    if session_id is not None:
+        headers["mcp-session-id"] = session_id
     async with aiohttp.ClientSession() as session, session.post(
-        f"{url}/mcp", json=body, headers=headers
+        f"{url}{path}", json=body, headers=headers
     ) as resp:
-        doc = await resp.json(content_type=None)
-        if resp.status == 429:
+        text = await resp.text()
+        doc = json.loads(text) if text.startswith(("{", "[")) else text
+        if resp.status == 429 and doc["error"]["details"].get("reason") == "mcp_sessions":
             assert doc["error"]["details"] == {"reason": "mcp_sessions", "limit": 8,
                                                "scope": "token"}  # fmt: skip
-        return resp.status
+        return resp.status, resp.headers.get("mcp-session-id"), doc
+
+
+def test_mcp_sessions_of_both_profiles_count_together_and_every_mcp_request_is_charged(
+    base: Path,
+) -> None:
+    proc, key = _run_bridge(base, "mcp-bounds", {})
+    narrow = issue_token(key, agent_id="narrow", permissions=["test:slow:run"], ttl_s=600)
+    try:
+        # Five sessions on the per-device profile and five on the compact one: the
+        # token's eight are shared (each profile alone used to allow eight).
+        mine = [asyncio.run(_open_mcp(proc.url, narrow, "/mcp")) for _ in range(5)]
+        mine += [asyncio.run(_open_mcp(proc.url, narrow, "/mcp/compact")) for _ in range(5)]
+        assert mine == [200] * 8 + [429] * 2
+        # A token limited to 3 calls a minute: initialize and tools/list take one each
+        # (only tools/call was charged before, by the pipeline), so the fourth is refused.
+        slow = issue_token(key, agent_id="slow", permissions=["test:slow:run"], ttl_s=600,
+                           constraints=Constraints(rate_limit_per_minute=3))  # fmt: skip
+        status, sid, _ = asyncio.run(_mcp_post(proc.url, slow))
+        assert (status, sid is not None) == (200, True)
+        answers = [asyncio.run(_mcp_post(proc.url, slow, method="tools/list", session_id=sid))
+                   for _ in range(3)]  # fmt: skip
+        assert [a[0] for a in answers] == [200, 200, 429], answers
+        assert answers[-1][2]["error"]["code"] == "RATE_LIMITED"
+    finally:
+        stop(proc, grace_s=10.0)
 
 
 async def _sockets(url: str, narrow: str, other: str) -> tuple[list[int], int]:

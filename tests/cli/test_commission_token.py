@@ -10,7 +10,7 @@ from aiohttp import web
 from aiohttp.test_utils import TestServer
 
 from bridge.cli.commission import commission_via_bridge
-from bridge.matter.commissioning import CommissionRequest
+from bridge.matter import CommissionRequest
 
 TOKEN = "atm1.secret-token-value_with+odd/chars=="
 

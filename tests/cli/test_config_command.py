@@ -32,6 +32,7 @@ def bridge(tmp_path: Path, *args: str, env: dict[str, str] | None = None,
         cmd += ["--config", str(path)]
     environ = {k: v for k, v in os.environ.items()
                if k not in ("ATMOSPHERE_CONTROLLER_VENV", "ATMOSPHERE_BRIDGE_CONFIG",
+                            "ATMOSPHERE_MATTER_CONTROLLER_KEY_FILE",
                             "ATMOSPHERE_BRIDGE_TOKEN", "DEMO_PORT")}  # fmt: skip
     return subprocess.run([*cmd, *args], capture_output=True, text=True, timeout=120,
                           cwd=tmp_path, env={**environ, **(env or {})}, check=False)  # fmt: skip
@@ -58,6 +59,11 @@ def test_precedence_is_default_file_environment_flag(tmp_path: Path) -> None:
                                               "variable": "ATMOSPHERE_CONTROLLER_VENV"}
     assert keys["api.port"] == {"value": 9200, "source": "flag"}
     # Without the environment the file wins; a blank variable counts as unset.
+    key_env = {"ATMOSPHERE_MATTER_CONTROLLER_KEY_FILE": "/run/credentials/x/controller.key"}
+    doc = show(tmp_path, env=key_env, config=config)
+    assert doc["keys"]["matter.controller_key_file"] == {
+        "value": "/run/credentials/x/controller.key", "source": "environment",
+        "variable": "ATMOSPHERE_MATTER_CONTROLLER_KEY_FILE"}
     doc = show(tmp_path, env={"ATMOSPHERE_CONTROLLER_VENV": " "}, config=config)
     assert doc["keys"]["matter.controller_venv"] == {"value": "/opt/from-file", "source": "file"}
     assert doc["keys"]["api.port"] == {"value": 9100, "source": "file"}

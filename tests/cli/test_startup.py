@@ -16,7 +16,7 @@ from bridge.cli.main import build_parser
 parser = build_parser()
 commands = sorted(parser._subparsers._group_actions[0].choices)
 heavy = sorted(
-    name for name in ("chip", "matter_server", "bridge.matter.client", "bridge.service")
+    name for name in ("chip", "matter_server", "bridge.matter.controller.adapter", "bridge.service")
     if name in sys.modules
 )
 print(json.dumps({"commands": commands, "heavy": heavy}))

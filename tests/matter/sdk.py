@@ -11,8 +11,8 @@ from typing import Any
 from chip.clusters import Objects as Clusters
 from matter_server.common.helpers.util import dataclass_from_dict
 
-from bridge.matter.catalogue import cluster_info
-from bridge.matter.commands import WireCommand
+from bridge.matter.spec.catalogue import cluster_info
+from bridge.matter.spec.commands import WireCommand
 
 
 def sdk_command(wire: WireCommand) -> Any:

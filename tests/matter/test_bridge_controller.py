@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 
 from bridge.errors import DeviceUnavailableError, InvalidParamsError
-from bridge.matter.client import MatterAdapter
-from bridge.matter.generator import ToolKind, cached_values
-from bridge.matter.registry_sync import MatterToolSync
+from bridge.matter.controller.adapter import MatterAdapter
+from bridge.matter.sync.registry import MatterToolSync
+from bridge.matter.tools.generator import ToolKind, cached_values
 from bridge.tools.context import CallContext
 from bridge.tools.registry import ToolRegistry
 from bridge.tools.validation import validate_call
@@ -211,5 +211,56 @@ async def test_a_written_mode_steers_the_next_setpoint_at_once(
         ]  # fmt: skip
         assert node.attributes["1/513/17"] == 2400
         assert node.attributes["1/513/18"] == 2250
+    finally:
+        await bridge.stop()
+
+
+async def test_each_wire_command_is_built_once(
+    test_node_controller: ThreadedController, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The generic tool checks its payload by building the controller's command; the
+    # adapter must send that one instead of building it again (and a map row's command,
+    # which nobody built before, is built by the adapter once).
+    import bridge.matter.controller.adapter as adapter_module
+    import bridge.matter.tools.generator as generator_module
+    from bridge.matter.spec.commands import build_command
+
+    built: list[tuple[str, str]] = []
+
+    def counting(cluster: str, command: str, payload: Any) -> Any:
+        built.append((cluster, command))
+        return build_command(cluster, command, payload)
+
+    monkeypatch.setattr(generator_module, "build_command", counting)
+    monkeypatch.setattr(adapter_module, "build_command", counting)
+    dump = next(json.loads(p.read_text()) for p in DUMP_FILES if p.stem == "node-1-onoff")
+    adapter = MatterAdapter(test_node_controller.url, headers=test_node_controller.headers)
+    registry = ToolRegistry()
+    bridge = MatterToolSync(adapter=adapter, registry=registry, node_id="node-a")
+    await bridge.start()
+    try:
+        await adapter.wait_connected(30)
+        known = {n.node_id for n in adapter.nodes()}
+        await import_test_nodes(adapter, [dump])
+        for _ in range(200):
+            if {d.node_id for d in bridge.devices()} - known:
+                break
+            await asyncio.sleep(0.05)
+        (light,) = [d for d in bridge.devices() if d.node_id not in known]
+        generic = registry.get("matter:control_matter_device@1.0.0")
+        assert generic is not None
+        assert generic.handler is not None
+        sent = len(adapter.sent)
+        result = await generic.handler({"device_id": light.id, "cluster": "Identify",
+                                        "command": "Identify", "payload": {"identifyTime": 3}},
+                                       CallContext())  # fmt: skip
+        assert result["sent"][0]["payload"] == {"identifyTime": 3}
+        assert len(adapter.sent) == sent + 1
+        assert built == [("Identify", "Identify")]
+        on = registry.get(f"matter:{light.slug}_on@1.0.0")
+        assert on is not None
+        assert on.handler is not None
+        await on.handler({}, CallContext())
+        assert built == [("Identify", "Identify"), ("OnOff", "On")]
     finally:
         await bridge.stop()

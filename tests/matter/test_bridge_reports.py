@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 from bridge.events import EventBus
-from bridge.matter.registry_sync import MatterToolSync
+from bridge.matter.sync.registry import MatterToolSync
 from bridge.tools.registry import ToolRegistry
 from tests.matter.dumps import DUMP_FILES, DUMP_IDS
 from tests.support.fabric import Fabric, ThreadedController, running_controller

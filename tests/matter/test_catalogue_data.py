@@ -1,6 +1,6 @@
 """The shipped cluster catalogue is the SDK's, and its command payloads are the SDK client's.
 
-The bridge reads ``bridge/matter/data/catalogue.json`` instead of importing
+The bridge reads ``bridge/matter/spec/data/catalogue.json`` instead of importing
 ``chip.clusters``. These tests regenerate it from the installed SDK (it must not drift),
 and check, for every client command of every cluster, that a payload ``build_command``
 accepts is parsed by the SDK exactly as the controller parses it and is the very payload
@@ -22,8 +22,8 @@ from matter_server.common.helpers.json import json_dumps
 from matter_server.common.helpers.util import dataclass_to_dict
 
 from bridge.errors import InvalidParamsError
-from bridge.matter import catalogue_dump
-from bridge.matter.catalogue import (
+from bridge.matter.spec import catalogue_dump
+from bridge.matter.spec.catalogue import (
     CATALOGUE_PATH,
     FieldInfo,
     _catalogue,
@@ -31,7 +31,7 @@ from bridge.matter.catalogue import (
     device_type_name,
     struct_fields,
 )
-from bridge.matter.commands import build_command
+from bridge.matter.spec.commands import build_command
 from tests.matter.sdk import sdk_command
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,8 +43,8 @@ COMMANDS = sorted(
 def test_committed_catalogue_is_the_installed_sdks() -> None:
     fresh = catalogue_dump.render(catalogue_dump.dump())
     assert CATALOGUE_PATH.read_text(encoding="utf-8") == fresh, (
-        "bridge/matter/data/catalogue.json is stale: "
-        "python -m bridge.matter.catalogue_dump > bridge/matter/data/catalogue.json"
+        "bridge/matter/spec/data/catalogue.json is stale: "
+        "python -m bridge.matter.spec.catalogue_dump > bridge/matter/spec/data/catalogue.json"
     )
 
 
@@ -71,8 +71,8 @@ def test_catalogue_answers_like_the_sdk() -> None:
 def test_running_bridge_loads_no_sdk() -> None:
     """Building the service, the Matter component and a catalogue answer imports no SDK."""
     code = (
-        "import sys, bridge.service, bridge.matter.component, bridge.matter.client\n"
-        "from bridge.matter.commands import build_command\n"
+        "import sys, bridge.service, bridge.matter.component, bridge.matter.controller.adapter\n"
+        "from bridge.matter.spec.commands import build_command\n"
         "build_command('OnOff', 'Toggle', {})\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('chip', 'matter_server')))\n"
     )

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from bridge.cli.main import main
-from bridge.matter.naming import DeviceNameStore
+from bridge.matter import DeviceNameStore
 from bridge.storage import Database
 from tests.matter.dumps import NODES_DIR
 

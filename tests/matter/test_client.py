@@ -19,9 +19,9 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from bridge.errors import ControllerUnavailableError
-from bridge.matter.client import MatterAdapter
-from bridge.matter.models import ActionKind, AdapterEvent, AdapterEventKind
-from bridge.matter.registry_sync import MatterToolSync
+from bridge.matter.controller.adapter import MatterAdapter
+from bridge.matter.spec.models import ActionKind, AdapterEvent, AdapterEventKind
+from bridge.matter.sync.registry import MatterToolSync
 from bridge.tools.registry import ToolRegistry
 from tests.matter.dumps import load_dump
 from tests.support.fabric import Fabric, ThreadedController, running_controller

@@ -14,12 +14,16 @@ from pathlib import Path
 
 import pytest
 
-from bridge.matter.cluster_maps import load_cluster_maps
-from bridge.matter.devices import UserNames, build_devices, slugify
-from bridge.matter.generator import MatterToolGenerator, ToolKind
-from bridge.matter.models import NodeData
-from bridge.matter.naming import DeviceNameStore
-from bridge.matter.rooms import room_slug
+from bridge.matter import (
+    DeviceNameStore,
+    NodeData,
+    UserNames,
+    build_devices,
+    load_cluster_maps,
+    slugify,
+)
+from bridge.matter.home.rooms import room_slug
+from bridge.matter.tools.generator import MatterToolGenerator, ToolKind
 from bridge.mcp.tool_names import key_in, mcp_name
 from bridge.storage import Database
 from bridge.tools.naming import fit_name

@@ -26,9 +26,9 @@ from bridge.errors import (
     InvalidParamsError,
     ToolFailedError,
 )
-from bridge.matter.client import MatterAdapter
-from bridge.matter.gateway import CLIENT_SCHEMA_VERSION, ControllerCommandError
-from bridge.matter.models import ActionKind, AdapterEvent, AdapterEventKind, MatterAction
+from bridge.matter.controller.adapter import MatterAdapter
+from bridge.matter.controller.gateway import CLIENT_SCHEMA_VERSION, ControllerCommandError
+from bridge.matter.spec.models import ActionKind, AdapterEvent, AdapterEventKind, MatterAction
 
 GREETING = {"fabric_id": 1, "compressed_fabric_id": 2, "schema_version": CLIENT_SCHEMA_VERSION,
             "min_supported_schema_version": 1, "sdk_version": "stand-in",

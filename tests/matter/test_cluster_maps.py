@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from bridge.errors import ConfigInvalidError
-from bridge.matter.cluster_maps import DEFAULT_DIRECTORY, load_cluster_maps
+from bridge.matter.tools.cluster_maps import DEFAULT_DIRECTORY, load_cluster_maps
 
 
 def test_shipped_maps_load() -> None:

@@ -23,11 +23,11 @@ from bridge.errors import (
     InvalidParamsError,
 )
 from bridge.events import EventBus, Subscription
-from bridge.matter.commissioning import Commissioner, CommissionRequest, NetworkKind
-from bridge.matter.controller import ManagedController
-from bridge.matter.gateway import ControllerGateway
-from bridge.matter.pairing import manual_code
-from bridge.matter.thread import NoThreadDatasetError
+from bridge.matter.controller.commissioning import Commissioner, CommissionRequest, NetworkKind
+from bridge.matter.controller.gateway import ControllerGateway
+from bridge.matter.controller.managed import ManagedController
+from bridge.matter.controller.pairing import manual_code
+from bridge.matter.controller.thread import NoThreadDatasetError
 from tests.matter.test_thread import DATASET
 from tests.support.fabric import Fabric, ThreadedController
 

@@ -17,7 +17,7 @@ import pytest
 
 from bridge.demo.virtual_devices import DeviceKind
 from bridge.errors import ControllerUnavailableError
-from bridge.matter.controller import (
+from bridge.matter.controller.managed import (
     GUARD_SCRIPT,
     ControllerSettings,
     ControllerState,
@@ -159,7 +159,7 @@ async def test_a_restart_the_bridge_asks_for_is_immediate_and_no_crash(fabric: F
 _SUPERVISOR = """
 import asyncio, json, sys
 from pathlib import Path
-from bridge.matter.controller import ControllerSettings, ManagedController
+from bridge.matter.controller.managed import ControllerSettings, ManagedController
 from bridge.netns import NetworkNamespace
 
 async def main():
@@ -175,10 +175,14 @@ asyncio.run(main())
 """
 
 
+@pytest.mark.parametrize("pid_file", ["written", "missing", "stale"])
 async def test_a_server_left_by_a_killed_bridge_is_ended_on_the_next_start(
-    fabric: Fabric,
+    fabric: Fabric, pid_file: str
 ) -> None:
-    settings = fabric.controller_settings("orphan")
+    """``missing`` / ``stale``: a server restarted while the state disk was full could not
+    write its pid file (the soak's disk-full fault, then a bridge SIGKILL, left one
+    running, and the restarted bridge never came up)."""
+    settings = fabric.controller_settings(f"orphan-{pid_file}")
     assert settings.netns is not None
     assert settings.paa_dir is not None
     args = json.dumps({
@@ -195,6 +199,10 @@ async def test_a_server_left_by_a_killed_bridge_is_ended_on_the_next_start(
     await asyncio.sleep(0.5)
     assert _alive(orphan)  # the server outlived its supervisor
     assert settings.pid_path.read_text() == f"{orphan}\n"
+    if pid_file == "missing":
+        settings.pid_path.unlink()
+    elif pid_file == "stale":  # an earlier server's pid, long gone
+        settings.pid_path.write_text(f"{bridge.pid}\n")
 
     ctl = ManagedController(settings)
     try:

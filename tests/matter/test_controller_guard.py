@@ -19,7 +19,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from bridge.matter.controller_guard import KEY_HEADER
+from bridge.matter import KEY_HEADER
 from tests.support.fabric import ThreadedController
 
 pytestmark = pytest.mark.fabric

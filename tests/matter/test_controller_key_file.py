@@ -8,8 +8,8 @@ import pytest
 
 from bridge.config import BridgeConfig, MatterConfig
 from bridge.errors import ConfigInvalidError
+from bridge.matter import KEY_HEADER
 from bridge.matter.component import external_controller_headers
-from bridge.matter.controller_guard import KEY_HEADER
 
 KEY = "k" * 43
 

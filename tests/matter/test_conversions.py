@@ -10,11 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bridge.errors import InvalidParamsError
-from bridge.matter import conversions as cv
-from bridge.matter.cluster_maps import load_cluster_maps
-from bridge.matter.devices import build_devices
-from bridge.matter.generator import MatterToolGenerator
-from bridge.matter.models import NodeData
+from bridge.matter import MatterToolGenerator, NodeData, build_devices, load_cluster_maps
+from bridge.matter.tools import conversions as cv
 from bridge.tools.validation import validate_call
 from tests.matter.dumps import load_dump
 

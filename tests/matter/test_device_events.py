@@ -22,7 +22,7 @@ import aiohttp
 import pytest
 
 from bridge.demo.virtual_devices import VirtualDevice
-from bridge.matter.device_events import describe
+from bridge.matter.spec.events import describe
 from tests.support.fabric import Fabric, ThreadedController, running_controller
 from tests.support.home import Home, start_home
 

@@ -9,17 +9,17 @@ from typing import Any
 import pytest
 
 from bridge.errors import InvalidParamsError, NotFoundError
-from bridge.matter.cluster_maps import load_cluster_maps
-from bridge.matter.commands import build_command
-from bridge.matter.devices import SLUG_RE, build_devices
-from bridge.matter.generator import (
+from bridge.matter import load_cluster_maps
+from bridge.matter.home.devices import SLUG_RE, build_devices
+from bridge.matter.spec.commands import build_command
+from bridge.matter.spec.models import ActionKind, NodeData
+from bridge.matter.tools.generator import (
     MatterToolGenerator,
     ToolKind,
     cached_values,
     capability_of,
     find_tool,
 )
-from bridge.matter.models import ActionKind, NodeData
 from bridge.tools.validation import validate_call as validate_params
 from tests.matter.dumps import DUMP_FILES, DUMP_IDS, load_dump
 from tests.matter.sdk import sdk_command
@@ -691,7 +691,7 @@ def test_generation_pauses_the_collector_only_while_it_runs() -> None:
     """The model and tools are one allocation burst: no collection inside, none lost."""
     import gc
 
-    from bridge.matter.models import gc_paused
+    from bridge.matter.spec.models import gc_paused
 
     nodes = []
     for copy_no in range(4):  # a few hundred devices: dozens of collections unpaused

@@ -7,11 +7,15 @@ import random
 from pathlib import Path
 from typing import Any
 
-from bridge.matter.cluster_maps import load_cluster_maps
-from bridge.matter.devices import Device, UserNames, build_devices
-from bridge.matter.generator import MatterToolGenerator
-from bridge.matter.models import NodeData
-from bridge.matter.naming import DeviceNameStore
+from bridge.matter import (
+    Device,
+    DeviceNameStore,
+    MatterToolGenerator,
+    NodeData,
+    UserNames,
+    build_devices,
+    load_cluster_maps,
+)
 from bridge.storage import Database
 from tests.matter.dumps import DUMP_IDS, load_dump
 

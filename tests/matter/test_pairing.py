@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bridge.errors import InvalidParamsError
-from bridge.matter.pairing import (
+from bridge.matter.controller.pairing import (
     INVALID_PASSCODES,
     CodeKind,
     manual_code,

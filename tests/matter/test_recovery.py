@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bridge.matter.recovery import instance_name, parse_instance
+from bridge.matter.controller.recovery import instance_name, parse_instance
 
 
 def test_an_operational_instance_name_is_fabric_dash_node_in_16_hex_digits() -> None:

@@ -18,10 +18,9 @@ from typing import Any
 import pytest
 
 from bridge.events import EventBus
-from bridge.matter.client import AdapterEvent, AdapterEventKind, MatterAdapter
-from bridge.matter.devices import build_devices
-from bridge.matter.models import NodeData
-from bridge.matter.registry_sync import RESYNC_SLICE_S, MatterToolSync
+from bridge.matter import NodeData, build_devices
+from bridge.matter.controller.adapter import AdapterEvent, AdapterEventKind, MatterAdapter
+from bridge.matter.sync.registry import RESYNC_SLICE_S, MatterToolSync
 from bridge.tools.registry import ToolRegistry
 from tests.matter.dumps import DUMP_FILES
 from tests.support.matter import resyncing
@@ -228,7 +227,7 @@ async def test_a_failed_resync_is_logged_and_keeps_the_tools(
         return real(device)
 
     bridge.generator.device_tools = failing  # type: ignore[method-assign]
-    with caplog.at_level("ERROR", logger="bridge.matter.registry_sync"):
+    with caplog.at_level("ERROR", logger="bridge.matter.sync.resync"):
         await bridge.resync()
     assert not resyncing(bridge)
     assert bridge._dirty is None

@@ -14,7 +14,7 @@ import asyncio
 import pytest
 
 from bridge.cli.main import main
-from bridge.matter.naming import DeviceNameStore
+from bridge.matter import DeviceNameStore
 from tests.support.home import Home, home_fixtures
 
 pytestmark = pytest.mark.controller

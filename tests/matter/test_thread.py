@@ -13,7 +13,11 @@ import pytest
 from aiohttp import web
 
 from bridge.errors import InvalidParamsError
-from bridge.matter.thread import NoThreadDatasetError, read_active_dataset, validate_dataset_hex
+from bridge.matter.controller.thread import (
+    NoThreadDatasetError,
+    read_active_dataset,
+    validate_dataset_hex,
+)
 
 DATASET = (
     "0e080000000000010000"  # active timestamp

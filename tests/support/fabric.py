@@ -41,7 +41,7 @@ from bridge.demo.virtual_devices import (
     node_available,
     write_test_paa,
 )
-from bridge.matter.controller import ControllerSettings, ManagedController
+from bridge.matter.controller.managed import ControllerSettings, ManagedController
 from tests.support.real import require
 
 REPO = Path(__file__).resolve().parents[2]

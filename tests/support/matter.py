@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from bridge.events import EventBus
-from bridge.matter.client import MatterAdapter
-from bridge.matter.registry_sync import MatterToolSync
+from bridge.matter.controller.adapter import MatterAdapter
+from bridge.matter.sync.registry import MatterToolSync
 from bridge.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:

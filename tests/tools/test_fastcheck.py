@@ -105,10 +105,7 @@ def test_unsupported_keywords_are_left_to_jsonschema() -> None:
 def test_generated_matter_tools_keep_their_errors_and_defaults() -> None:
     """Every tool generated from the repository's recorded dumps (tests/fixtures/nodes):
     valid params pass the fast path, invalid ones keep jsonschema's worded errors."""
-    from bridge.matter.cluster_maps import load_cluster_maps
-    from bridge.matter.devices import build_devices
-    from bridge.matter.generator import MatterToolGenerator
-    from bridge.matter.models import NodeData
+    from bridge.matter import MatterToolGenerator, NodeData, build_devices, load_cluster_maps
     from tests.matter.dumps import DUMP_FILES, NODES_DIR
 
     assert DUMP_FILES, f"no recorded node dumps under {NODES_DIR}: nothing would be checked"

@@ -1,9 +1,6 @@
 """Redactor: secret params and values hidden in params, nested results and messages."""
 
-from bridge.matter.cluster_maps import load_cluster_maps
-from bridge.matter.devices import build_devices
-from bridge.matter.generator import MatterToolGenerator
-from bridge.matter.models import NodeData
+from bridge.matter import MatterToolGenerator, NodeData, build_devices, load_cluster_maps
 from bridge.tools.definition import Audit, ToolDefinition
 from bridge.tools.redaction import REDACTED, Redactor, secret_params
 from tests.matter.dumps import load_dump

@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from bridge.cli.main import main
-from bridge.matter.devices import slugify
+from bridge.matter import slugify
 from tests.support.home import Home
 from tests.voice.sentence_set import ROOM_ALIASES
 

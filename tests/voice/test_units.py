@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bridge.matter.devices import Device
+from bridge.matter import Device
 from bridge.voice.units import explicit_unit, home_units, to_celsius
 
 

@@ -20,13 +20,13 @@ from enum import StrEnum
 from typing import Any
 
 from bridge.errors import InvalidParamsError, NotFoundError
-from bridge.matter.actions import CONVERTERS, STATE_CONVERTERS, Converter, RowContext
-from bridge.matter.catalogue import ClusterInfo, cluster_info
-from bridge.matter.cluster_maps import ClusterMap, MapRow, Requirement, StateField
-from bridge.matter.commands import build_command
-from bridge.matter.devices import Device
-from bridge.matter.models import SECRET_FIELDS, ActionKind, MatterAction, gc_paused
-from bridge.matter.rooms import RoomPlan, room_tool_specs
+from bridge.matter.home.devices import Device
+from bridge.matter.home.rooms import RoomPlan, room_tool_specs
+from bridge.matter.spec.catalogue import ClusterInfo, cluster_info
+from bridge.matter.spec.commands import build_command
+from bridge.matter.spec.models import SECRET_FIELDS, ActionKind, MatterAction, gc_paused
+from bridge.matter.tools.actions import CONVERTERS, STATE_CONVERTERS, Converter, RowContext
+from bridge.matter.tools.cluster_maps import ClusterMap, MapRow, Requirement, StateField
 from bridge.tools.definition import (
     Audit,
     Category,
@@ -174,7 +174,7 @@ class GeneratedTool:
                 "logged); use the device's own tool",
                 {"device_id": device.id, "cluster": info.name, "command": command},
             )
-        build_command(info.name, command, payload)  # raises InvalidParamsError on any mismatch
+        wire = build_command(info.name, command, payload)  # InvalidParamsError on any mismatch
         accepted = device.accepted_commands(info.id)
         if accepted is not None and info.commands[command].id not in accepted:
             raise InvalidParamsError(
@@ -190,6 +190,7 @@ class GeneratedTool:
             name=command,
             payload=dict(payload),
             timed=info.commands[command].timed,
+            wire=wire,
         )
 
 

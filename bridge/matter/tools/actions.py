@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from bridge.errors import InvalidParamsError
-from bridge.matter import conversions as cv
-from bridge.matter.catalogue import ClusterInfo
-from bridge.matter.devices import Device
-from bridge.matter.models import ActionKind, MatterAction
+from bridge.matter.home.devices import Device
+from bridge.matter.spec.catalogue import ClusterInfo
+from bridge.matter.spec.models import ActionKind, MatterAction
+from bridge.matter.tools import conversions as cv
 
 
 def _json_copy(value: Any) -> Any:

@@ -1,5 +1,7 @@
 """The Matter client adapter: the one connection to the controller's WebSocket API.
 
+One module because the connection, its node mirror and the requests over it share one state.
+
 ``MatterAdapter`` connects, keeps a plain copy of every node's attributes, reports node
 and attribute events, reconnects with backoff and executes ``MatterAction``s (commands,
 attribute writes, reads), remembering the last ones it sent for tests and diagnostics;
@@ -20,6 +22,7 @@ import asyncio
 import contextlib
 import itertools
 import logging
+import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -33,10 +36,15 @@ from bridge.errors import (
     DeviceUnavailableError,
     InvalidParamsError,
     ToolFailedError,
+    ToolTimeoutError,
 )
-from bridge.matter.commands import build_command
-from bridge.matter.gateway import CLIENT_SCHEMA_VERSION, ControllerCommandError, ServerInfo
-from bridge.matter.models import (
+from bridge.matter.controller.gateway import (
+    CLIENT_SCHEMA_VERSION,
+    ControllerCommandError,
+    ServerInfo,
+)
+from bridge.matter.spec.commands import build_command
+from bridge.matter.spec.models import (
     ActionKind,
     AdapterEvent,
     AdapterEventKind,
@@ -417,17 +425,30 @@ class MatterAdapter:
             )
         return conn
 
-    async def execute(self, action: MatterAction) -> Any:
+    async def execute(self, action: MatterAction, *, deadline: float | None = None) -> Any:
         """Send one action to the controller and return its result.
 
-        Raises ``ControllerUnavailableError`` when not connected, ``DeviceUnavailableError``
-        when the node cannot be reached, ``InvalidParamsError`` when the controller rejects
-        the command or payload and ``ToolFailedError`` for any other controller error.
+        ``deadline`` (``time.monotonic()``) is the caller's: the request waits until it at
+        most, and a command tells the controller to end its interaction with the device
+        by then too. Raises ``ToolTimeoutError`` when the deadline passes first,
+        ``ControllerUnavailableError`` when not connected, ``DeviceUnavailableError``
+        when the node cannot be reached (or does not answer within the adapter's own
+        request timeout), ``InvalidParamsError`` when the controller rejects the command
+        or payload and ``ToolFailedError`` for any other controller error.
         """
         conn = self._live()
+        wait_s, by_caller = self._request_timeout, False
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise ToolTimeoutError(
+                    f"no time left to send {action.cluster}.{action.name} to node "
+                    f"{action.node_id}", {"node_id": action.node_id})
+            if left < wait_s:
+                wait_s, by_caller = left, True
         self.sent.append(action)
         if action.kind is ActionKind.COMMAND:
-            wire = build_command(action.cluster, action.name, action.payload)
+            wire = action.wire or build_command(action.cluster, action.name, action.payload)
             command = "device_command"
             args: dict[str, Any] = {
                 "node_id": action.node_id,
@@ -437,7 +458,8 @@ class MatterAdapter:
                 "payload": wire.payload,
                 "response_type": None,
                 "timed_request_timeout_ms": TIMED_REQUEST_TIMEOUT_MS if action.timed else None,
-                "interaction_timeout_ms": None,
+                # The controller gives up on the device when the caller does.
+                "interaction_timeout_ms": max(1, int(wait_s * 1000)) if by_caller else None,
             }
         elif action.kind is ActionKind.WRITE:
             (path,) = action.paths
@@ -447,11 +469,17 @@ class MatterAdapter:
             command = "read_attribute"
             args = {"node_id": action.node_id, "attribute_path": action.paths}
         try:
-            async with asyncio.timeout(self._request_timeout):
+            async with asyncio.timeout(wait_s):
                 return await conn.request(command, args)
         except BridgeError:
             raise
         except TimeoutError as err:
+            if by_caller:
+                raise ToolTimeoutError(
+                    f"node {action.node_id} did not answer before the caller's deadline "
+                    f"({wait_s * 1000:.0f} ms)",
+                    {"node_id": action.node_id, "timeout_ms": round(wait_s * 1000)},
+                ) from err
             raise DeviceUnavailableError(
                 f"node {action.node_id} did not answer within {self._request_timeout:g} s",
                 {"node_id": action.node_id},

@@ -34,9 +34,9 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from bridge.errors import BridgeError
-from bridge.matter.client import MatterAdapter
-from bridge.matter.gateway import ControllerCommandError
-from bridge.matter.models import AdapterEvent, AdapterEventKind
+from bridge.matter.controller.adapter import MatterAdapter
+from bridge.matter.controller.gateway import ControllerCommandError
+from bridge.matter.spec.models import AdapterEvent, AdapterEventKind
 from bridge.ratelog import RateLimitedLog
 
 LOGGER = logging.getLogger(__name__)

@@ -20,8 +20,8 @@ from typing import Any
 
 from anyascii import anyascii
 
-from bridge.matter.catalogue import device_type_name
-from bridge.matter.models import NodeData, gc_paused
+from bridge.matter.spec.catalogue import device_type_name
+from bridge.matter.spec.models import NodeData, gc_paused
 
 SLUG_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 SLUG_MAX = 40

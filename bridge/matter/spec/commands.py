@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bridge.errors import InvalidParamsError
-from bridge.matter.catalogue import FieldInfo, cluster_info, struct_fields
+from bridge.matter.spec.catalogue import FieldInfo, cluster_info, struct_fields
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

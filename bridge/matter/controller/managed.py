@@ -5,7 +5,8 @@ python-matter-server from its own virtualenv (created by ``make install``; nothi
 installed at run time), keeps its storage, PAA trust store and log under the bridge's
 state directory, restarts it with exponential backoff when it dies, and stops it by PID.
 
-Details: docs/modules.md, ``bridge.matter.controller``.
+One module because start, supervision, restart and stop share one process's state.
+Details: docs/modules.md, ``bridge.matter.controller.managed``.
 """
 
 from __future__ import annotations
@@ -28,8 +29,8 @@ import aiohttp
 
 from bridge.errors import ControllerUnavailableError
 from bridge.events import EventBus
-from bridge.matter.controller_guard import KEY_FILE_ENV, KEY_HEADER
-from bridge.matter.gateway import read_server_info
+from bridge.matter.controller.gateway import read_server_info
+from bridge.matter.controller.guard import KEY_FILE_ENV, KEY_HEADER
 from bridge.netns import NetworkNamespace
 
 LOGGER = logging.getLogger(__name__)
@@ -37,7 +38,7 @@ LOGGER = logging.getLogger(__name__)
 RESTART_STOP_S = 2.0
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 # The launcher that puts the key and Origin check in front of the server's API.
-GUARD_SCRIPT = Path(__file__).with_name("controller_guard.py")
+GUARD_SCRIPT = Path(__file__).with_name("guard.py")
 
 # Binds the instance's directories over the SDK's hard-coded paths, then becomes the server.
 # $1: private /data, $2: private /tmp, $3: colon-separated top-level /tmp entries the server
@@ -258,15 +259,18 @@ class ManagedController:
         the port and the storage: the next server could not bind, and the restarted
         bridge would talk to an orphan no one supervises. Only a process whose command
         line is a matter-server on this instance's storage is ended.
+
+        The pid file is not enough: a server restarted while the state disk was full
+        could not write it, so the processes are also found by their command line.
         """
         path = self.settings.pid_path
-        try:
-            pid = int(path.read_text(encoding="ascii").strip())
-        except (OSError, ValueError):
-            return
-        if _runs_server(pid, self.settings.storage_dir):
-            LOGGER.warning("ending controller pid %s left running by a previous bridge", pid)
-            _end(pid, self.settings.stop_timeout_s)
+        pids = set(_servers_on(self.settings.storage_dir))
+        with contextlib.suppress(OSError, ValueError):
+            pids.add(int(path.read_text(encoding="ascii").strip()))
+        for pid in sorted(pids):
+            if _runs_server(pid, self.settings.storage_dir):
+                LOGGER.warning("ending controller pid %s left running by a previous bridge", pid)
+                _end(pid, self.settings.stop_timeout_s)
         with contextlib.suppress(OSError):
             path.unlink()
 
@@ -447,8 +451,19 @@ def _runs_server(pid: int, storage_dir: Path) -> bool:
         args = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     except OSError:
         return False
-    server = any(a.endswith((b"/matter-server", b"/controller_guard.py")) for a in args)
+    server = any(a.endswith((b"/matter-server", b"/matter/controller/guard.py")) for a in args)
     return server and os.fsencode(storage_dir) in args and _alive(pid)
+
+
+def _servers_on(storage_dir: Path) -> list[int]:
+    """Return the pids of live matter-servers (or their launcher) using ``storage_dir``."""
+    found = []
+    with contextlib.suppress(OSError):
+        for entry in os.scandir("/proc"):
+            if entry.name.isdigit() and int(entry.name) != os.getpid():
+                if _runs_server(int(entry.name), storage_dir):
+                    found.append(int(entry.name))
+    return found
 
 
 def _end(pid: int, timeout_s: float) -> None:

@@ -1,6 +1,6 @@
 """Room tools: one call that switches, dims, colours or heats every device of a room at once.
 
-Details: docs/modules.md, ``bridge.matter.rooms``.
+Details: docs/modules.md, ``bridge.matter.home.rooms``.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bridge.matter.devices import Device, slugify
+from bridge.matter.home.devices import Device, slugify
 from bridge.tools.definition import Category, Execution, Requires
 from bridge.tools.naming import CLIENT_NAME_MAX, fit_name, short_hash
 

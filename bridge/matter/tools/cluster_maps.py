@@ -9,6 +9,7 @@ reason, so a bad map fails start-up instead of producing wrong tools.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -20,9 +21,19 @@ import jsonschema
 import yaml
 
 from bridge.errors import ConfigInvalidError
-from bridge.matter.catalogue import ClusterInfo, cluster_info
+from bridge.matter.spec.catalogue import ClusterInfo, cluster_info
 
-DEFAULT_DIRECTORY = Path(__file__).resolve().parent / "maps"
+
+def _shipped_maps() -> Path:
+    """Return the top-level ``cluster_maps/`` folder: the wheel's package data or the checkout's."""
+    spec = importlib.util.find_spec("cluster_maps")
+    if spec is not None and spec.submodule_search_locations:
+        return Path(next(iter(spec.submodule_search_locations))).resolve()
+    # An editable install made before the folder became package data maps only `bridge`.
+    return Path(__file__).resolve().parents[3] / "cluster_maps"
+
+
+DEFAULT_DIRECTORY = _shipped_maps()
 _SCHEMA_PATH = Path(__file__).with_name("cluster_map.schema.json")
 
 
@@ -114,7 +125,7 @@ def load_cluster_maps(
     state_converters: frozenset[str] | None = None,
 ) -> list[ClusterMap]:
     """Load and check every ``*.yaml`` map in ``directory``; raise ``ConfigInvalidError``."""
-    from bridge.matter import actions
+    from bridge.matter.tools import actions
 
     converters = converters if converters is not None else frozenset(actions.CONVERTERS)
     state_converters = (

@@ -1,6 +1,6 @@
 """Commissioning Matter devices through the controller, with progress events.
 
-Details: docs/modules.md, ``bridge.matter.commissioning``.
+Details: docs/modules.md, ``bridge.matter.controller.commissioning``.
 """
 
 from __future__ import annotations
@@ -26,14 +26,18 @@ from bridge.errors import (
     NotFoundError,
 )
 from bridge.events import EventBus
-from bridge.matter.gateway import ControllerCommandError, ControllerGateway
-from bridge.matter.pairing import (
+from bridge.matter.controller.gateway import ControllerCommandError, ControllerGateway
+from bridge.matter.controller.pairing import (
     PairingCode,
     parse_pairing_code,
     validate_discriminator,
     validate_passcode,
 )
-from bridge.matter.thread import NoThreadDatasetError, read_active_dataset, validate_dataset_hex
+from bridge.matter.controller.thread import (
+    NoThreadDatasetError,
+    read_active_dataset,
+    validate_dataset_hex,
+)
 from bridge.tools.registry import RegisteredTool, ToolRegistry
 
 LOGGER = logging.getLogger(__name__)

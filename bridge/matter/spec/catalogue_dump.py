@@ -4,7 +4,7 @@ A maintainer's tool, never imported by the running bridge: the bridge reads the 
 file and so never loads ``chip.clusters`` (~42 MB resident). Run it after changing the
 pinned ``matter-python-client``::
 
-    python -m bridge.matter.catalogue_dump > bridge/matter/data/catalogue.json
+    python -m bridge.matter.spec.catalogue_dump > bridge/matter/spec/data/catalogue.json
 
 ``tests/matter/test_catalogue_data.py`` regenerates the catalogue from the installed SDK
 and fails when the committed file differs, so the two cannot drift apart.

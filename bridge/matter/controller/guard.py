@@ -14,7 +14,7 @@ runs the unchanged server with one aiohttp middleware in front of every route:
 
 It also sets the umask to 077 so every file the server and the CHIP SDK write is
 private to the service user. It is run by the controller's own interpreter
-(``<controller venv>/bin/python -I controller_guard.py <matter-server arguments>``) and
+(``<controller venv>/bin/python -I guard.py <matter-server arguments>``) and
 imports nothing from the bridge: the bridge's virtualenv is not on its path.
 Details: docs/architecture.md, "Only the bridge commands the controller".
 """

@@ -5,7 +5,7 @@ so a device keeps its tool names across restarts even when other devices come an
 Slugs are unique (a ``UNIQUE`` constraint), so two devices can never share tool names.
 ``DeviceRename`` is the validated body of ``PATCH /v1/devices/{device}``.
 
-Details: docs/modules.md, ``bridge.matter.naming``.
+Details: docs/modules.md, ``bridge.matter.home.naming``.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bridge.errors import ConflictError, InvalidParamsError
-from bridge.matter.devices import SLUG_RE, UserNames, clean_label, slugify
+from bridge.matter.home.devices import SLUG_RE, UserNames, clean_label, slugify
 from bridge.storage import Database
 
 MIGRATION = """

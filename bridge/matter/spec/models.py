@@ -17,6 +17,7 @@ from typing import Any
 from bridge.errors import (
     InvalidParamsError,
 )
+from bridge.matter.spec.commands import WireCommand
 
 # Payload fields that are secrets (compared in lower case): shown as REDACTED in results,
 # errors and diagnostics.
@@ -46,6 +47,9 @@ class MatterAction:
     value: Any = None
     attribute_ids: tuple[int, ...] = ()
     timed: bool = False
+    # The checked controller form of a command, when whoever made the action already
+    # built it (the generic tool checks the payload so): the adapter sends it as it is.
+    wire: WireCommand | None = field(default=None, compare=False, repr=False)
 
     @property
     def paths(self) -> list[str]:

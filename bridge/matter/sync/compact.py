@@ -1,6 +1,6 @@
 """The compact tool profile: a few capability tools instead of one tool per device action.
 
-Details: docs/modules.md, ``bridge.matter.compact``.
+Details: docs/modules.md, ``bridge.matter.sync.compact``.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from bridge.tools.definition import Category, Execution, ToolDefinition, ToolInt
 from bridge.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:  # the Matter SDK loads only where Matter runs (a bridge exists)
-    from bridge.matter.generator import GeneratedTool
-    from bridge.matter.registry_sync import MatterToolSync
+    from bridge.matter.sync.registry import MatterToolSync
+    from bridge.matter.tools.generator import GeneratedTool
 
 NAMESPACE = "home"
 STATE_TOOL = "home_state"
@@ -127,7 +127,7 @@ class CompactProfile:
         return index
 
     def _build(self) -> _Index:
-        from bridge.matter.generator import ToolKind  # lazy: see TYPE_CHECKING
+        from bridge.matter.tools.generator import ToolKind  # lazy: see TYPE_CHECKING
 
         bridge = self._bridge()
         targets: dict[str, dict[str, _Target]] = {c.name: {} for c in CAPABILITIES}
@@ -321,7 +321,7 @@ class CompactProfile:
         ``NOT_FOUND`` naming only the rooms the caller may see, whether or not such a
         room exists: the answer never tells of rooms or devices out of reach.
         """
-        from bridge.matter.generator import cached_values  # lazy: see TYPE_CHECKING
+        from bridge.matter.tools.generator import cached_values  # lazy: see TYPE_CHECKING
 
         wanted = area.strip().casefold() if isinstance(area, str) and area.strip() else None
         bridge = self._bridge()

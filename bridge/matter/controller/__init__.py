@@ -1,0 +1,1 @@
+"""Talking to the Matter controller: adapter, gateway, managed process, commissioning."""

@@ -1,0 +1,1 @@
+"""What the home is: devices built from node data, rooms, the names people give them."""

@@ -1,0 +1,1 @@
+"""What the Matter specification says: the cluster catalogue, wire commands, events, data."""

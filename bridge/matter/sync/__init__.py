@@ -1,0 +1,1 @@
+"""Keeping the tool registry in step with the controller, and executing device calls."""

@@ -1,0 +1,1 @@
+"""Making tools from devices: cluster maps, converters, the generator."""
