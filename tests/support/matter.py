@@ -2,6 +2,8 @@
 
 - ``import_test_nodes`` loads recorded node dumps into the real controller as test
   nodes (python-matter-server's ``import_test_node`` command).
+- ``import_node(adapter, dump)`` — import one dump and return the node id the
+  controller gave it, once the adapter knows the node.
 - ``connected_sync(controller)`` — a ``MatterAdapter`` on a running controller with a
   started ``MatterToolSync`` (registry, event bus), connected; stopped afterwards.
 - ``names_saved`` waits until every slug the sync handed out is stored;
@@ -33,6 +35,17 @@ async def import_test_nodes(client: MatterAdapter, dumps: list[dict[str, Any]]) 
     doc = {"data": {"server": {"nodes": dumps}}}
     await client.send_command("import_test_node", timeout_s=IMPORT_TIMEOUT_S,
                               dump=orjson.dumps(doc).decode())  # fmt: skip
+
+
+async def import_node(adapter: MatterAdapter, dump: dict[str, Any]) -> int:
+    """Import ``dump`` as a test node; return its node id once the adapter has it."""
+    known = {n.node_id for n in adapter.nodes()}
+    await import_test_nodes(adapter, [dump])
+    async with asyncio.timeout(10):
+        while not {n.node_id for n in adapter.nodes()} - known:
+            await asyncio.sleep(0.05)
+    (node_id,) = {n.node_id for n in adapter.nodes()} - known
+    return node_id
 
 
 async def names_saved(sync: MatterToolSync) -> None:
