@@ -7,8 +7,7 @@ permission without a template must be covered by a grant; a templated one
 ``visible_schema`` returns that input schema or ``None``; ``may_see`` is the yes/no;
 ``may_hold`` asks the same of one permission (an HTTP route's, for the OpenAPI view).
 
-Devices follow the same rule, in one place: ``device_permission`` spells a device's
-read or control permission, ``may_read_device`` says whether a token may read a
+Devices follow the same rule, in one place: ``may_read_device`` says whether a token may read a
 device's state (its events, an automation watching it), ``may_see_device`` whether it
 may know of the device at all (read or control it: voice names, rooms, suggestions).
 """
@@ -21,6 +20,7 @@ from typing import Any
 
 from bridge.auth.permissions import PermissionChecker, covers
 from bridge.tools.definition import ToolDefinition
+from bridge.tools.device_permissions import DEVICE_CONTROL, DEVICE_READ, device_permission
 
 _TEMPLATE_SEGMENT = "{"
 _CHECKER = PermissionChecker()
@@ -85,15 +85,6 @@ def visible_schema(
             prop: dict[str, Any] = schema["properties"][name]
             prop["enum"] = values
     return schema
-
-
-DEVICE_READ = "device:read:{device_id}"
-DEVICE_CONTROL = "device:control:{device_id}"
-
-
-def device_permission(template: str, device_id: str) -> str:
-    """Return ``DEVICE_READ`` or ``DEVICE_CONTROL`` filled in for ``device_id``."""
-    return template.replace("{device_id}", device_id)
 
 
 def may_read_device(granted: Iterable[str], device_id: str) -> bool:

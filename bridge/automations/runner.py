@@ -43,7 +43,7 @@ from bridge.auth.approvals import ApprovalStatus
 from bridge.auth.audit import AuditEntry
 from bridge.auth.permissions import PermissionChecker, covers
 from bridge.auth.tokens import AgentToken, issue_token
-from bridge.auth.visibility import DEVICE_READ, device_permission, may_read_device
+from bridge.auth.visibility import may_read_device
 from bridge.automations.rules import Rule, compare, in_window, next_time
 from bridge.automations.store import RuleStore, Status, StoredRule
 from bridge.automations.tools import rule_tools
@@ -58,6 +58,7 @@ from bridge.invocation.messages import RequestContext, ToolRequest
 from bridge.invocation.pipeline import Pipeline
 from bridge.tools.context import Handler
 from bridge.tools.definition import ToolDefinition
+from bridge.tools.device_permissions import DEVICE_READ, device_permission
 from bridge.tools.registry import ToolRegistry
 
 LOGGER = logging.getLogger(__name__)
