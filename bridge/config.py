@@ -225,6 +225,22 @@ class VoiceConfig:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class AutomationsConfig:
+    """Where the home is and who lives there, for automation rules.
+
+    ``latitude``/``longitude``: the home's place, used by sunrise/sunset triggers that
+    give none; ``timezone``: the zone of time triggers and time windows that give none;
+    ``people``: the names whose presence may be reported (``PUT
+    /v1/automations/presence/{person}``) and that presence triggers and conditions name.
+    """
+
+    latitude: float | None = None
+    longitude: float | None = None
+    timezone: str | None = None
+    people: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class BridgeConfig:
     """The whole configuration."""
 
@@ -240,6 +256,7 @@ class BridgeConfig:
     mcp_servers: tuple[McpServerConfig, ...] = ()
     console: ConsoleConfig = field(default_factory=ConsoleConfig)
     voice: VoiceConfig = field(default_factory=VoiceConfig)
+    automations: AutomationsConfig = field(default_factory=AutomationsConfig)
 
 
 @cache

@@ -34,6 +34,10 @@ CONSOLE_SESSIONS = 256
 # Open /v1/events and /v1/calls/ws subscriptions.
 SUBSCRIPTIONS_PER_TOKEN = 8
 SUBSCRIPTIONS = 512
+# Automation rules a token made (each holds a token, a database row and a check on every
+# event); holders of automations:manage keep only the node's bound.
+RULES_PER_TOKEN = 50
+RULES = 2000
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +82,7 @@ APPROVALS_BOUND = Bound("pending approvals", PENDING_APPROVALS_PER_TOKEN, PENDIN
 JOBS_BOUND = Bound("running jobs", JOBS_PER_TOKEN, JOBS)
 MCP_BOUND = Bound("mcp sessions", MCP_SESSIONS_PER_TOKEN, MCP_SESSIONS)
 CONSOLE_BOUND = Bound("console sessions", CONSOLE_SESSIONS_PER_TOKEN, CONSOLE_SESSIONS)
+RULES_BOUND = Bound("automation rules", RULES_PER_TOKEN, RULES)
 SUBSCRIPTIONS_BOUND = Bound("event subscriptions", SUBSCRIPTIONS_PER_TOKEN, SUBSCRIPTIONS)
 
 

@@ -24,6 +24,7 @@ from aiohttp import web
 
 from bridge import __version__
 from bridge.config import BridgeConfig, local_url
+from bridge.errors import BridgeError, ConfigInvalidError
 from bridge.events import EventBus
 from bridge.sources.client_tools import ClientToolBroker
 from bridge.storage import Database, secure_tree
@@ -329,9 +330,16 @@ class BridgeService:
         if self.invocation is None:
             self.automations = None
             return None
-        from bridge.automations import AutomationRunner, RuleStore
+        from bridge.automations import AutomationRunner, HomePlace, RuleStore, zone
 
         matter = self.matter
+        settings = self.config.automations
+        if settings.timezone is not None:
+            try:
+                zone(settings.timezone)
+            except BridgeError as err:
+                raise ConfigInvalidError(f"automations.timezone: {err.message}",
+                                         {"key": "automations.timezone"}) from err
 
         def state_of(device_id: str, path: str) -> Any:
             return matter.attribute(device_id, path) if matter is not None else None
@@ -339,6 +347,9 @@ class BridgeService:
         self.automations = AutomationRunner(
             pipeline=self.invocation, registry=self.registry, events=self.events,
             store=RuleStore(self.db), state_of=state_of,
+            home=HomePlace(latitude=settings.latitude, longitude=settings.longitude,
+                           timezone=settings.timezone),
+            people=settings.people,
         )  # fmt: skip
         return self.automations
 

@@ -122,8 +122,8 @@ def test_starting_configuration_of_the_appliance_is_valid() -> None:
         ("matter:\n  controler_url: x\n", "matter.controler_url",
          "unknown key (allowed: controller_key_file, controller_port, controller_url, "
          "controller_venv, enabled, netns, temperature_unit)"),
-        ("colour: red\n", "colour", "unknown key (allowed: api, audit, auth, console, doctor, "
-         "matter, mcp_servers, mesh, state_dir, thread, tools_manifest, voice)"),
+        ("colour: red\n", "colour", "unknown key (allowed: api, audit, auth, automations, console, "
+         "doctor, matter, mcp_servers, mesh, state_dir, thread, tools_manifest, voice)"),
         ("mesh:\n  peers: [ok, 3]\n", "mesh.peers[1]", "3 is not of type 'string'"),
         ("matter:\n  temperature_unit: K\n", "matter.temperature_unit",
          "'K' is not one of ['C', 'F']"),

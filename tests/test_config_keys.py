@@ -16,6 +16,7 @@ import contextlib
 import hashlib
 import hmac
 import json
+import math
 import os
 import selectors
 import socket
@@ -28,6 +29,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, TypeVar
@@ -357,6 +359,8 @@ def main(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Main]:
         "auth": {"trusted_issuers": [issuer.public_key_b64], "clock_skew_s": 20,
                  "expiry_skew_s": 120},
         "matter": {"enabled": False, "controller_port": controller_port},
+        "automations": {"latitude": 60.0, "longitude": 90.0, "timezone": "Asia/Kathmandu",
+                        "people": ["anna"]},
     }, tmp / "work")  # fmt: skip
     try:
         yield Main(bridge.start(), hook, port, controller_port, issuer)
@@ -364,6 +368,66 @@ def main(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Main]:
         bridge.stop()
         hook.server.shutdown()
         assert "Traceback" not in bridge.stderr()
+
+
+def _rule(main: Main, rule_id: str, trigger: dict[str, Any]) -> dict[str, Any]:
+    status, made = http("POST", f"{main.bridge.url}/v1/automations", {
+        "id": rule_id, "trigger": trigger, "actions": [{"type": "delay", "seconds": 0}]},
+        main.bridge.token())  # fmt: skip
+    assert status == 201, made
+    return made  # type: ignore[no-any-return]
+
+
+@effect_of("automations.timezone")
+def test_automations_timezone_is_the_zone_of_rules_that_give_none(main: Main) -> None:
+    made = _rule(main, "cfg-midnight", {"type": "time", "at": "00:00"})
+    # Midnight in Kathmandu (UTC+05:45, no daylight saving) is 18:15 UTC.
+    assert made["next_at"] % 86_400 == 18 * 3600 + 15 * 60
+    assert 0 < made["next_at"] - time.time() <= 86_400
+
+
+def _sun_day(main: Main, name: str) -> tuple[float, float]:
+    """Return the configured place's next sunrise and the length of that day, in seconds."""
+    rise = _rule(main, f"cfg-{name}-rise", {"type": "sun", "event": "sunrise"})["next_at"]
+    sets = _rule(main, f"cfg-{name}-set", {"type": "sun", "event": "sunset"})["next_at"]
+    day = sets - rise if sets > rise else 86_400 - (rise - sets)  # next sunset may be today's
+    return rise, day
+
+
+@effect_of("automations.longitude")
+def test_automations_longitude_places_the_solar_noon(main: Main) -> None:
+    rise, day = _sun_day(main, "noon")
+    # At 90° east the sun is highest near 06:00 UTC (15° an hour); the equation of time
+    # moves it by at most 16.5 minutes over the year.
+    noon = (rise + day / 2) % 86_400
+    assert abs(noon - 6 * 3600) <= 17 * 60, noon / 3600
+
+
+@effect_of("automations.latitude")
+def test_automations_latitude_sets_the_day_length(main: Main) -> None:
+    rise, day = _sun_day(main, "length")
+    # At 60° north: the sunrise equation with Cooper's declination and the sun's centre
+    # 0.833° below the horizon (refraction, radius) - a textbook formula, within ~15 min.
+    n = datetime.fromtimestamp(rise, UTC).timetuple().tm_yday
+    decl = math.radians(23.44) * math.sin(2 * math.pi * (284 + n) / 365)
+    lat = math.radians(60.0)
+    cos_h = (math.sin(math.radians(-0.833)) - math.sin(lat) * math.sin(decl)) / (
+        math.cos(lat) * math.cos(decl))
+    expected = 2 * math.degrees(math.acos(cos_h)) / 15 * 3600
+    assert abs(day - expected) <= 20 * 60, (day / 3600, expected / 3600)
+
+
+@effect_of("automations.people")
+def test_automations_people_may_have_their_presence_reported(main: Main) -> None:
+    token = main.bridge.token()
+    status, answer = http("PUT", f"{main.bridge.url}/v1/automations/presence/anna",
+                          {"home": True}, token)  # fmt: skip
+    assert (status, answer["person"], answer["home"]) == (200, "anna", True)
+    status, answer = http("PUT", f"{main.bridge.url}/v1/automations/presence/ben",
+                          {"home": True}, token)  # fmt: skip
+    assert (status, answer["error"]["code"]) == (404, "NOT_FOUND")
+    status, seen = http("GET", f"{main.bridge.url}/v1/automations/presence", token=token)
+    assert list(seen["people"]) == ["anna"]
 
 
 @effect_of("matter.enabled")
@@ -1028,6 +1092,7 @@ PROBE_SERVER = '''
 
 import asyncio
 import json
+import math
 import os
 import sys
 

@@ -61,6 +61,18 @@ async def delete_rule(request: web.Request) -> web.Response:
     return json_response(_runner(request).delete(token_of(request), request.match_info["rule_id"]))
 
 
+async def presence(request: web.Request) -> web.Response:
+    """Return who is home: each configured person the caller may read (presence:read)."""
+    return json_response(_runner(request).presence(token_of(request)))
+
+
+async def report_presence(request: web.Request) -> web.Response:
+    """Report that a person is home or away: ``{"home": bool}`` (presence:report:<person>)."""
+    body = await read_json(request)  # checked against the route's declared body
+    return json_response(_runner(request).report_presence(
+        token_of(request), request.match_info["person"], body["home"]))
+
+
 async def schema(request: web.Request) -> web.Response:
     """Return the rule JSON Schema."""
     token_of(request)
@@ -80,6 +92,18 @@ def setup(app: web.Application) -> None:
                          "409": "CONFLICT"})
     add_route(app, "GET", "/v1/automations/schema", schema, operation_id="automationSchema",
               summary="The rule JSON Schema", tags=["automations"])
+    add_route(app, "GET", "/v1/automations/presence", presence, operation_id="presence",
+              summary="Who is home: each configured person the caller may read",
+              tags=["automations"])
+    add_route(app, "PUT", "/v1/automations/presence/{person}", report_presence,
+              operation_id="reportPresence",
+              summary="Report that a person is home or away (needs presence:report:<person>)",
+              tags=["automations"], parameters=[path_param("person", "a configured person")],
+              request_body={"type": "object", "required": ["home"],
+                            "additionalProperties": False,
+                            "properties": {"home": {"type": "boolean"}}},
+              responses={"200": "{person, home, since}", "403": "PERMISSION_DENIED",
+                         "404": "NOT_FOUND"})
     add_route(app, "GET", "/v1/automations/{rule_id}", get_rule, operation_id="getAutomation",
               summary="One rule and its last runs", tags=["automations"], parameters=[rule])
     add_route(app, "PATCH", "/v1/automations/{rule_id}", change_rule,

@@ -143,7 +143,8 @@ async def _push(node: MeshNode, body: Any) -> dict[str, Any]:
 async def hello(request: web.Request) -> web.StreamResponse:
     """Answer a challenge with this node's signed proof of its key."""
     node = mesh_node(request)
-    return web.json_response(node.handle_hello(await read_json(request, max_bytes=MAX_HELLO_BODY)))
+    challenge = await read_json(request, max_bytes=MAX_HELLO_BODY)
+    return web.json_response(node.handle_hello(challenge, request.remote))
 
 
 @_guard

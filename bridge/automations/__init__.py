@@ -4,8 +4,8 @@ The front door: ``AutomationRunner`` (loads, watches, runs, manages), ``RuleStor
 ``Rule`` and ``rule_schema``. Details: docs/automations.md.
 """
 
-from bridge.automations.rules import Rule, rule_schema
+from bridge.automations.rules import HomePlace, Rule, rule_schema, zone
 from bridge.automations.runner import AutomationRunner
 from bridge.automations.store import RuleStore
 
-__all__ = ["AutomationRunner", "Rule", "RuleStore", "rule_schema"]
+__all__ = ["AutomationRunner", "HomePlace", "Rule", "RuleStore", "rule_schema", "zone"]

@@ -8,6 +8,9 @@ exist that day (inside a spring-forward gap) fires when the gap ends,
 an ambiguous one (fall-back) fires once, at its first occurrence. Sunrise and sunset are
 computed from the rule's latitude/longitude with NOAA's solar position formulas (about
 a minute of accuracy away from the polar circles; no event on a polar day or night).
+A rule may leave out its time zone, and a sun trigger its latitude and longitude: the
+home's (``HomePlace``, from the configuration's ``automations`` section) fill them in
+when the rule is used, so a rule follows the configuration as it is now.
 """
 
 from __future__ import annotations
@@ -98,6 +101,41 @@ class Rule:
         return sorted({d for d in found if isinstance(d, str)})
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HomePlace:
+    """Where the home is: the defaults of rules that leave out their zone or location."""
+
+    latitude: float | None = None
+    longitude: float | None = None
+    timezone: str | None = None
+
+    def missing(self, part: dict[str, Any]) -> str | None:
+        """Return what a trigger or condition lacks that the home does not give, or ``None``."""
+        kind = part["type"]
+        if kind in ("time", "sun", "time_window") and "timezone" not in part \
+                and self.timezone is None:  # fmt: skip
+            return "timezone (or configure automations.timezone)"
+        if kind == "sun" and not {"latitude", "longitude"} <= set(part) and (
+                self.latitude is None or self.longitude is None):  # fmt: skip
+            return "latitude and longitude (or configure automations.latitude and .longitude)"
+        return None
+
+    def fill(self, part: dict[str, Any]) -> dict[str, Any]:
+        """Return ``part`` with the home's zone and location where it gives none.
+
+        A zone nobody gives is UTC; a sun trigger with no location never fires
+        (``next_time`` answers ``None``).
+        """
+        kind = part["type"]
+        if kind not in ("time", "sun", "time_window"):
+            return part
+        out = {"timezone": self.timezone or "UTC", **part}
+        if kind == "sun" and not {"latitude", "longitude"} <= set(part) and \
+                self.latitude is not None and self.longitude is not None:  # fmt: skip
+            out["latitude"], out["longitude"] = self.latitude, self.longitude
+        return out
+
+
 def zone(name: str) -> ZoneInfo:
     """Return the time zone ``name``; raise ``InvalidParamsError`` for an unknown one."""
     try:
@@ -140,6 +178,8 @@ def next_time(trigger: dict[str, Any], after: float) -> float | None:
             continue
         if trigger["type"] == "time":
             at: float | None = _wall(day, _clock(trigger["at"]), tz)
+        elif "latitude" not in trigger or "longitude" not in trigger:
+            return None  # a sun trigger with no location, given or configured
         else:
             at = sun_event(day, trigger["event"], trigger["latitude"], trigger["longitude"])
             if at is not None:

@@ -16,6 +16,9 @@ Safe running:
 - a trigger caused by the rule's own last run (a device it acted on reporting within
   ``CYCLE_WINDOW_S``, or a call it made) counts as a re-trigger; after ``MAX_CHAIN`` in
   a row the rule is stopped (status ``stopped``) with an ``automation.stopped`` event.
+  The same holds through other rules: every run carries its lineage (the rules whose
+  runs led to it, through their calls or the devices they acted on), so rule A whose
+  action triggers B whose action triggers A is a re-trigger of A (``A -> B -> A``);
   A device's report may come while the call that changed it is still answering (the
   bridge reads the state back before answering a watched call): such a trigger is
   judged when the run ends (the latest one), not dropped as ``busy``, so a cycle is
@@ -23,6 +26,13 @@ Safe running:
 - time and sun triggers missed while the bridge was down are not replayed: the next
   instant is computed from the clock at start (and ``last_fired`` in SQLite keeps one
   instant from firing twice).
+
+Authority: a rule is bound to the token that made it (its id, expiry and permissions),
+and its own token never outlives that one. Before every run and every call the runner
+checks that the creator's token is neither revoked (here or by a peer's notice) nor
+expired and that the rule's permissions are still within it; when not, the rule is
+``revoked`` for good (disabled, an audit row, an ``automation.stopped`` event) and its
+own token is revoked.
 """
 
 from __future__ import annotations
@@ -44,18 +54,21 @@ from bridge.auth.audit import AuditEntry
 from bridge.auth.permissions import PermissionChecker, covers
 from bridge.auth.tokens import AgentToken, issue_token
 from bridge.auth.visibility import may_read_device
-from bridge.automations.rules import Rule, compare, in_window, next_time
-from bridge.automations.store import RuleStore, Status, StoredRule
+from bridge.automations.rules import HomePlace, Rule, compare, in_window, next_time
+from bridge.automations.store import UNBOUND_REASON, RuleStore, Status, StoredRule
 from bridge.automations.tools import rule_tools
 from bridge.errors import (
     BridgeError,
     ConflictError,
+    InvalidParamsError,
     NotFoundError,
     PermissionDeniedError,
+    UnauthenticatedError,
 )
 from bridge.events import Event, EventBus, Subscription
 from bridge.invocation.messages import RequestContext, ToolRequest
 from bridge.invocation.pipeline import Pipeline
+from bridge.limits import RULES_BOUND
 from bridge.tools.context import Handler
 from bridge.tools.definition import ToolDefinition
 from bridge.tools.device_permissions import DEVICE_READ, device_permission
@@ -66,12 +79,18 @@ LOGGER = logging.getLogger(__name__)
 RULE_TOKEN_TTL_S = 365 * 86_400.0
 CYCLE_WINDOW_S = 3.0
 MAX_CHAIN = 3
+# How many rules back a run's lineage reaches: a longer cycle is bounded by rate limits.
+MAX_LINEAGE = 16
 APPROVAL_TIMEOUT_S = 24 * 3600.0
 NOTIFY_TIMEOUT_S = 5.0
 MANAGE = "automations:manage"
 CREATE = "automations:create"
 READ = "automations:read"
 NOTIFY = "automations:notify"  # webhook actions: the bridge sends HTTP where a rule says
+# Who is home: reported per person (presence:report:<person>), read by rules and callers
+# holding presence:read:<person> (a rule about anyone/nobody: presence:read:*).
+PRESENCE_REPORT = "presence:report"
+PRESENCE_READ = "presence:read"
 # Words in a tool's tags or name that make a rule acting through it need approval.
 _GUARDED = ("lock", "door", "garage", "gate")
 
@@ -86,9 +105,9 @@ class _Live:
     token: AgentToken | None
     runs: deque[float] = field(default_factory=lambda: deque(maxlen=600))
     busy: bool = False
-    acted_on: frozenset[str] = frozenset()
-    acted_until: float = 0.0
     chain: int = 0
+    # The rules whose runs led to this rule's latest run, itself last.
+    lineage: tuple[str, ...] = ()
     # A trigger from a device the running run acts on, judged when the run ends.
     deferred: dict[str, Any] | None = None
     state_truth: bool | None = None
@@ -111,6 +130,8 @@ class AutomationRunner:
         clock: Callable[[], float] = time.time,
         tick_s: float = 1.0,
         max_concurrent: int = 8,
+        home: HomePlace | None = None,
+        people: tuple[str, ...] = (),
     ) -> None:
         self.pipeline = pipeline
         self.registry = registry
@@ -119,6 +140,9 @@ class AutomationRunner:
         self.state_of = state_of
         self.clock = clock
         self.tick_s = tick_s
+        self.home = home if home is not None else HomePlace()
+        self.people = tuple(people)
+        self._presence: dict[str, tuple[bool, float]] = {}
         self._slots = asyncio.Semaphore(max_concurrent)
         self._rules: dict[str, _Live] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -129,13 +153,22 @@ class AutomationRunner:
         self._state_task: asyncio.Task[Any] | None = None
         self._checker = PermissionChecker()
         self._own_tools: list[str] = []
+        self._unsubscribe_revocations: Callable[[], None] | None = None
+        # device id -> (lineage of the run that last acted on it, until when its reports
+        # count as that run's effect, monotonic)
+        self._effects: dict[str, tuple[tuple[str, ...], float]] = {}
 
     # -- lifecycle --------------------------------------------------------------------
 
     async def start(self) -> None:
         """Load the stored rules, then watch the bus and the clock."""
+        self._presence = {p: v for p, v in self.store.presence().items() if p in self.people}
         for stored in self.store.all():
             self._load(stored)
+        self._unsubscribe_revocations = self.pipeline.verifier.revocations.subscribe(
+            self._on_revocation)
+        for live in self._sorted():
+            self._check_authority(live)
         for defn, handler in rule_tools(self):
             self._own_tools.append(self._register_own(defn, handler))
         self._sub = self.events.subscribe("device.event", "tool_call.status")
@@ -160,6 +193,9 @@ class AutomationRunner:
 
     async def stop(self) -> None:
         """Stop watching and cancel running work."""
+        if self._unsubscribe_revocations is not None:
+            self._unsubscribe_revocations()
+            self._unsubscribe_revocations = None
         for sub in (self._sub, self._state_sub):
             if sub is not None:
                 self.events.unsubscribe(sub)
@@ -207,7 +243,7 @@ class AutomationRunner:
         if stored.rule.trigger["type"] in ("time", "sun"):
             # From now on: an instant missed while the bridge was down is not replayed.
             since = max(self.clock(), stored.last_fired or 0.0)
-            live.next_at = next_time(stored.rule.trigger, since)
+            live.next_at = next_time(self.home.fill(stored.rule.trigger), since)
         if stored.status == Status.AWAITING_APPROVAL and stored.approval_id:
             self._spawn(self._await_approval(stored.rule.id, stored.approval_id))
 
@@ -242,9 +278,25 @@ class AutomationRunner:
         if not (_holds(token, CREATE) or _holds(token, MANAGE)):
             raise PermissionDeniedError("creating rules needs the permission 'automations:create'",
                                         {"required": CREATE})  # fmt: skip
+        made = [live.stored.creator_token_id for live in self._rules.values()]
+        if _holds(token, MANAGE):
+            if len(made) >= RULES_BOUND.total:
+                raise RULES_BOUND.node_error()
+        else:
+            RULES_BOUND.check(made, token.id)
         rule = Rule.from_json(doc)
         if rule.id in self._rules:
             raise ConflictError(f"a rule '{rule.id}' exists", {"rule": rule.id})
+        for part in (rule.trigger, *rule.conditions):
+            lacking = self.home.missing(part)
+            if lacking is not None:
+                what = "trigger" if part is rule.trigger else "condition"
+                raise InvalidParamsError(f"a {part['type']} {what} needs {lacking}",
+                                         {"missing": lacking})  # fmt: skip
+            person = part.get("person")
+            if part["type"] == "presence" and person is not None and person not in self.people:
+                raise InvalidParamsError(f"'{person}' is not one of automations.people",
+                                         {"person": person})  # fmt: skip
         permissions = self._rule_permissions(token, rule)
         self._check_reads(rule, permissions)
         guarded = self._check_actions(rule, permissions)
@@ -252,15 +304,21 @@ class AutomationRunner:
             raise PermissionDeniedError(
                 f"a rule that sends webhook notifications needs the permission '{NOTIFY}'",
                 {"required": NOTIFY})  # fmt: skip
-        now = time.time()
+        now = round(time.time(), 3)
         agent = f"automation:{rule.id}"
+        # The rule's token never outlives its creator's, and is recorded as issued by it
+        # (revoking the creator's token revokes it with what else that token issued).
+        ttl = min(RULE_TOKEN_TTL_S, token.expires_at - now)
+        if ttl <= 0:  # inside the expiry skew: still accepted, but nothing may outlive it
+            raise UnauthenticatedError("token has expired", {"reason": "expired"})
         raw = issue_token(self.pipeline.key, agent_id=agent, permissions=permissions,
-                          ttl_s=RULE_TOKEN_TTL_S, now=now)  # fmt: skip
-        self.pipeline.tokens.record_sync(raw)
+                          ttl_s=ttl, now=now)  # fmt: skip
+        self.pipeline.tokens.record_sync(raw, issued_by=token.id)
         stored = StoredRule(rule=rule, status=Status.ACTIVE, creator=token.agent_id,
                             token_agent=agent, token_permissions=tuple(permissions),
-                            token_issued_at=round(now, 3), token_ttl_s=RULE_TOKEN_TTL_S,
-                            created_at=now)  # fmt: skip
+                            token_issued_at=now, token_ttl_s=ttl, created_at=now,
+                            creator_token_id=token.id, creator_expires_at=token.expires_at,
+                            creator_permissions=tuple(token.permissions))  # fmt: skip
         if guarded:
             approval = await self.pipeline.approvals.request(
                 call_id=f"rule-{rule.id}-{uuid.uuid4().hex[:8]}", tool=f"automation:{rule.id}",
@@ -268,6 +326,8 @@ class AutomationRunner:
                 message=(f"Allow the rule '{rule.name}' (by {token.agent_id}) to act through "
                          f"{', '.join(guarded)}?"),
                 required=1, timeout_s=APPROVAL_TIMEOUT_S,
+                # Bound to the creator's token: revoked or expired, the request ends too.
+                token=token,
             )  # fmt: skip
             stored = replace(stored, status=Status.AWAITING_APPROVAL, approval_id=approval.id,
                              reason="acts on a lock or door: waits for a person's approval")
@@ -281,6 +341,9 @@ class AutomationRunner:
         """Enable or disable a rule (enabling a stopped one restarts it)."""
         live = self._own(token, rule_id, write=True)
         stored = live.stored
+        if stored.status == Status.REVOKED:
+            raise ConflictError(f"the rule '{rule_id}' was revoked ({stored.reason}): create "
+                                "it again", {"rule": rule_id, "status": stored.status})
         status = Status.ACTIVE if enabled and stored.status == Status.STOPPED else stored.status
         stored = replace(stored, rule=replace(stored.rule, enabled=enabled), status=status,
                          reason=None if status == Status.ACTIVE else stored.reason)  # fmt: skip
@@ -319,7 +382,9 @@ class AutomationRunner:
         return [e.to_json() for e in entries]
 
     def _view(self, stored: StoredRule) -> dict[str, Any]:
-        return {**stored.to_json(), "devices": self.devices(stored.rule.id)}
+        live = self._rules.get(stored.rule.id)
+        return {**stored.to_json(), "devices": self.devices(stored.rule.id),
+                "next_at": live.next_at if live is not None else None}  # fmt: skip
 
     def _own(self, token: AgentToken, rule_id: str, *, write: bool) -> _Live:
         live = self._rules.get(rule_id)
@@ -349,6 +414,12 @@ class AutomationRunner:
         its creator could not read.
         """
         for part in (rule.trigger, *rule.conditions):
+            if part["type"] == "presence":
+                wanted = f"{PRESENCE_READ}:{part.get('person', '*')}"
+                if not any(covers(p, wanted) for p in permissions):
+                    raise PermissionDeniedError(
+                        "the rule may not watch who is home: its creator may not read it",
+                        {"required": wanted})  # fmt: skip
             device = part.get("device_id")
             if isinstance(device, str) and not may_read_device(permissions, device):
                 raise PermissionDeniedError(
@@ -379,8 +450,8 @@ class AutomationRunner:
         except NotFoundError:
             final = None
         live = self._rules.get(rule_id)
-        if live is None:
-            return
+        if live is None or live.stored.status != Status.AWAITING_APPROVAL:
+            return  # deleted, or revoked with its creator's token meanwhile
         approved = final is not None and final.status is ApprovalStatus.APPROVED
         status = Status.ACTIVE if approved else Status.REFUSED
         reason = None if approved else f"approval {final.status.value if final else 'lost'}"
@@ -394,6 +465,114 @@ class AutomationRunner:
 
     def _sorted(self) -> list[_Live]:
         return [self._rules[k] for k in sorted(self._rules)]
+
+    # -- who is home ------------------------------------------------------------------
+
+    def presence(self, token: AgentToken) -> dict[str, Any]:
+        """Return the presence of each configured person ``token`` may read."""
+        shown: dict[str, Any] = {}
+        for person in self.people:
+            if _holds(token, f"{PRESENCE_READ}:{person}"):
+                home, since = self._presence.get(person, (None, None))
+                shown[person] = {"home": home, "since": since}
+        return {"people": shown}
+
+    def report_presence(self, token: AgentToken, person: str, home: bool) -> dict[str, Any]:
+        """Record that ``person`` is home (or away) and fire the presence rules it meets.
+
+        Raise ``NotFoundError`` for a person not in ``automations.people`` and
+        ``PermissionDeniedError`` without ``presence:report:<person>``.
+        """
+        if person not in self.people:
+            raise NotFoundError(f"'{person[:32]}' is not one of automations.people",
+                                {"person": person[:32]})  # fmt: skip
+        if not _holds(token, f"{PRESENCE_REPORT}:{person}"):
+            raise PermissionDeniedError(f"reporting {person}'s presence needs the permission "
+                                        f"'{PRESENCE_REPORT}:{person}'",
+                                        {"required": f"{PRESENCE_REPORT}:{person}"})  # fmt: skip
+        was_anyone = self._is_home(None)
+        was = self._presence.get(person, (None, 0.0))[0]
+        if was is home:
+            return {"person": person, "home": home, "since": self._presence[person][1]}
+        now = time.time()
+        self._presence[person] = (home, now)
+        self.store.set_presence(person, home, now)
+        anyone = self._is_home(None)
+        for live in tuple(self._rules.values()):
+            trigger = live.stored.rule.trigger
+            if trigger["type"] != "presence" or trigger["home"] is not home:
+                continue
+            who = trigger.get("person")
+            if who == person or (who is None and anyone is home and was_anyone is not home):
+                self._fire(live, {"type": "presence", "person": person, "home": home,
+                                  "at": now})  # fmt: skip
+        return {"person": person, "home": home, "since": now}
+
+    def _is_home(self, person: str | None) -> bool | None:
+        """Return whether ``person`` (``None``: anyone) is home; ``None`` when unknown."""
+        if person is not None:
+            known = self._presence.get(person)
+            return None if known is None else known[0]
+        if not self._presence:
+            return None
+        return any(home for home, _ in self._presence.values())
+
+    # -- authority --------------------------------------------------------------------
+
+    def _authority_lost(self, live: _Live) -> str | None:
+        """Return why the rule may no longer act on its creator's authority, or ``None``."""
+        stored = live.stored
+        if stored.creator_token_id is None or stored.creator_expires_at is None \
+                or stored.creator_permissions is None:  # fmt: skip
+            return UNBOUND_REASON
+        state = self.pipeline.verifier.state(stored.creator_token_id, stored.creator_expires_at)
+        if state != "valid":
+            return f"its creator's token {stored.creator_token_id} is {state}"
+        if live.token is None:
+            return "its own token is not usable"
+        own = self.pipeline.verifier.state(live.token.id, live.token.expires_at)
+        if own != "valid":
+            return f"its own token {live.token.id} is {own}"
+        beyond = [p for p in live.token.permissions
+                  if not any(covers(g, p) for g in stored.creator_permissions)]  # fmt: skip
+        if beyond:
+            return f"its permissions {beyond[:4]} exceed its creator's token's"
+        return None
+
+    def _check_authority(self, live: _Live) -> bool:
+        """Return whether the rule may act; revoke it for good when it may not."""
+        if live.stored.status in (Status.REVOKED, Status.REFUSED):
+            return False
+        reason = self._authority_lost(live)
+        if reason is None:
+            return True
+        self._revoke_rule(live, reason)
+        return False
+
+    def _revoke_rule(self, live: _Live, reason: str) -> None:
+        """Disable the rule for good, audit and announce why, and revoke its own token."""
+        stored = replace(live.stored, rule=replace(live.stored.rule, enabled=False),
+                         status=Status.REVOKED, reason=reason)  # fmt: skip
+        self._save(live, stored)
+        if live.pending is not None:
+            live.pending.cancel()
+            live.pending = None
+        run_id = f"run-{uuid.uuid4().hex[:16]}"
+        self._audit(live, run_id, {"type": "authority", "at": time.time()}, "revoked", "error",
+                    {"reason": reason, "creator_token_id": stored.creator_token_id})
+        self._publish("automation.stopped", stored, {"reason": reason, "run_id": run_id})
+        if live.token is not None and live.token.id not in self.pipeline.verifier.revocations:
+            with contextlib.suppress(BridgeError):
+                self.pipeline.revoke(live.token.id)
+        self._watch_states()
+
+    def _on_revocation(self, notice: dict[str, Any]) -> None:
+        """Revoke the rules made by (or running with) a token just revoked."""
+        revoked = notice.get("token_id")
+        for live in tuple(self._rules.values()):
+            own = live.token.id if live.token is not None else None
+            if revoked in (live.stored.creator_token_id, own):
+                self._check_authority(live)
 
     # -- triggers ---------------------------------------------------------------------
 
@@ -466,17 +645,34 @@ class AutomationRunner:
     async def _tick(self) -> None:
         while True:
             await asyncio.sleep(self.tick_s)
-            now = self.clock()
-            for live in tuple(self._rules.values()):
-                due = live.next_at
-                if due is None or now < due:
-                    continue
-                trigger = live.stored.rule.trigger
-                live.next_at = next_time(trigger, now)  # instants passed meanwhile: skipped
-                self.store.set_fired(live.stored.rule.id, due)
-                live.stored = replace(live.stored, last_fired=due)
-                self._fire(live, {"type": trigger["type"], "scheduled": due, "at": now,
-                                  **({"event": trigger["event"]} if "event" in trigger else {})})
+            try:
+                self._tick_once()
+            except Exception:
+                LOGGER.exception("automations: a clock tick failed")
+
+    def _tick_once(self) -> None:
+        now = self.clock()
+        mono = time.monotonic()
+        for device in [d for d, (_, until) in self._effects.items() if until < mono]:
+            del self._effects[device]
+        wall = time.time() - self.pipeline.verifier.clock_skew_s
+        for live in tuple(self._rules.values()):
+            # A creator's token that expired since the last tick ends its rules now
+            # (revocations come as notices: _on_revocation).
+            stored = live.stored
+            if stored.status in (Status.ACTIVE, Status.AWAITING_APPROVAL, Status.STOPPED) \
+                    and wall >= min(stored.creator_expires_at or 0.0,
+                                    live.token.expires_at if live.token else 0.0):  # fmt: skip
+                self._check_authority(live)
+            due = live.next_at
+            if due is None or now < due:
+                continue
+            trigger = live.stored.rule.trigger
+            live.next_at = next_time(self.home.fill(trigger), now)  # missed ones skipped
+            self.store.set_fired(live.stored.rule.id, due)
+            live.stored = replace(live.stored, last_fired=due)
+            self._fire(live, {"type": trigger["type"], "scheduled": due, "at": now,
+                              **({"event": trigger["event"]} if "event" in trigger else {})})
 
     # -- runs -------------------------------------------------------------------------
 
@@ -494,25 +690,36 @@ class AutomationRunner:
         blocked = self._runnable(live)
         if blocked is not None:
             return  # a disabled or unapproved rule does not run (and is not a run)
+        if not self._check_authority(live):
+            return  # its creator's token is gone: revoked now, audited once
         rule = live.stored.rule
         run_id = f"run-{uuid.uuid4().hex[:16]}"
         now = time.monotonic()
-        if live.busy and trigger["type"] != "tool_call" and \
-                self._caused_by_itself(live, trigger, now):  # fmt: skip
+        cause = self._cause(trigger, now)
+        looped = rule.id in cause
+        if live.busy and trigger["type"] != "tool_call" and looped:
+            if live.deferred is not None:  # the latest one is judged; this one is a record
+                self._audit(live, run_id, live.deferred, "busy", "error",
+                            {"reason": "a later report of the run's own effect replaced it"})
             live.deferred = trigger  # the run's own effect: judged once the run ends
             return
-        if self._caused_by_itself(live, trigger, now):
+        if looped:
             live.chain += 1
-            # A call the rule made itself is a certain cycle; a report from a device it
+            # A call the rule's run led to is a certain cycle; a report from a device it
             # acted on may be a person's doing, so only MAX_CHAIN in a row stop it.
             if live.chain >= MAX_CHAIN or trigger["type"] == "tool_call":
-                reason = (f"cycle: its own actions triggered it again ({live.chain} in a row, "
-                          f"last trigger {trigger['type']})")  # fmt: skip
+                between = cause[cause.index(rule.id) + 1:]
+                through = f" through rule {' -> '.join(between)}" if between else ""
+                reason = (f"cycle: its own actions triggered it again{through} ({live.chain} "
+                          f"in a row, last trigger {trigger['type']})")  # fmt: skip
                 self._save(live, replace(live.stored, status=Status.STOPPED, reason=reason))
-                self._audit(live, run_id, trigger, "cycle_stopped", "error", {"reason": reason})
+                self._audit(live, run_id, trigger, "cycle_stopped", "error",
+                            {"reason": reason, "lineage": [*cause, rule.id]})  # fmt: skip
                 self._publish("automation.stopped", live.stored,
-                              {"reason": reason, "run_id": run_id})  # fmt: skip
+                              {"reason": reason, "run_id": run_id,
+                               "lineage": [*cause, rule.id]})  # fmt: skip
                 return
+            cause = cause[cause.index(rule.id) + 1:]  # the loop's turn since its last run
         else:
             live.chain = 0
         while live.runs and now - live.runs[0] > 60:
@@ -527,12 +734,26 @@ class AutomationRunner:
             return
         live.runs.append(now)
         live.busy = True
+        live.lineage = (*cause, rule.id)[-MAX_LINEAGE:]
         self._spawn(self._run(live, run_id, trigger))
 
-    def _caused_by_itself(self, live: _Live, trigger: dict[str, Any], now: float) -> bool:
+    def _cause(self, trigger: dict[str, Any], now: float) -> tuple[str, ...]:
+        """Return the lineage of the run that caused ``trigger`` (empty: nobody's run)."""
         if trigger["type"] == "tool_call":
-            return trigger.get("agent_id") == live.stored.token_agent
-        return (trigger.get("device_id") in live.acted_on and now <= live.acted_until)
+            agent = str(trigger.get("agent_id"))
+            maker = self._rules.get(agent.removeprefix("automation:")) \
+                if agent.startswith("automation:") else None  # fmt: skip
+            if maker is None or maker.stored.token_agent != agent:
+                return ()
+            return maker.lineage
+        effect = self._effects.get(str(trigger.get("device_id")))
+        if effect is None or now > effect[1]:
+            return ()
+        return effect[0]
+
+    def _acted(self, device: str, lineage: tuple[str, ...]) -> None:
+        """Mark ``device`` as acted on by a run of ``lineage`` for the next CYCLE_WINDOW_S."""
+        self._effects[device] = (lineage, time.monotonic() + CYCLE_WINDOW_S)
 
     def _target(self, action: dict[str, Any]) -> str | None:
         """Return the device a call action acts on: its ``device_id`` or its tool's device."""
@@ -561,8 +782,14 @@ class AutomationRunner:
     def _failed_condition(self, rule: Rule) -> dict[str, Any] | None:
         for condition in rule.conditions:
             if condition["type"] == "time_window":
-                if not in_window(condition, self.clock()):
+                if not in_window(self.home.fill(condition), self.clock()):
                     return {**condition, "why": "outside the time window"}
+            elif condition["type"] == "presence":
+                seen = self._is_home(condition.get("person"))
+                if seen is not condition["home"]:
+                    who = condition.get("person", "anyone")
+                    said = "unknown" if seen is None else ("home" if seen else "away")
+                    return {**condition, "why": f"presence of {who} is {said}"}
             else:
                 value = self.state_of(condition["device_id"], condition["path"]) \
                     if self.state_of is not None else None  # fmt: skip
@@ -582,22 +809,22 @@ class AutomationRunner:
                     done.append({"condition": failed})
                     return
                 acted: set[str] = set()
+                lineage = live.lineage
                 for action in rule.actions:
                     device = self._target(action)
                     if device is not None:
                         # Its report may come before the call answers: from now on.
                         acted.add(device)
-                        live.acted_on = frozenset(acted)
-                        live.acted_until = time.monotonic() + CYCLE_WINDOW_S
+                        self._acted(device, lineage)
                     step = await self._act(live, run_id, action)
                     done.append(step)
                     if device is not None:
-                        live.acted_until = time.monotonic() + CYCLE_WINDOW_S
+                        self._acted(device, lineage)
                     if not step.get("ok", True):
                         outcome = "error"
                         break
-                if acted:
-                    live.acted_until = time.monotonic() + CYCLE_WINDOW_S
+                for device in acted:
+                    self._acted(device, lineage)
         except asyncio.CancelledError:
             outcome = "error"
             done.append({"cancelled": True})
@@ -620,7 +847,14 @@ class AutomationRunner:
             return {"type": "delay", "seconds": action["seconds"], "ok": True}
         if kind == "notify":
             return await self._notify(live, run_id, action)
-        assert live.token is not None  # noqa: S101 - _runnable checked it
+        lost = self._authority_lost(live) if live.stored.status != Status.REVOKED else \
+            live.stored.reason  # fmt: skip
+        if lost is not None or live.token is None:
+            # Checked again before every call: a delay may outlast the creator's token.
+            if lost is not None:
+                self._check_authority(live)
+            return {"type": "call", "tool": action["tool"], "ok": False,
+                    "error": "AUTHORITY_REVOKED", "reason": lost}
         request = ToolRequest(tool=action["tool"], params=dict(action.get("params", {})),
                               context=RequestContext(agent_id=live.token.agent_id,
                                                      trace_id=run_id))  # fmt: skip

@@ -332,9 +332,9 @@ class MeshNode:
         """Take announcements a peer pushed (``GossipLoop.handle_push``)."""
         return self.gossip_loop.handle_push(envelope)[1]
 
-    def handle_hello(self, challenge: Any) -> dict[str, Any]:
-        """Prove this node's key to a challenger (``proof.prove``)."""
-        self._proof_budget.take()
+    def handle_hello(self, challenge: Any, source: str | None = None) -> dict[str, Any]:
+        """Prove this node's key to a challenger at address ``source`` (``proof.prove``)."""
+        self._proof_budget.take(source)
         return prove(self.identity, challenge)
 
     def answer(self, request: Any, status: int, body: dict[str, Any]) -> dict[str, Any]:

@@ -20,6 +20,7 @@ import asyncio
 import re
 import secrets
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -73,24 +74,51 @@ class ProofBudget:
     """How many proofs this node signs: ``rate`` a second, ``burst`` at once (a bucket).
 
     ``/v1/mesh/hello`` needs no credential (a stranger must be able to ask who is
-    there), so the signatures it costs are bounded for everyone together.
+    there), so the signatures it costs are bounded for everyone together — and, so that
+    one address asking as fast as it can does not use up everyone's share (a real peer
+    proves an address about once a minute), per source address too: ``source_rate`` a
+    second, ``source_burst`` at once, for at most ``max_sources`` addresses remembered
+    (the least recently seen is forgotten first).
     """
 
     def __init__(self, rate: float = 50.0, burst: float = 100.0,
-                 clock: Callable[[], float] = time.monotonic) -> None:  # fmt: skip
+                 clock: Callable[[], float] = time.monotonic, *, source_rate: float = 2.0,
+                 source_burst: float = 10.0, max_sources: int = 1024) -> None:  # fmt: skip
         self.rate, self.burst, self._clock = rate, burst, clock
         self._level, self._at = burst, clock()
+        self.source_rate, self.source_burst = source_rate, source_burst
+        self.max_sources = max_sources
+        self._sources: OrderedDict[str, tuple[float, float]] = OrderedDict()
 
-    def take(self) -> None:
-        """Spend one proof; raise ``RateLimitedError`` when the bucket is empty."""
+    def take(self, source: str | None = None) -> None:
+        """Spend one proof for ``source``; raise ``RateLimitedError`` when a bucket is empty."""
         now = self._clock()
+        if source is not None:
+            level, at = self._sources.pop(source, (self.source_burst, now))
+            level = min(self.source_burst, level + (now - at) * self.source_rate)
+            if level < 1.0:
+                self._remember(source, level, now)
+                raise RateLimitedError(
+                    "too many mesh challenges from this address; try again in a second",
+                    {"reason": "challenges", "scope": "source"},
+                )
         self._level = min(self.burst, self._level + (now - self._at) * self.rate)
         self._at = now
         if self._level < 1.0:
+            if source is not None:
+                self._remember(source, level, now)
             raise RateLimitedError(
-                "too many mesh challenges; try again in a second", {"reason": "challenges"}
+                "too many mesh challenges; try again in a second",
+                {"reason": "challenges", "scope": "node"},
             )
         self._level -= 1.0
+        if source is not None:
+            self._remember(source, level - 1.0, now)
+
+    def _remember(self, source: str, level: float, now: float) -> None:
+        self._sources[source] = (level, now)
+        while len(self._sources) > self.max_sources:
+            self._sources.popitem(last=False)
 
 
 def prove(identity: NodeIdentity, doc: Any) -> dict[str, Any]:

@@ -199,6 +199,35 @@ class Gen:
                 f'{json.dumps(self.string())},"timestamp":{ts},"node_name":"n",'
                 f'"public_key":"AAAA","body":{self.value(1)},"signature":"AAAA"}}')  # fmt: skip
 
+    def rule_body(self) -> str:
+        """Return a rule-shaped document with hostile parts (issue 32's routes)."""
+        r = self.r
+        hostile = self.value(2)
+        rule_id = r.choice([json.dumps(f"fz{r.randint(0, 10**6)}"), json.dumps(self.string()),
+                            self.value(3)])  # fmt: skip
+        zone = r.choice([json.dumps(self.string()), '"Europe/Berlin"', '"../../etc/passwd"',
+                         '"UTC\\u0000"', hostile])  # fmt: skip
+        trigger = r.choice([
+            f'{{"type":"tool_call","tool":{r.choice([json.dumps("fuzz:echo"), hostile])}}}',
+            f'{{"type":"time","at":{r.choice([json.dumps("07:30"), hostile])},"timezone":{zone}}}',
+            f'{{"type":"sun","event":"sunset","latitude":{r.choice(HOSTILE_NUMBERS)},'
+            f'"longitude":{self.value(3)},"offset_min":{self.value(3)}}}',
+            f'{{"type":"state","device_id":{json.dumps(self.string())},"path":"1/6/0",'
+            f'"for_s":{r.choice(HOSTILE_NUMBERS)},"equals":{self.value(1)}}}',
+            f'{{"type":"presence","person":{json.dumps(self.string())},"home":{hostile}}}',
+        ])  # fmt: skip
+        action = r.choice([
+            f'{{"type":"call","tool":"fuzz:echo","params":{self.value(1)}}}',
+            f'{{"type":"delay","seconds":{r.choice(HOSTILE_NUMBERS)}}}',
+            f'{{"type":"notify","url":{json.dumps(self.string())},"message":{hostile}}}',
+        ])  # fmt: skip
+        actions = ",".join([action] * r.choice([1, 2, 33]))
+        extra = r.choice(["", f',"permissions":{self.value(2)}',
+                          f',"conditions":[{{"type":"time_window","after":"22:00",'
+                          f'"before":{hostile},"timezone":{zone}}}]',
+                          f',"rate_limit_per_minute":{r.choice(HOSTILE_NUMBERS)}'])  # fmt: skip
+        return f'{{"id":{rule_id},"trigger":{trigger},"actions":[{actions}]{extra}}}'
+
     def body(self, path: str) -> bytes:
         r = self.r
         roll = r.random()
@@ -216,6 +245,8 @@ class Gen:
             text = (f'{{"jsonrpc":"2.0","id":{self.value(3)},"method":'
                     f'{json.dumps(r.choice(["initialize", "tools/list", "tools/call", "x"]))},'
                     f'"params":{self.value(1)}}}')  # fmt: skip
+        elif path == "/v1/automations":
+            text = self.rule_body() if r.random() < 0.8 else self.value()
         elif path == "/v1/intents/handle":
             text = f'{{"text":{self.value(3)},"language":{self.value(3)}}}'
         else:

@@ -282,6 +282,56 @@ async def test_a_rule_that_retriggers_itself_stops(
     assert len(await runs(home, "flicker", 1)) == count
 
 
+async def test_two_rules_switching_each_others_light_stop(
+    home: Home, devices: dict[Kind, tuple[VirtualDevice, int]]
+) -> None:
+    first, second = did(devices, Kind.LIGHT), did(devices, Kind.LIGHT2)
+    await set_light(home, devices[Kind.LIGHT][0], first, on=False)
+    await set_light(home, devices[Kind.LIGHT2][0], second, on=False)
+    # The bridge holds both lights off before the rules exist: a report still on its way
+    # would otherwise be a rule's first trigger.
+    adapter = home.service.matter.bridge.adapter
+    async with asyncio.timeout(15):
+        while any(adapter.node(devices[k][1]).attributes.get("1/6/0") is not False
+                  for k in (Kind.LIGHT, Kind.LIGHT2)):  # fmt: skip
+            await asyncio.sleep(0.05)
+    admin = home.token(*ADMIN)
+    # A change of one light toggles the other: each rule's action is the other's trigger.
+    for rule_id, watched, acted in (("follow-a", first, second), ("follow-b", second, first)):
+        status, rule = await create(home, admin, {
+            "id": rule_id, "trigger": {"type": "state", "device_id": watched, "path": "1/6/0"},
+            "actions": [{"type": "call", "tool": tool(home, "toggle", acted)}],
+        })  # fmt: skip
+        assert status == 201, rule
+    async with home.service.events.subscription("automation.stopped") as sub:
+        await set_light(home, devices[Kind.LIGHT][0], first, on=True)  # the outside trigger
+        try:
+            stopped = await asyncio.wait_for(sub.get(), 60)
+        except TimeoutError:
+            for r in ("follow-a", "follow-b"):  # what each run saw, for the failure's report
+                live = home.service.automations._rules[r]
+                print(r, "busy" if live.busy else "idle", live.stored.status)
+                for row in await runs(home, r, 0):
+                    print(r, row["ts"], row["decision"], row["details"])
+            raise
+    # follow-a ran on the person's change (1), follow-b on follow-a's (2), follow-a on
+    # follow-b's (3, a re-trigger through it) ... the third re-trigger in a row stops one.
+    assert stopped.data["rule"] in ("follow-a", "follow-b")
+    other = "follow-b" if stopped.data["rule"] == "follow-a" else "follow-a"
+    assert stopped.data["reason"] == (f"cycle: its own actions triggered it again through rule "
+                                      f"{other} (3 in a row, last trigger state)")
+    status, shown = await home.request("GET", f"/v1/automations/{stopped.data['rule']}", admin)
+    assert shown["status"] == "stopped"
+    # Stopped, the loop is broken: the lights settle and neither rule runs again.
+    await asyncio.sleep(2.0)
+    counts = [len(await runs(home, r, 1)) for r in ("follow-a", "follow-b")]
+    await asyncio.sleep(2.0)
+    assert [len(await runs(home, r, 1)) for r in ("follow-a", "follow-b")] == counts
+    for rule_id in ("follow-a", "follow-b"):
+        status, _ = await home.request("DELETE", f"/v1/automations/{rule_id}", admin)
+        assert status == 200
+
+
 async def test_a_narrow_agents_rule_cannot_act_beyond_it(
     home: Home, devices: dict[Kind, tuple[VirtualDevice, int]]
 ) -> None:
@@ -324,6 +374,47 @@ async def test_a_narrow_agents_rule_cannot_act_beyond_it(
     assert listed["rules"] == []
     status, listed = await home.request("GET", "/v1/automations", narrow)
     assert [r["id"] for r in listed["rules"]] == ["within"]
+
+
+async def test_revoking_the_creators_token_stops_its_rule_on_the_device(
+    home: Home, devices: dict[Kind, tuple[VirtualDevice, int]]
+) -> None:
+    button, light = did(devices, Kind.BUTTON), did(devices, Kind.LIGHT)
+    light_dev = devices[Kind.LIGHT][0]
+    await set_light(home, light_dev, light, on=False)
+    # The creator's token is in the node's ledger (issued as POST /v1/tokens would).
+    invocation = home.service.invocation
+    creator, entry = invocation.issue(
+        agent_id="narrow-agent", ttl_s=600,
+        permissions=["automations:create", f"device:control:{light}", f"device:read:{light}",
+                     f"device:read:{button}"])  # fmt: skip
+    status, rule = await create(home, creator, {
+        "id": "press-on", "trigger": {"type": "device_event", "device_id": button,
+                                      "event": "switch.initial_press"},
+        "actions": [{"type": "call", "tool": tool(home, "toggle", light)}],
+    })  # fmt: skip
+    assert status == 201, rule
+    assert rule["creator_token_id"] == entry["id"]
+    mark = light_dev.mark()
+    await asyncio.to_thread(devices[Kind.BUTTON][0].press)
+    await asyncio.to_thread(light_dev.wait_state, "onOff", "onOff", True, since=mark,
+                            timeout_s=15)  # fmt: skip
+    (row,) = await runs(home, "press-on", 1)
+    assert row["outcome"] == "completed"
+
+    async with home.service.events.subscription("automation.stopped") as sub:
+        status, answer = await home.request("DELETE", f"/v1/tokens/{entry['id']}",
+                                            home.token(*ADMIN))  # fmt: skip
+        assert status == 200, answer
+        stopped = await asyncio.wait_for(sub.get(), 10)
+    assert stopped.data["reason"] == f"its creator's token {entry['id']} is revoked"
+    # The button again: the light stays on, and no run is recorded past the revocation.
+    await asyncio.to_thread(devices[Kind.BUTTON][0].press)
+    await asyncio.sleep(3.0)  # a press reaches a rule in < 1 s (docs/automations.md)
+    node = home.service.matter.bridge.adapter.node(devices[Kind.LIGHT][1])
+    assert node is not None
+    assert node.attributes["1/6/0"] is True
+    assert [r["decision"] for r in await runs(home, "press-on", 2)] == ["allowed", "revoked"]
 
 
 async def test_a_lock_rule_waits_for_approval(

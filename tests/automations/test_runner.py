@@ -124,6 +124,57 @@ async def test_a_rule_calling_its_own_trigger_stops(bridge_server: BridgeServer)
     assert shown["status"] == "active"
 
 
+async def test_two_rules_triggering_each_other_stop(bridge_server: BridgeServer) -> None:
+    # ping acts on the store, which is pong's trigger; pong reads the store, ping's trigger.
+    agent = token(bridge_server, "automations:create", "storage:*")
+    ping = on_read("ping")
+    pong = on_read("pong", trigger={"type": "tool_call", "tool": "core:store_data"},
+                   actions=[{"type": "call", "tool": "core:get_data", "params": {"key": "x"}}])
+    for doc in (ping, pong):
+        status, made = await call(bridge_server, "POST", "/v1/automations", agent, doc)
+        assert status == 201, made
+    async with bridge_server.service.events.subscription("automation.stopped") as sub:
+        await invoke(bridge_server, "core:get_data", {"key": "k"}, agent)  # a person's read
+        stopped = await asyncio.wait_for(sub.get(), 10)
+    assert stopped.data["rule"] == "ping"
+    assert stopped.data["reason"] == ("cycle: its own actions triggered it again through rule "
+                                      "pong (1 in a row, last trigger tool_call)")
+    assert stopped.data["lineage"] == ["ping", "pong", "ping"]
+    # ping ran once (the person's read), pong once (ping's write); then ping stopped.
+    pings = await audit_rows(bridge_server.service, "ping", 2)
+    assert sorted(r["decision"] for r in pings) == ["allowed", "cycle_stopped"]
+    (stop,) = [r for r in pings if r["decision"] == "cycle_stopped"]
+    assert stop["details"]["trigger"]["agent_id"] == "automation:pong"
+    await asyncio.sleep(0.3)
+    assert [r["decision"] for r in await audit_rows(bridge_server.service, "pong", 1)] == [
+        "allowed"]
+    status, shown = await call(bridge_server, "GET", "/v1/automations/ping", agent)
+    assert (shown["status"], shown["reason"]) == ("stopped", stopped.data["reason"])
+    status, shown = await call(bridge_server, "GET", "/v1/automations/pong", agent)
+    assert shown["status"] == "active"  # the loop is broken at ping; pong is not at fault
+
+
+async def test_every_trigger_of_a_busy_rule_has_an_audit_row(bridge_server: BridgeServer) -> None:
+    # While a run acts on a device, that device's reports are judged when the run ends
+    # (the latest one); the ones it replaced are audited 'busy', not lost.
+    agent = token(bridge_server, "automations:create", "storage:*", "device:read:7-1")
+    status, made = await call(bridge_server, "POST", "/v1/automations", agent, on_read(
+        "watch", trigger={"type": "state", "device_id": "7-1", "path": "1/6/0"},
+        actions=[{"type": "delay", "seconds": 1.0}]))
+    assert status == 201, made
+    runner = bridge_server.service.automations
+    assert runner is not None
+    live = runner._rules["watch"]
+    for value in (True, False, True):  # the first starts the run, the others come during it
+        bridge_server.service.events.publish("device.state", {
+            "device_id": "7-1", "path": "1/6/0", "value": value})
+        await asyncio.sleep(0.05)
+        runner._acted("7-1", live.lineage)  # as if the run had acted on the device
+    rows = await audit_rows(bridge_server.service, "watch", 3)
+    assert [(r["decision"], r["details"]["trigger"]["value"]) for r in rows] == [
+        ("busy", False), ("allowed", True), ("allowed", True)]
+
+
 @pytest.mark.parametrize(("method", "path", "body", "status", "code"), [
     ("POST", "/v1/automations", {"id": "x"}, 400, "INVALID_PARAMS"),
     ("POST", "/v1/automations", [1, 2], 400, "INVALID_PARAMS"),
@@ -132,6 +183,28 @@ async def test_a_rule_calling_its_own_trigger_stops(bridge_server: BridgeServer)
     ("PATCH", "/v1/automations/nope", {"enabled": True}, 404, "NOT_FOUND"),
     ("PATCH", "/v1/automations/nope", {"enabled": "yes"}, 400, "INVALID_REQUEST"),
     ("DELETE", "/v1/automations/nope", None, 404, "NOT_FOUND"),
+    ("POST", "/v1/automations", on_read("many", actions=[{"type": "delay", "seconds": 0}] * 33),
+     400, "INVALID_PARAMS"),
+    ("POST", "/v1/automations", on_read("é中🙂"), 400, "INVALID_PARAMS"),
+    ("POST", "/v1/automations", on_read("presence"), 400, "INVALID_PARAMS"),
+    ("POST", "/v1/automations", on_read("tz", trigger={
+        "type": "time", "at": "07:30", "timezone": "../../etc/passwd"}), 400, "INVALID_PARAMS"),
+    ("POST", "/v1/automations", on_read("tz", trigger={
+        "type": "time", "at": "07:30", "timezone": "UTC\u0000"}), 400, "INVALID_PARAMS"),
+    ("POST", "/v1/automations", on_read("at", trigger={"type": "time", "at": 730}),
+     400, "INVALID_PARAMS"),
+    ("POST", "/v1/automations", on_read("sun", trigger={
+        "type": "sun", "event": "sunset", "latitude": 91, "longitude": 0}),
+     400, "INVALID_PARAMS"),
+    ("POST", "/v1/automations", on_read("sun", trigger={
+        "type": "sun", "event": "sunset", "latitude": 1e308, "longitude": 0}),
+     400, "INVALID_REQUEST"),
+    ("POST", "/v1/automations", on_read("deep", actions=[{"type": "call", "tool": "core:x",
+                                                          "params": {"a": "x" * 2_000_000}}]),
+     413, "PAYLOAD_TOO_LARGE"),
+    ("PUT", "/v1/automations/presence/anna", {"home": "yes"}, 400, "INVALID_REQUEST"),
+    ("PUT", "/v1/automations/presence/anna", [True], 400, "INVALID_REQUEST"),
+    ("PUT", "/v1/automations/presence/%F0%9F%99%82", {"home": True}, 404, "NOT_FOUND"),
 ])  # fmt: skip
 async def test_hostile_requests_get_stable_errors(
     bridge_server: BridgeServer, method: str, path: str, body: Any, status: int, code: str
@@ -139,6 +212,51 @@ async def test_hostile_requests_get_stable_errors(
     agent = token(bridge_server, "automations:create", "storage:*")
     got, answer = await call(bridge_server, method, path, agent, body)
     assert (got, answer["error"]["code"]) == (status, code), answer
+
+
+async def test_deeply_nested_rules_get_a_stable_error(bridge_server: BridgeServer) -> None:
+    agent = token(bridge_server, "automations:create", "storage:*")
+    nested = "[" * 10_000 + "]" * 10_000
+    body = json.dumps(on_read("deep")).replace('"value": true', f'"value": {nested}')
+    async with bridge_server.client.post(
+            f"{bridge_server.url}/v1/automations", data=body,
+            headers={"Authorization": f"Bearer {agent}",
+                     "Content-Type": "application/json"}) as resp:  # fmt: skip
+        answer = await resp.json()
+    assert (resp.status, answer["error"]["code"]) == (400, "INVALID_REQUEST"), answer
+
+
+async def test_a_narrow_token_makes_at_most_its_share_of_rules(
+    bridge_server: BridgeServer,
+) -> None:
+    from bridge.limits import RULES_PER_TOKEN
+
+    narrow = token(bridge_server, "automations:create", "storage:k", agent="greedy")
+    doc = on_read("x", actions=[{"type": "delay", "seconds": 0}])
+
+    async def make(i: int) -> tuple[int, Any]:
+        return await call(bridge_server, "POST", "/v1/automations", narrow,
+                          {**doc, "id": f"greedy-{i}"})  # fmt: skip
+
+    answers: list[tuple[int, Any]] = []
+    for start in range(0, 1000, 25):  # a thousand tries, 25 at a time
+        answers += await asyncio.gather(*(make(i) for i in range(start, start + 25)))
+    made = [a for s, a in answers if s == 201]
+    refused = [a for s, a in answers if s != 201]
+    assert len(made) == RULES_PER_TOKEN == 50
+    assert {json.dumps(a["error"]["details"], sort_keys=True) for a in refused} == {
+        json.dumps({"reason": "automation_rules", "limit": 50, "scope": "token"},
+                   sort_keys=True)}  # fmt: skip
+    assert {a["error"]["code"] for a in refused} == {"RATE_LIMITED"}
+    # Another caller keeps its share; deleting one of its own frees a place.
+    status, answer = await call(bridge_server, "POST", "/v1/automations",
+                                token(bridge_server, "automations:create", "storage:*",
+                                      agent="other"), {**doc, "id": "other-1"})  # fmt: skip
+    assert status == 201, answer
+    status, _ = await call(bridge_server, "DELETE", f"/v1/automations/{made[0]['id']}", narrow)
+    assert status == 200
+    status, answer = await make(5000)
+    assert status == 201, answer
 
 
 async def test_rules_survive_a_restart_with_the_same_token(

@@ -3,7 +3,8 @@
 A real service (no Matter) on loopback; two rules triggered by ``core:get_data`` calls:
 one whose time window never holds (its run "did not act: outside the time window"), one
 that acts. The page shows both with their last runs; its Disable button disables a rule,
-confirmed through the API.
+confirmed through the API. A third rule, on anna's arrival, is made by a ledger token
+that is then revoked: the page says it is revoked and why, with no Enable button.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import pytest
 from bridge.auth.keys import KEY_FILE_NAME, NodeKey
 from bridge.auth.tokens import issue_token
 from bridge.cli.console import make_link
-from bridge.config import ApiConfig, BridgeConfig, MatterConfig
+from bridge.config import ApiConfig, AutomationsConfig, BridgeConfig, MatterConfig
 from bridge.invocation.messages import ToolRequest
 from bridge.service import BridgeService
 from tests.console.browser import chromium, screenshot, wait_for
@@ -37,7 +38,8 @@ class Served:
         port = free_port()
         self.config = BridgeConfig(state_dir=tmp / "state",
                                    api=ApiConfig(host="127.0.0.1", port=port),
-                                   matter=replace(MatterConfig(), enabled=False))  # fmt: skip
+                                   matter=replace(MatterConfig(), enabled=False),
+                                   automations=AutomationsConfig(people=("anna",)))  # fmt: skip
         self.url = f"http://127.0.0.1:{port}"
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
@@ -124,3 +126,37 @@ def test_rules_page_lists_runs_and_disables(served: Served) -> None:
     assert served.service.automations is not None
     stored = served.service.automations._rules["always"].stored
     assert stored.rule.enabled is False
+
+
+async def _revoked(service: BridgeService) -> str:
+    assert service.automations is not None
+    assert service.invocation is not None
+    raw, entry = service.invocation.issue(agent_id="phone-agent", ttl_s=600, permissions=[
+        "automations:create", "presence:read:anna", "storage:*"])  # fmt: skip
+    await service.automations.create(service.invocation.verifier.verify(raw), {
+        "id": "arrival", "name": "Welcome anna",
+        "trigger": {"type": "presence", "person": "anna", "home": True},
+        "actions": [{"type": "call", "tool": "core:store_data",
+                     "params": {"key": "welcome", "value": 1}}]})  # fmt: skip
+    service.invocation.revoke(entry["id"])
+    return str(entry["id"])
+
+
+def test_a_revoked_rule_says_why_and_cannot_be_enabled(served: Served) -> None:
+    from selenium.webdriver.common.by import By
+
+    token_id = served.call(_revoked(served.service))
+    with chromium() as driver:
+        driver.get(make_link(served.config.state_dir, served.url, label="owner"))
+        driver.find_element(By.CSS_SELECTOR, "#use-link").click()
+        wait_for(lambda: driver.current_url.endswith("/console/home"), what="signed in")
+        driver.get(f"{served.url}/console/rules")
+        card = wait_for(lambda: driver.find_elements(
+            By.CSS_SELECTOR, 'li.rule[data-rule="arrival"]'), what="the rule")[0]
+        assert "When anna arrives" in card.text
+        assert card.find_element(By.CSS_SELECTOR, ".state").text == (
+            f"revoked — its creator's token {token_id} is revoked")
+        assert card.find_elements(By.CSS_SELECTOR, "button.toggle") == []
+        assert card.find_element(By.CSS_SELECTOR, ".runs li").text.endswith(
+            "did not act: revoked")
+        screenshot(driver, "rules-revoked")

@@ -56,3 +56,37 @@ def test_host_of() -> None:
     assert host_of("http://10.0.0.2:8765") == "10.0.0.2"
     assert host_of("http://[fe80::1]:80") == "fe80::1"
     assert host_of("not a url") == ""
+
+
+def test_one_address_asking_fast_does_not_use_up_everyones_proofs() -> None:
+    now = [0.0]
+    budget = ProofBudget(rate=50.0, burst=100.0, clock=lambda: now[0],
+                         source_rate=2.0, source_burst=10.0)  # fmt: skip
+    for _ in range(10):
+        budget.take("10.0.0.66")
+    refused = 0
+    for _ in range(500):  # the attacker keeps asking in the same instant
+        with pytest.raises(RateLimitedError) as err:
+            budget.take("10.0.0.66")
+        assert err.value.details == {"reason": "challenges", "scope": "source"}
+        refused += 1
+    assert refused == 500
+    # A real peer at another address is still answered: the refused asks cost nothing.
+    for _ in range(10):
+        budget.take("10.0.0.2")
+    now[0] = 1.0  # the attacker gets two more a second, no more
+    budget.take("10.0.0.66")
+    budget.take("10.0.0.66")
+    with pytest.raises(RateLimitedError):
+        budget.take("10.0.0.66")
+
+
+def test_many_addresses_still_meet_the_node_bound_and_are_remembered_boundedly() -> None:
+    now = [0.0]
+    budget = ProofBudget(rate=1.0, burst=5.0, clock=lambda: now[0], max_sources=3)
+    for i in range(5):
+        budget.take(f"10.0.1.{i}")
+    with pytest.raises(RateLimitedError) as err:
+        budget.take("10.0.1.99")
+    assert err.value.details == {"reason": "challenges", "scope": "node"}
+    assert len(budget._sources) == 3  # the least recently seen were forgotten

@@ -308,8 +308,12 @@ function runWords(run) {
 function triggerWords(t) {
   if (t.type === "device_event") return `device ${t.device_id} reports ${t.event}`;
   if (t.type === "state") return `device ${t.device_id} ${t.path} changes`;
-  if (t.type === "time") return `${t.at} (${t.timezone})`;
+  if (t.type === "time") return `${t.at} (${t.timezone ?? "the home's time"})`;
   if (t.type === "sun") return `${t.event} ${t.offset_min ? `${t.offset_min} min` : ""}`;
+  if (t.type === "presence") {
+    if (t.person) return `${t.person} ${t.home ? "arrives" : "leaves"}`;
+    return t.home ? "the first person arrives" : "the last person leaves";
+  }
   return `${t.tool} ${t.status ?? "completed"}`;
 }
 
@@ -319,9 +323,10 @@ async function rules(subscribe = true) {
   const items = shown.map((r) => el("li", { class: "card rule", "data-rule": r.id },
     el("h3", {}, r.name),
     el("p", {}, "When ", triggerWords(r.trigger), " · by ", el("strong", {}, r.creator)),
-    el("p", { class: "state" }, r.enabled ? r.status.replaceAll("_", " ") : "disabled", r.reason ? ` — ${r.reason}` : ""),
+    el("p", { class: "state" }, r.enabled || r.status === "revoked" ? r.status.replaceAll("_", " ") : "disabled", r.reason ? ` — ${r.reason}` : ""),
     el("p", { class: "devices" }, "Devices: ", r.devices.length ? r.devices.join(", ") : "none"),
-    el("div", { class: "controls" },
+    // A revoked rule cannot be enabled again (its creator's authority is gone).
+    el("div", { class: "controls" }, r.status === "revoked" ? "" :
       el("button", { type: "button", class: "toggle", "aria-label": `${r.enabled ? "Disable" : "Enable"} rule ${r.name}`, onclick: () => setRule(r.id, !r.enabled) }, r.enabled ? "Disable" : "Enable")),
     el("h4", {}, "Last runs"),
     el("ol", { class: "runs" }, r.runs.length ? r.runs.slice(0, 5).map((run) => el("li", { "data-decision": run.decision },
