@@ -13,7 +13,7 @@ import logging
 import re
 import sqlite3
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
@@ -82,22 +82,6 @@ class RemoteExecutor(Protocol):
         (with the execution); raise ``BridgeError`` when the call could not be routed.
         """
         ...
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Invocation:
-    """What middleware sees about the call it wraps."""
-
-    request: ToolRequest
-    tool: RegisteredTool
-    params: dict[str, Any]
-    context: CallContext
-    token: AgentToken | None
-    attempt: int
-
-
-Next = Callable[[], Awaitable[Any]]
-Middleware = Callable[[Invocation, Next], Awaitable[Any]]
 
 
 # Set by a caller that must know when its call starts waiting for a person (the voice
@@ -183,8 +167,6 @@ class Invoker:
         self.calls = CallTracker(events)
         self.base_backoff_s = base_backoff_s
         self.max_backoff_s = max_backoff_s
-        self._global: list[Middleware] = []
-        self._per_tool: dict[str, list[Middleware]] = {}
         # Calls between the start and the end of ``invoke``, and a count of the event
         # loop's turns in which calls started: a call that waited (its start's turn is
         # over) and runs alone commits its audit row itself; calls that start and end in
@@ -257,17 +239,6 @@ class Invoker:
                     details={"message": err.message},
                 )
             )
-
-    def use(self, middleware: Middleware, *, tool: str | None = None) -> Callable[[], None]:
-        """Add middleware for every call or for one tool (identity or ``namespace:name``)."""
-        chain = self._global if tool is None else self._per_tool.setdefault(tool, [])
-        chain.append(middleware)
-
-        def remove() -> None:
-            if middleware in chain:
-                chain.remove(middleware)
-
-        return remove
 
     def charge(self, token: AgentToken) -> None:
         """Take one call from ``token``'s rate limit (keyed on its id); raise when empty."""
@@ -580,11 +551,6 @@ class Invoker:
         overall: float | None = None
         if request.routing.timeout_ms is not None:
             overall = time.monotonic() + request.routing.timeout_ms / 1000.0
-        chain = [
-            *self._global,
-            *self._per_tool.get(defn.key, ()),
-            *self._per_tool.get(defn.identity, ()),
-        ]
         attempt = 0
         while True:
             attempt += 1
@@ -599,9 +565,7 @@ class Invoker:
             # Every attempt (a retry waited too) runs only while its token is valid.
             self.verifier.check(token)
             try:
-                return await self._attempt(
-                    entry, params, ctx, request, token, chain, attempt, budget, state
-                )
+                return await self._attempt(entry, params, ctx, request, budget, state)
             except BridgeError as err:
                 if not err.retryable or attempt >= attempts:
                     raise
@@ -620,9 +584,6 @@ class Invoker:
         params: dict[str, Any],
         ctx: CallContext,
         request: ToolRequest,
-        token: AgentToken,
-        chain: list[Middleware],
-        attempt: int,
         budget: float,
         state: _State,
     ) -> Any:
@@ -656,14 +617,8 @@ class Invoker:
                 raise outcome.error
             return outcome.result
 
-        call: Next = run
-        info = Invocation(
-            request=request, tool=entry, params=params, context=ctx, token=token, attempt=attempt
-        )
-        for middleware in reversed(chain):
-            call = _bind(middleware, info, call)
         try:
-            result = await asyncio.wait_for(call(), budget)
+            result = await asyncio.wait_for(run(), budget)
         except BridgeError:
             raise
         except TimeoutError as err:
@@ -808,14 +763,6 @@ def _ensure_available(entry: RegisteredTool) -> None:
             f"tool '{entry.identity}' is unavailable (its device is not reachable)",
             {"tool": entry.identity},
         )
-
-
-def _bind(middleware: Middleware, info: Invocation, nxt: Next) -> Next:
-    async def step() -> Any:
-        return await middleware(info, nxt)
-
-    return step
-
 
 
 def _audit_failure(err: BaseException, call_id: str) -> BridgeError:

@@ -11,7 +11,7 @@ import logging
 import re
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from hassil import Intents, recognize_all
@@ -19,10 +19,11 @@ from hassil.errors import MissingListError
 from hassil.expression import TextChunk
 from hassil.intents import TextSlotList, TextSlotValue
 
-from bridge.errors import InvalidParamsError
+from bridge.errors import BridgeError, ErrorCode, InvalidParamsError
 from bridge.invocation.invoker import APPROVAL_WAITING
 from bridge.invocation.messages import RequestContext, ToolRequest
 from bridge.matter import Device, Room, rooms_of, slugify
+from bridge.tools.validation import validate_call
 from bridge.voice.compound import completions, is_compound, parts
 from bridge.voice.floors import floors_of
 from bridge.voice.planner import (
@@ -56,7 +57,6 @@ if TYPE_CHECKING:
     from bridge.auth.tokens import AgentToken
     from bridge.config import FloorConfig
     from bridge.invocation.invoker import Invoker
-    from bridge.tools.definition import ToolDefinition
     from bridge.tools.registry import ToolRegistry
 
 _LOG = logging.getLogger(__name__)
@@ -64,10 +64,6 @@ SUPPORTED_INTENTS = frozenset(
     {"HassTurnOn", "HassTurnOff", "HassLightSet", "HassSetPosition", "HassGetState",
      "HassClimateSetTemperature", "HassClimateGetTemperature", STOP_INTENT, RELATIVE_INTENT}
 )  # fmt: skip
-MAX_TEXT = 500
-MAX_AREA = 64
-# How long a spoken unlock waits to learn whether its approval is pending or refused.
-APPROVAL_ASK_S = 10.0
 # Stand-in for "the speaker's room" when asking whether a sentence needs one.
 _SOMEWHERE = "\x00somewhere"
 
@@ -230,19 +226,11 @@ class IntentEngine:
 
         ``area`` is the speaker's room (a room name, alias or slug; e.g. a voice
         satellite's): sentences without a place ("turn on the lights") act there, and
-        do nothing without it. Raises ``InvalidParamsError`` for empty or oversized text.
+        do nothing without it. The sentence's shape was checked where it entered
+        (``SpokenCommand.CHECK``: text, language and area within their limits).
         """
         started = time.perf_counter()
         lang = normalise_language(language or "en")
-        if not isinstance(text, str) or not text.strip():
-            raise InvalidParamsError("'text' must be a non-empty string", {"field": "text"})
-        if len(text) > MAX_TEXT:
-            raise InvalidParamsError(
-                f"'text' must have at most {MAX_TEXT} characters", {"field": "text"}
-            )
-        if area is not None and (not isinstance(area, str) or len(area) > MAX_AREA):
-            raise InvalidParamsError(f"'area' must be a room name of at most {MAX_AREA} "
-                                     "characters", {"field": "area"})  # fmt: skip
         if lang not in self.languages:
             reply = IntentReply(
                 speech=say("en", "language", languages=", ".join(self.languages)),
@@ -424,12 +412,20 @@ class IntentEngine:
             if not plan.calls:  # nothing read back that can be changed
                 return IntentReply(speech=say(lang, "cannot", target=plan.target),
                                    language=lang, handled=False, intent=intent)  # fmt: skip
-        if len(plan.calls) == 1 and _needs_approval(plan.calls[0].definition):
-            return await self._ask_approval(intent, plan, lang, token)
         outcomes = await asyncio.gather(*(self._invoke(c, token) for c in plan.calls))
-        made = tuple(record for record, _ in outcomes)
-        failed = [(c, record) for c, (record, _) in zip(plan.calls, outcomes, strict=True)
-                  if not record["ok"]]  # fmt: skip
+        made = tuple(o.record for o in outcomes)
+        if len(plan.calls) == 1 and outcomes[0].waiting:
+            call = plan.calls[0]
+            # "Unlocking … needs approval" for a lock, "Opening …" for a garage door or
+            # gate; any other call the invoker holds for a person (a confirmation
+            # ``always``, or ``when`` its condition holds).
+            key = {"unlock": "needs_approval", "open": "needs_approval_open"}.get(
+                plan.key, "approval_asked")
+            return IntentReply(speech=say(lang, key, target=call.target),
+                               language=lang, handled=True, intent=intent,
+                               calls=made)  # fmt: skip
+        failed = [(c, o) for c, o in zip(plan.calls, outcomes, strict=True)
+                  if o.problem is not None]  # fmt: skip
         if len(plan.calls) > 1:
             if failed:
                 speech = say(lang, "partial_rooms", done=len(plan.calls) - len(failed),
@@ -439,9 +435,10 @@ class IntentEngine:
                                    calls=made)  # fmt: skip
             return IntentReply(speech=say(lang, plan.key, target=plan.target, **_spoken(plan)),
                                language=lang, handled=True, intent=intent, calls=made)
-        record, result = outcomes[0]
-        if not record["ok"]:
-            return self._refused(intent, plan, lang, token, record, made)
+        outcome = outcomes[0]
+        if outcome.problem is not None:
+            return self._refused(intent, plan, lang, token, outcome.problem, made)
+        result = outcome.result
         if isinstance(result, dict) and "devices" in result and not result.get("ok", True):
             names = [d["name"] for d in result["devices"] if not d.get("ok")]
             speech = say(lang, "partial", done=result.get("succeeded", 0),
@@ -456,39 +453,22 @@ class IntentEngine:
     ) -> tuple[list[Any], tuple[dict[str, Any], ...]] | IntentReply:
         """Return the results of a plan's state reads, or why they failed (nothing acted)."""
         outcomes = await asyncio.gather(*(self._invoke(c, token) for c in plan.calls))
-        made = tuple(record for record, _ in outcomes)
-        for call, (record, _) in zip(plan.calls, outcomes, strict=True):
-            if not record["ok"]:
+        made = tuple(o.record for o in outcomes)
+        for call, o in zip(plan.calls, outcomes, strict=True):
+            if o.problem is not None:
                 return self._refused(intent, replace(plan, target=call.target), lang, token,
-                                     record, made)  # fmt: skip
-        return [result for _, result in outcomes], made
+                                     o.problem, made)  # fmt: skip
+        return [o.result for o in outcomes], made
 
-    async def _invoke(
-        self, call: Call, token: AgentToken | None
-    ) -> tuple[dict[str, Any], Any]:
-        tool = f"{call.definition.namespace}:{call.definition.name}"
-        request = ToolRequest(tool=tool, params=call.params,
-                              context=RequestContext(agent_id=token.agent_id if token else None))
-        response = await self.invoker.invoke(request, token=token)
-        record: dict[str, Any] = {"tool": tool, "params": call.params,
-                                  "ok": response.error is None}  # fmt: skip
-        problem = response.problem
-        if problem is not None:
-            record["error"] = {"code": problem.code.value, "message": problem.message}
-            return record, None
-        record["result"] = response.result
-        return record, response.result
+    async def _invoke(self, call: Call, token: AgentToken | None) -> _Outcome:
+        """Run one call; answer its outcome, or that it waits for a person's approval.
 
-    async def _ask_approval(
-        self, intent: str, plan: Plan, lang: str, token: AgentToken | None
-    ) -> IntentReply:
-        """Start a call a person must approve; answer once it waits for them (or ended).
-
-        "I have asked for approval" is said only when an approval really is pending: a
-        call refused before that (no permission, a bound reached) is answered with
-        what happened.
+        Whether a call needs approval is the invoker's to decide (``dangerous``, a
+        confirmation ``always`` or ``when`` its condition holds): the call runs with
+        ``APPROVAL_WAITING`` set, and once the invoker says an approval is pending the
+        answer is given while the call goes on waiting (``close`` drops it). A call
+        refused before that (no permission, a bound reached) is answered as it ended.
         """
-        call = plan.calls[0]
         loop = asyncio.get_running_loop()
         asked: asyncio.Future[str] = loop.create_future()
 
@@ -498,29 +478,38 @@ class IntentEngine:
 
         marker = APPROVAL_WAITING.set(waiting)
         try:
-            task = loop.create_task(self._invoke(call, token))  # runs with the marker set
+            task = loop.create_task(self._call(call, token))  # runs with the marker set
         finally:
             APPROVAL_WAITING.reset(marker)
         self._pending.add(task)
         task.add_done_callback(self._pending.discard)
         watched: set[asyncio.Future[Any]] = {task, asked}
-        await asyncio.wait(watched, timeout=APPROVAL_ASK_S, return_when=asyncio.FIRST_COMPLETED)
-        if not asked.done() and task.done() and not task.cancelled():
-            record, _result = task.result()
-            if not record["ok"]:
-                return self._refused(intent, plan, lang, token, record, (record,))
-        if not asked.done():
+        try:
+            await asyncio.wait(watched, return_when=asyncio.FIRST_COMPLETED)
+        finally:
             asked.cancel()
+        if task.done():
+            return task.result()
         tool = f"{call.definition.namespace}:{call.definition.name}"
         record = {"tool": tool, "params": call.params, "ok": None, "pending": "approval"}
-        key = "needs_approval" if plan.key != "open" else "needs_approval_open"
-        return IntentReply(speech=say(lang, key, target=call.target),
-                           language=lang, handled=True, intent=intent,
-                           calls=(record,))  # fmt: skip
+        return _Outcome(record=record, waiting=True)
+
+    async def _call(self, call: Call, token: AgentToken | None) -> _Outcome:
+        tool = f"{call.definition.namespace}:{call.definition.name}"
+        request = ToolRequest(tool=tool, params=call.params,
+                              context=RequestContext(agent_id=token.agent_id if token else None))
+        response = await self.invoker.invoke(request, token=token)
+        record: dict[str, Any] = {"tool": tool, "params": call.params, "ok": response.ok}
+        problem = response.problem
+        if problem is not None:
+            record["error"] = {"code": problem.code.value, "message": problem.message}
+            return _Outcome(record=record, problem=problem)
+        record["result"] = response.result
+        return _Outcome(record=record, result=response.result)
 
     def _refused(
         self, intent: str, plan: Plan, lang: str, token: AgentToken | None,
-        record: dict[str, Any], made: tuple[dict[str, Any], ...],
+        problem: BridgeError, made: tuple[dict[str, Any], ...],
     ) -> IntentReply:  # fmt: skip
         """Return the answer for a call that did not succeed, saying why.
 
@@ -530,7 +519,7 @@ class IntentEngine:
         if plan.target.casefold() not in self._labels(token):
             return IntentReply(speech=say(lang, "unknown"), language=lang, handled=False,
                                intent=intent, calls=made)  # fmt: skip
-        key = _refusal_key(str(record["error"]["code"]))
+        key = _REFUSALS.get(problem.code, "failed")
         return IntentReply(speech=say(lang, key, target=plan.target), language=lang,
                            handled=False, intent=intent, calls=made)  # fmt: skip
 
@@ -607,44 +596,79 @@ def verbless(reading: Reading, text: str) -> bool:
     return all(w in named for w in rest)
 
 
-def _refusal_key(code: str) -> str:
-    return {"PERMISSION_DENIED": "denied", "TOOL_NOT_FOUND": "denied",
-            "DEVICE_UNAVAILABLE": "unavailable", "CONTROLLER_UNAVAILABLE": "unavailable",
-            "RATE_LIMITED": "busy", "OVERLOADED": "busy",
-            "CONFIRMATION_DENIED": "approval_denied", "CONFIRMATION_TIMEOUT": "approval_denied",
-            "INVALID_PARAMS": "bad_value"}.get(code, "failed")  # fmt: skip
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Outcome:
+    """One call's end as the invoker answered it: its record, result or typed error."""
+
+    record: dict[str, Any]
+    result: Any = None
+    problem: BridgeError | None = None
+    waiting: bool = False  # an approval is pending; the call goes on in the background
 
 
-def _needs_approval(definition: ToolDefinition) -> bool:
-    return definition.dangerous or (
-        definition.confirmation is not None and definition.confirmation.mode == "always"
-    )
+# What to say for a refused call, by the invoker's typed error (others: "failed").
+_REFUSALS: dict[ErrorCode, str] = {
+    ErrorCode.PERMISSION_DENIED: "denied", ErrorCode.TOOL_NOT_FOUND: "denied",
+    ErrorCode.DEVICE_UNAVAILABLE: "unavailable", ErrorCode.CONTROLLER_UNAVAILABLE: "unavailable",
+    ErrorCode.RATE_LIMITED: "busy", ErrorCode.OVERLOADED: "busy",
+    ErrorCode.CONFIRMATION_DENIED: "approval_denied",
+    ErrorCode.CONFIRMATION_TIMEOUT: "approval_denied",
+    ErrorCode.INVALID_PARAMS: "bad_value",
+}  # fmt: skip
 
 
 def _out_of_range(call: Call, values: dict[str, Any], lang: str) -> str | None:
-    """Return the answer for a value outside the tool's range (``None`` when it fits)."""
+    """Return the answer for a value outside the call's range (``None`` when it fits).
+
+    The tool's own range is the invoker's rule: ``validate_call`` (the check the invoker
+    runs on every call) says whether the parameters fit, and its bounds are only read to
+    say them. A device's reported limits (``values["limits"]``) are the planner's
+    knowledge, for a parameter whose schema has no range.
+    """
     properties = call.definition.parameters.get("properties", {})
+    try:
+        validate_call(call.definition, call.params)
+    except InvalidParamsError as err:
+        for key in _params_at_fault(err):
+            spec = properties.get(key, {})
+            value = call.params.get(key)
+            low, high = spec.get("minimum"), spec.get("maximum")
+            if isinstance(value, int | float) and low is not None and high is not None:
+                return _range_answer(call, values, lang, value, low, high)
+        return None  # another fault: the invoker refuses the call, said as "bad_value"
     limits = values.get("limits")
+    if limits is None:
+        return None
     for key, value in call.params.items():
-        if not isinstance(value, int | float):
-            continue
         spec = properties.get(key, {})
-        low, high = spec.get("minimum"), spec.get("maximum")
-        if low is None or high is None:
-            if limits is None:
-                continue
-            low, high = limits
+        if not isinstance(value, int | float) or None not in (
+            spec.get("minimum"), spec.get("maximum")
+        ):
+            continue
+        low, high = limits
         if not low <= value <= high:
-            units = values.get("units")
-            said = spoken_number(value, lang)
-            if units is not None:  # a temperature: the value as said, limits in home units
-                said = str(values.get("temperature", said))
-                tool_units = values.get("tool_units", METRIC)
-                low, high = (from_celsius(to_celsius(v, tool_units), units) for v in (low, high))
-            return say(lang, "out_of_range", value=said,
-                       target=call.target, low=spoken_number(low, lang),
-                       high=spoken_number(high, lang))  # fmt: skip
+            return _range_answer(call, values, lang, value, low, high)
     return None
+
+
+def _params_at_fault(err: InvalidParamsError) -> list[str]:
+    """Return the top-level parameter names an ``InvalidParamsError``'s problems name."""
+    problems = err.details.get("errors", [])
+    paths = [p.get("path", "") for p in problems if isinstance(p, dict)]
+    return [path[2:].split(".")[0].split("[")[0] for path in paths if path.startswith("$.")]
+
+
+def _range_answer(
+    call: Call, values: dict[str, Any], lang: str, value: float, low: float, high: float
+) -> str:
+    units = values.get("units")
+    said = spoken_number(value, lang)
+    if units is not None:  # a temperature: the value as said, limits in home units
+        said = str(values.get("temperature", said))
+        tool_units = values.get("tool_units", METRIC)
+        low, high = (from_celsius(to_celsius(v, tool_units), units) for v in (low, high))
+    return say(lang, "out_of_range", value=said, target=call.target,
+               low=spoken_number(low, lang), high=spoken_number(high, lang))  # fmt: skip
 
 
 def _plural(label: str, room_words: set[str]) -> str | None:

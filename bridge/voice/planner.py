@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from bridge.auth.permissions import covers
+from bridge.auth.visibility import may_see_device
 from bridge.matter import Device, Room, slugify
 from bridge.voice.floors import Floor
 from bridge.voice.responses import both, either, say
@@ -730,10 +730,7 @@ class _Subject:
 
 def may_see(token: AgentToken | None, device: Device) -> bool:
     """Return whether ``token`` may read or control ``device`` (no token: an in-process caller)."""
-    if token is None:
-        return True
-    wanted = (f"device:control:{device.id}", f"device:read:{device.id}")
-    return any(covers(p, w) for p in token.permissions for w in wanted)
+    return token is None or may_see_device(token.permissions, device.id)
 
 
 def reply(lang: str, key: str, *, intent: str | None = None, **values: Any) -> IntentReply:

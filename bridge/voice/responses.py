@@ -38,6 +38,7 @@ RESPONSES: dict[str, dict[str, str]] = {
         "language": "Sorry, I only understand these languages: {languages}.",
         "lock": "Locked {target}.",
         "needs_approval": "Unlocking {target} needs a person's approval; I have asked for it.",
+        "approval_asked": "A person must approve that for {target}; I have asked for it.",
         "open": "Opened {target}.",
         "close": "Closed {target}.",
         "stop": "Stopped {target}.",
@@ -116,6 +117,8 @@ RESPONSES: dict[str, dict[str, str]] = {
         "language": "Ich verstehe nur diese Sprachen: {languages}.",
         "lock": "{target} ist abgeschlossen.",
         "needs_approval": ("Das Aufschließen von {target} muss ein Mensch freigeben; "
+            "ich habe darum gebeten."),
+        "approval_asked": ("Das muss für {target} ein Mensch freigeben; "
             "ich habe darum gebeten."),
         "open": "{target} ist geöffnet.",
         "close": "{target} ist geschlossen.",
@@ -199,6 +202,8 @@ RESPONSES: dict[str, dict[str, str]] = {
         "lock": "{target} est verrouillé.",
         "needs_approval": ("Déverrouiller {target} doit être approuvé par une personne "
             "; je l'ai demandé."),
+        "approval_asked": ("Une personne doit approuver cela pour {target} "
+            "; je l'ai demandé."),
         "open": "{target} est ouvert.",
         "close": "{target} est fermé.",
         "stop": "{target} est arrêté.",
@@ -281,6 +286,7 @@ RESPONSES: dict[str, dict[str, str]] = {
         "language": "Lo siento, solo entiendo estos idiomas: {languages}.",
         "lock": "He cerrado con llave {target}.",
         "needs_approval": "Abrir {target} necesita la aprobación de una persona; la he pedido.",
+        "approval_asked": "Eso para {target} necesita la aprobación de una persona; la he pedido.",
         "open": "He abierto {target}.",
         "close": "He cerrado {target}.",
         "stop": "He parado {target}.",
@@ -364,6 +370,8 @@ RESPONSES: dict[str, dict[str, str]] = {
         "lock": "{target} is op slot.",
         "needs_approval": ("Voor het openen van {target} moet een persoon toestemming "
             "geven; ik heb erom gevraagd."),
+        "approval_asked": ("Een persoon moet dat voor {target} goedkeuren; "
+            "ik heb erom gevraagd."),
         "open": "{target} is open.",
         "close": "{target} is dicht.",
         "stop": "{target} is gestopt.",

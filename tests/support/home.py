@@ -25,6 +25,7 @@ from bridge.config import ApiConfig, BridgeConfig, MatterConfig, VoiceConfig
 from bridge.service import BridgeService
 from tests.matter.dumps import DUMP_FILES
 from tests.support.fabric import Fabric, ThreadedController, running_controller
+from tests.support.matter import import_test_nodes
 
 
 class Home:
@@ -80,7 +81,7 @@ async def start_home(
         docs = {p.stem: json.loads(p.read_text()) for p in DUMP_FILES}
         ids: dict[str, str] = {}
         for stem in dumps:
-            await bridge.adapter.import_test_nodes([docs[stem]])
+            await import_test_nodes(bridge.adapter, [docs[stem]])
             async with asyncio.timeout(10):
                 while not {d.node_id for d in bridge.devices()} - known:
                     await asyncio.sleep(0.05)

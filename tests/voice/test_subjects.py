@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import re
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
+from bridge.tools.definition import Confirmation
 from bridge.voice.responses import RESPONSES
 from tests.support.home import Home
 from tests.voice.sentence_set import evaluate, load_sentences
@@ -211,6 +213,44 @@ async def test_unlocking_waits_for_a_person(home: Home, control: Any) -> None:
         async with asyncio.timeout(10):
             while engine_of(home)._pending:  # the call ends once a person said no
                 await asyncio.sleep(0.05)
+
+
+async def test_a_confirmation_when_its_condition_holds_is_the_invokers_to_decide(
+    home: Home, control: Any
+) -> None:
+    """A tool whose confirmation is ``mode: when`` waits for a person only when its
+    condition holds: voice asks the invoker instead of guessing from the definition
+    (which once ignored ``when`` and blocked the sentence on an approval never asked)."""
+    registry = home.service.registry
+    entry = registry.resolve("matter:light_sofa_lamp_brightness")
+    held = replace(entry.definition, confirmation=Confirmation(
+        mode="when", when={"properties": {"percent": {"minimum": 90}}, "required": ["percent"]},
+        timeout_s=30.0))  # fmt: skip
+    registry.replace(held, entry.handler)
+    approver = home.token("admin:approve", agent_id="a-person")
+    try:
+        async with asyncio.timeout(20):
+            assert await ask(home, "set the sofa lamp to 20 percent", "en", control) == (
+                [("light_sofa_lamp_brightness", {"percent": 20})],
+                "Set Sofa Lamp to 20 percent.")
+            reply = await engine_of(home).handle("set the sofa lamp to 95 percent", "en",
+                                                 token=control)  # fmt: skip
+        assert (reply.handled, reply.speech) == (
+            True, "A person must approve that for Sofa Lamp; I have asked for it.")
+        assert reply.calls == ({"tool": "matter:light_sofa_lamp_brightness",
+                                "params": {"percent": 95}, "ok": None,
+                                "pending": "approval"},)  # fmt: skip
+        status, body = await home.request("GET", "/v1/approvals?status=pending", approver)
+        assert (status, [a["params"] for a in body["approvals"]]) == (200, [{"percent": 95}])
+        status, body = await home.request(
+            "POST", f"/v1/approvals/{body['approvals'][0]['id']}", approver,
+            {"decision": "deny"})  # fmt: skip
+        assert (status, body["status"]) == (200, "denied")
+        async with asyncio.timeout(10):
+            while engine_of(home)._pending:  # the call ends once a person said no
+                await asyncio.sleep(0.05)
+    finally:
+        registry.replace(entry.definition, entry.handler)
 
 
 async def test_an_unlock_no_person_is_asked_for_says_what_happened(home: Home) -> None:

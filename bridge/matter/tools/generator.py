@@ -39,6 +39,7 @@ from bridge.tools.definition import (
     ToolDefinition,
     ToolIntent,
 )
+from bridge.tools.device_permissions import DEVICE_CONTROL, DEVICE_READ, device_permission
 from bridge.tools.naming import CLIENT_NAME_MAX, fit_name
 
 NAMESPACE = "matter"
@@ -488,7 +489,7 @@ class MatterToolGenerator:
                 notify_admins=row.dangerous,
                 extra={"secret_params": list(row.secret_params)} if row.secret_params else {},
             ),
-            **self._common(device, f"device:control:{device.id}"),
+            **self._common(device, device_permission(DEVICE_CONTROL, device.id)),
         )
         return GeneratedTool(
             definition=definition,
@@ -531,7 +532,7 @@ class MatterToolGenerator:
                 "tags": ["matter", device.kind, "state"]
                 + (["sensor"] if any(p.field.sensor for p in parts) else []),
             },
-            **self._common(device, f"device:read:{device.id}"),
+            **self._common(device, device_permission(DEVICE_READ, device.id)),
         )
         return GeneratedTool(
             definition=definition,
@@ -591,7 +592,7 @@ class MatterToolGenerator:
                             "additionalProperties": False,
                         },
                         requires=Requires(
-                            capabilities=(CAPABILITY,), permissions=("device:read:{device_id}",)
+                            capabilities=(CAPABILITY,), permissions=(DEVICE_READ,)
                         ),
                         execution=Execution(
                             timeout_ms=10_000, idempotent=True, async_allowed=True
@@ -658,7 +659,7 @@ class MatterToolGenerator:
             "namespace": NAMESPACE,
             "version": TOOL_VERSION,
             "requires": Requires(
-                capabilities=(CAPABILITY,), permissions=("device:control:{device_id}",)
+                capabilities=(CAPABILITY,), permissions=(DEVICE_CONTROL,)
             ),
             "routing": Routing(
                 prefer_local=True,
