@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bridge.voice.intents import normalise_language
 from tests.support.fabric import open_fabric, running_controller
 from tests.support.home import start_home
-from tests.voice.sentence_set import DUMPS, evaluate, furnish, load_sentences
+from tests.voice.sentence_set import DUMPS, VOICE, evaluate, furnish, load_sentences
 
 
 def pct(values: list[float], q: float) -> float:
@@ -82,7 +82,8 @@ def fifty_device_recognition(home: Any, sentences: list[Any], rounds: int) -> li
     assert home.service.invocation is not None
     engine = IntentEngine(registry=home.service.registry,
                           invoker=home.service.invocation.invoker, devices=lambda: devices,
-                          tool_for=home.service.matter.bridge.tool_for)  # fmt: skip
+                          tool_for=home.service.matter.bridge.tool_for,
+                          floors=VOICE.floors)  # fmt: skip
     times = []
     for _ in range(rounds):
         for s in sentences:
@@ -96,8 +97,10 @@ def fifty_device_recognition(home: Any, sentences: list[Any], rounds: int) -> li
 async def run(controller_url: str, key_file: str, state_dir: Path, rounds: int) -> None:
     sets = {"development": load_sentences("dev"), "held-out": load_sentences("heldout"),
             "compound": load_sentences("compound"),
-            "compound held-out": load_sentences("compound_heldout")}
-    async with start_home(controller_url, state_dir, DUMPS, key_file) as home:
+            "compound held-out": load_sentences("compound_heldout"),
+            "speech": load_sentences("speech"),
+            "speech held-out": load_sentences("speech_heldout")}
+    async with start_home(controller_url, state_dir, DUMPS, key_file, VOICE) as home:
         await furnish(home)
         engine = home.service.intents
         assert engine is not None

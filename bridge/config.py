@@ -212,16 +212,39 @@ class McpServerConfig:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class FloorConfig:
+    """One floor of the home: its name, level, the words for it and its rooms."""
+
+    name: str
+    level: int = 0
+    aliases: tuple[str, ...] = ()
+    rooms: tuple[str, ...] = ()
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> FloorConfig:
+        """Build one entry of ``voice.floors`` (already checked by the schema)."""
+        return cls(name=str(doc["name"]), level=int(doc.get("level", 0)),
+                   aliases=tuple(str(a) for a in doc.get("aliases") or ()),
+                   rooms=tuple(str(r) for r in doc.get("rooms") or ()))  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class VoiceConfig:
-    """Spoken commands: the units the home speaks in.
+    """Spoken commands: the units the home speaks in, and its floors.
 
     ``units``: ``metric`` (degrees Celsius), ``imperial`` (degrees Fahrenheit) or
     ``auto`` — Fahrenheit when a thermostat displays Fahrenheit (its Thermostat User
     Interface Configuration), else from the locale (``LC_ALL``/``LANG`` of a
     Fahrenheit country), else Celsius.
+
+    ``floors``: which rooms are on which floor ("turn off the lights upstairs"); a
+    floor's ``level`` (0 the ground floor, 1 the one above, -1 a basement) gives it the
+    everyday words of each language ("upstairs", "oben", "à l'étage" …) besides its
+    name and aliases.
     """
 
     units: str = "auto"
+    floors: tuple[FloorConfig, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -347,6 +370,8 @@ def _build(cls: type[Any], data: dict[str, Any], where: str) -> Any:
             kwargs[key] = _build(type(default), value, f"{where}{key}.")
         elif key == "mcp_servers":
             kwargs[key] = tuple(McpServerConfig.from_json(v) for v in value or ())
+        elif key == "floors":
+            kwargs[key] = tuple(FloorConfig.from_json(v) for v in value or ())
         elif isinstance(default, tuple):
             kwargs[key] = tuple(value or ())
         elif key in _PATH_KEYS and value is not None:

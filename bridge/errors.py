@@ -38,6 +38,7 @@ class ErrorCode(StrEnum):
     CONTROLLER_UNAVAILABLE = "CONTROLLER_UNAVAILABLE"
     COMMISSIONING_FAILED = "COMMISSIONING_FAILED"
     CLIENT_UNAVAILABLE = "CLIENT_UNAVAILABLE"
+    COMPONENT_UNAVAILABLE = "COMPONENT_UNAVAILABLE"
     PAYLOAD_TOO_LARGE = "PAYLOAD_TOO_LARGE"
     HEADERS_TOO_LARGE = "HEADERS_TOO_LARGE"
     REQUEST_TIMEOUT = "REQUEST_TIMEOUT"
@@ -263,6 +264,27 @@ class ClientUnavailableError(BridgeError):
     code = ErrorCode.CLIENT_UNAVAILABLE
     http_status = 503
     retryable = True
+
+
+class ComponentUnavailableError(BridgeError):
+    """A part of this node the request needs (invocation, Matter, mesh, …) is not running.
+
+    One answer wherever a part is off or not started: 503 ``COMPONENT_UNAVAILABLE`` with
+    ``details.component`` naming the part (never 401 or 404, which would say something
+    about the caller's token or the path instead).
+    """
+
+    code = ErrorCode.COMPONENT_UNAVAILABLE
+    http_status = 503
+
+
+def running[T](part: T | None, component: str) -> T:
+    """Return ``part``; raise ``ComponentUnavailableError`` naming ``component`` when ``None``."""
+    if part is None:
+        raise ComponentUnavailableError(
+            f"{component} is not running on this node", {"component": component}
+        )
+    return part
 
 
 class PayloadTooLargeError(BridgeError):

@@ -34,6 +34,11 @@ CONSOLE_SESSIONS = 256
 # Open /v1/events and /v1/calls/ws subscriptions.
 SUBSCRIPTIONS_PER_TOKEN = 8
 SUBSCRIPTIONS = 512
+# Tool calls running at once (every face: HTTP, sockets, MCP, voice, mesh, jobs). A rate
+# limit bounds calls per minute; this bounds slow ones held open together, which a token
+# without a rate limit could otherwise pile up against the API's 4,096 connections.
+CALLS_IN_FLIGHT_PER_TOKEN = 64
+CALLS_IN_FLIGHT = 2048
 # Automation rules a token made (each holds a token, a database row and a check on every
 # event); holders of automations:manage keep only the node's bound.
 RULES_PER_TOKEN = 50
@@ -84,6 +89,41 @@ MCP_BOUND = Bound("mcp sessions", MCP_SESSIONS_PER_TOKEN, MCP_SESSIONS)
 CONSOLE_BOUND = Bound("console sessions", CONSOLE_SESSIONS_PER_TOKEN, CONSOLE_SESSIONS)
 RULES_BOUND = Bound("automation rules", RULES_PER_TOKEN, RULES)
 SUBSCRIPTIONS_BOUND = Bound("event subscriptions", SUBSCRIPTIONS_PER_TOKEN, SUBSCRIPTIONS)
+IN_FLIGHT_BOUND = Bound("calls in flight", CALLS_IN_FLIGHT_PER_TOKEN, CALLS_IN_FLIGHT)
+
+
+class InFlight:
+    """Counts of a bounded resource held now per owner, in O(1) per take and release."""
+
+    def __init__(self, bound: Bound) -> None:
+        self.bound = bound
+        self._held: dict[Hashable, int] = {}
+        self.total = 0
+
+    def take(self, owner: Hashable) -> None:
+        """Hold one unit for ``owner``; raise past the bounds."""
+        mine = self._held.get(owner, 0)
+        if mine >= self.bound.per_token:
+            raise self.bound.token_error()
+        if self.total >= self.bound.total:
+            raise self.bound.node_error()
+        self._held[owner] = mine + 1
+        self.total += 1
+
+    def release(self, owner: Hashable) -> None:
+        """Give one unit of ``owner``'s back."""
+        mine = self._held.get(owner, 0)
+        if mine <= 0:
+            return
+        self.total -= 1
+        if mine == 1:
+            del self._held[owner]
+        else:
+            self._held[owner] = mine - 1
+
+    def held(self, owner: Hashable) -> int:
+        """Return how many units ``owner`` holds."""
+        return self._held.get(owner, 0)
 
 
 class Seats:

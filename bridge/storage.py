@@ -261,12 +261,6 @@ class Database:
         except sqlite3.Error as err:  # a closed database, a busy reader in another process
             _LOG.debug("WAL checkpoint of %s failed: %s", self.path, err)
 
-    def checkpoint_sync(self) -> tuple[int, int, int]:
-        """Checkpoint now on this thread; return SQLite's (busy, WAL frames, copied)."""
-        with self._locked():
-            row = self._conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
-        return int(row[0]), int(row[1]), int(row[2])
-
     async def execute(self, sql: str, params: Params = ()) -> int:
         """Run one statement in a worker thread; return the number of changed rows."""
         return await asyncio.to_thread(self.execute_sync, sql, params)

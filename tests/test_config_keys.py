@@ -951,6 +951,73 @@ def test_voice_units_is_the_unit_spoken_temperatures_are_in(tmp_path: Path, fabr
             bridge.stop()
 
 
+
+@pytest.mark.fabric
+@effect_of("voice.floors", "voice.floors[].name", "voice.floors[].level",
+           "voice.floors[].aliases", "voice.floors[].rooms")
+def test_voice_floors_are_the_floors_spoken_commands_know(tmp_path: Path, fabric: Any) -> None:
+    import asyncio
+
+    import aiohttp
+
+    from tests.support.fabric import running_controller
+
+    async def import_node(url: str, headers: dict[str, str], doc: dict[str, Any]) -> None:
+        async with aiohttp.ClientSession() as session, \
+                session.ws_connect(url, headers=headers) as ws:
+            await ws.receive_json()  # server info
+            await ws.send_json({"message_id": "1", "command": "import_test_node",
+                                "args": {"dump": json.dumps(
+                                    {"data": {"server": {"nodes": [doc]}}})}})  # fmt: skip
+            while (msg := await ws.receive_json()).get("message_id") != "1":
+                pass
+            assert "error_code" not in msg, msg
+
+    dump = REPO / "tests/fixtures/nodes/matterjs-commissioned/node-1-onoff.json"
+    floors = [{"name": "Top Floor", "level": 1, "aliases": ["the attic"], "rooms": ["bedroom"]},
+              {"name": "Ground Floor", "level": 0, "rooms": ["Kitchen"]}]  # fmt: skip
+    with running_controller(fabric, "config-voice-floors") as ctl:
+        asyncio.run(import_node(ctl.url, ctl.headers, json.loads(dump.read_text())))
+        bridge = Bridge({"state_dir": str(tmp_path / "state"), "api": {"port": 0},
+                         "matter": {"controller_url": ctl.url,
+                                    "controller_key_file": ctl.key_file},
+                         "voice": {"floors": floors}}, tmp_path)  # fmt: skip
+        try:
+            bridge.start()
+            token = bridge.token()
+            found: list[Any] = []
+
+            def light() -> bool:
+                _, body = http("GET", f"{bridge.url}/v1/devices", token=token)
+                found[:] = [d for d in body.get("devices", []) if d["kind"] == "light"]
+                return bool(found)
+
+            wait_until(light, 30, "the light")
+            # rooms: matched by name regardless of case ("bedroom" names the room "Bedroom")
+            status, body = http("PATCH", f"{bridge.url}/v1/devices/{found[0]['id']}",
+                                {"name": "Bed Light", "room": "Bedroom"}, token=token)
+            assert status == 200, body
+
+            def said(text: str) -> dict[str, Any]:
+                status, body = http("POST", f"{bridge.url}/v1/intents/handle",
+                                    {"text": text}, token=token)  # fmt: skip
+                assert status == 200, body
+                return dict(body)
+
+            # name, alias and level ("upstairs": the one floor above level 0) reach the
+            # floor's room; the other floor has no light: nothing is done there.
+            for text in ("turn off the lights on the top floor", "turn off the lights in the attic",
+                         "turn off the lights upstairs"):
+                body = said(text)
+                tools = [c["tool"] for c in body["calls"]]
+                assert tools == ["matter:room_bedroom_lights_off"], body
+                assert body["speech"] == "Turned off the lights on Top Floor."
+            body = said("turn off the lights downstairs")
+            assert (body["calls"], body["handled"]) == ([], False), body
+        finally:
+            bridge.stop()
+
+
 # -- the doctor and Thread keys: `atmosphere-bridge doctor --json` over a prepared tree --
 
 

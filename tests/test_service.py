@@ -7,49 +7,15 @@ node is not.
 """
 
 import asyncio
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from bridge.auth.keys import NodeKey
 from bridge.auth.tokens import issue_token
-from bridge.config import ApiConfig, AuthConfig, BridgeConfig, MatterConfig, MeshConfig
 from bridge.invocation.messages import ToolRequest, ToolResponse
 from bridge.mesh.node_id import node_id_for
 from bridge.service import BridgeService
-from bridge.tools.context import CallContext
-from bridge.tools.definition import ToolDefinition
-from tests.support.ports import free_port
-
-ECHO = "test:echo_where@1.0.0"
-
-
-
-
-def configs(tmp_path: Path, issuer: NodeKey) -> tuple[BridgeConfig, BridgeConfig]:
-    ports = {"a": free_port(), "b": free_port()}
-    ids = {
-        name: node_id_for(NodeKey.load_or_create(tmp_path / name / "node.key").public_key_b64)
-        for name in ports
-    }
-    out = []
-    for name, other in (("a", "b"), ("b", "a")):
-        out.append(BridgeConfig(
-            state_dir=tmp_path / name,
-            api=ApiConfig(host="127.0.0.1", port=ports[name]),
-            matter=replace(MatterConfig(), enabled=False),
-            auth=AuthConfig(trusted_issuers=(issuer.public_key_b64,)),
-            mesh=MeshConfig(
-                enabled=True, node_name=name, discovery=False, trusted_nodes=(ids[other],),
-                peers=(f"http://127.0.0.1:{ports[other]}",), gossip_interval_s=0.1,
-                announce_interval_s=0.5, announcement_ttl_s=3.0,
-            ),
-        ))
-    return out[0], out[1]
-
-
-async def echo_where(params: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
-    return {"text": params["text"], "ran_on": ctx.node_id}
+from tests.support.mesh_pair import ECHO, register_echo_where, two_node_configs
 
 
 async def start(service: BridgeService) -> None:
@@ -75,16 +41,9 @@ async def wait_for_tool(service: BridgeService, identity: str) -> None:
 async def test_restarted_service_still_routes_to_the_mesh(tmp_path: Path) -> None:
     issuer = NodeKey.generate()
     token = issue_token(issuer, agent_id="agent", permissions=["*"], ttl_s=300)
-    config_a, config_b = configs(tmp_path, issuer)
+    config_a, config_b = two_node_configs(tmp_path, issuer=issuer)
     a, b = BridgeService(config_a), BridgeService(config_b)
-    b.registry.register(
-        ToolDefinition(
-            name="echo_where", namespace="test", description="Echo with the node that ran it",
-            parameters={"type": "object", "properties": {"text": {"type": "string"}},
-                        "required": ["text"]},
-        ),
-        echo_where,
-    )
+    register_echo_where(b)
     await start(b)
     try:
         await start(a)

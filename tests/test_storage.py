@@ -141,16 +141,6 @@ def test_the_wal_is_checkpointed_off_the_committing_thread(tmp_path: Path) -> No
     again.close()
 
 
-def test_checkpoint_sync_reports_the_wal(tmp_path: Path) -> None:
-    db = Database(tmp_path / "bridge.db")
-    db.execute_sync("CREATE TABLE t (x)")
-    db.execute_sync("INSERT INTO t VALUES (1)")
-    busy, frames, copied = db.checkpoint_sync()
-    assert busy == 0
-    assert frames == copied >= 1
-    db.close()
-
-
 def test_the_inline_commit_never_waits_and_every_other_write_still_does(tmp_path: Path) -> None:
     # The inline (event-loop) commit runs with SQLite's busy timeout off and leaves it
     # off; whatever runs next on the connection must wait for another process's write

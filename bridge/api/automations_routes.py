@@ -14,15 +14,11 @@ from bridge.api.bearer import token_of
 from bridge.api.http import json_response, read_json, service_of
 from bridge.api.openapi import add_route, path_param
 from bridge.automations import AutomationRunner, rule_schema
-from bridge.errors import InvalidRequestError, NotFoundError
+from bridge.errors import InvalidRequestError, running
 
 
 def _runner(request: web.Request) -> AutomationRunner:
-    runner = service_of(request).automations
-    if runner is None:
-        raise NotFoundError("automations are not running on this node",
-                            {"component": "automations"})
-    return runner
+    return running(service_of(request).automations, "automations")
 
 
 async def list_rules(request: web.Request) -> web.Response:

@@ -30,6 +30,7 @@ from bridge.errors import (
     PermissionDeniedError,
     RateLimitedError,
     UnauthenticatedError,
+    running,
 )
 
 __all__ = ["AGENT_SLOT", "token_of"]
@@ -56,8 +57,8 @@ def reverify(request: web.Request) -> AgentToken:
     expiry (and whatever else it checks, such as revocation) holds on open sockets too.
     """
     raw = request.get(RAW_TOKEN_SLOT)
-    runtime = service_of(request).invocation
-    if not isinstance(raw, str) or runtime is None:
+    runtime = running(service_of(request).invocation, "invocation")
+    if not isinstance(raw, str):
         raise UnauthenticatedError("the token can no longer be verified", {"reason": "missing"})
     return runtime.verifier.verify(raw)
 
@@ -105,11 +106,7 @@ async def middleware(request: web.Request, handler: Any) -> web.StreamResponse:
         return response
 
 
-    runtime = service_of(request).invocation
-    if runtime is None:
-        raise UnauthenticatedError(
-            "this node cannot verify tokens (invocation is not running)", {"reason": "no_verifier"}
-        )
+    runtime = running(service_of(request).invocation, "invocation")
     try:
         raw = _raw_token(request)
         token = runtime.verifier.verify(raw)

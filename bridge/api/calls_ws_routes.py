@@ -21,7 +21,7 @@ from bridge.api.events_routes import SUBSCRIPTIONS_KEY
 from bridge.api.http import json_limits, response_bytes, service_of
 from bridge.api.openapi import add_route
 from bridge.auth.tokens import AgentToken
-from bridge.errors import BridgeError, InvalidRequestError, UnauthenticatedError
+from bridge.errors import BridgeError, InvalidRequestError, UnauthenticatedError, running
 from bridge.invocation.messages import ResponseStatus, ToolRequest, ToolResponse
 from bridge.invocation.pipeline import Pipeline
 from bridge.jsonlimits import DEFAULT_LIMITS, JsonLimits
@@ -155,9 +155,7 @@ def _raw_token(request: web.Request) -> str:
 async def calls_ws(request: web.Request) -> web.StreamResponse:
     """Run ``tool_invoke`` messages from one WebSocket until it closes."""
     token = token_of(request)
-    runtime = service_of(request).invocation
-    if runtime is None:
-        raise UnauthenticatedError("invocation is not running on this node")
+    runtime = running(service_of(request).invocation, "invocation")
     ws = web.WebSocketResponse(
         heartbeat=30.0, max_msg_size=service_of(request).config.api.max_body_bytes
     )

@@ -20,7 +20,7 @@ from bridge.api.bearer import token_of
 from bridge.api.http import SERVICE_KEY, json_response, read_json, response_json, service_of
 from bridge.api.openapi import add_route, path_param
 from bridge.auth.permissions import PermissionChecker
-from bridge.errors import InvalidRequestError, UnauthenticatedError
+from bridge.errors import InvalidRequestError, running
 from bridge.invocation.messages import ToolRequest
 from bridge.matter import STATE_TOOL, CompactProfile
 from bridge.tools.definition import ToolDefinition
@@ -32,9 +32,7 @@ _CHECKER = PermissionChecker()
 async def call_compact(request: web.Request) -> web.Response:
     """Run one compact call."""
     token = token_of(request)
-    runtime = service_of(request).invocation
-    if runtime is None:
-        raise UnauthenticatedError("invocation is not running on this node")
+    runtime = running(service_of(request).invocation, "invocation")
     body = await read_json(request)
     if not isinstance(body, dict):
         raise InvalidRequestError("request body must be a JSON object")

@@ -18,10 +18,10 @@ from bridge.api.openapi import add_route, path_param, query_param
 from bridge.auth.permissions import covers
 from bridge.errors import (
     BridgeError,
-    ControllerUnavailableError,
     InvalidParamsError,
     InvalidRequestError,
     NotFoundError,
+    running,
 )
 
 if TYPE_CHECKING:  # the Matter layer (and the SDK's cluster classes) load only when used
@@ -32,10 +32,7 @@ _TASKS: web.AppKey[set[asyncio.Task[None]]] = web.AppKey("commission_tasks")
 
 
 def _runtime(request: web.Request) -> MatterComponent:
-    runtime = service_of(request).matter
-    if runtime is None:
-        raise ControllerUnavailableError("the Matter layer is not running on this bridge")
-    return runtime
+    return running(service_of(request).matter, "matter")
 
 
 async def list_devices(request: web.Request) -> web.Response:

@@ -18,7 +18,7 @@ from bridge.api.http import encode_json, service_of
 from bridge.api.openapi import add_route, query_param
 from bridge.auth.permissions import covers
 from bridge.auth.tokens import AgentToken
-from bridge.auth.visibility import may_see
+from bridge.auth.visibility import may_read_device, may_see
 from bridge.errors import InvalidRequestError, UnauthenticatedError
 from bridge.events import Event, EventBus
 from bridge.limits import SUBSCRIPTIONS_BOUND, Seats
@@ -67,9 +67,7 @@ def _visible(event: Event, token: AgentToken, session: str | None) -> bool:
     if event.type.startswith("device."):
         # A device's state and availability only to a token that may read that device.
         device = event.data.get("device_id")
-        return isinstance(device, str) and any(
-            covers(p, f"device:read:{device}") for p in token.permissions
-        )
+        return isinstance(device, str) and may_read_device(token.permissions, device)
     return True
 
 

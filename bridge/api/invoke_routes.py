@@ -13,45 +13,16 @@ from bridge.api.bearer import require, token_of
 from bridge.api.http import json_response, read_json, response_json, service_of
 from bridge.api.openapi import add_route, json_content, path_param, query_param
 from bridge.auth.approvals import APPROVE_PERMISSION
-from bridge.errors import InvalidRequestError, UnauthenticatedError
+from bridge.errors import InvalidRequestError, running
 from bridge.invocation.messages import ToolRequest
 from bridge.invocation.pipeline import Pipeline
 
 # The most approvals one page lists (the console reads every page of the pending ones).
 MAX_APPROVALS_PAGE = 500
 
-_STR_OR_NULL = {"type": ["string", "null"]}
-INVOKE_BODY: dict[str, Any] = {
-    "type": "object",
-    "required": ["tool"],
-    "additionalProperties": False,
-    "properties": {
-        "tool": {"type": "string", "minLength": 1, "maxLength": 512},
-        "params": {"type": "object"},
-        "version": _STR_OR_NULL,
-        "idempotency_key": _STR_OR_NULL,
-        "id": _STR_OR_NULL,
-        "timestamp": {"type": ["number", "null"]},
-        "context": {
-            "type": "object",
-            "additionalProperties": False,
-            "properties": {
-                "agent_id": _STR_OR_NULL, "session_id": _STR_OR_NULL, "trace_id": _STR_OR_NULL,
-            },
-        },
-        "routing": {
-            "type": "object",
-            "additionalProperties": False,
-            "properties": {
-                "prefer_nodes": {"type": "array", "items": {"type": "string"}},
-                "exclude_nodes": {"type": "array", "items": {"type": "string"}},
-                "hop_budget": {"type": "integer", "minimum": 0, "maximum": 16},
-                "timeout_ms": {"type": ["integer", "null"], "minimum": 1},
-                "path": {"type": "array", "items": {"type": "string"}},
-            },
-        },
-    },
-}
+# The invoke body is the ``tool_invoke`` message: its one schema and check, shared with
+# the call socket, MCP and the mesh (``ToolRequest.CHECK``).
+INVOKE_BODY = ToolRequest.CHECK
 DECISION_BODY: dict[str, Any] = {
     "type": "object",
     "required": ["decision"],
@@ -61,15 +32,23 @@ DECISION_BODY: dict[str, Any] = {
 
 
 def _runtime(request: web.Request) -> Pipeline:
-    runtime = service_of(request).invocation
-    if runtime is None:
-        raise UnauthenticatedError("invocation is not running on this node")
-    return runtime
+    return running(service_of(request).invocation, "invocation")
 
 
 async def parse_invoke(request: web.Request) -> ToolRequest:
-    """Read an invoke body (checked by the route's declared ``INVOKE_BODY`` schema)."""
-    return ToolRequest.from_json(await read_json(request))
+    """Read an invoke body (checked as it is read by the route's ``ToolRequest.CHECK``).
+
+    Raise ``InvalidRequestError`` for a body off the ``tool_invoke`` schema, and for one
+    carrying ``auth``: over HTTP the token is the ``Authorization`` header's, never a
+    second one in the body.
+    """
+    body = await read_json(request)
+    if body.get("auth") is not None:
+        raise InvalidRequestError(
+            "send the token in the Authorization header, not in the body",
+            {"reason": "token_in_body", "field": "auth"},
+        )
+    return ToolRequest.from_checked(body)
 
 
 async def invoke(request: web.Request) -> web.Response:

@@ -24,7 +24,7 @@ from aiohttp import web
 from bridge.api.bearer import require
 from bridge.api.http import SERVICE_KEY, read_json
 from bridge.api.openapi import add_route, query_param
-from bridge.errors import BridgeError, InternalError, NotFoundError, UnauthenticatedError
+from bridge.errors import BridgeError, InternalError, UnauthenticatedError, running
 from bridge.mesh.envelope import OPENED
 from bridge.mesh.node import MeshNode
 from bridge.mesh.remote import RunLocal
@@ -59,16 +59,14 @@ OPERATIONS: tuple[tuple[str, str, str], ...] = (
 
 
 def mesh_node(request: web.Request) -> MeshNode:
-    """Return the mesh node serving ``request``; raise ``NotFoundError`` when it is off."""
+    """Return the mesh node serving ``request``; raise ``ComponentUnavailableError`` if off."""
     node = request.app.get(MESH_NODE_KEY)
     if node is None:
         service = request.app.get(SERVICE_KEY)
         mesh = getattr(service, "mesh", None)
         if isinstance(mesh, MeshNode):
             node = mesh
-    if node is None:
-        raise NotFoundError("the mesh is not enabled on this node")
-    return node
+    return running(node, "mesh")
 
 
 def _run(request: web.Request) -> RunLocal:
@@ -76,9 +74,7 @@ def _run(request: web.Request) -> RunLocal:
     if given is not None:
         return given
     service = request.app.get(SERVICE_KEY)
-    runtime = getattr(service, "invocation", None)
-    if runtime is None:
-        raise NotFoundError("this node cannot run forwarded calls (no invocation layer)")
+    runtime = running(getattr(service, "invocation", None), "invocation")
     run: RunLocal = runtime.invoker.invoke
     return run
 

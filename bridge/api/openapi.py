@@ -10,16 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
-import jsonschema
 from aiohttp import web
 
 from bridge import __version__
 from bridge.api.request_token import token_of
 from bridge.auth.visibility import may_hold
 from bridge.errors import BridgeError, InvalidRequestError
-from bridge.tools.fastcheck import Check, compile_check
+from bridge.invocation import messages
+from bridge.tools.schemacheck import SchemaCheck
 
 RouteHandler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -28,55 +28,22 @@ ERROR_SCHEMA: dict[str, Any] = {
     "required": ["error"],
     "properties": {
         "error": {
-            "type": "object",
-            "required": ["code", "message", "details", "retryable"],
-            "properties": {
-                "code": {"type": "string"},
-                "message": {"type": "string"},
-                "details": {"type": "object"},
-                "retryable": {"type": "boolean"},
-            },
+            **messages.ERROR_OBJECT_SCHEMA,
+            "required": list(messages.ERROR_OBJECT_SCHEMA["properties"]),
         }
     },
 }
 
-EXECUTION_SCHEMA: dict[str, Any] = {
-    "type": ["object", "null"],
-    "description": "Where the handler ran (null when the call was refused before running)",
-    "required": ["node_id", "hops", "duration_ms", "path", "attempts"],
-    "additionalProperties": False,
-    "properties": {
-        "node_id": {"type": "string", "description": "the node whose handler ran"},
-        "hops": {"type": "integer", "minimum": 0, "description": "nodes passed to get there"},
-        "duration_ms": {"type": "number", "minimum": 0, "description": "handler run time"},
-        "path": {"type": "array", "items": {"type": "string"},
-                 "description": "nodes in order, ending with the executing one"},
-        "attempts": {"type": "array", "items": {"type": "string"},
-                     "description": "nodes this node tried for a routed call, in order"},
-    },
-}
-
+# The answer as served: the message's own schema with every field present.
 TOOL_RESPONSE_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "required": ["type", "id", "request_id", "call_id", "tool", "status", "result", "error",
-                 "duration_ms", "node_id", "execution", "timestamp", "signer", "signature"],
-    "additionalProperties": False,
+    **messages.TOOL_RESPONSE_SCHEMA,
+    "required": list(messages.TOOL_RESPONSE_SCHEMA["properties"]),
     "properties": {
-        "type": {"const": "tool_response"},
-        "id": {"type": "string"},
-        "request_id": {"type": "string"},
-        "call_id": {"type": "string"},
-        "tool": {"type": ["string", "null"]},
-        "status": {"enum": ["success", "error"]},
-        "result": {},
-        "error": {"type": ["object", "null"],
-                  "properties": ERROR_SCHEMA["properties"]["error"]["properties"]},
-        "duration_ms": {"type": "number", "description": "the whole call at this node"},
-        "node_id": {"type": "string", "description": "the node that answered"},
-        "execution": EXECUTION_SCHEMA,
-        "timestamp": {"type": "number"},
-        "signer": {"type": ["string", "null"]},
-        "signature": {"type": ["string", "null"]},
+        **messages.TOOL_RESPONSE_SCHEMA["properties"],
+        "execution": {
+            **messages.EXECUTION_SCHEMA,
+            "required": list(messages.EXECUTION_SCHEMA["properties"]),
+        },
     },
 }
 
@@ -131,42 +98,25 @@ class Operation:
         return op
 
 
-class _BodyCheck(NamedTuple):
-    """A route's body check: the compiled yes-check, the validator that words refusals."""
-
-    proven: Check | None
-    validator: jsonschema.Draft202012Validator
-    error_class: type[BridgeError]
-
-
 class OpenApiRegistry:
-    """The operations added so far, keyed by ``(METHOD, path)``, and their body validators."""
+    """The operations added so far, keyed by ``(METHOD, path)``, and their body checks."""
 
     def __init__(self) -> None:
         self.operations: dict[tuple[str, str], Operation] = {}
-        self.validators: dict[
-            tuple[str, str], tuple[jsonschema.Draft202012Validator, type[BridgeError]]
-        ] = {}
-        # A compiled yes-check per body schema (``bridge.tools.fastcheck``), when it has one.
-        self.proven: dict[tuple[str, str], Check] = {}
+        self.checks: dict[tuple[str, str], SchemaCheck] = {}
         # The same checks by the router's route object: one lookup per request.
-        self.by_route: dict[web.AbstractRoute, _BodyCheck] = {}
+        self.by_route: dict[web.AbstractRoute, SchemaCheck] = {}
 
-    def add(self, op: Operation) -> None:
-        """Record ``op``; raise ``ValueError`` on a duplicate route or operation id."""
+    def add(self, op: Operation, body: SchemaCheck | None = None) -> None:
+        """Record ``op`` (``body``: its body's check); raise ``ValueError`` on a duplicate."""
         key = (op.method, op.path)
         if key in self.operations:
             raise ValueError(f"route {op.method} {op.path} is documented twice")
         if any(o.operation_id == op.operation_id for o in self.operations.values()):
             raise ValueError(f"operationId {op.operation_id} is used twice")
         self.operations[key] = op
-        if op.request_body is not None:
-            jsonschema.Draft202012Validator.check_schema(op.request_body)
-            validator = jsonschema.Draft202012Validator(op.request_body)
-            self.validators[key] = (validator, op.body_error)
-            check = compile_check(op.request_body, {})  # formats are annotations here
-            if check is not None:
-                self.proven[key] = check
+        if body is not None:
+            self.checks[key] = body
 
     def document(self, granted: tuple[str, ...] | None = None) -> dict[str, Any]:
         """Return the OpenAPI 3.1 document: every route, or those ``granted`` may use."""
@@ -222,19 +172,26 @@ def add_route(
     summary: str,
     tags: Iterable[str] = (),
     parameters: Iterable[Mapping[str, Any]] = (),
-    request_body: Mapping[str, Any] | None = None,
+    request_body: Mapping[str, Any] | SchemaCheck | None = None,
     body_error: type[BridgeError] = InvalidRequestError,
     permission: str | None = None,
     responses: Mapping[str, Any] | None = None,
 ) -> None:
     """Add ``handler`` to the router and document it; ``request_body`` is also its validator.
 
-    A body off that schema is refused with ``body_error`` (``INVALID_REQUEST`` unless the
-    route says otherwise). ``permission`` is what the route needs (templates allowed):
-    the OpenAPI view of a token that cannot hold it leaves the route out.
+    ``request_body`` is a schema, or a message's own ``SchemaCheck`` (the one its
+    ``from_json`` uses, so every entrance refuses a bad message alike). A body off a bare
+    schema is refused with ``body_error`` (``INVALID_REQUEST`` unless the route says
+    otherwise). ``permission`` is what the route needs (templates allowed): the OpenAPI
+    view of a token that cannot hold it leaves the route out.
     """
     route = app.router.add_route(method, path, handler)
     registry = app[OPENAPI_KEY]
+    body: SchemaCheck | None
+    if request_body is None or isinstance(request_body, SchemaCheck):
+        body = request_body
+    else:
+        body = SchemaCheck(request_body, error_class=body_error)
     registry.add(
         Operation(
             method=method.upper(),
@@ -243,16 +200,15 @@ def add_route(
             summary=summary,
             tags=tuple(tags),
             parameters=tuple(parameters),
-            request_body=request_body,
-            body_error=body_error,
+            request_body=None if body is None else body.schema,
+            body_error=body_error if body is None else body.error_class,
             permission=permission,
             responses=dict(responses or {}),
-        )
+        ),
+        body,
     )
-    key = (method.upper(), path)
-    found = registry.validators.get(key)
-    if found is not None:
-        registry.by_route[route] = _BodyCheck(registry.proven.get(key), *found)
+    if body is not None:
+        registry.by_route[route] = body
 
 
 def router_operations(app: web.Application) -> set[tuple[str, str]]:
@@ -269,39 +225,14 @@ def router_operations(app: web.Application) -> set[tuple[str, str]]:
 
 
 def validate_body(request: web.Request, body: Any) -> None:
-    """Check ``body`` against the schema its route declared; raise ``InvalidRequestError``.
+    """Check ``body`` against the schema its route declared; raise its ``body_error``.
 
     The declared ``request_body`` of ``add_route`` is the validator (the same object the
     OpenAPI document shows), so documentation and checking cannot drift apart.
     """
     check = request.app[OPENAPI_KEY].by_route.get(request.match_info.route)
-    if check is None:
-        return
-    if check.proven is not None and check.proven(body):
-        return
-    error_class = check.error_class
-    error = jsonschema.exceptions.best_match(check.validator.iter_errors(body))
-    if error is None:
-        return
-    path = [str(p) for p in error.absolute_path]
-    where = "/" + "/".join(path)
-    details: dict[str, Any] = {"reason": "schema", "path": where[:300],
-                               "keyword": str(error.validator)}  # fmt: skip
-    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
-        known = error.schema.get("properties", {}) if isinstance(error.schema, dict) else {}
-        details["fields"] = sorted(str(k)[:64] for k in error.instance if k not in known)[:20]
-        details["allowed"] = sorted(known)
-    elif error.validator == "required" and isinstance(error.validator_value, list):
-        missing = [f for f in error.validator_value
-                   if isinstance(error.instance, dict) and f not in error.instance]  # fmt: skip
-        details["field"] = ".".join([*path, *missing[:1]])
-    elif path:
-        # The body field at fault; ``path`` says where inside it.
-        details["field"] = path[0][:300]
-    raise error_class(
-        f"request body does not match the schema at {where[:200]}: {error.message[:300]}",
-        details,
-    )
+    if check is not None:
+        check.check(body)
 
 
 async def _serve(request: web.Request) -> web.Response:

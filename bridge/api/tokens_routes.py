@@ -30,7 +30,7 @@ from bridge.auth.tokens import (
     AgentToken,
     Constraints,
 )
-from bridge.errors import InvalidRequestError, PermissionDeniedError, UnauthenticatedError
+from bridge.errors import InvalidRequestError, PermissionDeniedError, running
 from bridge.invocation.pipeline import Pipeline
 
 MANAGE_PERMISSION = "token:manage"
@@ -43,12 +43,7 @@ _CONSTRAINT_KEYS = frozenset({"max_hops", "allowed_nodes", "rate_limit_per_minut
 
 
 def _runtime(request: web.Request) -> Pipeline:
-    runtime = service_of(request).invocation
-    if runtime is None:
-        raise UnauthenticatedError(
-            "this node cannot manage tokens (invocation is not running)", {"reason": "no_verifier"}
-        )
-    return runtime
+    return running(service_of(request).invocation, "invocation")
 
 
 def _int_or_none(value: Any, name: str) -> int | None:

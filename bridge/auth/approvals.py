@@ -14,7 +14,7 @@ from enum import StrEnum
 from typing import Any
 
 from bridge.auth.canonical import canonical_json
-from bridge.auth.keys import NodeKey, verify
+from bridge.auth.keys import NodeKey
 from bridge.auth.permissions import PermissionChecker
 from bridge.auth.tokens import AgentToken, TokenVerifier, principal
 from bridge.errors import ConflictError, InvalidRequestError, NotFoundError, PermissionDeniedError
@@ -158,17 +158,6 @@ class Approval:
             "decided_at": self.decided_at,
             "votes": [v.to_json() for v in self.votes],
         }
-
-    def votes_verify(self, node_public_key: str) -> bool:
-        """Return whether every vote carries a valid node signature."""
-        return all(
-            verify(
-                node_public_key,
-                canonical_json(v.signed_fields(self.id, self.call_id)),
-                v.signature,
-            )
-            for v in self.votes
-        )
 
 
 class ApprovalStore:

@@ -6,6 +6,10 @@ permission without a template must be covered by a grant; a templated one
 ``enum`` parameter, the schema shown is narrowed to the values the token may use).
 ``visible_schema`` returns that input schema or ``None``; ``may_see`` is the yes/no;
 ``may_hold`` asks the same of one permission (an HTTP route's, for the OpenAPI view).
+
+Devices follow the same rule, in one place: ``may_read_device`` says whether a token may read a
+device's state (its events, an automation watching it), ``may_see_device`` whether it
+may know of the device at all (read or control it: voice names, rooms, suggestions).
 """
 
 from __future__ import annotations
@@ -13,11 +17,12 @@ from __future__ import annotations
 import copy
 import itertools
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from bridge.auth.permissions import PermissionChecker, covers
 from bridge.tools.definition import ToolDefinition
+from bridge.tools.device_permissions import DEVICE_CONTROL, DEVICE_READ, device_permission
 
 _TEMPLATE_SEGMENT = "{"
 _CHECKER = PermissionChecker()
@@ -108,6 +113,19 @@ def visible_schema(
             prop: dict[str, Any] = schema["properties"][name]
             prop["enum"] = values
     return schema
+
+
+def may_read_device(granted: Iterable[str], device_id: str) -> bool:
+    """Return whether a grant covers reading ``device_id``'s state."""
+    wanted = device_permission(DEVICE_READ, device_id)
+    return any(covers(g, wanted) for g in granted)
+
+
+def may_see_device(granted: Iterable[str], device_id: str) -> bool:
+    """Return whether a grant covers reading or controlling ``device_id``."""
+    wanted = (device_permission(DEVICE_READ, device_id),
+              device_permission(DEVICE_CONTROL, device_id))  # fmt: skip
+    return any(covers(g, w) for g in granted for w in wanted)
 
 
 def may_see(granted: tuple[str, ...], defn: ToolDefinition) -> bool:

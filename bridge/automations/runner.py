@@ -54,6 +54,7 @@ from bridge.auth.approvals import ApprovalStatus
 from bridge.auth.audit import AuditEntry
 from bridge.auth.permissions import PermissionChecker, covers
 from bridge.auth.tokens import AgentToken, issue_token
+from bridge.auth.visibility import may_read_device
 from bridge.automations.rules import HomePlace, Rule, compare, in_window, next_time
 from bridge.automations.store import UNBOUND_REASON, RuleStore, Status, StoredRule
 from bridge.automations.tools import rule_tools
@@ -71,6 +72,7 @@ from bridge.invocation.pipeline import Pipeline
 from bridge.limits import RULES_BOUND
 from bridge.tools.context import Handler
 from bridge.tools.definition import ToolDefinition
+from bridge.tools.device_permissions import DEVICE_READ, device_permission
 from bridge.tools.registry import ToolRegistry
 
 LOGGER = logging.getLogger(__name__)
@@ -436,11 +438,10 @@ class AutomationRunner:
                         "the rule may not watch who is home: its creator may not read it",
                         {"required": wanted})  # fmt: skip
             device = part.get("device_id")
-            if isinstance(device, str) and not any(
-                    covers(p, f"device:read:{device}") for p in permissions):  # fmt: skip
+            if isinstance(device, str) and not may_read_device(permissions, device):
                 raise PermissionDeniedError(
                     f"the rule may not watch device {device}: its creator may not read it",
-                    {"required": f"device:read:{device}"})  # fmt: skip
+                    {"required": device_permission(DEVICE_READ, device)})  # fmt: skip
 
     def _check_actions(self, rule: Rule, permissions: list[str]) -> list[str]:
         """Refuse actions the rule's token may not take; return tools needing approval."""

@@ -9,14 +9,21 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import os
 import stat
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from bridge.cli.client import TOKEN_ENV, base_url
+from bridge.cli.client import TOKEN_ENV, BridgeUnreachableError, base_url, error_of, request
 from bridge.cli.config import add_state_dir
 from bridge.cli.keys import config_from
 from bridge.errors import InvalidRequestError, UnauthenticatedError
+
+if TYPE_CHECKING:
+    from bridge.voice.wyoming import Speak, SpokenAnswer
+
+_LOG = logging.getLogger(__name__)
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -52,9 +59,34 @@ def read_token(path: Path | None) -> str:
     return token
 
 
+def http_speaker(url: str, token: str, *, timeout_s: float = 30.0) -> Speak:
+    """Return a ``speak`` that asks the bridge at ``url`` (``POST /v1/intents/handle``).
+
+    Through the CLI's one API client: the bridge checks the command and answers what to
+    say, or its error (kept in the answer, so the satellite sees its stable code).
+    """
+    from bridge.voice.wyoming import SpokenAnswer
+
+    async def speak(command: dict[str, Any]) -> SpokenAnswer:
+        try:
+            status, answer = await request("POST", f"{url}/v1/intents/handle", token, command,
+                                           timeout_s=timeout_s)  # fmt: skip
+        except BridgeUnreachableError as err:
+            _LOG.warning("the bridge at %s did not answer: %s", url, type(err.__cause__).__name__)
+            return SpokenAnswer(False, "Sorry, the home bridge is not reachable.")
+        error = error_of(status, answer)
+        if error is not None:
+            return SpokenAnswer(False, f"Sorry: {error.message}", error.to_json())
+        if not isinstance(answer, dict):
+            return SpokenAnswer(False, "Sorry, the home bridge gave no answer.")
+        return SpokenAnswer(bool(answer.get("handled")), str(answer.get("speech", "")))
+
+    return speak
+
+
 def wyoming_command(args: argparse.Namespace) -> int:
     """Serve until interrupted."""
-    from bridge.voice.wyoming import WyomingIntentServer, http_speaker
+    from bridge.voice.wyoming import WyomingIntentServer
 
     if not 0 < args.port < 65536:
         raise InvalidRequestError("--port must be 1-65535")

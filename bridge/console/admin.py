@@ -23,7 +23,7 @@ from bridge.auth.permissions import covers
 from bridge.console.headers import headers as _headers
 from bridge.console.sessions import check_csrf, session_of
 from bridge.doctor.runner import run_doctor
-from bridge.errors import InvalidRequestError, PermissionDeniedError, UnauthenticatedError
+from bridge.errors import InvalidRequestError, PermissionDeniedError, UnauthenticatedError, running
 from bridge.jsonlimits import JsonLimits, loads
 from bridge.matter import catalogue_sdk_version
 
@@ -39,9 +39,7 @@ def _allowed(request: web.Request, permission: str) -> None:
     session = session_of(request)
     if session is None:
         raise UnauthenticatedError("sign in to the console first", {"reason": "missing"})
-    runtime = service_of(request).invocation
-    if runtime is None:
-        raise UnauthenticatedError("this node cannot verify tokens", {"reason": "no_verifier"})
+    runtime = running(service_of(request).invocation, "invocation")
     token = runtime.verifier.verify(session.token)
     runtime.invoker.charge(token)  # every route counts against the token's rate limit
     if not any(covers(p, permission) for p in token.permissions):

@@ -32,6 +32,7 @@ from bridge.errors import (
     InvalidRequestError,
     PermissionDeniedError,
     UnauthenticatedError,
+    running,
 )
 
 PAGES: tuple[tuple[str, str], ...] = (
@@ -113,9 +114,7 @@ def _service(request: web.Request) -> Any:
 
 
 def _verify_token(request: web.Request, raw: str) -> AgentToken:
-    runtime = _service(request).invocation
-    if runtime is None:
-        raise UnauthenticatedError("this node cannot verify tokens", {"reason": "no_verifier"})
+    runtime = running(_service(request).invocation, "invocation")
     token: AgentToken = runtime.verifier.verify(raw)
     runtime.invoker.charge(token)  # every route counts against the token's rate limit
     return token
@@ -196,9 +195,7 @@ async def use_link(request: web.Request) -> web.Response:
         form = await _form(request)
         code = form.get("code", "")
         perms, label = await LinkStore(service.db).consume(code)
-        runtime = service.invocation
-        if runtime is None:
-            raise UnauthenticatedError("this node cannot issue tokens", {"reason": "no_issuer"})
+        runtime = running(service.invocation, "invocation")
         # Each link is its own subject: two people's links never share calls or votes.
         raw = issue_token(
             runtime.key, agent_id=f"console:{label}:{link_subject(code)}", permissions=perms,

@@ -13,7 +13,7 @@ import logging
 import re
 import sqlite3
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
@@ -45,6 +45,7 @@ from bridge.events import EventBus
 from bridge.invocation.calls import CallTracker, ToolCall
 from bridge.invocation.idempotency import IdempotencyStore
 from bridge.invocation.messages import ExecutionInfo, ReplayGuard, ToolRequest, ToolResponse
+from bridge.limits import IN_FLIGHT_BOUND, InFlight
 from bridge.tools.context import CallContext, new_call_id
 from bridge.tools.definition import Confirmation, ToolDefinition
 from bridge.tools.redaction import REDACTED, Redactor
@@ -81,22 +82,6 @@ class RemoteExecutor(Protocol):
         (with the execution); raise ``BridgeError`` when the call could not be routed.
         """
         ...
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Invocation:
-    """What middleware sees about the call it wraps."""
-
-    request: ToolRequest
-    tool: RegisteredTool
-    params: dict[str, Any]
-    context: CallContext
-    token: AgentToken | None
-    attempt: int
-
-
-Next = Callable[[], Awaitable[Any]]
-Middleware = Callable[[Invocation, Next], Awaitable[Any]]
 
 
 # Set by a caller that must know when its call starts waiting for a person (the voice
@@ -175,14 +160,13 @@ class Invoker:
         self.approvals = approvals
         self.idempotency = idempotency
         self.rate_limiter = rate_limiter or RateLimiter()
+        self.in_flight = InFlight(IN_FLIGHT_BOUND)
         self.replay = replay or ReplayGuard(clock_skew_s=verifier.clock_skew_s)
         self.remote = remote
         self.checker = PermissionChecker()
         self.calls = CallTracker(events)
         self.base_backoff_s = base_backoff_s
         self.max_backoff_s = max_backoff_s
-        self._global: list[Middleware] = []
-        self._per_tool: dict[str, list[Middleware]] = {}
         # Calls between the start and the end of ``invoke``, and a count of the event
         # loop's turns in which calls started: a call that waited (its start's turn is
         # over) and runs alone commits its audit row itself; calls that start and end in
@@ -256,17 +240,6 @@ class Invoker:
                 )
             )
 
-    def use(self, middleware: Middleware, *, tool: str | None = None) -> Callable[[], None]:
-        """Add middleware for every call or for one tool (identity or ``namespace:name``)."""
-        chain = self._global if tool is None else self._per_tool.setdefault(tool, [])
-        chain.append(middleware)
-
-        def remove() -> None:
-            if middleware in chain:
-                chain.remove(middleware)
-
-        return remove
-
     def charge(self, token: AgentToken) -> None:
         """Take one call from ``token``'s rate limit (keyed on its id); raise when empty."""
         if token.constraints.rate_limit_per_minute is not None:
@@ -317,6 +290,9 @@ class Invoker:
             _LOG.exception("internal error in call %s", call_id)
             internal = InternalError("internal error", {"call_id": call_id})
             response = self._fail(request, call_id, call, state, internal, started)
+        finally:
+            if state.seat is not None:
+                self.in_flight.release(state.seat)
         if state.committed is not None:
             alone = self._running == 1 and self._turn != turn
             if alone and not state.committed.done() and self.audit is not None:
@@ -351,6 +327,8 @@ class Invoker:
         # Request ids are unique per token: one token cannot use up another's ids.
         self.replay.check(request.id, request.timestamp, agent_id=token.id)
         state.token = token
+        self.in_flight.take(token.id)  # RATE_LIMITED past the token's calls at once
+        state.seat = token.id
         self._check_constraints(token, request)
         entry = self.registry.resolve(request.tool, request.version)
         defn = entry.definition
@@ -573,11 +551,6 @@ class Invoker:
         overall: float | None = None
         if request.routing.timeout_ms is not None:
             overall = time.monotonic() + request.routing.timeout_ms / 1000.0
-        chain = [
-            *self._global,
-            *self._per_tool.get(defn.key, ()),
-            *self._per_tool.get(defn.identity, ()),
-        ]
         attempt = 0
         while True:
             attempt += 1
@@ -592,9 +565,7 @@ class Invoker:
             # Every attempt (a retry waited too) runs only while its token is valid.
             self.verifier.check(token)
             try:
-                return await self._attempt(
-                    entry, params, ctx, request, token, chain, attempt, budget, state
-                )
+                return await self._attempt(entry, params, ctx, request, budget, state)
             except BridgeError as err:
                 if not err.retryable or attempt >= attempts:
                     raise
@@ -613,9 +584,6 @@ class Invoker:
         params: dict[str, Any],
         ctx: CallContext,
         request: ToolRequest,
-        token: AgentToken,
-        chain: list[Middleware],
-        attempt: int,
         budget: float,
         state: _State,
     ) -> Any:
@@ -649,14 +617,8 @@ class Invoker:
                 raise outcome.error
             return outcome.result
 
-        call: Next = run
-        info = Invocation(
-            request=request, tool=entry, params=params, context=ctx, token=token, attempt=attempt
-        )
-        for middleware in reversed(chain):
-            call = _bind(middleware, info, call)
         try:
-            result = await asyncio.wait_for(call(), budget)
+            result = await asyncio.wait_for(run(), budget)
         except BridgeError:
             raise
         except TimeoutError as err:
@@ -771,6 +733,7 @@ class _State:
         "params",
         "redactor",
         "result_json",
+        "seat",
         "token",
         "tool",
         "votes",
@@ -778,6 +741,7 @@ class _State:
 
     def __init__(self) -> None:
         self.token: AgentToken | None = None
+        self.seat: str | None = None  # the token id holding a seat of ``Invoker.in_flight``
         self.tool: RegisteredTool | None = None
         self.params: dict[str, Any] | None = None
         self.decision = "pending"
@@ -799,14 +763,6 @@ def _ensure_available(entry: RegisteredTool) -> None:
             f"tool '{entry.identity}' is unavailable (its device is not reachable)",
             {"tool": entry.identity},
         )
-
-
-def _bind(middleware: Middleware, info: Invocation, nxt: Next) -> Next:
-    async def step() -> Any:
-        return await middleware(info, nxt)
-
-    return step
-
 
 
 def _audit_failure(err: BaseException, call_id: str) -> BridgeError:

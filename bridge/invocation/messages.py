@@ -1,10 +1,14 @@
 """The ``tool_invoke`` / ``tool_response`` messages, their wire form, signatures and replay guard.
 
-One place converts between wire JSON and these frozen models. ``from_json`` rejects
-unknown fields and wrong types with ``InvalidRequestError``, so every boundary (HTTP,
-WebSocket, mesh) gets the same strict parsing. A message may be signed by the node
-that sent it: the signature is the ed25519 signature (by ``signer``) of the canonical
-encoding (``bridge.auth.canonical``) of the wire form without ``signature``.
+One place converts between wire JSON and these frozen models. Each message has one
+JSON Schema here (``TOOL_INVOKE_SCHEMA``, ``TOOL_RESPONSE_SCHEMA``) and one check of it
+(``ToolRequest.CHECK``, ``ToolResponse.CHECK``): ``from_json`` checks, then converts
+without checking again (``from_checked``), so every boundary (HTTP, WebSocket, MCP,
+mesh) refuses the same malformed message with the same ``InvalidRequestError``.
+
+A message may be signed by the node that sent it: the signature is the ed25519
+signature (by ``signer``) of the canonical encoding (``bridge.auth.canonical``) of the
+wire form without ``signature``.
 
 Details: docs/modules.md, ``bridge.invocation.messages``.
 """
@@ -22,6 +26,7 @@ from typing import Any, ClassVar, Self
 from bridge.auth.canonical import canonical_json
 from bridge.auth.keys import NodeKey, verify
 from bridge.errors import BridgeError, InvalidRequestError, UnauthenticatedError, error_from_json
+from bridge.tools.schemacheck import CheckedMessage, SchemaCheck
 
 MAX_ID_CHARS = 128
 MAX_HOP_BUDGET = 16
@@ -32,52 +37,104 @@ def new_id() -> str:
     return os.urandom(16).hex()  # 128 random bits, as uuid4 without its cost
 
 
-def _fields(
-    doc: Any, what: str, allowed: frozenset[str], required: frozenset[str]
-) -> dict[str, Any]:
-    if not isinstance(doc, dict):
-        raise InvalidRequestError(f"{what} must be a JSON object")
-    keys = doc.keys()
-    if not keys <= allowed:
-        unknown = sorted(keys - allowed)
-        raise InvalidRequestError(
-            f"{what} has unknown field(s): {', '.join(map(str, unknown))}", {"unknown": unknown}
-        )
-    if not required <= keys:
-        missing = sorted(required - keys)
-        raise InvalidRequestError(
-            f"{what} lacks field(s): {', '.join(missing)}", {"missing": missing}
-        )
-    return doc
+def _text(limit: int, *, null: bool = True) -> dict[str, Any]:
+    return {"type": ["string", "null"] if null else "string", "minLength": 1, "maxLength": limit}
 
 
-def _opt_str(doc: Mapping[str, Any], key: str, what: str, limit: int = MAX_ID_CHARS) -> str | None:
-    value = doc.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, str) or not value or len(value) > limit:
-        raise InvalidRequestError(f"{what}.{key} must be a non-empty string of at most {limit}")
-    return value
+_ID = _text(MAX_ID_CHARS)
+_ID_LIST = {"type": "array", "maxItems": 64, "items": _text(MAX_ID_CHARS, null=False)}
 
-
-def _str_tuple(doc: Mapping[str, Any], key: str, what: str) -> tuple[str, ...]:
-    value = doc.get(key, [])
-    if (
-        not isinstance(value, list)
-        or len(value) > 64
-        or not all(isinstance(v, str) and 0 < len(v) <= MAX_ID_CHARS for v in value)
-    ):
-        raise InvalidRequestError(f"{what}.{key} must be a list of strings")
-    return tuple(value)
-
-
-def _opt_int(doc: Mapping[str, Any], key: str, what: str, lo: int, hi: int) -> int | None:
-    value = doc.get(key)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
-        raise InvalidRequestError(f"{what}.{key} must be an integer in [{lo}, {hi}]")
-    return value
+CONTEXT_SCHEMA: dict[str, Any] = {
+    "type": ["object", "null"],
+    "additionalProperties": False,
+    "properties": {"agent_id": _text(256), "session_id": _ID, "trace_id": _ID},
+}
+ROUTING_SCHEMA: dict[str, Any] = {
+    "type": ["object", "null"],
+    "additionalProperties": False,
+    "properties": {
+        "prefer_nodes": _ID_LIST,
+        "exclude_nodes": _ID_LIST,
+        "hop_budget": {"type": ["integer", "null"], "minimum": 0, "maximum": MAX_HOP_BUDGET},
+        "timeout_ms": {"type": ["integer", "null"], "minimum": 1, "maximum": 86_400_000},
+        "path": _ID_LIST,
+    },
+}
+# The ``tool_invoke`` message: every entrance (HTTP invoke and jobs, the call socket, MCP,
+# the mesh) checks a request against this one schema, through ``ToolRequest.CHECK``.
+TOOL_INVOKE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["tool"],
+    "additionalProperties": False,
+    "properties": {
+        "type": {"const": "tool_invoke"},
+        "id": _ID,
+        "tool": _text(512, null=False),
+        "version": _ID,
+        "params": {"type": "object"},
+        "context": CONTEXT_SCHEMA,
+        "routing": ROUTING_SCHEMA,
+        "auth": {
+            "type": ["object", "null"],
+            "additionalProperties": False,
+            "properties": {"token": _text(16_384)},
+        },
+        "idempotency_key": _text(256),
+        "timestamp": {"type": ["number", "null"], "description": "epoch seconds"},
+        "signer": _ID,
+        "signature": _text(256),
+    },
+}
+EXECUTION_SCHEMA: dict[str, Any] = {
+    "type": ["object", "null"],
+    "description": "Where the handler ran (null when the call was refused before running)",
+    "required": ["node_id", "hops", "duration_ms"],
+    "additionalProperties": False,
+    "properties": {
+        "node_id": {**_text(MAX_ID_CHARS, null=False),
+                    "description": "the node whose handler ran"},
+        "hops": {"type": "integer", "minimum": 0, "maximum": 64,
+                 "description": "nodes passed to get there"},
+        "duration_ms": {"type": "number", "minimum": 0, "description": "handler run time"},
+        "path": {**_ID_LIST, "description": "nodes in order, ending with the executing one"},
+        "attempts": {**_ID_LIST,
+                     "description": "nodes this node tried for a routed call, in order"},
+    },
+}
+ERROR_OBJECT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["code"],
+    "properties": {
+        "code": {"type": "string"},
+        "message": {"type": "string"},
+        "details": {"type": "object"},
+        "retryable": {"type": "boolean"},
+    },
+}
+# The ``tool_response`` message as it is read (a peer's answer, a stored idempotent
+# outcome); ``bridge.api.openapi`` documents the same schema with every field present.
+TOOL_RESPONSE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["request_id", "status"],
+    "additionalProperties": False,
+    "properties": {
+        "type": {"const": "tool_response"},
+        "id": _ID,
+        "request_id": {"type": "string", "maxLength": MAX_ID_CHARS},
+        "call_id": {"type": ["string", "null"], "maxLength": MAX_ID_CHARS},
+        "tool": _text(512),
+        "status": {"enum": ["success", "error"]},
+        "result": {},
+        "error": {**ERROR_OBJECT_SCHEMA, "type": ["object", "null"]},
+        "duration_ms": {"type": "number", "description": "the whole call at this node"},
+        "node_id": {"type": ["string", "null"], "maxLength": MAX_ID_CHARS,
+                    "description": "the node that answered"},
+        "execution": EXECUTION_SCHEMA,
+        "timestamp": {"type": "number"},
+        "signer": _ID,
+        "signature": _text(256),
+    },
+}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -88,16 +145,13 @@ class RequestContext:
     session_id: str | None = None
     trace_id: str | None = None
 
-    _KEYS = frozenset({"agent_id", "session_id", "trace_id"})
-
     @classmethod
-    def from_json(cls, doc: Any) -> Self:
-        """Parse the wire form."""
-        d = _fields(doc, "context", cls._KEYS, frozenset())
+    def from_checked(cls, doc: Mapping[str, Any]) -> Self:
+        """Return the context of a wire form already checked against ``CONTEXT_SCHEMA``."""
         return cls(
-            agent_id=_opt_str(d, "agent_id", "context", 256),
-            session_id=_opt_str(d, "session_id", "context"),
-            trace_id=_opt_str(d, "trace_id", "context"),
+            agent_id=doc.get("agent_id"),
+            session_id=doc.get("session_id"),
+            trace_id=doc.get("trace_id"),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -115,19 +169,17 @@ class RequestRouting:
     timeout_ms: int | None = None
     path: tuple[str, ...] = ()
 
-    _KEYS = frozenset({"prefer_nodes", "exclude_nodes", "hop_budget", "timeout_ms", "path"})
-
     @classmethod
-    def from_json(cls, doc: Any) -> Self:
-        """Parse the wire form."""
-        d = _fields(doc, "routing", cls._KEYS, frozenset())
-        hops = _opt_int(d, "hop_budget", "routing", 0, MAX_HOP_BUDGET)
+    def from_checked(cls, doc: Mapping[str, Any]) -> Self:
+        """Return the routing of a wire form already checked against ``ROUTING_SCHEMA``."""
+        hops = doc.get("hop_budget")
+        timeout = doc.get("timeout_ms")
         return cls(
-            prefer_nodes=_str_tuple(d, "prefer_nodes", "routing"),
-            exclude_nodes=_str_tuple(d, "exclude_nodes", "routing"),
-            hop_budget=3 if hops is None else hops,
-            timeout_ms=_opt_int(d, "timeout_ms", "routing", 1, 86_400_000),
-            path=_str_tuple(d, "path", "routing"),
+            prefer_nodes=tuple(doc.get("prefer_nodes", ())),
+            exclude_nodes=tuple(doc.get("exclude_nodes", ())),
+            hop_budget=3 if hops is None else int(hops),
+            timeout_ms=None if timeout is None else int(timeout),
+            path=tuple(doc.get("path", ())),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -147,11 +199,11 @@ _DEFAULT_ROUTING = RequestRouting()
 
 def _context(doc: Any) -> RequestContext:
     # Most calls carry no context: share the one empty (frozen) context.
-    return RequestContext.from_json(doc) if doc else _NO_CONTEXT
+    return RequestContext.from_checked(doc) if doc else _NO_CONTEXT
 
 
 def _routing(doc: Any) -> RequestRouting:
-    return RequestRouting.from_json(doc) if doc else _DEFAULT_ROUTING
+    return RequestRouting.from_checked(doc) if doc else _DEFAULT_ROUTING
 
 
 class _Signable:
@@ -186,7 +238,7 @@ class _Signable:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ToolRequest(_Signable):
+class ToolRequest(CheckedMessage, _Signable):
     """A ``tool_invoke`` message."""
 
     id: str = field(default_factory=new_id)
@@ -203,43 +255,28 @@ class ToolRequest(_Signable):
     # Local only (never on the wire): the compact tool this call was resolved from.
     via: str | None = field(default=None, compare=False)
 
-    _KEYS = frozenset(
-        {"type", "id", "tool", "version", "params", "context", "routing", "auth",
-         "idempotency_key", "timestamp", "signer", "signature"}
-    )
+    CHECK: ClassVar[SchemaCheck] = SchemaCheck(TOOL_INVOKE_SCHEMA, what="tool_invoke")
 
     @classmethod
-    def from_json(cls, doc: Any) -> Self:
-        """Parse a ``tool_invoke`` message; raise ``InvalidRequestError`` when malformed."""
-        d = _fields(doc, "tool_invoke", cls._KEYS, frozenset({"tool"}))
-        if d.get("type", "tool_invoke") != "tool_invoke":
-            raise InvalidRequestError("message type must be 'tool_invoke'")
-        tool = _opt_str(d, "tool", "tool_invoke", 512)
-        params = d.get("params", {})
-        if not isinstance(params, dict):
-            raise InvalidRequestError("tool_invoke.params must be a JSON object")
-        auth = d.get("auth")
-        token: str | None = None
-        if auth is not None:
-            auth_d = _fields(auth, "auth", frozenset({"token"}), frozenset())
-            token = _opt_str(auth_d, "token", "auth", 16_384)
-        ts = d.get("timestamp")
-        if ts is None:
-            ts = time.time()
-        elif isinstance(ts, bool) or not isinstance(ts, int | float) or ts != ts:
-            raise InvalidRequestError("tool_invoke.timestamp must be a number (epoch seconds)")
+    def from_checked(cls, doc: Mapping[str, Any]) -> Self:
+        """Return the request of a wire form already checked against ``TOOL_INVOKE_SCHEMA``.
+
+        (The HTTP routes check a body with ``CHECK`` as it is read, then convert it here.)
+        """
+        auth = doc.get("auth")
+        ts = doc.get("timestamp")
         return cls(
-            id=_opt_str(d, "id", "tool_invoke") or new_id(),
-            tool=tool or "",
-            version=_opt_str(d, "version", "tool_invoke"),
-            params=params,
-            context=_context(d.get("context")),
-            routing=_routing(d.get("routing")),
-            token=token,
-            idempotency_key=_opt_str(d, "idempotency_key", "tool_invoke", 256),
-            timestamp=float(ts),
-            signer=_opt_str(d, "signer", "tool_invoke"),
-            signature=_opt_str(d, "signature", "tool_invoke", 256),
+            id=doc.get("id") or new_id(),
+            tool=doc["tool"],
+            version=doc.get("version"),
+            params=doc.get("params", {}),
+            context=_context(doc.get("context")),
+            routing=_routing(doc.get("routing")),
+            token=auth.get("token") if auth else None,
+            idempotency_key=doc.get("idempotency_key"),
+            timestamp=time.time() if ts is None else float(ts),
+            signer=doc.get("signer"),
+            signature=doc.get("signature"),
         )
 
     def to_json(self, *, with_signature: bool = True) -> dict[str, Any]:
@@ -263,7 +300,7 @@ class ToolRequest(_Signable):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ExecutionInfo:
+class ExecutionInfo(CheckedMessage):
     """Where and how long a call's handler ran (``tool_response.execution``).
 
     ``node_id`` is the node whose handler ran, ``hops`` how many nodes the request
@@ -279,23 +316,19 @@ class ExecutionInfo:
     path: tuple[str, ...] = ()
     attempts: tuple[str, ...] = ()
 
-    _KEYS = frozenset({"node_id", "hops", "duration_ms", "path", "attempts"})
+    CHECK: ClassVar[SchemaCheck] = SchemaCheck(
+        {**EXECUTION_SCHEMA, "type": "object"}, what="execution"
+    )
 
     @classmethod
-    def from_json(cls, doc: Any) -> Self:
-        """Parse the wire form; raise ``InvalidRequestError`` when malformed."""
-        d = _fields(doc, "execution", cls._KEYS, frozenset({"node_id", "hops", "duration_ms"}))
-        node_id = _opt_str(d, "node_id", "execution")
-        hops = _opt_int(d, "hops", "execution", 0, 64)
-        duration = d["duration_ms"]
-        if isinstance(duration, bool) or not isinstance(duration, int | float) or duration < 0:
-            raise InvalidRequestError("execution.duration_ms must be a non-negative number")
+    def from_checked(cls, doc: Mapping[str, Any]) -> Self:
+        """Return the info of a wire form already checked against ``EXECUTION_SCHEMA``."""
         return cls(
-            node_id=node_id or "",
-            hops=hops or 0,
-            duration_ms=float(duration),
-            path=_str_tuple(d, "path", "execution"),
-            attempts=_str_tuple(d, "attempts", "execution"),
+            node_id=doc["node_id"],
+            hops=int(doc["hops"]),
+            duration_ms=float(doc["duration_ms"]),
+            path=tuple(doc.get("path", ())),
+            attempts=tuple(doc.get("attempts", ())),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -340,10 +373,7 @@ class ToolResponse(_Signable):
     # the HTTP answer splices it in instead of encoding the result a second time.
     result_json: str | bytes | None = field(default=None, compare=False, repr=False)
 
-    _KEYS = frozenset(
-        {"type", "id", "request_id", "call_id", "tool", "status", "result", "error",
-         "duration_ms", "node_id", "execution", "timestamp", "signer", "signature"}
-    )
+    CHECK: ClassVar[SchemaCheck] = SchemaCheck(TOOL_RESPONSE_SCHEMA, what="tool_response")
 
     @classmethod
     def success(cls, request: ToolRequest, call_id: str, tool: str, result: Any,
@@ -385,42 +415,33 @@ class ToolResponse(_Signable):
 
     @classmethod
     def from_json(cls, doc: Any) -> Self:
-        """Parse a ``tool_response`` message; raise ``InvalidRequestError`` when malformed."""
-        d = _fields(doc, "tool_response", cls._KEYS, frozenset({"request_id", "status"}))
-        if d.get("type", "tool_response") != "tool_response":
-            raise InvalidRequestError("message type must be 'tool_response'")
-        try:
-            status = ResponseStatus(d["status"])
-        except ValueError as err:
-            raise InvalidRequestError("tool_response.status must be success or error") from err
-        error = d.get("error")
-        if status is ResponseStatus.ERROR and (
-            not isinstance(error, dict) or not isinstance(error.get("code"), str)
-        ):
-            raise InvalidRequestError("an error tool_response needs error.code")
-        duration = d.get("duration_ms", 0.0)
-        ts = d.get("timestamp", time.time())
-        for name, value in (("duration_ms", duration), ("timestamp", ts)):
-            if isinstance(value, bool) or not isinstance(value, int | float):
-                raise InvalidRequestError(f"tool_response.{name} must be a number")
+        """Parse a ``tool_response`` message; raise ``InvalidRequestError`` when off its schema.
+
+        Beyond the schema: an ``error`` response must carry its ``error`` object.
+        """
+        cls.CHECK.check(doc)
+        status = ResponseStatus(doc["status"])
+        error = doc.get("error")
+        if status is ResponseStatus.ERROR and error is None:
+            raise InvalidRequestError(
+                "an error tool_response needs error.code", {"reason": "schema", "field": "error"}
+            )
+        execution = doc.get("execution")
         return cls(
-            id=_opt_str(d, "id", "tool_response") or new_id(),
-            request_id=_opt_str(d, "request_id", "tool_response") or "",
-            call_id=_opt_str(d, "call_id", "tool_response") or "",
-            tool=_opt_str(d, "tool", "tool_response", 512),
+            id=doc.get("id") or new_id(),
+            request_id=doc["request_id"],
+            call_id=doc.get("call_id") or "",
+            tool=doc.get("tool"),
             status=status,
-            result=d.get("result"),
-            error=error if isinstance(error, dict) else None,
-            raised=error_from_json(error) if isinstance(error, dict) else None,
-            duration_ms=float(duration),
-            node_id=str(d.get("node_id") or ""),
-            execution=(
-                ExecutionInfo.from_json(d["execution"])
-                if d.get("execution") is not None else None
-            ),
-            timestamp=float(ts),
-            signer=_opt_str(d, "signer", "tool_response"),
-            signature=_opt_str(d, "signature", "tool_response", 256),
+            result=doc.get("result"),
+            error=error,
+            raised=None if error is None else error_from_json(error),
+            duration_ms=float(doc.get("duration_ms", 0.0)),
+            node_id=doc.get("node_id") or "",
+            execution=None if execution is None else ExecutionInfo.from_checked(execution),
+            timestamp=float(doc.get("timestamp", time.time())),
+            signer=doc.get("signer"),
+            signature=doc.get("signature"),
         )
 
     def to_json(self, *, with_signature: bool = True) -> dict[str, Any]:

@@ -33,6 +33,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "ServerInfo": ("bridge.matter.controller.gateway", "ServerInfo"),
     "fetch_server_info": ("bridge.matter.controller.gateway", "fetch_server_info"),
     "KEY_HEADER": ("bridge.matter.controller.guard", "KEY_HEADER"),
+    "RESUBSCRIBE_COMMAND": ("bridge.matter.controller.guard", "RESUBSCRIBE_COMMAND"),
     "GuardError": ("bridge.matter.controller.guard", "GuardError"),
     "read_key": ("bridge.matter.controller.guard", "read_key"),
     "parse_tlvs": ("bridge.matter.controller.thread", "parse_tlvs"),
@@ -62,6 +63,7 @@ __all__ = [
     "CONTROLLER_DIR",
     "KEY_HEADER",
     "PROFILES",
+    "RESUBSCRIBE_COMMAND",
     "STATE_TOOL",
     "CommissionRequest",
     "CompactProfile",
@@ -97,7 +99,12 @@ if TYPE_CHECKING:
         ServerInfo,
         fetch_server_info,
     )
-    from bridge.matter.controller.guard import KEY_HEADER, GuardError, read_key
+    from bridge.matter.controller.guard import (
+        KEY_HEADER,
+        RESUBSCRIBE_COMMAND,
+        GuardError,
+        read_key,
+    )
     from bridge.matter.controller.thread import parse_tlvs
     from bridge.matter.home.devices import Device, UserNames, build_devices, slugify
     from bridge.matter.home.naming import DeviceNameStore, DeviceRename, clean_aliases

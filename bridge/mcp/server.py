@@ -33,10 +33,11 @@ from bridge.auth.tokens import AgentToken
 from bridge.auth.visibility import visible_schema
 from bridge.errors import (
     BridgeError,
+    ComponentUnavailableError,
     ConfirmationRequiredError,
-    InternalError,
     ToolNotFoundError,
     UnauthenticatedError,
+    running,
 )
 from bridge.events import EventBus
 from bridge.invocation.invoker import confirmation_for
@@ -393,9 +394,10 @@ class BridgeMcpServer:
         self, token: AgentToken, name: str, arguments: dict[str, Any]
     ) -> types.CallToolResult:
         """Run one MCP tool call for ``token`` and return its MCP result."""
-        runtime = self._runtime()
-        if runtime is None:
-            return error_result(InternalError("invocation is not running on this node").to_json())
+        try:
+            runtime = running(self._runtime(), "invocation")
+        except ComponentUnavailableError as err:
+            return error_result(err.to_json())
         key = tool_key(name) if self.compact is not None else self.key_of(name)
         if key is None:
             return error_result(

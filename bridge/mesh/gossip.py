@@ -267,10 +267,6 @@ class GossipState:
             self._hash = (digest, hashlib.sha256(canonical_bytes(digest)).hexdigest())
         return self._hash[1]
 
-    def digest_message(self) -> dict[str, Any]:
-        """Return step 1 of a full round: this node's digest."""
-        return {"type": "gossip_digest", "digest": self.digest()}
-
     def hash_message(self) -> dict[str, Any]:
         """Return step 1 of a hashed round: only the hash of this node's digest."""
         return {"type": "gossip_digest", "hash": self.digest_hash()}

@@ -28,6 +28,7 @@ from bridge.errors import (
     ConfigInvalidError,
     NotFoundError,
     UnauthenticatedError,
+    running,
 )
 from bridge.events import EventBus
 from bridge.invocation.invoker import RemoteOutcome
@@ -206,9 +207,7 @@ class MeshNode:
             self._session = None
 
     def _http(self) -> aiohttp.ClientSession:
-        if self._session is None:
-            raise BridgeError("mesh node is not running")
-        return self._session
+        return running(self._session, "mesh")
 
     def _spawn(self, coro: Awaitable[None]) -> None:
         task = asyncio.get_running_loop().create_task(_as_coro(coro))

@@ -11,6 +11,7 @@ import logging
 import re
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from hassil import Intents, recognize_all
@@ -18,11 +19,13 @@ from hassil.errors import MissingListError
 from hassil.expression import TextChunk
 from hassil.intents import TextSlotList, TextSlotValue
 
-from bridge.errors import InvalidParamsError
+from bridge.errors import BridgeError, ErrorCode, InvalidParamsError
 from bridge.invocation.invoker import APPROVAL_WAITING
 from bridge.invocation.messages import RequestContext, ToolRequest
 from bridge.matter import Device, Room, rooms_of, slugify
+from bridge.tools.validation import validate_call
 from bridge.voice.compound import completions, is_compound, parts
+from bridge.voice.floors import floors_of
 from bridge.voice.planner import (
     Call,
     Home,
@@ -37,7 +40,7 @@ from bridge.voice.planner import (
 )
 from bridge.voice.responses import LANGUAGES, both, either, say
 from bridge.voice.subjects import domain_of
-from bridge.voice.templates import STOP_INTENT, load_templates
+from bridge.voice.templates import RELATIVE_INTENT, STOP_INTENT, load_templates
 from bridge.voice.units import (
     IMPERIAL,
     METRIC,
@@ -46,24 +49,21 @@ from bridge.voice.units import (
     home_units,
     to_celsius,
 )
+from bridge.voice.wording import corrected, plain
 
 if TYPE_CHECKING:
     from hassil.recognize import RecognizeResult
 
     from bridge.auth.tokens import AgentToken
+    from bridge.config import FloorConfig
     from bridge.invocation.invoker import Invoker
-    from bridge.tools.definition import ToolDefinition
     from bridge.tools.registry import ToolRegistry
 
 _LOG = logging.getLogger(__name__)
 SUPPORTED_INTENTS = frozenset(
     {"HassTurnOn", "HassTurnOff", "HassLightSet", "HassSetPosition", "HassGetState",
-     "HassClimateSetTemperature", "HassClimateGetTemperature", STOP_INTENT}
+     "HassClimateSetTemperature", "HassClimateGetTemperature", STOP_INTENT, RELATIVE_INTENT}
 )  # fmt: skip
-MAX_TEXT = 500
-MAX_AREA = 64
-# How long a spoken unlock waits to learn whether its approval is pending or refused.
-APPROVAL_ASK_S = 10.0
 # Stand-in for "the speaker's room" when asking whether a sentence needs one.
 _SOMEWHERE = "\x00somewhere"
 
@@ -86,6 +86,7 @@ class IntentEngine:
         rooms: Callable[[], Sequence[Room]] | None = None,
         languages: Sequence[str] = LANGUAGES,
         units: str = "auto",
+        floors: Sequence[FloorConfig] = (),
     ) -> None:
         self.registry = registry
         self.invoker = invoker
@@ -98,6 +99,8 @@ class IntentEngine:
         self._pending: set[asyncio.Task[Any]] = set()
         self._unsubscribe = registry.subscribe(self._changed)
         self.configured_units = units
+        self.floors = tuple(floors)
+        self._spoken_words: dict[str, frozenset[str]] = {}
         self._planner = Planner(home=self.home, tool_for=tool_for,
                                 not_understood=self._not_understood,
                                 units=self.units)  # fmt: skip
@@ -164,10 +167,14 @@ class IntentEngine:
                 home.room_labels.setdefault(label.casefold(), room.slug)
             home.room_labels.setdefault(room.slug, room.slug)
             areas.extend(TextSlotValue(TextChunk(label), room.slug) for label in room.labels)
+        levels: list[TextSlotValue] = []
+        for floor in floors_of(self.floors, rooms):
+            home.floors[floor.slug] = floor
+            levels.extend(TextSlotValue(TextChunk(label), floor.slug) for label in floor.labels)
         home.slot_lists = {
             "name": TextSlotList(name="name", values=names),
             "area": TextSlotList(name="area", values=areas),
-            "floor": TextSlotList(name="floor", values=[]),
+            "floor": TextSlotList(name="floor", values=levels),
         }
         self._home = home
         return home
@@ -219,19 +226,11 @@ class IntentEngine:
 
         ``area`` is the speaker's room (a room name, alias or slug; e.g. a voice
         satellite's): sentences without a place ("turn on the lights") act there, and
-        do nothing without it. Raises ``InvalidParamsError`` for empty or oversized text.
+        do nothing without it. The sentence's shape was checked where it entered
+        (``SpokenCommand.CHECK``: text, language and area within their limits).
         """
         started = time.perf_counter()
         lang = normalise_language(language or "en")
-        if not isinstance(text, str) or not text.strip():
-            raise InvalidParamsError("'text' must be a non-empty string", {"field": "text"})
-        if len(text) > MAX_TEXT:
-            raise InvalidParamsError(
-                f"'text' must have at most {MAX_TEXT} characters", {"field": "text"}
-            )
-        if area is not None and (not isinstance(area, str) or len(area) > MAX_AREA):
-            raise InvalidParamsError(f"'area' must be a room name of at most {MAX_AREA} "
-                                     "characters", {"field": "area"})  # fmt: skip
         if lang not in self.languages:
             reply = IntentReply(
                 speech=say("en", "language", languages=", ".join(self.languages)),
@@ -246,8 +245,12 @@ class IntentEngine:
     async def _handle(
         self, text: str, lang: str, token: AgentToken | None, here: str | None
     ) -> IntentReply:
-        text, said_units = explicit_unit(text)
+        text, said_units = explicit_unit(plain(text, lang) or text)
         results = self.recognize(text, lang, here)
+        if not results:  # a misspelt name or room ("kitchn"): mended only when unique
+            mended = corrected(text, self._vocabulary(token), self._template_words(lang))
+            if mended is not None and (found := self.recognize(mended, lang, here)):
+                text, results = mended, found
         said: list[RecognizeResult] | None = None
         segments = parts(text, lang) if not results else []
         if is_compound(segments):
@@ -261,6 +264,8 @@ class IntentEngine:
                 return reply(lang, "where")
             return self._not_understood(text, lang, token)
         reading = Reading.of(results[0], said_units)
+        if verbless(reading, text):  # "kitchen light" alone: never a guess at what to do
+            return self._not_understood(text, lang, token)
         if reading.intent not in SUPPORTED_INTENTS:
             return reply(lang, "not_here", intent=reading.intent)
         if said is not None:
@@ -273,15 +278,40 @@ class IntentEngine:
             return plan
         return await self._run(reading.intent, plan, lang, token)
 
-    def _said_room(self, text: str) -> tuple[str, str, str] | None:
-        """Return (slug, label, the text without it) of the longest room name in ``text``."""
+    def _vocabulary(self, token: AgentToken | None) -> frozenset[str]:
+        """Return the words a typo may be mended to (never a hidden device's name).
+
+        They are the words of the names and rooms ``token`` may see, and the floors'.
+        """
+        floors = [label for floor in self.home().floors.values() for label in floor.labels]
+        return frozenset(w for label in (*self._labels(token), *floors) for w in _words(label))
+
+    def _template_words(self, lang: str) -> frozenset[str]:
+        """Return every word of the language's templates (never mended into a name)."""
+        found = self._spoken_words.get(lang)
+        if found is None:
+            doc = load_templates(lang) or {}
+            text = repr((doc.get("intents"), doc.get("expansion_rules"), doc.get("lists")))
+            found = frozenset(w.casefold() for w in re.findall(r"[^\W\d_]+", text))
+            self._spoken_words[lang] = found
+        return found
+
+    def _said_room(self, text: str) -> tuple[str, str, str, bool] | None:
+        """Return the longest room or floor name said in ``text``.
+
+        As (slug, label, the text without it, whether it is a floor).
+        """
         folded = " ".join(_words(text))
-        best: tuple[str, str, str] | None = None
-        for label, slug in self.home().room_labels.items():
+        best: tuple[str, str, str, bool] | None = None
+        home = self.home()
+        places = [(label, slug, False) for label, slug in home.room_labels.items()]
+        places += [(label.casefold(), floor.slug, True) for floor in home.floors.values()
+                   for label in floor.labels]  # fmt: skip
+        for label, slug, is_floor in places:
             found = re.search(rf"(?<!\w){re.escape(label)}(?!\w)", folded)
             if found and (best is None or len(label) > len(best[1])):
                 rest = " ".join((folded[:found.start()] + folded[found.end():]).split())
-                best = (slug, label, rest)
+                best = (slug, label, rest, is_floor)
         return best
 
     def _with_room_said(self, text: str, lang: str) -> list[RecognizeResult] | None:
@@ -293,15 +323,26 @@ class IntentEngine:
         said = self._said_room(text)
         if said is None:
             return None
-        slug, _, rest = said
-        return self.recognize(rest, lang, slug, served_only=True) or None
+        slug, _, rest, is_floor = said
+        return self.recognize(rest, lang, None if is_floor else slug, served_only=True) or None
 
     def _in_said_room(self, reading: Reading, text: str, lang: str) -> Reading | IntentReply:
         """Return ``reading`` bound to the room said aloud, or why not (not in that room)."""
         said = self._said_room(text)
         assert said is not None  # noqa: S101 - only called after _with_room_said found it
-        slug, label, _ = said
+        slug, label, _, is_floor = said
         home = self.home()
+        if is_floor:  # "the reading lamp upstairs": a device of that floor's rooms
+            floor = home.floors[slug]
+            if "name" in reading.values:
+                devices = home.labels.get(str(reading.values["name"]), [])
+                if not [d for d in devices if d.room and slugify(d.room) in floor.rooms]:
+                    return reply(lang, "no_kind_floor", kind=reading.texts.get("name", ""),
+                                 target=floor.name, intent=reading.intent)  # fmt: skip
+            values = {k: v for k, v in reading.values.items() if k != "area"}
+            return Reading(intent=reading.intent, values={**values, "floor": slug},
+                           texts={**reading.texts, "floor": label}, combo=reading.combo,
+                           units=reading.units)  # fmt: skip
         if "name" in reading.values:
             devices = home.labels.get(str(reading.values["name"]), [])
             if not [d for d in devices if d.room and slugify(d.room) == slug]:
@@ -324,7 +365,8 @@ class IntentEngine:
         plans: list[tuple[str, Plan]] = []
         for i, segment in enumerate(segments):
             found = next(((c, r) for c in completions(segments, i)
-                          if (r := self.recognize(c, lang, here, served_only=True))),
+                          if (r := self.recognize(c, lang, here, served_only=True))
+                          and not verbless(Reading.of(r[0]), c)),
                          None)  # fmt: skip
             part = " ".join(segment)
             if found is None:
@@ -357,12 +399,33 @@ class IntentEngine:
             refused = _out_of_range(call, plan.values, lang)
             if refused is not None:
                 return IntentReply(speech=refused, language=lang, handled=False, intent=intent)
-        if len(plan.calls) == 1 and _needs_approval(plan.calls[0].definition):
-            return await self._ask_approval(intent, plan, lang, token)
+        if plan.key in ("relative_brightness", "relative_temperature", "states", "temperatures"):
+            read = await self._read(intent, plan, lang, token)
+            if isinstance(read, IntentReply):
+                return read
+            states, made_reads = read
+            if not plan.key.startswith("relative_"):
+                return IntentReply(speech=_summary(plan, states, lang, self.units()),
+                                   language=lang, handled=True, intent=intent,
+                                   calls=made_reads)  # fmt: skip
+            plan = self._planner.after_reads(plan, states, lang)
+            if not plan.calls:  # nothing read back that can be changed
+                return IntentReply(speech=say(lang, "cannot", target=plan.target),
+                                   language=lang, handled=False, intent=intent)  # fmt: skip
         outcomes = await asyncio.gather(*(self._invoke(c, token) for c in plan.calls))
-        made = tuple(record for record, _ in outcomes)
-        failed = [(c, record) for c, (record, _) in zip(plan.calls, outcomes, strict=True)
-                  if not record["ok"]]  # fmt: skip
+        made = tuple(o.record for o in outcomes)
+        if len(plan.calls) == 1 and outcomes[0].waiting:
+            call = plan.calls[0]
+            # "Unlocking … needs approval" for a lock, "Opening …" for a garage door or
+            # gate; any other call the invoker holds for a person (a confirmation
+            # ``always``, or ``when`` its condition holds).
+            key = {"unlock": "needs_approval", "open": "needs_approval_open"}.get(
+                plan.key, "approval_asked")
+            return IntentReply(speech=say(lang, key, target=call.target),
+                               language=lang, handled=True, intent=intent,
+                               calls=made)  # fmt: skip
+        failed = [(c, o) for c, o in zip(plan.calls, outcomes, strict=True)
+                  if o.problem is not None]  # fmt: skip
         if len(plan.calls) > 1:
             if failed:
                 speech = say(lang, "partial_rooms", done=len(plan.calls) - len(failed),
@@ -372,9 +435,10 @@ class IntentEngine:
                                    calls=made)  # fmt: skip
             return IntentReply(speech=say(lang, plan.key, target=plan.target, **_spoken(plan)),
                                language=lang, handled=True, intent=intent, calls=made)
-        record, result = outcomes[0]
-        if not record["ok"]:
-            return self._refused(intent, plan, lang, token, record, made)
+        outcome = outcomes[0]
+        if outcome.problem is not None:
+            return self._refused(intent, plan, lang, token, outcome.problem, made)
+        result = outcome.result
         if isinstance(result, dict) and "devices" in result and not result.get("ok", True):
             names = [d["name"] for d in result["devices"] if not d.get("ok")]
             speech = say(lang, "partial", done=result.get("succeeded", 0),
@@ -384,32 +448,27 @@ class IntentEngine:
         speech = _answer(plan, result, lang, self.units())
         return IntentReply(speech=speech, language=lang, handled=True, intent=intent, calls=made)
 
-    async def _invoke(
-        self, call: Call, token: AgentToken | None
-    ) -> tuple[dict[str, Any], Any]:
-        tool = f"{call.definition.namespace}:{call.definition.name}"
-        request = ToolRequest(tool=tool, params=call.params,
-                              context=RequestContext(agent_id=token.agent_id if token else None))
-        response = await self.invoker.invoke(request, token=token)
-        record: dict[str, Any] = {"tool": tool, "params": call.params,
-                                  "ok": response.error is None}  # fmt: skip
-        problem = response.problem
-        if problem is not None:
-            record["error"] = {"code": problem.code.value, "message": problem.message}
-            return record, None
-        record["result"] = response.result
-        return record, response.result
-
-    async def _ask_approval(
+    async def _read(
         self, intent: str, plan: Plan, lang: str, token: AgentToken | None
-    ) -> IntentReply:
-        """Start a call a person must approve; answer once it waits for them (or ended).
+    ) -> tuple[list[Any], tuple[dict[str, Any], ...]] | IntentReply:
+        """Return the results of a plan's state reads, or why they failed (nothing acted)."""
+        outcomes = await asyncio.gather(*(self._invoke(c, token) for c in plan.calls))
+        made = tuple(o.record for o in outcomes)
+        for call, o in zip(plan.calls, outcomes, strict=True):
+            if o.problem is not None:
+                return self._refused(intent, replace(plan, target=call.target), lang, token,
+                                     o.problem, made)  # fmt: skip
+        return [o.result for o in outcomes], made
 
-        "I have asked for approval" is said only when an approval really is pending: a
-        call refused before that (no permission, a bound reached) is answered with
-        what happened.
+    async def _invoke(self, call: Call, token: AgentToken | None) -> _Outcome:
+        """Run one call; answer its outcome, or that it waits for a person's approval.
+
+        Whether a call needs approval is the invoker's to decide (``dangerous``, a
+        confirmation ``always`` or ``when`` its condition holds): the call runs with
+        ``APPROVAL_WAITING`` set, and once the invoker says an approval is pending the
+        answer is given while the call goes on waiting (``close`` drops it). A call
+        refused before that (no permission, a bound reached) is answered as it ended.
         """
-        call = plan.calls[0]
         loop = asyncio.get_running_loop()
         asked: asyncio.Future[str] = loop.create_future()
 
@@ -419,28 +478,38 @@ class IntentEngine:
 
         marker = APPROVAL_WAITING.set(waiting)
         try:
-            task = loop.create_task(self._invoke(call, token))  # runs with the marker set
+            task = loop.create_task(self._call(call, token))  # runs with the marker set
         finally:
             APPROVAL_WAITING.reset(marker)
         self._pending.add(task)
         task.add_done_callback(self._pending.discard)
         watched: set[asyncio.Future[Any]] = {task, asked}
-        await asyncio.wait(watched, timeout=APPROVAL_ASK_S, return_when=asyncio.FIRST_COMPLETED)
-        if not asked.done() and task.done() and not task.cancelled():
-            record, _result = task.result()
-            if not record["ok"]:
-                return self._refused(intent, plan, lang, token, record, (record,))
-        if not asked.done():
+        try:
+            await asyncio.wait(watched, return_when=asyncio.FIRST_COMPLETED)
+        finally:
             asked.cancel()
+        if task.done():
+            return task.result()
         tool = f"{call.definition.namespace}:{call.definition.name}"
         record = {"tool": tool, "params": call.params, "ok": None, "pending": "approval"}
-        return IntentReply(speech=say(lang, "needs_approval", target=call.target),
-                           language=lang, handled=True, intent=intent,
-                           calls=(record,))  # fmt: skip
+        return _Outcome(record=record, waiting=True)
+
+    async def _call(self, call: Call, token: AgentToken | None) -> _Outcome:
+        tool = f"{call.definition.namespace}:{call.definition.name}"
+        request = ToolRequest(tool=tool, params=call.params,
+                              context=RequestContext(agent_id=token.agent_id if token else None))
+        response = await self.invoker.invoke(request, token=token)
+        record: dict[str, Any] = {"tool": tool, "params": call.params, "ok": response.ok}
+        problem = response.problem
+        if problem is not None:
+            record["error"] = {"code": problem.code.value, "message": problem.message}
+            return _Outcome(record=record, problem=problem)
+        record["result"] = response.result
+        return _Outcome(record=record, result=response.result)
 
     def _refused(
         self, intent: str, plan: Plan, lang: str, token: AgentToken | None,
-        record: dict[str, Any], made: tuple[dict[str, Any], ...],
+        problem: BridgeError, made: tuple[dict[str, Any], ...],
     ) -> IntentReply:  # fmt: skip
         """Return the answer for a call that did not succeed, saying why.
 
@@ -450,7 +519,7 @@ class IntentEngine:
         if plan.target.casefold() not in self._labels(token):
             return IntentReply(speech=say(lang, "unknown"), language=lang, handled=False,
                                intent=intent, calls=made)  # fmt: skip
-        key = _refusal_key(str(record["error"]["code"]))
+        key = _REFUSALS.get(problem.code, "failed")
         return IntentReply(speech=say(lang, key, target=plan.target), language=lang,
                            handled=False, intent=intent, calls=made)  # fmt: skip
 
@@ -508,44 +577,98 @@ class IntentEngine:
         return [label for _, label in scored[:limit]]
 
 
-def _refusal_key(code: str) -> str:
-    return {"PERMISSION_DENIED": "denied", "TOOL_NOT_FOUND": "denied",
-            "DEVICE_UNAVAILABLE": "unavailable", "CONTROLLER_UNAVAILABLE": "unavailable",
-            "RATE_LIMITED": "busy", "OVERLOADED": "busy",
-            "CONFIRMATION_DENIED": "approval_denied", "CONFIRMATION_TIMEOUT": "approval_denied",
-            "INVALID_PARAMS": "bad_value"}.get(code, "failed")  # fmt: skip
+# Words that say nothing about what to do: articles and the like, per the five languages
+# (not "an": German for "on").
+_NO_VERB = frozenset({"the", "a", "my", "our", "der", "die", "das", "den", "dem", "des",
+                      "le", "la", "les", "l'", "du", "el", "los", "las", "lo", "de", "del",
+                      "het", "een", "mijn", "meine", "mein", "mon", "ma", "mes", "mi", "mis"})
 
 
-def _needs_approval(definition: ToolDefinition) -> bool:
-    return definition.dangerous or (
-        definition.confirmation is not None and definition.confirmation.mode == "always"
-    )
+def verbless(reading: Reading, text: str) -> bool:
+    """Return whether ``text`` is only the names it was matched on ("sofa lamp" alone).
+
+    Home Assistant's English templates read a bare name as "turn it on"; a sentence
+    that says no word of what to do is never acted on.
+    """
+    said = " ".join(_words(" ".join(reading.texts.values())))
+    rest = [w for w in _words(text) if w not in _NO_VERB]
+    named = set(said.split())
+    return all(w in named for w in rest)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Outcome:
+    """One call's end as the invoker answered it: its record, result or typed error."""
+
+    record: dict[str, Any]
+    result: Any = None
+    problem: BridgeError | None = None
+    waiting: bool = False  # an approval is pending; the call goes on in the background
+
+
+# What to say for a refused call, by the invoker's typed error (others: "failed").
+_REFUSALS: dict[ErrorCode, str] = {
+    ErrorCode.PERMISSION_DENIED: "denied", ErrorCode.TOOL_NOT_FOUND: "denied",
+    ErrorCode.DEVICE_UNAVAILABLE: "unavailable", ErrorCode.CONTROLLER_UNAVAILABLE: "unavailable",
+    ErrorCode.RATE_LIMITED: "busy", ErrorCode.OVERLOADED: "busy",
+    ErrorCode.CONFIRMATION_DENIED: "approval_denied",
+    ErrorCode.CONFIRMATION_TIMEOUT: "approval_denied",
+    ErrorCode.INVALID_PARAMS: "bad_value",
+}  # fmt: skip
 
 
 def _out_of_range(call: Call, values: dict[str, Any], lang: str) -> str | None:
-    """Return the answer for a value outside the tool's range (``None`` when it fits)."""
+    """Return the answer for a value outside the call's range (``None`` when it fits).
+
+    The tool's own range is the invoker's rule: ``validate_call`` (the check the invoker
+    runs on every call) says whether the parameters fit, and its bounds are only read to
+    say them. A device's reported limits (``values["limits"]``) are the planner's
+    knowledge, for a parameter whose schema has no range.
+    """
     properties = call.definition.parameters.get("properties", {})
+    try:
+        validate_call(call.definition, call.params)
+    except InvalidParamsError as err:
+        for key in _params_at_fault(err):
+            spec = properties.get(key, {})
+            value = call.params.get(key)
+            low, high = spec.get("minimum"), spec.get("maximum")
+            if isinstance(value, int | float) and low is not None and high is not None:
+                return _range_answer(call, values, lang, value, low, high)
+        return None  # another fault: the invoker refuses the call, said as "bad_value"
     limits = values.get("limits")
+    if limits is None:
+        return None
     for key, value in call.params.items():
-        if not isinstance(value, int | float):
-            continue
         spec = properties.get(key, {})
-        low, high = spec.get("minimum"), spec.get("maximum")
-        if low is None or high is None:
-            if limits is None:
-                continue
-            low, high = limits
+        if not isinstance(value, int | float) or None not in (
+            spec.get("minimum"), spec.get("maximum")
+        ):
+            continue
+        low, high = limits
         if not low <= value <= high:
-            units = values.get("units")
-            said = spoken_number(value, lang)
-            if units is not None:  # a temperature: the value as said, limits in home units
-                said = str(values.get("temperature", said))
-                tool_units = values.get("tool_units", METRIC)
-                low, high = (from_celsius(to_celsius(v, tool_units), units) for v in (low, high))
-            return say(lang, "out_of_range", value=said,
-                       target=call.target, low=spoken_number(low, lang),
-                       high=spoken_number(high, lang))  # fmt: skip
+            return _range_answer(call, values, lang, value, low, high)
     return None
+
+
+def _params_at_fault(err: InvalidParamsError) -> list[str]:
+    """Return the top-level parameter names an ``InvalidParamsError``'s problems name."""
+    problems = err.details.get("errors", [])
+    paths = [p.get("path", "") for p in problems if isinstance(p, dict)]
+    return [path[2:].split(".")[0].split("[")[0] for path in paths if path.startswith("$.")]
+
+
+def _range_answer(
+    call: Call, values: dict[str, Any], lang: str, value: float, low: float, high: float
+) -> str:
+    units = values.get("units")
+    said = spoken_number(value, lang)
+    if units is not None:  # a temperature: the value as said, limits in home units
+        said = str(values.get("temperature", said))
+        tool_units = values.get("tool_units", METRIC)
+        low, high = (from_celsius(to_celsius(v, tool_units), units) for v in (low, high))
+    return say(lang, "out_of_range", value=said, target=call.target,
+               low=spoken_number(low, lang), high=spoken_number(high, lang))  # fmt: skip
 
 
 def _plural(label: str, room_words: set[str]) -> str | None:
@@ -607,6 +730,55 @@ def _answer(plan: Plan, result: Any, lang: str, units: str) -> str:
     if isinstance(state.get("on"), bool):
         return say(lang, "state_on" if state["on"] else "state_off", target=plan.target)
     return say(lang, "state_unknown", target=plan.target)
+
+
+_STATE_FIELDS = {"on": ("on", True), "off": ("on", False), "locked": ("lock_state", "locked"),
+                 "unlocked": ("lock_state", "unlocked"), "open": ("contact", "open"),
+                 "closed": ("contact", "closed")}  # fmt: skip
+_OPPOSITE = {"on": "off", "off": "on", "locked": "unlocked", "unlocked": "locked",
+             "open": "closed", "closed": "open"}  # fmt: skip
+
+
+def _summary(plan: Plan, states: Sequence[Any], lang: str, units: str) -> str:
+    """Return the answer to a question about several devices (states or temperatures)."""
+    if plan.key == "temperatures":
+        readings = []
+        for call, state in zip(plan.calls, states, strict=True):
+            value = state.get("temperature") if isinstance(state, dict) else None
+            if isinstance(value, int | float):
+                read_in = IMPERIAL if state.get("unit") == "°F" else METRIC
+                spoken = spoken_number(from_celsius(to_celsius(value, read_in), units), lang)
+                readings.append(say(lang, "reading", temperature=spoken, target=call.target))
+        if not readings:
+            return say(lang, "no_temperature", target=plan.target)
+        return say(lang, "readings", readings=both(lang, readings))
+    asked = str(plan.values.get("state", "on"))
+    key, wanted = _STATE_FIELDS.get(asked, ("on", True))
+    yes: list[str] = []
+    no: list[str] = []
+    for call, state in zip(plan.calls, states, strict=True):
+        value = state.get(key) if isinstance(state, dict) else None
+        if key == "lock_state" and value is not None and value != "locked":
+            value = "unlocked"
+        if value is None:
+            continue
+        (yes if value == wanted else no).append(call.target)
+    if plan.values.get("anything") or (not yes and asked == "on" and not no):
+        if not yes:
+            return say(lang, "nothing_on_in" if plan.target else "nothing_on",
+                       target=plan.target)  # fmt: skip
+        return _named_state(lang, "on", yes)
+    parts = [_named_state(lang, asked, yes)] if yes else []
+    if no:
+        parts.append(_named_state(lang, _OPPOSITE.get(asked, "off"), no))
+    return " ".join(parts) or say(lang, "state_unknown", target=plan.target)
+
+
+def _named_state(lang: str, state: str, names: list[str]) -> str:
+    """Return "X is on." or "X and Y are on." in ``lang``."""
+    if len(names) == 1:
+        return say(lang, f"state_{state}", target=names[0])
+    return say(lang, f"are_{state}", names=both(lang, names))
 
 
 def _words(text: str) -> list[str]:

@@ -14,12 +14,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from bridge.auth.permissions import covers
+from bridge.auth.visibility import may_see_device
 from bridge.matter import Device, Room, slugify
+from bridge.voice.floors import Floor
 from bridge.voice.responses import both, either, say
 from bridge.voice.subjects import domain_of, fits, noun
-from bridge.voice.templates import STOP_INTENT
+from bridge.voice.templates import RELATIVE_INTENT, STOP_INTENT
 from bridge.voice.units import IMPERIAL, METRIC, from_celsius, to_celsius
+from bridge.voice.wording import is_small
 
 if TYPE_CHECKING:
     from hassil.intents import SlotList
@@ -45,6 +47,14 @@ SAID = {"on": "on", "off": "off", "lock": "lock", "open": "open", "close": "clos
          "set_temperature": "set_temperature", "set_mode": "thermostat_off",
          "temperature": "set_temperature", "color": "color"}  # fmt: skip
 ToolFor = Callable[..., "ToolDefinition | None"]
+# Cover classes a sentence may name without a room: a home has one garage door or gate.
+_HOME_WIDE = frozenset({"garage", "gate"})
+# Answers that have a room-lights form ("Turned on the lights in Kitchen.").
+_ROOM_SAID = frozenset({"on", "off", "brightness", "color"})
+# Steps of a relative change said without a number: brightness points ("a bit": fewer),
+# degrees in the units said.
+BRIGHTNESS_STEP, SMALL_STEP = 20, 10
+TEMPERATURE_STEP = {METRIC: 1, IMPERIAL: 2}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -125,6 +135,7 @@ class Home:
     room_labels: dict[str, str] = field(default_factory=dict)  # casefold label → slug
     room_key: tuple[tuple[str, tuple[str, ...]], ...] = ()  # what the rooms were built from
     plurals: set[str] = field(default_factory=set)  # plural labels: every device so named
+    floors: dict[str, Floor] = field(default_factory=dict)  # floor slug → floor
     slot_lists: dict[str, SlotList] = field(default_factory=dict)
 
 
@@ -157,6 +168,11 @@ class Planner:
         room = home.rooms.get(str(area)) if area is not None else None
         if area is not None and room is None:
             return reply(lang, "where", intent=r.intent)  # the speaker's room is unknown
+        floor = home.floors.get(str(r.values["floor"])) if "floor" in r.values else None
+        if floor is not None and room is None:
+            floor_rooms = [home.rooms[slug] for slug in floor.rooms if slug in home.rooms]
+            if not floor_rooms:
+                return reply(lang, "no_rooms_floor", target=floor.name, intent=r.intent)
         device: Device | None = named
         if named is None and "name" in r.values:
             # Only devices the caller may see: one out of reach is a name not known.
@@ -164,6 +180,9 @@ class Planner:
                        if may_see(token, d)]  # fmt: skip
             if room is not None:
                 devices = [d for d in devices if d.room and slugify(d.room) == room.slug] or devices
+            elif floor is not None:  # "the reading lamp upstairs": the one on that floor
+                devices = [d for d in devices
+                           if d.room and slugify(d.room) in floor.rooms] or devices  # fmt: skip
             if len(devices) > 1 and str(r.values["name"]) in home.plurals:
                 return self._each_named(devices, r, text, lang, token)
             if len(devices) > 1:
@@ -186,7 +205,10 @@ class Planner:
             device = lights[0] if lights else None
         subject = _Subject(intent=r.intent, domain=str(domain) if domain else None,
                            device_class=str(device_class) if device_class else None,
-                           device=device, room=room, lang=lang, token=token)  # fmt: skip
+                           device=device, room=room, lang=lang, token=token,
+                           floor=floor if room is None else None)  # fmt: skip
+        if r.intent == RELATIVE_INTENT:
+            return self._relative(subject, r, text)
         if r.intent in ("HassTurnOn", "HassTurnOff"):
             return self._switch(subject, r)
         if r.intent == "HassLightSet":
@@ -194,7 +216,7 @@ class Planner:
         if r.intent in ("HassSetPosition", STOP_INTENT):
             return self._cover(subject, r)
         if r.intent == "HassGetState":
-            return self._state(subject)
+            return self._state(subject, r)
         return self._climate(subject, r, token)
 
     def _each_named(self, devices: Sequence[Device], r: Reading, text: str, lang: str,
@@ -233,11 +255,24 @@ class Planner:
             return None
         return Call(definition=definition, params=params, target=target)
 
+    def _scope(self, s: _Subject) -> list[Room]:
+        """Return the rooms a sentence speaks of: its room, or every room of its floor."""
+        if s.room is not None:
+            return [s.room]
+        if s.floor is not None:
+            home = self._home()
+            return [home.rooms[slug] for slug in s.floor.rooms if slug in home.rooms]
+        return []
+
     def _members(self, s: _Subject) -> list[Device]:
-        """Return the devices in the subject's room that are the kind it names."""
-        if s.room is None or s.domain is None:
+        """Return the devices in the subject's room (or floor) that are the kind it names."""
+        if s.domain is None:
             return []
-        return [d for d in s.room.devices if fits(d, s.domain, s.device_class)]
+        rooms = self._scope(s)
+        # "open the garage", "close the gate": one of a kind the home has, in any room
+        pool = ([d for room in rooms for d in room.devices] if rooms or not _HOME_WIDE & {
+            s.device_class} else self._home().devices)
+        return [d for d in pool if fits(d, s.domain, s.device_class) and may_see(s.token, d)]
 
     def _each(self, s: _Subject, capability: str, params: dict[str, Any], key: str,
               values: dict[str, Any] | None = None) -> Plan | IntentReply:  # fmt: skip
@@ -245,6 +280,8 @@ class Planner:
         targets = [s.device] if s.device is not None else self._members(s)
         if not targets:
             return self._no_kind(s)
+        if len(targets) > 1 and not self._scope(s):  # two garage doors: which one?
+            return which_one(targets, s.intent, s.lang, s.token)
         calls = [c for d in targets
                  if (c := self._call(capability, params, d.name, device=d)) is not None]
         if not calls:
@@ -254,6 +291,9 @@ class Planner:
 
     def _no_kind(self, s: _Subject) -> IntentReply:
         kind = noun(s.lang, s.domain or "", s.device_class)
+        if s.room is None and s.floor is not None:
+            return reply(s.lang, "no_kind_floor", kind=kind, target=s.floor.name,
+                         intent=s.intent)  # fmt: skip
         if s.room is None:
             return reply(s.lang, "no_kind_home", kind=kind, intent=s.intent)
         return reply(s.lang, "no_kind", kind=kind, target=s.room.name, intent=s.intent)
@@ -317,6 +357,16 @@ class Planner:
             if not calls:
                 return self._no_kind(s)
             return Plan(calls=tuple(calls), key=f"all_{capability}", target="")
+        if s.room is None and s.floor is not None:
+            rooms = [room for room in self._scope(s)
+                     if any(may_see(s.token, d) for d in room.devices)]  # fmt: skip
+            calls = [c for room in rooms
+                     if (c := self._call(capability, params, room.name, room=room))
+                     is not None]  # fmt: skip
+            if not calls:
+                return self._no_kind(s)
+            return Plan(calls=tuple(calls), key=f"floor_{key}", target=s.floor.name,
+                        values=values or {})  # fmt: skip
         if s.room is None:
             return reply(s.lang, "where", intent=s.intent)
         call = self._call(capability, params, s.room.name, room=s.room)
@@ -324,7 +374,8 @@ class Planner:
             if not [d for d in s.room.devices if domain_of(d) == "light"]:
                 return self._no_kind(s)
             return reply(s.lang, "cannot", target=s.room.name, intent=s.intent)
-        return Plan(calls=(call,), key=key, target=s.room.name, values=values or {})
+        room_key = f"room_{key}" if key in _ROOM_SAID else key  # "the lights in Kitchen"
+        return Plan(calls=(call,), key=room_key, target=s.room.name, values=values or {})
 
     def _light_set(self, s: _Subject, r: Reading) -> Plan | IntentReply:
         params: dict[str, Any]
@@ -335,7 +386,8 @@ class Planner:
             values = {"percent": spoken_number(percent, s.lang)}
         elif "color" in r.values:
             color = str(r.values["color"])
-            capability, params, values = "set_color", {"color": color}, {"color": color}
+            heard = r.texts.get("color") or color  # said back in the speaker's words
+            capability, params, values = "set_color", {"color": color}, {"color": heard}
         elif "temperature" in r.values:
             kelvin = number(r.values["temperature"])
             capability, params = "color_temperature", {"kelvin": kelvin}
@@ -363,7 +415,9 @@ class Planner:
         return self._each(s, "set_position", {"percent_open": percent}, "set_position",
                           {"percent": spoken_number(percent, s.lang)})  # fmt: skip
 
-    def _state(self, s: _Subject) -> Plan | IntentReply:
+    def _state(self, s: _Subject, r: Reading) -> Plan | IntentReply:
+        if s.device is None and (r.combo == "anything" or "state" in r.values):
+            return self._states(s, r)
         if s.device is None and s.domain == "sensor" and s.device_class is not None:
             members = self._members(s)
             if not members or s.room is None:
@@ -381,6 +435,8 @@ class Planner:
     ) -> Plan | IntentReply:
         home = self._home()
         setting = s.intent == "HassClimateSetTemperature"
+        if s.device is None and s.floor is not None:
+            return self._floor_climate(s, r, setting)
         said = number(r.values.get("temperature", 0)) if setting else 0
         units = self._units()
         value = number(to_celsius(said, r.units or units))  # the tools take Celsius
@@ -430,6 +486,202 @@ class Planner:
             return reply(s.lang, "no_temperature", target=spoken, intent=s.intent)
         return Plan(calls=(call,), key="get_temperature", target=spoken)
 
+    def _floor_climate(self, s: _Subject, r: Reading, setting: bool) -> Plan | IntentReply:
+        """Return each room's heating call (or reading) on the subject's floor."""
+        units = self._units()
+        calls: list[Call] = []
+        pools: list[Device] = []
+        for room in self._scope(s):
+            thermostats = [d for d in room.devices
+                           if d.kind == "thermostat" and may_see(s.token, d)]  # fmt: skip
+            if setting:
+                call = self._call("temperature", {}, room.name, room=room) if thermostats else None
+                if call is not None:
+                    calls.append(call)
+                    pools.extend(thermostats)
+                continue
+            pool = thermostats or [d for d in room.devices if d.kind == "temperature_sensor"
+                                   and may_see(s.token, d)]  # fmt: skip
+            call = self._call("state", {}, room.name, device=pool[0]) if pool else None
+            if call is not None:
+                calls.append(call)
+        if not calls:
+            return reply(s.lang, "no_temperature", target=s.place, intent=s.intent)
+        if not setting:
+            return Plan(calls=tuple(calls), key="temperatures", target=s.place)
+        said = number(r.values.get("temperature", 0))
+        value = number(to_celsius(said, r.units or units))
+        heard = said if (r.units or units) == units else number(from_celsius(value, units))
+        made = []
+        for call in calls:
+            param = _first_param(call.definition, "celsius")
+            made.append(Call(definition=call.definition,
+                             params={param: _in_tool_units(value, param)}, target=call.target))
+        param = _first_param(calls[0].definition, "celsius")
+        return Plan(calls=tuple(made), key="set_temperature", target=s.place,
+                    values={"temperature": spoken_number(heard, s.lang),
+                            "limits": self._limits(pools, "set_temperature"), "units": units,
+                            "tool_units": _units_of(param)})  # fmt: skip
+
+    def _states(self, s: _Subject, r: Reading) -> Plan | IntentReply:
+        """Return the state reads of every device a room/floor/home question asks about.
+
+        "is anything on in the kitchen" (lights, switches, fans), "are the doors locked",
+        "are the lights on upstairs": each device of the kind in the place (the speaker's
+        room, else the whole home when the sentence names no place) is read; the answer
+        names those in the asked state and those not.
+        """
+        home = self._home()
+        asked = str(r.values.get("state", "on"))
+        if r.combo == "anything":
+            kinds: tuple[str, ...] = ("light", "switch", "fan")
+        elif s.domain is not None:
+            kinds = (s.domain,)
+        else:
+            return reply(s.lang, "not_here", intent=s.intent)
+        # the place said, else every room of the home
+        rooms = (self._scope(s) if s.room is not None or s.floor is not None
+                 else [home.rooms[slug] for slug in sorted(home.rooms)])
+        pool = [d for room in rooms for d in room.devices]
+        devices = [d for d in pool if domain_of(d) in kinds and may_see(s.token, d)
+                   and (s.device_class is None or fits(d, domain_of(d), s.device_class))]
+        calls = [c for d in devices if (c := self._call("state", {}, d.name, device=d))]
+        if not calls and r.combo == "anything":  # nothing there that can be on
+            return IntentReply(speech=say(s.lang, "nothing_on_in" if s.place else "nothing_on",
+                                          target=s.place),
+                               language=s.lang, handled=True, intent=s.intent)  # fmt: skip
+        if not calls:
+            return self._no_kind(s)
+        return Plan(calls=tuple(calls), key="states", target=s.place,
+                    values={"state": asked, "anything": r.combo == "anything"})  # fmt: skip
+
+    def _relative(self, s: _Subject, r: Reading, text: str) -> Plan | IntentReply:
+        """Return a relative change: "brighter", "dim the kitchen a bit", "2 degrees warmer".
+
+        Brightness: the lights' states are read first (the plan's calls; ``after_reads``
+        makes the brightness calls from them). Temperature: each thermostat's own
+        raise/lower tool, by the step said or one degree (two in a Fahrenheit home).
+        """
+        up = r.values.get("direction") == "up"
+        what = r.values.get("what")
+        if what is None:
+            domain = s.domain or (domain_of(s.device) if s.device is not None else None)
+            what = {"light": "brightness", "climate": "temperature"}.get(str(domain))
+        if what is None:
+            if s.device is not None:
+                return reply(s.lang, "cannot", target=s.device.name, intent=s.intent)
+            return reply(s.lang, "not_here", intent=s.intent)
+        if what == "temperature" and s.device is None and not self._scope(s):
+            pool = [d for d in self._home().devices
+                    if d.kind == "thermostat" and may_see(s.token, d)]  # fmt: skip
+            if len(pool) == 1:  # "turn the heat up" in a home with one thermostat
+                s = replace(s, device=pool[0])
+        if s.device is None and not self._scope(s):
+            return reply(s.lang, "where", intent=s.intent)
+        if what == "temperature":
+            return self._warmer(replace(s, domain="climate"), r, up)
+        s = replace(s, domain="light")
+        if s.device is not None and domain_of(s.device) != "light":
+            return reply(s.lang, "cannot", target=s.device.name, intent=s.intent)
+        lights = [s.device] if s.device is not None else self._members(s)
+        if not lights:
+            return self._no_kind(s)
+        step = number(r.values["step"]) if "step" in r.values else (
+            SMALL_STEP if is_small(text, s.lang) else BRIGHTNESS_STEP)
+        reads = [c for d in lights
+                 if self._tool_for("brightness", device_id=d.id) is not None
+                 and (c := self._call("state", {}, d.name, device=d)) is not None]  # fmt: skip
+        if not reads:
+            return reply(s.lang, "cannot", target=s.place or lights[0].name, intent=s.intent)
+        return Plan(calls=tuple(reads), key="relative_brightness",
+                    target=s.place or lights[0].name,
+                    values={"delta": step if up else -step,
+                            "devices": [d for d in lights
+                                        if self._tool_for("brightness", device_id=d.id)]})
+
+    def after_reads(self, plan: Plan, states: Sequence[Any], lang: str) -> Plan:
+        """Return the calls of a relative change from the devices' states (read first)."""
+        if plan.key == "relative_temperature":
+            return self._setpoints_after(plan, states)
+        delta = float(plan.values["delta"])
+        calls = []
+        for device, state in zip(plan.values["devices"], states, strict=True):
+            state = state if isinstance(state, dict) else {}
+            current = state.get("brightness_percent")
+            if state.get("on") is False or not isinstance(current, int | float):
+                current = 0
+            percent = number(round(max(1.0, min(100.0, current + delta))))
+            call = self._call("brightness", {"percent": percent}, device.name, device=device)
+            if call is not None:
+                calls.append(call)
+        if len(calls) == 1:
+            return Plan(calls=tuple(calls), key="brightness", target=calls[0].target,
+                        values={"percent": spoken_number(calls[0].params["percent"], lang)})
+        return Plan(calls=tuple(calls), key="brighter" if delta > 0 else "dimmer",
+                    target=plan.target)
+
+    def _warmer(self, s: _Subject, r: Reading, up: bool) -> Plan | IntentReply:
+        """Return each thermostat's raise/lower call (the device said, or its place's)."""
+        units = self._units()
+        said_units = r.units or units
+        step = number(r.values["step"]) if "step" in r.values else (
+            TEMPERATURE_STEP[said_units])
+        thermostats = [s.device] if s.device is not None else [
+            d for d in self._members(s) if d.kind == "thermostat"]
+        if not thermostats:
+            return self._no_kind(s)
+        heard = step if said_units == units else number(round(
+            step * (9 / 5 if units == IMPERIAL else 5 / 9), 1))
+        target = thermostats[0].name if len(thermostats) == 1 else s.place
+        values = {"degrees": degrees_said(heard, s.lang)}
+        calls: list[Call] = []
+        reads: list[Call] = []
+        for device in thermostats:
+            adjust = self._call("adjust_temperature", {}, device.name, device=device)
+            setter = self._tool_for("set_temperature", device_id=device.id)
+            tool_units = _units_of(_first_param(setter, "celsius")) if setter else METRIC
+            degrees = step if said_units == tool_units else number(round(
+                step * (9 / 5 if tool_units == IMPERIAL else 5 / 9), 1))
+            if adjust is not None:  # the device's own SetpointRaiseLower
+                calls.append(Call(definition=adjust.definition,
+                                  params={"degrees": degrees if up else -degrees},
+                                  target=device.name))  # fmt: skip
+            elif setter is not None and (read := self._call("state", {}, device.name,
+                                                            device=device)):  # fmt: skip
+                reads.append(read)  # else: its set-point read, then set
+            else:
+                return reply(s.lang, "cannot", target=device.name, intent=s.intent)
+        if reads and calls:  # some raise by command, some by set-point: say which can't
+            return reply(s.lang, "cannot", target=reads[0].target, intent=s.intent)
+        key = "raised" if up else "lowered"
+        if reads:
+            return Plan(calls=tuple(reads), key="relative_temperature", target=target,
+                        values={**values, "said": key, "step": step if up else -step,
+                                "said_units": said_units, "devices": thermostats})
+        return Plan(calls=tuple(calls), key=key, target=target, values=values)
+
+    def _setpoints_after(self, plan: Plan, states: Sequence[Any]) -> Plan:
+        """Return the set-temperature calls of a relative change from the set-points read."""
+        calls = []
+        for device, state in zip(plan.values["devices"], states, strict=True):
+            state = state if isinstance(state, dict) else {}
+            field_name = "cooling_setpoint" if state.get("mode") == "cool" else "heating_setpoint"
+            current = state.get(field_name)
+            setter = self._call("set_temperature", {}, device.name, device=device)
+            if setter is None or not isinstance(current, int | float):
+                continue
+            param = _first_param(setter.definition, "celsius")
+            tool_units = _units_of(param)
+            step = float(plan.values["step"])
+            if plan.values["said_units"] != tool_units:
+                step = step * (9 / 5 if tool_units == IMPERIAL else 5 / 9)
+            calls.append(Call(definition=setter.definition,
+                              params={param: number(round(current + step, 1))},
+                              target=device.name))  # fmt: skip
+        spoken = {k: v for k, v in plan.values.items() if k == "degrees"}
+        return Plan(calls=tuple(calls), key=str(plan.values["said"]), target=plan.target,
+                    values=spoken)
+
     def _limits(self, devices: Sequence[Device], capability: str) -> tuple[float, float] | None:
         """Return the widest (minimum, maximum) the devices' ``capability`` tools take."""
         lows, highs = [], []
@@ -463,25 +715,22 @@ class _Subject:
     lang: str
     # The caller's token: "all the lights" means every room holding a light it may see.
     token: AgentToken | None = None
+    floor: Floor | None = None  # a floor said instead of a room ("upstairs")
 
     def with_domain(self, domain: str) -> _Subject:
-        return _Subject(intent=self.intent, domain=self.domain or domain,
-                        device_class=self.device_class, device=self.device, room=self.room,
-                        token=self.token,
-                        lang=self.lang)  # fmt: skip
+        return replace(self, domain=self.domain or domain)
 
-    def with_device(self, device: Device) -> _Subject:
-        return _Subject(intent=self.intent, domain=self.domain, device_class=self.device_class,
-                        device=device, room=self.room, lang=self.lang,
-                        token=self.token)  # fmt: skip
+    @property
+    def place(self) -> str:
+        """Return the name of the room or floor the sentence speaks of ("" for none)."""
+        if self.room is not None:
+            return self.room.name
+        return self.floor.name if self.floor is not None else ""
 
 
 def may_see(token: AgentToken | None, device: Device) -> bool:
     """Return whether ``token`` may read or control ``device`` (no token: an in-process caller)."""
-    if token is None:
-        return True
-    wanted = (f"device:control:{device.id}", f"device:read:{device.id}")
-    return any(covers(p, w) for p in token.permissions for w in wanted)
+    return token is None or may_see_device(token.permissions, device.id)
 
 
 def reply(lang: str, key: str, *, intent: str | None = None, **values: Any) -> IntentReply:
@@ -526,6 +775,16 @@ def number(value: Any) -> float:
     """Return a heard number as an int when it is whole."""
     result = float(value)
     return int(result) if result.is_integer() else result
+
+
+_DEGREE_WORDS = {"en": ("degree", "degrees"), "de": ("Grad", "Grad"), "fr": ("degré", "degrés"),
+                 "es": ("grado", "grados"), "nl": ("graad", "graden")}  # fmt: skip
+
+
+def degrees_said(value: Any, lang: str) -> str:
+    """Return a number of degrees as said in ``lang`` ("1 degree", "2 Grad", "1,5 graden")."""
+    one, many = _DEGREE_WORDS.get(lang, _DEGREE_WORDS["en"])
+    return f"{spoken_number(value, lang)} {one if float(value) == 1 else many}"
 
 
 def spoken_number(value: Any, lang: str) -> str:

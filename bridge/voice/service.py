@@ -37,7 +37,8 @@ class VoiceComponent:
         if units == "auto" and config.matter.temperature_unit.upper() == "F":
             units = "imperial"  # the tools speak Fahrenheit: so does the home
         engine = IntentEngine(registry=registry, invoker=invoker, devices=devices, rooms=rooms,
-                              tool_for=tool_for, units=units)  # fmt: skip
+                              tool_for=tool_for, units=units,
+                              floors=config.voice.floors)  # fmt: skip
         return cls(engine)
 
     async def start(self) -> None:

@@ -25,6 +25,7 @@ KIND_DOMAINS: dict[str, str] = {
     "occupancy_sensor": "binary_sensor",
     "smoke_alarm": "binary_sensor",
     "leak_sensor": "binary_sensor",
+    "closure": "cover",  # Matter 1.5 closures: garage doors, gates (classes from the name)
 }
 SENSOR_KINDS = {"temperature_sensor": "temperature", "humidity_sensor": "humidity",
                 "light_sensor": "illuminance", "pressure_sensor": "pressure",
@@ -48,8 +49,24 @@ COVERING_TYPE_CLASSES: dict[int, frozenset[str]] = {
 }  # fmt: skip
 
 
+# Words in a closure's name that say what it is (ClosureControl has no Type attribute).
+_CLOSURE_WORDS: dict[str, frozenset[str]] = {
+    "garage": frozenset({"garage", "door"}), "garagentor": frozenset({"garage", "door"}),
+    "garaje": frozenset({"garage", "door"}), "garagedeur": frozenset({"garage", "door"}),
+    "gate": frozenset({"gate"}), "tor": frozenset({"gate"}), "portail": frozenset({"gate"}),
+    "verja": frozenset({"gate"}), "portón": frozenset({"gate"}), "hek": frozenset({"gate"}),
+}
+
+
 def cover_classes(device: Device) -> frozenset[str]:
-    """Return the cover classes ``device`` answers to, from its own WindowCovering Type."""
+    """Return the cover classes ``device`` answers to, from its own WindowCovering Type.
+
+    A closure (Matter 1.5) answers to what its name says it is ("Garage Door": garage,
+    door), else only to its name: a "close the blinds" never reaches a garage door.
+    """
+    if device.kind == "closure":
+        words = device.name.casefold().split()
+        return frozenset(c for w in words for c in _CLOSURE_WORDS.get(w, ()))
     covering = device.attr(WINDOW_COVERING, COVERING_TYPE)
     if device.kind == "blind" and isinstance(covering, int) and covering in COVERING_TYPE_CLASSES:
         return COVERING_TYPE_CLASSES[covering]

@@ -1,5 +1,12 @@
 """A Wyoming intent-handling service: voice pipelines hand transcripts to the bridge.
 
+A transcript becomes a spoken command ``{"text", "language", "area"}`` (the language and
+area from the transcript, else the service's defaults) handed, unchecked, to ``speak``:
+the command's one check is where it enters the bridge (``POST /v1/intents/handle``,
+``SpokenCommand.CHECK``). A refused command is answered ``not-handled`` with the
+bridge's error object in the event's context (``context.error.code``), so a satellite
+gets the same stable code an HTTP caller does.
+
 Details: docs/modules.md, ``bridge.voice.wyoming``.
 """
 
@@ -9,7 +16,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from wyoming.asr import Transcript
@@ -26,15 +33,25 @@ from bridge.voice.responses import LANGUAGES
 
 _LOG = logging.getLogger(__name__)
 _RATE_LOG = RateLimitedLog(_LOG)
-MAX_TRANSCRIPT = 500
 # One Wyoming event: its header line, its data part and its (audio) payload.
 MAX_EVENT_LINE = 64 * 1024
 MAX_EVENT_DATA = 64 * 1024
 MAX_EVENT_PAYLOAD = 1024 * 1024
 EVENT_LIMITS = JsonLimits(max_bytes=MAX_EVENT_DATA, max_depth=32, max_string=16 * 1024)
-MAX_AREA = 64
-# (text, language, speaker's area) -> (handled, speech)
-Speak = Callable[[str, str, str | None], Awaitable[tuple[bool, str]]]
+
+
+@dataclass(frozen=True, slots=True)
+class SpokenAnswer:
+    """What the bridge answered a spoken command: handled or not, the speech, its error."""
+
+    handled: bool
+    speech: str
+    # The bridge's error object (``code``, ``message``, …) when it refused the command.
+    error: dict[str, Any] | None = None
+
+
+# A spoken command's wire form ``{"text", "language", "area"?}`` -> the bridge's answer.
+Speak = Callable[[dict[str, Any]], Awaitable[SpokenAnswer]]
 
 
 def service_info(languages: Sequence[str] = LANGUAGES) -> Info:
@@ -118,29 +135,23 @@ class _Handler(AsyncEventHandler):
             return True
         if not Transcript.is_type(event.type):
             return True  # other events (audio, pings) are not ours
-        try:
-            transcript = Transcript.from_event(event)
-            text = transcript.text
-            language = transcript.language or self._language
-            context = transcript.context if isinstance(transcript.context, dict) else {}
-            area = context.get("area", self._area)
-        except (KeyError, TypeError, ValueError):
-            await self.write_event(NotHandled(text="malformed transcript").event())
-            return True
-        if not isinstance(text, str) or not text.strip() or len(text) > MAX_TRANSCRIPT:
-            await self.write_event(
-                NotHandled(text=f"a transcript must have 1-{MAX_TRANSCRIPT} characters").event()
-            )
-            return True
-        if area is not None and (not isinstance(area, str) or not 1 <= len(area) <= MAX_AREA):
-            await self.write_event(
-                NotHandled(text=f"the context's area must have 1-{MAX_AREA} characters").event()
-            )
-            return True
-        handled, speech = await self._speak(text, str(language), area)
-        reply = Handled(text=speech) if handled else NotHandled(text=speech)
+        answer = await self._speak(self.command(event.data))
+        if answer.handled:
+            reply: Handled | NotHandled = Handled(text=answer.speech)
+        else:
+            context = None if answer.error is None else {"error": answer.error}
+            reply = NotHandled(text=answer.speech, context=context)
         await self.write_event(reply.event())
         return True
+
+    def command(self, data: dict[str, Any]) -> dict[str, Any]:
+        """Return the spoken command a transcript's data stands for (as sent, unchecked)."""
+        context = data.get("context")
+        area = context.get("area", self._area) if isinstance(context, dict) else self._area
+        command = {k: v for k, v in (("text", data.get("text")),
+                                     ("language", data.get("language") or self._language),
+                                     ("area", area)) if v is not None}  # fmt: skip
+        return command
 
 
 class WyomingIntentServer:
@@ -188,31 +199,3 @@ class WyomingIntentServer:
                            "wyoming client sent something unreadable: %s", type(err).__name__)
         finally:
             writer.close()
-
-
-def http_speaker(url: str, token: str, *, timeout_s: float = 30.0) -> Speak:
-    """Return a ``speak`` that asks the bridge at ``url`` (``POST /v1/intents/handle``)."""
-    import aiohttp
-
-    async def speak(text: str, language: str, area: str | None = None) -> tuple[bool, str]:
-        headers = {"Authorization": f"Bearer {token}"}
-        body = {"text": text, "language": language}
-        if area is not None:
-            body["area"] = area
-        try:
-            async with (
-                aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout_s)) as s,
-                s.post(f"{url}/v1/intents/handle", json=body, headers=headers) as resp,
-            ):
-                answer: Any = await resp.json(content_type=None)
-        except (aiohttp.ClientError, TimeoutError, ValueError) as err:
-            _LOG.warning("the bridge at %s did not answer: %s", url, type(err).__name__)
-            return False, "Sorry, the home bridge is not reachable."
-        if not isinstance(answer, dict):
-            return False, "Sorry, the home bridge gave no answer."
-        if "error" in answer:
-            error = answer["error"] if isinstance(answer["error"], dict) else {}
-            return False, f"Sorry: {error.get('message', 'the bridge refused the request')}"
-        return bool(answer.get("handled")), str(answer.get("speech", ""))
-
-    return speak

@@ -4,15 +4,16 @@ One bridge (mesh on, static and discovery-less, so the mesh routes reach their
 handlers; Matter off) serves its API on loopback; a Wyoming intent server forwards to
 it. A seeded generator (``random.Random``, so a failure replays) builds requests for
 every route the router serves (from the OpenAPI registry, path parameters filled with
-hostile text), WebSocket frames on ``/v1/events``, Wyoming events, ``/mcp`` JSON-RPC
-bodies and raw HTTP heads (too long, malformed), mixing in the cases from issue 14:
-deep nesting up to 100,000, lone surrogates in every field, NaN/Infinity, huge numbers,
-``ttl_seconds: 1e30``, an envelope with a NaN timestamp, oversized bodies and headers.
+hostile text), WebSocket frames on ``/v1/events``, ``tool_invoke`` frames on the call
+socket ``/v1/calls/ws`` (each answered by exactly one ``tool_response``), Wyoming events,
+``/mcp`` JSON-RPC bodies and raw HTTP heads (too long, malformed), mixing in the cases
+from issue 14: deep nesting up to 100,000, lone surrogates in every field, NaN/Infinity,
+huge numbers, ``ttl_seconds: 1e30``, an envelope with a NaN timestamp, oversized bodies and headers.
 Interleaved, valid ``core:store_data`` writes are acknowledged.
 
 Asserts: no 5xx (the one exception: the routes that need Matter — devices, rooms,
-spoken commands — answer 503 ``CONTROLLER_UNAVAILABLE``, retryable, because this bridge
-runs without a Matter controller); every error is the JSON error form; no
+spoken commands — answer 503 ``COMPONENT_UNAVAILABLE``, because this bridge runs
+without Matter); every error is the JSON error form; no
 ``Traceback`` in any response or log record, no record with exception info; the log
 stays under ``LOG_BOUND`` bytes; afterwards every acknowledged write reads back equal,
 has its audit record, and the server answers a normal call.
@@ -38,16 +39,18 @@ from wyoming.event import Event, async_read_event
 
 from bridge.api.events_routes import MAX_CLIENT_FRAME
 from bridge.api.openapi import OPENAPI_KEY
+from bridge.cli.wyoming import http_speaker
 from bridge.config import ApiConfig, BridgeConfig, MatterConfig, MeshConfig
 from bridge.service import BridgeService
 from bridge.tools.context import CallContext
 from bridge.tools.definition import Execution, Requires, ToolDefinition
-from bridge.voice.wyoming import WyomingIntentServer, http_speaker
+from bridge.voice.wyoming import WyomingIntentServer
 from tests.support.auth import bearer, service_token
 from tests.support.ports import free_port
 
 HTTP_REQUESTS = 9_000
 WS_FRAMES = 600
+CALL_FRAMES = 400
 WYOMING_EVENTS = 400
 RAW_HEADS = 300
 CONCURRENCY = 48
@@ -343,7 +346,7 @@ def _check_answer(tally: Tally, method: str, template: str, status: int, ctype: 
         tally.fail(f"{method} {template}: traceback in the response")
     if status >= 500:
         matter_off = template.startswith(MATTER_ROUTES) and status == 503 and \
-            json.loads(raw)["error"]["code"] == "CONTROLLER_UNAVAILABLE"  # fmt: skip
+            json.loads(raw)["error"]["code"] == "COMPONENT_UNAVAILABLE"  # fmt: skip
         if not matter_off:
             tally.fail(f"{method} {template}: {status} {raw[:300]!r}")
     if template.startswith(CONSOLE_PREFIX) or template == "/":
@@ -402,6 +405,45 @@ async def _websocket(live: Live, session: aiohttp.ClientSession, gen: Gen, tally
             await ws.close()
             if ws.close_code != 1000:
                 tally.fail(f"/v1/events closed with {ws.close_code}")
+
+
+async def _calls_socket(live: Live, session: aiohttp.ClientSession, gen: Gen,
+                        tally: Tally) -> None:  # fmt: skip
+    """Each ``tool_invoke`` frame on the call socket is answered by one ``tool_response``:
+    a result, or an error in the JSON error form (a frame too big for the socket closes it
+    with 1009, and a new socket is answered again)."""
+    limit = live.service.config.api.max_body_bytes
+    url = live.url.replace("http", "ws") + "/v1/calls/ws"
+    sent = 0
+    while sent < CALL_FRAMES:
+        who = gen.r.choice(["star", "narrow", "nothing"])
+        async with session.ws_connect(url, headers=bearer(live.tokens[who])) as ws:
+            while sent < CALL_FRAMES:
+                frame = gen.invoke_body() if gen.r.random() < 0.8 else gen.value()
+                data = frame.encode("utf-8", "surrogatepass")
+                sent += 1
+                tally.saw(101)
+                if gen.r.random() < 0.05:  # a binary frame: refused, the socket stays
+                    await ws.send_bytes(data)
+                else:
+                    await ws.send_str(data.decode("utf-8", "replace"))
+                answer = await asyncio.wait_for(ws.receive(), 15)
+                if len(data) > limit:
+                    if (answer.type, answer.data) != (aiohttp.WSMsgType.CLOSE, 1009):
+                        tally.fail(f"/v1/calls/ws oversize frame answered {answer.type.name}")
+                    break
+                if answer.type is not aiohttp.WSMsgType.TEXT:
+                    tally.fail(f"/v1/calls/ws frame {frame[:60]!r} answered {answer.type.name}")
+                    return
+                if "Traceback" in answer.data:
+                    tally.fail(f"/v1/calls/ws frame {frame[:60]!r}: traceback")
+                doc = json.loads(answer.data)
+                if doc.get("type") != "tool_response" or (doc["status"] == "error" and set(
+                        doc["error"]) != {"code", "message", "details", "retryable"}):
+                    tally.fail(f"/v1/calls/ws frame {frame[:60]!r} answered {answer.data[:200]}")
+                elif doc["status"] == "error" and doc["error"]["code"] == "INTERNAL":
+                    tally.fail(f"/v1/calls/ws frame {frame[:60]!r}: INTERNAL {answer.data[:200]}")
+                    return
 
 
 async def _ws_answer(ws: aiohttp.ClientWebSocketResponse) -> aiohttp.WSMessage:
@@ -564,6 +606,7 @@ async def test_ten_thousand_hostile_requests(live: Live) -> None:
         timeout = aiohttp.ClientTimeout(total=60)
         async with aiohttp.ClientSession(connector=connector, timeout=timeout) as session:
             side = asyncio.gather(_websocket(live, session, Gen(SEED + 1), tally),
+                                  _calls_socket(live, session, Gen(SEED + 4), tally),
                                   _wyoming(live, Gen(SEED + 2), tally),
                                   _raw(live, Gen(SEED + 3), tally))  # fmt: skip
             for start in range(0, HTTP_REQUESTS, CONCURRENCY * 4):

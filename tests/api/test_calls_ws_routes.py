@@ -122,11 +122,13 @@ async def test_errors_are_the_pipelines_own(server: BridgeServer) -> None:
     ("frame", "request_id", "message"),
     [
         ("not json", "", "message is not valid JSON"),
-        ("[1, 2]", "", "tool_invoke must be a JSON object"),
-        ('{"id": "x1"}', "x1", "tool_invoke lacks field(s): tool"),
-        ('{"id": "x2", "tool": "echo", "extra": 1}', "x2", "tool_invoke has unknown field(s)"),
-        ('{"id": "x3", "type": "tool_response", "tool": "echo"}', "x3", "message type must be"),
-        ('{"id": "x4", "tool": "echo", "params": []}', "x4", "params must be a JSON object"),
+        ("[1, 2]", "", "at /: [1, 2] is not of type 'object'"),
+        ('{"id": "x1"}', "x1", "at /: 'tool' is a required property"),
+        ('{"id": "x2", "tool": "echo", "extra": 1}', "x2", "('extra' was unexpected)"),
+        ('{"id": "x3", "type": "tool_response", "tool": "echo"}', "x3",
+         "at /type: 'tool_invoke' was expected"),
+        ('{"id": "x4", "tool": "echo", "params": []}', "x4",
+         "at /params: [] is not of type 'object'"),
         # Refused while parsing: no id can be read back from it.
         ('{"id": "x5", "tool": "echo", "params": ' + "[" * 40 + "]" * 40 + "}", "",
          f"message nests deeper than {MAX_DEPTH} levels"),

@@ -28,6 +28,7 @@ from bridge.service import BridgeService
 from bridge.storage import Database
 from tests.matter.dumps import DUMP_FILES
 from tests.support.fabric import Fabric, ThreadedController, running_controller
+from tests.support.matter import import_test_nodes
 
 pytestmark = pytest.mark.controller
 
@@ -70,7 +71,7 @@ async def bridge(controller: ThreadedController, tmp_path: Path) -> AsyncIterato
         adapter = service.matter.bridge.adapter
         known = {n.node_id for n in adapter.nodes()}
         dump = next(json.loads(p.read_text()) for p in DUMP_FILES if p.stem == "node-1-onoff")
-        await adapter.import_test_nodes([dump])
+        await import_test_nodes(adapter, [dump])
         async with asyncio.timeout(10):
             while not {d.node_id for d in service.matter.bridge.devices()} - known:
                 await asyncio.sleep(0.05)

@@ -1,7 +1,8 @@
 """Thousands of malformed requests to a real bridge on loopback: never a 5xx or a traceback.
 
 The bridge runs in its own thread and event loop (so hypothesis can drive plain
-blocking HTTP from the test), with Matter off and a few benign tools registered.
+blocking HTTP from the test), with Matter and the mesh off and a few benign tools
+registered; the mesh routes answer 503 ``COMPONENT_UNAVAILABLE`` (the part is off).
 """
 
 from __future__ import annotations
@@ -153,7 +154,11 @@ def test_malformed_requests_never_5xx(
         data = resp.read()
     finally:
         conn.close()
-    assert resp.status < 500, (resp.status, data[:300])
+    # The one 5xx: a route of a part this bridge runs without (the mesh here) answers 503
+    # COMPONENT_UNAVAILABLE naming it, whatever was sent.
+    part_off = resp.status == 503 and json.loads(data)["error"]["code"] == (
+        "COMPONENT_UNAVAILABLE") and path.startswith("/v1/mesh/")  # fmt: skip
+    assert resp.status < 500 or part_off, (resp.status, data[:300])
     assert b"Traceback" not in data
     if resp.status >= 400:
         doc = json.loads(data)

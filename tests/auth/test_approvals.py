@@ -9,6 +9,7 @@ from bridge.auth.tokens import AgentToken
 from bridge.errors import ConflictError, InvalidRequestError, PermissionDeniedError
 from bridge.events import EventBus
 from bridge.storage import Database
+from tests.support.auth import votes_verify
 
 
 def token(agent: str, perms: tuple[str, ...] = ("admin:approve",)) -> AgentToken:
@@ -47,12 +48,12 @@ async def test_two_of_n(store: ApprovalStore) -> None:
     final = await waiter
     assert final.status is ApprovalStatus.APPROVED
     assert [v.approver for v in final.votes] == ["alice", "bob"]
-    assert final.votes_verify(store._key.public_key_b64)
+    assert votes_verify(final, store._key.public_key_b64)
     with pytest.raises(ConflictError):
         await store.decide(approval_id, token("carol"), "approve")
     stored = (await store.list(status="approved"))[0]
     assert stored.id == approval_id
-    assert stored.votes_verify(store._key.public_key_b64)
+    assert votes_verify(stored, store._key.public_key_b64)
 
 
 async def test_deny_and_timeout(store: ApprovalStore) -> None:

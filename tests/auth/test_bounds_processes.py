@@ -418,3 +418,45 @@ def test_a_forbidden_tool_answers_as_an_unknown_one(base: Path) -> None:
         assert answers["core:store_data"] == answers["core:store_dat"] == expected
     finally:
         stop(proc, grace_s=10.0)
+
+
+async def _many_slow_calls(url: str, token: str, n: int, seconds: float) -> list[tuple[int, Any]]:
+    headers = {"Authorization": f"Bearer {token}"}
+    body = {"tool": "slow_job", "params": {"seconds": seconds}}
+    connector = aiohttp.TCPConnector(limit=0)
+    async with aiohttp.ClientSession(connector=connector) as session:
+
+        async def one() -> tuple[int, Any]:
+            async with session.post(f"{url}/v1/invoke", json=body, headers=headers) as resp:
+                return resp.status, await resp.json(content_type=None)
+
+        return list(await asyncio.gather(*(one() for _ in range(n))))
+
+
+def test_calls_held_open_at_once_are_bounded_per_token(base: Path) -> None:
+    """A token without a rate limit holding slow calls open: 64 at once, then 429, while
+    another token's call still runs (the API takes 4,096 connections in all)."""
+    proc, key = _run_bridge(base, "in-flight", {})
+    narrow = issue_token(key, agent_id="narrow", permissions=["test:slow:run"], ttl_s=600)
+    other = issue_token(key, agent_id="other", permissions=["test:slow:run"], ttl_s=600)
+    try:
+
+        async def both() -> tuple[list[tuple[int, Any]], list[tuple[int, Any]]]:
+            mine = asyncio.create_task(_many_slow_calls(proc.url, narrow, 70, 6.0))
+            await asyncio.sleep(3.0)  # the 64 are running now
+            theirs = await _many_slow_calls(proc.url, other, 1, 0.0)
+            return await mine, theirs
+
+        mine, theirs = asyncio.run(both())
+        statuses = sorted(status for status, _ in mine)
+        assert statuses == [200] * 64 + [429] * 6, statuses
+        refused = [doc for status, doc in mine if status == 429]
+        assert {doc["error"]["code"] for doc in refused} == {"RATE_LIMITED"}
+        assert refused[0]["error"]["details"] == {
+            "reason": "calls_in_flight", "limit": 64, "scope": "token"}
+        assert [status for status, _ in theirs] == [200]
+        # Once they ended, the token may call again.
+        again = asyncio.run(_many_slow_calls(proc.url, narrow, 1, 0.0))
+        assert [status for status, _ in again] == [200]
+    finally:
+        stop(proc, grace_s=10.0)

@@ -16,7 +16,6 @@ import threading
 import urllib.error
 import urllib.request
 from collections.abc import Coroutine, Iterator
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -24,42 +23,23 @@ import pytest
 
 from bridge.auth.keys import NodeKey
 from bridge.cli.console import make_link
-from bridge.config import ApiConfig, BridgeConfig, MatterConfig, MeshConfig
 from bridge.mesh.node_id import node_id_for
 from bridge.service import BridgeService
-from bridge.tools.context import CallContext
-from bridge.tools.definition import ToolDefinition
 from tests.console.browser import PHONE, UNLABELLED_JS, chromium, screenshot, wait_for
-from tests.support.ports import free_port
+from tests.support.mesh_pair import ECHO, register_echo_where, two_node_configs
 
 T = TypeVar("T")
 pytestmark = pytest.mark.browser
-ECHO = "test:echo_where@1.0.0"
-
-
-async def echo_where(params: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
-    return {"text": params["text"], "ran_on": ctx.node_id}
-
-
 class Pair:
     """Bridges A and B served by one background event loop."""
 
     def __init__(self, tmp: Path) -> None:
-        ports = {"a": free_port(), "b": free_port()}
-        keys = {n: NodeKey.load_or_create(tmp / n / "node.key") for n in ports}
-        self.ids = {n: node_id_for(keys[n].public_key_b64) for n in ports}
-        self.configs = {}
-        for name, other, trusted in (("a", "b", ()), ("b", "a", (self.ids["a"],))):
-            self.configs[name] = BridgeConfig(
-                state_dir=tmp / name, api=ApiConfig(host="127.0.0.1", port=ports[name]),
-                matter=replace(MatterConfig(), enabled=False),
-                mesh=MeshConfig(enabled=True, node_name=f"bridge-{name}", discovery=False,
-                                trusted_nodes=trusted,
-                                peers=(f"http://127.0.0.1:{ports[other]}",),
-                                gossip_interval_s=0.2, announce_interval_s=0.5,
-                                announcement_ttl_s=3.0),
-            )  # fmt: skip
-        self.url = f"http://127.0.0.1:{ports['a']}"
+        a, b = two_node_configs(tmp, mutual=False, name_prefix="bridge-",
+                                gossip_interval_s=0.2)  # fmt: skip
+        self.configs = {"a": a, "b": b}
+        self.ids = {n: node_id_for(NodeKey.load_or_create(tmp / n / "node.key").public_key_b64)
+                    for n in self.configs}  # fmt: skip
+        self.url = f"http://127.0.0.1:{a.api.port}"
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
         self._thread.start()
@@ -73,12 +53,7 @@ class Pair:
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout_s)
 
     def start(self) -> None:
-        self.b.registry.register(
-            ToolDefinition(name="echo_where", namespace="test", description="Echo where it ran",
-                           parameters={"type": "object", "properties": {"text": {"type": "string"}},
-                                       "required": ["text"]}),
-            echo_where,
-        )  # fmt: skip
+        register_echo_where(self.b)
         for service in (self.b, self.a):
             self._call(service.start())
             self._call(service.start_api())

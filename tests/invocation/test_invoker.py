@@ -8,7 +8,7 @@ import pytest
 from bridge.auth.keys import NodeKey
 from bridge.auth.tokens import issue_token, parse_token
 from bridge.errors import DeviceUnavailableError
-from bridge.invocation.invoker import Invocation, Next, RemoteOutcome
+from bridge.invocation.invoker import RemoteOutcome
 from bridge.invocation.messages import (
     ExecutionInfo,
     RequestContext,
@@ -382,32 +382,6 @@ async def test_timeout(env: Env) -> None:
         env.request("echo2", {}, routing=RequestRouting(timeout_ms=10))
     )
     assert code(short) == "TOOL_NOT_FOUND"
-
-
-async def test_middleware_global_and_per_tool(env: Env) -> None:
-    env.registry.register(echo_tool(), Counter())
-    env.registry.register(echo_tool(name="other"), Counter())
-    seen: list[str] = []
-
-    def make(label: str) -> Any:
-        async def mw(info: Invocation, nxt: Next) -> Any:
-            seen.append(f"{label}>{info.tool.key}")
-            result = await nxt()
-            seen.append(f"{label}<")
-            return {**result, label: True}
-        return mw
-
-    env.invoker.use(make("global"))
-    remove = env.invoker.use(make("echo-only"), tool="core:echo")
-    resp = await env.invoker.invoke(env.request("echo", {"text": "x"}))
-    assert resp.result == {"echo": "x", "global": True, "echo-only": True}
-    assert seen == ["global>core:echo", "echo-only>core:echo", "echo-only<", "global<"]
-    seen.clear()
-    resp = await env.invoker.invoke(env.request("other", {"text": "x"}))
-    assert resp.result == {"echo": "x", "global": True}
-    remove()
-    resp = await env.invoker.invoke(env.request("echo", {"text": "x"}))
-    assert resp.result == {"echo": "x", "global": True}
 
 
 async def test_remote_executor(env: Env) -> None:

@@ -17,17 +17,14 @@ from typing import Any
 import pytest
 
 from bridge.errors import DeviceUnavailableError, InvalidParamsError
-from bridge.events import EventBus
-from bridge.matter.controller.adapter import MatterAdapter
-from bridge.matter.sync.registry import MatterToolSync
 from bridge.matter.tools.generator import ToolKind, cached_values
 from bridge.tools.context import CallContext
-from bridge.tools.registry import ToolRegistry
 from bridge.tools.validation import validate_call
 from tests.matter.dumps import DUMP_FILES
 from tests.matter.test_generator import EXAMPLES
 from tests.matter.test_generator import example as generator_example
 from tests.support.fabric import Fabric, ThreadedController, running_controller
+from tests.support.matter import connected_sync, import_node, import_test_nodes
 
 pytestmark = pytest.mark.controller
 
@@ -108,14 +105,8 @@ async def test_every_tool_through_the_real_controller(
     test_node_controller: ThreadedController,
 ) -> None:
     dumps = [json.loads(p.read_text()) for p in DUMP_FILES]
-    adapter = MatterAdapter(test_node_controller.url, headers=test_node_controller.headers)
-    registry = ToolRegistry()
-    events = EventBus()
-    bridge = MatterToolSync(adapter=adapter, registry=registry, events=events, node_id="node-a")
-    await bridge.start()
-    try:
-        await adapter.wait_connected(30)
-        await adapter.import_test_nodes(dumps)
+    async with connected_sync(test_node_controller) as (adapter, registry, _events, bridge):
+        await import_test_nodes(adapter, dumps)
         # node_added events arrive for each import; wait until all devices are there.
         for _ in range(100):
             if len({d.node_id for d in bridge.devices()}) >= len(dumps) - 1:
@@ -186,8 +177,6 @@ async def test_every_tool_through_the_real_controller(
         assert on.handler is not None
         with pytest.raises(DeviceUnavailableError):
             await on.handler({}, CallContext())
-    finally:
-        await bridge.stop()
     assert registry.list(namespace="matter") == []
 
 
@@ -197,18 +186,8 @@ async def test_a_written_mode_steers_the_next_setpoint_at_once(
     # A test node never reports attribute changes: only the bridge's own cache of the
     # accepted SystemMode write can make set_temperature choose the cooling setpoint.
     dump = next(json.loads(p.read_text()) for p in DUMP_FILES if p.stem == "node-4-thermostat")
-    adapter = MatterAdapter(test_node_controller.url, headers=test_node_controller.headers)
-    registry = ToolRegistry()
-    bridge = MatterToolSync(adapter=adapter, registry=registry, node_id="node-a")
-    await bridge.start()
-    try:
-        await adapter.wait_connected(30)
-        known = {n.node_id for n in adapter.nodes()}
-        await adapter.import_test_nodes([dump])
-        async with asyncio.timeout(10):
-            while not {n.node_id for n in adapter.nodes()} - known:
-                await asyncio.sleep(0.05)
-        (node_id,) = {n.node_id for n in adapter.nodes()} - known
+    async with connected_sync(test_node_controller) as (adapter, _registry, _events, bridge):
+        node_id = await import_node(adapter, dump)
         device = next(d for d in bridge.devices() if d.node_id == node_id)
         prefix = f"matter:{device.slug}"
         mode = await bridge.call(f"{prefix}_set_mode@1.0.0", {"mode": "cool"})
@@ -226,8 +205,6 @@ async def test_a_written_mode_steers_the_next_setpoint_at_once(
         ]  # fmt: skip
         assert node.attributes["1/513/17"] == 2400
         assert node.attributes["1/513/18"] == 2250
-    finally:
-        await bridge.stop()
 
 
 async def test_each_wire_command_is_built_once(
@@ -249,14 +226,9 @@ async def test_each_wire_command_is_built_once(
     monkeypatch.setattr(generator_module, "build_command", counting)
     monkeypatch.setattr(adapter_module, "build_command", counting)
     dump = next(json.loads(p.read_text()) for p in DUMP_FILES if p.stem == "node-1-onoff")
-    adapter = MatterAdapter(test_node_controller.url, headers=test_node_controller.headers)
-    registry = ToolRegistry()
-    bridge = MatterToolSync(adapter=adapter, registry=registry, node_id="node-a")
-    await bridge.start()
-    try:
-        await adapter.wait_connected(30)
+    async with connected_sync(test_node_controller) as (adapter, registry, _events, bridge):
         known = {n.node_id for n in adapter.nodes()}
-        await adapter.import_test_nodes([dump])
+        await import_test_nodes(adapter, [dump])
         for _ in range(200):
             if {d.node_id for d in bridge.devices()} - known:
                 break
@@ -277,5 +249,3 @@ async def test_each_wire_command_is_built_once(
         assert on.handler is not None
         await on.handler({}, CallContext())
         assert built == [("Identify", "Identify"), ("OnOff", "On")]
-    finally:
-        await bridge.stop()

@@ -17,7 +17,6 @@ each report:
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -25,11 +24,12 @@ from typing import Any
 import pytest
 
 from bridge.events import EventBus
-from bridge.matter.controller.adapter import MatterAdapter
 from bridge.matter.sync.registry import MatterToolSync
 from bridge.tools.registry import ToolRegistry
 from tests.matter.dumps import DUMP_FILES, DUMP_IDS
 from tests.support.fabric import Fabric, ThreadedController, running_controller
+from tests.support.matter import connected_sync
+from tests.support.matter import import_node as import_one
 
 pytestmark = pytest.mark.controller
 
@@ -68,16 +68,8 @@ class Watch:
 
 @pytest.fixture
 async def watch(reports_controller: ThreadedController) -> AsyncIterator[Watch]:
-    adapter = MatterAdapter(reports_controller.url, headers=reports_controller.headers)
-    registry = ToolRegistry()
-    events = EventBus()
-    bridge = MatterToolSync(adapter=adapter, registry=registry, events=events, node_id="node-a")
-    await bridge.start()
-    try:
-        await adapter.wait_connected(30)
+    async with connected_sync(reports_controller) as (_adapter, registry, events, bridge):
         yield Watch(bridge, registry, events)
-    finally:
-        await bridge.stop()
 
 
 def changed(value: Any) -> Any:
@@ -90,14 +82,7 @@ def changed(value: Any) -> Any:
 
 
 async def import_node(watch: Watch, doc: dict[str, Any]) -> int:
-    adapter = watch.bridge.adapter
-    known = {n.node_id for n in adapter.nodes()}
-    await adapter.import_test_nodes([doc])
-    async with asyncio.timeout(10):
-        while not {n.node_id for n in adapter.nodes()} - known:
-            await asyncio.sleep(0.05)
-    (node_id,) = {n.node_id for n in adapter.nodes()} - known
-    return node_id
+    return await import_one(watch.bridge.adapter, doc)
 
 
 def node_devices(bridge: MatterToolSync, node_id: int) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from bridge.matter.sync.registry import MatterToolSync
 from bridge.tools.registry import ToolRegistry
 from tests.matter.dumps import load_dump
 from tests.support.fabric import Fabric, ThreadedController, running_controller
+from tests.support.matter import import_test_nodes
 
 pytestmark = pytest.mark.controller
 
@@ -59,7 +60,7 @@ async def test_pending_calls_backoff_and_reconnects(own_controller: ThreadedCont
     await bridge.start()
     try:
         await adapter.wait_connected(30)
-        await adapter.import_test_nodes([light])
+        await import_test_nodes(adapter, [light])
         await until(lambda: len(bridge.devices()) == 1, 10, "the imported light")
         (device,) = bridge.devices()
         tools = matter_tools(registry)
@@ -94,7 +95,7 @@ async def test_pending_calls_backoff_and_reconnects(own_controller: ThreadedCont
         await until(lambda: bridge.devices() == [], 5, "the dropped test node")
         assert matter_tools(registry) == []
         events.clear()
-        await adapter.import_test_nodes([light])
+        await import_test_nodes(adapter, [light])
         await until(lambda: len(bridge.devices()) == 1, 10, "the re-imported light")
         assert matter_tools(registry) == tools
         added = [e for e in events if e.kind is AdapterEventKind.NODE_ADDED]
@@ -119,7 +120,7 @@ async def test_pending_calls_backoff_and_reconnects(own_controller: ThreadedCont
         await until(lambda: adapter.connected and adapter.connect_count == 3, 60,
                     "the reconnect after the restart")
         events.clear()
-        await adapter.import_test_nodes([light])
+        await import_test_nodes(adapter, [light])
         await until(lambda: len(bridge.devices()) == 1, 10, "the light after the restart")
         assert matter_tools(registry) == tools
         assert len([e for e in events if e.kind is AdapterEventKind.NODE_ADDED]) == 1

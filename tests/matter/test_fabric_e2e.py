@@ -386,7 +386,7 @@ async def test_spoken_commands_in_two_languages_reach_the_devices(
     await ok(fab, http, "room_living_room_lights_on")
     mark = onoff.mark()
     body = await say(fab, http, "turn off the living room lights", "en")
-    assert body["speech"] == "Turned off Living Room."
+    assert body["speech"] == "Turned off the lights in Living Room."
     assert body["calls"][0]["tool"] == "matter:room_living_room_lights_off"
     await device_reports(onoff, mark, "onOff", "onOff", False)
     mark = dimmer.mark()

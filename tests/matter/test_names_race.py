@@ -15,6 +15,7 @@ import pytest
 
 from tests.matter.dumps import load_dump
 from tests.support.home import Home, home_fixtures
+from tests.support.matter import import_test_nodes, names_saved
 
 pytestmark = pytest.mark.controller
 
@@ -31,14 +32,14 @@ async def test_devices_added_and_renamed_in_quick_succession(home: Home) -> None
     added: list[str] = []
     for i in range(12):
         known = {d.id for d in bridge.devices()}
-        await bridge.adapter.import_test_nodes([copy.deepcopy(doc)])  # added: the freed slug
+        await import_test_nodes(bridge.adapter, [copy.deepcopy(doc)])  # added: the freed slug
         async with asyncio.timeout(10):
             while not (fresh := {d.id for d in bridge.devices()} - known):
                 await asyncio.sleep(0)
         (device_id,) = fresh
         added.append(device_id)
         await bridge.rename(device_id, f"Lamp {i}", room="Attic")  # renamed at once
-    await bridge.names_saved()
+    await names_saved(bridge)
     stored = await bridge.names.load()
     devices = bridge.devices()
     assert {d.id: stored[d.id].slug for d in devices} == {d.id: d.slug for d in devices}

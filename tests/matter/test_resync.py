@@ -23,6 +23,7 @@ from bridge.matter.controller.adapter import AdapterEvent, AdapterEventKind, Mat
 from bridge.matter.sync.registry import RESYNC_SLICE_S, MatterToolSync
 from bridge.tools.registry import ToolRegistry
 from tests.matter.dumps import DUMP_FILES
+from tests.support.matter import resyncing
 
 
 def _home(devices_wanted: int) -> list[NodeData]:
@@ -123,14 +124,14 @@ async def test_a_resync_lets_other_work_run_and_keeps_the_old_tools_meanwhile(
     adapter.connect_count = 2
     running = asyncio.create_task(ticker())
     adapter._emit(AdapterEvent(kind=AdapterEventKind.CONNECTED))
-    assert bridge.resyncing
+    assert resyncing(bridge)
     task = bridge._resync
     assert task is not None
     started = time.perf_counter()
     await task
     took = time.perf_counter() - started
     running.cancel()
-    assert not bridge.resyncing
+    assert not resyncing(bridge)
     during = [t for t in ticks if t <= started + took]
     # The loop ran other work all along: many times, not once before and once after.
     assert len(during) >= 10, (len(during), took)
@@ -173,7 +174,7 @@ async def test_a_sync_supersedes_a_resync_under_way(home: list[NodeData]) -> Non
     adapter._emit(AdapterEvent(kind=AdapterEventKind.NODE_REMOVED, node_id=gone))
     await asyncio.wait([task])
     assert task.cancelled()
-    assert not bridge.resyncing
+    assert not resyncing(bridge)
     assert all(d.node_id != gone for d in bridge.devices())
     after = _definitions(registry)
     bridge.sync()
@@ -228,7 +229,7 @@ async def test_a_failed_resync_is_logged_and_keeps_the_tools(
     bridge.generator.device_tools = failing  # type: ignore[method-assign]
     with caplog.at_level("ERROR", logger="bridge.matter.sync.resync"):
         await bridge.resync()
-    assert not bridge.resyncing
+    assert not resyncing(bridge)
     assert bridge._dirty is None
     assert _definitions(registry) == before
     failures = [r for r in caplog.records if "re-sync" in r.getMessage()]

@@ -11,6 +11,7 @@ from bridge.mesh.announce import Announcement
 from bridge.mesh.gossip import Change, GossipState, Outcome
 from bridge.mesh.node_id import NodeIdentity
 from bridge.mesh.trust import TrustPolicy
+from tests.support.gossip import digest_message
 
 from .conftest import make_announcement, make_identity
 
@@ -104,7 +105,7 @@ def test_push_pull_round_converges_both_sides(alice: NodeIdentity, bob: NodeIden
     b.accept(make_announcement(dave, version=1, timestamp=1000.0).to_json())
     # Every message crosses a JSON encoding, as on the wire.
     wire = lambda m: json.loads(json.dumps(m))  # noqa: E731
-    reply = wire(b.handle_digest(wire(a.digest_message())))
+    reply = wire(b.handle_digest(wire(digest_message(a))))
     assert sorted(d["node_name"] for d in reply["announcements"]) == ["bob", "dave"]
     assert sorted(reply["want"]) == sorted([alice.node_id, carol.node_id])
     counts, push = a.handle_reply(reply)
@@ -223,7 +224,7 @@ def test_stale_entries_are_never_in_a_digest_or_a_reply(
     in_sync_hash = a.digest_hash()
     clock.now = 1003.0  # both expired; the gossip loop has not run expire() yet
     fresh = state_for(carol, everyone, clock)
-    assert a.digest_message() == {"type": "gossip_digest", "digest": {}}
+    assert digest_message(a) == {"type": "gossip_digest", "digest": {}}
     assert a.hash_message()["hash"] != in_sync_hash
     reply = a.handle_digest({"type": "gossip_digest", "digest": {}})
     assert reply == {"type": "gossip_reply", "announcements": [], "want": []}

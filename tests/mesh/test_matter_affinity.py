@@ -22,6 +22,7 @@ from bridge.mesh.node_id import node_id_for
 from bridge.service import BridgeService
 from tests.matter.dumps import DUMP_FILES
 from tests.support.fabric import Fabric, ThreadedController, running_controller
+from tests.support.matter import import_test_nodes
 from tests.support.ports import free_port
 
 pytestmark = pytest.mark.controller
@@ -56,7 +57,7 @@ async def test_matter_tools_carry_the_mesh_node_id_across_restarts(
             if not imported:
                 adapter = service.matter.bridge.adapter
                 known = {n.node_id for n in adapter.nodes()}
-                await adapter.import_test_nodes([dump])
+                await import_test_nodes(adapter, [dump])
                 async with asyncio.timeout(10):
                     while not imported:
                         imported = {d.node_id for d in service.matter.bridge.devices()} - known

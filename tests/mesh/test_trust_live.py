@@ -11,7 +11,6 @@ entry cannot be removed from here, garbage is a 400, and a token without
 from __future__ import annotations
 
 import asyncio
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -20,39 +19,10 @@ import aiohttp
 
 from bridge.auth.keys import NodeKey
 from bridge.auth.tokens import issue_token
-from bridge.config import ApiConfig, AuthConfig, BridgeConfig, MatterConfig, MeshConfig
 from bridge.invocation.messages import ToolRequest
 from bridge.mesh.node_id import fingerprint_for, node_id_for
 from bridge.service import BridgeService
-from bridge.tools.context import CallContext
-from bridge.tools.definition import ToolDefinition
-from tests.support.ports import free_port
-
-ECHO = "test:echo_where@1.0.0"
-
-
-async def echo_where(params: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
-    return {"text": params["text"], "ran_on": ctx.node_id}
-
-
-def _configs(tmp_path: Path, issuer: NodeKey) -> tuple[BridgeConfig, BridgeConfig]:
-    ports = {"a": free_port(), "b": free_port()}
-    keys = {n: NodeKey.load_or_create(tmp_path / n / "node.key") for n in ports}
-    out = []
-    for name, other, trusted in (("a", "b", ()), ("b", "a", (node_id_for(
-            keys["a"].public_key_b64),))):  # fmt: skip
-        out.append(BridgeConfig(
-            state_dir=tmp_path / name,
-            api=ApiConfig(host="127.0.0.1", port=ports[name]),
-            matter=replace(MatterConfig(), enabled=False),
-            auth=AuthConfig(trusted_issuers=(issuer.public_key_b64,)),
-            mesh=MeshConfig(
-                enabled=True, node_name=name, discovery=False, trusted_nodes=trusted,
-                peers=(f"http://127.0.0.1:{ports[other]}",), gossip_interval_s=0.1,
-                announce_interval_s=0.5, announcement_ttl_s=3.0,
-            ),
-        ))  # fmt: skip
-    return out[0], out[1]
+from tests.support.mesh_pair import ECHO, register_echo_where, two_node_configs
 
 
 async def _until(check: Any, timeout_s: float = 6.0) -> None:
@@ -71,16 +41,9 @@ async def test_trust_a_peer_live_then_untrust_it(tmp_path: Path) -> None:
     issuer = NodeKey.generate()
     admin = issue_token(issuer, agent_id="person", permissions=["*"], ttl_s=300)
     plain = issue_token(issuer, agent_id="agent", permissions=["test:*"], ttl_s=300)
-    config_a, config_b = _configs(tmp_path, issuer)
+    config_a, config_b = two_node_configs(tmp_path, issuer=issuer, mutual=False)
     a, b = BridgeService(config_a), BridgeService(config_b)
-    b.registry.register(
-        ToolDefinition(
-            name="echo_where", namespace="test", description="Echo with the node that ran it",
-            parameters={"type": "object", "properties": {"text": {"type": "string"}},
-                        "required": ["text"]},
-        ),
-        echo_where,
-    )  # fmt: skip
+    register_echo_where(b)
     for service in (b, a):
         await service.start()
         await service.start_api()

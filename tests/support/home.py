@@ -21,10 +21,11 @@ import pytest
 
 from bridge.auth.keys import KEY_FILE_NAME, NodeKey
 from bridge.auth.tokens import issue_token
-from bridge.config import ApiConfig, BridgeConfig, MatterConfig
+from bridge.config import ApiConfig, BridgeConfig, MatterConfig, VoiceConfig
 from bridge.service import BridgeService
 from tests.matter.dumps import DUMP_FILES
 from tests.support.fabric import Fabric, ThreadedController, running_controller
+from tests.support.matter import import_test_nodes
 
 
 class Home:
@@ -61,12 +62,14 @@ class Home:
 
 @contextlib.asynccontextmanager
 async def start_home(
-    controller_url: str, state_dir: Path, dumps: Sequence[str], key_file: str | None = None
+    controller_url: str, state_dir: Path, dumps: Sequence[str], key_file: str | None = None,
+    voice: VoiceConfig | None = None,
 ) -> AsyncIterator[Home]:
     config = BridgeConfig(
         state_dir=state_dir,
         api=ApiConfig(host="127.0.0.1", port=0),
         matter=MatterConfig(controller_url=controller_url, controller_key_file=key_file),
+        voice=voice or VoiceConfig(),
     )
     service = BridgeService(config)
     await service.start()
@@ -78,7 +81,7 @@ async def start_home(
         docs = {p.stem: json.loads(p.read_text()) for p in DUMP_FILES}
         ids: dict[str, str] = {}
         for stem in dumps:
-            await bridge.adapter.import_test_nodes([docs[stem]])
+            await import_test_nodes(bridge.adapter, [docs[stem]])
             async with asyncio.timeout(10):
                 while not {d.node_id for d in bridge.devices()} - known:
                     await asyncio.sleep(0.05)

@@ -158,9 +158,11 @@ def test_copies_made_per_call_keep_every_field() -> None:
 
 
 def _route_schemas() -> list[tuple[str, dict[str, Any]]]:
-    from bridge.api.invoke_routes import DECISION_BODY, INVOKE_BODY
+    from bridge.api.invoke_routes import DECISION_BODY
+    from bridge.invocation.messages import TOOL_INVOKE_SCHEMA, TOOL_RESPONSE_SCHEMA
 
-    return [("invoke", INVOKE_BODY), ("decision", DECISION_BODY)]
+    return [("invoke", TOOL_INVOKE_SCHEMA), ("response", TOOL_RESPONSE_SCHEMA),
+            ("decision", DECISION_BODY)]
 
 
 BODIES = st.one_of(

@@ -9,7 +9,7 @@ import pytest
 
 from tests.support.fabric import Fabric, ThreadedController, running_controller
 from tests.support.home import Home, start_home
-from tests.voice.sentence_set import DUMPS, furnish
+from tests.voice.sentence_set import DUMPS, VOICE, furnish
 
 
 @pytest.fixture(scope="module")
@@ -21,7 +21,7 @@ def controller(fabric: Fabric, request: pytest.FixtureRequest) -> Iterator[Threa
 @pytest.fixture
 async def home(controller: ThreadedController, tmp_path: Path) -> AsyncIterator[Home]:
     async with start_home(
-        controller.url, tmp_path / "state", DUMPS, controller.key_file
+        controller.url, tmp_path / "state", DUMPS, controller.key_file, VOICE
     ) as running:
         await furnish(running)
         yield running

@@ -21,6 +21,7 @@ from typing import Any
 
 import yaml
 
+from bridge.config import FloorConfig, VoiceConfig
 from tests.support.home import Home
 
 SENTENCES = Path(__file__).parent / "sentences"
@@ -66,6 +67,16 @@ HOME: dict[str, tuple[str, str, list[str]]] = {
 }  # fmt: skip
 # Dump stems to import (an entry "stem#N" is the N-th device of that dump's node).
 DUMPS = [stem for stem in HOME if "#" not in stem]
+# The home's floors (voice.floors): the ground floor and the one above it ("upstairs").
+FLOORS = (
+    FloorConfig(name="Ground Floor", level=0, rooms=("Kitchen", "Living Room", "Hall", "Salon",
+                                                      "Terraza")),
+    FloorConfig(name="First Floor", level=1,
+                aliases=("erster Stock", "premier étage", "primera planta",
+                         "eerste verdieping"),
+                rooms=("Schlafzimmer", "Slaapkamer", "Bathroom")),
+)
+VOICE = VoiceConfig(floors=FLOORS)
 # room -> its aliases (set after the devices are furnished).
 ROOM_ALIASES: dict[str, list[str]] = {
     "Living Room": ["lounge", "Wohnzimmer", "séjour", "sala de estar", "woonkamer"],
@@ -103,7 +114,7 @@ HELD_OUT = SENTENCES / "heldout.yaml"
 # Sets kept in one file for all languages (``sentences/<name>.yaml``): the held-out set,
 # and issue 30's sets (compound sentences; development and held-out, reported apart).
 MULTI_LANGUAGE_SETS = ("heldout", "compound", "compound_heldout", "covers", "covers_heldout",
-                       "units", "everyday")
+                       "units", "everyday", "speech", "speech_heldout")
 
 
 def _sentence(language: str, entry: dict[str, Any]) -> Sentence:

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import re
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
+from bridge.tools.definition import Confirmation
 from bridge.voice.responses import RESPONSES
 from tests.support.home import Home
 from tests.voice.sentence_set import evaluate, load_sentences
@@ -88,11 +90,11 @@ async def test_sentences_without_a_place_act_in_the_speakers_room(home: Home) ->
 
     status, body = await say({"text": "turn on the lights", "area": "Kitchen"})
     assert (status, body["calls"][0]["tool"], body["speech"]) == (
-        200, "matter:room_kitchen_lights_on", "Turned on Kitchen.")
+        200, "matter:room_kitchen_lights_on", "Turned on the lights in Kitchen.")
     status, body = await say({"text": "schalte das Licht aus", "language": "de",
                               "area": "Wohnzimmer"})  # a room alias  # fmt: skip
     assert (status, body["calls"][0]["tool"], body["speech"]) == (
-        200, "matter:room_living_room_lights_off", "Living Room ist ausgeschaltet.")
+        200, "matter:room_living_room_lights_off", "Das Licht in Living Room ist ausgeschaltet.")
     status, body = await say({"text": "what's the temperature in here", "area": "hall"})
     assert [c["tool"] for c in body["calls"]] == ["matter:hall_thermostat_state"]
     for text, lang, area, speech in (
@@ -164,12 +166,14 @@ async def test_every_kind_with_tools_has_sentences(home: Home, control: Any) -> 
          "Front Door is not locked."),
         # rooms as targets of brightness and colour; "the <room> light" is its only light
         ("en", "dim the kitchen to 10 percent",
-         [("room_kitchen_lights_brightness", {"percent": 10})], "Set Kitchen to 10 percent."),
+         [("room_kitchen_lights_brightness", {"percent": 10})],
+         "Set the lights in Kitchen to 10 percent."),
         ("de", "dimme das Licht im Wohnzimmer auf 30 Prozent",
          [("room_living_room_lights_brightness", {"percent": 30})],
-         "Living Room ist auf 30 Prozent gestellt."),
+         "Das Licht in Living Room ist auf 30 Prozent gestellt."),
         ("en", "set the living room to red",
-         [("room_living_room_lights_color", {"color": "red"})], "Set Living Room to red."),
+         [("room_living_room_lights_color", {"color": "red"})],
+         "Set the lights in Living Room to red."),
         ("en", "turn off the living room light", [("light_sofa_lamp_off", {})],
          "Turned off Sofa Lamp."),
         ("de", "schalte das Terraza Licht aus", [("porch_light_off", {})],
@@ -209,6 +213,44 @@ async def test_unlocking_waits_for_a_person(home: Home, control: Any) -> None:
         async with asyncio.timeout(10):
             while engine_of(home)._pending:  # the call ends once a person said no
                 await asyncio.sleep(0.05)
+
+
+async def test_a_confirmation_when_its_condition_holds_is_the_invokers_to_decide(
+    home: Home, control: Any
+) -> None:
+    """A tool whose confirmation is ``mode: when`` waits for a person only when its
+    condition holds: voice asks the invoker instead of guessing from the definition
+    (which once ignored ``when`` and blocked the sentence on an approval never asked)."""
+    registry = home.service.registry
+    entry = registry.resolve("matter:light_sofa_lamp_brightness")
+    held = replace(entry.definition, confirmation=Confirmation(
+        mode="when", when={"properties": {"percent": {"minimum": 90}}, "required": ["percent"]},
+        timeout_s=30.0))  # fmt: skip
+    registry.replace(held, entry.handler)
+    approver = home.token("admin:approve", agent_id="a-person")
+    try:
+        async with asyncio.timeout(20):
+            assert await ask(home, "set the sofa lamp to 20 percent", "en", control) == (
+                [("light_sofa_lamp_brightness", {"percent": 20})],
+                "Set Sofa Lamp to 20 percent.")
+            reply = await engine_of(home).handle("set the sofa lamp to 95 percent", "en",
+                                                 token=control)  # fmt: skip
+        assert (reply.handled, reply.speech) == (
+            True, "A person must approve that for Sofa Lamp; I have asked for it.")
+        assert reply.calls == ({"tool": "matter:light_sofa_lamp_brightness",
+                                "params": {"percent": 95}, "ok": None,
+                                "pending": "approval"},)  # fmt: skip
+        status, body = await home.request("GET", "/v1/approvals?status=pending", approver)
+        assert (status, [a["params"] for a in body["approvals"]]) == (200, [{"percent": 95}])
+        status, body = await home.request(
+            "POST", f"/v1/approvals/{body['approvals'][0]['id']}", approver,
+            {"decision": "deny"})  # fmt: skip
+        assert (status, body["status"]) == (200, "denied")
+        async with asyncio.timeout(10):
+            while engine_of(home)._pending:  # the call ends once a person said no
+                await asyncio.sleep(0.05)
+    finally:
+        registry.replace(entry.definition, entry.handler)
 
 
 async def test_an_unlock_no_person_is_asked_for_says_what_happened(home: Home) -> None:
@@ -265,6 +307,20 @@ def assert_no_placeholder(speeches: list[tuple[str, str]]) -> None:
         assert speech.strip(), lang
         body = speech.rstrip().removesuffix("?").rstrip()  # a question's own mark
         assert not re.search(r"(^|\s)\?(\s|$)|[{}]|\bNone\b", body), (lang, speech)
+
+
+# Words of the English answers that no other language's answer may hold (device and room
+# names of the test home are English, so only the answers' own words are listed).
+_ENGLISH = re.compile(r"\b(Turned|Set|Opened|Closed|Locked|Dimmed|Made|percent|degrees?"
+                      r"|the lights|is (on|off|open|closed|locked)|are (on|off)|Nothing|"
+                      r"which room|did not|can't|blue|red|green|purple|warm white)\b")
+
+
+def assert_not_english(speeches: list[tuple[str, str]]) -> None:
+    """Check that no answer in de/fr/es/nl holds a word of the English answers."""
+    leaks = [(lang, speech) for lang, speech in speeches
+             if lang != "en" and _ENGLISH.search(speech)]  # fmt: skip
+    assert leaks == []
 
 
 async def test_no_answer_holds_a_placeholder(home: Home) -> None:

@@ -573,16 +573,6 @@ class MatterAdapter:
         async with asyncio.timeout(timeout_s):
             return await conn.request(command, args)
 
-    async def import_test_nodes(self, dumps: list[dict[str, Any]]) -> None:
-        """Load node dumps into the controller as test nodes (``import_test_node``)."""
-        conn = self._conn
-        if conn is None:
-            raise ControllerUnavailableError(
-                f"not connected to the Matter controller at {self.url}"
-            )
-        doc = {"data": {"server": {"nodes": dumps}}}
-        await conn.request("import_test_node", {"dump": orjson.dumps(doc).decode()})
-
 
 def _check_greeting(greeting: Any, url: str) -> None:
     """Raise unless ``greeting`` is a ``server_info`` of a schema the bridge speaks."""

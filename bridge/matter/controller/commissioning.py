@@ -65,15 +65,6 @@ class CommissionStage(StrEnum):
     FAILED = "failed"
 
 
-STAGE_ORDER = (
-    CommissionStage.DISCOVERING,
-    CommissionStage.PASE,
-    CommissionStage.ATTESTATION,
-    CommissionStage.OPERATIONAL,
-    CommissionStage.INTERVIEW,
-    CommissionStage.TOOLS_READY,
-)
-
 # SDK / server log lines that prove a stage was reached.
 _LOG_STAGES: tuple[tuple[re.Pattern[str], CommissionStage], ...] = (
     (re.compile(r"Discovered device to be commissioned"), CommissionStage.DISCOVERING),

@@ -1,26 +1,32 @@
 """Availability follows the device: a node that is back on the network is usable at once.
 
 python-matter-server 8.1.2 marks a node available again only when its subscription is
-re-established, and that waits for the CHIP SDK's resubscription back-off (seconds,
-then minutes) or, when a setup attempt failed, for its own 60-second setup retry. Its
-operational mDNS handler cuts the wait only when the device's record is *new* to its
-cache, and only if a resubscription is scheduled at that very moment. Measured
-(docs/faults.md): a device restarted three times in a row came back after 0.1 s, then
-never within 90 s; ``interview_node`` read it in 0.2 s all the while and left it
-unavailable. The WebSocket API has no command that resubscribes a node.
+re-established, and that waits for the CHIP SDK's resubscription back-off (up to 10 s,
+then 20, 30, 50, 80 s ..., compiled into the SDK) or, when a setup attempt failed, for
+its own 60-second setup retry. Its operational mDNS handler cuts the wait only when the
+device's record is *new* to its cache, and only if a resubscription is scheduled at
+that very moment. None of its WebSocket commands resubscribes a node: ``interview_node``
+reads it (and leaves it unavailable), ``ping_node`` pings its addresses. Measured in
+docs/faults.md.
 
-So ``NodeRecovery`` watches for the device itself: every mDNS answer carrying a node's
-operational record (``<compressed fabric id>-<node id>._matter._tcp.local.``) while the
-controller holds that node unavailable is a sighting; unavailable nodes are also asked
-for by name every ``query_interval_s``. A sighting gives the controller ``grace_s`` to
-recover on its own, then ``interview_node`` proves the device answers Matter; if the
-controller still holds it unavailable ``after_answer_s`` later, the managed controller
-is restarted (its start sets up every node afresh, so the device is subscribed within
-seconds) - at most once per ``min_restart_interval_s`` (doubled for a node each time a
-restart did not bring it back), never within ``settle_s`` of a controller connection
-(it sets up its nodes then).
-With an external controller, which the bridge cannot restart, the sighting and the
-interview are all it can do, and it says so once a minute.
+So the bridge's launcher adds one, ``RESUBSCRIBE_COMMAND`` (``controller.guard``): the
+server's own node setup, now. ``NodeRecovery`` watches for the device itself: every
+mDNS answer carrying a node's operational record
+(``<compressed fabric id>-<node id>._matter._tcp.local.``) while the controller holds
+that node unavailable is a sighting; unavailable nodes are also asked for by name every
+``query_interval_s``. ``grace_s`` after a sighting the node is resubscribed, again every
+``retry_s`` until the device answers (for at most ``answer_window_s``): about half a
+second from the device's announcement to a node that works.
+
+A controller without the command (an external one, or a server version the launcher
+does not extend) is the last resort's case: ``interview_node`` proves the device
+answers, and if the controller still holds it unavailable ``after_answer_s`` later, the
+managed controller is restarted (its start sets up every node afresh, so the device is
+subscribed within seconds) - at most once per ``min_restart_interval_s`` (doubled for a
+node each time a restart did not bring it back), never within ``settle_s`` of a
+controller connection (it sets up its nodes then). An external controller, which the
+bridge cannot restart, is told nothing more than the interview; the bridge says so once
+a minute.
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ from typing import Any
 from bridge.errors import BridgeError
 from bridge.matter.controller.adapter import MatterAdapter
 from bridge.matter.controller.gateway import ControllerCommandError
+from bridge.matter.controller.guard import RESUBSCRIBE_COMMAND
 from bridge.matter.spec.models import AdapterEvent, AdapterEventKind
 from bridge.ratelog import RateLimitedLog
 
@@ -44,9 +51,12 @@ _RATE_LOG = RateLimitedLog(LOGGER)
 OPERATIONAL_TYPE = "_matter._tcp.local."
 _INSTANCE = re.compile(r"^([0-9A-Fa-f]{16})-([0-9A-Fa-f]{16})\._matter\._tcp\.local\.$")
 _SRV, _TXT = 33, 16
+# python-matter-server's error code for a command it does not know (InvalidCommand).
+INVALID_COMMAND = 9
 # A node that stays unavailable after restarts is not worth restarting for more often.
 MAX_RESTART_INTERVAL_S = 1800.0
 MAX_QUERY_INTERVAL_S = 30.0
+QUERY_FLOOR_S = 0.5
 
 
 def parse_instance(name: str) -> tuple[int, int] | None:
@@ -89,7 +99,9 @@ class NodeRecovery:
         *,
         restart: Callable[[str], Awaitable[bool]] | None = None,
         listen: bool = True,
-        grace_s: float = 1.0,
+        grace_s: float = 0.3,
+        retry_s: float = 1.0,
+        resubscribe_timeout_s: float = 15.0,
         settle_s: float = 6.0,
         min_restart_interval_s: float = 30.0,
         query_interval_s: float = 2.0,
@@ -101,6 +113,8 @@ class NodeRecovery:
         self._restart = restart
         self._listen = listen
         self.grace_s = grace_s
+        self.retry_s = retry_s
+        self.resubscribe_timeout_s = resubscribe_timeout_s
         self.settle_s = settle_s
         self.min_restart_interval_s = min_restart_interval_s
         self.query_interval_s = query_interval_s
@@ -108,16 +122,21 @@ class NodeRecovery:
         self.answer_window_s = answer_window_s
         self.after_answer_s = after_answer_s
         self._connected_at = 0.0
+        # False once the controller answered that it does not know RESUBSCRIBE_COMMAND.
+        self._can_resubscribe = True
         self._last_restart = -1e9
         # Restarts made for a node that stayed unavailable: each doubles its next wait.
         self._strikes: dict[int, int] = {}
         self._tasks: dict[int, asyncio.Task[None]] = {}
         self._querier: asyncio.Task[None] | None = None
+        # Set when a node turns unavailable: the query loop asks for it at once.
+        self._lost = asyncio.Event()
         self._zc: Any = None
         self._unsubscribe: Callable[[], None] | None = None
         # What happened, for tests, benches and diagnostics.
-        self.counts = {"sightings": 0, "recovered_alone": 0, "interviews": 0,
-                       "interview_failed": 0, "restarts": 0}  # fmt: skip
+        self.counts = {"sightings": 0, "recovered_alone": 0, "resubscribed": 0,
+                       "resubscribe_failed": 0, "interviews": 0, "interview_failed": 0,
+                       "restarts": 0}  # fmt: skip
 
     async def start(self) -> None:
         """Follow the adapter's nodes and, with ``listen``, the operational mDNS records."""
@@ -158,8 +177,11 @@ class NodeRecovery:
     def _on_event(self, event: AdapterEvent) -> None:
         if event.kind is AdapterEventKind.CONNECTED:
             self._connected_at = time.monotonic()
+            self._can_resubscribe = True  # perhaps another controller now
         elif event.node_id is not None and self._available(event.node_id):
             self._strikes.pop(event.node_id, None)
+        elif event.node_id is not None:
+            self._lost.set()
 
     def _fabric(self) -> int | None:
         info = self.adapter.server_info()
@@ -199,9 +221,66 @@ class NodeRecovery:
         return node is not None and node.available
 
     async def _recover(self, node_id: int) -> None:
+        await asyncio.sleep(self.grace_s)  # one announcement comes as a burst of answers
+        if self._can_resubscribe and await self._resubscribed(node_id):
+            return
+        await self._restart_if_stuck(node_id)
+
+    async def _resubscribed(self, node_id: int) -> bool:
+        """Have the controller set the node up now, again until the device answers.
+
+        Return ``True`` once the node is available (or the controller is gone: its next
+        start sets its nodes up), ``False`` when the controller lacks the command or the
+        device did not answer within ``answer_window_s``.
+        """
+        give_up = time.monotonic() + self.answer_window_s
+        while time.monotonic() < give_up:
+            if self._available(node_id) or not self.adapter.connected:
+                self.counts["recovered_alone"] += 1
+                return True
+            try:
+                await self.adapter.send_command(
+                    RESUBSCRIBE_COMMAND, timeout_s=self.resubscribe_timeout_s, node_id=node_id)
+            except ControllerCommandError as err:
+                if err.error_code == INVALID_COMMAND:
+                    self._can_resubscribe = False
+                    _RATE_LOG.warning(
+                        "no-resubscribe", "the controller has no %s command (it was not "
+                        "started by the bridge's launcher): a node it holds unavailable "
+                        "waits for its back-off or a restart", RESUBSCRIBE_COMMAND)  # fmt: skip
+                    return False
+                failure = err.details
+            except (BridgeError, TimeoutError) as err:
+                failure = str(err) or type(err).__name__
+            else:
+                if await self._becomes_available(node_id, self.retry_s):
+                    self.counts["resubscribed"] += 1
+                    LOGGER.info("node %s is back: the controller set it up again", node_id)
+                    return True
+                failure = "the controller still holds it unavailable"
+            self.counts["resubscribe_failed"] += 1
+            _RATE_LOG.info(f"resubscribe:{node_id}", "node %s was seen on mDNS but does not "
+                           "answer yet: %s", node_id, failure)  # fmt: skip
+            await asyncio.sleep(self.retry_s)
+        return False
+
+    async def _becomes_available(self, node_id: int, within_s: float) -> bool:
+        """Return whether the node is available within ``within_s``.
+
+        The controller answers a command before the ``node_updated`` it signalled on
+        the way reaches the bridge.
+        """
+        until = time.monotonic() + within_s
+        while not self._available(node_id):
+            if time.monotonic() > until:
+                return False
+            await asyncio.sleep(0.05)
+        return True
+
+    async def _restart_if_stuck(self, node_id: int) -> None:
+        """Restart the controller if the device answers it in vain (the last resort)."""
         # The controller sets up its nodes right after it (re)starts: give it that time.
-        settle = self._connected_at + self.settle_s - time.monotonic()
-        await asyncio.sleep(max(self.grace_s, settle))
+        await asyncio.sleep(max(0.0, self._connected_at + self.settle_s - time.monotonic()))
         while True:
             if not await self._stuck(node_id):
                 return
@@ -272,7 +351,9 @@ class NodeRecovery:
 
         Every ``query_interval_s`` while the set of unavailable nodes changes, doubling
         up to ``MAX_QUERY_INTERVAL_S`` while it stays the same (a device away for days is
-        not asked for every 2 s; one that comes back announces itself anyway).
+        not asked for every 2 s; one that comes back announces itself anyway), and at
+        once when a node turns unavailable (its device may be back already: a
+        controller notices a device gone only when its subscription fails).
         """
         from zeroconf._dns import DNSQuestion
         from zeroconf._protocol.outgoing import DNSOutgoing
@@ -281,7 +362,13 @@ class NodeRecovery:
         interval = self.query_interval_s
         asked: tuple[int, ...] = ()
         while True:
-            await asyncio.sleep(interval)
+            try:
+                await asyncio.wait_for(self._lost.wait(), interval)
+            except TimeoutError:
+                pass
+            else:
+                await asyncio.sleep(QUERY_FLOOR_S)  # a burst of events asks once
+            self._lost.clear()
             fabric = self._fabric()
             wanted = tuple(self._unavailable())
             if wanted != asked:

@@ -11,6 +11,7 @@ from typing import Any
 
 from bridge.matter.home.devices import Device, slugify
 from bridge.tools.definition import Category, Execution, Requires
+from bridge.tools.device_permissions import DEVICE_CONTROL, device_permission
 from bridge.tools.naming import CLIENT_NAME_MAX, fit_name, short_hash
 
 ROOM_PREFIX = "room"
@@ -198,7 +199,7 @@ def _common(
     return {
         "requires": Requires(
             capabilities=(capability,),
-            permissions=tuple(f"device:control:{d.id}" for d in devices),
+            permissions=tuple(device_permission(DEVICE_CONTROL, d.id) for d in devices),
         ),
         "execution": Execution(timeout_ms=15_000, idempotent=True, async_allowed=True),
         "metadata": {

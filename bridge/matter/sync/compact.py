@@ -21,9 +21,6 @@ NAMESPACE = "home"
 STATE_TOOL = "home_state"
 PROFILES = ("per-device", "compact")
 
-Allows = Callable[[tuple[str, ...]], bool]
-"""Whether the caller's grants meet a tool's required permissions (given them)."""
-
 
 @dataclass(frozen=True, slots=True)
 class Capability:

@@ -67,11 +67,6 @@ class Resyncing(SyncState):
         self._resync = task
         return task
 
-    @property
-    def resyncing(self) -> bool:
-        """Whether a re-sync is under way (its tools are not in the registry yet)."""
-        return self._resync is not None and not self._resync.done()
-
     def _resync_done(self, task: asyncio.Task[None]) -> None:
         if task is self._resync:
             self._resync, self._dirty = None, None

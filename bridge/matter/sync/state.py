@@ -139,11 +139,6 @@ class SyncState(abc.ABC):
         self._tools.clear()
         self._devices.clear()
 
-    async def names_saved(self) -> None:
-        """Wait until every slug handed out so far is stored."""
-        while self._tasks:
-            await asyncio.gather(*tuple(self._tasks), return_exceptions=True)
-
     def devices(self) -> list[Device]:
         """Return the current devices ordered by node and endpoint."""
         return list(self._devices.values())

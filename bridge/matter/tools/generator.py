@@ -31,6 +31,7 @@ from bridge.matter.tools.cluster_maps import ClusterMap, MapRow, Requirement, St
 from bridge.matter.tools.generic_read import (
     ACCESS,
     CONTROL,
+    DEVICE_ACCESS,
     NAME_PATTERN,
     READ,
     name_or_id_schema,
@@ -49,6 +50,7 @@ from bridge.tools.definition import (
     ToolDefinition,
     ToolIntent,
 )
+from bridge.tools.device_permissions import DEVICE_CONTROL, DEVICE_READ, device_permission
 from bridge.tools.naming import CLIENT_NAME_MAX, fit_name
 
 NAMESPACE = "matter"
@@ -508,7 +510,7 @@ class MatterToolGenerator:
                 notify_admins=row.dangerous,
                 extra={"secret_params": list(row.secret_params)} if row.secret_params else {},
             ),
-            **self._common(device, f"device:control:{device.id}"),
+            **self._common(device, device_permission(DEVICE_CONTROL, device.id)),
         )
         return GeneratedTool(
             definition=definition,
@@ -551,7 +553,7 @@ class MatterToolGenerator:
                 "tags": ["matter", device.kind, "state"]
                 + (["sensor"] if any(p.field.sensor for p in parts) else []),
             },
-            **self._common(device, f"device:read:{device.id}"),
+            **self._common(device, device_permission(DEVICE_READ, device.id)),
         )
         return GeneratedTool(
             definition=definition,
@@ -611,7 +613,7 @@ class MatterToolGenerator:
                             "additionalProperties": False,
                         },
                         requires=Requires(
-                            capabilities=(CAPABILITY,), permissions=("device:read:{device_id}",)
+                            capabilities=(CAPABILITY,), permissions=(DEVICE_READ,)
                         ),
                         execution=Execution(
                             timeout_ms=10_000, idempotent=True, async_allowed=True
@@ -692,7 +694,7 @@ class MatterToolGenerator:
             "version": TOOL_VERSION,
             # device:control:<id> to command, device:read:<id> to read.
             "requires": Requires(
-                capabilities=(CAPABILITY,), permissions=("device:{access}:{device_id}",)
+                capabilities=(CAPABILITY,), permissions=(DEVICE_ACCESS,)
             ),
             "routing": Routing(
                 prefer_local=True,

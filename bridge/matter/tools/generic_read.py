@@ -22,6 +22,8 @@ from bridge.matter.spec.models import ActionKind, MatterAction
 CONTROL = "control"
 READ = "read"
 ACCESS = (CONTROL, READ)
+# The generic tool's one permission: device:control:<id> to command, device:read:<id> to read.
+DEVICE_ACCESS = "device:{access}:{device_id}"
 MAX_ID = 0xFFFF_FFFF  # cluster and attribute ids are 32-bit (spec 7.18.2)
 NAME_PATTERN = "^[A-Z][A-Za-z0-9]*$"
 

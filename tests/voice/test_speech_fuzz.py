@@ -1,0 +1,60 @@
+"""Random text spoken to the real bridge never acts and never fails the route.
+
+Hypothesis draws arbitrary Unicode text and salads of the home's own words (device and
+room names, floors, politeness, numbers — but no command word) and posts them to
+``POST /v1/intents/handle`` on the furnished sentence home (real controller, real HTTP):
+every answer is a 200 with speech and no call, or a 400 for input the route refuses
+(empty, too long); never a 5xx.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.support.home import Home
+from tests.voice.sentence_set import FLOORS, HOME, ROOM_ALIASES
+
+pytestmark = pytest.mark.controller
+
+LANGUAGES = st.sampled_from(["en", "de", "fr", "es", "nl", "it", "de-AT", ""])
+# The home's own words and everyday padding; nothing that says what to do.
+_NAMES = sorted({w for name, room, aliases in HOME.values() for w in (name, room, *aliases)}
+                | {a for aliases in ROOM_ALIASES.values() for a in aliases}
+                | {f.name for f in FLOORS} | {"upstairs", "downstairs", "oben", "arriba"})
+_PADDING = ["please", "um", "the", "and", "then", "hey", "bitte", "s'il te plaît", "por favor",
+            "alsjeblieft", "a bit", "30", "%", "degrees", "banana", "rocket", "?", ",",
+            "kitchn", "ligth", "sofa lamb", "in", "de", "la", "het"]
+SALAD = st.lists(st.sampled_from(_NAMES + _PADDING), min_size=1, max_size=8).map(" ".join)
+
+
+async def test_random_text_never_acts_and_never_fails(home: Home) -> None:
+    token = home.token("device:control:*", "device:read:*")
+    loop = asyncio.get_running_loop()
+    seen: list[tuple[str, str, int, Any]] = []
+
+    def ask(text: str, language: str) -> None:
+        future = asyncio.run_coroutine_threadsafe(
+            home.request("POST", "/v1/intents/handle", token,
+                         {"text": text, "language": language}), loop)  # fmt: skip
+        status, body = future.result(timeout=60)
+        seen.append((text, language, status, body))
+        assert status in (200, 400), (text, language, status, body)
+        if status == 200:
+            assert body["calls"] == [], (text, language, body)
+            assert body["speech"], (text, language, body)
+        else:
+            assert body["error"]["code"] == "INVALID_PARAMS", body
+
+    @settings(max_examples=150, deadline=None, database=None,
+              suppress_health_check=[HealthCheck.too_slow])  # fmt: skip
+    @given(text=st.text(max_size=600) | SALAD, language=LANGUAGES)
+    def fuzz(text: str, language: str) -> None:
+        ask(text, language)
+
+    await loop.run_in_executor(None, fuzz)
+    assert len(seen) >= 100  # the strategies really ran against the route
