@@ -15,6 +15,8 @@ may know of the device at all (read or control it: voice names, rooms, suggestio
 from __future__ import annotations
 
 import copy
+import itertools
+import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -44,6 +46,31 @@ def _grant_values(granted: tuple[str, ...], required: str, name: str) -> list[st
     return values
 
 
+_MAX_COMBINATIONS = 4096
+
+
+def _combinations_allowed(
+    checker: PermissionChecker,
+    granted: tuple[str, ...],
+    required: str,
+    names: list[str],
+    props: Mapping[str, Any],
+) -> bool:
+    """Return whether some values of the templates' parameters make ``required`` allowed."""
+    choices: list[list[Any]] = []
+    for name in names:
+        spec = props.get(name)
+        enum = spec.get("enum") if isinstance(spec, Mapping) else None
+        choices.append(list(enum) if isinstance(enum, list)
+                       else _grant_values(granted, required, name))  # fmt: skip
+    if math.prod(len(c) for c in choices) > _MAX_COMBINATIONS:
+        # Too many to try: list it when some grant could fit (the old, looser rule).
+        return any(len(g.split(":")) <= len(required.split(":")) or g.endswith("*")
+                   for g in granted)  # fmt: skip
+    return any(checker.allows(granted, [required], dict(zip(names, combo, strict=True)))
+               for combo in itertools.product(*choices))  # fmt: skip
+
+
 def visible_schema(
     checker: PermissionChecker, granted: tuple[str, ...], defn: ToolDefinition
 ) -> dict[str, Any] | None:
@@ -60,9 +87,10 @@ def visible_schema(
                 return None
             continue
         if len(names) > 1:
-            # Several templates in one permission: list it when some grant could fit.
-            if not any(len(g.split(":")) <= len(required.split(":")) or g.endswith("*")
-                       for g in granted):  # fmt: skip
+            # Several templates in one permission (``device:{access}:{device_id}``): list
+            # it when some combination of values the schema or the grants name is allowed.
+            fits = _combinations_allowed(checker, granted, required, names, props)
+            if not fits:
                 return None
             continue
         (name,) = names

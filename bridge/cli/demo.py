@@ -1,7 +1,9 @@
-"""``atmosphere-bridge demo`` (``make demo``): a working bridge with four virtual Matter devices.
+"""``atmosphere-bridge demo`` (``make demo``): a working bridge with ten virtual Matter devices.
 
-It creates a private network namespace, starts four matter.js devices in it (an on/off
-light, a dimmable light, an extended-colour light and a heating/cooling thermostat),
+It creates a private network namespace, starts ten matter.js devices in it (an on/off
+light, a dimmable light, an extended-colour light, a heating/cooling thermostat, a fan, a
+robot vacuum with rooms, a plug with energy metering, a button, a leak sensor and a
+garage door),
 runs the bridge with its managed controller inside the namespace, commissions the
 devices through the bridge's own HTTP API, names them and puts them in rooms, and then
 serves the API on ``127.0.0.1`` in the user's ordinary network namespace. It prints a
@@ -69,6 +71,20 @@ DEMO_DEVICES = (
                discriminator=0x30A, passcode=20202203),
     DemoDevice(kind=DeviceKind.THERMOSTAT, name="Hall Thermostat", room="Hall",
                discriminator=0x40A, passcode=20202204),
+    # Issue 29's kinds: a fan, a robot vacuum with rooms, a plug with energy metering, a
+    # button (events only: no tool of its own), a leak sensor and a garage door.
+    DemoDevice(kind=DeviceKind.FAN, name="Bedroom Fan", room="Bedroom",
+               discriminator=0x50A, passcode=20202205),
+    DemoDevice(kind=DeviceKind.ROBOT_VACUUM, name="Robot Vacuum", room="Living Room",
+               discriminator=0x60A, passcode=20202206),
+    DemoDevice(kind=DeviceKind.ENERGY_PLUG, name="Desk Energy Plug", room="Office",
+               discriminator=0x70A, passcode=20202207),
+    DemoDevice(kind=DeviceKind.BUTTON, name="Hall Button", room="Hall",
+               discriminator=0x80A, passcode=20202208),
+    DemoDevice(kind=DeviceKind.LEAK, name="Sink Leak Sensor", room="Kitchen",
+               discriminator=0x90A, passcode=20202209),
+    DemoDevice(kind=DeviceKind.GARAGE_DOOR, name="Garage Door", room="Garage",
+               discriminator=0xA0A, passcode=20202210),
 )  # fmt: skip
 
 
@@ -78,7 +94,7 @@ class DemoError(InternalError):
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``demo`` command."""
-    p = subparsers.add_parser("demo", help="run the bridge with four virtual Matter devices")
+    p = subparsers.add_parser("demo", help="run the bridge with ten virtual Matter devices")
     add_config_flag(p, "--port", key="api.port", type=int,
                     help="API port on 127.0.0.1 (default $DEMO_PORT, else api.port)")
     p.add_argument("--state-dir", type=Path, default=REPO / ".demo",
@@ -179,7 +195,7 @@ async def run_demo(
             for i, d in enumerate(DEMO_DEVICES)
         ]
         await asyncio.gather(*(asyncio.to_thread(dev.start) for dev in devices))
-        _say(t0, "four virtual devices are up")
+        _say(t0, f"{len(devices)} virtual devices are up")
         config = replace(
             base,
             state_dir=state_dir,

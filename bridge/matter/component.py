@@ -178,6 +178,9 @@ class MatterComponent:
         runtime = cls(url=url, bridge=bridge, commissioner=commissioner, controller=controller,
                       recovery=recovery, headers=headers)  # fmt: skip
         commissioner.set_namer(runtime.name_node)
+        commissioner.set_node_known(
+            lambda node_id: any(d.node_id == node_id for d in bridge.devices())
+        )
         return runtime
 
     async def start(self) -> None:

@@ -647,7 +647,9 @@ def test_generic_tool_checks_against_chip_clusters() -> None:
     _devices, tools = generate("matterjs-commissioned/node-1-onoff")
     generic = next(t for t in tools if t.kind is ToolKind.GENERIC)
     assert generic.definition.key == "matter:control_matter_device"
-    assert generic.definition.requires.permissions == ("device:control:{device_id}",)
+    # device:control:<id> to command (access defaults to "control"), device:read:<id> to read.
+    assert generic.definition.requires.permissions == ("device:{access}:{device_id}",)
+    assert generic.definition.parameters["properties"]["access"]["default"] == "control"
     ok = generic.plan({"device_id": "1-1", "cluster": "Identify", "command": "Identify",
                        "payload": {"identifyTime": 5}})
     assert [a.to_json() for a in ok] == [cmd(1, "Identify", "Identify", {"identifyTime": 5})]
@@ -664,6 +666,38 @@ def test_generic_tool_checks_against_chip_clusters() -> None:
                       "payload": {}})
     with pytest.raises(NotFoundError):
         generic.plan({"device_id": "9-9", "cluster": "OnOff", "command": "On"})
+
+
+def test_generic_tool_reads_one_attribute_by_name_or_id() -> None:
+    _devices, tools = generate("matterjs-commissioned/node-1-onoff")
+    generic = next(t for t in tools if t.kind is ToolKind.GENERIC)
+    # OnOff is cluster 6, its OnOff attribute 0 (spec 1.5.6).
+    expected = [{"kind": "read", "node_id": 1, "endpoint_id": 1, "cluster": "OnOff",
+                 "attributes": ["OnOff"]}]  # fmt: skip
+    by_name = {"device_id": "1-1", "access": "read", "cluster": "OnOff", "attribute": "OnOff"}
+    assert [a.to_json() for a in generic.plan(by_name)] == expected
+    by_id = {"device_id": "1-1", "access": "read", "cluster": 6, "attribute": 0}
+    assert [a.to_json() for a in generic.plan(by_id)] == expected
+    refusals = [
+        ({"attribute": "Onn"}, "OnOff has no attribute 'Onn'"),
+        ({"attribute": 0xFFF0}, "Test onoff's OnOff cluster has no attribute 0xFFF0"),
+        ({"cluster": 0xFFF1FC00}, "has no 0xFFF1FC00 cluster"),
+        ({"cluster": "Nope"}, "unknown Matter cluster 'Nope'"),
+        ({"cluster": "LevelControl", "attribute": "CurrentLevel"}, "has no LevelControl cluster"),
+        ({"command": "On"}, "a read takes no command"),
+        ({"payload": {"x": 1}}, "a read takes no payload"),
+    ]
+    for change, message in refusals:
+        with pytest.raises(InvalidParamsError, match=message):
+            generic.plan({**by_name, **change})
+    with pytest.raises(InvalidParamsError, match="a read needs 'attribute'"):
+        generic.plan({"device_id": "1-1", "access": "read", "cluster": "OnOff"})
+    with pytest.raises(InvalidParamsError, match="a command takes no 'attribute'"):
+        generic.plan({**by_name, "access": "control", "command": "On"})
+    with pytest.raises(InvalidParamsError, match="a command needs 'command'"):
+        generic.plan({"device_id": "1-1", "cluster": "OnOff"})
+    with pytest.raises(NotFoundError):
+        generic.plan({**by_name, "device_id": "9-9"})
 
 
 def test_query_sensor_reads_one_sensor() -> None:
@@ -743,8 +777,11 @@ def test_shared_descriptions_list_every_device_up_to_the_cap() -> None:
     listing = generic.description.split("Devices: ", 1)[1]
     assert listing.count(" = Test onoff") == 25
     assert "more" not in listing
-    assert generic.parameters["properties"]["device_id"]["enum"] == [
-        f"{1000 + i}-1" for i in range(25)]
+    # The generic tool checks device ids by pattern at any size (never an enum): a device
+    # a token may not use and one that does not exist must get the same answer.
+    assert generic.parameters["properties"]["device_id"] == {
+        "type": "string", "pattern": "^[0-9]+-[0-9]+$",
+        "description": "The device to command or read. One of 25 device ids ('<node>-<endpoint>')."}
 
 
 def test_shared_descriptions_are_capped_at_a_thousand_devices() -> None:
@@ -761,7 +798,8 @@ def test_shared_descriptions_are_capped_at_a_thousand_devices() -> None:
     # The device id is checked by pattern (and against the devices when called).
     assert generic.definition.parameters["properties"]["device_id"] == {
         "type": "string", "pattern": "^[0-9]+-[0-9]+$",
-        "description": "The device to command. One of 1000 device ids ('<node>-<endpoint>')."}
+        "description": "The device to command or read. One of 1000 device ids "
+                       "('<node>-<endpoint>')."}
     assert [a.to_json() for a in generic.plan(
         {"device_id": "1999-1", "cluster": "OnOff", "command": "On"})] == [
         cmd(1999, "OnOff", "On", {})]

@@ -66,9 +66,13 @@ async def test_light_tool_listed_and_called_only_with_its_permission(
         state = tools[f"{prefix}_state"]
         assert state.annotations is not None
         assert state.annotations.read_only_hint is True
-        # The generic tool lists only the device this token may control.
+        # The generic tool is listed (this token may control and read the light); its
+        # device_id is a pattern, never the list of ids (an unknown id would be answered
+        # with every id): a device the token may not use answers as one that does not exist.
         generic = tools["matter__control_matter_device"]
-        assert generic.input_schema["properties"]["device_id"]["enum"] == [light]
+        device_id = generic.input_schema["properties"]["device_id"]
+        assert (device_id["pattern"], "enum" in device_id) == ("^[0-9]+-[0-9]+$", False)
+        assert generic.input_schema["properties"]["access"]["enum"] == ["control", "read"]
 
         result = await client.call_tool(f"{prefix}_brightness", {"percent": 30})
         assert result.is_error is False, result

@@ -50,6 +50,7 @@ _ERR_INVALID_ARGUMENTS = 8
 # commission_on_network filter: 2 = long (12-bit) discriminator.
 _FILTER_LONG_DISCRIMINATOR = 2
 _LOG_SETTLE_S = 0.3
+_KNOWN_POLL_S = 0.5  # how often a node with no tools is looked for among the devices
 
 
 class CommissionStage(StrEnum):
@@ -234,7 +235,12 @@ class Commissioner:
         self._namer = namer
         self._timeout_s = timeout_s
         self._tools_timeout_s = tools_timeout_s
+        self._node_known: Callable[[int], bool] | None = None
         self._lock = asyncio.Lock()
+
+    def set_node_known(self, known: Callable[[int], bool]) -> None:
+        """Say how to tell that the bridge built a node's devices (tools or none)."""
+        self._node_known = known
 
     def set_namer(self, namer: Callable[[int, CommissionRequest], Awaitable[None]]) -> None:
         """Set what names a new node's devices (called before ``tools_ready``)."""
@@ -372,13 +378,17 @@ class Commissioner:
                 if tools:
                     await asyncio.sleep(0.2)
                     return tools_of_node(registry, node_id)
+                if self._node_known is not None and self._node_known(node_id):
+                    # Devices and their tools are applied in one pass: built with none
+                    # (a button: events only) is the answer, not a reason to wait 30 s.
+                    return ()
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     LOGGER.warning("node %s commissioned but no tools appeared", node_id)
                     return ()
                 changed.clear()
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(changed.wait(), remaining)
+                    await asyncio.wait_for(changed.wait(), min(remaining, _KNOWN_POLL_S))
         finally:
             unsubscribe()
 

@@ -86,6 +86,8 @@ class DeviceCalls(SyncState):
             results.append(result)
             if action.kind is ActionKind.WRITE:
                 self._written(action, result)
+        if tool.kind is ToolKind.GENERIC and actions[0].kind is ActionKind.READ:
+            return tool.read_result(actions[0], results[0])  # a read changes nothing
         if tool.kind in (ToolKind.STATE, ToolKind.SENSOR):
             values: dict[str, Any] = {}
             for action, result in zip(actions, results, strict=True):

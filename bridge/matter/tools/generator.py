@@ -22,12 +22,23 @@ from typing import Any
 from bridge.errors import InvalidParamsError, NotFoundError
 from bridge.matter.home.devices import Device
 from bridge.matter.home.rooms import RoomPlan, room_tool_specs
-from bridge.matter.spec.catalogue import ClusterInfo, cluster_info
+from bridge.matter.spec.catalogue import ClusterInfo
 from bridge.matter.spec.commands import build_command
 from bridge.matter.spec.device_library import controlled_clusters, offers
 from bridge.matter.spec.models import SECRET_FIELDS, ActionKind, MatterAction, gc_paused
 from bridge.matter.tools.actions import Converter, RowContext
 from bridge.matter.tools.cluster_maps import ClusterMap, MapRow, Requirement, StateField
+from bridge.matter.tools.generic_read import (
+    ACCESS,
+    CONTROL,
+    DEVICE_ACCESS,
+    NAME_PATTERN,
+    READ,
+    name_or_id_schema,
+    read_action,
+    read_result,
+    resolve_cluster,
+)
 from bridge.matter.tools.kind_actions import CONVERTERS, STATE_CONVERTERS
 from bridge.tools.definition import (
     Audit,
@@ -112,7 +123,13 @@ class GeneratedTool:
             device = self._device(str(params["device_id"]))
             part = self._sensor_part(device.id, str(params["sensor"]))
             return read_actions(device, (part,))
+        if params.get("access") == READ:
+            return [read_action(self._device(str(params["device_id"])), params)]
         return [self._generic_action(params)]
+
+    def read_result(self, action: MatterAction, result: Any) -> dict[str, Any]:
+        """Return the answer of the generic tool's read (``access: "read"``)."""
+        return read_result(self._device(f"{action.node_id}-{action.endpoint_id}"), action, result)
 
     def state_from(
         self, values: Mapping[str, Any], unit: str = "C", params: Mapping[str, Any] | None = None
@@ -148,16 +165,20 @@ class GeneratedTool:
 
     def _generic_action(self, params: Mapping[str, Any]) -> MatterAction:
         device = self._device(str(params["device_id"]))
-        info = cluster_info(str(params["cluster"]))
-        if info is None:
+        if "attribute" in params:
             raise InvalidParamsError(
-                f"unknown Matter cluster '{params['cluster']}'", {"cluster": params["cluster"]}
+                "a command takes no 'attribute' (access 'read' reads one)", {"field": "attribute"}
             )
-        if not device.has_cluster(info.id):
+        if "command" not in params:
+            raise InvalidParamsError("a command needs 'command' (its name)", {"field": "command"})
+        cluster_id, known = resolve_cluster(device, params["cluster"])
+        if known is None:
             raise InvalidParamsError(
-                f"{device.name} has no {info.name} cluster",
-                {"device_id": device.id, "cluster": info.name},
+                f"cluster 0x{cluster_id:04X} is not in the catalogue: its commands cannot be "
+                "checked, only its attributes read (access 'read')",
+                {"cluster": cluster_id},
             )
+        info = known
         command = str(params["command"])
         payload = params.get("payload") or {}
         if not isinstance(payload, Mapping):
@@ -623,7 +644,10 @@ class MatterToolGenerator:
             name=GENERIC_TOOL,
             description=(
                 "Send any Matter cluster command the other tools do not cover, e.g. "
-                "cluster 'Identify', command 'Identify', payload {'identifyTime': 5}. "
+                "cluster 'Identify', command 'Identify', payload {'identifyTime': 5}; "
+                "or, with access 'read', read one attribute of any cluster a device "
+                "serves, e.g. cluster 'Switch', attribute 'CurrentPosition' (a vendor's "
+                "cluster by its ids). "
                 "Names and payload fields are those of the Matter specification. "
                 "Devices: " + listing + "."
             ),
@@ -631,12 +655,22 @@ class MatterToolGenerator:
             parameters={
                 "type": "object",
                 "properties": {
-                    "device_id": _device_id_schema(sorted(by_id), "The device to command."),
-                    "cluster": {"type": "string", "pattern": "^[A-Z][A-Za-z0-9]*$"},
-                    "command": {"type": "string", "pattern": "^[A-Z][A-Za-z0-9]*$"},
-                    "payload": {"type": "object", "default": {}},
+                    # A pattern, never the list of ids: a device the token may not use and
+                    # one that does not exist must get the same answer.
+                    "device_id": {"type": "string", "pattern": DEVICE_ID_PATTERN,
+                                  "description": "The device to command or read. One of "
+                                                 f"{len(by_id)} device ids "
+                                                 "('<node>-<endpoint>')."},
+                    "access": {"type": "string", "enum": list(ACCESS), "default": CONTROL,
+                               "description": "'control' sends a command (needs "
+                                              "device:control), 'read' reads an attribute "
+                                              "(needs device:read)."},
+                    "cluster": name_or_id_schema("The cluster: its name, or its id."),
+                    "command": {"type": "string", "pattern": NAME_PATTERN, "maxLength": 64},
+                    "attribute": name_or_id_schema("For a read: the attribute's name or id."),
+                    "payload": {"type": "object"},
                 },
-                "required": ["device_id", "cluster", "command"],
+                "required": ["device_id", "cluster"],
                 "additionalProperties": False,
             },
             execution=Execution(timeout_ms=10_000, idempotent=False, async_allowed=True),
@@ -658,8 +692,9 @@ class MatterToolGenerator:
         return {
             "namespace": NAMESPACE,
             "version": TOOL_VERSION,
+            # device:control:<id> to command, device:read:<id> to read.
             "requires": Requires(
-                capabilities=(CAPABILITY,), permissions=(DEVICE_CONTROL,)
+                capabilities=(CAPABILITY,), permissions=(DEVICE_ACCESS,)
             ),
             "routing": Routing(
                 prefer_local=True,
