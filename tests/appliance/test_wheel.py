@@ -86,6 +86,8 @@ def test_installed_wheel_generates_tools(wheel: Path, tmp_path: Path) -> None:
     installed = json.loads(result.stdout)
     names = [t["definition"]["name"] for t in installed["tools"] if t["device_id"]]
     assert names == [
-        *(f"mock_color_temperature_light_{s}" for s in ["color_temperature", *DIM]),
+        # The dump's light also serves ModeSelect (cluster 0x50): a select_mode tool.
+        *(f"mock_color_temperature_light_{s}"
+          for s in ["color_temperature", "brightness", "select_mode", *DIM[1:]]),
         *(f"mock_thermostat_{s}" for s in THERMO),
     ]
