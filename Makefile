@@ -89,6 +89,7 @@ demo: install
 .PHONY: lint
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy --strict bridge
 
 # Under CI (CI=true or 1) nothing real may be skipped: a test that needs root, namespaces,
@@ -99,6 +100,7 @@ ATMOSPHERE_REQUIRE_REAL ?= $(if $(filter true True TRUE 1 yes,$(CI)),1,0)
 test: install
 	ATMOSPHERE_REQUIRE_REAL=$(ATMOSPHERE_REQUIRE_REAL) $(VENV)/bin/python -m pytest -q
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy --strict bridge
 
 .PHONY: clean

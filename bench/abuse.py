@@ -82,8 +82,9 @@ class Other:
         while not self.stopping:
             started = time.perf_counter()
             try:
-                async with self.http.post(f"{self.url}/v1/invoke", json=body,
-                                          headers=headers) as resp:  # fmt: skip
+                async with self.http.post(
+                    f"{self.url}/v1/invoke", json=body, headers=headers
+                ) as resp:
                     await resp.read()
                     status = resp.status
             except (aiohttp.ClientError, TimeoutError):
@@ -102,11 +103,17 @@ class Other:
 
 async def warm_mcp(http: aiohttp.ClientSession, url: str, token: str) -> None:
     """Open (and end) one MCP session so the server is built before the measurement."""
-    body = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "warm-up", "version": "1"}}}  # fmt: skip
-    headers = {"Authorization": f"Bearer {token}",
-               "Accept": "application/json, text/event-stream"}  # fmt: skip
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "warm-up", "version": "1"},
+        },
+    }
+    headers = {"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream"}
     async with http.post(f"{url}/mcp", json=body, headers=headers) as resp:
         session = resp.headers.get("mcp-session-id")
         await resp.read()
@@ -141,8 +148,9 @@ async def outcome(resp: aiohttp.ClientResponse) -> str:
     return f"{resp.status} {error.get('code')}/{reason}".rstrip("/")
 
 
-async def abuse(http: aiohttp.ClientSession, url: str, caller: Other, narrow: str,
-                admin: str) -> dict[str, collections.Counter[str]]:  # fmt: skip
+async def abuse(
+    http: aiohttp.ClientSession, url: str, caller: Other, narrow: str, admin: str
+) -> dict[str, collections.Counter[str]]:
     """Try each resource with the narrow token; return the outcomes per resource."""
     auth = {"Authorization": f"Bearer {narrow}"}
     results: dict[str, collections.Counter[str]] = {}
@@ -171,9 +179,16 @@ async def abuse(http: aiohttp.ClientSession, url: str, caller: Other, narrow: st
     results["jobs"] = await bounded(1000, job)
 
     async def mcp(i: int) -> str:
-        body = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "abuse", "version": "1"}}}  # fmt: skip
+        body = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "abuse", "version": "1"},
+            },
+        }
         headers = {**auth, "Accept": "application/json, text/event-stream"}
         async with http.post(f"{url}/mcp", json=body, headers=headers) as resp:
             return await outcome(resp)
@@ -185,8 +200,9 @@ async def abuse(http: aiohttp.ClientSession, url: str, caller: Other, narrow: st
 
     async def socket(i: int) -> str:
         try:
-            sockets.append(await http.ws_connect(f"{url.replace('http', 'ws', 1)}/v1/events",
-                                                 headers=auth))  # fmt: skip
+            sockets.append(
+                await http.ws_connect(f"{url.replace('http', 'ws', 1)}/v1/events", headers=auth)
+            )
         except aiohttp.WSServerHandshakeError as err:
             return str(err.status)
         return "101"
@@ -195,8 +211,12 @@ async def abuse(http: aiohttp.ClientSession, url: str, caller: Other, narrow: st
     results["event_sockets"] = await bounded(100, socket)
 
     async def sign_in(i: int) -> str:
-        async with http.post(f"{url}/console/signin", data={"token": narrow},
-                             headers={"Origin": url}, allow_redirects=False) as resp:  # fmt: skip
+        async with http.post(
+            f"{url}/console/signin",
+            data={"token": narrow},
+            headers={"Origin": url},
+            allow_redirects=False,
+        ) as resp:
             return await outcome(resp)
 
     caller.phase = "console_sign_ins"
@@ -215,12 +235,14 @@ async def abuse(http: aiohttp.ClientSession, url: str, caller: Other, narrow: st
         await ws.close()
     # Deny what is pending so the waiting calls end.
     admin_auth = {"Authorization": f"Bearer {admin}"}
-    async with http.get(f"{url}/v1/approvals?status=pending&limit=500",
-                        headers=admin_auth) as resp:  # fmt: skip
+    async with http.get(f"{url}/v1/approvals?status=pending&limit=500", headers=admin_auth) as resp:
         pending = (await resp.json())["approvals"]
     for approval_doc in pending:
-        async with http.post(f"{url}/v1/approvals/{approval_doc['id']}",
-                             json={"decision": "deny"}, headers=admin_auth) as resp:  # fmt: skip
+        async with http.post(
+            f"{url}/v1/approvals/{approval_doc['id']}",
+            json={"decision": "deny"},
+            headers=admin_auth,
+        ) as resp:
             await resp.read()
     for task in waiting:
         if not task.done():
@@ -237,22 +259,44 @@ async def run(keep: bool) -> int:
     state = base / "state"
     key = NodeKey.load_or_create(state / KEY_FILE_NAME)
     manifest = base / "tools.yaml"
-    manifest.write_text(yaml.safe_dump({"tools": [
-        {"source": f"file:{TOOLS}", "entry": name}
-        for name in ("door_unlock", "slow_job", "measure_text")]}))  # fmt: skip
+    manifest.write_text(
+        yaml.safe_dump(
+            {
+                "tools": [
+                    {"source": f"file:{TOOLS}", "entry": name}
+                    for name in ("door_unlock", "slow_job", "measure_text")
+                ]
+            }
+        )
+    )
     config = base / "config.yaml"
-    config.write_text(yaml.safe_dump({
-        "state_dir": str(state), "tools_manifest": str(manifest),
-        "api": {"host": "127.0.0.1", "port": 0}, "matter": {"enabled": False}}))  # fmt: skip
-    narrow = issue_token(key, agent_id="narrow", ttl_s=3600, permissions=[
-        "test:door:open", "test:slow:run", "test:measure:run", "storage:read"])  # fmt: skip
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "state_dir": str(state),
+                "tools_manifest": str(manifest),
+                "api": {"host": "127.0.0.1", "port": 0},
+                "matter": {"enabled": False},
+            }
+        )
+    )
+    narrow = issue_token(
+        key,
+        agent_id="narrow",
+        ttl_s=3600,
+        permissions=["test:door:open", "test:slow:run", "test:measure:run", "storage:read"],
+    )
     other = issue_token(key, agent_id="other", permissions=["test:measure:run"], ttl_s=3600)
     admin = issue_token(key, agent_id="admin", permissions=["*"], ttl_s=3600)
     bridge = await asyncio.create_subprocess_exec(
-        str(Path(sys.executable).parent / "atmosphere-bridge"), "--config", str(config), "run",
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
+        str(Path(sys.executable).parent / "atmosphere-bridge"),
+        "--config",
+        str(config),
+        "run",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
         start_new_session=True,
-    )  # fmt: skip
+    )
     status = 0
     try:
         url = (await wait_for_line(bridge, "atmosphere-bridge listening on", 60)).rsplit(" ", 1)[1]
@@ -272,8 +316,10 @@ async def run(keep: bool) -> int:
             rss1, db1 = rss_mb(bridge.pid), db_bytes(state)
             caller.stopping = True
             await worker
-        print(f"abuse by one narrow token, {took:.1f} s "
-              f"(bridge pid {bridge.pid}; {CONCURRENCY} requests in flight at most)")
+        print(
+            f"abuse by one narrow token, {took:.1f} s "
+            f"(bridge pid {bridge.pid}; {CONCURRENCY} requests in flight at most)"
+        )
         for resource, counts in results.items():
             shown = ", ".join(f"{k}: {n}" for k, n in sorted(counts.items()))
             print(f"  {resource:<18} {shown}")
@@ -281,8 +327,10 @@ async def run(keep: bool) -> int:
         worst, failures = 0.0, 0
         for phase in ("baseline", *results):
             p50, p99, calls, failed = caller.summary(phase)
-            print(f"other caller during {phase:<18} p50 {p50:7.1f} ms  p99 {p99:7.1f} ms  "
-                  f"({calls} calls, {failed} failed)")
+            print(
+                f"other caller during {phase:<18} p50 {p50:7.1f} ms  p99 {p99:7.1f} ms  "
+                f"({calls} calls, {failed} failed)"
+            )
             if phase != "baseline":
                 worst, failures = max(worst, p99), failures + failed
         checks.append(("other caller p99 during abuse (worst phase)", worst, OTHER_P99_MS, "ms"))

@@ -81,17 +81,23 @@ async def measure(service: BridgeService, size: int, calls: int) -> dict[str, An
     bridge = MatterToolSync(adapter=adapter, registry=service.registry)
     devices = build_devices(nodes)
     bridge._user_names = {
-        d.id: UserNames(room=f"Room {i // ROOM_SIZE + 1}") for i, d in enumerate(devices)}
+        d.id: UserNames(room=f"Room {i // ROOM_SIZE + 1}") for i, d in enumerate(devices)
+    }
     bridge.sync()
     devices = bridge.devices()
     runtime = service.invocation
     assert runtime is not None
-    raw = issue_token(runtime.key, agent_id="bench", ttl_s=3600,
-                      permissions=["device:control:*", "device:read:*"])  # fmt: skip
+    raw = issue_token(
+        runtime.key, agent_id="bench", ttl_s=3600, permissions=["device:control:*", "device:read:*"]
+    )
     token = runtime.verifier.verify(raw)
     per_device = BridgeMcpServer(service.registry, lambda: runtime, service.events)
-    compact = BridgeMcpServer(service.registry, lambda: runtime, service.events,
-                              compact=CompactProfile(service.registry, lambda: bridge))  # fmt: skip
+    compact = BridgeMcpServer(
+        service.registry,
+        lambda: runtime,
+        service.events,
+        compact=CompactProfile(service.registry, lambda: bridge),
+    )
     compact.start()
     rows: dict[str, Any] = {"devices": len(devices)}
     for label, server in (("per_device", per_device), ("compact", compact)):
@@ -103,16 +109,23 @@ async def measure(service: BridgeService, size: int, calls: int) -> dict[str, An
         rows[f"{label}_max_name"] = max(len(t.name) for t in tools)
     # A light's brightness: per-device name vs the compact call standing for it.
     light = next(d for d in devices if d.kind == "light")
-    tool = next(t for t in service.registry.list(namespace="matter")
-                if t.definition.name == f"{light.slug}_brightness")  # fmt: skip
+    tool = next(
+        t
+        for t in service.registry.list(namespace="matter")
+        if t.definition.name == f"{light.slug}_brightness"
+    )
     service.registry.replace(tool.definition, trivial)
     direct_name = f"matter__{light.slug}_brightness"
     timings: dict[str, list[float]] = {"per_device": [], "compact": []}
     for _ in range(calls):
         for label, server, name, args in (
             ("per_device", per_device, direct_name, {"percent": 30}),
-            ("compact", compact, "home__lights",
-             {"target": light.id, "action": "brightness", "percent": 30}),
+            (
+                "compact",
+                compact,
+                "home__lights",
+                {"target": light.id, "action": "brightness", "percent": 30},
+            ),
         ):
             started = time.perf_counter()
             result = await server.call(token, name, args)
@@ -135,9 +148,11 @@ async def main() -> None:
     args = parser.parse_args()
     results = []
     with tempfile.TemporaryDirectory() as tmp:
-        config = BridgeConfig(state_dir=Path(tmp) / "state",
-                              api=ApiConfig(host="127.0.0.1", port=0),
-                              matter=replace(MatterConfig(), enabled=False))  # fmt: skip
+        config = BridgeConfig(
+            state_dir=Path(tmp) / "state",
+            api=ApiConfig(host="127.0.0.1", port=0),
+            matter=replace(MatterConfig(), enabled=False),
+        )
         service = BridgeService(config, enable_matter=False)
         await service.start()
         try:
@@ -145,30 +160,40 @@ async def main() -> None:
                 results.append(await measure(service, size, args.calls))
         finally:
             await service.stop()
-    print(f"{'devices':>7} {'profile':>10} {'tools':>6} {'bytes':>8} {'~tokens':>8} "
-          f"{'max name':>8} {'call p50 ms':>11} {'p95 ms':>8}")
+    print(
+        f"{'devices':>7} {'profile':>10} {'tools':>6} {'bytes':>8} {'~tokens':>8} "
+        f"{'max name':>8} {'call p50 ms':>11} {'p95 ms':>8}"
+    )
     for row in results:
         for label in ("per_device", "compact"):
-            print(f"{row['devices']:>7} {label:>10} {row[label + '_tools']:>6} "
-                  f"{row[label + '_bytes']:>8} {row[label + '_tokens']:>8} "
-                  f"{row[label + '_max_name']:>8} {row[label + '_call_p50_ms']:>11} "
-                  f"{row[label + '_call_p95_ms']:>8}")
-        print(f"{'':>7} compact/per-device bytes: "
-              f"{row['compact_bytes'] / row['per_device_bytes']:.1%}; compact call adds "
-              f"{row['compact_adds_ms']} ms (p50)")
+            print(
+                f"{row['devices']:>7} {label:>10} {row[label + '_tools']:>6} "
+                f"{row[label + '_bytes']:>8} {row[label + '_tokens']:>8} "
+                f"{row[label + '_max_name']:>8} {row[label + '_call_p50_ms']:>11} "
+                f"{row[label + '_call_p95_ms']:>8}"
+            )
+        print(
+            f"{'':>7} compact/per-device bytes: "
+            f"{row['compact_bytes'] / row['per_device_bytes']:.1%}; compact call adds "
+            f"{row['compact_adds_ms']} ms (p50)"
+        )
     home = next(r for r in results if r["devices"] >= 100)
-    print(json.dumps({
-        "devices": home["devices"],
-        "per_device_tools": home["per_device_tools"],
-        "per_device_bytes": home["per_device_bytes"],
-        "compact_tools": home["compact_tools"],
-        "compact_bytes": home["compact_bytes"],
-        "compact_ratio": round(home["compact_bytes"] / home["per_device_bytes"], 4),
-        "max_name_length": max(home["per_device_max_name"], home["compact_max_name"]),
-        "per_device_call_p50_ms": home["per_device_call_p50_ms"],
-        "compact_call_p50_ms": home["compact_call_p50_ms"],
-        "compact_adds_ms": home["compact_adds_ms"],
-    }))
+    print(
+        json.dumps(
+            {
+                "devices": home["devices"],
+                "per_device_tools": home["per_device_tools"],
+                "per_device_bytes": home["per_device_bytes"],
+                "compact_tools": home["compact_tools"],
+                "compact_bytes": home["compact_bytes"],
+                "compact_ratio": round(home["compact_bytes"] / home["per_device_bytes"], 4),
+                "max_name_length": max(home["per_device_max_name"], home["compact_max_name"]),
+                "per_device_call_p50_ms": home["per_device_call_p50_ms"],
+                "compact_call_p50_ms": home["compact_call_p50_ms"],
+                "compact_adds_ms": home["compact_adds_ms"],
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -51,7 +51,9 @@ async def run(n: int, concurrency: int, tmp: Path) -> tuple[float, float, float,
         trivial,
     )
     invoker = Invoker(
-        registry=registry, verifier=TokenVerifier([key.public_key_b64]), node_id="bench",
+        registry=registry,
+        verifier=TokenVerifier([key.public_key_b64]),
+        node_id="bench",
         audit=audit,
     )
     token = issue_token(key, agent_id="bench", permissions=["*"], ttl_s=3600)
@@ -73,19 +75,27 @@ async def run(n: int, concurrency: int, tmp: Path) -> tuple[float, float, float,
     rows = db.fetchone_sync("SELECT COUNT(*) AS n FROM audit_log")
     commits = int(getattr(audit, "commits", 0))
     db.close()
-    return n / elapsed, pct(latencies, 0.5) * 1e3, pct(latencies, 0.99) * 1e3, commits, (
-        rows["n"] if rows else 0
+    return (
+        n / elapsed,
+        pct(latencies, 0.5) * 1e3,
+        pct(latencies, 0.99) * 1e3,
+        commits,
+        (rows["n"] if rows else 0),
     )
 
 
 async def main(n: int) -> None:
-    print(f"{'callers':>8}{'calls':>8}{'calls/s':>10}{'p50 ms':>9}{'p99 ms':>9}"
-          f"{'commits':>9}{'rows':>7}")
+    print(
+        f"{'callers':>8}{'calls':>8}{'calls/s':>10}{'p50 ms':>9}{'p99 ms':>9}"
+        f"{'commits':>9}{'rows':>7}"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         for concurrency in (1, 8, 64):
             rate, p50, p99, commits, rows = await run(n, concurrency, Path(tmp))
-            print(f"{concurrency:>8}{n:>8}{rate:>10.0f}{p50:>9.2f}{p99:>9.2f}"
-                  f"{commits or '-':>9}{rows:>7}")
+            print(
+                f"{concurrency:>8}{n:>8}{rate:>10.0f}{p50:>9.2f}{p99:>9.2f}"
+                f"{commits or '-':>9}{rows:>7}"
+            )
             if rows != n:
                 raise SystemExit(f"only {rows} of {n} calls have an audit row")
 

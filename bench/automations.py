@@ -42,9 +42,14 @@ RULES_PER_DEVICE = 5
 
 
 def _event(device: int, kind: str) -> dict[str, Any]:
-    return {"device_id": f"{device}-1", "name": f"Button {device}", "event": kind,
-            "summary": "button pressed", "fields": {"position": 1},
-            "matter": {"endpoint_id": 1, "cluster_id": 59, "event_id": 1}}  # fmt: skip
+    return {
+        "device_id": f"{device}-1",
+        "name": f"Button {device}",
+        "event": kind,
+        "summary": "button pressed",
+        "fields": {"position": 1},
+        "matter": {"endpoint_id": 1, "cluster_id": 59, "event_id": 1},
+    }
 
 
 async def _drain(bus: EventBus) -> None:
@@ -65,27 +70,43 @@ async def _cpu_per_event(bus: EventBus, events: int, kind: str) -> float:
 
 async def main(events: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
-        config = BridgeConfig(state_dir=Path(tmp) / "state", api=ApiConfig(port=0),
-                              matter=replace(MatterConfig(), enabled=False))  # fmt: skip
+        config = BridgeConfig(
+            state_dir=Path(tmp) / "state",
+            api=ApiConfig(port=0),
+            matter=replace(MatterConfig(), enabled=False),
+        )
         service = BridgeService(config, enable_matter=False)
         await service.start()
         try:
             assert service.invocation is not None
             assert service.automations is not None
             runner, bus = service.automations, service.events
-            admin = service.invocation.verifier.verify(issue_token(
-                service.invocation.key, agent_id="bench", permissions=["*"], ttl_s=3600))
+            admin = service.invocation.verifier.verify(
+                issue_token(service.invocation.key, agent_id="bench", permissions=["*"], ttl_s=3600)
+            )
             none_cpu = await _cpu_per_event(bus, events, "switch.initial_press")
             made = time.perf_counter()
             for i in range(DEVICES * RULES_PER_DEVICE):
                 device = i % DEVICES + 1
-                await runner.create(admin, {
-                    "id": f"r{i}", "rate_limit_per_minute": 600,
-                    "trigger": {"type": "device_event", "device_id": f"{device}-1",
-                                "event": "switch.initial_press"},
-                    "actions": [{"type": "call", "tool": "core:store_data",
-                                 "params": {"key": f"r{i}", "value": i}}],
-                })  # fmt: skip
+                await runner.create(
+                    admin,
+                    {
+                        "id": f"r{i}",
+                        "rate_limit_per_minute": 600,
+                        "trigger": {
+                            "type": "device_event",
+                            "device_id": f"{device}-1",
+                            "event": "switch.initial_press",
+                        },
+                        "actions": [
+                            {
+                                "type": "call",
+                                "tool": "core:store_data",
+                                "params": {"key": f"r{i}", "value": i},
+                            }
+                        ],
+                    },
+                )
             made = time.perf_counter() - made
             idle_cpu = await _cpu_per_event(bus, events, "switch.long_press")
             # The clock tick (1 s) re-checks every rule's creator token (revoked, expired).
@@ -105,8 +126,9 @@ async def main(events: int) -> dict[str, Any]:
                     done = 0
                     while done < RULES_PER_DEVICE:
                         ev = await asyncio.wait_for(sub.get(), 30)
-                        if ev.data["status"] == "completed" and \
-                                str(ev.data["agentId"]).startswith("automation:"):  # fmt: skip
+                        if ev.data["status"] == "completed" and str(ev.data["agentId"]).startswith(
+                            "automation:"
+                        ):
                             done += 1
                             if done == 1:
                                 first.append(time.perf_counter() - t0)
@@ -119,7 +141,9 @@ async def main(events: int) -> dict[str, Any]:
         finally:
             await service.stop()
     result = {
-        "devices": DEVICES, "rules": DEVICES * RULES_PER_DEVICE, "events": events,
+        "devices": DEVICES,
+        "rules": DEVICES * RULES_PER_DEVICE,
+        "events": events,
         "rules_created_s": round(made, 2),
         "cpu_ms_per_event_no_rules": round(none_cpu * 1000, 3),
         "cpu_ms_per_event_500_rules_none_match": round(idle_cpu * 1000, 3),
@@ -129,7 +153,7 @@ async def main(events: int) -> dict[str, Any]:
         "latency_ms_first_action_p95": round(sorted(first)[int(0.95 * len(first))] * 1000, 2),
         "latency_ms_all_5_actions_median": round(statistics.median(every) * 1000, 2),
         "audit_rows_runs_and_calls": runs,
-    }  # fmt: skip
+    }
     return result
 
 

@@ -99,7 +99,11 @@ def tree_cpu_seconds(pids: Sequence[int]) -> float:
 
 
 async def settle(
-    pids: Sequence[int], *, quiet_pct: float = 5.0, window_s: float = 0.5, quiet_windows: int = 3,
+    pids: Sequence[int],
+    *,
+    quiet_pct: float = 5.0,
+    window_s: float = 0.5,
+    quiet_windows: int = 3,
     max_s: float = 60.0,
 ) -> dict[str, float]:
     """Wait until ``pids`` together use < ``quiet_pct`` % of a core for ``quiet_windows``
@@ -174,10 +178,23 @@ def start_profile(pid: int, out: Path, rate: int = 1000) -> subprocess.Popen[byt
     """Start py-spy sampling ``pid`` into ``out`` (collapsed stacks); SIGINT it to stop."""
     spy = Path(sys.executable).parent / "py-spy"
     return subprocess.Popen(
-        [str(spy), "record", "--pid", str(pid), "--rate", str(rate), "--format", "raw",
-         "--nolineno", "--nonblocking", "--output", str(out)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+        [
+            str(spy),
+            "record",
+            "--pid",
+            str(pid),
+            "--rate",
+            str(rate),
+            "--format",
+            "raw",
+            "--nolineno",
+            "--nonblocking",
+            "--output",
+            str(out),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
 
 
 def summarize_profile(path: Path, top: int = 30) -> str:

@@ -70,15 +70,26 @@ async def start_bridge(
     state = base / "state"
     state.mkdir(parents=True, exist_ok=True)
     config = base / "config.yaml"
-    config.write_text(yaml.safe_dump({
-        "state_dir": str(state), "api": {"host": "127.0.0.1", "port": 0}, "matter": matter}))
-    token = issue_token(NodeKey.load_or_create(state / KEY_FILE_NAME), agent_id="bench",
-                        permissions=["device:*"], ttl_s=3600)  # fmt: skip
+    config.write_text(
+        yaml.safe_dump(
+            {"state_dir": str(state), "api": {"host": "127.0.0.1", "port": 0}, "matter": matter}
+        )
+    )
+    token = issue_token(
+        NodeKey.load_or_create(state / KEY_FILE_NAME),
+        agent_id="bench",
+        permissions=["device:*"],
+        ttl_s=3600,
+    )
     proc = await asyncio.create_subprocess_exec(
-        str(program), "--config", str(config), "run",
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
+        str(program),
+        "--config",
+        str(config),
+        "run",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
         start_new_session=True,
-    )  # fmt: skip
+    )
     line = await wait_for_line(proc, "atmosphere-bridge listening on", 120)
     return proc, line.rsplit(" ", 1)[1], token
 
@@ -115,7 +126,8 @@ class Side:
             if self.ws is not None:
                 await self.ws.close()
             self.ws = await self.http.ws_connect(
-                f"{self.url.replace('http', 'ws', 1)}/v1/calls/ws", compress=0)
+                f"{self.url.replace('http', 'ws', 1)}/v1/calls/ws", compress=0
+            )
         elif channel == "rawhttp":
             if self.raw is not None:
                 self.raw[1].close()
@@ -127,7 +139,8 @@ class Side:
         (a console or agent watching the home)."""
         assert self.http is not None
         events = await self.http.ws_connect(
-            f"{self.url.replace('http', 'ws', 1)}/v1/events?types=device.state", compress=0)
+            f"{self.url.replace('http', 'ws', 1)}/v1/events?types=device.state", compress=0
+        )
 
         async def drain() -> None:
             async for _msg in events:
@@ -149,8 +162,9 @@ class Side:
         async def http() -> float:
             assert self.http is not None
             started = time.perf_counter()
-            async with self.http.post(f"{self.url}/v1/invoke",
-                                      json={"tool": self.tool, "params": {}}) as resp:
+            async with self.http.post(
+                f"{self.url}/v1/invoke", json={"tool": self.tool, "params": {}}
+            ) as resp:
                 body = await resp.json()
             return self._check(started, body)
 
@@ -160,16 +174,20 @@ class Side:
             started = time.perf_counter()
             writer.write(self.raw_request)
             head = await reader.readuntil(b"\r\n\r\n")
-            length = next(int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
-                          if line.lower().startswith(b"content-length:"))  # fmt: skip
+            length = next(
+                int(line.split(b":", 1)[1])
+                for line in head.split(b"\r\n")
+                if line.lower().startswith(b"content-length:")
+            )
             return self._check(started, json.loads(await reader.readexactly(length)))
 
         async def ws() -> float:
             assert self.ws is not None
             call_id = f"c{next(self.ids)}"
             started = time.perf_counter()
-            await self.ws.send_str(json.dumps(
-                {"type": "tool_invoke", "id": call_id, "tool": self.tool, "params": {}}))
+            await self.ws.send_str(
+                json.dumps({"type": "tool_invoke", "id": call_id, "tool": self.tool, "params": {}})
+            )
             while True:
                 body = json.loads((await self.ws.receive()).data)
                 if body.get("request_id") == call_id:
@@ -232,8 +250,10 @@ async def alone(
         samples = [await run() for _ in range(calls)]
         out[name] = {"p50_ms": round(percentile(samples, 0.5), 3)} | {
             f"{k}_cpu_ms_per_call": round(
-                (sum(cpu_seconds(p) for p in pids) - cpu0[k]) * 1000 / calls, 3)
-            for k, pids in others.items()}
+                (sum(cpu_seconds(p) for p in pids) - cpu0[k]) * 1000 / calls, 3
+            )
+            for k, pids in others.items()
+        }
     return out
 
 
@@ -244,9 +264,14 @@ async def run(other: Path, calls: int, channels: list[str], watch: bool) -> dict
     base = Path(tempfile.mkdtemp(prefix="atmosphere-compare-", dir="/var/tmp"))
     ns = netns.create_namespace(f"atm-cmp-{os.getpid()}")
     device = VirtualDevice(
-        kind=DeviceKind.ONOFF, state_dir=base / "device", port=5540,
-        passcode=20202301, discriminator=0x50A, label="Bench Lamp", netns=ns,
-    )  # fmt: skip
+        kind=DeviceKind.ONOFF,
+        state_dir=base / "device",
+        port=5540,
+        passcode=20202301,
+        discriminator=0x50A,
+        label="Bench Lamp",
+        netns=ns,
+    )
     procs: list[asyncio.subprocess.Process] = []
     sides: list[Side] = []
     out: dict[str, Any] = {}
@@ -254,28 +279,39 @@ async def run(other: Path, calls: int, channels: list[str], watch: bool) -> dict
         await asyncio.to_thread(write_test_paa, base / "after" / "state" / "controller" / "paa")
         await asyncio.to_thread(device.start)
         after, after_url, after_token = await start_bridge(
-            REPO / ".venv" / "bin" / "atmosphere-bridge", base / "after",
-            {"netns": ns.name, "controller_venv": str(REPO / ".venv-controller")})
+            REPO / ".venv" / "bin" / "atmosphere-bridge",
+            base / "after",
+            {"netns": ns.name, "controller_venv": str(REPO / ".venv-controller")},
+        )
         procs.append(after)
         controller_url = f"ws://{ns.ns_address}:5580/ws"
         async with aiohttp.ClientSession(
-            headers={"Authorization": f"Bearer {after_token}"}) as http:
+            headers={"Authorization": f"Bearer {after_token}"}
+        ) as http:
             assert device.pairing is not None
-            async with http.post(f"{after_url}/v1/devices/commission",
-                                 json={"code": device.pairing.manual}) as resp:
+            async with http.post(
+                f"{after_url}/v1/devices/commission", json={"code": device.pairing.manual}
+            ) as resp:
                 result = await resp.json()
             if resp.status != 201:
                 raise RuntimeError(f"commissioning failed: {result}")
         node_id = result["node_id"]
         toggle = next(t for t in result["tools"] if t.endswith("_toggle"))
         before, before_url, before_token = await start_bridge(
-            other, base / "before",
-            {"controller_url": controller_url,
-             "controller_key_file": str(base / "after" / "state" / "controller"
-                                        / "controller.key")})
+            other,
+            base / "before",
+            {
+                "controller_url": controller_url,
+                "controller_key_file": str(
+                    base / "after" / "state" / "controller" / "controller.key"
+                ),
+            },
+        )
         procs.append(before)
-        sides = [Side("after", after_url, after_token, toggle, after.pid),
-                 Side("before", before_url, before_token, toggle, before.pid)]
+        sides = [
+            Side("after", after_url, after_token, toggle, after.pid),
+            Side("before", before_url, before_token, toggle, before.pid),
+        ]
         for side in sides:
             await side.open()
             if watch:
@@ -290,8 +326,9 @@ async def run(other: Path, calls: int, channels: list[str], watch: bool) -> dict
                     await asyncio.sleep(0.5)
         async with (
             aiohttp.ClientSession() as plain,
-            plain.ws_connect(controller_url, compress=0,
-                             headers=controller_headers(base / "after" / "state")) as ctl,
+            plain.ws_connect(
+                controller_url, compress=0, headers=controller_headers(base / "after" / "state")
+            ) as ctl,
         ):
             await ctl.receive_json()
             direct = direct_toggler(ctl, node_id)
@@ -304,8 +341,10 @@ async def run(other: Path, calls: int, channels: list[str], watch: bool) -> dict
                 out[channel] = await phase(direct, sides, channel, calls)
                 print(json.dumps({channel: out[channel]}), flush=True)
             # The same calls, one sender at a time: the controller's and device's share.
-            others = {"controller": descendants(after.pid),
-                      "device": [device.pid] if device.pid else []}
+            others = {
+                "controller": descendants(after.pid),
+                "device": [device.pid] if device.pid else [],
+            }
             out["alone"] = await alone(direct, sides, channels[0], calls, others)
     finally:
         for side in sides:
@@ -320,12 +359,19 @@ async def run(other: Path, calls: int, channels: list[str], watch: bool) -> dict
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--other", type=Path, required=True,
-                        help="the other checkout's atmosphere-bridge (the before)")
+    parser.add_argument(
+        "--other",
+        type=Path,
+        required=True,
+        help="the other checkout's atmosphere-bridge (the before)",
+    )
     parser.add_argument("--calls", type=int, default=600, help="rounds per channel (600)")
     parser.add_argument("--channel", default="rawhttp,ws,http")
-    parser.add_argument("--watch", action="store_true",
-                        help="a /v1/events device.state subscriber on each bridge throughout")
+    parser.add_argument(
+        "--watch",
+        action="store_true",
+        help="a /v1/events device.state subscriber on each bridge throughout",
+    )
     args = parser.parse_args()
     channels = [c.strip() for c in args.channel.split(",") if c.strip()]
     if not channels or any(c not in ("http", "rawhttp", "ws") for c in channels):
@@ -335,16 +381,22 @@ def main() -> None:
     for channel in channels:
         for side in ("before", "after"):
             f = out[channel][side]
-            print(f"{channel:8s} {side:7s} {f['overhead_p50_ms']:10.3f} ms "
-                  f"{f['overhead_p99_ms']:8.3f} ms {f['bridge_cpu_ms_per_call']:6.3f} ms")
+            print(
+                f"{channel:8s} {side:7s} {f['overhead_p50_ms']:10.3f} ms "
+                f"{f['overhead_p99_ms']:8.3f} ms {f['bridge_cpu_ms_per_call']:6.3f} ms"
+            )
         b, a = out[channel]["before"], out[channel]["after"]
-        print(f"{channel:8s} after/before: overhead p50 "
-              f"{a['overhead_p50_ms'] / b['overhead_p50_ms']:.2f}, CPU "
-              f"{a['bridge_cpu_ms_per_call'] / b['bridge_cpu_ms_per_call']:.2f}")
+        print(
+            f"{channel:8s} after/before: overhead p50 "
+            f"{a['overhead_p50_ms'] / b['overhead_p50_ms']:.2f}, CPU "
+            f"{a['bridge_cpu_ms_per_call'] / b['bridge_cpu_ms_per_call']:.2f}"
+        )
     print(f"one sender at a time ({channels[0]}): p50, controller and device CPU per call")
     for name, f in out["alone"].items():
-        print(f"  {name:7s} {f['p50_ms']:8.3f} ms {f['controller_cpu_ms_per_call']:8.3f} ms "
-              f"{f['device_cpu_ms_per_call']:8.3f} ms")
+        print(
+            f"  {name:7s} {f['p50_ms']:8.3f} ms {f['controller_cpu_ms_per_call']:8.3f} ms "
+            f"{f['device_cpu_ms_per_call']:8.3f} ms"
+        )
     print(json.dumps(out), flush=True)
 
 

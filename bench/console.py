@@ -74,9 +74,10 @@ class EventClock:
         import aiohttp
 
         ws_url = url.replace("http", "ws") + "/v1/events?types=device.state"
-        async with aiohttp.ClientSession() as http, http.ws_connect(
-            ws_url, headers={"Authorization": f"Bearer {token}"}
-        ) as ws:
+        async with (
+            aiohttp.ClientSession() as http,
+            http.ws_connect(ws_url, headers={"Authorization": f"Bearer {token}"}) as ws,
+        ):
             self._ready.set()
             async for _msg in ws:
                 self.times.append(time.time())
@@ -93,12 +94,16 @@ def main() -> None:
         try:
             assert light.pairing is not None
             req = urllib.request.Request(
-                f"{bridge.url}/v1/devices/commission", method="POST",
-                data=json.dumps({"code": light.pairing.manual, "name": "Bench Light",
-                                 "room": "Lab"}).encode(),
-                headers={"Authorization": f"Bearer {bridge.token}",
-                         "Content-Type": "application/json"},
-            )  # fmt: skip
+                f"{bridge.url}/v1/devices/commission",
+                method="POST",
+                data=json.dumps(
+                    {"code": light.pairing.manual, "name": "Bench Light", "room": "Lab"}
+                ).encode(),
+                headers={
+                    "Authorization": f"Bearer {bridge.token}",
+                    "Content-Type": "application/json",
+                },
+            )
             with urllib.request.urlopen(req, timeout=300) as res:
                 json.loads(res.read())
             with chromium() as driver:
@@ -133,8 +138,10 @@ def measure(driver: object, bridge: ThreadedBridge, light: object, presses: int)
         weights[name.rsplit("/", 1)[-1].split("?")[0]] = body
     total = sum(v for k, v in weights.items() if k in ("html", "console.js", "console.css"))
     print(f"page weight (bytes, uncompressed): {weights}; page total {total}")
-    print(f"first contentful paint ms: median {statistics.median(paints):.0f} "
-          f"(min {min(paints):.0f}, max {max(paints):.0f}) over {len(paints)} loads")
+    print(
+        f"first contentful paint ms: median {statistics.median(paints):.0f} "
+        f"(min {min(paints):.0f}, max {max(paints):.0f}) over {len(paints)} loads"
+    )
     print(f"devices drawn by ms (upper bound, polled): median {statistics.median(renders):.0f}")
     d.execute_script(OBSERVE)  # type: ignore[attr-defined]
     clock = EventClock(bridge.url, bridge.token)
@@ -146,21 +153,29 @@ def measure(driver: object, bridge: ThreadedBridge, light: object, presses: int)
         now_on = d.find_element(By.CSS_SELECTOR, '[data-role="state"]').text == "On"  # type: ignore[attr-defined]
         light.press()  # type: ignore[attr-defined]
         change = light.wait_state("onOff", "onOff", not now_on, since=mark, local=True)  # type: ignore[attr-defined]
-        seen = wait_for(lambda b=before: d.execute_script(  # type: ignore[attr-defined]
-            "return window.__changes.length > arguments[0] ? window.__changes[arguments[0]] : null",
-            b), 10)
+        seen = wait_for(
+            lambda b=before: d.execute_script(  # type: ignore[attr-defined]
+                "return window.__changes.length > arguments[0] ? window.__changes[arguments[0]] : null",  # noqa: E501
+                b,
+            ),
+            10,
+        )
         delays.append(seen[0] / 1000 - (change.at + offset))
         if clock.times:
             to_bridge.append(clock.times[-1] - (change.at + offset))
         time.sleep(0.2)
     clock.close()
     ms = [x * 1000 for x in delays]
-    print(f"device report -> page DOM over {len(ms)} presses: p50 {pct(ms, 0.5):.1f} ms, "
-          f"p95 {pct(ms, 0.95):.1f} ms, max {max(ms):.1f} ms")
+    print(
+        f"device report -> page DOM over {len(ms)} presses: p50 {pct(ms, 0.5):.1f} ms, "
+        f"p95 {pct(ms, 0.95):.1f} ms, max {max(ms):.1f} ms"
+    )
     if to_bridge:
         bms = [x * 1000 for x in to_bridge]
-        print(f"  of which device report -> bridge event on /v1/events: p50 {pct(bms, 0.5):.1f} "
-              f"ms, p95 {pct(bms, 0.95):.1f} ms")
+        print(
+            f"  of which device report -> bridge event on /v1/events: p50 {pct(bms, 0.5):.1f} "
+            f"ms, p95 {pct(bms, 0.95):.1f} ms"
+        )
 
 
 if __name__ == "__main__":

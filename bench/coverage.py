@@ -111,30 +111,37 @@ PRIMARY: dict[int, Primary] = {
     0x0076: Primary("Smoke CO Alarm", "read", (SMOKE_CO,)),
     0x0045: Primary("Soil Sensor", "read", (SOIL,)),
     0x000F: Primary("Generic Switch", "event", (SWITCH,)),
-    0x0074: Primary("Robotic Vacuum Cleaner", "control", (RVC_RUN, RVC_STATE),
-                    (RVC_CLEAN, SERVICE_AREA)),
+    0x0074: Primary(
+        "Robotic Vacuum Cleaner", "control", (RVC_RUN, RVC_STATE), (RVC_CLEAN, SERVICE_AREA)
+    ),
     0x0073: Primary("Laundry Washer", "control", (OPERATIONAL_STATE,), (LAUNDRY_WASHER_MODE,)),
     0x007C: Primary("Laundry Dryer", "control", (OPERATIONAL_STATE,)),
     0x0075: Primary("Dishwasher", "control", (OPERATIONAL_STATE,), (DISHWASHER_MODE,)),
-    0x0079: Primary("Microwave Oven", "control", (OPERATIONAL_STATE, MICROWAVE_CONTROL),
-                    (MICROWAVE_MODE,)),
+    0x0079: Primary(
+        "Microwave Oven", "control", (OPERATIONAL_STATE, MICROWAVE_CONTROL), (MICROWAVE_MODE,)
+    ),
     0x0078: Primary("Cooktop", "control", (ON_OFF,)),
     0x0077: Primary("Cook Surface", "control", (TEMPERATURE_CONTROL,)),
     # Composed parents: their function mostly lives in child cabinets; counted only when
     # the parent endpoint itself serves one of these (a fridge's own modes).
     0x0070: Primary("Refrigerator", "control", (), (REFRIGERATOR_MODE,)),
     0x007B: Primary("Oven", "control", (), (OVEN_MODE, OVEN_CAVITY_STATE)),
-    0x0071: Primary("Temperature Controlled Cabinet", "control", (TEMPERATURE_CONTROL,),
-                    (OVEN_CAVITY_STATE, OVEN_MODE, REFRIGERATOR_MODE)),
+    0x0071: Primary(
+        "Temperature Controlled Cabinet",
+        "control",
+        (TEMPERATURE_CONTROL,),
+        (OVEN_CAVITY_STATE, OVEN_MODE, REFRIGERATOR_MODE),
+    ),
     0x0042: Primary("Water Valve", "control", (VALVE,)),
     0x050C: Primary("EVSE", "control", (EVSE,)),
     0x050F: Primary("Water Heater", "control", (WATER_HEATER, THERMOSTAT)),
     0x0510: Primary("Electrical Sensor", "read", (), (ELECTRICAL_POWER, ELECTRICAL_ENERGY)),
     0x0017: Primary("Solar Power", "read", (), (ELECTRICAL_POWER, ELECTRICAL_ENERGY)),
-    0x0018: Primary("Battery Storage", "read", (), (ELECTRICAL_POWER, ELECTRICAL_ENERGY,
-                                                    POWER_SOURCE)),
+    0x0018: Primary(
+        "Battery Storage", "read", (), (ELECTRICAL_POWER, ELECTRICAL_ENERGY, POWER_SOURCE)
+    ),
     0x0011: Primary("Power Source", "read", (POWER_SOURCE,)),
-}  # fmt: skip
+}
 
 # Device types that describe an endpoint beside its application type (utility types),
 # used as its primary only when nothing else is there.
@@ -143,11 +150,16 @@ UTILITY = {0x0011, 0x0012, 0x0013, 0x0014, 0x0016, 0x0019, 0x050D, 0x0510}
 SKIPPED = {0x000E: "Aggregator", 0x0016: "Root Node"}
 # Controllers: they bind to and command other devices; nothing to act on in themselves.
 CONTROLLERS = {
-    0x0103: "On/Off Light Switch", 0x0104: "Dimmer Switch", 0x0105: "Color Dimmer Switch",
-    0x0840: "Control Bridge", 0x0850: "On/Off Sensor", 0x000B: "Door Lock Controller",
-    0x0203: "Window Covering Controller", 0x0304: "Pump Controller",
+    0x0103: "On/Off Light Switch",
+    0x0104: "Dimmer Switch",
+    0x0105: "Color Dimmer Switch",
+    0x0840: "Control Bridge",
+    0x0850: "On/Off Sensor",
+    0x000B: "Door Lock Controller",
+    0x0203: "Window Covering Controller",
+    0x0304: "Pump Controller",
     0x030A: "Thermostat Controller",
-}  # fmt: skip
+}
 OUTCOMES = ("friendly", "partial", "generic", "nothing")
 # Clusters controlled by attribute writes, not commands (an empty command list is normal).
 WRITTEN = {FAN, THERMOSTAT}
@@ -232,8 +244,9 @@ def reach(device: Device, tools: list[GeneratedTool]) -> tuple[set[int], set[int
     return controlled, read, generic
 
 
-def classify(primary: Primary, servers: set[int], device: Device | None,
-             tools: list[GeneratedTool]) -> tuple[str, str]:  # fmt: skip
+def classify(
+    primary: Primary, servers: set[int], device: Device | None, tools: list[GeneratedTool]
+) -> tuple[str, str]:
     """Return (outcome, why) for one endpoint."""
     wanted = [c for c in (*primary.required, *primary.optional) if c in servers]
     if not wanted:
@@ -304,8 +317,16 @@ def run(files: list[Path], root: Path) -> tuple[list[Endpoint], list[str]]:
                 continue
             primary = PRIMARY.get(kind)
             if primary is None:
-                results.append(Endpoint(name, endpoint, kind, f"unknown 0x{kind:04X}", "nothing",
-                                        "device type not in PRIMARY"))  # fmt: skip
+                results.append(
+                    Endpoint(
+                        name,
+                        endpoint,
+                        kind,
+                        f"unknown 0x{kind:04X}",
+                        "nothing",
+                        "device type not in PRIMARY",
+                    )
+                )
                 continue
             if not primary.required and not servers & set(primary.optional):
                 notes.append(f"{name} ep{endpoint}: {primary.name} composed parent skipped")
@@ -331,13 +352,23 @@ def main(argv: list[str] | None = None) -> int:
     n = len(results)
     share = total["friendly"] / n if n else 0.0
     if args.json:
-        print(json.dumps({
-            "dumps": len(files), "endpoints": n, "friendly_share": round(share, 4),
-            "totals": {o: total[o] for o in OUTCOMES},
-            "by_device_type": {f"0x{k:04X} {name}": {o: c[o] for o in OUTCOMES}
-                               for (k, name), c in sorted(by_type.items())},
-            "endpoints_detail": [r.__dict__ for r in results], "notes": notes,
-        }, indent=2))  # fmt: skip
+        print(
+            json.dumps(
+                {
+                    "dumps": len(files),
+                    "endpoints": n,
+                    "friendly_share": round(share, 4),
+                    "totals": {o: total[o] for o in OUTCOMES},
+                    "by_device_type": {
+                        f"0x{k:04X} {name}": {o: c[o] for o in OUTCOMES}
+                        for (k, name), c in sorted(by_type.items())
+                    },
+                    "endpoints_detail": [r.__dict__ for r in results],
+                    "notes": notes,
+                },
+                indent=2,
+            )
+        )
         return 0
     if args.list:
         for r in results:
@@ -349,12 +380,16 @@ def main(argv: list[str] | None = None) -> int:
     for (kind, name), counts in sorted(
         by_type.items(), key=lambda kv: (-sum(kv[1].values()), kv[0])
     ):
-        print(f"0x{kind:04X} {name:35} {sum(counts.values()):>3} "
-              + " ".join(f"{counts[o]:>8}" for o in OUTCOMES))  # fmt: skip
+        print(
+            f"0x{kind:04X} {name:35} {sum(counts.values()):>3} "
+            + " ".join(f"{counts[o]:>8}" for o in OUTCOMES)
+        )
     print(f"{'all':42} {n:>3} " + " ".join(f"{total[o]:>8}" for o in OUTCOMES))
-    print(f"{len(files)} dumps, {n} application endpoints: friendly tool for the primary "
-          f"function of {total['friendly']} ({share:.0%}), partial {total['partial']}, "
-          f"only the generic tool {total['generic']}, nothing {total['nothing']}")  # fmt: skip
+    print(
+        f"{len(files)} dumps, {n} application endpoints: friendly tool for the primary "
+        f"function of {total['friendly']} ({share:.0%}), partial {total['partial']}, "
+        f"only the generic tool {total['generic']}, nothing {total['nothing']}"
+    )
     return 0
 
 

@@ -20,10 +20,8 @@ from importlib import metadata
 from pathlib import Path
 
 GROUPS = {"mcp": ["mcp"], "voice": ["hassil", "home-assistant-intents"], "wyoming": ["wyoming"]}
-CORE = ["aiohttp", "zeroconf", "ifaddr", "jsonschema", "pynacl",
-        "pyyaml", "python-otbr-api"]  # fmt: skip
-WATCH = ("mcp", "pydantic", "httpx", "starlette", "hassil", "home_assistant_intents",
-         "wyoming")  # fmt: skip
+CORE = ["aiohttp", "zeroconf", "ifaddr", "jsonschema", "pynacl", "pyyaml", "python-otbr-api"]
+WATCH = ("mcp", "pydantic", "httpx", "starlette", "hassil", "home_assistant_intents", "wyoming")
 
 
 def rss_kib() -> int:
@@ -47,8 +45,10 @@ async def start_once(without_mcp: bool) -> None:
         gc.collect()
         loaded = sorted(n for n in WATCH if n in sys.modules)
         case = "without" if without_mcp else "with   "
-        print(f"{case} MCP route: RSS {rss_kib() / 1024:.1f} MiB, "
-              f"optional packages imported: {', '.join(loaded) or 'none'}")  # fmt: skip
+        print(
+            f"{case} MCP route: RSS {rss_kib() / 1024:.1f} MiB, "
+            f"optional packages imported: {', '.join(loaded) or 'none'}"
+        )
         await service.stop()
 
 
@@ -92,10 +92,14 @@ def main() -> int:
         subprocess.run([sys.executable, __file__, flag], check=True)
     core = closure(CORE)
     for group, names in GROUPS.items():
-        only = closure(names) - core - closure([n for g, ns in GROUPS.items() if g != group
-                                                for n in ns])  # fmt: skip
-        print(f"{group}: {size_mib(only):.1f} MiB installed only for it "
-              f"({', '.join(sorted(only))})")
+        only = (
+            closure(names)
+            - core
+            - closure([n for g, ns in GROUPS.items() if g != group for n in ns])
+        )
+        print(
+            f"{group}: {size_mib(only):.1f} MiB installed only for it ({', '.join(sorted(only))})"
+        )
     return 0
 
 

@@ -69,9 +69,11 @@ def main() -> None:
         _cur, peak = tracemalloc.get_traced_memory()
         tracemalloc.stop()
         median_ms = statistics.median(times) * 1000
-        print(f"{len(devices):5d} devices {len(tools):6d} tools: median {median_ms:8.1f} ms,"
-              f" CPU {statistics.median(cpu) * 1000:8.1f} ms, peak {peak / 1e6:6.1f} MB;"
-              f" the put-off collection after it {statistics.median(deferred) * 1000:.1f} ms")
+        print(
+            f"{len(devices):5d} devices {len(tools):6d} tools: median {median_ms:8.1f} ms,"
+            f" CPU {statistics.median(cpu) * 1000:8.1f} ms, peak {peak / 1e6:6.1f} MB;"
+            f" the put-off collection after it {statistics.median(deferred) * 1000:.1f} ms"
+        )
     # One attribute update on one light: rebuild its node and regenerate its tools.
     nodes = nodes_for(1000)
     node = next(n for n in nodes if "1/8/0" in n.attributes)
@@ -84,9 +86,11 @@ def main() -> None:
             generator.device_tools(device)
         regen.append(time.perf_counter() - t0)
         regen_cpu.append(time.process_time() - c0)
-    print(f"regenerate one device's tools after an attribute update: median "
-          f"{statistics.median(regen)*1000:.2f} ms, CPU {statistics.median(regen_cpu)*1000:.2f}"
-          f" ms, max {max(regen)*1000:.2f} ms (50 runs)")
+    print(
+        f"regenerate one device's tools after an attribute update: median "
+        f"{statistics.median(regen) * 1000:.2f} ms, CPU {statistics.median(regen_cpu) * 1000:.2f}"
+        f" ms, max {max(regen) * 1000:.2f} ms (50 runs)"
+    )
 
 
 if __name__ == "__main__":

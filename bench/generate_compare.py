@@ -61,8 +61,13 @@ def measure(copies: int, paths: list[Path]) -> dict[str, Any]:
         tools = generator.generate(devices)
     _current, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    return {"nodes": len(nodes), "devices": len(devices), "tools": len(tools),
-            "cpu_s": best, "peak_bytes": peak}  # fmt: skip
+    return {
+        "nodes": len(nodes),
+        "devices": len(devices),
+        "tools": len(tools),
+        "cpu_s": best,
+        "peak_bytes": peak,
+    }
 
 
 def run_version(pythonpath: str | None, copies: int, paths: list[Path]) -> dict[str, Any]:
@@ -71,8 +76,12 @@ def run_version(pythonpath: str | None, copies: int, paths: list[Path]) -> dict[
         env["PYTHONPATH"] = pythonpath + os.pathsep + env.get("PYTHONPATH", "")
     out = subprocess.run(
         [sys.executable, __file__, "--child", "--copies", str(copies), *map(str, paths)],
-        env=env, capture_output=True, text=True, check=True, cwd=pythonpath or ROOT,
-    )  # fmt: skip
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=pythonpath or ROOT,
+    )
     result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
     return result
 
@@ -82,8 +91,12 @@ def main() -> int:
     parser.add_argument("--ref", default="main", help="the git ref to compare against")
     parser.add_argument("--copies", type=int, default=25, help="copies of every dump")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("dumps", nargs="*", type=Path,
-                        help="node dumps (default: every one under tests/fixtures/nodes)")
+    parser.add_argument(
+        "dumps",
+        nargs="*",
+        type=Path,
+        help="node dumps (default: every one under tests/fixtures/nodes)",
+    )
     args = parser.parse_args()
     paths = [p.resolve() for p in args.dumps] or sorted(NODES.glob("*/*.json"))
     if args.child:
@@ -92,17 +105,22 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as folder:
         archive = subprocess.run(
             ["git", "-C", str(ROOT), "archive", args.ref, "bridge", "cluster_maps"],
-            capture_output=True, check=True,
-        ).stdout  # fmt: skip
+            capture_output=True,
+            check=True,
+        ).stdout
         subprocess.run(["tar", "-x", "-C", folder], input=archive, check=True)
         before = run_version(folder, args.copies, paths)
     after = run_version(None, args.copies, paths)
-    print(f"{'':10} {'nodes':>6} {'devices':>8} {'tools':>7} {'CPU ms':>8} {'µs/device':>10} "
-          f"{'peak MiB':>9} {'KiB/device':>11}")  # fmt: skip
+    print(
+        f"{'':10} {'nodes':>6} {'devices':>8} {'tools':>7} {'CPU ms':>8} {'µs/device':>10} "
+        f"{'peak MiB':>9} {'KiB/device':>11}"
+    )
     for label, r in ((args.ref, before), ("this", after)):
-        print(f"{label:10} {r['nodes']:>6} {r['devices']:>8} {r['tools']:>7} "
-              f"{r['cpu_s'] * 1000:>8.1f} {r['cpu_s'] * 1e6 / r['devices']:>10.1f} "
-              f"{r['peak_bytes'] / 2**20:>9.2f} {r['peak_bytes'] / 1024 / r['devices']:>11.2f}")
+        print(
+            f"{label:10} {r['nodes']:>6} {r['devices']:>8} {r['tools']:>7} "
+            f"{r['cpu_s'] * 1000:>8.1f} {r['cpu_s'] * 1e6 / r['devices']:>10.1f} "
+            f"{r['peak_bytes'] / 2**20:>9.2f} {r['peak_bytes'] / 1024 / r['devices']:>11.2f}"
+        )
     return 0
 
 

@@ -131,13 +131,18 @@ def answer(a: SimNode, b: SimNode, env: dict[str, Any], body: dict[str, Any]) ->
         data, plain = wire(body)
         b.sent_bytes += len(data)
         return plain
-    signed = seal_answer(b.identity, to=a.identity.node_id, nonce=env["nonce"], status=200,
-                         body=body)  # fmt: skip
+    signed = seal_answer(
+        b.identity, to=a.identity.node_id, nonce=env["nonce"], status=200, body=body
+    )
     data, doc = wire(signed)
     b.sent_bytes += len(data)
-    _status, opened = open_answer(doc, peer_id=b.identity.node_id,
-                                  public_key=b.identity.public_key_b64,
-                                  own_id=a.identity.node_id, nonce=env["nonce"])  # fmt: skip
+    _status, opened = open_answer(
+        doc,
+        peer_id=b.identity.node_id,
+        public_key=b.identity.public_key_b64,
+        own_id=a.identity.node_id,
+        nonce=env["nonce"],
+    )
     return opened
 
 
@@ -260,8 +265,10 @@ def bench(n: int, fanout: int, seed: int, full: bool) -> None:
     )
     print(f"N={n:5d} fanout={fanout} | idle round (all in sync): {idle:.0f} B sent per node")
     count, cpu = EXCHANGES
-    print(f"N={n:5d} fanout={fanout} | CPU {cpu * 1e6 / max(count, 1):.0f} us per exchange "
-          f"({count} exchanges, answers {'signed' if SIGNED_ANSWERS else 'unsigned'})")
+    print(
+        f"N={n:5d} fanout={fanout} | CPU {cpu * 1e6 / max(count, 1):.0f} us per exchange "
+        f"({count} exchanges, answers {'signed' if SIGNED_ANSWERS else 'unsigned'})"
+    )
     EXCHANGES[:] = [0, 0.0]
 
 
@@ -274,8 +281,12 @@ def main() -> None:
     parser.add_argument(
         "--full-digest", action="store_true", help="send full digests (no hash shortcut)"
     )
-    parser.add_argument("--answers", choices=["signed", "unsigned", "both"], default="both",
-                        help="sign the answers (as bridges do), not, or both for before -> after")
+    parser.add_argument(
+        "--answers",
+        choices=["signed", "unsigned", "both"],
+        default="both",
+        help="sign the answers (as bridges do), not, or both for before -> after",
+    )
     args = parser.parse_args()
     global SIGNED_ANSWERS
     print("protocol:", "full digest" if args.full_digest else "hashed digest (as bridges run)")

@@ -41,26 +41,43 @@ def pct(values: list[float], q: float) -> float:
 def table(name: str, outcomes: list[Any]) -> None:
     langs = sorted({o.sentence.language for o in outcomes})
     print(f"{name} set")
-    print(f"{'lang':<5} {'sentences':>9} {'exact':>6} {'accuracy':>9} {'wrong':>6} "
-          f"{'not acted':>10}")
+    print(
+        f"{'lang':<5} {'sentences':>9} {'exact':>6} {'accuracy':>9} {'wrong':>6} {'not acted':>10}"
+    )
     for lang in [*langs, "all"]:
         chosen = [o for o in outcomes if lang in ("all", o.sentence.language)]
         exact = sum(o.exact for o in chosen)
         wrong = sum(o.wrong_action for o in chosen)
         idle = sum(1 for o in chosen if not o.calls and o.sentence.calls)
-        print(f"{lang:<5} {len(chosen):>9} {exact:>6} {exact / len(chosen):>9.1%} {wrong:>6} "
-              f"{idle:>10}")
+        print(
+            f"{lang:<5} {len(chosen):>9} {exact:>6} {exact / len(chosen):>9.1%} {wrong:>6} "
+            f"{idle:>10}"
+        )
     for o in outcomes:
         if not o.exact:
             what = "WRONG" if o.wrong_action else "not acted"
-            print(f"  {what} [{o.sentence.language}] {o.sentence.text!r}"
-                  f"{' (area ' + o.sentence.area + ')' if o.sentence.area else ''}"
-                  f" -> {o.calls} {o.speech!r}")
+            print(
+                f"  {what} [{o.sentence.language}] {o.sentence.text!r}"
+                f"{' (area ' + o.sentence.area + ')' if o.sentence.area else ''}"
+                f" -> {o.calls} {o.speech!r}"
+            )
 
 
 BIG_HOME = 50
-_BIG_ROOMS = ["Office", "Guest Room", "Garage", "Attic", "Basement", "Laundry", "Dining Room",
-              "Study", "Nursery", "Pantry", "Workshop", "Den"]  # fmt: skip
+_BIG_ROOMS = [
+    "Office",
+    "Guest Room",
+    "Garage",
+    "Attic",
+    "Basement",
+    "Laundry",
+    "Dining Room",
+    "Study",
+    "Nursery",
+    "Pantry",
+    "Workshop",
+    "Den",
+]
 
 
 def fifty_device_recognition(home: Any, sentences: list[Any], rounds: int) -> list[float]:
@@ -76,14 +93,24 @@ def fifty_device_recognition(home: Any, sentences: list[Any], rounds: int) -> li
     for i in range(BIG_HOME - len(real)):
         model = real[i % len(real)]
         room = _BIG_ROOMS[i % len(_BIG_ROOMS)]
-        devices.append(replace(model, id=f"bench-{i}", slug=f"bench_{i}", room=room,
-                               name=f"{room} {model.kind_label} {i // len(_BIG_ROOMS) + 1}",
-                               aliases=()))  # fmt: skip
+        devices.append(
+            replace(
+                model,
+                id=f"bench-{i}",
+                slug=f"bench_{i}",
+                room=room,
+                name=f"{room} {model.kind_label} {i // len(_BIG_ROOMS) + 1}",
+                aliases=(),
+            )
+        )
     assert home.service.invocation is not None
-    engine = IntentEngine(registry=home.service.registry,
-                          invoker=home.service.invocation.invoker, devices=lambda: devices,
-                          tool_for=home.service.matter.bridge.tool_for,
-                          floors=VOICE.floors)  # fmt: skip
+    engine = IntentEngine(
+        registry=home.service.registry,
+        invoker=home.service.invocation.invoker,
+        devices=lambda: devices,
+        tool_for=home.service.matter.bridge.tool_for,
+        floors=VOICE.floors,
+    )
     times = []
     for _ in range(rounds):
         for s in sentences:
@@ -95,18 +122,22 @@ def fifty_device_recognition(home: Any, sentences: list[Any], rounds: int) -> li
 
 
 async def run(controller_url: str, key_file: str, state_dir: Path, rounds: int) -> None:
-    sets = {"development": load_sentences("dev"), "held-out": load_sentences("heldout"),
-            "compound": load_sentences("compound"),
-            "compound held-out": load_sentences("compound_heldout"),
-            "speech": load_sentences("speech"),
-            "speech held-out": load_sentences("speech_heldout")}
+    sets = {
+        "development": load_sentences("dev"),
+        "held-out": load_sentences("heldout"),
+        "compound": load_sentences("compound"),
+        "compound held-out": load_sentences("compound_heldout"),
+        "speech": load_sentences("speech"),
+        "speech held-out": load_sentences("speech_heldout"),
+    }
     async with start_home(controller_url, state_dir, DUMPS, key_file, VOICE) as home:
         await furnish(home)
         engine = home.service.intents
         assert engine is not None
         assert home.service.invocation is not None
         token = home.service.invocation.verifier.verify(
-            home.token("device:control:*", "device:read:*"))
+            home.token("device:control:*", "device:read:*")
+        )
         outcomes: dict[str, list[Any]] = {}
         cpu_ms: dict[str, float] = {}
         for _ in range(rounds):
@@ -127,20 +158,29 @@ async def run(controller_url: str, key_file: str, state_dir: Path, rounds: int) 
         table(name, found)
     handle_ms = [o.duration_ms for o in outcomes["development"]]
     p50, p95 = pct(handle_ms, 0.5), pct(handle_ms, 0.95)
-    print("handle (recognise + pipeline + controller), development set, last round: "
-          f"p50 {p50:.2f} ms, p95 {p95:.2f} ms, max {max(handle_ms):.2f} ms")
-    print(f"baseline recognise only ({rounds} rounds): p50 {pct(recognise_ms, 0.5):.2f} ms, "
-          f"p95 {pct(recognise_ms, 0.95):.2f} ms")
+    print(
+        "handle (recognise + pipeline + controller), development set, last round: "
+        f"p50 {p50:.2f} ms, p95 {p95:.2f} ms, max {max(handle_ms):.2f} ms"
+    )
+    print(
+        f"baseline recognise only ({rounds} rounds): p50 {pct(recognise_ms, 0.5):.2f} ms, "
+        f"p95 {pct(recognise_ms, 0.95):.2f} ms"
+    )
     print(f"ratio handle/recognise p50: {pct(handle_ms, 0.5) / pct(recognise_ms, 0.5):.2f}x")
-    print(f"recognise only, {BIG_HOME}-device home ({rounds} rounds, development set): "
-          f"p50 {pct(big_ms, 0.5):.2f} ms, p95 {pct(big_ms, 0.95):.2f} ms (budget: p50 <= 10 ms)")
+    print(
+        f"recognise only, {BIG_HOME}-device home ({rounds} rounds, development set): "
+        f"p50 {pct(big_ms, 0.5):.2f} ms, p95 {pct(big_ms, 0.95):.2f} ms (budget: p50 <= 10 ms)"
+    )
     for name, found in outcomes.items():
         ms = [o.duration_ms for o in found]
-        print(f"handle, {name} set, last round: p50 {pct(ms, 0.5):.2f} ms, "
-              f"p95 {pct(ms, 0.95):.2f} ms")
+        print(
+            f"handle, {name} set, last round: p50 {pct(ms, 0.5):.2f} ms, p95 {pct(ms, 0.95):.2f} ms"
+        )
     for name, per in cpu_ms.items():
-        print(f"bridge CPU per spoken command, {name} set, last round: {per:.2f} ms "
-              "(event-loop thread: recognise + pipeline + controller client)")
+        print(
+            f"bridge CPU per spoken command, {name} set, last round: {per:.2f} ms "
+            "(event-loop thread: recognise + pipeline + controller client)"
+        )
 
 
 def main() -> None:

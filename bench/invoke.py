@@ -99,17 +99,24 @@ async def own_process_client(label: str, url: str, token: str, n: int) -> dict[s
     """Run the client in a process of its own; CPU is this (the bridge's) process's."""
     cpu_before = self_cpu_seconds()
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-c", OWN_PROCESS_CLIENT, url, token, str(n),
-        stdout=asyncio.subprocess.PIPE)  # fmt: skip
+        sys.executable, "-c", OWN_PROCESS_CLIENT, url, token, str(n), stdout=asyncio.subprocess.PIPE
+    )
     out, _ = await proc.communicate()
     if proc.returncode != 0:
         raise RuntimeError(f"the client process failed ({proc.returncode})")
     cpu = self_cpu_seconds() - cpu_before
     doc = json.loads(out)
     # The bridge's CPU includes its 50 warm-up calls; spread over all of them.
-    return {"label": label, "calls": n, "rate": doc["rate"], "p50": doc["p50"],
-            "p99": doc["p99"], "mean": doc["mean"], "cpu": cpu / (n + min(50, n)) * 1e6,
-            "client_cpu": doc["client_cpu"]}  # fmt: skip
+    return {
+        "label": label,
+        "calls": n,
+        "rate": doc["rate"],
+        "p50": doc["p50"],
+        "p99": doc["p99"],
+        "mean": doc["mean"],
+        "cpu": cpu / (n + min(50, n)) * 1e6,
+        "client_cpu": doc["client_cpu"],
+    }
 
 
 def pct(samples: list[float], q: float) -> float:
@@ -157,14 +164,18 @@ async def main(n: int) -> list[dict[str, Any]]:
         await service.start()
         try:
             defn = ToolDefinition(
-                name="dim", namespace="bench", description="Trivial handler",
-                parameters=SCHEMA, requires=Requires(permissions=("device:control:{device_id}",)),
+                name="dim",
+                namespace="bench",
+                description="Trivial handler",
+                parameters=SCHEMA,
+                requires=Requires(permissions=("device:control:{device_id}",)),
             )
             service.registry.register(defn, trivial)
             runtime = service.invocation
             assert runtime is not None
-            token = issue_token(runtime.key, agent_id="bench", ttl_s=3600,
-                                permissions=["device:control:*"])
+            token = issue_token(
+                runtime.key, agent_id="bench", ttl_s=3600, permissions=["device:control:*"]
+            )
             params = {"device_id": "lamp-1"}
             ctx = CallContext(agent_id="bench")
             invoker = runtime.invoker
@@ -195,7 +206,8 @@ async def main(n: int) -> list[dict[str, Any]]:
                             raise RuntimeError(resp.status)
 
                 ws = await session.ws_connect(
-                    f"ws://127.0.0.1:{port}/v1/calls/ws", headers=headers, compress=0)
+                    f"ws://127.0.0.1:{port}/v1/calls/ws", headers=headers, compress=0
+                )
                 waiting: dict[str, asyncio.Future[dict[str, Any]]] = {}
 
                 async def read_answers() -> None:
@@ -210,8 +222,11 @@ async def main(n: int) -> list[dict[str, Any]]:
                     call_id = f"w{next(ids)}"
                     answer = asyncio.get_running_loop().create_future()
                     waiting[call_id] = answer
-                    await ws.send_str(json.dumps({"type": "tool_invoke", "id": call_id,
-                                                  "tool": "dim", "params": params}))
+                    await ws.send_str(
+                        json.dumps(
+                            {"type": "tool_invoke", "id": call_id, "tool": "dim", "params": params}
+                        )
+                    )
                     if (await answer)["status"] != "success":
                         raise RuntimeError(answer.result())
 
@@ -239,21 +254,29 @@ async def main(n: int) -> list[dict[str, Any]]:
 def report(results: list[dict[str, Any]]) -> None:
     """Print one run's table and the derived figures."""
     base = results[0]
-    print(f"{'mode':<30}{'calls':>7}{'calls/s':>11}{'p50 us':>10}{'p99 us':>10}"
-          f"{'cpu us':>9}{'x p50':>8}{'x rate':>9}")
+    print(
+        f"{'mode':<30}{'calls':>7}{'calls/s':>11}{'p50 us':>10}{'p99 us':>10}"
+        f"{'cpu us':>9}{'x p50':>8}{'x rate':>9}"
+    )
     for r in results:
-        print(f"{r['label']:<30}{r['calls']:>7}{r['rate']:>11.0f}{r['p50']:>10.1f}"
-              f"{r['p99']:>10.1f}{r['cpu']:>9.1f}{r['p50'] / base['p50']:>8.1f}"
-              f"{base['rate'] / r['rate']:>9.1f}")
+        print(
+            f"{r['label']:<30}{r['calls']:>7}{r['rate']:>11.0f}{r['p50']:>10.1f}"
+            f"{r['p99']:>10.1f}{r['cpu']:>9.1f}{r['p50'] / base['p50']:>8.1f}"
+            f"{base['rate'] / r['rate']:>9.1f}"
+        )
     own = by_label(results, "HTTP, client in own process")
-    print(f"client in its own process: the bridge's CPU {own['cpu']:.1f} us per call (above), "
-          f"the client's own {own['client_cpu']:.1f} us per call")
+    print(
+        f"client in its own process: the bridge's CPU {own['cpu']:.1f} us per call (above), "
+        f"the client's own {own['client_cpu']:.1f} us per call"
+    )
     by = {r["label"]: r for r in results}
     pipe, ws1, http1 = by["pipeline in-process"], by["WS /v1/calls/ws"], by["HTTP POST /v1/invoke"]
-    print(f"channel overhead over the in-process pipeline: p50 "
-          f"{(ws1['p50'] - pipe['p50']) / 1000:.3f} ms, CPU {(ws1['cpu'] - pipe['cpu']) / 1000:.3f}"
-          f" ms per call; HTTP's: p50 {(http1['p50'] - pipe['p50']) / 1000:.3f} ms, CPU "
-          f"{(http1['cpu'] - pipe['cpu']) / 1000:.3f} ms per call")
+    print(
+        f"channel overhead over the in-process pipeline: p50 "
+        f"{(ws1['p50'] - pipe['p50']) / 1000:.3f} ms, CPU {(ws1['cpu'] - pipe['cpu']) / 1000:.3f}"
+        f" ms per call; HTTP's: p50 {(http1['p50'] - pipe['p50']) / 1000:.3f} ms, CPU "
+        f"{(http1['cpu'] - pipe['cpu']) / 1000:.3f} ms per call"
+    )
 
 
 def by_label(results: list[dict[str, Any]], label: str) -> dict[str, Any]:
@@ -264,8 +287,11 @@ def run_side(python: str, n: int, loop: str) -> list[dict[str, Any]]:
     """Run this script under ``python`` (a checkout's venv) and return its results."""
     out = subprocess.run(
         [python, __file__, "--calls", str(n), "--loop", loop, "--json"],
-        check=True, capture_output=True, text=True, timeout=1800,
-    ).stdout  # fmt: skip
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    ).stdout
     return list(json.loads(out.strip().splitlines()[-1]))
 
 
@@ -286,31 +312,46 @@ def compare(other: str, n: int, rounds: int, loop: str) -> None:
                 kept["rate"] = max(kept["rate"], r["rate"])
                 kept["p50"] = min(kept["p50"], r["p50"])
     print(f"best of {rounds} alternating rounds each, {n} calls per mode")
-    print(f"{'mode':<30}{'CPU us/call before -> after':>30}{'ratio':>7}"
-          f"{'calls/s before -> after':>27}{'ratio':>7}")
+    print(
+        f"{'mode':<30}{'CPU us/call before -> after':>30}{'ratio':>7}"
+        f"{'calls/s before -> after':>27}{'ratio':>7}"
+    )
     doc = {}
     for label, a in best["after"].items():
         b = best["before"].get(label)
         if b is None:
             continue
-        print(f"{label:<30}{b['cpu']:>14.1f} -> {a['cpu']:>8.1f}{a['cpu'] / b['cpu']:>11.2f}"
-              f"{b['rate']:>14.0f} -> {a['rate']:>7.0f}{a['rate'] / b['rate']:>10.2f}")
-        doc[label] = {"cpu_us_before": round(b["cpu"], 1), "cpu_us_after": round(a["cpu"], 1),
-                      "rate_before": round(b["rate"]), "rate_after": round(a["rate"])}
+        print(
+            f"{label:<30}{b['cpu']:>14.1f} -> {a['cpu']:>8.1f}{a['cpu'] / b['cpu']:>11.2f}"
+            f"{b['rate']:>14.0f} -> {a['rate']:>7.0f}{a['rate'] / b['rate']:>10.2f}"
+        )
+        doc[label] = {
+            "cpu_us_before": round(b["cpu"], 1),
+            "cpu_us_after": round(a["cpu"], 1),
+            "rate_before": round(b["rate"]),
+            "rate_after": round(a["rate"]),
+        }
     print(json.dumps(doc))
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=2000, help="calls per mode (default 2000)")
-    parser.add_argument("--loop", choices=("auto", "uvloop", "asyncio"), default="auto",
-                        help="event loop for the bridge and client (auto: the bridge's default)")
-    parser.add_argument("--json", action="store_true",
-                        help="print the results as one JSON line (for --other)")
-    parser.add_argument("--other", default=None,
-                        help="another checkout's venv python: before -> after in one run")
-    parser.add_argument("--rounds", type=int, default=3,
-                        help="alternating runs per side with --other (default 3)")
+    parser.add_argument(
+        "--loop",
+        choices=("auto", "uvloop", "asyncio"),
+        default="auto",
+        help="event loop for the bridge and client (auto: the bridge's default)",
+    )
+    parser.add_argument(
+        "--json", action="store_true", help="print the results as one JSON line (for --other)"
+    )
+    parser.add_argument(
+        "--other", default=None, help="another checkout's venv python: before -> after in one run"
+    )
+    parser.add_argument(
+        "--rounds", type=int, default=3, help="alternating runs per side with --other (default 3)"
+    )
     args = parser.parse_args()
     calls = max(100, min(args.calls, 100_000))
     if args.other:

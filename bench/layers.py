@@ -35,8 +35,9 @@ from bridge.service import BridgeService
 from bridge.tools.definition import Requires, ToolDefinition
 
 
-async def rate(session: aiohttp.ClientSession, method: str, url: str, n: int,
-               **kwargs: Any) -> tuple[float, float]:  # fmt: skip
+async def rate(
+    session: aiohttp.ClientSession, method: str, url: str, n: int, **kwargs: Any
+) -> tuple[float, float]:
     """Return the best of three rounds of ``n`` sequential requests: (calls/s, CPU µs/call).
 
     CPU is this process's (server and client together), from the same best round.
@@ -61,8 +62,9 @@ async def rate(session: aiohttp.ClientSession, method: str, url: str, n: int,
 async def main(n: int) -> None:
     async def echo(request: web.Request) -> web.Response:
         doc = orjson.loads(await request.read())
-        return web.Response(body=orjson.dumps({"ok": True, "doc": doc}),
-                            content_type="application/json")  # fmt: skip
+        return web.Response(
+            body=orjson.dumps({"ok": True, "doc": doc}), content_type="application/json"
+        )
 
     bare = web.Application()
     bare.router.add_post("/echo", echo)
@@ -73,53 +75,89 @@ async def main(n: int) -> None:
     bare_port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
     rows: list[tuple[str, float]] = []
     with tempfile.TemporaryDirectory() as tmp:
-        config = BridgeConfig(state_dir=Path(tmp) / "state",
-                              api=ApiConfig(host="127.0.0.1", port=0),
-                              matter=replace(MatterConfig(), enabled=False))  # fmt: skip
+        config = BridgeConfig(
+            state_dir=Path(tmp) / "state",
+            api=ApiConfig(host="127.0.0.1", port=0),
+            matter=replace(MatterConfig(), enabled=False),
+        )
         service = BridgeService(config, enable_matter=False)
         await service.start()
         try:
-            service.registry.register(ToolDefinition(
-                name="dim", namespace="bench", description="Trivial handler", parameters=SCHEMA,
-                requires=Requires(permissions=("device:control:{device_id}",))), trivial)
+            service.registry.register(
+                ToolDefinition(
+                    name="dim",
+                    namespace="bench",
+                    description="Trivial handler",
+                    parameters=SCHEMA,
+                    requires=Requires(permissions=("device:control:{device_id}",)),
+                ),
+                trivial,
+            )
             runtime = service.invocation
             assert runtime is not None
-            token = issue_token(runtime.key, agent_id="bench", ttl_s=3600,
-                                permissions=["device:control:*", "tools:read"])  # fmt: skip
+            token = issue_token(
+                runtime.key,
+                agent_id="bench",
+                ttl_s=3600,
+                permissions=["device:control:*", "tools:read"],
+            )
             port = await service.start_api("127.0.0.1", 0)
             base = f"http://127.0.0.1:{port}"
             auth = {"Authorization": f"Bearer {token}"}
             body = {"tool": "dim", "params": {"device_id": "lamp-1"}}
             async with aiohttp.ClientSession() as s:
-                rows.append(("bare aiohttp POST echo", await rate(
-                    s, "POST", f"http://127.0.0.1:{bare_port}/echo", n, json=body)))
+                rows.append(
+                    (
+                        "bare aiohttp POST echo",
+                        await rate(s, "POST", f"http://127.0.0.1:{bare_port}/echo", n, json=body),
+                    )
+                )
                 rows.append(("bridge GET /healthz", await rate(s, "GET", f"{base}/healthz", n)))
-                rows.append(("bridge GET /v1/tools/{key}", await rate(
-                    s, "GET", f"{base}/v1/tools/bench:dim", n, headers=auth)))
-                rows.append(("bridge POST /v1/invoke", await rate(
-                    s, "POST", f"{base}/v1/invoke", n, json=body, headers=auth)))
+                rows.append(
+                    (
+                        "bridge GET /v1/tools/{key}",
+                        await rate(s, "GET", f"{base}/v1/tools/bench:dim", n, headers=auth),
+                    )
+                )
+                rows.append(
+                    (
+                        "bridge POST /v1/invoke",
+                        await rate(s, "POST", f"{base}/v1/invoke", n, json=body, headers=auth),
+                    )
+                )
                 real = storage.Database.try_transaction_now
                 storage.Database.try_transaction_now = (  # type: ignore[method-assign]
-                    lambda self, fn: (True, None))
+                    lambda self, fn: (True, None)
+                )
                 try:
-                    rows.append(("... audit commit skipped (experiment)", await rate(
-                        s, "POST", f"{base}/v1/invoke", n, json=body, headers=auth)))
+                    rows.append(
+                        (
+                            "... audit commit skipped (experiment)",
+                            await rate(s, "POST", f"{base}/v1/invoke", n, json=body, headers=auth),
+                        )
+                    )
                 finally:
                     storage.Database.try_transaction_now = real  # type: ignore[method-assign]
         finally:
             await service.stop()
             await runner.cleanup()
     for label, (calls_per_s, cpu_us) in rows:
-        print(f"{label:<40} {calls_per_s:8.0f} calls/s  {1e6 / calls_per_s:7.1f} us/call  "
-              f"CPU {cpu_us:7.1f} us/call (server and client)")
+        print(
+            f"{label:<40} {calls_per_s:8.0f} calls/s  {1e6 / calls_per_s:7.1f} us/call  "
+            f"CPU {cpu_us:7.1f} us/call (server and client)"
+        )
 
 
 if __name__ == "__main__":
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=2000, help="requests per round")
-    parser.add_argument("--loop", choices=("auto", "uvloop", "asyncio"), default="auto",
-                        help="event loop for the bridge and client (auto: the bridge's default)")
+    parser.add_argument(
+        "--loop",
+        choices=("auto", "uvloop", "asyncio"),
+        default="auto",
+        help="event loop for the bridge and client (auto: the bridge's default)",
+    )
     args = parser.parse_args()
     print(f"event loop: {eventloop.resolve(args.loop)}", flush=True)
     eventloop.run(main(max(100, min(args.calls, 50_000))), args.loop)

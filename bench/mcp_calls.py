@@ -75,17 +75,28 @@ def add_filler(service: BridgeService, count: int) -> None:
 
     params = {"type": "object", "properties": {"percent": {"type": "integer"}}}
     for i in range(count):
-        service.registry.register(ToolDefinition(
-            name=f"device_{i}_brightness", namespace="filler", description=f"Dim device {i}.",
-            parameters=params, requires=Requires(permissions=(f"device:control:filler-{i}",)),
-        ), noop)  # fmt: skip
+        service.registry.register(
+            ToolDefinition(
+                name=f"device_{i}_brightness",
+                namespace="filler",
+                description=f"Dim device {i}.",
+                parameters=params,
+                requires=Requires(permissions=(f"device:control:filler-{i}",)),
+            ),
+            noop,
+        )
 
 
 async def run(calls: int, state: Path, filler: int) -> None:
-    stdio = McpServerConfig(name="calc", command=sys.executable, args=(str(SERVER), "stdio"),
-                            refresh_s=60)  # fmt: skip
-    config = BridgeConfig(state_dir=state, api=ApiConfig(host="127.0.0.1", port=0),
-                          matter=replace(MatterConfig(), enabled=False), mcp_servers=(stdio,))
+    stdio = McpServerConfig(
+        name="calc", command=sys.executable, args=(str(SERVER), "stdio"), refresh_s=60
+    )
+    config = BridgeConfig(
+        state_dir=state,
+        api=ApiConfig(host="127.0.0.1", port=0),
+        matter=replace(MatterConfig(), enabled=False),
+        mcp_servers=(stdio,),
+    )
     service = BridgeService(config, enable_matter=False)
     await service.start()
     try:
@@ -102,8 +113,9 @@ async def run(calls: int, state: Path, filler: int) -> None:
         async with aiohttp.ClientSession(headers=bearer(token)) as http:
 
             async def invoke(tool: str, params: dict[str, Any]) -> None:
-                async with http.post(f"{url}/v1/invoke",
-                                     json={"tool": tool, "params": params}) as resp:
+                async with http.post(
+                    f"{url}/v1/invoke", json={"tool": tool, "params": params}
+                ) as resp:
                     assert resp.status == 200, await resp.text()
 
             base = await timed(calls, lambda: invoke("core:get_data", {"key": "k"}))
@@ -111,11 +123,15 @@ async def run(calls: int, state: Path, filler: int) -> None:
             for mode in ("auto", "legacy"):
                 async with (
                     create_mcp_http_client(headers=bearer(token)) as client_http,
-                    Client(streamable_http_client(f"{url}/mcp", http_client=client_http),
-                           mode=mode, cache=None) as client,
+                    Client(
+                        streamable_http_client(f"{url}/mcp", http_client=client_http),
+                        mode=mode,
+                        cache=None,
+                    ) as client,
                 ):
-                    ms = await timed(calls, lambda c=client: c.call_tool("core__get_data",
-                                                                         {"key": "k"}))
+                    ms = await timed(
+                        calls, lambda c=client: c.call_tool("core__get_data", {"key": "k"})
+                    )
                     show(f"MCP tools/call over /mcp ({client.protocol_version})", ms, base)
             hub = await timed(calls, lambda: invoke("mcp:calc_add", {"a": 1, "b": 2}))
         params = StdioServerParameters(command=sys.executable, args=[str(SERVER), "stdio"])

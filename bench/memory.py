@@ -39,11 +39,18 @@ async def standalone() -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
         state = Path(tmp) / "state"
         config = Path(tmp) / "config.yaml"
-        config.write_text(yaml.safe_dump({"state_dir": str(state),
-                                          "api": {"host": "127.0.0.1", "port": 0}}))
+        config.write_text(
+            yaml.safe_dump({"state_dir": str(state), "api": {"host": "127.0.0.1", "port": 0}})
+        )
         proc = await asyncio.create_subprocess_exec(
-            str(REPO / ".venv" / "bin" / "atmosphere-bridge"), "--config", str(config), "run",
-            "--no-matter", stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
+            str(REPO / ".venv" / "bin" / "atmosphere-bridge"),
+            "--config",
+            str(config),
+            "run",
+            "--no-matter",
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,
+        )
         try:
             assert proc.stdout is not None
             async with asyncio.timeout(120):
@@ -54,20 +61,34 @@ async def standalone() -> dict[str, float]:
                     if line.startswith("atmosphere-bridge listening on"):
                         url = line.strip().rsplit(" ", 1)[1]
                         break
-            token = issue_token(NodeKey.load_or_create(state / KEY_FILE_NAME),
-                                agent_id="bench", permissions=["*"], ttl_s=600)
+            token = issue_token(
+                NodeKey.load_or_create(state / KEY_FILE_NAME),
+                agent_id="bench",
+                permissions=["*"],
+                ttl_s=600,
+            )
             headers = {"Authorization": f"Bearer {token}"}
             async with aiohttp.ClientSession(headers=headers) as http:
-                async with http.post(f"{url}/v1/invoke",
-                                     json={"tool": "core:get_data", "params": {"key": "x"}}):
+                async with http.post(
+                    f"{url}/v1/invoke", json={"tool": "core:get_data", "params": {"key": "x"}}
+                ):
                     pass
                 await asyncio.sleep(1)
                 idle = rss_mb(proc.pid)
-                async with http.post(f"{url}/mcp", json={
-                    "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-                        "protocolVersion": "2025-06-18", "capabilities": {},
-                        "clientInfo": {"name": "bench", "version": "1"}}},
-                        headers={"Accept": "application/json, text/event-stream"}):  # fmt: skip
+                async with http.post(
+                    f"{url}/mcp",
+                    json={
+                        "jsonrpc": "2.0",
+                        "id": 1,
+                        "method": "initialize",
+                        "params": {
+                            "protocolVersion": "2025-06-18",
+                            "capabilities": {},
+                            "clientInfo": {"name": "bench", "version": "1"},
+                        },
+                    },
+                    headers={"Accept": "application/json, text/event-stream"},
+                ):
                     pass
                 await asyncio.sleep(1)
                 after_mcp = rss_mb(proc.pid)
@@ -88,9 +109,11 @@ async def child(devices: int, with_matter: bool) -> None:
     from bridge.service import BridgeService
 
     with tempfile.TemporaryDirectory() as tmp:
-        config = BridgeConfig(state_dir=Path(tmp) / "state",
-                              api=ApiConfig(host="127.0.0.1", port=0),
-                              matter=replace(MatterConfig(), enabled=False))  # fmt: skip
+        config = BridgeConfig(
+            state_dir=Path(tmp) / "state",
+            api=ApiConfig(host="127.0.0.1", port=0),
+            matter=replace(MatterConfig(), enabled=False),
+        )
         service = BridgeService(config, enable_matter=False)
         await service.start()
         await service.start_api("127.0.0.1", 0)
@@ -109,8 +132,15 @@ async def child(devices: int, with_matter: bool) -> None:
             del nodes, built, tools
         gc.collect()
         await asyncio.sleep(0.5)
-        print(json.dumps({"devices": devices, "tools": len(service.registry),
-                          "rss_mb": round(_self_rss(), 1)}))  # fmt: skip
+        print(
+            json.dumps(
+                {
+                    "devices": devices,
+                    "tools": len(service.registry),
+                    "rss_mb": round(_self_rss(), 1),
+                }
+            )
+        )
         del kept
         await service.stop()
 
@@ -128,18 +158,29 @@ def main() -> None:
         return
     started = time.perf_counter()
     alone = asyncio.run(standalone())
-    print(f"atmosphere-bridge run --no-matter: idle {alone['idle']:.1f} MB, "
-          f"after one /mcp request {alone['after_mcp']:.1f} MB")
+    print(
+        f"atmosphere-bridge run --no-matter: idle {alone['idle']:.1f} MB, "
+        f"after one /mcp request {alone['after_mcp']:.1f} MB"
+    )
     for matter_client in (False, True):
         for devices in (0, 100, 1000):
-            out = subprocess.run(
-                [sys.executable, __file__, "--child", str(devices), str(int(matter_client))],
-                capture_output=True, text=True, check=True, timeout=300,
-            ).stdout.strip().splitlines()[-1]
+            out = (
+                subprocess.run(
+                    [sys.executable, __file__, "--child", str(devices), str(int(matter_client))],
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                    timeout=300,
+                )
+                .stdout.strip()
+                .splitlines()[-1]
+            )
             doc = json.loads(out)
             label = "+ Matter component and adapter" if matter_client else "service + API"
-            print(f"{label:<34} {doc['devices']:5d} devices {doc['tools']:5d} tools: "
-                  f"RSS {doc['rss_mb']:.1f} MB")
+            print(
+                f"{label:<34} {doc['devices']:5d} devices {doc['tools']:5d} tools: "
+                f"RSS {doc['rss_mb']:.1f} MB"
+            )
     print(f"({time.perf_counter() - started:.0f} s)")
 
 

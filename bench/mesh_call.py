@@ -38,8 +38,14 @@ async def measure(calls: int) -> dict[str, Any]:
     issuer = NodeKey.generate()
     with tempfile.TemporaryDirectory() as tmp:
         # Slow gossip: the loop must not weigh on the calls measured.
-        a, c = build_nodes(["a", "c"], Path(tmp), issuer, gossip_interval_s=0.2,
-                           announce_interval_s=60.0, announcement_ttl_s=120.0)  # fmt: skip
+        a, c = build_nodes(
+            ["a", "c"],
+            Path(tmp),
+            issuer,
+            gossip_interval_s=0.2,
+            announce_interval_s=60.0,
+            announcement_ttl_s=120.0,
+        )
         a.registry.register(whoami_definition("whoami_a"), whoami)
         for node in (a, c):
             await node.start()
@@ -74,22 +80,30 @@ def signing_steps(n: int = 2000) -> dict[str, float]:
     c = NodeIdentity.from_key(NodeKey.generate(), "c")
     a = NodeIdentity.from_key(NodeKey.generate(), "a")
     trust = TrustPolicy("allowlist", (c.node_id,), a.public_key_b64)
-    caller = parse_token(issue_token(NodeKey.generate(), agent_id="x", permissions=["t:*"],
-                                     ttl_s=600))[0]  # fmt: skip
+    caller = parse_token(
+        issue_token(NodeKey.generate(), agent_id="x", permissions=["t:*"], ttl_s=600)
+    )[0]
     grant = Grant.of_token(caller, ("t:run:x",))
-    request = ToolRequest(tool="core:t@1.0.0", params={"text": "hi"},
-                          routing=RequestRouting(hop_budget=2, path=(c.node_id,)))  # fmt: skip
+    request = ToolRequest(
+        tool="core:t@1.0.0",
+        params={"text": "hi"},
+        routing=RequestRouting(hop_budget=2, path=(c.node_id,)),
+    )
     t0 = time.perf_counter()
     for _ in range(n):
         doc = delegate(c, grant, request, to=a.node_id)
-        check_delegation(doc, request=request, sender_id=c.node_id, own_id=a.node_id,
-                         trust=trust)  # fmt: skip
+        check_delegation(doc, request=request, sender_id=c.node_id, own_id=a.node_id, trust=trust)
     t1 = time.perf_counter()
     body = {"response": {"result": {"text": "hi"}, "status": "success"}}
     for i in range(n):
         answer = seal_answer(a, to=c.node_id, nonce=f"{i:032x}", status=200, body=body)
-        open_answer(answer, peer_id=a.node_id, public_key=a.public_key_b64, own_id=c.node_id,
-                    nonce=f"{i:032x}")  # fmt: skip
+        open_answer(
+            answer,
+            peer_id=a.node_id,
+            public_key=a.public_key_b64,
+            own_id=c.node_id,
+            nonce=f"{i:032x}",
+        )
     t2 = time.perf_counter()
     return {"delegation_us": (t1 - t0) * 1e6 / n, "answer_us": (t2 - t1) * 1e6 / n}
 
@@ -109,20 +123,31 @@ def main() -> None:
         env = {**os.environ, "PYTHONPATH": str(Path(args.base).resolve())}
         out = subprocess.run(
             [sys.executable, __file__, "--json", "--calls", str(args.calls)],
-            env=env, cwd=args.base, capture_output=True, text=True, check=True, timeout=600,
-        ).stdout  # fmt: skip
+            env=env,
+            cwd=args.base,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=600,
+        ).stdout
         rows.append((f"before ({args.base})", json.loads(out.splitlines()[-1])))
     rows.append(("after (this checkout)", asyncio.run(measure(args.calls))))
     for label, row in rows:
-        print(f"{label:<40} CPU {row['cpu_ms']:.3f} ms/call, wall {row['wall_ms']:.3f} ms/call "
-              f"({args.calls} routed calls C -> A)")  # fmt: skip
+        print(
+            f"{label:<40} CPU {row['cpu_ms']:.3f} ms/call, wall {row['wall_ms']:.3f} ms/call "
+            f"({args.calls} routed calls C -> A)"
+        )
     if len(rows) == 2:
         before, after = rows[0][1], rows[1][1]
-        print(f"signing cost: CPU {before['cpu_ms']:.3f} -> {after['cpu_ms']:.3f} ms per "
-              f"forwarded call ({after['cpu_ms'] - before['cpu_ms']:+.3f} ms)")
+        print(
+            f"signing cost: CPU {before['cpu_ms']:.3f} -> {after['cpu_ms']:.3f} ms per "
+            f"forwarded call ({after['cpu_ms'] - before['cpu_ms']:+.3f} ms)"
+        )
     steps = signing_steps()
-    print(f"alone: delegation made + checked {steps['delegation_us']:.0f} us, "
-          f"answer signed + verified {steps['answer_us']:.0f} us")
+    print(
+        f"alone: delegation made + checked {steps['delegation_us']:.0f} us, "
+        f"answer signed + verified {steps['answer_us']:.0f} us"
+    )
 
 
 if __name__ == "__main__":

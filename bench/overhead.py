@@ -104,8 +104,13 @@ async def wait_for_line(proc: asyncio.subprocess.Process, prefix: str, timeout_s
 
 
 async def run(
-    calls: int, warmup: int, breakdown: bool, channels: list[str], profile: Path | None = None,
-    samples_to: Path | None = None, prewarm: int = 600,
+    calls: int,
+    warmup: int,
+    breakdown: bool,
+    channels: list[str],
+    profile: Path | None = None,
+    samples_to: Path | None = None,
+    prewarm: int = 600,
     program: Path = REPO / ".venv" / "bin" / "atmosphere-bridge",
 ) -> dict[str, Any]:
     reason = netns.unsupported_reason() or node_available()
@@ -114,9 +119,14 @@ async def run(
     base = Path(tempfile.mkdtemp(prefix="atmosphere-bench-", dir="/var/tmp"))
     ns = netns.create_namespace(f"atm-bench-{os.getpid()}")
     device = VirtualDevice(
-        kind=DeviceKind.ONOFF, state_dir=base / "device", port=5540,
-        passcode=20202301, discriminator=0x50A, label="Bench Lamp", netns=ns,
-    )  # fmt: skip
+        kind=DeviceKind.ONOFF,
+        state_dir=base / "device",
+        port=5540,
+        passcode=20202301,
+        discriminator=0x50A,
+        label="Bench Lamp",
+        netns=ns,
+    )
     bridge: asyncio.subprocess.Process | None = None
     relay: asyncio.subprocess.Process | None = None
     results: dict[str, dict[str, Any]] = {}
@@ -131,22 +141,30 @@ async def run(
                 {
                     "state_dir": str(state),
                     "api": {"host": "127.0.0.1", "port": 0},
-                    "matter": {"netns": ns.name,
-                               # This checkout's controller, for another checkout's bridge
-                               # too (one under /tmp cannot see its own: PrivateTmp).
-                               "controller_venv": str(REPO / ".venv-controller")},
+                    "matter": {
+                        "netns": ns.name,
+                        # This checkout's controller, for another checkout's bridge
+                        # too (one under /tmp cannot see its own: PrivateTmp).
+                        "controller_venv": str(REPO / ".venv-controller"),
+                    },
                 }
             )
         )
         token = issue_token(
             NodeKey.load_or_create(state / KEY_FILE_NAME),
-            agent_id="bench", permissions=["device:*"], ttl_s=3600,
-        )  # fmt: skip
+            agent_id="bench",
+            permissions=["device:*"],
+            ttl_s=3600,
+        )
         bridge = await asyncio.create_subprocess_exec(
-            str(program), "--config", str(config), "run",
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
+            str(program),
+            "--config",
+            str(config),
+            "run",
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,
             start_new_session=True,
-        )  # fmt: skip
+        )
         line = await wait_for_line(bridge, "atmosphere-bridge listening on", 120)
         url = line.rsplit(" ", 1)[1]
         headers = {"Authorization": f"Bearer {token}"}
@@ -164,8 +182,9 @@ async def run(
             async with (
                 aiohttp.ClientSession() as ws_session,
                 # Uncompressed, like the bridge's own adapter connection.
-                ws_session.ws_connect(controller_url, compress=0,
-                                      headers=controller_headers(state)) as ws,
+                ws_session.ws_connect(
+                    controller_url, compress=0, headers=controller_headers(state)
+                ) as ws,
             ):
                 await ws.receive_json()
                 direct = direct_toggler(ws, node_id)
@@ -179,14 +198,18 @@ async def run(
                     return (time.perf_counter() - started) * 1000, body
 
                 channel = await http.ws_connect(
-                    f"{url.replace('http', 'ws', 1)}/v1/calls/ws", compress=0)
+                    f"{url.replace('http', 'ws', 1)}/v1/calls/ws", compress=0
+                )
                 call_ids = itertools.count(1)
 
                 async def via_ws() -> tuple[float, dict[str, Any]]:
                     call_id = f"c{next(call_ids)}"
                     started = time.perf_counter()
-                    await channel.send_str(json.dumps(
-                        {"type": "tool_invoke", "id": call_id, "tool": toggle, "params": {}}))
+                    await channel.send_str(
+                        json.dumps(
+                            {"type": "tool_invoke", "id": call_id, "tool": toggle, "params": {}}
+                        )
+                    )
                     while True:
                         body = json.loads((await channel.receive()).data)
                         if body.get("request_id") == call_id:
@@ -212,8 +235,10 @@ async def run(
                     raw_writer.write(raw_request)
                     head = await raw_reader.readuntil(b"\r\n\r\n")
                     length = next(
-                        int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
-                        if line.lower().startswith(b"content-length:"))  # fmt: skip
+                        int(line.split(b":", 1)[1])
+                        for line in head.split(b"\r\n")
+                        if line.lower().startswith(b"content-length:")
+                    )
                     body = json.loads(await raw_reader.readexactly(length))
                     return (time.perf_counter() - started) * 1000, body
 
@@ -221,12 +246,16 @@ async def run(
                 controller = descendants(bridge.pid)  # the managed controller (and its netns exec)
                 if "relay" in channels:
                     relay = await asyncio.create_subprocess_exec(
-                        sys.executable, str(REPO / "bench" / "relay.py"), controller_url,
+                        sys.executable,
+                        str(REPO / "bench" / "relay.py"),
+                        controller_url,
                         str(state / "controller" / "controller.key"),
-                        stdout=asyncio.subprocess.PIPE)  # fmt: skip
+                        stdout=asyncio.subprocess.PIPE,
+                    )
                     relay_port = (await wait_for_line(relay, "relay listening on", 30)).split()[-1]
                     relayed = await ws_session.ws_connect(
-                        f"ws://127.0.0.1:{relay_port}/ws", compress=0)
+                        f"ws://127.0.0.1:{relay_port}/ws", compress=0
+                    )
                     await relayed.receive_json()  # the controller's greeting, passed on
                     relay_ids = itertools.count(1)
 
@@ -251,13 +280,17 @@ async def run(
                     spy = None
                     if profile is not None:
                         spy = start_profile(middle, profile.with_suffix(f".{name}.txt"))
-                    results[name] = await phase(direct, vias[name], calls, warmup, middle,
-                                                controller)  # fmt: skip
+                    results[name] = await phase(
+                        direct, vias[name], calls, warmup, middle, controller
+                    )
                     if spy is not None:
                         spy.send_signal(signal.SIGINT)
                         await asyncio.to_thread(spy.wait, 60)
-                        print(f"{name}:", summarize_profile(
-                            profile.with_suffix(f".{name}.txt"), top=45), flush=True)
+                        print(
+                            f"{name}:",
+                            summarize_profile(profile.with_suffix(f".{name}.txt"), top=45),
+                            flush=True,
+                        )
                 await channel.close()
                 raw_writer.close()
                 if relay is not None:
@@ -272,9 +305,14 @@ async def run(
         netns.delete_namespace(ns.name)
         shutil.rmtree(base, ignore_errors=True)
     if samples_to is not None:  # the raw latencies, in call order, for a closer look
-        samples_to.write_text(json.dumps({
-            name: {"direct": results[name]["direct"], "bridge": results[name]["bridge"]}
-            for name in channels}))  # fmt: skip
+        samples_to.write_text(
+            json.dumps(
+                {
+                    name: {"direct": results[name]["direct"], "bridge": results[name]["bridge"]}
+                    for name in channels
+                }
+            )
+        )
     out: dict[str, Any] = {**quiet}
     for name in channels:
         figures = summarize(results[name], breakdown)
@@ -304,11 +342,19 @@ async def toggle_over(
 ) -> tuple[float, dict[str, Any]]:
     """Send OnOff.Toggle as a raw ``device_command``; return (ms, the controller's answer)."""
     started = time.perf_counter()
-    await ws.send_json({
-        "message_id": msg_id, "command": "device_command",
-        "args": {"node_id": node_id, "endpoint_id": 1, "cluster_id": 6,
-                 "command_name": "Toggle", "payload": {}},
-    })  # fmt: skip
+    await ws.send_json(
+        {
+            "message_id": msg_id,
+            "command": "device_command",
+            "args": {
+                "node_id": node_id,
+                "endpoint_id": 1,
+                "cluster_id": 6,
+                "command_name": "Toggle",
+                "payload": {},
+            },
+        }
+    )
     while True:
         msg = await ws.receive_json()
         if msg.get("message_id") == msg_id:
@@ -318,7 +364,10 @@ async def toggle_over(
 async def phase(
     direct: Callable[[], Awaitable[float]],
     via: Callable[[], Awaitable[tuple[float, dict[str, Any]]]],
-    calls: int, warmup: int, bridge_pid: int, controller: list[int],
+    calls: int,
+    warmup: int,
+    bridge_pid: int,
+    controller: list[int],
 ) -> dict[str, Any]:
     """Interleave ``direct`` and ``via`` calls; return the samples and CPU of the run."""
     samples: dict[str, Any] = {"direct": [], "bridge": [], "server": [], "handler": []}
@@ -391,17 +440,19 @@ def summarize(samples: dict[str, Any], breakdown: bool) -> dict[str, Any]:
         # CPU the bridge process (not its controller) used per bridge call, all included.
         "bridge_cpu_ms_per_call": round(samples["bridge_cpu_s"] * 1000 / len(bridge_ms), 3),
         "controller_cpu_ms_per_command": round(
-            samples["controller_cpu_s"] * 1000 / (len(bridge_ms) + len(direct_ms)), 3),
+            samples["controller_cpu_s"] * 1000 / (len(bridge_ms) + len(direct_ms)), 3
+        ),
         # The bridge's CPU split into user and kernel time (10 ms ticks, summed).
         "bridge_user_ms_per_call": round(samples["bridge_user_s"] * 1000 / len(bridge_ms), 3),
-        "bridge_system_ms_per_call": round(
-            samples["bridge_system_s"] * 1000 / len(bridge_ms), 3),
+        "bridge_system_ms_per_call": round(samples["bridge_system_s"] * 1000 / len(bridge_ms), 3),
         # Floors from the same run: this bench's own event-loop thread (a bare aiohttp
         # client) per direct command (one WebSocket frame out, one in) and per bridge call.
         "bare_ws_client_cpu_ms_per_command": round(
-            samples["client_direct_s"] * 1000 / len(direct_ms), 3),
+            samples["client_direct_s"] * 1000 / len(direct_ms), 3
+        ),
         "bench_client_cpu_ms_per_bridge_call": round(
-            samples["client_bridge_s"] * 1000 / len(bridge_ms), 3),
+            samples["client_bridge_s"] * 1000 / len(bridge_ms), 3
+        ),
     }
     if breakdown and server_ms:
         # Where a bridge call's time goes, per call then as p50/p99 of each part:
@@ -412,8 +463,7 @@ def summarize(samples: dict[str, Any], breakdown: bool) -> dict[str, Any]:
         # what ``direct`` measures. (For HTTP the transport part is called ``http``.)
         http_part = [b - s for b, s in zip(bridge_ms, server_ms, strict=True)]
         pipe_part = [s - h for s, h in zip(server_ms, handler_ms, strict=True)]
-        for name, values in (("http", http_part), ("pipeline", pipe_part),
-                             ("handler", handler_ms)):
+        for name, values in (("http", http_part), ("pipeline", pipe_part), ("handler", handler_ms)):
             out[f"{name}_p50_ms"] = round(percentile(values, 0.5), 3)
             out[f"{name}_p99_ms"] = round(percentile(values, 0.99), 3)
         out["handler_minus_direct_p50_ms"] = round(percentile(handler_ms, 0.5) - d50, 3)
@@ -425,32 +475,52 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=300, help="calls per side (default 300)")
     parser.add_argument("--warmup", type=int, default=50, help="warm-up calls per side")
     parser.add_argument(
-        "--breakdown", action="store_true",
+        "--breakdown",
+        action="store_true",
         help="add http/pipeline/handler p50/p99 of the bridge calls to the line",
-    )  # fmt: skip
+    )
     parser.add_argument(
-        "--channel", default="http",
+        "--channel",
+        default="http",
         help="the bridge side: http (POST /v1/invoke), rawhttp (the same POST from a "
-             "minimal keep-alive HTTP/1.1 client), ws (tool_invoke over one "
-             "/v1/calls/ws socket), relay (the direct command through bench/relay.py: the "
-             "floor of any process in between), or several as http,ws,relay (one phase "
-             "each, same bridge and device)",
-    )  # fmt: skip
+        "minimal keep-alive HTTP/1.1 client), ws (tool_invoke over one "
+        "/v1/calls/ws socket), relay (the direct command through bench/relay.py: the "
+        "floor of any process in between), or several as http,ws,relay (one phase "
+        "each, same bridge and device)",
+    )
     parser.add_argument(
-        "--profile", type=Path, default=None,
+        "--profile",
+        type=Path,
+        default=None,
         help="record the bridge with py-spy during each phase into FILE.<channel>.txt "
-             "(collapsed stacks) and print the busiest functions",
-    )  # fmt: skip
-    parser.add_argument("--bridge", type=Path, default=REPO / ".venv" / "bin" / "atmosphere-bridge",
-                        help="the atmosphere-bridge to run (another checkout's, for a before)")
-    parser.add_argument("--prewarm", type=int, default=600,
-                        help="direct commands sent before any phase, to warm the device and "
-                             "controller up (default 600)")
-    parser.add_argument("--samples", type=Path, default=None,
-                        help="write every call's latency (ms, in call order) to this JSON file")
-    parser.add_argument("--other", type=Path, default=None,
-                        help="another checkout's atmosphere-bridge: run it (before), then this "
-                             "one (after), and print before -> after with ratios")
+        "(collapsed stacks) and print the busiest functions",
+    )
+    parser.add_argument(
+        "--bridge",
+        type=Path,
+        default=REPO / ".venv" / "bin" / "atmosphere-bridge",
+        help="the atmosphere-bridge to run (another checkout's, for a before)",
+    )
+    parser.add_argument(
+        "--prewarm",
+        type=int,
+        default=600,
+        help="direct commands sent before any phase, to warm the device and "
+        "controller up (default 600)",
+    )
+    parser.add_argument(
+        "--samples",
+        type=Path,
+        default=None,
+        help="write every call's latency (ms, in call order) to this JSON file",
+    )
+    parser.add_argument(
+        "--other",
+        type=Path,
+        default=None,
+        help="another checkout's atmosphere-bridge: run it (before), then this "
+        "one (after), and print before -> after with ratios",
+    )
     args = parser.parse_args()
     channels = [c.strip() for c in args.channel.split(",") if c.strip()]
     if not channels or any(c not in ("http", "rawhttp", "ws", "relay") for c in channels):
@@ -458,28 +528,55 @@ def main() -> None:
     if args.other is not None:
         sides = {}
         for side, program in (("before", args.other), ("after", args.bridge)):
-            sides[side] = asyncio.run(run(args.calls, args.warmup, args.breakdown, channels,
-                                          None, None, max(0, args.prewarm), program))
+            sides[side] = asyncio.run(
+                run(
+                    args.calls,
+                    args.warmup,
+                    args.breakdown,
+                    channels,
+                    None,
+                    None,
+                    max(0, args.prewarm),
+                    program,
+                )
+            )
             print(json.dumps({side: sides[side]}), flush=True)
         print_ratios(sides["before"], sides["after"], channels)
         return
-    line = asyncio.run(run(args.calls, args.warmup, args.breakdown, channels, args.profile,
-                           args.samples, max(0, args.prewarm), args.bridge))  # fmt: skip
+    line = asyncio.run(
+        run(
+            args.calls,
+            args.warmup,
+            args.breakdown,
+            channels,
+            args.profile,
+            args.samples,
+            max(0, args.prewarm),
+            args.bridge,
+        )
+    )
     print(json.dumps(line), flush=True)
 
 
 def print_ratios(before: dict[str, Any], after: dict[str, Any], channels: list[str]) -> None:
     """Print before -> after (and after / before) of each channel's main figures."""
-    names = ("overhead_p50_ms", "overhead_p99_ms", "bridge_cpu_ms_per_call",
-             "controller_cpu_ms_per_command", "bare_ws_client_cpu_ms_per_command")
+    names = (
+        "overhead_p50_ms",
+        "overhead_p99_ms",
+        "bridge_cpu_ms_per_call",
+        "controller_cpu_ms_per_command",
+        "bare_ws_client_cpu_ms_per_command",
+    )
     print(f"{'figure':<42}{'before':>10}{'after':>10}{'after/before':>14}")
     for channel in channels:
         prefix = "" if channel == "http" else f"{channel}_"
         for name in names:
             key = prefix + name
             if key in before and key in after and before[key]:
-                print(f"{key:<42}{before[key]:>10.3f}{after[key]:>10.3f}"
-                      f"{after[key] / before[key]:>14.2f}")
+                print(
+                    f"{key:<42}{before[key]:>10.3f}{after[key]:>10.3f}"
+                    f"{after[key] / before[key]:>14.2f}"
+                )
 
 
 if __name__ == "__main__":

@@ -106,12 +106,14 @@ async def one_round(client: Client, node_id: int, lever: str, light: Any, away_s
             break
         if lever in LEVERS:
             answer = await client.call(LEVERS[lever], node_id=node_id)
-            calls.append((round(time.monotonic() - ready, 2),
-                          answer.get("result", answer.get("error_code"))))  # fmt: skip
+            calls.append(
+                (round(time.monotonic() - ready, 2), answer.get("result", answer.get("error_code")))
+            )
         await asyncio.sleep(0.5 if lever in LEVERS else 0.2)
     shown = "never" if took is None else f"{took:.2f}"
-    print(f"lever={lever} away={away_s:g}s READY->available={shown} s calls={calls[:8]}",
-          flush=True)  # fmt: skip
+    print(
+        f"lever={lever} away={away_s:g}s READY->available={shown} s calls={calls[:8]}", flush=True
+    )
 
 
 async def main(levers: list[str], rounds: int, away_s: float) -> None:
@@ -122,8 +124,12 @@ async def main(levers: list[str], rounds: int, away_s: float) -> None:
             async with aiohttp.ClientSession() as http:
                 client = Client(ctl, http)
                 await client.connect()
-                added = await client.call("commission_with_code", timeout_s=300,
-                                          code=light.pairing.manual, network_only=True)  # fmt: skip
+                added = await client.call(
+                    "commission_with_code",
+                    timeout_s=300,
+                    code=light.pairing.manual,
+                    network_only=True,
+                )
                 node_id = added["result"]["node_id"]
                 for lever in levers:
                     for _ in range(rounds):

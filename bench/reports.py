@@ -111,9 +111,14 @@ async def run(
     base = Path(tempfile.mkdtemp(prefix="atmosphere-bench-", dir="/var/tmp"))
     ns = netns.create_namespace(f"atm-rep-{os.getpid()}")
     light = VirtualDevice(
-        kind=DeviceKind.ONOFF, state_dir=base / "device", port=5540,
-        passcode=20202401, discriminator=0x60A, label="Report Lamp", netns=ns,
-    )  # fmt: skip
+        kind=DeviceKind.ONOFF,
+        state_dir=base / "device",
+        port=5540,
+        passcode=20202401,
+        discriminator=0x60A,
+        label="Report Lamp",
+        netns=ns,
+    )
     bridge: asyncio.subprocess.Process | None = None
     out: dict[str, Any] = {}
     try:
@@ -121,19 +126,30 @@ async def run(
         await asyncio.to_thread(write_test_paa, state / "controller" / "paa")
         await asyncio.to_thread(light.start)
         config = base / "config.yaml"
-        config.write_text(yaml.safe_dump({
-            "state_dir": str(state), "api": {"host": "127.0.0.1", "port": 0},
-            "matter": {"netns": ns.name, "controller_venv": str(REPO / ".venv-controller")},
-        }))  # fmt: skip
+        config.write_text(
+            yaml.safe_dump(
+                {
+                    "state_dir": str(state),
+                    "api": {"host": "127.0.0.1", "port": 0},
+                    "matter": {"netns": ns.name, "controller_venv": str(REPO / ".venv-controller")},
+                }
+            )
+        )
         token = issue_token(
             NodeKey.load_or_create(state / KEY_FILE_NAME),
-            agent_id="bench", permissions=["device:*"], ttl_s=3600,
-        )  # fmt: skip
+            agent_id="bench",
+            permissions=["device:*"],
+            ttl_s=3600,
+        )
         bridge = await asyncio.create_subprocess_exec(
-            str(program), "--config", str(config), "run",
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
+            str(program),
+            "--config",
+            str(config),
+            "run",
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,
             start_new_session=True,
-        )  # fmt: skip
+        )
         url = (await wait_for_line(bridge, "atmosphere-bridge listening on", 120)).rsplit(" ", 1)[1]
         headers = {"Authorization": f"Bearer {token}"}
         async with aiohttp.ClientSession(headers=headers) as http:
@@ -148,13 +164,18 @@ async def run(
             nodes = test_nodes(devices - 1)
             async with (
                 aiohttp.ClientSession() as plain,
-                plain.ws_connect(f"ws://{ns.ns_address}:5580/ws", compress=0,
-                                 headers=controller_headers(state)) as ctl,
+                plain.ws_connect(
+                    f"ws://{ns.ns_address}:5580/ws", compress=0, headers=controller_headers(state)
+                ) as ctl,
             ):
                 await ctl.receive_json()
-                await ctl.send_json({"message_id": "import", "command": "import_test_node",
-                                     "args": {"dump": json.dumps(
-                                         {"data": {"server": {"nodes": nodes}}})}})  # fmt: skip
+                await ctl.send_json(
+                    {
+                        "message_id": "import",
+                        "command": "import_test_node",
+                        "args": {"dump": json.dumps({"data": {"server": {"nodes": nodes}}})},
+                    }
+                )
                 while (await ctl.receive_json()).get("message_id") != "import":
                     pass
             async with asyncio.timeout(120):
@@ -165,7 +186,8 @@ async def run(
                         break
                     await asyncio.sleep(0.5)
             events = await http.ws_connect(
-                f"{url.replace('http', 'ws')}/v1/events?types=device.state,registry.")
+                f"{url.replace('http', 'ws')}/v1/events?types=device.state,registry."
+            )
             registry_changes = 0
 
             async def one_report() -> float:
@@ -214,7 +236,8 @@ async def run(
             # thread's CPU for receiving one report is the floor: an aiohttp WebSocket
             # client and a JSON parse).
             quiet = await reports_unwatched(
-                light, ns.ns_address, controller_headers(state), bridge.pid, reports)
+                light, ns.ns_address, controller_headers(state), bridge.pid, reports
+            )
         n = len(wall)
         out = {
             "devices": len(listed),
@@ -222,8 +245,7 @@ async def run(
             "bridge_cpu_ms": round(bridge_s * 1000 / n, 3),
             "bridge_cpu_ms_minus_idle": round((bridge_s - idle_b * elapsed) * 1000 / n, 3),
             "controller_cpu_ms": round(controller_s * 1000 / n, 3),
-            "controller_cpu_ms_minus_idle": round(
-                (controller_s - idle_c * elapsed) * 1000 / n, 3),
+            "controller_cpu_ms_minus_idle": round((controller_s - idle_c * elapsed) * 1000 / n, 3),
             "bridge_idle_cpu_pct": round(idle_b * 100, 3),
             "controller_idle_cpu_pct": round(idle_c * 100, 3),
             "registry_changes_during_reports": registry_changes,
@@ -233,10 +255,16 @@ async def run(
             # The running bridge (all faces on, connected, every device's tools built).
             "bridge_rss_mb": round(rss, 1),
             # Which of the bridge's threads spent that CPU (ms per report, busiest first).
-            "bridge_threads_cpu_ms": dict(sorted(
-                ((k, round((v - threads0.get(k, 0.0)) * 1000 / n, 3))
-                 for k, v in threads1.items() if v - threads0.get(k, 0.0) > 0),
-                key=lambda kv: -kv[1])[:6]),
+            "bridge_threads_cpu_ms": dict(
+                sorted(
+                    (
+                        (k, round((v - threads0.get(k, 0.0)) * 1000 / n, 3))
+                        for k, v in threads1.items()
+                        if v - threads0.get(k, 0.0) > 0
+                    ),
+                    key=lambda kv: -kv[1],
+                )[:6]
+            ),
         }
     finally:
         if bridge is not None:
@@ -253,8 +281,9 @@ async def reports_unwatched(
     """Press the light ``reports`` times with no bridge subscriber; CPU per report."""
     async with (
         aiohttp.ClientSession() as plain,
-        plain.ws_connect(f"ws://{address}:5580/ws", compress=0, max_msg_size=0,
-                         headers=headers) as ctl,
+        plain.ws_connect(
+            f"ws://{address}:5580/ws", compress=0, max_msg_size=0, headers=headers
+        ) as ctl,
     ):
         await ctl.receive_json()
         await ctl.send_json({"message_id": "listen", "command": "start_listening"})
@@ -267,8 +296,11 @@ async def reports_unwatched(
                 while True:
                     msg = await ctl.receive_json()
                     data = msg.get("data")
-                    if (msg.get("event") == "attribute_updated" and isinstance(data, list)
-                            and str(data[1]) == "1/6/0"):  # fmt: skip
+                    if (
+                        msg.get("event") == "attribute_updated"
+                        and isinstance(data, list)
+                        and str(data[1]) == "1/6/0"
+                    ):
                         return
 
         for _ in range(3):
@@ -321,20 +353,38 @@ def inprocess(devices: int, rounds: int = 2000) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--devices", type=int, default=100, help="devices in the home (100)")
-    parser.add_argument("--reports", type=int, default=40,
-                        help="reports to time (40; the light reports about once a second)")
+    parser.add_argument(
+        "--reports",
+        type=int,
+        default=40,
+        help="reports to time (40; the light reports about once a second)",
+    )
     parser.add_argument("--idle", type=float, default=10.0, help="idle seconds measured first")
-    parser.add_argument("--bridge", type=Path, default=REPO / ".venv" / "bin" / "atmosphere-bridge",
-                        help="the atmosphere-bridge to run (another checkout's, for a before)")
+    parser.add_argument(
+        "--bridge",
+        type=Path,
+        default=REPO / ".venv" / "bin" / "atmosphere-bridge",
+        help="the atmosphere-bridge to run (another checkout's, for a before)",
+    )
     parser.add_argument("--profile", type=Path, help="py-spy the bridge into this file")
-    parser.add_argument("--inprocess", action="store_true",
-                        help="time only the bridge's report handling, in this process")
+    parser.add_argument(
+        "--inprocess",
+        action="store_true",
+        help="time only the bridge's report handling, in this process",
+    )
     args = parser.parse_args()
     if args.inprocess:
         print(json.dumps(inprocess(max(1, args.devices))), flush=True)
         return
-    line = asyncio.run(run(max(1, args.devices), max(10, min(args.reports, 5000)),
-                           args.idle, args.profile, args.bridge))  # fmt: skip
+    line = asyncio.run(
+        run(
+            max(1, args.devices),
+            max(10, min(args.reports, 5000)),
+            args.idle,
+            args.profile,
+            args.bridge,
+        )
+    )
     print(json.dumps(line), flush=True)
     if args.profile:
         print(summarize_profile(args.profile), flush=True)

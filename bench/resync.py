@@ -64,8 +64,11 @@ async def one(bridge: MatterToolSync, mode: str) -> dict[str, float]:
     stop.set()
     await prober
     ordered = sorted(late)
-    return {"ms": took, "worst": ordered[-1], "p99": ordered[min(len(ordered) - 1,
-                                                                 int(0.99 * len(ordered)))]}
+    return {
+        "ms": took,
+        "worst": ordered[-1],
+        "p99": ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))],
+    }
 
 
 async def main(devices: int, rounds: int) -> None:
@@ -79,12 +82,15 @@ async def main(devices: int, rounds: int) -> None:
     # out of the cyclic collector (else every full collection rescans it).
     gc.collect()
     gc.freeze()
-    print(f"{len(bridge.devices())} devices, {len(bridge._tools)} tools; "
-          f"event loop {type(asyncio.get_running_loop()).__module__}; "
-          f"slice {RESYNC_SLICE_S * 1000:.0f} ms", flush=True)
+    print(
+        f"{len(bridge.devices())} devices, {len(bridge._tools)} tools; "
+        f"event loop {type(asyncio.get_running_loop()).__module__}; "
+        f"slice {RESYNC_SLICE_S * 1000:.0f} ms",
+        flush=True,
+    )
     results: dict[str, list[dict[str, float]]] = {"sync": [], "resync": []}
     for i in range(rounds):
-        for mode in (("sync", "resync") if i % 2 == 0 else ("resync", "sync")):
+        for mode in ("sync", "resync") if i % 2 == 0 else ("resync", "sync"):
             results[mode].append(await one(bridge, mode))
     out: dict[str, Any] = {"devices": len(bridge.devices())}
     for mode, runs in results.items():
@@ -94,8 +100,10 @@ async def main(devices: int, rounds: int) -> None:
     out["worst_stall_ratio"] = round(out["resync_worst_stall_ms"] / out["sync_worst_stall_ms"], 3)
     for mode in ("sync", "resync"):
         worst, p99 = out[f"{mode}_worst_stall_ms"], out[f"{mode}_p99_stall_ms"]
-        print(f"{mode:7s} {out[f'{mode}_ms']:8.1f} ms   longest stall {worst:7.2f} ms   "
-              f"p99 stall {p99:6.2f} ms")
+        print(
+            f"{mode:7s} {out[f'{mode}_ms']:8.1f} ms   longest stall {worst:7.2f} ms   "
+            f"p99 stall {p99:6.2f} ms"
+        )
     print(f"resync/sync longest stall: {out['worst_stall_ratio']}")
     print(json.dumps(out), flush=True)
 

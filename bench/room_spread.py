@@ -30,8 +30,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bridge.demo.virtual_devices import DeviceKind, VirtualDevice
 from tests.support.fabric import ThreadedBridge, open_fabric
 
-LIGHTS = {DeviceKind.ONOFF: "Studio Spot", DeviceKind.DIMMABLE: "Studio Dimmer",
-          DeviceKind.COLOR: "Studio Strip"}  # fmt: skip
+LIGHTS = {
+    DeviceKind.ONOFF: "Studio Spot",
+    DeviceKind.DIMMABLE: "Studio Dimmer",
+    DeviceKind.COLOR: "Studio Strip",
+}
 
 
 async def post(http: aiohttp.ClientSession, url: str, body: Any) -> Any:
@@ -43,22 +46,29 @@ async def post(http: aiohttp.ClientSession, url: str, body: Any) -> Any:
 
 def spread(devices: list[VirtualDevice], marks: list[int], value: bool) -> float:
     """Return ms between the first and the last device reporting onOff == value."""
-    times = [d.wait_state("onOff", "onOff", value, since=m).at for d, m in zip(devices, marks,
-                                                                             strict=True)]
+    times = [
+        d.wait_state("onOff", "onOff", value, since=m).at
+        for d, m in zip(devices, marks, strict=True)
+    ]
     return (max(times) - min(times)) * 1000
 
 
-async def run(bridge: ThreadedBridge, devices: dict[DeviceKind, VirtualDevice],
-              rounds: int) -> None:  # fmt: skip
+async def run(
+    bridge: ThreadedBridge, devices: dict[DeviceKind, VirtualDevice], rounds: int
+) -> None:
     headers = {"Authorization": f"Bearer {bridge.token}"}
-    async with aiohttp.ClientSession(headers=headers,
-                                     timeout=aiohttp.ClientTimeout(total=120)) as http:
+    async with aiohttp.ClientSession(
+        headers=headers, timeout=aiohttp.ClientTimeout(total=120)
+    ) as http:
         slugs = []
         for kind, name in LIGHTS.items():
             dev = devices[kind]
             assert dev.pairing is not None
-            answer = await post(http, f"{bridge.url}/v1/devices/commission",
-                                {"code": dev.pairing.manual, "name": name, "room": "Studio"})
+            answer = await post(
+                http,
+                f"{bridge.url}/v1/devices/commission",
+                {"code": dev.pairing.manual, "name": name, "room": "Studio"},
+            )
             # Each light's own tools share its slug: "<slug>_on", "<slug>_off", ...
             slugs.append(next(t for t in answer["tools"] if t.endswith("_on"))[: -len("_on")])
         lights = [devices[k] for k in LIGHTS]
@@ -72,8 +82,9 @@ async def run(bridge: ThreadedBridge, devices: dict[DeviceKind, VirtualDevice],
         async def room_to(value: bool) -> float:
             nonlocal state
             marks = [d.mark() for d in lights]
-            answer = await post(http, invoke,
-                                {"tool": f"room_studio_lights_{'on' if value else 'off'}"})
+            answer = await post(
+                http, invoke, {"tool": f"room_studio_lights_{'on' if value else 'off'}"}
+            )
             assert answer["result"]["ok"], answer
             state = value
             return await asyncio.to_thread(spread, lights, marks, value)
@@ -92,10 +103,14 @@ async def run(bridge: ThreadedBridge, devices: dict[DeviceKind, VirtualDevice],
                 one_by_one.append(await asyncio.to_thread(spread, lights, marks, value))
                 state = value
     for label, values in (("room tool (concurrent)", room), ("one call per light", one_by_one)):
-        print(f"{label:<24} switches {len(values):>3}  spread p50 "
-              f"{statistics.median(values):7.1f} ms  max {max(values):7.1f} ms")
-    print(f"ratio one-by-one / room p50: "
-          f"{statistics.median(one_by_one) / max(statistics.median(room), 0.001):.1f}x")
+        print(
+            f"{label:<24} switches {len(values):>3}  spread p50 "
+            f"{statistics.median(values):7.1f} ms  max {max(values):7.1f} ms"
+        )
+    print(
+        f"ratio one-by-one / room p50: "
+        f"{statistics.median(one_by_one) / max(statistics.median(room), 0.001):.1f}x"
+    )
 
 
 def main() -> None:

@@ -46,14 +46,24 @@ def announcement(ident: Any, version: int) -> bytes:
     from tests.mesh.harness import whoami_definition
 
     defn = whoami_definition(f"lamp_{ident.name}")
-    summary = ToolSummary(identity=defn.identity, description=defn.description,
-                          parameters_hash=parameters_hash(dict(defn.parameters)),
-                          available=True, definition=defn.to_json())  # fmt: skip
+    summary = ToolSummary(
+        identity=defn.identity,
+        description=defn.description,
+        parameters_hash=parameters_hash(dict(defn.parameters)),
+        available=True,
+        definition=defn.to_json(),
+    )
     doc = Announcement(
-        node_id=ident.node_id, node_name=ident.name, public_key=ident.public_key_b64,
-        version=version, timestamp=time.time(), ttl_s=120, endpoints=(),
-        capabilities=(Capability(name="core", tools=(summary,)),), devices=(),
-    ).signed(ident)  # fmt: skip
+        node_id=ident.node_id,
+        node_name=ident.name,
+        public_key=ident.public_key_b64,
+        version=version,
+        timestamp=time.time(),
+        ttl_s=120,
+        endpoints=(),
+        capabilities=(Capability(name="core", tools=(summary,)),),
+        devices=(),
+    ).signed(ident)
     return orjson.dumps(doc.to_json())
 
 
@@ -65,8 +75,9 @@ class SimSite:
         from bridge.mesh.node_id import NodeIdentity
 
         self.name, self.seed, self.tally = name, seed, tally
-        self.nodes = [NodeIdentity.from_key(NodeKey.generate(), f"{name}n{i}")
-                      for i in range(nodes)]  # fmt: skip
+        self.nodes = [
+            NodeIdentity.from_key(NodeKey.generate(), f"{name}n{i}") for i in range(nodes)
+        ]
         self.nc: Any = None
 
     async def connect(self, url: str) -> None:
@@ -74,9 +85,13 @@ class SimSite:
 
         from bridge.mesh.sites import call_subject, inbox_prefix
 
-        self.nc = await nats.connect(url, nkeys_seed=str(self.seed), name=self.name,
-                                     inbox_prefix=inbox_prefix(self.name),
-                                     max_reconnect_attempts=0)  # fmt: skip
+        self.nc = await nats.connect(
+            url,
+            nkeys_seed=str(self.seed),
+            name=self.name,
+            inbox_prefix=inbox_prefix(self.name),
+            max_reconnect_attempts=0,
+        )
         await self.nc.subscribe("atmo.ann.*", cb=self.on_announcement)
         await self.nc.subscribe("atmo.rev.*", cb=self.on_announcement)
         await self.nc.subscribe(call_subject(self.name, self.nodes[0].node_id))
@@ -132,10 +147,17 @@ async def routed_latency(hub: Any, tmp: Path, calls: int) -> dict[str, Any]:
     from tests.mesh.site_harness import site_nodes
 
     issuer = NodeKey.generate()
-    lan = build_nodes(["a", "c"], tmp / "lan", issuer, gossip_interval_s=0.5,
-                      announce_interval_s=60.0, announcement_ttl_s=120.0)  # fmt: skip
-    far = site_nodes(tmp / "far", hub, issuer, names=["x", "z"], announce_interval_s=1.0,
-                     ttl_s=120.0)  # fmt: skip
+    lan = build_nodes(
+        ["a", "c"],
+        tmp / "lan",
+        issuer,
+        gossip_interval_s=0.5,
+        announce_interval_s=60.0,
+        announcement_ttl_s=120.0,
+    )
+    far = site_nodes(
+        tmp / "far", hub, issuer, names=["x", "z"], announce_interval_s=1.0, ttl_s=120.0
+    )
     pairs = {"lan_http": lan, "site_hub": far}
     for serving, _calling in pairs.values():
         serving.registry.register(whoami_definition(f"whoami_{serving.name}"), whoami)
@@ -165,8 +187,10 @@ async def routed_latency(hub: Any, tmp: Path, calls: int) -> dict[str, Any]:
         for label, v in samples.items()
     }
     added = paired(samples["site_hub"], samples["lan_http"])
-    results["added_ms_paired"] = {"p50": round(percentile(added, 0.5), 2),
-                                  "p95": round(percentile(added, 0.95), 2)}  # fmt: skip
+    results["added_ms_paired"] = {
+        "p50": round(percentile(added, 0.5), 2),
+        "p95": round(percentile(added, 0.95), 2),
+    }
     return results
 
 
@@ -192,7 +216,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         try:
             started = time.perf_counter()
             for i in range(0, len(sims), 50):  # 50 dials at a time
-                await asyncio.gather(*(s.connect(hub.url) for s in sims[i:i + 50]))
+                await asyncio.gather(*(s.connect(hub.url) for s in sims[i : i + 50]))
             report["connect_all_s"] = round(time.perf_counter() - started, 2)
             report["hub_connected"] = hub_stats(pid)
             # 1. convergence of one fresh announcement to every other site.
@@ -207,8 +231,11 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 await asyncio.wait_for(tally.done.wait(), 60)
                 times.append((tally.last - t0) * 1000)
             tally.watch = None
-            report["convergence_ms"] = {"p50": round(percentile(times, 0.5), 1),
-                                        "max": round(max(times), 1), "rounds": args.rounds}
+            report["convergence_ms"] = {
+                "p50": round(percentile(times, 0.5), 1),
+                "max": round(max(times), 1),
+                "rounds": args.rounds,
+            }
             report["hub_after_convergence"] = hub_stats(pid)
             # 2. fan-out load: every node of every site announced once, over --load-s.
             payloads = {s.name: [announcement(n, 1) for n in s.nodes] for s in sims}
@@ -229,12 +256,14 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             wall = time.perf_counter() - t0
             got = tally.delivered - delivered0
             report["fanout"] = {
-                "published": total, "deliveries": got, "expected": expected,
-                "wall_s": round(wall, 2), "deliveries_per_s": round(got / wall),
+                "published": total,
+                "deliveries": got,
+                "expected": expected,
+                "wall_s": round(wall, 2),
+                "deliveries_per_s": round(got / wall),
                 "hub_cpu_s": round(cpu_seconds(pid) - cpu0, 2),
-                "hub_cpu_us_per_delivery": round((cpu_seconds(pid) - cpu0) / max(got, 1) * 1e6,
-                                                 2),
-            }  # fmt: skip
+                "hub_cpu_us_per_delivery": round((cpu_seconds(pid) - cpu0) / max(got, 1) * 1e6, 2),
+            }
             report["hub_after_fanout"] = hub_stats(pid)
             # 3. routed call latency, LAN peer vs through the hub (all sites connected).
             report["routed_call"] = await routed_latency(hub, tmp, args.calls)

@@ -97,15 +97,24 @@ UNREAD_LIMIT_S = 90.0
 RECONNECT = "(connected)"
 ASK_USER = {
     "tool": {
-        "name": "ask_user", "namespace": "ui", "description": "Ask the person a question.",
-        "type": "client", "intent": "render",
-        "parameters": {"type": "object", "properties": {"question": {"type": "string"}},
-                       "required": ["question"]},
-        "returns": {"type": "object", "properties": {"answer": {"type": "string"}},
-                    "required": ["answer"]},
+        "name": "ask_user",
+        "namespace": "ui",
+        "description": "Ask the person a question.",
+        "type": "client",
+        "intent": "render",
+        "parameters": {
+            "type": "object",
+            "properties": {"question": {"type": "string"}},
+            "required": ["question"],
+        },
+        "returns": {
+            "type": "object",
+            "properties": {"answer": {"type": "string"}},
+            "required": ["answer"],
+        },
         "execution": {"timeout_ms": 5000, "requires_response": True},
     }
-}  # fmt: skip
+}
 
 
 def log(t0: float, text: str) -> None:
@@ -187,8 +196,10 @@ def end_pid(pid: int | None) -> None:
 def tmpfs(path: Path, size_mb: int) -> Iterator[Path]:
     """Mount a tmpfs of ``size_mb`` at ``path``; unmount it on exit, whatever happened."""
     path.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size_mb}m,mode=0700",
-                    "atm-soak", str(path)], check=True)  # fmt: skip
+    subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size_mb}m,mode=0700", "atm-soak", str(path)],
+        check=True,
+    )
     try:
         yield path
     finally:
@@ -262,13 +273,19 @@ class Soak:
         self.token = issue_token(main_key, agent_id="soak", permissions=["*"], ttl_s=86_400)
         write_test_paa(self.state / "controller" / "paa")
         (self.base / "ask_user.yaml").write_text(yaml.safe_dump(ASK_USER))
-        (self.base / "tools.yaml").write_text(yaml.safe_dump(
-            {"tools": [{"source": f"definition:{self.base / 'ask_user.yaml'}"}]}))
+        (self.base / "tools.yaml").write_text(
+            yaml.safe_dump({"tools": [{"source": f"definition:{self.base / 'ask_user.yaml'}"}]})
+        )
         main_url = f"http://{ns.ns_address}:{MAIN_PORT}"
         peer_url = f"http://{ns.ns_address}:{PEER_PORT}"
-        mesh = {"enabled": True, "discovery": False, "trust": "allowlist",
-                "gossip_interval_s": 0.5, "announce_interval_s": 2.0,
-                "announcement_ttl_s": 10.0}  # fmt: skip
+        mesh = {
+            "enabled": True,
+            "discovery": False,
+            "trust": "allowlist",
+            "gossip_interval_s": 0.5,
+            "announce_interval_s": 2.0,
+            "announcement_ttl_s": 10.0,
+        }
         main_cfg = {
             "state_dir": str(self.state),
             "tools_manifest": str(self.base / "tools.yaml"),
@@ -276,32 +293,62 @@ class Soak:
             # The default reserve (100 MB) is larger than the whole tmpfs: every stored
             # value would be refused. The disk-full fault fills the disk past any reserve.
             "audit": {"disk_reserve_mb": DISK_RESERVE_MB},
-            "matter": {"enabled": True, "netns": ns.name, "controller_venv": str(CONTROLLER_VENV),
-                       "controller_port": CONTROLLER_PORT},
-            "mesh": {**mesh, "node_name": "main", "peers": [peer_url],
-                     "trusted_nodes": [node_id_for(peer_key.public_key_b64)]},
-        }  # fmt: skip
+            "matter": {
+                "enabled": True,
+                "netns": ns.name,
+                "controller_venv": str(CONTROLLER_VENV),
+                "controller_port": CONTROLLER_PORT,
+            },
+            "mesh": {
+                **mesh,
+                "node_name": "main",
+                "peers": [peer_url],
+                "trusted_nodes": [node_id_for(peer_key.public_key_b64)],
+            },
+        }
         peer_cfg = {
             "state_dir": str(peer_dir),
             "api": {"host": "0.0.0.0", "port": PEER_PORT},
             "auth": {"trusted_issuers": [main_key.public_key_b64]},
             "audit": {"disk_reserve_mb": DISK_RESERVE_MB},
             "matter": {"enabled": False},
-            "mesh": {**mesh, "node_name": "peer", "peers": [main_url],
-                     "trusted_nodes": [node_id_for(main_key.public_key_b64)]},
-        }  # fmt: skip
+            "mesh": {
+                **mesh,
+                "node_name": "peer",
+                "peers": [main_url],
+                "trusted_nodes": [node_id_for(main_key.public_key_b64)],
+            },
+        }
         (self.base / "main.yaml").write_text(yaml.safe_dump(main_cfg))
         (self.base / "peer.yaml").write_text(yaml.safe_dump(peer_cfg))
-        self.main = BridgeProc("main", self.base / "main.yaml", self.state, main_url,
-                               self.base / "main.log", matter=True)  # fmt: skip
-        self.peer = BridgeProc("peer", self.base / "peer.yaml", peer_dir, peer_url,
-                               self.base / "peer.log", matter=False)  # fmt: skip
+        self.main = BridgeProc(
+            "main",
+            self.base / "main.yaml",
+            self.state,
+            main_url,
+            self.base / "main.log",
+            matter=True,
+        )
+        self.peer = BridgeProc(
+            "peer",
+            self.base / "peer.yaml",
+            peer_dir,
+            peer_url,
+            self.base / "peer.log",
+            matter=False,
+        )
 
     async def setup(self) -> None:
         for i, (kind, name, _room, disc, code) in enumerate(DEVICES):
             self.devices[kind] = VirtualDevice(
-                kind=kind, state_dir=self.base / "devices" / kind.value, port=5550 + i,
-                passcode=code, discriminator=disc, label=name, netns=self.ns)  # fmt: skip
+                kind=kind,
+                state_dir=self.base / "devices" / kind.value,
+                port=5550 + i,
+                passcode=code,
+                discriminator=disc,
+                label=name,
+                netns=self.ns,
+            )
         await asyncio.gather(*(asyncio.to_thread(d.start) for d in self.devices.values()))
         log(self.t0, "devices up")
         self.main.start(self.ns)
@@ -311,8 +358,11 @@ class Soak:
             dev = self.devices[kind]
             assert dev.pairing is not None
             status, body = await self.http_once(
-                "POST", f"{self.main.url}/v1/devices/commission",
-                {"code": dev.pairing.manual, "name": name, "room": room}, timeout=300)  # fmt: skip
+                "POST",
+                f"{self.main.url}/v1/devices/commission",
+                {"code": dev.pairing.manual, "name": name, "room": room},
+                timeout=300,
+            )
             if status != 201:
                 raise SystemExit(f"commissioning {name} failed: {status} {body}")
             log(self.t0, f"commissioned {name}: {len(body['tools'])} tools")
@@ -320,31 +370,41 @@ class Soak:
         await self.wait_health(self.peer, 60)
         names = await self.tool_list(self.main)
         pick = {
-            "light_on": "living_room_light_on", "light_off": "living_room_light_off",
+            "light_on": "living_room_light_on",
+            "light_off": "living_room_light_off",
             "light_state": "living_room_light_state",
-            "dim": "kitchen_dimmer_brightness", "dim_state": "kitchen_dimmer_state",
+            "dim": "kitchen_dimmer_brightness",
+            "dim_state": "kitchen_dimmer_state",
             "bed_state": "bedroom_color_light_state",
-            "bed_on": "room_bedroom_lights_on", "bed_off": "room_bedroom_lights_off",
-            "heat": "hall_thermostat_set_temperature", "heat_state": "hall_thermostat_state",
-        }  # fmt: skip
+            "bed_on": "room_bedroom_lights_on",
+            "bed_off": "room_bedroom_lights_off",
+            "heat": "hall_thermostat_set_temperature",
+            "heat_state": "hall_thermostat_state",
+        }
         for key, wanted in pick.items():
-            found = sorted(n for n in names if n == f"matter:{wanted}"
-                           or (n.startswith("matter:") and n.endswith(f"_{wanted}")))
+            found = sorted(
+                n
+                for n in names
+                if n == f"matter:{wanted}" or (n.startswith("matter:") and n.endswith(f"_{wanted}"))
+            )
             if not found:
                 raise SystemExit(f"tool {wanted} missing; have {sorted(names)}")
             self.tool_names[key] = found[0]
         self.baseline["main"] = names
         await self.wait_until(lambda: self.peer_has_tools(), 60, "the peer to learn the tools")
         self.baseline["peer"] = await self.tool_list(self.peer)
-        log(self.t0, f"ready: {len(names)} tools at the bridge, "
-                     f"{len(self.baseline['peer'])} at the peer")  # fmt: skip
+        log(
+            self.t0,
+            f"ready: {len(names)} tools at the bridge, {len(self.baseline['peer'])} at the peer",
+        )
 
     async def peer_has_tools(self) -> bool:
         names = await self.tool_list(self.peer)
         return self.tool_names["light_on"] in names
 
-    async def wait_until(self, probe: Callable[[], Awaitable[bool]], timeout: float,
-                         what: str) -> float:  # fmt: skip
+    async def wait_until(
+        self, probe: Callable[[], Awaitable[bool]], timeout: float, what: str
+    ) -> float:
         start = time.monotonic()
         while True:
             with contextlib.suppress(aiohttp.ClientError, OSError, TimeoutError):
@@ -361,8 +421,9 @@ class Soak:
 
         return await self.wait_until(up, timeout, f"{proc.name} /healthz ({proc.log_path})")
 
-    async def http_once(self, method: str, url: str, body: Any = None,
-                        timeout: float = 10) -> tuple[int, Any]:  # fmt: skip
+    async def http_once(
+        self, method: str, url: str, body: Any = None, timeout: float = 10
+    ) -> tuple[int, Any]:
         async with self.session.request(
             method, url, json=body, timeout=aiohttp.ClientTimeout(total=timeout)
         ) as resp:
@@ -376,23 +437,30 @@ class Soak:
         for entry in body["tools"]:
             tool = entry["tool"]
             self.timeouts[tool["name"]] = tool.get("execution", {}).get("timeout_ms", 30000) / 1e3
-        return {f"{e['tool']['namespace']}:{e['tool']['name']}" if e["tool"].get("namespace")
-                else e["tool"]["name"] for e in body["tools"]}  # fmt: skip
+        return {
+            f"{e['tool']['namespace']}:{e['tool']['name']}"
+            if e["tool"].get("namespace")
+            else e["tool"]["name"]
+            for e in body["tools"]
+        }
 
     # -- calls -----------------------------------------------------------------------------
 
-    async def invoke(self, kind: str, proc: BridgeProc, tool: str, params: dict[str, Any],
-                     effect: Any = None) -> Call:  # fmt: skip
+    async def invoke(
+        self, kind: str, proc: BridgeProc, tool: str, params: dict[str, Any], effect: Any = None
+    ) -> Call:
         """POST /v1/invoke with the tool's timeout + 1 s; book the call."""
         call = Call(kind=kind, tool=tool, sent=time.monotonic(), effect=effect)
         limit = self.timeouts.get(tool.split(":")[-1], 30.0) + 1.0
         try:
             status, body = await self.http_once(
-                "POST", f"{proc.url}/v1/invoke", {"tool": tool, "params": params}, timeout=limit)
+                "POST", f"{proc.url}/v1/invoke", {"tool": tool, "params": params}, timeout=limit
+            )
             call.answer = str(status)
             # A room call answers success with ``ok: false`` when a member failed.
-            call.ok = status == 200 and body.get("status") == "success" and _done(
-                body.get("result"))
+            call.ok = (
+                status == 200 and body.get("status") == "success" and _done(body.get("result"))
+            )
             if isinstance(body, dict):
                 call.call_id = body.get("call_id") or None
                 call.effect = (effect, body.get("result")) if call.ok else None
@@ -436,8 +504,10 @@ class Soak:
                     return
                 agree_by = agree_by or now + 5
                 if now > agree_by:
-                    self.wrong.append(f"{name} at {start - self.t0:.0f} s ({self.fault_active}): "
-                                      f"the read-back disagrees after 5 s: {state}")
+                    self.wrong.append(
+                        f"{name} at {start - self.t0:.0f} s ({self.fault_active}): "
+                        f"the read-back disagrees after 5 s: {state}"
+                    )
                     return
             elif now - start > UNREAD_LIMIT_S:
                 self.unread.append(f"{name}: not readable for {now - start:.0f} s after a success")
@@ -452,8 +522,9 @@ class Soak:
             on = not on
             via = self.peer if n % 3 == 2 else self.main
             tool = self.tool_names["light_on" if on else "light_off"]
-            call = await self.invoke("http-device" if via is self.main else "peer-device",
-                                     via, tool, {}, effect=on)  # fmt: skip
+            call = await self.invoke(
+                "http-device" if via is self.main else "peer-device", via, tool, {}, effect=on
+            )
             if call.ok:
                 self.expect["light"] = on
                 await self.check("light", "light_state", lambda s, v=on: s.get("on") == v)
@@ -470,8 +541,9 @@ class Soak:
             if n % 2:
                 call = await self.intent(f"turn {'on' if on else 'off'} the bedroom lights", on)
             else:
-                call = await self.invoke("http-room", self.main,
-                                         self.tool_names["bed_on" if on else "bed_off"], {}, on)
+                call = await self.invoke(
+                    "http-room", self.main, self.tool_names["bed_on" if on else "bed_off"], {}, on
+                )
             if call.ok:
                 await self.check("bedroom", "bed_state", lambda s, v=on: s.get("on") == v)
             await self.pace(6)
@@ -480,11 +552,18 @@ class Soak:
         call = Call(kind="spoken", tool="intent", sent=time.monotonic(), effect=effect)
         try:
             status, body = await self.http_once(
-                "POST", f"{self.main.url}/v1/intents/handle", {"text": text, "language": "en"},
-                timeout=11)  # fmt: skip
+                "POST",
+                f"{self.main.url}/v1/intents/handle",
+                {"text": text, "language": "en"},
+                timeout=11,
+            )
             calls = body.get("calls", []) if isinstance(body, dict) else []
-            call.ok = status == 200 and bool(body.get("handled")) and bool(calls) and all(
-                c.get("ok") and _done(c.get("result")) for c in calls)
+            call.ok = (
+                status == 200
+                and bool(body.get("handled"))
+                and bool(calls)
+                and all(c.get("ok") and _done(c.get("result")) for c in calls)
+            )
             call.answer = str(status) if call.ok or status != 200 else "200 not-done"
             if calls:
                 call.tool = str(calls[0].get("tool", "intent"))
@@ -505,11 +584,11 @@ class Soak:
             if self.stopping.is_set():
                 return
             celsius = 17.0 + (n % 13) * 0.5
-            call = await self.invoke("http-device", self.main, self.tool_names["heat"],
-                                     {"celsius": celsius}, celsius)  # fmt: skip
+            call = await self.invoke(
+                "http-device", self.main, self.tool_names["heat"], {"celsius": celsius}, celsius
+            )
             if call.ok:
-                await self.check("thermostat", "heat_state",
-                                 lambda s, v=celsius: _setpoint(s) == v)  # fmt: skip
+                await self.check("thermostat", "heat_state", lambda s, v=celsius: _setpoint(s) == v)
             await self.pace(6)
 
     async def store_worker(self) -> None:
@@ -518,8 +597,9 @@ class Soak:
                 return
             key = f"soak/{n}"
             value = {"n": n, "nonce": uuid.uuid4().hex}
-            await self.invoke("store", self.main, "core:store_data",
-                              {"key": key, "value": value}, (key, value))  # fmt: skip
+            await self.invoke(
+                "store", self.main, "core:store_data", {"key": key, "value": value}, (key, value)
+            )
             await self.pace(6)
 
     async def mcp_worker(self) -> None:
@@ -534,18 +614,23 @@ class Soak:
             try:
                 async with (
                     create_mcp_http_client(
-                        headers={"Authorization": f"Bearer {self.token}"}) as client_http,
-                    Client(streamable_http_client(f"{self.main.url}/mcp", http_client=client_http),
-                           cache=None) as client,
-                ):  # fmt: skip
+                        headers={"Authorization": f"Bearer {self.token}"}
+                    ) as client_http,
+                    Client(
+                        streamable_http_client(f"{self.main.url}/mcp", http_client=client_http),
+                        cache=None,
+                    ) as client,
+                ):
                     while not self.stopping.is_set():
                         n += 1
                         percent = 1 + (n * 7) % 100
                         call = Call(kind="mcp", tool=tool, sent=time.monotonic(), effect=percent)
                         self.calls.append(call)
                         try:
-                            result = await asyncio.wait_for(client.call_tool(
-                                tool.replace(":", "__"), {"percent": percent}), limit)
+                            result = await asyncio.wait_for(
+                                client.call_tool(tool.replace(":", "__"), {"percent": percent}),
+                                limit,
+                            )
                         except TimeoutError:
                             call.answer, call.took = "hung", time.monotonic() - call.sent
                             raise
@@ -553,8 +638,11 @@ class Soak:
                         call.ok = not result.is_error
                         call.answer = "ok" if call.ok else "tool-error " + _code(result)
                         if call.ok:
-                            await self.check("dimmer", "dim_state",
-                                             lambda s, v=percent: abs(_percent(s) - v) <= 1)
+                            await self.check(
+                                "dimmer",
+                                "dim_state",
+                                lambda s, v=percent: abs(_percent(s) - v) <= 1,
+                            )
                         await self.pace(6)
             except Exception as err:
                 if self.calls and self.calls[-1].kind == "mcp" and not self.calls[-1].answer:
@@ -571,6 +659,7 @@ class Soak:
                     f"{self.main.url}/v1/events?types=tool_use&session={session_id}",
                     timeout=aiohttp.ClientWSTimeout(ws_close=2),
                 ) as ws:
+
                     async def answer() -> None:
                         async for msg in ws:
                             if msg.type is not aiohttp.WSMsgType.TEXT:
@@ -581,24 +670,38 @@ class Soak:
                             data = event["data"]
                             reply = data["params"]["question"][::-1]
                             await self.http_once(
-                                "POST", f"{self.main.url}/v1/tool-results/{data['toolCallId']}",
-                                {"result": {"answer": reply}}, timeout=5)  # fmt: skip
+                                "POST",
+                                f"{self.main.url}/v1/tool-results/{data['toolCallId']}",
+                                {"result": {"answer": reply}},
+                                timeout=5,
+                            )
 
                     responder = asyncio.create_task(answer())
                     await asyncio.sleep(0.3)
                     try:
                         while not self.stopping.is_set() and not responder.done():
                             question = uuid.uuid4().hex
-                            call = Call(kind="client-tool", tool="ui:ask_user",
-                                        sent=time.monotonic(), effect=question[::-1])
+                            call = Call(
+                                kind="client-tool",
+                                tool="ui:ask_user",
+                                sent=time.monotonic(),
+                                effect=question[::-1],
+                            )
                             self.calls.append(call)
                             try:
                                 status, body = await self.http_once(
-                                    "POST", f"{self.main.url}/v1/invoke",
-                                    {"tool": "ui:ask_user", "params": {"question": question},
-                                     "context": {"session_id": session_id}}, timeout=6)  # fmt: skip
+                                    "POST",
+                                    f"{self.main.url}/v1/invoke",
+                                    {
+                                        "tool": "ui:ask_user",
+                                        "params": {"question": question},
+                                        "context": {"session_id": session_id},
+                                    },
+                                    timeout=6,
+                                )
                                 call.ok = status == 200 and body.get("result") == {
-                                    "answer": question[::-1]}
+                                    "answer": question[::-1]
+                                }
                                 call.answer = str(status) if call.ok or status != 200 else "bad"
                                 if status != 200 and isinstance(body, dict):
                                     call.answer = f"{status} {body.get('error', {}).get('code')}"
@@ -637,11 +740,21 @@ class Soak:
                         event = json.loads(msg.data)
                         data = event.get("data", {})
                         if event.get("type") == "device.state":
-                            self.events[index].append((time.monotonic(),
-                                f"{data.get('device_id')}:{data.get('path')}", data.get("value")))
+                            self.events[index].append(
+                                (
+                                    time.monotonic(),
+                                    f"{data.get('device_id')}:{data.get('path')}",
+                                    data.get("value"),
+                                )
+                            )
                         elif event.get("type") == "device.availability":
-                            self.events[index].append((time.monotonic(),
-                                f"available:{data.get('device_id')}", data.get("available")))
+                            self.events[index].append(
+                                (
+                                    time.monotonic(),
+                                    f"available:{data.get('device_id')}",
+                                    data.get("available"),
+                                )
+                            )
             except (aiohttp.ClientError, OSError, TimeoutError):
                 pass
             self.sockets_up[index] = False
@@ -654,8 +767,11 @@ class Soak:
 
     async def sample(self) -> None:
         now = time.monotonic() - self.t0
-        for name, pid in (("bridge", self.main.pid), ("peer", self.peer.pid),
-                          ("controller", await self.controller_pid())):  # fmt: skip
+        for name, pid in (
+            ("bridge", self.main.pid),
+            ("peer", self.peer.pid),
+            ("controller", await self.controller_pid()),
+        ):
             got = proc_stats(pid)
             if got is not None and pid is not None:
                 self.stats[name].append((now, pid, *got))
@@ -673,8 +789,9 @@ class Soak:
 
     # -- faults ----------------------------------------------------------------------------
 
-    async def recover(self, fault: Fault, probe: Callable[[], Awaitable[bool]],
-                      since: float) -> None:  # fmt: skip
+    async def recover(
+        self, fault: Fault, probe: Callable[[], Awaitable[bool]], since: float
+    ) -> None:
         """Wait for the first successful call after ``since``; then check for drift."""
         try:
             await self.wait_until(probe, 90, f"recovery from {fault.kind}")
@@ -706,6 +823,7 @@ class Soak:
         async def probe() -> bool:
             call = await self.invoke("probe", proc, self.tool_names[key], {})
             return call.ok
+
         return probe
 
     async def fault_controller(self) -> Fault:
@@ -759,8 +877,11 @@ class Soak:
         return all(self.sockets_up)
 
     def press_count(self, index: int, press: Press) -> int:
-        return sum(1 for (t, path, value) in self.events[index]
-                   if t >= press.at and path.endswith("/513/0") and value == press.value)
+        return sum(
+            1
+            for (t, path, value) in self.events[index]
+            if t >= press.at and path.endswith("/513/0") and value == press.value
+        )
 
     async def fault_peer(self) -> Fault:
         assert self.ns is not None
@@ -794,21 +915,32 @@ class Soak:
         before = len(stored)
         # Small rows may still fit in pages SQLite already holds (a long run's WAL is
         # large); a few large ones cannot.
-        big = [await self.invoke("probe", self.main, "core:store_data",
-                                 {"key": f"soak/big/{i}", "value": "x" * 900_000})
-               for i in range(3)]  # fmt: skip
+        big = [
+            await self.invoke(
+                "probe",
+                self.main,
+                "core:store_data",
+                {"key": f"soak/big/{i}", "value": "x" * 900_000},
+            )
+            for i in range(3)
+        ]
         fault.note += "; 900 kB rows: " + ",".join(c.answer for c in big)
         await asyncio.sleep(4 if self.short else 6)
         during = [c for c in self.calls if c.kind == "store"][before:]
         fault.note += "; store during: " + ",".join(
-            f"{a}x{n}" for a, n in Counter(c.answer for c in during).items())
+            f"{a}x{n}" for a, n in Counter(c.answer for c in during).items()
+        )
         freed = time.monotonic()
         filler.unlink()
 
         async def probe() -> bool:
-            call = await self.invoke("probe", self.main, "core:store_data",
-                                     {"key": f"probe/{uuid.uuid4().hex}", "value": 1},
-                                     None)  # fmt: skip
+            call = await self.invoke(
+                "probe",
+                self.main,
+                "core:store_data",
+                {"key": f"probe/{uuid.uuid4().hex}", "value": 1},
+                None,
+            )
             return call.ok
 
         await self.recover(fault, probe, freed)
@@ -838,8 +970,11 @@ class Soak:
             self.fault_active = None
             for fault in faults:
                 self.faults.append(fault)
-                log(self.t0, f"  {fault.kind}: recovered in {fault.recovery_s} s; "
-                             f"drift {fault.drift} {fault.note}")  # fmt: skip
+                log(
+                    self.t0,
+                    f"  {fault.kind}: recovered in {fault.recovery_s} s; "
+                    f"drift {fault.drift} {fault.note}",
+                )
             await self.sample()
 
     # -- run -------------------------------------------------------------------------------
@@ -854,10 +989,19 @@ class Soak:
             await self.sample()
             start = time.monotonic()
             end = start + self.minutes * 60
-            workers = [asyncio.create_task(w()) for w in (
-                self.light_worker, self.bedroom_worker, self.thermostat_worker,
-                self.store_worker, self.mcp_worker, self.client_tool_worker, self.sampler,
-                *(lambda i=i: self.event_socket(i) for i in range(SOCKETS)))]  # fmt: skip
+            workers = [
+                asyncio.create_task(w())
+                for w in (
+                    self.light_worker,
+                    self.bedroom_worker,
+                    self.thermostat_worker,
+                    self.store_worker,
+                    self.mcp_worker,
+                    self.client_tool_worker,
+                    self.sampler,
+                    *(lambda i=i: self.event_socket(i) for i in range(SOCKETS)),
+                )
+            ]
             await self.fault_loop(end)
             while time.monotonic() < end and not self.short:
                 await asyncio.sleep(1)
@@ -882,8 +1026,9 @@ class Soak:
         """Return the audited call ids and the completed rows per tool name."""
         with contextlib.closing(sqlite3.connect(state_dir / "bridge.db")) as db:
             rows = db.execute("SELECT call_id, tool, outcome FROM audit_log").fetchall()
-        done = Counter(str(tool).split("@")[0] for _, tool, outcome in rows
-                       if outcome == "completed")  # fmt: skip
+        done = Counter(
+            str(tool).split("@")[0] for _, tool, outcome in rows if outcome == "completed"
+        )
         return {row[0] for row in rows}, done
 
     def stored(self) -> dict[str, Any]:
@@ -933,8 +1078,11 @@ class Soak:
                     repeated[path] += 1
                 last[path] = value
         drift = sorted({d for f in self.faults for d in f.drift} | set(final_drift))
-        over = [f"{f.kind}: {f.recovery_s} s (bound {BOUNDS_S[f.kind]:g} s)" for f in self.faults
-                if f.recovery_s is None or f.recovery_s > BOUNDS_S[f.kind]]  # fmt: skip
+        over = [
+            f"{f.kind}: {f.recovery_s} s (bound {BOUNDS_S[f.kind]:g} s)"
+            for f in self.faults
+            if f.recovery_s is None or f.recovery_s > BOUNDS_S[f.kind]
+        ]
         tracebacks = {p.name: _tracebacks(p.log_path) for p in (self.main, self.peer)}
         answers: dict[str, Counter[str]] = defaultdict(Counter)
         for c in self.calls:
@@ -948,35 +1096,57 @@ class Soak:
             "minutes": round(elapsed / 60, 2),
             "calls": sum(per_kind.values()),
             "ok": sum(1 for c in self.calls if c.ok and c.kind != "probe"),
-            "lost": len(lost) + len(lost_effect), "lost_audit": len(lost),
-            "lost_effect": len(lost_effect), "hung": len(hung), "wrong": len(self.wrong),
-            "unread": len(self.unread), "over_bound": len(over), "silent_kinds": silent,
+            "lost": len(lost) + len(lost_effect),
+            "lost_audit": len(lost),
+            "lost_effect": len(lost_effect),
+            "hung": len(hung),
+            "wrong": len(self.wrong),
+            "unread": len(self.unread),
+            "over_bound": len(over),
+            "silent_kinds": silent,
             "tracebacks": tracebacks,
-            "drift": len(drift), "dup_events": dup, "missed_events": missed,
-            "repeat_events": repeats, "events": sum(len(e) for e in self.events),
+            "drift": len(drift),
+            "dup_events": dup,
+            "missed_events": missed,
+            "repeat_events": repeats,
+            "events": sum(len(e) for e in self.events),
             "presses": len(self.presses),
             "ok_by_kind": {k: v["ok"] for k, v in sorted(answers.items())},
             "recovery_s": {f.kind: f.recovery_s for f in self.faults},
             "resources": resources,
-        }  # fmt: skip
+        }
         kinds = "  ".join(f"{k} {v}" for k, v in sorted(per_kind.items()))
         print(f"{'calls by kind':<28} {kinds}")
         for kind, counts in sorted(answers.items()):
             print(f"  {kind:<26} " + "  ".join(f"{k}: {v}" for k, v in counts.most_common()))
         print(f"{'fault':<28} {'recovery s':>10} {'bound s':>8}  drift  note")
         for f in self.faults:
-            print(f"{f.kind:<28} {f.recovery_s!s:>10} {BOUNDS_S[f.kind]:>8g}  {len(f.drift):>5}  "
-                  f"{f.note}")
+            print(
+                f"{f.kind:<28} {f.recovery_s!s:>10} {BOUNDS_S[f.kind]:>8g}  {len(f.drift):>5}  "
+                f"{f.note}"
+            )
         for name, rows in self.stats.items():
             first, last = rows[0], rows[-1]
-            print(f"{name:<28} RSS {first[2] // 1024} -> {last[2] // 1024} MiB, fds {first[3]} -> "
-                  f"{last[3]} (pids {len({r[1] for r in rows})}); {resources[name]}")
+            print(
+                f"{name:<28} RSS {first[2] // 1024} -> {last[2] // 1024} MiB, fds {first[3]} -> "
+                f"{last[3]} (pids {len({r[1] for r in rows})}); {resources[name]}"
+            )
         if repeated:
-            print("repeated device.state by path: " + "  ".join(
-                f"{p} x{n}" for p, n in repeated.most_common(6)))
+            print(
+                "repeated device.state by path: "
+                + "  ".join(f"{p} x{n}" for p, n in repeated.most_common(6))
+            )
         hangs = [f"hung: {c.kind} {c.tool} {c.took:.1f}s" for c in hung[:10]]
-        for line in [*lost_effect[:10], *lost[:10], *hangs, *self.wrong[:10], *self.unread[:10],
-                     *over, *drift[:10], *(f"no {k} call succeeded" for k in silent)]:  # fmt: skip
+        for line in [
+            *lost_effect[:10],
+            *lost[:10],
+            *hangs,
+            *self.wrong[:10],
+            *self.unread[:10],
+            *over,
+            *drift[:10],
+            *(f"no {k} call succeeded" for k in silent),
+        ]:
             print(f"  ! {line}")
         print(json.dumps(result, sort_keys=True))
         return result
@@ -1024,8 +1194,13 @@ def _local_change(dev: VirtualDevice, mark: int) -> int | None:
 
 
 def _setpoint(state: dict[str, Any]) -> float | None:
-    for key in ("heating_setpoint", "heating_setpoint_celsius", "occupied_heating_setpoint",
-                "target_temperature", "setpoint"):  # fmt: skip
+    for key in (
+        "heating_setpoint",
+        "heating_setpoint_celsius",
+        "occupied_heating_setpoint",
+        "target_temperature",
+        "setpoint",
+    ):
         if key in state:
             return float(state[key])
     return None
@@ -1045,8 +1220,11 @@ def _growth(rows: list[tuple[float, int, int, int]]) -> dict[str, Any]:
         by_pid[row[1]].append(row)
     longest = max(by_pid.values(), key=lambda r: r[-1][0] - r[0][0])
     span_h = (longest[-1][0] - longest[0][0]) / 3600
-    out: dict[str, Any] = {"span_min": round(span_h * 60, 1), "rss_mib": longest[-1][2] // 1024,
-                           "fds": longest[-1][3]}  # fmt: skip
+    out: dict[str, Any] = {
+        "span_min": round(span_h * 60, 1),
+        "rss_mib": longest[-1][2] // 1024,
+        "fds": longest[-1][3],
+    }
     if span_h > 0:
         out["rss_mib_per_h"] = round((longest[-1][2] - longest[0][2]) / 1024 / span_h, 1)
         out["fds_per_h"] = round((longest[-1][3] - longest[0][3]) / span_h, 1)
@@ -1070,9 +1248,16 @@ async def amain(args: argparse.Namespace) -> int:
             subprocess.run(["rm", "-rf", str(base)], check=False)
         else:
             print(f"kept {base}", file=sys.stderr)
-    clean = not (result["lost"] or result["hung"] or result["wrong"] or result["drift"]
-                 or result["unread"] or result["over_bound"] or result["silent_kinds"]
-                 or any(n != 0 for n in result["tracebacks"].values()))
+    clean = not (
+        result["lost"]
+        or result["hung"]
+        or result["wrong"]
+        or result["drift"]
+        or result["unread"]
+        or result["over_bound"]
+        or result["silent_kinds"]
+        or any(n != 0 for n in result["tracebacks"].values())
+    )
     return 0 if clean else 1
 
 

@@ -223,9 +223,12 @@ class FloorConfig:
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> FloorConfig:
         """Build one entry of ``voice.floors`` (already checked by the schema)."""
-        return cls(name=str(doc["name"]), level=int(doc.get("level", 0)),
-                   aliases=tuple(str(a) for a in doc.get("aliases") or ()),
-                   rooms=tuple(str(r) for r in doc.get("rooms") or ()))  # fmt: skip
+        return cls(
+            name=str(doc["name"]),
+            level=int(doc.get("level", 0)),
+            aliases=tuple(str(a) for a in doc.get("aliases") or ()),
+            rooms=tuple(str(r) for r in doc.get("rooms") or ()),
+        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -456,10 +459,14 @@ def _redact_url(url: str) -> str:
     netloc = parts.netloc
     if "@" in netloc:
         netloc = f"{REDACTED}@{netloc.rsplit('@', 1)[1]}"
-    query = "&".join(
-        f"{pair.split('=', 1)[0]}={REDACTED}" if "=" in pair else REDACTED
-        for pair in parts.query.split("&")
-    ) if parts.query else ""
+    query = (
+        "&".join(
+            f"{pair.split('=', 1)[0]}={REDACTED}" if "=" in pair else REDACTED
+            for pair in parts.query.split("&")
+        )
+        if parts.query
+        else ""
+    )
     return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
 
 

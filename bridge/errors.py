@@ -103,8 +103,6 @@ class BridgeError(Exception):
 ERROR_MAP[ErrorCode.INTERNAL.value] = BridgeError
 
 
-
-
 class ToolNotFoundError(BridgeError):
     """No tool matches the identity."""
 

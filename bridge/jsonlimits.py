@@ -97,8 +97,11 @@ def loads(data: bytes | str, limits: JsonLimits = DEFAULT_LIMITS) -> Any:
         return value
     outside = _outside_strings(raw)
     if _depth(outside) > limits.max_depth:
-        raise _bad("too_deep", f"JSON nests deeper than {limits.max_depth} levels",
-                   max_depth=limits.max_depth)  # fmt: skip
+        raise _bad(
+            "too_deep",
+            f"JSON nests deeper than {limits.max_depth} levels",
+            max_depth=limits.max_depth,
+        )
     if _LONG_DIGITS.search(outside) is not None:
         return _loads_std(raw, limits)  # integers beyond 64 bits stay integers (and refused)
     try:
@@ -132,8 +135,10 @@ def _loads_std(raw: bytes, limits: JsonLimits) -> Any:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as err:
-        raise _bad("not_utf8", f"body is not valid UTF-8 (byte {err.start}); JSON must be UTF-8",
-                   ) from err  # fmt: skip
+        raise _bad(
+            "not_utf8",
+            f"body is not valid UTF-8 (byte {err.start}); JSON must be UTF-8",
+        ) from err
     if not text.strip():
         raise _bad("not_json", "body is empty; send a JSON value")
     try:
@@ -157,8 +162,11 @@ def check(value: Any, limits: JsonLimits = DEFAULT_LIMITS) -> None:
         node, depth = stack.pop()
         items += 1
         if items > limits.max_items:
-            raise _bad("too_many_items", f"JSON has more than {limits.max_items} values",
-                       max_items=limits.max_items)  # fmt: skip
+            raise _bad(
+                "too_many_items",
+                f"JSON has more than {limits.max_items} values",
+                max_items=limits.max_items,
+            )
         if isinstance(node, str):
             _check_string(node, limits)
         elif isinstance(node, bool) or node is None:
@@ -173,8 +181,11 @@ def check(value: Any, limits: JsonLimits = DEFAULT_LIMITS) -> None:
                 raise _bad("number_out_of_range", f"number beyond +-{limits.max_float:g}")
         elif isinstance(node, (dict, list)):
             if depth >= limits.max_depth:
-                raise _bad("too_deep", f"JSON nests deeper than {limits.max_depth} levels",
-                           max_depth=limits.max_depth)  # fmt: skip
+                raise _bad(
+                    "too_deep",
+                    f"JSON nests deeper than {limits.max_depth} levels",
+                    max_depth=limits.max_depth,
+                )
             if isinstance(node, dict):
                 for key, item in node.items():
                     if not isinstance(key, str):
@@ -189,7 +200,10 @@ def check(value: Any, limits: JsonLimits = DEFAULT_LIMITS) -> None:
 
 def _check_string(text: str, limits: JsonLimits) -> None:
     if len(text) > limits.max_string:
-        raise _bad("string_too_long", f"a string is longer than {limits.max_string} characters",
-                   max_string=limits.max_string)  # fmt: skip
+        raise _bad(
+            "string_too_long",
+            f"a string is longer than {limits.max_string} characters",
+            max_string=limits.max_string,
+        )
     if not text.isascii() and _SURROGATE.search(text):
         raise _bad("lone_surrogate", "a string holds a lone UTF-16 surrogate (not valid Unicode)")

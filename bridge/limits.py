@@ -70,15 +70,13 @@ class Bound:
         return RateLimitedError(
             f"this token already holds {self.per_token} {self.resource}, its limit; "
             "finish or close one first",
-            {"reason": self.resource.replace(" ", "_"), "limit": self.per_token,
-             "scope": "token"},
-        )  # fmt: skip
+            {"reason": self.resource.replace(" ", "_"), "limit": self.per_token, "scope": "token"},
+        )
 
     def node_error(self) -> BridgeError:
         """Return the error for the node at its bound."""
         return OverloadedError(
-            f"this node already holds {self.total} {self.resource}, its limit; try again "
-            "shortly",
+            f"this node already holds {self.total} {self.resource}, its limit; try again shortly",
             {"reason": self.resource.replace(" ", "_"), "limit": self.total, "scope": "node"},
         )
 

@@ -26,9 +26,7 @@ class RateLimitedLog:
         self.max_causes = max_causes
         self._last: OrderedDict[str, tuple[float, int]] = OrderedDict()
 
-    def log(
-        self, cause: str, level: int, msg: str, *args: object, exc_info: bool = False
-    ) -> bool:
+    def log(self, cause: str, level: int, msg: str, *args: object, exc_info: bool = False) -> bool:
         """Write ``msg`` unless ``cause`` was logged within the interval; return if written."""
         now = time.monotonic()
         seen = self._last.get(cause)

@@ -107,8 +107,13 @@ class BridgeService:
 
     def tool_env(self) -> ToolEnv:
         """Return the resources tool factories get."""
-        return ToolEnv(db=self.db, state_dir=self.state_dir, node_id=self.node_id, clock=time.time,
-                       client_handler=self.client_tools.handler)  # fmt: skip
+        return ToolEnv(
+            db=self.db,
+            state_dir=self.state_dir,
+            node_id=self.node_id,
+            clock=time.time,
+            client_handler=self.client_tools.handler,
+        )
 
     def problems(self) -> list[dict[str, Any]]:
         """Return what is wrong but not fatal, in a form safe to publish (no secrets)."""
@@ -319,9 +324,14 @@ class BridgeService:
         from bridge.voice.service import VoiceComponent
 
         matter = self.matter
-        component = VoiceComponent.build(self.config, self.registry, self.invocation.invoker,
-                                         matter.device_list, matter.room_list,
-                                         tool_for=matter.tool_for)  # fmt: skip
+        component = VoiceComponent.build(
+            self.config,
+            self.registry,
+            self.invocation.invoker,
+            matter.device_list,
+            matter.room_list,
+            tool_for=matter.tool_for,
+        )
         self.intents = component.engine
         return component
 
@@ -338,19 +348,24 @@ class BridgeService:
             try:
                 zone(settings.timezone)
             except BridgeError as err:
-                raise ConfigInvalidError(f"automations.timezone: {err.message}",
-                                         {"key": "automations.timezone"}) from err
+                raise ConfigInvalidError(
+                    f"automations.timezone: {err.message}", {"key": "automations.timezone"}
+                ) from err
 
         def state_of(device_id: str, path: str) -> Any:
             return matter.attribute(device_id, path) if matter is not None else None
 
         self.automations = AutomationRunner(
-            pipeline=self.invocation, registry=self.registry, events=self.events,
-            store=RuleStore(self.db), state_of=state_of,
-            home=HomePlace(latitude=settings.latitude, longitude=settings.longitude,
-                           timezone=settings.timezone),
+            pipeline=self.invocation,
+            registry=self.registry,
+            events=self.events,
+            store=RuleStore(self.db),
+            state_of=state_of,
+            home=HomePlace(
+                latitude=settings.latitude, longitude=settings.longitude, timezone=settings.timezone
+            ),
             people=settings.people,
-        )  # fmt: skip
+        )
         return self.automations
 
     def _build_mcp_hub(self) -> Component | None:

@@ -47,7 +47,9 @@ class Database:
             os.close(os.open(self.path, os.O_CREAT | os.O_RDWR, 0o600))
             self.path.chmod(0o600)
         self._conn = sqlite3.connect(
-            str(path), check_same_thread=False, isolation_level=None,
+            str(path),
+            check_same_thread=False,
+            isolation_level=None,
             timeout=BUSY_TIMEOUT_MS / 1000,
         )
         self._conn.row_factory = sqlite3.Row
@@ -145,9 +147,8 @@ class Database:
                 f"{what} is refused: the state directory's disk has {free // 1_048_576} MiB "
                 f"free, below the {self.reserve_bytes // 1_048_576} MiB kept for the audit "
                 "log (audit.disk_reserve_mb); free some space",
-                {"reason": "disk_reserve", "free_bytes": free,
-                 "reserve_bytes": self.reserve_bytes},
-            )  # fmt: skip
+                {"reason": "disk_reserve", "free_bytes": free, "reserve_bytes": self.reserve_bytes},
+            )
 
     def execute_sync(self, sql: str, params: Params = ()) -> int:
         """Run one statement now and return the number of changed rows.
@@ -189,9 +190,7 @@ class Database:
         self._committed()
         return result
 
-    def try_transaction_now(
-        self, fn: Callable[[sqlite3.Connection], T]
-    ) -> tuple[bool, T | None]:
+    def try_transaction_now(self, fn: Callable[[sqlite3.Connection], T]) -> tuple[bool, T | None]:
         """Run ``fn(conn)`` in one transaction only if that needs no waiting; say whether it ran.
 
         Returns ``(False, None)`` at once when another thread holds the connection or
@@ -294,9 +293,7 @@ def _full_disk_is_an_error() -> Iterator[None]:
     except sqlite3.OperationalError as err:
         if getattr(err, "sqlite_errorcode", 0) & 0xFF != sqlite3.SQLITE_FULL:
             raise
-        raise StorageFullError(
-            "the state directory's disk is full; nothing was written"
-        ) from err
+        raise StorageFullError("the state directory's disk is full; nothing was written") from err
 
 
 def _split_statements(script: str) -> list[str]:

@@ -99,10 +99,11 @@ def inside(package: str) -> int:
     for src in sorted(edges):
         print(f"{src:15} -> {' '.join(sorted(edges[src])) or '(nothing)'}")
     importers = set().union(*outsiders.values()) if outsiders else set()
-    print(f"imported from outside: {len(outsiders)} modules of {package} "
-          f"by {len(importers)} modules: "
-          + " ".join(sorted(t.removeprefix(prefix) if t != package else package
-                            for t in outsiders)))
+    print(
+        f"imported from outside: {len(outsiders)} modules of {package} "
+        f"by {len(importers)} modules: "
+        + " ".join(sorted(t.removeprefix(prefix) if t != package else package for t in outsiders))
+    )
     return 0
 
 

@@ -98,8 +98,10 @@ def test_every_cited_name_exists() -> None:
 def test_the_check_catches_a_name_that_is_gone() -> None:
     assert DOTTED.fullmatch("bridge.matter.sync.calls.DeviceCalls.call")
     _resolve("bridge.matter.sync.calls.DeviceCalls.call")
-    for gone in ("bridge.matter.registry_sync.MatterToolSync",
-                 "bridge.matter.sync.calls.DeviceCalls.no_such_method"):
+    for gone in (
+        "bridge.matter.registry_sync.MatterToolSync",
+        "bridge.matter.sync.calls.DeviceCalls.no_such_method",
+    ):
         try:
             _resolve(gone)
         except (ImportError, AttributeError):

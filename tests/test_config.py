@@ -85,7 +85,9 @@ def test_no_file_gives_defaults() -> None:
 
 
 def test_full_file_is_loaded(tmp_path: Path) -> None:
-    path = _write(tmp_path, """
+    path = _write(
+        tmp_path,
+        """
 state_dir: /var/lib/atmosphere-bridge
 api: {host: 0.0.0.0, port: 9000}
 auth: {trusted_issuers: [abc], clock_skew_s: 10}
@@ -93,7 +95,8 @@ matter: {controller_url: "ws://127.0.0.1:5580/ws", temperature_unit: F}
 thread: {otbr_url: "http://127.0.0.1:8081", dataset_hex: 0e08AABB}
 mesh: {enabled: true, peers: [a, b]}
 doctor: {root: /srv/root, interface: eth0, free_disk_warn_mb: 50}
-""")
+""",
+    )
     config = cfg.load_config(path)
     assert config.state_dir == Path("/var/lib/atmosphere-bridge")
     assert (config.api.host, config.api.port) == ("0.0.0.0", 9000)
@@ -119,25 +122,47 @@ def test_starting_configuration_of_the_appliance_is_valid() -> None:
     [
         ("api:\n  port: 70000\n", "api.port", "70000 is greater than the maximum of 65535"),
         ("api:\n  port: eighty\n", "api.port", "'eighty' is not of type 'integer'"),
-        ("matter:\n  controler_url: x\n", "matter.controler_url",
-         "unknown key (allowed: controller_key_file, controller_port, controller_url, "
-         "controller_venv, enabled, netns, temperature_unit)"),
-        ("colour: red\n", "colour", "unknown key (allowed: api, audit, auth, automations, console, "
-         "doctor, matter, mcp_servers, mesh, state_dir, thread, tools_manifest, voice)"),
+        (
+            "matter:\n  controler_url: x\n",
+            "matter.controler_url",
+            "unknown key (allowed: controller_key_file, controller_port, controller_url, "
+            "controller_venv, enabled, netns, temperature_unit)",
+        ),
+        (
+            "colour: red\n",
+            "colour",
+            "unknown key (allowed: api, audit, auth, automations, console, "
+            "doctor, matter, mcp_servers, mesh, state_dir, thread, tools_manifest, voice)",
+        ),
         ("mesh:\n  peers: [ok, 3]\n", "mesh.peers[1]", "3 is not of type 'string'"),
-        ("matter:\n  temperature_unit: K\n", "matter.temperature_unit",
-         "'K' is not one of ['C', 'F']"),
-        ("thread:\n  otbr_url: 127.0.0.1:8081\n", "thread.otbr_url",
-         "'127.0.0.1:8081' does not match '^https?://'"),
-        ("thread:\n  dataset_hex: xyz\n", "thread.dataset_hex",
-         "'xyz' does not match '^([0-9a-fA-F]{2})+$'"),
+        (
+            "matter:\n  temperature_unit: K\n",
+            "matter.temperature_unit",
+            "'K' is not one of ['C', 'F']",
+        ),
+        (
+            "thread:\n  otbr_url: 127.0.0.1:8081\n",
+            "thread.otbr_url",
+            "'127.0.0.1:8081' does not match '^https?://'",
+        ),
+        (
+            "thread:\n  dataset_hex: xyz\n",
+            "thread.dataset_hex",
+            "'xyz' does not match '^([0-9a-fA-F]{2})+$'",
+        ),
         ("api: 5\n", "api", "5 is not of type 'object'"),
-        ("doctor:\n  interface: 'eth0; rm'\n", "doctor.interface",
-         "'eth0; rm' does not match '^[A-Za-z0-9._-]{1,15}$'"),
+        (
+            "doctor:\n  interface: 'eth0; rm'\n",
+            "doctor.interface",
+            "'eth0; rm' does not match '^[A-Za-z0-9._-]{1,15}$'",
+        ),
         # A zero replay window would refuse every request: not a valid setting.
         ("auth:\n  clock_skew_s: 0\n", "auth.clock_skew_s", "0 is less than the minimum of 1"),
-        ("auth:\n  expiry_skew_s: 301\n", "auth.expiry_skew_s",
-         "301 is greater than the maximum of 300"),
+        (
+            "auth:\n  expiry_skew_s: 301\n",
+            "auth.expiry_skew_s",
+            "301 is greater than the maximum of 300",
+        ),
     ],
 )
 def test_invalid_values_name_the_key(tmp_path: Path, text: str, key: str, message: str) -> None:
@@ -154,14 +179,19 @@ def test_all_problems_are_listed(tmp_path: Path) -> None:
     path = _write(tmp_path, "api:\n  port: -1\n  host: ''\nmesh:\n  enabled: maybe\n")
     with pytest.raises(ConfigInvalidError) as info:
         cfg.load_config(path)
-    assert [p["key"] for p in info.value.details["errors"]] == ["api.host", "api.port",
-                                                                "mesh.enabled"]
+    assert [p["key"] for p in info.value.details["errors"]] == [
+        "api.host",
+        "api.port",
+        "mesh.enabled",
+    ]
 
 
 @pytest.mark.parametrize(
     ("text", "message"),
-    [("- a\n- b\n", "must be a mapping at the top level"),
-     ("api: [unclosed\n", "is not valid YAML")],
+    [
+        ("- a\n- b\n", "must be a mapping at the top level"),
+        ("api: [unclosed\n", "is not valid YAML"),
+    ],
 )
 def test_malformed_files(tmp_path: Path, text: str, message: str) -> None:
     with pytest.raises(ConfigInvalidError, match=re.escape(message)):
@@ -171,8 +201,9 @@ def test_malformed_files(tmp_path: Path, text: str, message: str) -> None:
 def test_missing_file(tmp_path: Path) -> None:
     with pytest.raises(ConfigInvalidError) as info:
         cfg.load_config(tmp_path / "nope.yaml")
-    assert info.value.message == (f"cannot read configuration {tmp_path / 'nope.yaml'}: "
-                                  "No such file or directory")
+    assert info.value.message == (
+        f"cannot read configuration {tmp_path / 'nope.yaml'}: No such file or directory"
+    )
 
 
 def test_empty_file_gives_defaults(tmp_path: Path) -> None:
@@ -245,23 +276,40 @@ def test_an_unknown_flag_key_is_refused() -> None:
         ("thread.dataset_hex", "0e08aabb", "<redacted>"),
         ("console.approval_webhook_url", "https://h.example/T1/secret", "<redacted>"),
         ("console.approval_webhook_secret_file", "/etc/s", "/etc/s"),
-        ("matter.controller_url", "ws://u:pw@127.0.0.1:5580/ws", "ws://<redacted>@127.0.0.1:5580/ws"),
-        ("thread.otbr_url", "http://127.0.0.1:8081/?token=abc&x", "http://127.0.0.1:8081/?token=<redacted>&<redacted>"),
+        (
+            "matter.controller_url",
+            "ws://u:pw@127.0.0.1:5580/ws",
+            "ws://<redacted>@127.0.0.1:5580/ws",
+        ),
+        (
+            "thread.otbr_url",
+            "http://127.0.0.1:8081/?token=abc&x",
+            "http://127.0.0.1:8081/?token=<redacted>&<redacted>",
+        ),
         ("thread.otbr_url", None, None),
         ("api.port", 8765, 8765),
         ("mesh.trusted_nodes", ["k1"], ["k1"]),
     ],
-)  # fmt: skip
+)
 def test_redact(key: str, value: Any, shown: Any) -> None:
     assert cfg.redact(key, value) == shown
 
 
 def test_redact_hides_mcp_env_values_and_secret_named_keys() -> None:
-    entry = {"name": "calc", "command": "/bin/calc", "env": {"API_KEY": "sk-1"},
-             "token_file": "/etc/t"}  # fmt: skip
+    entry = {
+        "name": "calc",
+        "command": "/bin/calc",
+        "env": {"API_KEY": "sk-1"},
+        "token_file": "/etc/t",
+    }
     assert cfg.redact("mcp_servers", [entry]) == [
-        {"name": "calc", "command": "/bin/calc", "env": {"API_KEY": "<redacted>"},
-         "token_file": "/etc/t"}]  # fmt: skip
+        {
+            "name": "calc",
+            "command": "/bin/calc",
+            "env": {"API_KEY": "<redacted>"},
+            "token_file": "/etc/t",
+        }
+    ]
     # A future key named like a secret is hidden without a schema mark.
     assert cfg.redact("console.api_token", "t0k", {}) == "<redacted>"
     assert cfg.redact("console.password", "pw", {}) == "<redacted>"

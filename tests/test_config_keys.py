@@ -113,9 +113,11 @@ class Bridge:
         with self.log.open("wb") as log:
             self.popen = subprocess.Popen(
                 [*self.prefix, str(BIN), "--config", str(self.config_path), *self.args],
-                stdout=subprocess.PIPE, stderr=log, cwd=self.workdir,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                cwd=self.workdir,
                 env={**os.environ, **self.env},
-            )  # fmt: skip
+            )
         if wait_listening:
             line = self.read_line(START_TIMEOUT_S)
             assert line.startswith("atmosphere-bridge listening on "), (line, self.stderr())
@@ -215,13 +217,24 @@ def status_and_error(answer: bytes) -> tuple[int, dict[str, Any]]:
     return status, (doc.get("error") or {}) if isinstance(doc, dict) else {}
 
 
-def request_bytes(host: str, port: int, path: str, body: bytes = b"",
-                  headers: dict[str, str] | None = None, method: str = "POST") -> bytes:
+def request_bytes(
+    host: str,
+    port: int,
+    path: str,
+    body: bytes = b"",
+    headers: dict[str, str] | None = None,
+    method: str = "POST",
+) -> bytes:
     """Return an HTTP/1.1 request (``Connection: close``) as bytes."""
-    lines = [f"{method} {path} HTTP/1.1", f"Host: {host}:{port}", "Connection: close",
-             "Content-Type: application/json", f"Content-Length: {len(body)}"]
+    lines = [
+        f"{method} {path} HTTP/1.1",
+        f"Host: {host}:{port}",
+        "Connection: close",
+        "Content-Type: application/json",
+        f"Content-Length: {len(body)}",
+    ]
     lines += [f"{k}: {v}" for k, v in (headers or {}).items()]
-    return ("\r\n".join(lines) + "\r\n\r\n").encode() + body  # fmt: skip
+    return ("\r\n".join(lines) + "\r\n\r\n").encode() + body
 
 
 # -- the completeness check --------------------------------------------------------------
@@ -250,16 +263,19 @@ def test_documented_keys_are_the_schema_keys() -> None:
 
 
 def test_an_unknown_key_is_refused_with_its_path(tmp_path: Path) -> None:
-    bridge = Bridge({"state_dir": str(tmp_path / "state"),
-                     "api": {"port": 0, "max_conections": 5}}, tmp_path)  # fmt: skip
+    bridge = Bridge(
+        {"state_dir": str(tmp_path / "state"), "api": {"port": 0, "max_conections": 5}}, tmp_path
+    )
     bridge.start(wait_listening=False)
     assert bridge.popen is not None
     assert bridge.popen.wait(timeout=60) == 1
     err = bridge.stderr()
-    assert err.startswith(f"error [CONFIG_INVALID]: {bridge.config_path}: api.max_conections: "
-                          "unknown key (allowed: allowed_hosts, body_timeout_s, header_timeout_s, "
-                          "host, idle_timeout_s, max_body_bytes, max_connections, "
-                          "max_header_bytes, max_json_depth, port)"), err  # fmt: skip
+    assert err.startswith(
+        f"error [CONFIG_INVALID]: {bridge.config_path}: api.max_conections: "
+        "unknown key (allowed: allowed_hosts, body_timeout_s, header_timeout_s, "
+        "host, idle_timeout_s, max_body_bytes, max_connections, "
+        "max_header_bytes, max_json_depth, port)"
+    ), err
     assert "Traceback" not in err
     assert not (tmp_path / "state").exists()
     bridge.stop()
@@ -267,7 +283,7 @@ def test_an_unknown_key_is_refused_with_its_path(tmp_path: Path) -> None:
 
 # -- one process: the API, auth, console, state and manifest keys, Matter off -----------
 
-TOOLS_PY = '''
+TOOLS_PY = """
 from typing import Any
 
 from bridge.tools.context import CallContext
@@ -286,7 +302,7 @@ async def cfg_probe(ctx: CallContext) -> dict[str, Any]:
       confirmation=Confirmation(mode="always", message="Unlock the {gate} gate?", timeout_s=30))
 async def cfg_gate_unlock(gate: str, ctx: CallContext) -> dict[str, Any]:
     return {"unlocked": gate}
-'''
+"""
 WEBHOOK_SECRET = b"config-test-webhook-secret"
 
 
@@ -339,29 +355,55 @@ class Main:
 def main(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Main]:
     tmp = tmp_path_factory.mktemp("main")
     (tmp / "cfg_tools.py").write_text(TOOLS_PY)
-    (tmp / "tools.yaml").write_text(yaml.safe_dump({"tools": [
-        {"source": f"file:{tmp / 'cfg_tools.py'}", "entry": "cfg_probe"},
-        {"source": f"file:{tmp / 'cfg_tools.py'}", "entry": "cfg_gate_unlock"},
-    ]}))  # fmt: skip
+    (tmp / "tools.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "tools": [
+                    {"source": f"file:{tmp / 'cfg_tools.py'}", "entry": "cfg_probe"},
+                    {"source": f"file:{tmp / 'cfg_tools.py'}", "entry": "cfg_gate_unlock"},
+                ]
+            }
+        )
+    )
     (tmp / "hook.secret").write_bytes(WEBHOOK_SECRET + b"\n")
     hook = start_hook()
     issuer = NodeKey.generate()
     port, controller_port = free_port(), free_port()
-    bridge = Bridge({
-        "state_dir": str(tmp / "state"),
-        "tools_manifest": str(tmp / "tools.yaml"),
-        "api": {"host": "127.0.0.2", "port": port, "max_body_bytes": 4096,
-                "max_header_bytes": 8190, "max_json_depth": 8, "header_timeout_s": 0.5,
-                "body_timeout_s": 0.5, "idle_timeout_s": 2.0, "max_connections": 4,
-                "allowed_hosts": ["bridge.home.test"]},
-        "console": {"approval_webhook_url": f"http://127.0.0.1:{hook.port}/notify",
-                    "approval_webhook_secret_file": str(tmp / "hook.secret")},
-        "auth": {"trusted_issuers": [issuer.public_key_b64], "clock_skew_s": 20,
-                 "expiry_skew_s": 120},
-        "matter": {"enabled": False, "controller_port": controller_port},
-        "automations": {"latitude": 60.0, "longitude": 90.0, "timezone": "Asia/Kathmandu",
-                        "people": ["anna"]},
-    }, tmp / "work")  # fmt: skip
+    bridge = Bridge(
+        {
+            "state_dir": str(tmp / "state"),
+            "tools_manifest": str(tmp / "tools.yaml"),
+            "api": {
+                "host": "127.0.0.2",
+                "port": port,
+                "max_body_bytes": 4096,
+                "max_header_bytes": 8190,
+                "max_json_depth": 8,
+                "header_timeout_s": 0.5,
+                "body_timeout_s": 0.5,
+                "idle_timeout_s": 2.0,
+                "max_connections": 4,
+                "allowed_hosts": ["bridge.home.test"],
+            },
+            "console": {
+                "approval_webhook_url": f"http://127.0.0.1:{hook.port}/notify",
+                "approval_webhook_secret_file": str(tmp / "hook.secret"),
+            },
+            "auth": {
+                "trusted_issuers": [issuer.public_key_b64],
+                "clock_skew_s": 20,
+                "expiry_skew_s": 120,
+            },
+            "matter": {"enabled": False, "controller_port": controller_port},
+            "automations": {
+                "latitude": 60.0,
+                "longitude": 90.0,
+                "timezone": "Asia/Kathmandu",
+                "people": ["anna"],
+            },
+        },
+        tmp / "work",
+    )
     try:
         yield Main(bridge.start(), hook, port, controller_port, issuer)
     finally:
@@ -371,9 +413,12 @@ def main(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Main]:
 
 
 def _rule(main: Main, rule_id: str, trigger: dict[str, Any]) -> dict[str, Any]:
-    status, made = http("POST", f"{main.bridge.url}/v1/automations", {
-        "id": rule_id, "trigger": trigger, "actions": [{"type": "delay", "seconds": 0}]},
-        main.bridge.token())  # fmt: skip
+    status, made = http(
+        "POST",
+        f"{main.bridge.url}/v1/automations",
+        {"id": rule_id, "trigger": trigger, "actions": [{"type": "delay", "seconds": 0}]},
+        main.bridge.token(),
+    )
     assert status == 201, made
     return made  # type: ignore[no-any-return]
 
@@ -412,7 +457,8 @@ def test_automations_latitude_sets_the_day_length(main: Main) -> None:
     decl = math.radians(23.44) * math.sin(2 * math.pi * (284 + n) / 365)
     lat = math.radians(60.0)
     cos_h = (math.sin(math.radians(-0.833)) - math.sin(lat) * math.sin(decl)) / (
-        math.cos(lat) * math.cos(decl))
+        math.cos(lat) * math.cos(decl)
+    )
     expected = 2 * math.degrees(math.acos(cos_h)) / 15 * 3600
     assert abs(day - expected) <= 20 * 60, (day / 3600, expected / 3600)
 
@@ -420,11 +466,13 @@ def test_automations_latitude_sets_the_day_length(main: Main) -> None:
 @effect_of("automations.people")
 def test_automations_people_may_have_their_presence_reported(main: Main) -> None:
     token = main.bridge.token()
-    status, answer = http("PUT", f"{main.bridge.url}/v1/automations/presence/anna",
-                          {"home": True}, token)  # fmt: skip
+    status, answer = http(
+        "PUT", f"{main.bridge.url}/v1/automations/presence/anna", {"home": True}, token
+    )
     assert (status, answer["person"], answer["home"]) == (200, "anna", True)
-    status, answer = http("PUT", f"{main.bridge.url}/v1/automations/presence/ben",
-                          {"home": True}, token)  # fmt: skip
+    status, answer = http(
+        "PUT", f"{main.bridge.url}/v1/automations/presence/ben", {"home": True}, token
+    )
     assert (status, answer["error"]["code"]) == (404, "NOT_FOUND")
     status, seen = http("GET", f"{main.bridge.url}/v1/automations/presence", token=token)
     assert list(seen["people"]) == ["anna"]
@@ -459,8 +507,9 @@ def test_tools_manifest_tools_are_served(main: Main) -> None:
     status, body = http("GET", f"{main.bridge.url}/v1/tools?view=flat", token=token)
     assert status == 200, body
     assert {"core:cfg_probe", "core:cfg_gate_unlock"} <= {t["name"] for t in body["tools"]}
-    status, answer = http("POST", f"{main.bridge.url}/v1/invoke",
-                          {"tool": "core:cfg_probe", "params": {}}, token)  # fmt: skip
+    status, answer = http(
+        "POST", f"{main.bridge.url}/v1/invoke", {"tool": "core:cfg_probe", "params": {}}, token
+    )
     assert (status, answer["status"], answer["result"]) == (200, "success", {"ok": True})
 
 
@@ -482,8 +531,7 @@ def test_api_port_is_the_port_served(main: Main) -> None:
 @effect_of("api.allowed_hosts")
 def test_api_allowed_hosts_are_answered_and_other_names_are_not(main: Main) -> None:
     def health(host: str) -> tuple[int, dict[str, Any]]:
-        head = (f"GET /healthz HTTP/1.1\r\nHost: {host}:{main.port}\r\n"
-                "Connection: close\r\n\r\n")  # fmt: skip
+        head = f"GET /healthz HTTP/1.1\r\nHost: {host}:{main.port}\r\nConnection: close\r\n\r\n"
         return status_and_error(raw(main.host, main.port, head.encode()))
 
     # The listed name is answered; a name not listed (nor loopback, an address or this
@@ -492,7 +540,10 @@ def test_api_allowed_hosts_are_answered_and_other_names_are_not(main: Main) -> N
     assert health("BRIDGE.home.test.")[0] == 200  # the same name, case and root dot aside
     status, error = health("other.home.test")
     assert (status, error["code"], error["details"]) == (
-        421, "INVALID_REQUEST", {"reason": "host_not_allowed", "host": "other.home.test"})
+        421,
+        "INVALID_REQUEST",
+        {"reason": "host_not_allowed", "host": "other.home.test"},
+    )
 
 
 def _probe_call(main: Main, pad: int) -> bytes:
@@ -512,8 +563,9 @@ def test_api_max_body_bytes_bounds_a_body(main: Main) -> None:
 @effect_of("api.max_header_bytes")
 def test_api_max_header_bytes_bounds_a_header(main: Main) -> None:
     def get(pad: int) -> tuple[int, dict[str, Any]]:
-        req = request_bytes(main.host, main.port, "/healthz", method="GET",
-                            headers={"X-Pad": "a" * pad})  # fmt: skip
+        req = request_bytes(
+            main.host, main.port, "/healthz", method="GET", headers={"X-Pad": "a" * pad}
+        )
         return status_and_error(raw(main.host, main.port, req))
 
     assert get(8000)[0] == 200
@@ -529,13 +581,19 @@ def test_api_max_json_depth_bounds_nesting(main: Main) -> None:
         value: Any = 1
         for _ in range(arrays):
             value = [value]
-        return http("POST", f"{main.bridge.url}/v1/invoke",
-                    {"tool": "core:cfg_probe", "params": {"x": value}}, token)  # fmt: skip
+        return http(
+            "POST",
+            f"{main.bridge.url}/v1/invoke",
+            {"tool": "core:cfg_probe", "params": {"x": value}},
+            token,
+        )
 
     status, body = call(10)  # 12 levels: the body, params, 10 arrays (limit 8)
     assert status == 400, body
     assert (body["error"]["code"], body["error"]["details"]["reason"]) == (
-        "INVALID_REQUEST", "too_deep")  # fmt: skip
+        "INVALID_REQUEST",
+        "too_deep",
+    )
     status, body = call(5)  # 7 levels: parsed, then refused by the tool's schema
     assert body["error"].get("details", {}).get("reason") != "too_deep", body
     assert body["error"]["code"] == "INVALID_PARAMS"
@@ -611,8 +669,12 @@ def test_auth_clock_skew_s_is_the_replay_window(main: Main) -> None:
     token = main.bridge.token()
 
     def call(age_s: float) -> tuple[int, Any]:
-        return http("POST", f"{main.bridge.url}/v1/invoke", {
-            "tool": "core:cfg_probe", "params": {}, "timestamp": time.time() - age_s}, token)
+        return http(
+            "POST",
+            f"{main.bridge.url}/v1/invoke",
+            {"tool": "core:cfg_probe", "params": {}, "timestamp": time.time() - age_s},
+            token,
+        )
 
     assert call(5)[0] == 200
     # 60 s old: outside the configured 20 s (inside the default 300 s).
@@ -624,9 +686,16 @@ def test_auth_clock_skew_s_is_the_replay_window(main: Main) -> None:
 def test_console_webhook_is_posted_and_signed_with_the_secret_file(main: Main) -> None:
     token = main.bridge.token()
     answer: list[tuple[int, Any]] = []
-    call = threading.Thread(target=lambda: answer.append(http(
-        "POST", f"{main.bridge.url}/v1/invoke",
-        {"tool": "core:cfg_gate_unlock", "params": {"gate": "garden"}}, token)))
+    call = threading.Thread(
+        target=lambda: answer.append(
+            http(
+                "POST",
+                f"{main.bridge.url}/v1/invoke",
+                {"tool": "core:cfg_gate_unlock", "params": {"gate": "garden"}},
+                token,
+            )
+        )
+    )
     call.start()
     try:
         assert main.hook.got.wait(20), "no webhook POST arrived"
@@ -639,8 +708,9 @@ def test_console_webhook_is_posted_and_signed_with_the_secret_file(main: Main) -
         approval = json.loads(body)["approval"]
         assert (approval["tool"], approval["status"]) == ("core:cfg_gate_unlock@1.0.0", "pending")
         admin = main.bridge.token(("admin:approve",), agent="config-admin")
-        status, body = http("POST", f"{main.bridge.url}/v1/approvals/{approval['id']}",
-                            {"decision": "deny"}, admin)  # fmt: skip
+        status, body = http(
+            "POST", f"{main.bridge.url}/v1/approvals/{approval['id']}", {"decision": "deny"}, admin
+        )
         assert status == 200, body
     finally:
         call.join(40)
@@ -649,7 +719,7 @@ def test_console_webhook_is_posted_and_signed_with_the_secret_file(main: Main) -
 
 # -- the audit keys: one process started twice on the same state ---------------------------
 
-AUDIT_TOOLS_PY = '''
+AUDIT_TOOLS_PY = """
 from typing import Any
 
 from bridge.tools.context import CallContext
@@ -660,7 +730,7 @@ from bridge.tools.decorator import tool
       idempotent=True)
 async def cfg_echo_len(text: str, ctx: CallContext) -> dict[str, Any]:
     return {"length": len(text)}
-'''
+"""
 # Between audit.max_value_bytes (2048) and its default (4096): kept whole by default.
 AUDITED_TEXT = "y" * 3000
 
@@ -674,8 +744,9 @@ class Audited:
         conn = sqlite3.connect(self.bridge.state / "bridge.db")
         conn.row_factory = sqlite3.Row
         try:
-            found = conn.execute("SELECT * FROM audit_log WHERE agent_id = ? ORDER BY id",
-                                 (agent,)).fetchall()  # fmt: skip
+            found = conn.execute(
+                "SELECT * FROM audit_log WHERE agent_id = ? ORDER BY id", (agent,)
+            ).fetchall()
         finally:
             conn.close()
         return [dict(r) for r in found]
@@ -685,23 +756,36 @@ class Audited:
 def audited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Audited]:
     tmp = tmp_path_factory.mktemp("audited")
     (tmp / "cfg_audit_tools.py").write_text(AUDIT_TOOLS_PY)
-    (tmp / "tools.yaml").write_text(yaml.safe_dump({"tools": [
-        {"source": f"file:{tmp / 'cfg_audit_tools.py'}", "entry": "cfg_echo_len"}]}))
-    bridge = Bridge({
-        "state_dir": str(tmp / "state"),
-        "tools_manifest": str(tmp / "tools.yaml"),
-        "api": {"port": 0},
-        # Rows are kept three seconds; the reserve is more free disk than any disk here has.
-        "audit": {"max_value_bytes": 2048, "retention_days": 3 / 86_400,
-                  "disk_reserve_mb": 1_048_576},
-        "matter": {"enabled": False},
-    }, tmp / "work")  # fmt: skip
+    (tmp / "tools.yaml").write_text(
+        yaml.safe_dump(
+            {"tools": [{"source": f"file:{tmp / 'cfg_audit_tools.py'}", "entry": "cfg_echo_len"}]}
+        )
+    )
+    bridge = Bridge(
+        {
+            "state_dir": str(tmp / "state"),
+            "tools_manifest": str(tmp / "tools.yaml"),
+            "api": {"port": 0},
+            # Rows are kept three seconds; the reserve is more free disk than any disk here has.
+            "audit": {
+                "max_value_bytes": 2048,
+                "retention_days": 3 / 86_400,
+                "disk_reserve_mb": 1_048_576,
+            },
+            "matter": {"enabled": False},
+        },
+        tmp / "work",
+    )
     try:
         bridge.start()
         token = bridge.token(agent="before-restart")
         for _ in range(3):
-            status, _ = http("POST", f"{bridge.url}/v1/invoke",
-                             {"tool": "core:cfg_echo_len", "params": {"text": "a"}}, token)
+            status, _ = http(
+                "POST",
+                f"{bridge.url}/v1/invoke",
+                {"tool": "core:cfg_echo_len", "params": {"text": "a"}},
+                token,
+            )
             assert status == 200
         bridge.stop()
         audited = Audited(bridge, 0)
@@ -723,14 +807,20 @@ def test_audit_retention_days_deletes_older_rows(audited: Audited) -> None:
 @effect_of("audit.max_value_bytes")
 def test_audit_max_value_bytes_keeps_a_head_and_hash_of_longer_values(audited: Audited) -> None:
     token = audited.bridge.token(agent="long-value")
-    status, body = http("POST", f"{audited.bridge.url}/v1/invoke",
-                        {"tool": "core:cfg_echo_len", "params": {"text": AUDITED_TEXT}}, token)
+    status, body = http(
+        "POST",
+        f"{audited.bridge.url}/v1/invoke",
+        {"tool": "core:cfg_echo_len", "params": {"text": AUDITED_TEXT}},
+        token,
+    )
     assert (status, body["result"]) == (200, {"length": 3000})
     wait_until(lambda: audited.rows("long-value"), 20, "the call's audit row")
     (row,) = audited.rows("long-value")
     sent = ('{"text": "' + AUDITED_TEXT + '"}').encode()  # 3,012 bytes: over 2,048
     assert json.loads(row["params_json"]) == {
-        "truncated": True, "bytes": 3012, "sha256": hashlib.sha256(sent).hexdigest(),
+        "truncated": True,
+        "bytes": 3012,
+        "sha256": hashlib.sha256(sent).hexdigest(),
         "head": sent[:1024].decode(),  # half the configured 2,048 bytes
     }
 
@@ -740,10 +830,17 @@ def test_audit_disk_reserve_mb_refuses_stored_data_and_audits_the_refusal(
     audited: Audited,
 ) -> None:
     token = audited.bridge.token(agent="store-writer")
-    status, body = http("POST", f"{audited.bridge.url}/v1/invoke",
-                        {"tool": "core:store_data", "params": {"key": "k", "value": 1}}, token)
+    status, body = http(
+        "POST",
+        f"{audited.bridge.url}/v1/invoke",
+        {"tool": "core:store_data", "params": {"key": "k", "value": 1}},
+        token,
+    )
     assert (status, body["error"]["code"], body["error"]["details"]["reason"]) == (
-        507, "STORAGE_FULL", "disk_reserve")
+        507,
+        "STORAGE_FULL",
+        "disk_reserve",
+    )
     wait_until(lambda: audited.rows("store-writer"), 20, "the refusal's audit row")
     (row,) = audited.rows("store-writer")
     assert (row["tool"], row["error_code"]) == ("core:store_data@1.0.0", "STORAGE_FULL")
@@ -781,19 +878,28 @@ def managed(tmp_path_factory: pytest.TempPathFactory, fabric: Any) -> Iterator[M
     venv = tmp / "controller-venv"
     venv.symlink_to((REPO / ".venv-controller").resolve())
     port = free_port()
-    bridge = Bridge({
-        "state_dir": str(tmp / "state"),
-        "api": {"port": 0},
-        "matter": {"netns": fabric.namespace.name, "controller_port": port,
-                   "controller_venv": str(venv)},
-    }, tmp / "work")  # fmt: skip
+    bridge = Bridge(
+        {
+            "state_dir": str(tmp / "state"),
+            "api": {"port": 0},
+            "matter": {
+                "netns": fabric.namespace.name,
+                "controller_port": port,
+                "controller_venv": str(venv),
+            },
+        },
+        tmp / "work",
+    )
     try:
         bridge.start()
         assert bridge.popen is not None
         # The venv's interpreter runs the launcher that guards the server's API.
-        servers = [p for p in descendants(bridge.popen.pid)
-                   if f"{venv}/bin/python" in cmdline(p)
-                   and any(a.endswith("/matter/controller/guard.py") for a in cmdline(p))]
+        servers = [
+            p
+            for p in descendants(bridge.popen.pid)
+            if f"{venv}/bin/python" in cmdline(p)
+            and any(a.endswith("/matter/controller/guard.py") for a in cmdline(p))
+        ]
         assert len(servers) == 1, [cmdline(p) for p in descendants(bridge.popen.pid)]
         yield Managed(bridge, servers[0], venv, port, fabric.namespace.name)
     finally:
@@ -832,8 +938,14 @@ def test_matter_netns_puts_the_controller_in_that_namespace(managed: Managed) ->
 
 
 def test_matter_netns_that_does_not_exist_is_refused_with_the_key(tmp_path: Path) -> None:
-    bridge = Bridge({"state_dir": str(tmp_path / "state"), "api": {"port": 0},
-                     "matter": {"netns": f"atm-none-{os.getpid()}"}}, tmp_path)  # fmt: skip
+    bridge = Bridge(
+        {
+            "state_dir": str(tmp_path / "state"),
+            "api": {"port": 0},
+            "matter": {"netns": f"atm-none-{os.getpid()}"},
+        },
+        tmp_path,
+    )
     bridge.start(wait_listening=False)
     assert bridge.popen is not None
     assert bridge.popen.wait(timeout=60) == 1
@@ -863,10 +975,17 @@ def test_matter_controller_url_with_controller_key_file_connects_there_alone(
     # The controller (guarded, like every managed one) refuses a client without its key.
     assert asyncio.run(_ws_status(matter_controller.url, {})) == 403
     assert asyncio.run(_ws_status(matter_controller.url, matter_controller.headers)) == 101
-    bridge = Bridge({"state_dir": str(tmp_path / "state"), "api": {"port": 0},
-                     "matter": {"controller_url": matter_controller.url,
-                                "controller_key_file": matter_controller.key_file}},
-                    tmp_path)  # fmt: skip
+    bridge = Bridge(
+        {
+            "state_dir": str(tmp_path / "state"),
+            "api": {"port": 0},
+            "matter": {
+                "controller_url": matter_controller.url,
+                "controller_key_file": matter_controller.key_file,
+            },
+        },
+        tmp_path,
+    )
     try:
         bridge.start()
         status, body = http("GET", f"{bridge.url}/v1/devices", token=bridge.token())
@@ -874,7 +993,10 @@ def test_matter_controller_url_with_controller_key_file_connects_there_alone(
         controller = body["controller"]
         # (Besides these, the node recovery's counters: no managed controller's fields.)
         assert {k: v for k, v in controller.items() if k != "recovery"} == {
-            "url": matter_controller.url, "managed": False, "connected": True}
+            "url": matter_controller.url,
+            "managed": False,
+            "connected": True,
+        }
         assert bridge.children() == []
         assert not (bridge.state / "controller").exists()
     finally:
@@ -888,14 +1010,23 @@ def test_matter_temperature_unit_is_the_unit_of_generated_tools(tmp_path: Path) 
     config.write_text("matter: {temperature_unit: F}\n")
     done = subprocess.run(
         [str(BIN), "--config", str(config), "generate", "--json", "--node-dump", str(dump)],
-        capture_output=True, text=True, timeout=120, check=True, cwd=tmp_path,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+        cwd=tmp_path,
+    )
     tools = {t["definition"]["name"]: t["definition"] for t in json.loads(done.stdout)["tools"]}
     (set_temperature,) = [d for n, d in tools.items() if n.endswith("_set_temperature")]
     # The device's limits, 7-32 °C, in °F.
-    assert set_temperature["parameters"]["properties"] == {"fahrenheit": {
-        "type": "number", "minimum": 44.6, "maximum": 89.6,
-        "description": "Target temperature in °F (44.6-89.6)."}}  # fmt: skip
+    assert set_temperature["parameters"]["properties"] == {
+        "fahrenheit": {
+            "type": "number",
+            "minimum": 44.6,
+            "maximum": 89.6,
+            "description": "Target temperature in °F (44.6-89.6).",
+        }
+    }
 
 
 @pytest.mark.fabric
@@ -908,12 +1039,18 @@ def test_voice_units_is_the_unit_spoken_temperatures_are_in(tmp_path: Path, fabr
     from tests.support.fabric import running_controller
 
     async def import_node(url: str, headers: dict[str, str], doc: dict[str, Any]) -> None:
-        async with aiohttp.ClientSession() as session, \
-                session.ws_connect(url, headers=headers) as ws:
+        async with (
+            aiohttp.ClientSession() as session,
+            session.ws_connect(url, headers=headers) as ws,
+        ):
             await ws.receive_json()  # server info
-            await ws.send_json({"message_id": "1", "command": "import_test_node",
-                                "args": {"dump": json.dumps(
-                                    {"data": {"server": {"nodes": [doc]}}})}})  # fmt: skip
+            await ws.send_json(
+                {
+                    "message_id": "1",
+                    "command": "import_test_node",
+                    "args": {"dump": json.dumps({"data": {"server": {"nodes": [doc]}}})},
+                }
+            )
             while (msg := await ws.receive_json()).get("message_id") != "1":
                 pass
             assert "error_code" not in msg, msg
@@ -923,10 +1060,15 @@ def test_voice_units_is_the_unit_spoken_temperatures_are_in(tmp_path: Path, fabr
     dump = REPO / "tests/fixtures/nodes/matterjs-commissioned/node-4-thermostat.json"
     with running_controller(fabric, "config-voice-units") as ctl:
         asyncio.run(import_node(ctl.url, ctl.headers, json.loads(dump.read_text())))
-        bridge = Bridge({"state_dir": str(tmp_path / "state"), "api": {"port": 0},
-                         "matter": {"controller_url": ctl.url,
-                                    "controller_key_file": ctl.key_file},
-                         "voice": {"units": "imperial"}}, tmp_path)  # fmt: skip
+        bridge = Bridge(
+            {
+                "state_dir": str(tmp_path / "state"),
+                "api": {"port": 0},
+                "matter": {"controller_url": ctl.url, "controller_key_file": ctl.key_file},
+                "voice": {"units": "imperial"},
+            },
+            tmp_path,
+        )
         try:
             bridge.start()
             token = bridge.token()
@@ -938,11 +1080,19 @@ def test_voice_units_is_the_unit_spoken_temperatures_are_in(tmp_path: Path, fabr
                 return bool(found)
 
             wait_until(thermostat, 30, "the thermostat")
-            status, body = http("PATCH", f"{bridge.url}/v1/devices/{found[0]['id']}",
-                                {"name": "Hall Thermostat"}, token=token)  # fmt: skip
+            status, body = http(
+                "PATCH",
+                f"{bridge.url}/v1/devices/{found[0]['id']}",
+                {"name": "Hall Thermostat"},
+                token=token,
+            )
             assert status == 200, body
-            status, body = http("POST", f"{bridge.url}/v1/intents/handle",
-                                {"text": "set the hall thermostat to 72 degrees"}, token=token)
+            status, body = http(
+                "POST",
+                f"{bridge.url}/v1/intents/handle",
+                {"text": "set the hall thermostat to 72 degrees"},
+                token=token,
+            )
             assert status == 200, body
             # 72 °F = (72 - 32) x 5/9 = 22.2 °C; spoken back as said
             assert body["calls"][0]["params"] == {"celsius": 22.2}, body
@@ -951,10 +1101,14 @@ def test_voice_units_is_the_unit_spoken_temperatures_are_in(tmp_path: Path, fabr
             bridge.stop()
 
 
-
 @pytest.mark.fabric
-@effect_of("voice.floors", "voice.floors[].name", "voice.floors[].level",
-           "voice.floors[].aliases", "voice.floors[].rooms")
+@effect_of(
+    "voice.floors",
+    "voice.floors[].name",
+    "voice.floors[].level",
+    "voice.floors[].aliases",
+    "voice.floors[].rooms",
+)
 def test_voice_floors_are_the_floors_spoken_commands_know(tmp_path: Path, fabric: Any) -> None:
     import asyncio
 
@@ -963,25 +1117,38 @@ def test_voice_floors_are_the_floors_spoken_commands_know(tmp_path: Path, fabric
     from tests.support.fabric import running_controller
 
     async def import_node(url: str, headers: dict[str, str], doc: dict[str, Any]) -> None:
-        async with aiohttp.ClientSession() as session, \
-                session.ws_connect(url, headers=headers) as ws:
+        async with (
+            aiohttp.ClientSession() as session,
+            session.ws_connect(url, headers=headers) as ws,
+        ):
             await ws.receive_json()  # server info
-            await ws.send_json({"message_id": "1", "command": "import_test_node",
-                                "args": {"dump": json.dumps(
-                                    {"data": {"server": {"nodes": [doc]}}})}})  # fmt: skip
+            await ws.send_json(
+                {
+                    "message_id": "1",
+                    "command": "import_test_node",
+                    "args": {"dump": json.dumps({"data": {"server": {"nodes": [doc]}}})},
+                }
+            )
             while (msg := await ws.receive_json()).get("message_id") != "1":
                 pass
             assert "error_code" not in msg, msg
 
     dump = REPO / "tests/fixtures/nodes/matterjs-commissioned/node-1-onoff.json"
-    floors = [{"name": "Top Floor", "level": 1, "aliases": ["the attic"], "rooms": ["bedroom"]},
-              {"name": "Ground Floor", "level": 0, "rooms": ["Kitchen"]}]  # fmt: skip
+    floors = [
+        {"name": "Top Floor", "level": 1, "aliases": ["the attic"], "rooms": ["bedroom"]},
+        {"name": "Ground Floor", "level": 0, "rooms": ["Kitchen"]},
+    ]
     with running_controller(fabric, "config-voice-floors") as ctl:
         asyncio.run(import_node(ctl.url, ctl.headers, json.loads(dump.read_text())))
-        bridge = Bridge({"state_dir": str(tmp_path / "state"), "api": {"port": 0},
-                         "matter": {"controller_url": ctl.url,
-                                    "controller_key_file": ctl.key_file},
-                         "voice": {"floors": floors}}, tmp_path)  # fmt: skip
+        bridge = Bridge(
+            {
+                "state_dir": str(tmp_path / "state"),
+                "api": {"port": 0},
+                "matter": {"controller_url": ctl.url, "controller_key_file": ctl.key_file},
+                "voice": {"floors": floors},
+            },
+            tmp_path,
+        )
         try:
             bridge.start()
             token = bridge.token()
@@ -994,20 +1161,28 @@ def test_voice_floors_are_the_floors_spoken_commands_know(tmp_path: Path, fabric
 
             wait_until(light, 30, "the light")
             # rooms: matched by name regardless of case ("bedroom" names the room "Bedroom")
-            status, body = http("PATCH", f"{bridge.url}/v1/devices/{found[0]['id']}",
-                                {"name": "Bed Light", "room": "Bedroom"}, token=token)
+            status, body = http(
+                "PATCH",
+                f"{bridge.url}/v1/devices/{found[0]['id']}",
+                {"name": "Bed Light", "room": "Bedroom"},
+                token=token,
+            )
             assert status == 200, body
 
             def said(text: str) -> dict[str, Any]:
-                status, body = http("POST", f"{bridge.url}/v1/intents/handle",
-                                    {"text": text}, token=token)  # fmt: skip
+                status, body = http(
+                    "POST", f"{bridge.url}/v1/intents/handle", {"text": text}, token=token
+                )
                 assert status == 200, body
                 return dict(body)
 
             # name, alias and level ("upstairs": the one floor above level 0) reach the
             # floor's room; the other floor has no light: nothing is done there.
-            for text in ("turn off the lights on the top floor", "turn off the lights in the attic",
-                         "turn off the lights upstairs"):
+            for text in (
+                "turn off the lights on the top floor",
+                "turn off the lights in the attic",
+                "turn off the lights upstairs",
+            ):
                 body = said(text)
                 tools = [c["tool"] for c in body["calls"]]
                 assert tools == ["matter:room_bedroom_lights_off"], body
@@ -1076,22 +1251,46 @@ def doctor(tmp_path_factory: pytest.TempPathFactory) -> Doctor:
     reports: dict[str, dict[str, Any]] = {}
     with silent, border_router_in_thread(state) as otbr_url:
         runs = {
-            "a": {"doctor": {"root": str(tree.root), "controller_storage": "/srv/ctl-store",
-                             "controller_user": "ctl-user", "free_disk_warn_mb": 10**9,
-                             "free_disk_fail_mb": 0, "timeout_s": 1},
-                  "thread": {"otbr_url": otbr_url, "dataset_hex": OTHER_DATASET_HEX}},
-            "b": {"doctor": {"root": str(tree.root), "interface": "lan8",
-                             "free_disk_warn_mb": 10**9, "free_disk_fail_mb": 10**9,
-                             "timeout_s": 1}},
-        }  # fmt: skip
+            "a": {
+                "doctor": {
+                    "root": str(tree.root),
+                    "controller_storage": "/srv/ctl-store",
+                    "controller_user": "ctl-user",
+                    "free_disk_warn_mb": 10**9,
+                    "free_disk_fail_mb": 0,
+                    "timeout_s": 1,
+                },
+                "thread": {"otbr_url": otbr_url, "dataset_hex": OTHER_DATASET_HEX},
+            },
+            "b": {
+                "doctor": {
+                    "root": str(tree.root),
+                    "interface": "lan8",
+                    "free_disk_warn_mb": 10**9,
+                    "free_disk_fail_mb": 10**9,
+                    "timeout_s": 1,
+                }
+            },
+        }
         for name, config in runs.items():
             path = tmp / f"{name}.yaml"
-            path.write_text(yaml.safe_dump({
-                "state_dir": "/var/lib/atmosphere-bridge",
-                "matter": {"controller_url": controller_url}, **config}))  # fmt: skip
-            done = subprocess.run([str(BIN), "--config", str(path), "doctor", "--json"],
-                                  capture_output=True, text=True, timeout=120, cwd=tmp,
-                                  check=False)  # fmt: skip
+            path.write_text(
+                yaml.safe_dump(
+                    {
+                        "state_dir": "/var/lib/atmosphere-bridge",
+                        "matter": {"controller_url": controller_url},
+                        **config,
+                    }
+                )
+            )
+            done = subprocess.run(
+                [str(BIN), "--config", str(path), "doctor", "--json"],
+                capture_output=True,
+                text=True,
+                timeout=120,
+                cwd=tmp,
+                check=False,
+            )
             assert done.returncode == 1, done.stderr
             assert "Traceback" not in done.stderr
             reports[name] = json.loads(done.stdout)
@@ -1226,8 +1425,9 @@ class Mcp:
             return []
         return [json.loads(line) for line in self.log.read_text().splitlines()]
 
-    def call(self, tool: str, params: dict[str, Any], permissions: tuple[str, ...]
-             ) -> tuple[int, Any]:  # fmt: skip
+    def call(
+        self, tool: str, params: dict[str, Any], permissions: tuple[str, ...]
+    ) -> tuple[int, Any]:
         token = self.bridge.token(permissions)
         return http("POST", f"{self.bridge.url}/v1/invoke", {"tool": tool, "params": params}, token)
 
@@ -1246,30 +1446,54 @@ def mcp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Mcp]:
     port = free_port()
     web = subprocess.Popen(
         [sys.executable, str(script), "http", str(port), str(token_file), str(log)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    bridge = Bridge({
-        "state_dir": str(tmp / "state"),
-        "api": {"port": 0},
-        "matter": {"enabled": False},
-        "mcp_servers": [
-            {"name": "probe", "command": sys.executable,
-             "args": [str(script), "stdio", "marker-arg"], "env": {"PROBE_MODE": "from-config"},
-             "permissions": ["probe:use"]},
-            {"name": "web", "url": f"http://127.0.0.1:{port}/mcp", "token_file": str(token_file),
-             "timeout_s": 1, "refresh_s": 0.3},
-            {"name": "intruder", "url": f"http://127.0.0.1:{port}/mcp",
-             "token_file": str(tmp / "wrong.token")},
-        ],
-    }, tmp / "work")  # fmt: skip
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    bridge = Bridge(
+        {
+            "state_dir": str(tmp / "state"),
+            "api": {"port": 0},
+            "matter": {"enabled": False},
+            "mcp_servers": [
+                {
+                    "name": "probe",
+                    "command": sys.executable,
+                    "args": [str(script), "stdio", "marker-arg"],
+                    "env": {"PROBE_MODE": "from-config"},
+                    "permissions": ["probe:use"],
+                },
+                {
+                    "name": "web",
+                    "url": f"http://127.0.0.1:{port}/mcp",
+                    "token_file": str(token_file),
+                    "timeout_s": 1,
+                    "refresh_s": 0.3,
+                },
+                {
+                    "name": "intruder",
+                    "url": f"http://127.0.0.1:{port}/mcp",
+                    "token_file": str(tmp / "wrong.token"),
+                },
+            ],
+        },
+        tmp / "work",
+    )
     try:
-        wait_until(lambda: socket.create_connection(("127.0.0.1", port), 1).close() is None,
-                   30, "the HTTP MCP server")  # fmt: skip
+        wait_until(
+            lambda: socket.create_connection(("127.0.0.1", port), 1).close() is None,
+            30,
+            "the HTTP MCP server",
+        )
         bridge.start()
         running = Mcp(bridge, log)
-        wait_until(lambda: all(
-            http("GET", f"{bridge.url}/healthz")[1]["mcp_servers"][name]["connected"]
-            for name in ("probe", "web")), 60, "both MCP servers to connect")  # fmt: skip
+        wait_until(
+            lambda: all(
+                http("GET", f"{bridge.url}/healthz")[1]["mcp_servers"][name]["connected"]
+                for name in ("probe", "web")
+            ),
+            60,
+            "both MCP servers to connect",
+        )
         yield running
     finally:
         bridge.stop()
@@ -1282,11 +1506,16 @@ def test_mcp_servers_entries_are_connected_and_named(mcp: Mcp) -> None:
     status, health = http("GET", f"{mcp.bridge.url}/healthz")
     assert status == 200
     assert set(health["mcp_servers"]) == {"probe", "web", "intruder"}
-    status, body = http("GET", f"{mcp.bridge.url}/v1/tools?namespace=mcp&view=flat",
-                        token=mcp.bridge.token())  # fmt: skip
+    status, body = http(
+        "GET", f"{mcp.bridge.url}/v1/tools?namespace=mcp&view=flat", token=mcp.bridge.token()
+    )
     assert status == 200, body
     assert sorted(t["name"] for t in body["tools"]) == [
-        "mcp:probe_nap", "mcp:probe_whoami", "mcp:web_nap", "mcp:web_whoami"]
+        "mcp:probe_nap",
+        "mcp:probe_whoami",
+        "mcp:web_nap",
+        "mcp:web_whoami",
+    ]
     assert {t["serverName"] for t in body["tools"]} == {"probe", "web"}
 
 
@@ -1294,8 +1523,10 @@ def test_mcp_servers_entries_are_connected_and_named(mcp: Mcp) -> None:
 def test_mcp_servers_command_args_and_env_start_the_stdio_server(mcp: Mcp) -> None:
     status, body = mcp.call("mcp:probe_whoami", {}, ("mcp:call:probe", "probe:use"))
     assert status == 200, body
-    assert json.loads(body["result"]["result"]) == {"args": ["stdio", "marker-arg"],
-                                                    "mode": "from-config"}  # fmt: skip
+    assert json.loads(body["result"]["result"]) == {
+        "args": ["stdio", "marker-arg"],
+        "mode": "from-config",
+    }
 
 
 @effect_of("mcp_servers[].permissions")
@@ -1361,12 +1592,15 @@ class Netns:
         from concurrent.futures import ThreadPoolExecutor
 
         subprocess.run(["ip", "netns", "del", self.name], capture_output=True, check=False)
-        for cmd in (["netns", "add", self.name], ["-n", self.name, "link", "set", "lo", "up"],
-                    ["-n", self.name, "link", "add", "va", "type", "veth", "peer", "name", "vb"],
-                    ["-n", self.name, "addr", "add", "10.232.0.1/24", "dev", "va"],
-                    ["-n", self.name, "addr", "add", "10.232.0.2/24", "dev", "vb"],
-                    ["-n", self.name, "link", "set", "va", "up"],
-                    ["-n", self.name, "link", "set", "vb", "up"]):  # fmt: skip
+        for cmd in (
+            ["netns", "add", self.name],
+            ["-n", self.name, "link", "set", "lo", "up"],
+            ["-n", self.name, "link", "add", "va", "type", "veth", "peer", "name", "vb"],
+            ["-n", self.name, "addr", "add", "10.232.0.1/24", "dev", "va"],
+            ["-n", self.name, "addr", "add", "10.232.0.2/24", "dev", "vb"],
+            ["-n", self.name, "link", "set", "va", "up"],
+            ["-n", self.name, "link", "set", "vb", "up"],
+        ):
             subprocess.run(["ip", *cmd], check=True, capture_output=True)
 
         def enter() -> None:
@@ -1418,8 +1652,9 @@ def start_recorder(
     from bridge.mesh.trust import TrustPolicy
 
     identity = NodeIdentity.from_key(NodeKey.create(key_path), f"cfg-{name}")
-    verifier = EnvelopeVerifier(identity.node_id, TrustPolicy("allowlist", (trusted,),
-                                                              identity.public_key_b64))  # fmt: skip
+    verifier = EnvelopeVerifier(
+        identity.node_id, TrustPolicy("allowlist", (trusted,), identity.public_key_b64)
+    )
     lock = threading.Lock()
 
     class Handler(BaseHTTPRequestHandler):
@@ -1438,8 +1673,16 @@ def start_recorder(
                 return
             log.append((name, time.monotonic(), str(doc["kind"])))
             error = {"code": "OVERLOADED", "message": "a recorder keeps no announcements"}
-            self.answer(503, seal_answer(identity, to=sender.node_id, nonce=sender.nonce,
-                                         status=503, body={"error": error}))  # fmt: skip
+            self.answer(
+                503,
+                seal_answer(
+                    identity,
+                    to=sender.node_id,
+                    nonce=sender.nonce,
+                    status=503,
+                    body={"error": error},
+                ),
+            )
 
         def answer(self, status: int, body: dict[str, Any]) -> None:
             data = json.dumps(body).encode()
@@ -1485,8 +1728,7 @@ class Mesh:
     log: list[tuple[str, float, str]]
 
     def http(self, node: str, method: str, path: str, body: Any = None) -> tuple[int, Any]:
-        token = issue_token(self.keys[node], agent_id="config-test", permissions=["*"],
-                            ttl_s=600)  # fmt: skip
+        token = issue_token(self.keys[node], agent_id="config-test", permissions=["*"], ttl_s=600)
         url = f"http://{'10.232.0.2' if node == 'c' else '10.232.0.1'}:{self.ports[node]}{path}"
         return self.ns.run(lambda: http(method, url, body, token, timeout_s=20))  # type: ignore[no-any-return]
 
@@ -1514,35 +1756,69 @@ def mesh(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Mesh]:
     ns.create()
     nodes: dict[str, Bridge] = {}
     try:
-        recorders = [start_recorder(ns, f"r{i}", log, tmp / f"r{i}" / KEY_FILE_NAME,
-                                    idents["a"].public_key_b64) for i in range(3)]  # fmt: skip
+        recorders = [
+            start_recorder(
+                ns, f"r{i}", log, tmp / f"r{i}" / KEY_FILE_NAME, idents["a"].public_key_b64
+            )
+            for i in range(3)
+        ]
         configs = {
-            "a": {"api": {"host": "0.0.0.0", "port": ports["a"]},
-                  "mesh": {"node_name": "cfg-a", "interfaces": ["va"], "trust": "tofu",
-                           "peers": [r.url for r in recorders],
-                           "announce_interval_s": 0.5, "announcement_ttl_s": MESH_TTL_S,
-                           "gossip_interval_s": 0.3, "gossip_fanout": 5,
-                           "max_clock_skew_s": 100}},
-            "b": {"api": {"host": "0.0.0.0", "port": ports["b"]},
-                  "mesh": {"node_name": "cfg-b", "interfaces": ["vb"], "trust": "allowlist",
-                           "trusted_nodes": [idents["a"].node_id]}},
-            "c": {"api": {"host": "10.232.0.2", "port": ports["c"]},
-                  "mesh": {"node_name": "cfg-c", "discovery": False, "trust": "tofu",
-                           "peers": [f"http://10.232.0.1:{ports['a']}"]}},
-        }  # fmt: skip
+            "a": {
+                "api": {"host": "0.0.0.0", "port": ports["a"]},
+                "mesh": {
+                    "node_name": "cfg-a",
+                    "interfaces": ["va"],
+                    "trust": "tofu",
+                    "peers": [r.url for r in recorders],
+                    "announce_interval_s": 0.5,
+                    "announcement_ttl_s": MESH_TTL_S,
+                    "gossip_interval_s": 0.3,
+                    "gossip_fanout": 5,
+                    "max_clock_skew_s": 100,
+                },
+            },
+            "b": {
+                "api": {"host": "0.0.0.0", "port": ports["b"]},
+                "mesh": {
+                    "node_name": "cfg-b",
+                    "interfaces": ["vb"],
+                    "trust": "allowlist",
+                    "trusted_nodes": [idents["a"].node_id],
+                },
+            },
+            "c": {
+                "api": {"host": "10.232.0.2", "port": ports["c"]},
+                "mesh": {
+                    "node_name": "cfg-c",
+                    "discovery": False,
+                    "trust": "tofu",
+                    "peers": [f"http://10.232.0.1:{ports['a']}"],
+                },
+            },
+        }
         for name, config in configs.items():
             config["mesh"]["enabled"] = True
-            nodes[name] = Bridge({"state_dir": str(tmp / name / "state"),
-                                  "matter": {"enabled": False}, **config}, tmp / name,
-                                 prefix=("ip", "netns", "exec", ns.name))  # fmt: skip
+            nodes[name] = Bridge(
+                {"state_dir": str(tmp / name / "state"), "matter": {"enabled": False}, **config},
+                tmp / name,
+                prefix=("ip", "netns", "exec", ns.name),
+            )
             nodes[name].start()
         running = Mesh(ns, nodes, idents, keys, ports, recorders, log)
         a, b = idents["a"].node_id, idents["b"].node_id
-        wait_until(lambda: running.peers("a").get(b, {}).get("announcement") is not None
-                   and running.peers("b").get(a, {}).get("announcement") is not None,
-                   30, "a and b to find each other by mDNS and exchange announcements")  # fmt: skip
-        wait_until(lambda: running.peers("c").get(a, {}).get("announcement") is not None,
-                   30, "c to learn a's announcement from its static peer")  # fmt: skip
+        wait_until(
+            lambda: (
+                running.peers("a").get(b, {}).get("announcement") is not None
+                and running.peers("b").get(a, {}).get("announcement") is not None
+            ),
+            30,
+            "a and b to find each other by mDNS and exchange announcements",
+        )
+        wait_until(
+            lambda: running.peers("c").get(a, {}).get("announcement") is not None,
+            30,
+            "c to learn a's announcement from its static peer",
+        )
         yield running
     finally:
         for node in nodes.values():
@@ -1590,8 +1866,11 @@ def test_mesh_trust_tofu_trusts_a_first_seen_key_allowlist_does_not(mesh: Mesh) 
     assert mesh.peers("a")[c_id]["trusted"] is True
     assert mesh.peers("a")[c_id]["announcement"] is not None
     # b (allowlist: a only) refuses c's announcement, which a gossips on.
-    wait_until(lambda: mesh.peers("b").get(c_id, {}).get("trusted") is False, 15,
-               "b to see c's announcement and refuse it")  # fmt: skip
+    wait_until(
+        lambda: mesh.peers("b").get(c_id, {}).get("trusted") is False,
+        15,
+        "b to see c's announcement and refuse it",
+    )
     assert mesh.peers("b")[c_id]["announcement"] is None
 
 
@@ -1677,8 +1956,12 @@ def test_mesh_max_clock_skew_s_is_the_freshness_window(mesh: Mesh) -> None:
     from bridge.mesh.envelope import seal
 
     def push(age_s: float) -> int:
-        doc = seal(mesh.idents["b"], to=mesh.idents["a"].node_id, kind="gossip_push",
-                   body={"type": "gossip_push", "announcements": []})  # fmt: skip
+        doc = seal(
+            mesh.idents["b"],
+            to=mesh.idents["a"].node_id,
+            kind="gossip_push",
+            body={"type": "gossip_push", "announcements": []},
+        )
         doc.pop("signature")
         doc["timestamp"] = time.time() - age_s
         doc["signature"] = mesh.idents["b"].sign(canonical_bytes(doc))
@@ -1735,14 +2018,24 @@ class HubListener:
 
         echo = whoami_definition("echo", idempotent=False)  # a 30 s tool: the road's 1.5 s wins
         defn = replace(echo, execution=replace(echo.execution, timeout_ms=30_000))
-        summary = ToolSummary(identity=defn.identity, description=defn.description,
-                              parameters_hash=parameters_hash(dict(defn.parameters)),
-                              available=True, definition=defn.to_json())  # fmt: skip
+        summary = ToolSummary(
+            identity=defn.identity,
+            description=defn.description,
+            parameters_hash=parameters_hash(dict(defn.parameters)),
+            available=True,
+            definition=defn.to_json(),
+        )
         announcement = Announcement(
-            node_id=self.ident.node_id, node_name=self.ident.name,
-            public_key=self.ident.public_key_b64, version=1, timestamp=time.time(), ttl_s=600,
-            endpoints=(), capabilities=(Capability(name="core", tools=(summary,)),), devices=(),
-        ).signed(self.ident)  # fmt: skip
+            node_id=self.ident.node_id,
+            node_name=self.ident.name,
+            public_key=self.ident.public_key_b64,
+            version=1,
+            timestamp=time.time(),
+            ttl_s=600,
+            endpoints=(),
+            capabilities=(Capability(name="core", tools=(summary,)),),
+            devices=(),
+        ).signed(self.ident)
         doc = json.dumps(announcement.to_json()).encode()
         try:
             while True:
@@ -1779,9 +2072,16 @@ def site_road(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SiteRoad]:
     assert Path(NATS_SERVER).exists(), "nats-server (Debian package) is missing: make install"
     tmp = tmp_path_factory.mktemp("sites")
     ca, cert, key = make_tls(tmp / "tls")
-    hubs = [Hub(base=tmp / "hub", sites=["x", "y", "z"], port=free_port()),
-            Hub(base=tmp / "tls-hub", sites=["x", "y", "z"], port=free_port(),
-                tls_cert_file=str(cert), tls_key_file=str(key))]  # fmt: skip
+    hubs = [
+        Hub(base=tmp / "hub", sites=["x", "y", "z"], port=free_port()),
+        Hub(
+            base=tmp / "tls-hub",
+            sites=["x", "y", "z"],
+            port=free_port(),
+            tls_cert_file=str(cert),
+            tls_key_file=str(key),
+        ),
+    ]
     y = NodeIdentity.from_key(NodeKey.generate(), "far-y")
     issuer = NodeKey.generate()
     keys = {n: NodeKey.create(tmp / n / "state" / KEY_FILE_NAME) for n in ("x", "z", "w")}
@@ -1794,31 +2094,59 @@ def site_road(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SiteRoad]:
             hub.base.mkdir()
             hub.configure()
             hub.start()
-        listeners = [HubListener(hubs[0].url, hubs[0].seed_file("y"), y),
-                     HubListener(hubs[1].url, hubs[1].seed_file("y"), y, ca=ca)]  # fmt: skip
+        listeners = [
+            HubListener(hubs[0].url, hubs[0].seed_file("y"), y),
+            HubListener(hubs[1].url, hubs[1].seed_file("y"), y, ca=ca),
+        ]
         for listener in listeners:
             listener.start()
         sites = {
-            "x": {"site": "x", "hub_urls": [hubs[0].url],
-                  "credentials_file": str(hubs[0].seed_file("x")), "request_timeout_s": 1.5},
-            "z": {"site": "z", "hub_urls": [hubs[1].url],
-                  "credentials_file": str(hubs[1].seed_file("z")), "tls_ca_file": str(ca)},
-            "w": {"site": "x", "hub_urls": [hubs[0].url],
-                  "credentials_file": str(tmp / "unknown.nk")},
-        }  # fmt: skip
+            "x": {
+                "site": "x",
+                "hub_urls": [hubs[0].url],
+                "credentials_file": str(hubs[0].seed_file("x")),
+                "request_timeout_s": 1.5,
+            },
+            "z": {
+                "site": "z",
+                "hub_urls": [hubs[1].url],
+                "credentials_file": str(hubs[1].seed_file("z")),
+                "tls_ca_file": str(ca),
+            },
+            "w": {
+                "site": "x",
+                "hub_urls": [hubs[0].url],
+                "credentials_file": str(tmp / "unknown.nk"),
+            },
+        }
         for name, road in sites.items():
-            bridges[name] = Bridge({
-                "state_dir": str(tmp / name / "state"),
-                "api": {"host": "127.0.0.1", "port": free_port()},
-                "auth": {"trusted_issuers": [issuer.public_key_b64]},
-                "matter": {"enabled": False},
-                "mesh": {"enabled": True, "node_name": f"site-{name}", "discovery": False,
-                         "trusted_nodes": [y.node_id], "announce_interval_s": 0.5,
-                         "sites": road},
-            }, tmp / name).start()  # fmt: skip
+            bridges[name] = Bridge(
+                {
+                    "state_dir": str(tmp / name / "state"),
+                    "api": {"host": "127.0.0.1", "port": free_port()},
+                    "auth": {"trusted_issuers": [issuer.public_key_b64]},
+                    "matter": {"enabled": False},
+                    "mesh": {
+                        "enabled": True,
+                        "node_name": f"site-{name}",
+                        "discovery": False,
+                        "trusted_nodes": [y.node_id],
+                        "announce_interval_s": 0.5,
+                        "sites": road,
+                    },
+                },
+                tmp / name,
+            ).start()
         admin = issue_token(issuer, agent_id="admin", permissions=["*"], ttl_s=600)
-        yield SiteRoad(plain=listeners[0], tls=listeners[1], x=bridges["x"], z=bridges["z"],
-                       stranger=bridges["w"], ids=ids, admin=admin)  # fmt: skip
+        yield SiteRoad(
+            plain=listeners[0],
+            tls=listeners[1],
+            x=bridges["x"],
+            z=bridges["z"],
+            stranger=bridges["w"],
+            ids=ids,
+            admin=admin,
+        )
     finally:
         for bridge in bridges.values():
             bridge.stop()
@@ -1832,17 +2160,26 @@ def site_road(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SiteRoad]:
 def test_mesh_sites_site_and_hub_urls_put_the_announcement_on_the_hub(
     site_road: SiteRoad,
 ) -> None:
-    wait_until(lambda: ("atmo.ann.x", site_road.ids["x"]) in site_road.plain.heard, 30,
-               "x's announcement on its site subject at the hub")  # fmt: skip
+    wait_until(
+        lambda: ("atmo.ann.x", site_road.ids["x"]) in site_road.plain.heard,
+        30,
+        "x's announcement on its site subject at the hub",
+    )
 
 
 @effect_of("mesh.sites.credentials_file")
 def test_mesh_sites_credentials_file_signs_in_to_the_hub(site_road: SiteRoad) -> None:
-    wait_until(lambda: ("atmo.ann.x", site_road.ids["x"]) in site_road.plain.heard, 30,
-               "x (its seed known to the hub) to be heard")  # fmt: skip
+    wait_until(
+        lambda: ("atmo.ann.x", site_road.ids["x"]) in site_road.plain.heard,
+        30,
+        "x (its seed known to the hub) to be heard",
+    )
     # The same site name with a seed the hub does not know: refused at sign-in.
-    wait_until(lambda: "authorization violation" in site_road.stranger.stderr().lower(), 30,
-               "the stranger to be refused by the hub")  # fmt: skip
+    wait_until(
+        lambda: "authorization violation" in site_road.stranger.stderr().lower(),
+        30,
+        "the stranger to be refused by the hub",
+    )
     assert all(node != site_road.ids["w"] for _, node in site_road.plain.heard)
 
 
@@ -1858,9 +2195,12 @@ def test_mesh_sites_request_timeout_s_bounds_the_wait_for_another_site(
 
     wait_until(holds_echo, 30, "x to hold y's echo tool (announced on the hub)")
     started = time.monotonic()
-    status, body = http("POST", f"{x.url}/v1/invoke",
-                             {"tool": "core:echo@1.0.0", "params": {"text": "hi"}},
-                             token=site_road.admin)  # fmt: skip
+    status, body = http(
+        "POST",
+        f"{x.url}/v1/invoke",
+        {"tool": "core:echo@1.0.0", "params": {"text": "hi"}},
+        token=site_road.admin,
+    )
     took = time.monotonic() - started
     assert site_road.plain.calls == [f"atmo.call.y.{site_road.ids['y']}"]
     assert (status, body["error"]["code"]) == (504, "TIMEOUT"), body
@@ -1870,5 +2210,8 @@ def test_mesh_sites_request_timeout_s_bounds_the_wait_for_another_site(
 
 @effect_of("mesh.sites.tls_ca_file")
 def test_mesh_sites_tls_ca_file_trusts_the_hub_s_certificate(site_road: SiteRoad) -> None:
-    wait_until(lambda: ("atmo.ann.z", site_road.ids["z"]) in site_road.tls.heard, 30,
-               "z's announcement over the TLS hub")  # fmt: skip
+    wait_until(
+        lambda: ("atmo.ann.z", site_road.ids["z"]) in site_road.tls.heard,
+        30,
+        "z's announcement over the TLS hub",
+    )

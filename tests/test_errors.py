@@ -15,8 +15,12 @@ class _LockJammed(DeviceUnavailableError):
 
 
 def _redactor(pin: str) -> Redactor:
-    defn = ToolDefinition(name="unlock", namespace="t", description="Unlock",
-                          audit=Audit(extra={"secret_params": ["pin"]}))  # fmt: skip
+    defn = ToolDefinition(
+        name="unlock",
+        namespace="t",
+        description="Unlock",
+        audit=Audit(extra={"secret_params": ["pin"]}),
+    )
     return Redactor.for_call(defn, {"pin": pin})
 
 
@@ -33,9 +37,11 @@ def test_scrubbed_error_stays_typed_and_hides_the_secret() -> None:
     assert scrubbed.args == (scrubbed.message,)
     assert scrubbed.__cause__ is cause
     assert scrubbed.to_json() == {
-        "code": "DEVICE_UNAVAILABLE", "message": f"lock front jammed after pin {REDACTED}",
-        "details": {"lock": "front", "pin": REDACTED}, "retryable": True,
-    }  # fmt: skip
+        "code": "DEVICE_UNAVAILABLE",
+        "message": f"lock front jammed after pin {REDACTED}",
+        "details": {"lock": "front", "pin": REDACTED},
+        "retryable": True,
+    }
     # The original is untouched.
     assert err.details == {"lock": "front", "pin": "834271"}
 

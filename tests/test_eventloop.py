@@ -87,8 +87,11 @@ def test_with_umask_runs_the_command_under_that_mask_with_its_argv_intact(
     try:
         out = subprocess.run(
             with_umask(0o022, [sys.executable, str(script), *odd]),
-            capture_output=True, text=True, check=True, timeout=30,
-        ).stdout  # fmt: skip
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=30,
+        ).stdout
     finally:
         os.umask(old)
     doc = json.loads(out)
@@ -104,8 +107,9 @@ async def test_with_umask_starts_under_uvloop_subprocess_exec(tmp_path: Path) ->
         async def go() -> str:
             proc = await asyncio.create_subprocess_exec(
                 *with_umask(0o022, ["/bin/sh", "-c", "umask"]),
-                stdout=asyncio.subprocess.PIPE, start_new_session=True,
-            )  # fmt: skip
+                stdout=asyncio.subprocess.PIPE,
+                start_new_session=True,
+            )
             out, _ = await proc.communicate()
             return out.decode().strip()
 

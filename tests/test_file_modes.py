@@ -33,8 +33,11 @@ async def test_state_files_are_private_under_a_loose_umask(
     tmp_path: Path, loose_umask: None
 ) -> None:
     state = tmp_path / "fresh" / "state"
-    config = BridgeConfig(state_dir=state, api=ApiConfig(host="127.0.0.1", port=0),
-                          matter=replace(MatterConfig(), enabled=False))  # fmt: skip
+    config = BridgeConfig(
+        state_dir=state,
+        api=ApiConfig(host="127.0.0.1", port=0),
+        matter=replace(MatterConfig(), enabled=False),
+    )
     service = BridgeService(config, enable_matter=False)
     await service.start()
     try:

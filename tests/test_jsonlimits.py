@@ -14,14 +14,19 @@ from bridge.errors import InvalidRequestError, PayloadTooLargeError
 from bridge.jsonlimits import JsonLimits, depth_of
 
 values = st.recursive(
-    st.one_of(st.none(), st.booleans(), st.integers(-(2**60), 2**60),
-              st.floats(-1e300, 1e300),
-              st.text(alphabet='[]{}"\\ab,:\u00e9', max_size=12)),
-    lambda inner: st.one_of(st.lists(inner, max_size=3),
-                            st.dictionaries(st.text(alphabet='[]{}"\\k', max_size=5), inner,
-                                            max_size=3)),
+    st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(-(2**60), 2**60),
+        st.floats(-1e300, 1e300),
+        st.text(alphabet='[]{}"\\ab,:\u00e9', max_size=12),
+    ),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3),
+        st.dictionaries(st.text(alphabet='[]{}"\\k', max_size=5), inner, max_size=3),
+    ),
     max_leaves=30,
-)  # fmt: skip
+)
 
 
 def _depth(value: Any) -> int:
@@ -104,19 +109,57 @@ def _standard(raw: bytes, limits: JsonLimits) -> Any:
     return jsonlimits._loads_std(raw, limits)
 
 
-_pieces = st.sampled_from([
-    "1", "-0", "0.5", "1e2", "1E-2", "1e400", "-1e999", "1e301", "9223372036854775807",
-    "9223372036854775808", "-9223372036854775809", "18446744073709551616", "1" * 19,
-    "123456789012345678.5", "NaN", "Infinity", "-Infinity", "true", "null", '"a"',
-    '"\\ud800"', '"\\udc00"', '"\\ud83d\\ude00"', '"\u00e9"', '"\\u0000"', "[", "]", "{",
-    "}", ",", ":", '"k"', " ", "\ufeff", "\x00",
-])  # fmt: skip
+_pieces = st.sampled_from(
+    [
+        "1",
+        "-0",
+        "0.5",
+        "1e2",
+        "1E-2",
+        "1e400",
+        "-1e999",
+        "1e301",
+        "9223372036854775807",
+        "9223372036854775808",
+        "-9223372036854775809",
+        "18446744073709551616",
+        "1" * 19,
+        "123456789012345678.5",
+        "NaN",
+        "Infinity",
+        "-Infinity",
+        "true",
+        "null",
+        '"a"',
+        '"\\ud800"',
+        '"\\udc00"',
+        '"\\ud83d\\ude00"',
+        '"\u00e9"',
+        '"\\u0000"',
+        "[",
+        "]",
+        "{",
+        "}",
+        ",",
+        ":",
+        '"k"',
+        " ",
+        "\ufeff",
+        "\x00",
+    ]
+)
 
 
 @settings(max_examples=1500, deadline=None)
-@given(st.lists(_pieces, max_size=12), st.sampled_from([
-    JsonLimits(), JsonLimits(max_items=3, max_string=4, max_int=1000, max_float=1e10, max_depth=3),
-]))
+@given(
+    st.lists(_pieces, max_size=12),
+    st.sampled_from(
+        [
+            JsonLimits(),
+            JsonLimits(max_items=3, max_string=4, max_int=1000, max_float=1e10, max_depth=3),
+        ]
+    ),
+)
 def test_the_fast_reader_answers_as_the_standard_one(pieces: list[str], limits: JsonLimits) -> None:
     # orjson reads what it can; whatever it reads must equal the standard parser's value
     # and whatever the limits refuse must be refused with the same reason.

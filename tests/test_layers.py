@@ -14,11 +14,21 @@ def test_layer_contracts_hold() -> None:
     # In a child process: import-linter reconfigures logging, which would leak into the
     # tests that run after this one in the same interpreter.
     proc = subprocess.run(
-        [sys.executable, "-c", "import sys; from importlinter.cli import lint_imports_command;"
-         " sys.exit(lint_imports_command())", "--config", os.fspath(ROOT / "pyproject.toml"),
-         "--no-cache"],
-        cwd=ROOT, capture_output=True, text=True, timeout=300, check=False,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-c",
+            "import sys; from importlinter.cli import lint_imports_command;"
+            " sys.exit(lint_imports_command())",
+            "--config",
+            os.fspath(ROOT / "pyproject.toml"),
+            "--no-cache",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     report = proc.stdout + proc.stderr
     assert proc.returncode == 0, report
     assert "Contracts: 5 kept, 0 broken." in report, report

@@ -9,8 +9,9 @@ import pytest
 from bridge.ratelog import RateLimitedLog
 
 
-def test_one_line_per_cause_per_interval(caplog: pytest.LogCaptureFixture,
-                                         monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_one_line_per_cause_per_interval(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
     now = [100.0]
     monkeypatch.setattr("bridge.ratelog.time.monotonic", lambda: now[0])
     log = RateLimitedLog(logging.getLogger("test.ratelog"), interval_s=60, max_causes=2)
@@ -20,6 +21,9 @@ def test_one_line_per_cause_per_interval(caplog: pytest.LogCaptureFixture,
         now[0] += 61
         assert log.warning("a", "bad %s", "again") is True
     assert [r.getMessage() for r in caplog.records] == [
-        "bad 0", "other", "bad again (999 more like this in the last 60 s)"]
+        "bad 0",
+        "other",
+        "bad again (999 more like this in the last 60 s)",
+    ]
     log.warning("c", "third")  # the table keeps two causes: "b" is dropped
     assert log.warning("b", "other") is True

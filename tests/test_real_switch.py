@@ -16,7 +16,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 
-SUITE = '''
+SUITE = """
 import pytest
 from tests.support.real import missing, require
 
@@ -43,7 +43,7 @@ def test_real_and_passing_too():
 
 def test_plain():
     pass
-'''
+"""
 
 
 def run_suite(tmp_path: Path, switch: str | None) -> subprocess.CompletedProcess[str]:
@@ -56,10 +56,24 @@ def run_suite(tmp_path: Path, switch: str | None) -> subprocess.CompletedProcess
     if switch is not None:
         env["ATMOSPHERE_REQUIRE_REAL"] = switch
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "tests.support.real", "-p", "no:cacheprovider",
-         "-rA", str(tmp_path / "test_suite.py")],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "tests.support.real",
+            "-p",
+            "no:cacheprovider",
+            "-rA",
+            str(tmp_path / "test_suite.py"),
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
 
 @pytest.mark.parametrize("switch", [None, "0"])
@@ -67,8 +81,10 @@ def test_without_the_switch_a_missing_part_skips(tmp_path: Path, switch: str | N
     done = run_suite(tmp_path, switch)
     assert done.returncode == 0, done.stdout
     assert "3 passed, 3 skipped" in done.stdout
-    assert ("real end-to-end tests passed: 2 (fabric 1, controller 1, browser 1, processes 0, "
-            "namespaces 0); skipped 3; ATMOSPHERE_REQUIRE_REAL off") in done.stdout
+    assert (
+        "real end-to-end tests passed: 2 (fabric 1, controller 1, browser 1, processes 0, "
+        "namespaces 0); skipped 3; ATMOSPHERE_REQUIRE_REAL off"
+    ) in done.stdout
 
 
 def test_with_the_switch_every_skip_fails_with_its_reason(tmp_path: Path) -> None:
@@ -76,10 +92,15 @@ def test_with_the_switch_every_skip_fails_with_its_reason(tmp_path: Path) -> Non
     assert done.returncode == 1, done.stdout
     # The skipif marker is evaluated in set-up, so that one reports as an error.
     assert "2 failed, 3 passed, 1 error" in done.stdout
-    for reason in ("/nowhere/chromium not installed", "a tmpfs mount needs root",
-                   "some other skip"):  # fmt: skip
+    for reason in (
+        "/nowhere/chromium not installed",
+        "a tmpfs mount needs root",
+        "some other skip",
+    ):
         assert reason in done.stdout
     assert "a real end-to-end test may not be skipped" in done.stdout
-    assert ("real end-to-end tests passed: 2 (fabric 1, controller 1, browser 1, processes 0, "
-            "namespaces 0); skipped 0; ATMOSPHERE_REQUIRE_REAL on") in done.stdout
+    assert (
+        "real end-to-end tests passed: 2 (fabric 1, controller 1, browser 1, processes 0, "
+        "namespaces 0); skipped 0; ATMOSPHERE_REQUIRE_REAL on"
+    ) in done.stdout
     assert "1 test(s) failed because they would have skipped" in done.stdout

@@ -60,8 +60,11 @@ async def test_restarted_service_still_routes_to_the_mesh(tmp_path: Path) -> Non
         assert a.invocation is not first_invocation
         assert a.invocation is not None
         assert a.invocation.invoker.remote is a.mesh
-        assert a.invocation.invoker.node_id == a.node_id == node_id_for(
-            NodeKey.load(tmp_path / "a" / "node.key").public_key_b64)
+        assert (
+            a.invocation.invoker.node_id
+            == a.node_id
+            == node_id_for(NodeKey.load(tmp_path / "a" / "node.key").public_key_b64)
+        )
 
         await wait_for_tool(a, ECHO)
         after = await call(a, token, ECHO, text="two")

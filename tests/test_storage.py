@@ -120,6 +120,7 @@ def test_the_wal_is_checkpointed_off_the_committing_thread(tmp_path: Path) -> No
     sizes = []
     handed_off = 0
     for i in range(6 * storage.CHECKPOINT_EVERY_COMMITS):
+
         def insert(conn: sqlite3.Connection, i: int = i) -> None:
             conn.execute("INSERT INTO t VALUES (?, ?)", (i, body))
 

@@ -94,8 +94,9 @@ async def error_middleware(request: web.Request, handler: Any) -> web.StreamResp
             raise
         return error_response(InvalidRequestError(err.reason or "bad request"), status=err.status)
     except (ConnectionResetError, ClientPayloadError) as err:
-        _RATE_LOG.info("client-gone", "client went away during %s: %s", request.method,
-                       type(err).__name__)  # fmt: skip
+        _RATE_LOG.info(
+            "client-gone", "client went away during %s: %s", request.method, type(err).__name__
+        )
         return error_response(InvalidRequestError("the connection was cut", {"reason": "reset"}))
     except Exception as err:
         incident = uuid.uuid4().hex[:12]
@@ -104,8 +105,15 @@ async def error_middleware(request: web.Request, handler: Any) -> web.StreamResp
         resource = request.match_info.route.resource
         where = resource.canonical if resource is not None else request.path[:64]
         cause = f"bug:{request.method}:{where}:{type(err).__name__}"
-        _RATE_LOG.log(cause, logging.ERROR, "unhandled error on %s %s (incident %s)",
-                      request.method, request.path[:200], incident, exc_info=True)  # fmt: skip
+        _RATE_LOG.log(
+            cause,
+            logging.ERROR,
+            "unhandled error on %s %s (incident %s)",
+            request.method,
+            request.path[:200],
+            incident,
+            exc_info=True,
+        )
         return error_response(InternalError("internal error", {"incident": incident}))
     return response
 
@@ -120,7 +128,8 @@ def create_app(service: ApiHost) -> web.Application:
     )
     app[SERVICE_KEY] = service
     app[hosts.HOST_POLICY_KEY] = hosts.HostPolicy(
-        (*service.config.api.allowed_hosts, service.config.api.host))
+        (*service.config.api.allowed_hosts, service.config.api.host)
+    )
     app[openapi.OPENAPI_KEY] = openapi.OpenApiRegistry()
     openapi.setup(app)
     for module in ROUTE_MODULES:

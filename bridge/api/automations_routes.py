@@ -42,18 +42,23 @@ async def get_rule(request: web.Request) -> web.Response:
 async def change_rule(request: web.Request) -> web.Response:
     """Enable or disable a rule: ``{"enabled": bool}``."""
     body = await read_json(request)
-    if not isinstance(body, dict) or set(body) != {"enabled"} \
-            or not isinstance(body["enabled"], bool):
-        raise InvalidRequestError("body is {\"enabled\": true|false}")
-    rule = _runner(request).set_enabled(token_of(request), request.match_info["rule_id"],
-                                        body["enabled"])  # fmt: skip
+    if (
+        not isinstance(body, dict)
+        or set(body) != {"enabled"}
+        or not isinstance(body["enabled"], bool)
+    ):
+        raise InvalidRequestError('body is {"enabled": true|false}')
+    rule = _runner(request).set_enabled(
+        token_of(request), request.match_info["rule_id"], body["enabled"]
+    )
     return json_response(rule)
 
 
 async def test_rule(request: web.Request) -> web.Response:
     """Say whether the rule would act now (conditions, status); act on nothing."""
-    return json_response(await _runner(request).test(token_of(request),
-                                                     request.match_info["rule_id"]))  # fmt: skip
+    return json_response(
+        await _runner(request).test(token_of(request), request.match_info["rule_id"])
+    )
 
 
 async def delete_rule(request: web.Request) -> web.Response:
@@ -69,8 +74,11 @@ async def presence(request: web.Request) -> web.Response:
 async def report_presence(request: web.Request) -> web.Response:
     """Report that a person is home or away: ``{"home": bool}`` (presence:report:<person>)."""
     body = await read_json(request)  # checked against the route's declared body
-    return json_response(_runner(request).report_presence(
-        token_of(request), request.match_info["person"], body["home"]))
+    return json_response(
+        _runner(request).report_presence(
+            token_of(request), request.match_info["person"], body["home"]
+        )
+    )
 
 
 async def schema(request: web.Request) -> web.Response:
@@ -82,40 +90,110 @@ async def schema(request: web.Request) -> web.Response:
 def setup(app: web.Application) -> None:
     """Add the automation routes."""
     rule = path_param("rule_id", "the rule's id")
-    add_route(app, "GET", "/v1/automations", list_rules, operation_id="listAutomations",
-              summary="List the rules the caller may see", tags=["automations"])
-    add_route(app, "POST", "/v1/automations", create_rule, operation_id="createAutomation",
-              summary="Create a rule (needs automations:create; runs with its own token, a "
-                      "subset of the caller's)", tags=["automations"],
-              permission="automations:create",
-              responses={"201": "the rule", "400": "INVALID_PARAMS", "403": "PERMISSION_DENIED",
-                         "409": "CONFLICT"})
-    add_route(app, "GET", "/v1/automations/schema", schema, operation_id="automationSchema",
-              summary="The rule JSON Schema", tags=["automations"])
-    add_route(app, "GET", "/v1/automations/presence", presence, operation_id="presence",
-              summary="Who is home: each configured person the caller may read",
-              tags=["automations"])
-    add_route(app, "PUT", "/v1/automations/presence/{person}", report_presence,
-              operation_id="reportPresence",
-              summary="Report that a person is home or away (needs presence:report:<person>)",
-              tags=["automations"], parameters=[path_param("person", "a configured person")],
-              request_body={"type": "object", "required": ["home"],
-                            "additionalProperties": False,
-                            "properties": {"home": {"type": "boolean"}}},
-              responses={"200": "{person, home, since}", "403": "PERMISSION_DENIED",
-                         "404": "NOT_FOUND"})
-    add_route(app, "GET", "/v1/automations/{rule_id}", get_rule, operation_id="getAutomation",
-              summary="One rule and its last runs", tags=["automations"], parameters=[rule])
-    add_route(app, "PATCH", "/v1/automations/{rule_id}", change_rule,
-              operation_id="changeAutomation", summary="Enable or disable a rule",
-              tags=["automations"], parameters=[rule],
-              request_body={"type": "object", "required": ["enabled"],
-                            "additionalProperties": False,
-                            "properties": {"enabled": {"type": "boolean"}}})
-    add_route(app, "POST", "/v1/automations/{rule_id}/test", test_rule,
-              operation_id="testAutomation",
-              summary="Would the rule act now? (conditions, status; nothing is acted on)",
-              tags=["automations"], parameters=[rule])
-    add_route(app, "DELETE", "/v1/automations/{rule_id}", delete_rule,
-              operation_id="deleteAutomation", summary="Delete a rule and revoke its token",
-              tags=["automations"], parameters=[rule])
+    add_route(
+        app,
+        "GET",
+        "/v1/automations",
+        list_rules,
+        operation_id="listAutomations",
+        summary="List the rules the caller may see",
+        tags=["automations"],
+    )
+    add_route(
+        app,
+        "POST",
+        "/v1/automations",
+        create_rule,
+        operation_id="createAutomation",
+        summary="Create a rule (needs automations:create; runs with its own token, a "
+        "subset of the caller's)",
+        tags=["automations"],
+        permission="automations:create",
+        responses={
+            "201": "the rule",
+            "400": "INVALID_PARAMS",
+            "403": "PERMISSION_DENIED",
+            "409": "CONFLICT",
+        },
+    )
+    add_route(
+        app,
+        "GET",
+        "/v1/automations/schema",
+        schema,
+        operation_id="automationSchema",
+        summary="The rule JSON Schema",
+        tags=["automations"],
+    )
+    add_route(
+        app,
+        "GET",
+        "/v1/automations/presence",
+        presence,
+        operation_id="presence",
+        summary="Who is home: each configured person the caller may read",
+        tags=["automations"],
+    )
+    add_route(
+        app,
+        "PUT",
+        "/v1/automations/presence/{person}",
+        report_presence,
+        operation_id="reportPresence",
+        summary="Report that a person is home or away (needs presence:report:<person>)",
+        tags=["automations"],
+        parameters=[path_param("person", "a configured person")],
+        request_body={
+            "type": "object",
+            "required": ["home"],
+            "additionalProperties": False,
+            "properties": {"home": {"type": "boolean"}},
+        },
+        responses={"200": "{person, home, since}", "403": "PERMISSION_DENIED", "404": "NOT_FOUND"},
+    )
+    add_route(
+        app,
+        "GET",
+        "/v1/automations/{rule_id}",
+        get_rule,
+        operation_id="getAutomation",
+        summary="One rule and its last runs",
+        tags=["automations"],
+        parameters=[rule],
+    )
+    add_route(
+        app,
+        "PATCH",
+        "/v1/automations/{rule_id}",
+        change_rule,
+        operation_id="changeAutomation",
+        summary="Enable or disable a rule",
+        tags=["automations"],
+        parameters=[rule],
+        request_body={
+            "type": "object",
+            "required": ["enabled"],
+            "additionalProperties": False,
+            "properties": {"enabled": {"type": "boolean"}},
+        },
+    )
+    add_route(
+        app,
+        "POST",
+        "/v1/automations/{rule_id}/test",
+        test_rule,
+        operation_id="testAutomation",
+        summary="Would the rule act now? (conditions, status; nothing is acted on)",
+        tags=["automations"],
+        parameters=[rule],
+    )
+    add_route(
+        app,
+        "DELETE",
+        "/v1/automations/{rule_id}",
+        delete_rule,
+        operation_id="deleteAutomation",
+        summary="Delete a rule and revoke its token",
+        tags=["automations"],
+        parameters=[rule],
+    )

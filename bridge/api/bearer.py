@@ -37,8 +37,12 @@ __all__ = ["AGENT_SLOT", "token_of"]
 
 PUBLIC_ROUTES = frozenset({("GET", "/healthz"), ("HEAD", "/healthz")})
 NODE_SIGNED_ROUTES = frozenset(
-    {("POST", "/v1/mesh/hello"), ("POST", "/v1/mesh/gossip"), ("POST", "/v1/mesh/push"),
-     ("POST", "/v1/mesh/invoke")}
+    {
+        ("POST", "/v1/mesh/hello"),
+        ("POST", "/v1/mesh/gossip"),
+        ("POST", "/v1/mesh/push"),
+        ("POST", "/v1/mesh/invoke"),
+    }
 )
 QUERY_TOKEN_PATHS = frozenset({"/v1/events"})
 # Charged per call by the invoker (``Invoker.charge``), not per request here.
@@ -67,9 +71,7 @@ def require(request: web.Request, permission: str) -> AgentToken:
     """Return the request's token if it grants ``permission``; raise ``PERMISSION_DENIED``."""
     token = token_of(request)
     if not any(covers(p, permission) for p in token.permissions):
-        raise PermissionDeniedError(
-            f"this needs '{permission}'", {"required": permission}
-        )
+        raise PermissionDeniedError(f"this needs '{permission}'", {"required": permission})
     return token
 
 
@@ -104,7 +106,6 @@ async def middleware(request: web.Request, handler: Any) -> web.StreamResponse:
     ):
         response: web.StreamResponse = await handler(request)
         return response
-
 
     runtime = running(service_of(request).invocation, "invocation")
     try:

@@ -46,7 +46,7 @@ def parse_message(text: str, max_depth: int = MAX_DEPTH, limits: JsonLimits | No
         message = err.message
         for old in ("body ", "JSON "):
             if message.startswith(old):
-                message = "message " + message[len(old):]
+                message = "message " + message[len(old) :]
         raise InvalidRequestError(message, err.details) from None
 
 
@@ -57,16 +57,25 @@ def _frame_limits(limits: JsonLimits, max_depth: int) -> JsonLimits:
 
 def _error_response(error: BridgeError, request_id: str, node_id: str) -> ToolResponse:
     return ToolResponse(
-        request_id=request_id, call_id="", tool=None, status=ResponseStatus.ERROR,
-        error=error.to_json(), duration_ms=0.0, node_id=node_id,
-    )  # fmt: skip
+        request_id=request_id,
+        call_id="",
+        tool=None,
+        status=ResponseStatus.ERROR,
+        error=error.to_json(),
+        duration_ms=0.0,
+        node_id=node_id,
+    )
 
 
 class _Channel:
     """One client's socket: reads messages, runs calls, writes answers."""
 
     def __init__(
-        self, ws: web.WebSocketResponse, runtime: Pipeline, raw: str, token: AgentToken,
+        self,
+        ws: web.WebSocketResponse,
+        runtime: Pipeline,
+        raw: str,
+        token: AgentToken,
         limits: JsonLimits = DEFAULT_LIMITS,
     ) -> None:
         self.ws = ws
@@ -89,8 +98,13 @@ class _Channel:
                     self.calls.add(task)
                     task.add_done_callback(self._done)
                 elif msg.type is WSMsgType.BINARY:
-                    await self._send(_error_response(InvalidRequestError(
-                        "send each tool_invoke as a text frame of JSON"), "", self.node_id))
+                    await self._send(
+                        _error_response(
+                            InvalidRequestError("send each tool_invoke as a text frame of JSON"),
+                            "",
+                            self.node_id,
+                        )
+                    )
                 elif msg.type in (WSMsgType.CLOSE, WSMsgType.ERROR):
                     break
         finally:
@@ -129,8 +143,11 @@ class _Channel:
         response = await self.runtime.invoker.invoke(request, token=token)
         await self._send(response)
         problem = response.problem
-        if (not own_token and isinstance(problem, UnauthenticatedError)
-                and problem.details.get("reason") != "replayed"):  # fmt: skip
+        if (
+            not own_token
+            and isinstance(problem, UnauthenticatedError)
+            and problem.details.get("reason") != "replayed"
+        ):
             await self.ws.close(code=CLOSE_TOKEN_REJECTED, message=b"token no longer valid")
 
     async def _send(self, response: ToolResponse) -> None:
@@ -176,10 +193,20 @@ async def calls_ws(request: web.Request) -> web.StreamResponse:
 
 def setup(app: web.Application) -> None:
     """Add the call channel route."""
-    add_route(app, "GET", "/v1/calls/ws", calls_ws, operation_id="callChannel",
-              summary="WebSocket channel: tool_invoke messages in, tool_response messages "
-                      "out, many calls in flight", tags=["invoke"],
-              responses={"101": "switching to WebSocket", "400": "not a WebSocket request",
-                         "401": "missing or invalid token",
-                         "429": "this token has its most open sockets (RATE_LIMITED)",
-                         "503": "the node has its most open sockets (OVERLOADED)"})
+    add_route(
+        app,
+        "GET",
+        "/v1/calls/ws",
+        calls_ws,
+        operation_id="callChannel",
+        summary="WebSocket channel: tool_invoke messages in, tool_response messages "
+        "out, many calls in flight",
+        tags=["invoke"],
+        responses={
+            "101": "switching to WebSocket",
+            "400": "not a WebSocket request",
+            "401": "missing or invalid token",
+            "429": "this token has its most open sockets (RATE_LIMITED)",
+            "503": "the node has its most open sockets (OVERLOADED)",
+        },
+    )

@@ -33,22 +33,33 @@ async def submit_result(request: web.Request) -> web.Response:
 def setup(app: web.Application) -> None:
     """Add the client-tool result route."""
     add_route(
-        app, "POST", "/v1/tool-results/{call_id}", submit_result,
+        app,
+        "POST",
+        "/v1/tool-results/{call_id}",
+        submit_result,
         operation_id="submitToolResult",
         summary="Hand back the result of a client tool this agent was asked to run",
-        tags=["invoke"], parameters=[path_param("call_id", "the toolCallId of the tool_use")],
+        tags=["invoke"],
+        parameters=[path_param("call_id", "the toolCallId of the tool_use")],
         request_body={
             "type": "object",
             "properties": {
                 "result": {},
-                "error": {"type": "object", "required": ["message"],
-                          "properties": {"code": {"type": "string"},
-                                         "message": {"type": "string"}}},
+                "error": {
+                    "type": "object",
+                    "required": ["message"],
+                    "properties": {"code": {"type": "string"}, "message": {"type": "string"}},
+                },
             },
-            "minProperties": 1, "maxProperties": 1, "additionalProperties": False,
+            "minProperties": 1,
+            "maxProperties": 1,
+            "additionalProperties": False,
         },
-        responses={"202": "accepted", "404": "NOT_FOUND: no such call",
-                   "403": "PERMISSION_DENIED: another agent's call",
-                   "409": "CONFLICT: duplicate or late result",
-                   "400": "INVALID_PARAMS / INVALID_REQUEST: malformed or off-schema result"},
-    )  # fmt: skip
+        responses={
+            "202": "accepted",
+            "404": "NOT_FOUND: no such call",
+            "403": "PERMISSION_DENIED: another agent's call",
+            "409": "CONFLICT: duplicate or late result",
+            "400": "INVALID_PARAMS / INVALID_REQUEST: malformed or off-schema result",
+        },
+    )

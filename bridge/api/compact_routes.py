@@ -55,7 +55,8 @@ def setup(app: web.Application) -> None:
     """Add the compact call route and its profile (following the registry)."""
     service = app[SERVICE_KEY]
     profile = CompactProfile(
-        service.registry, lambda: service.matter.bridge if service.matter else None)
+        service.registry, lambda: service.matter.bridge if service.matter else None
+    )
     profile.start()
     app[COMPACT_KEY] = profile
 
@@ -63,9 +64,19 @@ def setup(app: web.Application) -> None:
         profile.stop()
 
     app.on_cleanup.append(stop)
-    add_route(app, "POST", "/v1/compact/{tool}", call_compact, operation_id="callCompact",
-              summary="Call a compact-profile tool (lights, climate, locks, covers, home_state)",
-              tags=["tools"], parameters=[path_param("tool", "compact tool name")],
-              responses={"200": "the resolved tool's tool_response (home_state: the state)",
-                         "400": "bad arguments", "403": "not permitted",
-                         "404": "no such tool or target"})  # fmt: skip
+    add_route(
+        app,
+        "POST",
+        "/v1/compact/{tool}",
+        call_compact,
+        operation_id="callCompact",
+        summary="Call a compact-profile tool (lights, climate, locks, covers, home_state)",
+        tags=["tools"],
+        parameters=[path_param("tool", "compact tool name")],
+        responses={
+            "200": "the resolved tool's tool_response (home_state: the state)",
+            "400": "bad arguments",
+            "403": "not permitted",
+            "404": "no such tool or target",
+        },
+    )

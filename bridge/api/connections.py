@@ -30,8 +30,12 @@ _LOG = logging.getLogger(__name__)
 _RATE_LOG = RateLimitedLog(_LOG)
 # File descriptors kept for everything but client connections (db, controller, peers).
 FD_RESERVE = 256
-_REASONS = {408: "Request Timeout", 431: "Request Header Fields Too Large",
-            503: "Service Unavailable", 400: "Bad Request"}  # fmt: skip
+_REASONS = {
+    408: "Request Timeout",
+    431: "Request Header Fields Too Large",
+    503: "Service Unavailable",
+    400: "Bad Request",
+}
 
 
 def raise_open_file_limit() -> tuple[int, int]:
@@ -73,8 +77,9 @@ def _parse_error(exc: BaseException | None, limit: int) -> BridgeError:
     ):
         return HeadersTooLargeError(
             f"the request line or a header is longer than {limit} bytes, or there are too "
-            "many headers", {"max_header_bytes": limit},
-        )  # fmt: skip
+            "many headers",
+            {"max_header_bytes": limit},
+        )
     return InvalidRequestError("malformed HTTP request", {"reason": "bad_http"})
 
 
@@ -90,8 +95,12 @@ class GuardedRequestHandler(RequestHandler):
         """Take the connection, or answer 503 and close it when over the cap."""
         super().connection_made(transport)
         if len(self._guard.connections) > self._guard.max_connections:
-            _RATE_LOG.warning("over-cap", "connection refused: %s open (cap %s)",
-                              len(self._guard.connections), self._guard.max_connections)
+            _RATE_LOG.warning(
+                "over-cap",
+                "connection refused: %s open (cap %s)",
+                len(self._guard.connections),
+                self._guard.max_connections,
+            )
             err = OverloadedError(
                 "this bridge has too many open connections; try again shortly",
                 {"max_connections": self._guard.max_connections},
@@ -115,8 +124,9 @@ class GuardedRequestHandler(RequestHandler):
             # A head still incomplete after these bytes: time it from now (a whole
             # request in one read, the usual case, never starts a timer).
             if started:
-                self._head_timer = self._loop.call_later(self._guard.header_timeout_s,
-                                                         self._head_expired)  # fmt: skip
+                self._head_timer = self._loop.call_later(
+                    self._guard.header_timeout_s, self._head_expired
+                )
         elif self._head_timer is not None:
             self._head_timer.cancel()
             self._head_timer = None
@@ -158,13 +168,19 @@ class GuardedRequestHandler(RequestHandler):
         """Answer a request aiohttp could not parse or handle as JSON; log one line per cause."""
         if status == 400 or isinstance(exc, HttpProcessingError):
             err = _parse_error(exc, self._guard.max_header_bytes)
-            _RATE_LOG.info(f"parse:{type(exc).__name__}", "refused a malformed request (%s)",
-                           type(exc).__name__)  # fmt: skip
+            _RATE_LOG.info(
+                f"parse:{type(exc).__name__}",
+                "refused a malformed request (%s)",
+                type(exc).__name__,
+            )
         else:
             err = InternalError("internal error")
-            _RATE_LOG.warning(f"handler:{status}:{type(exc).__name__}",
-                              "request failed below the router: %s %s", status,
-                              type(exc).__name__)  # fmt: skip
+            _RATE_LOG.warning(
+                f"handler:{status}:{type(exc).__name__}",
+                "request failed below the router: %s %s",
+                status,
+                type(exc).__name__,
+            )
         if request.writer.output_size > 0:
             raise ConnectionError("the response had started; cannot send an error")
         resp = web.Response(
@@ -221,8 +237,9 @@ def quiet_accept_errors(loop: asyncio.AbstractEventLoop) -> None:
         message = str(context.get("message", ""))
         exc = context.get("exception")
         if "accept" in message or (isinstance(exc, OSError) and exc.errno in (23, 24)):
-            _RATE_LOG.warning(f"accept:{message[:40]}", "%s: %s", message[:200],
-                              type(exc).__name__ if exc else "")  # fmt: skip
+            _RATE_LOG.warning(
+                f"accept:{message[:40]}", "%s: %s", message[:200], type(exc).__name__ if exc else ""
+            )
             return
         if previous is not None:
             previous(loop, context)

@@ -127,7 +127,7 @@ async def change_room(request: web.Request) -> web.Response:
         require(request, f"device:manage:{device.id}")
     body = await read_json(request)
     if not isinstance(body, dict) or set(body) != {"aliases"}:
-        raise InvalidParamsError("the body must be {\"aliases\": [...]}", {"field": "aliases"})
+        raise InvalidParamsError('the body must be {"aliases": [...]}', {"field": "aliases"})
     from bridge.matter import clean_aliases
 
     aliases = clean_aliases(body["aliases"], owner="room")
@@ -144,10 +144,11 @@ async def _cancel_tasks(app: web.Application) -> None:
 
 def _aliases_schema(owner: str) -> dict[str, Any]:
     return {
-        "type": "array", "maxItems": 16,
+        "type": "array",
+        "maxItems": 16,
         "items": {"type": "string", "minLength": 1, "maxLength": 64},
         "description": f"other names for the {owner} (replaces the list)",
-    }  # fmt: skip
+    }
 
 
 def setup(app: web.Application) -> None:
@@ -155,13 +156,20 @@ def setup(app: web.Application) -> None:
     app[_TASKS] = set()
     app.on_shutdown.append(_cancel_tasks)
     add_route(
-        app, "GET", "/v1/devices", list_devices,
+        app,
+        "GET",
+        "/v1/devices",
+        list_devices,
         permission="device:read:devices",
-        operation_id="listDevices", summary="List Matter devices and the controller state",
+        operation_id="listDevices",
+        summary="List Matter devices and the controller state",
         tags=["devices"],
-    )  # fmt: skip
+    )
     add_route(
-        app, "POST", "/v1/devices/commission", commission,
+        app,
+        "POST",
+        "/v1/devices/commission",
+        commission,
         permission="device:manage:commission",
         operation_id="commissionDevice",
         summary="Commission a Matter device (QR/manual code or passcode + discriminator)",
@@ -183,64 +191,92 @@ def setup(app: web.Application) -> None:
             },
             "additionalProperties": False,
         },
-    )  # fmt: skip
+    )
     add_route(
-        app, "PATCH", "/v1/devices/{device}", rename_device,
+        app,
+        "PATCH",
+        "/v1/devices/{device}",
+        rename_device,
         permission="device:manage:{device}",
         operation_id="renameDevice",
         summary="Rename a device, set its room and/or aliases; its tools follow at once "
         "(needs device:manage:<device id>)",
-        tags=["devices"], parameters=[path_param("device", "device id, slug or name")],
+        tags=["devices"],
+        parameters=[path_param("device", "device id, slug or name")],
         body_error=InvalidParamsError,
         request_body={
             "type": "object",
             "properties": {
                 "name": {"type": "string", "minLength": 1, "maxLength": 64},
-                "room": {"type": ["string", "null"], "maxLength": 64,
-                         "description": "null or empty removes the room"},
+                "room": {
+                    "type": ["string", "null"],
+                    "maxLength": 64,
+                    "description": "null or empty removes the room",
+                },
                 "aliases": _aliases_schema("device"),
             },
             "minProperties": 1,
             "additionalProperties": False,
         },
-        responses={"200": "the renamed device with added_tools and removed_tools",
-                   "403": "PERMISSION_DENIED: needs device:manage:<device id>"},
-    )  # fmt: skip
+        responses={
+            "200": "the renamed device with added_tools and removed_tools",
+            "403": "PERMISSION_DENIED: needs device:manage:<device id>",
+        },
+    )
     add_route(
-        app, "DELETE", "/v1/devices/{device}", remove_device,
+        app,
+        "DELETE",
+        "/v1/devices/{device}",
+        remove_device,
         permission="device:manage:{device}",
-        operation_id="removeDevice", summary="Remove a device from the fabric and its tools",
-        tags=["devices"], parameters=[path_param("device", "device id, slug or name")],
-    )  # fmt: skip
+        operation_id="removeDevice",
+        summary="Remove a device from the fabric and its tools",
+        tags=["devices"],
+        parameters=[path_param("device", "device id, slug or name")],
+    )
     add_route(
-        app, "POST", "/v1/devices/{device}/share", share_device,
+        app,
+        "POST",
+        "/v1/devices/{device}/share",
+        share_device,
         operation_id="shareDevice",
         summary="Open a commissioning window so another ecosystem can add the device "
         "(Matter multi-admin; needs device:manage:<device id>)",
-        tags=["devices"], parameters=[path_param("device", "device id, slug or name")],
+        tags=["devices"],
+        parameters=[path_param("device", "device id, slug or name")],
         request_body={
             "type": "object",
             "properties": {"window_s": {"type": "integer", "minimum": 180, "maximum": 900}},
             "additionalProperties": False,
         },
         body_error=InvalidParamsError,
-        responses={"200": "manual_code, qr_code and window_s of the open window",
-                   "403": "PERMISSION_DENIED: needs device:manage:<device id>",
-                   "503": "the device or controller cannot be reached"},
-    )  # fmt: skip
+        responses={
+            "200": "manual_code, qr_code and window_s of the open window",
+            "403": "PERMISSION_DENIED: needs device:manage:<device id>",
+            "503": "the device or controller cannot be reached",
+        },
+    )
     add_route(
-        app, "GET", "/v1/rooms", list_rooms,
+        app,
+        "GET",
+        "/v1/rooms",
+        list_rooms,
         permission="device:read:devices",
-        operation_id="listRooms", summary="Rooms with their aliases, devices and room tools",
+        operation_id="listRooms",
+        summary="Rooms with their aliases, devices and room tools",
         tags=["devices"],
-    )  # fmt: skip
+    )
     add_route(
-        app, "PATCH", "/v1/rooms/{room}", change_room,
+        app,
+        "PATCH",
+        "/v1/rooms/{room}",
+        change_room,
         permission="device:manage:{device}",
         operation_id="changeRoom",
         summary="Replace a room's aliases; its room tools and spoken commands follow at once "
         "(needs device:manage:<id> for every device in the room)",
-        tags=["devices"], parameters=[path_param("room", "room name, slug or alias")],
+        tags=["devices"],
+        parameters=[path_param("room", "room name, slug or alias")],
         body_error=InvalidParamsError,
         request_body={
             "type": "object",
@@ -250,7 +286,10 @@ def setup(app: web.Application) -> None:
             },
             "additionalProperties": False,
         },
-        responses={"200": "the room", "404": "no such room",
-                   "409": "CONFLICT: the alias names another room",
-                   "403": "PERMISSION_DENIED: needs device:manage:<id> for every device"},
-    )  # fmt: skip
+        responses={
+            "200": "the room",
+            "404": "no such room",
+            "409": "CONFLICT: the alias names another room",
+            "403": "PERMISSION_DENIED: needs device:manage:<id> for every device",
+        },
+    )

@@ -26,8 +26,17 @@ from bridge.sources.client_tools import TOOL_USE
 from bridge.tools.definition import ToolDefinition
 
 DEFAULT_TYPES = ("tool_call.", "registry.", "approval.", "tool_use")
-ALLOWED_PREFIXES = ("tool_call.", "registry.", "approval.", "device.", "commissioning.", "mesh.",
-                    "tool_use", "job.", "automation.")  # fmt: skip
+ALLOWED_PREFIXES = (
+    "tool_call.",
+    "registry.",
+    "approval.",
+    "device.",
+    "commissioning.",
+    "mesh.",
+    "tool_use",
+    "job.",
+    "automation.",
+)
 MAX_SESSION = 128
 RECHECK_S = 5.0  # how often an open socket's token is verified again (and at its expiry)
 WS_POLICY_VIOLATION = 1008
@@ -39,9 +48,7 @@ def _visible(event: Event, token: AgentToken, session: str | None) -> bool:
     # A call's events belong to the token that made it (by id, not by agent name).
     if event.type == TOOL_USE:
         wanted = event.data.get("sessionId")
-        return event.data.get("tokenId") == token.id and (
-            wanted is None or wanted == session
-        )
+        return event.data.get("tokenId") == token.id and (wanted is None or wanted == session)
     if event.type.startswith("tool_call."):
         return event.data.get("tokenId") == token.id or any(
             covers(p, "admin:events") for p in token.permissions
@@ -54,7 +61,8 @@ def _visible(event: Event, token: AgentToken, session: str | None) -> bool:
         # A rule's runs and changes: to its creator and to who may read every rule.
         return event.data.get("creator") == token.agent_id or any(
             covers(p, "automations:read") or covers(p, "automations:manage")
-            for p in token.permissions)  # fmt: skip
+            for p in token.permissions
+        )
     if event.type.startswith("approval."):
         return any(covers(p, "admin:approve") for p in token.permissions)
     if event.type.startswith("registry."):
@@ -95,8 +103,9 @@ async def events(request: web.Request) -> web.StreamResponse:
         bus = service.events
         runs_client_tools = (
             service.client_tools.connected(token.id, session)
-            if any(TOOL_USE.startswith(t) for t in types) else contextlib.nullcontext()
-        )  # fmt: skip
+            if any(TOOL_USE.startswith(t) for t in types)
+            else contextlib.nullcontext()
+        )
         with runs_client_tools:
             await _stream(ws, bus, types, token, session, lambda: reverify(request))
     finally:
@@ -108,9 +117,14 @@ def _recheck_in(token: AgentToken) -> float:
     return max(0.05, min(RECHECK_S, token.expires_at - time.time()))
 
 
-async def _stream(ws: web.WebSocketResponse, bus: EventBus, types: tuple[str, ...],
-                  token: AgentToken, session: str | None,
-                  recheck: Callable[[], AgentToken]) -> None:  # fmt: skip
+async def _stream(
+    ws: web.WebSocketResponse,
+    bus: EventBus,
+    types: tuple[str, ...],
+    token: AgentToken,
+    session: str | None,
+    recheck: Callable[[], AgentToken],
+) -> None:
     async with bus.subscription(*types) as sub:
         reader = asyncio.get_running_loop().create_task(_drain_client(ws))
         reported = 0
@@ -124,17 +138,19 @@ async def _stream(ws: web.WebSocketResponse, bus: EventBus, types: tuple[str, ..
                 if getter is None:
                     getter = asyncio.ensure_future(sub.get())
                 waiting: set[asyncio.Future[Any]] = {getter, reader}
-                await asyncio.wait(waiting, timeout=_recheck_in(token),
-                                   return_when=asyncio.FIRST_COMPLETED)  # fmt: skip
+                await asyncio.wait(
+                    waiting, timeout=_recheck_in(token), return_when=asyncio.FIRST_COMPLETED
+                )
                 if reader.done():
                     break
                 try:
                     token = recheck()
                 except UnauthenticatedError as err:
                     # Expired (or otherwise no longer valid): no further event goes out.
-                    await ws.close(code=WS_POLICY_VIOLATION,
-                                   message=f"token {err.details.get('reason', 'invalid')}"
-                                   .encode()[:120])  # fmt: skip
+                    await ws.close(
+                        code=WS_POLICY_VIOLATION,
+                        message=f"token {err.details.get('reason', 'invalid')}".encode()[:120],
+                    )
                     break
                 if token.permissions != permissions:
                     devices.clear()
@@ -147,8 +163,9 @@ async def _stream(ws: web.WebSocketResponse, bus: EventBus, types: tuple[str, ..
                 while not sub.queue.empty():
                     batch.append(sub.queue.get_nowait())
                 if sub.dropped > reported:
-                    await _send(ws, {"type": "events.dropped",
-                                     "data": {"count": sub.dropped - reported}})  # fmt: skip
+                    await _send(
+                        ws, {"type": "events.dropped", "data": {"count": sub.dropped - reported}}
+                    )
                     reported = sub.dropped
                 for event in batch:
                     device = event.data.get("device_id")
@@ -191,16 +208,24 @@ SUBSCRIPTIONS_KEY: web.AppKey[Seats] = web.AppKey("event_subscriptions", Seats)
 def setup(app: web.Application) -> None:
     """Add the events WebSocket route."""
     app[SUBSCRIPTIONS_KEY] = Seats(SUBSCRIPTIONS_BOUND)
-    add_route(app, "GET", "/v1/events", events, operation_id="streamEvents",
-              summary="WebSocket stream of tool-call status, registry and approval events",
-              tags=["events"],
-              parameters=[
-                  query_param("types", "comma-separated event type prefixes"),
-                  query_param("token", "the bearer token, for clients that cannot set headers"),
-                  query_param("session", "session id: receive the tool_use of this session's "
-                                         "calls"),
-              ],
-              responses={"101": "switching to WebSocket", "400": "not a WebSocket request",
-                         "401": "missing or invalid token",
-                         "429": "this token has its most open event sockets (RATE_LIMITED)",
-                         "503": "the node has its most open event sockets (OVERLOADED)"})
+    add_route(
+        app,
+        "GET",
+        "/v1/events",
+        events,
+        operation_id="streamEvents",
+        summary="WebSocket stream of tool-call status, registry and approval events",
+        tags=["events"],
+        parameters=[
+            query_param("types", "comma-separated event type prefixes"),
+            query_param("token", "the bearer token, for clients that cannot set headers"),
+            query_param("session", "session id: receive the tool_use of this session's calls"),
+        ],
+        responses={
+            "101": "switching to WebSocket",
+            "400": "not a WebSocket request",
+            "401": "missing or invalid token",
+            "429": "this token has its most open event sockets (RATE_LIMITED)",
+            "503": "the node has its most open event sockets (OVERLOADED)",
+        },
+    )

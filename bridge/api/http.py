@@ -122,8 +122,7 @@ def json_response(data: Any, status: int = 200) -> web.Response:
 
 
 def _json_body(body: bytes, status: int) -> web.Response:
-    return web.Response(body=body, status=status, content_type="application/json",
-                        charset="utf-8")  # fmt: skip
+    return web.Response(body=body, status=status, content_type="application/json", charset="utf-8")
 
 
 def encode_json(data: Any) -> bytes:

@@ -34,10 +34,13 @@ async def handle_intent(request: web.Request) -> web.Response:
 def setup(app: web.Application) -> None:
     """Add the intent route."""
     add_route(
-        app, "POST", "/v1/intents/handle", handle_intent,
+        app,
+        "POST",
+        "/v1/intents/handle",
+        handle_intent,
         operation_id="handleIntent",
         summary="Run a spoken sentence (Home Assistant intent templates) with the caller's token",
         tags=["voice"],
         request_body=SpokenCommand.CHECK,
         responses={"200": "speech, handled, intent, calls, suggestions, duration_ms"},
-    )  # fmt: skip
+    )

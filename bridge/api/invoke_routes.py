@@ -93,10 +93,14 @@ async def list_approvals(request: web.Request) -> web.Response:
     total = await store.count(status)
     after = offset + len(approvals)
     # Approvers see each token's state now: valid, revoked or expired.
-    return json_response({
-        "approvals": [store.view(a) for a in approvals], "count": len(approvals),
-        "total": total, "next_offset": after if after < total else None,
-    })
+    return json_response(
+        {
+            "approvals": [store.view(a) for a in approvals],
+            "count": len(approvals),
+            "total": total,
+            "next_offset": after if after < total else None,
+        }
+    )
 
 
 def _int_query(request: web.Request, name: str, default: int, low: int, high: int) -> int:
@@ -132,47 +136,118 @@ _ERRORS = {
 
 def setup(app: web.Application) -> None:
     """Add the invocation routes."""
-    add_route(app, "POST", "/v1/invoke", invoke, operation_id="invokeTool",
-              summary="Call a tool and wait for its tool_response", tags=["invoke"],
-              request_body=INVOKE_BODY,
-              responses={"200": json_content("the tool_response", "ToolResponse"), **_ERRORS,
-                         "404": "no such tool", "409": "ambiguous tool or idempotency conflict",
-                         "429": "rate limited", "408": "confirmation timed out",
-                         "502": "the tool failed", "503": "device or node unavailable",
-                         "504": "the tool timed out"})
-    add_route(app, "POST", "/v1/jobs", submit_job, operation_id="submitJob",
-              summary="Start a call as a background job", tags=["invoke"],
-              request_body=INVOKE_BODY, responses={
-                  "202": "the job", **_ERRORS,
-                  "400": "malformed body (INVALID_REQUEST), or the tool does not allow "
-                         "asynchronous invocation (INVALID_REQUEST, details.reason "
-                         "async_not_allowed)"})
-    add_route(app, "GET", "/v1/jobs/{job_id}", get_job, operation_id="getJob",
-              summary="A job's status and result", tags=["invoke"],
-              parameters=[path_param("job_id", "the job id")],
-              responses={"200": "the job", **_ERRORS, "404": "no such job"})
-    add_route(app, "DELETE", "/v1/jobs/{job_id}", cancel_job, operation_id="cancelJob",
-              summary="Cancel a running job", tags=["invoke"],
-              parameters=[path_param("job_id", "the job id")],
-              responses={"200": "the cancelled job", **_ERRORS, "404": "no such job",
-                         "409": "the job already ended"})
-    add_route(app, "GET", "/v1/approvals", list_approvals, operation_id="listApprovals",
-              permission=APPROVE_PERMISSION,
-              summary="Approvals of dangerous calls", tags=["approvals"],
-              parameters=[query_param("status", "only this status", {
-                  "enum": ["pending", "approved", "denied", "timeout", "interrupted",
-                           "cancelled"]}),
-                  query_param("limit", f"page size (1-{MAX_APPROVALS_PAGE}, default 100)",
-                              {"type": "integer", "minimum": 1,
-                               "maximum": MAX_APPROVALS_PAGE}),
-                  query_param("offset", "skip this many of the newest (default 0)",
-                              {"type": "integer", "minimum": 0})],
-              responses={"200": "a page of approvals, newest first: {approvals, count, "
-                                "total, next_offset (null on the last page)}", **_ERRORS})
-    add_route(app, "POST", "/v1/approvals/{approval_id}", decide_approval,
-              operation_id="decideApproval", summary="Approve or deny a dangerous call",
-              permission=APPROVE_PERMISSION,
-              tags=["approvals"], parameters=[path_param("approval_id", "the approval id")],
-              request_body=DECISION_BODY,
-              responses={"200": "the approval after the vote", **_ERRORS,
-                         "404": "no such approval", "409": "already decided or voted"})
+    add_route(
+        app,
+        "POST",
+        "/v1/invoke",
+        invoke,
+        operation_id="invokeTool",
+        summary="Call a tool and wait for its tool_response",
+        tags=["invoke"],
+        request_body=INVOKE_BODY,
+        responses={
+            "200": json_content("the tool_response", "ToolResponse"),
+            **_ERRORS,
+            "404": "no such tool",
+            "409": "ambiguous tool or idempotency conflict",
+            "429": "rate limited",
+            "408": "confirmation timed out",
+            "502": "the tool failed",
+            "503": "device or node unavailable",
+            "504": "the tool timed out",
+        },
+    )
+    add_route(
+        app,
+        "POST",
+        "/v1/jobs",
+        submit_job,
+        operation_id="submitJob",
+        summary="Start a call as a background job",
+        tags=["invoke"],
+        request_body=INVOKE_BODY,
+        responses={
+            "202": "the job",
+            **_ERRORS,
+            "400": "malformed body (INVALID_REQUEST), or the tool does not allow "
+            "asynchronous invocation (INVALID_REQUEST, details.reason "
+            "async_not_allowed)",
+        },
+    )
+    add_route(
+        app,
+        "GET",
+        "/v1/jobs/{job_id}",
+        get_job,
+        operation_id="getJob",
+        summary="A job's status and result",
+        tags=["invoke"],
+        parameters=[path_param("job_id", "the job id")],
+        responses={"200": "the job", **_ERRORS, "404": "no such job"},
+    )
+    add_route(
+        app,
+        "DELETE",
+        "/v1/jobs/{job_id}",
+        cancel_job,
+        operation_id="cancelJob",
+        summary="Cancel a running job",
+        tags=["invoke"],
+        parameters=[path_param("job_id", "the job id")],
+        responses={
+            "200": "the cancelled job",
+            **_ERRORS,
+            "404": "no such job",
+            "409": "the job already ended",
+        },
+    )
+    add_route(
+        app,
+        "GET",
+        "/v1/approvals",
+        list_approvals,
+        operation_id="listApprovals",
+        permission=APPROVE_PERMISSION,
+        summary="Approvals of dangerous calls",
+        tags=["approvals"],
+        parameters=[
+            query_param(
+                "status",
+                "only this status",
+                {"enum": ["pending", "approved", "denied", "timeout", "interrupted", "cancelled"]},
+            ),
+            query_param(
+                "limit",
+                f"page size (1-{MAX_APPROVALS_PAGE}, default 100)",
+                {"type": "integer", "minimum": 1, "maximum": MAX_APPROVALS_PAGE},
+            ),
+            query_param(
+                "offset",
+                "skip this many of the newest (default 0)",
+                {"type": "integer", "minimum": 0},
+            ),
+        ],
+        responses={
+            "200": "a page of approvals, newest first: {approvals, count, "
+            "total, next_offset (null on the last page)}",
+            **_ERRORS,
+        },
+    )
+    add_route(
+        app,
+        "POST",
+        "/v1/approvals/{approval_id}",
+        decide_approval,
+        operation_id="decideApproval",
+        summary="Approve or deny a dangerous call",
+        permission=APPROVE_PERMISSION,
+        tags=["approvals"],
+        parameters=[path_param("approval_id", "the approval id")],
+        request_body=DECISION_BODY,
+        responses={
+            "200": "the approval after the vote",
+            **_ERRORS,
+            "404": "no such approval",
+            "409": "already decided or voted",
+        },
+    )

@@ -95,8 +95,13 @@ def _guard(handler: Handler) -> Handler:
             return await handler(request)
         except BridgeError as err:
             if err.http_status >= 500:
-                _RATE_LOG.warning(f"{request.path[:64]}:{err.code}", "%s %s failed: %s",
-                                  request.method, request.path[:200], err.message[:300])
+                _RATE_LOG.warning(
+                    f"{request.path[:64]}:{err.code}",
+                    "%s %s failed: %s",
+                    request.method,
+                    request.path[:200],
+                    err.message[:300],
+                )
             return _error(err)
         except Exception:
             _LOGGER.exception("%s %s failed", request.method, request.path[:200])

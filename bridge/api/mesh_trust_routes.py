@@ -53,20 +53,52 @@ async def untrust(request: web.Request) -> web.Response:
 
 def setup(app: web.Application) -> None:
     """Add the trust routes."""
-    errors = {"401": "missing or invalid token", "403": "no mesh:manage",
-              "404": "the mesh is off, or the entry is not trusted"}  # fmt: skip
+    errors = {
+        "401": "missing or invalid token",
+        "403": "no mesh:manage",
+        "404": "the mesh is off, or the entry is not trusted",
+    }
     entry = [path_param("entry", "node id, key fingerprint or base64 public key")]
-    add_route(app, "GET", "/v1/mesh/trust", list_trust, operation_id="listMeshTrust",
-              summary="Trusted peers: from the configuration and added here",
-              tags=["mesh"], permission=MANAGE_PERMISSION,
-              responses={"200": "mode and entries", **errors})  # fmt: skip
-    add_route(app, "PUT", "/v1/mesh/trust/{entry}", trust, operation_id="trustMeshPeer",
-              summary="Trust a peer (kept across restarts)", tags=["mesh"],
-              permission=MANAGE_PERMISSION, parameters=entry,
-              responses={"200": "the entries after the change", **errors,
-                         "400": "not a node id, fingerprint or key"})  # fmt: skip
-    add_route(app, "DELETE", "/v1/mesh/trust/{entry}", untrust,
-              operation_id="untrustMeshPeer", summary="Stop trusting a peer trusted here",
-              tags=["mesh"], permission=MANAGE_PERMISSION, parameters=entry,
-              responses={"200": "the entries after the change", **errors,
-                         "409": "the configuration trusts it"})  # fmt: skip
+    add_route(
+        app,
+        "GET",
+        "/v1/mesh/trust",
+        list_trust,
+        operation_id="listMeshTrust",
+        summary="Trusted peers: from the configuration and added here",
+        tags=["mesh"],
+        permission=MANAGE_PERMISSION,
+        responses={"200": "mode and entries", **errors},
+    )
+    add_route(
+        app,
+        "PUT",
+        "/v1/mesh/trust/{entry}",
+        trust,
+        operation_id="trustMeshPeer",
+        summary="Trust a peer (kept across restarts)",
+        tags=["mesh"],
+        permission=MANAGE_PERMISSION,
+        parameters=entry,
+        responses={
+            "200": "the entries after the change",
+            **errors,
+            "400": "not a node id, fingerprint or key",
+        },
+    )
+    add_route(
+        app,
+        "DELETE",
+        "/v1/mesh/trust/{entry}",
+        untrust,
+        operation_id="untrustMeshPeer",
+        summary="Stop trusting a peer trusted here",
+        tags=["mesh"],
+        permission=MANAGE_PERMISSION,
+        parameters=entry,
+        responses={
+            "200": "the entries after the change",
+            **errors,
+            "409": "the configuration trusts it",
+        },
+    )

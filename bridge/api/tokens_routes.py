@@ -67,8 +67,10 @@ def _constraints(doc: Any) -> Constraints:
             f"'constraints' is an object with keys {sorted(_CONSTRAINT_KEYS)}"
         )
     nodes = doc.get("allowed_nodes") or []
-    if not isinstance(nodes, list) or len(nodes) > 64 or not all(
-        isinstance(n, str) and 0 < len(n) <= 128 for n in nodes
+    if (
+        not isinstance(nodes, list)
+        or len(nodes) > 64
+        or not all(isinstance(n, str) and 0 < len(n) <= 128 for n in nodes)
     ):
         raise InvalidRequestError("'allowed_nodes' is a list of up to 64 node ids")
     return Constraints(
@@ -87,10 +89,15 @@ def _subset(caller: AgentToken, asked: Constraints) -> Constraints:
     hops = asked.max_hops if asked.max_hops is not None else own.max_hops
     if own.max_hops is not None and hops is not None and hops > own.max_hops:
         looser["max_hops"] = own.max_hops
-    rate = (asked.rate_limit_per_minute if asked.rate_limit_per_minute is not None
-            else own.rate_limit_per_minute)  # fmt: skip
-    if own.rate_limit_per_minute is not None and rate is not None and (
-        rate > own.rate_limit_per_minute
+    rate = (
+        asked.rate_limit_per_minute
+        if asked.rate_limit_per_minute is not None
+        else own.rate_limit_per_minute
+    )
+    if (
+        own.rate_limit_per_minute is not None
+        and rate is not None
+        and (rate > own.rate_limit_per_minute)
     ):
         looser["rate_limit_per_minute"] = own.rate_limit_per_minute
     nodes = asked.allowed_nodes or own.allowed_nodes
@@ -113,11 +120,7 @@ def _agent_id(caller: AgentToken, name: str) -> str:
 
 def _manages(runtime: Pipeline, caller: AgentToken, token_id: str) -> bool:
     """Return whether ``caller`` may see and revoke token ``token_id``."""
-    return (
-        is_admin(caller)
-        or token_id == caller.id
-        or caller.id in runtime.issued_chain(token_id)
-    )
+    return is_admin(caller) or token_id == caller.id or caller.id in runtime.issued_chain(token_id)
 
 
 async def list_tokens(request: web.Request) -> web.Response:
@@ -132,8 +135,11 @@ async def list_tokens(request: web.Request) -> web.Response:
     if is_admin(caller):
         tokens = runtime.list_tokens(agent_id=agent_id, limit=limit)
     else:
-        tokens = [t for t in runtime.issued_tree(caller.id)
-                  if agent_id is None or t["agent_id"] == agent_id][:max(1, min(limit, 10_000))]
+        tokens = [
+            t
+            for t in runtime.issued_tree(caller.id)
+            if agent_id is None or t["agent_id"] == agent_id
+        ][: max(1, min(limit, 10_000))]
     return json_response({"tokens": tokens})
 
 
@@ -141,17 +147,21 @@ async def issue(request: web.Request) -> web.Response:
     """Issue a token; answer it once."""
     caller = require(request, MANAGE_PERMISSION)
     body = await read_json(request)
-    if not isinstance(body, dict) or not set(body) <= _BODY_KEYS or not {
-        "agent_id", "permissions", "ttl_s"
-    } <= set(body):
+    if (
+        not isinstance(body, dict)
+        or not set(body) <= _BODY_KEYS
+        or not {"agent_id", "permissions", "ttl_s"} <= set(body)
+    ):
         raise InvalidRequestError(
             "body is {agent_id, permissions, ttl_s, constraints?}", {"keys": sorted(_BODY_KEYS)}
         )
     agent_id, perms, ttl = body["agent_id"], body["permissions"], body["ttl_s"]
     if not isinstance(agent_id, str):
         raise InvalidRequestError("'agent_id' must be a string")
-    if not isinstance(perms, list) or len(perms) > MAX_PERMISSIONS or not all(
-        isinstance(p, str) for p in perms
+    if (
+        not isinstance(perms, list)
+        or len(perms) > MAX_PERMISSIONS
+        or not all(isinstance(p, str) for p in perms)
     ):
         raise InvalidRequestError(f"'permissions' is a list of up to {MAX_PERMISSIONS} patterns")
     if isinstance(ttl, bool) or not isinstance(ttl, int | float) or not math.isfinite(ttl):
@@ -178,7 +188,10 @@ async def issue(request: web.Request) -> web.Response:
                 {"reason": "beyond_issuer", "limits": {"ttl_s": max(0.0, round(latest, 3))}},
             )
     raw, entry = _runtime(request).issue(
-        agent_id=agent_id, permissions=perms, ttl_s=float(ttl), constraints=constraints,
+        agent_id=agent_id,
+        permissions=perms,
+        ttl_s=float(ttl),
+        constraints=constraints,
         issued_by=caller.id,
     )
     return json_response({**entry, "revoked": False, "token": raw}, status=201)
@@ -205,38 +218,64 @@ _ENTRY = "{id, agent_id, permissions, issued_at, expires_at, issued_by, revoked}
 def setup(app: web.Application) -> None:
     """Add the token routes."""
     add_route(
-        app, "GET", "/v1/tokens", list_tokens, operation_id="listTokens",
+        app,
+        "GET",
+        "/v1/tokens",
+        list_tokens,
+        operation_id="listTokens",
         summary=f"List tokens this node issued: {_ENTRY}, newest first (needs token:manage)",
-        tags=["tokens"], permission=MANAGE_PERMISSION,
+        tags=["tokens"],
+        permission=MANAGE_PERMISSION,
         parameters=[
             {"name": "agent_id", "in": "query", "required": False, "schema": {"type": "string"}},
-            {"name": "limit", "in": "query", "required": False,
-             "schema": {"type": "integer", "minimum": 1, "maximum": 10000}},
+            {
+                "name": "limit",
+                "in": "query",
+                "required": False,
+                "schema": {"type": "integer", "minimum": 1, "maximum": 10000},
+            },
         ],
         responses={"200": "{tokens: [...]}", "403": "PERMISSION_DENIED"},
     )
     add_route(
-        app, "POST", "/v1/tokens", issue, operation_id="issueToken",
+        app,
+        "POST",
+        "/v1/tokens",
+        issue,
+        operation_id="issueToken",
         summary="Issue a token; the answer is the only time it is shown (needs token:manage)",
-        tags=["tokens"], permission=MANAGE_PERMISSION,
+        tags=["tokens"],
+        permission=MANAGE_PERMISSION,
         request_body={
-            "type": "object", "required": ["agent_id", "permissions", "ttl_s"],
+            "type": "object",
+            "required": ["agent_id", "permissions", "ttl_s"],
             "additionalProperties": False,
             "properties": {
                 "agent_id": {"type": "string", "minLength": 1, "maxLength": 256},
-                "permissions": {"type": "array", "items": {"type": "string"},
-                                "maxItems": MAX_PERMISSIONS},
+                "permissions": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "maxItems": MAX_PERMISSIONS,
+                },
                 "ttl_s": {"type": "number", "exclusiveMinimum": 0},
                 "constraints": {"type": "object"},
             },
         },
-        responses={"201": f"{_ENTRY} + token", "400": "INVALID_REQUEST",
-                   "403": "PERMISSION_DENIED"},
+        responses={
+            "201": f"{_ENTRY} + token",
+            "400": "INVALID_REQUEST",
+            "403": "PERMISSION_DENIED",
+        },
     )
     add_route(
-        app, "DELETE", "/v1/tokens/{token_id}", revoke, operation_id="revokeToken",
+        app,
+        "DELETE",
+        "/v1/tokens/{token_id}",
+        revoke,
+        operation_id="revokeToken",
         summary="Revoke a token this node issued, here and on every peer (needs token:manage)",
-        tags=["tokens"], permission=MANAGE_PERMISSION,
+        tags=["tokens"],
+        permission=MANAGE_PERMISSION,
         parameters=[path_param("token_id", "the token's id")],
         responses={"200": _ENTRY, "404": "NOT_FOUND"},
-    )  # fmt: skip
+    )

@@ -65,22 +65,35 @@ async def get_tool(request: web.Request) -> web.Response:
 def setup(app: web.Application) -> None:
     """Add the ToolManager routes."""
     add_route(
-        app, "GET", "/v1/toolmanager/tools", list_tools,
+        app,
+        "GET",
+        "/v1/toolmanager/tools",
+        list_tools,
         operation_id="toolManagerListTools",
         summary="ToolManager listTools: flat view, filtered by appId and serverName",
         tags=["toolmanager"],
-        parameters=[query_param("appId", "metadata.app_id, else the namespace"),
-                    query_param("serverName", "the providing node or MCP server")],
-    )  # fmt: skip
+        parameters=[
+            query_param("appId", "metadata.app_id, else the namespace"),
+            query_param("serverName", "the providing node or MCP server"),
+        ],
+    )
     add_route(
-        app, "GET", "/v1/toolmanager/tools/{name}", get_tool,
+        app,
+        "GET",
+        "/v1/toolmanager/tools/{name}",
+        get_tool,
         operation_id="toolManagerGetTool",
         summary="ToolManager getTool: {found, tool}",
-        tags=["toolmanager"], parameters=[path_param("name", "tool reference")],
-    )  # fmt: skip
+        tags=["toolmanager"],
+        parameters=[path_param("name", "tool reference")],
+    )
     add_route(
-        app, "POST", "/v1/toolmanager/execute", invoke,
+        app,
+        "POST",
+        "/v1/toolmanager/execute",
+        invoke,
         operation_id="toolManagerExecuteTool",
         summary="ToolManager executeTool: the same as POST /v1/invoke",
-        tags=["toolmanager"], request_body=INVOKE_BODY,
-    )  # fmt: skip
+        tags=["toolmanager"],
+        request_body=INVOKE_BODY,
+    )

@@ -73,7 +73,8 @@ async def list_tools(request: web.Request) -> web.Response:
     profile = query.get("profile", "per-device")
     if profile not in PROFILES:
         raise InvalidRequestError(
-            f"profile must be one of: {', '.join(PROFILES)}", {"profile": profile})
+            f"profile must be one of: {', '.join(PROFILES)}", {"profile": profile}
+        )
     if profile == "compact":
         if "q" in query or "limit" in query:
             raise InvalidRequestError("q and limit apply only to the per-device profile")
@@ -167,8 +168,11 @@ def setup(app: web.Application) -> None:
                 {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT},
             ),
             query_param("view", "full definitions or the flat view", {"enum": ["full", "flat"]}),
-            query_param("profile", "per-device tools (default) or the compact capability tools "
-                        "the token reaches", {"enum": list(PROFILES)}),
+            query_param(
+                "profile",
+                "per-device tools (default) or the compact capability tools the token reaches",
+                {"enum": list(PROFILES)},
+            ),
         ],
         responses={"200": "the tools and their count"},
     )

@@ -170,7 +170,11 @@ class ApprovalStore:
     """
 
     def __init__(
-        self, db: Database, key: NodeKey, *, events: EventBus | None = None,
+        self,
+        db: Database,
+        key: NodeKey,
+        *,
+        events: EventBus | None = None,
         verifier: TokenVerifier | None = None,
     ) -> None:
         self._db = db
@@ -309,8 +313,13 @@ class ApprovalStore:
             raise ConflictError(f"'{subject}' already voted on this approval")
         vote_ts = time.time()
         unsigned = Vote(
-            approver=token.agent_id, issuer=token.issuer, decision=choice, ts=vote_ts,
-            signature="", token_id=token.id, subject=subject,
+            approver=token.agent_id,
+            issuer=token.issuer,
+            decision=choice,
+            ts=vote_ts,
+            signature="",
+            token_id=token.id,
+            subject=subject,
             token_expires_at=token.expires_at,
         )
         signature = self._key.sign(
@@ -318,8 +327,13 @@ class ApprovalStore:
         )
         approval.votes.append(
             Vote(
-                approver=token.agent_id, issuer=token.issuer, decision=choice, ts=vote_ts,
-                signature=signature, token_id=token.id, subject=subject,
+                approver=token.agent_id,
+                issuer=token.issuer,
+                decision=choice,
+                ts=vote_ts,
+                signature=signature,
+                token_id=token.id,
+                subject=subject,
                 token_expires_at=token.expires_at,
             )
         )
@@ -339,8 +353,10 @@ class ApprovalStore:
         for vote in approval.votes:
             if vote.decision is not Decision.APPROVE or vote.who in seen:
                 continue
-            if self._verifier is not None and vote.token_id is not None and (
-                self._verifier.state(vote.token_id, vote.token_expires_at or 0.0) != "valid"
+            if (
+                self._verifier is not None
+                and vote.token_id is not None
+                and (self._verifier.state(vote.token_id, vote.token_expires_at or 0.0) != "valid")
             ):
                 continue
             seen.add(vote.who)
@@ -460,11 +476,22 @@ class ApprovalStore:
             "token_id, subject, token_expires_at, reason) "
             "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
-                approval.id, approval.call_id, approval.tool, approval.agent_id,
-                json.dumps(approval.params, default=str), approval.message, approval.required,
-                approval.status.value, approval.created_at, approval.expires_at,
-                approval.decided_at, json.dumps([v.to_json() for v in approval.votes]),
-                approval.token_id, approval.subject, approval.token_expires_at, approval.reason,
+                approval.id,
+                approval.call_id,
+                approval.tool,
+                approval.agent_id,
+                json.dumps(approval.params, default=str),
+                approval.message,
+                approval.required,
+                approval.status.value,
+                approval.created_at,
+                approval.expires_at,
+                approval.decided_at,
+                json.dumps([v.to_json() for v in approval.votes]),
+                approval.token_id,
+                approval.subject,
+                approval.token_expires_at,
+                approval.reason,
             ),
         )
 
@@ -484,9 +511,14 @@ def _from_row(row: Any) -> Approval:
         decided_at=row["decided_at"],
         votes=[
             Vote(
-                approver=v["approver"], issuer=v["issuer"], decision=Decision(v["decision"]),
-                ts=v["ts"], signature=v["signature"], token_id=v.get("token_id"),
-                subject=v.get("subject"), token_expires_at=v.get("token_expires_at"),
+                approver=v["approver"],
+                issuer=v["issuer"],
+                decision=Decision(v["decision"]),
+                ts=v["ts"],
+                signature=v["signature"],
+                token_id=v.get("token_id"),
+                subject=v.get("subject"),
+                token_expires_at=v.get("token_expires_at"),
             )
             for v in json.loads(row["votes_json"])
         ],

@@ -259,8 +259,18 @@ def _fallback_row(row_or_entry: Any, err: BaseException) -> tuple[Any, ...]:
     if isinstance(row_or_entry, tuple) and len(row_or_entry) > 13:
         call_id, token_id = row_or_entry[1], row_or_entry[13]
     return (
-        time.time(), _text(call_id, MAX_TEXT) or uuid.uuid4().hex, None, None, "unrecordable",
-        "error", None, None, None, 0.0, None, None,
+        time.time(),
+        _text(call_id, MAX_TEXT) or uuid.uuid4().hex,
+        None,
+        None,
+        "unrecordable",
+        "error",
+        None,
+        None,
+        None,
+        0.0,
+        None,
+        None,
         json.dumps({"unrecorded": type(err).__name__}),
         token_id if isinstance(token_id, str) and token_id.isascii() else None,
     )
@@ -386,8 +396,11 @@ class AuditLog:
         return batch, counts
 
     def _commit(
-        self, rows: list[tuple[Any, ...]], counts: dict[tuple[int, str, str], int],
-        *, now_only: bool = False,
+        self,
+        rows: list[tuple[Any, ...]],
+        counts: dict[tuple[int, str, str], int],
+        *,
+        now_only: bool = False,
     ) -> sqlite3.Error | StorageFullError | bool | None:
         """Write ``rows`` and ``counts`` in one transaction; return the error, if any.
 
@@ -405,8 +418,13 @@ class AuditLog:
             else:
                 self._db.transaction_sync(lambda conn: _write(conn, rows, counts, now, prune))
         except _COMMIT_FAULTS as err:
-            _RATE_LOG.log(f"commit:{type(err).__name__}", logging.ERROR,
-                          "audit log commit of %d row(s) failed: %s", len(rows), err)
+            _RATE_LOG.log(
+                f"commit:{type(err).__name__}",
+                logging.ERROR,
+                "audit log commit of %d row(s) failed: %s",
+                len(rows),
+                err,
+            )
             return err
         if prune:
             self._last_prune = now
@@ -521,8 +539,12 @@ class AuditLog:
             (int((since or 0) // 60),),
         )
         return [
-            {"minute": r["minute"] * 60, "source": r["source"], "reason": r["reason"],
-             "count": r["count"]}
+            {
+                "minute": r["minute"] * 60,
+                "source": r["source"],
+                "reason": r["reason"],
+                "count": r["count"],
+            }
             for r in rows
         ]
 
@@ -536,9 +558,11 @@ class AuditLog:
         clauses: list[str] = []
         params: list[Any] = []
         for column, value in (
-            ("agent_id", filters.get("agent_id")), ("token_id", filters.get("token_id")),
+            ("agent_id", filters.get("agent_id")),
+            ("token_id", filters.get("token_id")),
             ("tool", filters.get("tool")),
-            ("decision", filters.get("decision")), ("outcome", filters.get("outcome")),
+            ("decision", filters.get("decision")),
+            ("outcome", filters.get("outcome")),
         ):
             if value is not None:
                 clauses.append(f"{column} = ?")
@@ -595,10 +619,15 @@ def _bounded(row: tuple[Any, ...], limit: int) -> tuple[Any, ...]:
         if len(data) <= limit:
             continue
         head = data[: max(0, limit // 2)].decode("utf-8", "ignore")
-        cells[index] = json.dumps({
-            "truncated": True, "bytes": len(data),
-            "sha256": hashlib.sha256(data).hexdigest(), "head": head,
-        }, ensure_ascii=False)  # fmt: skip
+        cells[index] = json.dumps(
+            {
+                "truncated": True,
+                "bytes": len(data),
+                "sha256": hashlib.sha256(data).hexdigest(),
+                "head": head,
+            },
+            ensure_ascii=False,
+        )
     return tuple(cells)
 
 
@@ -614,8 +643,11 @@ def _hashed(row: tuple[Any, ...]) -> tuple[Any, ...]:
             doc.pop("head", None)
         else:
             data = text.encode("utf-8", "surrogatepass")
-            doc = {"truncated": True, "bytes": len(data),
-                   "sha256": hashlib.sha256(data).hexdigest()}  # fmt: skip
+            doc = {
+                "truncated": True,
+                "bytes": len(data),
+                "sha256": hashlib.sha256(data).hexdigest(),
+            }
         doc["over_budget"] = True
         cells[index] = json.dumps(doc)
     return tuple(cells)
@@ -645,8 +677,14 @@ def _write(
     for row in rows:
         try:
             conn.execute(_INSERT, row)
-        except (sqlite3.InterfaceError, sqlite3.DataError, sqlite3.IntegrityError,
-                sqlite3.ProgrammingError, OverflowError, UnicodeError) as err:
+        except (
+            sqlite3.InterfaceError,
+            sqlite3.DataError,
+            sqlite3.IntegrityError,
+            sqlite3.ProgrammingError,
+            OverflowError,
+            UnicodeError,
+        ) as err:
             conn.execute(_INSERT, _fallback_row(row, err))
     if counts:
         conn.executemany(

@@ -337,8 +337,14 @@ class Revocations:
             return False
         tid, issuer, sig = doc.get("token_id"), doc.get("issuer"), doc.get("signature")
         expires, revoked = doc.get("expires_at"), doc.get("revoked_at")
-        if not (isinstance(tid, str) and len(tid) == 32 and isinstance(issuer, str)
-                and isinstance(sig, str) and _finite(expires) and _finite(revoked)):
+        if not (
+            isinstance(tid, str)
+            and len(tid) == 32
+            and isinstance(issuer, str)
+            and isinstance(sig, str)
+            and _finite(expires)
+            and _finite(revoked)
+        ):
             return False
         if tid in self._notices or issuer not in set(trusted_issuers):
             return False
@@ -362,22 +368,23 @@ class Revocations:
             self._db.execute_sync(
                 "INSERT OR IGNORE INTO revoked_tokens (token_id, issuer, expires_at, revoked_at, "
                 "notice_json) VALUES (?, ?, ?, ?, ?)",
-                (notice["token_id"], notice["issuer"], notice["expires_at"],
-                 notice["revoked_at"], json.dumps(notice, sort_keys=True)),
+                (
+                    notice["token_id"],
+                    notice["issuer"],
+                    notice["expires_at"],
+                    notice["revoked_at"],
+                    json.dumps(notice, sort_keys=True),
+                ),
             )
         for listener in list(self._listeners):
             listener(notice)
 
 
 def _finite(value: Any) -> bool:
-    return (
-        isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-    )
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
-_NOTICE_KEYS = frozenset(
-    {"type", "token_id", "issuer", "expires_at", "revoked_at", "signature"}
-)
+_NOTICE_KEYS = frozenset({"type", "token_id", "issuer", "expires_at", "revoked_at", "signature"})
 
 _REVOKED_MIGRATION = """
 CREATE TABLE revoked_tokens (
@@ -510,9 +517,14 @@ def _ledger_v2(conn: sqlite3.Connection) -> None:
         raw = f"{b64e(canonical_json(payload))}.{row[0]}"
         conn.execute(
             "INSERT OR IGNORE INTO issued_tokens_v2 VALUES (?, ?, ?, ?, ?, ?)",
-            (token_id(row[0]), token_hash(raw), payload["agent_id"],
-             json.dumps(payload.get("permissions", [])), payload["issued_at"],
-             payload["expires_at"]),
+            (
+                token_id(row[0]),
+                token_hash(raw),
+                payload["agent_id"],
+                json.dumps(payload.get("permissions", [])),
+                payload["issued_at"],
+                payload["expires_at"],
+            ),
         )
     conn.execute("DROP TABLE issued_tokens")
     conn.execute("ALTER TABLE issued_tokens_v2 RENAME TO issued_tokens")
@@ -545,8 +557,15 @@ class IssuedTokens:
         self._db.execute_sync(
             "INSERT OR IGNORE INTO issued_tokens (id, token_sha256, agent_id, permissions_json, "
             "issued_at, expires_at, issued_by) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (token.id, token_hash(raw), token.agent_id, json.dumps(list(token.permissions)),
-             token.issued_at, token.expires_at, issued_by),
+            (
+                token.id,
+                token_hash(raw),
+                token.agent_id,
+                json.dumps(list(token.permissions)),
+                token.issued_at,
+                token.expires_at,
+                issued_by,
+            ),
         )
         return token
 

@@ -61,14 +61,18 @@ def _combinations_allowed(
     for name in names:
         spec = props.get(name)
         enum = spec.get("enum") if isinstance(spec, Mapping) else None
-        choices.append(list(enum) if isinstance(enum, list)
-                       else _grant_values(granted, required, name))  # fmt: skip
+        choices.append(
+            list(enum) if isinstance(enum, list) else _grant_values(granted, required, name)
+        )
     if math.prod(len(c) for c in choices) > _MAX_COMBINATIONS:
         # Too many to try: list it when some grant could fit (the old, looser rule).
-        return any(len(g.split(":")) <= len(required.split(":")) or g.endswith("*")
-                   for g in granted)  # fmt: skip
-    return any(checker.allows(granted, [required], dict(zip(names, combo, strict=True)))
-               for combo in itertools.product(*choices))  # fmt: skip
+        return any(
+            len(g.split(":")) <= len(required.split(":")) or g.endswith("*") for g in granted
+        )
+    return any(
+        checker.allows(granted, [required], dict(zip(names, combo, strict=True)))
+        for combo in itertools.product(*choices)
+    )
 
 
 def visible_schema(
@@ -123,8 +127,10 @@ def may_read_device(granted: Iterable[str], device_id: str) -> bool:
 
 def may_see_device(granted: Iterable[str], device_id: str) -> bool:
     """Return whether a grant covers reading or controlling ``device_id``."""
-    wanted = (device_permission(DEVICE_READ, device_id),
-              device_permission(DEVICE_CONTROL, device_id))  # fmt: skip
+    wanted = (
+        device_permission(DEVICE_READ, device_id),
+        device_permission(DEVICE_CONTROL, device_id),
+    )
     return any(covers(g, w) for g in granted for w in wanted)
 
 
@@ -142,7 +148,8 @@ def may_hold(granted: tuple[str, ...], required: str) -> bool:
         parts = grant.split(":")
         filled = [
             (parts[i] if i < len(parts) and parts[i] != "*" else "x")
-            if seg.startswith(_TEMPLATE_SEGMENT) else seg
+            if seg.startswith(_TEMPLATE_SEGMENT)
+            else seg
             for i, seg in enumerate(segments)
         ]
         if covers(grant, ":".join(filled)):

@@ -68,36 +68,46 @@ class Rule:
         if errors:
             err = errors[0]
             where = "/".join(str(p) for p in err.absolute_path) or "(rule)"
-            raise InvalidParamsError(f"invalid rule at {where}: {err.message[:300]}",
-                                     {"path": where})  # fmt: skip
+            raise InvalidParamsError(
+                f"invalid rule at {where}: {err.message[:300]}", {"path": where}
+            )
         for part in (doc["trigger"], *doc.get("conditions", ())):
             if "timezone" in part:
                 zone(part["timezone"])
         perms = doc.get("permissions")
         return cls(
-            id=doc["id"], name=doc.get("name", doc["id"]), enabled=doc.get("enabled", True),
+            id=doc["id"],
+            name=doc.get("name", doc["id"]),
+            enabled=doc.get("enabled", True),
             trigger=dict(doc["trigger"]),
             conditions=tuple(dict(c) for c in doc.get("conditions", ())),
             actions=tuple(dict(a) for a in doc["actions"]),
             rate_limit_per_minute=doc.get("rate_limit_per_minute", DEFAULT_RATE_PER_MINUTE),
             permissions=tuple(perms) if perms is not None else None,
-        )  # fmt: skip
+        )
 
     def to_json(self) -> dict[str, Any]:
         """Return the rule document."""
         doc: dict[str, Any] = {
-            "id": self.id, "name": self.name, "enabled": self.enabled,
-            "trigger": self.trigger, "conditions": list(self.conditions),
-            "actions": list(self.actions), "rate_limit_per_minute": self.rate_limit_per_minute,
-        }  # fmt: skip
+            "id": self.id,
+            "name": self.name,
+            "enabled": self.enabled,
+            "trigger": self.trigger,
+            "conditions": list(self.conditions),
+            "actions": list(self.actions),
+            "rate_limit_per_minute": self.rate_limit_per_minute,
+        }
         if self.permissions is not None:
             doc["permissions"] = list(self.permissions)
         return doc
 
     def devices(self) -> list[str]:
         """Return the device ids the rule watches or acts on (by their ``device_id``)."""
-        found = [self.trigger.get("device_id"), *(c.get("device_id") for c in self.conditions),
-                 *(a.get("params", {}).get("device_id") for a in self.actions)]  # fmt: skip
+        found = [
+            self.trigger.get("device_id"),
+            *(c.get("device_id") for c in self.conditions),
+            *(a.get("params", {}).get("device_id") for a in self.actions),
+        ]
         return sorted({d for d in found if isinstance(d, str)})
 
 
@@ -112,11 +122,17 @@ class HomePlace:
     def missing(self, part: dict[str, Any]) -> str | None:
         """Return what a trigger or condition lacks that the home does not give, or ``None``."""
         kind = part["type"]
-        if kind in ("time", "sun", "time_window") and "timezone" not in part \
-                and self.timezone is None:  # fmt: skip
+        if (
+            kind in ("time", "sun", "time_window")
+            and "timezone" not in part
+            and self.timezone is None
+        ):
             return "timezone (or configure automations.timezone)"
-        if kind == "sun" and not {"latitude", "longitude"} <= set(part) and (
-                self.latitude is None or self.longitude is None):  # fmt: skip
+        if (
+            kind == "sun"
+            and not {"latitude", "longitude"} <= set(part)
+            and (self.latitude is None or self.longitude is None)
+        ):
             return "latitude and longitude (or configure automations.latitude and .longitude)"
         return None
 
@@ -130,8 +146,12 @@ class HomePlace:
         if kind not in ("time", "sun", "time_window"):
             return part
         out = {"timezone": self.timezone or "UTC", **part}
-        if kind == "sun" and not {"latitude", "longitude"} <= set(part) and \
-                self.latitude is not None and self.longitude is not None:  # fmt: skip
+        if (
+            kind == "sun"
+            and not {"latitude", "longitude"} <= set(part)
+            and self.latitude is not None
+            and self.longitude is not None
+        ):
             out["latitude"], out["longitude"] = self.latitude, self.longitude
         return out
 
@@ -141,8 +161,9 @@ def zone(name: str) -> ZoneInfo:
     try:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError) as err:
-        raise InvalidParamsError(f"unknown time zone '{name[:64]}'", {"timezone": name[:64]}) \
-            from err  # fmt: skip
+        raise InvalidParamsError(
+            f"unknown time zone '{name[:64]}'", {"timezone": name[:64]}
+        ) from err
 
 
 def _clock(text: str) -> time:
@@ -215,14 +236,26 @@ def sun_event(day: date, event: str, latitude: float, longitude: float) -> float
     centre 0.833° below the horizon for refraction and its radius).
     """
     gamma = 2 * math.pi / 365 * (day.timetuple().tm_yday - 1)
-    eqtime = 229.18 * (0.000075 + 0.001868 * math.cos(gamma) - 0.032077 * math.sin(gamma)
-                       - 0.014615 * math.cos(2 * gamma) - 0.040849 * math.sin(2 * gamma))
-    decl = (0.006918 - 0.399912 * math.cos(gamma) + 0.070257 * math.sin(gamma)
-            - 0.006758 * math.cos(2 * gamma) + 0.000907 * math.sin(2 * gamma)
-            - 0.002697 * math.cos(3 * gamma) + 0.00148 * math.sin(3 * gamma))  # fmt: skip
+    eqtime = 229.18 * (
+        0.000075
+        + 0.001868 * math.cos(gamma)
+        - 0.032077 * math.sin(gamma)
+        - 0.014615 * math.cos(2 * gamma)
+        - 0.040849 * math.sin(2 * gamma)
+    )
+    decl = (
+        0.006918
+        - 0.399912 * math.cos(gamma)
+        + 0.070257 * math.sin(gamma)
+        - 0.006758 * math.cos(2 * gamma)
+        + 0.000907 * math.sin(2 * gamma)
+        - 0.002697 * math.cos(3 * gamma)
+        + 0.00148 * math.sin(3 * gamma)
+    )
     lat = math.radians(latitude)
-    cos_ha = (math.cos(math.radians(90.833)) / (math.cos(lat) * math.cos(decl))
-              - math.tan(lat) * math.tan(decl))  # fmt: skip
+    cos_ha = math.cos(math.radians(90.833)) / (math.cos(lat) * math.cos(decl)) - math.tan(
+        lat
+    ) * math.tan(decl)
     if not -1 <= cos_ha <= 1:
         return None
     ha = math.degrees(math.acos(cos_ha))

@@ -170,7 +170,8 @@ class AutomationRunner:
         for stored in self.store.all():
             self._load(stored)
         self._unsubscribe_revocations = self.pipeline.verifier.revocations.subscribe(
-            self._on_revocation)
+            self._on_revocation
+        )
         for live in self._sorted():
             self._check_authority(live)
         for defn, handler in rule_tools(self):
@@ -224,9 +225,11 @@ class AutomationRunner:
         """Watch ``device.state`` / ``tool_call.status`` while a rule has such a trigger."""
         kinds = {live.stored.rule.trigger["type"] for live in self._rules.values()}
         self._state_sub, self._state_task = self._follow(
-            "device.state", "state" in kinds, self._state_sub, self._state_task)
+            "device.state", "state" in kinds, self._state_sub, self._state_task
+        )
         self._call_sub, self._call_task = self._follow(
-            "tool_call.status", "tool_call" in kinds, self._call_sub, self._call_task)
+            "tool_call.status", "tool_call" in kinds, self._call_sub, self._call_task
+        )
 
     def _follow(
         self, prefix: str, needed: bool, sub: Subscription | None, task: asyncio.Task[Any] | None
@@ -248,13 +251,18 @@ class AutomationRunner:
     def _load(self, stored: StoredRule) -> None:
         token = None
         try:
-            raw = issue_token(self.pipeline.key, agent_id=stored.token_agent,
-                              permissions=stored.token_permissions, ttl_s=stored.token_ttl_s,
-                              now=stored.token_issued_at)  # fmt: skip
+            raw = issue_token(
+                self.pipeline.key,
+                agent_id=stored.token_agent,
+                permissions=stored.token_permissions,
+                ttl_s=stored.token_ttl_s,
+                now=stored.token_issued_at,
+            )
             token = self.pipeline.verifier.verify(raw)
         except BridgeError as err:
-            LOGGER.warning("automation %s: its token is not usable: %s", stored.rule.id,
-                           err.message)  # fmt: skip
+            LOGGER.warning(
+                "automation %s: its token is not usable: %s", stored.rule.id, err.message
+            )
         live = _Live(stored=stored, token=token)
         self._rules[stored.rule.id] = live
         if stored.rule.trigger["type"] in ("time", "sun"):
@@ -276,8 +284,9 @@ class AutomationRunner:
 
     def rules(self, token: AgentToken) -> list[dict[str, Any]]:
         """Return the rules ``token`` may see."""
-        return [self._view(live.stored) for live in self._sorted()
-                if self.visible(token, live.stored)]  # fmt: skip
+        return [
+            self._view(live.stored) for live in self._sorted() if self.visible(token, live.stored)
+        ]
 
     def get(self, token: AgentToken, rule_id: str) -> dict[str, Any]:
         """Return one rule; raise ``NotFoundError`` when absent or not visible."""
@@ -293,8 +302,9 @@ class AutomationRunner:
         or doors is stored ``awaiting_approval`` until a person approves it.
         """
         if not (_holds(token, CREATE) or _holds(token, MANAGE)):
-            raise PermissionDeniedError("creating rules needs the permission 'automations:create'",
-                                        {"required": CREATE})  # fmt: skip
+            raise PermissionDeniedError(
+                "creating rules needs the permission 'automations:create'", {"required": CREATE}
+            )
         made = [live.stored.creator_token_id for live in self._rules.values()]
         if _holds(token, MANAGE):
             if len(made) >= RULES_BOUND.total:
@@ -308,19 +318,22 @@ class AutomationRunner:
             lacking = self.home.missing(part)
             if lacking is not None:
                 what = "trigger" if part is rule.trigger else "condition"
-                raise InvalidParamsError(f"a {part['type']} {what} needs {lacking}",
-                                         {"missing": lacking})  # fmt: skip
+                raise InvalidParamsError(
+                    f"a {part['type']} {what} needs {lacking}", {"missing": lacking}
+                )
             person = part.get("person")
             if part["type"] == "presence" and person is not None and person not in self.people:
-                raise InvalidParamsError(f"'{person}' is not one of automations.people",
-                                         {"person": person})  # fmt: skip
+                raise InvalidParamsError(
+                    f"'{person}' is not one of automations.people", {"person": person}
+                )
         permissions = self._rule_permissions(token, rule)
         self._check_reads(rule, permissions)
         guarded = self._check_actions(rule, permissions)
         if any(a["type"] == "notify" for a in rule.actions) and not _holds(token, NOTIFY):
             raise PermissionDeniedError(
                 f"a rule that sends webhook notifications needs the permission '{NOTIFY}'",
-                {"required": NOTIFY})  # fmt: skip
+                {"required": NOTIFY},
+            )
         now = round(time.time(), 3)
         agent = f"automation:{rule.id}"
         # The rule's token never outlives its creator's, and is recorded as issued by it
@@ -328,26 +341,44 @@ class AutomationRunner:
         ttl = min(RULE_TOKEN_TTL_S, token.expires_at - now)
         if ttl <= 0:  # inside the expiry skew: still accepted, but nothing may outlive it
             raise UnauthenticatedError("token has expired", {"reason": "expired"})
-        raw = issue_token(self.pipeline.key, agent_id=agent, permissions=permissions,
-                          ttl_s=ttl, now=now)  # fmt: skip
+        raw = issue_token(
+            self.pipeline.key, agent_id=agent, permissions=permissions, ttl_s=ttl, now=now
+        )
         self.pipeline.tokens.record_sync(raw, issued_by=token.id)
-        stored = StoredRule(rule=rule, status=Status.ACTIVE, creator=token.agent_id,
-                            token_agent=agent, token_permissions=tuple(permissions),
-                            token_issued_at=now, token_ttl_s=ttl, created_at=now,
-                            creator_token_id=token.id, creator_expires_at=token.expires_at,
-                            creator_permissions=tuple(token.permissions))  # fmt: skip
+        stored = StoredRule(
+            rule=rule,
+            status=Status.ACTIVE,
+            creator=token.agent_id,
+            token_agent=agent,
+            token_permissions=tuple(permissions),
+            token_issued_at=now,
+            token_ttl_s=ttl,
+            created_at=now,
+            creator_token_id=token.id,
+            creator_expires_at=token.expires_at,
+            creator_permissions=tuple(token.permissions),
+        )
         if guarded:
             approval = await self.pipeline.approvals.request(
-                call_id=f"rule-{rule.id}-{uuid.uuid4().hex[:8]}", tool=f"automation:{rule.id}",
-                agent_id=token.agent_id, params={"rule": rule.to_json()},
-                message=(f"Allow the rule '{rule.name}' (by {token.agent_id}) to act through "
-                         f"{', '.join(guarded)}?"),
-                required=1, timeout_s=APPROVAL_TIMEOUT_S,
+                call_id=f"rule-{rule.id}-{uuid.uuid4().hex[:8]}",
+                tool=f"automation:{rule.id}",
+                agent_id=token.agent_id,
+                params={"rule": rule.to_json()},
+                message=(
+                    f"Allow the rule '{rule.name}' (by {token.agent_id}) to act through "
+                    f"{', '.join(guarded)}?"
+                ),
+                required=1,
+                timeout_s=APPROVAL_TIMEOUT_S,
                 # Bound to the creator's token: revoked or expired, the request ends too.
                 token=token,
-            )  # fmt: skip
-            stored = replace(stored, status=Status.AWAITING_APPROVAL, approval_id=approval.id,
-                             reason="acts on a lock or door: waits for a person's approval")
+            )
+            stored = replace(
+                stored,
+                status=Status.AWAITING_APPROVAL,
+                approval_id=approval.id,
+                reason="acts on a lock or door: waits for a person's approval",
+            )
         self.store.put(stored)
         self._load(stored)
         self._watch_states()
@@ -359,11 +390,17 @@ class AutomationRunner:
         live = self._own(token, rule_id, write=True)
         stored = live.stored
         if stored.status == Status.REVOKED:
-            raise ConflictError(f"the rule '{rule_id}' was revoked ({stored.reason}): create "
-                                "it again", {"rule": rule_id, "status": stored.status})
+            raise ConflictError(
+                f"the rule '{rule_id}' was revoked ({stored.reason}): create it again",
+                {"rule": rule_id, "status": stored.status},
+            )
         status = Status.ACTIVE if enabled and stored.status == Status.STOPPED else stored.status
-        stored = replace(stored, rule=replace(stored.rule, enabled=enabled), status=status,
-                         reason=None if status == Status.ACTIVE else stored.reason)  # fmt: skip
+        stored = replace(
+            stored,
+            rule=replace(stored.rule, enabled=enabled),
+            status=status,
+            reason=None if status == Status.ACTIVE else stored.reason,
+        )
         self._save(live, stored)
         live.chain = 0
         self._publish("automation.rule", stored, {"change": "enabled" if enabled else "disabled"})
@@ -387,10 +424,14 @@ class AutomationRunner:
         """Return what the rule would do now: its conditions' results; nothing is acted on."""
         live = self._own(token, rule_id, write=False)
         failed = self._failed_condition(live.stored.rule)
-        return {"id": rule_id, "status": live.stored.status, "enabled": live.stored.rule.enabled,
-                "would_act": failed is None and self._runnable(live) is None,
-                "blocked_by": failed or self._runnable(live),
-                "actions": list(live.stored.rule.actions)}  # fmt: skip
+        return {
+            "id": rule_id,
+            "status": live.stored.status,
+            "enabled": live.stored.rule.enabled,
+            "would_act": failed is None and self._runnable(live) is None,
+            "blocked_by": failed or self._runnable(live),
+            "actions": list(live.stored.rule.actions),
+        }
 
     def runs(self, token: AgentToken, rule_id: str, limit: int = 20) -> list[dict[str, Any]]:
         """Return the rule's last runs from the audit log, newest first."""
@@ -400,8 +441,11 @@ class AutomationRunner:
 
     def _view(self, stored: StoredRule) -> dict[str, Any]:
         live = self._rules.get(stored.rule.id)
-        return {**stored.to_json(), "devices": self.devices(stored.rule.id),
-                "next_at": live.next_at if live is not None else None}  # fmt: skip
+        return {
+            **stored.to_json(),
+            "devices": self.devices(stored.rule.id),
+            "next_at": live.next_at if live is not None else None,
+        }
 
     def _own(self, token: AgentToken, rule_id: str, *, write: bool) -> _Live:
         live = self._rules.get(rule_id)
@@ -409,19 +453,19 @@ class AutomationRunner:
             raise NotFoundError(f"no rule '{rule_id[:64]}'", {"rule": rule_id[:64]})
         if write and live.stored.creator != token.agent_id and not _holds(token, MANAGE):
             raise PermissionDeniedError(
-                "only its creator or 'automations:manage' may change a rule", {"required": MANAGE})
+                "only its creator or 'automations:manage' may change a rule", {"required": MANAGE}
+            )
         return live
 
     def _rule_permissions(self, token: AgentToken, rule: Rule) -> list[str]:
         if rule.permissions is None:
             own = [p for p in token.permissions if not p.startswith("automations:")]
             return own or ["none:none"]
-        beyond = [p for p in rule.permissions
-                  if not any(covers(g, p) for g in token.permissions)]  # fmt: skip
+        beyond = [p for p in rule.permissions if not any(covers(g, p) for g in token.permissions)]
         if beyond:
             raise PermissionDeniedError(
-                "a rule's permissions must be a subset of its creator's",
-                {"beyond": beyond[:16]})  # fmt: skip
+                "a rule's permissions must be a subset of its creator's", {"beyond": beyond[:16]}
+            )
         return list(rule.permissions)
 
     def _check_reads(self, rule: Rule, permissions: list[str]) -> None:
@@ -436,12 +480,14 @@ class AutomationRunner:
                 if not any(covers(p, wanted) for p in permissions):
                     raise PermissionDeniedError(
                         "the rule may not watch who is home: its creator may not read it",
-                        {"required": wanted})  # fmt: skip
+                        {"required": wanted},
+                    )
             device = part.get("device_id")
             if isinstance(device, str) and not may_read_device(permissions, device):
                 raise PermissionDeniedError(
                     f"the rule may not watch device {device}: its creator may not read it",
-                    {"required": device_permission(DEVICE_READ, device)})  # fmt: skip
+                    {"required": device_permission(DEVICE_READ, device)},
+                )
 
     def _check_actions(self, rule: Rule, permissions: list[str]) -> list[str]:
         """Refuse actions the rule's token may not take; return tools needing approval."""
@@ -454,7 +500,9 @@ class AutomationRunner:
             if not self._checker.allows(permissions, defn.requires.permissions, params):
                 raise PermissionDeniedError(
                     f"the rule may not call '{action['tool']}' with these parameters: "
-                    "its creator may not", {"tool": action["tool"]})  # fmt: skip
+                    "its creator may not",
+                    {"tool": action["tool"]},
+                )
             tags = [str(t).lower() for t in defn.metadata.get("tags", ())]
             words = " ".join([defn.name.lower(), *tags])
             if defn.dangerous or defn.confirmation is not None or any(w in words for w in _GUARDED):
@@ -501,12 +549,14 @@ class AutomationRunner:
         ``PermissionDeniedError`` without ``presence:report:<person>``.
         """
         if person not in self.people:
-            raise NotFoundError(f"'{person[:32]}' is not one of automations.people",
-                                {"person": person[:32]})  # fmt: skip
+            raise NotFoundError(
+                f"'{person[:32]}' is not one of automations.people", {"person": person[:32]}
+            )
         if not _holds(token, f"{PRESENCE_REPORT}:{person}"):
-            raise PermissionDeniedError(f"reporting {person}'s presence needs the permission "
-                                        f"'{PRESENCE_REPORT}:{person}'",
-                                        {"required": f"{PRESENCE_REPORT}:{person}"})  # fmt: skip
+            raise PermissionDeniedError(
+                f"reporting {person}'s presence needs the permission '{PRESENCE_REPORT}:{person}'",
+                {"required": f"{PRESENCE_REPORT}:{person}"},
+            )
         was_anyone = self._is_home(None)
         was = self._presence.get(person, (None, 0.0))[0]
         if was is home:
@@ -521,8 +571,7 @@ class AutomationRunner:
                 continue
             who = trigger.get("person")
             if who == person or (who is None and anyone is home and was_anyone is not home):
-                self._fire(live, {"type": "presence", "person": person, "home": home,
-                                  "at": now})  # fmt: skip
+                self._fire(live, {"type": "presence", "person": person, "home": home, "at": now})
         return {"person": person, "home": home, "since": now}
 
     def _is_home(self, person: str | None) -> bool | None:
@@ -539,8 +588,11 @@ class AutomationRunner:
     def _authority_lost(self, live: _Live) -> str | None:
         """Return why the rule may no longer act on its creator's authority, or ``None``."""
         stored = live.stored
-        if stored.creator_token_id is None or stored.creator_expires_at is None \
-                or stored.creator_permissions is None:  # fmt: skip
+        if (
+            stored.creator_token_id is None
+            or stored.creator_expires_at is None
+            or stored.creator_permissions is None
+        ):
             return UNBOUND_REASON
         state = self.pipeline.verifier.state(stored.creator_token_id, stored.creator_expires_at)
         if state != "valid":
@@ -550,8 +602,11 @@ class AutomationRunner:
         own = self.pipeline.verifier.state(live.token.id, live.token.expires_at)
         if own != "valid":
             return f"its own token {live.token.id} is {own}"
-        beyond = [p for p in live.token.permissions
-                  if not any(covers(g, p) for g in stored.creator_permissions)]  # fmt: skip
+        beyond = [
+            p
+            for p in live.token.permissions
+            if not any(covers(g, p) for g in stored.creator_permissions)
+        ]
         if beyond:
             return f"its permissions {beyond[:4]} exceed its creator's token's"
         return None
@@ -568,15 +623,25 @@ class AutomationRunner:
 
     def _revoke_rule(self, live: _Live, reason: str) -> None:
         """Disable the rule for good, audit and announce why, and revoke its own token."""
-        stored = replace(live.stored, rule=replace(live.stored.rule, enabled=False),
-                         status=Status.REVOKED, reason=reason)  # fmt: skip
+        stored = replace(
+            live.stored,
+            rule=replace(live.stored.rule, enabled=False),
+            status=Status.REVOKED,
+            reason=reason,
+        )
         self._save(live, stored)
         if live.pending is not None:
             live.pending.cancel()
             live.pending = None
         run_id = f"run-{uuid.uuid4().hex[:16]}"
-        self._audit(live, run_id, {"type": "authority", "at": time.time()}, "revoked", "error",
-                    {"reason": reason, "creator_token_id": stored.creator_token_id})
+        self._audit(
+            live,
+            run_id,
+            {"type": "authority", "at": time.time()},
+            "revoked",
+            "error",
+            {"reason": reason, "creator_token_id": stored.creator_token_id},
+        )
         self._publish("automation.stopped", stored, {"reason": reason, "run_id": run_id})
         if live.token is not None and live.token.id not in self.pipeline.verifier.revocations:
             with contextlib.suppress(BridgeError):
@@ -607,25 +672,46 @@ class AutomationRunner:
             trigger = live.stored.rule.trigger
             kind = trigger["type"]
             if event.type == "device.event" and kind == "device_event":
-                if data.get("device_id") == trigger["device_id"] and \
-                        data.get("event") == trigger["event"] and \
-                        ("count" not in trigger or
-                         data.get("fields", {}).get("count") == trigger["count"]):  # fmt: skip
-                    self._fire(live, {"type": "device_event", "device_id": data["device_id"],
-                                      "event": data["event"], "fields": data.get("fields"),
-                                      "at": event.ts})  # fmt: skip
+                if (
+                    data.get("device_id") == trigger["device_id"]
+                    and data.get("event") == trigger["event"]
+                    and (
+                        "count" not in trigger
+                        or data.get("fields", {}).get("count") == trigger["count"]
+                    )
+                ):
+                    self._fire(
+                        live,
+                        {
+                            "type": "device_event",
+                            "device_id": data["device_id"],
+                            "event": data["event"],
+                            "fields": data.get("fields"),
+                            "at": event.ts,
+                        },
+                    )
             elif event.type == "device.state" and kind == "state":
-                if data.get("device_id") == trigger["device_id"] and \
-                        data.get("path") == trigger["path"]:  # fmt: skip
+                if (
+                    data.get("device_id") == trigger["device_id"]
+                    and data.get("path") == trigger["path"]
+                ):
                     self._on_state(live, data.get("value"), event.ts)
             elif event.type == "tool_call.status" and kind == "tool_call":
                 status = data.get("status")
                 called = str(data.get("tool"))
-                if trigger["tool"] in (called, called.split("@", 1)[0]) and \
-                        status == trigger.get("status", "completed"):  # fmt: skip
-                    self._fire(live, {"type": "tool_call", "tool": data.get("tool"),
-                                      "status": status, "agent_id": data.get("agentId"),
-                                      "at": event.ts})  # fmt: skip
+                if trigger["tool"] in (called, called.split("@", 1)[0]) and status == trigger.get(
+                    "status", "completed"
+                ):
+                    self._fire(
+                        live,
+                        {
+                            "type": "tool_call",
+                            "tool": data.get("tool"),
+                            "status": status,
+                            "agent_id": data.get("agentId"),
+                            "at": event.ts,
+                        },
+                    )
 
     def _on_state(self, live: _Live, value: Any, at: float) -> None:
         trigger = live.stored.rule.trigger
@@ -633,8 +719,16 @@ class AutomationRunner:
             # No comparison: every change of the value fires.
             if live.state_truth is None or live.last_value != value:
                 live.state_truth, live.last_value = True, value
-                self._fire(live, {"type": "state", "device_id": trigger["device_id"],
-                                  "path": trigger["path"], "value": value, "at": at})
+                self._fire(
+                    live,
+                    {
+                        "type": "state",
+                        "device_id": trigger["device_id"],
+                        "path": trigger["path"],
+                        "value": value,
+                        "at": at,
+                    },
+                )
             return
         truth = compare(trigger, value)
         was, live.state_truth = live.state_truth, truth
@@ -645,8 +739,13 @@ class AutomationRunner:
             return
         if was:
             return  # still true: only the change from false to true fires
-        info = {"type": "state", "device_id": trigger["device_id"], "path": trigger["path"],
-                "value": value, "at": at}  # fmt: skip
+        info = {
+            "type": "state",
+            "device_id": trigger["device_id"],
+            "path": trigger["path"],
+            "value": value,
+            "at": at,
+        }
         hold = trigger.get("for_s", 0)
         if not hold:
             self._fire(live, info)
@@ -677,9 +776,13 @@ class AutomationRunner:
             # A creator's token that expired since the last tick ends its rules now
             # (revocations come as notices: _on_revocation).
             stored = live.stored
-            if stored.status in (Status.ACTIVE, Status.AWAITING_APPROVAL, Status.STOPPED) \
-                    and wall >= min(stored.creator_expires_at or 0.0,
-                                    live.token.expires_at if live.token else 0.0):  # fmt: skip
+            if stored.status in (
+                Status.ACTIVE,
+                Status.AWAITING_APPROVAL,
+                Status.STOPPED,
+            ) and wall >= min(
+                stored.creator_expires_at or 0.0, live.token.expires_at if live.token else 0.0
+            ):
                 self._check_authority(live)
             due = live.next_at
             if due is None or now < due:
@@ -688,8 +791,15 @@ class AutomationRunner:
             live.next_at = next_time(self.home.fill(trigger), now)  # missed ones skipped
             self.store.set_fired(live.stored.rule.id, due)
             live.stored = replace(live.stored, last_fired=due)
-            self._fire(live, {"type": trigger["type"], "scheduled": due, "at": now,
-                              **({"event": trigger["event"]} if "event" in trigger else {})})
+            self._fire(
+                live,
+                {
+                    "type": trigger["type"],
+                    "scheduled": due,
+                    "at": now,
+                    **({"event": trigger["event"]} if "event" in trigger else {}),
+                },
+            )
 
     # -- runs -------------------------------------------------------------------------
 
@@ -716,8 +826,14 @@ class AutomationRunner:
         looped = rule.id in cause
         if live.busy and trigger["type"] != "tool_call" and looped:
             if live.deferred is not None:  # the latest one is judged; this one is a record
-                self._audit(live, run_id, live.deferred, "busy", "error",
-                            {"reason": "a later report of the run's own effect replaced it"})
+                self._audit(
+                    live,
+                    run_id,
+                    live.deferred,
+                    "busy",
+                    "error",
+                    {"reason": "a later report of the run's own effect replaced it"},
+                )
             live.deferred = trigger  # the run's own effect: judged once the run ends
             return
         if looped:
@@ -725,29 +841,51 @@ class AutomationRunner:
             # A call the rule's run led to is a certain cycle; a report from a device it
             # acted on may be a person's doing, so only MAX_CHAIN in a row stop it.
             if live.chain >= MAX_CHAIN or trigger["type"] == "tool_call":
-                between = cause[cause.index(rule.id) + 1:]
+                between = cause[cause.index(rule.id) + 1 :]
                 through = f" through rule {' -> '.join(between)}" if between else ""
-                reason = (f"cycle: its own actions triggered it again{through} ({live.chain} "
-                          f"in a row, last trigger {trigger['type']})")  # fmt: skip
+                reason = (
+                    f"cycle: its own actions triggered it again{through} ({live.chain} "
+                    f"in a row, last trigger {trigger['type']})"
+                )
                 self._save(live, replace(live.stored, status=Status.STOPPED, reason=reason))
-                self._audit(live, run_id, trigger, "cycle_stopped", "error",
-                            {"reason": reason, "lineage": [*cause, rule.id]})  # fmt: skip
-                self._publish("automation.stopped", live.stored,
-                              {"reason": reason, "run_id": run_id,
-                               "lineage": [*cause, rule.id]})  # fmt: skip
+                self._audit(
+                    live,
+                    run_id,
+                    trigger,
+                    "cycle_stopped",
+                    "error",
+                    {"reason": reason, "lineage": [*cause, rule.id]},
+                )
+                self._publish(
+                    "automation.stopped",
+                    live.stored,
+                    {"reason": reason, "run_id": run_id, "lineage": [*cause, rule.id]},
+                )
                 return
-            cause = cause[cause.index(rule.id) + 1:]  # the loop's turn since its last run
+            cause = cause[cause.index(rule.id) + 1 :]  # the loop's turn since its last run
         else:
             live.chain = 0
         while live.runs and now - live.runs[0] > 60:
             live.runs.popleft()
         if len(live.runs) >= rule.rate_limit_per_minute:
-            self._audit(live, run_id, trigger, "rate_limited", "error",
-                        {"limit_per_minute": rule.rate_limit_per_minute})  # fmt: skip
+            self._audit(
+                live,
+                run_id,
+                trigger,
+                "rate_limited",
+                "error",
+                {"limit_per_minute": rule.rate_limit_per_minute},
+            )
             return
         if live.busy:
-            self._audit(live, run_id, trigger, "busy", "error",
-                        {"reason": "the rule's previous run is still going"})  # fmt: skip
+            self._audit(
+                live,
+                run_id,
+                trigger,
+                "busy",
+                "error",
+                {"reason": "the rule's previous run is still going"},
+            )
             return
         live.runs.append(now)
         live.busy = True
@@ -758,8 +896,11 @@ class AutomationRunner:
         """Return the lineage of the run that caused ``trigger`` (empty: nobody's run)."""
         if trigger["type"] == "tool_call":
             agent = str(trigger.get("agent_id"))
-            maker = self._rules.get(agent.removeprefix("automation:")) \
-                if agent.startswith("automation:") else None  # fmt: skip
+            maker = (
+                self._rules.get(agent.removeprefix("automation:"))
+                if agent.startswith("automation:")
+                else None
+            )
             if maker is None or maker.stored.token_agent != agent:
                 return ()
             return maker.lineage
@@ -808,8 +949,11 @@ class AutomationRunner:
                     said = "unknown" if seen is None else ("home" if seen else "away")
                     return {**condition, "why": f"presence of {who} is {said}"}
             else:
-                value = self.state_of(condition["device_id"], condition["path"]) \
-                    if self.state_of is not None else None  # fmt: skip
+                value = (
+                    self.state_of(condition["device_id"], condition["path"])
+                    if self.state_of is not None
+                    else None
+                )
                 if not compare(condition, value):
                     return {**condition, "why": f"the value is {value!r}"}
         return None
@@ -850,9 +994,17 @@ class AutomationRunner:
         finally:
             live.busy = False
             self._audit(live, run_id, trigger, decision, outcome, {"actions": done})
-            self._publish("automation.run", live.stored,
-                          {"run_id": run_id, "trigger": trigger, "decision": decision,
-                           "outcome": outcome, "actions": done})  # fmt: skip
+            self._publish(
+                "automation.run",
+                live.stored,
+                {
+                    "run_id": run_id,
+                    "trigger": trigger,
+                    "decision": decision,
+                    "outcome": outcome,
+                    "actions": done,
+                },
+            )
             deferred, live.deferred = live.deferred, None
             if deferred is not None:
                 self._fire(live, deferred)
@@ -864,20 +1016,34 @@ class AutomationRunner:
             return {"type": "delay", "seconds": action["seconds"], "ok": True}
         if kind == "notify":
             return await self._notify(live, run_id, action)
-        lost = self._authority_lost(live) if live.stored.status != Status.REVOKED else \
-            live.stored.reason  # fmt: skip
+        lost = (
+            self._authority_lost(live)
+            if live.stored.status != Status.REVOKED
+            else live.stored.reason
+        )
         if lost is not None or live.token is None:
             # Checked again before every call: a delay may outlast the creator's token.
             if lost is not None:
                 self._check_authority(live)
-            return {"type": "call", "tool": action["tool"], "ok": False,
-                    "error": "AUTHORITY_REVOKED", "reason": lost}
-        request = ToolRequest(tool=action["tool"], params=dict(action.get("params", {})),
-                              context=RequestContext(agent_id=live.token.agent_id,
-                                                     trace_id=run_id))  # fmt: skip
+            return {
+                "type": "call",
+                "tool": action["tool"],
+                "ok": False,
+                "error": "AUTHORITY_REVOKED",
+                "reason": lost,
+            }
+        request = ToolRequest(
+            tool=action["tool"],
+            params=dict(action.get("params", {})),
+            context=RequestContext(agent_id=live.token.agent_id, trace_id=run_id),
+        )
         response = await self.pipeline.invoker.invoke(request, token=live.token)
-        step: dict[str, Any] = {"type": "call", "tool": action["tool"], "ok": response.ok,
-                                "call_id": response.call_id}  # fmt: skip
+        step: dict[str, Any] = {
+            "type": "call",
+            "tool": action["tool"],
+            "ok": response.ok,
+            "call_id": response.call_id,
+        }
         if not response.ok and response.problem is not None:
             step["error"] = response.problem.code
         return step
@@ -886,23 +1052,40 @@ class AutomationRunner:
         body = {"rule": live.stored.rule.id, "run_id": run_id, "message": action["message"]}
         try:
             timeout = aiohttp.ClientTimeout(total=NOTIFY_TIMEOUT_S)
-            async with aiohttp.ClientSession(timeout=timeout) as session, \
-                    session.post(action["url"], json=body, allow_redirects=False) as resp:
+            async with (
+                aiohttp.ClientSession(timeout=timeout) as session,
+                session.post(action["url"], json=body, allow_redirects=False) as resp,
+            ):
                 return {"type": "notify", "ok": resp.status < 300, "status": resp.status}
         except (aiohttp.ClientError, TimeoutError, OSError) as err:
             return {"type": "notify", "ok": False, "error": type(err).__name__}
 
-    def _audit(self, live: _Live, run_id: str, trigger: dict[str, Any], decision: str,
-               outcome: str, details: dict[str, Any]) -> None:  # fmt: skip
-        self.pipeline.audit.record(AuditEntry(
-            call_id=run_id, agent_id=live.stored.token_agent,
-            tool=f"automation:{live.stored.rule.id}", decision=decision, outcome=outcome,
-            trace_id=run_id, details={"trigger": trigger, **details},
-        ))  # fmt: skip
+    def _audit(
+        self,
+        live: _Live,
+        run_id: str,
+        trigger: dict[str, Any],
+        decision: str,
+        outcome: str,
+        details: dict[str, Any],
+    ) -> None:
+        self.pipeline.audit.record(
+            AuditEntry(
+                call_id=run_id,
+                agent_id=live.stored.token_agent,
+                tool=f"automation:{live.stored.rule.id}",
+                decision=decision,
+                outcome=outcome,
+                trace_id=run_id,
+                details={"trigger": trigger, **details},
+            )
+        )
 
     def _publish(self, kind: str, stored: StoredRule, data: dict[str, Any]) -> None:
-        self.events.publish(kind, {"rule": stored.rule.id, "creator": stored.creator,
-                                   "status": stored.status, **data})  # fmt: skip
+        self.events.publish(
+            kind,
+            {"rule": stored.rule.id, "creator": stored.creator, "status": stored.status, **data},
+        )
 
 
 def _holds(token: AgentToken, permission: str) -> bool:

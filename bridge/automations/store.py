@@ -48,8 +48,10 @@ ALTER TABLE automation_rules ADD COLUMN creator_token_id TEXT;
 ALTER TABLE automation_rules ADD COLUMN creator_expires_at REAL;
 ALTER TABLE automation_rules ADD COLUMN creator_permissions TEXT;
 """
-UNBOUND_REASON = ("made before rules were bound to their creator's token, and its token "
-                  "could not be told: create it again")  # fmt: skip
+UNBOUND_REASON = (
+    "made before rules were bound to their creator's token, and its token "
+    "could not be told: create it again"
+)
 
 
 def _bind_creators(conn: sqlite3.Connection) -> None:
@@ -66,19 +68,31 @@ def _bind_creators(conn: sqlite3.Connection) -> None:
     for rule_id, creator, created_at in rows:
         found: list[tuple[str, float, str]] = []
         if "issued_tokens" in tables:
-            revoked = {r[0] for r in conn.execute("SELECT token_id FROM revoked_tokens")} \
-                if "revoked_tokens" in tables else set()  # fmt: skip
-            found = [tuple(r) for r in conn.execute(
-                "SELECT id, expires_at, permissions_json FROM issued_tokens WHERE agent_id = ? "
-                "AND issued_at <= ? AND expires_at > ?", (creator, created_at, created_at))
-                if r[0] not in revoked]  # fmt: skip
+            revoked = (
+                {r[0] for r in conn.execute("SELECT token_id FROM revoked_tokens")}
+                if "revoked_tokens" in tables
+                else set()
+            )
+            found = [
+                tuple(r)
+                for r in conn.execute(
+                    "SELECT id, expires_at, permissions_json FROM issued_tokens WHERE agent_id = ? "
+                    "AND issued_at <= ? AND expires_at > ?",
+                    (creator, created_at, created_at),
+                )
+                if r[0] not in revoked
+            ]
         if len(found) == 1:
-            conn.execute("UPDATE automation_rules SET creator_token_id = ?, "
-                         "creator_expires_at = ?, creator_permissions = ? WHERE id = ?",
-                         (*found[0], rule_id))  # fmt: skip
+            conn.execute(
+                "UPDATE automation_rules SET creator_token_id = ?, "
+                "creator_expires_at = ?, creator_permissions = ? WHERE id = ?",
+                (*found[0], rule_id),
+            )
         else:
-            conn.execute("UPDATE automation_rules SET status = ?, reason = ? WHERE id = ?",
-                         (Status.REVOKED, UNBOUND_REASON, rule_id))  # fmt: skip
+            conn.execute(
+                "UPDATE automation_rules SET status = ?, reason = ? WHERE id = ?",
+                (Status.REVOKED, UNBOUND_REASON, rule_id),
+            )
 
 
 class Status:
@@ -114,12 +128,19 @@ class StoredRule:
 
     def to_json(self) -> dict[str, Any]:
         """Return the public view (no token)."""
-        return {**self.rule.to_json(), "status": self.status, "creator": self.creator,
-                "agent_id": self.token_agent, "token_permissions": list(self.token_permissions),
-                "approval_id": self.approval_id, "reason": self.reason,
-                "last_fired": self.last_fired, "created_at": self.created_at,
-                "creator_token_id": self.creator_token_id,
-                "devices": self.rule.devices()}  # fmt: skip
+        return {
+            **self.rule.to_json(),
+            "status": self.status,
+            "creator": self.creator,
+            "agent_id": self.token_agent,
+            "token_permissions": list(self.token_permissions),
+            "approval_id": self.approval_id,
+            "reason": self.reason,
+            "last_fired": self.last_fired,
+            "created_at": self.created_at,
+            "creator_token_id": self.creator_token_id,
+            "devices": self.rule.devices(),
+        }
 
 
 # Who is home: each configured person's last reported presence.
@@ -148,22 +169,36 @@ class RuleStore:
 
     def set_presence(self, person: str, home: bool, since: float) -> None:
         """Record a person's presence."""
-        self.db.execute_sync("INSERT OR REPLACE INTO automation_presence VALUES (?, ?, ?)",
-                             (person, int(home), since))  # fmt: skip
+        self.db.execute_sync(
+            "INSERT OR REPLACE INTO automation_presence VALUES (?, ?, ?)",
+            (person, int(home), since),
+        )
 
     def put(self, stored: StoredRule) -> None:
         """Insert or replace a rule."""
         self.db.execute_sync(
             f"INSERT OR REPLACE INTO automation_rules ({', '.join(_COLUMNS)}) "  # noqa: S608
             f"VALUES ({','.join('?' * len(_COLUMNS))})",
-            (stored.rule.id, json.dumps(stored.rule.to_json()), stored.status, stored.creator,
-             stored.token_agent, json.dumps(list(stored.token_permissions)),
-             stored.token_issued_at, stored.token_ttl_s, stored.approval_id, stored.reason,
-             stored.last_fired, stored.created_at or time.time(), stored.creator_token_id,
-             stored.creator_expires_at,
-             None if stored.creator_permissions is None
-             else json.dumps(list(stored.creator_permissions))),
-        )  # fmt: skip
+            (
+                stored.rule.id,
+                json.dumps(stored.rule.to_json()),
+                stored.status,
+                stored.creator,
+                stored.token_agent,
+                json.dumps(list(stored.token_permissions)),
+                stored.token_issued_at,
+                stored.token_ttl_s,
+                stored.approval_id,
+                stored.reason,
+                stored.last_fired,
+                stored.created_at or time.time(),
+                stored.creator_token_id,
+                stored.creator_expires_at,
+                None
+                if stored.creator_permissions is None
+                else json.dumps(list(stored.creator_permissions)),
+            ),
+        )
 
     def get(self, rule_id: str) -> StoredRule | None:
         """Return one rule or ``None``."""
@@ -172,8 +207,9 @@ class RuleStore:
 
     def all(self) -> list[StoredRule]:
         """Return every rule, by id."""
-        return [_stored(r) for r in self.db.fetchall_sync(
-            "SELECT * FROM automation_rules ORDER BY id")]  # fmt: skip
+        return [
+            _stored(r) for r in self.db.fetchall_sync("SELECT * FROM automation_rules ORDER BY id")
+        ]
 
     def delete(self, rule_id: str) -> bool:
         """Delete a rule; return whether it existed."""
@@ -181,24 +217,46 @@ class RuleStore:
 
     def set_fired(self, rule_id: str, at: float) -> None:
         """Record when a rule last fired."""
-        self.db.execute_sync("UPDATE automation_rules SET last_fired = ? WHERE id = ?",
-                             (at, rule_id))  # fmt: skip
+        self.db.execute_sync(
+            "UPDATE automation_rules SET last_fired = ? WHERE id = ?", (at, rule_id)
+        )
 
 
-_COLUMNS = ("id", "doc", "status", "creator", "token_agent", "token_permissions",
-            "token_issued_at", "token_ttl_s", "approval_id", "reason", "last_fired",
-            "created_at", "creator_token_id", "creator_expires_at", "creator_permissions")
+_COLUMNS = (
+    "id",
+    "doc",
+    "status",
+    "creator",
+    "token_agent",
+    "token_permissions",
+    "token_issued_at",
+    "token_ttl_s",
+    "approval_id",
+    "reason",
+    "last_fired",
+    "created_at",
+    "creator_token_id",
+    "creator_expires_at",
+    "creator_permissions",
+)
 
 
 def _stored(row: Any) -> StoredRule:
     return StoredRule(
-        rule=Rule.from_json(json.loads(row["doc"])), status=row["status"],
-        creator=row["creator"], token_agent=row["token_agent"],
+        rule=Rule.from_json(json.loads(row["doc"])),
+        status=row["status"],
+        creator=row["creator"],
+        token_agent=row["token_agent"],
         token_permissions=tuple(json.loads(row["token_permissions"])),
-        token_issued_at=row["token_issued_at"], token_ttl_s=row["token_ttl_s"],
-        approval_id=row["approval_id"], reason=row["reason"], last_fired=row["last_fired"],
-        created_at=row["created_at"], creator_token_id=row["creator_token_id"],
+        token_issued_at=row["token_issued_at"],
+        token_ttl_s=row["token_ttl_s"],
+        approval_id=row["approval_id"],
+        reason=row["reason"],
+        last_fired=row["last_fired"],
+        created_at=row["created_at"],
+        creator_token_id=row["creator_token_id"],
         creator_expires_at=row["creator_expires_at"],
-        creator_permissions=None if row["creator_permissions"] is None
+        creator_permissions=None
+        if row["creator_permissions"] is None
         else tuple(json.loads(row["creator_permissions"])),
-    )  # fmt: skip
+    )

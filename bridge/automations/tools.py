@@ -38,6 +38,7 @@ class RuleManager(Protocol):
     def delete(self, token: AgentToken, rule_id: str) -> dict[str, Any]:
         """Delete a rule."""
 
+
 NAMESPACE = "automations"
 PERMISSION = "automations:create"
 _RULE_ID = {"type": "string", "pattern": "^[a-z0-9][a-z0-9_-]{0,63}$"}
@@ -45,16 +46,24 @@ _RULE_ID = {"type": "string", "pattern": "^[a-z0-9][a-z0-9_-]{0,63}$"}
 Handler = Callable[[dict[str, Any], CallContext], Awaitable[Any]]
 
 
-def _definition(name: str, description: str, properties: dict[str, Any],
-                required: list[str], category: Category) -> ToolDefinition:  # fmt: skip
+def _definition(
+    name: str, description: str, properties: dict[str, Any], required: list[str], category: Category
+) -> ToolDefinition:
     return ToolDefinition(
-        name=name, namespace=NAMESPACE, description=description, category=category,
-        parameters={"type": "object", "properties": properties, "required": required,
-                    "additionalProperties": False},
+        name=name,
+        namespace=NAMESPACE,
+        description=description,
+        category=category,
+        parameters={
+            "type": "object",
+            "properties": properties,
+            "required": required,
+            "additionalProperties": False,
+        },
         requires=Requires(permissions=(PERMISSION,)),
         intent=ToolIntent.ACTION if category is Category.MANAGING else ToolIntent.COMPUTE,
         metadata={"tags": ["automations", "rules"]},
-    )  # fmt: skip
+    )
 
 
 def rule_tools(runner: RuleManager) -> list[tuple[ToolDefinition, Handler]]:
@@ -77,19 +86,58 @@ def rule_tools(runner: RuleManager) -> list[tuple[ToolDefinition, Handler]]:
         return runner.delete(verify(ctx.token or ""), params["id"])
 
     return [
-        (_definition("create_rule", "Create an automation rule (trigger, conditions, actions; "
-                     "the schema is GET /v1/automations/schema). It runs with its own token, "
-                     "a subset of yours; a rule acting on locks or doors waits for a "
-                     "person's approval.", {"rule": {"type": "object"}}, ["rule"],
-                     Category.MANAGING), create_rule),
-        (_definition("list_rules", "List the automation rules you may see, with status and "
-                     "the devices each touches.", {}, [], Category.QUERYING), list_rules),
-        (_definition("set_rule_enabled", "Enable or disable an automation rule.",
-                     {"id": _RULE_ID, "enabled": {"type": "boolean"}}, ["id", "enabled"],
-                     Category.MANAGING), set_rule_enabled),
-        (_definition("test_rule", "Say whether a rule would act now (its conditions and "
-                     "status); nothing is acted on.", {"id": _RULE_ID}, ["id"],
-                     Category.QUERYING), test_rule),
-        (_definition("delete_rule", "Delete an automation rule and revoke its token.",
-                     {"id": _RULE_ID}, ["id"], Category.MANAGING), delete_rule),
-    ]  # fmt: skip
+        (
+            _definition(
+                "create_rule",
+                "Create an automation rule (trigger, conditions, actions; "
+                "the schema is GET /v1/automations/schema). It runs with its own token, "
+                "a subset of yours; a rule acting on locks or doors waits for a "
+                "person's approval.",
+                {"rule": {"type": "object"}},
+                ["rule"],
+                Category.MANAGING,
+            ),
+            create_rule,
+        ),
+        (
+            _definition(
+                "list_rules",
+                "List the automation rules you may see, with status and the devices each touches.",
+                {},
+                [],
+                Category.QUERYING,
+            ),
+            list_rules,
+        ),
+        (
+            _definition(
+                "set_rule_enabled",
+                "Enable or disable an automation rule.",
+                {"id": _RULE_ID, "enabled": {"type": "boolean"}},
+                ["id", "enabled"],
+                Category.MANAGING,
+            ),
+            set_rule_enabled,
+        ),
+        (
+            _definition(
+                "test_rule",
+                "Say whether a rule would act now (its conditions and "
+                "status); nothing is acted on.",
+                {"id": _RULE_ID},
+                ["id"],
+                Category.QUERYING,
+            ),
+            test_rule,
+        ),
+        (
+            _definition(
+                "delete_rule",
+                "Delete an automation rule and revoke its token.",
+                {"id": _RULE_ID},
+                ["id"],
+                Category.MANAGING,
+            ),
+            delete_rule,
+        ),
+    ]

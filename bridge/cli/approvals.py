@@ -21,7 +21,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     sub = parser.add_subparsers(dest="approvals_command", metavar="ACTION", required=True)
     listing = sub.add_parser("list", help="list approvals (pending by default)")
     listing.add_argument(
-        "--status", default="pending",
+        "--status",
+        default="pending",
         choices=["pending", "approved", "denied", "timeout", "interrupted", "all"],
     )
     listing.add_argument("--json", action="store_true", help="print JSON")
@@ -60,8 +61,10 @@ def decide_command(args: argparse.Namespace) -> int:
     config = config_from(args)
     body = asyncio.run(
         call(
-            "POST", f"{base_url(args, config)}/v1/approvals/{args.approval_id}",
-            token_from(args), {"decision": args.decision},
+            "POST",
+            f"{base_url(args, config)}/v1/approvals/{args.approval_id}",
+            token_from(args),
+            {"decision": args.decision},
         )
     )
     print(f"{body['id']}: {body['status']} ({body['approvals']}/{body['required']} approvals)")

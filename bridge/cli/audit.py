@@ -34,7 +34,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--limit", type=int, default=50, help="most entries to show (50)")
     parser.add_argument("--json", action="store_true", help="print JSON lines")
     parser.add_argument(
-        "--rejections", action="store_true",
+        "--rejections",
+        action="store_true",
         help="show the per-minute counters of requests refused without a valid token",
     )
     parser.set_defaults(func=audit_command)
@@ -55,12 +56,18 @@ def audit_command(args: argparse.Namespace) -> int:
             db.close()
         for row in counters:
             when = datetime.fromtimestamp(row["minute"], tz=UTC).strftime("%Y-%m-%d %H:%M")
-            print(json.dumps(row) if args.json else
-                  f"{when}  {row['source']:<40} {row['reason']:<16} {row['count']}")
+            print(
+                json.dumps(row)
+                if args.json
+                else f"{when}  {row['source']:<40} {row['reason']:<16} {row['count']}"
+            )
         return 0
     try:
         entries = AuditLog(db).query_sync(
-            agent_id=args.agent, tool=args.tool, decision=args.decision, outcome=args.outcome,
+            agent_id=args.agent,
+            tool=args.tool,
+            decision=args.decision,
+            outcome=args.outcome,
             since=time.time() - parse_ttl(args.since) if args.since else None,
             limit=args.limit,
         )

@@ -44,7 +44,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def read_rules(path: Path) -> list[Any]:
     """Return the rule documents of a YAML or JSON file; raise ``InvalidParamsError``."""
     try:
-        text = path.read_bytes()[:MAX_RULE_FILE_BYTES + 1]
+        text = path.read_bytes()[: MAX_RULE_FILE_BYTES + 1]
     except OSError as err:
         raise InvalidParamsError(f"cannot read {path}: {err.strerror}") from err
     if len(text) > MAX_RULE_FILE_BYTES:
@@ -62,8 +62,10 @@ def create_command(args: argparse.Namespace) -> int:
     url = f"{base_url(args, config)}/v1/automations"
     for rule in read_rules(args.file):
         body = asyncio.run(call("POST", url, token_from(args), rule))
-        print(f"{body['id']}: {body['status']}"
-              + (f" ({body['reason']})" if body.get("reason") else ""))  # fmt: skip
+        print(
+            f"{body['id']}: {body['status']}"
+            + (f" ({body['reason']})" if body.get("reason") else "")
+        )
     return 0
 
 
@@ -78,8 +80,10 @@ def list_command(args: argparse.Namespace) -> int:
         print("no rules")
     for rule in body["rules"]:
         state = rule["status"] if rule["enabled"] else "disabled"
-        print(f"{rule['id']}  {state:<17} {rule['trigger']['type']:<12} "
-              f"by {rule['creator']}  devices: {', '.join(rule['devices']) or '-'}")  # fmt: skip
+        print(
+            f"{rule['id']}  {state:<17} {rule['trigger']['type']:<12} "
+            f"by {rule['creator']}  devices: {', '.join(rule['devices']) or '-'}"
+        )
     return 0
 
 

@@ -65,10 +65,15 @@ def request_from_args(args: argparse.Namespace) -> CommissionRequest:
         network = "thread"
     doc: dict[str, Any] = {"network": network}
     for key, value in (
-        ("code", args.code), ("passcode", args.passcode), ("discriminator", args.discriminator),
-        ("name", args.name), ("room", args.room), ("wifi_ssid", args.wifi_ssid),
-        ("wifi_password", args.wifi_password), ("thread_dataset", args.thread_dataset),
-    ):  # fmt: skip
+        ("code", args.code),
+        ("passcode", args.passcode),
+        ("discriminator", args.discriminator),
+        ("name", args.name),
+        ("room", args.room),
+        ("wifi_ssid", args.wifi_ssid),
+        ("wifi_password", args.wifi_password),
+        ("thread_dataset", args.thread_dataset),
+    ):
         if value is not None:
             doc[key] = value
     return CommissionRequest.from_json(doc)
@@ -78,10 +83,15 @@ def request_body(req: CommissionRequest) -> dict[str, Any]:
     """Return the HTTP body for a commissioning request."""
     body: dict[str, Any] = {"network": req.network.value}
     for key, value in (
-        ("code", req.code), ("passcode", req.passcode), ("discriminator", req.discriminator),
-        ("name", req.name), ("room", req.room), ("wifi_ssid", req.wifi_ssid),
-        ("wifi_password", req.wifi_password), ("thread_dataset", req.thread_dataset_hex),
-    ):  # fmt: skip
+        ("code", req.code),
+        ("passcode", req.passcode),
+        ("discriminator", req.discriminator),
+        ("name", req.name),
+        ("room", req.room),
+        ("wifi_ssid", req.wifi_ssid),
+        ("wifi_password", req.wifi_password),
+        ("thread_dataset", req.thread_dataset_hex),
+    ):
         if value is not None:
             body[key] = value
     return body
@@ -150,10 +160,13 @@ def commission_command(args: argparse.Namespace) -> int:
     url = base_url(args)
     result = asyncio.run(
         commission_via_bridge(
-            url, args.token, req, timeout_s=args.timeout,
+            url,
+            args.token,
+            req,
+            timeout_s=args.timeout,
             on_stage=None if args.json else _print_stage,
         )
-    )  # fmt: skip
+    )
     if args.json:
         print(json.dumps(result, indent=2))
         return 0
@@ -182,15 +195,21 @@ def format_devices(answer: dict[str, Any]) -> list[str]:
             f"{d.get('kind', ''):<16} {'yes' if d.get('available') else 'NO':<4} "
             f"{len(d.get('tools') or [])}"
         )
-        unknown = [t.get("name", "") for t in d.get("device_type_info") or []
-                   if isinstance(t, dict) and not t.get("known", True)]
-        unmapped = [c.get("name", "") for c in d.get("unmapped_clusters") or []
-                    if isinstance(c, dict)]
+        unknown = [
+            t.get("name", "")
+            for t in d.get("device_type_info") or []
+            if isinstance(t, dict) and not t.get("known", True)
+        ]
+        unmapped = [
+            c.get("name", "") for c in d.get("unmapped_clusters") or [] if isinstance(c, dict)
+        ]
         if unknown:
             lines.append(f"{'':<8} device type not in the device library: {', '.join(unknown)}")
         if unmapped:
-            lines.append(f"{'':<8} no friendly tool for: {', '.join(unmapped)} "
-                         "(commands: matter:control_matter_device)")  # fmt: skip
+            lines.append(
+                f"{'':<8} no friendly tool for: {', '.join(unmapped)} "
+                "(commands: matter:control_matter_device)"
+            )
     return lines
 
 
@@ -202,4 +221,3 @@ def remove_device(url: str, token: str | None, device: str) -> dict[str, Any]:
         call("DELETE", f"{url}/v1/devices/{quote(device, safe='')}", token)
     )
     return answer
-

@@ -31,21 +31,45 @@ def add_config_flag(parser: argparse.ArgumentParser, *names: str, key: str, **kw
 
 def add_state_dir(parser: argparse.ArgumentParser, help: str | None = None) -> None:
     """Add ``--state-dir`` (key ``state_dir``) to ``parser``."""
-    add_config_flag(parser, "--state-dir", key="state_dir", type=Path,
-                    help=help or "state directory (default: from the configuration)")  # fmt: skip
+    add_config_flag(
+        parser,
+        "--state-dir",
+        key="state_dir",
+        type=Path,
+        help=help or "state directory (default: from the configuration)",
+    )
 
 
 def add_service_flags(parser: argparse.ArgumentParser) -> None:
     """Add the flags of ``run``: ``--state-dir``, ``--host``, ``--port``, ``--[no-]matter``."""
     add_state_dir(parser, "directory for the database and keys (key state_dir)")
-    add_config_flag(parser, "--host", key="api.host",
-                    help="address the HTTP API binds to (key api.host, default 127.0.0.1)")
-    add_config_flag(parser, "--port", key="api.port", type=int,
-                    help="HTTP API port (key api.port, default 8765; 0 picks one)")
-    add_config_flag(parser, "--no-matter", key="matter.enabled", action="store_false",
-                    help="do not start the Matter layer (key matter.enabled: false)")
-    add_config_flag(parser, "--matter", key="matter.enabled", action="store_true",
-                    help="start the Matter layer even if the file turns it off")  # fmt: skip
+    add_config_flag(
+        parser,
+        "--host",
+        key="api.host",
+        help="address the HTTP API binds to (key api.host, default 127.0.0.1)",
+    )
+    add_config_flag(
+        parser,
+        "--port",
+        key="api.port",
+        type=int,
+        help="HTTP API port (key api.port, default 8765; 0 picks one)",
+    )
+    add_config_flag(
+        parser,
+        "--no-matter",
+        key="matter.enabled",
+        action="store_false",
+        help="do not start the Matter layer (key matter.enabled: false)",
+    )
+    add_config_flag(
+        parser,
+        "--matter",
+        key="matter.enabled",
+        action="store_true",
+        help="start the Matter layer even if the file turns it off",
+    )
 
 
 def flags_of(args: argparse.Namespace) -> dict[str, Any]:
@@ -100,8 +124,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def render_text(doc: dict[str, Any]) -> str:
     """Return the ``config show`` text: the file, then one line per key."""
-    how = {"flag": "--config", "environment": "$ATMOSPHERE_BRIDGE_CONFIG",
-           "default": "the system file"}.get(doc.get("file_source") or "", "")  # fmt: skip
+    how = {
+        "flag": "--config",
+        "environment": "$ATMOSPHERE_BRIDGE_CONFIG",
+        "default": "the system file",
+    }.get(doc.get("file_source") or "", "")
     lines = [f"file: {doc['file']} ({how})" if doc["file"] else "file: (none: defaults)"]
     width = max(len(key) for key in doc["keys"])
     for key, entry in doc["keys"].items():

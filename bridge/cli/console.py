@@ -24,7 +24,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     link = sub.add_parser("link", help="print a one-time link that signs a browser in")
     add_state_dir(link)
     link.add_argument(
-        "--perm", nargs="+", action="extend", default=[], metavar="P",
+        "--perm",
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="P",
         help="permissions of the console session (default: *, everything)",
     )
     link.add_argument("--ttl", default="10m", help="how long the link works (default 10m)")
@@ -33,8 +37,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     link.set_defaults(func=link_command)
 
 
-def make_link(state_dir: object, base_url: str, *, permissions: list[str] | None = None,
-              ttl_s: float = 600.0, label: str = "admin") -> str:  # fmt: skip
+def make_link(
+    state_dir: object,
+    base_url: str,
+    *,
+    permissions: list[str] | None = None,
+    ttl_s: float = 600.0,
+    label: str = "admin",
+) -> str:
     """Store a new one-time code for the bridge at ``state_dir``; return the sign-in URL."""
     from pathlib import Path
 
@@ -58,7 +68,8 @@ def link_command(args: argparse.Namespace) -> int:
 
     config = config_from(args)
     base = args.url or running_bridge_url(config.state_dir) or bridge_url(args, config)
-    url = make_link(config.state_dir, base, permissions=args.perm, ttl_s=parse_ttl(args.ttl),
-                    label=args.label)  # fmt: skip
+    url = make_link(
+        config.state_dir, base, permissions=args.perm, ttl_s=parse_ttl(args.ttl), label=args.label
+    )
     print(url)
     return 0

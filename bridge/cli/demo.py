@@ -63,29 +63,79 @@ class DemoDevice:
 
 
 DEMO_DEVICES = (
-    DemoDevice(kind=DeviceKind.ONOFF, name="Living Room Light", room="Living Room",
-               discriminator=0x10A, passcode=20202201),
-    DemoDevice(kind=DeviceKind.DIMMABLE, name="Kitchen Dimmer", room="Kitchen",
-               discriminator=0x20A, passcode=20202202),
-    DemoDevice(kind=DeviceKind.COLOR, name="Bedroom Color Light", room="Bedroom",
-               discriminator=0x30A, passcode=20202203),
-    DemoDevice(kind=DeviceKind.THERMOSTAT, name="Hall Thermostat", room="Hall",
-               discriminator=0x40A, passcode=20202204),
+    DemoDevice(
+        kind=DeviceKind.ONOFF,
+        name="Living Room Light",
+        room="Living Room",
+        discriminator=0x10A,
+        passcode=20202201,
+    ),
+    DemoDevice(
+        kind=DeviceKind.DIMMABLE,
+        name="Kitchen Dimmer",
+        room="Kitchen",
+        discriminator=0x20A,
+        passcode=20202202,
+    ),
+    DemoDevice(
+        kind=DeviceKind.COLOR,
+        name="Bedroom Color Light",
+        room="Bedroom",
+        discriminator=0x30A,
+        passcode=20202203,
+    ),
+    DemoDevice(
+        kind=DeviceKind.THERMOSTAT,
+        name="Hall Thermostat",
+        room="Hall",
+        discriminator=0x40A,
+        passcode=20202204,
+    ),
     # Issue 29's kinds: a fan, a robot vacuum with rooms, a plug with energy metering, a
     # button (events only: no tool of its own), a leak sensor and a garage door.
-    DemoDevice(kind=DeviceKind.FAN, name="Bedroom Fan", room="Bedroom",
-               discriminator=0x50A, passcode=20202205),
-    DemoDevice(kind=DeviceKind.ROBOT_VACUUM, name="Robot Vacuum", room="Living Room",
-               discriminator=0x60A, passcode=20202206),
-    DemoDevice(kind=DeviceKind.ENERGY_PLUG, name="Desk Energy Plug", room="Office",
-               discriminator=0x70A, passcode=20202207),
-    DemoDevice(kind=DeviceKind.BUTTON, name="Hall Button", room="Hall",
-               discriminator=0x80A, passcode=20202208),
-    DemoDevice(kind=DeviceKind.LEAK, name="Sink Leak Sensor", room="Kitchen",
-               discriminator=0x90A, passcode=20202209),
-    DemoDevice(kind=DeviceKind.GARAGE_DOOR, name="Garage Door", room="Garage",
-               discriminator=0xA0A, passcode=20202210),
-)  # fmt: skip
+    DemoDevice(
+        kind=DeviceKind.FAN,
+        name="Bedroom Fan",
+        room="Bedroom",
+        discriminator=0x50A,
+        passcode=20202205,
+    ),
+    DemoDevice(
+        kind=DeviceKind.ROBOT_VACUUM,
+        name="Robot Vacuum",
+        room="Living Room",
+        discriminator=0x60A,
+        passcode=20202206,
+    ),
+    DemoDevice(
+        kind=DeviceKind.ENERGY_PLUG,
+        name="Desk Energy Plug",
+        room="Office",
+        discriminator=0x70A,
+        passcode=20202207,
+    ),
+    DemoDevice(
+        kind=DeviceKind.BUTTON,
+        name="Hall Button",
+        room="Hall",
+        discriminator=0x80A,
+        passcode=20202208,
+    ),
+    DemoDevice(
+        kind=DeviceKind.LEAK,
+        name="Sink Leak Sensor",
+        room="Kitchen",
+        discriminator=0x90A,
+        passcode=20202209,
+    ),
+    DemoDevice(
+        kind=DeviceKind.GARAGE_DOOR,
+        name="Garage Door",
+        room="Garage",
+        discriminator=0xA0A,
+        passcode=20202210,
+    ),
+)
 
 
 class DemoError(InternalError):
@@ -95,12 +145,24 @@ class DemoError(InternalError):
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``demo`` command."""
     p = subparsers.add_parser("demo", help="run the bridge with ten virtual Matter devices")
-    add_config_flag(p, "--port", key="api.port", type=int,
-                    help="API port on 127.0.0.1 (default $DEMO_PORT, else api.port)")
-    p.add_argument("--state-dir", type=Path, default=REPO / ".demo",
-                   help="demo state (recreated on each run; default .demo/)")  # fmt: skip
-    p.add_argument("--exit-after-ready", action="store_true",
-                   help="stop right after the banner (for checks and timing)")  # fmt: skip
+    add_config_flag(
+        p,
+        "--port",
+        key="api.port",
+        type=int,
+        help="API port on 127.0.0.1 (default $DEMO_PORT, else api.port)",
+    )
+    p.add_argument(
+        "--state-dir",
+        type=Path,
+        default=REPO / ".demo",
+        help="demo state (recreated on each run; default .demo/)",
+    )
+    p.add_argument(
+        "--exit-after-ready",
+        action="store_true",
+        help="stop right after the banner (for checks and timing)",
+    )
     p.set_defaults(func=demo_command)
 
 
@@ -156,9 +218,7 @@ def _check_prerequisites(port: int) -> None:
             ) from err
 
 
-async def run_demo(
-    state_root: Path, base: BridgeConfig, *, exit_after_ready: bool = False
-) -> int:
+async def run_demo(state_root: Path, base: BridgeConfig, *, exit_after_ready: bool = False) -> int:
     """Bring the demo up on ``base`` (sandboxed), print the banner, wait, tear all down."""
     # The service pulls in the Matter SDK (seconds): only a running demo needs it.
     from bridge.auth.keys import KEY_FILE_NAME, NodeKey
@@ -211,8 +271,9 @@ async def run_demo(
         pid = service.matter.status().get("pid")
         _say(t0, f"bridge up; controller {service.matter.url} (pid {pid})")
         key = NodeKey.load_or_create(state_dir / KEY_FILE_NAME)
-        token = issue_token(key, agent_id="demo", permissions=["device:*", "core:*"],
-                            ttl_s=DEMO_TOKEN_TTL_S)  # fmt: skip
+        token = issue_token(
+            key, agent_id="demo", permissions=["device:*", "core:*"], ttl_s=DEMO_TOKEN_TTL_S
+        )
         await _commission_all(service, devices, token, port, t0)
         _banner(token, port, time.monotonic() - t0, service)
         if not exit_after_ready:
@@ -242,9 +303,12 @@ async def _commission_all(
             raise DemoError(f"the {spec.kind} device printed no pairing code")
         req = CommissionRequest(code=dev.pairing.manual, name=spec.name, room=spec.room)
         answer = await call(
-            "POST", f"http://127.0.0.1:{port}/v1/devices/commission", token,
-            request_body(req), timeout_s=300,
-        )  # fmt: skip
+            "POST",
+            f"http://127.0.0.1:{port}/v1/devices/commission",
+            token,
+            request_body(req),
+            timeout_s=300,
+        )
         _say(
             t0,
             f"commissioned {spec.name} ({spec.room}) as node {answer['node_id']} in "

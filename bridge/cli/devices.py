@@ -40,8 +40,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
     add_client_args(p)
     p.set_defaults(func=rename_command)
-    add_alias_parser(sub, "device", "device id (<node>-<endpoint>) or current slug",
-                     alias_command)  # fmt: skip
+    add_alias_parser(sub, "device", "device id (<node>-<endpoint>) or current slug", alias_command)
     p = sub.add_parser("list", help="list devices of the running bridge with their tools")
     p.add_argument("--json", action="store_true", help="print the raw JSON answer")
     add_client_args(p)
@@ -50,11 +49,18 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("device", help="device id (<node>-<endpoint>), slug or name")
     add_client_args(p)
     p.set_defaults(func=remove_command)
-    p = sub.add_parser("share", help="open a commissioning window so another ecosystem can "
-                                     "add the device (Matter multi-admin)")  # fmt: skip
+    p = sub.add_parser(
+        "share",
+        help="open a commissioning window so another ecosystem can "
+        "add the device (Matter multi-admin)",
+    )
     p.add_argument("device", help="device id (<node>-<endpoint>), slug or name")
-    p.add_argument("--window", type=int, default=300, help="seconds the window stays open "
-                                                          "(180-900, default 300)")  # fmt: skip
+    p.add_argument(
+        "--window",
+        type=int,
+        default=300,
+        help="seconds the window stays open (180-900, default 300)",
+    )
     add_client_args(p)
     p.set_defaults(func=share_command)
 
@@ -167,7 +173,7 @@ def _print_change(answer: dict[str, Any], url: str) -> None:
     room = f" in {dev['room']}" if dev.get("room") else ""
     aliases = dev.get("aliases") or []
     also = f", also called {', '.join(aliases)}" if aliases else ""
-    print(f"device {dev['id']} is now \"{dev['name']}\"{room}{also} (live on {url})")
+    print(f'device {dev["id"]} is now "{dev["name"]}"{room}{also} (live on {url})')
     for tool in answer.get("removed_tools") or []:
         print(f"  - {tool}")
     for tool in answer.get("added_tools") or []:
@@ -216,11 +222,13 @@ def rename_command(args: argparse.Namespace) -> int:
         device_id = asyncio.run(rename_device(db, args.device, args.name, args.room))
     finally:
         db.close()
-    what = f"\"{args.name.strip()}\"" if args.name is not None else "unchanged in name"
+    what = f'"{args.name.strip()}"' if args.name is not None else "unchanged in name"
     room = f" in {args.room}" if args.room else ""
     print(f"device {device_id} is now {what}{room}")
-    print(f"no running bridge found for {state_dir}: stored in {db.path}; "
-          "the new tool names appear when the bridge starts")
+    print(
+        f"no running bridge found for {state_dir}: stored in {db.path}; "
+        "the new tool names appear when the bridge starts"
+    )
     return 0
 
 
@@ -229,13 +237,15 @@ def edited_aliases(
 ) -> list[str]:
     """Return ``current`` with ``given`` added or removed (case-insensitively)."""
     if action == "add":
-        return current + [a for a in given if a.strip().casefold() not in
-                          {c.casefold() for c in current}]
+        return current + [
+            a for a in given if a.strip().casefold() not in {c.casefold() for c in current}
+        ]
     wanted = {a.strip().casefold() for a in given}
     missing = sorted(wanted - {c.casefold() for c in current})
     if missing:
-        raise NotFoundError(f"the {owner} has no alias {', '.join(repr(m) for m in missing)}",
-                            {"aliases": missing})
+        raise NotFoundError(
+            f"the {owner} has no alias {', '.join(repr(m) for m in missing)}", {"aliases": missing}
+        )
     return [c for c in current if c.casefold() not in wanted]
 
 
@@ -256,9 +266,16 @@ def alias_command(args: argparse.Namespace) -> int:
             url = None
         else:
             ref = args.device.casefold()
-            found = [d for d in listing.get("devices") or []
-                     if ref in (str(d.get("id")).casefold(), str(d.get("slug")).casefold(),
-                                str(d.get("name")).casefold())]
+            found = [
+                d
+                for d in listing.get("devices") or []
+                if ref
+                in (
+                    str(d.get("id")).casefold(),
+                    str(d.get("slug")).casefold(),
+                    str(d.get("name")).casefold(),
+                )
+            ]
             if not found:
                 raise NotFoundError(f"no Matter device '{args.device}'", {"device": args.device})
             current = list(found[0].get("aliases") or [])
@@ -313,8 +330,10 @@ def share_command(args: argparse.Namespace) -> int:
 
     url = f"{base_url(args)}/v1/devices/{quote(args.device, safe='')}/share"
     answer = asyncio.run(call("POST", url, args.token, {"window_s": args.window}))
-    print(f"{answer['name']} ({answer['device_id']}) can be added by another Matter app "
-          f"for {answer['window_s']} s:")  # fmt: skip
+    print(
+        f"{answer['name']} ({answer['device_id']}) can be added by another Matter app "
+        f"for {answer['window_s']} s:"
+    )
     print(f"  manual code: {answer['manual_code']}")
     print(f"  QR code:     {answer['qr_code']}")
     return 0

@@ -29,7 +29,11 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     add_config_flag(
-        parser, "--root", key="doctor.root", type=Path, metavar="PATH",
+        parser,
+        "--root",
+        key="doctor.root",
+        type=Path,
+        metavar="PATH",
         help="read /proc, /sys and /etc under PATH instead of / (default: doctor.root)",
     )
     parser.set_defaults(func=run)

@@ -24,11 +24,23 @@ if TYPE_CHECKING:
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``generate`` command."""
     p = subparsers.add_parser("generate", help="print the devices and tools node dumps yield")
-    p.add_argument("--node-dump", dest="node_dumps", type=Path, nargs="+", required=True,
-                   metavar="FILE", help="node dump JSON file(s) (get_node form)")
+    p.add_argument(
+        "--node-dump",
+        dest="node_dumps",
+        type=Path,
+        nargs="+",
+        required=True,
+        metavar="FILE",
+        help="node dump JSON file(s) (get_node form)",
+    )
     p.add_argument("--json", action="store_true", help="print JSON (full tool definitions)")
-    add_config_flag(p, "--unit", key="matter.temperature_unit", choices=["C", "F"],
-                    help="temperature unit (default: matter.temperature_unit)")
+    add_config_flag(
+        p,
+        "--unit",
+        key="matter.temperature_unit",
+        choices=["C", "F"],
+        help="temperature unit (default: matter.temperature_unit)",
+    )
     p.add_argument("--cluster-maps", type=Path, help="cluster map directory (default: built in)")
     p.set_defaults(func=generate_command)
 
@@ -81,25 +93,37 @@ def generate_command(args: argparse.Namespace) -> int:
     acting = frozenset(m.cluster.id for m in maps if m.rows)
     if args.json:
         described = [{**d.to_json(), **describe(d, mapped, acting)} for d in devices]
-        print(json.dumps({"devices": described,
-                          "tools": [_tool_json(t) for t in tools]}, indent=2, ensure_ascii=False))
+        print(
+            json.dumps(
+                {"devices": described, "tools": [_tool_json(t) for t in tools]},
+                indent=2,
+                ensure_ascii=False,
+            )
+        )
         return 0
     for device in devices:
-        print(f"{device.id:>10}  {device.slug}  \"{device.name}\"  ({device.kind})")
+        print(f'{device.id:>10}  {device.slug}  "{device.name}"  ({device.kind})')
         about = describe(device, mapped, acting)
         unknown = [t["name"] for t in about["device_type_info"] if not t["known"]]
         if unknown:
             print(f"            device type not in the device library: {', '.join(unknown)}")
         if about["unmapped_clusters"]:
             names = ", ".join(
-                c["name"] + (" (commands: matter:control_matter_device)" if c["commands"]
-                             else " (no commands known)")
-                for c in about["unmapped_clusters"])
+                c["name"]
+                + (
+                    " (commands: matter:control_matter_device)"
+                    if c["commands"]
+                    else " (no commands known)"
+                )
+                for c in about["unmapped_clusters"]
+            )
             print(f"            no friendly tool for: {names}")
         if about["withheld_clusters"]:
             names = ", ".join(c["name"] for c in about["withheld_clusters"])
-            print(f"            not a control of its device type: {names} "
-                  "(commands: matter:control_matter_device)")  # fmt: skip
+            print(
+                f"            not a control of its device type: {names} "
+                "(commands: matter:control_matter_device)"
+            )
         for tool in tools:
             if tool.device_id != device.id:
                 continue

@@ -69,7 +69,9 @@ async def _invoke(args: argparse.Namespace) -> int:
             "POST", f"{base}/v1/jobs", token, body, timeout_s=TOOL_CALL_TIMEOUT_S
         )
         while (
-            args.wait and status < 400 and isinstance(answer, dict)
+            args.wait
+            and status < 400
+            and isinstance(answer, dict)
             and answer.get("status") in ("queued", "running")
         ):
             await asyncio.sleep(0.5)

@@ -49,9 +49,7 @@ def token_from(args: argparse.Namespace) -> str:
             mode = path.stat().st_mode
             text = path.read_text().strip()
         except OSError as err:
-            raise InvalidRequestError(
-                f"cannot read the token file {path}: {err.strerror}"
-            ) from err
+            raise InvalidRequestError(f"cannot read the token file {path}: {err.strerror}") from err
         if mode & (stat.S_IRWXG | stat.S_IRWXO):
             raise InvalidRequestError(f"{path} must be readable by its owner only (chmod 600)")
         if not text:

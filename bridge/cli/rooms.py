@@ -71,8 +71,11 @@ def alias_command(args: argparse.Namespace) -> int:
     url = base_url(args)
     rooms = _rooms(url, args.token)
     ref = args.room.strip().casefold()
-    found = [r for r in rooms
-             if ref in {r["slug"], *(label.casefold() for label in [r["room"], *r["aliases"]])}]
+    found = [
+        r
+        for r in rooms
+        if ref in {r["slug"], *(label.casefold() for label in [r["room"], *r["aliases"]])}
+    ]
     if not found:
         known = ", ".join(r["room"] for r in rooms) or "none yet"
         raise NotFoundError(f"no room '{args.room}' (rooms: {known})", {"room": args.room})

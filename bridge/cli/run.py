@@ -29,9 +29,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser = subparsers.add_parser("run", help="run the bridge service and its HTTP API")
     add_service_flags(parser)
     parser.add_argument(
-        "--loop", choices=("auto", "uvloop", "asyncio"),
+        "--loop",
+        choices=("auto", "uvloop", "asyncio"),
         help="event loop (default auto: uvloop when installed, or $ATMOSPHERE_EVENT_LOOP)",
-    )  # fmt: skip
+    )
     parser.set_defaults(func=run_command)
 
 

@@ -54,8 +54,10 @@ def hub_config_command(args: argparse.Namespace) -> int:
             continue
         seed_file = out / f"{site.name}.nk"
         public[site.name] = write_seed(seed_file)
-        print(f"{site.name:<20} nkey {public[site.name]}  seed {seed_file}  "
-              f"hears {', '.join(site.hears)}")  # fmt: skip
+        print(
+            f"{site.name:<20} nkey {public[site.name]}  seed {seed_file}  "
+            f"hears {', '.join(site.hears)}"
+        )
     conf = out / "hub.conf"
     tmp = conf.with_suffix(".tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)

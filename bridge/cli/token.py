@@ -55,13 +55,21 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     add_state_dir(issue)
     issue.add_argument("--agent", required=True, help="agent id the token is for")
     issue.add_argument(
-        "--perm", nargs="+", action="extend", default=[], metavar="P",
+        "--perm",
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="P",
         help="permission pattern(s), e.g. device:control:* (repeatable)",
     )
     issue.add_argument("--ttl", default="1d", help="lifetime: 30s, 15m, 2h, 1d, 1w (default 1d)")
     issue.add_argument("--max-hops", type=int, help="most mesh hops a call may take")
     issue.add_argument(
-        "--allowed-node", nargs="+", action="extend", default=[], metavar="N",
+        "--allowed-node",
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="N",
         help="node id(s) the token is valid on",
     )
     issue.add_argument("--rate", type=int, help="calls per minute")
@@ -137,12 +145,11 @@ def revoke_command(args: argparse.Namespace) -> int:
     url = running_bridge_url(config.state_dir)
     if url is not None:
         # A one-minute token of our own, so the running bridge revokes (and gossips) it.
-        admin = issue_token(key, agent_id="cli", permissions=["token:manage", "admin:tokens"],
-                            ttl_s=60)
+        admin = issue_token(
+            key, agent_id="cli", permissions=["token:manage", "admin:tokens"], ttl_s=60
+        )
         try:
-            entry = asyncio.run(
-                call("DELETE", f"{url}/v1/tokens/{quote(args.id, safe='')}", admin)
-            )
+            entry = asyncio.run(call("DELETE", f"{url}/v1/tokens/{quote(args.id, safe='')}", admin))
         except BridgeUnreachableError:
             url = None
         else:

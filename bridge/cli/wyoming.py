@@ -34,8 +34,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on")
     parser.add_argument("--port", type=int, default=10700, help="port to listen on")
     parser.add_argument("--language", default="en", help="language when a transcript has none")
-    parser.add_argument("--area", help="the room this satellite is in, when a transcript's "
-                        "context names none (sentences without a place act there)")
+    parser.add_argument(
+        "--area",
+        help="the room this satellite is in, when a transcript's "
+        "context names none (sentences without a place act there)",
+    )
     add_state_dir(parser, argparse.SUPPRESS)
     parser.set_defaults(func=wyoming_command)
 
@@ -69,8 +72,9 @@ def http_speaker(url: str, token: str, *, timeout_s: float = 30.0) -> Speak:
 
     async def speak(command: dict[str, Any]) -> SpokenAnswer:
         try:
-            status, answer = await request("POST", f"{url}/v1/intents/handle", token, command,
-                                           timeout_s=timeout_s)  # fmt: skip
+            status, answer = await request(
+                "POST", f"{url}/v1/intents/handle", token, command, timeout_s=timeout_s
+            )
         except BridgeUnreachableError as err:
             _LOG.warning("the bridge at %s did not answer: %s", url, type(err.__cause__).__name__)
             return SpokenAnswer(False, "Sorry, the home bridge is not reachable.")
@@ -94,9 +98,13 @@ def wyoming_command(args: argparse.Namespace) -> int:
     base = base_url(args, config_from(args))
 
     async def serve() -> None:
-        server = WyomingIntentServer(http_speaker(base, token), host=args.host, port=args.port,
-                                     default_language=args.language,
-                                     default_area=args.area)  # fmt: skip
+        server = WyomingIntentServer(
+            http_speaker(base, token),
+            host=args.host,
+            port=args.port,
+            default_language=args.language,
+            default_area=args.area,
+        )
         port = await server.start()
         print(f"wyoming intent service on {args.host}:{port} -> {base}", flush=True)
         try:

@@ -78,10 +78,18 @@ async def health(request: web.Request) -> web.Response:
     matter = service.matter
     controller: dict[str, Any] = {"enabled": matter is not None}
     if matter is not None:
-        controller.update(connected=matter.connected, url=matter.url,
-                          managed=matter.managed, server_info=matter.server_info())
-    body = {"doctor": state["report"], "versions": versions(request),
-            "controller": controller, "bridge": service.status()}  # fmt: skip
+        controller.update(
+            connected=matter.connected,
+            url=matter.url,
+            managed=matter.managed,
+            server_info=matter.server_info(),
+        )
+    body = {
+        "doctor": state["report"],
+        "versions": versions(request),
+        "controller": controller,
+        "bridge": service.status(),
+    }
     return web.json_response(body, headers=_headers())
 
 
@@ -91,19 +99,21 @@ async def qr(request: web.Request) -> web.Response:
     if session is None:
         raise UnauthenticatedError("sign in to the console first", {"reason": "missing"})
     check_csrf(request, session)
-    body = loads(await read_body(request, MAX_QR_BODY),
-                 JsonLimits(max_bytes=MAX_QR_BODY, max_depth=2))  # fmt: skip
+    body = loads(
+        await read_body(request, MAX_QR_BODY), JsonLimits(max_bytes=MAX_QR_BODY, max_depth=2)
+    )
     text = body.get("text") if isinstance(body, dict) else None
     if not isinstance(text, str) or not 0 < len(text) <= MAX_QR_SECRET:
-        raise InvalidRequestError(f"body is {{\"text\": 1-{MAX_QR_SECRET} characters}}")
+        raise InvalidRequestError(f'body is {{"text": 1-{MAX_QR_SECRET} characters}}')
     import segno
 
     out = io.BytesIO()
     try:
         code = segno.make(text, error="l", micro=False)
     except ValueError as err:  # segno's DataOverflowError: more than a QR code holds
-        raise InvalidRequestError("the text is too long for a QR code; copy it instead",
-                                  {"reason": "too_long_for_qr"}) from err  # fmt: skip
+        raise InvalidRequestError(
+            "the text is too long for a QR code; copy it instead", {"reason": "too_long_for_qr"}
+        ) from err
     code.save(out, kind="svg", scale=4, border=4)
     return web.Response(body=out.getvalue(), content_type="image/svg+xml", headers=_headers())
 

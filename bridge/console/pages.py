@@ -50,12 +50,20 @@ MAX_FORM_BYTES = 20_000
 # (cluster id, attribute id) pairs the pages show: OnOff, LevelControl, ColorControl,
 # Thermostat, DoorLock, WindowCovering, TemperatureMeasurement.
 STATE_ATTRIBUTES: tuple[tuple[int, int], ...] = (
-    (6, 0), (8, 0), (0x300, 0), (0x300, 1), (0x300, 7), (0x300, 8),
-    (0x201, 0), (0x201, 0x11), (0x201, 0x12), (0x201, 0x1C),
-    (0x101, 0), (0x102, 0xE), (0x402, 0),
-)  # fmt: skip
-
-
+    (6, 0),
+    (8, 0),
+    (0x300, 0),
+    (0x300, 1),
+    (0x300, 7),
+    (0x300, 8),
+    (0x201, 0),
+    (0x201, 0x11),
+    (0x201, 0x12),
+    (0x201, 0x1C),
+    (0x101, 0),
+    (0x102, 0xE),
+    (0x402, 0),
+)
 
 
 def _page(title: str, body: str, *, session: Session | None = None, page: str = "") -> str:
@@ -198,7 +206,9 @@ async def use_link(request: web.Request) -> web.Response:
         runtime = running(service.invocation, "invocation")
         # Each link is its own subject: two people's links never share calls or votes.
         raw = issue_token(
-            runtime.key, agent_id=f"console:{label}:{link_subject(code)}", permissions=perms,
+            runtime.key,
+            agent_id=f"console:{label}:{link_subject(code)}",
+            permissions=perms,
             ttl_s=SESSION_TTL_S,
         )
         _record_issued(service, raw)
@@ -275,8 +285,9 @@ async def device_state(request: web.Request) -> web.Response:
         raise UnauthenticatedError("sign in to the console first", {"reason": "missing"})
     token = _verify_token(request, session.token)
     if not any(covers(p, "device:read:devices") for p in token.permissions):
-        raise PermissionDeniedError("this needs 'device:read:devices'",
-                                    {"required": "device:read:devices"})  # fmt: skip
+        raise PermissionDeniedError(
+            "this needs 'device:read:devices'", {"required": "device:read:devices"}
+        )
     service = _service(request)
     runtime = service.matter
     out: list[dict[str, Any]] = []
@@ -289,13 +300,15 @@ async def device_state(request: web.Request) -> web.Response:
             if device is None:
                 continue
             matter = meta.get("matter") or {}
-            tools_by_device.setdefault(device, []).append({
-                "name": tool.definition.name,
-                "command": matter.get("command"),
-                "attribute": matter.get("attribute"),
-                "dangerous": tool.definition.dangerous,
-                "params": sorted(tool.definition.parameters.get("properties") or {}),
-            })  # fmt: skip
+            tools_by_device.setdefault(device, []).append(
+                {
+                    "name": tool.definition.name,
+                    "command": matter.get("command"),
+                    "attribute": matter.get("attribute"),
+                    "dangerous": tool.definition.dangerous,
+                    "params": sorted(tool.definition.parameters.get("properties") or {}),
+                }
+            )
         for device in runtime.device_list():
             doc = device.to_json()
             doc["attrs"] = {
@@ -313,8 +326,18 @@ AUDIT_PERMISSION = "admin:audit"
 AUDIT_PAGE = 50
 AUDIT_MAX_ROWS = 10_000
 AUDIT_FILTERS = {"agent": "agent_id", "tool": "tool", "decision": "decision"}
-AUDIT_CSV_COLUMNS = ("id", "ts", "agent_id", "tool", "decision", "outcome", "error_code",
-                     "duration_ms", "call_id", "node_id")  # fmt: skip
+AUDIT_CSV_COLUMNS = (
+    "id",
+    "ts",
+    "agent_id",
+    "tool",
+    "decision",
+    "outcome",
+    "error_code",
+    "duration_ms",
+    "call_id",
+    "node_id",
+)
 
 
 async def audit(request: web.Request) -> web.Response:
@@ -329,8 +352,9 @@ async def audit(request: web.Request) -> web.Response:
         raise UnauthenticatedError("sign in to the console first", {"reason": "missing"})
     token = _verify_token(request, session.token)
     if not any(covers(p, AUDIT_PERMISSION) for p in token.permissions):
-        raise PermissionDeniedError(f"this needs '{AUDIT_PERMISSION}'",
-                                    {"required": AUDIT_PERMISSION})  # fmt: skip
+        raise PermissionDeniedError(
+            f"this needs '{AUDIT_PERMISSION}'", {"required": AUDIT_PERMISSION}
+        )
     query = request.query
     unknown = sorted(set(query) - {*AUDIT_FILTERS, "since", "page", "format"})
     if unknown:
@@ -369,11 +393,17 @@ async def audit(request: web.Request) -> web.Response:
         headers["Content-Disposition"] = 'attachment; filename="audit.csv"'
         return web.Response(text=out.getvalue(), content_type="text/csv", headers=headers)
     rows = await log.query(**filters, since=since, limit=(page_no + 1) * AUDIT_PAGE + 1)
-    window = rows[page_no * AUDIT_PAGE:(page_no + 1) * AUDIT_PAGE]
-    return web.json_response({
-        "entries": [e.to_json() for e in window], "page": page_no, "page_size": AUDIT_PAGE,
-        "more": len(rows) > (page_no + 1) * AUDIT_PAGE,
-    }, headers=_headers(), dumps=_json_dumps)  # fmt: skip
+    window = rows[page_no * AUDIT_PAGE : (page_no + 1) * AUDIT_PAGE]
+    return web.json_response(
+        {
+            "entries": [e.to_json() for e in window],
+            "page": page_no,
+            "page_size": AUDIT_PAGE,
+            "more": len(rows) > (page_no + 1) * AUDIT_PAGE,
+        },
+        headers=_headers(),
+        dumps=_json_dumps,
+    )
 
 
 def _json_dumps(data: Any) -> str:
@@ -422,36 +452,107 @@ def setup(app: web.Application) -> None:
     html_page = {"200": "an HTML page", "303": "to the sign-in page"}
     for method, path, handler, op, summary, responses in (
         ("GET", "/", root, "consoleRoot", "The console: home or sign-in", {"303": "redirect"}),
-        ("GET", "/console/signin", sign_in_form, "consoleSignInForm", "The sign-in page",
-         html_page),
-        ("POST", "/console/signin", sign_in, "consoleSignIn", "Sign in with a pasted token "
-         "(form field token)", {"303": "signed in", "401": "token refused"}),
-        ("GET", "/console/link", link_form, "consoleLinkForm", "A one-time link's page",
-         html_page),
-        ("POST", "/console/link", use_link, "consoleUseLink", "Use up a one-time link's "
-         "code (form field code)", {"303": "signed in", "401": "used or expired"}),
-        ("POST", "/console/signout", sign_out, "consoleSignOut", "End the session "
-         "(form field csrf)", {"303": "signed out", "403": "CSRF secret missing"}),
-        ("GET", "/console/static/{name}", static, "consoleStatic", "The console's script "
-         "and style sheet", {"200": "the file", "404": "no such file"}),
-        ("GET", "/console/api/state", device_state, "consoleDeviceState", "Devices' current "
-         "attribute values and control tools (session cookie)",
-         {"200": "devices", "401": "not signed in", "403": "no device:read:devices"}),
-        ("GET", "/console/api/qr", qr_code, "consoleQrCode", "A QR code of ?text= (SVG; "
-         "session cookie)", {"200": "image/svg+xml", "400": "no or too long text",
-                             "401": "not signed in"}),
-        ("POST", "/console/api/qr", admin.qr, "consoleQrOfSecret", "A QR code of a "
-         "secret shown once, sent as {text} (SVG; session cookie, CSRF header)",
-         {"200": "image/svg+xml", "400": "no or too long text", "401": "not signed in",
-          "403": "CSRF secret missing"}),
-        ("GET", "/console/api/health", admin.health, "consoleHealth", "The doctor's checks, "
-         "versions and the controller's state (session cookie; needs admin:health)",
-         {"200": "checks and versions", "401": "not signed in", "403": "no admin:health"}),
-        ("GET", "/console/api/audit", audit, "consoleAudit", "Audit entries: filters, "
-         "pages, CSV (session cookie; needs admin:audit)",
-         {"200": "entries or CSV", "400": "bad filter", "401": "not signed in",
-          "403": "no admin:audit"}),
+        (
+            "GET",
+            "/console/signin",
+            sign_in_form,
+            "consoleSignInForm",
+            "The sign-in page",
+            html_page,
+        ),
+        (
+            "POST",
+            "/console/signin",
+            sign_in,
+            "consoleSignIn",
+            "Sign in with a pasted token (form field token)",
+            {"303": "signed in", "401": "token refused"},
+        ),
+        ("GET", "/console/link", link_form, "consoleLinkForm", "A one-time link's page", html_page),
+        (
+            "POST",
+            "/console/link",
+            use_link,
+            "consoleUseLink",
+            "Use up a one-time link's code (form field code)",
+            {"303": "signed in", "401": "used or expired"},
+        ),
+        (
+            "POST",
+            "/console/signout",
+            sign_out,
+            "consoleSignOut",
+            "End the session (form field csrf)",
+            {"303": "signed out", "403": "CSRF secret missing"},
+        ),
+        (
+            "GET",
+            "/console/static/{name}",
+            static,
+            "consoleStatic",
+            "The console's script and style sheet",
+            {"200": "the file", "404": "no such file"},
+        ),
+        (
+            "GET",
+            "/console/api/state",
+            device_state,
+            "consoleDeviceState",
+            "Devices' current attribute values and control tools (session cookie)",
+            {"200": "devices", "401": "not signed in", "403": "no device:read:devices"},
+        ),
+        (
+            "GET",
+            "/console/api/qr",
+            qr_code,
+            "consoleQrCode",
+            "A QR code of ?text= (SVG; session cookie)",
+            {"200": "image/svg+xml", "400": "no or too long text", "401": "not signed in"},
+        ),
+        (
+            "POST",
+            "/console/api/qr",
+            admin.qr,
+            "consoleQrOfSecret",
+            "A QR code of a secret shown once, sent as {text} (SVG; session cookie, CSRF header)",
+            {
+                "200": "image/svg+xml",
+                "400": "no or too long text",
+                "401": "not signed in",
+                "403": "CSRF secret missing",
+            },
+        ),
+        (
+            "GET",
+            "/console/api/health",
+            admin.health,
+            "consoleHealth",
+            "The doctor's checks, "
+            "versions and the controller's state (session cookie; needs admin:health)",
+            {"200": "checks and versions", "401": "not signed in", "403": "no admin:health"},
+        ),
+        (
+            "GET",
+            "/console/api/audit",
+            audit,
+            "consoleAudit",
+            "Audit entries: filters, pages, CSV (session cookie; needs admin:audit)",
+            {
+                "200": "entries or CSV",
+                "400": "bad filter",
+                "401": "not signed in",
+                "403": "no admin:audit",
+            },
+        ),
         ("GET", "/console/{page}", page, "consolePage", "A console page", html_page),
-    ):  # fmt: skip
-        add_route(app, method, path, handler, operation_id=op, summary=summary,
-                  tags=["console"], responses=responses)  # fmt: skip
+    ):
+        add_route(
+            app,
+            method,
+            path,
+            handler,
+            operation_id=op,
+            summary=summary,
+            tags=["console"],
+            responses=responses,
+        )

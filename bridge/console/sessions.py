@@ -160,8 +160,16 @@ class SessionStore:
         self._max = max_sessions
         self._per_token = per_token
 
-    def create(self, *, token: str, agent_id: str, permissions: Iterable[str],
-               expires_at: float, token_id: str = "", minted: bool = False) -> Session:  # fmt: skip
+    def create(
+        self,
+        *,
+        token: str,
+        agent_id: str,
+        permissions: Iterable[str],
+        expires_at: float,
+        token_id: str = "",
+        minted: bool = False,
+    ) -> Session:
         """Start a session for ``token``.
 
         A token signing in once more than ``per_token`` times ends its own oldest
@@ -250,9 +258,13 @@ def check_csrf(request: web.Request, session: Session) -> None:
 def set_cookie(response: web.StreamResponse, session: Session) -> None:
     """Attach the session cookie (HttpOnly, SameSite=Strict, path /)."""
     response.set_cookie(
-        COOKIE, session.id, httponly=True, samesite="Strict", path="/",
+        COOKIE,
+        session.id,
+        httponly=True,
+        samesite="Strict",
+        path="/",
         max_age=max(0, int(session.expires_at - time.time())),
-    )  # fmt: skip
+    )
 
 
 @web.middleware

@@ -57,8 +57,9 @@ def _secret_params(service: Any, tool: str) -> list[str]:
     return [str(n) for n in names]
 
 
-async def _deliver(session: aiohttp.ClientSession, url: str, secret: bytes,
-                   doc: dict[str, Any]) -> None:  # fmt: skip
+async def _deliver(
+    session: aiohttp.ClientSession, url: str, secret: bytes, doc: dict[str, Any]
+) -> None:
     body = json.dumps(doc, separators=(",", ":"), sort_keys=True).encode()
     timestamp = str(int(time.time()))
     headers = {
@@ -97,8 +98,13 @@ async def _run(service: Any, url: str, secret: bytes) -> None:
                     _secret_params(service, str(approval.get("tool"))),
                 )
                 approvals.append(approval)
-            doc = {"type": "approval.pending", "approvals": approvals, "count": len(approvals),
-                   "approval": approvals[0], "console_url": "/console/approvals"}  # fmt: skip
+            doc = {
+                "type": "approval.pending",
+                "approvals": approvals,
+                "count": len(approvals),
+                "approval": approvals[0],
+                "console_url": "/console/approvals",
+            }
             try:
                 await _deliver(session, url, secret, doc)
             except (aiohttp.ClientError, TimeoutError, OSError) as err:

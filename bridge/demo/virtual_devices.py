@@ -110,8 +110,12 @@ def write_test_paa(paa_dir: Path, *, devices_dir: Path = DEVICES_DIR) -> None:
     try:
         subprocess.run(  # noqa: S603 - fixed argv
             ["node", "write_paa.mjs", str(paa_dir)],  # noqa: S607 - node from PATH
-            cwd=devices_dir, capture_output=True, text=True, timeout=60, check=True,
-        )  # fmt: skip
+            cwd=devices_dir,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        )
     except (OSError, subprocess.SubprocessError) as err:
         raise VirtualDeviceError(f"cannot write the test PAA trust store: {err}") from err
 
@@ -163,13 +167,19 @@ class VirtualDevice:
     def command(self) -> list[str]:
         """Return the argv that starts this device."""
         argv = [
-            "node", str(self.devices_dir / "virtual_device.mjs"),
-            "--kind", self.kind.value,
-            "--state-dir", str(self.state_dir / "storage"),
-            "--port", str(self.port),
-            "--passcode", str(self.passcode),
-            "--discriminator", str(self.discriminator),
-        ]  # fmt: skip
+            "node",
+            str(self.devices_dir / "virtual_device.mjs"),
+            "--kind",
+            self.kind.value,
+            "--state-dir",
+            str(self.state_dir / "storage"),
+            "--port",
+            str(self.port),
+            "--passcode",
+            str(self.passcode),
+            "--discriminator",
+            str(self.discriminator),
+        ]
         if self.label:
             argv += ["--label", self.label]
         argv += self.options
@@ -185,10 +195,15 @@ class VirtualDevice:
         env = {**os.environ, "MATTER_LOG_LEVEL": "info"}
         try:
             self._proc = subprocess.Popen(  # noqa: S603 - argv built above
-                self.command(), cwd=self.devices_dir, env=env, text=True,
-                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                self.command(),
+                cwd=self.devices_dir,
+                env=env,
+                text=True,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
                 start_new_session=True,
-            )  # fmt: skip
+            )
         except OSError as err:
             raise VirtualDeviceError(f"cannot start virtual {self.kind} device: {err}") from err
         assert self._proc.stdout is not None  # noqa: S101 - set by PIPE above
@@ -222,10 +237,11 @@ class VirtualDevice:
                 with self._cond:
                     if word == "PAIRING":
                         self.pairing = PairingCodes(
-                            qr=str(data["qr"]), manual=str(data["manual"]),
+                            qr=str(data["qr"]),
+                            manual=str(data["manual"]),
                             passcode=int(data["passcode"]),
                             discriminator=int(data["discriminator"]),
-                        )  # fmt: skip
+                        )
                     elif word == "READY":
                         self.commissioned_at_start = bool(data.get("commissioned"))
                         self._ready = True
@@ -271,8 +287,10 @@ class VirtualDevice:
             while True:
                 for change in self._changes[since:]:
                     if (change.cluster, change.attribute, change.value) == (
-                        cluster, attribute, expected,
-                    ) and local in (None, change.local):  # fmt: skip
+                        cluster,
+                        attribute,
+                        expected,
+                    ) and local in (None, change.local):
                         return change
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:

@@ -231,18 +231,27 @@ def check_interface(host: Host, interface: str | None, how: str) -> CheckResult:
     )
     if not flags & IFF_UP or operstate == "down":
         return CheckResult(
-            name="interface", title=title, status=Status.FAIL, found=found,
+            name="interface",
+            title=title,
+            status=Status.FAIL,
+            found=found,
             fix=f"bring it up: ip link set {interface} up (and check the cable / Wi-Fi)",
         )
     if not flags & IFF_MULTICAST:
         return CheckResult(
-            name="interface", title=title, status=Status.FAIL, found=found,
+            name="interface",
+            title=title,
+            status=Status.FAIL,
+            found=found,
             fix=f"enable multicast, needed by mDNS and IPv6 neighbour discovery: "
             f"ip link set {interface} multicast on",
         )
     if operstate != "up":
         return CheckResult(
-            name="interface", title=title, status=Status.WARN, found=found,
+            name="interface",
+            title=title,
+            status=Status.WARN,
+            found=found,
             fix="the driver does not report a link state; make sure the link is connected",
         )
     return CheckResult(name="interface", title=title, status=Status.OK, found=found)
@@ -255,13 +264,20 @@ def check_ipv6_sysctl(host: Host, interface: str | None, how: str) -> CheckResul
         return _no_interface("ipv6_sysctl", title, how)
     if not host.path("/proc/sys/net/ipv6").is_dir():
         return CheckResult(
-            name="ipv6_sysctl", title=title, status=Status.FAIL,
+            name="ipv6_sysctl",
+            title=title,
+            status=Status.FAIL,
             found="IPv6 is disabled in the kernel (/proc/sys/net/ipv6 is missing)",
             fix="remove ipv6.disable=1 from /boot/firmware/cmdline.txt and reboot",
         )
     conf = f"/proc/sys/net/ipv6/conf/{interface}"
-    names = ("disable_ipv6", "accept_ra", "accept_ra_rtr_pref",
-             "accept_ra_rt_info_max_plen", "forwarding")
+    names = (
+        "disable_ipv6",
+        "accept_ra",
+        "accept_ra_rtr_pref",
+        "accept_ra_rt_info_max_plen",
+        "forwarding",
+    )
     values: dict[str, int | None] = {}
     for key in names:
         text = host.read(f"{conf}/{key}")
@@ -276,41 +292,57 @@ def check_ipv6_sysctl(host: Host, interface: str | None, how: str) -> CheckResul
     if accept_ra == 0:
         problems.append((Status.FAIL, f"sysctl -w net.ipv6.conf.{interface}.accept_ra=1"))
     elif forwarding and accept_ra == 1:
-        problems.append((
-            Status.FAIL,
-            f"forwarding is on, so the kernel ignores router advertisements: "
-            f"sysctl -w net.ipv6.conf.{interface}.forwarding=0",
-        ))
+        problems.append(
+            (
+                Status.FAIL,
+                f"forwarding is on, so the kernel ignores router advertisements: "
+                f"sysctl -w net.ipv6.conf.{interface}.forwarding=0",
+            )
+        )
     elif forwarding:
-        problems.append((
-            Status.WARN,
-            f"IPv6 forwarding is on for {interface} (accept_ra=2 keeps RAs working): "
-            f"expected when otbr-agent runs on this machine; otherwise "
-            f"sysctl -w net.ipv6.conf.{interface}.forwarding=0",
-        ))
+        problems.append(
+            (
+                Status.WARN,
+                f"IPv6 forwarding is on for {interface} (accept_ra=2 keeps RAs working): "
+                f"expected when otbr-agent runs on this machine; otherwise "
+                f"sysctl -w net.ipv6.conf.{interface}.forwarding=0",
+            )
+        )
     if values["accept_ra_rt_info_max_plen"] is None:
-        problems.append((
-            Status.FAIL,
-            "the kernel lacks CONFIG_IPV6_ROUTE_INFO, so Thread routes in RAs are ignored; "
-            "use the Raspberry Pi OS kernel",
-        ))
+        problems.append(
+            (
+                Status.FAIL,
+                "the kernel lacks CONFIG_IPV6_ROUTE_INFO, so Thread routes in RAs are ignored; "
+                "use the Raspberry Pi OS kernel",
+            )
+        )
     elif values["accept_ra_rt_info_max_plen"] < 64:
-        problems.append((
-            Status.FAIL,
-            f"sysctl -w net.ipv6.conf.{interface}.accept_ra_rt_info_max_plen=64",
-        ))
+        problems.append(
+            (
+                Status.FAIL,
+                f"sysctl -w net.ipv6.conf.{interface}.accept_ra_rt_info_max_plen=64",
+            )
+        )
     if values["accept_ra_rtr_pref"] == 0:
-        problems.append((
-            Status.FAIL,
-            f"route information is only read with router preferences: "
-            f"sysctl -w net.ipv6.conf.{interface}.accept_ra_rtr_pref=1",
-        ))
+        problems.append(
+            (
+                Status.FAIL,
+                f"route information is only read with router preferences: "
+                f"sysctl -w net.ipv6.conf.{interface}.accept_ra_rtr_pref=1",
+            )
+        )
     if not problems:
         return CheckResult(name="ipv6_sysctl", title=title, status=Status.OK, found=found)
     status = worst([s for s, _ in problems])
     fix = "; ".join(text for _, text in problems) + persist
-    return CheckResult(name="ipv6_sysctl", title=title, status=status, found=found, fix=fix,
-                       details={"values": values})
+    return CheckResult(
+        name="ipv6_sysctl",
+        title=title,
+        status=status,
+        found=found,
+        fix=fix,
+        details={"values": values},
+    )
 
 
 def check_ipv6_address(host: Host, interface: str | None, how: str) -> CheckResult:
@@ -324,14 +356,20 @@ def check_ipv6_address(host: Host, interface: str | None, how: str) -> CheckResu
     found = f"{interface}: {listing}"
     if not any(a.kind == "link-local" for a in usable):
         return CheckResult(
-            name="ipv6_address", title=title, status=Status.FAIL, found=found,
+            name="ipv6_address",
+            title=title,
+            status=Status.FAIL,
+            found=found,
             fix=f"IPv6 is off or the link-local address failed duplicate address detection: "
             f"sysctl -w net.ipv6.conf.{interface}.disable_ipv6=0, then "
             f"ip link set {interface} down && ip link set {interface} up",
         )
     if not any(a.kind in ("ula", "global") for a in usable):
         return CheckResult(
-            name="ipv6_address", title=title, status=Status.WARN, found=found,
+            name="ipv6_address",
+            title=title,
+            status=Status.WARN,
+            found=found,
             fix="only link-local: no router advertises a prefix on this LAN. A Thread border "
             "router normally advertises a ULA prefix; check that otbr-agent runs with "
             "-B <this interface> and that accept_ra is on",
@@ -352,13 +390,20 @@ def check_ipv6_route(host: Host, interface: str | None, how: str) -> CheckResult
         f"default route: {'via ' + default[0].next_hop if default else 'none'}; "
         f"routes from router advertisements: {learned_text or 'none'}"
     )
-    details = {"default": [r.next_hop for r in default],
-               "route_info": [f"{r.destination}/{r.prefix_len}" for r in learned]}
+    details = {
+        "default": [r.next_hop for r in default],
+        "route_info": [f"{r.destination}/{r.prefix_len}" for r in learned],
+    }
     if default:
-        return CheckResult(name="ipv6_route", title=title, status=Status.OK, found=found,
-                           details=details)
+        return CheckResult(
+            name="ipv6_route", title=title, status=Status.OK, found=found, details=details
+        )
     return CheckResult(
-        name="ipv6_route", title=title, status=Status.WARN, found=found, details=details,
+        name="ipv6_route",
+        title=title,
+        status=Status.WARN,
+        found=found,
+        details=details,
         fix="no IPv6 default route: devices on the LAN still work, but check that the router "
         "sends RAs and that accept_ra is on; Thread devices need the routes above, "
         "announced by a border router",
@@ -384,7 +429,9 @@ def check_controller_storage(host: Host, storage: Path, controller_user: str) ->
     where = host.path(storage)
     if not where.is_dir():
         return CheckResult(
-            name="controller_storage", title=title, status=Status.FAIL,
+            name="controller_storage",
+            title=title,
+            status=Status.FAIL,
             found=f"{storage} does not exist",
             fix="start atmosphere-matter-controller.service once (its StateDirectory creates "
             "it) or set doctor.controller_storage to the controller's --storage-path",
@@ -392,14 +439,18 @@ def check_controller_storage(host: Host, storage: Path, controller_user: str) ->
     mount = _mount_for(host, str(storage))
     if mount is not None and mount[1] in ("tmpfs", "ramfs"):
         return CheckResult(
-            name="controller_storage", title=title, status=Status.FAIL,
+            name="controller_storage",
+            title=title,
+            status=Status.FAIL,
             found=f"{storage} is on {mount[1]} ({mount[0]}): the fabric is lost at reboot",
             fix="keep the controller's storage on the SD card/SSD (the unit binds "
             "/var/lib/atmosphere-matter-controller to /data)",
         )
     if mount is not None and "ro" in mount[2].split(","):
         return CheckResult(
-            name="controller_storage", title=title, status=Status.FAIL,
+            name="controller_storage",
+            title=title,
+            status=Status.FAIL,
             found=f"{storage} is on a read-only file system ({mount[0]})",
             fix="remount it read-write; check the SD card for errors (dmesg)",
         )
@@ -409,10 +460,14 @@ def check_controller_storage(host: Host, storage: Path, controller_user: str) ->
     if uid is not None:
         found = f"{storage}: owner uid {st.st_uid}, mode {mode:04o}; {controller_user} is uid {uid}"
         if (st.st_uid == uid and mode & 0o200) or mode & 0o002:
-            return CheckResult(name="controller_storage", title=title, status=Status.OK,
-                               found=found)
+            return CheckResult(
+                name="controller_storage", title=title, status=Status.OK, found=found
+            )
         return CheckResult(
-            name="controller_storage", title=title, status=Status.FAIL, found=found,
+            name="controller_storage",
+            title=title,
+            status=Status.FAIL,
+            found=found,
             fix=f"chown -R {controller_user}: {storage} && chmod 700 {storage}",
         )
     # No dedicated user (a developer machine): the controller runs as we do.
@@ -421,12 +476,18 @@ def check_controller_storage(host: Host, storage: Path, controller_user: str) ->
             pass
     except OSError as err:
         return CheckResult(
-            name="controller_storage", title=title, status=Status.FAIL,
+            name="controller_storage",
+            title=title,
+            status=Status.FAIL,
             found=f"{storage}: cannot create a file: {err.strerror}",
             fix=f"make {storage} writable by the user that runs the controller",
         )
-    return CheckResult(name="controller_storage", title=title, status=Status.OK,
-                       found=f"{storage}: writable (mode {mode:04o})")
+    return CheckResult(
+        name="controller_storage",
+        title=title,
+        status=Status.OK,
+        found=f"{storage}: writable (mode {mode:04o})",
+    )
 
 
 def _kernel_clock_synchronised() -> bool | None:
@@ -452,7 +513,10 @@ def check_clock(host: Host) -> CheckResult:
     found = f"clock reads {now.strftime('%Y-%m-%d %H:%M:%S')} UTC"
     if now < EARLIEST_PLAUSIBLE:
         return CheckResult(
-            name="clock", title=title, status=Status.FAIL, found=found + " (implausibly early)",
+            name="clock",
+            title=title,
+            status=Status.FAIL,
+            found=found + " (implausibly early)",
             fix="the Pi has no real-time clock: enable NTP (timedatectl set-ntp true) and make "
             "sure the network allows it; tokens and Matter certificates fail until then",
         )
@@ -460,10 +524,13 @@ def check_clock(host: Host) -> CheckResult:
     kernel = _kernel_clock_synchronised() if host.is_live else None
     if marker or kernel:
         source = "systemd-timesyncd" if marker else "kernel NTP state"
-        return CheckResult(name="clock", title=title, status=Status.OK,
-                           found=f"{found}; synchronised ({source})")
+        return CheckResult(
+            name="clock", title=title, status=Status.OK, found=f"{found}; synchronised ({source})"
+        )
     return CheckResult(
-        name="clock", title=title, status=Status.WARN,
+        name="clock",
+        title=title,
+        status=Status.WARN,
         found=f"{found}; not known to be synchronised",
         fix="enable time synchronisation: timedatectl set-ntp true (check: timedatectl status)",
     )
@@ -484,10 +551,15 @@ def check_free_disk(host: Host, path: Path, warn_mb: int, fail_mb: int) -> Check
     elif free_mb < warn_mb:
         status = Status.WARN
     else:
-        return CheckResult(name="free_disk", title=title, status=Status.OK, found=found,
-                           details=details)
+        return CheckResult(
+            name="free_disk", title=title, status=Status.OK, found=found, details=details
+        )
     return CheckResult(
-        name="free_disk", title=title, status=status, found=found, details=details,
+        name="free_disk",
+        title=title,
+        status=status,
+        found=found,
+        details=details,
         fix="free space: journalctl --vacuum-size=100M, apt-get clean, remove old files; "
         "SQLite and the controller fail to save state on a full disk",
     )
@@ -532,21 +604,31 @@ def check_secret_files(host: Host, directories: list[Path]) -> CheckResult:
     details = {"exposed": exposed, "group_readable": group}
     if exposed:
         return CheckResult(
-            name="secrets", title=title, status=Status.FAIL,
-            found=f"{found}; readable by others: {', '.join(exposed[:10])}", details=details,
-            fix="chmod -R go-rwx " + " ".join(str(d) for d in directories)
+            name="secrets",
+            title=title,
+            status=Status.FAIL,
+            found=f"{found}; readable by others: {', '.join(exposed[:10])}",
+            details=details,
+            fix="chmod -R go-rwx "
+            + " ".join(str(d) for d in directories)
             + " (the units set UMask=0077 and StateDirectoryMode=0700)",
         )
     if group:
         return CheckResult(
-            name="secrets", title=title, status=Status.WARN,
-            found=f"{found}; readable by the group: {', '.join(group[:10])}", details=details,
+            name="secrets",
+            title=title,
+            status=Status.WARN,
+            found=f"{found}; readable by the group: {', '.join(group[:10])}",
+            details=details,
             fix="chmod -R g-rwx " + " ".join(str(d) for d in directories),
         )
     if missing and not checked:
         return CheckResult(
-            name="secrets", title=title, status=Status.WARN, found=found, details=details,
+            name="secrets",
+            title=title,
+            status=Status.WARN,
+            found=found,
+            details=details,
             fix="nothing to check yet: start the bridge and the controller once",
         )
-    return CheckResult(name="secrets", title=title, status=Status.OK, found=found,
-                       details=details)
+    return CheckResult(name="secrets", title=title, status=Status.OK, found=found, details=details)

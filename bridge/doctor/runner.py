@@ -55,11 +55,10 @@ def _host_results(config: BridgeConfig, host: Host) -> list[CheckResult]:
         host_checks.check_ipv6_route(host, interface, how),
         host_checks.check_controller_storage(host, d.controller_storage, d.controller_user),
         host_checks.check_clock(host),
-        host_checks.check_free_disk(host, config.state_dir.absolute(), d.free_disk_warn_mb,
-                                    d.free_disk_fail_mb),
-        host_checks.check_secret_files(
-            host, [config.state_dir.absolute(), d.controller_storage]
+        host_checks.check_free_disk(
+            host, config.state_dir.absolute(), d.free_disk_warn_mb, d.free_disk_fail_mb
         ),
+        host_checks.check_secret_files(host, [config.state_dir.absolute(), d.controller_storage]),
     ]
 
 
@@ -86,20 +85,24 @@ async def run_doctor(
     async def no_border_router() -> BorderRouterProbe | None:
         return None
 
-    controller_task = (probe_controller(url, timeout, headers)
-                       if config.matter.enabled
-                       else no_controller())
+    controller_task = (
+        probe_controller(url, timeout, headers) if config.matter.enabled else no_controller()
+    )
     otbr_task = probe_border_router(otbr, timeout) if otbr else no_border_router()
     (info, error), probe = await asyncio.gather(controller_task, otbr_task)
     results: list[CheckResult] = []
     if config.matter.enabled:
         results.append(check_controller(url, info, error))
     else:
-        results.append(CheckResult(
-            name="controller", title="Matter controller reachable, schema compatible",
-            status=Status.WARN, found="Matter is disabled in the configuration (matter.enabled)",
-            fix="set matter.enabled: true to control Matter devices",
-        ))
+        results.append(
+            CheckResult(
+                name="controller",
+                title="Matter controller reachable, schema compatible",
+                status=Status.WARN,
+                found="Matter is disabled in the configuration (matter.enabled)",
+                fix="set matter.enabled: true to control Matter devices",
+            )
+        )
     results.append(check_border_router(otbr, probe))
     if otbr:
         # Without a border router there is no Thread network to check, only the warning.

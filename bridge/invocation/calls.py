@@ -97,9 +97,7 @@ class CallTracker:
         """Publish and return ``call`` in ``running``."""
         return self._publish(call.but(status=ToolCallStatus.RUNNING))
 
-    def completed(
-        self, call: ToolCall, result: Any, *, result_json: str | None = None
-    ) -> ToolCall:
+    def completed(self, call: ToolCall, result: Any, *, result_json: str | None = None) -> ToolCall:
         """Publish and return ``call`` completed with ``result`` (or its JSON text, if known).
 
         The result is encoded only when someone listens to call events.
@@ -111,6 +109,8 @@ class CallTracker:
     def failed(self, call: ToolCall, error: BridgeError) -> ToolCall:
         """Publish and return ``call`` ended by ``error``."""
         return self._publish(
-            call.but(status=ToolCallStatus.ERROR,
-                     error={"code": error.code.value, "message": error.message})
+            call.but(
+                status=ToolCallStatus.ERROR,
+                error={"code": error.code.value, "message": error.message},
+            )
         )

@@ -73,7 +73,10 @@ class RemoteExecutor(Protocol):
     """Runs a tool that lives on another node (implemented by the mesh router)."""
 
     async def execute(
-        self, tool: RegisteredTool, params: dict[str, Any], context: CallContext,
+        self,
+        tool: RegisteredTool,
+        params: dict[str, Any],
+        context: CallContext,
         request: ToolRequest,
     ) -> RemoteOutcome:
         """Run the call remotely and return what the executing node answered.
@@ -206,8 +209,9 @@ class Invoker:
             return  # as for an unknown tool: the job's call answers TOOL_NOT_FOUND
         try:
             # Permission before the 202: a job is never accepted for a call that would be denied.
-            self.checker.check(token.permissions, entry.definition.requires.permissions,
-                               request.params)  # fmt: skip
+            self.checker.check(
+                token.permissions, entry.definition.requires.permissions, request.params
+            )
         except BridgeError as denied:
             self._audit_refusal(request, token, entry.identity, "denied", denied)
             raise
@@ -303,8 +307,13 @@ class Invoker:
             except Exception as err:  # disk full, file gone (logged once per batch)
                 failed = _audit_failure(err, call_id)
                 response = ToolResponse.failure(
-                    request, call_id, response.tool, failed, response.duration_ms,
-                    self.node_id, response.execution,
+                    request,
+                    call_id,
+                    response.tool,
+                    failed,
+                    response.duration_ms,
+                    self.node_id,
+                    response.execution,
                 )
         return response
 
@@ -353,9 +362,7 @@ class Invoker:
             stored = await self._idempotent_lookup(token.id, key, fp)
             if stored is not None:
                 state.decision = "idempotent_replay"
-                response = replace(
-                    ToolResponse.from_json(stored), request_id=request.id
-                )
+                response = replace(ToolResponse.from_json(stored), request_id=request.id)
                 self._record(request, response, state, started)
                 if response.ok:
                     self.calls.completed(call.but(tool=defn.identity), response.result)
@@ -395,9 +402,14 @@ class Invoker:
             result_json = state.result_json if scrubbed is result else None
             result = scrubbed
             response = ToolResponse.success(
-                request, call_id, defn.identity, result,
-                round((time.perf_counter() - started) * 1000, 3), self.node_id,
-                state.execution, result_json,
+                request,
+                call_id,
+                defn.identity,
+                result,
+                round((time.perf_counter() - started) * 1000, 3),
+                self.node_id,
+                state.execution,
+                result_json,
             )
         except BridgeError as err:
             response = self._fail(request, call_id, call, state, err, started)
@@ -435,9 +447,7 @@ class Invoker:
                 {"hops": len(request.routing.path), "max_hops": cons.max_hops},
             )
 
-    async def _idempotent_lookup(
-        self, agent_id: str, key: str, fp: str
-    ) -> dict[str, Any] | None:
+    async def _idempotent_lookup(self, agent_id: str, key: str, fp: str) -> dict[str, Any] | None:
         assert self.idempotency is not None  # noqa: S101 - checked by the caller
         while True:
             inflight = self.idempotency.inflight(agent_id, key)
@@ -498,8 +508,14 @@ class Invoker:
                 {"message": message},
             )
         approval = await self.approvals.request(
-            call_id=call_id, tool=defn.identity, agent_id=token.agent_id, params=shown,
-            message=message, required=rule.multi_party, timeout_s=rule.timeout_s, token=token,
+            call_id=call_id,
+            tool=defn.identity,
+            agent_id=token.agent_id,
+            params=shown,
+            message=message,
+            required=rule.multi_party,
+            timeout_s=rule.timeout_s,
+            token=token,
         )
         state.approval_id = approval.id
         waiting = APPROVAL_WAITING.get()
@@ -520,8 +536,12 @@ class Invoker:
                 raise ConfirmationDeniedError(
                     f"call to '{defn.identity}' lost its approval: an approver's token was "
                     "revoked or expired before the call ran",
-                    {**details, "reason": "approver_token_invalid",
-                     "valid_approvers": len(valid), "required": final.required},
+                    {
+                        **details,
+                        "reason": "approver_token_invalid",
+                        "valid_approvers": len(valid),
+                        "required": final.required,
+                    },
                 )
             return
         if final.status is ApprovalStatus.DENIED:
@@ -573,7 +593,10 @@ class Invoker:
                 if overall is not None and time.monotonic() + delay >= overall:
                     raise
                 _LOG.info(
-                    "retrying %s after %s (attempt %d of %d)", defn.identity, err.code, attempt,
+                    "retrying %s after %s (attempt %d of %d)",
+                    defn.identity,
+                    err.code,
+                    attempt,
                     attempts,
                 )
                 await asyncio.sleep(delay)
@@ -652,8 +675,13 @@ class Invoker:
         if state.redactor.active:
             err = err.scrubbed(state.redactor.scrub)  # still typed: no JSON round trip
         response = ToolResponse.failure(
-            request, call_id, tool, err, round((time.perf_counter() - started) * 1000, 3),
-            self.node_id, state.execution,
+            request,
+            call_id,
+            tool,
+            err,
+            round((time.perf_counter() - started) * 1000, 3),
+            self.node_id,
+            state.execution,
         )
         if state.decision == "pending":
             state.decision = err.code.value.lower()

@@ -187,9 +187,17 @@ class JobManager:
             await self._db.execute(
                 "INSERT INTO jobs (id, agent_id, token_id, tool, status, request_id, "
                 "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (job_id, token.agent_id, token.id, request.tool, JobStatus.QUEUED.value,
-                 request.id, now, now),
-            )  # fmt: skip
+                (
+                    job_id,
+                    token.agent_id,
+                    token.id,
+                    request.tool,
+                    JobStatus.QUEUED.value,
+                    request.id,
+                    now,
+                    now,
+                ),
+            )
         except BaseException:
             self._owners.pop(job_id, None)
             raise
@@ -241,9 +249,7 @@ class JobManager:
 
     @staticmethod
     def _check_owner(job: Job, token: AgentToken) -> None:
-        if job.token_id != token.id and not any(
-            covers(p, ADMIN_JOBS) for p in token.permissions
-        ):
+        if job.token_id != token.id and not any(covers(p, ADMIN_JOBS) for p in token.permissions):
             raise PermissionDeniedError("this job belongs to another token")
 
     async def _run(self, job_id: str, request: ToolRequest, token: AgentToken) -> None:
@@ -262,8 +268,10 @@ class JobManager:
                 }
             else:
                 error = {
-                    "code": "TOOL_FAILED", "message": "the job was cancelled",
-                    "details": {"cancelled": True}, "retryable": False,
+                    "code": "TOOL_FAILED",
+                    "message": "the job was cancelled",
+                    "details": {"cancelled": True},
+                    "retryable": False,
                 }
             await asyncio.shield(self._set(job_id, JobStatus.CANCELLED, error=error))
             raise
@@ -319,25 +327,40 @@ class JobManager:
         task.cancel()
         audit = self._invoker.audit
         if audit is not None:
-            audit.record(AuditEntry(
-                call_id=job_id, agent_id=token.agent_id, token_id=token.id, tool=None,
-                decision=why, outcome="error", error_code="UNAUTHENTICATED",
-                node_id=self._invoker.node_id,
-                details={"job_id": job_id, "message": f"job cancelled: {why}"},
-            ))  # fmt: skip
+            audit.record(
+                AuditEntry(
+                    call_id=job_id,
+                    agent_id=token.agent_id,
+                    token_id=token.id,
+                    tool=None,
+                    decision=why,
+                    outcome="error",
+                    error_code="UNAUTHENTICATED",
+                    node_id=self._invoker.node_id,
+                    details={"job_id": job_id, "message": f"job cancelled: {why}"},
+                )
+            )
         if self._events is not None:
-            self._events.publish("job.cancelled", {
-                "job_id": job_id, "agent_id": token.agent_id, "tokenId": token.id,
-                "reason": why,
-            })  # fmt: skip
+            self._events.publish(
+                "job.cancelled",
+                {
+                    "job_id": job_id,
+                    "agent_id": token.agent_id,
+                    "tokenId": token.id,
+                    "reason": why,
+                },
+            )
 
     async def _interrupt_unfinished(self) -> None:
         await self._db.execute(
             "UPDATE jobs SET status = ?, interrupted = 1, error_json = ?, updated_at = ? "
             "WHERE status IN (?, ?)",
             (
-                JobStatus.ERROR.value, json.dumps(_INTERRUPTED_ERROR), time.time(),
-                JobStatus.QUEUED.value, JobStatus.RUNNING.value,
+                JobStatus.ERROR.value,
+                json.dumps(_INTERRUPTED_ERROR),
+                time.time(),
+                JobStatus.QUEUED.value,
+                JobStatus.RUNNING.value,
             ),
         )
 

@@ -91,14 +91,19 @@ EXECUTION_SCHEMA: dict[str, Any] = {
     "required": ["node_id", "hops", "duration_ms"],
     "additionalProperties": False,
     "properties": {
-        "node_id": {**_text(MAX_ID_CHARS, null=False),
-                    "description": "the node whose handler ran"},
-        "hops": {"type": "integer", "minimum": 0, "maximum": 64,
-                 "description": "nodes passed to get there"},
+        "node_id": {**_text(MAX_ID_CHARS, null=False), "description": "the node whose handler ran"},
+        "hops": {
+            "type": "integer",
+            "minimum": 0,
+            "maximum": 64,
+            "description": "nodes passed to get there",
+        },
         "duration_ms": {"type": "number", "minimum": 0, "description": "handler run time"},
         "path": {**_ID_LIST, "description": "nodes in order, ending with the executing one"},
-        "attempts": {**_ID_LIST,
-                     "description": "nodes this node tried for a routed call, in order"},
+        "attempts": {
+            **_ID_LIST,
+            "description": "nodes this node tried for a routed call, in order",
+        },
     },
 }
 ERROR_OBJECT_SCHEMA: dict[str, Any] = {
@@ -127,8 +132,11 @@ TOOL_RESPONSE_SCHEMA: dict[str, Any] = {
         "result": {},
         "error": {**ERROR_OBJECT_SCHEMA, "type": ["object", "null"]},
         "duration_ms": {"type": "number", "description": "the whole call at this node"},
-        "node_id": {"type": ["string", "null"], "maxLength": MAX_ID_CHARS,
-                    "description": "the node that answered"},
+        "node_id": {
+            "type": ["string", "null"],
+            "maxLength": MAX_ID_CHARS,
+            "description": "the node that answered",
+        },
         "execution": EXECUTION_SCHEMA,
         "timestamp": {"type": "number"},
         "signer": _ID,
@@ -376,24 +384,53 @@ class ToolResponse(_Signable):
     CHECK: ClassVar[SchemaCheck] = SchemaCheck(TOOL_RESPONSE_SCHEMA, what="tool_response")
 
     @classmethod
-    def success(cls, request: ToolRequest, call_id: str, tool: str, result: Any,
-                duration_ms: float, node_id: str,
-                execution: ExecutionInfo | None = None,
-                result_json: str | bytes | None = None) -> ToolResponse:
+    def success(
+        cls,
+        request: ToolRequest,
+        call_id: str,
+        tool: str,
+        result: Any,
+        duration_ms: float,
+        node_id: str,
+        execution: ExecutionInfo | None = None,
+        result_json: str | bytes | None = None,
+    ) -> ToolResponse:
         """Return a success response to ``request`` (``result_json``: ``result`` encoded)."""
-        return cls(request_id=request.id, call_id=call_id, tool=tool,
-                   status=ResponseStatus.SUCCESS, result=result,
-                   duration_ms=duration_ms, node_id=node_id, execution=execution,
-                   result_json=result_json)
+        return cls(
+            request_id=request.id,
+            call_id=call_id,
+            tool=tool,
+            status=ResponseStatus.SUCCESS,
+            result=result,
+            duration_ms=duration_ms,
+            node_id=node_id,
+            execution=execution,
+            result_json=result_json,
+        )
 
     @classmethod
-    def failure(cls, request: ToolRequest, call_id: str, tool: str | None, error: BridgeError,
-                duration_ms: float, node_id: str,
-                execution: ExecutionInfo | None = None) -> ToolResponse:
+    def failure(
+        cls,
+        request: ToolRequest,
+        call_id: str,
+        tool: str | None,
+        error: BridgeError,
+        duration_ms: float,
+        node_id: str,
+        execution: ExecutionInfo | None = None,
+    ) -> ToolResponse:
         """Return an error response to ``request``."""
-        return cls(request_id=request.id, call_id=call_id, tool=tool,
-                   status=ResponseStatus.ERROR, error=error.to_json(), raised=error,
-                   duration_ms=duration_ms, node_id=node_id, execution=execution)
+        return cls(
+            request_id=request.id,
+            call_id=call_id,
+            tool=tool,
+            status=ResponseStatus.ERROR,
+            error=error.to_json(),
+            raised=error,
+            duration_ms=duration_ms,
+            node_id=node_id,
+            execution=execution,
+        )
 
     @property
     def ok(self) -> bool:

@@ -135,8 +135,13 @@ class Pipeline:
         await self.audit.stop()
 
     def issue(
-        self, *, agent_id: str, permissions: list[str], ttl_s: float,
-        constraints: Constraints | None = None, issued_by: str | None = None,
+        self,
+        *,
+        agent_id: str,
+        permissions: list[str],
+        ttl_s: float,
+        constraints: Constraints | None = None,
+        issued_by: str | None = None,
     ) -> tuple[str, dict[str, Any]]:
         """Issue a token signed by this node, record it; return it and its ledger entry.
 
@@ -144,7 +149,10 @@ class Pipeline:
         token may revoke what it issued).
         """
         raw = issue_token(
-            self.key, agent_id=agent_id, permissions=permissions, ttl_s=ttl_s,
+            self.key,
+            agent_id=agent_id,
+            permissions=permissions,
+            ttl_s=ttl_s,
             constraints=constraints,
         )
         token = self.tokens.record_sync(raw, issued_by=issued_by)

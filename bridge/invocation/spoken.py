@@ -28,14 +28,22 @@ SPOKEN_COMMAND_SCHEMA: dict[str, Any] = {
     "properties": {
         # At least one character that is not white space.
         "text": {"type": "string", "minLength": 1, "maxLength": MAX_TEXT, "pattern": r"\S"},
-        "language": {"type": "string", "minLength": 2, "maxLength": MAX_LANGUAGE,
-                     "default": "en",
-                     "description": "en, de, fr, es or nl (tags like de-DE work)"},
-        "area": {"type": "string", "minLength": 1, "maxLength": MAX_AREA,
-                 "description": "The speaker's room (name or alias): sentences without a "
-                                "place act there"},
+        "language": {
+            "type": "string",
+            "minLength": 2,
+            "maxLength": MAX_LANGUAGE,
+            "default": "en",
+            "description": "en, de, fr, es or nl (tags like de-DE work)",
+        },
+        "area": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": MAX_AREA,
+            "description": "The speaker's room (name or alias): sentences without a "
+            "place act there",
+        },
     },
-}  # fmt: skip
+}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

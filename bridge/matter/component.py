@@ -175,8 +175,14 @@ class MatterComponent:
             restart=controller.restart if controller is not None else None,
             listen=_sees_device_network(controller),
         )
-        runtime = cls(url=url, bridge=bridge, commissioner=commissioner, controller=controller,
-                      recovery=recovery, headers=headers)  # fmt: skip
+        runtime = cls(
+            url=url,
+            bridge=bridge,
+            commissioner=commissioner,
+            controller=controller,
+            recovery=recovery,
+            headers=headers,
+        )
         commissioner.set_namer(runtime.name_node)
         commissioner.set_node_known(
             lambda node_id: any(d.node_id == node_id for d in bridge.devices())
@@ -262,8 +268,11 @@ class MatterComponent:
 
     def device_tools(self) -> list[RegisteredTool]:
         """Return the registered tools that belong to one Matter device."""
-        return [t for t in self.bridge.registry.list()
-                if (t.definition.metadata.get("device") or {}).get("id") is not None]
+        return [
+            t
+            for t in self.bridge.registry.list()
+            if (t.definition.metadata.get("device") or {}).get("id") is not None
+        ]
 
     def attribute(self, device_id: str, path: str) -> Any:
         """Return a device's node attribute ``endpoint/cluster/attribute`` (None if unknown)."""

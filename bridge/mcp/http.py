@@ -51,7 +51,6 @@ Send = Callable[[Message], Awaitable[None]]
 AsgiApp = Callable[[MutableMapping[str, Any], Receive, Send], Awaitable[None]]
 
 
-
 def _wire(text: str) -> bytes:
     """Return a raw path or query as bytes (ASCII once percent-encoded, as HTTP sends it)."""
     try:
@@ -129,8 +128,9 @@ async def asgi_call(
             if kind == "http.response.start":
                 response = web.StreamResponse(status=int(message["status"]))
                 for key, value in message.get("headers", ()):
-                    response.headers.add(bytes(key).decode("latin-1"),
-                                         bytes(value).decode("latin-1"))  # fmt: skip
+                    response.headers.add(
+                        bytes(key).decode("latin-1"), bytes(value).decode("latin-1")
+                    )
                 await response.prepare(request)
             elif kind == "http.response.body" and response is not None:
                 body = bytes(message.get("body", b""))
@@ -193,8 +193,9 @@ async def _serve(request: web.Request, lazy: _LazyMcp) -> web.StreamResponse:
     except BaseException:
         lazy.sessions.release(seat)
         raise
-    lazy.sessions.settle(seat, response.headers.get(SESSION_HEADER) if response.status < 400
-                         else None)  # fmt: skip
+    lazy.sessions.settle(
+        seat, response.headers.get(SESSION_HEADER) if response.status < 400 else None
+    )
     return response
 
 
@@ -205,8 +206,11 @@ def _uncharged_messages(doc: Any) -> int:
     carries no method.
     """
     batch = doc if isinstance(doc, list) else [doc]
-    return sum(1 for m in batch if isinstance(m, dict) and "method" in m
-               and m.get("method") != "tools/call")  # fmt: skip
+    return sum(
+        1
+        for m in batch
+        if isinstance(m, dict) and "method" in m and m.get("method") != "tools/call"
+    )
 
 
 class _SessionOwners:
@@ -226,9 +230,11 @@ class _SessionOwners:
         # timeout inside it); its table is only read here, to forget ended ones.
         live = getattr(manager, "_server_instances", None)
         if live is not None:
-            self._owners = {sid: owner for sid, owner in self._owners.items()
-                            if owner[1] != id(manager) or sid in live
-                            or sid.startswith(_SEAT)}  # fmt: skip
+            self._owners = {
+                sid: owner
+                for sid, owner in self._owners.items()
+                if owner[1] != id(manager) or sid in live or sid.startswith(_SEAT)
+            }
         MCP_BOUND.check([tid for tid, _ in self._owners.values()], token_id)
         seat = f"{_SEAT}{uuid.uuid4().hex}"
         self._owners[seat] = (token_id, id(manager))
@@ -286,8 +292,10 @@ class _LazyMcp:
             # Sessions bounded per node and closed after MCP_SESSION_IDLE_S without a
             # request (the SDK's defaults, 10,000 for 30 minutes, let one token hold them).
             manager = StreamableHTTPSessionManager(
-                app=server.server, json_response=True,
-                session_idle_timeout=MCP_SESSION_IDLE_S, max_sessions=MCP_SESSIONS,
+                app=server.server,
+                json_response=True,
+                session_idle_timeout=MCP_SESSION_IDLE_S,
+                max_sessions=MCP_SESSIONS,
             )
             server.start()
             self.server, self._manager = server, manager
@@ -353,17 +361,44 @@ def setup(app: web.Application) -> None:
         "401": "missing or invalid token",
         "404": "unknown or expired MCP session",
     }
-    add_route(app, "POST", PATH, handle, operation_id="mcpPost",
-              summary="MCP streamable HTTP: send a JSON-RPC message (bearer token)",
-              tags=["mcp"], responses=responses)  # fmt: skip
-    add_route(app, "GET", PATH, handle, operation_id="mcpGet",
-              summary="MCP streamable HTTP: the session's server-to-client stream",
-              tags=["mcp"], responses=responses)  # fmt: skip
-    add_route(app, "DELETE", PATH, handle, operation_id="mcpDelete",
-              summary="MCP streamable HTTP: end a session", tags=["mcp"],
-              responses=responses)  # fmt: skip
+    add_route(
+        app,
+        "POST",
+        PATH,
+        handle,
+        operation_id="mcpPost",
+        summary="MCP streamable HTTP: send a JSON-RPC message (bearer token)",
+        tags=["mcp"],
+        responses=responses,
+    )
+    add_route(
+        app,
+        "GET",
+        PATH,
+        handle,
+        operation_id="mcpGet",
+        summary="MCP streamable HTTP: the session's server-to-client stream",
+        tags=["mcp"],
+        responses=responses,
+    )
+    add_route(
+        app,
+        "DELETE",
+        PATH,
+        handle,
+        operation_id="mcpDelete",
+        summary="MCP streamable HTTP: end a session",
+        tags=["mcp"],
+        responses=responses,
+    )
     for method in ("POST", "GET", "DELETE"):
-        add_route(app, method, COMPACT_PATH, handle_compact,
-                  operation_id=f"mcpCompact{method.title()}",
-                  summary=f"MCP streamable HTTP, compact profile ({method})", tags=["mcp"],
-                  responses=responses)  # fmt: skip
+        add_route(
+            app,
+            method,
+            COMPACT_PATH,
+            handle_compact,
+            operation_id=f"mcpCompact{method.title()}",
+            summary=f"MCP streamable HTTP, compact profile ({method})",
+            tags=["mcp"],
+            responses=responses,
+        )

@@ -413,7 +413,8 @@ class BridgeMcpServer:
                     allows = self.allows_for(tuple(token.permissions))
                     return success_result(None, await self.compact.home_state(allows, area))
                 resolved = self.compact.resolve(
-                    short, arguments, self.allows_for(tuple(token.permissions)))
+                    short, arguments, self.allows_for(tuple(token.permissions))
+                )
                 arguments = resolved.params
                 request = replace(
                     ToolRequest.from_json({"tool": resolved.key, "params": arguments}),
@@ -482,8 +483,9 @@ class BridgeMcpServer:
             if left <= 0:
                 return None
             getter = asyncio.ensure_future(sub.get())
-            done, _ = await asyncio.wait({getter, task}, timeout=left,
-                                         return_when=asyncio.FIRST_COMPLETED)  # fmt: skip
+            done, _ = await asyncio.wait(
+                {getter, task}, timeout=left, return_when=asyncio.FIRST_COMPLETED
+            )
             if getter not in done:
                 getter.cancel()
                 with contextlib.suppress(asyncio.CancelledError):

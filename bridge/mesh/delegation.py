@@ -31,10 +31,29 @@ DELEGATION_TYPE = "mesh_delegation"
 DELEGATION_TTL_S = 30
 MAX_CHAIN = 8
 _KEYS = frozenset(
-    {"type", "request_id", "tool", "params_sha256", "token_id", "agent_id", "issuer",
-     "token_issued_at", "token_expires_at", "permissions", "allowed_nodes", "max_hops",
-     "issued_at", "expires_in_s", "hop", "chain", "to", "signer", "prior", "signature"}
-)  # fmt: skip
+    {
+        "type",
+        "request_id",
+        "tool",
+        "params_sha256",
+        "token_id",
+        "agent_id",
+        "issuer",
+        "token_issued_at",
+        "token_expires_at",
+        "permissions",
+        "allowed_nodes",
+        "max_hops",
+        "issued_at",
+        "expires_in_s",
+        "hop",
+        "chain",
+        "to",
+        "signer",
+        "prior",
+        "signature",
+    }
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -90,7 +109,11 @@ def params_sha256(params: dict[str, Any]) -> str:
 
 
 def delegate(
-    identity: NodeIdentity, grant: Grant, request: ToolRequest, *, to: str,
+    identity: NodeIdentity,
+    grant: Grant,
+    request: ToolRequest,
+    *,
+    to: str,
     now: float | None = None,
 ) -> dict[str, Any]:
     """Return this node's signed delegation of ``grant`` for the forwarded ``request`` to ``to``.
@@ -129,8 +152,9 @@ def _refuse(message: str, **details: Any) -> UnauthenticatedError:
     )
 
 
-def _link(doc: Any, *, to: str, chain: tuple[str, ...], trust: TrustPolicy, now: float,
-          skew_s: float) -> dict[str, Any]:  # fmt: skip
+def _link(
+    doc: Any, *, to: str, chain: tuple[str, ...], trust: TrustPolicy, now: float, skew_s: float
+) -> dict[str, Any]:
     """Verify one delegation link signed by ``chain[-1]`` for ``to``; return it."""
     if not isinstance(doc, dict) or set(doc) != _KEYS or doc.get("type") != DELEGATION_TYPE:
         raise _refuse("not a mesh_delegation")
@@ -160,8 +184,18 @@ def _link(doc: Any, *, to: str, chain: tuple[str, ...], trust: TrustPolicy, now:
     return doc
 
 
-_SAME = ("request_id", "tool", "params_sha256", "token_id", "agent_id", "issuer",
-         "token_issued_at", "token_expires_at", "allowed_nodes", "max_hops")  # fmt: skip
+_SAME = (
+    "request_id",
+    "tool",
+    "params_sha256",
+    "token_id",
+    "agent_id",
+    "issuer",
+    "token_issued_at",
+    "token_expires_at",
+    "allowed_nodes",
+    "max_hops",
+)
 
 
 def check_delegation(
@@ -191,8 +225,9 @@ def check_delegation(
         raise _refuse("the delegation was made for other parameters")
     link, chain = top, path
     while len(chain) > 1:
-        prior = _link(link["prior"], to=chain[-1], chain=chain[:-1], trust=trust, now=moment,
-                      skew_s=skew_s)  # fmt: skip
+        prior = _link(
+            link["prior"], to=chain[-1], chain=chain[:-1], trust=trust, now=moment, skew_s=skew_s
+        )
         if any(prior[k] != link[k] for k in _SAME):
             raise _refuse("a relay changed the call or the caller it was delegated")
         if not set(link["permissions"]) <= set(prior["permissions"]):

@@ -109,8 +109,11 @@ class GossipLoop:
             ann = entry.announcement
             if ann.node_id == self.identity.node_id:
                 continue
-            urls = (*self.proofs.urls_of(ann.node_id), *targets.get(ann.node_id, ()),
-                    *self.proofs.bound_endpoints(ann.node_id, ann.endpoints))  # fmt: skip
+            urls = (
+                *self.proofs.urls_of(ann.node_id),
+                *targets.get(ann.node_id, ()),
+                *self.proofs.bound_endpoints(ann.node_id, ann.endpoints),
+            )
             targets[ann.node_id] = tuple(dict.fromkeys(urls))
         unproven: list[Target] = []
         for configured in self.config.peers:
@@ -155,9 +158,12 @@ class GossipLoop:
                 ) as resp:
                     doc = await read_answer(resp)  # outside input: bounded, limited
                 status, answer = open_answer(
-                    doc, peer_id=peer.node_id, public_key=peer.public_key,
-                    own_id=self.identity.node_id, nonce=envelope["nonce"],
-                )  # fmt: skip
+                    doc,
+                    peer_id=peer.node_id,
+                    public_key=peer.public_key,
+                    own_id=self.identity.node_id,
+                    nonce=envelope["nonce"],
+                )
             except (aiohttp.ClientError, TimeoutError, ValueError, BridgeError) as err:
                 if isinstance(err, UnauthenticatedError) and self._on_refused is not None:
                     self._on_refused(peer.node_id, url, err)
@@ -211,8 +217,12 @@ class GossipLoop:
             if outcome not in (Outcome.ACCEPTED, Outcome.DUPLICATE):
                 self.rejections[outcome.value] = self.rejections.get(outcome.value, 0) + n
                 # An untrusted peer pushes every round: once a minute per reason is enough.
-                _RATE_LOG.warning(f"rejected:{outcome.value}",
-                                  "mesh rejected %d announcement(s): %s", n, outcome.value)
+                _RATE_LOG.warning(
+                    f"rejected:{outcome.value}",
+                    "mesh rejected %d announcement(s): %s",
+                    n,
+                    outcome.value,
+                )
 
     # -- server side of /v1/mesh/gossip and /v1/mesh/push ---------------------------------
 

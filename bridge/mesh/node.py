@@ -100,32 +100,47 @@ class MeshNode:
         self.refusals = RefusalLog(self.identity.node_id, lambda: self.audit)
         self._proof_budget = ProofBudget()
         self.proofs = PeerProofs(
-            self.identity, self.trust, session=self._http,
-            on_untrusted=lambda p: self.gossip.note_untrusted(p.node_id, p.node_name,
-                                                              p.public_key),
+            self.identity,
+            self.trust,
+            session=self._http,
+            on_untrusted=lambda p: self.gossip.note_untrusted(p.node_id, p.node_name, p.public_key),
             on_refused=self.refusals.record,
-        )  # fmt: skip
+        )
         self.remote = RemoteCalls(
-            identity=self.identity, gossip=self.gossip, verifier=self.verifier,
-            discovery=lambda: self.discovery, trust=self.trust, registry=registry,
-            proofs=self.proofs, tokens=lambda: self.gossip_loop.token_verifier,
+            identity=self.identity,
+            gossip=self.gossip,
+            verifier=self.verifier,
+            discovery=lambda: self.discovery,
+            trust=self.trust,
+            registry=registry,
+            proofs=self.proofs,
+            tokens=lambda: self.gossip_loop.token_verifier,
             heard=lambda node_id: self.gossip_loop.heard.get(node_id),
             gossip_interval_s=config.gossip_interval_s,
             configured=tuple(url.rstrip("/") for url in config.peers),
             site_url=self._site_url,
-        )  # fmt: skip
+        )
         # The road to other sites through a NATS hub (sites.py), when a hub is configured.
         self.road: SiteRoad | None = None
         self._run_local: RunLocal | None = None
         if config.sites.hub_urls:
-            self.road = SiteRoad(config.sites, node_id=self.identity.node_id,
-                                 handlers=self._site_handlers())  # fmt: skip
-        self.router = Router(self.identity, key, self.remote.offers, session=self._http,
-                             proofs=self.proofs, on_refused=self.refusals.record,
-                             road=lambda: self.road, key_of=self._key_of)  # fmt: skip
+            self.road = SiteRoad(
+                config.sites, node_id=self.identity.node_id, handlers=self._site_handlers()
+            )
+        self.router = Router(
+            self.identity,
+            key,
+            self.remote.offers,
+            session=self._http,
+            proofs=self.proofs,
+            on_refused=self.refusals.record,
+            road=lambda: self.road,
+            key_of=self._key_of,
+        )
         self.remote.use_router(self.router)
-        self.sync = RegistrySync(registry=registry, gossip=self.gossip,
-                                 own_node_id=self.identity.node_id)  # fmt: skip
+        self.sync = RegistrySync(
+            registry=registry, gossip=self.gossip, own_node_id=self.identity.node_id
+        )
         self._session: aiohttp.ClientSession | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._loop_task: asyncio.Task[None] | None = None
@@ -136,15 +151,27 @@ class MeshNode:
         self._endpoints: tuple[str, ...] = ()
         self._warned_affinity: set[str] = set()
         self.gossip_loop = GossipLoop(
-            config, identity=self.identity, gossip=self.gossip, trust=self.trust,
-            verifier=self.verifier, session=self._http, discovery=lambda: self.discovery,
-            spawn=self._spawn, proofs=self.proofs, on_refused=self.refusals.record,
-        )  # fmt: skip
+            config,
+            identity=self.identity,
+            gossip=self.gossip,
+            trust=self.trust,
+            verifier=self.verifier,
+            session=self._http,
+            discovery=lambda: self.discovery,
+            spawn=self._spawn,
+            proofs=self.proofs,
+            on_refused=self.refusals.record,
+        )
         self.rejections = self.gossip_loop.rejections
-        self.views = MeshViews(identity=self.identity, trust=self.trust, gossip=self.gossip,
-                               router=self.router, discovery=lambda: self.discovery,
-                               endpoints=lambda: self._endpoints,
-                               rejections=self.rejections)  # fmt: skip
+        self.views = MeshViews(
+            identity=self.identity,
+            trust=self.trust,
+            gossip=self.gossip,
+            router=self.router,
+            discovery=lambda: self.discovery,
+            endpoints=lambda: self._endpoints,
+            rejections=self.rejections,
+        )
 
     # -- lifecycle ------------------------------------------------------------------------
 

@@ -81,9 +81,16 @@ class ProofBudget:
     (the least recently seen is forgotten first).
     """
 
-    def __init__(self, rate: float = 50.0, burst: float = 100.0,
-                 clock: Callable[[], float] = time.monotonic, *, source_rate: float = 2.0,
-                 source_burst: float = 10.0, max_sources: int = 1024) -> None:  # fmt: skip
+    def __init__(
+        self,
+        rate: float = 50.0,
+        burst: float = 100.0,
+        clock: Callable[[], float] = time.monotonic,
+        *,
+        source_rate: float = 2.0,
+        source_burst: float = 10.0,
+        max_sources: int = 1024,
+    ) -> None:
         self.rate, self.burst, self._clock = rate, burst, clock
         self._level, self._at = burst, clock()
         self.source_rate, self.source_burst = source_rate, source_burst
@@ -224,9 +231,10 @@ class PeerProofs:
     def urls_of(self, node_id: str) -> tuple[str, ...]:
         """Return the addresses that currently prove ``node_id``."""
         return tuple(
-            u for u in self._by_node.get(node_id, ())
+            u
+            for u in self._by_node.get(node_id, ())
             if (p := self.proven(u)) is not None and p.node_id == node_id
-        )  # fmt: skip
+        )
 
     def bound_endpoints(self, node_id: str, endpoints: tuple[str, ...]) -> tuple[str, ...]:
         """Return the announced ``endpoints`` on a host where ``node_id`` proved its key."""
@@ -301,8 +309,9 @@ class PeerProofs:
             peer = self._accept(doc, sent)
         except UnauthenticatedError as err:
             if self._on_refused is not None:
-                self._on_refused(str(doc.get("node_id", ""))[:32] if isinstance(doc, dict)
-                                 else "", url, err)  # fmt: skip
+                self._on_refused(
+                    str(doc.get("node_id", ""))[:32] if isinstance(doc, dict) else "", url, err
+                )
             raise
         self._proven[url] = (peer, self._clock() + PROOF_TTL_S)
         self._failed.pop(url, None)

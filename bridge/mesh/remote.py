@@ -157,9 +157,13 @@ class RemoteCalls:
         if tokens is None:
             raise UnauthenticatedError("this node verifies no tokens: it takes no delegated calls")
         grant = check_delegation(
-            body.get("delegation"), request=request, sender_id=sender_id, own_id=me,
-            trust=self.trust, skew_s=self.verifier.max_skew_s,
-        )  # fmt: skip
+            body.get("delegation"),
+            request=request,
+            sender_id=sender_id,
+            own_id=me,
+            trust=self.trust,
+            skew_s=self.verifier.max_skew_s,
+        )
         if grant.issuer not in tokens.trusted_issuers:
             raise UnauthenticatedError(
                 "the delegated token's issuer is not trusted here", {"reason": "unknown_issuer"}
@@ -185,9 +189,13 @@ class RemoteCalls:
         if not defn.dangerous or grant.issuer == self.identity.public_key_b64:
             return
         issuer_node = next(
-            (e.announcement.node_id for e in self.gossip.entries()
-             if e.announcement.public_key == grant.issuer), None,
-        )  # fmt: skip
+            (
+                e.announcement.node_id
+                for e in self.gossip.entries()
+                if e.announcement.public_key == grant.issuer
+            ),
+            None,
+        )
         heard = self._heard(issuer_node) if issuer_node else None
         if heard is None or time.monotonic() - heard > self.fresh_s:
             raise UnauthenticatedError(
@@ -225,8 +233,9 @@ class RemoteCalls:
             if not urls and site is None:  # not proven anywhere yet: maybe a configured peer
                 urls = tuple(u for u in self.configured if self.proofs.proven(u) is None)
             if any(t.identity == identity and t.available for t in ann.tools()):
-                offers.append(Offer(node_id=ann.node_id, hops=1, urls=_plus(urls, site),
-                                    name=ann.node_name))  # fmt: skip
+                offers.append(
+                    Offer(node_id=ann.node_id, hops=1, urls=_plus(urls, site), name=ann.node_name)
+                )
             elif urls:
                 others.append(Offer(node_id=ann.node_id, hops=2, urls=urls, relay=True))
         if offers:
@@ -249,9 +258,12 @@ class RemoteCalls:
         """
         grant = self.grant_for(tool, params, context, request)
         result = await self.execute_remote(
-            tool, _with_params(request, params), grant=grant,
-            allowed_nodes=context.allowed_nodes, max_hops=context.max_hops,
-        )  # fmt: skip
+            tool,
+            _with_params(request, params),
+            grant=grant,
+            allowed_nodes=context.allowed_nodes,
+            max_hops=context.max_hops,
+        )
         return RemoteOutcome(
             result=result.response.result,
             error=error_of(result.response),

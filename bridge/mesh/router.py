@@ -425,9 +425,8 @@ class Router:
             raise hop_error
         raise NoCapableNodeError(
             f"no mesh node offering '{identity}' could be reached",
-            {"tool": identity, "tried": tried, "refused": refusals,
-             "unreachable": unreachable},
-        )  # fmt: skip
+            {"tool": identity, "tried": tried, "refused": refusals, "unreachable": unreachable},
+        )
 
     async def _send(
         self,
@@ -446,8 +445,9 @@ class Router:
             site = parse_site_url(url)
             if site is not None:
                 try:
-                    return await self._send_site(candidate, url, site[0], body, timeout_s,
-                                                 idempotent)  # fmt: skip
+                    return await self._send_site(
+                        candidate, url, site[0], body, timeout_s, idempotent
+                    )
                 except _Unreachable as err:
                     last = err
                     continue
@@ -480,8 +480,7 @@ class Router:
                     f"mesh node {candidate.node_id} failed mid-call: {err}",
                     {"node_id": candidate.node_id},
                 ) from err
-            return self._opened(candidate, url, doc, peer.public_key, envelope["nonce"],
-                                idempotent)  # fmt: skip
+            return self._opened(candidate, url, doc, peer.public_key, envelope["nonce"], idempotent)
         raise _Unreachable(str(last) if last else "no address")
 
     async def _send_site(
@@ -535,9 +534,12 @@ class Router:
         """Return the verified body of a node's answer; raise as the routing rules say."""
         try:
             _status, answer = open_answer(
-                doc, peer_id=candidate.node_id, public_key=public_key,
-                own_id=self.identity.node_id, nonce=nonce,
-            )  # fmt: skip
+                doc,
+                peer_id=candidate.node_id,
+                public_key=public_key,
+                own_id=self.identity.node_id,
+                nonce=nonce,
+            )
         except UnauthenticatedError as err:
             # Unsigned or mis-signed: a routing failure, never a result.
             self.proofs.forget(url)

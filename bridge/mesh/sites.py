@@ -88,7 +88,7 @@ def parse_site_url(url: str) -> tuple[str, str] | None:
     """Return ``(site, node_id)`` of a site-road address, ``None`` for any other URL."""
     if not url.startswith(SITE_SCHEME):
         return None
-    site, _, node_id = url[len(SITE_SCHEME):].partition("/")
+    site, _, node_id = url[len(SITE_SCHEME) :].partition("/")
     if not SITE_RE.match(site) or not NODE_ID_RE.match(node_id):
         return None
     return site, node_id
@@ -121,8 +121,9 @@ class SiteRoad:
         if not config.site or not SITE_RE.match(config.site):
             raise ConfigInvalidError(
                 "mesh.sites.site must be 1-32 of a-z, 0-9, '_' and '-' (starting with a "
-                "letter or digit)", {"key": "mesh.sites.site"},
-            )  # fmt: skip
+                "letter or digit)",
+                {"key": "mesh.sites.site"},
+            )
         self.config = config
         self.site: str = config.site
         self.node_id = node_id
@@ -195,16 +196,21 @@ class SiteRoad:
             try:
                 nc = await nats.connect(**options)
             except Exception as err:
-                _RATE_LOG.warning("site-road:dial", "site road of %s: hub not reachable "
-                                  "(%s), retrying", self.site, err or type(err).__name__)
+                _RATE_LOG.warning(
+                    "site-road:dial",
+                    "site road of %s: hub not reachable (%s), retrying",
+                    self.site,
+                    err or type(err).__name__,
+                )
                 await asyncio.sleep(wait)
                 wait = min(wait * 2, MAX_DIAL_WAIT_S)
                 continue
             self._nc = nc
         await self._nc.subscribe(f"{PREFIX}.ann.*", cb=self._on_announcement)
         await self._nc.subscribe(f"{PREFIX}.rev.*", cb=self._on_revocations)
-        self._calls = await self._nc.subscribe(call_subject(self.site, self.node_id),
-                                               cb=self._on_call)  # fmt: skip
+        self._calls = await self._nc.subscribe(
+            call_subject(self.site, self.node_id), cb=self._on_call
+        )
         _LOGGER.info("site road of %s up: hub %s", self.site, ", ".join(self.config.hub_urls))
         while True:
             await self.publish()
@@ -329,8 +335,9 @@ class SiteRoad:
             with contextlib.suppress(Exception):
                 await msg.respond(orjson.dumps(answer))
 
-    async def request(self, site: str, node_id: str, envelope: dict[str, Any],
-                      timeout_s: float) -> Any:
+    async def request(
+        self, site: str, node_id: str, envelope: dict[str, Any], timeout_s: float
+    ) -> Any:
         """Send a forwarded call to ``node_id`` at ``site``; return its (unverified) answer.
 
         Raises ``SiteUnreachableError`` at once when the hub is not connected or no
@@ -344,9 +351,9 @@ class SiteRoad:
             raise SiteUnreachableError(f"the hub is not connected (site {site})")
         timeout = min(timeout_s, self.config.request_timeout_s)
         lost = self._lost
-        asking = asyncio.ensure_future(self._nc.request(
-            call_subject(site, node_id), orjson.dumps(envelope), timeout=timeout
-        ))  # fmt: skip
+        asking = asyncio.ensure_future(
+            self._nc.request(call_subject(site, node_id), orjson.dumps(envelope), timeout=timeout)
+        )
         dropped = asyncio.ensure_future(lost.wait())
         try:
             done, _ = await asyncio.wait({asking, dropped}, return_when=asyncio.FIRST_COMPLETED)
@@ -360,8 +367,11 @@ class SiteRoad:
             msg = asking.result()
         except nats.errors.NoRespondersError as err:
             raise SiteUnreachableError(f"no bridge of site {site} is connected") from err
-        except (nats.errors.ConnectionClosedError, nats.errors.ConnectionReconnectingError,
-                nats.errors.StaleConnectionError) as err:
+        except (
+            nats.errors.ConnectionClosedError,
+            nats.errors.ConnectionReconnectingError,
+            nats.errors.StaleConnectionError,
+        ) as err:
             raise SiteUnreachableError(f"the hub connection dropped: {err}") from err
         except nats.errors.TimeoutError as err:
             raise TimeoutError(f"site {site} did not answer in {timeout:g} s") from err
@@ -387,8 +397,9 @@ def read_seed(path: Path) -> str:
     for line in path.read_text(encoding="ascii").splitlines():
         if line.strip().startswith("SU"):
             return line.strip()
-    raise ConfigInvalidError(f"no user nkey seed (SU...) in {path}",
-                             {"key": "mesh.sites.credentials_file"})  # fmt: skip
+    raise ConfigInvalidError(
+        f"no user nkey seed (SU...) in {path}", {"key": "mesh.sites.credentials_file"}
+    )
 
 
 def _load(data: bytes) -> Any:

@@ -101,8 +101,9 @@ class RegistrySync:
             self.registry.replace(defn, None, available=summary.available)
             self._remote[identity] = origin
         if shadowed and shadowed != self.shadowed:
-            _LOGGER.info("peers announce tools under local names, not taken: %s",
-                            ", ".join(shadowed[:20]))  # fmt: skip
+            _LOGGER.info(
+                "peers announce tools under local names, not taken: %s", ", ".join(shadowed[:20])
+            )
         self.shadowed = shadowed
 
 

@@ -116,8 +116,8 @@ class TrustPolicy:
         entry = entry.strip()
         if entry in self._configured:
             raise ConflictError(
-                "this node is trusted by mesh.trusted_nodes in the configuration; "
-                "remove it there", {"entry": entry[:128], "source": "config"},
+                "this node is trusted by mesh.trusted_nodes in the configuration; remove it there",
+                {"entry": entry[:128], "source": "config"},
             )
         if entry not in self._added:
             raise NotFoundError("this node is not trusted from here", {"entry": entry[:128]})

@@ -92,10 +92,15 @@ class MeshViews:
             }
         for origin, (name, public_key) in self.gossip.untrusted.items():
             if origin not in peers:  # announced to us (a static peer), signed, not trusted
-                peers[origin] = {"node_id": origin, "name": name or None,
-                                 "fingerprint": _fingerprint(public_key), "urls": [],
-                                 "discovered": False, "trusted": False,
-                                 "announcement": None}  # fmt: skip
+                peers[origin] = {
+                    "node_id": origin,
+                    "name": name or None,
+                    "fingerprint": _fingerprint(public_key),
+                    "urls": [],
+                    "discovered": False,
+                    "trusted": False,
+                    "announcement": None,
+                }
         for view in peers.values():
             if view["trusted"] is None:
                 view["trusted"] = self.trust.may_trust(view["node_id"], view["fingerprint"])

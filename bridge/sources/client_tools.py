@@ -128,17 +128,19 @@ class ClientToolBroker:
 
         Only the token that made the call (``token_id``) may answer it.
         """
-        if not isinstance(body, dict) or len(set(body) & {"result", "error"}) != 1 or set(
-            body
-        ) - {"result", "error"}:
+        if (
+            not isinstance(body, dict)
+            or len(set(body) & {"result", "error"}) != 1
+            or set(body) - {"result", "error"}
+        ):
             raise InvalidRequestError(
-                "the body must be {\"result\": ...} or {\"error\": {\"code\", \"message\"}}"
+                'the body must be {"result": ...} or {"error": {"code", "message"}}'
             )
         error = body.get("error")
         if "error" in body and (
             not isinstance(error, dict) or not isinstance(error.get("message"), str)
         ):
-            raise InvalidRequestError("'error' must be {\"code\", \"message\"}")
+            raise InvalidRequestError('\'error\' must be {"code", "message"}')
         pending = self._pending.get(call_id)
         if pending is None:
             finished = self._finished.get(call_id)
@@ -148,8 +150,11 @@ class ClientToolBroker:
             if owner != token_id:
                 raise PermissionDeniedError("this call belongs to another token")
             reason = "duplicate" if why == "answered" else "late"
-            message = ("this call already has its result" if reason == "duplicate"
-                       else "this call timed out before the result arrived")  # fmt: skip
+            message = (
+                "this call already has its result"
+                if reason == "duplicate"
+                else "this call timed out before the result arrived"
+            )
             raise ConflictError(message, {"toolCallId": call_id, "reason": reason})
         if pending.token_id != token_id:
             raise PermissionDeniedError("this call belongs to another token")

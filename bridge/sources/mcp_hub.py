@@ -144,8 +144,11 @@ class McpHub:
         if config.token_file is not None:
             headers["Authorization"] = f"Bearer {_read_token(config.token_file)}"
         http = await stack.enter_async_context(create_mcp_http_client(headers=headers))
-        return Client(streamable_http_client(config.url, http_client=http), cache=None,
-                      read_timeout_seconds=config.timeout_s)  # fmt: skip
+        return Client(
+            streamable_http_client(config.url, http_client=http),
+            cache=None,
+            read_timeout_seconds=config.timeout_s,
+        )
 
     async def _watch(self, server: _Server) -> None:
         """Re-read the tool list every ``refresh_s`` and on list-changed; return on failure."""
@@ -208,8 +211,9 @@ class McpHub:
             server.tools[identity] = mcp_name
         if skipped != server.skipped:
             for mcp_name, why in skipped.items():
-                _LOG.warning("MCP server %s: tool %r skipped: %s", server.config.name, mcp_name,
-                             why)  # fmt: skip
+                _LOG.warning(
+                    "MCP server %s: tool %r skipped: %s", server.config.name, mcp_name, why
+                )
         server.skipped = skipped
 
     def _definition(self, config: McpServerConfig, tool: Any, name: str) -> ToolDefinition:
@@ -257,9 +261,10 @@ class McpHub:
                     {"server": server.config.name, "tool": mcp_name},
                 ) from err
             text = "\n".join(
-                str(getattr(block, "text", "")) for block in result.content
+                str(getattr(block, "text", ""))
+                for block in result.content
                 if getattr(block, "type", None) == "text"
-            )  # fmt: skip
+            )
             if result.is_error:
                 raise ToolFailedError(
                     f"MCP server '{server.config.name}' answered an error: {text or 'no text'}",

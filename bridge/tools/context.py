@@ -42,13 +42,21 @@ class CallContext:
     def with_deadline(self, deadline: float) -> CallContext:
         """Return a copy ending at ``deadline`` (``dataclasses.replace``, cheaper: per call)."""
         return CallContext(
-            call_id=self.call_id, agent_id=self.agent_id, token_id=self.token_id,
+            call_id=self.call_id,
+            agent_id=self.agent_id,
+            token_id=self.token_id,
             session_id=self.session_id,
-            trace_id=self.trace_id, node_id=self.node_id, token=self.token,
-            permissions=self.permissions, hop_budget=self.hop_budget, path=self.path,
-            deadline=deadline, idempotency_key=self.idempotency_key,
-            allowed_nodes=self.allowed_nodes, max_hops=self.max_hops,
-        )  # fmt: skip
+            trace_id=self.trace_id,
+            node_id=self.node_id,
+            token=self.token,
+            permissions=self.permissions,
+            hop_budget=self.hop_budget,
+            path=self.path,
+            deadline=deadline,
+            idempotency_key=self.idempotency_key,
+            allowed_nodes=self.allowed_nodes,
+            max_hops=self.max_hops,
+        )
 
 
 Handler = Callable[[dict[str, Any], CallContext], Awaitable[Any]]

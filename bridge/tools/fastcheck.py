@@ -20,13 +20,36 @@ Check = Callable[[Any], bool]
 
 # Validation keywords this module does not implement: a schema using one is left to
 # jsonschema. Other keywords (title, description, default, examples, x-…) annotate only.
-_UNSUPPORTED = frozenset({
-    "$ref", "$dynamicRef", "$recursiveRef", "allOf", "anyOf", "oneOf", "not", "if", "then",
-    "else", "dependentRequired", "dependentSchemas", "dependencies", "prefixItems",
-    "contains", "minContains", "maxContains", "uniqueItems", "patternProperties",
-    "propertyNames", "minProperties", "maxProperties", "unevaluatedProperties",
-    "unevaluatedItems", "multipleOf", "additionalItems",
-})  # fmt: skip
+_UNSUPPORTED = frozenset(
+    {
+        "$ref",
+        "$dynamicRef",
+        "$recursiveRef",
+        "allOf",
+        "anyOf",
+        "oneOf",
+        "not",
+        "if",
+        "then",
+        "else",
+        "dependentRequired",
+        "dependentSchemas",
+        "dependencies",
+        "prefixItems",
+        "contains",
+        "minContains",
+        "maxContains",
+        "uniqueItems",
+        "patternProperties",
+        "propertyNames",
+        "minProperties",
+        "maxProperties",
+        "unevaluatedProperties",
+        "unevaluatedItems",
+        "multipleOf",
+        "additionalItems",
+    }
+)
 
 
 def _is_number(value: Any) -> bool:
@@ -61,9 +84,7 @@ def _same(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
-def compile_check(
-    schema: Any, formats: Mapping[str, Callable[[object], bool]]
-) -> Check | None:
+def compile_check(schema: Any, formats: Mapping[str, Callable[[object], bool]]) -> Check | None:
     """Return a yes-check for ``schema``, or ``None`` when it needs ``jsonschema``."""
     if schema is True or schema == {}:
         return lambda _v: True

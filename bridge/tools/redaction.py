@@ -73,9 +73,7 @@ class Redactor:
         if not self.names:
             return value
         if isinstance(value, Mapping):
-            return {
-                k: REDACTED if k in self.names else self.scrub(v) for k, v in value.items()
-            }
+            return {k: REDACTED if k in self.names else self.scrub(v) for k, v in value.items()}
         if isinstance(value, list | tuple):
             return [self.scrub(v) for v in value]
         text = _text(value)

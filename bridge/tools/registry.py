@@ -53,6 +53,7 @@ class RegisteredTool:
 
 RESOLVED_CACHE_SIZE = 4096
 
+
 class ToolRegistry:
     """Register, resolve, list and search tools; notify subscribers of every change."""
 

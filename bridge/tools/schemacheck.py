@@ -50,15 +50,21 @@ class SchemaCheck:
             return
         path = [str(p) for p in error.absolute_path]
         where = "/" + "/".join(path)
-        details: dict[str, Any] = {"reason": "schema", "path": where[:300],
-                                   "keyword": str(error.validator)}  # fmt: skip
+        details: dict[str, Any] = {
+            "reason": "schema",
+            "path": where[:300],
+            "keyword": str(error.validator),
+        }
         if error.validator == "additionalProperties" and isinstance(error.instance, dict):
             known = error.schema.get("properties", {}) if isinstance(error.schema, dict) else {}
             details["fields"] = sorted(str(k)[:64] for k in error.instance if k not in known)[:20]
             details["allowed"] = sorted(known)
         elif error.validator == "required" and isinstance(error.validator_value, list):
-            missing = [f for f in error.validator_value
-                       if isinstance(error.instance, dict) and f not in error.instance]  # fmt: skip
+            missing = [
+                f
+                for f in error.validator_value
+                if isinstance(error.instance, dict) and f not in error.instance
+            ]
             details["field"] = ".".join([*path, *missing[:1]])
         elif path:
             # The top-level field at fault; ``path`` says where inside it.

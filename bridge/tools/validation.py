@@ -82,8 +82,7 @@ def format_checker() -> FormatChecker:
 
 _FORMAT_CHECKER = format_checker()
 # The same format rules for the compiled yes-check (``bridge.tools.fastcheck``).
-_FORMATS = {"date-time": _is_date_time, "email": _is_email, "idn-email": _is_email,
-            "uri": _is_uri}  # fmt: skip
+_FORMATS = {"date-time": _is_date_time, "email": _is_email, "idn-email": _is_email, "uri": _is_uri}
 
 
 class ParamValidator:

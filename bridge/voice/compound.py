@@ -33,10 +33,16 @@ MAX_SEGMENTS = 4
 MAX_SEGMENT_WORDS = 12
 MAX_PREFIX, MAX_SUFFIX = 4, 2
 _SPLITTERS = {
-    lang: re.compile(r"\s*,\s*(?:(?:" + "|".join(map(re.escape, words)) + r")\s+)?|\s+(?:"
-                     + "|".join(map(re.escape, words)) + r")\s+", re.IGNORECASE)
+    lang: re.compile(
+        r"\s*,\s*(?:(?:"
+        + "|".join(map(re.escape, words))
+        + r")\s+)?|\s+(?:"
+        + "|".join(map(re.escape, words))
+        + r")\s+",
+        re.IGNORECASE,
+    )
     for lang, words in _JOINERS.items()
-}  # fmt: skip
+}
 
 
 def parts(text: str, lang: str) -> list[list[str]]:
@@ -52,8 +58,7 @@ def parts(text: str, lang: str) -> list[list[str]]:
 
 def is_compound(segments: list[list[str]]) -> bool:
     """Return whether ``segments`` are a compound sentence the engine will try."""
-    return 1 < len(segments) <= MAX_SEGMENTS and all(
-        len(s) <= MAX_SEGMENT_WORDS for s in segments)
+    return 1 < len(segments) <= MAX_SEGMENTS and all(len(s) <= MAX_SEGMENT_WORDS for s in segments)
 
 
 def completions(segments: list[list[str]], i: int) -> Iterator[str]:

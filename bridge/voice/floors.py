@@ -20,18 +20,32 @@ from bridge.matter import Room, slugify
 # level -> everyday words for a floor at that level, per language ("up": the one floor
 # above the ground floor when there is only one).
 _LEVEL_WORDS: dict[str, dict[str, tuple[str, ...]]] = {
-    "en": {"down": ("downstairs", "ground floor"), "up": ("upstairs",),
-           "basement": ("basement", "cellar")},
-    "de": {"down": ("unten", "Erdgeschoss", "EG"), "up": ("oben", "Obergeschoss", "OG"),
-           "basement": ("Keller", "Untergeschoss")},
-    "fr": {"down": ("en bas", "rez-de-chaussée"), "up": ("en haut", "étage"),
-           "basement": ("sous-sol", "cave")},
-    "es": {"down": ("abajo", "planta baja"), "up": ("arriba", "planta de arriba",
-                                                    "planta alta"),
-           "basement": ("sótano",)},
-    "nl": {"down": ("beneden", "benedenverdieping", "begane grond"),
-           "up": ("boven", "bovenverdieping"), "basement": ("kelder",)},
-}  # fmt: skip
+    "en": {
+        "down": ("downstairs", "ground floor"),
+        "up": ("upstairs",),
+        "basement": ("basement", "cellar"),
+    },
+    "de": {
+        "down": ("unten", "Erdgeschoss", "EG"),
+        "up": ("oben", "Obergeschoss", "OG"),
+        "basement": ("Keller", "Untergeschoss"),
+    },
+    "fr": {
+        "down": ("en bas", "rez-de-chaussée"),
+        "up": ("en haut", "étage"),
+        "basement": ("sous-sol", "cave"),
+    },
+    "es": {
+        "down": ("abajo", "planta baja"),
+        "up": ("arriba", "planta de arriba", "planta alta"),
+        "basement": ("sótano",),
+    },
+    "nl": {
+        "down": ("beneden", "benedenverdieping", "begane grond"),
+        "up": ("boven", "bovenverdieping"),
+        "basement": ("kelder",),
+    },
+}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -56,13 +70,26 @@ def floors_of(configured: Sequence[FloorConfig], rooms: Sequence[Room]) -> list[
     floors = []
     for floor in configured:
         words: list[str] = [floor.name, *floor.aliases]
-        where = ("down" if floor.level == 0 else "basement" if floor.level < 0
-                 else "up" if len(above) == 1 else None)  # fmt: skip
+        where = (
+            "down"
+            if floor.level == 0
+            else "basement"
+            if floor.level < 0
+            else "up"
+            if len(above) == 1
+            else None
+        )
         if where is not None:
             for table in _LEVEL_WORDS.values():
                 words.extend(table[where])
         slugs = [by_label.get(r.casefold()) or by_label.get(slugify(r)) for r in floor.rooms]
-        floors.append(Floor(name=floor.name, slug=slugify(floor.name) or f"floor_{floor.level}",
-                            level=floor.level, labels=tuple(dict.fromkeys(words)),
-                            rooms=tuple(dict.fromkeys(s for s in slugs if s))))  # fmt: skip
+        floors.append(
+            Floor(
+                name=floor.name,
+                slug=slugify(floor.name) or f"floor_{floor.level}",
+                level=floor.level,
+                labels=tuple(dict.fromkeys(words)),
+                rooms=tuple(dict.fromkeys(s for s in slugs if s)),
+            )
+        )
     return floors

@@ -61,9 +61,18 @@ if TYPE_CHECKING:
 
 _LOG = logging.getLogger(__name__)
 SUPPORTED_INTENTS = frozenset(
-    {"HassTurnOn", "HassTurnOff", "HassLightSet", "HassSetPosition", "HassGetState",
-     "HassClimateSetTemperature", "HassClimateGetTemperature", STOP_INTENT, RELATIVE_INTENT}
-)  # fmt: skip
+    {
+        "HassTurnOn",
+        "HassTurnOff",
+        "HassLightSet",
+        "HassSetPosition",
+        "HassGetState",
+        "HassClimateSetTemperature",
+        "HassClimateGetTemperature",
+        STOP_INTENT,
+        RELATIVE_INTENT,
+    }
+)
 # Stand-in for "the speaker's room" when asking whether a sentence needs one.
 _SOMEWHERE = "\x00somewhere"
 
@@ -101,9 +110,9 @@ class IntentEngine:
         self.configured_units = units
         self.floors = tuple(floors)
         self._spoken_words: dict[str, frozenset[str]] = {}
-        self._planner = Planner(home=self.home, tool_for=tool_for,
-                                not_understood=self._not_understood,
-                                units=self.units)  # fmt: skip
+        self._planner = Planner(
+            home=self.home, tool_for=tool_for, not_understood=self._not_understood, units=self.units
+        )
 
     def units(self) -> str:
         """Return the units the home speaks temperatures in (``metric``/``imperial``)."""
@@ -134,8 +143,10 @@ class IntentEngine:
                 raise InvalidParamsError(f"no sentence templates for '{language}'")
             served = {k: v for k, v in doc["intents"].items() if k in SUPPORTED_INTENTS}
             others = {k: v for k, v in doc["intents"].items() if k not in SUPPORTED_INTENTS}
-            found = (Intents.from_dict({**doc, "intents": served}),
-                     Intents.from_dict({**doc, "intents": others}))  # fmt: skip
+            found = (
+                Intents.from_dict({**doc, "intents": served}),
+                Intents.from_dict({**doc, "intents": others}),
+            )
             self._intents[language] = found
         return found
 
@@ -158,8 +169,9 @@ class IntentEngine:
             if plural and plural not in home.labels:  # "the smart curtains": all of them
                 home.labels[plural] = devices
                 home.plurals.add(plural)
-                names.append(TextSlotValue(TextChunk(plural), plural,
-                                           {"domain": domain_of(devices[0])}))  # fmt: skip
+                names.append(
+                    TextSlotValue(TextChunk(plural), plural, {"domain": domain_of(devices[0])})
+                )
         areas: list[TextSlotValue] = []
         for room in rooms:
             home.rooms[room.slug] = room
@@ -198,8 +210,11 @@ class IntentEngine:
 
         def rank(r: RecognizeResult) -> tuple[bool, bool, bool]:
             area = r.entities.get("area")
-            return (r.intent.name not in SUPPORTED_INTENTS, "name" not in r.entities,
-                    area is not None and not area.text)  # fmt: skip
+            return (
+                r.intent.name not in SUPPORTED_INTENTS,
+                "name" not in r.entities,
+                area is not None and not area.text,
+            )
 
         return sorted(results, key=rank)
 
@@ -209,8 +224,15 @@ class IntentEngine:
     ) -> list[RecognizeResult]:
         while True:
             try:
-                return list(recognize_all(text, intents, slot_lists=home.slot_lists,
-                                          intent_context=context, language=language))
+                return list(
+                    recognize_all(
+                        text,
+                        intents,
+                        slot_lists=home.slot_lists,
+                        intent_context=context,
+                        language=language,
+                    )
+                )
             except MissingListError as err:  # a template list we have no values for
                 name = str(err).rsplit("{", 1)[-1].rstrip("}")
                 if name in home.slot_lists:
@@ -305,12 +327,15 @@ class IntentEngine:
         best: tuple[str, str, str, bool] | None = None
         home = self.home()
         places = [(label, slug, False) for label, slug in home.room_labels.items()]
-        places += [(label.casefold(), floor.slug, True) for floor in home.floors.values()
-                   for label in floor.labels]  # fmt: skip
+        places += [
+            (label.casefold(), floor.slug, True)
+            for floor in home.floors.values()
+            for label in floor.labels
+        ]
         for label, slug, is_floor in places:
             found = re.search(rf"(?<!\w){re.escape(label)}(?!\w)", folded)
             if found and (best is None or len(label) > len(best[1])):
-                rest = " ".join((folded[:found.start()] + folded[found.end():]).split())
+                rest = " ".join((folded[: found.start()] + folded[found.end() :]).split())
                 best = (slug, label, rest, is_floor)
         return best
 
@@ -337,24 +362,46 @@ class IntentEngine:
             if "name" in reading.values:
                 devices = home.labels.get(str(reading.values["name"]), [])
                 if not [d for d in devices if d.room and slugify(d.room) in floor.rooms]:
-                    return reply(lang, "no_kind_floor", kind=reading.texts.get("name", ""),
-                                 target=floor.name, intent=reading.intent)  # fmt: skip
+                    return reply(
+                        lang,
+                        "no_kind_floor",
+                        kind=reading.texts.get("name", ""),
+                        target=floor.name,
+                        intent=reading.intent,
+                    )
             values = {k: v for k, v in reading.values.items() if k != "area"}
-            return Reading(intent=reading.intent, values={**values, "floor": slug},
-                           texts={**reading.texts, "floor": label}, combo=reading.combo,
-                           units=reading.units)  # fmt: skip
+            return Reading(
+                intent=reading.intent,
+                values={**values, "floor": slug},
+                texts={**reading.texts, "floor": label},
+                combo=reading.combo,
+                units=reading.units,
+            )
         if "name" in reading.values:
             devices = home.labels.get(str(reading.values["name"]), [])
             if not [d for d in devices if d.room and slugify(d.room) == slug]:
                 # a name of another room's device: never that one
-                return reply(lang, "no_kind", kind=reading.texts.get("name", ""),
-                             target=home.rooms[slug].name, intent=reading.intent)  # fmt: skip
-        return Reading(intent=reading.intent, values={**reading.values, "area": slug},
-                       texts={**reading.texts, "area": label}, combo=reading.combo,
-                       units=reading.units)  # fmt: skip
+                return reply(
+                    lang,
+                    "no_kind",
+                    kind=reading.texts.get("name", ""),
+                    target=home.rooms[slug].name,
+                    intent=reading.intent,
+                )
+        return Reading(
+            intent=reading.intent,
+            values={**reading.values, "area": slug},
+            texts={**reading.texts, "area": label},
+            combo=reading.combo,
+            units=reading.units,
+        )
 
     async def _handle_compound(
-        self, segments: list[list[str]], lang: str, token: AgentToken | None, here: str | None,
+        self,
+        segments: list[list[str]],
+        lang: str,
+        token: AgentToken | None,
+        here: str | None,
         said_units: str | None = None,
     ) -> IntentReply:
         """Plan every part of a compound sentence, then run them in the order spoken.
@@ -364,16 +411,22 @@ class IntentEngine:
         """
         plans: list[tuple[str, Plan]] = []
         for i, segment in enumerate(segments):
-            found = next(((c, r) for c in completions(segments, i)
-                          if (r := self.recognize(c, lang, here, served_only=True))
-                          and not verbless(Reading.of(r[0]), c)),
-                         None)  # fmt: skip
+            found = next(
+                (
+                    (c, r)
+                    for c in completions(segments, i)
+                    if (r := self.recognize(c, lang, here, served_only=True))
+                    and not verbless(Reading.of(r[0]), c)
+                ),
+                None,
+            )
             part = " ".join(segment)
             if found is None:
                 if here is None and self.recognize(part, lang, _SOMEWHERE, served_only=True):
                     return _nothing_done(reply(lang, "where"), lang)
-                return IntentReply(speech=say(lang, "part_unknown", part=part), language=lang,
-                                   handled=False)  # fmt: skip
+                return IntentReply(
+                    speech=say(lang, "part_unknown", part=part), language=lang, handled=False
+                )
             sentence, results = found
             reading = Reading.of(results[0], said_units)
             plan = self._planner.plan(reading, sentence, lang, token)
@@ -385,10 +438,13 @@ class IntentEngine:
                     return _nothing_done(reply(lang, "unknown"), lang, refused)
             plans.append((reading.intent, plan))
         replies = [await self._run(intent, plan, lang, token) for intent, plan in plans]
-        return IntentReply(speech=" ".join(r.speech for r in replies), language=lang,
-                           handled=all(r.handled for r in replies),
-                           intent="+".join(intent for intent, _ in plans),
-                           calls=tuple(c for r in replies for c in r.calls))  # fmt: skip
+        return IntentReply(
+            speech=" ".join(r.speech for r in replies),
+            language=lang,
+            handled=all(r.handled for r in replies),
+            intent="+".join(intent for intent, _ in plans),
+            calls=tuple(c for r in replies for c in r.calls),
+        )
 
     # -- running ----------------------------------------------------------------------
 
@@ -405,13 +461,21 @@ class IntentEngine:
                 return read
             states, made_reads = read
             if not plan.key.startswith("relative_"):
-                return IntentReply(speech=_summary(plan, states, lang, self.units()),
-                                   language=lang, handled=True, intent=intent,
-                                   calls=made_reads)  # fmt: skip
+                return IntentReply(
+                    speech=_summary(plan, states, lang, self.units()),
+                    language=lang,
+                    handled=True,
+                    intent=intent,
+                    calls=made_reads,
+                )
             plan = self._planner.after_reads(plan, states, lang)
             if not plan.calls:  # nothing read back that can be changed
-                return IntentReply(speech=say(lang, "cannot", target=plan.target),
-                                   language=lang, handled=False, intent=intent)  # fmt: skip
+                return IntentReply(
+                    speech=say(lang, "cannot", target=plan.target),
+                    language=lang,
+                    handled=False,
+                    intent=intent,
+                )
         outcomes = await asyncio.gather(*(self._invoke(c, token) for c in plan.calls))
         made = tuple(o.record for o in outcomes)
         if len(plan.calls) == 1 and outcomes[0].waiting:
@@ -420,31 +484,53 @@ class IntentEngine:
             # gate; any other call the invoker holds for a person (a confirmation
             # ``always``, or ``when`` its condition holds).
             key = {"unlock": "needs_approval", "open": "needs_approval_open"}.get(
-                plan.key, "approval_asked")
-            return IntentReply(speech=say(lang, key, target=call.target),
-                               language=lang, handled=True, intent=intent,
-                               calls=made)  # fmt: skip
-        failed = [(c, o) for c, o in zip(plan.calls, outcomes, strict=True)
-                  if o.problem is not None]  # fmt: skip
+                plan.key, "approval_asked"
+            )
+            return IntentReply(
+                speech=say(lang, key, target=call.target),
+                language=lang,
+                handled=True,
+                intent=intent,
+                calls=made,
+            )
+        failed = [
+            (c, o) for c, o in zip(plan.calls, outcomes, strict=True) if o.problem is not None
+        ]
         if len(plan.calls) > 1:
             if failed:
-                speech = say(lang, "partial_rooms", done=len(plan.calls) - len(failed),
-                             total=len(plan.calls),
-                             names=both(lang, [c.target for c, _ in failed]))  # fmt: skip
-                return IntentReply(speech=speech, language=lang, handled=True, intent=intent,
-                                   calls=made)  # fmt: skip
-            return IntentReply(speech=say(lang, plan.key, target=plan.target, **_spoken(plan)),
-                               language=lang, handled=True, intent=intent, calls=made)
+                speech = say(
+                    lang,
+                    "partial_rooms",
+                    done=len(plan.calls) - len(failed),
+                    total=len(plan.calls),
+                    names=both(lang, [c.target for c, _ in failed]),
+                )
+                return IntentReply(
+                    speech=speech, language=lang, handled=True, intent=intent, calls=made
+                )
+            return IntentReply(
+                speech=say(lang, plan.key, target=plan.target, **_spoken(plan)),
+                language=lang,
+                handled=True,
+                intent=intent,
+                calls=made,
+            )
         outcome = outcomes[0]
         if outcome.problem is not None:
             return self._refused(intent, plan, lang, token, outcome.problem, made)
         result = outcome.result
         if isinstance(result, dict) and "devices" in result and not result.get("ok", True):
             names = [d["name"] for d in result["devices"] if not d.get("ok")]
-            speech = say(lang, "partial", done=result.get("succeeded", 0),
-                         total=len(result["devices"]), names=either(lang, names))  # fmt: skip
-            return IntentReply(speech=speech, language=lang, handled=True, intent=intent,
-                               calls=made)  # fmt: skip
+            speech = say(
+                lang,
+                "partial",
+                done=result.get("succeeded", 0),
+                total=len(result["devices"]),
+                names=either(lang, names),
+            )
+            return IntentReply(
+                speech=speech, language=lang, handled=True, intent=intent, calls=made
+            )
         speech = _answer(plan, result, lang, self.units())
         return IntentReply(speech=speech, language=lang, handled=True, intent=intent, calls=made)
 
@@ -456,8 +542,9 @@ class IntentEngine:
         made = tuple(o.record for o in outcomes)
         for call, o in zip(plan.calls, outcomes, strict=True):
             if o.problem is not None:
-                return self._refused(intent, replace(plan, target=call.target), lang, token,
-                                     o.problem, made)  # fmt: skip
+                return self._refused(
+                    intent, replace(plan, target=call.target), lang, token, o.problem, made
+                )
         return [o.result for o in outcomes], made
 
     async def _invoke(self, call: Call, token: AgentToken | None) -> _Outcome:
@@ -496,8 +583,11 @@ class IntentEngine:
 
     async def _call(self, call: Call, token: AgentToken | None) -> _Outcome:
         tool = f"{call.definition.namespace}:{call.definition.name}"
-        request = ToolRequest(tool=tool, params=call.params,
-                              context=RequestContext(agent_id=token.agent_id if token else None))
+        request = ToolRequest(
+            tool=tool,
+            params=call.params,
+            context=RequestContext(agent_id=token.agent_id if token else None),
+        )
         response = await self.invoker.invoke(request, token=token)
         record: dict[str, Any] = {"tool": tool, "params": call.params, "ok": response.ok}
         problem = response.problem
@@ -508,33 +598,44 @@ class IntentEngine:
         return _Outcome(record=record, result=response.result)
 
     def _refused(
-        self, intent: str, plan: Plan, lang: str, token: AgentToken | None,
-        problem: BridgeError, made: tuple[dict[str, Any], ...],
-    ) -> IntentReply:  # fmt: skip
+        self,
+        intent: str,
+        plan: Plan,
+        lang: str,
+        token: AgentToken | None,
+        problem: BridgeError,
+        made: tuple[dict[str, Any], ...],
+    ) -> IntentReply:
         """Return the answer for a call that did not succeed, saying why.
 
         The target is named only when the caller may see it (a device it may read or
         control, a room holding one); else the answer is that of a name not understood.
         """
         if plan.target.casefold() not in self._labels(token):
-            return IntentReply(speech=say(lang, "unknown"), language=lang, handled=False,
-                               intent=intent, calls=made)  # fmt: skip
+            return IntentReply(
+                speech=say(lang, "unknown"), language=lang, handled=False, intent=intent, calls=made
+            )
         key = _REFUSALS.get(problem.code, "failed")
-        return IntentReply(speech=say(lang, key, target=plan.target), language=lang,
-                           handled=False, intent=intent, calls=made)  # fmt: skip
+        return IntentReply(
+            speech=say(lang, key, target=plan.target),
+            language=lang,
+            handled=False,
+            intent=intent,
+            calls=made,
+        )
 
     def _not_understood(self, text: str, lang: str, token: AgentToken | None) -> IntentReply:
         heard = self.heard_names(text, token=token)
         if heard:
-            return IntentReply(speech=say(lang, "unclear", names=either(lang, heard)),
-                               language=lang, handled=False)  # fmt: skip
+            return IntentReply(
+                speech=say(lang, "unclear", names=either(lang, heard)), language=lang, handled=False
+            )
         close = self.close_matches(text, token=token)
         if close:
             speech = say(lang, "suggest", names=either(lang, close))
         else:
             speech = say(lang, "unknown")
-        return IntentReply(speech=speech, language=lang, handled=False,
-                           suggestions=tuple(close))  # fmt: skip
+        return IntentReply(speech=speech, language=lang, handled=False, suggestions=tuple(close))
 
     def _labels(self, token: AgentToken | None) -> dict[str, str]:
         """Return the names, aliases and rooms the token may know of (casefold → label)."""
@@ -553,8 +654,11 @@ class IntentEngine:
     def heard_names(self, text: str, *, token: AgentToken | None = None) -> list[str]:
         """Return the names of ``text`` said exactly (so never offered back as a guess)."""
         folded = " " + " ".join(_words(text)) + " "
-        return [label for key, label in self._labels(token).items()
-                if f" {' '.join(_words(key))} " in folded]  # fmt: skip
+        return [
+            label
+            for key, label in self._labels(token).items()
+            if f" {' '.join(_words(key))} " in folded
+        ]
 
     def close_matches(
         self, text: str, limit: int = 3, *, token: AgentToken | None = None
@@ -569,7 +673,7 @@ class IntentEngine:
             size = max(1, len(folded.split()))
             best = 0.0
             for i in range(max(1, len(words) - size + 1)):
-                window = " ".join(words[i:i + size])
+                window = " ".join(words[i : i + size])
                 best = max(best, difflib.SequenceMatcher(None, folded, window).ratio())
             if best >= 0.7:
                 scored.append((best, label))
@@ -579,9 +683,41 @@ class IntentEngine:
 
 # Words that say nothing about what to do: articles and the like, per the five languages
 # (not "an": German for "on").
-_NO_VERB = frozenset({"the", "a", "my", "our", "der", "die", "das", "den", "dem", "des",
-                      "le", "la", "les", "l'", "du", "el", "los", "las", "lo", "de", "del",
-                      "het", "een", "mijn", "meine", "mein", "mon", "ma", "mes", "mi", "mis"})
+_NO_VERB = frozenset(
+    {
+        "the",
+        "a",
+        "my",
+        "our",
+        "der",
+        "die",
+        "das",
+        "den",
+        "dem",
+        "des",
+        "le",
+        "la",
+        "les",
+        "l'",
+        "du",
+        "el",
+        "los",
+        "las",
+        "lo",
+        "de",
+        "del",
+        "het",
+        "een",
+        "mijn",
+        "meine",
+        "mein",
+        "mon",
+        "ma",
+        "mes",
+        "mi",
+        "mis",
+    }
+)
 
 
 def verbless(reading: Reading, text: str) -> bool:
@@ -608,13 +744,16 @@ class _Outcome:
 
 # What to say for a refused call, by the invoker's typed error (others: "failed").
 _REFUSALS: dict[ErrorCode, str] = {
-    ErrorCode.PERMISSION_DENIED: "denied", ErrorCode.TOOL_NOT_FOUND: "denied",
-    ErrorCode.DEVICE_UNAVAILABLE: "unavailable", ErrorCode.CONTROLLER_UNAVAILABLE: "unavailable",
-    ErrorCode.RATE_LIMITED: "busy", ErrorCode.OVERLOADED: "busy",
+    ErrorCode.PERMISSION_DENIED: "denied",
+    ErrorCode.TOOL_NOT_FOUND: "denied",
+    ErrorCode.DEVICE_UNAVAILABLE: "unavailable",
+    ErrorCode.CONTROLLER_UNAVAILABLE: "unavailable",
+    ErrorCode.RATE_LIMITED: "busy",
+    ErrorCode.OVERLOADED: "busy",
     ErrorCode.CONFIRMATION_DENIED: "approval_denied",
     ErrorCode.CONFIRMATION_TIMEOUT: "approval_denied",
     ErrorCode.INVALID_PARAMS: "bad_value",
-}  # fmt: skip
+}
 
 
 def _out_of_range(call: Call, values: dict[str, Any], lang: str) -> str | None:
@@ -642,7 +781,8 @@ def _out_of_range(call: Call, values: dict[str, Any], lang: str) -> str | None:
     for key, value in call.params.items():
         spec = properties.get(key, {})
         if not isinstance(value, int | float) or None not in (
-            spec.get("minimum"), spec.get("maximum")
+            spec.get("minimum"),
+            spec.get("maximum"),
         ):
             continue
         low, high = limits
@@ -667,8 +807,14 @@ def _range_answer(
         said = str(values.get("temperature", said))
         tool_units = values.get("tool_units", METRIC)
         low, high = (from_celsius(to_celsius(v, tool_units), units) for v in (low, high))
-    return say(lang, "out_of_range", value=said, target=call.target,
-               low=spoken_number(low, lang), high=spoken_number(high, lang))  # fmt: skip
+    return say(
+        lang,
+        "out_of_range",
+        value=said,
+        target=call.target,
+        low=spoken_number(low, lang),
+        high=spoken_number(high, lang),
+    )
 
 
 def _plural(label: str, room_words: set[str]) -> str | None:
@@ -687,9 +833,13 @@ def _plural(label: str, room_words: set[str]) -> str | None:
 
 def _nothing_done(why: IntentReply, lang: str, speech: str | None = None) -> IntentReply:
     """Return the answer that no part of a compound sentence was done, and why."""
-    return IntentReply(speech=f"{say(lang, 'nothing_done')} {speech or why.speech}",
-                       language=lang, handled=False, intent=why.intent,
-                       suggestions=why.suggestions)  # fmt: skip
+    return IntentReply(
+        speech=f"{say(lang, 'nothing_done')} {speech or why.speech}",
+        language=lang,
+        handled=False,
+        intent=why.intent,
+        suggestions=why.suggestions,
+    )
 
 
 def _spoken(plan: Plan) -> dict[str, Any]:
@@ -709,34 +859,53 @@ def _answer(plan: Plan, result: Any, lang: str, units: str) -> str:
         measured = state.get("temperature")
         if not isinstance(measured, int | float):
             return say(lang, "no_temperature", target=plan.target)
-        return say(lang, "get_temperature", target=plan.target,
-                   temperature=degrees(measured))  # fmt: skip
+        return say(lang, "get_temperature", target=plan.target, temperature=degrees(measured))
     if plan.key != "state":
         return say(lang, plan.key, target=plan.target, **values)
     if isinstance(state.get("humidity_percent"), int | float):
-        return say(lang, "humidity", target=plan.target,
-                   percent=spoken_number(round(state["humidity_percent"]), lang))  # fmt: skip
+        return say(
+            lang,
+            "humidity",
+            target=plan.target,
+            percent=spoken_number(round(state["humidity_percent"]), lang),
+        )
     if isinstance(state.get("temperature"), int | float):
-        return say(lang, "get_temperature", target=plan.target,
-                   temperature=degrees(state["temperature"]))  # fmt: skip
+        return say(
+            lang, "get_temperature", target=plan.target, temperature=degrees(state["temperature"])
+        )
     if state.get("lock_state") in ("locked", "unlocked", "not_fully_locked", "unlatched"):
         key = "state_locked" if state["lock_state"] == "locked" else "state_unlocked"
         return say(lang, key, target=plan.target)
     if state.get("contact") in ("open", "closed"):
         return say(lang, f"state_{state['contact']}", target=plan.target)
     if isinstance(state.get("percent_open"), int | float):
-        return say(lang, "state_position", target=plan.target,
-                   percent=spoken_number(round(state["percent_open"]), lang))  # fmt: skip
+        return say(
+            lang,
+            "state_position",
+            target=plan.target,
+            percent=spoken_number(round(state["percent_open"]), lang),
+        )
     if isinstance(state.get("on"), bool):
         return say(lang, "state_on" if state["on"] else "state_off", target=plan.target)
     return say(lang, "state_unknown", target=plan.target)
 
 
-_STATE_FIELDS = {"on": ("on", True), "off": ("on", False), "locked": ("lock_state", "locked"),
-                 "unlocked": ("lock_state", "unlocked"), "open": ("contact", "open"),
-                 "closed": ("contact", "closed")}  # fmt: skip
-_OPPOSITE = {"on": "off", "off": "on", "locked": "unlocked", "unlocked": "locked",
-             "open": "closed", "closed": "open"}  # fmt: skip
+_STATE_FIELDS = {
+    "on": ("on", True),
+    "off": ("on", False),
+    "locked": ("lock_state", "locked"),
+    "unlocked": ("lock_state", "unlocked"),
+    "open": ("contact", "open"),
+    "closed": ("contact", "closed"),
+}
+_OPPOSITE = {
+    "on": "off",
+    "off": "on",
+    "locked": "unlocked",
+    "unlocked": "locked",
+    "open": "closed",
+    "closed": "open",
+}
 
 
 def _summary(plan: Plan, states: Sequence[Any], lang: str, units: str) -> str:
@@ -765,8 +934,7 @@ def _summary(plan: Plan, states: Sequence[Any], lang: str, units: str) -> str:
         (yes if value == wanted else no).append(call.target)
     if plan.values.get("anything") or (not yes and asked == "on" and not no):
         if not yes:
-            return say(lang, "nothing_on_in" if plan.target else "nothing_on",
-                       target=plan.target)  # fmt: skip
+            return say(lang, "nothing_on_in" if plan.target else "nothing_on", target=plan.target)
         return _named_state(lang, "on", yes)
     parts = [_named_state(lang, asked, yes)] if yes else []
     if no:
@@ -787,7 +955,11 @@ def _words(text: str) -> list[str]:
 
 def _timed(reply: IntentReply, started: float) -> IntentReply:
     return IntentReply(
-        speech=reply.speech, language=reply.language, handled=reply.handled,
-        intent=reply.intent, calls=reply.calls, suggestions=reply.suggestions,
+        speech=reply.speech,
+        language=reply.language,
+        handled=reply.handled,
+        intent=reply.intent,
+        calls=reply.calls,
+        suggestions=reply.suggestions,
         duration_ms=(time.perf_counter() - started) * 1000,
-    )  # fmt: skip
+    )

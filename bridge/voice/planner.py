@@ -33,19 +33,37 @@ if TYPE_CHECKING:
 # Singular light nouns that, right after a room's name, mean "the <room> light": the one
 # light there. (French and Spanish name the room after the noun, "la lumière du salon",
 # which people use for the room's lights as a whole.)
-_SINGULAR_LIGHT = {"en": ("light", "lamp"), "de": ("licht", "lampe", "leuchte"),
-                   "nl": ("lamp", "licht")}  # fmt: skip
+_SINGULAR_LIGHT = {
+    "en": ("light", "lamp"),
+    "de": ("licht", "lampe", "leuchte"),
+    "nl": ("lamp", "licht"),
+}
 # What "turn on/off" means per domain: the capability (tool row) to call.
 _SWITCHING: dict[str, tuple[str, str]] = {
-    "light": ("on", "off"), "switch": ("on", "off"), "fan": ("on", "off"),
-    "lock": ("lock", "unlock"), "cover": ("open", "close"), "valve": ("open", "close"),
-}  # fmt: skip
+    "light": ("on", "off"),
+    "switch": ("on", "off"),
+    "fan": ("on", "off"),
+    "lock": ("lock", "unlock"),
+    "cover": ("open", "close"),
+    "valve": ("open", "close"),
+}
 # Response key per capability that has its own sentence.
-SAID = {"on": "on", "off": "off", "lock": "lock", "open": "open", "close": "close",
-         "stop": "stop", "brightness": "brightness", "set_color": "color",
-         "color_temperature": "color_temperature", "set_position": "set_position",
-         "set_temperature": "set_temperature", "set_mode": "thermostat_off",
-         "temperature": "set_temperature", "color": "color"}  # fmt: skip
+SAID = {
+    "on": "on",
+    "off": "off",
+    "lock": "lock",
+    "open": "open",
+    "close": "close",
+    "stop": "stop",
+    "brightness": "brightness",
+    "set_color": "color",
+    "color_temperature": "color_temperature",
+    "set_position": "set_position",
+    "set_temperature": "set_temperature",
+    "set_mode": "thermostat_off",
+    "temperature": "set_temperature",
+    "color": "color",
+}
 ToolFor = Callable[..., "ToolDefinition | None"]
 # Cover classes a sentence may name without a room: a home has one garage door or gate.
 _HOME_WIDE = frozenset({"garage", "gate"})
@@ -80,7 +98,6 @@ class IntentReply:
             "suggestions": list(self.suggestions),
             "duration_ms": round(self.duration_ms, 3),
         }
-
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -156,7 +173,11 @@ class Planner:
         self._not_understood = not_understood
 
     def plan(
-        self, r: Reading, text: str, lang: str, token: AgentToken | None,
+        self,
+        r: Reading,
+        text: str,
+        lang: str,
+        token: AgentToken | None,
         named: Device | None = None,
     ) -> Plan | IntentReply:
         """Return the calls ``r`` asks for, or the answer that nothing will be done.
@@ -176,13 +197,13 @@ class Planner:
         device: Device | None = named
         if named is None and "name" in r.values:
             # Only devices the caller may see: one out of reach is a name not known.
-            devices = [d for d in home.labels.get(str(r.values["name"]), [])
-                       if may_see(token, d)]  # fmt: skip
+            devices = [d for d in home.labels.get(str(r.values["name"]), []) if may_see(token, d)]
             if room is not None:
                 devices = [d for d in devices if d.room and slugify(d.room) == room.slug] or devices
             elif floor is not None:  # "the reading lamp upstairs": the one on that floor
-                devices = [d for d in devices
-                           if d.room and slugify(d.room) in floor.rooms] or devices  # fmt: skip
+                devices = [
+                    d for d in devices if d.room and slugify(d.room) in floor.rooms
+                ] or devices
             if len(devices) > 1 and str(r.values["name"]) in home.plurals:
                 return self._each_named(devices, r, text, lang, token)
             if len(devices) > 1:
@@ -203,10 +224,16 @@ class Planner:
             if len(lights) > 1:  # "the kitchen light" in a kitchen with several
                 return which_one(lights, r.intent, lang, token)
             device = lights[0] if lights else None
-        subject = _Subject(intent=r.intent, domain=str(domain) if domain else None,
-                           device_class=str(device_class) if device_class else None,
-                           device=device, room=room, lang=lang, token=token,
-                           floor=floor if room is None else None)  # fmt: skip
+        subject = _Subject(
+            intent=r.intent,
+            domain=str(domain) if domain else None,
+            device_class=str(device_class) if device_class else None,
+            device=device,
+            room=room,
+            lang=lang,
+            token=token,
+            floor=floor if room is None else None,
+        )
         if r.intent == RELATIVE_INTENT:
             return self._relative(subject, r, text)
         if r.intent in ("HassTurnOn", "HassTurnOff"):
@@ -219,8 +246,9 @@ class Planner:
             return self._state(subject, r)
         return self._climate(subject, r, token)
 
-    def _each_named(self, devices: Sequence[Device], r: Reading, text: str, lang: str,
-                    token: AgentToken | None) -> Plan | IntentReply:  # fmt: skip
+    def _each_named(
+        self, devices: Sequence[Device], r: Reading, text: str, lang: str, token: AgentToken | None
+    ) -> Plan | IntentReply:
         """Return the calls for every device of a plural name ("close the smart curtains")."""
         plans: list[Plan] = []
         for device in devices:
@@ -229,9 +257,12 @@ class Planner:
                 return plan
             plans.append(plan)
         plan = plans[0]
-        return Plan(calls=tuple(c for p in plans for c in p.calls), key=plan.key,
-                    target=both(lang, [where_of(d) for d in devices]),
-                    values=plan.values)  # fmt: skip
+        return Plan(
+            calls=tuple(c for p in plans for c in p.calls),
+            key=plan.key,
+            target=both(lang, [where_of(d) for d in devices]),
+            values=plan.values,
+        )
 
     def _the_room_light(self, r: Reading, text: str, lang: str, room: Room) -> list[Device]:
         """Return the room's lights when the sentence says "the <room> light" (one light).
@@ -247,10 +278,18 @@ class Planner:
             return []
         return [d for d in room.devices if domain_of(d) == "light"]
 
-    def _call(self, capability: str, params: dict[str, Any], target: str, *,
-              device: Device | None = None, room: Room | None = None) -> Call | None:  # fmt: skip
-        definition = self._tool_for(capability, device_id=device.id if device else None,
-                                    room=room.slug if room else None)  # fmt: skip
+    def _call(
+        self,
+        capability: str,
+        params: dict[str, Any],
+        target: str,
+        *,
+        device: Device | None = None,
+        room: Room | None = None,
+    ) -> Call | None:
+        definition = self._tool_for(
+            capability, device_id=device.id if device else None, room=room.slug if room else None
+        )
         if definition is None:
             return None
         return Call(definition=definition, params=params, target=target)
@@ -270,20 +309,32 @@ class Planner:
             return []
         rooms = self._scope(s)
         # "open the garage", "close the gate": one of a kind the home has, in any room
-        pool = ([d for room in rooms for d in room.devices] if rooms or not _HOME_WIDE & {
-            s.device_class} else self._home().devices)
+        pool = (
+            [d for room in rooms for d in room.devices]
+            if rooms or not _HOME_WIDE & {s.device_class}
+            else self._home().devices
+        )
         return [d for d in pool if fits(d, s.domain, s.device_class) and may_see(s.token, d)]
 
-    def _each(self, s: _Subject, capability: str, params: dict[str, Any], key: str,
-              values: dict[str, Any] | None = None) -> Plan | IntentReply:  # fmt: skip
+    def _each(
+        self,
+        s: _Subject,
+        capability: str,
+        params: dict[str, Any],
+        key: str,
+        values: dict[str, Any] | None = None,
+    ) -> Plan | IntentReply:
         """Return calls of ``capability`` on the subject's device or its kind in its room."""
         targets = [s.device] if s.device is not None else self._members(s)
         if not targets:
             return self._no_kind(s)
         if len(targets) > 1 and not self._scope(s):  # two garage doors: which one?
             return which_one(targets, s.intent, s.lang, s.token)
-        calls = [c for d in targets
-                 if (c := self._call(capability, params, d.name, device=d)) is not None]
+        calls = [
+            c
+            for d in targets
+            if (c := self._call(capability, params, d.name, device=d)) is not None
+        ]
         if not calls:
             return reply(s.lang, "cannot", target=targets[0].name, intent=s.intent)
         target = calls[0].target if len(calls) == 1 else either(s.lang, [c.target for c in calls])
@@ -292,8 +343,7 @@ class Planner:
     def _no_kind(self, s: _Subject) -> IntentReply:
         kind = noun(s.lang, s.domain or "", s.device_class)
         if s.room is None and s.floor is not None:
-            return reply(s.lang, "no_kind_floor", kind=kind, target=s.floor.name,
-                         intent=s.intent)  # fmt: skip
+            return reply(s.lang, "no_kind_floor", kind=kind, target=s.floor.name, intent=s.intent)
         if s.room is None:
             return reply(s.lang, "no_kind_home", kind=kind, intent=s.intent)
         return reply(s.lang, "no_kind", kind=kind, target=s.room.name, intent=s.intent)
@@ -304,8 +354,11 @@ class Planner:
             if on:
                 return reply(s.lang, "climate_on", target=s.device.name, intent=s.intent)
             call = self._call("set_mode", {"mode": "off"}, s.device.name, device=s.device)
-            modes = (call.definition.parameters.get("properties", {}).get("mode", {})
-                     .get("enum", [])) if call else []  # fmt: skip
+            modes = (
+                (call.definition.parameters.get("properties", {}).get("mode", {}).get("enum", []))
+                if call
+                else []
+            )
             if call is None or "off" not in modes:
                 return reply(s.lang, "cannot", target=s.device.name, intent=s.intent)
             return Plan(calls=(call,), key="thermostat_off", target=s.device.name)
@@ -349,24 +402,33 @@ class Planner:
         """Return the room tool call (or, for the whole home, every room's)."""
         if s.room is None and r.combo == "domain_all" and capability in ("on", "off"):
             home = self._home()
-            seen = [home.rooms[slug] for slug in sorted(home.rooms)
-                    if any(may_see(s.token, d) for d in home.rooms[slug].devices)]  # fmt: skip
-            calls = [c for room in seen
-                     if (c := self._call(capability, params, room.name, room=room))
-                     is not None]  # fmt: skip
+            seen = [
+                home.rooms[slug]
+                for slug in sorted(home.rooms)
+                if any(may_see(s.token, d) for d in home.rooms[slug].devices)
+            ]
+            calls = [
+                c
+                for room in seen
+                if (c := self._call(capability, params, room.name, room=room)) is not None
+            ]
             if not calls:
                 return self._no_kind(s)
             return Plan(calls=tuple(calls), key=f"all_{capability}", target="")
         if s.room is None and s.floor is not None:
-            rooms = [room for room in self._scope(s)
-                     if any(may_see(s.token, d) for d in room.devices)]  # fmt: skip
-            calls = [c for room in rooms
-                     if (c := self._call(capability, params, room.name, room=room))
-                     is not None]  # fmt: skip
+            rooms = [
+                room for room in self._scope(s) if any(may_see(s.token, d) for d in room.devices)
+            ]
+            calls = [
+                c
+                for room in rooms
+                if (c := self._call(capability, params, room.name, room=room)) is not None
+            ]
             if not calls:
                 return self._no_kind(s)
-            return Plan(calls=tuple(calls), key=f"floor_{key}", target=s.floor.name,
-                        values=values or {})  # fmt: skip
+            return Plan(
+                calls=tuple(calls), key=f"floor_{key}", target=s.floor.name, values=values or {}
+            )
         if s.room is None:
             return reply(s.lang, "where", intent=s.intent)
         call = self._call(capability, params, s.room.name, room=s.room)
@@ -397,12 +459,16 @@ class Planner:
         if s.device is not None or capability == "color_temperature":
             if s.device is None and s.room is not None:  # no room tool: each light that can
                 lights = [d for d in s.room.devices if domain_of(d) == "light"]
-                calls = [c for d in lights
-                         if (c := self._call(capability, params, d.name, device=d)) is not None]
+                calls = [
+                    c
+                    for d in lights
+                    if (c := self._call(capability, params, d.name, device=d)) is not None
+                ]
                 if not calls:
                     return reply(s.lang, "cannot", target=s.room.name, intent=s.intent)
-                return Plan(calls=tuple(calls), key=SAID[capability], target=s.room.name,
-                             values=values)  # fmt: skip
+                return Plan(
+                    calls=tuple(calls), key=SAID[capability], target=s.room.name, values=values
+                )
             return self._each(s, capability, params, SAID[capability], values)
         room_capability = {"set_color": "color"}.get(capability, capability)
         return self._room_lights(s, r, room_capability, params, SAID[capability], values)
@@ -412,8 +478,13 @@ class Planner:
         if s.intent == STOP_INTENT:
             return self._each(s, "stop", {}, "stop")
         percent = number(r.values.get("position", 0))
-        return self._each(s, "set_position", {"percent_open": percent}, "set_position",
-                          {"percent": spoken_number(percent, s.lang)})  # fmt: skip
+        return self._each(
+            s,
+            "set_position",
+            {"percent_open": percent},
+            "set_position",
+            {"percent": spoken_number(percent, s.lang)},
+        )
 
     def _state(self, s: _Subject, r: Reading) -> Plan | IntentReply:
         if s.device is None and (r.combo == "anything" or "state" in r.values):
@@ -430,9 +501,7 @@ class Planner:
             return reply(s.lang, "not_here", intent=s.intent)
         return self._each(s, "state", {}, "state")
 
-    def _climate(
-        self, s: _Subject, r: Reading, token: AgentToken | None
-    ) -> Plan | IntentReply:
+    def _climate(self, s: _Subject, r: Reading, token: AgentToken | None) -> Plan | IntentReply:
         home = self._home()
         setting = s.intent == "HassClimateSetTemperature"
         if s.device is None and s.floor is not None:
@@ -451,13 +520,19 @@ class Planner:
                     if call is not None:
                         param = _first_param(call.definition, "celsius")
                         params = {param: _in_tool_units(value, param)}
-                        call = Call(definition=call.definition, params=params,
-                                     target=s.room.name)  # fmt: skip
+                        call = Call(definition=call.definition, params=params, target=s.room.name)
                         limits = self._limits(pool, "set_temperature")
-                        return Plan(calls=(call,), key="set_temperature", target=s.room.name,
-                                     values={"temperature": spoken_number(heard, s.lang),
-                                             "limits": limits, "units": units,
-                                             "tool_units": _units_of(param)})  # fmt: skip
+                        return Plan(
+                            calls=(call,),
+                            key="set_temperature",
+                            target=s.room.name,
+                            values={
+                                "temperature": spoken_number(heard, s.lang),
+                                "limits": limits,
+                                "units": units,
+                                "tool_units": _units_of(param),
+                            },
+                        )
                 if not setting and not pool:  # a thermometer answers "how warm is it"
                     pool = [d for d in s.room.devices if d.kind == "temperature_sensor"]
             if len(pool) > 1:
@@ -465,8 +540,9 @@ class Planner:
             if not pool:
                 target = s.room.name if s.room else ""
                 if not target:
-                    return reply(s.lang, "no_kind_home", kind=noun(s.lang, "climate"),
-                                  intent=s.intent)  # fmt: skip
+                    return reply(
+                        s.lang, "no_kind_home", kind=noun(s.lang, "climate"), intent=s.intent
+                    )
                 return reply(s.lang, "no_temperature", target=target, intent=s.intent)
             device = pool[0]
         spoken = s.room.name if s.room is not None else device.name
@@ -476,11 +552,16 @@ class Planner:
                 return reply(s.lang, "cannot", target=device.name, intent=s.intent)
             param = _first_param(call.definition, "celsius")
             params = {param: _in_tool_units(value, param)}
-            return Plan(calls=(Call(definition=call.definition, params=params,
-                                      target=spoken),),
-                         key="set_temperature", target=spoken,
-                         values={"temperature": spoken_number(heard, s.lang),
-                                 "units": units, "tool_units": _units_of(param)})  # fmt: skip
+            return Plan(
+                calls=(Call(definition=call.definition, params=params, target=spoken),),
+                key="set_temperature",
+                target=spoken,
+                values={
+                    "temperature": spoken_number(heard, s.lang),
+                    "units": units,
+                    "tool_units": _units_of(param),
+                },
+            )
         call = self._call("state", {}, spoken, device=device)
         if call is None:
             return reply(s.lang, "no_temperature", target=spoken, intent=s.intent)
@@ -492,16 +573,18 @@ class Planner:
         calls: list[Call] = []
         pools: list[Device] = []
         for room in self._scope(s):
-            thermostats = [d for d in room.devices
-                           if d.kind == "thermostat" and may_see(s.token, d)]  # fmt: skip
+            thermostats = [
+                d for d in room.devices if d.kind == "thermostat" and may_see(s.token, d)
+            ]
             if setting:
                 call = self._call("temperature", {}, room.name, room=room) if thermostats else None
                 if call is not None:
                     calls.append(call)
                     pools.extend(thermostats)
                 continue
-            pool = thermostats or [d for d in room.devices if d.kind == "temperature_sensor"
-                                   and may_see(s.token, d)]  # fmt: skip
+            pool = thermostats or [
+                d for d in room.devices if d.kind == "temperature_sensor" and may_see(s.token, d)
+            ]
             call = self._call("state", {}, room.name, device=pool[0]) if pool else None
             if call is not None:
                 calls.append(call)
@@ -515,13 +598,25 @@ class Planner:
         made = []
         for call in calls:
             param = _first_param(call.definition, "celsius")
-            made.append(Call(definition=call.definition,
-                             params={param: _in_tool_units(value, param)}, target=call.target))
+            made.append(
+                Call(
+                    definition=call.definition,
+                    params={param: _in_tool_units(value, param)},
+                    target=call.target,
+                )
+            )
         param = _first_param(calls[0].definition, "celsius")
-        return Plan(calls=tuple(made), key="set_temperature", target=s.place,
-                    values={"temperature": spoken_number(heard, s.lang),
-                            "limits": self._limits(pools, "set_temperature"), "units": units,
-                            "tool_units": _units_of(param)})  # fmt: skip
+        return Plan(
+            calls=tuple(made),
+            key="set_temperature",
+            target=s.place,
+            values={
+                "temperature": spoken_number(heard, s.lang),
+                "limits": self._limits(pools, "set_temperature"),
+                "units": units,
+                "tool_units": _units_of(param),
+            },
+        )
 
     def _states(self, s: _Subject, r: Reading) -> Plan | IntentReply:
         """Return the state reads of every device a room/floor/home question asks about.
@@ -540,20 +635,35 @@ class Planner:
         else:
             return reply(s.lang, "not_here", intent=s.intent)
         # the place said, else every room of the home
-        rooms = (self._scope(s) if s.room is not None or s.floor is not None
-                 else [home.rooms[slug] for slug in sorted(home.rooms)])
+        rooms = (
+            self._scope(s)
+            if s.room is not None or s.floor is not None
+            else [home.rooms[slug] for slug in sorted(home.rooms)]
+        )
         pool = [d for room in rooms for d in room.devices]
-        devices = [d for d in pool if domain_of(d) in kinds and may_see(s.token, d)
-                   and (s.device_class is None or fits(d, domain_of(d), s.device_class))]
+        devices = [
+            d
+            for d in pool
+            if domain_of(d) in kinds
+            and may_see(s.token, d)
+            and (s.device_class is None or fits(d, domain_of(d), s.device_class))
+        ]
         calls = [c for d in devices if (c := self._call("state", {}, d.name, device=d))]
         if not calls and r.combo == "anything":  # nothing there that can be on
-            return IntentReply(speech=say(s.lang, "nothing_on_in" if s.place else "nothing_on",
-                                          target=s.place),
-                               language=s.lang, handled=True, intent=s.intent)  # fmt: skip
+            return IntentReply(
+                speech=say(s.lang, "nothing_on_in" if s.place else "nothing_on", target=s.place),
+                language=s.lang,
+                handled=True,
+                intent=s.intent,
+            )
         if not calls:
             return self._no_kind(s)
-        return Plan(calls=tuple(calls), key="states", target=s.place,
-                    values={"state": asked, "anything": r.combo == "anything"})  # fmt: skip
+        return Plan(
+            calls=tuple(calls),
+            key="states",
+            target=s.place,
+            values={"state": asked, "anything": r.combo == "anything"},
+        )
 
     def _relative(self, s: _Subject, r: Reading, text: str) -> Plan | IntentReply:
         """Return a relative change: "brighter", "dim the kitchen a bit", "2 degrees warmer".
@@ -572,8 +682,9 @@ class Planner:
                 return reply(s.lang, "cannot", target=s.device.name, intent=s.intent)
             return reply(s.lang, "not_here", intent=s.intent)
         if what == "temperature" and s.device is None and not self._scope(s):
-            pool = [d for d in self._home().devices
-                    if d.kind == "thermostat" and may_see(s.token, d)]  # fmt: skip
+            pool = [
+                d for d in self._home().devices if d.kind == "thermostat" and may_see(s.token, d)
+            ]
             if len(pool) == 1:  # "turn the heat up" in a home with one thermostat
                 s = replace(s, device=pool[0])
         if s.device is None and not self._scope(s):
@@ -586,18 +697,28 @@ class Planner:
         lights = [s.device] if s.device is not None else self._members(s)
         if not lights:
             return self._no_kind(s)
-        step = number(r.values["step"]) if "step" in r.values else (
-            SMALL_STEP if is_small(text, s.lang) else BRIGHTNESS_STEP)
-        reads = [c for d in lights
-                 if self._tool_for("brightness", device_id=d.id) is not None
-                 and (c := self._call("state", {}, d.name, device=d)) is not None]  # fmt: skip
+        step = (
+            number(r.values["step"])
+            if "step" in r.values
+            else (SMALL_STEP if is_small(text, s.lang) else BRIGHTNESS_STEP)
+        )
+        reads = [
+            c
+            for d in lights
+            if self._tool_for("brightness", device_id=d.id) is not None
+            and (c := self._call("state", {}, d.name, device=d)) is not None
+        ]
         if not reads:
             return reply(s.lang, "cannot", target=s.place or lights[0].name, intent=s.intent)
-        return Plan(calls=tuple(reads), key="relative_brightness",
-                    target=s.place or lights[0].name,
-                    values={"delta": step if up else -step,
-                            "devices": [d for d in lights
-                                        if self._tool_for("brightness", device_id=d.id)]})
+        return Plan(
+            calls=tuple(reads),
+            key="relative_brightness",
+            target=s.place or lights[0].name,
+            values={
+                "delta": step if up else -step,
+                "devices": [d for d in lights if self._tool_for("brightness", device_id=d.id)],
+            },
+        )
 
     def after_reads(self, plan: Plan, states: Sequence[Any], lang: str) -> Plan:
         """Return the calls of a relative change from the devices' states (read first)."""
@@ -615,23 +736,33 @@ class Planner:
             if call is not None:
                 calls.append(call)
         if len(calls) == 1:
-            return Plan(calls=tuple(calls), key="brightness", target=calls[0].target,
-                        values={"percent": spoken_number(calls[0].params["percent"], lang)})
-        return Plan(calls=tuple(calls), key="brighter" if delta > 0 else "dimmer",
-                    target=plan.target)
+            return Plan(
+                calls=tuple(calls),
+                key="brightness",
+                target=calls[0].target,
+                values={"percent": spoken_number(calls[0].params["percent"], lang)},
+            )
+        return Plan(
+            calls=tuple(calls), key="brighter" if delta > 0 else "dimmer", target=plan.target
+        )
 
     def _warmer(self, s: _Subject, r: Reading, up: bool) -> Plan | IntentReply:
         """Return each thermostat's raise/lower call (the device said, or its place's)."""
         units = self._units()
         said_units = r.units or units
-        step = number(r.values["step"]) if "step" in r.values else (
-            TEMPERATURE_STEP[said_units])
-        thermostats = [s.device] if s.device is not None else [
-            d for d in self._members(s) if d.kind == "thermostat"]
+        step = number(r.values["step"]) if "step" in r.values else (TEMPERATURE_STEP[said_units])
+        thermostats = (
+            [s.device]
+            if s.device is not None
+            else [d for d in self._members(s) if d.kind == "thermostat"]
+        )
         if not thermostats:
             return self._no_kind(s)
-        heard = step if said_units == units else number(round(
-            step * (9 / 5 if units == IMPERIAL else 5 / 9), 1))
+        heard = (
+            step
+            if said_units == units
+            else number(round(step * (9 / 5 if units == IMPERIAL else 5 / 9), 1))
+        )
         target = thermostats[0].name if len(thermostats) == 1 else s.place
         values = {"degrees": degrees_said(heard, s.lang)}
         calls: list[Call] = []
@@ -640,14 +771,22 @@ class Planner:
             adjust = self._call("adjust_temperature", {}, device.name, device=device)
             setter = self._tool_for("set_temperature", device_id=device.id)
             tool_units = _units_of(_first_param(setter, "celsius")) if setter else METRIC
-            degrees = step if said_units == tool_units else number(round(
-                step * (9 / 5 if tool_units == IMPERIAL else 5 / 9), 1))
+            degrees = (
+                step
+                if said_units == tool_units
+                else number(round(step * (9 / 5 if tool_units == IMPERIAL else 5 / 9), 1))
+            )
             if adjust is not None:  # the device's own SetpointRaiseLower
-                calls.append(Call(definition=adjust.definition,
-                                  params={"degrees": degrees if up else -degrees},
-                                  target=device.name))  # fmt: skip
-            elif setter is not None and (read := self._call("state", {}, device.name,
-                                                            device=device)):  # fmt: skip
+                calls.append(
+                    Call(
+                        definition=adjust.definition,
+                        params={"degrees": degrees if up else -degrees},
+                        target=device.name,
+                    )
+                )
+            elif setter is not None and (
+                read := self._call("state", {}, device.name, device=device)
+            ):
                 reads.append(read)  # else: its set-point read, then set
             else:
                 return reply(s.lang, "cannot", target=device.name, intent=s.intent)
@@ -655,9 +794,18 @@ class Planner:
             return reply(s.lang, "cannot", target=reads[0].target, intent=s.intent)
         key = "raised" if up else "lowered"
         if reads:
-            return Plan(calls=tuple(reads), key="relative_temperature", target=target,
-                        values={**values, "said": key, "step": step if up else -step,
-                                "said_units": said_units, "devices": thermostats})
+            return Plan(
+                calls=tuple(reads),
+                key="relative_temperature",
+                target=target,
+                values={
+                    **values,
+                    "said": key,
+                    "step": step if up else -step,
+                    "said_units": said_units,
+                    "devices": thermostats,
+                },
+            )
         return Plan(calls=tuple(calls), key=key, target=target, values=values)
 
     def _setpoints_after(self, plan: Plan, states: Sequence[Any]) -> Plan:
@@ -675,12 +823,17 @@ class Planner:
             step = float(plan.values["step"])
             if plan.values["said_units"] != tool_units:
                 step = step * (9 / 5 if tool_units == IMPERIAL else 5 / 9)
-            calls.append(Call(definition=setter.definition,
-                              params={param: number(round(current + step, 1))},
-                              target=device.name))  # fmt: skip
+            calls.append(
+                Call(
+                    definition=setter.definition,
+                    params={param: number(round(current + step, 1))},
+                    target=device.name,
+                )
+            )
         spoken = {k: v for k, v in plan.values.items() if k == "degrees"}
-        return Plan(calls=tuple(calls), key=str(plan.values["said"]), target=plan.target,
-                    values=spoken)
+        return Plan(
+            calls=tuple(calls), key=str(plan.values["said"]), target=plan.target, values=spoken
+        )
 
     def _limits(self, devices: Sequence[Device], capability: str) -> tuple[float, float] | None:
         """Return the widest (minimum, maximum) the devices' ``capability`` tools take."""
@@ -698,9 +851,13 @@ class Planner:
 
 
 # Subject of intents whose templates carry no domain slot.
-_INTENT_DOMAIN = {"HassLightSet": "light", "HassSetPosition": "cover", STOP_INTENT: "cover",
-                  "HassClimateSetTemperature": "climate",
-                  "HassClimateGetTemperature": "climate"}  # fmt: skip
+_INTENT_DOMAIN = {
+    "HassLightSet": "light",
+    "HassSetPosition": "cover",
+    STOP_INTENT: "cover",
+    "HassClimateSetTemperature": "climate",
+    "HassClimateGetTemperature": "climate",
+}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -735,8 +892,7 @@ def may_see(token: AgentToken | None, device: Device) -> bool:
 
 def reply(lang: str, key: str, *, intent: str | None = None, **values: Any) -> IntentReply:
     """Return an answer that does nothing (the sentence for ``key``)."""
-    return IntentReply(speech=say(lang, key, **values), language=lang, handled=False,
-                       intent=intent)  # fmt: skip
+    return IntentReply(speech=say(lang, key, **values), language=lang, handled=False, intent=intent)
 
 
 def which_one(
@@ -745,10 +901,14 @@ def which_one(
     """Ask which of several devices was meant, naming those the caller may see (no action)."""
     names = [where_of(d) for d in devices if may_see(token, d)]
     if not names:
-        return IntentReply(speech=say(lang, "unknown"), language=lang, handled=False,
-                           intent=intent)  # fmt: skip
-    return IntentReply(speech=say(lang, "ambiguous", names=either(lang, names)), language=lang,
-                       handled=False, intent=intent, suggestions=tuple(names))  # fmt: skip
+        return IntentReply(speech=say(lang, "unknown"), language=lang, handled=False, intent=intent)
+    return IntentReply(
+        speech=say(lang, "ambiguous", names=either(lang, names)),
+        language=lang,
+        handled=False,
+        intent=intent,
+        suggestions=tuple(names),
+    )
 
 
 def _units_of(param: str) -> str:
@@ -777,8 +937,13 @@ def number(value: Any) -> float:
     return int(result) if result.is_integer() else result
 
 
-_DEGREE_WORDS = {"en": ("degree", "degrees"), "de": ("Grad", "Grad"), "fr": ("degré", "degrés"),
-                 "es": ("grado", "grados"), "nl": ("graad", "graden")}  # fmt: skip
+_DEGREE_WORDS = {
+    "en": ("degree", "degrees"),
+    "de": ("Grad", "Grad"),
+    "fr": ("degré", "degrés"),
+    "es": ("grado", "grados"),
+    "nl": ("graad", "graden"),
+}
 
 
 def degrees_said(value: Any, lang: str) -> str:

@@ -69,7 +69,7 @@ RESPONSES: dict[str, dict[str, str]] = {
         "room_lights": "the lights in {room}",
         "everything_off": "Turned off every light and switch.",
         "nothing_done": "I did nothing.",
-        "part_unknown": "Sorry, I did nothing: I did not understand \"{part}\".",
+        "part_unknown": 'Sorry, I did nothing: I did not understand "{part}".',
         "floor_on": "Turned on the lights on {target}.",
         "floor_off": "Turned off the lights on {target}.",
         "floor_brightness": "Set the lights on {target} to {percent} percent.",
@@ -116,10 +116,10 @@ RESPONSES: dict[str, dict[str, str]] = {
         "no_temperature": "Die Temperatur in {target} kenne ich leider nicht.",
         "language": "Ich verstehe nur diese Sprachen: {languages}.",
         "lock": "{target} ist abgeschlossen.",
-        "needs_approval": ("Das Aufschließen von {target} muss ein Mensch freigeben; "
-            "ich habe darum gebeten."),
-        "approval_asked": ("Das muss für {target} ein Mensch freigeben; "
-            "ich habe darum gebeten."),
+        "needs_approval": (
+            "Das Aufschließen von {target} muss ein Mensch freigeben; ich habe darum gebeten."
+        ),
+        "approval_asked": ("Das muss für {target} ein Mensch freigeben; ich habe darum gebeten."),
         "open": "{target} ist geöffnet.",
         "close": "{target} ist geschlossen.",
         "stop": "{target} ist angehalten.",
@@ -141,8 +141,9 @@ RESPONSES: dict[str, dict[str, str]] = {
         "cannot": "Das kann {target} leider nicht.",
         "not_here": "Das kann ich in diesem Zuhause leider nicht.",
         "where": "Welchen Raum meinst du? Ich weiß nicht, wo du bist.",
-        "out_of_range": ("{value} liegt außerhalb des Bereichs von {target}: möglich "
-            "sind {low} bis {high}."),
+        "out_of_range": (
+            "{value} liegt außerhalb des Bereichs von {target}: möglich sind {low} bis {high}."
+        ),
         "bad_value": "Diesen Wert kann {target} leider nicht annehmen.",
         "unclear": "Ich habe {names} gehört, aber nicht, was ich tun soll.",
         "all_on": "Alle Lichter sind eingeschaltet.",
@@ -171,8 +172,9 @@ RESPONSES: dict[str, dict[str, str]] = {
         "are_closed": "{names} sind geschlossen.",
         "nothing_on": "Es ist nichts an.",
         "nothing_on_in": "In {target} ist nichts an.",
-        "needs_approval_open": ("Das Öffnen von {target} muss ein Mensch freigeben; "
-                                "ich habe darum gebeten."),
+        "needs_approval_open": (
+            "Das Öffnen von {target} muss ein Mensch freigeben; ich habe darum gebeten."
+        ),
     },
     "fr": {
         "no_kind_floor": "Désolé, il n'y a pas de {kind} que je peux commander à {target}.",
@@ -189,8 +191,10 @@ RESPONSES: dict[str, dict[str, str]] = {
         "partial": "Fait pour {done} sur {total} ; {names} n'a pas répondu.",
         "failed": "Désolé, {target} n'a pas répondu.",
         "denied": "Désolé, vous n'avez pas le droit de faire cela avec {target}.",
-        "busy": ("Désolé, je ne peux pas le faire maintenant : trop de demandes sont en "
-                 "attente. Réessayez dans un instant."),
+        "busy": (
+            "Désolé, je ne peux pas le faire maintenant : trop de demandes sont en "
+            "attente. Réessayez dans un instant."
+        ),
         "approval_denied": "La demande pour {target} n'a pas été approuvée.",
         "unavailable": "Désolé, {target} n'est pas joignable pour le moment.",
         "ambiguous": "Lequel voulez-vous dire : {names} ?",
@@ -200,18 +204,19 @@ RESPONSES: dict[str, dict[str, str]] = {
         "no_temperature": "Désolé, je ne connais pas la température dans {target}.",
         "language": "Désolé, je ne comprends que ces langues : {languages}.",
         "lock": "{target} est verrouillé.",
-        "needs_approval": ("Déverrouiller {target} doit être approuvé par une personne "
-            "; je l'ai demandé."),
-        "approval_asked": ("Une personne doit approuver cela pour {target} "
-            "; je l'ai demandé."),
+        "needs_approval": (
+            "Déverrouiller {target} doit être approuvé par une personne ; je l'ai demandé."
+        ),
+        "approval_asked": ("Une personne doit approuver cela pour {target} ; je l'ai demandé."),
         "open": "{target} est ouvert.",
         "close": "{target} est fermé.",
         "stop": "{target} est arrêté.",
         "set_position": "{target} est ouvert à {percent} pour cent.",
         "color_temperature": "{target} est réglé à {kelvin} kelvins.",
         "thermostat_off": "{target} est éteint.",
-        "climate_on": ("Désolé, je ne peux pas simplement allumer {target} ; "
-            "donnez-moi une température."),
+        "climate_on": (
+            "Désolé, je ne peux pas simplement allumer {target} ; donnez-moi une température."
+        ),
         "state_on": "{target} est allumé.",
         "state_off": "{target} est éteint.",
         "state_locked": "{target} est verrouillé.",
@@ -255,12 +260,14 @@ RESPONSES: dict[str, dict[str, str]] = {
         "are_closed": "{names} sont fermés.",
         "nothing_on": "Rien n'est allumé.",
         "nothing_on_in": "Rien n'est allumé dans {target}.",
-        "needs_approval_open": ("Ouvrir {target} doit être approuvé par une personne ; "
-                                "je l'ai demandé."),
+        "needs_approval_open": (
+            "Ouvrir {target} doit être approuvé par une personne ; je l'ai demandé."
+        ),
     },
     "es": {
-        "no_kind_floor": ("Lo siento, no hay ningún dispositivo de tipo {kind} en {target} "
-                          "que pueda controlar."),
+        "no_kind_floor": (
+            "Lo siento, no hay ningún dispositivo de tipo {kind} en {target} que pueda controlar."
+        ),
         "room_on": "He encendido las luces de {target}.",
         "room_off": "He apagado las luces de {target}.",
         "room_brightness": "He puesto las luces de {target} al {percent} por ciento.",
@@ -274,8 +281,10 @@ RESPONSES: dict[str, dict[str, str]] = {
         "partial": "Hecho para {done} de {total}; {names} no respondió.",
         "failed": "Lo siento, {target} no respondió.",
         "denied": "Lo siento, no tienes permiso para hacer eso con {target}.",
-        "busy": ("Lo siento, ahora no puedo: hay demasiadas peticiones esperando. "
-                 "Inténtalo de nuevo en un momento."),
+        "busy": (
+            "Lo siento, ahora no puedo: hay demasiadas peticiones esperando. "
+            "Inténtalo de nuevo en un momento."
+        ),
         "approval_denied": "La petición para {target} no se ha aprobado.",
         "unavailable": "Lo siento, {target} no está disponible ahora.",
         "ambiguous": "¿Cuál quieres decir: {names}?",
@@ -303,15 +312,18 @@ RESPONSES: dict[str, dict[str, str]] = {
         "state_position": "{target} está abierto al {percent} por ciento.",
         "humidity": "La humedad en {target} es del {percent} por ciento.",
         "state_unknown": "Lo siento, ahora no puedo leer el estado de {target}.",
-        "no_kind": ("Lo siento, no hay ningún dispositivo de tipo {kind} en "
-            "{target} que pueda controlar."),
-        "no_kind_home": ("Lo siento, aquí no hay ningún dispositivo de tipo {kind} "
-            "que pueda controlar."),
+        "no_kind": (
+            "Lo siento, no hay ningún dispositivo de tipo {kind} en {target} que pueda controlar."
+        ),
+        "no_kind_home": (
+            "Lo siento, aquí no hay ningún dispositivo de tipo {kind} que pueda controlar."
+        ),
         "cannot": "Lo siento, {target} no puede hacer eso.",
         "not_here": "Lo siento, no puedo hacer eso en esta casa.",
         "where": "Lo siento, ¿qué habitación? No sé dónde estás.",
-        "out_of_range": ("Lo siento, {value} está fuera de rango para {target}: "
-            "admite de {low} a {high}."),
+        "out_of_range": (
+            "Lo siento, {value} está fuera de rango para {target}: admite de {low} a {high}."
+        ),
         "bad_value": "Lo siento, {target} no admite ese valor.",
         "unclear": "Lo siento, he oído {names} pero no qué hacer.",
         "all_on": "He encendido todas las luces.",
@@ -340,8 +352,9 @@ RESPONSES: dict[str, dict[str, str]] = {
         "are_closed": "{names} están cerrados.",
         "nothing_on": "No hay nada encendido.",
         "nothing_on_in": "No hay nada encendido en {target}.",
-        "needs_approval_open": ("Abrir {target} necesita la aprobación de una persona; "
-                                "la he pedido."),
+        "needs_approval_open": (
+            "Abrir {target} necesita la aprobación de una persona; la he pedido."
+        ),
     },
     "nl": {
         "no_kind_floor": "Sorry, er is geen {kind} op {target} die ik kan bedienen.",
@@ -368,10 +381,10 @@ RESPONSES: dict[str, dict[str, str]] = {
         "no_temperature": "Sorry, ik weet de temperatuur in {target} niet.",
         "language": "Sorry, ik begrijp alleen deze talen: {languages}.",
         "lock": "{target} is op slot.",
-        "needs_approval": ("Voor het openen van {target} moet een persoon toestemming "
-            "geven; ik heb erom gevraagd."),
-        "approval_asked": ("Een persoon moet dat voor {target} goedkeuren; "
-            "ik heb erom gevraagd."),
+        "needs_approval": (
+            "Voor het openen van {target} moet een persoon toestemming geven; ik heb erom gevraagd."
+        ),
+        "approval_asked": ("Een persoon moet dat voor {target} goedkeuren; ik heb erom gevraagd."),
         "open": "{target} is open.",
         "close": "{target} is dicht.",
         "stop": "{target} is gestopt.",
@@ -402,7 +415,7 @@ RESPONSES: dict[str, dict[str, str]] = {
         "room_lights": "de lampen in {room}",
         "everything_off": "Alle lampen en schakelaars staan uit.",
         "nothing_done": "Ik heb niets gedaan.",
-        "part_unknown": "Ik heb niets gedaan: ik begreep \"{part}\" niet.",
+        "part_unknown": 'Ik heb niets gedaan: ik begreep "{part}" niet.',
         "floor_on": "De lampen op {target} staan aan.",
         "floor_off": "De lampen op {target} staan uit.",
         "floor_brightness": "De lampen op {target} staan op {percent} procent.",
@@ -422,8 +435,9 @@ RESPONSES: dict[str, dict[str, str]] = {
         "are_closed": "{names} zijn dicht.",
         "nothing_on": "Er staat niets aan.",
         "nothing_on_in": "Er staat niets aan in {target}.",
-        "needs_approval_open": ("Voor het openen van {target} moet een persoon toestemming "
-                                "geven; ik heb erom gevraagd."),
+        "needs_approval_open": (
+            "Voor het openen van {target} moet een persoon toestemming geven; ik heb erom gevraagd."
+        ),
     },
 }
 

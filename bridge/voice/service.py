@@ -36,9 +36,15 @@ class VoiceComponent:
         units = config.voice.units
         if units == "auto" and config.matter.temperature_unit.upper() == "F":
             units = "imperial"  # the tools speak Fahrenheit: so does the home
-        engine = IntentEngine(registry=registry, invoker=invoker, devices=devices, rooms=rooms,
-                              tool_for=tool_for, units=units,
-                              floors=config.voice.floors)  # fmt: skip
+        engine = IntentEngine(
+            registry=registry,
+            invoker=invoker,
+            devices=devices,
+            rooms=rooms,
+            tool_for=tool_for,
+            units=units,
+            floors=config.voice.floors,
+        )
         return cls(engine)
 
     async def start(self) -> None:

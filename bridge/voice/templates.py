@@ -19,11 +19,24 @@ from home_assistant_intents import get_intents
 
 # Intents whose sentences end in a free-text wildcard; nothing the bridge can serve.
 WILDCARD_INTENTS = frozenset(
-    {"HassBroadcast", "HassListAddItem", "HassListCompleteItem", "HassListRemoveItem",
-     "HassShoppingListAddItem", "HassShoppingListCompleteItem", "HassMediaSearchAndPlay",
-     "HassStartTimer", "HassCancelTimer", "HassIncreaseTimer", "HassDecreaseTimer",
-     "HassPauseTimer", "HassUnpauseTimer", "HassTimerStatus", "HassCancelAllTimers"}
-)  # fmt: skip
+    {
+        "HassBroadcast",
+        "HassListAddItem",
+        "HassListCompleteItem",
+        "HassListRemoveItem",
+        "HassShoppingListAddItem",
+        "HassShoppingListCompleteItem",
+        "HassMediaSearchAndPlay",
+        "HassStartTimer",
+        "HassCancelTimer",
+        "HassIncreaseTimer",
+        "HassDecreaseTimer",
+        "HassPauseTimer",
+        "HassUnpauseTimer",
+        "HassTimerStatus",
+        "HassCancelAllTimers",
+    }
+)
 # Our own intent for stopping a moving cover (Home Assistant's templates have none here).
 STOP_INTENT = "AtmosphereStopCover"
 # Our own intent for a relative change: "brighter", "dim the kitchen a bit", "2 degrees
@@ -84,399 +97,788 @@ _EN_HEAT = "(heat|heating|temperature|thermostat)"
 # intent -> list of (sentences, extra data keys) per language.
 EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
     "en": {
-        "HassTurnOn": [(["<turn> on <all> <light> [<everywhere>]",
-                         "<turn> <all> <light> on [<everywhere>]",
-                         "<turn> on [<the>] <light> <everywhere>"], _ALL_LIGHTS),
-                       (["lock [the] {area} lock[s]"], _LOCK),
-                       (["(turn|switch) on [the] {floor} <light>",
-                         "(turn|switch) [the] {floor} <light> on",
-                         "(turn|switch) [the] <light> on [(on|in)] [the] {floor}",
-                         "[the] {floor} <light> on"], _LIGHT),
-                       (["(open|raise|lift) [the] garage[ door]"], _GARAGE),
-                       (["open [the] gate"], _GATE)],
+        "HassTurnOn": [
+            (
+                [
+                    "<turn> on <all> <light> [<everywhere>]",
+                    "<turn> <all> <light> on [<everywhere>]",
+                    "<turn> on [<the>] <light> <everywhere>",
+                ],
+                _ALL_LIGHTS,
+            ),
+            (["lock [the] {area} lock[s]"], _LOCK),
+            (
+                [
+                    "(turn|switch) on [the] {floor} <light>",
+                    "(turn|switch) [the] {floor} <light> on",
+                    "(turn|switch) [the] <light> on [(on|in)] [the] {floor}",
+                    "[the] {floor} <light> on",
+                ],
+                _LIGHT,
+            ),
+            (["(open|raise|lift) [the] garage[ door]"], _GARAGE),
+            (["open [the] gate"], _GATE),
+        ],
         "HassLightSet": [
             ([f"dim [the] {{name}} to {_PCT}"], {}),
-            ([f"dim [the] {{area}} [<light>] to {_PCT}",
-              f"dim [the] <light> in [the] {{area}} to {_PCT}",
-              f"set [the] {{area}} <light> to {_PCT}",
-              "set [the] {area} <light> to {color}"], {"slots": {"domain": "light"}}),
+            (
+                [
+                    f"dim [the] {{area}} [<light>] to {_PCT}",
+                    f"dim [the] <light> in [the] {{area}} to {_PCT}",
+                    f"set [the] {{area}} <light> to {_PCT}",
+                    "set [the] {area} <light> to {color}",
+                ],
+                {"slots": {"domain": "light"}},
+            ),
             (["(make|turn|change|switch|paint) [the] {name} [to] {color}"], {}),
-            (["(make|turn|change|switch|paint|set) [the] {area} [<light>] [to] {color}",
-              "(make|turn|change|switch|set) [the] <light> in [the] {area} [to] {color}",
-              "(make|turn|change|switch|set) [the] {floor} <light> [to] {color}",
-              "(make|turn|change|switch|set) [the] <light> {floor} [to] {color}",
-              f"(dim|set) [the] {{floor}} <light> to {_PCT}",
-              f"(dim|set) [the] <light> {{floor}} to {_PCT}"], _LIGHT),
+            (
+                [
+                    "(make|turn|change|switch|paint|set) [the] {area} [<light>] [to] {color}",
+                    "(make|turn|change|switch|set) [the] <light> in [the] {area} [to] {color}",
+                    "(make|turn|change|switch|set) [the] {floor} <light> [to] {color}",
+                    "(make|turn|change|switch|set) [the] <light> {floor} [to] {color}",
+                    f"(dim|set) [the] {{floor}} <light> to {_PCT}",
+                    f"(dim|set) [the] <light> {{floor}} to {_PCT}",
+                ],
+                _LIGHT,
+            ),
         ],
         "HassClimateSetTemperature": [
             (["set [the] heating in [the] {area} to {temperature} [degrees]"], {}),
         ],
-        "HassClimateGetTemperature": [(["what is [the] {name} set to"], {}),
-                                      (["(what's|what is) [the] temperature {floor}",
-                                        "how (warm|cold|hot) is it {floor}"], {})],
+        "HassClimateGetTemperature": [
+            (["what is [the] {name} set to"], {}),
+            (
+                ["(what's|what is) [the] temperature {floor}", "how (warm|cold|hot) is it {floor}"],
+                {},
+            ),
+        ],
         # room + kind: "lock the entry lock" (the lock(s) of a room said aloud)
-        "HassTurnOff": [(["unlock [the] {area} lock[s]"], _LOCK),
-                        (["(turn|switch) (off everything|everything off)"], _EVERYTHING),
-                        (["(turn|switch|shut) off [the] {floor} <light>",
-                          "(turn|switch|shut) [the] {floor} <light> off",
-                          "(turn|switch|shut) [the] <light> off [(on|in)] [the] {floor}",
-                          "[the] {floor} <light> off"], _LIGHT),
-                        (["(close|shut|lower) [the] garage[ door]"], _GARAGE),
-                        (["(close|shut) [the] gate"], _GATE)],
+        "HassTurnOff": [
+            (["unlock [the] {area} lock[s]"], _LOCK),
+            (["(turn|switch) (off everything|everything off)"], _EVERYTHING),
+            (
+                [
+                    "(turn|switch|shut) off [the] {floor} <light>",
+                    "(turn|switch|shut) [the] {floor} <light> off",
+                    "(turn|switch|shut) [the] <light> off [(on|in)] [the] {floor}",
+                    "[the] {floor} <light> off",
+                ],
+                _LIGHT,
+            ),
+            (["(close|shut|lower) [the] garage[ door]"], _GARAGE),
+            (["(close|shut) [the] gate"], _GATE),
+        ],
         RELATIVE_INTENT: [
-            ([f"(brighten|brighten up) [the] {{name}} {_EN_BIT} {_EN_BY_PCT}",
-              f"make [the] {{name}} {_EN_BIT} brighter",
-              f"(turn|put) [the] {{name}} up {_EN_BIT} {_EN_BY_PCT}"], _rel("up")),
-            ([f"dim [the] {{name}} {_EN_BIT} {_EN_BY_PCT}",
-              f"make [the] {{name}} {_EN_BIT} (dimmer|darker)",
-              f"(turn|put) [the] {{name}} down {_EN_BIT} {_EN_BY_PCT}"], _rel("down")),
-            ([f"(brighten|brighten up) [the] {{area}} [{_EN_LIGHT}] {_EN_BIT} {_EN_BY_PCT}",
-              f"(brighten|brighten up) [the] {_EN_LIGHT} in [the] {{area}} {_EN_BIT} "
-              f"{_EN_BY_PCT}",
-              f"make [the] {{area}} [{_EN_LIGHT}] {_EN_BIT} brighter",
-              f"make [the] {_EN_LIGHT} in [the] {{area}} {_EN_BIT} brighter",
-              f"make it {_EN_BIT} brighter in [the] {{area}}",
-              f"(turn|put) up [the] {_EN_LIGHT} in [the] {{area}} {_EN_BIT} {_EN_BY_PCT}",
-              f"(raise|increase) [the] brightness (in|of) [the] {{area}} [{_EN_LIGHT}] "
-              f"{_EN_BIT} {_EN_BY_PCT}"], _rel("up", "brightness")),
-            ([f"dim [the] {{area}} [{_EN_LIGHT}] {_EN_BIT} {_EN_BY_PCT}",
-              f"dim [the] {_EN_LIGHT} in [the] {{area}} {_EN_BIT} {_EN_BY_PCT}",
-              f"make [the] {{area}} [{_EN_LIGHT}] {_EN_BIT} (dimmer|darker)",
-              f"make [the] {_EN_LIGHT} in [the] {{area}} {_EN_BIT} (dimmer|darker)",
-              f"make it {_EN_BIT} (dimmer|darker) in [the] {{area}}",
-              f"(turn|put) down [the] {_EN_LIGHT} in [the] {{area}} {_EN_BIT} {_EN_BY_PCT}",
-              f"(lower|decrease|reduce) [the] brightness (in|of) [the] {{area}} "
-              f"[{_EN_LIGHT}] {_EN_BIT} {_EN_BY_PCT}"], _rel("down", "brightness")),
-            ([f"(brighten|brighten up) [the] {_EN_LIGHT} {_EN_BIT} {_EN_BY_PCT}",
-              f"make [the] {_EN_LIGHT} {_EN_BIT} brighter [in here]",
-              f"make it {_EN_BIT} brighter [in here]",
-              f"(turn|put) [the] {_EN_LIGHT} up {_EN_BIT} {_EN_BY_PCT}",
-              f"(turn|put) up [the] {_EN_LIGHT} {_EN_BIT} {_EN_BY_PCT}",
-              "(it's|it is) too dark [in here]"], _rel("up", "brightness", here=True)),
-            ([f"dim [the] {_EN_LIGHT} {_EN_BIT} {_EN_BY_PCT}",
-              f"make [the] {_EN_LIGHT} {_EN_BIT} (dimmer|darker) [in here]",
-              f"make it {_EN_BIT} (dimmer|darker) [in here]",
-              f"(turn|put) [the] {_EN_LIGHT} down {_EN_BIT} {_EN_BY_PCT}",
-              f"(turn|put) down [the] {_EN_LIGHT} {_EN_BIT} {_EN_BY_PCT}",
-              "(it's|it is) too bright [in here]"], _rel("down", "brightness", here=True)),
-            ([f"make it {_EN_BIT} warmer (in|on) [the] {{area}}",
-              f"make [the] {{area}} {_EN_BIT} warmer",
-              f"(turn|crank|put) up [the] {_EN_HEAT} (in|on) [the] {{area}} {_EN_BIT} "
-              f"{_EN_BY_DEG}",
-              f"(turn|put) [the] {_EN_HEAT} (in|on) [the] {{area}} up {_EN_BIT} {_EN_BY_DEG}",
-              f"(raise|increase) [the] {_EN_HEAT} (in|on) [the] {{area}} {_EN_BIT} "
-              f"{_EN_BY_DEG}",
-              "(turn|put) [the] {name} up {temperature:step} degree[s]",
-              f"(raise|increase) [the] {{name}} {_EN_BY_DEG}"], _rel("up", "temperature")),
-            ([f"make it {_EN_BIT} (cooler|colder) (in|on) [the] {{area}}",
-              f"make [the] {{area}} {_EN_BIT} (cooler|colder)",
-              f"(turn|put) down [the] {_EN_HEAT} (in|on) [the] {{area}} {_EN_BIT} "
-              f"{_EN_BY_DEG}",
-              f"(turn|put) [the] {_EN_HEAT} (in|on) [the] {{area}} down {_EN_BIT} "
-              f"{_EN_BY_DEG}",
-              f"(lower|decrease|reduce) [the] {_EN_HEAT} (in|on) [the] {{area}} {_EN_BIT} "
-              f"{_EN_BY_DEG}",
-              "(turn|put) [the] {name} down {temperature:step} degree[s]",
-              f"(lower|decrease|reduce) [the] {{name}} {_EN_BY_DEG}"],
-             _rel("down", "temperature")),
-            ([f"make it {_EN_BIT} warmer [in here]",
-              f"(turn|crank|put) up [the] {_EN_HEAT} {_EN_BIT} {_EN_BY_DEG}",
-              f"(turn|put) [the] {_EN_HEAT} up {_EN_BIT} {_EN_BY_DEG}",
-              f"(raise|increase) [the] {_EN_HEAT} {_EN_BIT} {_EN_BY_DEG}",
-              "turn it up [by] {temperature:step} degree[s]",
-              "(it's|it is|i'm|i am) [(too|so)] (cold|chilly|freezing) [in here]"],
-             _rel("up", "temperature", here=True)),
-            ([f"make it {_EN_BIT} (cooler|colder) [in here]",
-              f"(turn|put) down [the] {_EN_HEAT} {_EN_BIT} {_EN_BY_DEG}",
-              f"(turn|put) [the] {_EN_HEAT} down {_EN_BIT} {_EN_BY_DEG}",
-              f"(lower|decrease|reduce) [the] {_EN_HEAT} {_EN_BIT} {_EN_BY_DEG}",
-              "turn it down [by] {temperature:step} degree[s]",
-              "(it's|it is|i'm|i am) [(too|so)] (hot|warm) [in here]"],
-             _rel("down", "temperature", here=True)),
+            (
+                [
+                    f"(brighten|brighten up) [the] {{name}} {_EN_BIT} {_EN_BY_PCT}",
+                    f"make [the] {{name}} {_EN_BIT} brighter",
+                    f"(turn|put) [the] {{name}} up {_EN_BIT} {_EN_BY_PCT}",
+                ],
+                _rel("up"),
+            ),
+            (
+                [
+                    f"dim [the] {{name}} {_EN_BIT} {_EN_BY_PCT}",
+                    f"make [the] {{name}} {_EN_BIT} (dimmer|darker)",
+                    f"(turn|put) [the] {{name}} down {_EN_BIT} {_EN_BY_PCT}",
+                ],
+                _rel("down"),
+            ),
+            (
+                [
+                    f"(brighten|brighten up) [the] {{area}} [{_EN_LIGHT}] {_EN_BIT} {_EN_BY_PCT}",
+                    f"(brighten|brighten up) [the] {_EN_LIGHT} in [the] {{area}} {_EN_BIT} "
+                    f"{_EN_BY_PCT}",
+                    f"make [the] {{area}} [{_EN_LIGHT}] {_EN_BIT} brighter",
+                    f"make [the] {_EN_LIGHT} in [the] {{area}} {_EN_BIT} brighter",
+                    f"make it {_EN_BIT} brighter in [the] {{area}}",
+                    f"(turn|put) up [the] {_EN_LIGHT} in [the] {{area}} {_EN_BIT} {_EN_BY_PCT}",
+                    f"(raise|increase) [the] brightness (in|of) [the] {{area}} [{_EN_LIGHT}] "
+                    f"{_EN_BIT} {_EN_BY_PCT}",
+                ],
+                _rel("up", "brightness"),
+            ),
+            (
+                [
+                    f"dim [the] {{area}} [{_EN_LIGHT}] {_EN_BIT} {_EN_BY_PCT}",
+                    f"dim [the] {_EN_LIGHT} in [the] {{area}} {_EN_BIT} {_EN_BY_PCT}",
+                    f"make [the] {{area}} [{_EN_LIGHT}] {_EN_BIT} (dimmer|darker)",
+                    f"make [the] {_EN_LIGHT} in [the] {{area}} {_EN_BIT} (dimmer|darker)",
+                    f"make it {_EN_BIT} (dimmer|darker) in [the] {{area}}",
+                    f"(turn|put) down [the] {_EN_LIGHT} in [the] {{area}} {_EN_BIT} {_EN_BY_PCT}",
+                    f"(lower|decrease|reduce) [the] brightness (in|of) [the] {{area}} "
+                    f"[{_EN_LIGHT}] {_EN_BIT} {_EN_BY_PCT}",
+                ],
+                _rel("down", "brightness"),
+            ),
+            (
+                [
+                    f"(brighten|brighten up) [the] {_EN_LIGHT} {_EN_BIT} {_EN_BY_PCT}",
+                    f"make [the] {_EN_LIGHT} {_EN_BIT} brighter [in here]",
+                    f"make it {_EN_BIT} brighter [in here]",
+                    f"(turn|put) [the] {_EN_LIGHT} up {_EN_BIT} {_EN_BY_PCT}",
+                    f"(turn|put) up [the] {_EN_LIGHT} {_EN_BIT} {_EN_BY_PCT}",
+                    "(it's|it is) too dark [in here]",
+                ],
+                _rel("up", "brightness", here=True),
+            ),
+            (
+                [
+                    f"dim [the] {_EN_LIGHT} {_EN_BIT} {_EN_BY_PCT}",
+                    f"make [the] {_EN_LIGHT} {_EN_BIT} (dimmer|darker) [in here]",
+                    f"make it {_EN_BIT} (dimmer|darker) [in here]",
+                    f"(turn|put) [the] {_EN_LIGHT} down {_EN_BIT} {_EN_BY_PCT}",
+                    f"(turn|put) down [the] {_EN_LIGHT} {_EN_BIT} {_EN_BY_PCT}",
+                    "(it's|it is) too bright [in here]",
+                ],
+                _rel("down", "brightness", here=True),
+            ),
+            (
+                [
+                    f"make it {_EN_BIT} warmer (in|on) [the] {{area}}",
+                    f"make [the] {{area}} {_EN_BIT} warmer",
+                    f"(turn|crank|put) up [the] {_EN_HEAT} (in|on) [the] {{area}} {_EN_BIT} "
+                    f"{_EN_BY_DEG}",
+                    f"(turn|put) [the] {_EN_HEAT} (in|on) [the] {{area}} up {_EN_BIT} {_EN_BY_DEG}",
+                    f"(raise|increase) [the] {_EN_HEAT} (in|on) [the] {{area}} {_EN_BIT} "
+                    f"{_EN_BY_DEG}",
+                    "(turn|put) [the] {name} up {temperature:step} degree[s]",
+                    f"(raise|increase) [the] {{name}} {_EN_BY_DEG}",
+                ],
+                _rel("up", "temperature"),
+            ),
+            (
+                [
+                    f"make it {_EN_BIT} (cooler|colder) (in|on) [the] {{area}}",
+                    f"make [the] {{area}} {_EN_BIT} (cooler|colder)",
+                    f"(turn|put) down [the] {_EN_HEAT} (in|on) [the] {{area}} {_EN_BIT} "
+                    f"{_EN_BY_DEG}",
+                    f"(turn|put) [the] {_EN_HEAT} (in|on) [the] {{area}} down {_EN_BIT} "
+                    f"{_EN_BY_DEG}",
+                    f"(lower|decrease|reduce) [the] {_EN_HEAT} (in|on) [the] {{area}} {_EN_BIT} "
+                    f"{_EN_BY_DEG}",
+                    "(turn|put) [the] {name} down {temperature:step} degree[s]",
+                    f"(lower|decrease|reduce) [the] {{name}} {_EN_BY_DEG}",
+                ],
+                _rel("down", "temperature"),
+            ),
+            (
+                [
+                    f"make it {_EN_BIT} warmer [in here]",
+                    f"(turn|crank|put) up [the] {_EN_HEAT} {_EN_BIT} {_EN_BY_DEG}",
+                    f"(turn|put) [the] {_EN_HEAT} up {_EN_BIT} {_EN_BY_DEG}",
+                    f"(raise|increase) [the] {_EN_HEAT} {_EN_BIT} {_EN_BY_DEG}",
+                    "turn it up [by] {temperature:step} degree[s]",
+                    "(it's|it is|i'm|i am) [(too|so)] (cold|chilly|freezing) [in here]",
+                ],
+                _rel("up", "temperature", here=True),
+            ),
+            (
+                [
+                    f"make it {_EN_BIT} (cooler|colder) [in here]",
+                    f"(turn|put) down [the] {_EN_HEAT} {_EN_BIT} {_EN_BY_DEG}",
+                    f"(turn|put) [the] {_EN_HEAT} down {_EN_BIT} {_EN_BY_DEG}",
+                    f"(lower|decrease|reduce) [the] {_EN_HEAT} {_EN_BIT} {_EN_BY_DEG}",
+                    "turn it down [by] {temperature:step} degree[s]",
+                    "(it's|it is|i'm|i am) [(too|so)] (hot|warm) [in here]",
+                ],
+                _rel("down", "temperature", here=True),
+            ),
         ],
         "HassGetState": [
-            (["(is|are) (anything|something|any light[s]) [still] (on|switched on|turned on) "
-              "(in|on) [the] {area}",
-              "(is|are) (anything|something|any light[s]) [still] (on|switched on|turned on) "
-              "[(in|on) [the]] {floor}",
-              "(is|are) (anything|something|any light[s]) [still] (on|switched on|turned on) "
-              "[(anywhere|in the house|at home)]"], _ANYTHING),
-            (["(is|are) [all] [the] {area} (light|lights) (on|still on)",
-              "(is|are) [all] [the] (light|lights) (on|still on) in [the] {area}",
-              "(is|are) [all] [the] {floor} (light|lights) (on|still on)",
-              "(is|are) [all] [the] (light|lights) (on|still on) [(on|in) [the]] {floor}"],
-             _asked("on", "light")),
-            (["(is|are) [all] [the] {area} (light|lights) off",
-              "(is|are) [all] [the] (light|lights) off in [the] {area}",
-              "(is|are) [all] [the] {floor} (light|lights) off",
-              "(is|are) [all] [the] (light|lights) off [(on|in) [the]] {floor}"],
-             _asked("off", "light")),
-            (["(is|are) [all] [the] (door|doors|lock|locks) locked [(in|on) [the] {area}]",
-              "(is|are) [all] [the] {area} (door|doors|lock|locks) locked",
-              "is everything locked [up]"], _asked("locked", "lock")),
-            (["(is|are) [any] [of] [the] (door|doors|lock|locks) unlocked "
-              "[(in|on) [the] {area}]"], _asked("unlocked", "lock")),
-            (["(<what_is>|how high is) [the] [current] humidity <in> [<the>] {area}",
-              "how humid is it <in> [<the>] {area}",
-              "(<what_is>|how high is) [the] [current] humidity (of|on|from) [<the>] {name}"],
-             _HUMIDITY),
-            (["(<what_is>|how high is) [the] [current] humidity [<here>]",
-              "how humid is it [<here>]"],
-             {**_HUMIDITY, "requires_context": {"area": {"slot": True}}}),
+            (
+                [
+                    "(is|are) (anything|something|any light[s]) [still] (on|switched on|turned on) "
+                    "(in|on) [the] {area}",
+                    "(is|are) (anything|something|any light[s]) [still] (on|switched on|turned on) "
+                    "[(in|on) [the]] {floor}",
+                    "(is|are) (anything|something|any light[s]) [still] (on|switched on|turned on) "
+                    "[(anywhere|in the house|at home)]",
+                ],
+                _ANYTHING,
+            ),
+            (
+                [
+                    "(is|are) [all] [the] {area} (light|lights) (on|still on)",
+                    "(is|are) [all] [the] (light|lights) (on|still on) in [the] {area}",
+                    "(is|are) [all] [the] {floor} (light|lights) (on|still on)",
+                    "(is|are) [all] [the] (light|lights) (on|still on) [(on|in) [the]] {floor}",
+                ],
+                _asked("on", "light"),
+            ),
+            (
+                [
+                    "(is|are) [all] [the] {area} (light|lights) off",
+                    "(is|are) [all] [the] (light|lights) off in [the] {area}",
+                    "(is|are) [all] [the] {floor} (light|lights) off",
+                    "(is|are) [all] [the] (light|lights) off [(on|in) [the]] {floor}",
+                ],
+                _asked("off", "light"),
+            ),
+            (
+                [
+                    "(is|are) [all] [the] (door|doors|lock|locks) locked [(in|on) [the] {area}]",
+                    "(is|are) [all] [the] {area} (door|doors|lock|locks) locked",
+                    "is everything locked [up]",
+                ],
+                _asked("locked", "lock"),
+            ),
+            (
+                [
+                    "(is|are) [any] [of] [the] (door|doors|lock|locks) unlocked "
+                    "[(in|on) [the] {area}]"
+                ],
+                _asked("unlocked", "lock"),
+            ),
+            (
+                [
+                    "(<what_is>|how high is) [the] [current] humidity <in> [<the>] {area}",
+                    "how humid is it <in> [<the>] {area}",
+                    "(<what_is>|how high is) [the] [current] humidity (of|on|from) [<the>] {name}",
+                ],
+                _HUMIDITY,
+            ),
+            (
+                [
+                    "(<what_is>|how high is) [the] [current] humidity [<here>]",
+                    "how humid is it [<here>]",
+                ],
+                {**_HUMIDITY, "requires_context": {"area": {"slot": True}}},
+            ),
         ],
         STOP_INTENT: [
             (["(stop|halt) [<the>] {name}"], {}),
-            (["(stop|halt) [<the>] {cover_classes:device_class} <in> [<the>] {area}",
-              "(stop|halt) [<the>] {area} {cover_classes:device_class}"], _COVER),
-            (["(stop|halt) [<the>] {cover_classes:device_class} [<here>]"],
-             {**_COVER, "requires_context": {"area": {"slot": True}}}),
+            (
+                [
+                    "(stop|halt) [<the>] {cover_classes:device_class} <in> [<the>] {area}",
+                    "(stop|halt) [<the>] {area} {cover_classes:device_class}",
+                ],
+                _COVER,
+            ),
+            (
+                ["(stop|halt) [<the>] {cover_classes:device_class} [<here>]"],
+                {**_COVER, "requires_context": {"area": {"slot": True}}},
+            ),
         ],
     },
     "de": {
-        "HassTurnOn": [(["(<schalten>|<machen>) <alle_lichter_ueberall> (an|ein)",
-                         "<alle_lichter_ueberall> (an|ein)[schalten]"], _ALL_LIGHTS),
-                       (["(öffne|öffnen|mach) [das] (Garagentor|Garage|Garagentür)[ auf]"],
-                        _GARAGE),
-                       (["(öffne|öffnen|mach) [das] (Tor|Hoftor)[ auf]"], _GATE)],
-        "HassTurnOff": [(["(schalte|mach) alles aus"], _EVERYTHING),
-                        (["(schließe|schließ|mach) [das] (Garagentor|Garage|Garagentür)[ zu]"],
-                         _GARAGE),
-                        (["(schließe|schließ|mach) [das] (Tor|Hoftor)[ zu]"], _GATE)],
+        "HassTurnOn": [
+            (
+                [
+                    "(<schalten>|<machen>) <alle_lichter_ueberall> (an|ein)",
+                    "<alle_lichter_ueberall> (an|ein)[schalten]",
+                ],
+                _ALL_LIGHTS,
+            ),
+            (["(öffne|öffnen|mach) [das] (Garagentor|Garage|Garagentür)[ auf]"], _GARAGE),
+            (["(öffne|öffnen|mach) [das] (Tor|Hoftor)[ auf]"], _GATE),
+        ],
+        "HassTurnOff": [
+            (["(schalte|mach) alles aus"], _EVERYTHING),
+            (["(schließe|schließ|mach) [das] (Garagentor|Garage|Garagentür)[ zu]"], _GARAGE),
+            (["(schließe|schließ|mach) [das] (Tor|Hoftor)[ zu]"], _GATE),
+        ],
         RELATIVE_INTENT: [
             ([f"(mach|mache) [den|die|das] {{name}} {_DE_BIT} heller"], _rel("up")),
-            ([f"(mach|mache) [den|die|das] {{name}} {_DE_BIT} dunkler",
-              f"(dimme|dimm) [den|die|das] {{name}} {_DE_BIT}"], _rel("down")),
-            ([f"(mach|mache) [das Licht] <area> {_DE_BIT} heller",
-              f"(mach|mache) [den|die|das] {{area}} {_DE_BIT} heller"],
-             _rel("up", "brightness")),
-            ([f"(mach|mache) [das Licht] <area> {_DE_BIT} dunkler",
-              f"(mach|mache) [den|die|das] {{area}} {_DE_BIT} dunkler",
-              f"(dimme|dimm) [das Licht] <area> {_DE_BIT}"], _rel("down", "brightness")),
-            ([f"(mach|mache) (das Licht|es) {_DE_BIT} heller[ hier]"],
-             _rel("up", "brightness", here=True)),
-            ([f"(mach|mache) (das Licht|es) {_DE_BIT} dunkler[ hier]",
-              f"(dimme|dimm) das Licht {_DE_BIT}"], _rel("down", "brightness", here=True)),
-            ([f"(mach|mache) es <area> {_DE_BIT} wärmer",
-              f"(dreh|drehe|stell|stelle) die Heizung <area> {_DE_BY_DEG} {_DE_BIT} "
-              "(auf|hoch|höher|wärmer)",
-              f"(erhöhe|erhöh) die Temperatur <area> {_DE_BIT} {_DE_BY_DEG}",
-              f"(erhöhe|erhöh) [den|die|das] {{name}} {_DE_BY_DEG}"],
-             _rel("up", "temperature")),
-            ([f"(mach|mache) es <area> {_DE_BIT} (kühler|kälter)",
-              f"(dreh|drehe|stell|stelle) die Heizung <area> {_DE_BY_DEG} {_DE_BIT} "
-              "(runter|herunter|niedriger|zurück|kühler)",
-              f"(senke|senk|verringere|reduziere) die Temperatur <area> {_DE_BIT} {_DE_BY_DEG}",
-              f"(senke|senk) [den|die|das] {{name}} {_DE_BY_DEG}"],
-             _rel("down", "temperature")),
-            ([f"(mach|mache) es [hier] {_DE_BIT} wärmer",
-              f"(dreh|drehe|stell|stelle) die Heizung {_DE_BY_DEG} {_DE_BIT} "
-              "(auf|hoch|höher|wärmer)",
-              f"(erhöhe|erhöh) die Temperatur {_DE_BIT} {_DE_BY_DEG}",
-              "mir ist [zu] kalt", "es ist [hier] [zu] kalt"],
-             _rel("up", "temperature", here=True)),
-            ([f"(mach|mache) es [hier] {_DE_BIT} (kühler|kälter)",
-              f"(dreh|drehe|stell|stelle) die Heizung {_DE_BY_DEG} {_DE_BIT} "
-              "(runter|herunter|niedriger|zurück|kühler)",
-              f"(senke|senk|verringere|reduziere) die Temperatur {_DE_BIT} {_DE_BY_DEG}",
-              "mir ist [zu] warm", "es ist [hier] zu warm"],
-             _rel("down", "temperature", here=True)),
+            (
+                [
+                    f"(mach|mache) [den|die|das] {{name}} {_DE_BIT} dunkler",
+                    f"(dimme|dimm) [den|die|das] {{name}} {_DE_BIT}",
+                ],
+                _rel("down"),
+            ),
+            (
+                [
+                    f"(mach|mache) [das Licht] <area> {_DE_BIT} heller",
+                    f"(mach|mache) [den|die|das] {{area}} {_DE_BIT} heller",
+                ],
+                _rel("up", "brightness"),
+            ),
+            (
+                [
+                    f"(mach|mache) [das Licht] <area> {_DE_BIT} dunkler",
+                    f"(mach|mache) [den|die|das] {{area}} {_DE_BIT} dunkler",
+                    f"(dimme|dimm) [das Licht] <area> {_DE_BIT}",
+                ],
+                _rel("down", "brightness"),
+            ),
+            (
+                [f"(mach|mache) (das Licht|es) {_DE_BIT} heller[ hier]"],
+                _rel("up", "brightness", here=True),
+            ),
+            (
+                [
+                    f"(mach|mache) (das Licht|es) {_DE_BIT} dunkler[ hier]",
+                    f"(dimme|dimm) das Licht {_DE_BIT}",
+                ],
+                _rel("down", "brightness", here=True),
+            ),
+            (
+                [
+                    f"(mach|mache) es <area> {_DE_BIT} wärmer",
+                    f"(dreh|drehe|stell|stelle) die Heizung <area> {_DE_BY_DEG} {_DE_BIT} "
+                    "(auf|hoch|höher|wärmer)",
+                    f"(erhöhe|erhöh) die Temperatur <area> {_DE_BIT} {_DE_BY_DEG}",
+                    f"(erhöhe|erhöh) [den|die|das] {{name}} {_DE_BY_DEG}",
+                ],
+                _rel("up", "temperature"),
+            ),
+            (
+                [
+                    f"(mach|mache) es <area> {_DE_BIT} (kühler|kälter)",
+                    f"(dreh|drehe|stell|stelle) die Heizung <area> {_DE_BY_DEG} {_DE_BIT} "
+                    "(runter|herunter|niedriger|zurück|kühler)",
+                    f"(senke|senk|verringere|reduziere) die Temperatur <area> {_DE_BIT} {_DE_BY_DEG}",  # noqa: E501
+                    f"(senke|senk) [den|die|das] {{name}} {_DE_BY_DEG}",
+                ],
+                _rel("down", "temperature"),
+            ),
+            (
+                [
+                    f"(mach|mache) es [hier] {_DE_BIT} wärmer",
+                    f"(dreh|drehe|stell|stelle) die Heizung {_DE_BY_DEG} {_DE_BIT} "
+                    "(auf|hoch|höher|wärmer)",
+                    f"(erhöhe|erhöh) die Temperatur {_DE_BIT} {_DE_BY_DEG}",
+                    "mir ist [zu] kalt",
+                    "es ist [hier] [zu] kalt",
+                ],
+                _rel("up", "temperature", here=True),
+            ),
+            (
+                [
+                    f"(mach|mache) es [hier] {_DE_BIT} (kühler|kälter)",
+                    f"(dreh|drehe|stell|stelle) die Heizung {_DE_BY_DEG} {_DE_BIT} "
+                    "(runter|herunter|niedriger|zurück|kühler)",
+                    f"(senke|senk|verringere|reduziere) die Temperatur {_DE_BIT} {_DE_BY_DEG}",
+                    "mir ist [zu] warm",
+                    "es ist [hier] zu warm",
+                ],
+                _rel("down", "temperature", here=True),
+            ),
         ],
         "HassLightSet": [
-            (["(stelle|setze) [das|den|die] {name} auf {brightness}[([ ]%)| Prozent]",
-              "mach [das|den|die] {name} {color}",
-              "(färbe|stell|stelle|schalte) [das|den|die] {name} [auf] {color}"], {}),
-            (["(mach|mache|färbe|stell|stelle) [das Licht] <area> [auf] {color}",
-              "(mach|mache|färbe) [den|die|das] {area} {color}",
-              "(mach|mache|stell|stelle) das Licht <floor> [auf] {color}"], _LIGHT),
-            (["(stelle|setze) das Licht (im|in der) {area} auf {brightness}[([ ]%)| Prozent]",
-              "dimme [das Licht ]<area> auf {brightness}[([ ]%)| Prozent]"],
-             {"slots": {"domain": "light"}}),
+            (
+                [
+                    "(stelle|setze) [das|den|die] {name} auf {brightness}[([ ]%)| Prozent]",
+                    "mach [das|den|die] {name} {color}",
+                    "(färbe|stell|stelle|schalte) [das|den|die] {name} [auf] {color}",
+                ],
+                {},
+            ),
+            (
+                [
+                    "(mach|mache|färbe|stell|stelle) [das Licht] <area> [auf] {color}",
+                    "(mach|mache|färbe) [den|die|das] {area} {color}",
+                    "(mach|mache|stell|stelle) das Licht <floor> [auf] {color}",
+                ],
+                _LIGHT,
+            ),
+            (
+                [
+                    "(stelle|setze) das Licht (im|in der) {area} auf {brightness}[([ ]%)| Prozent]",
+                    "dimme [das Licht ]<area> auf {brightness}[([ ]%)| Prozent]",
+                ],
+                {"slots": {"domain": "light"}},
+            ),
         ],
         "HassClimateSetTemperature": [
             (["(stelle|setze) [das|den|die] {name} auf {temperature} [Grad]"], {}),
         ],
         "HassGetState": [
-            (["ist (irgendwas|irgendetwas|etwas|noch was|noch etwas|ein Licht) [noch] <area> "
-              "(an|eingeschaltet)",
-              "ist (irgendwas|irgendetwas|etwas|noch was|noch etwas|ein Licht) [noch] <floor> "
-              "(an|eingeschaltet)",
-              "ist (irgendwas|irgendetwas|etwas|noch was|noch etwas|ein Licht) [noch] "
-              "(an|eingeschaltet)"], _ANYTHING),
-            (["(ist|sind) [das Licht|die Lichter|die Lampen] <area> (an|eingeschaltet)",
-              "(ist|sind) [das Licht|die Lichter|die Lampen] <floor> (an|eingeschaltet)"],
-             _asked("on", "light")),
-            (["(ist|sind) [das Licht|die Lichter|die Lampen] <area> aus",
-              "(ist|sind) [das Licht|die Lichter|die Lampen] <floor> aus"],
-             _asked("off", "light")),
-            (["(ist|sind) [alle] [die] (Tür|Türen|Schloss|Schlösser) [<area>] "
-              "(abgeschlossen|verriegelt|zugesperrt)",
-              "ist alles (abgeschlossen|verriegelt|zugesperrt)"], _asked("locked", "lock")),
-            (["wie (hoch|feucht) ist (die [Luft]feuchtigkeit|es) <area>",
-              "wie (hoch|viel) ist die [Luft]feuchtigkeit (von|vom|des|der) {name}"], _HUMIDITY),
-            (["wie (hoch|feucht) ist (die [Luft]feuchtigkeit|es)[ <hier>]"],
-             {**_HUMIDITY, "requires_context": {"area": {"slot": True}}}),
+            (
+                [
+                    "ist (irgendwas|irgendetwas|etwas|noch was|noch etwas|ein Licht) [noch] <area> "
+                    "(an|eingeschaltet)",
+                    "ist (irgendwas|irgendetwas|etwas|noch was|noch etwas|ein Licht) [noch] <floor> "  # noqa: E501
+                    "(an|eingeschaltet)",
+                    "ist (irgendwas|irgendetwas|etwas|noch was|noch etwas|ein Licht) [noch] "
+                    "(an|eingeschaltet)",
+                ],
+                _ANYTHING,
+            ),
+            (
+                [
+                    "(ist|sind) [das Licht|die Lichter|die Lampen] <area> (an|eingeschaltet)",
+                    "(ist|sind) [das Licht|die Lichter|die Lampen] <floor> (an|eingeschaltet)",
+                ],
+                _asked("on", "light"),
+            ),
+            (
+                [
+                    "(ist|sind) [das Licht|die Lichter|die Lampen] <area> aus",
+                    "(ist|sind) [das Licht|die Lichter|die Lampen] <floor> aus",
+                ],
+                _asked("off", "light"),
+            ),
+            (
+                [
+                    "(ist|sind) [alle] [die] (Tür|Türen|Schloss|Schlösser) [<area>] "
+                    "(abgeschlossen|verriegelt|zugesperrt)",
+                    "ist alles (abgeschlossen|verriegelt|zugesperrt)",
+                ],
+                _asked("locked", "lock"),
+            ),
+            (
+                [
+                    "wie (hoch|feucht) ist (die [Luft]feuchtigkeit|es) <area>",
+                    "wie (hoch|viel) ist die [Luft]feuchtigkeit (von|vom|des|der) {name}",
+                ],
+                _HUMIDITY,
+            ),
+            (
+                ["wie (hoch|feucht) ist (die [Luft]feuchtigkeit|es)[ <hier>]"],
+                {**_HUMIDITY, "requires_context": {"area": {"slot": True}}},
+            ),
         ],
         STOP_INTENT: [
             (["(stoppe|stopp|halte) [<artikel_bestimmt> ]{name}[ an]"], {}),
-            (["(stoppe|stopp|halte) [<artikel_bestimmt> ]{cover_classes:device_class} <area>[ an]"],
-             _COVER),
+            (
+                [
+                    "(stoppe|stopp|halte) [<artikel_bestimmt> ]{cover_classes:device_class} <area>[ an]"  # noqa: E501
+                ],
+                _COVER,
+            ),
         ],
     },
     "fr": {
-        "HassTurnOn": [(["<allume> <tous> [<le>]<lumiere> [<partout>]"], _ALL_LIGHTS),
-                       (["ouvre (la porte du garage|le garage)"], _GARAGE),
-                       (["ouvre le portail"], _GATE)],
-        "HassTurnOff": [(["<eteins> <tous> [<le>]<lumiere>"], _ALL_LIGHTS),
-                        (["éteins tout"], _EVERYTHING),
-                        (["ferme (la porte du garage|le garage)"], _GARAGE),
-                        (["ferme le portail"], _GATE)],
-        "HassClimateGetTemperature": [
-            (["quelle [est la] température [fait-il] (à|au|dans) [(l'|le |la )]{floor}",
-              "(quelle température|combien de degrés) fait-il (à|au|dans) [(l'|le |la )]{floor}"],
-             {}),
+        "HassTurnOn": [
+            (["<allume> <tous> [<le>]<lumiere> [<partout>]"], _ALL_LIGHTS),
+            (["ouvre (la porte du garage|le garage)"], _GARAGE),
+            (["ouvre le portail"], _GATE),
         ],
-        "HassLightSet": [(["(mets|passe|règle) [le|la|l'] {name} en {color}"], {}),
-                         ([f"(mets|passe) [la lumière|les lumières] {_FR_DE} en {{color}}",
-                           "(mets|passe) [la lumière|les lumières] {floor} en {color}"],
-                          _LIGHT)],
+        "HassTurnOff": [
+            (["<eteins> <tous> [<le>]<lumiere>"], _ALL_LIGHTS),
+            (["éteins tout"], _EVERYTHING),
+            (["ferme (la porte du garage|le garage)"], _GARAGE),
+            (["ferme le portail"], _GATE),
+        ],
+        "HassClimateGetTemperature": [
+            (
+                [
+                    "quelle [est la] température [fait-il] (à|au|dans) [(l'|le |la )]{floor}",
+                    "(quelle température|combien de degrés) fait-il (à|au|dans) [(l'|le |la )]{floor}",  # noqa: E501
+                ],
+                {},
+            ),
+        ],
+        "HassLightSet": [
+            (["(mets|passe|règle) [le|la|l'] {name} en {color}"], {}),
+            (
+                [
+                    f"(mets|passe) [la lumière|les lumières] {_FR_DE} en {{color}}",
+                    "(mets|passe) [la lumière|les lumières] {floor} en {color}",
+                ],
+                _LIGHT,
+            ),
+        ],
         RELATIVE_INTENT: [
-            ([f"(augmente|monte) [la] (lumière|luminosité) {_FR_DE} {_FR_BIT}",
-              f"(éclaire|éclaircis) [plus] {_FR_DE}"], _rel("up", "brightness")),
-            ([f"(baisse|diminue|tamise) [la] (lumière|luminosité) {_FR_DE} {_FR_BIT}"],
-             _rel("down", "brightness")),
-            ([f"(augmente|monte) [la] (lumière|luminosité) {_FR_BIT}",
-              "il fait trop sombre [ici]"], _rel("up", "brightness", here=True)),
-            ([f"(baisse|diminue|tamise) [la] (lumière|luminosité) {_FR_BIT}"],
-             _rel("down", "brightness", here=True)),
-            ([f"(augmente|monte) (le chauffage|la température) {_FR_DE} {_FR_BIT} {_FR_BY_DEG}",
-              f"(augmente|monte) [le|la|l'] {{name}} {_FR_BY_DEG}"],
-             _rel("up", "temperature")),
-            ([f"(baisse|diminue) (le chauffage|la température) {_FR_DE} {_FR_BIT} {_FR_BY_DEG}",
-              f"(baisse|diminue) [le|la|l'] {{name}} {_FR_BY_DEG}"],
-             _rel("down", "temperature")),
-            ([f"(augmente|monte) (le chauffage|la température) {_FR_BIT} {_FR_BY_DEG}",
-              "j'ai froid", "il fait [trop] froid [ici]"], _rel("up", "temperature", here=True)),
-            ([f"(baisse|diminue) (le chauffage|la température) {_FR_BIT} {_FR_BY_DEG}",
-              "j'ai [trop] chaud", "il fait trop chaud [ici]"],
-             _rel("down", "temperature", here=True)),
+            (
+                [
+                    f"(augmente|monte) [la] (lumière|luminosité) {_FR_DE} {_FR_BIT}",
+                    f"(éclaire|éclaircis) [plus] {_FR_DE}",
+                ],
+                _rel("up", "brightness"),
+            ),
+            (
+                [f"(baisse|diminue|tamise) [la] (lumière|luminosité) {_FR_DE} {_FR_BIT}"],
+                _rel("down", "brightness"),
+            ),
+            (
+                [
+                    f"(augmente|monte) [la] (lumière|luminosité) {_FR_BIT}",
+                    "il fait trop sombre [ici]",
+                ],
+                _rel("up", "brightness", here=True),
+            ),
+            (
+                [f"(baisse|diminue|tamise) [la] (lumière|luminosité) {_FR_BIT}"],
+                _rel("down", "brightness", here=True),
+            ),
+            (
+                [
+                    f"(augmente|monte) (le chauffage|la température) {_FR_DE} {_FR_BIT} {_FR_BY_DEG}",  # noqa: E501
+                    f"(augmente|monte) [le|la|l'] {{name}} {_FR_BY_DEG}",
+                ],
+                _rel("up", "temperature"),
+            ),
+            (
+                [
+                    f"(baisse|diminue) (le chauffage|la température) {_FR_DE} {_FR_BIT} {_FR_BY_DEG}",  # noqa: E501
+                    f"(baisse|diminue) [le|la|l'] {{name}} {_FR_BY_DEG}",
+                ],
+                _rel("down", "temperature"),
+            ),
+            (
+                [
+                    f"(augmente|monte) (le chauffage|la température) {_FR_BIT} {_FR_BY_DEG}",
+                    "j'ai froid",
+                    "il fait [trop] froid [ici]",
+                ],
+                _rel("up", "temperature", here=True),
+            ),
+            (
+                [
+                    f"(baisse|diminue) (le chauffage|la température) {_FR_BIT} {_FR_BY_DEG}",
+                    "j'ai [trop] chaud",
+                    "il fait trop chaud [ici]",
+                ],
+                _rel("down", "temperature", here=True),
+            ),
         ],
         "HassGetState": [
-            (["(est-ce qu'il y a|y a-t-il|il y a) (quelque chose|une lumière) [d']allumé[e] "
-              f"{_FR_DE}",
-              "(est-ce qu'il y a|y a-t-il|il y a) (quelque chose|une lumière) [d']allumé[e] "
-              "(à|au|dans) [l'|le|la] {floor}",
-              "(est-ce qu'il y a|y a-t-il|il y a) (quelque chose|une lumière) [d']allumé[e] "
-              "[(dans la maison|quelque part)]"], _ANYTHING),
-            (["[est-ce que] (la porte est|les portes sont) (verrouillée[s]|fermée[s] à clé) "
-              f"[{_FR_DE}]",
-              "[est-ce que] tout est (verrouillé|fermé à clé)"], _asked("locked", "lock")),
-            ([f"[est-ce que] les lumières (sont allumées {_FR_DE}|{_FR_DE} sont allumées)"],
-             _asked("on", "light")),
+            (
+                [
+                    "(est-ce qu'il y a|y a-t-il|il y a) (quelque chose|une lumière) [d']allumé[e] "
+                    f"{_FR_DE}",
+                    "(est-ce qu'il y a|y a-t-il|il y a) (quelque chose|une lumière) [d']allumé[e] "
+                    "(à|au|dans) [l'|le|la] {floor}",
+                    "(est-ce qu'il y a|y a-t-il|il y a) (quelque chose|une lumière) [d']allumé[e] "
+                    "[(dans la maison|quelque part)]",
+                ],
+                _ANYTHING,
+            ),
+            (
+                [
+                    "[est-ce que] (la porte est|les portes sont) (verrouillée[s]|fermée[s] à clé) "
+                    f"[{_FR_DE}]",
+                    "[est-ce que] tout est (verrouillé|fermé à clé)",
+                ],
+                _asked("locked", "lock"),
+            ),
+            (
+                [f"[est-ce que] les lumières (sont allumées {_FR_DE}|{_FR_DE} sont allumées)"],
+                _asked("on", "light"),
+            ),
         ],
     },
     "es": {
-        "HassTurnOn": [(["<enciende> <todos> <luces> [<todas_partes>]"], _ALL_LIGHTS),
-                       (["(enciende|prende) (la luz|las luces|luces) (de|del|de la) {floor}",
-                         "(enciende|prende) (la luz|las luces|luces) {floor}"], _LIGHT),
-                       (["abre (la puerta del garaje|el garaje)"], _GARAGE),
-                       (["abre (la verja|el portón)"], _GATE)],
-        "HassTurnOff": [(["apaga todo"], _EVERYTHING),
-                        (["apaga (la luz|las luces|luces) (de|del|de la) {floor}",
-                          "apaga (la luz|las luces|luces) {floor}"], _LIGHT),
-                        (["cierra (la puerta del garaje|el garaje)"], _GARAGE),
-                        (["cierra (la verja|el portón)"], _GATE)],
-        "HassLightSet": [(["(pon|cambia) [el|la|los|las] {name} (de color|en|a) {color}"], {}),
-                         ([f"(pon|cambia) [la luz|las luces] {_ES_EN} (de color|en|a) {{color}}"],
-                          _LIGHT)],
+        "HassTurnOn": [
+            (["<enciende> <todos> <luces> [<todas_partes>]"], _ALL_LIGHTS),
+            (
+                [
+                    "(enciende|prende) (la luz|las luces|luces) (de|del|de la) {floor}",
+                    "(enciende|prende) (la luz|las luces|luces) {floor}",
+                ],
+                _LIGHT,
+            ),
+            (["abre (la puerta del garaje|el garaje)"], _GARAGE),
+            (["abre (la verja|el portón)"], _GATE),
+        ],
+        "HassTurnOff": [
+            (["apaga todo"], _EVERYTHING),
+            (
+                [
+                    "apaga (la luz|las luces|luces) (de|del|de la) {floor}",
+                    "apaga (la luz|las luces|luces) {floor}",
+                ],
+                _LIGHT,
+            ),
+            (["cierra (la puerta del garaje|el garaje)"], _GARAGE),
+            (["cierra (la verja|el portón)"], _GATE),
+        ],
+        "HassLightSet": [
+            (["(pon|cambia) [el|la|los|las] {name} (de color|en|a) {color}"], {}),
+            ([f"(pon|cambia) [la luz|las luces] {_ES_EN} (de color|en|a) {{color}}"], _LIGHT),
+        ],
         RELATIVE_INTENT: [
-            ([f"sube [la] (luz|luces|intensidad) {_ES_EN} {_ES_BIT}"],
-             _rel("up", "brightness")),
-            ([f"baja [la] (luz|luces|intensidad) {_ES_EN} {_ES_BIT}",
-              f"atenúa [la] (luz|luces) {_ES_EN} {_ES_BIT}"], _rel("down", "brightness")),
-            ([f"sube [la] (luz|luces|intensidad) {_ES_BIT}"],
-             _rel("up", "brightness", here=True)),
-            ([f"baja [la] (luz|luces|intensidad) {_ES_BIT}"],
-             _rel("down", "brightness", here=True)),
-            ([f"sube (la calefacción|la temperatura) {_ES_EN} {_ES_BIT} {_ES_BY_DEG}",
-              f"sube [el|la] {{name}} {_ES_BY_DEG}"], _rel("up", "temperature")),
-            ([f"baja (la calefacción|la temperatura) {_ES_EN} {_ES_BIT} {_ES_BY_DEG}",
-              f"baja [el|la] {{name}} {_ES_BY_DEG}"], _rel("down", "temperature")),
-            ([f"sube (la calefacción|la temperatura) {_ES_BIT} {_ES_BY_DEG}",
-              "tengo frío", "hace [mucho] frío [aquí]"], _rel("up", "temperature", here=True)),
-            ([f"baja (la calefacción|la temperatura) {_ES_BIT} {_ES_BY_DEG}",
-              "tengo calor", "hace [mucho] calor [aquí]"],
-             _rel("down", "temperature", here=True)),
+            ([f"sube [la] (luz|luces|intensidad) {_ES_EN} {_ES_BIT}"], _rel("up", "brightness")),
+            (
+                [
+                    f"baja [la] (luz|luces|intensidad) {_ES_EN} {_ES_BIT}",
+                    f"atenúa [la] (luz|luces) {_ES_EN} {_ES_BIT}",
+                ],
+                _rel("down", "brightness"),
+            ),
+            ([f"sube [la] (luz|luces|intensidad) {_ES_BIT}"], _rel("up", "brightness", here=True)),
+            (
+                [f"baja [la] (luz|luces|intensidad) {_ES_BIT}"],
+                _rel("down", "brightness", here=True),
+            ),
+            (
+                [
+                    f"sube (la calefacción|la temperatura) {_ES_EN} {_ES_BIT} {_ES_BY_DEG}",
+                    f"sube [el|la] {{name}} {_ES_BY_DEG}",
+                ],
+                _rel("up", "temperature"),
+            ),
+            (
+                [
+                    f"baja (la calefacción|la temperatura) {_ES_EN} {_ES_BIT} {_ES_BY_DEG}",
+                    f"baja [el|la] {{name}} {_ES_BY_DEG}",
+                ],
+                _rel("down", "temperature"),
+            ),
+            (
+                [
+                    f"sube (la calefacción|la temperatura) {_ES_BIT} {_ES_BY_DEG}",
+                    "tengo frío",
+                    "hace [mucho] frío [aquí]",
+                ],
+                _rel("up", "temperature", here=True),
+            ),
+            (
+                [
+                    f"baja (la calefacción|la temperatura) {_ES_BIT} {_ES_BY_DEG}",
+                    "tengo calor",
+                    "hace [mucho] calor [aquí]",
+                ],
+                _rel("down", "temperature", here=True),
+            ),
         ],
         "HassGetState": [
-            ([f"(hay|queda) algo encendido {_ES_EN}",
-              "(hay|queda) algo encendido [(en|de)] [la] [planta] {floor}",
-              "(hay|queda) algo encendido [en casa]"], _ANYTHING),
-            ([f"(está|están) [la|las] (puerta|puertas) cerrada[s] con llave [{_ES_EN}]",
-              "(está|están) [todas] [la|las] (puerta|puertas) cerrada[s] con llave",
-              f"(está|están) cerrada[s] con llave [todas] [la|las] (puerta|puertas) [{_ES_EN}]",
-              "está todo cerrado con llave"], _asked("locked", "lock")),
+            (
+                [
+                    f"(hay|queda) algo encendido {_ES_EN}",
+                    "(hay|queda) algo encendido [(en|de)] [la] [planta] {floor}",
+                    "(hay|queda) algo encendido [en casa]",
+                ],
+                _ANYTHING,
+            ),
+            (
+                [
+                    f"(está|están) [la|las] (puerta|puertas) cerrada[s] con llave [{_ES_EN}]",
+                    "(está|están) [todas] [la|las] (puerta|puertas) cerrada[s] con llave",
+                    f"(está|están) cerrada[s] con llave [todas] [la|las] (puerta|puertas) [{_ES_EN}]",  # noqa: E501
+                    "está todo cerrado con llave",
+                ],
+                _asked("locked", "lock"),
+            ),
         ],
     },
     "nl": {
-        "HassTurnOn": [(["[<change>] <all> <light> aan", "<all> <light> aan[ ](zetten|doen)"],
-                        _ALL_LIGHTS),
-                       (["(doe|zet) (de lampen|de lichten|de verlichting|het licht) [(op|in) [de]] "
-                         "{floor} aan"],
-                        _LIGHT),
-                       (["(open|doe) de garage[deur][ open]"], _GARAGE),
-                       (["(open|doe) het hek[ open]"], _GATE)],
-        "HassTurnOff": [(["[<change>] <all> <light> uit", "<all> <light> uit[ ](zetten|doen)"],
-                         _ALL_LIGHTS),
-                        (["(zet|doe) alles uit"], _EVERYTHING),
-                        (["(doe|zet) (de lampen|de lichten|de verlichting|het licht) "
-                          "[(op|in) [de]] {floor} uit"], _LIGHT),
-                        (["(sluit|doe) de garage[deur][ dicht]"], _GARAGE),
-                        (["(sluit|doe) het hek[ dicht]"], _GATE)],
-        "HassLightSet": [(["(maak|zet) [de|het] {name} [op] {color}"], {}),
-                         ([f"(maak|zet) [de lampen|het licht] {_NL_IN} [op] {{color}}"], _LIGHT)],
+        "HassTurnOn": [
+            (["[<change>] <all> <light> aan", "<all> <light> aan[ ](zetten|doen)"], _ALL_LIGHTS),
+            (
+                [
+                    "(doe|zet) (de lampen|de lichten|de verlichting|het licht) [(op|in) [de]] "
+                    "{floor} aan"
+                ],
+                _LIGHT,
+            ),
+            (["(open|doe) de garage[deur][ open]"], _GARAGE),
+            (["(open|doe) het hek[ open]"], _GATE),
+        ],
+        "HassTurnOff": [
+            (["[<change>] <all> <light> uit", "<all> <light> uit[ ](zetten|doen)"], _ALL_LIGHTS),
+            (["(zet|doe) alles uit"], _EVERYTHING),
+            (
+                [
+                    "(doe|zet) (de lampen|de lichten|de verlichting|het licht) "
+                    "[(op|in) [de]] {floor} uit"
+                ],
+                _LIGHT,
+            ),
+            (["(sluit|doe) de garage[deur][ dicht]"], _GARAGE),
+            (["(sluit|doe) het hek[ dicht]"], _GATE),
+        ],
+        "HassLightSet": [
+            (["(maak|zet) [de|het] {name} [op] {color}"], {}),
+            ([f"(maak|zet) [de lampen|het licht] {_NL_IN} [op] {{color}}"], _LIGHT),
+        ],
         RELATIVE_INTENT: [
             ([f"maak [de|het] {{name}} {_NL_BIT} (feller|lichter)"], _rel("up")),
-            ([f"maak [de|het] {{name}} {_NL_BIT} (donkerder|minder fel)",
-              f"dim [de|het] {{name}} {_NL_BIT}"], _rel("down")),
-            ([f"maak [de lampen|het licht] {_NL_IN} {_NL_BIT} (feller|lichter)",
-              f"maak het {_NL_BIT} lichter {_NL_IN}"], _rel("up", "brightness")),
-            ([f"maak [de lampen|het licht] {_NL_IN} {_NL_BIT} (donkerder|minder fel)",
-              f"dim [de lampen|het licht] {_NL_IN} {_NL_BIT}",
-              f"dim de {{area}} {_NL_BIT}"], _rel("down", "brightness")),
-            ([f"maak (de lampen|het licht|het) {_NL_BIT} (feller|lichter)",
-              "het is [hier] te donker"], _rel("up", "brightness", here=True)),
-            ([f"maak (de lampen|het licht|het) {_NL_BIT} (donkerder|minder fel)",
-              f"dim (de lampen|het licht) {_NL_BIT}"], _rel("down", "brightness", here=True)),
-            ([f"maak het {_NL_BIT} warmer {_NL_IN}",
-              f"zet de (verwarming|thermostaat|temperatuur) {_NL_IN} {_NL_BIT} {_NL_BY_DEG} "
-              "hoger",
-              f"verhoog de (verwarming|temperatuur) {_NL_IN} {_NL_BIT} {_NL_BY_DEG}",
-              f"verhoog [de|het] {{name}} {_NL_BY_DEG}"], _rel("up", "temperature")),
-            ([f"maak het {_NL_BIT} (kouder|koeler) {_NL_IN}",
-              f"zet de (verwarming|thermostaat|temperatuur) {_NL_IN} {_NL_BIT} {_NL_BY_DEG} "
-              "lager",
-              f"verlaag de (verwarming|temperatuur) {_NL_IN} {_NL_BIT} {_NL_BY_DEG}",
-              f"verlaag [de|het] {{name}} {_NL_BY_DEG}"], _rel("down", "temperature")),
-            ([f"maak het [hier] {_NL_BIT} warmer",
-              f"zet de (verwarming|thermostaat|temperatuur) {_NL_BIT} {_NL_BY_DEG} hoger",
-              f"verhoog de (verwarming|temperatuur) {_NL_BIT} {_NL_BY_DEG}",
-              "ik heb het koud", "het is [hier] [te] koud"],
-             _rel("up", "temperature", here=True)),
-            ([f"maak het [hier] {_NL_BIT} (kouder|koeler)",
-              f"zet de (verwarming|thermostaat|temperatuur) {_NL_BIT} {_NL_BY_DEG} lager",
-              f"verlaag de (verwarming|temperatuur) {_NL_BIT} {_NL_BY_DEG}",
-              "ik heb het [te] warm", "het is [hier] te warm"],
-             _rel("down", "temperature", here=True)),
+            (
+                [
+                    f"maak [de|het] {{name}} {_NL_BIT} (donkerder|minder fel)",
+                    f"dim [de|het] {{name}} {_NL_BIT}",
+                ],
+                _rel("down"),
+            ),
+            (
+                [
+                    f"maak [de lampen|het licht] {_NL_IN} {_NL_BIT} (feller|lichter)",
+                    f"maak het {_NL_BIT} lichter {_NL_IN}",
+                ],
+                _rel("up", "brightness"),
+            ),
+            (
+                [
+                    f"maak [de lampen|het licht] {_NL_IN} {_NL_BIT} (donkerder|minder fel)",
+                    f"dim [de lampen|het licht] {_NL_IN} {_NL_BIT}",
+                    f"dim de {{area}} {_NL_BIT}",
+                ],
+                _rel("down", "brightness"),
+            ),
+            (
+                [
+                    f"maak (de lampen|het licht|het) {_NL_BIT} (feller|lichter)",
+                    "het is [hier] te donker",
+                ],
+                _rel("up", "brightness", here=True),
+            ),
+            (
+                [
+                    f"maak (de lampen|het licht|het) {_NL_BIT} (donkerder|minder fel)",
+                    f"dim (de lampen|het licht) {_NL_BIT}",
+                ],
+                _rel("down", "brightness", here=True),
+            ),
+            (
+                [
+                    f"maak het {_NL_BIT} warmer {_NL_IN}",
+                    f"zet de (verwarming|thermostaat|temperatuur) {_NL_IN} {_NL_BIT} {_NL_BY_DEG} "
+                    "hoger",
+                    f"verhoog de (verwarming|temperatuur) {_NL_IN} {_NL_BIT} {_NL_BY_DEG}",
+                    f"verhoog [de|het] {{name}} {_NL_BY_DEG}",
+                ],
+                _rel("up", "temperature"),
+            ),
+            (
+                [
+                    f"maak het {_NL_BIT} (kouder|koeler) {_NL_IN}",
+                    f"zet de (verwarming|thermostaat|temperatuur) {_NL_IN} {_NL_BIT} {_NL_BY_DEG} "
+                    "lager",
+                    f"verlaag de (verwarming|temperatuur) {_NL_IN} {_NL_BIT} {_NL_BY_DEG}",
+                    f"verlaag [de|het] {{name}} {_NL_BY_DEG}",
+                ],
+                _rel("down", "temperature"),
+            ),
+            (
+                [
+                    f"maak het [hier] {_NL_BIT} warmer",
+                    f"zet de (verwarming|thermostaat|temperatuur) {_NL_BIT} {_NL_BY_DEG} hoger",
+                    f"verhoog de (verwarming|temperatuur) {_NL_BIT} {_NL_BY_DEG}",
+                    "ik heb het koud",
+                    "het is [hier] [te] koud",
+                ],
+                _rel("up", "temperature", here=True),
+            ),
+            (
+                [
+                    f"maak het [hier] {_NL_BIT} (kouder|koeler)",
+                    f"zet de (verwarming|thermostaat|temperatuur) {_NL_BIT} {_NL_BY_DEG} lager",
+                    f"verlaag de (verwarming|temperatuur) {_NL_BIT} {_NL_BY_DEG}",
+                    "ik heb het [te] warm",
+                    "het is [hier] te warm",
+                ],
+                _rel("down", "temperature", here=True),
+            ),
         ],
         "HassGetState": [
-            ([f"staat er [nog] (iets|een lamp) aan {_NL_IN}",
-              "staat er [nog] (iets|een lamp) aan [(op|in) [de]] {floor}",
-              "staat er [nog] (iets|een lamp) aan [in huis]"], _ANYTHING),
-            ([f"(staan|staat) de (lampen|lamp|verlichting) {_NL_IN} aan",
-              "(staan|staat) de (lampen|lamp|verlichting) [(op|in) [de]] {floor} aan"],
-             _asked("on", "light")),
-            ([f"(zijn|is) [alle] [de] (deuren|deur|sloten) op slot [{_NL_IN}]",
-              "is alles op slot"], _asked("locked", "lock")),
+            (
+                [
+                    f"staat er [nog] (iets|een lamp) aan {_NL_IN}",
+                    "staat er [nog] (iets|een lamp) aan [(op|in) [de]] {floor}",
+                    "staat er [nog] (iets|een lamp) aan [in huis]",
+                ],
+                _ANYTHING,
+            ),
+            (
+                [
+                    f"(staan|staat) de (lampen|lamp|verlichting) {_NL_IN} aan",
+                    "(staan|staat) de (lampen|lamp|verlichting) [(op|in) [de]] {floor} aan",
+                ],
+                _asked("on", "light"),
+            ),
+            (
+                [
+                    f"(zijn|is) [alle] [de] (deuren|deur|sloten) op slot [{_NL_IN}]",
+                    "is alles op slot",
+                ],
+                _asked("locked", "lock"),
+            ),
         ],
         "HassClimateGetTemperature": [
             (["(wat is|hoe warm is) (de temperatuur|het) [(op|in) [de]] {floor}"], {}),

@@ -23,8 +23,9 @@ _FAHRENHEIT_COUNTRIES = frozenset({"US", "LR", "MM", "BS", "BZ", "KY", "PW", "FM
 _EXPLICIT = re.compile(r"\s*°\s*([fc])\b|\s*\b(fahrenheit|celsius|centigrade)\b", re.IGNORECASE)
 
 
-def home_units(configured: str, devices: Sequence[Device],
-               env: Mapping[str, str] = os.environ) -> str:  # fmt: skip
+def home_units(
+    configured: str, devices: Sequence[Device], env: Mapping[str, str] = os.environ
+) -> str:
     """Return the units the home speaks temperatures in (``metric`` or ``imperial``)."""
     if configured in (METRIC, IMPERIAL):
         return configured

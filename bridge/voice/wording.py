@@ -19,36 +19,139 @@ from collections.abc import Collection
 
 # Said before a command (longest first within a language; the sentence start only).
 _OPENERS: dict[str, tuple[str, ...]] = {
-    "en": ("hey", "hi", "ok", "okay", "um", "uh", "erm", "so", "right", "now", "just",
-           "could you", "can you", "would you", "will you", "could you please",
-           "can you please", "would you please", "would you mind", "i want you to",
-           "i'd like you to", "i would like you to", "please", "kindly", "go ahead and"),
-    "de": ("hey", "hallo", "ähm", "äh", "also", "ok", "okay", "bitte", "kannst du",
-           "könntest du", "würdest du", "kannst du bitte", "könntest du bitte",
-           "würdest du bitte", "können sie", "könnten sie", "mal", "doch"),
-    "fr": ("hé", "hey", "euh", "bon", "alors", "ok", "peux-tu", "pourrais-tu",
-           "pouvez-vous", "pourriez-vous", "tu peux", "est-ce que tu peux",
-           "est-ce que vous pouvez", "s'il te plaît", "s'il vous plaît", "stp", "svp"),
-    "es": ("oye", "hola", "eh", "bueno", "vale", "ok", "por favor", "puedes", "podrías",
-           "puede", "podría", "me puedes", "me podrías", "quiero que"),
-    "nl": ("hé", "hey", "hoi", "eh", "uhm", "oké", "ok", "nou", "even", "alsjeblieft",
-           "alstublieft", "kun je", "kan je", "wil je", "zou je", "kunt u", "wilt u",
-           "zou je even", "kun je even", "wil je even"),
+    "en": (
+        "hey",
+        "hi",
+        "ok",
+        "okay",
+        "um",
+        "uh",
+        "erm",
+        "so",
+        "right",
+        "now",
+        "just",
+        "could you",
+        "can you",
+        "would you",
+        "will you",
+        "could you please",
+        "can you please",
+        "would you please",
+        "would you mind",
+        "i want you to",
+        "i'd like you to",
+        "i would like you to",
+        "please",
+        "kindly",
+        "go ahead and",
+    ),
+    "de": (
+        "hey",
+        "hallo",
+        "ähm",
+        "äh",
+        "also",
+        "ok",
+        "okay",
+        "bitte",
+        "kannst du",
+        "könntest du",
+        "würdest du",
+        "kannst du bitte",
+        "könntest du bitte",
+        "würdest du bitte",
+        "können sie",
+        "könnten sie",
+        "mal",
+        "doch",
+    ),
+    "fr": (
+        "hé",
+        "hey",
+        "euh",
+        "bon",
+        "alors",
+        "ok",
+        "peux-tu",
+        "pourrais-tu",
+        "pouvez-vous",
+        "pourriez-vous",
+        "tu peux",
+        "est-ce que tu peux",
+        "est-ce que vous pouvez",
+        "s'il te plaît",
+        "s'il vous plaît",
+        "stp",
+        "svp",
+    ),
+    "es": (
+        "oye",
+        "hola",
+        "eh",
+        "bueno",
+        "vale",
+        "ok",
+        "por favor",
+        "puedes",
+        "podrías",
+        "puede",
+        "podría",
+        "me puedes",
+        "me podrías",
+        "quiero que",
+    ),
+    "nl": (
+        "hé",
+        "hey",
+        "hoi",
+        "eh",
+        "uhm",
+        "oké",
+        "ok",
+        "nou",
+        "even",
+        "alsjeblieft",
+        "alstublieft",
+        "kun je",
+        "kan je",
+        "wil je",
+        "zou je",
+        "kunt u",
+        "wilt u",
+        "zou je even",
+        "kun je even",
+        "wil je even",
+    ),
 }
 # Said after a command (the sentence end only).
 _CLOSERS: dict[str, tuple[str, ...]] = {
-    "en": ("please", "for me", "for me please", "please thanks", "thanks", "thank you",
-           "now", "right now", "if you can", "if you could", "would you", "could you"),
+    "en": (
+        "please",
+        "for me",
+        "for me please",
+        "please thanks",
+        "thanks",
+        "thank you",
+        "now",
+        "right now",
+        "if you can",
+        "if you could",
+        "would you",
+        "could you",
+    ),
     "de": ("bitte", "danke", "bitte danke", "mal", "bitte mal", "jetzt", "sofort"),
-    "fr": ("s'il te plaît", "s'il vous plaît", "stp", "svp", "merci", "maintenant",
-           "pour moi"),
+    "fr": ("s'il te plaît", "s'il vous plaît", "stp", "svp", "merci", "maintenant", "pour moi"),
     "es": ("por favor", "gracias", "ahora", "ya"),
     "nl": ("alsjeblieft", "alstublieft", "graag", "bedankt", "dank je", "nu", "even"),
 }
 # "please"-words taken out wherever they are ("turn on please the light").
 _ANYWHERE: dict[str, tuple[str, ...]] = {
-    "en": ("please",), "de": ("bitte",), "fr": ("s'il te plaît", "s'il vous plaît"),
-    "es": ("por favor",), "nl": ("alsjeblieft", "alstublieft"),
+    "en": ("please",),
+    "de": ("bitte",),
+    "fr": ("s'il te plaît", "s'il vous plaît"),
+    "es": ("por favor",),
+    "nl": ("alsjeblieft", "alstublieft"),
 }
 # "a bit", "a little": a small relative change.
 _SMALL: dict[str, tuple[str, ...]] = {
@@ -66,14 +169,20 @@ def _pattern(words: tuple[str, ...]) -> str:
     return "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
 
 
-_OPEN_RE = {lang: re.compile(rf"^(?:(?:{_pattern(w)})\s+)+", re.IGNORECASE)
-            for lang, w in _OPENERS.items()}  # fmt: skip
-_CLOSE_RE = {lang: re.compile(rf"(?:\s+(?:{_pattern(w)}))+$", re.IGNORECASE)
-             for lang, w in _CLOSERS.items()}  # fmt: skip
-_ANY_RE = {lang: re.compile(rf"(?<!\S)(?:{_pattern(w)})(?!\S)", re.IGNORECASE)
-           for lang, w in _ANYWHERE.items()}  # fmt: skip
-_SMALL_RE = {lang: re.compile(rf"(?<!\w)(?:{_pattern(w)})(?!\w)", re.IGNORECASE)
-             for lang, w in _SMALL.items()}  # fmt: skip
+_OPEN_RE = {
+    lang: re.compile(rf"^(?:(?:{_pattern(w)})\s+)+", re.IGNORECASE) for lang, w in _OPENERS.items()
+}
+_CLOSE_RE = {
+    lang: re.compile(rf"(?:\s+(?:{_pattern(w)}))+$", re.IGNORECASE) for lang, w in _CLOSERS.items()
+}
+_ANY_RE = {
+    lang: re.compile(rf"(?<!\S)(?:{_pattern(w)})(?!\S)", re.IGNORECASE)
+    for lang, w in _ANYWHERE.items()
+}
+_SMALL_RE = {
+    lang: re.compile(rf"(?<!\w)(?:{_pattern(w)})(?!\w)", re.IGNORECASE)
+    for lang, w in _SMALL.items()
+}
 
 
 def plain(text: str, lang: str) -> str:
@@ -123,10 +232,14 @@ def _one_edit(a: str, b: str) -> bool:
         diff = [i for i in range(len(a)) if a[i] != b[i]]
         if len(diff) == 1:
             return True
-        return (len(diff) == 2 and diff[1] == diff[0] + 1
-                and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]])  # fmt: skip
+        return (
+            len(diff) == 2
+            and diff[1] == diff[0] + 1
+            and a[diff[0]] == b[diff[1]]
+            and a[diff[1]] == b[diff[0]]
+        )
     short, long = (a, b) if len(a) < len(b) else (b, a)
     i = 0
     while i < len(short) and short[i] == long[i]:
         i += 1
-    return short[i:] == long[i + 1:]
+    return short[i:] == long[i + 1 :]

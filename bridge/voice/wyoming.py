@@ -58,15 +58,22 @@ def service_info(languages: Sequence[str] = LANGUAGES) -> Info:
     """Return the ``info`` this service describes itself with."""
     attribution = Attribution(name="Atmosphere Matter Bridge", url="")
     model = HandleModel(
-        name="atmosphere-intents", attribution=attribution, installed=True,
+        name="atmosphere-intents",
+        attribution=attribution,
+        installed=True,
         description="Home Assistant sentence templates on the bridge's Matter devices",
-        version=__version__, languages=list(languages),
-    )  # fmt: skip
+        version=__version__,
+        languages=list(languages),
+    )
     program = HandleProgram(
-        name="atmosphere-bridge", attribution=attribution, installed=True,
+        name="atmosphere-bridge",
+        attribution=attribution,
+        installed=True,
         description="Runs spoken commands as the bridge's device and room tools",
-        version=__version__, models=[model], supports_home_control=True,
-    )  # fmt: skip
+        version=__version__,
+        models=[model],
+        supports_home_control=True,
+    )
     return Info(handle=[program])
 
 
@@ -148,9 +155,15 @@ class _Handler(AsyncEventHandler):
         """Return the spoken command a transcript's data stands for (as sent, unchecked)."""
         context = data.get("context")
         area = context.get("area", self._area) if isinstance(context, dict) else self._area
-        command = {k: v for k, v in (("text", data.get("text")),
-                                     ("language", data.get("language") or self._language),
-                                     ("area", area)) if v is not None}  # fmt: skip
+        command = {
+            k: v
+            for k, v in (
+                ("text", data.get("text")),
+                ("language", data.get("language") or self._language),
+                ("area", area),
+            )
+            if v is not None
+        }
         return command
 
 
@@ -193,9 +206,19 @@ class WyomingIntentServer:
         handler = _Handler(reader, writer, self._speak, self._info, self._language, self._area)
         try:
             await handler.run()
-        except (ValueError, KeyError, TypeError, UnicodeDecodeError, ConnectionError,
-                asyncio.IncompleteReadError, BridgeError) as err:  # fmt: skip
-            _RATE_LOG.info(f"unreadable:{type(err).__name__}",
-                           "wyoming client sent something unreadable: %s", type(err).__name__)
+        except (
+            ValueError,
+            KeyError,
+            TypeError,
+            UnicodeDecodeError,
+            ConnectionError,
+            asyncio.IncompleteReadError,
+            BridgeError,
+        ) as err:
+            _RATE_LOG.info(
+                f"unreadable:{type(err).__name__}",
+                "wyoming client sent something unreadable: %s",
+                type(err).__name__,
+            )
         finally:
             writer.close()

@@ -29,12 +29,17 @@ print(json.dumps({"heavy": heavy, "devices_routes": [r for r in routes if "devic
 def test_app_without_matter_leaves_the_sdk_unimported(tmp_path: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-c", _PROBE, str(tmp_path / "state")],
-        capture_output=True, text=True, timeout=60, check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert result["heavy"] == []
     assert result["devices_routes"] == [
-        "/v1/devices", "/v1/devices/commission", "/v1/devices/{device}",
+        "/v1/devices",
+        "/v1/devices/commission",
+        "/v1/devices/{device}",
         "/v1/devices/{device}/share",
     ]

@@ -42,14 +42,23 @@ async def _lamp(params: dict[str, Any], ctx: CallContext) -> Any:
 
 @pytest.fixture
 async def server(bridge_server: BridgeServer) -> BridgeServer:
-    schema = {"type": "object", "properties": {"room": {"type": "string"}},
-              "required": ["room"], "additionalProperties": False}  # fmt: skip
+    schema = {
+        "type": "object",
+        "properties": {"room": {"type": "string"}},
+        "required": ["room"],
+        "additionalProperties": False,
+    }
     bridge_server.service.registry.register(
-        ToolDefinition(name="lamp_on", namespace="home", description="Lamp on", parameters=schema,
-                       requires=Requires(permissions=("home:control:{room}",)),
-                       execution=Execution(async_allowed=True)),
+        ToolDefinition(
+            name="lamp_on",
+            namespace="home",
+            description="Lamp on",
+            parameters=schema,
+            requires=Requires(permissions=("home:control:{room}",)),
+            execution=Execution(async_allowed=True),
+        ),
         _lamp,
-    )  # fmt: skip
+    )
     return bridge_server
 
 
@@ -63,30 +72,62 @@ async def _post(server: BridgeServer, path: str, data: bytes | str, token: str) 
 @pytest.mark.parametrize(
     ("body", "status", "code", "reason"),
     [
-        ('{"tool":"home:lamp_on","params":{"room":' + "[" * 100_000 + "]" * 100_000 + "}}",
-         400, "INVALID_REQUEST", "too_deep"),
-        ('{"tool":"home:lamp_on","params":{"room":' + "[" * 65 + "]" * 65 + "}}",
-         400, "INVALID_REQUEST", "too_deep"),
+        (
+            '{"tool":"home:lamp_on","params":{"room":' + "[" * 100_000 + "]" * 100_000 + "}}",
+            400,
+            "INVALID_REQUEST",
+            "too_deep",
+        ),
+        (
+            '{"tool":"home:lamp_on","params":{"room":' + "[" * 65 + "]" * 65 + "}}",
+            400,
+            "INVALID_REQUEST",
+            "too_deep",
+        ),
         ('{"tool":"home:\\udead"}', 400, "INVALID_REQUEST", "lone_surrogate"),
-        ('{"tool":"home:lamp_on","context":{"trace_id":"\\ud800x"}}',
-         400, "INVALID_REQUEST", "lone_surrogate"),
-        ('{"tool":"home:lamp_on","params":{"\\udfff":1}}', 400, "INVALID_REQUEST",
-         "lone_surrogate"),
-        ('{"tool":"core:store_data","params":{"key":"k","value":NaN},"idempotency_key":"i"}',
-         400, "INVALID_REQUEST", "not_finite"),
-        ('{"tool":"core:store_data","params":{"key":"k","value":-Infinity}}',
-         400, "INVALID_REQUEST", "not_finite"),
-        ('{"tool":"core:store_data","params":{"key":"k","value":1e999}}',
-         400, "INVALID_REQUEST", "not_finite"),
-        ('{"tool":"core:store_data","params":{"key":"k","value":1,"ttl_seconds":1e30}}',
-         400, "INVALID_PARAMS", None),
+        (
+            '{"tool":"home:lamp_on","context":{"trace_id":"\\ud800x"}}',
+            400,
+            "INVALID_REQUEST",
+            "lone_surrogate",
+        ),
+        (
+            '{"tool":"home:lamp_on","params":{"\\udfff":1}}',
+            400,
+            "INVALID_REQUEST",
+            "lone_surrogate",
+        ),
+        (
+            '{"tool":"core:store_data","params":{"key":"k","value":NaN},"idempotency_key":"i"}',
+            400,
+            "INVALID_REQUEST",
+            "not_finite",
+        ),
+        (
+            '{"tool":"core:store_data","params":{"key":"k","value":-Infinity}}',
+            400,
+            "INVALID_REQUEST",
+            "not_finite",
+        ),
+        (
+            '{"tool":"core:store_data","params":{"key":"k","value":1e999}}',
+            400,
+            "INVALID_REQUEST",
+            "not_finite",
+        ),
+        (
+            '{"tool":"core:store_data","params":{"key":"k","value":1,"ttl_seconds":1e30}}',
+            400,
+            "INVALID_PARAMS",
+            None,
+        ),
         ('{"tool":"home:lamp_on","idempotency_key":7}', 400, "INVALID_REQUEST", "schema"),
-        ('{"tool":"home:lamp_on","routing":{"hop_budget":99}}', 400, "INVALID_REQUEST",
-         "schema"),
+        ('{"tool":"home:lamp_on","routing":{"hop_budget":99}}', 400, "INVALID_REQUEST", "schema"),
     ],
 )
-async def test_hostile_invoke_bodies(server: BridgeServer, body: str, status: int, code: str,
-                                     reason: str | None) -> None:  # fmt: skip
+async def test_hostile_invoke_bodies(
+    server: BridgeServer, body: str, status: int, code: str, reason: str | None
+) -> None:
     token = service_token(server.service, "hostile", ("*",))
     got_status, got = await _post(server, "/v1/invoke", body, token)
     error = got.get("error") or {}
@@ -99,13 +140,24 @@ async def test_parse_errors_answer_json(server: BridgeServer) -> None:
     port = int(server.url.rsplit(":", 1)[1])
     limit = server.service.config.api.max_header_bytes
     cases = [
-        (b"GET /" + b"a" * (limit + 10) + b" HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 431,
-         "HEADERS_TOO_LARGE"),
-        (b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + b"b" * (limit + 10) + b"\r\n\r\n",
-         431, "HEADERS_TOO_LARGE"),
+        (
+            b"GET /" + b"a" * (limit + 10) + b" HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+            431,
+            "HEADERS_TOO_LARGE",
+        ),
+        (
+            b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: "
+            + b"b" * (limit + 10)
+            + b"\r\n\r\n",
+            431,
+            "HEADERS_TOO_LARGE",
+        ),
         (b"\x16\x03\x01\x00\xa5garbage\r\n\r\n", 400, "INVALID_REQUEST"),
-        (b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: -5\r\n\r\n", 400,
-         "INVALID_REQUEST"),
+        (
+            b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: -5\r\n\r\n",
+            400,
+            "INVALID_REQUEST",
+        ),
     ]
     for raw, status, code in cases:
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
@@ -141,14 +193,17 @@ async def test_listing_follows_permission(server: BridgeServer) -> None:
         async with server.client.get(server.url + "/v1/tools", headers=bearer(token)) as resp:
             body = await resp.json()
         assert [t["identity"].split("@")[0] for t in body["tools"]] == names
-        async with server.client.get(server.url + "/v1/tools", params={"q": "store data"},
-                                     headers=bearer(token)) as resp:  # fmt: skip
+        async with server.client.get(
+            server.url + "/v1/tools", params={"q": "store data"}, headers=bearer(token)
+        ) as resp:
             assert (await resp.json())["tools"] == []
-    async with server.client.get(server.url + "/v1/tools/core:store_data",
-                                 headers=bearer(narrow)) as resp:  # fmt: skip
+    async with server.client.get(
+        server.url + "/v1/tools/core:store_data", headers=bearer(narrow)
+    ) as resp:
         assert (resp.status, (await resp.json())["error"]["code"]) == (404, "TOOL_NOT_FOUND")
-    async with server.client.get(server.url + "/v1/tools/home:lamp_on",
-                                 headers=bearer(narrow)) as resp:  # fmt: skip
+    async with server.client.get(
+        server.url + "/v1/tools/home:lamp_on", headers=bearer(narrow)
+    ) as resp:
         assert (resp.status, (await resp.json())["tool"]["name"]) == (200, "lamp_on")
 
 
@@ -157,15 +212,22 @@ async def test_jobs_check_permission_before_accepting(server: BridgeServer) -> N
     body = {"tool": "home:lamp_on", "params": {"room": "garage"}}
     status, answer = await _post(server, "/v1/jobs", json.dumps(body), narrow)
     assert (status, answer["error"]["code"]) == (403, "PERMISSION_DENIED")
-    status, answer = await _post(server, "/v1/jobs", json.dumps({**body, "params": {
-        "room": "kitchen"}}), narrow)  # fmt: skip
+    status, answer = await _post(
+        server, "/v1/jobs", json.dumps({**body, "params": {"room": "kitchen"}}), narrow
+    )
     assert status == 202, answer
     assert (answer["tool"], answer["agent_id"]) == ("home:lamp_on", "kitchen")
 
 
 async def test_request_ids_are_per_agent(server: BridgeServer) -> None:
-    body = json.dumps({"tool": "home:lamp_on", "params": {"room": "hall"}, "id": "req-1",
-                       "timestamp": time.time()})  # fmt: skip
+    body = json.dumps(
+        {
+            "tool": "home:lamp_on",
+            "params": {"room": "hall"},
+            "id": "req-1",
+            "timestamp": time.time(),
+        }
+    )
     alice = service_token(server.service, "alice", ("home:*",))
     bob = service_token(server.service, "bob", ("home:*",))
     assert (await _post(server, "/v1/invoke", body, alice))[0] == 200
@@ -190,8 +252,9 @@ async def test_event_socket_closes_when_its_token_expires(server: BridgeServer) 
 async def test_openapi_shows_only_reachable_routes(server: BridgeServer) -> None:
     async def paths(perms: tuple[str, ...]) -> dict[str, set[str]]:
         token = service_token(server.service, "reader", perms)
-        async with server.client.get(server.url + "/v1/openapi.json",
-                                     headers=bearer(token)) as resp:  # fmt: skip
+        async with server.client.get(
+            server.url + "/v1/openapi.json", headers=bearer(token)
+        ) as resp:
             doc = await resp.json()
         return {p: set(ops) for p, ops in doc["paths"].items()}
 
@@ -199,27 +262,44 @@ async def test_openapi_shows_only_reachable_routes(server: BridgeServer) -> None
     assert everything["/v1/approvals"] == {"get"}
     assert everything["/v1/devices/{device}"] == {"patch", "delete"}
     kitchen = await paths(("home:control:kitchen",))
-    hidden = {"/v1/approvals", "/v1/approvals/{approval_id}", "/v1/devices",
-              "/v1/devices/commission", "/v1/devices/{device}", "/v1/rooms",
-              "/v1/rooms/{room}", "/v1/tokens", "/v1/tokens/{token_id}", "/v1/mesh/trust",
-              "/v1/mesh/trust/{entry}", "/v1/mesh/peers", "/v1/mesh/tools"}  # fmt: skip
+    hidden = {
+        "/v1/approvals",
+        "/v1/approvals/{approval_id}",
+        "/v1/devices",
+        "/v1/devices/commission",
+        "/v1/devices/{device}",
+        "/v1/rooms",
+        "/v1/rooms/{room}",
+        "/v1/tokens",
+        "/v1/tokens/{token_id}",
+        "/v1/mesh/trust",
+        "/v1/mesh/trust/{entry}",
+        "/v1/mesh/peers",
+        "/v1/mesh/tools",
+    }
     assert set(everything) - set(kitchen) == hidden
     lamp_admin = await paths(("device:manage:lamp_1",))
-    assert set(everything) - set(lamp_admin) == hidden - {"/v1/devices/{device}",
-                                                          "/v1/rooms/{room}"}  # fmt: skip
+    assert set(everything) - set(lamp_admin) == hidden - {
+        "/v1/devices/{device}",
+        "/v1/rooms/{room}",
+    }
 
 
 async def test_a_result_encoded_once_reads_back_exactly(server: BridgeServer) -> None:
     """The invoke answer splices the invoker's JSON of the result: same document."""
     token = service_token(server.service, "echoer", ("*",))
     tricky = {"text": 'a"result":null,"x', "nested": {"result": None, "é": [1.5, "\\\\"]}}
-    async with server.client.post(server.url + "/v1/invoke", headers=bearer(token),
-                                  json={"tool": "core:store_data",
-                                        "params": {"key": "k1", "value": tricky}}) as resp:
+    async with server.client.post(
+        server.url + "/v1/invoke",
+        headers=bearer(token),
+        json={"tool": "core:store_data", "params": {"key": "k1", "value": tricky}},
+    ) as resp:
         assert resp.status == 200, await resp.text()
-    async with server.client.post(server.url + "/v1/invoke", headers=bearer(token),
-                                  json={"tool": "core:get_data",
-                                        "params": {"key": "k1"}}) as resp:
+    async with server.client.post(
+        server.url + "/v1/invoke",
+        headers=bearer(token),
+        json={"tool": "core:get_data", "params": {"key": "k1"}},
+    ) as resp:
         body = await resp.json()
     assert resp.status == 200, body
     assert body["result"]["value"] == tricky
@@ -235,13 +315,18 @@ async def test_a_result_with_nan_is_still_valid_json(server: BridgeServer) -> No
         return {"reading": float("nan"), "peak": float("inf"), "label": "NaN"}
 
     server.service.registry.register(
-        ToolDefinition(name="odd_reading", namespace="test", description="NaN reading",
-                       parameters={"type": "object", "properties": {}}),
+        ToolDefinition(
+            name="odd_reading",
+            namespace="test",
+            description="NaN reading",
+            parameters={"type": "object", "properties": {}},
+        ),
         odd,  # type: ignore[arg-type]
-    )  # fmt: skip
+    )
     token = service_token(server.service, "reader", ("*",))
-    async with server.client.post(server.url + "/v1/invoke", headers=bearer(token),
-                                  json={"tool": "test:odd_reading"}) as resp:
+    async with server.client.post(
+        server.url + "/v1/invoke", headers=bearer(token), json={"tool": "test:odd_reading"}
+    ) as resp:
         raw = await resp.read()
     body = json.loads(raw, parse_constant=lambda name: pytest.fail(f"bare {name}"))
     assert body["result"] == {"reading": None, "peak": None, "label": "NaN"}

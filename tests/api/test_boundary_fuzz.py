@@ -61,11 +61,35 @@ CONSOLE_PREFIX = "/console/"
 MATTER_ROUTES = ("/v1/devices", "/v1/rooms", "/v1/intents/handle")
 
 HOSTILE_STRINGS = [
-    "\ud800", "a\udeadb", "\udfff", "", " ", "x" * 5000, "\u0000", "../../etc/passwd",
-    "core:store_data", "fuzz:echo", "%ff", "\u202e", "é中🙂", "null", "1e30", "{{device_id}}",
-]  # fmt: skip
-HOSTILE_NUMBERS = ["NaN", "Infinity", "-Infinity", "1e999", "-1e999", "1e30", "9" * 400,
-                   "-0", "1e-400", "12345678901234567890123"]  # fmt: skip
+    "\ud800",
+    "a\udeadb",
+    "\udfff",
+    "",
+    " ",
+    "x" * 5000,
+    "\u0000",
+    "../../etc/passwd",
+    "core:store_data",
+    "fuzz:echo",
+    "%ff",
+    "\u202e",
+    "é中🙂",
+    "null",
+    "1e30",
+    "{{device_id}}",
+]
+HOSTILE_NUMBERS = [
+    "NaN",
+    "Infinity",
+    "-Infinity",
+    "1e999",
+    "-1e999",
+    "1e30",
+    "9" * 400,
+    "-0",
+    "1e-400",
+    "12345678901234567890123",
+]
 
 
 @dataclass
@@ -105,15 +129,26 @@ async def live(tmp_path: Path) -> AsyncIterator[Live]:
     )
     service = BridgeService(config, enable_matter=False)
     await service.start()
-    schema = {"type": "object", "properties": {"n": {"type": "integer", "maximum": 10},
-                                               "s": {"type": "string", "maxLength": 8}},
-              "required": ["n"], "additionalProperties": False}  # fmt: skip
+    schema = {
+        "type": "object",
+        "properties": {
+            "n": {"type": "integer", "maximum": 10},
+            "s": {"type": "string", "maxLength": 8},
+        },
+        "required": ["n"],
+        "additionalProperties": False,
+    }
     service.registry.register(
-        ToolDefinition(name="echo", namespace="fuzz", description="Echo", parameters=schema,
-                       requires=Requires(permissions=("fuzz:run:{s}",)),
-                       execution=Execution(async_allowed=True)),
+        ToolDefinition(
+            name="echo",
+            namespace="fuzz",
+            description="Echo",
+            parameters=schema,
+            requires=Requires(permissions=("fuzz:run:{s}",)),
+            execution=Execution(async_allowed=True),
+        ),
         _echo,
-    )  # fmt: skip
+    )
     await service.start_api("127.0.0.1", port)
     url = f"http://127.0.0.1:{port}"
     tokens = {
@@ -124,8 +159,7 @@ async def live(tmp_path: Path) -> AsyncIterator[Live]:
     wyoming = WyomingIntentServer(http_speaker(url, tokens["star"], timeout_s=10), port=0)
     wyoming_port = await wyoming.start()
     try:
-        yield Live(service=service, url=url, port=port, wyoming_port=wyoming_port,
-                   tokens=tokens)  # fmt: skip
+        yield Live(service=service, url=url, port=port, wyoming_port=wyoming_port, tokens=tokens)
     finally:
         await wyoming.stop()
         await service.stop_api()
@@ -145,8 +179,10 @@ class Gen:
         r = self.r
         if r.random() < 0.5:
             return r.choice(HOSTILE_STRINGS)
-        return "".join(chr(r.choice([r.randint(32, 126), r.randint(0xA0, 0x2FFF)]))
-                       for _ in range(r.randint(0, 12)))  # fmt: skip
+        return "".join(
+            chr(r.choice([r.randint(32, 126), r.randint(0xA0, 0x2FFF)]))
+            for _ in range(r.randint(0, 12))
+        )
 
     def value(self, depth: int = 0) -> str:
         """Return JSON-ish text: mostly valid, sometimes NaN, surrogates, deep or huge."""
@@ -175,17 +211,30 @@ class Gen:
 
     def invoke_body(self) -> str:
         r = self.r
-        fields = [f'"tool":{r.choice([json.dumps("fuzz:echo"), json.dumps("core:store_data"),
-                                      self.value(2)])}']  # fmt: skip
-        for name in ("params", "idempotency_key", "context", "routing", "id", "timestamp",
-                     "version"):  # fmt: skip
+        fields = [
+            f'"tool":{
+                r.choice([json.dumps("fuzz:echo"), json.dumps("core:store_data"), self.value(2)])
+            }'
+        ]
+        for name in (
+            "params",
+            "idempotency_key",
+            "context",
+            "routing",
+            "id",
+            "timestamp",
+            "version",
+        ):
             if r.random() < 0.4:
                 if name == "context":
-                    inner = f'{{"trace_id":{json.dumps(self.string())},' \
-                            f'"session_id":{self.value(3)}}}'
+                    inner = (
+                        f'{{"trace_id":{json.dumps(self.string())},"session_id":{self.value(3)}}}'
+                    )
                 elif name == "params" and r.random() < 0.5:
-                    inner = f'{{"key":"k{r.randint(0, 9)}","value":{self.value(1)},' \
-                            f'"ttl_seconds":{r.choice(["1e30", "1e400", "-1", "3", "NaN"])}}}'
+                    inner = (
+                        f'{{"key":"k{r.randint(0, 9)}","value":{self.value(1)},'
+                        f'"ttl_seconds":{r.choice(["1e30", "1e400", "-1", "3", "NaN"])}}}'
+                    )
                 else:
                     inner = self.value(1)
                 fields.append(f'"{name}":{inner}')
@@ -194,38 +243,58 @@ class Gen:
     def envelope(self) -> str:
         r = self.r
         ts = r.choice(["NaN", "Infinity", "1e308", str(time.time()), '"x"', "null"])
-        return (f'{{"type":"mesh_envelope","kind":{json.dumps(r.choice(["push", "gossip",
-                "invoke", "x"]))},"from":{json.dumps(self.string())},"to":"","nonce":'
-                f'{json.dumps(self.string())},"timestamp":{ts},"node_name":"n",'
-                f'"public_key":"AAAA","body":{self.value(1)},"signature":"AAAA"}}')  # fmt: skip
+        return (
+            f'{{"type":"mesh_envelope","kind":{
+                json.dumps(r.choice(["push", "gossip", "invoke", "x"]))
+            },"from":{json.dumps(self.string())},"to":"","nonce":'
+            f'{json.dumps(self.string())},"timestamp":{ts},"node_name":"n",'
+            f'"public_key":"AAAA","body":{self.value(1)},"signature":"AAAA"}}'
+        )
 
     def rule_body(self) -> str:
         """Return a rule-shaped document with hostile parts (issue 32's routes)."""
         r = self.r
         hostile = self.value(2)
-        rule_id = r.choice([json.dumps(f"fz{r.randint(0, 10**6)}"), json.dumps(self.string()),
-                            self.value(3)])  # fmt: skip
-        zone = r.choice([json.dumps(self.string()), '"Europe/Berlin"', '"../../etc/passwd"',
-                         '"UTC\\u0000"', hostile])  # fmt: skip
-        trigger = r.choice([
-            f'{{"type":"tool_call","tool":{r.choice([json.dumps("fuzz:echo"), hostile])}}}',
-            f'{{"type":"time","at":{r.choice([json.dumps("07:30"), hostile])},"timezone":{zone}}}',
-            f'{{"type":"sun","event":"sunset","latitude":{r.choice(HOSTILE_NUMBERS)},'
-            f'"longitude":{self.value(3)},"offset_min":{self.value(3)}}}',
-            f'{{"type":"state","device_id":{json.dumps(self.string())},"path":"1/6/0",'
-            f'"for_s":{r.choice(HOSTILE_NUMBERS)},"equals":{self.value(1)}}}',
-            f'{{"type":"presence","person":{json.dumps(self.string())},"home":{hostile}}}',
-        ])  # fmt: skip
-        action = r.choice([
-            f'{{"type":"call","tool":"fuzz:echo","params":{self.value(1)}}}',
-            f'{{"type":"delay","seconds":{r.choice(HOSTILE_NUMBERS)}}}',
-            f'{{"type":"notify","url":{json.dumps(self.string())},"message":{hostile}}}',
-        ])  # fmt: skip
+        rule_id = r.choice(
+            [json.dumps(f"fz{r.randint(0, 10**6)}"), json.dumps(self.string()), self.value(3)]
+        )
+        zone = r.choice(
+            [
+                json.dumps(self.string()),
+                '"Europe/Berlin"',
+                '"../../etc/passwd"',
+                '"UTC\\u0000"',
+                hostile,
+            ]
+        )
+        trigger = r.choice(
+            [
+                f'{{"type":"tool_call","tool":{r.choice([json.dumps("fuzz:echo"), hostile])}}}',
+                f'{{"type":"time","at":{r.choice([json.dumps("07:30"), hostile])},"timezone":{zone}}}',  # noqa: E501
+                f'{{"type":"sun","event":"sunset","latitude":{r.choice(HOSTILE_NUMBERS)},'
+                f'"longitude":{self.value(3)},"offset_min":{self.value(3)}}}',
+                f'{{"type":"state","device_id":{json.dumps(self.string())},"path":"1/6/0",'
+                f'"for_s":{r.choice(HOSTILE_NUMBERS)},"equals":{self.value(1)}}}',
+                f'{{"type":"presence","person":{json.dumps(self.string())},"home":{hostile}}}',
+            ]
+        )
+        action = r.choice(
+            [
+                f'{{"type":"call","tool":"fuzz:echo","params":{self.value(1)}}}',
+                f'{{"type":"delay","seconds":{r.choice(HOSTILE_NUMBERS)}}}',
+                f'{{"type":"notify","url":{json.dumps(self.string())},"message":{hostile}}}',
+            ]
+        )
         actions = ",".join([action] * r.choice([1, 2, 33]))
-        extra = r.choice(["", f',"permissions":{self.value(2)}',
-                          f',"conditions":[{{"type":"time_window","after":"22:00",'
-                          f'"before":{hostile},"timezone":{zone}}}]',
-                          f',"rate_limit_per_minute":{r.choice(HOSTILE_NUMBERS)}'])  # fmt: skip
+        extra = r.choice(
+            [
+                "",
+                f',"permissions":{self.value(2)}',
+                f',"conditions":[{{"type":"time_window","after":"22:00",'
+                f'"before":{hostile},"timezone":{zone}}}]',
+                f',"rate_limit_per_minute":{r.choice(HOSTILE_NUMBERS)}',
+            ]
+        )
         return f'{{"id":{rule_id},"trigger":{trigger},"actions":[{actions}]{extra}}}'
 
     def body(self, path: str) -> bytes:
@@ -242,9 +311,11 @@ class Gen:
         elif path in ("/v1/invoke", "/v1/jobs", "/v1/toolmanager/execute"):
             text = self.invoke_body() if r.random() < 0.8 else self.value()
         elif path in MCP_PATHS:
-            text = (f'{{"jsonrpc":"2.0","id":{self.value(3)},"method":'
-                    f'{json.dumps(r.choice(["initialize", "tools/list", "tools/call", "x"]))},'
-                    f'"params":{self.value(1)}}}')  # fmt: skip
+            text = (
+                f'{{"jsonrpc":"2.0","id":{self.value(3)},"method":'
+                f"{json.dumps(r.choice(['initialize', 'tools/list', 'tools/call', 'x']))},"
+                f'"params":{self.value(1)}}}'
+            )
         elif path == "/v1/automations":
             text = self.rule_body() if r.random() < 0.8 else self.value()
         elif path == "/v1/intents/handle":
@@ -291,16 +362,23 @@ class Tally:
         self.failures.append(what[:400])
 
 
-async def _http(live: Live, session: aiohttp.ClientSession, gen: Gen, tally: Tally,
-                routes: list[tuple[str, str]], acked: dict[str, tuple[Any, str]],
-                index: int) -> None:  # fmt: skip
+async def _http(
+    live: Live,
+    session: aiohttp.ClientSession,
+    gen: Gen,
+    tally: Tally,
+    routes: list[tuple[str, str]],
+    acked: dict[str, tuple[Any, str]],
+    index: int,
+) -> None:
     r = gen.r
     if index % 25 == 0:  # an acknowledged write to check afterwards
         key = f"fz{index}"
         value = {"i": index, "text": "é中🙂" * (index % 5), "list": [index, None, True]}
         call = {"tool": "core:store_data", "params": {"key": key, "value": value}}
-        async with session.post(live.url + "/v1/invoke", json=call,
-                                headers=bearer(live.tokens["star"])) as resp:  # fmt: skip
+        async with session.post(
+            live.url + "/v1/invoke", json=call, headers=bearer(live.tokens["star"])
+        ) as resp:
             body = await resp.json()
             tally.saw(resp.status)
             if resp.status == 200:
@@ -313,23 +391,33 @@ async def _http(live: Live, session: aiohttp.ClientSession, gen: Gen, tally: Tal
         method = r.choice(["PUT", "PATCH", "OPTIONS", "TRACE", "DELETE"])
     path = gen.fill(template)
     if r.random() < 0.1:
-        path += "?" + r.choice(["limit=x", "q=%ff", "status=bogus", "types=bogus",
-                                "token=" + quote(gen.string().encode("utf-8", "surrogatepass")),
-                                "view=flat&q=a&limit=1000"])  # fmt: skip
+        path += "?" + r.choice(
+            [
+                "limit=x",
+                "q=%ff",
+                "status=bogus",
+                "types=bogus",
+                "token=" + quote(gen.string().encode("utf-8", "surrogatepass")),
+                "view=flat&q=a&limit=1000",
+            ]
+        )
     headers: dict[str, str] = {}
     who = r.choice(["star", "star", "narrow", "nothing", "none", "garbage"])
     if who in live.tokens:
         headers.update(bearer(live.tokens[who]))
     elif who == "garbage":
         headers["Authorization"] = "Bearer " + r.choice(["x", "a.b.c", "e30.e30", "Bearer"])
-    headers["Content-Type"] = r.choice(["application/json"] * 6 + [
-        "text/plain", "application/json; charset=latin-1", "multipart/form-data"])
+    headers["Content-Type"] = r.choice(
+        ["application/json"] * 6
+        + ["text/plain", "application/json; charset=latin-1", "multipart/form-data"]
+    )
     if template in MCP_PATHS:
         headers["Accept"] = "application/json, text/event-stream"
     data = gen.body(template) if method not in ("GET", "HEAD") or r.random() < 0.05 else None
     try:
-        async with session.request(method, live.url + path, data=data, headers=headers,
-                                   allow_redirects=False) as resp:  # fmt: skip
+        async with session.request(
+            method, live.url + path, data=data, headers=headers, allow_redirects=False
+        ) as resp:
             raw = await resp.read()
             tally.saw(resp.status)
             _check_answer(tally, method, template, resp.status, resp.content_type, raw)
@@ -340,13 +428,17 @@ async def _http(live: Live, session: aiohttp.ClientSession, gen: Gen, tally: Tal
         tally.saw(0)
 
 
-def _check_answer(tally: Tally, method: str, template: str, status: int, ctype: str,
-                  raw: bytes) -> None:  # fmt: skip
+def _check_answer(
+    tally: Tally, method: str, template: str, status: int, ctype: str, raw: bytes
+) -> None:
     if b"Traceback" in raw:
         tally.fail(f"{method} {template}: traceback in the response")
     if status >= 500:
-        matter_off = template.startswith(MATTER_ROUTES) and status == 503 and \
-            json.loads(raw)["error"]["code"] == "COMPONENT_UNAVAILABLE"  # fmt: skip
+        matter_off = (
+            template.startswith(MATTER_ROUTES)
+            and status == 503
+            and json.loads(raw)["error"]["code"] == "COMPONENT_UNAVAILABLE"
+        )
         if not matter_off:
             tally.fail(f"{method} {template}: {status} {raw[:300]!r}")
     if template.startswith(CONSOLE_PREFIX) or template == "/":
@@ -373,13 +465,18 @@ async def _websocket(live: Live, session: aiohttp.ClientSession, gen: Gen, tally
     while sent < WS_FRAMES:
         who = gen.r.choice(["star", "narrow", "nothing"])
         big = False
-        async with session.ws_connect(live.url + "/v1/events", autoping=False,
-                                      headers=bearer(live.tokens[who])) as ws:  # fmt: skip
+        async with session.ws_connect(
+            live.url + "/v1/events", autoping=False, headers=bearer(live.tokens[who])
+        ) as ws:
             while sent < WS_FRAMES and not big:
                 roll = gen.r.random()
-                frame: str | bytes = (gen.value() if roll < 0.7 else
-                                      gen.body("/v1/events")[:2000] if roll < 0.9 else
-                                      "x" * 200_000)  # fmt: skip
+                frame: str | bytes = (
+                    gen.value()
+                    if roll < 0.7
+                    else gen.body("/v1/events")[:2000]
+                    if roll < 0.9
+                    else "x" * 200_000
+                )
                 big = len(frame) > MAX_CLIENT_FRAME  # the server closes with 1009
                 if isinstance(frame, str):
                     await ws.send_str(frame)
@@ -393,22 +490,25 @@ async def _websocket(live: Live, session: aiohttp.ClientSession, gen: Gen, tally
                 await ws.ping(marker)
                 answer = await _ws_answer(ws)
                 if (answer.type, answer.data) != (aiohttp.WSMsgType.PONG, marker):
-                    tally.fail(f"/v1/events frame {sent} ({frame[:40]!r}): answered "
-                               f"{answer.type.name} {str(answer.data)[:100]} instead of its pong")
+                    tally.fail(
+                        f"/v1/events frame {sent} ({frame[:40]!r}): answered "
+                        f"{answer.type.name} {str(answer.data)[:100]} instead of its pong"
+                    )
                     return
             if big:  # the server closes with 1009 (message too big); read that close
                 answer = await _ws_answer(ws)
                 if (answer.type, answer.data) != (aiohttp.WSMsgType.CLOSE, 1009):
-                    tally.fail(f"/v1/events oversize frame answered {answer.type.name} "
-                               f"{answer.data!r}, not close 1009")
+                    tally.fail(
+                        f"/v1/events oversize frame answered {answer.type.name} "
+                        f"{answer.data!r}, not close 1009"
+                    )
                 continue
             await ws.close()
             if ws.close_code != 1000:
                 tally.fail(f"/v1/events closed with {ws.close_code}")
 
 
-async def _calls_socket(live: Live, session: aiohttp.ClientSession, gen: Gen,
-                        tally: Tally) -> None:  # fmt: skip
+async def _calls_socket(live: Live, session: aiohttp.ClientSession, gen: Gen, tally: Tally) -> None:
     """Each ``tool_invoke`` frame on the call socket is answered by one ``tool_response``:
     a result, or an error in the JSON error form (a frame too big for the socket closes it
     with 1009, and a new socket is answered again)."""
@@ -438,8 +538,10 @@ async def _calls_socket(live: Live, session: aiohttp.ClientSession, gen: Gen,
                 if "Traceback" in answer.data:
                     tally.fail(f"/v1/calls/ws frame {frame[:60]!r}: traceback")
                 doc = json.loads(answer.data)
-                if doc.get("type") != "tool_response" or (doc["status"] == "error" and set(
-                        doc["error"]) != {"code", "message", "details", "retryable"}):
+                if doc.get("type") != "tool_response" or (
+                    doc["status"] == "error"
+                    and set(doc["error"]) != {"code", "message", "details", "retryable"}
+                ):
                     tally.fail(f"/v1/calls/ws frame {frame[:60]!r} answered {answer.data[:200]}")
                 elif doc["status"] == "error" and doc["error"]["code"] == "INTERNAL":
                     tally.fail(f"/v1/calls/ws frame {frame[:60]!r}: INTERNAL {answer.data[:200]}")
@@ -495,8 +597,9 @@ async def _wyoming(live: Live, gen: Gen, tally: Tally) -> None:
                         _stop(tally, f"wyoming describe answered {answer}")
                     continue
                 if roll < 0.3:
-                    writer.write(b'{"type":"ping-of-another-program","data":{}}\n'
-                                 b'{"type":"describe"}\n')  # fmt: skip
+                    writer.write(
+                        b'{"type":"ping-of-another-program","data":{}}\n{"type":"describe"}\n'
+                    )
                     answer = await _wyoming_answer(reader)
                     if answer is None or answer.type != "info":
                         _stop(tally, f"wyoming unknown event, then describe: answered {answer}")
@@ -505,22 +608,29 @@ async def _wyoming(live: Live, gen: Gen, tally: Tally) -> None:
                     plain = gen.r.random() < 0.5
                     text = json.dumps(gen.string()) if plain else gen.value(3)
                     data = f'{{"text":{text}}}'.encode("utf-8", "surrogatepass")
-                    writer.write(f'{{"type":"transcript","data_length":{len(data)}}}\n'.encode()
-                                 + data)  # fmt: skip
+                    writer.write(
+                        f'{{"type":"transcript","data_length":{len(data)}}}\n'.encode() + data
+                    )
                     answer = await _wyoming_answer(reader)
                     readable = plain and "\\ud" not in text.lower()
                     if answer is None and not readable:
                         closed = True
                         break
-                    if answer is None or answer.type not in ("handled", "not-handled") or \
-                            not isinstance(answer.data.get("text"), str) or \
-                            not answer.data["text"]:  # fmt: skip
+                    if (
+                        answer is None
+                        or answer.type not in ("handled", "not-handled")
+                        or not isinstance(answer.data.get("text"), str)
+                        or not answer.data["text"]
+                    ):
                         _stop(tally, f"wyoming transcript {text[:60]!r} answered {answer}")
                     continue
                 # Unreadable: an oversize data length or a hostile line. Nothing is sent
                 # back and the connection is closed.
-                writer.write(b'{"type":"transcript","data_length":999999999}\n' if roll < 0.7
-                             else b"\xff" + gen.body("/wyoming")[:5000] + b"\n")  # fmt: skip
+                writer.write(
+                    b'{"type":"transcript","data_length":999999999}\n'
+                    if roll < 0.7
+                    else b"\xff" + gen.body("/wyoming")[:5000] + b"\n"
+                )
                 with contextlib.suppress(ConnectionError):
                     await writer.drain()
                 try:
@@ -605,14 +715,19 @@ async def test_ten_thousand_hostile_requests(live: Live) -> None:
         connector = aiohttp.TCPConnector(limit=CONCURRENCY)
         timeout = aiohttp.ClientTimeout(total=60)
         async with aiohttp.ClientSession(connector=connector, timeout=timeout) as session:
-            side = asyncio.gather(_websocket(live, session, Gen(SEED + 1), tally),
-                                  _calls_socket(live, session, Gen(SEED + 4), tally),
-                                  _wyoming(live, Gen(SEED + 2), tally),
-                                  _raw(live, Gen(SEED + 3), tally))  # fmt: skip
+            side = asyncio.gather(
+                _websocket(live, session, Gen(SEED + 1), tally),
+                _calls_socket(live, session, Gen(SEED + 4), tally),
+                _wyoming(live, Gen(SEED + 2), tally),
+                _raw(live, Gen(SEED + 3), tally),
+            )
             for start in range(0, HTTP_REQUESTS, CONCURRENCY * 4):
-                await asyncio.gather(*(
-                    _http(live, session, gen, tally, routes, acked, i)
-                    for i in range(start, min(HTTP_REQUESTS, start + CONCURRENCY * 4))))
+                await asyncio.gather(
+                    *(
+                        _http(live, session, gen, tally, routes, acked, i)
+                        for i in range(start, min(HTTP_REQUESTS, start + CONCURRENCY * 4))
+                    )
+                )
             await side
             took = time.monotonic() - started
 
@@ -620,30 +735,38 @@ async def test_ten_thousand_hostile_requests(live: Live) -> None:
             star = bearer(live.tokens["star"])
             for key, (value, _call_id) in acked.items():
                 call = {"tool": "core:get_data", "params": {"key": key}}
-                async with session.post(live.url + "/v1/invoke", json=call,
-                                        headers=star) as resp:  # fmt: skip
+                async with session.post(live.url + "/v1/invoke", json=call, headers=star) as resp:
                     body = await resp.json()
                     assert resp.status == 200, body
                     assert body["result"]["value"] == value
             runtime = live.service.invocation
             assert runtime is not None
             await runtime.audit.flush()
-            audited = {e.call_id for e in await runtime.audit.query(
-                agent_id="fuzzer", tool="core:store_data@1.0.0", limit=10_000)}
+            audited = {
+                e.call_id
+                for e in await runtime.audit.query(
+                    agent_id="fuzzer", tool="core:store_data@1.0.0", limit=10_000
+                )
+            }
             missing = {c for _, c in acked.values()} - audited
             assert not missing, f"{len(missing)} acknowledged writes have no audit record"
             call = {"tool": "fuzz:echo", "params": {"n": 3, "s": "a"}}
-            async with session.post(live.url + "/v1/invoke", json=call,
-                                    headers=bearer(live.tokens["narrow"])) as resp:  # fmt: skip
+            async with session.post(
+                live.url + "/v1/invoke", json=call, headers=bearer(live.tokens["narrow"])
+            ) as resp:
                 assert (resp.status, (await resp.json())["result"]) == (
-                    200, {"echo": {"n": 3, "s": "a"}})
+                    200,
+                    {"echo": {"n": 3, "s": "a"}},
+                )
             async with session.get(live.url + "/healthz") as resp:
                 assert resp.status == 200
     finally:
         root.removeHandler(tap)
         root.setLevel(old_level)
-    print(f"\n{tally.requests} requests/messages in {took:.1f} s; statuses {tally.by_status}; "
-          f"{len(acked)} acknowledged writes; log {tap.bytes} bytes")
+    print(
+        f"\n{tally.requests} requests/messages in {took:.1f} s; statuses {tally.by_status}; "
+        f"{len(acked)} acknowledged writes; log {tap.bytes} bytes"
+    )
     assert tally.requests >= 10_000
     assert not tally.failures, "\n".join(tally.failures[:20])
     assert not tap.bad, "\n".join(tap.bad[:10])

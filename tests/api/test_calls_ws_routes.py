@@ -37,11 +37,15 @@ async def asleep(params: dict[str, Any], ctx: CallContext) -> Any:
 def server(bridge_server: BridgeServer) -> BridgeServer:
     for name, handler in (("echo", slow_echo), ("asleep", asleep)):
         bridge_server.service.registry.register(
-            ToolDefinition(name=name, namespace="test", description=f"{name} tool",
-                           parameters=PARAMS,
-                           requires=Requires(permissions=("device:control:{device_id}",))),
+            ToolDefinition(
+                name=name,
+                namespace="test",
+                description=f"{name} tool",
+                parameters=PARAMS,
+                requires=Requires(permissions=("device:control:{device_id}",)),
+            ),
             handler,
-        )  # fmt: skip
+        )
     return bridge_server
 
 
@@ -65,8 +69,14 @@ async def test_many_calls_in_flight_answer_in_completion_order(server: BridgeSer
     ws = await channel(server, token)
     # Sent slowest first: the answers come back as each call finishes, fastest first.
     for i, wait in enumerate((300, 200, 100, 0)):
-        await ws.send_json({"type": "tool_invoke", "id": f"c{i}", "tool": "test:echo",
-                            "params": {"device_id": f"lamp-{i}", "wait_ms": wait}})
+        await ws.send_json(
+            {
+                "type": "tool_invoke",
+                "id": f"c{i}",
+                "tool": "test:echo",
+                "params": {"device_id": f"lamp-{i}", "wait_ms": wait},
+            }
+        )
     order: list[str] = []
     async with asyncio.timeout(10):
         while len(order) < 4:
@@ -80,8 +90,9 @@ async def test_many_calls_in_flight_answer_in_completion_order(server: BridgeSer
     # A burst far beyond one call at a time: every one answered exactly once.
     burst = 200
     for i in range(burst):
-        await ws.send_str(json.dumps({"id": f"b{i}", "tool": "echo",
-                                      "params": {"device_id": "lamp-1"}}))  # fmt: skip
+        await ws.send_str(
+            json.dumps({"id": f"b{i}", "tool": "echo", "params": {"device_id": "lamp-1"}})
+        )
     got = await answers(ws, burst)
     assert set(got) == {f"b{i}" for i in range(burst)}
     assert all(d["status"] == "success" for d in got.values())
@@ -105,8 +116,11 @@ async def test_errors_are_the_pipelines_own(server: BridgeServer) -> None:
     }
     assert got["failed"]["error"]["retryable"] is True
     # The same calls over HTTP give the same error codes.
-    async with server.client.post(server.url + "/v1/invoke", headers=bearer(token),
-                                  json={"tool": "echo", "params": {"device_id": "lamp-2"}}) as r:
+    async with server.client.post(
+        server.url + "/v1/invoke",
+        headers=bearer(token),
+        json={"tool": "echo", "params": {"device_id": "lamp-2"}},
+    ) as r:
         assert (await r.json())["error"]["code"] == "PERMISSION_DENIED"
     # Replaying an id inside the window is refused; the channel stays open.
     await ws.send_json({"id": "denied", "tool": "echo", "params": {"device_id": "lamp-1"}})
@@ -125,19 +139,27 @@ async def test_errors_are_the_pipelines_own(server: BridgeServer) -> None:
         ("[1, 2]", "", "at /: [1, 2] is not of type 'object'"),
         ('{"id": "x1"}', "x1", "at /: 'tool' is a required property"),
         ('{"id": "x2", "tool": "echo", "extra": 1}', "x2", "('extra' was unexpected)"),
-        ('{"id": "x3", "type": "tool_response", "tool": "echo"}', "x3",
-         "at /type: 'tool_invoke' was expected"),
-        ('{"id": "x4", "tool": "echo", "params": []}', "x4",
-         "at /params: [] is not of type 'object'"),
+        (
+            '{"id": "x3", "type": "tool_response", "tool": "echo"}',
+            "x3",
+            "at /type: 'tool_invoke' was expected",
+        ),
+        (
+            '{"id": "x4", "tool": "echo", "params": []}',
+            "x4",
+            "at /params: [] is not of type 'object'",
+        ),
         # Refused while parsing: no id can be read back from it.
-        ('{"id": "x5", "tool": "echo", "params": ' + "[" * 40 + "]" * 40 + "}", "",
-         f"message nests deeper than {MAX_DEPTH} levels"),
+        (
+            '{"id": "x5", "tool": "echo", "params": ' + "[" * 40 + "]" * 40 + "}",
+            "",
+            f"message nests deeper than {MAX_DEPTH} levels",
+        ),
         ("[" * 100_000 + "]" * 100_000, "", "message"),
         # The HTTP body rules hold for frames too: no NaN, surrogates or huge integers.
         ('{"id": "x6", "tool": "echo", "params": {"a": NaN}}', "", "NaN is not a JSON number"),
         ('{"id": "x7", "tool": "echo", "params": {"a": "\\ud800"}}', "", "lone UTF-16"),
-        ('{"id": "x8", "tool": "echo", "params": {"a": 1' + "0" * 30 + "}}", "",
-         "integer beyond"),
+        ('{"id": "x8", "tool": "echo", "params": {"a": 1' + "0" * 30 + "}}", "", "integer beyond"),
     ],
 )
 async def test_bad_frames_get_an_invalid_request_answer(
@@ -164,8 +186,9 @@ async def test_a_frame_over_the_size_limit_closes_only_that_socket(server: Bridg
     token = service_token(server.service, "eve", ["device:control:*"])
     ws = await channel(server, token)
     limit = server.service.config.api.max_body_bytes
-    await ws.send_str(json.dumps({"id": "big", "tool": "echo",
-                                  "params": {"device_id": "x" * (limit + 10)}}))  # fmt: skip
+    await ws.send_str(
+        json.dumps({"id": "big", "tool": "echo", "params": {"device_id": "x" * (limit + 10)}})
+    )
     msg = await ws.receive(timeout=10)
     assert msg.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED)
     assert ws.close_code == aiohttp.WSCloseCode.MESSAGE_TOO_BIG
@@ -201,8 +224,9 @@ async def test_an_expired_token_closes_the_open_socket(server: BridgeServer) -> 
     # A call whose message carries a valid token of its own is not affected by the socket's.
     fresh = service_token(server.service, "alice", ["device:control:*"])
     ws = await channel(server, fresh)
-    await ws.send_json({"id": "own", "tool": "echo", "params": {"device_id": "lamp-1"},
-                        "auth": {"token": fresh}})  # fmt: skip
+    await ws.send_json(
+        {"id": "own", "tool": "echo", "params": {"device_id": "lamp-1"}, "auth": {"token": fresh}}
+    )
     assert (await answers(ws, 1))["own"]["status"] == "success"
     await ws.close()
 

@@ -73,26 +73,30 @@ def token(service: BridgeService, agent: str) -> str:
     return service_token(service, agent, ("ui:*",))
 
 
-async def invoke(server: BridgeServer, tok: str, tool: str, params: dict[str, Any],
-                 session: str | None = None) -> tuple[int, Any]:  # fmt: skip
+async def invoke(
+    server: BridgeServer, tok: str, tool: str, params: dict[str, Any], session: str | None = None
+) -> tuple[int, Any]:
     body: dict[str, Any] = {"tool": tool, "params": params}
     if session is not None:
         body["context"] = {"session_id": session}
-    async with server.client.post(f"{server.url}/v1/invoke", json=body,
-                                  headers=bearer(tok)) as resp:  # fmt: skip
+    async with server.client.post(
+        f"{server.url}/v1/invoke", json=body, headers=bearer(tok)
+    ) as resp:
         return resp.status, await resp.json()
 
 
 async def post_result(server: BridgeServer, tok: str, call_id: str, body: Any) -> tuple[int, Any]:
-    async with server.client.post(f"{server.url}/v1/tool-results/{call_id}", json=body,
-                                  headers=bearer(tok)) as resp:  # fmt: skip
+    async with server.client.post(
+        f"{server.url}/v1/tool-results/{call_id}", json=body, headers=bearer(tok)
+    ) as resp:
         return resp.status, await resp.json()
 
 
 async def socket(server: BridgeServer, tok: str, session: str | None = None) -> Any:
     query = "types=tool_use" + (f"&session={session}" if session else "")
     return await server.client.ws_connect(
-        f"{server.url.replace('http', 'ws')}/v1/events?{query}", headers=bearer(tok))
+        f"{server.url.replace('http', 'ws')}/v1/events?{query}", headers=bearer(tok)
+    )
 
 
 async def next_tool_use(ws: Any, timeout_s: float = 5.0) -> dict[str, Any]:
@@ -122,9 +126,12 @@ async def test_blocking_call_gets_the_clients_result(server: BridgeServer) -> No
     call = asyncio.create_task(invoke(server, a, "ui:ask_user", {"question": "Lights off?"}))
     use = await next_tool_use(ws_a)
     assert {k: use[k] for k in ("tool", "params", "agentId", "requiresResponse", "timeoutMs")} == {
-        "tool": "ui:ask_user@1.0.0", "params": {"question": "Lights off?"},
-        "agentId": "agent-a", "requiresResponse": True, "timeoutMs": 1500,
-    }  # fmt: skip
+        "tool": "ui:ask_user@1.0.0",
+        "params": {"question": "Lights off?"},
+        "agentId": "agent-a",
+        "requiresResponse": True,
+        "timeoutMs": 1500,
+    }
     call_id = use["toolCallId"]
     # Another agent may not answer, and an off-schema answer is refused; the call waits on.
     status, body = await post_result(server, b, call_id, {"result": {"answer": "no"}})
@@ -141,7 +148,10 @@ async def test_blocking_call_gets_the_clients_result(server: BridgeServer) -> No
     # A second answer is a duplicate; the other agent's socket never saw the tool_use.
     status, body = await post_result(server, a, call_id, {"result": {"answer": "again"}})
     assert (status, body["error"]["code"], body["error"]["details"]["reason"]) == (
-        409, "CONFLICT", "duplicate")
+        409,
+        "CONFLICT",
+        "duplicate",
+    )
     await nothing_arrives(ws_b)
     await ws_a.close()
     await ws_b.close()
@@ -152,8 +162,9 @@ async def test_client_error_fails_the_call(server: BridgeServer) -> None:
     ws = await socket(server, a)
     call = asyncio.create_task(invoke(server, a, "ui:ask_user", {"question": "?"}))
     use = await next_tool_use(ws)
-    status, _ = await post_result(server, a, use["toolCallId"],
-                                  {"error": {"code": "DISMISSED", "message": "user closed it"}})
+    status, _ = await post_result(
+        server, a, use["toolCallId"], {"error": {"code": "DISMISSED", "message": "user closed it"}}
+    )
     assert status == 202
     status, response = await call
     assert response["error"]["code"] == "TOOL_FAILED"
@@ -173,7 +184,10 @@ async def test_blocking_call_times_out_and_a_late_result_is_refused(server: Brid
     assert 1.4 < time.monotonic() - started < 5.0
     status, body = await post_result(server, a, use["toolCallId"], {"result": {"answer": "yes"}})
     assert (status, body["error"]["code"], body["error"]["details"]["reason"]) == (
-        409, "CONFLICT", "late")
+        409,
+        "CONFLICT",
+        "late",
+    )
     await ws.close()
 
 
@@ -199,7 +213,11 @@ async def test_non_blocking_call_returns_its_default_at_once(server: BridgeServe
     assert (status, response["result"]) == (200, {"shown": True})
     use = await next_tool_use(ws)
     assert (use["tool"], use["params"], use["sessionId"], use["requiresResponse"]) == (
-        "ui:show_card@1.0.0", {"title": "Hi"}, "s1", False)
+        "ui:show_card@1.0.0",
+        {"title": "Hi"},
+        "s1",
+        False,
+    )
     await nothing_arrives(other_session)
     await ws.close()
     await other_session.close()
@@ -209,12 +227,18 @@ async def test_bad_results_and_permissions(server: BridgeServer) -> None:
     a = token(server.service, "agent-a")
     status, body = await post_result(server, a, "no-such-call", {"result": 1})
     assert (status, body["error"]["code"]) == (404, "NOT_FOUND")
-    for bad in ({}, {"result": 1, "error": {"message": "x"}}, {"answer": 1}, [1],
-                {"error": "broken"}):  # fmt: skip
+    for bad in (
+        {},
+        {"result": 1, "error": {"message": "x"}},
+        {"answer": 1},
+        [1],
+        {"error": "broken"},
+    ):
         status, body = await post_result(server, a, "no-such-call", bad)
         assert (status, body["error"]["code"]) == (400, "INVALID_REQUEST"), bad
-    async with server.client.post(f"{server.url}/v1/tool-results/x", data=b"\xff{",
-                                  headers=bearer(a)) as resp:  # fmt: skip
+    async with server.client.post(
+        f"{server.url}/v1/tool-results/x", data=b"\xff{", headers=bearer(a)
+    ) as resp:
         assert resp.status == 400
     status, body = await post_result(server, "not-a-token", "x", {"result": 1})
     assert (status, body["error"]["code"]) == (401, "UNAUTHENTICATED")

@@ -49,16 +49,20 @@ OFF_PARTS: dict[tuple[str, str], tuple[Any, str]] = {
 
 
 def _config(tmp: Path) -> BridgeConfig:
-    return BridgeConfig(state_dir=tmp / "state", api=ApiConfig(host="127.0.0.1", port=0),
-                        matter=replace(MatterConfig(), enabled=False))  # fmt: skip
+    return BridgeConfig(
+        state_dir=tmp / "state",
+        api=ApiConfig(host="127.0.0.1", port=0),
+        matter=replace(MatterConfig(), enabled=False),
+    )
 
 
 def _filled(path: str) -> str:
     return path.replace("{", "x").replace("}", "")
 
 
-async def _ask(session: aiohttp.ClientSession, url: str, method: str, token: str,
-               body: Any) -> tuple[int, Any]:  # fmt: skip
+async def _ask(
+    session: aiohttp.ClientSession, url: str, method: str, token: str, body: Any
+) -> tuple[int, Any]:
     async with session.request(method, url, headers=bearer(token), json=body) as resp:
         return resp.status, await resp.json(content_type=None)
 
@@ -82,17 +86,34 @@ async def test_every_route_of_a_bridge_without_its_pipeline_says_so(
         for method, path in operations:
             if (method, path) in PUBLIC_ROUTES or path.startswith("/console") or path == "/":
                 continue
-            status, answer = await _ask(session, f"http://127.0.0.1:{port}{_filled(path)}",
-                                        method, "any.token.at-all", {})  # fmt: skip
-            part = ("mesh" if (method, path) in NODE_SIGNED_ROUTES and path != "/v1/mesh/invoke"
-                    else "invocation")  # fmt: skip
+            status, answer = await _ask(
+                session, f"http://127.0.0.1:{port}{_filled(path)}", method, "any.token.at-all", {}
+            )
+            part = (
+                "mesh"
+                if (method, path) in NODE_SIGNED_ROUTES and path != "/v1/mesh/invoke"
+                else "invocation"
+            )
             assert (status, answer["error"]["code"], answer["error"]["details"]) == (
-                503, "COMPONENT_UNAVAILABLE", {"component": part}), (method, path)
+                503,
+                "COMPONENT_UNAVAILABLE",
+                {"component": part},
+            ), (method, path)
             assert answer["error"]["retryable"] is False
             asked.add(path)
-        assert {"/v1/invoke", "/v1/jobs", "/v1/calls/ws", "/v1/tokens", "/v1/events", "/mcp",
-                "/v1/automations", "/v1/devices", "/v1/intents/handle", "/v1/mesh/invoke",
-                "/v1/mesh/push"} <= asked  # fmt: skip
+        assert {
+            "/v1/invoke",
+            "/v1/jobs",
+            "/v1/calls/ws",
+            "/v1/tokens",
+            "/v1/events",
+            "/mcp",
+            "/v1/automations",
+            "/v1/devices",
+            "/v1/intents/handle",
+            "/v1/mesh/invoke",
+            "/v1/mesh/push",
+        } <= asked
     finally:
         await service.stop_api()
 
@@ -106,13 +127,18 @@ async def test_routes_of_parts_that_are_off_say_which(
     try:
         token = service_token(service, "admin", ("*",))
         for (method, path), (body, part) in OFF_PARTS.items():
-            status, answer = await _ask(session, f"http://127.0.0.1:{port}{path}", method,
-                                        token, body)  # fmt: skip
+            status, answer = await _ask(
+                session, f"http://127.0.0.1:{port}{path}", method, token, body
+            )
             assert (status, answer["error"]["code"], answer["error"]["details"]) == (
-                503, "COMPONENT_UNAVAILABLE", {"component": part}), (method, path)
+                503,
+                "COMPONENT_UNAVAILABLE",
+                {"component": part},
+            ), (method, path)
         # A malformed body is still the caller's fault first, whether the part runs or not.
-        status, answer = await _ask(session, f"http://127.0.0.1:{port}/v1/intents/handle",
-                                    "POST", token, {"text": 5})  # fmt: skip
+        status, answer = await _ask(
+            session, f"http://127.0.0.1:{port}/v1/intents/handle", "POST", token, {"text": 5}
+        )
         assert (status, answer["error"]["code"]) == (400, "INVALID_PARAMS")
     finally:
         await service.stop_api()
@@ -131,6 +157,11 @@ async def test_mcp_without_its_pipeline_says_so() -> None:
         finally:
             await service.stop()
     assert result.is_error
-    assert result.structured_content == {"error": {
-        "code": "COMPONENT_UNAVAILABLE", "message": "invocation is not running on this node",
-        "details": {"component": "invocation"}, "retryable": False}}  # fmt: skip
+    assert result.structured_content == {
+        "error": {
+            "code": "COMPONENT_UNAVAILABLE",
+            "message": "invocation is not running on this node",
+            "details": {"component": "invocation"},
+            "retryable": False,
+        }
+    }

@@ -42,8 +42,12 @@ def bridge_config(tmp_path: Path) -> BridgeConfig:
     """A bridge with short head and idle timeouts."""
     return BridgeConfig(
         state_dir=tmp_path / "state",
-        api=ApiConfig(host="127.0.0.1", port=0, header_timeout_s=HEADER_TIMEOUT_S,
-                      idle_timeout_s=IDLE_TIMEOUT_S),
+        api=ApiConfig(
+            host="127.0.0.1",
+            port=0,
+            header_timeout_s=HEADER_TIMEOUT_S,
+            idle_timeout_s=IDLE_TIMEOUT_S,
+        ),
         matter=replace(MatterConfig(), enabled=False),
     )
 
@@ -79,8 +83,9 @@ async def _timed(server: BridgeServer, token: str) -> tuple[float, float, Any]:
         assert (await resp.json())["status"] in ("ok", "degraded")
     t1 = time.perf_counter()
     call = {"tool": "core:store_data", "params": {"key": "slowloris", "value": {"n": 1}}}
-    async with server.client.post(server.url + "/v1/invoke", json=call,
-                                  headers=bearer(token)) as resp:  # fmt: skip
+    async with server.client.post(
+        server.url + "/v1/invoke", json=call, headers=bearer(token)
+    ) as resp:
         body = await resp.json()
         assert resp.status == 200, body
     t2 = time.perf_counter()
@@ -126,10 +131,13 @@ async def test_slow_and_idle_sockets_do_not_starve_real_ones(
     base_health, base_invoke = await _samples(bridge_server, token)
     idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
     for start in range(0, IDLE, 250):
-        idle += await asyncio.gather(*(asyncio.open_connection("127.0.0.1", port)
-                                       for _ in range(start, min(IDLE, start + 250))))  # fmt: skip
-    slow = await asyncio.gather(*(asyncio.open_connection("127.0.0.1", port)
-                                  for _ in range(SLOW)))  # fmt: skip
+        idle += await asyncio.gather(
+            *(
+                asyncio.open_connection("127.0.0.1", port)
+                for _ in range(start, min(IDLE, start + 250))
+            )
+        )
+    slow = await asyncio.gather(*(asyncio.open_connection("127.0.0.1", port) for _ in range(SLOW)))
     stop = asyncio.Event()
     dripping_since = time.monotonic()
     drips = [asyncio.create_task(_drip(w, stop)) for _, w in slow]
@@ -145,10 +153,12 @@ async def test_slow_and_idle_sockets_do_not_starve_real_ones(
     stop.set()
     await asyncio.gather(*drips)
     dripped_s = time.monotonic() - dripping_since
-    print(f"\nbaseline: /healthz {base_health * 1000:.1f} ms, invoke {base_invoke * 1000:.1f} ms;"
-          f" with {open_now} connections open ({SLOW} slow, {IDLE} idle): "
-          f"/healthz {health_s * 1000:.1f} ms, invoke {invoke_s * 1000:.1f} ms (medians of "
-          f"{SAMPLES}); dripped {dripped_s:.1f} s")
+    print(
+        f"\nbaseline: /healthz {base_health * 1000:.1f} ms, invoke {base_invoke * 1000:.1f} ms;"
+        f" with {open_now} connections open ({SLOW} slow, {IDLE} idle): "
+        f"/healthz {health_s * 1000:.1f} ms, invoke {invoke_s * 1000:.1f} ms (medians of "
+        f"{SAMPLES}); dripped {dripped_s:.1f} s"
+    )
     # Not starved: a starved call waits for the slow heads' timeout (HEADER_TIMEOUT_S).
     # Bound: the baseline times STARVE_FACTOR plus STARVE_SLACK_S of CI headroom.
     assert health_s < STARVE_FACTOR * base_health + STARVE_SLACK_S, (health_s, base_health)
@@ -172,8 +182,10 @@ async def test_slow_and_idle_sockets_do_not_starve_real_ones(
     # The real client's own keep-alive socket may still be open; nothing else is.
     assert len(server.connections) <= 1
     health_s, invoke_s, _ = await _timed(bridge_server, token)
-    print(f"after they were closed: /healthz {health_s * 1000:.1f} ms, "
-          f"invoke {invoke_s * 1000:.1f} ms")
+    print(
+        f"after they were closed: /healthz {health_s * 1000:.1f} ms, "
+        f"invoke {invoke_s * 1000:.1f} ms"
+    )
 
 
 async def test_connections_beyond_the_cap_get_503_json(tmp_path: Path) -> None:

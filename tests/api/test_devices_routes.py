@@ -52,8 +52,9 @@ class Running:
         return device
 
     def token(self, *permissions: str) -> str:
-        return issue_token(self.key, agent_id="rename-tests", permissions=list(permissions),
-                           ttl_s=600)  # fmt: skip
+        return issue_token(
+            self.key, agent_id="rename-tests", permissions=list(permissions), ttl_s=600
+        )
 
 
 @pytest.fixture
@@ -110,9 +111,13 @@ async def test_patch_renames_live_and_persists(bridge: Running) -> None:
     status, body = await patch(url, bridge.token("device:control:*"), {"name": "Porch Light"})
     assert (status, body["error"]["code"]) == (403, "PERMISSION_DENIED")
     assert body["error"]["details"] == {"required": f"device:manage:{dev_id}"}
-    for bad, field in (({"name": "Porch", "colour": "red"}, "fields"), ({}, None),
-                       ({"name": "  "}, "field"), ({"room": 7}, "field"),
-                       ({"name": "x" * 65}, "field")):  # fmt: skip
+    for bad, field in (
+        ({"name": "Porch", "colour": "red"}, "fields"),
+        ({}, None),
+        ({"name": "  "}, "field"),
+        ({"room": 7}, "field"),
+        ({"name": "x" * 65}, "field"),
+    ):
         status, body = await patch(url, manage, bad)
         assert (status, body["error"]["code"]) == (400, "INVALID_PARAMS"), bad
         if field is not None:
@@ -125,15 +130,18 @@ async def test_patch_renames_live_and_persists(bridge: Running) -> None:
     assert status == 200, body
     new = [t.replace(slug, "porch_light") for t in old]
     assert (body["device"]["name"], body["device"]["room"], body["device"]["slug"]) == (
-        "Porch Light", "Porch", "porch_light")
-    assert (body["device"]["tools"], body["added_tools"], body["removed_tools"]) == (
-        new, new, old)
+        "Porch Light",
+        "Porch",
+        "porch_light",
+    )
+    assert (body["device"]["tools"], body["added_tools"], body["removed_tools"]) == (new, new, old)
     changes = drain(sub)
     assert sorted(i for a, i in changes if a == "removed") == [f"matter:{t}@1.0.0" for t in old]
     # The room gets its room tools too (on/off, and brightness, which switches this light).
     room_tools = ["room_porch_lights_brightness", "room_porch_lights_off", "room_porch_lights_on"]
     assert sorted(i for a, i in changes if a == "added") == [
-        f"matter:{t}@1.0.0" for t in sorted([*new, *room_tools])]
+        f"matter:{t}@1.0.0" for t in sorted([*new, *room_tools])
+    ]
     registry = bridge.service.registry
     assert registry.get(f"matter:{slug}_on@1.0.0") is None
     on = registry.get("matter:porch_light_on@1.0.0")
@@ -149,7 +157,10 @@ async def test_patch_renames_live_and_persists(bridge: Running) -> None:
     status, body = await patch(f"{bridge.url}/v1/devices/{dev_id}", manage, {"room": None})
     assert status == 200, body
     assert (body["device"]["name"], body["device"]["room"], body["added_tools"]) == (
-        "Porch Light", None, [])
+        "Porch Light",
+        None,
+        [],
+    )
     stored = await DeviceNameStore(bridge.service.db).load()
     assert (stored[dev_id].name, stored[dev_id].room) == ("Porch Light", None)
     bridge.service.events.unsubscribe(sub)
@@ -164,16 +175,29 @@ async def test_cli_rename_uses_the_running_bridge_then_the_database(
     device = bridge.device()
     dev_id, slug = device["id"], device["slug"]
     monkeypatch.setenv("ATMOSPHERE_BRIDGE_TOKEN", bridge.token("device:manage:*"))
-    args = ["devices", "--state-dir", str(state_dir), "rename", slug, "Desk Light",
-            "--room", "Office"]  # fmt: skip
+    args = [
+        "devices",
+        "--state-dir",
+        str(state_dir),
+        "rename",
+        slug,
+        "Desk Light",
+        "--room",
+        "Office",
+    ]
     assert await asyncio.to_thread(main, args) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0] == f'device {dev_id} is now "Desk Light" in Office (live on {bridge.url})'
     assert out[1:] == [
-        f"  - {slug}_off", f"  - {slug}_on", f"  - {slug}_state", f"  - {slug}_toggle",
-        "  + desk_light_off", "  + desk_light_on",
-        "  + desk_light_state", "  + desk_light_toggle",
-    ]  # fmt: skip
+        f"  - {slug}_off",
+        f"  - {slug}_on",
+        f"  - {slug}_state",
+        f"  - {slug}_toggle",
+        "  + desk_light_off",
+        "  + desk_light_on",
+        "  + desk_light_state",
+        "  + desk_light_toggle",
+    ]
     assert bridge.service.registry.get("matter:desk_light_on@1.0.0") is not None
     # A bad token is the bridge's answer, not a silent database write.
     monkeypatch.setenv("ATMOSPHERE_BRIDGE_TOKEN", bridge.token("device:read:*"))
@@ -196,4 +220,7 @@ async def test_cli_rename_uses_the_running_bridge_then_the_database(
     finally:
         db.close()
     assert (stored[dev_id].name, stored[dev_id].room, stored[dev_id].slug) == (
-        "Hall Light", "Office", None)
+        "Hall Light",
+        "Office",
+        None,
+    )

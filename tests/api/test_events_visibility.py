@@ -19,8 +19,12 @@ async def _ok(params: dict[str, object], ctx: object) -> dict[str, object]:
 
 
 def _tool(name: str, permission: str) -> ToolDefinition:
-    return ToolDefinition(name=name, namespace="test", description=f"The {name} tool",
-                          requires=Requires(permissions=(permission,)))  # fmt: skip
+    return ToolDefinition(
+        name=name,
+        namespace="test",
+        description=f"The {name} tool",
+        requires=Requires(permissions=(permission,)),
+    )
 
 
 async def _received(ws: object, wait_s: float) -> list[dict[str, object]]:
@@ -43,16 +47,19 @@ async def test_registry_and_commissioning_events_name_only_what_the_token_may_se
     admin = service_token(service, "admin", ["*"])
     url = bridge_server.url.replace("http", "ws", 1) + "/v1/events?types=registry.,commissioning."
     narrow_ws = await bridge_server.client.ws_connect(
-        url, headers={"Authorization": f"Bearer {garage}"})
+        url, headers={"Authorization": f"Bearer {garage}"}
+    )
     admin_ws = await bridge_server.client.ws_connect(
-        url, headers={"Authorization": f"Bearer {admin}"})
+        url, headers={"Authorization": f"Bearer {admin}"}
+    )
     try:
         await asyncio.sleep(0.1)  # both subscribed
         service.registry.register(_tool("vault_open", "test:vault:open"), _ok)
         service.registry.register(_tool("garage_open", "test:garage:open"), _ok)
-        service.events.publish("commissioning.progress",
-                               {"commission_id": "c1", "stage": "tools_ready",
-                                "tools": ["test:vault_open"]})  # fmt: skip
+        service.events.publish(
+            "commissioning.progress",
+            {"commission_id": "c1", "stage": "tools_ready", "tools": ["test:vault_open"]},
+        )
         narrow = await _received(narrow_ws, 1.0)
         everything = await _received(admin_ws, 0.5)
     finally:
@@ -61,4 +68,7 @@ async def test_registry_and_commissioning_events_name_only_what_the_token_may_se
     assert [e["data"]["identity"] for e in narrow] == ["test:garage_open@1.0.0"]
     assert "vault" not in json.dumps(narrow)
     assert [e["type"] for e in everything] == [
-        "registry.changed", "registry.changed", "commissioning.progress"]
+        "registry.changed",
+        "registry.changed",
+        "commissioning.progress",
+    ]

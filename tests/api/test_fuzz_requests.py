@@ -41,9 +41,11 @@ async def _echo(params: dict[str, Any], ctx: CallContext) -> Any:
 @pytest.fixture(scope="module", name="live")
 def live_fixture(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
     state: Path = tmp_path_factory.mktemp("fuzz") / "state"
-    config = BridgeConfig(state_dir=state, api=ApiConfig(host="127.0.0.1", port=0,
-                                                        max_body_bytes=64 * 1024),
-                          matter=replace(MatterConfig(), enabled=False))
+    config = BridgeConfig(
+        state_dir=state,
+        api=ApiConfig(host="127.0.0.1", port=0, max_body_bytes=64 * 1024),
+        matter=replace(MatterConfig(), enabled=False),
+    )
     loop = asyncio.new_event_loop()
     service = BridgeService(config, enable_matter=False)
     ready = threading.Event()
@@ -51,12 +53,23 @@ def live_fixture(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
 
     async def boot() -> None:
         await service.start()
-        schema = {"type": "object", "properties": {"n": {"type": "integer", "maximum": 10},
-                                                   "s": {"type": "string", "maxLength": 8}},
-                  "required": ["n"], "additionalProperties": False}
+        schema = {
+            "type": "object",
+            "properties": {
+                "n": {"type": "integer", "maximum": 10},
+                "s": {"type": "string", "maxLength": 8},
+            },
+            "required": ["n"],
+            "additionalProperties": False,
+        }
         service.registry.register(
-            ToolDefinition(name="echo", namespace="fuzz", description="Echo", parameters=schema,
-                           requires=Requires(permissions=("fuzz:run:{s}",))),
+            ToolDefinition(
+                name="echo",
+                namespace="fuzz",
+                description="Echo",
+                parameters=schema,
+                requires=Requires(permissions=("fuzz:run:{s}",)),
+            ),
             _echo,
         )
         box["port"] = await service.start_api("127.0.0.1", 0)
@@ -70,34 +83,61 @@ def live_fixture(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
     thread = threading.Thread(target=run, daemon=True)
     thread.start()
     assert ready.wait(30)
-    yield Live(port=box["port"], token=service_token(service, "fuzzer", ["*"]),
-               narrow=service_token(service, "narrow", ["fuzz:run:a"]))
+    yield Live(
+        port=box["port"],
+        token=service_token(service, "fuzzer", ["*"]),
+        narrow=service_token(service, "narrow", ["fuzz:run:a"]),
+    )
     asyncio.run_coroutine_threadsafe(service.stop(), loop).result(30)
     loop.call_soon_threadsafe(loop.stop)
     thread.join(10)
     loop.close()
 
 
-json_leaf = st.one_of(st.none(), st.booleans(), st.integers(-2**70, 2**70),
-                      st.floats(allow_nan=False), st.text(max_size=20))
+json_leaf = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**70), 2**70),
+    st.floats(allow_nan=False),
+    st.text(max_size=20),
+)
 json_value = st.recursive(
     json_leaf,
-    lambda inner: st.one_of(st.lists(inner, max_size=4),
-                            st.dictionaries(st.text(max_size=8), inner, max_size=4)),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
     max_leaves=12,
 )
 invoke_body = st.fixed_dictionaries(
-    {"tool": st.one_of(st.sampled_from(["echo", "fuzz:echo", "fuzz:echo@1.0.0", "echo@>=2",
-                                        "", "a" * 600, "x:y:z", "@@"]), json_value)},
+    {
+        "tool": st.one_of(
+            st.sampled_from(
+                ["echo", "fuzz:echo", "fuzz:echo@1.0.0", "echo@>=2", "", "a" * 600, "x:y:z", "@@"]
+            ),
+            json_value,
+        )
+    },
     optional={
-        "params": st.one_of(st.fixed_dictionaries({}, optional={"n": json_value,
-                                                                "s": json_value}), json_value),
+        "params": st.one_of(
+            st.fixed_dictionaries({}, optional={"n": json_value, "s": json_value}), json_value
+        ),
         "idempotency_key": json_value,
-        "context": st.one_of(st.dictionaries(st.sampled_from(
-            ["agent_id", "session_id", "trace_id", "bogus"]), json_value, max_size=3), json_value),
-        "routing": st.one_of(st.dictionaries(st.sampled_from(
-            ["hop_budget", "timeout_ms", "prefer_nodes", "path", "nope"]), json_value,
-            max_size=3), json_value),
+        "context": st.one_of(
+            st.dictionaries(
+                st.sampled_from(["agent_id", "session_id", "trace_id", "bogus"]),
+                json_value,
+                max_size=3,
+            ),
+            json_value,
+        ),
+        "routing": st.one_of(
+            st.dictionaries(
+                st.sampled_from(["hop_budget", "timeout_ms", "prefer_nodes", "path", "nope"]),
+                json_value,
+                max_size=3,
+            ),
+            json_value,
+        ),
         "id": json_value,
         "timestamp": json_value,
         "version": json_value,
@@ -105,11 +145,29 @@ invoke_body = st.fixed_dictionaries(
     },
 )
 paths = st.one_of(
-    st.sampled_from(["/v1/invoke", "/v1/jobs", "/v1/jobs/abc", "/v1/approvals",
-                     "/v1/approvals/xyz", "/v1/tools", "/v1/tools/fuzz:echo", "/v1/events",
-                     "/v1/openapi.json", "/healthz", "/v1/mesh/invoke", "/v1/mesh/peers",
-                     "/v1/invoke?x=1", "/v1/approvals?status=bogus", "/v1/tools?q=e&limit=x",
-                     "/v1/events?types=bogus", "/v1/jobs/%00", "/nope", "/v1/tools/%ff"]),
+    st.sampled_from(
+        [
+            "/v1/invoke",
+            "/v1/jobs",
+            "/v1/jobs/abc",
+            "/v1/approvals",
+            "/v1/approvals/xyz",
+            "/v1/tools",
+            "/v1/tools/fuzz:echo",
+            "/v1/events",
+            "/v1/openapi.json",
+            "/healthz",
+            "/v1/mesh/invoke",
+            "/v1/mesh/peers",
+            "/v1/invoke?x=1",
+            "/v1/approvals?status=bogus",
+            "/v1/tools?q=e&limit=x",
+            "/v1/events?types=bogus",
+            "/v1/jobs/%00",
+            "/nope",
+            "/v1/tools/%ff",
+        ]
+    ),
     st.text(alphabet="abcxyz/%?=&.:@", max_size=30).map(lambda s: "/" + s),
 )
 bodies = st.one_of(
@@ -123,16 +181,26 @@ bodies = st.one_of(
 header_text = st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126), max_size=40)
 
 
-@settings(max_examples=2500, deadline=None, suppress_health_check=list(HealthCheck),
-          derandomize=True)
+@settings(
+    max_examples=2500, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True
+)
 @given(
     method=st.sampled_from(["GET", "POST", "DELETE", "PUT", "PATCH"]),
     path=paths,
     body=bodies,
-    content_type=st.one_of(st.none(), st.sampled_from(
-        ["application/json", "text/plain", "multipart/form-data; boundary=x",
-         "application/json; charset=latin-1", "application/x-www-form-urlencoded"]),
-        header_text),
+    content_type=st.one_of(
+        st.none(),
+        st.sampled_from(
+            [
+                "application/json",
+                "text/plain",
+                "multipart/form-data; boundary=x",
+                "application/json; charset=latin-1",
+                "application/x-www-form-urlencoded",
+            ]
+        ),
+        header_text,
+    ),
     auth=st.one_of(st.sampled_from(["valid", "narrow", "none"]), header_text),
 )
 def test_malformed_requests_never_5xx(
@@ -156,8 +224,11 @@ def test_malformed_requests_never_5xx(
         conn.close()
     # The one 5xx: a route of a part this bridge runs without (the mesh here) answers 503
     # COMPONENT_UNAVAILABLE naming it, whatever was sent.
-    part_off = resp.status == 503 and json.loads(data)["error"]["code"] == (
-        "COMPONENT_UNAVAILABLE") and path.startswith("/v1/mesh/")  # fmt: skip
+    part_off = (
+        resp.status == 503
+        and json.loads(data)["error"]["code"] == ("COMPONENT_UNAVAILABLE")
+        and path.startswith("/v1/mesh/")
+    )
     assert resp.status < 500 or part_off, (resp.status, data[:300])
     assert b"Traceback" not in data
     if resp.status >= 400:
@@ -167,10 +238,12 @@ def test_malformed_requests_never_5xx(
 
 def test_server_still_answers(live: Live) -> None:
     conn = http.client.HTTPConnection("127.0.0.1", live.port, timeout=10)
-    conn.request("POST", "/v1/invoke", body=json.dumps({"tool": "echo", "params": {"n": 2,
-                                                                                   "s": "a"}}),
-                 headers={"Authorization": f"Bearer {live.token}",
-                          "Content-Type": "application/json"})
+    conn.request(
+        "POST",
+        "/v1/invoke",
+        body=json.dumps({"tool": "echo", "params": {"n": 2, "s": "a"}}),
+        headers={"Authorization": f"Bearer {live.token}", "Content-Type": "application/json"},
+    )
     resp = conn.getresponse()
     doc = json.loads(resp.read())
     conn.close()

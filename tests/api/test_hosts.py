@@ -5,8 +5,12 @@ from __future__ import annotations
 from bridge.api.hosts import KNOWN_HOSTS_MAX, HostPolicy
 
 ALLOWED = ["127.0.0.1:8080", "localhost", "[::1]:8080", "bridge.home.arpa", "BRIDGE.home.arpa."]
-REFUSED = ["evil.example", "evil.example:8080", "bridge.home.arpa.evil.example",
-           "x" * 400 + ".example"]  # fmt: skip
+REFUSED = [
+    "evil.example",
+    "evil.example:8080",
+    "bridge.home.arpa.evil.example",
+    "x" * 400 + ".example",
+]
 
 
 def test_a_remembered_answer_is_the_answer() -> None:

@@ -44,8 +44,12 @@ def test_a_failed_call_answers_with_its_typed_errors_status() -> None:
     assert resp.status == 503
     assert isinstance(resp.body, bytes)
     doc = json.loads(resp.body)
-    assert doc["error"] == {"code": "DEVICE_UNAVAILABLE", "message": "lamp is unreachable",
-                            "details": {"tool": "t:lamp_on"}, "retryable": True}  # fmt: skip
+    assert doc["error"] == {
+        "code": "DEVICE_UNAVAILABLE",
+        "message": "lamp is unreachable",
+        "details": {"tool": "t:lamp_on"},
+        "retryable": True,
+    }
     assert doc["result"] is None
 
 
@@ -53,7 +57,8 @@ def test_a_result_text_with_a_lone_surrogate_is_answered_escaped() -> None:
     request = ToolRequest(tool="t:echo")
     value = {"text": "a\udc00"}
     text = json.dumps(value, ensure_ascii=False)
-    resp = response_json(ToolResponse.success(request, "c1", "t:echo", value, 1.0, "n1",
-                                              result_json=text))  # fmt: skip
+    resp = response_json(
+        ToolResponse.success(request, "c1", "t:echo", value, 1.0, "n1", result_json=text)
+    )
     assert isinstance(resp.body, bytes)
     assert json.loads(resp.body.decode("utf-8"))["result"] == value

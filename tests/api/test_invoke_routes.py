@@ -42,8 +42,9 @@ async def server_fixture(bridge_server: BridgeServer) -> BridgeServer:
 
 def register(server: BridgeServer, name: str, handler: Any, **kw: Any) -> None:
     server.service.registry.register(
-        ToolDefinition(name=name, namespace="test", description=f"{name} tool",
-                       parameters=PARAMS, **kw),
+        ToolDefinition(
+            name=name, namespace="test", description=f"{name} tool", parameters=PARAMS, **kw
+        ),
         handler,
     )
 
@@ -57,15 +58,21 @@ async def post(server: BridgeServer, path: str, body: Any, token: str | None) ->
 async def test_everything_but_healthz_needs_a_token(server: BridgeServer) -> None:
     async with server.client.get(server.url + "/healthz") as resp:
         assert resp.status == 200
-    for method, path in [("GET", "/v1/tools"), ("POST", "/v1/invoke"), ("GET", "/v1/approvals"),
-                         ("GET", "/v1/jobs/x"), ("GET", "/v1/openapi.json")]:
+    for method, path in [
+        ("GET", "/v1/tools"),
+        ("POST", "/v1/invoke"),
+        ("GET", "/v1/approvals"),
+        ("GET", "/v1/jobs/x"),
+        ("GET", "/v1/openapi.json"),
+    ]:
         async with server.client.request(method, server.url + path) as resp:
             assert resp.status == 401, path
             body = await resp.json()
             assert body["error"]["code"] == "UNAUTHENTICATED"
             assert body["error"]["details"]["reason"] == "missing"
-    async with server.client.get(server.url + "/v1/tools",
-                                 headers={"Authorization": "Basic abc"}) as resp:
+    async with server.client.get(
+        server.url + "/v1/tools", headers={"Authorization": "Basic abc"}
+    ) as resp:
         assert resp.status == 401
     token = service_token(server.service)
     async with server.client.get(server.url + "/v1/tools", headers=bearer(token)) as resp:
@@ -74,33 +81,42 @@ async def test_everything_but_healthz_needs_a_token(server: BridgeServer) -> Non
 
 async def test_invoke_outcomes_over_http(server: BridgeServer) -> None:
     calls = Calls()
-    register(server, "dim", calls,
-             requires=Requires(permissions=("device:control:{device_id}",)))
+    register(server, "dim", calls, requires=Requires(permissions=("device:control:{device_id}",)))
     svc = server.service
     allowed = service_token(svc, "alice", ["device:control:lamp-1"])
-    status, body = await post(server, "/v1/invoke",
-                              {"tool": "dim", "params": {"device_id": "lamp-1"}}, allowed)
+    status, body = await post(
+        server, "/v1/invoke", {"tool": "dim", "params": {"device_id": "lamp-1"}}, allowed
+    )
     assert status == 200
     assert body["type"] == "tool_response"
     assert body["status"] == "success"
     assert body["result"] == {"device": "lamp-1", "level": 5, "agent": "alice"}
     assert body["tool"] == "test:dim@1.0.0"
 
-    status, body = await post(server, "/v1/invoke",
-                              {"tool": "dim", "params": {"device_id": "lamp-2"}}, allowed)
+    status, body = await post(
+        server, "/v1/invoke", {"tool": "dim", "params": {"device_id": "lamp-2"}}, allowed
+    )
     assert (status, body["error"]["code"]) == (403, "PERMISSION_DENIED")
     assert body["error"]["details"]["required"] == "device:control:lamp-2"
 
     forged = allowed[:-3] + ("AAA" if not allowed.endswith("AAA") else "BBB")
     stranger = issue_token(NodeKey.generate(), agent_id="eve", permissions=["*"], ttl_s=60)
-    expired = issue_token(svc.invocation.key, agent_id="old", permissions=["*"], ttl_s=1,
-                          now=time.time() - 7200)
-    for token, reason in [(forged, "bad_signature"), (stranger, "unknown_issuer"),
-                          (expired, "expired"), ("garbage", "malformed")]:
-        status, body = await post(server, "/v1/invoke",
-                                  {"tool": "dim", "params": {"device_id": "lamp-1"}}, token)
+    expired = issue_token(
+        svc.invocation.key, agent_id="old", permissions=["*"], ttl_s=1, now=time.time() - 7200
+    )
+    for token, reason in [
+        (forged, "bad_signature"),
+        (stranger, "unknown_issuer"),
+        (expired, "expired"),
+        ("garbage", "malformed"),
+    ]:
+        status, body = await post(
+            server, "/v1/invoke", {"tool": "dim", "params": {"device_id": "lamp-1"}}, token
+        )
         assert (status, body["error"]["code"], body["error"]["details"]["reason"]) == (
-            401, "UNAUTHENTICATED", reason
+            401,
+            "UNAUTHENTICATED",
+            reason,
         )
 
     replay = {"tool": "dim", "params": {"device_id": "lamp-1"}, "id": "fixed-id-1"}
@@ -108,22 +124,28 @@ async def test_invoke_outcomes_over_http(server: BridgeServer) -> None:
     assert status == 200
     status, body = await post(server, "/v1/invoke", replay, allowed)
     assert (status, body["error"]["details"]["reason"]) == (401, "replayed")
-    status, body = await post(server, "/v1/invoke",
-                              {**replay, "id": "other", "timestamp": time.time() - 3600}, allowed)
+    status, body = await post(
+        server, "/v1/invoke", {**replay, "id": "other", "timestamp": time.time() - 3600}, allowed
+    )
     assert (status, body["error"]["details"]["reason"]) == (401, "clock_skew")
 
     limited = service_token(svc, "bob", ["*"], constraints=Constraints(rate_limit_per_minute=1))
-    status, _ = await post(server, "/v1/invoke",
-                           {"tool": "dim", "params": {"device_id": "lamp-1"}}, limited)
+    status, _ = await post(
+        server, "/v1/invoke", {"tool": "dim", "params": {"device_id": "lamp-1"}}, limited
+    )
     assert status == 200
-    status, body = await post(server, "/v1/invoke",
-                              {"tool": "dim", "params": {"device_id": "lamp-1"}}, limited)
+    status, body = await post(
+        server, "/v1/invoke", {"tool": "dim", "params": {"device_id": "lamp-1"}}, limited
+    )
     assert (status, body["error"]["code"], body["error"]["retryable"]) == (
-        429, "RATE_LIMITED", True
+        429,
+        "RATE_LIMITED",
+        True,
     )
 
-    status, body = await post(server, "/v1/invoke",
-                              {"tool": "dim", "params": {"device_id": 3}}, allowed)
+    status, body = await post(
+        server, "/v1/invoke", {"tool": "dim", "params": {"device_id": 3}}, allowed
+    )
     assert (status, body["error"]["code"]) == (400, "INVALID_PARAMS")
     status, body = await post(server, "/v1/invoke", {"tool": "nope"}, allowed)
     assert (status, body["error"]["code"]) == (404, "TOOL_NOT_FOUND")
@@ -132,18 +154,28 @@ async def test_invoke_outcomes_over_http(server: BridgeServer) -> None:
     entries = await svc.invocation.audit.query(limit=1000)
     decisions = [(e.agent_id, e.decision) for e in reversed(entries)]
     assert decisions == [
-        ("alice", "allowed"), ("alice", "permission_denied"),
-        ("alice", "allowed"), ("alice", "unauthenticated"), ("alice", "unauthenticated"),
-        ("bob", "allowed"), ("bob", "rate_limited"), ("alice", "invalid_params"),
+        ("alice", "allowed"),
+        ("alice", "permission_denied"),
+        ("alice", "allowed"),
+        ("alice", "unauthenticated"),
+        ("alice", "unauthenticated"),
+        ("bob", "allowed"),
+        ("bob", "rate_limited"),
+        ("alice", "invalid_params"),
         ("alice", "tool_not_found"),
     ]
     # Requests without a valid token are counted per source and minute, not kept as rows.
-    counted = {(r["source"], r["reason"]): r["count"]
-               for r in svc.invocation.audit.rejections_sync()}
+    counted = {
+        (r["source"], r["reason"]): r["count"] for r in svc.invocation.audit.rejections_sync()
+    }
     # ... and a genuine token refused (expired) under its id.
     expired_id = parse_token(expired)[0].id
-    assert counted == {("127.0.0.1", "bad_signature"): 1, ("127.0.0.1", "unknown_issuer"): 1,
-                       (f"token:{expired_id}", "expired"): 1, ("127.0.0.1", "malformed"): 1}
+    assert counted == {
+        ("127.0.0.1", "bad_signature"): 1,
+        ("127.0.0.1", "unknown_issuer"): 1,
+        (f"token:{expired_id}", "expired"): 1,
+        ("127.0.0.1", "malformed"): 1,
+    }
 
 
 async def test_idempotent_retry_and_safe_retries(server: BridgeServer) -> None:
@@ -159,32 +191,42 @@ async def test_idempotent_retry_and_safe_retries(server: BridgeServer) -> None:
 
     flaky = Calls(fail_first=1)
     register(server, "flaky", flaky, execution=Execution(retries=2, idempotent=False))
-    status, resp = await post(server, "/v1/invoke",
-                              {"tool": "flaky", "params": {"device_id": "d"}}, token)
+    status, resp = await post(
+        server, "/v1/invoke", {"tool": "flaky", "params": {"device_id": "d"}}, token
+    )
     assert (status, resp["error"]["code"]) == (503, "DEVICE_UNAVAILABLE")
     assert len(flaky.params) == 1
     flaky2 = Calls(fail_first=1)
     register(server, "flaky2", flaky2, execution=Execution(retries=2, idempotent=True))
-    status, resp = await post(server, "/v1/invoke",
-                              {"tool": "flaky2", "params": {"device_id": "d"}}, token)
+    status, resp = await post(
+        server, "/v1/invoke", {"tool": "flaky2", "params": {"device_id": "d"}}, token
+    )
     assert status == 200
     assert len(flaky2.params) == 2
 
 
 async def test_two_of_n_approval_over_http(server: BridgeServer) -> None:
     unlock = Calls()
-    register(server, "unlock", unlock, dangerous=True,
-             confirmation=Confirmation(mode="always", message="Unlock {device_id}?",
-                                       multi_party=2, timeout_s=10))
+    register(
+        server,
+        "unlock",
+        unlock,
+        dangerous=True,
+        confirmation=Confirmation(
+            mode="always", message="Unlock {device_id}?", multi_party=2, timeout_s=10
+        ),
+    )
     svc = server.service
     caller = service_token(svc, "agent", ["device:*"])
     admins = [service_token(svc, name, ["admin:*"]) for name in ("alice", "bob")]
-    call = asyncio.create_task(post(server, "/v1/invoke",
-                                    {"tool": "unlock", "params": {"device_id": "front"}}, caller))
+    call = asyncio.create_task(
+        post(server, "/v1/invoke", {"tool": "unlock", "params": {"device_id": "front"}}, caller)
+    )
     pending: list[Any] = []
     for _ in range(200):
-        async with server.client.get(server.url + "/v1/approvals?status=pending",
-                                     headers=bearer(admins[0])) as resp:
+        async with server.client.get(
+            server.url + "/v1/approvals?status=pending", headers=bearer(admins[0])
+        ) as resp:
             pending = (await resp.json())["approvals"]
         if pending:
             break
@@ -193,36 +235,43 @@ async def test_two_of_n_approval_over_http(server: BridgeServer) -> None:
     approval_id = pending[0]["id"]
     async with server.client.get(server.url + "/v1/approvals", headers=bearer(caller)) as resp:
         assert resp.status == 403
-    status, body = await post(server, f"/v1/approvals/{approval_id}", {"decision": "approve"},
-                              caller)
+    status, body = await post(
+        server, f"/v1/approvals/{approval_id}", {"decision": "approve"}, caller
+    )
     assert status == 403
-    status, body = await post(server, f"/v1/approvals/{approval_id}", {"decision": "approve"},
-                              admins[0])
+    status, body = await post(
+        server, f"/v1/approvals/{approval_id}", {"decision": "approve"}, admins[0]
+    )
     assert (status, body["status"], body["approvals"]) == (200, "pending", 1)
-    status, body = await post(server, f"/v1/approvals/{approval_id}", {"decision": "approve"},
-                              admins[0])
+    status, body = await post(
+        server, f"/v1/approvals/{approval_id}", {"decision": "approve"}, admins[0]
+    )
     assert (status, body["error"]["code"]) == (409, "CONFLICT")
     assert not call.done()
-    status, body = await post(server, f"/v1/approvals/{approval_id}", {"decision": "approve"},
-                              admins[1])
+    status, body = await post(
+        server, f"/v1/approvals/{approval_id}", {"decision": "approve"}, admins[1]
+    )
     assert (status, body["status"]) == (200, "approved")
     assert [v["approver"] for v in body["votes"]] == ["alice", "bob"]
     status, resp = await call
     assert status == 200
     assert resp["result"]["device"] == "front"
-    status, body = await post(server, f"/v1/approvals/{approval_id}", {"decision": "deny"},
-                              admins[1])
+    status, body = await post(
+        server, f"/v1/approvals/{approval_id}", {"decision": "deny"}, admins[1]
+    )
     assert (status, body["error"]["code"]) == (409, "CONFLICT")
 
-    call = asyncio.create_task(post(server, "/v1/invoke",
-                                    {"tool": "unlock", "params": {"device_id": "back"}}, caller))
+    call = asyncio.create_task(
+        post(server, "/v1/invoke", {"tool": "unlock", "params": {"device_id": "back"}}, caller)
+    )
     for _ in range(200):
-        pending = (await svc.invocation.approvals.list(status="pending"))
+        pending = await svc.invocation.approvals.list(status="pending")
         if pending:
             break
         await asyncio.sleep(0.02)
-    status, _ = await post(server, f"/v1/approvals/{pending[0].id}", {"decision": "deny"},
-                           admins[1])
+    status, _ = await post(
+        server, f"/v1/approvals/{pending[0].id}", {"decision": "deny"}, admins[1]
+    )
     assert status == 200
     status, resp = await call
     assert (status, resp["error"]["code"]) == (403, "CONFIRMATION_DENIED")
@@ -238,8 +287,9 @@ async def test_jobs_over_http(server: BridgeServer) -> None:
 
     register(server, "slow", slow, execution=Execution(async_allowed=True))
     token = service_token(server.service, "alice")
-    status, job = await post(server, "/v1/jobs", {"tool": "slow", "params": {"device_id": "x"}},
-                             token)
+    status, job = await post(
+        server, "/v1/jobs", {"tool": "slow", "params": {"device_id": "x"}}, token
+    )
     assert status == 202
     assert job["status"] in ("queued", "running")
     url = f"{server.url}/v1/jobs/{job['job_id']}"
@@ -258,10 +308,12 @@ async def test_jobs_over_http(server: BridgeServer) -> None:
         assert resp.status == 409
 
     gate.clear()
-    status, job = await post(server, "/v1/jobs", {"tool": "slow", "params": {"device_id": "y"}},
-                             token)
-    async with server.client.delete(f"{server.url}/v1/jobs/{job['job_id']}",
-                                    headers=bearer(token)) as resp:
+    status, job = await post(
+        server, "/v1/jobs", {"tool": "slow", "params": {"device_id": "y"}}, token
+    )
+    async with server.client.delete(
+        f"{server.url}/v1/jobs/{job['job_id']}", headers=bearer(token)
+    ) as resp:
         assert resp.status == 200
         assert (await resp.json())["status"] == "cancelled"
     async with server.client.get(f"{server.url}/v1/jobs/nope", headers=bearer(token)) as resp:
@@ -272,23 +324,28 @@ async def test_jobs_refused_for_a_tool_without_async_allowed(server: BridgeServe
     calls = Calls()
     register(server, "sync_only", calls)
     token = service_token(server.service, "alice")
-    status, body = await post(server, "/v1/jobs",
-                              {"tool": "sync_only", "params": {"device_id": "x"}}, token)
+    status, body = await post(
+        server, "/v1/jobs", {"tool": "sync_only", "params": {"device_id": "x"}}, token
+    )
     assert status == 400
-    assert body == {"error": {
-        "code": "INVALID_REQUEST",
-        "message": "tool 'test:sync_only@1.0.0' does not allow asynchronous invocation "
-                   "(execution.async_allowed is false); invoke it synchronously",
-        "details": {"tool": "test:sync_only@1.0.0", "reason": "async_not_allowed"},
-        "retryable": False,
-    }}
+    assert body == {
+        "error": {
+            "code": "INVALID_REQUEST",
+            "message": "tool 'test:sync_only@1.0.0' does not allow asynchronous invocation "
+            "(execution.async_allowed is false); invoke it synchronously",
+            "details": {"tool": "test:sync_only@1.0.0", "reason": "async_not_allowed"},
+            "retryable": False,
+        }
+    }
     assert calls.params == []
     refused = await server.service.invocation.audit.query(decision="async_not_allowed")
     assert [(e.agent_id, e.tool, e.outcome, e.error_code) for e in refused] == [
-        ("alice", "test:sync_only@1.0.0", "error", "INVALID_REQUEST")]
+        ("alice", "test:sync_only@1.0.0", "error", "INVALID_REQUEST")
+    ]
     # The same tool still runs synchronously.
-    status, body = await post(server, "/v1/invoke",
-                              {"tool": "sync_only", "params": {"device_id": "x"}}, token)
+    status, body = await post(
+        server, "/v1/invoke", {"tool": "sync_only", "params": {"device_id": "x"}}, token
+    )
     assert (status, body["result"]) == (200, {"device": "x", "level": 5, "agent": "alice"})
 
 
@@ -299,22 +356,38 @@ async def test_body_errors_are_4xx_json(server: BridgeServer) -> None:
         ({"data": b"{not json", "headers": {"Content-Type": "application/json"}}, 400),
         ({"data": b"tool=x", "headers": {"Content-Type": "text/plain"}}, 400),
         ({"data": b"\x86{}", "headers": {"Content-Type": "application/json"}}, 400),
-        ({"data": b'{"tool": "x"}',
-          "headers": {"Content-Type": "application/json; charset=latin-1"}}, 400),
-        ({"data": b'{"tool": "x"}',
-          "headers": {"Content-Type": "application/json; charset=bogus"}}, 400),
+        (
+            {
+                "data": b'{"tool": "x"}',
+                "headers": {"Content-Type": "application/json; charset=latin-1"},
+            },
+            400,
+        ),
+        (
+            {
+                "data": b'{"tool": "x"}',
+                "headers": {"Content-Type": "application/json; charset=bogus"},
+            },
+            400,
+        ),
         ({"json": {"tool": "x", "bogus": 1}}, 400),
         ({"json": ["tool"]}, 400),
         ({"json": {"tool": 5}}, 400),
         ({"json": {"tool": "x", "params": []}}, 400),
         ({"json": {"tool": "x", "routing": {"hop_budget": -1}}}, 400),
-        ({"data": b"{" + b" " * (2 * 1024 * 1024) + b"}",
-          "headers": {"Content-Type": "application/json"}}, 413),
+        (
+            {
+                "data": b"{" + b" " * (2 * 1024 * 1024) + b"}",
+                "headers": {"Content-Type": "application/json"},
+            },
+            413,
+        ),
     ]
     for kwargs, expected in cases:
         extra = kwargs.pop("headers", {})
-        async with server.client.post(server.url + "/v1/invoke", headers={**headers, **extra},
-                                      **kwargs) as resp:
+        async with server.client.post(
+            server.url + "/v1/invoke", headers={**headers, **extra}, **kwargs
+        ) as resp:
             assert resp.status == expected, kwargs
             body = await resp.json()
             code = "PAYLOAD_TOO_LARGE" if expected == 413 else "INVALID_REQUEST"
@@ -326,18 +399,27 @@ async def test_openapi_matches_router(server: BridgeServer) -> None:
     token = service_token(server.service)
     async with server.client.get(server.url + "/v1/openapi.json", headers=bearer(token)) as resp:
         doc = await resp.json()
-    for path, method in [("/v1/invoke", "post"), ("/v1/jobs", "post"), ("/v1/jobs/{job_id}", "get"),
-                         ("/v1/jobs/{job_id}", "delete"), ("/v1/approvals", "get"),
-                         ("/v1/approvals/{approval_id}", "post"), ("/v1/events", "get")]:
+    for path, method in [
+        ("/v1/invoke", "post"),
+        ("/v1/jobs", "post"),
+        ("/v1/jobs/{job_id}", "get"),
+        ("/v1/jobs/{job_id}", "delete"),
+        ("/v1/approvals", "get"),
+        ("/v1/approvals/{approval_id}", "post"),
+        ("/v1/events", "get"),
+    ]:
         assert method in doc["paths"][path], (path, method)
     assert doc["paths"]["/v1/invoke"]["post"]["requestBody"]["content"]["application/json"][
-        "schema"]["required"] == ["tool"]
+        "schema"
+    ]["required"] == ["tool"]
     runner_app = server.service._runner.app if server.service._runner else None
     assert runner_app is not None
     documented = set(runner_app[OPENAPI_KEY].operations)
-    assert router_operations(runner_app) >= documented >= {
-        ("POST", "/v1/invoke"), ("GET", "/v1/events"), ("DELETE", "/v1/jobs/{job_id}")
-    }
+    assert (
+        router_operations(runner_app)
+        >= documented
+        >= {("POST", "/v1/invoke"), ("GET", "/v1/events"), ("DELETE", "/v1/jobs/{job_id}")}
+    )
 
 
 async def test_events_websocket(server: BridgeServer) -> None:
@@ -349,8 +431,9 @@ async def test_events_websocket(server: BridgeServer) -> None:
     ) as ws:
         await asyncio.sleep(0.05)
         await post(server, "/v1/invoke", {"tool": "ping", "params": {"device_id": "b"}}, other)
-        status, resp = await post(server, "/v1/invoke",
-                                  {"tool": "ping", "params": {"device_id": "a"}}, token)
+        status, resp = await post(
+            server, "/v1/invoke", {"tool": "ping", "params": {"device_id": "a"}}, token
+        )
         assert status == 200
         frames = [await ws.receive_json(timeout=5) for _ in range(3)]
     assert [f["data"]["status"] for f in frames] == ["initiated", "running", "completed"]
@@ -370,14 +453,20 @@ async def test_events_websocket_registry_and_approvals(server: BridgeServer) -> 
         server.client.ws_connect(f"{server.url}/v1/events", headers=bearer(plain)) as ws_plain,
     ):
         await asyncio.sleep(0.05)
-        register(server, "door", Calls(), dangerous=True,
-                 confirmation=Confirmation(message="Open {device_id}?", timeout_s=0.2))
+        register(
+            server,
+            "door",
+            Calls(),
+            dangerous=True,
+            confirmation=Confirmation(message="Open {device_id}?", timeout_s=0.2),
+        )
         for ws in (ws_admin, ws_plain):
             frame = await ws.receive_json(timeout=5)
             assert frame["type"] == "registry.changed"
             assert frame["data"]["action"] == "added"
-        status, body = await post(server, "/v1/invoke",
-                                  {"tool": "door", "params": {"device_id": "d1"}}, plain)
+        status, body = await post(
+            server, "/v1/invoke", {"tool": "door", "params": {"device_id": "d1"}}, plain
+        )
         assert (status, body["error"]["code"]) == (408, "CONFIRMATION_TIMEOUT")
         admin_types = []
         while len(admin_types) < 2 or admin_types[-1] != "approval.decided":
@@ -388,7 +477,8 @@ async def test_events_websocket_registry_and_approvals(server: BridgeServer) -> 
         assert admin_types == ["approval.pending", "approval.decided"]
         frames = [await ws_plain.receive_json(timeout=5) for _ in range(2)]
         assert [(f["type"], f["data"]["status"]) for f in frames] == [
-            ("tool_call.status", "initiated"), ("tool_call.status", "error")
+            ("tool_call.status", "initiated"),
+            ("tool_call.status", "error"),
         ]
         assert frames[1]["data"]["error"]["code"] == "CONFIRMATION_TIMEOUT"
 
@@ -423,24 +513,43 @@ async def test_jobs_accept_generated_matter_tools_and_core_data_tools(
 
     server.service.registry.register(tool.definition, plan)
     token = service_token(server.service, "alice")
-    status, job = await post(server, "/v1/jobs", {
-        "tool": "matter:light_test_dimmable_brightness", "params": {"percent": 30}}, token)
+    status, job = await post(
+        server,
+        "/v1/jobs",
+        {"tool": "matter:light_test_dimmable_brightness", "params": {"percent": 30}},
+        token,
+    )
     assert status == 202
     done = await wait_job(server, job["job_id"], token)
     assert done["status"] == "completed"
     assert done["tool"] == "matter:light_test_dimmable_brightness"
-    assert done["response"]["result"] == [{
-        "kind": "command", "node_id": 2, "endpoint_id": 1, "cluster": "LevelControl",
-        "command": "MoveToLevelWithOnOff",
-        "payload": {"level": 77, "transitionTime": None, "optionsMask": 0,
-                    "optionsOverride": 0}}]
+    assert done["response"]["result"] == [
+        {
+            "kind": "command",
+            "node_id": 2,
+            "endpoint_id": 1,
+            "cluster": "LevelControl",
+            "command": "MoveToLevelWithOnOff",
+            "payload": {
+                "level": 77,
+                "transitionTime": None,
+                "optionsMask": 0,
+                "optionsOverride": 0,
+            },
+        }
+    ]
 
-    status, job = await post(server, "/v1/jobs", {
-        "tool": "core:store_data", "params": {"key": "notes/job", "value": {"n": 1}}}, token)
+    status, job = await post(
+        server,
+        "/v1/jobs",
+        {"tool": "core:store_data", "params": {"key": "notes/job", "value": {"n": 1}}},
+        token,
+    )
     assert status == 202
     assert (await wait_job(server, job["job_id"], token))["status"] == "completed"
-    status, job = await post(server, "/v1/jobs", {
-        "tool": "core:get_data", "params": {"key": "notes/job"}}, token)
+    status, job = await post(
+        server, "/v1/jobs", {"tool": "core:get_data", "params": {"key": "notes/job"}}, token
+    )
     assert status == 202
     got = await wait_job(server, job["job_id"], token)
     assert (got["status"], got["response"]["result"]["value"]) == ("completed", {"n": 1})
@@ -455,30 +564,40 @@ async def test_local_call_reports_its_execution(server: BridgeServer) -> None:
 
     register(server, "exec", slow)
     token = service_token(server.service, "alice")
-    status, body = await post(server, "/v1/invoke",
-                              {"tool": "exec", "params": {"device_id": "lamp-1"}}, token)
+    status, body = await post(
+        server, "/v1/invoke", {"tool": "exec", "params": {"device_id": "lamp-1"}}, token
+    )
     assert status == 200
     node_id = server.service.invocation.invoker.node_id
     assert node_id
     assert body["node_id"] == node_id
     execution = body["execution"]
     assert {k: execution[k] for k in ("node_id", "hops", "path", "attempts")} == {
-        "node_id": node_id, "hops": 0, "path": [node_id], "attempts": []}
+        "node_id": node_id,
+        "hops": 0,
+        "path": [node_id],
+        "attempts": [],
+    }
     assert 20.0 <= execution["duration_ms"] <= body["duration_ms"]
 
     async with server.client.get(server.url + "/v1/openapi.json", headers=bearer(token)) as resp:
         doc = await resp.json()
     ok = doc["paths"]["/v1/invoke"]["post"]["responses"]["200"]
     assert ok["content"]["application/json"]["schema"] == {
-        "$ref": "#/components/schemas/ToolResponse"}
+        "$ref": "#/components/schemas/ToolResponse"
+    }
     schema = doc["components"]["schemas"]["ToolResponse"]
     jsonschema.validate(body, schema)
     assert schema["properties"]["execution"]["required"] == [
-        "node_id", "hops", "duration_ms", "path", "attempts"]
+        "node_id",
+        "hops",
+        "duration_ms",
+        "path",
+        "attempts",
+    ]
 
     # A call refused before running executed nowhere.
-    status, body = await post(server, "/v1/invoke",
-                              {"tool": "exec", "params": {"level": 1}}, token)
+    status, body = await post(server, "/v1/invoke", {"tool": "exec", "params": {"level": 1}}, token)
     assert (status, body["error"]["code"], body["execution"]) == (400, "INVALID_PARAMS", None)
     jsonschema.validate(body, schema)
 
@@ -486,8 +605,10 @@ async def test_local_call_reports_its_execution(server: BridgeServer) -> None:
 PIN = "73918264"
 LOCK_PARAMS = {
     "type": "object",
-    "properties": {"device_id": {"type": "string"},
-                   "pin_code": {"type": "string", "pattern": "^[0-9]{4,8}$"}},
+    "properties": {
+        "device_id": {"type": "string"},
+        "pin_code": {"type": "string", "pattern": "^[0-9]{4,8}$"},
+    },
     "required": ["device_id", "pin_code"],
     "additionalProperties": False,
 }
@@ -503,18 +624,26 @@ async def test_secret_params_never_stored_or_shown(server: BridgeServer) -> None
     async def unlock(params: dict[str, Any], ctx: CallContext) -> Any:
         received.append(params)
         if params["device_id"] == "side":
-            raise InvalidParamsError(f"pin {params['pin_code']} is wrong",
-                                     {"pin_code": params["pin_code"], "tried": params["pin_code"]})
+            raise InvalidParamsError(
+                f"pin {params['pin_code']} is wrong",
+                {"pin_code": params["pin_code"], "tried": params["pin_code"]},
+            )
         return {"device": params["device_id"], "note": f"opened with {params['pin_code']}"}
 
     # Like the generator's DoorLock unlock, but keeping (redacted) params and the result.
     server.service.registry.register(
         ToolDefinition(
-            name="lock_unlock", namespace="test", description="Unlock a door",
-            parameters=LOCK_PARAMS, dangerous=True,
+            name="lock_unlock",
+            namespace="test",
+            description="Unlock a door",
+            parameters=LOCK_PARAMS,
+            dangerous=True,
             confirmation=Confirmation(
-                mode="when", when={"properties": {"device_id": {"const": "front"}}},
-                message="Unlock {device_id} with {pin_code}?", timeout_s=10),
+                mode="when",
+                when={"properties": {"device_id": {"const": "front"}}},
+                message="Unlock {device_id} with {pin_code}?",
+                timeout_s=10,
+            ),
             execution=Execution(async_allowed=True),
             audit=Audit(log_params=True, log_result=True, extra={"secret_params": ["pin_code"]}),
         ),
@@ -526,53 +655,83 @@ async def test_secret_params_never_stored_or_shown(server: BridgeServer) -> None
     admin = service_token(svc, "alice", ["admin:*"])
 
     # 1. Approval flow: the approver sees <redacted>, the handler gets the PIN.
-    call = asyncio.create_task(post(server, "/v1/invoke", {
-        "tool": "test:lock_unlock", "params": {"device_id": "front", "pin_code": PIN}}, caller))
+    call = asyncio.create_task(
+        post(
+            server,
+            "/v1/invoke",
+            {"tool": "test:lock_unlock", "params": {"device_id": "front", "pin_code": PIN}},
+            caller,
+        )
+    )
     pending: list[Any] = []
     for _ in range(200):
-        async with server.client.get(server.url + "/v1/approvals?status=pending",
-                                     headers=bearer(admin)) as resp:
+        async with server.client.get(
+            server.url + "/v1/approvals?status=pending", headers=bearer(admin)
+        ) as resp:
             pending = (await resp.json())["approvals"]
         if pending:
             break
         await asyncio.sleep(0.02)
     assert [(p["params"], p["message"]) for p in pending] == [
-        ({"device_id": "front", "pin_code": "<redacted>"}, 'Unlock "front" with "<redacted>"?')]
-    status, body = await post(server, f"/v1/approvals/{pending[0]['id']}",
-                              {"decision": "approve"}, admin)
+        ({"device_id": "front", "pin_code": "<redacted>"}, 'Unlock "front" with "<redacted>"?')
+    ]
+    status, body = await post(
+        server, f"/v1/approvals/{pending[0]['id']}", {"decision": "approve"}, admin
+    )
     assert (status, body["status"], body["params"]["pin_code"]) == (200, "approved", "<redacted>")
     status, resp = await call
     assert (status, resp["result"]) == (200, {"device": "front", "note": "opened with <redacted>"})
     assert received[-1] == {"device_id": "front", "pin_code": PIN}
 
     # 2. A failure whose message and details carry the PIN, with an idempotency key.
-    status, resp = await post(server, "/v1/invoke", {
-        "tool": "test:lock_unlock", "params": {"device_id": "side", "pin_code": PIN},
-        "idempotency_key": "side-1"}, caller)
-    assert (status, resp["error"]) == (400, {
-        "code": "INVALID_PARAMS", "message": "pin <redacted> is wrong",
-        "details": {"pin_code": "<redacted>", "tried": "<redacted>"}, "retryable": False})
+    status, resp = await post(
+        server,
+        "/v1/invoke",
+        {
+            "tool": "test:lock_unlock",
+            "params": {"device_id": "side", "pin_code": PIN},
+            "idempotency_key": "side-1",
+        },
+        caller,
+    )
+    assert (status, resp["error"]) == (
+        400,
+        {
+            "code": "INVALID_PARAMS",
+            "message": "pin <redacted> is wrong",
+            "details": {"pin_code": "<redacted>", "tried": "<redacted>"},
+            "retryable": False,
+        },
+    )
     assert received[-1]["pin_code"] == PIN
 
     # 3. A job.
-    status, job = await post(server, "/v1/jobs", {
-        "tool": "test:lock_unlock", "params": {"device_id": "back", "pin_code": PIN}}, caller)
+    status, job = await post(
+        server,
+        "/v1/jobs",
+        {"tool": "test:lock_unlock", "params": {"device_id": "back", "pin_code": PIN}},
+        caller,
+    )
     assert status == 202
     done = await wait_job(server, job["job_id"], caller)
     assert done["response"]["result"] == {"device": "back", "note": "opened with <redacted>"}
     assert received[-1] == {"device_id": "back", "pin_code": PIN}
 
     # 4. Invalid input echoing a near-PIN is not shown either.
-    status, resp = await post(server, "/v1/invoke", {
-        "tool": "test:lock_unlock", "params": {"device_id": "back", "pin_code": PIN + "x"}},
-        caller)
+    status, resp = await post(
+        server,
+        "/v1/invoke",
+        {"tool": "test:lock_unlock", "params": {"device_id": "back", "pin_code": PIN + "x"}},
+        caller,
+    )
     assert (status, resp["error"]["code"]) == (400, "INVALID_PARAMS")
     assert PIN not in json.dumps(resp)
 
     # Audit rows: params kept with the PIN redacted.
     rows = await svc.invocation.audit.query(tool="test:lock_unlock@1.0.0")
     assert {json.dumps(r.params) for r in rows if r.params is not None} >= {
-        json.dumps({"device_id": "front", "pin_code": "<redacted>"})}
+        json.dumps({"device_id": "front", "pin_code": "<redacted>"})
+    }
     events: list[Any] = []
     while not sub.queue.empty():
         events.append(sub.queue.get_nowait())
@@ -613,14 +772,16 @@ async def test_device_events_go_only_to_tokens_that_may_read_the_device(
         await asyncio.sleep(0.05)
         for device in ("door-9", "lamp-1"):
             server.service.events.publish(
-                "device.state", {"device_id": device, "name": device, "path": "1/6/0",
-                                 "value": True})  # fmt: skip
+                "device.state",
+                {"device_id": device, "name": device, "path": "1/6/0", "value": True},
+            )
         server.service.events.publish(
             "device.availability", {"device_id": "door-9", "name": "door-9", "available": False}
         )
         seen_all = [await ws_all.receive_json(timeout=5) for _ in range(3)]
         assert [(f["type"], f["data"]["device_id"]) for f in seen_all] == [
-            ("device.state", "door-9"), ("device.state", "lamp-1"),
+            ("device.state", "door-9"),
+            ("device.state", "lamp-1"),
             ("device.availability", "door-9"),
         ]
         frame = await ws_lamp.receive_json(timeout=5)

@@ -39,11 +39,13 @@ from tests.support.server import BridgeServer
 
 PARAMS = {
     "type": "object",
-    "properties": {"n": {"type": "integer", "maximum": 10},
-                   "s": {"type": "string", "maxLength": 8}},
+    "properties": {
+        "n": {"type": "integer", "maximum": 10},
+        "s": {"type": "string", "maxLength": 8},
+    },
     "required": ["n"],
     "additionalProperties": False,
-}  # fmt: skip
+}
 DEEP: Any = "x"
 for _ in range(20):  # deep, yet within every entrance's nesting bound (the socket's 32)
     DEEP = [DEEP]
@@ -62,14 +64,17 @@ BAD_INVOKES: list[tuple[dict[str, Any], str, str]] = [
     ({"tool": "test:echo", "routing": {"path": DEEP}}, "/routing/path/0", "type"),
     ({"tool": "test:echo", "routing": {"path": ["n"] * 65}}, "/routing/path", "maxItems"),
     ({"tool": "test:echo", "routing": {"timeout_ms": True}}, "/routing/timeout_ms", "type"),
-    ({"tool": "test:echo", "context": {"agent_id": "\u202e" * 257}}, "/context/agent_id",
-     "maxLength"),
+    (
+        {"tool": "test:echo", "context": {"agent_id": "\u202e" * 257}},
+        "/context/agent_id",
+        "maxLength",
+    ),
     ({"tool": "test:echo", "context": {"who": 1}}, "/context", "additionalProperties"),
     ({"tool": "test:echo", "id": ""}, "/id", "minLength"),
     ({"tool": "test:echo", "id": "i" * 129}, "/id", "maxLength"),
     ({"tool": "test:echo", "timestamp": "now"}, "/timestamp", "type"),
     ({"tool": "test:echo", "idempotency_key": {"k": 1}}, "/idempotency_key", "type"),
-]  # fmt: skip
+]
 
 # Bad parameters of test:echo: (params, the problems' paths)
 BAD_PARAMS: list[tuple[dict[str, Any], list[str]]] = [
@@ -90,11 +95,16 @@ async def _echo(params: dict[str, Any], ctx: CallContext) -> Any:
 @pytest.fixture
 async def server(bridge_server: BridgeServer) -> BridgeServer:
     bridge_server.service.registry.register(
-        ToolDefinition(name="echo", namespace="test", description="Echo", parameters=PARAMS,
-                       requires=Requires(permissions=("test:run",)),
-                       execution=Execution(async_allowed=True)),
+        ToolDefinition(
+            name="echo",
+            namespace="test",
+            description="Echo",
+            parameters=PARAMS,
+            requires=Requires(permissions=("test:run",)),
+            execution=Execution(async_allowed=True),
+        ),
         _echo,
-    )  # fmt: skip
+    )
     return bridge_server
 
 
@@ -114,8 +124,9 @@ async def _post(server: BridgeServer, path: str, token: str, body: Any) -> tuple
         return resp.status, await resp.json()
 
 
-async def _socket_errors(server: BridgeServer, token: str,
-                         frames: list[dict[str, Any]]) -> list[dict[str, Any]]:  # fmt: skip
+async def _socket_errors(
+    server: BridgeServer, token: str, frames: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
     """Send each frame on one call socket; return the error of each answer, in order."""
     url = server.url.replace("http", "ws") + "/v1/calls/ws"
     errors = []
@@ -147,14 +158,21 @@ async def test_a_bad_tool_invoke_gets_one_answer_at_every_entrance(server: Bridg
             status, answer = await _post(server, route, token, body)
             assert (status, _same(answer["error"])) == (400, expected), (route, body)
     # Over HTTP the token is the header's: one in the body is refused, not ignored.
-    status, answer = await _post(server, "/v1/invoke", token,
-                                 {"tool": "test:echo", "params": {"n": 1},
-                                  "auth": {"token": token}})  # fmt: skip
+    status, answer = await _post(
+        server,
+        "/v1/invoke",
+        token,
+        {"tool": "test:echo", "params": {"n": 1}, "auth": {"token": token}},
+    )
     assert (status, answer["error"]["code"], answer["error"]["details"]["reason"]) == (
-        400, "INVALID_REQUEST", "token_in_body")
+        400,
+        "INVALID_REQUEST",
+        "token_in_body",
+    )
     # And the schema lets good messages through every entrance.
-    status, answer = await _post(server, "/v1/invoke", token,
-                                 {"tool": "test:echo", "params": {"n": 1}})  # fmt: skip
+    status, answer = await _post(
+        server, "/v1/invoke", token, {"tool": "test:echo", "params": {"n": 1}}
+    )
     assert (status, answer["result"]) == (200, {"echo": {"n": 1}})
 
 
@@ -165,8 +183,9 @@ async def test_bad_parameters_get_one_answer_at_every_entrance(server: BridgeSer
     async with mcp_client(server.url, token) as client:
         by_mcp = [await client.call_tool("test__echo", params) for params, _ in BAD_PARAMS]
     for (params, paths), socket_error, mcp in zip(BAD_PARAMS, by_socket, by_mcp, strict=True):
-        status, answer = await _post(server, "/v1/invoke", token,
-                                     {"tool": "test:echo", "params": params})  # fmt: skip
+        status, answer = await _post(
+            server, "/v1/invoke", token, {"tool": "test:echo", "params": params}
+        )
         problems = answer["error"]["details"]["errors"]
         assert (status, answer["error"]["code"]) == (400, "INVALID_PARAMS"), params
         assert [p["path"] for p in problems] == paths, params
@@ -197,29 +216,51 @@ async def test_a_bad_spoken_command_gets_one_answer_from_the_route_and_wyoming(
     cases: list[tuple[Transcript, dict[str, Any], str]] = [
         (Transcript(text="x" * 501), {"text": "x" * 501, "language": "en"}, "text"),
         (Transcript(text="   "), {"text": "   ", "language": "en"}, "text"),
-        (Transcript(text="turn on the lights", language="e"),
-         {"text": "turn on the lights", "language": "e"}, "language"),
-        (Transcript(text="turn on the lights", language="é" * 17),
-         {"text": "turn on the lights", "language": "é" * 17}, "language"),
-        (Transcript(text="turn on the lights", context={"area": 7}),
-         {"text": "turn on the lights", "language": "en", "area": 7}, "area"),
-        (Transcript(text="turn on the lights", context={"area": DEEP}),
-         {"text": "turn on the lights", "language": "en", "area": DEEP}, "area"),
-        (Transcript(text="turn on the lights", context={"area": "\ufeff" * 65}),
-         {"text": "turn on the lights", "language": "en", "area": "\ufeff" * 65}, "area"),
-    ]  # fmt: skip
+        (
+            Transcript(text="turn on the lights", language="e"),
+            {"text": "turn on the lights", "language": "e"},
+            "language",
+        ),
+        (
+            Transcript(text="turn on the lights", language="é" * 17),
+            {"text": "turn on the lights", "language": "é" * 17},
+            "language",
+        ),
+        (
+            Transcript(text="turn on the lights", context={"area": 7}),
+            {"text": "turn on the lights", "language": "en", "area": 7},
+            "area",
+        ),
+        (
+            Transcript(text="turn on the lights", context={"area": DEEP}),
+            {"text": "turn on the lights", "language": "en", "area": DEEP},
+            "area",
+        ),
+        (
+            Transcript(text="turn on the lights", context={"area": "\ufeff" * 65}),
+            {"text": "turn on the lights", "language": "en", "area": "\ufeff" * 65},
+            "area",
+        ),
+    ]
     for transcript, body, field in cases:
         status, answer = await _post(server, "/v1/intents/handle", token, body)
         assert (status, answer["error"]["code"], answer["error"]["details"]["field"]) == (
-            400, "INVALID_PARAMS", field), body
+            400,
+            "INVALID_PARAMS",
+            field,
+        ), body
         refused = await _transcript(wyoming, transcript)
         assert refused.context is not None
         assert refused.context["error"] == answer["error"], body
     # A well-formed command: this bridge runs no voice, and both entrances say so alike.
-    status, answer = await _post(server, "/v1/intents/handle", token,
-                                 {"text": "turn on the lights"})  # fmt: skip
+    status, answer = await _post(
+        server, "/v1/intents/handle", token, {"text": "turn on the lights"}
+    )
     assert (status, answer["error"]["code"], answer["error"]["details"]) == (
-        503, "COMPONENT_UNAVAILABLE", {"component": "voice"})
+        503,
+        "COMPONENT_UNAVAILABLE",
+        {"component": "voice"},
+    )
     refused = await _transcript(wyoming, Transcript(text="turn on the lights"))
     assert refused.context is not None
     assert refused.context["error"] == answer["error"]
@@ -227,10 +268,14 @@ async def test_a_bad_spoken_command_gets_one_answer_from_the_route_and_wyoming(
 
 async def test_an_extra_field_in_a_spoken_command_is_refused(server: BridgeServer) -> None:
     token = service_token(server.service, "speaker", ("*",))
-    status, answer = await _post(server, "/v1/intents/handle", token,
-                                 {"text": "hi", "speaker": "me"})  # fmt: skip
+    status, answer = await _post(
+        server, "/v1/intents/handle", token, {"text": "hi", "speaker": "me"}
+    )
     assert (status, answer["error"]["code"], answer["error"]["details"]["fields"]) == (
-        400, "INVALID_PARAMS", ["speaker"])
+        400,
+        "INVALID_PARAMS",
+        ["speaker"],
+    )
 
 
 async def test_a_frame_that_is_no_object_is_refused_at_the_socket(server: BridgeServer) -> None:
@@ -240,9 +285,9 @@ async def test_a_frame_that_is_no_object_is_refused_at_the_socket(server: Bridge
         await ws.send_str('"just a string"')
         async with asyncio.timeout(10):
             doc = json.loads((await ws.receive()).data)
-    assert (doc["error"]["code"], doc["error"]["details"]["keyword"]) == (
-        "INVALID_REQUEST", "type")
-    async with server.client.post(server.url + "/v1/invoke", headers=bearer(token),
-                                  data=b'"just a string"') as resp:  # fmt: skip
+    assert (doc["error"]["code"], doc["error"]["details"]["keyword"]) == ("INVALID_REQUEST", "type")
+    async with server.client.post(
+        server.url + "/v1/invoke", headers=bearer(token), data=b'"just a string"'
+    ) as resp:
         assert (resp.status, (await resp.json())["error"]["details"]["keyword"]) == (400, "type")
     assert aiohttp  # the client the fixtures use

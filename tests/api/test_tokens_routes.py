@@ -9,28 +9,40 @@ from tests.support.auth import bearer, service_token
 from tests.support.server import BridgeServer
 
 
-async def call(server: BridgeServer, method: str, path: str, token: str | None,
-               body: Any = None) -> tuple[int, Any]:
+async def call(
+    server: BridgeServer, method: str, path: str, token: str | None, body: Any = None
+) -> tuple[int, Any]:
     headers = bearer(token) if token else {}
-    async with server.client.request(method, server.url + path, json=body,
-                                     headers=headers) as resp:
+    async with server.client.request(method, server.url + path, json=body, headers=headers) as resp:
         return resp.status, await resp.json()
 
 
 async def test_issue_list_revoke(bridge_server: BridgeServer) -> None:
     admin = service_token(bridge_server.service, "admin", ["token:manage", "device:*"])
-    status, issued = await call(bridge_server, "POST", "/v1/tokens", admin, {
-        "agent_id": "tablet", "permissions": ["device:control:*"], "ttl_s": 600,
-        "constraints": {"max_hops": 1, "rate_limit_per_minute": 30},
-    })
+    status, issued = await call(
+        bridge_server,
+        "POST",
+        "/v1/tokens",
+        admin,
+        {
+            "agent_id": "tablet",
+            "permissions": ["device:control:*"],
+            "ttl_s": 600,
+            "constraints": {"max_hops": 1, "rate_limit_per_minute": 30},
+        },
+    )
     assert status == 201, issued
     raw = issued.pop("token")
     token, _ = parse_token(raw)
     # Not an administrator: the new token is named under the issuer's agent, and the
     # ledger says which token issued it.
     assert issued == {
-        "id": token.id, "agent_id": "admin/tablet", "permissions": ["device:control:*"],
-        "issued_at": token.issued_at, "expires_at": token.expires_at, "revoked": False,
+        "id": token.id,
+        "agent_id": "admin/tablet",
+        "permissions": ["device:control:*"],
+        "issued_at": token.issued_at,
+        "expires_at": token.expires_at,
+        "revoked": False,
         "issued_by": parse_token(admin)[0].id,
     }
     assert (token.constraints.max_hops, token.constraints.rate_limit_per_minute) == (1, 30)
@@ -50,10 +62,14 @@ async def test_refusals_are_clear_json(bridge_server: BridgeServer) -> None:
     svc = bridge_server.service
     admin = service_token(svc, "admin", ["token:manage", "device:control:*"])
     plain = service_token(svc, "plain", ["device:control:*"])
-    for method, path in [("GET", "/v1/tokens"), ("POST", "/v1/tokens"),
-                         ("DELETE", "/v1/tokens/abc")]:
-        status, body = await call(bridge_server, method, path, plain,
-                                  {"agent_id": "x", "permissions": [], "ttl_s": 1})
+    for method, path in [
+        ("GET", "/v1/tokens"),
+        ("POST", "/v1/tokens"),
+        ("DELETE", "/v1/tokens/abc"),
+    ]:
+        status, body = await call(
+            bridge_server, method, path, plain, {"agent_id": "x", "permissions": [], "ttl_s": 1}
+        )
         assert (status, body["error"]["code"]) == (403, "PERMISSION_DENIED"), path
     cases: list[tuple[Any, int, str]] = [
         ({"agent_id": "x", "permissions": ["*"], "ttl_s": 60}, 403, "PERMISSION_DENIED"),
@@ -65,13 +81,22 @@ async def test_refusals_are_clear_json(bridge_server: BridgeServer) -> None:
         ({"agent_id": "", "permissions": [], "ttl_s": 60}, 400, "INVALID_REQUEST"),
         ({"agent_id": "x\udead", "permissions": [], "ttl_s": 60}, 400, "INVALID_REQUEST"),
         ({"agent_id": "x", "permissions": "device:*", "ttl_s": 60}, 400, "INVALID_REQUEST"),
-        ({"agent_id": "x", "permissions": [], "ttl_s": 60, "constraints": {"max_hops": -1}},
-         400, "INVALID_REQUEST"),
+        (
+            {"agent_id": "x", "permissions": [], "ttl_s": 60, "constraints": {"max_hops": -1}},
+            400,
+            "INVALID_REQUEST",
+        ),
         ({"agent_id": "x", "permissions": [], "ttl_s": 60, "extra": 1}, 400, "INVALID_REQUEST"),
         ([], 400, "INVALID_REQUEST"),
-        ({"agent_id": "x", "ttl_s": 60,
-          "permissions": [f"device:control:light-{i:04d}" for i in range(800)]},
-         400, "INVALID_REQUEST"),
+        (
+            {
+                "agent_id": "x",
+                "ttl_s": 60,
+                "permissions": [f"device:control:light-{i:04d}" for i in range(800)],
+            },
+            400,
+            "INVALID_REQUEST",
+        ),
     ]
     for body, status_code, code in cases:
         status, answer = await call(bridge_server, "POST", "/v1/tokens", admin, body)
@@ -98,7 +123,12 @@ async def test_issued_permissions_are_a_pattern_subset(bridge_server: BridgeServ
     }
     answers = {}
     for pattern in expected:
-        status, _ = await call(bridge_server, "POST", "/v1/tokens", manager, {
-            "agent_id": "kid", "permissions": [pattern], "ttl_s": 60})
+        status, _ = await call(
+            bridge_server,
+            "POST",
+            "/v1/tokens",
+            manager,
+            {"agent_id": "kid", "permissions": [pattern], "ttl_s": 60},
+        )
         answers[pattern] = status
     assert answers == expected

@@ -16,17 +16,31 @@ async def echo(params: dict[str, Any], ctx: CallContext) -> Any:
 
 def register(server: BridgeServer) -> None:
     registry = server.service.registry
-    registry.register(ToolDefinition(
-        name="echo", namespace="demo", description="Echo text back.",
-        parameters={"type": "object", "properties": {"text": {"type": "string"}},
-                    "required": ["text"], "additionalProperties": False},
-        requires=Requires(permissions=("demo:echo",)),
-        metadata={"app_id": "echo-app"},
-    ), echo)  # fmt: skip
-    registry.register(ToolDefinition(
-        name="peer_lamp", namespace="matter", description="A lamp on a peer.",
-        server_name="node-b",
-    ), None)  # fmt: skip
+    registry.register(
+        ToolDefinition(
+            name="echo",
+            namespace="demo",
+            description="Echo text back.",
+            parameters={
+                "type": "object",
+                "properties": {"text": {"type": "string"}},
+                "required": ["text"],
+                "additionalProperties": False,
+            },
+            requires=Requires(permissions=("demo:echo",)),
+            metadata={"app_id": "echo-app"},
+        ),
+        echo,
+    )
+    registry.register(
+        ToolDefinition(
+            name="peer_lamp",
+            namespace="matter",
+            description="A lamp on a peer.",
+            server_name="node-b",
+        ),
+        None,
+    )
 
 
 async def get(server: BridgeServer, path: str, token: str) -> tuple[int, Any]:
@@ -40,11 +54,13 @@ async def test_list_filters_by_app_and_server(bridge_server: BridgeServer) -> No
     status, body = await get(bridge_server, "/v1/toolmanager/tools?appId=echo-app", token)
     assert status == 200
     assert [(t["name"], t["appId"], t["serverName"]) for t in body["tools"]] == [
-        ("demo:echo", "echo-app", "")]
+        ("demo:echo", "echo-app", "")
+    ]
     (echo_tool,) = body["tools"]
     assert echo_tool["inputSchemaJson"] == (
         '{"type":"object","properties":{"text":{"type":"string"}},"required":["text"],'
-        '"additionalProperties":false}')
+        '"additionalProperties":false}'
+    )
     assert echo_tool["permissions"] == ["demo:echo"]
     status, body = await get(bridge_server, "/v1/toolmanager/tools?serverName=node-b", token)
     assert [t["name"] for t in body["tools"]] == ["matter:peer_lamp"]
@@ -70,7 +86,11 @@ async def test_get_tool_answers_found(bridge_server: BridgeServer) -> None:
     token = service_token(bridge_server.service, "tm", ("demo:*",))
     status, body = await get(bridge_server, "/v1/toolmanager/tools/demo:echo", token)
     assert (status, body["found"], body["tool"]["name"], body["tool"]["appId"]) == (
-        200, True, "demo:echo", "echo-app")
+        200,
+        True,
+        "demo:echo",
+        "echo-app",
+    )
     status, body = await get(bridge_server, "/v1/toolmanager/tools/echo@1.0.0", token)
     assert body["found"] is True
     status, body = await get(bridge_server, "/v1/toolmanager/tools/demo:nothing", token)
@@ -85,13 +105,19 @@ async def test_execute_runs_the_pipeline(bridge_server: BridgeServer) -> None:
     async with bridge_server.client.post(url, json=body, headers=bearer(allowed)) as resp:
         answer = await resp.json()
     assert (resp.status, answer["status"], answer["result"]) == (
-        200, "success", {"echo": "hi", "agent": "tm"})
+        200,
+        "success",
+        {"echo": "hi", "agent": "tm"},
+    )
     denied = service_token(bridge_server.service, "tm", ("core:*",))
     async with bridge_server.client.post(url, json=body, headers=bearer(denied)) as resp:
         answer = await resp.json()
     assert (resp.status, answer["error"]["code"]) == (404, "TOOL_NOT_FOUND")  # out of sight
-    for bad, code in (({"params": {}}, "INVALID_REQUEST"), ([1], "INVALID_REQUEST"),
-                      ({"tool": "demo:echo", "params": {"text": 5}}, "INVALID_PARAMS")):
+    for bad, code in (
+        ({"params": {}}, "INVALID_REQUEST"),
+        ([1], "INVALID_REQUEST"),
+        ({"tool": "demo:echo", "params": {"text": 5}}, "INVALID_PARAMS"),
+    ):
         async with bridge_server.client.post(url, json=bad, headers=bearer(allowed)) as resp:
             answer = await resp.json()
         assert (resp.status, answer["error"]["code"]) == (400, code), bad

@@ -97,7 +97,9 @@ async def healthz_with_manifest(
 async def test_healthz_reports_manifest_problems_without_secrets(
     bridge_config: BridgeConfig, caplog: pytest.LogCaptureFixture
 ) -> None:
-    status, text = await healthz_with_manifest(bridge_config, textwrap.dedent("""
+    status, text = await healthz_with_manifest(
+        bridge_config,
+        textwrap.dedent("""
         tools:
           - source: file:./leaky.py
             entry: make
@@ -107,28 +109,50 @@ async def test_healthz_reports_manifest_problems_without_secrets(
             config: {token: sk-SECRET-456}
           - name: get_data
             source: builtin:store
-    """), caplog)
+    """),
+        caplog,
+    )
     assert status == 200
     assert "SECRET" not in text
     body = json.loads(text)
     assert body["status"] == "degraded"
     assert body["problems"] == [
-        {"component": "tools_manifest", "entry": 0, "name": None, "source": "file:./leaky.py",
-         "code": "TOOL_FAILED",
-         "message": "entry #0 (-, file:./leaky.py): did not load (TOOL_FAILED); "
-                    "the bridge log has the reason"},
-        {"component": "tools_manifest", "entry": 1, "name": None, "source": "builtin:vision",
-         "code": "INVALID_DEFINITION",
-         "message": "entry #1 (-, builtin:vision): did not load (INVALID_DEFINITION); "
-                    "the bridge log has the reason"},
-        {"component": "tools_manifest", "entry": 2, "name": None, "source": "ftp:x",
-         "code": "CONFIG_INVALID",
-         "message": "entry #2 (-): source 'ftp:x' must be 'builtin:NAME', "
-                    "'plugin:ENTRY_POINT', 'file:PATH' or 'definition:PATH'"},
-        {"component": "tools_manifest", "entry": 3, "name": "get_data", "source": "builtin:store",
-         "code": "CONFLICT",
-         "message": "entry #3 (get_data, builtin:store): did not load (CONFLICT); "
-                    "the bridge log has the reason"},
+        {
+            "component": "tools_manifest",
+            "entry": 0,
+            "name": None,
+            "source": "file:./leaky.py",
+            "code": "TOOL_FAILED",
+            "message": "entry #0 (-, file:./leaky.py): did not load (TOOL_FAILED); "
+            "the bridge log has the reason",
+        },
+        {
+            "component": "tools_manifest",
+            "entry": 1,
+            "name": None,
+            "source": "builtin:vision",
+            "code": "INVALID_DEFINITION",
+            "message": "entry #1 (-, builtin:vision): did not load (INVALID_DEFINITION); "
+            "the bridge log has the reason",
+        },
+        {
+            "component": "tools_manifest",
+            "entry": 2,
+            "name": None,
+            "source": "ftp:x",
+            "code": "CONFIG_INVALID",
+            "message": "entry #2 (-): source 'ftp:x' must be 'builtin:NAME', "
+            "'plugin:ENTRY_POINT', 'file:PATH' or 'definition:PATH'",
+        },
+        {
+            "component": "tools_manifest",
+            "entry": 3,
+            "name": "get_data",
+            "source": "builtin:store",
+            "code": "CONFLICT",
+            "message": "entry #3 (get_data, builtin:store): did not load (CONFLICT); "
+            "the bridge log has the reason",
+        },
     ]
     # The operator still gets the full reasons in the log.
     logged = [r.getMessage().split(": ", 1)[1] for r in caplog.records]
@@ -146,7 +170,8 @@ async def test_healthz_reports_a_broken_manifest_by_position_only(
     bridge_config: BridgeConfig, caplog: pytest.LogCaptureFixture
 ) -> None:
     status, text = await healthz_with_manifest(
-        bridge_config, "tools:\n  - source: builtin:store\n    config: {api_key: sk-SECRET: [\n",
+        bridge_config,
+        "tools:\n  - source: builtin:store\n    config: {api_key: sk-SECRET: [\n",
         caplog,
     )
     assert status == 200
@@ -155,9 +180,15 @@ async def test_healthz_reports_a_broken_manifest_by_position_only(
     # core's two and the five automations:* rule tools
     assert (body["status"], body["tools"]) == ("degraded", 2 + 5)
     assert body["problems"] == [
-        {"component": "tools_manifest", "entry": None, "name": None, "source": None,
-         # Column 32: the second ':' inside the flow mapping, right after the secret.
-         "code": "CONFIG_INVALID", "message": "invalid YAML at line 3, column 32"},
+        {
+            "component": "tools_manifest",
+            "entry": None,
+            "name": None,
+            "source": None,
+            # Column 32: the second ':' inside the flow mapping, right after the secret.
+            "code": "CONFIG_INVALID",
+            "message": "invalid YAML at line 3, column 32",
+        },
     ]
     assert "sk-SECRET" in caplog.records[0].getMessage()
 

@@ -23,9 +23,11 @@ def run_install() -> Installer:
 
     def run(root: Path, *extra: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         result = subprocess.run(
-            ["bash", str(INSTALL), "--root", str(root), "--offline", "--python", PYTHON,
-             *extra],
-            capture_output=True, text=True, timeout=120, check=False,
+            ["bash", str(INSTALL), "--root", str(root), "--offline", "--python", PYTHON, *extra],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
         )
         if check:
             assert result.returncode == 0, result.stdout + result.stderr

@@ -22,18 +22,20 @@ def tlv(tag: int, value: bytes) -> bytes:
 
 # An active operational dataset as an OTBR forms it (values chosen for the tests).
 NETWORK_KEY = bytes.fromhex("00112233445566778899aabbccddeeff")
-DATASET = b"".join([
-    tlv(14, bytes.fromhex("0000000000010000")),           # active timestamp
-    tlv(0, bytes.fromhex("00000f")),                      # channel page 0, channel 15
-    tlv(53, bytes.fromhex("0004001fffe0")),               # channel mask
-    tlv(2, bytes.fromhex("dead00beef00cafe")),            # extended PAN ID
-    tlv(7, bytes.fromhex("fd4e7a1c2b3d0000")),            # mesh-local prefix
-    tlv(5, NETWORK_KEY),                                  # network key
-    tlv(3, b"Atmosphere-1"),                              # network name
-    tlv(1, bytes.fromhex("1234")),                        # PAN ID
-    tlv(4, bytes.fromhex("445f2b5ca6f2a93a55ce570a70efeecb")),  # PSKc
-    tlv(12, bytes.fromhex("02a0f7f8")),                   # security policy
-])
+DATASET = b"".join(
+    [
+        tlv(14, bytes.fromhex("0000000000010000")),  # active timestamp
+        tlv(0, bytes.fromhex("00000f")),  # channel page 0, channel 15
+        tlv(53, bytes.fromhex("0004001fffe0")),  # channel mask
+        tlv(2, bytes.fromhex("dead00beef00cafe")),  # extended PAN ID
+        tlv(7, bytes.fromhex("fd4e7a1c2b3d0000")),  # mesh-local prefix
+        tlv(5, NETWORK_KEY),  # network key
+        tlv(3, b"Atmosphere-1"),  # network name
+        tlv(1, bytes.fromhex("1234")),  # PAN ID
+        tlv(4, bytes.fromhex("445f2b5ca6f2a93a55ce570a70efeecb")),  # PSKc
+        tlv(12, bytes.fromhex("02a0f7f8")),  # security policy
+    ]
+)
 
 
 @dataclass
@@ -61,8 +63,7 @@ async def border_router_standin(state: BorderRouterState) -> AsyncIterator[str]:
     async def node_state(request: web.Request) -> web.Response:
         state.requests.append(f"GET {request.path}")
         if state.state_status != 200:
-            return web.json_response({"title": "Internal Server Error"},
-                                     status=state.state_status)
+            return web.json_response({"title": "Internal Server Error"}, status=state.state_status)
         return web.json_response(state.role)
 
     async def dataset_active(request: web.Request) -> web.Response:

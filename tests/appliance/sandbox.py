@@ -39,15 +39,20 @@ def _q(path: Path | str) -> str:
     return shlex.quote(str(path))
 
 
-def mount_steps(fields: dict[str, list[str]], state_dir: Path | None,
-                binds: tuple[tuple[Path, str], ...]) -> list[str]:  # fmt: skip
+def mount_steps(
+    fields: dict[str, list[str]], state_dir: Path | None, binds: tuple[tuple[Path, str], ...]
+) -> list[str]:
     """Return shell commands applying the unit's file-system and limit directives."""
-    yes = {key: fields.get(key, ["no"])[0] for key in
-           ("ProtectSystem", "ProtectHome", "PrivateDevices", "PrivateTmp")}  # fmt: skip
+    yes = {
+        key: fields.get(key, ["no"])[0]
+        for key in ("ProtectSystem", "ProtectHome", "PrivateDevices", "PrivateTmp")
+    }
     steps: list[str] = []
     if yes["ProtectHome"] == "yes":
-        steps += [f"if [ -d {d} ]; then mount -t tmpfs -o mode=000 atm-protect-home {d}; fi"
-                  for d in ("/home", "/run/user")]  # fmt: skip
+        steps += [
+            f"if [ -d {d} ]; then mount -t tmpfs -o mode=000 atm-protect-home {d}; fi"
+            for d in ("/home", "/run/user")
+        ]
     if yes["PrivateDevices"] == "yes":
         steps.append("mkdir /mnt/dev && mount -t tmpfs -o mode=0755 atm-private-dev /mnt/dev")
         for name in DEVICES:
@@ -64,7 +69,7 @@ def mount_steps(fields: dict[str, list[str]], state_dir: Path | None,
             "awk '{print $5}' /proc/self/mountinfo | while read -r m; do case \"$m\" in "
             "/proc|/proc/*|/sys|/sys/*|/dev|/dev/*) ;; "
             # A mount under a covered path (our /root, /mnt) is out of reach already.
-            "*) if [ -e \"$m\" ]; then mount -o remount,bind,ro \"$m\" || exit 1; fi;; "
+            '*) if [ -e "$m" ]; then mount -o remount,bind,ro "$m" || exit 1; fi;; '
             "esac; done"
         )
     if yes["PrivateTmp"] == "yes":
@@ -74,8 +79,9 @@ def mount_steps(fields: dict[str, list[str]], state_dir: Path | None,
         writable.append((state_dir, str(state_dir)))
     writable += [(source, target) for source, target in binds]
     for source, target in writable:
-        steps.append(f"mount --bind {_q(source)} {_q(target)}"
-                     f" && mount -o remount,bind,rw {_q(target)}")  # fmt: skip
+        steps.append(
+            f"mount --bind {_q(source)} {_q(target)} && mount -o remount,bind,rw {_q(target)}"
+        )
     for limit in fields.get("LimitNOFILE", []):
         steps.append(f"ulimit -n {nofile(int(limit))}")
     return steps
@@ -92,8 +98,13 @@ def nofile(limit: int) -> int:
 @cache
 def syscall_groups() -> dict[str, tuple[str, ...]]:
     """Return systemd's syscall groups (``@name`` -> entries), from ``systemd-analyze``."""
-    out = subprocess.run(["systemd-analyze", "syscall-filter"], capture_output=True,
-                         text=True, check=True, timeout=30).stdout  # fmt: skip
+    out = subprocess.run(
+        ["systemd-analyze", "syscall-filter"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=30,
+    ).stdout
     groups: dict[str, list[str]] = {}
     current = ""
     for line in out.splitlines():

@@ -21,13 +21,22 @@ from tests.appliance.otbr_standin import (
     free_loopback_port,
 )
 
-SUMMARY = {"network_name": "Atmosphere-1", "channel": "15", "pan_id": "0x1234",
-           "ext_pan_id": "dead00beef00cafe"}
+SUMMARY = {
+    "network_name": "Atmosphere-1",
+    "channel": "15",
+    "pan_id": "0x1234",
+    "ext_pan_id": "dead00beef00cafe",
+}
 
 
 def _info(thread_set: bool) -> ServerInfo:
-    return ServerInfo(schema_version=11, min_supported_schema_version=9, sdk_version="x",
-                      fabric_id=1, thread_credentials_set=thread_set)
+    return ServerInfo(
+        schema_version=11,
+        min_supported_schema_version=9,
+        sdk_version="x",
+        fabric_id=1,
+        thread_credentials_set=thread_set,
+    )
 
 
 async def test_healthy_border_router() -> None:
@@ -38,16 +47,20 @@ async def test_healthy_border_router() -> None:
     assert probe.role == "leader"
     assert probe.dataset_tlvs == DATASET
     assert probe.summary == SUMMARY
-    assert state.requests == ["GET /node/state", "GET /api/actions",
-                              "GET /node/dataset/active Accept=text/plain"]
+    assert state.requests == [
+        "GET /node/state",
+        "GET /api/actions",
+        "GET /node/dataset/active Accept=text/plain",
+    ]
     br = check_border_router(url, probe)
     assert br.status is Status.OK
     assert br.found == f"{url} answers; Thread role leader"
     assert check_thread_network(probe).status is Status.OK
     ds = check_thread_dataset(probe, None)
     assert ds.status is Status.OK
-    assert ds.found == ("network Atmosphere-1, channel 15, PAN ID 0x1234, "
-                        "extended PAN ID dead00beef00cafe")
+    assert ds.found == (
+        "network Atmosphere-1, channel 15, PAN ID 0x1234, extended PAN ID dead00beef00cafe"
+    )
     # The report never carries the network key.
     assert NETWORK_KEY.hex() not in repr(ds.to_json()).lower()
     assert check_thread_dataset(probe, DATASET.hex()).status is Status.OK
@@ -55,8 +68,13 @@ async def test_healthy_border_router() -> None:
 
 @pytest.mark.parametrize(
     ("role", "status"),
-    [("router", Status.OK), ("child", Status.OK), ("detached", Status.FAIL),
-     ("disabled", Status.FAIL), ("bogus", Status.WARN)],
+    [
+        ("router", Status.OK),
+        ("child", Status.OK),
+        ("detached", Status.FAIL),
+        ("disabled", Status.FAIL),
+        ("bogus", Status.WARN),
+    ],
 )
 async def test_thread_roles(role: str, status: Status) -> None:
     async with border_router_standin(BorderRouterState(role=role)) as url:
@@ -94,8 +112,9 @@ async def test_dataset_handed_to_controller() -> None:
     assert check_thread_credentials(probe, _info(True)).status is Status.OK
     missing = check_thread_credentials(probe, _info(False))
     assert missing.status is Status.WARN
-    assert missing.found == ("the controller holds no Thread dataset yet (it has none after "
-                             "each start)")
+    assert missing.found == (
+        "the controller holds no Thread dataset yet (it has none after each start)"
+    )
     unknown = check_thread_credentials(probe, None)
     assert unknown.status is Status.WARN
     assert unknown.found == "not checked: the controller cannot be reached"

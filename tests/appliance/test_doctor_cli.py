@@ -23,8 +23,10 @@ def prepared(tmp_path: Path) -> tuple[Path, Path]:
     """A healthy Pi tree whose controller is down; returns (tree root, config file)."""
     tree = HostTree(tmp_path / "root")
     healthy_pi(tree)
-    for path, uid in (("var/lib/atmosphere-bridge", 999),
-                      ("var/lib/atmosphere-matter-controller", 998)):
+    for path, uid in (
+        ("var/lib/atmosphere-bridge", 999),
+        ("var/lib/atmosphere-matter-controller", 998),
+    ):
         (tree.root / path).mkdir(parents=True)
         (tree.root / path).chmod(0o700)
         os.chown(tree.root / path, uid, uid)
@@ -38,8 +40,9 @@ def prepared(tmp_path: Path) -> tuple[Path, Path]:
     return tree.root, config
 
 
-def test_doctor_json_reports_every_check(prepared: tuple[Path, Path],
-                                         capsys: pytest.CaptureFixture[str]) -> None:
+def test_doctor_json_reports_every_check(
+    prepared: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
     root, config = prepared
     code = main(["--config", str(config), "doctor", "--json", "--root", str(root)])
     report = json.loads(capsys.readouterr().out)
@@ -47,23 +50,32 @@ def test_doctor_json_reports_every_check(prepared: tuple[Path, Path],
     assert report["status"] == "fail"
     assert report["counts"] == {"ok": 8, "warn": 1, "fail": 1}
     assert [(c["name"], c["status"]) for c in report["checks"]] == [
-        ("controller", "fail"), ("border_router", "warn"), ("interface", "ok"),
-        ("ipv6_sysctl", "ok"), ("ipv6_address", "ok"), ("ipv6_route", "ok"),
-        ("controller_storage", "ok"), ("clock", "ok"), ("free_disk", "ok"), ("secrets", "ok"),
+        ("controller", "fail"),
+        ("border_router", "warn"),
+        ("interface", "ok"),
+        ("ipv6_sysctl", "ok"),
+        ("ipv6_address", "ok"),
+        ("ipv6_route", "ok"),
+        ("controller_storage", "ok"),
+        ("clock", "ok"),
+        ("free_disk", "ok"),
+        ("secrets", "ok"),
     ]
     for check in report["checks"]:
         assert set(check) == {"name", "title", "status", "found", "fix", "details"}
         assert (check["fix"] == "") == (check["status"] == "ok")
 
 
-async def test_doctor_text_with_border_router(prepared: tuple[Path, Path],
-                                              capsys: pytest.CaptureFixture[str]) -> None:
+async def test_doctor_text_with_border_router(
+    prepared: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
     root, config = prepared
     async with border_router_standin(BorderRouterState(role="detached", dataset=None)) as url:
         config.write_text(config.read_text() + f"thread:\n  otbr_url: {url}\n")
         # The CLI runs its own event loop; run it in a thread beside the stand-in's.
         code = await asyncio.to_thread(
-            main, ["doctor", "--config", str(config), "--root", str(root)])
+            main, ["doctor", "--config", str(config), "--root", str(root)]
+        )
     out = capsys.readouterr().out
     assert code == 1
     lines = out.splitlines()
@@ -75,12 +87,15 @@ async def test_doctor_text_with_border_router(prepared: tuple[Path, Path],
     assert lines[-1] == "9 ok, 1 warnings, 3 failed"
 
 
-def test_invalid_configuration_is_a_clean_error(tmp_path: Path,
-                                                capsys: pytest.CaptureFixture[str]) -> None:
+def test_invalid_configuration_is_a_clean_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     config = tmp_path / "config.yaml"
     config.write_text("doctor:\n  free_disk_warn_mb: lots\n")
     code = main(["doctor", "--config", str(config)])
     err = capsys.readouterr().err
     assert code == 1
-    assert err == (f"error [CONFIG_INVALID]: {config}: doctor.free_disk_warn_mb: "
-                   "'lots' is not of type 'integer'\n")
+    assert err == (
+        f"error [CONFIG_INVALID]: {config}: doctor.free_disk_warn_mb: "
+        "'lots' is not of type 'integer'\n"
+    )

@@ -55,8 +55,13 @@ async def _set_thread_dataset(
 ) -> dict[str, Any]:
     async with aiohttp.ClientSession() as session, session.ws_connect(url, headers=headers) as ws:
         await ws.receive_json(timeout=10)  # server_info greeting
-        await ws.send_json({"message_id": "doctor-1", "command": "set_thread_dataset",
-                            "args": {"dataset": dataset_hex}})
+        await ws.send_json(
+            {
+                "message_id": "doctor-1",
+                "command": "set_thread_dataset",
+                "args": {"dataset": dataset_hex},
+            }
+        )
         for _ in range(20):
             msg = await ws.receive_json(timeout=10)
             if msg.get("message_id") == "doctor-1":
@@ -96,8 +101,10 @@ async def test_real_controller_and_thread_dataset_handover(
         # stand-in border router: every check passes.
         tree = HostTree(tmp_path / "root")
         healthy_pi(tree)
-        for path, uid in (("var/lib/atmosphere-bridge", 999),
-                          ("var/lib/atmosphere-matter-controller", 998)):
+        for path, uid in (
+            ("var/lib/atmosphere-bridge", 999),
+            ("var/lib/atmosphere-matter-controller", 998),
+        ):
             (tree.root / path).mkdir(parents=True, mode=0o700)
             (tree.root / path).chmod(0o700)
             os.chown(tree.root / path, uid, uid)
@@ -118,10 +125,19 @@ async def test_real_controller_and_thread_dataset_handover(
         report = await run_doctor(config, host=Host(root=tree.root))
     statuses = {r.name: r.status.value for r in report.results}
     assert statuses == {
-        "controller": "ok", "border_router": "ok", "thread_network": "ok",
-        "thread_dataset": "ok", "thread_credentials": "ok", "interface": "ok",
-        "ipv6_sysctl": "ok", "ipv6_address": "ok", "ipv6_route": "ok",
-        "controller_storage": "ok", "clock": "ok", "free_disk": "ok", "secrets": "ok",
+        "controller": "ok",
+        "border_router": "ok",
+        "thread_network": "ok",
+        "thread_dataset": "ok",
+        "thread_credentials": "ok",
+        "interface": "ok",
+        "ipv6_sysctl": "ok",
+        "ipv6_address": "ok",
+        "ipv6_route": "ok",
+        "controller_storage": "ok",
+        "clock": "ok",
+        "free_disk": "ok",
+        "secrets": "ok",
     }, report.to_json()
     assert report.status is Status.OK
     assert report.to_json()["counts"] == {"ok": 13, "warn": 0, "fail": 0}
@@ -150,20 +166,31 @@ async def old_or_new_controller_standin(greeting: Any) -> AsyncIterator[str]:
         await runner.cleanup()
 
 
-GREETING = {"fabric_id": 1, "compressed_fabric_id": 77, "schema_version": 11,
-            "min_supported_schema_version": 9, "sdk_version": "2025.7.0",
-            "wifi_credentials_set": False, "thread_credentials_set": False,
-            "bluetooth_enabled": False}
+GREETING = {
+    "fabric_id": 1,
+    "compressed_fabric_id": 77,
+    "schema_version": 11,
+    "min_supported_schema_version": 9,
+    "sdk_version": "2025.7.0",
+    "wifi_credentials_set": False,
+    "thread_credentials_set": False,
+    "bluetooth_enabled": False,
+}
 
 
 @pytest.mark.parametrize(
     ("changes", "fix_start"),
-    [({"schema_version": 8}, "the controller is older than the bridge's client (schema 11)"),
-     ({"schema_version": 14, "min_supported_schema_version": 12},
-      "the controller needs clients of schema 12 or newer, the bridge speaks 11")],
+    [
+        ({"schema_version": 8}, "the controller is older than the bridge's client (schema 11)"),
+        (
+            {"schema_version": 14, "min_supported_schema_version": 12},
+            "the controller needs clients of schema 12 or newer, the bridge speaks 11",
+        ),
+    ],
 )
-async def test_incompatible_controller_versions_fail(changes: dict[str, int],
-                                                     fix_start: str) -> None:
+async def test_incompatible_controller_versions_fail(
+    changes: dict[str, int], fix_start: str
+) -> None:
     async with old_or_new_controller_standin({**GREETING, **changes}) as url:
         info, error = await probe_controller(url, 5.0)
     assert error is None

@@ -103,30 +103,47 @@ def test_interface_missing_fails(host: h.Host) -> None:
 def test_sysctl_ok(host: h.Host) -> None:
     result = h.check_ipv6_sysctl(host, "eth0", "configured")
     assert result.status is Status.OK
-    assert result.found == ("disable_ipv6=0 accept_ra=1 accept_ra_rtr_pref=1 "
-                            "accept_ra_rt_info_max_plen=64 forwarding=0")
+    assert result.found == (
+        "disable_ipv6=0 accept_ra=1 accept_ra_rtr_pref=1 accept_ra_rt_info_max_plen=64 forwarding=0"
+    )
 
 
 @pytest.mark.parametrize(
     ("values", "status", "fix_part"),
     [
         ({"accept_ra": 0}, Status.FAIL, "sysctl -w net.ipv6.conf.eth0.accept_ra=1"),
-        ({"accept_ra_rt_info_max_plen": 0}, Status.FAIL,
-         "sysctl -w net.ipv6.conf.eth0.accept_ra_rt_info_max_plen=64"),
-        ({"accept_ra_rt_info_max_plen": 48}, Status.FAIL,
-         "sysctl -w net.ipv6.conf.eth0.accept_ra_rt_info_max_plen=64"),
-        ({"forwarding": 1}, Status.FAIL,
-         "forwarding is on, so the kernel ignores router advertisements: "
-         "sysctl -w net.ipv6.conf.eth0.forwarding=0"),
-        ({"forwarding": 1, "accept_ra": 2}, Status.WARN,
-         "IPv6 forwarding is on for eth0 (accept_ra=2 keeps RAs working)"),
-        ({"accept_ra_rtr_pref": 0}, Status.FAIL,
-         "sysctl -w net.ipv6.conf.eth0.accept_ra_rtr_pref=1"),
+        (
+            {"accept_ra_rt_info_max_plen": 0},
+            Status.FAIL,
+            "sysctl -w net.ipv6.conf.eth0.accept_ra_rt_info_max_plen=64",
+        ),
+        (
+            {"accept_ra_rt_info_max_plen": 48},
+            Status.FAIL,
+            "sysctl -w net.ipv6.conf.eth0.accept_ra_rt_info_max_plen=64",
+        ),
+        (
+            {"forwarding": 1},
+            Status.FAIL,
+            "forwarding is on, so the kernel ignores router advertisements: "
+            "sysctl -w net.ipv6.conf.eth0.forwarding=0",
+        ),
+        (
+            {"forwarding": 1, "accept_ra": 2},
+            Status.WARN,
+            "IPv6 forwarding is on for eth0 (accept_ra=2 keeps RAs working)",
+        ),
+        (
+            {"accept_ra_rtr_pref": 0},
+            Status.FAIL,
+            "sysctl -w net.ipv6.conf.eth0.accept_ra_rtr_pref=1",
+        ),
         ({"disable_ipv6": 1}, Status.FAIL, "sysctl -w net.ipv6.conf.eth0.disable_ipv6=0"),
     ],
 )
-def test_sysctl_problems(tree: HostTree, host: h.Host, values: dict[str, int], status: Status,
-                         fix_part: str) -> None:
+def test_sysctl_problems(
+    tree: HostTree, host: h.Host, values: dict[str, int], status: Status, fix_part: str
+) -> None:
     tree.sysctl("eth0", **values)
     result = h.check_ipv6_sysctl(host, "eth0", "configured")
     assert result.status is status
@@ -157,8 +174,10 @@ def test_sysctl_ipv6_disabled_in_kernel_fails(tree: HostTree, host: h.Host) -> N
 def test_address_ok(host: h.Host) -> None:
     result = h.check_ipv6_address(host, "eth0", "configured")
     assert result.status is Status.OK
-    assert result.found == ("eth0: fe80::ba27:ebff:fe12:3456/64 (link-local), "
-                            "fd4e:7a1c:2b3d:1:ba27:ebff:fe12:3456/64 (ula)")
+    assert result.found == (
+        "eth0: fe80::ba27:ebff:fe12:3456/64 (link-local), "
+        "fd4e:7a1c:2b3d:1:ba27:ebff:fe12:3456/64 (ula)"
+    )
 
 
 def test_address_link_local_only_warns(tree: HostTree, host: h.Host) -> None:
@@ -176,8 +195,10 @@ def test_address_none_fails(tree: HostTree, host: h.Host) -> None:
 
 
 def test_address_dad_failed_fails(tree: HostTree, host: h.Host) -> None:
-    tree.addresses(("fe80::ba27:ebff:fe12:3456", 64, 0x20, 0x08, "eth0"),
-                   ("2001:db8::5", 64, 0x00, 0x40, "eth0"))
+    tree.addresses(
+        ("fe80::ba27:ebff:fe12:3456", 64, 0x20, 0x08, "eth0"),
+        ("2001:db8::5", 64, 0x00, 0x40, "eth0"),
+    )
     result = h.check_ipv6_address(host, "eth0", "configured")
     assert result.status is Status.FAIL
     assert "(global)" in result.found
@@ -189,8 +210,10 @@ def test_address_dad_failed_fails(tree: HostTree, host: h.Host) -> None:
 def test_route_ok_lists_thread_routes(host: h.Host) -> None:
     result = h.check_ipv6_route(host, "eth0", "configured")
     assert result.status is Status.OK
-    assert result.found == (f"default route: via {ROUTER_LL}; routes from router "
-                            f"advertisements: fd12:3456:789a:1::/64 via {BR_LL}")
+    assert result.found == (
+        f"default route: via {ROUTER_LL}; routes from router "
+        f"advertisements: fd12:3456:789a:1::/64 via {BR_LL}"
+    )
     assert result.details == {"default": [ROUTER_LL], "route_info": ["fd12:3456:789a:1::/64"]}
 
 
@@ -216,8 +239,7 @@ def test_storage_owned_by_controller_user_ok(tree: HostTree, host: h.Host) -> No
     storage = _storage(tree, 998, 0o700)
     result = h.check_controller_storage(host, storage, "atmosphere-matter")
     assert result.status is Status.OK
-    assert result.found == (f"{storage}: owner uid 998, mode 0700; "
-                            "atmosphere-matter is uid 998")
+    assert result.found == (f"{storage}: owner uid 998, mode 0700; atmosphere-matter is uid 998")
 
 
 def test_storage_owned_by_root_fails(tree: HostTree, host: h.Host) -> None:

@@ -29,8 +29,15 @@ def snapshot(root: Path) -> dict[str, tuple[object, ...]]:
                 out[rel] = ("dir", st.st_mode, st.st_uid, st.st_gid)
             else:
                 digest = hashlib.sha256(path.read_bytes()).hexdigest()
-                out[rel] = ("file", st.st_mode, st.st_uid, st.st_gid, st.st_size,
-                            st.st_mtime_ns, digest)
+                out[rel] = (
+                    "file",
+                    st.st_mode,
+                    st.st_uid,
+                    st.st_gid,
+                    st.st_size,
+                    st.st_mtime_ns,
+                    digest,
+                )
     return out
 
 
@@ -77,10 +84,16 @@ def test_install_layout(tmp_path: Path, run_install: Installer) -> None:
 
     etc = root / "etc/atmosphere-bridge"
     assert (stat.S_IMODE(etc.stat().st_mode), etc.stat().st_uid, etc.stat().st_gid) == (
-        0o750, 0, bridge_gid)
+        0o750,
+        0,
+        bridge_gid,
+    )
     cfg = etc / "config.yaml"
     assert (stat.S_IMODE(cfg.stat().st_mode), cfg.stat().st_uid, cfg.stat().st_gid) == (
-        0o640, 0, bridge_gid)
+        0o640,
+        0,
+        bridge_gid,
+    )
     config = load_config(cfg)
     assert str(config.state_dir) == "/var/lib/atmosphere-bridge"
     assert config.matter.controller_url == "ws://127.0.0.1:5580/ws"
@@ -91,8 +104,7 @@ def test_install_layout(tmp_path: Path, run_install: Installer) -> None:
     # The controller's key: root's alone (the units get it as systemd credentials), long
     # enough for the launcher, and the launcher itself installed beside the venvs.
     key = etc / "controller.key"
-    assert (stat.S_IMODE(key.stat().st_mode), key.stat().st_uid, key.stat().st_gid) == (
-        0o600, 0, 0)
+    assert (stat.S_IMODE(key.stat().st_mode), key.stat().st_uid, key.stat().st_gid) == (0o600, 0, 0)
     assert len(key.read_text().strip()) >= 32
     guard = root / "opt/atmosphere-bridge/libexec/controller_guard.py"
     assert guard.read_bytes() == (REPO / "bridge/matter/controller/guard.py").read_bytes()
@@ -111,12 +123,14 @@ def test_install_layout(tmp_path: Path, run_install: Installer) -> None:
         assert (prefix / venv / "bin/python").exists()
         assert (prefix / venv / "pyvenv.cfg").is_file()
     assert os.readlink(root / "usr/local/bin/atmosphere-bridge") == (
-        "/opt/atmosphere-bridge/venv/bin/atmosphere-bridge")
+        "/opt/atmosphere-bridge/venv/bin/atmosphere-bridge"
+    )
     assert (root / "data").is_dir()
     notes = sorted(p.name for p in (prefix / "share/doc/firmware_notes").iterdir())
     assert notes == sorted(p.name for p in (REPO / "firmware_notes").glob("*.md"))
     assert (prefix / "share/doc/configuration.md").read_bytes() == (
-        REPO / "docs/configuration.md").read_bytes()
+        REPO / "docs/configuration.md"
+    ).read_bytes()
     # No otbr-agent.service in this root: no drop-in.
     assert not (root / "etc/systemd/system/otbr-agent.service.d").exists()
 
@@ -135,7 +149,8 @@ def test_rerun_keeps_the_users_configuration_and_repairs_units(
     rerun = run_install(root, "--interface", "eth0")
     assert cfg.read_text() == "api:\n  port: 9000\n"
     assert "  unchanged  /etc/atmosphere-bridge/config.yaml (kept: yours to edit)" in (
-        rerun.stdout.splitlines())
+        rerun.stdout.splitlines()
+    )
     assert unit.read_bytes() == (REPO / "systemd/atmosphere-bridge.service").read_bytes()
     assert "  changed    /etc/systemd/system/atmosphere-bridge.service" in rerun.stdout.splitlines()
     assert rerun.stdout.rstrip().splitlines()[-1].startswith("Done: 1 changed, ")
@@ -145,11 +160,14 @@ def test_otbr_dropin_installed_beside_otbr_agent(tmp_path: Path, run_install: In
     root = tmp_path / "root"
     (root / "usr/lib/systemd/system").mkdir(parents=True)
     (root / "usr/lib/systemd/system/otbr-agent.service").write_text(
-        "[Service]\nExecStart=/usr/sbin/otbr-agent $OTBR_AGENT_OPTS\n")
+        "[Service]\nExecStart=/usr/sbin/otbr-agent $OTBR_AGENT_OPTS\n"
+    )
     run_install(root, "--interface", "eth0")
     dropin = root / "etc/systemd/system/otbr-agent.service.d/10-atmosphere.conf"
-    assert dropin.read_bytes() == (
-        REPO / "systemd/otbr-agent.service.d/10-atmosphere.conf").read_bytes()
+    assert (
+        dropin.read_bytes()
+        == (REPO / "systemd/otbr-agent.service.d/10-atmosphere.conf").read_bytes()
+    )
     # The border router forwards here, so RAs need accept_ra=2 and forwarding is its own.
     sysctl = (root / "etc/sysctl.d/60-atmosphere-bridge.conf").read_text()
     settings = [line for line in sysctl.splitlines() if line and not line.startswith("#")]
@@ -166,18 +184,22 @@ def test_no_interface_skips_sysctl(tmp_path: Path, run_install: Installer) -> No
     root.mkdir()
     result = run_install(root)
     assert "  skipped    no --interface given and no default route found" in (
-        result.stdout.splitlines())
+        result.stdout.splitlines()
+    )
     assert not (root / "etc/sysctl.d").exists()
 
 
 @pytest.mark.parametrize(
     ("args", "message"),
-    [(("--bogus",), "install.sh: unknown option --bogus"),
-     (("--interface", "eth0;rm"), "install.sh: bad interface name: eth0;rm"),
-     (("--prefix", "relative"), "install.sh: --prefix must be absolute")],
+    [
+        (("--bogus",), "install.sh: unknown option --bogus"),
+        (("--interface", "eth0;rm"), "install.sh: bad interface name: eth0;rm"),
+        (("--prefix", "relative"), "install.sh: --prefix must be absolute"),
+    ],
 )
-def test_bad_arguments_are_refused(tmp_path: Path, run_install: Installer, args: tuple[str, ...],
-                                   message: str) -> None:
+def test_bad_arguments_are_refused(
+    tmp_path: Path, run_install: Installer, args: tuple[str, ...], message: str
+) -> None:
     result = run_install(tmp_path, *args, check=False)
     assert result.returncode != 0
     assert result.stderr.splitlines()[0] == message

@@ -175,8 +175,13 @@ class Unit:
         os.chmod(path, int(self.fields.get("StateDirectoryMode", ["0755"])[0], 8))
         return path
 
-    def command(self, argv: list[str], *, binds: tuple[tuple[Path, str], ...] = (),
-                extra_env: dict[str, str] | None = None) -> list[str]:
+    def command(
+        self,
+        argv: list[str],
+        *,
+        binds: tuple[tuple[Path, str], ...] = (),
+        extra_env: dict[str, str] | None = None,
+    ) -> list[str]:
         """Return ``argv`` run as the unit runs its service: namespace, mounts, hardening
         (tests/appliance/sandbox.py), limits, user, then the unit's seccomp filter."""
         uid, gid = self.ids()
@@ -191,35 +196,52 @@ class Unit:
         ]
         state = self.root / "var/lib" / self.fields["StateDirectory"][0]
         mounts += sandbox.mount_steps(self.fields, state, binds)
-        script = " && ".join(mounts) + f" && umask {umask} && exec \"$@\""
+        script = " && ".join(mounts) + f' && umask {umask} && exec "$@"'
         env = [f"{k}={v}" for k, v in sorted({**self.environment(), **(extra_env or {})}.items())]
         seccomp = sandbox.write_seccomp_exec(self.root / "sandbox", self.name, self.fields)
         python = f"{self.root}{PREFIX}/venv/bin/python"
         return [
             *self.fabric.namespace.exec_prefix(),
-            "unshare", "--mount", "--propagation", "private", "--",
-            "sh", "-c", script, "sh",
-            "setpriv", f"--reuid={uid}", f"--regid={gid}", "--clear-groups", "--no-new-privs",
-            "env", "-i", *env, python, *seccomp, *argv,
-        ]  # fmt: skip
+            "unshare",
+            "--mount",
+            "--propagation",
+            "private",
+            "--",
+            "sh",
+            "-c",
+            script,
+            "sh",
+            "setpriv",
+            f"--reuid={uid}",
+            f"--regid={gid}",
+            "--clear-groups",
+            "--no-new-privs",
+            "env",
+            "-i",
+            *env,
+            python,
+            *seccomp,
+            *argv,
+        ]
 
     def start(self, *, binds: tuple[tuple[Path, str], ...] = ()) -> None:
         """Start the service in the background, its output in ``self.log``."""
         self.load_credentials()
         with self.log.open("ab") as out:
             self.proc = subprocess.Popen(
-                self.command(self.argv(), binds=binds), stdout=out, stderr=subprocess.STDOUT,
+                self.command(self.argv(), binds=binds),
+                stdout=out,
+                stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
 
-    def run(self, *args: str, env: dict[str, str] | None = None,
-            timeout_s: float = 120) -> subprocess.CompletedProcess[str]:  # fmt: skip
+    def run(
+        self, *args: str, env: dict[str, str] | None = None, timeout_s: float = 120
+    ) -> subprocess.CompletedProcess[str]:
         """Run the staged CLI as this unit's user (what ``sudo -u USER`` does on a Pi)."""
         cli = f"{self.root}{PREFIX}/venv/bin/atmosphere-bridge"
         argv = self.command([cli, *args], extra_env=env)
-        return subprocess.run(
-            argv, capture_output=True, text=True, timeout=timeout_s, check=False
-        )
+        return subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s, check=False)
 
     def stop(self) -> None:
         """Stop the service by its PID (SIGTERM, then SIGKILL), as systemd would."""
@@ -263,30 +285,50 @@ def test_installed_appliance_commissions_and_switches_a_light(
     units: list[Unit] = []
     try:
         done = subprocess.run(
-            ["bash", str(INSTALL), "--root", str(root), "--skip-packages", "--no-start",
-             "--python", PYTHON, "--interface", "lo"],
-            capture_output=True, text=True, timeout=600, check=False,
-        )  # fmt: skip
+            [
+                "bash",
+                str(INSTALL),
+                "--root",
+                str(root),
+                "--skip-packages",
+                "--no-start",
+                "--python",
+                PYTHON,
+                "--interface",
+                "lo",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
         assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
         install_s = time.monotonic() - started
         venv = root / PREFIX.lstrip("/") / "venv"
 
         # The project is installed, not linked to this checkout.
         probe = subprocess.run(
-            [str(venv / "bin/python"), "-c",
-             "import bridge, json, importlib.resources as r, importlib.metadata as m;"
-             "import bridge.matter.tools.cluster_maps as cm;"
-             "d = m.distribution('atmosphere-bridge');"
-             "print(json.dumps({'file': bridge.__file__,"
-             " 'direct_url': d.read_text('direct_url.json'),"
-             " 'maps': sorted(p.name for p in r.files('cluster_maps')"
-             ".iterdir()),"
-             " 'maps_dir': str(cm.DEFAULT_DIRECTORY),"
-             " 'map_files': sorted(m.file for m in cm.load_cluster_maps()),"
-             " 'static': sorted(p.name for p in r.files('bridge.console').joinpath('static')"
-             ".iterdir())}))"],
-            capture_output=True, text=True, timeout=60, check=True, cwd="/",
-        )  # fmt: skip
+            [
+                str(venv / "bin/python"),
+                "-c",
+                "import bridge, json, importlib.resources as r, importlib.metadata as m;"
+                "import bridge.matter.tools.cluster_maps as cm;"
+                "d = m.distribution('atmosphere-bridge');"
+                "print(json.dumps({'file': bridge.__file__,"
+                " 'direct_url': d.read_text('direct_url.json'),"
+                " 'maps': sorted(p.name for p in r.files('cluster_maps')"
+                ".iterdir()),"
+                " 'maps_dir': str(cm.DEFAULT_DIRECTORY),"
+                " 'map_files': sorted(m.file for m in cm.load_cluster_maps()),"
+                " 'static': sorted(p.name for p in r.files('bridge.console').joinpath('static')"
+                ".iterdir())}))",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+            cwd="/",
+        )
         facts = json.loads(probe.stdout)
         assert facts["file"].startswith(str(venv)), facts["file"]
         assert '"editable": true' not in (facts["direct_url"] or ""), facts["direct_url"]
@@ -317,8 +359,9 @@ def test_installed_appliance_commissions_and_switches_a_light(
         fab = appliance_fabric
         logs = root / "logs"
         logs.mkdir()
-        controller = Unit(fab, root, "atmosphere-matter-controller.service",
-                          logs / "controller.log")  # fmt: skip
+        controller = Unit(
+            fab, root, "atmosphere-matter-controller.service", logs / "controller.log"
+        )
         bridge = Unit(fab, root, "atmosphere-bridge.service", logs / "bridge.log")
         units += [controller, bridge]
         assert controller.fields["User"] == ["atmosphere-matter"]
@@ -361,8 +404,18 @@ def test_installed_appliance_commissions_and_switches_a_light(
 
         wait_until(bridge_up, 90, "the bridge answering", bridge.log)
 
-        issued = bridge.run("--config", str(config_path), "token", "issue",
-                            "--agent", "porch-installer", "--perm", "*", "--ttl", "1h")  # fmt: skip
+        issued = bridge.run(
+            "--config",
+            str(config_path),
+            "token",
+            "issue",
+            "--agent",
+            "porch-installer",
+            "--perm",
+            "*",
+            "--ttl",
+            "1h",
+        )
         assert issued.returncode == 0, issued.stderr
         token = issued.stdout.strip().splitlines()[-1].strip()
         assert token.count(".") >= 1, issued.stdout
@@ -370,9 +423,18 @@ def test_installed_appliance_commissions_and_switches_a_light(
 
         as_person = {"ATMOSPHERE_BRIDGE_TOKEN": token}
         commissioned = bridge.run(
-            "--config", str(config_path), "commission", light.pairing.manual,
-            "--name", LIGHT_NAME, "--room", LIGHT_ROOM, "--json", env=as_person, timeout_s=240,
-        )  # fmt: skip
+            "--config",
+            str(config_path),
+            "commission",
+            light.pairing.manual,
+            "--name",
+            LIGHT_NAME,
+            "--room",
+            LIGHT_ROOM,
+            "--json",
+            env=as_person,
+            timeout_s=240,
+        )
         assert commissioned.returncode == 0, commissioned.stdout + commissioned.stderr
         result = json.loads(commissioned.stdout)
         assert "porch_light_on" in json.dumps(result), result
@@ -403,10 +465,20 @@ def test_installed_appliance_commissions_and_switches_a_light(
             granted = sandbox.nofile(int(unit.fields["LimitNOFILE"][0]))
             assert re.search(rf"Max open files\s+{granted}\s+{granted}\s", limits), limits
         probe = subprocess.run(
-            bridge.command([f"{root}{PREFIX}/venv/bin/python", "-c", SANDBOX_PROBE,
-                            f"{root}{PREFIX}", str(bridge_state)]),
-            capture_output=True, text=True, timeout=60, check=False,
-        )  # fmt: skip
+            bridge.command(
+                [
+                    f"{root}{PREFIX}/venv/bin/python",
+                    "-c",
+                    SANDBOX_PROBE,
+                    f"{root}{PREFIX}",
+                    str(bridge_state),
+                ]
+            ),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
         assert probe.returncode == 0, probe.stdout + probe.stderr
         assert json.loads(probe.stdout) == {
             "write the installed tree": "EROFS",
@@ -414,8 +486,19 @@ def test_installed_appliance_commissions_and_switches_a_light(
             "write the state directory": "ok",
             "write /tmp": "ok",
             "list /home": "EACCES",
-            "/dev": ["fd", "full", "null", "random", "shm", "stderr", "stdin", "stdout",
-                     "tty", "urandom", "zero"],
+            "/dev": [
+                "fd",
+                "full",
+                "null",
+                "random",
+                "shm",
+                "stderr",
+                "stdin",
+                "stdout",
+                "tty",
+                "urandom",
+                "zero",
+            ],
             "open files": [sandbox.nofile(65536)] * 2,
             "AF_INET socket": "ok",
             # Unfiltered, this kernel answers EAFNOSUPPORT and lets any user unshare a
@@ -476,19 +559,26 @@ def _greeting(fab: Fabric, headers: dict[str, str]) -> bytes:
     """Return the first message the controller's port 5580 answers inside the namespace
     with ``headers``, or the HTTP status that refused the WebSocket."""
     probe = subprocess.run(
-        [*fab.namespace.exec_prefix(), sys.executable, "-c",
-         "import asyncio, aiohttp, json, sys\n"
-         "async def main():\n"
-         "    async with aiohttp.ClientSession() as s:\n"
-         "        try:\n"
-         "            async with s.ws_connect('ws://127.0.0.1:5580/ws',\n"
-         "                                    headers=json.loads(sys.argv[1])) as ws:\n"
-         "                print((await ws.receive(timeout=5)).data)\n"
-         "        except aiohttp.WSServerHandshakeError as err:\n"
-         "            print(err.status)\n"
-         "asyncio.run(main())\n", json.dumps(headers)],
-        capture_output=True, timeout=30, check=False,
-    )  # fmt: skip
+        [
+            *fab.namespace.exec_prefix(),
+            sys.executable,
+            "-c",
+            "import asyncio, aiohttp, json, sys\n"
+            "async def main():\n"
+            "    async with aiohttp.ClientSession() as s:\n"
+            "        try:\n"
+            "            async with s.ws_connect('ws://127.0.0.1:5580/ws',\n"
+            "                                    headers=json.loads(sys.argv[1])) as ws:\n"
+            "                print((await ws.receive(timeout=5)).data)\n"
+            "        except aiohttp.WSServerHandshakeError as err:\n"
+            "            print(err.status)\n"
+            "asyncio.run(main())\n",
+            json.dumps(headers),
+        ],
+        capture_output=True,
+        timeout=30,
+        check=False,
+    )
     return probe.stdout
 
 
@@ -498,11 +588,18 @@ def _healthz(bridge: Unit, config_path: Path) -> bool:
     api = config.get("api", {})
     url = f"http://{api.get('host', '127.0.0.1')}:{api.get('port', 8765)}/healthz"
     probe = subprocess.run(
-        [*bridge.fabric.namespace.exec_prefix(), sys.executable, "-c",
-         f"import urllib.request; print(urllib.request.urlopen({url!r}, timeout=5).read()"
-         ".decode())"],
-        capture_output=True, text=True, timeout=30, check=False,
-    )  # fmt: skip
+        [
+            *bridge.fabric.namespace.exec_prefix(),
+            sys.executable,
+            "-c",
+            f"import urllib.request; print(urllib.request.urlopen({url!r}, timeout=5).read()"
+            ".decode())",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
     if probe.returncode != 0:
         return False
     health = json.loads(probe.stdout)

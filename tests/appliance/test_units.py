@@ -20,9 +20,11 @@ from tests.appliance.conftest import REPO, Installer
 
 SYSTEMD_ANALYZE = shutil.which("systemd-analyze")
 UNITS = ("atmosphere-matter-controller.service", "atmosphere-bridge.service")
-EXECUTABLES = ("opt/atmosphere-bridge/venv/bin/atmosphere-bridge",
-               "opt/atmosphere-bridge/controller-venv/bin/python",
-               "usr/sbin/otbr-agent")
+EXECUTABLES = (
+    "opt/atmosphere-bridge/venv/bin/atmosphere-bridge",
+    "opt/atmosphere-bridge/controller-venv/bin/python",
+    "usr/sbin/otbr-agent",
+)
 # A stand-in for the OpenThread Border Router's own unit (it ships with ot-br-posix, not
 # with Debian): just enough to verify our drop-in against.
 OTBR_STANDIN = """[Unit]
@@ -37,15 +39,21 @@ WantedBy=multi-user.target
 
 def _analyze(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     assert SYSTEMD_ANALYZE is not None, "systemd-analyze is missing: `make install` adds it"
-    return subprocess.run([SYSTEMD_ANALYZE, f"--root={root}", *args], capture_output=True,
-                          text=True, timeout=120, check=False)
+    return subprocess.run(
+        [SYSTEMD_ANALYZE, f"--root={root}", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
 
 @pytest.fixture
 def unit_root(tmp_path: Path, run_install: Installer) -> Path:
     root = tmp_path / "root"
-    system = next(p for p in (Path("/usr/lib/systemd/system"), Path("/lib/systemd/system"))
-                  if p.is_dir())
+    system = next(
+        p for p in (Path("/usr/lib/systemd/system"), Path("/lib/systemd/system")) if p.is_dir()
+    )
     shutil.copytree(system, root / "usr/lib/systemd/system", symlinks=True)
     (root / "usr/lib/systemd/system/otbr-agent.service").write_text(OTBR_STANDIN)
     run_install(root, "--interface", "eth0")
@@ -73,8 +81,9 @@ def test_verify_catches_a_missing_executable(unit_root: Path) -> None:
     (unit_root / EXECUTABLES[1]).unlink()
     result = _analyze(unit_root, "verify", UNITS[0])
     assert result.returncode != 0
-    assert ("Command /opt/atmosphere-bridge/controller-venv/bin/python is not "
-            "executable") in result.stderr
+    assert (
+        "Command /opt/atmosphere-bridge/controller-venv/bin/python is not executable"
+    ) in result.stderr
 
 
 def test_verify_catches_a_misspelt_directive(unit_root: Path) -> None:
@@ -88,8 +97,9 @@ def test_verify_catches_a_misspelt_directive(unit_root: Path) -> None:
 def test_exposure_score_is_low(unit_root: Path, unit: str) -> None:
     result = _analyze(unit_root, "security", "--offline=yes", unit)
     assert result.returncode == 0, result.stderr
-    match = re.search(rf"Overall exposure level for {re.escape(unit)}: (\d+\.\d+) (\w+)",
-                      result.stdout)
+    match = re.search(
+        rf"Overall exposure level for {re.escape(unit)}: (\d+\.\d+) (\w+)", result.stdout
+    )
     assert match is not None, result.stdout
     assert float(match.group(1)) <= 2.0
     assert match.group(2) == "OK"
@@ -106,10 +116,17 @@ def _settings(unit: str) -> dict[str, list[str]]:
 
 
 HARDENING = {
-    "NoNewPrivileges": ["yes"], "ProtectSystem": ["strict"], "ProtectHome": ["yes"],
-    "PrivateTmp": ["yes"], "PrivateDevices": ["yes"], "CapabilityBoundingSet": [""],
-    "AmbientCapabilities": [""], "UMask": ["0077"], "StateDirectoryMode": ["0700"],
-    "Restart": ["on-failure"], "LimitNOFILE": ["65536"],
+    "NoNewPrivileges": ["yes"],
+    "ProtectSystem": ["strict"],
+    "ProtectHome": ["yes"],
+    "PrivateTmp": ["yes"],
+    "PrivateDevices": ["yes"],
+    "CapabilityBoundingSet": [""],
+    "AmbientCapabilities": [""],
+    "UMask": ["0077"],
+    "StateDirectoryMode": ["0700"],
+    "Restart": ["on-failure"],
+    "LimitNOFILE": ["65536"],
 }
 
 

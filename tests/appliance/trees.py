@@ -69,8 +69,10 @@ class HostTree:
 
     def mounts(self, *rows: tuple[str, str, str]) -> None:
         """Rows of (mount point, fs type, options)."""
-        lines = [f"/dev/root{i} {point} {fstype} {opts} 0 0"
-                 for i, (point, fstype, opts) in enumerate(rows)]
+        lines = [
+            f"/dev/root{i} {point} {fstype} {opts} 0 0"
+            for i, (point, fstype, opts) in enumerate(rows)
+        ]
         self.write("/proc/self/mounts", "\n".join(lines) + "\n")
 
     def passwd(self, **users: int) -> None:
@@ -83,8 +85,14 @@ class HostTree:
 
 def healthy_pi(tree: HostTree, interface: str = "eth0") -> None:
     """Write a Pi on a LAN with a Thread border router, set up as firmware_notes says."""
-    tree.sysctl(interface, disable_ipv6=0, accept_ra=1, accept_ra_rtr_pref=1,
-                accept_ra_rt_info_max_plen=64, forwarding=0)
+    tree.sysctl(
+        interface,
+        disable_ipv6=0,
+        accept_ra=1,
+        accept_ra_rtr_pref=1,
+        accept_ra_rt_info_max_plen=64,
+        forwarding=0,
+    )
     tree.link(interface)
     tree.link("lo", flags=0x9, operstate="unknown")
     tree.addresses(
@@ -98,7 +106,10 @@ def healthy_pi(tree: HostTree, interface: str = "eth0") -> None:
         ("::", 0, ROUTER_LL, RA_DEFAULT_FLAGS, interface),
     )
     tree.ipv4_default(interface)
-    tree.mounts(("/", "ext4", "rw,noatime"), ("/tmp", "tmpfs", "rw,nosuid"),
-                ("/boot/firmware", "vfat", "rw"))
+    tree.mounts(
+        ("/", "ext4", "rw,noatime"),
+        ("/tmp", "tmpfs", "rw,nosuid"),
+        ("/boot/firmware", "vfat", "rw"),
+    )
     tree.passwd(**{"atmosphere-bridge": 999, "atmosphere-matter": 998})
     tree.write("/run/systemd/timesync/synchronized", "")

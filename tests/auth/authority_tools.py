@@ -49,8 +49,9 @@ async def door_unlock(door: str, ctx: CallContext) -> dict[str, Any]:
     category="acting",
     permissions=["home:vault:open"],
     dangerous=True,
-    confirmation=Confirmation(mode="always", message="Open the vault?", multi_party=2,
-                              timeout_s=120),
+    confirmation=Confirmation(
+        mode="always", message="Open the vault?", multi_party=2, timeout_s=120
+    ),
 )
 async def vault_open(ctx: CallContext) -> dict[str, Any]:
     _ran(f"vault_open by {_by(ctx)}")

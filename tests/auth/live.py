@@ -78,10 +78,17 @@ class LiveBridge:
         bridge.key = NodeKey.create(bridge.state / KEY_FILE_NAME)
         (base / "ask.yaml").write_text(ASK)
         manifest = base / "tools.yaml"
-        manifest.write_text(yaml.safe_dump({"tools": [
-            {"source": f"file:{HERE / 'authority_tools.py'}", "entry": name}
-            for name in ("door_unlock", "vault_open", "slow_echo")
-        ] + [{"source": "definition:ask.yaml"}]}))
+        manifest.write_text(
+            yaml.safe_dump(
+                {
+                    "tools": [
+                        {"source": f"file:{HERE / 'authority_tools.py'}", "entry": name}
+                        for name in ("door_unlock", "vault_open", "slow_echo")
+                    ]
+                    + [{"source": "definition:ask.yaml"}]
+                }
+            )
+        )
         config = {
             "state_dir": str(bridge.state),
             "tools_manifest": str(manifest),
@@ -93,10 +100,15 @@ class LiveBridge:
         with bridge.log.open("wb") as log:
             bridge.popen = subprocess.Popen(
                 [str(BRIDGE), "--config", str(base / "bridge.yaml"), "run", "--no-matter"],
-                stdout=log, stderr=subprocess.STDOUT, cwd=base,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                cwd=base,
             )
-        wait_until(lambda: bridge.http("GET", "/healthz")[0] == 200, 30,
-                   f"the bridge to serve /healthz ({bridge.log})")
+        wait_until(
+            lambda: bridge.http("GET", "/healthz")[0] == 200,
+            30,
+            f"the bridge to serve /healthz ({bridge.log})",
+        )
         return bridge
 
     def stop(self) -> None:
@@ -104,24 +116,41 @@ class LiveBridge:
 
     # -- tokens -----------------------------------------------------------------------
 
-    def token(self, agent: str, perms: list[str], *, ttl_s: float = 3600,
-              rate: int | None = None, now: float | None = None) -> str:
+    def token(
+        self,
+        agent: str,
+        perms: list[str],
+        *,
+        ttl_s: float = 3600,
+        rate: int | None = None,
+        now: float | None = None,
+    ) -> str:
         """Return a token signed by the bridge's node key (as ``token issue`` makes them)."""
         assert self.key is not None
-        return issue_token(self.key, agent_id=agent, permissions=perms, ttl_s=ttl_s, now=now,
-                           constraints=Constraints(rate_limit_per_minute=rate))
+        return issue_token(
+            self.key,
+            agent_id=agent,
+            permissions=perms,
+            ttl_s=ttl_s,
+            now=now,
+            constraints=Constraints(rate_limit_per_minute=rate),
+        )
 
     def root(self) -> str:
         """Return an administrator's token (``*``), as ``token issue`` on the node makes it."""
         return self.token("root", ["*"])
 
-    def issue(self, agent: str, perms: list[str], *, ttl_s: float = 3600,
-              rate: int | None = None) -> str:
+    def issue(
+        self, agent: str, perms: list[str], *, ttl_s: float = 3600, rate: int | None = None
+    ) -> str:
         """Issue a token through the running bridge as an administrator (it is in the ledger)."""
         constraints = {} if rate is None else {"rate_limit_per_minute": rate}
-        status, body, _ = self.http("POST", "/v1/tokens", self.root(), {
-            "agent_id": agent, "permissions": perms, "ttl_s": ttl_s,
-            "constraints": constraints})  # fmt: skip
+        status, body, _ = self.http(
+            "POST",
+            "/v1/tokens",
+            self.root(),
+            {"agent_id": agent, "permissions": perms, "ttl_s": ttl_s, "constraints": constraints},
+        )
         assert status == 201, body
         return str(body["token"])
 
@@ -133,9 +162,17 @@ class LiveBridge:
 
     # -- clients ----------------------------------------------------------------------
 
-    def http(self, method: str, path: str, token: str | None = None, body: Any = None, *,
-             headers: dict[str, str] | None = None, form: dict[str, str] | None = None,
-             timeout: float = 30.0) -> tuple[int, Any, dict[str, str]]:
+    def http(
+        self,
+        method: str,
+        path: str,
+        token: str | None = None,
+        body: Any = None,
+        *,
+        headers: dict[str, str] | None = None,
+        form: dict[str, str] | None = None,
+        timeout: float = 30.0,
+    ) -> tuple[int, Any, dict[str, str]]:
         """Send one request; return the status, the JSON (or text) answer and headers."""
         sent = dict(headers or {})
         data = None
@@ -147,8 +184,7 @@ class LiveBridge:
             sent["Content-Type"] = "application/json"
         if token is not None:
             sent["Authorization"] = f"Bearer {token}"
-        request = urllib.request.Request(self.url + path, data=data, method=method,
-                                         headers=sent)
+        request = urllib.request.Request(self.url + path, data=data, method=method, headers=sent)
         opener = urllib.request.build_opener(_NoRedirect())
         try:
             with opener.open(request, timeout=timeout) as resp:
@@ -178,8 +214,10 @@ class LiveBridge:
 
     def refusals_of(self, token_id: str) -> dict[str, int]:
         """Return ``{reason: count}`` of the refusals counted under ``token:<token_id>``."""
-        rows = self.audit("SELECT reason, sum(count) FROM audit_rejections WHERE source = ? "
-                          "GROUP BY reason", (f"token:{token_id}",))  # fmt: skip
+        rows = self.audit(
+            "SELECT reason, sum(count) FROM audit_rejections WHERE source = ? GROUP BY reason",
+            (f"token:{token_id}",),
+        )
         return {reason: count for reason, count in rows}
 
     def ran(self) -> list[str]:

@@ -13,8 +13,14 @@ from tests.support.auth import votes_verify
 
 
 def token(agent: str, perms: tuple[str, ...] = ("admin:approve",)) -> AgentToken:
-    return AgentToken(agent_id=agent, issued_at=0, expires_at=1e12, permissions=perms,
-                      issuer="issuer", signature="sig")
+    return AgentToken(
+        agent_id=agent,
+        issued_at=0,
+        expires_at=1e12,
+        permissions=perms,
+        issuer="issuer",
+        signature="sig",
+    )
 
 
 @pytest.fixture(name="store")
@@ -23,10 +29,15 @@ def store_fixture(tmp_path: Path) -> ApprovalStore:
 
 
 async def make(store: ApprovalStore, required: int = 2, timeout: float = 5.0) -> str:
-    approval = await store.request(call_id="c1", tool="matter:lock_unlock@1.0.0",
-                                   agent_id="caller", params={"door": "front"},
-                                   message="Unlock front?", required=required,
-                                   timeout_s=timeout)
+    approval = await store.request(
+        call_id="c1",
+        tool="matter:lock_unlock@1.0.0",
+        agent_id="caller",
+        params={"door": "front"},
+        message="Unlock front?",
+        required=required,
+        timeout_s=timeout,
+    )
     return approval.id
 
 

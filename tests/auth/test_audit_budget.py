@@ -11,14 +11,20 @@ from bridge.storage import Database
 
 
 def _entry(agent: str, n: int, text: str) -> AuditEntry:
-    return AuditEntry(call_id=f"{agent}-{n}", agent_id=agent, tool="test:echo",
-                      decision="allowed", outcome="completed",
-                      params={"text": text})  # fmt: skip
+    return AuditEntry(
+        call_id=f"{agent}-{n}",
+        agent_id=agent,
+        tool="test:echo",
+        decision="allowed",
+        outcome="completed",
+        params={"text": text},
+    )
 
 
 def _kept(db: Database, agent: str) -> list[dict[str, object]]:
     rows = db.fetchall_sync(
-        "SELECT params_json FROM audit_log WHERE agent_id = ? ORDER BY id", (agent,))
+        "SELECT params_json FROM audit_log WHERE agent_id = ? ORDER BY id", (agent,)
+    )
     return [json.loads(r["params_json"]) for r in rows]
 
 
@@ -36,8 +42,12 @@ def test_one_token_past_its_hourly_budget_keeps_size_and_hash_only(tmp_path: Pat
     assert greedy[:3] == [{"text": small}] * 3
     sent = json.dumps({"text": small}, ensure_ascii=False).encode()
     for kept in greedy[3:]:
-        assert kept == {"truncated": True, "bytes": len(sent),
-                        "sha256": hashlib.sha256(sent).hexdigest(), "over_budget": True}
+        assert kept == {
+            "truncated": True,
+            "bytes": len(sent),
+            "sha256": hashlib.sha256(sent).hexdigest(),
+            "over_budget": True,
+        }
     # Another token has its own budget: its value is kept whole.
     assert _kept(db, "other") == [{"text": small}]
     # A value over the row bound keeps its head; past the budget, not even that.

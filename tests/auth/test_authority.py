@@ -52,13 +52,15 @@ def tid(raw: str) -> str:
     return parse_token(raw)[0].id
 
 
-def in_thread(live: LiveBridge, token: str, body: dict[str, Any]) -> tuple[threading.Thread,
-                                                                              list[Any]]:
+def in_thread(
+    live: LiveBridge, token: str, body: dict[str, Any]
+) -> tuple[threading.Thread, list[Any]]:
     """POST /v1/invoke in a thread (it may wait for an approval); return thread and answer."""
     answer: list[Any] = []
     thread = threading.Thread(
         target=lambda: answer.append(live.http("POST", "/v1/invoke", token, body, timeout=150)),
-        daemon=True)  # fmt: skip
+        daemon=True,
+    )
     thread.start()
     return thread, answer
 
@@ -72,8 +74,9 @@ def approval_of(live: LiveBridge, caller: str) -> dict[str, Any]:
         _, body, _ = live.http("GET", "/v1/approvals", watcher)
         # Each test's caller has an agent name of its own.
         agent = parse_token(caller)[0].agent_id
-        found[:] = [a for a in body["approvals"]
-                    if a["agent_id"] == agent and a["status"] == "pending"]
+        found[:] = [
+            a for a in body["approvals"] if a["agent_id"] == agent and a["status"] == "pending"
+        ]
         return bool(found)
 
     wait_until(listed, 20, "the call's approval")
@@ -87,13 +90,17 @@ def approval(live: LiveBridge, approval_id: str) -> dict[str, Any]:
 
 
 def vote(live: LiveBridge, approver: str, approval_id: str) -> tuple[int, Any]:
-    status, body, _ = live.http("POST", f"/v1/approvals/{approval_id}", approver,
-                                {"decision": "approve"})
+    status, body, _ = live.http(
+        "POST", f"/v1/approvals/{approval_id}", approver, {"decision": "approve"}
+    )
     return status, body
 
 
-async def collect(ws: aiohttp.ClientWebSocketResponse, until: Any, timeout: float = 20.0,
-                  ) -> list[dict[str, Any]]:
+async def collect(
+    ws: aiohttp.ClientWebSocketResponse,
+    until: Any,
+    timeout: float = 20.0,
+) -> list[dict[str, Any]]:
     """Read events from ``ws`` until ``until(event)`` is true; return all read."""
     seen: list[dict[str, Any]] = []
     deadline = time.monotonic() + timeout
@@ -117,16 +124,18 @@ def test_a_pending_unlock_does_not_run_once_its_token_is_revoked(live: LiveBridg
     watcher = live.token("events-watcher", ["admin:approve"])
 
     async def revoke_and_watch(session: aiohttp.ClientSession) -> list[dict[str, Any]]:
-        url = live.url + "/v1/events?types=approval.&" + urllib.parse.urlencode(
-            {"token": watcher})
+        url = live.url + "/v1/events?types=approval.&" + urllib.parse.urlencode({"token": watcher})
         async with session.ws_connect(url) as ws:
             await asyncio.to_thread(live.revoke, caller)
             return await collect(ws, lambda e: e["type"] == "approval.decided")
 
     [*_, decided] = live.run(revoke_and_watch)
-    assert (decided["data"]["id"], decided["data"]["status"], decided["data"]["reason"],
-            decided["data"]["token_state"]) == (
-        pending["id"], "cancelled", "token_revoked", "revoked")
+    assert (
+        decided["data"]["id"],
+        decided["data"]["status"],
+        decided["data"]["reason"],
+        decided["data"]["token_state"],
+    ) == (pending["id"], "cancelled", "token_revoked", "revoked")
     # An approver who comes late finds nothing to approve, and the door stays shut.
     status, body = vote(live, live.token("late-approver", ["admin:approve"]), pending["id"])
     assert (status, body["error"]["code"]) == (409, "CONFLICT")
@@ -138,10 +147,13 @@ def test_a_pending_unlock_does_not_run_once_its_token_is_revoked(live: LiveBridg
     shown = approval(live, pending["id"])
     assert (shown["token_id"], shown["token_state"]) == (tid(caller), "revoked")
     [(decision, agent, details)] = live.audit(
-        "SELECT decision, agent_id, details_json FROM audit_log WHERE token_id = ?",
-        (tid(caller),))
+        "SELECT decision, agent_id, details_json FROM audit_log WHERE token_id = ?", (tid(caller),)
+    )
     assert (decision, agent, json.loads(details)["approval_id"]) == (
-        "unauthenticated", "door-agent", pending["id"])
+        "unauthenticated",
+        "door-agent",
+        pending["id"],
+    )
 
 
 def test_a_pending_unlock_does_not_run_once_its_token_has_expired(live: LiveBridge) -> None:
@@ -155,7 +167,10 @@ def test_a_pending_unlock_does_not_run_once_its_token_has_expired(live: LiveBrid
     assert (status, body["error"]["code"]) == (409, "CONFLICT"), body
     after = approval(live, pending["id"])
     assert (after["status"], after["reason"], after["token_state"]) == (
-        "cancelled", "token_expired", "expired")
+        "cancelled",
+        "token_expired",
+        "expired",
+    )
     thread.join(30)
     status, body, _ = answer[0]
     assert (status, body["error"]["details"]["reason"]) == (401, "expired")
@@ -184,7 +199,9 @@ def test_a_revoked_approvers_vote_stops_counting(live: LiveBridge) -> None:
     assert live.ran().count(f"vault_open by {tid(caller)}") == 1
     [(approvers,)] = live.audit(
         "SELECT json_extract(details_json, '$.approvers') FROM audit_log WHERE token_id = ? "
-        "AND decision = 'allowed'", (tid(caller),))
+        "AND decision = 'allowed'",
+        (tid(caller),),
+    )
     assert json.loads(approvers) == ["approver-two", "approver-three"]
 
 
@@ -196,8 +213,12 @@ def test_revoking_a_token_cancels_its_jobs(live: LiveBridge) -> None:
         url = live.url + "/v1/events?types=job.&" + urllib.parse.urlencode({"token": admin})
         async with session.ws_connect(url) as ws:
             status, job, _ = await asyncio.to_thread(
-                live.http, "POST", "/v1/jobs", owner,
-                {"tool": "home:slow_echo", "params": {"text": "late", "seconds": 20}})
+                live.http,
+                "POST",
+                "/v1/jobs",
+                owner,
+                {"tool": "home:slow_echo", "params": {"text": "late", "seconds": 20}},
+            )
             assert status == 202, job
             await asyncio.to_thread(live.revoke, owner)
             events = await collect(ws, lambda e: e["type"] == "job.cancelled")
@@ -212,18 +233,25 @@ def test_revoking_a_token_cancels_its_jobs(live: LiveBridge) -> None:
     wait_until(ended, 10, "the job to end")
     _, shown, _ = live.http("GET", f"/v1/jobs/{job['job_id']}", admin)
     assert (shown["error"]["code"], shown["error"]["details"]["reason"]) == (
-        "UNAUTHENTICATED", "token_revoked")
+        "UNAUTHENTICATED",
+        "token_revoked",
+    )
     [(decision, call_id)] = live.audit(
         "SELECT decision, call_id FROM audit_log WHERE token_id = ? AND decision != 'allowed'",
-        (tid(owner),))
+        (tid(owner),),
+    )
     assert (decision, call_id) == ("token_revoked", job["job_id"])
     assert [line for line in live.ran() if "slow_echo late" in line] == []
 
 
 def test_a_job_ends_when_its_token_expires(live: LiveBridge) -> None:
     owner = live.issue("short-job-agent", ["home:echo:run"], ttl_s=4)
-    status, job, _ = live.http("POST", "/v1/jobs", owner, {
-        "tool": "home:slow_echo", "params": {"text": "too-late", "seconds": 20}})
+    status, job, _ = live.http(
+        "POST",
+        "/v1/jobs",
+        owner,
+        {"tool": "home:slow_echo", "params": {"text": "too-late", "seconds": 20}},
+    )
     assert status == 202, job
     admin = live.token("job-admin", ["admin:jobs"])
 
@@ -233,10 +261,11 @@ def test_a_job_ends_when_its_token_expires(live: LiveBridge) -> None:
     wait_until(ended, 15, "the job to end with its token")
     _, shown, _ = live.http("GET", f"/v1/jobs/{job['job_id']}", admin)
     assert (shown["error"]["code"], shown["error"]["details"]["reason"]) == (
-        "UNAUTHENTICATED", "token_expired")
+        "UNAUTHENTICATED",
+        "token_expired",
+    )
     assert shown["updated_at"] >= parse_token(owner)[0].expires_at
-    [(decision,)] = live.audit(
-        "SELECT decision FROM audit_log WHERE token_id = ?", (tid(owner),))
+    [(decision,)] = live.audit("SELECT decision FROM audit_log WHERE token_id = ?", (tid(owner),))
     assert decision == "token_expired"
     assert [line for line in live.ran() if "too-late" in line] == []
 
@@ -246,9 +275,17 @@ def test_a_job_ends_when_its_token_expires(live: LiveBridge) -> None:
 
 def test_a_token_issues_only_subsets_of_itself(live: LiveBridge) -> None:
     node = socket.gethostname()
-    status, body, _ = live.http("POST", "/v1/tokens", live.root(), {
-        "agent_id": "manager", "permissions": ["token:manage", "home:echo:run"], "ttl_s": 600,
-        "constraints": {"max_hops": 0, "rate_limit_per_minute": 30, "allowed_nodes": [node]}})
+    status, body, _ = live.http(
+        "POST",
+        "/v1/tokens",
+        live.root(),
+        {
+            "agent_id": "manager",
+            "permissions": ["token:manage", "home:echo:run"],
+            "ttl_s": 600,
+            "constraints": {"max_hops": 0, "rate_limit_per_minute": 30, "allowed_nodes": [node]},
+        },
+    )
     assert status == 201, body
     manager = body["token"]
     refused = {
@@ -258,21 +295,36 @@ def test_a_token_issues_only_subsets_of_itself(live: LiveBridge) -> None:
         "other nodes": {"ttl_s": 60, "constraints": {"allowed_nodes": ["elsewhere"]}},
     }
     for case, extra in refused.items():
-        status, body, _ = live.http("POST", "/v1/tokens", manager, {
-            "agent_id": "admin", "permissions": ["home:echo:run"], **extra})
+        status, body, _ = live.http(
+            "POST",
+            "/v1/tokens",
+            manager,
+            {"agent_id": "admin", "permissions": ["home:echo:run"], **extra},
+        )
         assert (status, body["error"]["details"].get("reason")) == (403, "beyond_issuer"), case
-    status, body, _ = live.http("POST", "/v1/tokens", manager, {
-        "agent_id": "admin", "permissions": ["*"], "ttl_s": 60})
+    status, body, _ = live.http(
+        "POST", "/v1/tokens", manager, {"agent_id": "admin", "permissions": ["*"], "ttl_s": 60}
+    )
     assert (status, body["error"]["code"]) == (403, "PERMISSION_DENIED")
-    status, body, _ = live.http("POST", "/v1/tokens", manager, {
-        "agent_id": "admin", "permissions": ["home:echo:run"], "ttl_s": 60})
+    status, body, _ = live.http(
+        "POST",
+        "/v1/tokens",
+        manager,
+        {"agent_id": "admin", "permissions": ["home:echo:run"], "ttl_s": 60},
+    )
     assert status == 201, body
     child = parse_token(body["token"])[0]
     # Named under its issuer, within its limits (inherited where left out).
-    assert (child.agent_id, child.constraints.max_hops, child.constraints.rate_limit_per_minute,
-            child.constraints.allowed_nodes) == ("manager/admin", 0, 30, (node,))
+    assert (
+        child.agent_id,
+        child.constraints.max_hops,
+        child.constraints.rate_limit_per_minute,
+        child.constraints.allowed_nodes,
+    ) == ("manager/admin", 0, 30, (node,))
     assert (body["issued_by"], child.expires_at <= parse_token(manager)[0].expires_at) == (
-        tid(manager), True)
+        tid(manager),
+        True,
+    )
 
     # It may revoke what it issued, not another agent's token.
     other = live.issue("approver-of-someone", ["admin:approve"])
@@ -287,8 +339,12 @@ def test_a_token_issues_only_subsets_of_itself(live: LiveBridge) -> None:
 
 def test_revoking_an_issuer_revokes_what_it_issued(live: LiveBridge) -> None:
     manager = live.issue("cascade", ["token:manage", "home:echo:run"], ttl_s=600)
-    status, body, _ = live.http("POST", "/v1/tokens", manager, {
-        "agent_id": "kid", "permissions": ["home:echo:run"], "ttl_s": 60})
+    status, body, _ = live.http(
+        "POST",
+        "/v1/tokens",
+        manager,
+        {"agent_id": "kid", "permissions": ["home:echo:run"], "ttl_s": 60},
+    )
     kid = body["token"]
     assert live.http("GET", "/v1/tools", kid)[0] == 200
     live.revoke(manager)
@@ -300,11 +356,15 @@ def test_a_tokens_rate_limit_holds_on_the_token_routes(live: LiveBridge) -> None
     manager = live.issue("slow-manager", ["token:manage"], rate=2)
     answers = [live.http("GET", "/v1/tokens", manager)[0] for _ in range(5)]
     assert answers == [200, 200, 429, 429, 429]
-    status, body, _ = live.http("POST", "/v1/tokens", manager, {
-        "agent_id": "x", "permissions": [], "ttl_s": 60})
+    status, body, _ = live.http(
+        "POST", "/v1/tokens", manager, {"agent_id": "x", "permissions": [], "ttl_s": 60}
+    )
     assert (status, body["error"]["code"]) == (429, "RATE_LIMITED")
-    wait_until(lambda: live.refusals_of(tid(manager)) == {"rate_limited": 4}, 10,
-               "the 4 refusals counted under the token's id")
+    wait_until(
+        lambda: live.refusals_of(tid(manager)) == {"rate_limited": 4},
+        10,
+        "the 4 refusals counted under the token's id",
+    )
 
 
 # -- 4. results belong to the caller who made them ---------------------------------------
@@ -314,38 +374,73 @@ def test_a_namesake_token_gets_no_job_call_event_or_client_tool_result(live: Liv
     victim = live.token("victim2", ["home:echo:run", "ui:ask"])
     # Any issuer may reuse a name: a token without permissions, named like the victim.
     namesake = live.token("victim2", [])
-    status, job, _ = live.http("POST", "/v1/jobs", victim, {
-        "tool": "home:slow_echo", "params": {"text": "secret", "seconds": 0}})
+    status, job, _ = live.http(
+        "POST",
+        "/v1/jobs",
+        victim,
+        {"tool": "home:slow_echo", "params": {"text": "secret", "seconds": 0}},
+    )
     assert status == 202
-    wait_until(lambda: live.http("GET", f"/v1/jobs/{job['job_id']}", victim)[1]["status"]
-               == "completed", 10, "the job")  # fmt: skip
+    wait_until(
+        lambda: live.http("GET", f"/v1/jobs/{job['job_id']}", victim)[1]["status"] == "completed",
+        10,
+        "the job",
+    )
     status, body, _ = live.http("GET", f"/v1/jobs/{job['job_id']}", namesake)
     assert (status, body["error"]["code"]) == (403, "PERMISSION_DENIED")
 
     async def watch(session: aiohttp.ClientSession) -> tuple[list[Any], list[Any], Any]:
         def events_url(token: str, session_id: str) -> str:
-            return live.url + "/v1/events?" + urllib.parse.urlencode(
-                {"types": "tool_call.,tool_use", "token": token, "session": session_id})
+            return (
+                live.url
+                + "/v1/events?"
+                + urllib.parse.urlencode(
+                    {"types": "tool_call.,tool_use", "token": token, "session": session_id}
+                )
+            )
 
-        async with session.ws_connect(events_url(namesake, "s1")) as spy, \
-                session.ws_connect(events_url(victim, "s1")) as own:
-            call = asyncio.ensure_future(asyncio.to_thread(
-                live.http, "POST", "/v1/invoke", victim,
-                {"tool": "ui:ask_user", "params": {"question": "PIN?"},
-                 "context": {"session_id": "s1"}}))
+        async with (
+            session.ws_connect(events_url(namesake, "s1")) as spy,
+            session.ws_connect(events_url(victim, "s1")) as own,
+        ):
+            call = asyncio.ensure_future(
+                asyncio.to_thread(
+                    live.http,
+                    "POST",
+                    "/v1/invoke",
+                    victim,
+                    {
+                        "tool": "ui:ask_user",
+                        "params": {"question": "PIN?"},
+                        "context": {"session_id": "s1"},
+                    },
+                )
+            )
             [*_, use] = await collect(own, lambda e: e["type"] == "tool_use")
             call_id = use["data"]["toolCallId"]
             stolen = await asyncio.to_thread(
-                live.http, "POST", f"/v1/tool-results/{call_id}", namesake,
-                {"result": {"answer": "attacker"}})
+                live.http,
+                "POST",
+                f"/v1/tool-results/{call_id}",
+                namesake,
+                {"result": {"answer": "attacker"}},
+            )
             given = await asyncio.to_thread(
-                live.http, "POST", f"/v1/tool-results/{call_id}", victim,
-                {"result": {"answer": "1234"}})
+                live.http,
+                "POST",
+                f"/v1/tool-results/{call_id}",
+                victim,
+                {"result": {"answer": "1234"}},
+            )
             answered = await call
             # The namesake's own call: its events come after the victim's on the bus.
-            mine = await asyncio.to_thread(live.http, "POST", "/v1/invoke", namesake,
-                                           {"tool": "home:slow_echo",
-                                            "params": {"text": "x", "seconds": 0}})
+            mine = await asyncio.to_thread(
+                live.http,
+                "POST",
+                "/v1/invoke",
+                namesake,
+                {"tool": "home:slow_echo", "params": {"text": "x", "seconds": 0}},
+            )
             seen = await collect(spy, lambda e: e["data"].get("status") == "error")
             return [stolen[:2], given[:2], answered[1]["result"], mine[0]], seen, call_id
 
@@ -355,8 +450,9 @@ def test_a_namesake_token_gets_no_job_call_event_or_client_tool_result(live: Liv
     assert given[0] == 202
     assert result == {"answer": "1234"}
     assert mine == 404  # a tool out of its sight answers TOOL_NOT_FOUND, like an unknown one
-    assert [e["data"].get("toolCallId") for e in seen if e["data"].get("tokenId") != tid(
-        namesake)] == []
+    assert [
+        e["data"].get("toolCallId") for e in seen if e["data"].get("tokenId") != tid(namesake)
+    ] == []
     assert call_id not in json.dumps(seen)
 
 
@@ -365,12 +461,12 @@ def test_each_console_link_is_its_own_subject(live: LiveBridge) -> None:
     for label, perms in (("console", ["*"]), ("console", ["home:echo:run"])):
         link = make_link(live.state, live.url, permissions=perms, label=label)
         code = urllib.parse.parse_qs(urllib.parse.urlparse(link).query)["code"][0]
-        status, _, headers = live.http("POST", "/console/link", form={"code": code},
-                                       headers={"Origin": live.url})
+        status, _, headers = live.http(
+            "POST", "/console/link", form={"code": code}, headers={"Origin": live.url}
+        )
         assert status == 303
         cookie = headers["Set-Cookie"].split(";")[0].split("=", 1)[1]
-        _, page, _ = live.http("GET", "/console/home", headers={
-            "Cookie": f"atm_session={cookie}"})
+        _, page, _ = live.http("GET", "/console/home", headers={"Cookie": f"atm_session={cookie}"})
         csrf = re.search(r'<meta name="csrf" content="([^"]+)"', page)
         who = re.search(r'<span class="who">([^<]+)</span>', page)
         assert csrf is not None
@@ -384,16 +480,20 @@ def test_each_console_link_is_its_own_subject(live: LiveBridge) -> None:
         def headers(s: tuple[str, str, str]) -> dict[str, str]:
             return {"Cookie": f"atm_session={s[0]}", "Origin": live.url, "X-CSRF-Token": s[1]}
 
-        async with session.ws_connect(live.url + "/v1/events?types=tool_call.",
-                                      headers=headers(narrow)) as ws:
+        async with session.ws_connect(
+            live.url + "/v1/events?types=tool_call.", headers=headers(narrow)
+        ) as ws:
             for who, text in ((admin, "admin-secret"), (narrow, "narrow-own")):
                 status, _, _ = await asyncio.to_thread(
-                    live.http, "POST", "/v1/invoke", None,
+                    live.http,
+                    "POST",
+                    "/v1/invoke",
+                    None,
                     {"tool": "home:slow_echo", "params": {"text": text, "seconds": 0}},
-                    headers=headers(who))
+                    headers=headers(who),
+                )
                 assert status == 200
-            return await collect(ws, lambda e: "narrow-own" in (e["data"].get("resultJson")
-                                                                 or ""))
+            return await collect(ws, lambda e: "narrow-own" in (e["data"].get("resultJson") or ""))
 
     seen = live.run(watch)
     assert "admin-secret" not in json.dumps(seen)
@@ -404,8 +504,12 @@ def test_not_your_own_call_and_distinct_approvers_count_subjects(live: LiveBridg
     carol = live.issue("carol", ["token:manage", "admin:approve"])
 
     def mint(issuer: str, name: str) -> str:
-        status, body, _ = live.http("POST", "/v1/tokens", issuer, {
-            "agent_id": name, "permissions": ["admin:approve"], "ttl_s": 300})
+        status, body, _ = live.http(
+            "POST",
+            "/v1/tokens",
+            issuer,
+            {"agent_id": name, "permissions": ["admin:approve"], "ttl_s": 300},
+        )
         assert status == 201, body
         return str(body["token"])
 

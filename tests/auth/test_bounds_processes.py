@@ -83,18 +83,27 @@ class Receiver:
 
 
 def _run_bridge(base: Path, name: str, extra: dict[str, Any]) -> tuple[Proc, NodeKey]:
-    proc = Proc(name=name, port=free_port(), state=base / name / "state",
-                log=base / f"{name}.log")  # fmt: skip
+    proc = Proc(name=name, port=free_port(), state=base / name / "state", log=base / f"{name}.log")
     key = NodeKey.load_or_create(proc.state / KEY_FILE_NAME)
     manifest = base / "tools.yaml"
-    manifest.write_text(yaml.safe_dump({"tools": [
-        {"source": f"file:{TOOLS}", "entry": "door_unlock"},
-        {"source": f"file:{TOOLS}", "entry": "slow_job"},
-        {"source": f"file:{TOOLS}", "entry": "measure_text"},
-    ]}))  # fmt: skip
-    config = {"state_dir": str(proc.state), "tools_manifest": str(manifest),
-              "api": {"host": "127.0.0.1", "port": proc.port}, "matter": {"enabled": False},
-              **extra}  # fmt: skip
+    manifest.write_text(
+        yaml.safe_dump(
+            {
+                "tools": [
+                    {"source": f"file:{TOOLS}", "entry": "door_unlock"},
+                    {"source": f"file:{TOOLS}", "entry": "slow_job"},
+                    {"source": f"file:{TOOLS}", "entry": "measure_text"},
+                ]
+            }
+        )
+    )
+    config = {
+        "state_dir": str(proc.state),
+        "tools_manifest": str(manifest),
+        "api": {"host": "127.0.0.1", "port": proc.port},
+        "matter": {"enabled": False},
+        **extra,
+    }
     start(proc, config)
     return proc, key
 
@@ -122,8 +131,9 @@ def _pending(proc: Proc, admin: str) -> list[dict[str, Any]]:
     found: list[dict[str, Any]] = []
     offset: int | None = 0
     while offset is not None:
-        status, page = http("GET", f"{proc.url}/v1/approvals?status=pending&limit=5"
-                                   f"&offset={offset}", token=admin)  # fmt: skip
+        status, page = http(
+            "GET", f"{proc.url}/v1/approvals?status=pending&limit=5&offset={offset}", token=admin
+        )
         assert status == 200, page
         assert page["count"] == len(page["approvals"]) <= 5
         found.extend(page["approvals"])
@@ -136,29 +146,51 @@ def test_pending_approvals_are_bounded_listed_quoted_and_batched(
 ) -> None:
     secret = base / "webhook.secret"
     secret.write_text("webhook-secret\n")
-    proc, key = _run_bridge(base, "approvals", {"console": {
-        "approval_webhook_url": receiver.url, "approval_webhook_secret_file": str(secret)}})
+    proc, key = _run_bridge(
+        base,
+        "approvals",
+        {
+            "console": {
+                "approval_webhook_url": receiver.url,
+                "approval_webhook_secret_file": str(secret),
+            }
+        },
+    )
     narrow = issue_token(key, agent_id="narrow", permissions=["test:door:open"], ttl_s=600)
     alice = issue_token(key, agent_id="alice", permissions=["test:door:open"], ttl_s=600)
     admin = issue_token(key, agent_id="admin", permissions=["*"], ttl_s=600)
     try:
         with ThreadPoolExecutor(16) as pool:
             calls: list[Future[tuple[int, Any]]] = [
-                pool.submit(http, "POST", f"{proc.url}/v1/invoke",
-                            {"tool": "door_unlock", "params": {"door": f"d{i}"}}, narrow, 90)
+                pool.submit(
+                    http,
+                    "POST",
+                    f"{proc.url}/v1/invoke",
+                    {"tool": "door_unlock", "params": {"door": f"d{i}"}},
+                    narrow,
+                    90,
+                )
                 for i in range(12)
-            ]  # fmt: skip
+            ]
             wait_until(lambda: sum(f.done() for f in calls) == 2, 20, "two refusals")
             refused = [f.result() for f in calls if f.done()]
             for status, body in refused:
                 assert status == 429
                 assert body["error"]["code"] == "RATE_LIMITED"
                 assert body["error"]["details"] == {
-                    "reason": "pending_approvals", "limit": 10, "scope": "token"}
+                    "reason": "pending_approvals",
+                    "limit": 10,
+                    "scope": "token",
+                }
             # Another agent's request still gets in, and is listed with the others.
-            theirs = pool.submit(http, "POST", f"{proc.url}/v1/invoke",
-                                 {"tool": "door_unlock", "params": {"door": INJECTED}},
-                                 alice, 90)  # fmt: skip
+            theirs = pool.submit(
+                http,
+                "POST",
+                f"{proc.url}/v1/invoke",
+                {"tool": "door_unlock", "params": {"door": INJECTED}},
+                alice,
+                90,
+            )
             wait_until(lambda: len(_pending(proc, admin)) == 11, 20, "11 pending approvals")
             pending = _pending(proc, admin)
             assert len({a["id"] for a in pending}) == 11
@@ -167,14 +199,18 @@ def test_pending_approvals_are_bounded_listed_quoted_and_batched(
             assert mine["message"] == f'Unlock "{INJECTED}"?'
             assert mine["params"] == {"door": INJECTED}
             # The webhook had the burst in a few batched POSTs, every approval once.
-            wait_until(lambda: sum(b["count"] for b in receiver.bodies) == 11, 20,
-                       "the webhook to announce 11 approvals")  # fmt: skip
+            wait_until(
+                lambda: sum(b["count"] for b in receiver.bodies) == 11,
+                20,
+                "the webhook to announce 11 approvals",
+            )
             assert len(receiver.bodies) <= 3
             announced = [a["id"] for b in receiver.bodies for a in b["approvals"]]
             assert sorted(announced) == sorted(a["id"] for a in pending)
             for approval in pending:
-                status, _ = http("POST", f"{proc.url}/v1/approvals/{approval['id']}",
-                                 {"decision": "deny"}, admin)  # fmt: skip
+                status, _ = http(
+                    "POST", f"{proc.url}/v1/approvals/{approval['id']}", {"decision": "deny"}, admin
+                )
                 assert status == 200
             outcomes = [f.result()[1]["error"]["code"] for f in (*calls, theirs)]
         assert sorted(outcomes) == sorted(["RATE_LIMITED"] * 2 + ["CONFIRMATION_DENIED"] * 11)
@@ -186,24 +222,36 @@ async def _open_mcp(url: str, token: str, path: str = "/mcp") -> int:
     return (await _mcp_post(url, token, path))[0]
 
 
-async def _mcp_post(url: str, token: str, path: str = "/mcp", method: str = "initialize",
-                    session_id: str | None = None) -> tuple[int, str | None, Any]:  # fmt: skip
+async def _mcp_post(
+    url: str,
+    token: str,
+    path: str = "/mcp",
+    method: str = "initialize",
+    session_id: str | None = None,
+) -> tuple[int, str | None, Any]:
     """POST one JSON-RPC request; return the status, the session id and the answer."""
     body: dict[str, Any] = {"jsonrpc": "2.0", "id": 1, "method": method, "params": {}}
     if method == "initialize":
-        body["params"] = {"protocolVersion": "2025-06-18", "capabilities": {},
-                          "clientInfo": {"name": "bounds-test", "version": "1"}}  # fmt: skip
+        body["params"] = {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "bounds-test", "version": "1"},
+        }
     headers = {"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream"}
     if session_id is not None:
         headers["mcp-session-id"] = session_id
-    async with aiohttp.ClientSession() as session, session.post(
-        f"{url}{path}", json=body, headers=headers
-    ) as resp:
+    async with (
+        aiohttp.ClientSession() as session,
+        session.post(f"{url}{path}", json=body, headers=headers) as resp,
+    ):
         text = await resp.text()
         doc = json.loads(text) if text.startswith(("{", "[")) else text
         if resp.status == 429 and doc["error"]["details"].get("reason") == "mcp_sessions":
-            assert doc["error"]["details"] == {"reason": "mcp_sessions", "limit": 8,
-                                               "scope": "token"}  # fmt: skip
+            assert doc["error"]["details"] == {
+                "reason": "mcp_sessions",
+                "limit": 8,
+                "scope": "token",
+            }
         return resp.status, resp.headers.get("mcp-session-id"), doc
 
 
@@ -220,12 +268,19 @@ def test_mcp_sessions_of_both_profiles_count_together_and_every_mcp_request_is_c
         assert mine == [200] * 8 + [429] * 2
         # A token limited to 3 calls a minute: initialize and tools/list take one each
         # (only tools/call was charged before, by the pipeline), so the fourth is refused.
-        slow = issue_token(key, agent_id="slow", permissions=["test:slow:run"], ttl_s=600,
-                           constraints=Constraints(rate_limit_per_minute=3))  # fmt: skip
+        slow = issue_token(
+            key,
+            agent_id="slow",
+            permissions=["test:slow:run"],
+            ttl_s=600,
+            constraints=Constraints(rate_limit_per_minute=3),
+        )
         status, sid, _ = asyncio.run(_mcp_post(proc.url, slow))
         assert (status, sid is not None) == (200, True)
-        answers = [asyncio.run(_mcp_post(proc.url, slow, method="tools/list", session_id=sid))
-                   for _ in range(3)]  # fmt: skip
+        answers = [
+            asyncio.run(_mcp_post(proc.url, slow, method="tools/list", session_id=sid))
+            for _ in range(3)
+        ]
         assert [a[0] for a in answers] == [200, 200, 429], answers
         assert answers[-1][2]["error"]["code"] == "RATE_LIMITED"
     finally:
@@ -240,14 +295,19 @@ async def _sockets(url: str, narrow: str, other: str) -> tuple[list[int], int]:
         try:
             for _ in range(10):
                 try:
-                    opened.append(await session.ws_connect(
-                        f"{url.replace('http', 'ws', 1)}/v1/events",
-                        headers={"Authorization": f"Bearer {narrow}"}))  # fmt: skip
+                    opened.append(
+                        await session.ws_connect(
+                            f"{url.replace('http', 'ws', 1)}/v1/events",
+                            headers={"Authorization": f"Bearer {narrow}"},
+                        )
+                    )
                     statuses.append(101)
                 except aiohttp.WSServerHandshakeError as err:
                     statuses.append(err.status)
-            theirs = await session.ws_connect(f"{url.replace('http', 'ws', 1)}/v1/events",
-                                              headers={"Authorization": f"Bearer {other}"})
+            theirs = await session.ws_connect(
+                f"{url.replace('http', 'ws', 1)}/v1/events",
+                headers={"Authorization": f"Bearer {other}"},
+            )
             await theirs.close()
         finally:
             for ws in opened:
@@ -260,14 +320,24 @@ def test_jobs_mcp_sessions_and_sockets_are_bounded_per_token(base: Path) -> None
     narrow = issue_token(key, agent_id="narrow", permissions=["test:slow:run"], ttl_s=600)
     other = issue_token(key, agent_id="other", permissions=["test:slow:run"], ttl_s=600)
     try:
-        answers = [http("POST", f"{proc.url}/v1/jobs",
-                        {"tool": "slow_job", "params": {"seconds": 20}}, narrow)
-                   for _ in range(18)]  # fmt: skip
+        answers = [
+            http(
+                "POST",
+                f"{proc.url}/v1/jobs",
+                {"tool": "slow_job", "params": {"seconds": 20}},
+                narrow,
+            )
+            for _ in range(18)
+        ]
         assert [s for s, _ in answers] == [202] * 16 + [429] * 2
         assert answers[-1][1]["error"]["details"] == {
-            "reason": "running_jobs", "limit": 16, "scope": "token"}
-        status, _ = http("POST", f"{proc.url}/v1/jobs",
-                         {"tool": "slow_job", "params": {"seconds": 1}}, other)  # fmt: skip
+            "reason": "running_jobs",
+            "limit": 16,
+            "scope": "token",
+        }
+        status, _ = http(
+            "POST", f"{proc.url}/v1/jobs", {"tool": "slow_job", "params": {"seconds": 1}}, other
+        )
         assert status == 202
         # MCP sessions: eight per token (the SDK alone kept 10,000).
         mine = [asyncio.run(_open_mcp(proc.url, narrow)) for _ in range(10)]
@@ -287,8 +357,9 @@ def test_sign_ins_of_a_narrow_token_never_end_the_admins_session(base: Path) -> 
         link = make_link(proc.state, proc.url, permissions=["*"], label="admin")
         origin = {"Origin": proc.url, "Content-Type": "application/x-www-form-urlencoded"}
         code = link.split("code=", 1)[1]
-        status, headers, _ = request(proc, "POST", "/console/link", headers=origin,
-                                     body=f"code={code}".encode())  # fmt: skip
+        status, headers, _ = request(
+            proc, "POST", "/console/link", headers=origin, body=f"code={code}".encode()
+        )
         assert status == 303
         admin_cookie = headers["set-cookie"].split(";", 1)[0]
         narrow = issue_token(key, agent_id="reader", permissions=["storage:read"], ttl_s=600)
@@ -311,11 +382,14 @@ def test_audit_bytes_are_bounded_and_the_reserve_keeps_room_for_the_audit(base: 
     try:
         big = "x" * 900_000
         before = _db_bytes(proc.state)
-        filler = issue_token(key, agent_id="filler", permissions=["test:measure:run"],
-                             ttl_s=600)  # fmt: skip
+        filler = issue_token(key, agent_id="filler", permissions=["test:measure:run"], ttl_s=600)
         for _ in range(60):
-            status, body = http("POST", f"{proc.url}/v1/invoke",
-                                {"tool": "measure_text", "params": {"text": big}}, filler)
+            status, body = http(
+                "POST",
+                f"{proc.url}/v1/invoke",
+                {"tool": "measure_text", "params": {"text": big}},
+                filler,
+            )
             assert (status, body["result"]) == (200, {"length": 900_000})
         grown = _db_bytes(proc.state) - before
         assert grown < 4 * 1_048_576, grown  # was 54 MiB for 900 kB values
@@ -344,19 +418,27 @@ def test_below_the_disk_reserve_low_priority_writes_are_refused_and_audited(
     proc, key = _run_bridge(base, "reserve", {"audit": {"disk_reserve_mb": 1_000_000}})
     token = issue_token(key, agent_id="writer", permissions=["*"], ttl_s=600)
     try:
-        status, body = http("POST", f"{proc.url}/v1/invoke",
-                            {"tool": "core:store_data", "params": {"key": "a", "value": 1}},
-                            token)  # fmt: skip
+        status, body = http(
+            "POST",
+            f"{proc.url}/v1/invoke",
+            {"tool": "core:store_data", "params": {"key": "a", "value": 1}},
+            token,
+        )
         assert status == 507
         assert body["error"]["code"] == "STORAGE_FULL"
         assert body["error"]["details"]["reason"] == "disk_reserve"
-        status, body = http("POST", f"{proc.url}/v1/jobs",
-                            {"tool": "slow_job", "params": {"seconds": 0}}, token)
+        status, body = http(
+            "POST", f"{proc.url}/v1/jobs", {"tool": "slow_job", "params": {"seconds": 0}}, token
+        )
         assert (status, body["error"]["details"]["reason"]) == (507, "disk_reserve")
         # What the bridge still does is answered, and every call (refused ones too) is
         # in the audit log.
-        status, body = http("POST", f"{proc.url}/v1/invoke",
-                            {"tool": "core:get_data", "params": {"key": "a"}}, token)
+        status, body = http(
+            "POST",
+            f"{proc.url}/v1/invoke",
+            {"tool": "core:get_data", "params": {"key": "a"}},
+            token,
+        )
         assert status in (200, 404), body
         conn = sqlite3.connect(proc.state / "bridge.db")
         rows = conn.execute("SELECT tool, error_code FROM audit_log ORDER BY id").fetchall()
@@ -372,8 +454,12 @@ def test_rows_past_the_retention_are_deleted(base: Path) -> None:
     token = issue_token(key, agent_id="old", permissions=["*"], ttl_s=600)
     try:
         for i in range(5):
-            status, _ = http("POST", f"{proc.url}/v1/invoke",
-                             {"tool": "core:get_data", "params": {"key": f"k{i}"}}, token)
+            status, _ = http(
+                "POST",
+                f"{proc.url}/v1/invoke",
+                {"tool": "core:get_data", "params": {"key": f"k{i}"}},
+                token,
+            )
             assert status in (200, 404)
     finally:
         stop(proc, grace_s=10.0)
@@ -394,8 +480,9 @@ def test_rows_past_the_retention_are_deleted(base: Path) -> None:
         wait_until(lambda: rows() == 0, 20, "the old rows to be deleted")
         # The log is append-only again: its no-delete trigger is back.
         conn = sqlite3.connect(proc.state / "bridge.db")
-        triggers = {r[0] for r in conn.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'trigger'")}  # fmt: skip
+        triggers = {
+            r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")
+        }
         conn.close()
         assert {"audit_log_no_delete", "audit_log_no_update"} <= triggers
     finally:
@@ -408,11 +495,16 @@ def test_a_forbidden_tool_answers_as_an_unknown_one(base: Path) -> None:
     try:
         answers = {}
         for name in ("door_unlock", "door_unlocc", "core:store_data", "core:store_dat"):
-            status, body = http("POST", f"{proc.url}/v1/invoke",
-                                {"tool": name, "params": {}}, narrow)  # fmt: skip
+            status, body = http(
+                "POST", f"{proc.url}/v1/invoke", {"tool": name, "params": {}}, narrow
+            )
             error = body["error"]
-            answers[name] = (status, error["code"], error["message"].replace(name, "<name>"),
-                             json.dumps(error["details"]).replace(name, "<name>"))  # fmt: skip
+            answers[name] = (
+                status,
+                error["code"],
+                error["message"].replace(name, "<name>"),
+                json.dumps(error["details"]).replace(name, "<name>"),
+            )
         expected = (404, "TOOL_NOT_FOUND", "no tool named '<name>'", '{"tool": "<name>"}')
         assert answers["door_unlock"] == answers["door_unlocc"] == expected
         assert answers["core:store_data"] == answers["core:store_dat"] == expected
@@ -453,7 +545,10 @@ def test_calls_held_open_at_once_are_bounded_per_token(base: Path) -> None:
         refused = [doc for status, doc in mine if status == 429]
         assert {doc["error"]["code"] for doc in refused} == {"RATE_LIMITED"}
         assert refused[0]["error"]["details"] == {
-            "reason": "calls_in_flight", "limit": 64, "scope": "token"}
+            "reason": "calls_in_flight",
+            "limit": 64,
+            "scope": "token",
+        }
         assert [status for status, _ in theirs] == [200]
         # Once they ended, the token may call again.
         again = asyncio.run(_many_slow_calls(proc.url, narrow, 1, 0.0))

@@ -86,16 +86,21 @@ def bearer_get(live: LiveBridge, spelling: str, _ctx: Context) -> Any:
 
 
 def bearer_invoke(live: LiveBridge, spelling: str, _ctx: Context) -> Any:
-    status, body, _ = live.http("POST", "/v1/invoke", spelling, {
-        "tool": "home:slow_echo", "params": {"text": "x", "seconds": 0}})
+    status, body, _ = live.http(
+        "POST",
+        "/v1/invoke",
+        spelling,
+        {"tool": "home:slow_echo", "params": {"text": "x", "seconds": 0}},
+    )
     return status, body["error"]["code"]
 
 
 def calls_ws_upgrade(live: LiveBridge, spelling: str, _ctx: Context) -> Any:
     async def go(session: aiohttp.ClientSession) -> Any:
         try:
-            async with session.ws_connect(live.url + "/v1/calls/ws",
-                                          headers={"Authorization": f"Bearer {spelling}"}):
+            async with session.ws_connect(
+                live.url + "/v1/calls/ws", headers={"Authorization": f"Bearer {spelling}"}
+            ):
                 return "connected"
         except aiohttp.WSServerHandshakeError as err:
             return err.status, "UNAUTHENTICATED" if err.status == 401 else "?"
@@ -105,14 +110,23 @@ def calls_ws_upgrade(live: LiveBridge, spelling: str, _ctx: Context) -> Any:
 
 def calls_ws_message(live: LiveBridge, spelling: str, ctx: Context) -> Any:
     async def go(session: aiohttp.ClientSession) -> Any:
-        async with session.ws_connect(live.url + "/v1/calls/ws",
-                                      headers={"Authorization": f"Bearer {ctx.carrier}"}) as ws:
-            await ws.send_str(json.dumps({
-                "type": "tool_invoke", "tool": "home:slow_echo",
-                "params": {"text": "x", "seconds": 0}, "auth": {"token": spelling}}))
+        async with session.ws_connect(
+            live.url + "/v1/calls/ws", headers={"Authorization": f"Bearer {ctx.carrier}"}
+        ) as ws:
+            await ws.send_str(
+                json.dumps(
+                    {
+                        "type": "tool_invoke",
+                        "tool": "home:slow_echo",
+                        "params": {"text": "x", "seconds": 0},
+                        "auth": {"token": spelling},
+                    }
+                )
+            )
             answer = json.loads((await ws.receive(timeout=20)).data)
-            return 401 if answer["error"]["code"] == "UNAUTHENTICATED" else 0, answer[
-                "error"]["code"]
+            return 401 if answer["error"]["code"] == "UNAUTHENTICATED" else 0, answer["error"][
+                "code"
+            ]
 
     return live.run(go)
 
@@ -130,24 +144,37 @@ def events_query(live: LiveBridge, spelling: str, _ctx: Context) -> Any:
 
 
 def mcp_post(live: LiveBridge, spelling: str, _ctx: Context) -> Any:
-    status, body, _ = live.http("POST", "/mcp", spelling, {
-        "jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": "2025-03-26", "capabilities": {},
-                   "clientInfo": {"name": "t", "version": "1"}},
-    }, headers={"Accept": "application/json, text/event-stream"})
+    status, body, _ = live.http(
+        "POST",
+        "/mcp",
+        spelling,
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-03-26",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        },
+        headers={"Accept": "application/json, text/event-stream"},
+    )
     return status, body["error"]["code"] if isinstance(body, dict) else body
 
 
 def console_sign_in(live: LiveBridge, spelling: str, _ctx: Context) -> Any:
-    status, page, headers = live.http("POST", "/console/signin", form={"token": spelling},
-                                      headers={"Origin": live.url})
+    status, page, headers = live.http(
+        "POST", "/console/signin", form={"token": spelling}, headers={"Origin": live.url}
+    )
     signed_in = "atm_session" in headers.get("Set-Cookie", "")
     return status, "signed in" if signed_in else "Not signed in" in page and "UNAUTHENTICATED"
 
 
 def approval_vote(live: LiveBridge, spelling: str, ctx: Context) -> Any:
-    status, body, _ = live.http("POST", f"/v1/approvals/{ctx.approval_id}", spelling,
-                                {"decision": "approve"})
+    status, body, _ = live.http(
+        "POST", f"/v1/approvals/{ctx.approval_id}", spelling, {"decision": "approve"}
+    )
     return status, body["error"]["code"]
 
 
@@ -183,9 +210,18 @@ def live() -> Iterator[LiveBridge]:
 def _pending_unlock(live: LiveBridge, caller: str) -> tuple[str, threading.Thread, list[Any]]:
     """Start an unlock by ``caller`` in a thread; return its approval id, thread, answer."""
     answer: list[Any] = []
-    thread = threading.Thread(target=lambda: answer.append(live.http(
-        "POST", "/v1/invoke", caller, {"tool": "home:door_unlock", "params": {"door": "front"}},
-        timeout=150)), daemon=True)  # fmt: skip
+    thread = threading.Thread(
+        target=lambda: answer.append(
+            live.http(
+                "POST",
+                "/v1/invoke",
+                caller,
+                {"tool": "home:door_unlock", "params": {"door": "front"}},
+                timeout=150,
+            )
+        ),
+        daemon=True,
+    )
     thread.start()
     admin = live.token("watcher", ["admin:approve"])
     found: list[str] = []
@@ -204,11 +240,14 @@ def test_every_spelling_of_a_refused_token_is_refused_everywhere(live: LiveBridg
     revoked = live.issue("revoked-agent", PERMS)
     expired = live.issue("expired-agent", PERMS, ttl_s=4)
     limited = live.issue("limited-agent", PERMS, rate=1)
-    ids = {name: parse_token(raw)[0].id
-           for name, raw in (("revoked", revoked), ("expired", expired), ("limited", limited))}
+    ids = {
+        name: parse_token(raw)[0].id
+        for name, raw in (("revoked", revoked), ("expired", expired), ("limited", limited))
+    }
     # A console session of the revoked token, signed in while it was still good.
-    status, _, headers = live.http("POST", "/console/signin", form={"token": revoked},
-                                   headers={"Origin": live.url})
+    status, _, headers = live.http(
+        "POST", "/console/signin", form={"token": revoked}, headers={"Origin": live.url}
+    )
     assert status == 303
     cookie = headers["Set-Cookie"].split(";")[0].split("=", 1)[1]
     assert live.http("GET", "/v1/tools", headers={"Cookie": f"atm_session={cookie}"})[0] == 200
@@ -224,7 +263,8 @@ def test_every_spelling_of_a_refused_token_is_refused_everywhere(live: LiveBridg
 
     # The tokens themselves, as issued, are refused at every place too.
     canonical = {
-        "revoked": (401, "UNAUTHENTICATED"), "expired": (401, "UNAUTHENTICATED"),
+        "revoked": (401, "UNAUTHENTICATED"),
+        "expired": (401, "UNAUTHENTICATED"),
         "limited": (429, "RATE_LIMITED"),
     }
     for name in ("revoked", "expired"):
@@ -236,8 +276,12 @@ def test_every_spelling_of_a_refused_token_is_refused_everywhere(live: LiveBridg
     sent: Counter[str] = Counter()
     outcomes: Counter[tuple[str, Any]] = Counter()
 
-    @settings(max_examples=120, deadline=None, database=None,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @settings(
+        max_examples=120,
+        deadline=None,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
     @given(data=st.data())
     def every_place_refuses(data: st.DataObject) -> None:
         name = data.draw(st.sampled_from(sorted(tokens)), label="token")
@@ -270,32 +314,40 @@ def test_every_spelling_of_a_refused_token_is_refused_everywhere(live: LiveBridg
     assert live.refusals_of(ids["limited"]).get("rate_limited") == 1  # GET /v1/tools
     [(decision, agent)] = live.audit(
         "SELECT decision, agent_id FROM audit_log WHERE token_id = ? AND decision != 'allowed'",
-        (ids["limited"],))
+        (ids["limited"],),
+    )
     assert (decision, agent) == ("rate_limited", "limited-agent")
 
     # The console session of the revoked token: its cookie now gets nothing, and no
     # re-spelling of the cookie names a session at all.
     session_status, body, _ = live.http(
-        "GET", "/v1/tools", headers={"Cookie": f"atm_session={cookie}"})
+        "GET", "/v1/tools", headers={"Cookie": f"atm_session={cookie}"}
+    )
     assert (session_status, body["error"]["details"]["reason"]) == (401, "revoked")
 
     @settings(max_examples=30, deadline=None, database=None)
     @given(spelling=respelling(cookie, spare_bits=2))
     def no_other_cookie(spelling: str) -> None:
         quoted = urllib.parse.quote(spelling.strip(), safe="")
-        status, answer, _ = live.http("GET", "/v1/tools",
-                                      headers={"Cookie": f"atm_session={quoted}"})
+        status, answer, _ = live.http(
+            "GET", "/v1/tools", headers={"Cookie": f"atm_session={quoted}"}
+        )
         assert (status, answer["error"]["details"]["reason"]) == (401, "session_ended")
 
     no_other_cookie()
 
     # No vote counted: the approval still waits with none; a real approver ends it.
-    status, body, _ = live.http("GET", "/v1/approvals?status=pending",
-                                live.token("watcher", ["admin:approve"]))
+    status, body, _ = live.http(
+        "GET", "/v1/approvals?status=pending", live.token("watcher", ["admin:approve"])
+    )
     [pending] = [a for a in body["approvals"] if a["id"] == approval_id]
     assert pending["votes"] == []
-    status, body, _ = live.http("POST", f"/v1/approvals/{approval_id}",
-                                live.token("denier", ["admin:approve"]), {"decision": "deny"})
+    status, body, _ = live.http(
+        "POST",
+        f"/v1/approvals/{approval_id}",
+        live.token("denier", ["admin:approve"]),
+        {"decision": "deny"},
+    )
     assert (status, body["status"]) == (200, "denied")
     thread.join(30)
     assert answer[0][1]["error"]["code"] == "CONFIRMATION_DENIED"
@@ -309,7 +361,7 @@ def spellings_of(raw: str, count: int) -> list[str]:
     out = [f"{payload}.{signature[:-1]}{ALPHABET[last + v]}" for v in range(1, 16)]
     out += [f"{payload}{'=' * k}.{signature}" for k in (1, 2, 3)]
     out += [f"{payload}.{signature}{'=' * k}" for k in (1, 2, 3)]
-    out += [raw[:i] + SWAP[raw[i]] + raw[i + 1:] for i, ch in enumerate(raw) if ch in SWAP]
+    out += [raw[:i] + SWAP[raw[i]] + raw[i + 1 :] for i, ch in enumerate(raw) if ch in SWAP]
     out += [raw[:i] + " " + raw[i:] for i in range(1, len(raw))]
     assert len(set(out)) >= count
     return list(dict.fromkeys(out))[:count]
@@ -324,8 +376,10 @@ def test_re_spellings_share_the_tokens_one_rate_limit(live: LiveBridge) -> None:
     itself = [live.http("POST", "/v1/invoke", limited, body)[0] for _ in range(3)]
     assert itself == [200, 200, 429]
     token_id = parse_token(limited)[0].id
-    wait_until(lambda: live.refusals_of(token_id) == {"non_canonical": 60}, 15,
-               "60 refusals counted under the token's id")
-    rows = live.audit("SELECT decision FROM audit_log WHERE token_id = ? ORDER BY id",
-                      (token_id,))
+    wait_until(
+        lambda: live.refusals_of(token_id) == {"non_canonical": 60},
+        15,
+        "60 refusals counted under the token's id",
+    )
+    rows = live.audit("SELECT decision FROM audit_log WHERE token_id = ? ORDER BY id", (token_id,))
     assert rows == [("allowed",), ("allowed",), ("rate_limited",)]

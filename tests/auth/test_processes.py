@@ -60,8 +60,9 @@ class Proc:
         return f"http://127.0.0.1:{self.port}"
 
 
-def http(method: str, url: str, body: Any = None, token: str | None = None,
-         timeout: float = 10.0) -> tuple[int, Any]:
+def http(
+    method: str, url: str, body: Any = None, token: str | None = None, timeout: float = 10.0
+) -> tuple[int, Any]:
     data = None if body is None else json.dumps(body).encode()
     headers = {"Content-Type": "application/json"}
     if token:
@@ -81,10 +82,16 @@ def start(proc: Proc, config: dict[str, Any]) -> None:
         # A loose umask, as a careless shell would have: the bridge must not inherit it.
         proc.popen = subprocess.Popen(
             [str(BRIDGE), "--config", str(path), "run", "--no-matter"],
-            stdout=log, stderr=subprocess.STDOUT, cwd=proc.state.parent, umask=0o022,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            cwd=proc.state.parent,
+            umask=0o022,
         )
-    wait_until(lambda: http("GET", f"{proc.url}/healthz")[0] == 200, 30,
-               f"{proc.name} to serve /healthz ({proc.log})")
+    wait_until(
+        lambda: http("GET", f"{proc.url}/healthz")[0] == 200,
+        30,
+        f"{proc.name} to serve /healthz ({proc.log})",
+    )
 
 
 @pytest.fixture
@@ -96,9 +103,14 @@ def bridge() -> Iterator[tuple[Proc, NodeKey]]:
     proc = Proc(name="solo", port=free_port(), state=base / "state", log=base / "solo.log")
     key = NodeKey.create(proc.state / KEY_FILE_NAME)
     try:
-        start(proc, {"state_dir": str(proc.state),
-                     "api": {"host": "127.0.0.1", "port": proc.port},
-                     "matter": {"enabled": False}})
+        start(
+            proc,
+            {
+                "state_dir": str(proc.state),
+                "api": {"host": "127.0.0.1", "port": proc.port},
+                "matter": {"enabled": False},
+            },
+        )
         yield proc, key
     finally:
         stop(proc, grace_s=10.0)
@@ -122,9 +134,16 @@ def test_sigkill_during_a_burst_loses_no_acknowledged_call(
             i += 1
             name = f"w{n}-{i}"
             try:
-                status, body = http("POST", f"{proc.url}/v1/invoke", {
-                    "tool": "core:store_data", "params": {"key": name, "value": {"n": i}},
-                }, token, timeout=5)
+                status, body = http(
+                    "POST",
+                    f"{proc.url}/v1/invoke",
+                    {
+                        "tool": "core:store_data",
+                        "params": {"key": name, "value": {"n": i}},
+                    },
+                    token,
+                    timeout=5,
+                )
             except OSError as err:
                 if not killed.is_set():
                     with lock:
@@ -152,10 +171,12 @@ def test_sigkill_during_a_burst_loses_no_acknowledged_call(
     assert len(acked) >= 200
     conn = sqlite3.connect(proc.state / "bridge.db")
     assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
-    audited = dict(conn.execute(
-        "SELECT call_id, decision || '/' || outcome FROM audit_log "
-        "WHERE tool LIKE 'core:store_data%'"
-    ).fetchall())
+    audited = dict(
+        conn.execute(
+            "SELECT call_id, decision || '/' || outcome FROM audit_log "
+            "WHERE tool LIKE 'core:store_data%'"
+        ).fetchall()
+    )
     stored = {k: json.loads(v) for k, v in conn.execute("SELECT key, value FROM core_data")}
     conn.close()
     missing_rows = [c for c in acked if audited.get(c) != "allowed/completed"]
@@ -168,13 +189,19 @@ def test_state_directory_is_private_to_the_service_user(bridge: tuple[Proc, Node
     require(root_reason("acting as another user") or tools_reason("setpriv"))
     proc, key = bridge
     token = issue_token(key, agent_id="a", permissions=["*"], ttl_s=600)
-    status, _ = http("POST", f"{proc.url}/v1/invoke",
-                     {"tool": "core:store_data", "params": {"key": "k", "value": 1}}, token)
+    status, _ = http(
+        "POST",
+        f"{proc.url}/v1/invoke",
+        {"tool": "core:store_data", "params": {"key": "k", "value": 1}},
+        token,
+    )
     assert status == 200
     names = sorted(p.name for p in proc.state.iterdir())
     assert {"bridge.db", "bridge.db-wal", "bridge.db-shm", KEY_FILE_NAME, "api.json"} <= set(names)
-    modes = {p.relative_to(proc.state).as_posix(): oct(p.stat().st_mode & 0o777)
-             for p in proc.state.rglob("*")}
+    modes = {
+        p.relative_to(proc.state).as_posix(): oct(p.stat().st_mode & 0o777)
+        for p in proc.state.rglob("*")
+    }
     assert oct(proc.state.stat().st_mode & 0o777) == "0o700"
     assert {m for m in modes.values()} <= {"0o600", "0o700"}, modes
     # As 'nobody': not one file can be opened, the directory not even listed. The
@@ -186,11 +213,24 @@ def test_state_directory_is_private_to_the_service_user(bridge: tuple[Proc, Node
         'n=0; for f in "$@"; do cat -- "$f" >/dev/null 2>&1 && n=$((n+1)); done; '
         'ls "$STATE" >/dev/null 2>&1 && n=$((n+1)); echo "$n"'
     )
+
     def readable(*paths: Path) -> str:
         result = subprocess.run(
-            ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
-             "/bin/sh", "-c", probe, "probe", *map(str, paths)],
-            capture_output=True, text=True, timeout=30, check=False,
+            [
+                "setpriv",
+                "--reuid=nobody",
+                "--regid=nogroup",
+                "--clear-groups",
+                "/bin/sh",
+                "-c",
+                probe,
+                "probe",
+                *map(str, paths),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
             env={"STATE": str(proc.state), "PATH": "/usr/bin:/bin"},
         )
         assert result.returncode == 0, result.stderr
@@ -203,28 +243,46 @@ def test_state_directory_is_private_to_the_service_user(bridge: tuple[Proc, Node
 
 
 def test_a_revoked_token_is_refused_here_and_on_a_peer(tmp_path: Path) -> None:
-    procs = {n: Proc(name=n, port=free_port(), state=tmp_path / n, log=tmp_path / f"{n}.log")
-             for n in ("a", "b")}
+    procs = {
+        n: Proc(name=n, port=free_port(), state=tmp_path / n, log=tmp_path / f"{n}.log")
+        for n in ("a", "b")
+    }
     keys = {n: NodeKey.create(p.state / KEY_FILE_NAME) for n, p in procs.items()}
     ids = {n: node_id_for(k.public_key_b64) for n, k in keys.items()}
     try:
         for name, proc in procs.items():
             other = "b" if name == "a" else "a"
-            start(proc, {
-                "state_dir": str(proc.state),
-                "api": {"host": "127.0.0.1", "port": proc.port},
-                # B accepts tokens A issues, so it must also honour A's revocations.
-                "auth": {"trusted_issuers": [keys["a"].public_key_b64]},
-                "matter": {"enabled": False},
-                "mesh": {"enabled": True, "node_name": name, "discovery": False,
-                         "trusted_nodes": [ids[other]], "peers": [procs[other].url],
-                         "gossip_interval_s": 0.3, "announce_interval_s": 1.0},
-            })
+            start(
+                proc,
+                {
+                    "state_dir": str(proc.state),
+                    "api": {"host": "127.0.0.1", "port": proc.port},
+                    # B accepts tokens A issues, so it must also honour A's revocations.
+                    "auth": {"trusted_issuers": [keys["a"].public_key_b64]},
+                    "matter": {"enabled": False},
+                    "mesh": {
+                        "enabled": True,
+                        "node_name": name,
+                        "discovery": False,
+                        "trusted_nodes": [ids[other]],
+                        "peers": [procs[other].url],
+                        "gossip_interval_s": 0.3,
+                        "announce_interval_s": 1.0,
+                    },
+                },
+            )
         a, b = procs["a"], procs["b"]
         admin = issue_token(keys["a"], agent_id="admin", permissions=["*"], ttl_s=600)
-        status, issued = http("POST", f"{a.url}/v1/tokens", {
-            "agent_id": "kitchen-tablet", "permissions": ["storage:read"], "ttl_s": 3600,
-        }, admin)
+        status, issued = http(
+            "POST",
+            f"{a.url}/v1/tokens",
+            {
+                "agent_id": "kitchen-tablet",
+                "permissions": ["storage:read"],
+                "ttl_s": 3600,
+            },
+            admin,
+        )
         assert status == 201, issued
         user = issued.pop("token")
         assert issued["revoked"] is False
@@ -257,8 +315,12 @@ def test_a_revoked_token_is_refused_here_and_on_a_peer(tmp_path: Path) -> None:
         reader = issue_token(keys["a"], agent_id="reader", permissions=["storage:read"], ttl_s=60)
         status, body = http("DELETE", f"{a.url}/v1/tokens/{issued['id']}", token=reader)
         assert (status, body["error"]["code"]) == (403, "PERMISSION_DENIED")
-        status, body = http("POST", f"{a.url}/v1/tokens", {
-            "agent_id": "x", "permissions": ["*"], "ttl_s": 60}, reader)
+        status, body = http(
+            "POST",
+            f"{a.url}/v1/tokens",
+            {"agent_id": "x", "permissions": ["*"], "ttl_s": 60},
+            reader,
+        )
         assert (status, body["error"]["code"]) == (403, "PERMISSION_DENIED")
         status, body = http("DELETE", f"{a.url}/v1/tokens/{issued['id']}", token=admin)
         assert (status, body["revoked"]) == (200, True)
@@ -275,7 +337,10 @@ def test_cli_revoke_reaches_the_running_bridge_at_once(bridge: tuple[Proc, NodeK
     def cli(*argv: str) -> str:
         result = subprocess.run(
             [str(BRIDGE), *argv, "--state-dir", str(proc.state)],
-            capture_output=True, text=True, timeout=120, check=False,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
         )
         assert result.returncode == 0, result.stderr
         return result.stdout

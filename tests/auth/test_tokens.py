@@ -69,9 +69,11 @@ def test_rejections(key: NodeKey) -> None:
     forged_payload, _ = parse_token(good)
     doc = forged_payload.payload()
     doc["permissions"] = ["*"]
-    forged_body = base64.urlsafe_b64encode(
-        json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()
-    ).rstrip(b"=").decode()
+    forged_body = (
+        base64.urlsafe_b64encode(json.dumps(doc, sort_keys=True, separators=(",", ":")).encode())
+        .rstrip(b"=")
+        .decode()
+    )
     assert reason(verifier, f"{forged_body}.{sig}") == "bad_signature"
     expired = issue_token(key, agent_id="a", permissions=[], ttl_s=60, now=now - 3600)
     assert reason(verifier, expired) == "expired"
@@ -99,14 +101,20 @@ def _every_text(db_dir: Path) -> bytes:
 def test_no_token_can_be_rebuilt_from_the_database(key: NodeKey, tmp_path: Path) -> None:
     db = Database(tmp_path / "bridge.db")
     ledger = IssuedTokens(db)
-    raws = [issue_token(key, agent_id=f"agent-{i}", permissions=["*"], ttl_s=3600)
-            for i in range(5)]
+    raws = [
+        issue_token(key, agent_id=f"agent-{i}", permissions=["*"], ttl_s=3600) for i in range(5)
+    ]
     for raw in raws:
         ledger.record_sync(raw)
     rows = db.fetchall_sync("SELECT * FROM issued_tokens")
     assert sorted(rows[0].keys()) == [
-        "agent_id", "expires_at", "id", "issued_at", "issued_by", "permissions_json",
-        "token_sha256"
+        "agent_id",
+        "expires_at",
+        "id",
+        "issued_at",
+        "issued_by",
+        "permissions_json",
+        "token_sha256",
     ]
     blob = _every_text(tmp_path)
     for raw in raws:
@@ -116,8 +124,12 @@ def test_no_token_can_be_rebuilt_from_the_database(key: NodeKey, tmp_path: Path)
         assert raw.encode() not in blob
         parsed, _ = parse_token(raw)
         assert ledger.get_sync(parsed.id) == {
-            "id": parsed.id, "agent_id": parsed.agent_id, "permissions": ["*"],
-            "issued_at": parsed.issued_at, "expires_at": parsed.expires_at, "issued_by": None,
+            "id": parsed.id,
+            "agent_id": parsed.agent_id,
+            "permissions": ["*"],
+            "issued_at": parsed.issued_at,
+            "expires_at": parsed.expires_at,
+            "issued_by": None,
         }
         [row] = [r for r in rows if r["id"] == parsed.id]
         # docs/configuration.md: the ledger keeps the SHA-256 of the token text.
@@ -131,25 +143,43 @@ def test_v1_ledger_is_rewritten_without_payload_or_signature(key: NodeKey, tmp_p
     parsed, _ = parse_token(raw)
     old = sqlite3.connect(tmp_path / "bridge.db")
     old.execute("PRAGMA journal_mode=WAL")
-    old.execute("CREATE TABLE schema_migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL "
-                "DEFAULT 0)")
-    old.execute("CREATE TABLE issued_tokens (signature TEXT PRIMARY KEY, agent_id TEXT NOT NULL, "
-                "issued_at REAL NOT NULL, expires_at REAL NOT NULL, payload_json TEXT NOT NULL)")
+    old.execute(
+        "CREATE TABLE schema_migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL DEFAULT 0)"
+    )
+    old.execute(
+        "CREATE TABLE issued_tokens (signature TEXT PRIMARY KEY, agent_id TEXT NOT NULL, "
+        "issued_at REAL NOT NULL, expires_at REAL NOT NULL, payload_json TEXT NOT NULL)"
+    )
     old.execute("INSERT INTO schema_migrations VALUES ('auth.issued_tokens.v1', 0)")
-    old.execute("INSERT INTO issued_tokens VALUES (?, ?, ?, ?, ?)",
-                (parsed.signature, "old", parsed.issued_at, parsed.expires_at,
-                 json.dumps(parsed.payload(), sort_keys=True)))
+    old.execute(
+        "INSERT INTO issued_tokens VALUES (?, ?, ?, ?, ?)",
+        (
+            parsed.signature,
+            "old",
+            parsed.issued_at,
+            parsed.expires_at,
+            json.dumps(parsed.payload(), sort_keys=True),
+        ),
+    )
     old.commit()
     old.close()
     assert parsed.signature.encode() in _every_text(tmp_path)
     db = Database(tmp_path / "bridge.db")
     ledger = IssuedTokens(db)
-    assert ledger.list_sync() == [{
-        "id": parsed.id, "agent_id": "old", "permissions": ["device:control:*"],
-        "issued_at": parsed.issued_at, "expires_at": parsed.expires_at, "issued_by": None,
-    }]
-    assert db.fetchone_sync("SELECT token_sha256 FROM issued_tokens")[0] == hashlib.sha256(
-        raw.encode()).hexdigest()  # fmt: skip
+    assert ledger.list_sync() == [
+        {
+            "id": parsed.id,
+            "agent_id": "old",
+            "permissions": ["device:control:*"],
+            "issued_at": parsed.issued_at,
+            "expires_at": parsed.expires_at,
+            "issued_by": None,
+        }
+    ]
+    assert (
+        db.fetchone_sync("SELECT token_sha256 FROM issued_tokens")[0]
+        == hashlib.sha256(raw.encode()).hexdigest()
+    )
     db.close()
     blob = _every_text(tmp_path)
     assert parsed.signature.encode() not in blob
@@ -179,8 +209,13 @@ def test_revocation_is_checked_on_every_verification(key: NodeKey, tmp_path: Pat
     by_stranger = Revocations().revoke(stranger, token.id, token.expires_at)
     assert other.accept(by_stranger, [key.public_key_b64]) is False  # not the issuer's
     assert token.id not in other
-    for junk in [None, [], {"type": "token_revocation"}, {**notice, "expires_at": float("nan")},
-                 {**notice, "extra": 1}]:
+    for junk in [
+        None,
+        [],
+        {"type": "token_revocation"},
+        {**notice, "expires_at": float("nan")},
+        {**notice, "extra": 1},
+    ]:
         assert other.accept(junk, [key.public_key_b64]) is False
     db.close()
 

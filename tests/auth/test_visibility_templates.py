@@ -29,17 +29,20 @@ GENERIC = ToolDefinition(
 )
 
 
-@pytest.mark.parametrize(("granted", "seen"), [
-    (("device:read:1-1",), True),
-    (("device:control:1-1",), True),
-    (("device:*",), True),
-    (("*",), True),
-    (("device:read:*",), True),
-    (("core:*",), False),  # ends with '*' but names no device permission
-    (("device:write:1-1",), False),  # an access the schema does not offer
-    (("mesh:read:1-1",), False),
-    ((), False),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("granted", "seen"),
+    [
+        (("device:read:1-1",), True),
+        (("device:control:1-1",), True),
+        (("device:*",), True),
+        (("*",), True),
+        (("device:read:*",), True),
+        (("core:*",), False),  # ends with '*' but names no device permission
+        (("device:write:1-1",), False),  # an access the schema does not offer
+        (("mesh:read:1-1",), False),
+        ((), False),
+    ],
+)
 def test_a_two_template_permission_is_listed_only_when_some_call_would_pass(
     granted: tuple[str, ...], seen: bool
 ) -> None:

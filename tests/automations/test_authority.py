@@ -27,12 +27,17 @@ from tests.support.server import BridgeServer
 ADMIN = ("*",)
 
 
-async def issued(server: BridgeServer, agent: str, *permissions: str,
-                 ttl_s: float = 600) -> tuple[str, str]:  # fmt: skip
+async def issued(
+    server: BridgeServer, agent: str, *permissions: str, ttl_s: float = 600
+) -> tuple[str, str]:
     """Issue a ledger token through the API; return it and its id."""
-    status, answer = await call(server, "POST", "/v1/tokens", token(server, *ADMIN, agent="adm"),
-                                {"agent_id": agent, "permissions": list(permissions),
-                                 "ttl_s": ttl_s})  # fmt: skip
+    status, answer = await call(
+        server,
+        "POST",
+        "/v1/tokens",
+        token(server, *ADMIN, agent="adm"),
+        {"agent_id": agent, "permissions": list(permissions), "ttl_s": ttl_s},
+    )
     assert status == 201, answer
     return answer["token"], answer["id"]
 
@@ -53,8 +58,9 @@ async def next_stop(sub: Any, rule_id: str, timeout_s: float = 15) -> Event:
 async def test_revoking_the_creators_token_stops_its_rule_and_revokes_the_rules_token(
     bridge_server: BridgeServer,
 ) -> None:
-    creator, creator_id = await issued(bridge_server, "rule-maker", "automations:create",
-                                       "storage:*")  # fmt: skip
+    creator, creator_id = await issued(
+        bridge_server, "rule-maker", "automations:create", "storage:*"
+    )
     status, made = await call(bridge_server, "POST", "/v1/automations", creator, on_read("bound"))
     assert status == 201, made
     assert made["creator_token_id"] == creator_id
@@ -75,8 +81,12 @@ async def test_revoking_the_creators_token_stops_its_rule_and_revokes_the_rules_
     assert [r["decision"] for r in await audit_rows(service, "bound", 2)] == ["allowed"] * 2
 
     async with service.events.subscription("automation.stopped") as sub:
-        status, answer = await call(bridge_server, "DELETE", f"/v1/tokens/{creator_id}",
-                                    token(bridge_server, *ADMIN, agent="adm"))  # fmt: skip
+        status, answer = await call(
+            bridge_server,
+            "DELETE",
+            f"/v1/tokens/{creator_id}",
+            token(bridge_server, *ADMIN, agent="adm"),
+        )
         assert status == 200, answer
         stopped = await next_stop(sub, "bound")
     assert stopped.data["reason"] == f"its creator's token {creator_id} is revoked"
@@ -87,8 +97,12 @@ async def test_revoking_the_creators_token_stops_its_rule_and_revokes_the_rules_
     assert rows[-1]["details"]["creator_token_id"] == creator_id
 
     # The trigger again: nothing acts (the key stays as a person left it), no new run.
-    await invoke(bridge_server, "core:store_data", {"key": "bound-ran", "value": False},
-                 token(bridge_server, *ADMIN, agent="x"))  # fmt: skip
+    await invoke(
+        bridge_server,
+        "core:store_data",
+        {"key": "bound-ran", "value": False},
+        token(bridge_server, *ADMIN, agent="x"),
+    )
     await invoke(bridge_server, "core:get_data", {"key": "k"}, trigger)
     await asyncio.sleep(0.5)
     assert (await stored_value(bridge_server, "bound-ran"))["value"] is False
@@ -97,8 +111,9 @@ async def test_revoking_the_creators_token_stops_its_rule_and_revokes_the_rules_
     status, shown = await call(bridge_server, "GET", "/v1/automations/bound", admin)
     assert (shown["status"], shown["enabled"]) == ("revoked", False)
     # Enabling it again cannot bring the authority back.
-    status, answer = await call(bridge_server, "PATCH", "/v1/automations/bound", admin,
-                                {"enabled": True})  # fmt: skip
+    status, answer = await call(
+        bridge_server, "PATCH", "/v1/automations/bound", admin, {"enabled": True}
+    )
     assert status == 409, answer
     assert answer["error"]["code"] == "CONFLICT"
 
@@ -120,8 +135,9 @@ async def test_a_creator_token_revoked_by_an_administrator_token_stops_the_rule(
 
 
 async def test_an_expired_creator_token_stops_its_rule(bridge_server: BridgeServer) -> None:
-    creator, creator_id = await issued(bridge_server, "brief-maker", "automations:create",
-                                       "storage:*", ttl_s=1.0)  # fmt: skip
+    creator, creator_id = await issued(
+        bridge_server, "brief-maker", "automations:create", "storage:*", ttl_s=1.0
+    )
     status, made = await call(bridge_server, "POST", "/v1/automations", creator, on_read("brief"))
     assert status == 201, made
     service = bridge_server.service
@@ -140,22 +156,31 @@ async def test_an_expired_creator_token_stops_its_rule(bridge_server: BridgeServ
 async def test_a_creator_revoked_while_its_run_waits_stops_the_next_call(
     bridge_server: BridgeServer,
 ) -> None:
-    creator, creator_id = await issued(bridge_server, "slow-maker", "automations:create",
-                                       "storage:*")  # fmt: skip
-    doc = on_read("slow", actions=[
-        {"type": "delay", "seconds": 1.5},
-        {"type": "call", "tool": "core:store_data", "params": {"key": "slow-ran", "value": 1}},
-    ])  # fmt: skip
+    creator, creator_id = await issued(
+        bridge_server, "slow-maker", "automations:create", "storage:*"
+    )
+    doc = on_read(
+        "slow",
+        actions=[
+            {"type": "delay", "seconds": 1.5},
+            {"type": "call", "tool": "core:store_data", "params": {"key": "slow-ran", "value": 1}},
+        ],
+    )
     status, made = await call(bridge_server, "POST", "/v1/automations", creator, doc)
     assert status == 201, made
     service = bridge_server.service
     assert service.invocation is not None
     async with service.events.subscription("automation.run") as runs:
-        await invoke(bridge_server, "core:get_data", {"key": "k"},
-                     token(bridge_server, "storage:*"))  # fmt: skip
+        await invoke(
+            bridge_server, "core:get_data", {"key": "k"}, token(bridge_server, "storage:*")
+        )
         await asyncio.sleep(0.3)  # the run is in its delay
-        status, _ = await call(bridge_server, "DELETE", f"/v1/tokens/{creator_id}",
-                               token(bridge_server, *ADMIN, agent="adm"))  # fmt: skip
+        status, _ = await call(
+            bridge_server,
+            "DELETE",
+            f"/v1/tokens/{creator_id}",
+            token(bridge_server, *ADMIN, agent="adm"),
+        )
         assert status == 200
         run = await asyncio.wait_for(runs.get(), 10)
     assert run.data["outcome"] == "error"
@@ -174,44 +199,88 @@ async def test_a_revoked_creator_ends_its_rules_pending_approval(
     async def open_door(params: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
         return {"opened": True}
 
-    service.registry.register(ToolDefinition(
-        name="front_door_open", namespace="home", description="Open the front door",
-        requires=Requires(permissions=("door:open",))), open_door)  # fmt: skip
-    creator, creator_id = await issued(bridge_server, "door-maker", "automations:create",
-                                       "door:open", "storage:*")  # fmt: skip
-    status, made = await call(bridge_server, "POST", "/v1/automations", creator, on_read(
-        "door", actions=[{"type": "call", "tool": "home:front_door_open"}]))
+    service.registry.register(
+        ToolDefinition(
+            name="front_door_open",
+            namespace="home",
+            description="Open the front door",
+            requires=Requires(permissions=("door:open",)),
+        ),
+        open_door,
+    )
+    creator, creator_id = await issued(
+        bridge_server, "door-maker", "automations:create", "door:open", "storage:*"
+    )
+    status, made = await call(
+        bridge_server,
+        "POST",
+        "/v1/automations",
+        creator,
+        on_read("door", actions=[{"type": "call", "tool": "home:front_door_open"}]),
+    )
     assert status == 201, made
     assert made["status"] == "awaiting_approval"
-    status, _ = await call(bridge_server, "DELETE", f"/v1/tokens/{creator_id}",
-                           token(bridge_server, *ADMIN, agent="adm"))  # fmt: skip
+    status, _ = await call(
+        bridge_server,
+        "DELETE",
+        f"/v1/tokens/{creator_id}",
+        token(bridge_server, *ADMIN, agent="adm"),
+    )
     assert status == 200
     # The person is no longer asked: the request ended with its creator's token.
     asked = await service.invocation.approvals.get(made["approval_id"])
     assert (asked.status.value, asked.reason) == ("cancelled", "token_revoked")
-    status, rule = await call(bridge_server, "GET", "/v1/automations/door",
-                              token(bridge_server, *ADMIN, agent="adm"))  # fmt: skip
+    status, rule = await call(
+        bridge_server, "GET", "/v1/automations/door", token(bridge_server, *ADMIN, agent="adm")
+    )
     assert (rule["status"], rule["reason"]) == (
-        "revoked", f"its creator's token {creator_id} is revoked")
+        "revoked",
+        f"its creator's token {creator_id} is revoked",
+    )
 
 
 def _v1_rule(db: Database, rule_id: str, creator: str, created_at: float) -> None:
     doc = on_read(rule_id)
     db.execute_sync(
         "INSERT INTO automation_rules VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-        (rule_id, json.dumps({**doc, "name": rule_id, "enabled": True, "conditions": [],
-                              "rate_limit_per_minute": 10}),
-         "active", creator, f"automation:{rule_id}", json.dumps(["storage:*"]), created_at,
-         3600.0, None, None, None, created_at),
-    )  # fmt: skip
+        (
+            rule_id,
+            json.dumps(
+                {
+                    **doc,
+                    "name": rule_id,
+                    "enabled": True,
+                    "conditions": [],
+                    "rate_limit_per_minute": 10,
+                }
+            ),
+            "active",
+            creator,
+            f"automation:{rule_id}",
+            json.dumps(["storage:*"]),
+            created_at,
+            3600.0,
+            None,
+            None,
+            None,
+            created_at,
+        ),
+    )
 
 
-def _ledger(db: Database, token_id: str, agent: str, issued_at: float, expires_at: float,
-            permissions: list[str]) -> None:  # fmt: skip
+def _ledger(
+    db: Database,
+    token_id: str,
+    agent: str,
+    issued_at: float,
+    expires_at: float,
+    permissions: list[str],
+) -> None:
     db.execute_sync(
         "INSERT INTO issued_tokens (id, token_sha256, agent_id, permissions_json, issued_at, "
         "expires_at) VALUES (?, ?, ?, ?, ?, ?)",
-        (token_id, "0" * 64, agent, json.dumps(permissions), issued_at, expires_at))
+        (token_id, "0" * 64, agent, json.dumps(permissions), issued_at, expires_at),
+    )
 
 
 def test_the_migration_binds_old_rules_to_their_one_creator_token_or_stops_them(
@@ -231,16 +300,25 @@ def test_the_migration_binds_old_rules_to_their_one_creator_token_or_stops_them(
     _ledger(db, "d" * 32, "two", made - 20, now + 500, ["storage:*"])
     # gone: its one token valid then was revoked since
     _ledger(db, "e" * 32, "gone", made - 10, now + 500, ["storage:*"])
-    db.execute_sync("INSERT INTO revoked_tokens VALUES (?, ?, ?, ?, ?)",
-                    ("e" * 32, "issuer", now + 500, now - 1, "{}"))  # fmt: skip
-    for rule_id, creator in (("r-one", "one"), ("r-two", "two"), ("r-gone", "gone"),
-                             ("r-none", "nobody")):  # fmt: skip
+    db.execute_sync(
+        "INSERT INTO revoked_tokens VALUES (?, ?, ?, ?, ?)",
+        ("e" * 32, "issuer", now + 500, now - 1, "{}"),
+    )
+    for rule_id, creator in (
+        ("r-one", "one"),
+        ("r-two", "two"),
+        ("r-gone", "gone"),
+        ("r-none", "nobody"),
+    ):
         _v1_rule(db, rule_id, creator, made)
 
     rules = {s.rule.id: s for s in RuleStore(db).all()}
     one = rules["r-one"]
-    assert (one.status, one.creator_token_id, one.creator_expires_at) == ("active", "a" * 32,
-                                                                          now + 500)
+    assert (one.status, one.creator_token_id, one.creator_expires_at) == (
+        "active",
+        "a" * 32,
+        now + 500,
+    )
     assert one.creator_permissions == ("automations:create", "storage:*")
     for rule_id in ("r-two", "r-gone", "r-none"):
         assert (rules[rule_id].status, rules[rule_id].reason) == ("revoked", UNBOUND_REASON)
@@ -257,8 +335,13 @@ async def test_a_token_inside_its_expiry_skew_makes_no_rule(bridge_server: Bridg
     from bridge.auth.tokens import issue_token
 
     key = NodeKey.load_or_create(bridge_server.service.state_dir / KEY_FILE_NAME)
-    late = issue_token(key, agent_id="late", permissions=["automations:create", "storage:*"],
-                       ttl_s=8, now=time.time() - 10)  # fmt: skip
+    late = issue_token(
+        key,
+        agent_id="late",
+        permissions=["automations:create", "storage:*"],
+        ttl_s=8,
+        now=time.time() - 10,
+    )
     status, answer = await call(bridge_server, "POST", "/v1/automations", late, on_read("late"))
     assert (status, answer["error"]["code"]) == (401, "UNAUTHENTICATED"), answer
     status, answer = await call(bridge_server, "GET", "/v1/automations", late)

@@ -24,13 +24,20 @@ BERLIN = (52.52, 13.405)
 
 @pytest.fixture
 def bridge_config(bridge_config: BridgeConfig) -> BridgeConfig:
-    return replace(bridge_config, automations=AutomationsConfig(
-        latitude=BERLIN[0], longitude=BERLIN[1], timezone="Europe/Berlin",
-        people=("anna", "ben")))  # fmt: skip
+    return replace(
+        bridge_config,
+        automations=AutomationsConfig(
+            latitude=BERLIN[0],
+            longitude=BERLIN[1],
+            timezone="Europe/Berlin",
+            people=("anna", "ben"),
+        ),
+    )
 
 
-async def report(server: BridgeServer, person: str, home: bool,
-                 *permissions: str) -> tuple[int, Any]:  # fmt: skip
+async def report(
+    server: BridgeServer, person: str, home: bool, *permissions: str
+) -> tuple[int, Any]:
     tok = token(server, *(permissions or (f"presence:report:{person}",)), agent="phone")
     return await call(server, "PUT", f"/v1/automations/presence/{person}", tok, {"home": home})
 
@@ -44,12 +51,18 @@ async def test_presence_triggers_and_conditions(bridge_server: BridgeServer) -> 
     maker = token(bridge_server, "automations:create", "storage:*", "presence:read:*")
     store = {"type": "call", "tool": "core:store_data"}
     docs = [
-        on_read("welcome", trigger={"type": "presence", "person": "anna", "home": True},
-                actions=[{**store, "params": {"key": "welcome", "value": 1}}]),
-        on_read("all-out", trigger={"type": "presence", "home": False},
-                actions=[{**store, "params": {"key": "all-out", "value": 1}}]),
+        on_read(
+            "welcome",
+            trigger={"type": "presence", "person": "anna", "home": True},
+            actions=[{**store, "params": {"key": "welcome", "value": 1}}],
+        ),
+        on_read(
+            "all-out",
+            trigger={"type": "presence", "home": False},
+            actions=[{**store, "params": {"key": "all-out", "value": 1}}],
+        ),
         on_read("if-home", conditions=[{"type": "presence", "home": True}]),
-    ]  # fmt: skip
+    ]
     for doc in docs:
         status, made = await call(bridge_server, "POST", "/v1/automations", maker, doc)
         assert status == 201, made
@@ -66,8 +79,12 @@ async def test_presence_triggers_and_conditions(bridge_server: BridgeServer) -> 
     assert status == 200, answer
     assert (answer["person"], answer["home"]) == ("anna", True)
     (row,) = await audit_rows(service, "welcome", 1)
-    assert row["details"]["trigger"] == {"type": "presence", "person": "anna", "home": True,
-                                         "at": answer["since"]}  # fmt: skip
+    assert row["details"]["trigger"] == {
+        "type": "presence",
+        "person": "anna",
+        "home": True,
+        "at": answer["since"],
+    }
     assert await stored(bridge_server, "welcome")
     status, _ = await report(bridge_server, "ben", True)
     assert status == 200
@@ -85,8 +102,9 @@ async def test_presence_triggers_and_conditions(bridge_server: BridgeServer) -> 
     assert await stored(bridge_server, "all-out")
 
     # Who may see whom: presence:read:<person>.
-    status, seen = await call(bridge_server, "GET", "/v1/automations/presence",
-                              token(bridge_server, "presence:read:anna"))  # fmt: skip
+    status, seen = await call(
+        bridge_server, "GET", "/v1/automations/presence", token(bridge_server, "presence:read:anna")
+    )
     assert status == 200, seen
     assert list(seen["people"]) == ["anna"]
     assert seen["people"]["anna"]["home"] is False
@@ -102,14 +120,29 @@ async def test_presence_reports_and_rules_are_checked(bridge_server: BridgeServe
     assert (status, answer["error"]["code"]) == (400, "INVALID_REQUEST")
     # A rule may watch only the presence its creator may read, of configured people.
     maker = token(bridge_server, "automations:create", "storage:*", "presence:read:anna")
-    status, answer = await call(bridge_server, "POST", "/v1/automations", maker, on_read(
-        "peek", conditions=[{"type": "presence", "person": "ben", "home": True}]))
+    status, answer = await call(
+        bridge_server,
+        "POST",
+        "/v1/automations",
+        maker,
+        on_read("peek", conditions=[{"type": "presence", "person": "ben", "home": True}]),
+    )
     assert (status, answer["error"]["details"]) == (403, {"required": "presence:read:ben"})
-    status, answer = await call(bridge_server, "POST", "/v1/automations", maker, on_read(
-        "anyone", conditions=[{"type": "presence", "home": True}]))
+    status, answer = await call(
+        bridge_server,
+        "POST",
+        "/v1/automations",
+        maker,
+        on_read("anyone", conditions=[{"type": "presence", "home": True}]),
+    )
     assert (status, answer["error"]["details"]) == (403, {"required": "presence:read:*"})
-    status, answer = await call(bridge_server, "POST", "/v1/automations", maker, on_read(
-        "ghost", trigger={"type": "presence", "person": "zed", "home": True}))
+    status, answer = await call(
+        bridge_server,
+        "POST",
+        "/v1/automations",
+        maker,
+        on_read("ghost", trigger={"type": "presence", "person": "zed", "home": True}),
+    )
     assert (status, answer["error"]["code"]) == (400, "INVALID_PARAMS")
 
 
@@ -121,13 +154,23 @@ async def test_the_homes_zone_and_place_fill_rules_that_give_none(
     # From midnight UTC on the longest day of 2026.
     runner.clock = lambda: datetime(2026, 6, 21, 0, 0, tzinfo=UTC).timestamp()
     maker = token(bridge_server, "automations:create", "storage:*")
-    status, made = await call(bridge_server, "POST", "/v1/automations", maker, on_read(
-        "morning", trigger={"type": "time", "at": "07:30"}))
+    status, made = await call(
+        bridge_server,
+        "POST",
+        "/v1/automations",
+        maker,
+        on_read("morning", trigger={"type": "time", "at": "07:30"}),
+    )
     assert status == 201, made
     # 07:30 in Berlin (CEST, UTC+2) is 05:30 UTC.
     assert made["next_at"] == datetime(2026, 6, 21, 5, 30, tzinfo=UTC).timestamp()
-    status, made = await call(bridge_server, "POST", "/v1/automations", maker, on_read(
-        "dawn", trigger={"type": "sun", "event": "sunrise"}))
+    status, made = await call(
+        bridge_server,
+        "POST",
+        "/v1/automations",
+        maker,
+        on_read("dawn", trigger={"type": "sun", "event": "sunrise"}),
+    )
     assert status == 201, made
     # Berlin's sunrise on 21 June 2026: 04:43 CEST (02:43 UTC) by the almanac.
     expected = datetime(2026, 6, 21, 2, 43, tzinfo=UTC).timestamp()
@@ -141,13 +184,26 @@ async def test_without_a_configured_home_such_rules_are_refused(
     assert runner is not None
     runner.home = replace(runner.home, latitude=None, longitude=None, timezone=None)
     maker = token(bridge_server, "automations:create", "storage:*")
-    status, answer = await call(bridge_server, "POST", "/v1/automations", maker, on_read(
-        "dawn", trigger={"type": "sun", "event": "sunrise", "timezone": "UTC"}))
+    status, answer = await call(
+        bridge_server,
+        "POST",
+        "/v1/automations",
+        maker,
+        on_read("dawn", trigger={"type": "sun", "event": "sunrise", "timezone": "UTC"}),
+    )
     assert status == 400, answer
-    assert answer["error"]["message"] == ("a sun trigger needs latitude and longitude (or "
-                                          "configure automations.latitude and .longitude)")
-    status, answer = await call(bridge_server, "POST", "/v1/automations", maker, on_read(
-        "quiet", conditions=[{"type": "time_window", "after": "22:00", "before": "06:00"}]))
+    assert answer["error"]["message"] == (
+        "a sun trigger needs latitude and longitude (or "
+        "configure automations.latitude and .longitude)"
+    )
+    status, answer = await call(
+        bridge_server,
+        "POST",
+        "/v1/automations",
+        maker,
+        on_read("quiet", conditions=[{"type": "time_window", "after": "22:00", "before": "06:00"}]),
+    )
     assert status == 400, answer
-    assert answer["error"]["message"] == ("a time_window condition needs timezone (or "
-                                          "configure automations.timezone)")
+    assert answer["error"]["message"] == (
+        "a time_window condition needs timezone (or configure automations.timezone)"
+    )

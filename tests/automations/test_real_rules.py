@@ -52,13 +52,20 @@ async def _commission(url: str, headers: dict[str, str], codes: list[str]) -> li
     ids = itertools.count(1)
     nodes: list[int] = []
     # The controller answers only clients sending its per-run key (controller_guard).
-    async with aiohttp.ClientSession() as session, \
-            session.ws_connect(url, max_msg_size=0, headers=headers) as ws:
+    async with (
+        aiohttp.ClientSession() as session,
+        session.ws_connect(url, max_msg_size=0, headers=headers) as ws,
+    ):
         await ws.receive_json()  # server info
         for code in codes:
             message_id = str(next(ids))
-            await ws.send_json({"message_id": message_id, "command": "commission_with_code",
-                                "args": {"code": code, "network_only": True}})  # fmt: skip
+            await ws.send_json(
+                {
+                    "message_id": message_id,
+                    "command": "commission_with_code",
+                    "args": {"code": code, "network_only": True},
+                }
+            )
             async with asyncio.timeout(180):
                 while (msg := await ws.receive_json()).get("message_id") != message_id:
                     pass
@@ -77,10 +84,12 @@ def devices(
         dev = VirtualDevice(
             kind=SCRIPT_KIND.get(kind, kind),  # type: ignore[arg-type]
             state_dir=fabric.base_dir / f"automations-{kind.name.lower()}",
-            port=6400 + i, passcode=20203401 + i,
+            port=6400 + i,
+            passcode=20203401 + i,
             discriminator=0xD40 + i,  # distinct from every other test's device (QR: 12 bits)
-            label=f"Rules {kind.name.lower()}", netns=fabric.namespace,
-        )  # fmt: skip
+            label=f"Rules {kind.name.lower()}",
+            netns=fabric.namespace,
+        )
         fabric.devices.append(dev)  # stopped with the fabric
         started[kind] = dev
     with ThreadPoolExecutor(3) as pool:  # list() re-raises a device that did not start
@@ -97,8 +106,7 @@ def devices(
 async def home(
     controller: ThreadedController, tmp_path: Path, devices: dict[Kind, tuple[VirtualDevice, int]]
 ) -> AsyncIterator[Home]:
-    async with start_home(controller.url, tmp_path / "state", [],
-                          controller.key_file) as running:
+    async with start_home(controller.url, tmp_path / "state", [], controller.key_file) as running:
         bridge = running.service.matter.bridge
         wanted = {f"{node}-1" for _dev, node in devices.values()}
         async with asyncio.timeout(30):
@@ -126,8 +134,9 @@ async def set_light(home: Home, dev: VirtualDevice, device_id: str, on: bool) ->
     if node is not None and node.attributes.get("1/6/0") is on:
         return
     mark = dev.mark()
-    status, answer = await home.invoke(tool(home, "on" if on else "off", device_id), {},
-                                       home.token(*ADMIN))
+    status, answer = await home.invoke(
+        tool(home, "on" if on else "off", device_id), {}, home.token(*ADMIN)
+    )
     assert status == 200, answer
     await asyncio.to_thread(dev.wait_state, "onOff", "onOff", on, since=mark, timeout_s=15)
 
@@ -154,19 +163,28 @@ async def test_a_button_press_switches_a_light(
     button, light = did(devices, Kind.BUTTON), did(devices, Kind.LIGHT)
     light_dev = devices[Kind.LIGHT][0]
     await set_light(home, light_dev, light, on=False)
-    status, rule = await create(home, home.token(*ADMIN), {
-        "id": "hall", "trigger": {"type": "device_event", "device_id": button,
-                                  "event": "switch.initial_press"},
-        "actions": [{"type": "call", "tool": tool(home, "toggle", light)}],
-    })  # fmt: skip
+    status, rule = await create(
+        home,
+        home.token(*ADMIN),
+        {
+            "id": "hall",
+            "trigger": {
+                "type": "device_event",
+                "device_id": button,
+                "event": "switch.initial_press",
+            },
+            "actions": [{"type": "call", "tool": tool(home, "toggle", light)}],
+        },
+    )
     assert status == 201, rule
     assert rule["status"] == "active"
     assert rule["agent_id"] == "automation:hall"
     mark = light_dev.mark()
     pressed = time.monotonic()
     await asyncio.to_thread(devices[Kind.BUTTON][0].press)
-    change = await asyncio.to_thread(light_dev.wait_state, "onOff", "onOff", True,
-                                     since=mark, timeout_s=15)  # fmt: skip
+    change = await asyncio.to_thread(
+        light_dev.wait_state, "onOff", "onOff", True, since=mark, timeout_s=15
+    )
     latency = change.at - pressed
     print(f"button press -> light on (device's own report): {latency:.3f} s")
     (row,) = await runs(home, "hall", 1)
@@ -190,28 +208,63 @@ async def test_a_leak_report_closes_the_valve(
 ) -> None:
     leak, valve = did(devices, Kind.LEAK), did(devices, Kind.VALVE)
     leak_dev, valve_dev = devices[Kind.LEAK][0], devices[Kind.VALVE][0]
-    generic = next(t.definition.identity for t in home.service.registry.list()
-                   if t.definition.name == "control_matter_device")  # fmt: skip
+    generic = next(
+        t.definition.identity
+        for t in home.service.registry.list()
+        if t.definition.name == "control_matter_device"
+    )
     mark = valve_dev.mark()
-    status, answer = await home.invoke(generic, {
-        "device_id": valve, "cluster": "ValveConfigurationAndControl", "command": "Open",
-        "payload": {}}, home.token(*ADMIN))  # fmt: skip
+    status, answer = await home.invoke(
+        generic,
+        {
+            "device_id": valve,
+            "cluster": "ValveConfigurationAndControl",
+            "command": "Open",
+            "payload": {},
+        },
+        home.token(*ADMIN),
+    )
     assert status == 200, answer
-    await asyncio.to_thread(valve_dev.wait_state, "valveConfigurationAndControl",
-                            "currentState", 1, since=mark, timeout_s=15)  # fmt: skip
+    await asyncio.to_thread(
+        valve_dev.wait_state,
+        "valveConfigurationAndControl",
+        "currentState",
+        1,
+        since=mark,
+        timeout_s=15,
+    )
     # BooleanState.StateValue (1/69/0) true = water detected (Matter 1.4, 1.7.6.1).
-    status, rule = await create(home, home.token(*ADMIN), {
-        "id": "leak-closes-valve",
-        "trigger": {"type": "state", "device_id": leak, "path": "1/69/0", "equals": True},
-        "actions": [{"type": "call", "tool": generic, "params": {
-            "device_id": valve, "cluster": "ValveConfigurationAndControl", "command": "Close",
-            "payload": {}}}],
-    })  # fmt: skip
+    status, rule = await create(
+        home,
+        home.token(*ADMIN),
+        {
+            "id": "leak-closes-valve",
+            "trigger": {"type": "state", "device_id": leak, "path": "1/69/0", "equals": True},
+            "actions": [
+                {
+                    "type": "call",
+                    "tool": generic,
+                    "params": {
+                        "device_id": valve,
+                        "cluster": "ValveConfigurationAndControl",
+                        "command": "Close",
+                        "payload": {},
+                    },
+                }
+            ],
+        },
+    )
     assert status == 201, rule
     mark = valve_dev.mark()
     await asyncio.to_thread(leak_dev.press)  # SIGUSR1: the leak starts
-    await asyncio.to_thread(valve_dev.wait_state, "valveConfigurationAndControl",
-                            "currentState", 0, since=mark, timeout_s=15)  # fmt: skip
+    await asyncio.to_thread(
+        valve_dev.wait_state,
+        "valveConfigurationAndControl",
+        "currentState",
+        0,
+        since=mark,
+        timeout_s=15,
+    )
     (row,) = await runs(home, "leak-closes-valve", 1)
     assert row["details"]["trigger"]["value"] is True
     assert row["outcome"] == "completed"
@@ -229,21 +282,27 @@ async def test_a_time_rule_fires_at_a_frozen_clock(
     frozen = [datetime(2026, 3, 29, 5, 29, 59, tzinfo=UTC).timestamp()]
     runner.clock = lambda: frozen[0]
     runner.tick_s = 0.05
-    status, rule = await create(home, home.token(*ADMIN), {
-        "id": "morning", "trigger": {"type": "time", "at": "07:30", "timezone": "Europe/Berlin"},
-        "actions": [{"type": "call", "tool": tool(home, "on", light)}],
-    })  # fmt: skip
+    status, rule = await create(
+        home,
+        home.token(*ADMIN),
+        {
+            "id": "morning",
+            "trigger": {"type": "time", "at": "07:30", "timezone": "Europe/Berlin"},
+            "actions": [{"type": "call", "tool": tool(home, "on", light)}],
+        },
+    )
     assert status == 201, rule
     await asyncio.sleep(1.5)  # many ticks at 05:29:59: nothing fires
     await home.service.invocation.audit.flush()
     assert home.service.invocation.audit.query_sync(tool="automation:morning") == []
     mark = light_dev.mark()
     frozen[0] = datetime(2026, 3, 29, 5, 30, 0, 500_000, tzinfo=UTC).timestamp()
-    await asyncio.to_thread(light_dev.wait_state, "onOff", "onOff", True, since=mark,
-                            timeout_s=15)  # fmt: skip
+    await asyncio.to_thread(light_dev.wait_state, "onOff", "onOff", True, since=mark, timeout_s=15)
     (row,) = await runs(home, "morning", 1)
-    assert row["details"]["trigger"]["scheduled"] == datetime(
-        2026, 3, 29, 5, 30, tzinfo=UTC).timestamp()
+    assert (
+        row["details"]["trigger"]["scheduled"]
+        == datetime(2026, 3, 29, 5, 30, tzinfo=UTC).timestamp()
+    )
     # Still 05:30:00.5 an hour of ticks later: it fired once, not again.
     await asyncio.sleep(0.5)
     assert len(await runs(home, "morning", 1)) == 1
@@ -255,19 +314,24 @@ async def test_a_rule_that_retriggers_itself_stops(
     light = did(devices, Kind.LIGHT2)
     light_dev = devices[Kind.LIGHT2][0]
     await set_light(home, light_dev, light, on=False)
-    status, rule = await create(home, home.token(*ADMIN), {
-        "id": "flicker",
-        # Any change of the light's OnOff toggles it: its own action is its next trigger.
-        "trigger": {"type": "state", "device_id": light, "path": "1/6/0"},
-        "actions": [{"type": "call", "tool": tool(home, "toggle", light)}],
-    })  # fmt: skip
+    status, rule = await create(
+        home,
+        home.token(*ADMIN),
+        {
+            "id": "flicker",
+            # Any change of the light's OnOff toggles it: its own action is its next trigger.
+            "trigger": {"type": "state", "device_id": light, "path": "1/6/0"},
+            "actions": [{"type": "call", "tool": tool(home, "toggle", light)}],
+        },
+    )
     assert status == 201, rule
     async with home.service.events.subscription("automation.stopped") as sub:
         await set_light(home, light_dev, light, on=True)  # the first, outside trigger
         stopped = await asyncio.wait_for(sub.get(), 30)
     assert stopped.data["rule"] == "flicker"
-    assert stopped.data["reason"] == ("cycle: its own actions triggered it again (3 in a row, "
-                                      "last trigger state)")
+    assert stopped.data["reason"] == (
+        "cycle: its own actions triggered it again (3 in a row, last trigger state)"
+    )
     status, shown = await home.request("GET", "/v1/automations/flicker", home.token(*ADMIN))
     assert status == 200
     assert shown["status"] == "stopped"
@@ -292,16 +356,23 @@ async def test_two_rules_switching_each_others_light_stop(
     # would otherwise be a rule's first trigger.
     adapter = home.service.matter.bridge.adapter
     async with asyncio.timeout(15):
-        while any(adapter.node(devices[k][1]).attributes.get("1/6/0") is not False
-                  for k in (Kind.LIGHT, Kind.LIGHT2)):  # fmt: skip
+        while any(
+            adapter.node(devices[k][1]).attributes.get("1/6/0") is not False
+            for k in (Kind.LIGHT, Kind.LIGHT2)
+        ):
             await asyncio.sleep(0.05)
     admin = home.token(*ADMIN)
     # A change of one light toggles the other: each rule's action is the other's trigger.
     for rule_id, watched, acted in (("follow-a", first, second), ("follow-b", second, first)):
-        status, rule = await create(home, admin, {
-            "id": rule_id, "trigger": {"type": "state", "device_id": watched, "path": "1/6/0"},
-            "actions": [{"type": "call", "tool": tool(home, "toggle", acted)}],
-        })  # fmt: skip
+        status, rule = await create(
+            home,
+            admin,
+            {
+                "id": rule_id,
+                "trigger": {"type": "state", "device_id": watched, "path": "1/6/0"},
+                "actions": [{"type": "call", "tool": tool(home, "toggle", acted)}],
+            },
+        )
         assert status == 201, rule
     async with home.service.events.subscription("automation.stopped") as sub:
         await set_light(home, devices[Kind.LIGHT][0], first, on=True)  # the outside trigger
@@ -318,8 +389,10 @@ async def test_two_rules_switching_each_others_light_stop(
     # follow-b's (3, a re-trigger through it) ... the third re-trigger in a row stops one.
     assert stopped.data["rule"] in ("follow-a", "follow-b")
     other = "follow-b" if stopped.data["rule"] == "follow-a" else "follow-a"
-    assert stopped.data["reason"] == (f"cycle: its own actions triggered it again through rule "
-                                      f"{other} (3 in a row, last trigger state)")
+    assert stopped.data["reason"] == (
+        f"cycle: its own actions triggered it again through rule "
+        f"{other} (3 in a row, last trigger state)"
+    )
     status, shown = await home.request("GET", f"/v1/automations/{stopped.data['rule']}", admin)
     assert shown["status"] == "stopped"
     # Stopped, the loop is broken: the lights settle and neither rule runs again.
@@ -336,40 +409,70 @@ async def test_a_narrow_agents_rule_cannot_act_beyond_it(
     home: Home, devices: dict[Kind, tuple[VirtualDevice, int]]
 ) -> None:
     button, light, other = (did(devices, k) for k in (Kind.BUTTON, Kind.LIGHT, Kind.LIGHT2))
-    narrow = home.token("automations:create", f"device:control:{light}", f"device:read:{light}",
-                        f"device:read:{button}", agent_id="narrow-agent")  # fmt: skip
+    narrow = home.token(
+        "automations:create",
+        f"device:control:{light}",
+        f"device:read:{light}",
+        f"device:read:{button}",
+        agent_id="narrow-agent",
+    )
     trigger = {"type": "device_event", "device_id": button, "event": "switch.initial_press"}
     # Acting on a light the agent may not control: refused when the rule is made.
-    status, answer = await create(home, narrow, {
-        "id": "beyond", "trigger": trigger,
-        "actions": [{"type": "call", "tool": tool(home, "on", other)}],
-    })  # fmt: skip
+    status, answer = await create(
+        home,
+        narrow,
+        {
+            "id": "beyond",
+            "trigger": trigger,
+            "actions": [{"type": "call", "tool": tool(home, "on", other)}],
+        },
+    )
     assert status == 403, answer
     assert answer["error"]["code"] == "PERMISSION_DENIED"
     # Asking for a wider token than its own: refused.
-    status, answer = await create(home, narrow, {
-        "id": "wider", "trigger": trigger, "permissions": ["device:control:*"],
-        "actions": [{"type": "call", "tool": tool(home, "on", light)}],
-    })  # fmt: skip
+    status, answer = await create(
+        home,
+        narrow,
+        {
+            "id": "wider",
+            "trigger": trigger,
+            "permissions": ["device:control:*"],
+            "actions": [{"type": "call", "tool": tool(home, "on", light)}],
+        },
+    )
     assert status == 403, answer
     # Without the permission to create rules: refused.
-    status, answer = await create(home, home.token(f"device:control:{light}"), {
-        "id": "no-right", "trigger": trigger,
-        "actions": [{"type": "call", "tool": tool(home, "on", light)}],
-    })  # fmt: skip
+    status, answer = await create(
+        home,
+        home.token(f"device:control:{light}"),
+        {
+            "id": "no-right",
+            "trigger": trigger,
+            "actions": [{"type": "call", "tool": tool(home, "on", light)}],
+        },
+    )
     assert status == 403, answer
     # Within its permissions: made, with a token of exactly those (no automations:*).
-    status, rule = await create(home, narrow, {
-        "id": "within", "trigger": trigger,
-        "actions": [{"type": "call", "tool": tool(home, "on", light)}],
-    })  # fmt: skip
+    status, rule = await create(
+        home,
+        narrow,
+        {
+            "id": "within",
+            "trigger": trigger,
+            "actions": [{"type": "call", "tool": tool(home, "on", light)}],
+        },
+    )
     assert status == 201, rule
     assert rule["token_permissions"] == [
-        f"device:control:{light}", f"device:read:{light}", f"device:read:{button}"]
+        f"device:control:{light}",
+        f"device:read:{light}",
+        f"device:read:{button}",
+    ]
     assert not any(p.startswith("automations:") for p in rule["token_permissions"])
     # Another agent does not see it; its creator does.
-    status, listed = await home.request("GET", "/v1/automations",
-                                        home.token("automations:create", agent_id="someone"))
+    status, listed = await home.request(
+        "GET", "/v1/automations", home.token("automations:create", agent_id="someone")
+    )
     assert status == 200
     assert listed["rules"] == []
     status, listed = await home.request("GET", "/v1/automations", narrow)
@@ -385,26 +488,40 @@ async def test_revoking_the_creators_token_stops_its_rule_on_the_device(
     # The creator's token is in the node's ledger (issued as POST /v1/tokens would).
     invocation = home.service.invocation
     creator, entry = invocation.issue(
-        agent_id="narrow-agent", ttl_s=600,
-        permissions=["automations:create", f"device:control:{light}", f"device:read:{light}",
-                     f"device:read:{button}"])  # fmt: skip
-    status, rule = await create(home, creator, {
-        "id": "press-on", "trigger": {"type": "device_event", "device_id": button,
-                                      "event": "switch.initial_press"},
-        "actions": [{"type": "call", "tool": tool(home, "toggle", light)}],
-    })  # fmt: skip
+        agent_id="narrow-agent",
+        ttl_s=600,
+        permissions=[
+            "automations:create",
+            f"device:control:{light}",
+            f"device:read:{light}",
+            f"device:read:{button}",
+        ],
+    )
+    status, rule = await create(
+        home,
+        creator,
+        {
+            "id": "press-on",
+            "trigger": {
+                "type": "device_event",
+                "device_id": button,
+                "event": "switch.initial_press",
+            },
+            "actions": [{"type": "call", "tool": tool(home, "toggle", light)}],
+        },
+    )
     assert status == 201, rule
     assert rule["creator_token_id"] == entry["id"]
     mark = light_dev.mark()
     await asyncio.to_thread(devices[Kind.BUTTON][0].press)
-    await asyncio.to_thread(light_dev.wait_state, "onOff", "onOff", True, since=mark,
-                            timeout_s=15)  # fmt: skip
+    await asyncio.to_thread(light_dev.wait_state, "onOff", "onOff", True, since=mark, timeout_s=15)
     (row,) = await runs(home, "press-on", 1)
     assert row["outcome"] == "completed"
 
     async with home.service.events.subscription("automation.stopped") as sub:
-        status, answer = await home.request("DELETE", f"/v1/tokens/{entry['id']}",
-                                            home.token(*ADMIN))  # fmt: skip
+        status, answer = await home.request(
+            "DELETE", f"/v1/tokens/{entry['id']}", home.token(*ADMIN)
+        )
         assert status == 200, answer
         stopped = await asyncio.wait_for(sub.get(), 10)
     assert stopped.data["reason"] == f"its creator's token {entry['id']} is revoked"
@@ -423,11 +540,19 @@ async def test_a_lock_rule_waits_for_approval(
     button, lock = did(devices, Kind.BUTTON), did(devices, Kind.LOCK)
     lock_dev = devices[Kind.LOCK][0]
     creator = home.token("automations:create", "device:*", agent_id="lock-agent")
-    status, rule = await create(home, creator, {
-        "id": "lock-on-press",
-        "trigger": {"type": "device_event", "device_id": button, "event": "switch.initial_press"},
-        "actions": [{"type": "call", "tool": tool(home, "lock", lock)}],
-    })  # fmt: skip
+    status, rule = await create(
+        home,
+        creator,
+        {
+            "id": "lock-on-press",
+            "trigger": {
+                "type": "device_event",
+                "device_id": button,
+                "event": "switch.initial_press",
+            },
+            "actions": [{"type": "call", "tool": tool(home, "lock", lock)}],
+        },
+    )
     assert status == 201, rule
     assert rule["status"] == "awaiting_approval"
     assert rule["approval_id"]
@@ -442,26 +567,29 @@ async def test_a_lock_rule_waits_for_approval(
     ours = [a for a in pending["approvals"] if a["id"] == rule["approval_id"]]
     assert len(ours) == 1
     assert "lock-on-press" in ours[0]["message"]
-    status, decided = await home.request("POST", f"/v1/approvals/{rule['approval_id']}", person,
-                                         {"decision": "approve"})  # fmt: skip
+    status, decided = await home.request(
+        "POST", f"/v1/approvals/{rule['approval_id']}", person, {"decision": "approve"}
+    )
     assert status == 200, decided
     async with asyncio.timeout(10):
         while (await home.request("GET", "/v1/automations/lock-on-press", creator))[1][
-                "status"] != "active":  # fmt: skip
+            "status"
+        ] != "active":
             await asyncio.sleep(0.05)
     # Unlocked by hand at the lock (SIGUSR1), then the button's rule locks it.
     mark = lock_dev.mark()
     await asyncio.to_thread(lock_dev.press)
-    await asyncio.to_thread(lock_dev.wait_state, "doorLock", "lockState", 2, since=mark,
-                            timeout_s=15)  # fmt: skip
+    await asyncio.to_thread(
+        lock_dev.wait_state, "doorLock", "lockState", 2, since=mark, timeout_s=15
+    )
     mark = lock_dev.mark()
     await asyncio.to_thread(devices[Kind.BUTTON][0].press)
     # DoorLock.LockState 1 = Locked (Matter 1.4, 5.2.6.2).
-    await asyncio.to_thread(lock_dev.wait_state, "doorLock", "lockState", 1, since=mark,
-                            timeout_s=15)  # fmt: skip
+    await asyncio.to_thread(
+        lock_dev.wait_state, "doorLock", "lockState", 1, since=mark, timeout_s=15
+    )
     (row,) = await runs(home, "lock-on-press", 1)
     assert row["outcome"] == "completed"
-
 
 
 @pytest.mark.browser
@@ -472,11 +600,16 @@ async def test_the_home_page_shows_which_devices_a_rule_touches(
     from tests.console.browser import chromium, wait_for
 
     button, light = did(devices, Kind.BUTTON), did(devices, Kind.LIGHT)
-    status, rule = await create(home, home.token(*ADMIN), {
-        "id": "porch", "name": "Porch light",
-        "trigger": {"type": "device_event", "device_id": button, "event": "switch.long_press"},
-        "actions": [{"type": "call", "tool": tool(home, "on", light)}],
-    })  # fmt: skip
+    status, rule = await create(
+        home,
+        home.token(*ADMIN),
+        {
+            "id": "porch",
+            "name": "Porch light",
+            "trigger": {"type": "device_event", "device_id": button, "event": "switch.long_press"},
+            "actions": [{"type": "call", "tool": tool(home, "on", light)}],
+        },
+    )
     assert status == 201, rule
     assert rule["devices"] == sorted([button, light])
 
@@ -488,10 +621,13 @@ async def test_the_home_page_shows_which_devices_a_rule_touches(
             driver.find_element(By.CSS_SELECTOR, "#use-link").click()
             wait_for(lambda: driver.current_url.endswith("/console/home"), what="signed in")
             wait_for(lambda: driver.find_elements(By.CSS_SELECTOR, "p.rules-of"), what="marks")
-            return {card.get_attribute("data-device"): card.find_element(
-                        By.CSS_SELECTOR, "p.rules-of").text
-                    for card in driver.find_elements(By.CSS_SELECTOR, "article.device")
-                    if card.find_elements(By.CSS_SELECTOR, "p.rules-of")}  # fmt: skip
+            return {
+                card.get_attribute("data-device"): card.find_element(
+                    By.CSS_SELECTOR, "p.rules-of"
+                ).text
+                for card in driver.find_elements(By.CSS_SELECTOR, "article.device")
+                if card.find_elements(By.CSS_SELECTOR, "p.rules-of")
+            }
 
     marks = await asyncio.to_thread(look)
     assert marks == {button: "Rules: Porch light", light: "Rules: Porch light"}

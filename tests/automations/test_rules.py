@@ -23,22 +23,30 @@ def utc(*parts: int) -> float:
 
 
 def rule(**over: Any) -> dict[str, Any]:
-    doc = {"id": "r1", "trigger": {"type": "device_event", "device_id": "2-1",
-                                   "event": "switch.initial_press"},
-           "actions": [{"type": "call", "tool": "matter:x", "params": {}}]}  # fmt: skip
+    doc = {
+        "id": "r1",
+        "trigger": {"type": "device_event", "device_id": "2-1", "event": "switch.initial_press"},
+        "actions": [{"type": "call", "tool": "matter:x", "params": {}}],
+    }
     doc.update(over)
     return doc
 
 
-@pytest.mark.parametrize(("doc", "where"), [
-    (rule(id="Bad Id"), "id"),
-    (rule(actions=[]), "actions"),
-    (rule(trigger={"type": "time", "at": "25:00", "timezone": BERLIN}), "trigger"),
-    (rule(trigger={"type": "device_event", "device_id": "x", "event": "e"}), "trigger"),
-    (rule(actions=[{"type": "notify", "url": "file:///etc/passwd", "message": "m"}]), "actions/0"),
-    (rule(extra=1), "(rule)"),
-    ("not a rule", "(rule)"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("doc", "where"),
+    [
+        (rule(id="Bad Id"), "id"),
+        (rule(actions=[]), "actions"),
+        (rule(trigger={"type": "time", "at": "25:00", "timezone": BERLIN}), "trigger"),
+        (rule(trigger={"type": "device_event", "device_id": "x", "event": "e"}), "trigger"),
+        (
+            rule(actions=[{"type": "notify", "url": "file:///etc/passwd", "message": "m"}]),
+            "actions/0",
+        ),
+        (rule(extra=1), "(rule)"),
+        ("not a rule", "(rule)"),
+    ],
+)
 def test_the_schema_refuses_with_the_place(doc: Any, where: str) -> None:
     with pytest.raises(InvalidParamsError) as err:
         Rule.from_json(doc)
@@ -50,17 +58,20 @@ def test_an_unknown_time_zone_is_refused() -> None:
         Rule.from_json(rule(trigger={"type": "time", "at": "07:00", "timezone": "Mars/Olympus"}))
 
 
-@pytest.mark.parametrize(("at", "after", "expected"), [
-    # An ordinary day before the change: 07:30 CET.
-    ("07:30", utc(2026, 3, 28, 12, 0), utc(2026, 3, 29, 5, 30)),
-    # Spring forward: 07:30 CEST, one hour earlier in UTC than the day before.
-    ("07:30", utc(2026, 3, 29, 0, 59, 50), utc(2026, 3, 29, 5, 30)),
-    # 02:30 does not exist on 29 March: it fires when the gap ends, 03:00 CEST.
-    ("02:30", utc(2026, 3, 28, 12, 0), utc(2026, 3, 29, 1, 0)),
-    # Fall back: 02:30 happens twice on 25 October; it fires once, at the first (CEST).
-    ("02:30", utc(2026, 10, 24, 12, 0), utc(2026, 10, 25, 0, 30)),
-    ("02:30", utc(2026, 10, 25, 0, 40), utc(2026, 10, 26, 1, 30)),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("at", "after", "expected"),
+    [
+        # An ordinary day before the change: 07:30 CET.
+        ("07:30", utc(2026, 3, 28, 12, 0), utc(2026, 3, 29, 5, 30)),
+        # Spring forward: 07:30 CEST, one hour earlier in UTC than the day before.
+        ("07:30", utc(2026, 3, 29, 0, 59, 50), utc(2026, 3, 29, 5, 30)),
+        # 02:30 does not exist on 29 March: it fires when the gap ends, 03:00 CEST.
+        ("02:30", utc(2026, 3, 28, 12, 0), utc(2026, 3, 29, 1, 0)),
+        # Fall back: 02:30 happens twice on 25 October; it fires once, at the first (CEST).
+        ("02:30", utc(2026, 10, 24, 12, 0), utc(2026, 10, 25, 0, 30)),
+        ("02:30", utc(2026, 10, 25, 0, 40), utc(2026, 10, 26, 1, 30)),
+    ],
+)
 def test_time_of_day_in_the_rule_zone_across_dst(at: str, after: float, expected: float) -> None:
     assert next_time({"type": "time", "at": at, "timezone": BERLIN}, after) == expected
 
@@ -83,8 +94,14 @@ def test_sunrise_and_sunset_in_berlin_within_two_minutes() -> None:
 
 
 def test_sun_trigger_offset() -> None:
-    trigger = {"type": "sun", "event": "sunset", "offset_min": -30, "latitude": 52.52,
-               "longitude": 13.405, "timezone": BERLIN}  # fmt: skip
+    trigger = {
+        "type": "sun",
+        "event": "sunset",
+        "offset_min": -30,
+        "latitude": 52.52,
+        "longitude": 13.405,
+        "timezone": BERLIN,
+    }
     at = next_time(trigger, utc(2026, 6, 21, 12, 0))
     assert at is not None
     assert abs(at - utc(2026, 6, 21, 19, 3)) < 120

@@ -30,16 +30,17 @@ def token(server: BridgeServer, *permissions: str, agent: str = AGENT) -> str:
     return issue_token(key, agent_id=agent, permissions=list(permissions), ttl_s=600)
 
 
-async def call(server: BridgeServer, method: str, path: str, tok: str,
-               body: Any = None) -> tuple[int, Any]:  # fmt: skip
-    async with server.client.request(method, f"{server.url}{path}", json=body,
-                                     headers={"Authorization": f"Bearer {tok}"}) as resp:
+async def call(
+    server: BridgeServer, method: str, path: str, tok: str, body: Any = None
+) -> tuple[int, Any]:
+    async with server.client.request(
+        method, f"{server.url}{path}", json=body, headers={"Authorization": f"Bearer {tok}"}
+    ) as resp:
         return resp.status, await resp.json()
 
 
 async def invoke(server: BridgeServer, tool: str, params: dict[str, Any], tok: str) -> Any:
-    status, answer = await call(server, "POST", "/v1/invoke", tok,
-                                {"tool": tool, "params": params})  # fmt: skip
+    status, answer = await call(server, "POST", "/v1/invoke", tok, {"tool": tool, "params": params})
     assert status == 200, answer
     return answer
 
@@ -48,9 +49,14 @@ def on_read(rule_id: str, **over: Any) -> dict[str, Any]:
     doc: dict[str, Any] = {
         "id": rule_id,
         "trigger": {"type": "tool_call", "tool": "core:get_data"},
-        "actions": [{"type": "call", "tool": "core:store_data",
-                     "params": {"key": f"{rule_id}-ran", "value": True}}],
-    }  # fmt: skip
+        "actions": [
+            {
+                "type": "call",
+                "tool": "core:store_data",
+                "params": {"key": f"{rule_id}-ran", "value": True},
+            }
+        ],
+    }
     doc.update(over)
     return doc
 
@@ -90,8 +96,9 @@ async def test_rule_tools_run_through_the_pipeline(bridge_server: BridgeServer) 
 
 async def test_rate_limit_per_rule(bridge_server: BridgeServer) -> None:
     agent = token(bridge_server, "automations:create", "storage:*")
-    status, made = await call(bridge_server, "POST", "/v1/automations", agent,
-                              on_read("limited", rate_limit_per_minute=2))  # fmt: skip
+    status, made = await call(
+        bridge_server, "POST", "/v1/automations", agent, on_read("limited", rate_limit_per_minute=2)
+    )
     assert status == 201, made
     for _ in range(4):
         await invoke(bridge_server, "core:get_data", {"key": "k"}, agent)
@@ -102,24 +109,27 @@ async def test_rate_limit_per_rule(bridge_server: BridgeServer) -> None:
 
 async def test_a_rule_calling_its_own_trigger_stops(bridge_server: BridgeServer) -> None:
     agent = token(bridge_server, "automations:create", "storage:*")
-    doc = on_read("loop", actions=[{"type": "call", "tool": "core:get_data",
-                                    "params": {"key": "x"}}])  # fmt: skip
+    doc = on_read(
+        "loop", actions=[{"type": "call", "tool": "core:get_data", "params": {"key": "x"}}]
+    )
     status, made = await call(bridge_server, "POST", "/v1/automations", agent, doc)
     assert status == 201, made
     async with bridge_server.service.events.subscription("automation.stopped") as sub:
         await invoke(bridge_server, "core:get_data", {"key": "k"}, agent)
         stopped = await asyncio.wait_for(sub.get(), 10)
     assert stopped.data["rule"] == "loop"
-    assert stopped.data["reason"] == ("cycle: its own actions triggered it again (1 in a row, "
-                                      "last trigger tool_call)")
+    assert stopped.data["reason"] == (
+        "cycle: its own actions triggered it again (1 in a row, last trigger tool_call)"
+    )
     # Its own call is a certain cycle: stopped at the first, while that run finishes.
     rows = await audit_rows(bridge_server.service, "loop", 2)
     assert sorted(r["decision"] for r in rows) == ["allowed", "cycle_stopped"]
     status, shown = await call(bridge_server, "GET", "/v1/automations/loop", agent)
     assert shown["status"] == "stopped"
     # Enabling it again restarts it.
-    status, shown = await call(bridge_server, "PATCH", "/v1/automations/loop", agent,
-                               {"enabled": True})  # fmt: skip
+    status, shown = await call(
+        bridge_server, "PATCH", "/v1/automations/loop", agent, {"enabled": True}
+    )
     assert status == 200, shown
     assert shown["status"] == "active"
 
@@ -128,8 +138,11 @@ async def test_two_rules_triggering_each_other_stop(bridge_server: BridgeServer)
     # ping acts on the store, which is pong's trigger; pong reads the store, ping's trigger.
     agent = token(bridge_server, "automations:create", "storage:*")
     ping = on_read("ping")
-    pong = on_read("pong", trigger={"type": "tool_call", "tool": "core:store_data"},
-                   actions=[{"type": "call", "tool": "core:get_data", "params": {"key": "x"}}])
+    pong = on_read(
+        "pong",
+        trigger={"type": "tool_call", "tool": "core:store_data"},
+        actions=[{"type": "call", "tool": "core:get_data", "params": {"key": "x"}}],
+    )
     for doc in (ping, pong):
         status, made = await call(bridge_server, "POST", "/v1/automations", agent, doc)
         assert status == 201, made
@@ -137,8 +150,10 @@ async def test_two_rules_triggering_each_other_stop(bridge_server: BridgeServer)
         await invoke(bridge_server, "core:get_data", {"key": "k"}, agent)  # a person's read
         stopped = await asyncio.wait_for(sub.get(), 10)
     assert stopped.data["rule"] == "ping"
-    assert stopped.data["reason"] == ("cycle: its own actions triggered it again through rule "
-                                      "pong (1 in a row, last trigger tool_call)")
+    assert stopped.data["reason"] == (
+        "cycle: its own actions triggered it again through rule "
+        "pong (1 in a row, last trigger tool_call)"
+    )
     assert stopped.data["lineage"] == ["ping", "pong", "ping"]
     # ping ran once (the person's read), pong once (ping's write); then ping stopped.
     pings = await audit_rows(bridge_server.service, "ping", 2)
@@ -147,7 +162,8 @@ async def test_two_rules_triggering_each_other_stop(bridge_server: BridgeServer)
     assert stop["details"]["trigger"]["agent_id"] == "automation:pong"
     await asyncio.sleep(0.3)
     assert [r["decision"] for r in await audit_rows(bridge_server.service, "pong", 1)] == [
-        "allowed"]
+        "allowed"
+    ]
     status, shown = await call(bridge_server, "GET", "/v1/automations/ping", agent)
     assert (shown["status"], shown["reason"]) == ("stopped", stopped.data["reason"])
     status, shown = await call(bridge_server, "GET", "/v1/automations/pong", agent)
@@ -158,54 +174,113 @@ async def test_every_trigger_of_a_busy_rule_has_an_audit_row(bridge_server: Brid
     # While a run acts on a device, that device's reports are judged when the run ends
     # (the latest one); the ones it replaced are audited 'busy', not lost.
     agent = token(bridge_server, "automations:create", "storage:*", "device:read:7-1")
-    status, made = await call(bridge_server, "POST", "/v1/automations", agent, on_read(
-        "watch", trigger={"type": "state", "device_id": "7-1", "path": "1/6/0"},
-        actions=[{"type": "delay", "seconds": 1.0}]))
+    status, made = await call(
+        bridge_server,
+        "POST",
+        "/v1/automations",
+        agent,
+        on_read(
+            "watch",
+            trigger={"type": "state", "device_id": "7-1", "path": "1/6/0"},
+            actions=[{"type": "delay", "seconds": 1.0}],
+        ),
+    )
     assert status == 201, made
     runner = bridge_server.service.automations
     assert runner is not None
     live = runner._rules["watch"]
     for value in (True, False, True):  # the first starts the run, the others come during it
-        bridge_server.service.events.publish("device.state", {
-            "device_id": "7-1", "path": "1/6/0", "value": value})
+        bridge_server.service.events.publish(
+            "device.state", {"device_id": "7-1", "path": "1/6/0", "value": value}
+        )
         await asyncio.sleep(0.05)
         runner._acted("7-1", live.lineage)  # as if the run had acted on the device
     rows = await audit_rows(bridge_server.service, "watch", 3)
     assert [(r["decision"], r["details"]["trigger"]["value"]) for r in rows] == [
-        ("busy", False), ("allowed", True), ("allowed", True)]
+        ("busy", False),
+        ("allowed", True),
+        ("allowed", True),
+    ]
 
 
-@pytest.mark.parametrize(("method", "path", "body", "status", "code"), [
-    ("POST", "/v1/automations", {"id": "x"}, 400, "INVALID_PARAMS"),
-    ("POST", "/v1/automations", [1, 2], 400, "INVALID_PARAMS"),
-    ("POST", "/v1/automations", on_read("x", actions=[{"type": "call", "tool": "no:such"}]),
-     404, "TOOL_NOT_FOUND"),
-    ("PATCH", "/v1/automations/nope", {"enabled": True}, 404, "NOT_FOUND"),
-    ("PATCH", "/v1/automations/nope", {"enabled": "yes"}, 400, "INVALID_REQUEST"),
-    ("DELETE", "/v1/automations/nope", None, 404, "NOT_FOUND"),
-    ("POST", "/v1/automations", on_read("many", actions=[{"type": "delay", "seconds": 0}] * 33),
-     400, "INVALID_PARAMS"),
-    ("POST", "/v1/automations", on_read("é中🙂"), 400, "INVALID_PARAMS"),
-    ("POST", "/v1/automations", on_read("presence"), 400, "INVALID_PARAMS"),
-    ("POST", "/v1/automations", on_read("tz", trigger={
-        "type": "time", "at": "07:30", "timezone": "../../etc/passwd"}), 400, "INVALID_PARAMS"),
-    ("POST", "/v1/automations", on_read("tz", trigger={
-        "type": "time", "at": "07:30", "timezone": "UTC\u0000"}), 400, "INVALID_PARAMS"),
-    ("POST", "/v1/automations", on_read("at", trigger={"type": "time", "at": 730}),
-     400, "INVALID_PARAMS"),
-    ("POST", "/v1/automations", on_read("sun", trigger={
-        "type": "sun", "event": "sunset", "latitude": 91, "longitude": 0}),
-     400, "INVALID_PARAMS"),
-    ("POST", "/v1/automations", on_read("sun", trigger={
-        "type": "sun", "event": "sunset", "latitude": 1e308, "longitude": 0}),
-     400, "INVALID_REQUEST"),
-    ("POST", "/v1/automations", on_read("deep", actions=[{"type": "call", "tool": "core:x",
-                                                          "params": {"a": "x" * 2_000_000}}]),
-     413, "PAYLOAD_TOO_LARGE"),
-    ("PUT", "/v1/automations/presence/anna", {"home": "yes"}, 400, "INVALID_REQUEST"),
-    ("PUT", "/v1/automations/presence/anna", [True], 400, "INVALID_REQUEST"),
-    ("PUT", "/v1/automations/presence/%F0%9F%99%82", {"home": True}, 404, "NOT_FOUND"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("method", "path", "body", "status", "code"),
+    [
+        ("POST", "/v1/automations", {"id": "x"}, 400, "INVALID_PARAMS"),
+        ("POST", "/v1/automations", [1, 2], 400, "INVALID_PARAMS"),
+        (
+            "POST",
+            "/v1/automations",
+            on_read("x", actions=[{"type": "call", "tool": "no:such"}]),
+            404,
+            "TOOL_NOT_FOUND",
+        ),
+        ("PATCH", "/v1/automations/nope", {"enabled": True}, 404, "NOT_FOUND"),
+        ("PATCH", "/v1/automations/nope", {"enabled": "yes"}, 400, "INVALID_REQUEST"),
+        ("DELETE", "/v1/automations/nope", None, 404, "NOT_FOUND"),
+        (
+            "POST",
+            "/v1/automations",
+            on_read("many", actions=[{"type": "delay", "seconds": 0}] * 33),
+            400,
+            "INVALID_PARAMS",
+        ),
+        ("POST", "/v1/automations", on_read("é中🙂"), 400, "INVALID_PARAMS"),
+        ("POST", "/v1/automations", on_read("presence"), 400, "INVALID_PARAMS"),
+        (
+            "POST",
+            "/v1/automations",
+            on_read("tz", trigger={"type": "time", "at": "07:30", "timezone": "../../etc/passwd"}),
+            400,
+            "INVALID_PARAMS",
+        ),
+        (
+            "POST",
+            "/v1/automations",
+            on_read("tz", trigger={"type": "time", "at": "07:30", "timezone": "UTC\u0000"}),
+            400,
+            "INVALID_PARAMS",
+        ),
+        (
+            "POST",
+            "/v1/automations",
+            on_read("at", trigger={"type": "time", "at": 730}),
+            400,
+            "INVALID_PARAMS",
+        ),
+        (
+            "POST",
+            "/v1/automations",
+            on_read(
+                "sun", trigger={"type": "sun", "event": "sunset", "latitude": 91, "longitude": 0}
+            ),
+            400,
+            "INVALID_PARAMS",
+        ),
+        (
+            "POST",
+            "/v1/automations",
+            on_read(
+                "sun", trigger={"type": "sun", "event": "sunset", "latitude": 1e308, "longitude": 0}
+            ),
+            400,
+            "INVALID_REQUEST",
+        ),
+        (
+            "POST",
+            "/v1/automations",
+            on_read(
+                "deep",
+                actions=[{"type": "call", "tool": "core:x", "params": {"a": "x" * 2_000_000}}],
+            ),
+            413,
+            "PAYLOAD_TOO_LARGE",
+        ),
+        ("PUT", "/v1/automations/presence/anna", {"home": "yes"}, 400, "INVALID_REQUEST"),
+        ("PUT", "/v1/automations/presence/anna", [True], 400, "INVALID_REQUEST"),
+        ("PUT", "/v1/automations/presence/%F0%9F%99%82", {"home": True}, 404, "NOT_FOUND"),
+    ],
+)
 async def test_hostile_requests_get_stable_errors(
     bridge_server: BridgeServer, method: str, path: str, body: Any, status: int, code: str
 ) -> None:
@@ -219,9 +294,10 @@ async def test_deeply_nested_rules_get_a_stable_error(bridge_server: BridgeServe
     nested = "[" * 10_000 + "]" * 10_000
     body = json.dumps(on_read("deep")).replace('"value": true', f'"value": {nested}')
     async with bridge_server.client.post(
-            f"{bridge_server.url}/v1/automations", data=body,
-            headers={"Authorization": f"Bearer {agent}",
-                     "Content-Type": "application/json"}) as resp:  # fmt: skip
+        f"{bridge_server.url}/v1/automations",
+        data=body,
+        headers={"Authorization": f"Bearer {agent}", "Content-Type": "application/json"},
+    ) as resp:
         answer = await resp.json()
     assert (resp.status, answer["error"]["code"]) == (400, "INVALID_REQUEST"), answer
 
@@ -235,8 +311,9 @@ async def test_a_narrow_token_makes_at_most_its_share_of_rules(
     doc = on_read("x", actions=[{"type": "delay", "seconds": 0}])
 
     async def make(i: int) -> tuple[int, Any]:
-        return await call(bridge_server, "POST", "/v1/automations", narrow,
-                          {**doc, "id": f"greedy-{i}"})  # fmt: skip
+        return await call(
+            bridge_server, "POST", "/v1/automations", narrow, {**doc, "id": f"greedy-{i}"}
+        )
 
     answers: list[tuple[int, Any]] = []
     for start in range(0, 1000, 25):  # a thousand tries, 25 at a time
@@ -245,13 +322,17 @@ async def test_a_narrow_token_makes_at_most_its_share_of_rules(
     refused = [a for s, a in answers if s != 201]
     assert len(made) == RULES_PER_TOKEN == 50
     assert {json.dumps(a["error"]["details"], sort_keys=True) for a in refused} == {
-        json.dumps({"reason": "automation_rules", "limit": 50, "scope": "token"},
-                   sort_keys=True)}  # fmt: skip
+        json.dumps({"reason": "automation_rules", "limit": 50, "scope": "token"}, sort_keys=True)
+    }
     assert {a["error"]["code"] for a in refused} == {"RATE_LIMITED"}
     # Another caller keeps its share; deleting one of its own frees a place.
-    status, answer = await call(bridge_server, "POST", "/v1/automations",
-                                token(bridge_server, "automations:create", "storage:*",
-                                      agent="other"), {**doc, "id": "other-1"})  # fmt: skip
+    status, answer = await call(
+        bridge_server,
+        "POST",
+        "/v1/automations",
+        token(bridge_server, "automations:create", "storage:*", agent="other"),
+        {**doc, "id": "other-1"},
+    )
     assert status == 201, answer
     status, _ = await call(bridge_server, "DELETE", f"/v1/automations/{made[0]['id']}", narrow)
     assert status == 200
@@ -276,8 +357,10 @@ async def test_rules_survive_a_restart_with_the_same_token(
         assert again.invocation is not None
         key = NodeKey.load_or_create(again.state_dir / KEY_FILE_NAME)
         me = again.invocation.verifier.verify(
-            issue_token(key, agent_id=AGENT, permissions=["automations:create", "storage:*"],
-                        ttl_s=600))  # fmt: skip
+            issue_token(
+                key, agent_id=AGENT, permissions=["automations:create", "storage:*"], ttl_s=600
+            )
+        )
         assert [r["id"] for r in again.automations.rules(me)] == ["kept"]
         assert again.invocation.list_tokens(agent_id="automation:kept") == ledger
         live = again.automations._rules["kept"]
@@ -333,8 +416,9 @@ async def test_a_rule_may_watch_only_devices_its_creator_may_read(
     bridge_server: BridgeServer,
 ) -> None:
     agent = token(bridge_server, "automations:create", "storage:*", "device:read:2-1")
-    doc = on_read("peek", conditions=[{"type": "state", "device_id": "9-1", "path": "1/6/0",
-                                       "equals": True}])  # fmt: skip
+    doc = on_read(
+        "peek", conditions=[{"type": "state", "device_id": "9-1", "path": "1/6/0", "equals": True}]
+    )
     status, answer = await call(bridge_server, "POST", "/v1/automations", agent, doc)
     assert status == 403, answer
     assert answer["error"]["details"] == {"required": "device:read:9-1"}
@@ -362,8 +446,16 @@ async def test_notify_posts_to_the_webhook_and_needs_its_permission(
     await site.start()
     port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
     try:
-        doc = on_read("tell", actions=[{"type": "notify", "url": f"http://127.0.0.1:{port}/hook",
-                                        "message": "someone read the store"}])  # fmt: skip
+        doc = on_read(
+            "tell",
+            actions=[
+                {
+                    "type": "notify",
+                    "url": f"http://127.0.0.1:{port}/hook",
+                    "message": "someone read the store",
+                }
+            ],
+        )
         plain = token(bridge_server, "automations:create", "storage:*")
         status, answer = await call(bridge_server, "POST", "/v1/automations", plain, doc)
         assert status == 403, answer
@@ -384,11 +476,13 @@ async def test_test_says_why_a_rule_would_not_act_and_acts_on_nothing(
     bridge_server: BridgeServer,
 ) -> None:
     agent = token(bridge_server, "automations:create", "storage:*")
-    never = [{"type": "time_window", "after": "03:00", "before": "03:00",
-              "timezone": "Europe/Berlin"}]  # fmt: skip
+    never = [
+        {"type": "time_window", "after": "03:00", "before": "03:00", "timezone": "Europe/Berlin"}
+    ]
     for rule_id, conditions in (("quiet", never), ("ready", [])):
-        status, made = await call(bridge_server, "POST", "/v1/automations", agent,
-                                  on_read(rule_id, conditions=conditions))  # fmt: skip
+        status, made = await call(
+            bridge_server, "POST", "/v1/automations", agent, on_read(rule_id, conditions=conditions)
+        )
         assert status == 201, made
     status, quiet = await call(bridge_server, "POST", "/v1/automations/quiet/test", agent)
     assert status == 200, quiet
@@ -410,8 +504,13 @@ async def test_device_state_is_watched_only_while_a_state_rule_exists(
     status, made = await call(bridge_server, "POST", "/v1/automations", agent, on_read("calls"))
     assert status == 201, made
     assert events.wanted("device.state") is False
-    status, made = await call(bridge_server, "POST", "/v1/automations", agent, on_read(
-        "watcher", trigger={"type": "state", "device_id": "7-1", "path": "1/6/0"}))
+    status, made = await call(
+        bridge_server,
+        "POST",
+        "/v1/automations",
+        agent,
+        on_read("watcher", trigger={"type": "state", "device_id": "7-1", "path": "1/6/0"}),
+    )
     assert status == 201, made
     assert events.wanted("device.state") is True
     status, _ = await call(bridge_server, "DELETE", "/v1/automations/watcher", agent)
@@ -427,8 +526,13 @@ async def test_call_events_are_built_only_while_a_tool_call_rule_exists(
     events = bridge_server.service.events
     agent = token(bridge_server, "automations:create", "storage:*", "device:read:*")
     assert events.wanted("tool_call.status") is False
-    status, made = await call(bridge_server, "POST", "/v1/automations", agent, on_read(
-        "watcher", trigger={"type": "state", "device_id": "7-1", "path": "1/6/0"}))
+    status, made = await call(
+        bridge_server,
+        "POST",
+        "/v1/automations",
+        agent,
+        on_read("watcher", trigger={"type": "state", "device_id": "7-1", "path": "1/6/0"}),
+    )
     assert status == 201, made
     assert events.wanted("tool_call.status") is False
     status, made = await call(bridge_server, "POST", "/v1/automations", agent, on_read("calls"))

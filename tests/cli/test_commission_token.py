@@ -28,8 +28,19 @@ async def test_the_token_never_goes_in_a_url() -> None:
         ws = web.WebSocketResponse()
         await ws.prepare(request)
         await commissioned.wait()
-        await ws.send_str(json.dumps({"type": "commissioning.tools_ready", "data": {
-            "commission_id": "c-1", "stage": "tools_ready", "node_id": 7, "tools": []}}))
+        await ws.send_str(
+            json.dumps(
+                {
+                    "type": "commissioning.tools_ready",
+                    "data": {
+                        "commission_id": "c-1",
+                        "stage": "tools_ready",
+                        "node_id": 7,
+                        "tools": [],
+                    },
+                }
+            )
+        )
         await ws.close()
         return ws
 
@@ -44,7 +55,8 @@ async def test_the_token_never_goes_in_a_url() -> None:
     async with TestServer(app, host="127.0.0.1") as server:
         url = str(server.make_url("")).rstrip("/")
         done = await commission_via_bridge(
-            url, TOKEN, CommissionRequest(code="MT:Y.K90AFN00KA0648G00"), timeout_s=10)
+            url, TOKEN, CommissionRequest(code="MT:Y.K90AFN00KA0648G00"), timeout_s=10
+        )
     assert done["node_id"] == 7
     assert [r["url"].split("?")[0] for r in seen] == ["/v1/events", "/v1/devices/commission"]
     for request in seen:

@@ -22,24 +22,47 @@ BIN = Path(sys.executable).parent / "atmosphere-bridge"
 REPO = Path(__file__).resolve().parents[2]
 
 
-def bridge(tmp_path: Path, *args: str, env: dict[str, str] | None = None,
-           config: dict[str, Any] | None = None) -> subprocess.CompletedProcess[str]:
+def bridge(
+    tmp_path: Path,
+    *args: str,
+    env: dict[str, str] | None = None,
+    config: dict[str, Any] | None = None,
+) -> subprocess.CompletedProcess[str]:
     """Run ``atmosphere-bridge`` with ``--config`` (when given) and return the result."""
     cmd = [str(BIN)]
     if config is not None:
         path = tmp_path / "config.yaml"
         path.write_text(yaml.safe_dump(config))
         cmd += ["--config", str(path)]
-    environ = {k: v for k, v in os.environ.items()
-               if k not in ("ATMOSPHERE_CONTROLLER_VENV", "ATMOSPHERE_BRIDGE_CONFIG",
-                            "ATMOSPHERE_MATTER_CONTROLLER_KEY_FILE",
-                            "ATMOSPHERE_BRIDGE_TOKEN", "DEMO_PORT")}  # fmt: skip
-    return subprocess.run([*cmd, *args], capture_output=True, text=True, timeout=120,
-                          cwd=tmp_path, env={**environ, **(env or {})}, check=False)  # fmt: skip
+    environ = {
+        k: v
+        for k, v in os.environ.items()
+        if k
+        not in (
+            "ATMOSPHERE_CONTROLLER_VENV",
+            "ATMOSPHERE_BRIDGE_CONFIG",
+            "ATMOSPHERE_MATTER_CONTROLLER_KEY_FILE",
+            "ATMOSPHERE_BRIDGE_TOKEN",
+            "DEMO_PORT",
+        )
+    }
+    return subprocess.run(
+        [*cmd, *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+        env={**environ, **(env or {})},
+        check=False,
+    )
 
 
-def show(tmp_path: Path, *flags: str, env: dict[str, str] | None = None,
-         config: dict[str, Any] | None = None) -> dict[str, Any]:
+def show(
+    tmp_path: Path,
+    *flags: str,
+    env: dict[str, str] | None = None,
+    config: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     done = bridge(tmp_path, "config", "show", "--json", *flags, env=env, config=config)
     assert done.returncode == 0, done.stderr
     doc: dict[str, Any] = json.loads(done.stdout)
@@ -47,23 +70,30 @@ def show(tmp_path: Path, *flags: str, env: dict[str, str] | None = None,
 
 
 def test_precedence_is_default_file_environment_flag(tmp_path: Path) -> None:
-    config = {"api": {"host": "127.0.0.3", "port": 9100},
-              "matter": {"controller_venv": "/opt/from-file"}}  # fmt: skip
+    config = {
+        "api": {"host": "127.0.0.3", "port": 9100},
+        "matter": {"controller_venv": "/opt/from-file"},
+    }
     env = {"ATMOSPHERE_CONTROLLER_VENV": "/opt/from-env"}
     doc = show(tmp_path, "--port", "9200", env=env, config=config)
     keys = doc["keys"]
     assert (doc["file"], doc["file_source"]) == (str(tmp_path / "config.yaml"), "flag")
     assert keys["api.max_body_bytes"] == {"value": 1048576, "source": "default"}
     assert keys["api.host"] == {"value": "127.0.0.3", "source": "file"}
-    assert keys["matter.controller_venv"] == {"value": "/opt/from-env", "source": "environment",
-                                              "variable": "ATMOSPHERE_CONTROLLER_VENV"}
+    assert keys["matter.controller_venv"] == {
+        "value": "/opt/from-env",
+        "source": "environment",
+        "variable": "ATMOSPHERE_CONTROLLER_VENV",
+    }
     assert keys["api.port"] == {"value": 9200, "source": "flag"}
     # Without the environment the file wins; a blank variable counts as unset.
     key_env = {"ATMOSPHERE_MATTER_CONTROLLER_KEY_FILE": "/run/credentials/x/controller.key"}
     doc = show(tmp_path, env=key_env, config=config)
     assert doc["keys"]["matter.controller_key_file"] == {
-        "value": "/run/credentials/x/controller.key", "source": "environment",
-        "variable": "ATMOSPHERE_MATTER_CONTROLLER_KEY_FILE"}
+        "value": "/run/credentials/x/controller.key",
+        "source": "environment",
+        "variable": "ATMOSPHERE_MATTER_CONTROLLER_KEY_FILE",
+    }
     doc = show(tmp_path, env={"ATMOSPHERE_CONTROLLER_VENV": " "}, config=config)
     assert doc["keys"]["matter.controller_venv"] == {"value": "/opt/from-file", "source": "file"}
     assert doc["keys"]["api.port"] == {"value": 9100, "source": "file"}
@@ -112,15 +142,20 @@ SECRETS = ("0e08aabbccddeeff0011", "T0HOOKSECRET", "sk-live-SECRET", "hunter2", 
 def test_secrets_are_never_printed(tmp_path: Path) -> None:
     config = {
         "thread": {"dataset_hex": SECRETS[0]},
-        "console": {"approval_webhook_url": f"https://hooks.example/services/{SECRETS[1]}",
-                    "approval_webhook_secret_file": "/etc/atmosphere-bridge/hook.secret"},
+        "console": {
+            "approval_webhook_url": f"https://hooks.example/services/{SECRETS[1]}",
+            "approval_webhook_secret_file": "/etc/atmosphere-bridge/hook.secret",
+        },
         "matter": {"controller_url": f"ws://admin:{SECRETS[3]}@127.0.0.1:5580/ws?t={SECRETS[4]}"},
         "mcp_servers": [
             {"name": "calc", "command": "/usr/bin/calc", "env": {"API_KEY": SECRETS[2]}},
-            {"name": "web", "url": f"http://127.0.0.1:9000/mcp?key={SECRETS[4]}",
-             "token_file": "/etc/atmosphere-bridge/web.token"},
+            {
+                "name": "web",
+                "url": f"http://127.0.0.1:9000/mcp?key={SECRETS[4]}",
+                "token_file": "/etc/atmosphere-bridge/web.token",
+            },
         ],
-    }  # fmt: skip
+    }
     text = bridge(tmp_path, "config", "show", config=config)
     as_json = bridge(tmp_path, "config", "show", "--json", config=config)
     for done in (text, as_json):
@@ -133,9 +168,11 @@ def test_secrets_are_never_printed(tmp_path: Path) -> None:
     assert keys["console.approval_webhook_url"]["value"] == "<redacted>"
     # Where a secret file is, is not a secret.
     assert keys["console.approval_webhook_secret_file"]["value"] == (
-        "/etc/atmosphere-bridge/hook.secret")
+        "/etc/atmosphere-bridge/hook.secret"
+    )
     assert keys["matter.controller_url"]["value"] == (
-        "ws://<redacted>@127.0.0.1:5580/ws?t=<redacted>")
+        "ws://<redacted>@127.0.0.1:5580/ws?t=<redacted>"
+    )
     calc, web = keys["mcp_servers"]["value"]
     assert calc["env"] == {"API_KEY": "<redacted>"}
     assert web["url"] == "http://127.0.0.1:9000/mcp?key=<redacted>"
@@ -145,8 +182,9 @@ def test_secrets_are_never_printed(tmp_path: Path) -> None:
 
 
 def test_text_output_names_file_value_and_source(tmp_path: Path) -> None:
-    done = bridge(tmp_path, "config", "show", "--port", "9300",
-                  config={"api": {"host": "127.0.0.4"}})  # fmt: skip
+    done = bridge(
+        tmp_path, "config", "show", "--port", "9300", config={"api": {"host": "127.0.0.4"}}
+    )
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0] == f"file: {tmp_path / 'config.yaml'} (--config)"
@@ -161,9 +199,15 @@ def test_a_bad_flag_value_is_refused_as_the_command_lines(tmp_path: Path) -> Non
     assert done.returncode == 1
     assert done.stderr == (
         "error [CONFIG_INVALID]: command line: api.port: 70000 is greater than the maximum "
-        "of 65535\n")
-    done = bridge(tmp_path, "config", "show", env={"ATMOSPHERE_CONTROLLER_VENV": "x"},
-                  config={"matter": {"controler_venv": "y"}})  # fmt: skip
+        "of 65535\n"
+    )
+    done = bridge(
+        tmp_path,
+        "config",
+        "show",
+        env={"ATMOSPHERE_CONTROLLER_VENV": "x"},
+        config={"matter": {"controler_venv": "y"}},
+    )
     assert done.returncode == 1
     assert "matter.controler_venv: unknown key" in done.stderr
 
@@ -206,11 +250,22 @@ def test_demo_takes_its_port_from_flag_environment_then_file(tmp_path: Path) -> 
         done = bridge(tmp_path, "demo", "--exit-after-ready", config=config)
         assert done.returncode == 1, done.stdout
         assert f"port {port} on 127.0.0.1 is in use" in done.stderr
-        done = bridge(tmp_path, "demo", "--exit-after-ready", env={"DEMO_PORT": str(port)},
-                      config={"api": {"port": _closed_port()}})  # fmt: skip
+        done = bridge(
+            tmp_path,
+            "demo",
+            "--exit-after-ready",
+            env={"DEMO_PORT": str(port)},
+            config={"api": {"port": _closed_port()}},
+        )
         assert f"port {port} on 127.0.0.1 is in use" in done.stderr
-        done = bridge(tmp_path, "demo", "--exit-after-ready", "--port", str(port),
-                      env={"DEMO_PORT": str(_closed_port())})  # fmt: skip
+        done = bridge(
+            tmp_path,
+            "demo",
+            "--exit-after-ready",
+            "--port",
+            str(port),
+            env={"DEMO_PORT": str(_closed_port())},
+        )
         assert f"port {port} on 127.0.0.1 is in use" in done.stderr
     # Port 0 (fine for run) cannot serve the demo's printed commands.
     done = bridge(tmp_path, "demo", "--exit-after-ready", config={"api": {"port": 0}})
@@ -219,10 +274,14 @@ def test_demo_takes_its_port_from_flag_environment_then_file(tmp_path: Path) -> 
 
 def test_doctor_root_flag_beats_the_file(tmp_path: Path) -> None:
     (tmp_path / "flag-root").mkdir()
-    config = {"doctor": {"root": str(tmp_path / "file-root")},
-              "matter": {"enabled": False}, "state_dir": str(tmp_path / "st")}  # fmt: skip
-    done = bridge(tmp_path, "doctor", "--json", "--root", str(tmp_path / "flag-root"),
-                  config=config)  # fmt: skip
+    config = {
+        "doctor": {"root": str(tmp_path / "file-root")},
+        "matter": {"enabled": False},
+        "state_dir": str(tmp_path / "st"),
+    }
+    done = bridge(
+        tmp_path, "doctor", "--json", "--root", str(tmp_path / "flag-root"), config=config
+    )
     report = json.loads(done.stdout)
     (interface,) = [c for c in report["checks"] if c["name"] == "interface"]
     # The flag's (empty) tree has no route; the file's root does not even exist.
@@ -239,14 +298,27 @@ def test_wyoming_relays_to_the_files_api_address(tmp_path: Path) -> None:
     path = tmp_path / "config.yaml"
     path.write_text(yaml.safe_dump({"api": {"port": api_port}}))
     proc = subprocess.Popen(
-        [str(BIN), "--config", str(path), "wyoming", "--token-file", str(token),
-         "--port", str(listen)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
-    )  # fmt: skip
+        [
+            str(BIN),
+            "--config",
+            str(path),
+            "wyoming",
+            "--token-file",
+            str(token),
+            "--port",
+            str(listen),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+    )
     try:
         assert proc.stdout is not None
         line = proc.stdout.readline().strip()
-        assert line == f"wyoming intent service on 127.0.0.1:{listen} -> http://127.0.0.1:{api_port}"
+        assert (
+            line == f"wyoming intent service on 127.0.0.1:{listen} -> http://127.0.0.1:{api_port}"
+        )
     finally:
         proc.terminate()
         proc.wait(timeout=20)

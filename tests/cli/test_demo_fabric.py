@@ -60,12 +60,19 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Demo]:
     port = _free_port()
     cwd = tmp_path_factory.mktemp("demo")
     state = cwd / "demo-state"  # the demo recreates it: never its working directory
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("ATMOSPHERE_BRIDGE_CONFIG", "DEMO_PORT", "ATMOSPHERE_BRIDGE_TOKEN")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("ATMOSPHERE_BRIDGE_CONFIG", "DEMO_PORT", "ATMOSPHERE_BRIDGE_TOKEN")
+    }
     proc = subprocess.Popen(
         [str(BIN), "demo", "--port", str(port), "--state-dir", str(state)],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=cwd,
-    )  # fmt: skip
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+        cwd=cwd,
+    )
     lines: list[str] = []
     ready = threading.Event()
 
@@ -99,9 +106,11 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Demo]:
 def call(demo: Demo, method: str, path: str, body: Any = None) -> tuple[int, Any]:
     data = None if body is None else json.dumps(body).encode()
     req = urllib.request.Request(
-        demo.base + path, data=data, method=method,
+        demo.base + path,
+        data=data,
+        method=method,
         headers={"Authorization": f"Bearer {demo.token}", "Content-Type": "application/json"},
-    )  # fmt: skip
+    )
     try:
         with urllib.request.urlopen(req, timeout=60) as resp:
             return resp.status, json.loads(resp.read())
@@ -118,11 +127,17 @@ def invoke(demo: Demo, tool: str, **params: Any) -> Any:
 
 # name -> room, exactly as bridge/cli/demo.py promises them in its banner and the README.
 DEMO = {
-    "Living Room Light": "Living Room", "Kitchen Dimmer": "Kitchen",
-    "Bedroom Color Light": "Bedroom", "Hall Thermostat": "Hall",
-    "Bedroom Fan": "Bedroom", "Robot Vacuum": "Living Room", "Desk Energy Plug": "Office",
-    "Hall Button": "Hall", "Sink Leak Sensor": "Kitchen", "Garage Door": "Garage",
-}  # fmt: skip
+    "Living Room Light": "Living Room",
+    "Kitchen Dimmer": "Kitchen",
+    "Bedroom Color Light": "Bedroom",
+    "Hall Thermostat": "Hall",
+    "Bedroom Fan": "Bedroom",
+    "Robot Vacuum": "Living Room",
+    "Desk Energy Plug": "Office",
+    "Hall Button": "Hall",
+    "Sink Leak Sensor": "Kitchen",
+    "Garage Door": "Garage",
+}
 
 
 def devices_by_name(demo: Demo) -> dict[str, dict[str, Any]]:
@@ -135,8 +150,9 @@ def test_every_demo_device_is_commissioned_in_its_room(demo: Demo) -> None:
     found = devices_by_name(demo)
     assert {name: found[name]["room"] for name in DEMO if name in found} == DEMO
     for name in DEMO:
-        assert any(line.startswith("[") and f"commissioned {name} (" in line
-                   for line in demo.lines), name  # fmt: skip
+        assert any(
+            line.startswith("[") and f"commissioned {name} (" in line for line in demo.lines
+        ), name
 
 
 def test_fan_mode_is_set_and_read_back(demo: Demo) -> None:
@@ -157,7 +173,11 @@ def test_plug_reports_its_energy_in_human_units(demo: Demo) -> None:
     plug = invoke(demo, "desk_energy_plug_state")
     # 120000 mW, 230000 mV, 1000 mA, 1000000 mWh imported (devices/kinds/energy.mjs).
     assert (plug["power_w"], plug["voltage_v"], plug["current_a"], plug["energy_kwh"]) == (
-        120.0, 230.0, 1.0, 1.0)
+        120.0,
+        230.0,
+        1.0,
+        1.0,
+    )
 
 
 def test_leak_sensor_and_garage_door_answer(demo: Demo) -> None:
@@ -173,23 +193,37 @@ def test_the_button_has_no_tool_of_its_own_and_is_read_through_the_generic_tool(
     assert button["tools"] == []
     assert 59 in button["clusters"]  # Switch
     # Switch NumberOfPositions (attribute 0) is 2 and MultiPressMax (2) is 3 in the script.
-    by_name = invoke(demo, "control_matter_device", device_id=button["id"], access="read",
-                     cluster="Switch", attribute="NumberOfPositions")  # fmt: skip
+    by_name = invoke(
+        demo,
+        "control_matter_device",
+        device_id=button["id"],
+        access="read",
+        cluster="Switch",
+        attribute="NumberOfPositions",
+    )
     assert (by_name["attribute_id"], by_name["value"]) == (0, 2)
-    by_id = invoke(demo, "control_matter_device", device_id=button["id"], access="read",
-                   cluster=59, attribute=2)  # fmt: skip
+    by_id = invoke(
+        demo,
+        "control_matter_device",
+        device_id=button["id"],
+        access="read",
+        cluster=59,
+        attribute=2,
+    )
     assert (by_id["attribute"], by_id["value"]) == ("MultiPressMax", 3)
 
 
 def test_sigterm_stops_the_demo_and_removes_its_namespace(demo: Demo) -> None:
     namespace = f"atm-demo-{demo.proc.pid}"
-    listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True,
-                            check=True).stdout  # fmt: skip
+    listed = subprocess.run(
+        ["ip", "netns", "list"], capture_output=True, text=True, check=True
+    ).stdout
     assert namespace in listed
     demo.proc.send_signal(signal.SIGTERM)
     assert demo.proc.wait(timeout=120) == 0
     time.sleep(0.5)  # the pump thread reads the last lines
     assert demo.lines[-1] == "demo stopped; namespace removed"
-    listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True,
-                            check=True).stdout  # fmt: skip
+    listed = subprocess.run(
+        ["ip", "netns", "list"], capture_output=True, text=True, check=True
+    ).stdout
     assert namespace not in listed

@@ -83,9 +83,18 @@ async def test_run_reports_bad_config(tmp_path: Path) -> None:
 async def test_run_on_either_event_loop(tmp_path: Path, loop: str) -> None:
     pytest.importorskip(loop)
     proc = await asyncio.create_subprocess_exec(
-        str(BIN), "run", "--state-dir", str(tmp_path / "s"), "--port", "0", "--no-matter",
-        "--loop", loop, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
+        str(BIN),
+        "run",
+        "--state-dir",
+        str(tmp_path / "s"),
+        "--port",
+        "0",
+        "--no-matter",
+        "--loop",
+        loop,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
     try:
         assert proc.stdout is not None
         line = (await asyncio.wait_for(proc.stdout.readline(), timeout=30)).decode()
@@ -105,10 +114,15 @@ async def test_run_on_either_event_loop(tmp_path: Path, loop: str) -> None:
 
 async def test_run_refuses_an_unknown_event_loop(tmp_path: Path) -> None:
     proc = await asyncio.create_subprocess_exec(
-        str(BIN), "run", "--state-dir", str(tmp_path / "s"), "--no-matter",
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        str(BIN),
+        "run",
+        "--state-dir",
+        str(tmp_path / "s"),
+        "--no-matter",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
         env={**os.environ, "ATMOSPHERE_EVENT_LOOP": "trio"},
-    )  # fmt: skip
+    )
     _, err = await asyncio.wait_for(proc.communicate(), timeout=30)
     assert proc.returncode == 1
     text = err.decode()

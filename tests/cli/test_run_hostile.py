@@ -42,16 +42,32 @@ class Running:
 async def bridge(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Running]:
     pytest.importorskip(request.param)
     config = tmp_path / "config.yaml"
-    config.write_text(yaml.safe_dump({
-        "state_dir": str(tmp_path / "state"),
-        "api": {"host": "127.0.0.1", "port": 0, "max_body_bytes": MAX_BODY,
-                "header_timeout_s": 1.0, "max_connections": 16},
-        "auth": {"expiry_skew_s": 0},
-    }))  # fmt: skip
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "state_dir": str(tmp_path / "state"),
+                "api": {
+                    "host": "127.0.0.1",
+                    "port": 0,
+                    "max_body_bytes": MAX_BODY,
+                    "header_timeout_s": 1.0,
+                    "max_connections": 16,
+                },
+                "auth": {"expiry_skew_s": 0},
+            }
+        )
+    )
     proc = await asyncio.create_subprocess_exec(
-        str(BIN), "--config", str(config), "run", "--no-matter", "--loop", request.param,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
+        str(BIN),
+        "--config",
+        str(config),
+        "run",
+        "--no-matter",
+        "--loop",
+        request.param,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
     try:
         assert proc.stdout is not None
         line = (await asyncio.wait_for(proc.stdout.readline(), 30)).decode().strip()
@@ -93,17 +109,22 @@ async def test_hostile_requests_get_json_errors_and_the_bridge_keeps_serving(
     async with aiohttp.ClientSession() as http:
         cases: list[tuple[str, bytes | str, int, str]] = [
             ("nan", '{"tool": "core:get_data", "params": {"key": NaN}}', 400, ""),
-            ("deep", '{"tool": "x", "params": ' + '[' * 5000 + ']' * 5000 + "}", 400, ""),
+            ("deep", '{"tool": "x", "params": ' + "[" * 5000 + "]" * 5000 + "}", 400, ""),
             ("surrogate", b'{"tool": "core:get_data", "params": {"key": "\\ud800"}}', 400, ""),
             ("huge int", '{"tool": "x", "params": {"n": ' + "9" * 5000 + "}}", 400, ""),
-            ("too big", b'{"tool": "x", "params": {"s": "' + b"a" * (MAX_BODY * 2) + b'"}}',
-             413, "PAYLOAD_TOO_LARGE"),
+            (
+                "too big",
+                b'{"tool": "x", "params": {"s": "' + b"a" * (MAX_BODY * 2) + b'"}}',
+                413,
+                "PAYLOAD_TOO_LARGE",
+            ),
             ("not utf-8", b'{"tool": "\xff\xfe"}', 400, ""),
-        ]  # fmt: skip
+        ]
         for name, body, status, code in cases:
             data = body.encode() if isinstance(body, str) else body
-            async with http.post(invoke, data=data, headers={
-                    **auth, "Content-Type": "application/json"}) as resp:  # fmt: skip
+            async with http.post(
+                invoke, data=data, headers={**auth, "Content-Type": "application/json"}
+            ) as resp:
                 doc = await resp.json()
             assert resp.status == status, (name, doc)
             assert set(doc["error"]) >= {"code", "message"}, name
@@ -112,19 +133,32 @@ async def test_hostile_requests_get_json_errors_and_the_bridge_keeps_serving(
         # An expired token: 401 with the reason, not a 5xx.
         expired = issue_token(bridge.key, agent_id="t", permissions=["*"], ttl_s=1)
         await asyncio.sleep(1.5)
-        async with http.get(f"{bridge.url}/v1/tools",
-                            headers={"Authorization": f"Bearer {expired}"}) as resp:
+        async with http.get(
+            f"{bridge.url}/v1/tools", headers={"Authorization": f"Bearer {expired}"}
+        ) as resp:
             doc = await resp.json()
         assert resp.status == 401
         assert doc["error"]["code"] == "UNAUTHENTICATED"
         # A call-channel frame over the limit closes that socket, nothing else.
-        async with http.ws_connect(f"{bridge.url.replace('http', 'ws', 1)}/v1/calls/ws",
-                                   headers=auth) as ws:  # fmt: skip
-            await ws.send_str(json.dumps({"type": "tool_invoke", "id": "1", "tool": "x",
-                                          "params": {"s": "a" * (MAX_BODY * 2)}}))
+        async with http.ws_connect(
+            f"{bridge.url.replace('http', 'ws', 1)}/v1/calls/ws", headers=auth
+        ) as ws:
+            await ws.send_str(
+                json.dumps(
+                    {
+                        "type": "tool_invoke",
+                        "id": "1",
+                        "tool": "x",
+                        "params": {"s": "a" * (MAX_BODY * 2)},
+                    }
+                )
+            )
             msg = await ws.receive(timeout=10)
-            assert msg.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED,
-                                aiohttp.WSMsgType.CLOSING)  # fmt: skip
+            assert msg.type in (
+                aiohttp.WSMsgType.CLOSE,
+                aiohttp.WSMsgType.CLOSED,
+                aiohttp.WSMsgType.CLOSING,
+            )
         async with http.get(f"{bridge.url}/healthz") as resp:
             assert resp.status == 200
 

@@ -31,9 +31,25 @@ def test_building_the_parser_leaves_the_matter_sdk_unimported() -> None:
     result = json.loads(done.stdout)
     assert result["heavy"] == []
     assert result["commands"] == [
-        "approvals", "audit", "automations", "commission", "config", "console", "demo",
-        "devices", "doctor",
-        "generate", "invoke", "keys", "mcp", "mesh", "rooms", "run", "say", "sites", "token",
+        "approvals",
+        "audit",
+        "automations",
+        "commission",
+        "config",
+        "console",
+        "demo",
+        "devices",
+        "doctor",
+        "generate",
+        "invoke",
+        "keys",
+        "mcp",
+        "mesh",
+        "rooms",
+        "run",
+        "say",
+        "sites",
+        "token",
         "tools",
         "wyoming",
     ]

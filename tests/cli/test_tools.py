@@ -48,8 +48,10 @@ def test_validate_reports_each_problem(tmp_path: Path, capsys: pytest.CaptureFix
     ]
 
 
-RULE_TOOLS = [f"automations:{name}@1.0.0" for name in (
-    "create_rule", "delete_rule", "list_rules", "set_rule_enabled", "test_rule")]
+RULE_TOOLS = [
+    f"automations:{name}@1.0.0"
+    for name in ("create_rule", "delete_rule", "list_rules", "set_rule_enabled", "test_rule")
+]
 
 
 def test_list_show_discover(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -58,7 +60,10 @@ def test_list_show_discover(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     listed = json.loads(capsys.readouterr().out)
     # The automations runner's rule tools, then core's.
     assert [t["identity"] for t in listed] == [
-        *RULE_TOOLS, "core:get_data@1.0.0", "core:store_data@1.0.0"]
+        *RULE_TOOLS,
+        "core:get_data@1.0.0",
+        "core:store_data@1.0.0",
+    ]
     assert main(["tools", "--state-dir", state, "show", "store_data"]) == 0
     shown = json.loads(capsys.readouterr().out)
     assert shown["tool"]["requires"]["permissions"] == ["storage:write"]

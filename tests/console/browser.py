@@ -34,18 +34,28 @@ def chromium() -> Iterator[Any]:
     """Yield a Selenium driver on a headless Chromium with a fresh profile."""
     absent = [path for path in (CHROMIUM, CHROMEDRIVER) if not Path(path).exists()]
     if absent:
-        missing(f"{' and '.join(absent)} not installed (make test installs chromium and "
-                "chromium-driver)")
+        missing(
+            f"{' and '.join(absent)} not installed (make test installs chromium and "
+            "chromium-driver)"
+        )
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
     profile = tempfile.mkdtemp(prefix="atm-chromium-")
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
-    for arg in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                "--no-first-run", "--disable-background-networking",
-                "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage",
-                f"--user-data-dir={profile}"):  # fmt: skip
+    for arg in (
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-dev-shm-usage",
+        f"--user-data-dir={profile}",
+    ):
         options.add_argument(arg)
     driver = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
     driver.set_window_size(*DESKTOP)

@@ -30,15 +30,18 @@ from tests.support.mesh_pair import ECHO, register_echo_where, two_node_configs
 
 T = TypeVar("T")
 pytestmark = pytest.mark.browser
+
+
 class Pair:
     """Bridges A and B served by one background event loop."""
 
     def __init__(self, tmp: Path) -> None:
-        a, b = two_node_configs(tmp, mutual=False, name_prefix="bridge-",
-                                gossip_interval_s=0.2)  # fmt: skip
+        a, b = two_node_configs(tmp, mutual=False, name_prefix="bridge-", gossip_interval_s=0.2)
         self.configs = {"a": a, "b": b}
-        self.ids = {n: node_id_for(NodeKey.load_or_create(tmp / n / "node.key").public_key_b64)
-                    for n in self.configs}  # fmt: skip
+        self.ids = {
+            n: node_id_for(NodeKey.load_or_create(tmp / n / "node.key").public_key_b64)
+            for n in self.configs
+        }
         self.url = f"http://127.0.0.1:{a.api.port}"
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
@@ -137,8 +140,9 @@ def test_issue_a_token_see_it_once_use_it_revoke_it_and_see_it_refused(page: Pag
     status, body = _get(f"{p.pair.url}/v1/tools", token)
     assert status == 200, body
     # The list shows it (no secret), and after a reload the token itself is gone.
-    row = wait_for(lambda: [r for r in p.all("#tokens tbody tr")
-                            if "kitchen-speaker" in r.text], what="listed")[0]  # fmt: skip
+    row = wait_for(
+        lambda: [r for r in p.all("#tokens tbody tr") if "kitchen-speaker" in r.text], what="listed"
+    )[0]
     assert "device:control:* device:read:*" in row.text
     # The secret is in the page once, in the shown-once field, and nowhere in the list.
     assert token not in p.css("#tokens").get_attribute("outerHTML")
@@ -149,8 +153,12 @@ def test_issue_a_token_see_it_once_use_it_revoke_it_and_see_it_refused(page: Pag
     row = next(r for r in p.all("#tokens tbody tr") if "kitchen-speaker" in r.text)
     row.find_element("css selector", "button.revoke").click()
     p.accept()
-    wait_for(lambda: any("revoked" in r.text for r in p.all("#tokens tbody tr")
-                         if "kitchen-speaker" in r.text), what="revoked in the list")  # fmt: skip
+    wait_for(
+        lambda: any(
+            "revoked" in r.text for r in p.all("#tokens tbody tr") if "kitchen-speaker" in r.text
+        ),
+        what="revoked in the list",
+    )
     status, body = _get(f"{p.pair.url}/v1/tools", token)
     assert status == 401, body
     assert body["error"]["details"]["reason"] == "revoked"
@@ -160,17 +168,25 @@ def test_trust_a_peer_in_the_page_then_untrust_it(page: Page) -> None:
     p = page
     b_id = p.pair.ids["b"]
     p.go("mesh")
-    row = wait_for(lambda: [r for r in p.all("#peers tbody tr")
-                            if r.get_attribute("data-node") == b_id], what="peer B listed")[0]
+    row = wait_for(
+        lambda: [r for r in p.all("#peers tbody tr") if r.get_attribute("data-node") == b_id],
+        what="peer B listed",
+    )[0]
     assert not p.pair.a_has(ECHO)
     row.find_element("css selector", "button.trust").click()
     p.accept()
     wait_for(lambda: p.pair.a_has(ECHO), 10, "B's tool arrives on A")
     p.go("mesh")
-    row = wait_for(lambda: [r for r in p.all("#peers tbody tr")
-                            if r.get_attribute("data-node") == b_id
-                            and r.find_elements("css selector", "button.untrust")],
-                   10, "B trusted in the page")[0]  # fmt: skip
+    row = wait_for(
+        lambda: [
+            r
+            for r in p.all("#peers tbody tr")
+            if r.get_attribute("data-node") == b_id
+            and r.find_elements("css selector", "button.untrust")
+        ],
+        10,
+        "B trusted in the page",
+    )[0]
     assert row.find_element("css selector", ".trusted").text == "yes"
     screenshot(p.driver, "mesh-trusted-desktop")
     row.find_element("css selector", "button.untrust").click()

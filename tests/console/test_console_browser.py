@@ -81,8 +81,10 @@ def _sign_in(c: Console) -> None:
     """Sign the browser in as the administrator ``console:tester`` unless it already is."""
     c.go("home")
     with contextlib.suppress(Exception):
-        if c.driver.current_url.endswith("/console/home") and wait_for(
-                lambda: c.css(".who").text, 5, "who") == "console:tester":  # fmt: skip
+        if (
+            c.driver.current_url.endswith("/console/home")
+            and wait_for(lambda: c.css(".who").text, 5, "who") == "console:tester"
+        ):
             return
     c.driver.get(make_link(c.bridge.config.state_dir, c.bridge.url, label="tester"))
     c.css("#use-link").click()
@@ -97,8 +99,9 @@ def signed_in(console: Console) -> Console:
 
 
 def _has_light(c: Console) -> bool:
-    req = urllib.request.Request(f"{c.bridge.url}/v1/devices",
-                                 headers={"Authorization": f"Bearer {c.bridge.token}"})
+    req = urllib.request.Request(
+        f"{c.bridge.url}/v1/devices", headers={"Authorization": f"Bearer {c.bridge.token}"}
+    )
     with urllib.request.urlopen(req, timeout=30) as res:
         return any(d["id"] == LIGHT for d in json.loads(res.read())["devices"])
 
@@ -110,12 +113,16 @@ def light_added(signed_in: Console) -> Console:
     if not _has_light(c):
         assert c.light.pairing is not None
         req = urllib.request.Request(
-            f"{c.bridge.url}/v1/devices/commission", method="POST",
-            data=json.dumps({"code": c.light.pairing.manual, "name": "Living Room Light",
-                             "room": "Living Room"}).encode(),
-            headers={"Authorization": f"Bearer {c.bridge.token}",
-                     "Content-Type": "application/json"},
-        )  # fmt: skip
+            f"{c.bridge.url}/v1/devices/commission",
+            method="POST",
+            data=json.dumps(
+                {"code": c.light.pairing.manual, "name": "Living Room Light", "room": "Living Room"}
+            ).encode(),
+            headers={
+                "Authorization": f"Bearer {c.bridge.token}",
+                "Content-Type": "application/json",
+            },
+        )
         with urllib.request.urlopen(req, timeout=300) as res:
             assert json.loads(res.read())["stages"] == ALL_STAGES
     return c
@@ -124,22 +131,28 @@ def light_added(signed_in: Console) -> Console:
 def _shown_state(c: Console) -> str:
     """Open the home page and return the light's state as shown ("On" or "Off")."""
     c.go("home")
-    return str(wait_for(lambda: _state_text(c) if _state_text(c) in ("On", "Off") else None,
-                        what="the light's state"))  # fmt: skip
+    return str(
+        wait_for(
+            lambda: _state_text(c) if _state_text(c) in ("On", "Off") else None,
+            what="the light's state",
+        )
+    )
 
 
 def _state_text(c: Console) -> str:
     return str(c.css(f'[data-device="{LIGHT}"] [data-role="state"]').text)
 
 
-def _agent_call(c: Console, token: str, tool: str, params: dict[str, Any],
-                out: list[Any]) -> threading.Thread:  # fmt: skip
+def _agent_call(
+    c: Console, token: str, tool: str, params: dict[str, Any], out: list[Any]
+) -> threading.Thread:
     def run() -> None:
         req = urllib.request.Request(
-            f"{c.bridge.url}/v1/invoke", method="POST",
+            f"{c.bridge.url}/v1/invoke",
+            method="POST",
             data=json.dumps({"tool": tool, "params": params}).encode(),
             headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
-        )  # fmt: skip
+        )
         try:
             with urllib.request.urlopen(req, timeout=60) as res:
                 out.append((res.status, json.loads(res.read())))
@@ -173,8 +186,10 @@ def test_sign_in_with_a_one_time_link(console: Console) -> None:
     # The same link does not sign in a second time.
     c.driver.get(link)
     c.css("#use-link").click()
-    wait_for(lambda: "used already or has expired" in c.css("[role=alert]").text,
-             what="used link refused")  # fmt: skip
+    wait_for(
+        lambda: "used already or has expired" in c.css("[role=alert]").text,
+        what="used link refused",
+    )
     c.go("home")
     # Each link is its own subject: the label, then 12 hex digits of the code's SHA-256.
     code = link.split("code=", 1)[1]
@@ -233,8 +248,10 @@ def test_pressing_the_devices_button_changes_the_page(light_added: Console) -> N
     change = c.light.wait_state("onOff", "onOff", not was_on, since=mark, local=True)
     assert change.local is True
     wait_for(lambda: _state_text(c) == ("Off" if was_on else "On"), 5, "page shows the press")
-    assert c.css(f'[data-device="{LIGHT}"] [data-role="toggle"]').get_attribute(
-        "aria-pressed") == str(not was_on).lower()  # fmt: skip
+    assert (
+        c.css(f'[data-device="{LIGHT}"] [data-role="toggle"]').get_attribute("aria-pressed")
+        == str(not was_on).lower()
+    )
 
 
 def test_approve_one_dangerous_call_and_deny_another(signed_in: Console) -> None:
@@ -246,15 +263,19 @@ def test_approve_one_dangerous_call_and_deny_another(signed_in: Console) -> None
         return {"door": params["door"], "unlocked": True}
 
     params_schema = {
-        "type": "object", "required": ["door", "pin_code"], "additionalProperties": False,
+        "type": "object",
+        "required": ["door", "pin_code"],
+        "additionalProperties": False,
         "properties": {"door": {"type": "string"}, "pin_code": {"type": "string"}},
-    }  # fmt: skip
+    }
     definition = ToolDefinition(
-        name="front_door_unlock", namespace="test", description="Unlock a door",
-        parameters=params_schema, dangerous=True,
-        confirmation=Confirmation(mode="always", message="Unlock the {door} door?",
-                                  timeout_s=60),
-    )  # fmt: skip
+        name="front_door_unlock",
+        namespace="test",
+        description="Unlock a door",
+        parameters=params_schema,
+        dangerous=True,
+        confirmation=Confirmation(mode="always", message="Unlock the {door} door?", timeout_s=60),
+    )
     c.bridge.call(_register(c.bridge, definition, unlock))
     agent = c.key(["*"], "kitchen-agent")
     c.go("approvals")
@@ -284,10 +305,8 @@ def test_approve_one_dangerous_call_and_deny_another(signed_in: Console) -> None
     assert json.loads(done.content[0].text) == {"door": "front", "unlocked": True}
 
     # A second request, over HTTP this time (it waits for the decision), is denied.
-    call = _agent_call(c, agent, "front_door_unlock", {"door": "back", "pin_code": "0000"},
-                       results)  # fmt: skip
-    wait_for(lambda: 'Unlock the "back" door?' in c.css("#pending").text,
-             what="second approval")
+    call = _agent_call(c, agent, "front_door_unlock", {"door": "back", "pin_code": "0000"}, results)
+    wait_for(lambda: 'Unlock the "back" door?' in c.css("#pending").text, what="second approval")
     c.css("#pending button.deny").click()
     call.join(30)
     status, body = results[0]
@@ -326,14 +345,15 @@ def test_share_the_light_and_add_it_to_a_second_fabric(
         ({"window_s": 5}, c.bridge.token, 400, "INVALID_PARAMS"),
         ({"window_s": True}, c.bridge.token, 400, "INVALID_PARAMS"),
         ({"other": 1}, c.bridge.token, 400, "INVALID_PARAMS"),
-            ([1], c.bridge.token, 400, "INVALID_PARAMS"),
+        ([1], c.bridge.token, 400, "INVALID_PARAMS"),
         ({}, guest, 403, "PERMISSION_DENIED"),
     ):
         req = urllib.request.Request(
-            f"{c.bridge.url}/v1/devices/{LIGHT}/share", method="POST",
+            f"{c.bridge.url}/v1/devices/{LIGHT}/share",
+            method="POST",
             data=json.dumps(body).encode(),
             headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
-        )  # fmt: skip
+        )
         with pytest.raises(urllib.error.HTTPError) as refused:
             urllib.request.urlopen(req, timeout=30)
         assert refused.value.code == status, body
@@ -342,14 +362,17 @@ def test_share_the_light_and_add_it_to_a_second_fabric(
     share = wait_for(lambda: c.css(f'form[data-device="{LIGHT}"] button.share'), what="Share")
     assert share.get_attribute("aria-label") == "Share Living Room Light with another app"
     share.click()
-    manual = wait_for(lambda: c.css(f'form[data-device="{LIGHT}"] .manual-code').text,
-                      60, "the pairing code")  # fmt: skip
+    manual = wait_for(
+        lambda: c.css(f'form[data-device="{LIGHT}"] .manual-code').text, 60, "the pairing code"
+    )
     qr_text = c.css(f'form[data-device="{LIGHT}"] .qr-text').text
     assert re.fullmatch(r"\d{11}", manual), manual
     assert re.fullmatch(r"MT:[0-9A-Z.-]{19,}", qr_text), qr_text
     img = c.css(f'form[data-device="{LIGHT}"] img.qr')
-    wait_for(lambda: c.driver.execute_script("return arguments[0].naturalWidth", img) > 0,
-             what="the QR image loaded")  # fmt: skip
+    wait_for(
+        lambda: c.driver.execute_script("return arguments[0].naturalWidth", img) > 0,
+        what="the QR image loaded",
+    )
     assert img.get_attribute("alt") == f"QR code {qr_text}"
     screenshot(c.driver, "devices-share-desktop")
     # Another ecosystem: a second controller on its own fabric commissions the light
@@ -358,11 +381,11 @@ def test_share_the_light_and_add_it_to_a_second_fabric(
     second.start()
     try:
         req = urllib.request.Request(
-            f"{second.url}/v1/devices/commission", method="POST",
+            f"{second.url}/v1/devices/commission",
+            method="POST",
             data=json.dumps({"code": manual, "name": "Shared Light"}).encode(),
-            headers={"Authorization": f"Bearer {second.token}",
-                     "Content-Type": "application/json"},
-        )  # fmt: skip
+            headers={"Authorization": f"Bearer {second.token}", "Content-Type": "application/json"},
+        )
         with urllib.request.urlopen(req, timeout=300) as res:
             answer = json.loads(res.read())
         assert answer["stages"] == ALL_STAGES
@@ -426,8 +449,7 @@ def test_a_narrow_token_sees_nothing_more(signed_in: Console) -> None:
     c.css("form.card button[type=submit]").click()
     wait_for(lambda: c.driver.current_url.endswith("/console/home"), what="guest home")
     wait_for(lambda: c.all("[role=alert]"), what="home refused")
-    assert c.css("[role=alert]").text == (
-        "Cannot load this page: this needs 'device:read:devices'")
+    assert c.css("[role=alert]").text == ("Cannot load this page: this needs 'device:read:devices'")
     c.go("approvals")
     wait_for(lambda: c.all("[role=alert]"), what="approvals refused")
     assert c.css("[role=alert]").text == "Cannot load this page: this needs 'admin:approve'"

@@ -36,10 +36,12 @@ class Served:
 
     def __init__(self, tmp: Path) -> None:
         port = free_port()
-        self.config = BridgeConfig(state_dir=tmp / "state",
-                                   api=ApiConfig(host="127.0.0.1", port=port),
-                                   matter=replace(MatterConfig(), enabled=False),
-                                   automations=AutomationsConfig(people=("anna",)))  # fmt: skip
+        self.config = BridgeConfig(
+            state_dir=tmp / "state",
+            api=ApiConfig(host="127.0.0.1", port=port),
+            matter=replace(MatterConfig(), enabled=False),
+            automations=AutomationsConfig(people=("anna",)),
+        )
         self.url = f"http://127.0.0.1:{port}"
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
@@ -61,18 +63,32 @@ class Served:
 
 
 RULES = [
-    {"id": "never", "name": "Never at night",
-     "trigger": {"type": "tool_call", "tool": "core:get_data"},
-     # An empty window (after == before): the condition never holds.
-     "conditions": [{"type": "time_window", "after": "03:00", "before": "03:00",
-                     "timezone": "Europe/Berlin"}],
-     "actions": [{"type": "call", "tool": "core:store_data",
-                  "params": {"key": "never", "value": 1}}]},
-    {"id": "always", "name": "Always note reads",
-     "trigger": {"type": "tool_call", "tool": "core:get_data"},
-     "actions": [{"type": "call", "tool": "core:store_data",
-                  "params": {"key": "always", "value": 1}}]},
-]  # fmt: skip
+    {
+        "id": "never",
+        "name": "Never at night",
+        "trigger": {"type": "tool_call", "tool": "core:get_data"},
+        # An empty window (after == before): the condition never holds.
+        "conditions": [
+            {
+                "type": "time_window",
+                "after": "03:00",
+                "before": "03:00",
+                "timezone": "Europe/Berlin",
+            }
+        ],
+        "actions": [
+            {"type": "call", "tool": "core:store_data", "params": {"key": "never", "value": 1}}
+        ],
+    },
+    {
+        "id": "always",
+        "name": "Always note reads",
+        "trigger": {"type": "tool_call", "tool": "core:get_data"},
+        "actions": [
+            {"type": "call", "tool": "core:store_data", "params": {"key": "always", "value": 1}}
+        ],
+    },
+]
 
 
 @pytest.fixture(scope="module")
@@ -93,10 +109,13 @@ async def _setup(service: BridgeService) -> None:
     for rule in RULES:
         await service.automations.create(me, rule)
     await service.invocation.invoker.invoke(
-        ToolRequest(tool="core:get_data", params={"key": "k"}), token=me)
+        ToolRequest(tool="core:get_data", params={"key": "k"}), token=me
+    )
     async with asyncio.timeout(10):
-        while len(service.invocation.audit.query_sync(tool="automation:never")) < 1 or \
-                len(service.invocation.audit.query_sync(tool="automation:always")) < 1:
+        while (
+            len(service.invocation.audit.query_sync(tool="automation:never")) < 1
+            or len(service.invocation.audit.query_sync(tool="automation:always")) < 1
+        ):
             await service.invocation.audit.flush()
             await asyncio.sleep(0.05)
 
@@ -114,14 +133,19 @@ def test_rules_page_lists_runs_and_disables(served: Served) -> None:
         assert [c.get_attribute("data-rule") for c in cards] == ["always", "never"]
         never = driver.find_element(By.CSS_SELECTOR, 'li.rule[data-rule="never"]')
         assert never.find_element(By.CSS_SELECTOR, ".runs li").text.endswith(
-            "did not act: outside the time window")
+            "did not act: outside the time window"
+        )
         always = driver.find_element(By.CSS_SELECTOR, 'li.rule[data-rule="always"]')
         assert always.find_element(By.CSS_SELECTOR, ".runs li").text.endswith(": acted")
         assert always.find_element(By.CSS_SELECTOR, ".state").text == "active"
         always.find_element(By.CSS_SELECTOR, "button.toggle").click()
-        wait_for(lambda: driver.find_element(
-            By.CSS_SELECTOR, 'li.rule[data-rule="always"] .state').text == "disabled",
-            what="disabled on the page")  # fmt: skip
+        wait_for(
+            lambda: (
+                driver.find_element(By.CSS_SELECTOR, 'li.rule[data-rule="always"] .state').text
+                == "disabled"
+            ),
+            what="disabled on the page",
+        )
         screenshot(driver, "rules")
     assert served.service.automations is not None
     stored = served.service.automations._rules["always"].stored
@@ -131,13 +155,26 @@ def test_rules_page_lists_runs_and_disables(served: Served) -> None:
 async def _revoked(service: BridgeService) -> str:
     assert service.automations is not None
     assert service.invocation is not None
-    raw, entry = service.invocation.issue(agent_id="phone-agent", ttl_s=600, permissions=[
-        "automations:create", "presence:read:anna", "storage:*"])  # fmt: skip
-    await service.automations.create(service.invocation.verifier.verify(raw), {
-        "id": "arrival", "name": "Welcome anna",
-        "trigger": {"type": "presence", "person": "anna", "home": True},
-        "actions": [{"type": "call", "tool": "core:store_data",
-                     "params": {"key": "welcome", "value": 1}}]})  # fmt: skip
+    raw, entry = service.invocation.issue(
+        agent_id="phone-agent",
+        ttl_s=600,
+        permissions=["automations:create", "presence:read:anna", "storage:*"],
+    )
+    await service.automations.create(
+        service.invocation.verifier.verify(raw),
+        {
+            "id": "arrival",
+            "name": "Welcome anna",
+            "trigger": {"type": "presence", "person": "anna", "home": True},
+            "actions": [
+                {
+                    "type": "call",
+                    "tool": "core:store_data",
+                    "params": {"key": "welcome", "value": 1},
+                }
+            ],
+        },
+    )
     service.invocation.revoke(entry["id"])
     return str(entry["id"])
 
@@ -151,12 +188,14 @@ def test_a_revoked_rule_says_why_and_cannot_be_enabled(served: Served) -> None:
         driver.find_element(By.CSS_SELECTOR, "#use-link").click()
         wait_for(lambda: driver.current_url.endswith("/console/home"), what="signed in")
         driver.get(f"{served.url}/console/rules")
-        card = wait_for(lambda: driver.find_elements(
-            By.CSS_SELECTOR, 'li.rule[data-rule="arrival"]'), what="the rule")[0]
+        card = wait_for(
+            lambda: driver.find_elements(By.CSS_SELECTOR, 'li.rule[data-rule="arrival"]'),
+            what="the rule",
+        )[0]
         assert "When anna arrives" in card.text
         assert card.find_element(By.CSS_SELECTOR, ".state").text == (
-            f"revoked — its creator's token {token_id} is revoked")
+            f"revoked — its creator's token {token_id} is revoked"
+        )
         assert card.find_elements(By.CSS_SELECTOR, "button.toggle") == []
-        assert card.find_element(By.CSS_SELECTOR, ".runs li").text.endswith(
-            "did not act: revoked")
+        assert card.find_element(By.CSS_SELECTOR, ".runs li").text.endswith("did not act: revoked")
         screenshot(driver, "rules-revoked")

@@ -35,9 +35,12 @@ async def test_health_checks_the_running_controller(bridge: ThreadedBridge) -> N
     assert running_url != configured  # the namespace's address: the case of the demo
     jar = aiohttp.CookieJar(unsafe=True)  # keeps the cookies of an IP host
     async with aiohttp.ClientSession(cookie_jar=jar) as client:
-        async with client.post(f"{bridge.url}/console/signin", data={"token": bridge.token},
-                               headers={"Origin": bridge.url},
-                               allow_redirects=False) as res:  # fmt: skip
+        async with client.post(
+            f"{bridge.url}/console/signin",
+            data={"token": bridge.token},
+            headers={"Origin": bridge.url},
+            allow_redirects=False,
+        ) as res:
             assert res.status == 303
         async with client.get(f"{bridge.url}/console/api/health") as res:
             assert res.status == 200

@@ -23,12 +23,15 @@ async def _client(server: BridgeServer) -> aiohttp.ClientSession:
     return aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True))
 
 
-async def _sign_in(client: aiohttp.ClientSession, server: BridgeServer, code: str,
-                   origin: str | None = None) -> aiohttp.ClientResponse:  # fmt: skip
+async def _sign_in(
+    client: aiohttp.ClientSession, server: BridgeServer, code: str, origin: str | None = None
+) -> aiohttp.ClientResponse:
     return await client.post(
-        f"{server.url}/console/link", data={"code": code},
-        headers={"Origin": origin or server.url}, allow_redirects=False,
-    )  # fmt: skip
+        f"{server.url}/console/link",
+        data={"code": code},
+        headers={"Origin": origin or server.url},
+        allow_redirects=False,
+    )
 
 
 async def _csrf(client: aiohttp.ClientSession, server: BridgeServer) -> str:
@@ -43,8 +46,12 @@ async def _csrf(client: aiohttp.ClientSession, server: BridgeServer) -> str:
 async def test_link_signs_in_once_with_a_strict_http_only_cookie(
     bridge_server: BridgeServer,
 ) -> None:
-    link = make_link(bridge_server.service.state_dir, bridge_server.url,
-                     permissions=["device:read:*"], label="alice")  # fmt: skip
+    link = make_link(
+        bridge_server.service.state_dir,
+        bridge_server.url,
+        permissions=["device:read:*"],
+        label="alice",
+    )
     assert link.startswith(f"{bridge_server.url}/console/link?code=")
     async with await _client(bridge_server) as client:
         # Opening the link only shows a button: a link preview never uses the code up.
@@ -97,13 +104,19 @@ async def test_state_changes_need_the_csrf_secret_and_our_origin(
         async with client.get(f"{bridge_server.url}/v1/approvals") as res:
             assert res.status == 200
         # Sign-out needs the secret too, and ends the session.
-        async with client.post(f"{bridge_server.url}/console/signout", data={"csrf": "x"},
-                               headers={"Origin": bridge_server.url},
-                               allow_redirects=False) as res:  # fmt: skip
+        async with client.post(
+            f"{bridge_server.url}/console/signout",
+            data={"csrf": "x"},
+            headers={"Origin": bridge_server.url},
+            allow_redirects=False,
+        ) as res:
             assert res.status == 403
-        async with client.post(f"{bridge_server.url}/console/signout", data={"csrf": csrf},
-                               headers={"Origin": bridge_server.url},
-                               allow_redirects=False) as res:  # fmt: skip
+        async with client.post(
+            f"{bridge_server.url}/console/signout",
+            data={"csrf": csrf},
+            headers={"Origin": bridge_server.url},
+            allow_redirects=False,
+        ) as res:
             assert res.status == 303
             assert res.headers["Location"] == "/console/signin"
         async with client.get(f"{bridge_server.url}/console/home", allow_redirects=False) as res:
@@ -118,9 +131,12 @@ async def test_a_pasted_token_signs_in_and_a_bad_one_does_not(
     assert runtime is not None
     raw = issue_token(runtime.key, agent_id="phone", permissions=["admin:approve"], ttl_s=60)
     async with await _client(bridge_server) as client:
-        async with client.post(f"{bridge_server.url}/console/signin", data={"token": raw},
-                               headers={"Origin": bridge_server.url},
-                               allow_redirects=False) as res:  # fmt: skip
+        async with client.post(
+            f"{bridge_server.url}/console/signin",
+            data={"token": raw},
+            headers={"Origin": bridge_server.url},
+            allow_redirects=False,
+        ) as res:
             assert res.status == 303
         async with client.get(f"{bridge_server.url}/console/home") as page:
             assert "phone" in await page.text()
@@ -130,16 +146,21 @@ async def test_a_pasted_token_signs_in_and_a_bad_one_does_not(
             assert res.status == 403
             assert (await res.json())["error"]["code"] == "PERMISSION_DENIED"
     async with await _client(bridge_server) as client:
-        async with client.post(f"{bridge_server.url}/console/signin",
-                               data={"token": raw[:-4] + "AAAA"},
-                               headers={"Origin": bridge_server.url},
-                               allow_redirects=False) as res:  # fmt: skip
+        async with client.post(
+            f"{bridge_server.url}/console/signin",
+            data={"token": raw[:-4] + "AAAA"},
+            headers={"Origin": bridge_server.url},
+            allow_redirects=False,
+        ) as res:
             assert res.status == 401
             assert "signature" in await res.text()
         # A sign-in form posted from another site is refused.
-        async with client.post(f"{bridge_server.url}/console/signin", data={"token": raw},
-                               headers={"Origin": "http://evil.example"},
-                               allow_redirects=False) as res:  # fmt: skip
+        async with client.post(
+            f"{bridge_server.url}/console/signin",
+            data={"token": raw},
+            headers={"Origin": "http://evil.example"},
+            allow_redirects=False,
+        ) as res:
             assert res.status == 401
             assert COOKIE not in res.cookies
 
@@ -178,20 +199,24 @@ async def test_audit_filters_pages_and_csv(bridge_server: BridgeServer) -> None:
     # 60 calls refused by permission leave 60 "permission_denied" entries (unauthenticated requests
     # are only counted per source and minute, not kept as entries). The tool is out of the
     # token's sight, so each is answered 404 as an unknown tool would be.
-    outsider = issue_token(runtime.key, agent_id="outsider", permissions=["nothing:at:all"],
-                           ttl_s=60)  # fmt: skip
+    outsider = issue_token(
+        runtime.key, agent_id="outsider", permissions=["nothing:at:all"], ttl_s=60
+    )
     for i in range(60):
         async with bridge_server.client.post(
             f"{bridge_server.url}/v1/invoke",
             json={"tool": "core:store_data", "params": {"key": f"k{i}", "value": i}},
             headers={"Authorization": f"Bearer {outsider}"},
-        ) as refused:  # fmt: skip
+        ) as refused:
             assert refused.status == 404
     admin = issue_token(runtime.key, agent_id="auditor", permissions=["admin:audit"], ttl_s=60)
     async with await _client(bridge_server) as client:
-        async with client.post(f"{bridge_server.url}/console/signin", data={"token": admin},
-                               headers={"Origin": bridge_server.url},
-                               allow_redirects=False) as res:  # fmt: skip
+        async with client.post(
+            f"{bridge_server.url}/console/signin",
+            data={"token": admin},
+            headers={"Origin": bridge_server.url},
+            allow_redirects=False,
+        ) as res:
             assert res.status == 303
         url = f"{bridge_server.url}/console/api/audit"
         async with client.get(url, params={"decision": "permission_denied"}) as res:
@@ -208,12 +233,14 @@ async def test_audit_filters_pages_and_csv(bridge_server: BridgeServer) -> None:
         assert len(set(ids)) == 60
         async with client.get(url, params={"agent": "nobody"}) as res:
             assert (await res.json())["entries"] == []
-        async with client.get(url, params={"decision": "permission_denied",
-                                           "format": "csv"}) as res:  # fmt: skip
+        async with client.get(
+            url, params={"decision": "permission_denied", "format": "csv"}
+        ) as res:
             assert res.content_type == "text/csv"
             lines = (await res.text()).splitlines()
-        assert lines[0] == ("id,ts,agent_id,tool,decision,outcome,error_code,duration_ms,"
-                            "call_id,node_id")
+        assert lines[0] == (
+            "id,ts,agent_id,tool,decision,outcome,error_code,duration_ms,call_id,node_id"
+        )
         assert len(lines) == 61
         # Denied (the decision), answered as an unknown tool (the code the caller saw).
         assert all(",permission_denied,error,TOOL_NOT_FOUND," in line for line in lines[1:])
@@ -223,9 +250,12 @@ async def test_audit_filters_pages_and_csv(bridge_server: BridgeServer) -> None:
                 assert (await res.json())["error"]["code"] == "INVALID_REQUEST"
     narrow = issue_token(runtime.key, agent_id="guest", permissions=["device:read:*"], ttl_s=60)
     async with await _client(bridge_server) as client:
-        async with client.post(f"{bridge_server.url}/console/signin", data={"token": narrow},
-                               headers={"Origin": bridge_server.url},
-                               allow_redirects=False) as res:  # fmt: skip
+        async with client.post(
+            f"{bridge_server.url}/console/signin",
+            data={"token": narrow},
+            headers={"Origin": bridge_server.url},
+            allow_redirects=False,
+        ) as res:
             assert res.status == 303
         async with client.get(f"{bridge_server.url}/console/api/audit") as res:
             assert res.status == 403
@@ -236,7 +266,14 @@ def test_csv_cells_never_start_a_formula() -> None:
     from bridge.console.pages import _csv_cell
 
     assert [_csv_cell(v) for v in ("=SUM(A1)", "+1", "-2", "@x", "plain", None, 12)] == [
-        "'=SUM(A1)", "'+1", "'-2", "'@x", "plain", "", "12"]
+        "'=SUM(A1)",
+        "'+1",
+        "'-2",
+        "'@x",
+        "plain",
+        "",
+        "12",
+    ]
 
 
 async def test_the_qr_of_a_secret_takes_only_a_bounded_body_with_csrf(
@@ -247,8 +284,7 @@ async def test_the_qr_of_a_secret_takes_only_a_bounded_body_with_csrf(
     async with await _client(bridge_server) as client:
         async with await _sign_in(client, bridge_server, _code(link)) as res:
             assert res.status == 303
-        csrf = {CSRF_HEADER: await _csrf(client, bridge_server),
-                                "Origin": bridge_server.url}  # fmt: skip
+        csrf = {CSRF_HEADER: await _csrf(client, bridge_server), "Origin": bridge_server.url}
         async with client.post(url, json={"text": "tok.en"}) as no_csrf:
             assert no_csrf.status == 403
         async with client.post(url, json={"text": "tok.en"}, headers=csrf) as ok:
@@ -256,15 +292,19 @@ async def test_the_qr_of_a_secret_takes_only_a_bounded_body_with_csrf(
             assert ok.content_type == "image/svg+xml"
             assert (await ok.text()).lstrip().startswith("<?xml")
         hostile = [
-            ({"text": "x" * 3_500}, 400), ({"text": ""}, 400), ({"text": 5}, 400),
-            ([[[[[[]]]]]], 400), ({"text": "a" * 30_000}, 413),
-        ]  # fmt: skip
+            ({"text": "x" * 3_500}, 400),
+            ({"text": ""}, 400),
+            ({"text": 5}, 400),
+            ([[[[[[]]]]]], 400),
+            ({"text": "a" * 30_000}, 413),
+        ]
         for body, status in hostile:
             async with client.post(url, json=body, headers=csrf) as bad:
                 assert bad.status == status, (str(body)[:40], bad.status)
                 assert "error" in await bad.json()
-        async with client.post(url, data=b"{\"text\": \"\\udead\"}", headers={
-                **csrf, "Content-Type": "application/json"}) as surrogate:
+        async with client.post(
+            url, data=b'{"text": "\\udead"}', headers={**csrf, "Content-Type": "application/json"}
+        ) as surrogate:
             assert surrogate.status == 400
     async with aiohttp.ClientSession() as stranger:
         async with stranger.post(url, json={"text": "x"}) as anon:

@@ -42,9 +42,13 @@ async def test_each_new_approval_is_posted_signed_with_secrets_redacted(
     port = runner.addresses[0][1]
     secret_file = tmp_path / "webhook.secret"
     secret_file.write_bytes(SECRET + b"\n")
-    config = replace(bridge_config, console=ConsoleConfig(
-        approval_webhook_url=f"http://127.0.0.1:{port}/notify",
-        approval_webhook_secret_file=str(secret_file)))  # fmt: skip
+    config = replace(
+        bridge_config,
+        console=ConsoleConfig(
+            approval_webhook_url=f"http://127.0.0.1:{port}/notify",
+            approval_webhook_secret_file=str(secret_file),
+        ),
+    )
     service = BridgeService(config, enable_matter=False)
     await service.start()
     try:
@@ -53,25 +57,41 @@ async def test_each_new_approval_is_posted_signed_with_secrets_redacted(
         async def unlock(params: dict[str, Any], ctx: Any) -> dict[str, Any]:
             return {"ok": True}
 
-        service.registry.register(ToolDefinition(
-            name="gate_unlock", namespace="test", description="Unlock the gate",
-            parameters={"type": "object", "properties": {
-                "gate": {"type": "string"}, "pin_code": {"type": "string"},
-                "note": {"type": "string"}}},
-            dangerous=True,
-            confirmation=Confirmation(mode="always", message="Unlock the {gate} gate?",
-                                      timeout_s=30),
-            audit=Audit(extra={"secret_params": ["note"]}),
-        ), unlock)  # fmt: skip
+        service.registry.register(
+            ToolDefinition(
+                name="gate_unlock",
+                namespace="test",
+                description="Unlock the gate",
+                parameters={
+                    "type": "object",
+                    "properties": {
+                        "gate": {"type": "string"},
+                        "pin_code": {"type": "string"},
+                        "note": {"type": "string"},
+                    },
+                },
+                dangerous=True,
+                confirmation=Confirmation(
+                    mode="always", message="Unlock the {gate} gate?", timeout_s=30
+                ),
+                audit=Audit(extra={"secret_params": ["note"]}),
+            ),
+            unlock,
+        )
         token = service_token(service, "garden-agent", ["*"])
         import aiohttp
 
         async with aiohttp.ClientSession() as client:
-            call = asyncio.create_task(client.post(
-                f"http://127.0.0.1:{bridge_port}/v1/invoke",
-                json={"tool": "gate_unlock",
-                      "params": {"gate": "garden", "pin_code": "1234", "note": "x"}},
-                headers={"Authorization": f"Bearer {token}"}))  # fmt: skip
+            call = asyncio.create_task(
+                client.post(
+                    f"http://127.0.0.1:{bridge_port}/v1/invoke",
+                    json={
+                        "tool": "gate_unlock",
+                        "params": {"gate": "garden", "pin_code": "1234", "note": "x"},
+                    },
+                    headers={"Authorization": f"Bearer {token}"},
+                )
+            )
             await asyncio.wait_for(got.wait(), 10)
             headers, body = received[0]
             # docs/configuration.md: X-Atmosphere-Timestamp and
@@ -80,8 +100,9 @@ async def test_each_new_approval_is_posted_signed_with_secrets_redacted(
             timestamp = headers["X-Atmosphere-Timestamp"]
             assert timestamp.isdigit()
             assert abs(int(timestamp) - time.time()) < 300
-            expected = hmac.new(SECRET, timestamp.encode("ascii") + b"." + body,
-                                hashlib.sha256).hexdigest()  # fmt: skip
+            expected = hmac.new(
+                SECRET, timestamp.encode("ascii") + b"." + body, hashlib.sha256
+            ).hexdigest()
             assert headers["X-Atmosphere-Signature"] == f"sha256={expected}"
             doc = json.loads(body)
             assert doc["type"] == "approval.pending"
@@ -91,13 +112,17 @@ async def test_each_new_approval_is_posted_signed_with_secrets_redacted(
             assert approval["agent_id"] == "garden-agent"
             assert approval["message"] == 'Unlock the "garden" gate?'
             assert approval["params"] == {
-                "gate": "garden", "pin_code": "[redacted]", "note": "[redacted]"}
+                "gate": "garden",
+                "pin_code": "[redacted]",
+                "note": "[redacted]",
+            }
             assert approval["status"] == "pending"
             assert b"1234" not in body
             admin = service_token(service, "alice", ["admin:approve"])
             async with client.post(
                 f"http://127.0.0.1:{bridge_port}/v1/approvals/{approval['id']}",
-                json={"decision": "deny"}, headers={"Authorization": f"Bearer {admin}"},
+                json={"decision": "deny"},
+                headers={"Authorization": f"Bearer {admin}"},
             ) as res:
                 assert res.status == 200
             res = await call

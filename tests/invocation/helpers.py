@@ -31,7 +31,11 @@ class Env:
         self.registry = ToolRegistry(self.events)
         config = BridgeConfig(state_dir=state, auth=AuthConfig(trusted_issuers=tuple(trusted)))
         self.runtime = Pipeline.build(
-            config=config, db=self.db, registry=self.registry, events=self.events, key=self.key,
+            config=config,
+            db=self.db,
+            registry=self.registry,
+            events=self.events,
+            key=self.key,
             node_id=NODE_ID,
         )
         self.invoker = self.runtime.invoker
@@ -41,12 +45,22 @@ class Env:
 
     def token(self, agent: str = "agent-1", perms: Sequence[str] = ("*",), **cons: Any) -> str:
         return issue_token(
-            self.key, agent_id=agent, permissions=perms, ttl_s=3600,
+            self.key,
+            agent_id=agent,
+            permissions=perms,
+            ttl_s=3600,
             constraints=Constraints(**cons) if cons else None,
         )
 
-    def request(self, tool: str, params: dict[str, Any] | None = None, *, token: str | None = None,
-                **kw: Any) -> ToolRequest:
+    def request(
+        self,
+        tool: str,
+        params: dict[str, Any] | None = None,
+        *,
+        token: str | None = None,
+        **kw: Any,
+    ) -> ToolRequest:
         routing = kw.pop("routing", None) or RequestRouting()
-        return ToolRequest(tool=tool, params=params or {}, token=token or self.default_token,
-                           routing=routing, **kw)
+        return ToolRequest(
+            tool=tool, params=params or {}, token=token or self.default_token, routing=routing, **kw
+        )

@@ -92,7 +92,10 @@ async def test_allowed_call_runs_records_and_publishes(env: Env) -> None:
     assert statuses[-1]["resultJson"] == '{"echo": "hi"}'
     [entry] = await env.runtime.audit.query()
     assert (entry.agent_id, entry.tool, entry.decision, entry.outcome) == (
-        "agent-1", "core:echo@1.0.0", "allowed", "completed"
+        "agent-1",
+        "core:echo@1.0.0",
+        "allowed",
+        "completed",
     )
     assert entry.params == {"text": "hi", "times": 1}
     assert entry.result == {"echo": "hi"}
@@ -115,7 +118,8 @@ async def test_a_call_is_answered_after_its_audit_row_is_committed(env: Env) -> 
     resp = await env.invoker.invoke(env.request("echo", {"text": "x"}))
     assert resp.error is not None
     assert (resp.error["code"], resp.error["details"]["reason"]) == (
-        "INTERNAL", "audit_unavailable"
+        "INTERNAL",
+        "audit_unavailable",
     )
     assert len(handler.calls) == 2
 
@@ -132,8 +136,7 @@ async def test_a_lone_call_waits_out_a_held_database_and_many_calls_share_commit
 
     env.registry.register(echo_tool(name="slow"), slow)
     env.registry.register(echo_tool(), Counter())
-    other = sqlite3.connect(env.state / "bridge.db", isolation_level=None,
-                            check_same_thread=False)  # fmt: skip
+    other = sqlite3.connect(env.state / "bridge.db", isolation_level=None, check_same_thread=False)
     first = await env.invoker.invoke(env.request("slow", {"text": "alone"}))
     assert other.execute("SELECT call_id FROM audit_log").fetchall() == [(first.call_id,)]
     other.execute("BEGIN IMMEDIATE")
@@ -148,8 +151,9 @@ async def test_a_lone_call_waits_out_a_held_database_and_many_calls_share_commit
     # Calls in flight together still share group commits.
     audit = env.runtime.audit
     before = audit.commits
-    answers = await asyncio.gather(*(env.invoker.invoke(env.request("echo", {"text": str(i)}))
-                                     for i in range(64)))  # fmt: skip
+    answers = await asyncio.gather(
+        *(env.invoker.invoke(env.request("echo", {"text": str(i)})) for i in range(64))
+    )
     assert all(a.ok for a in answers)
     assert other.execute("SELECT count(*) FROM audit_log").fetchone() == (66,)
     assert 1 <= audit.commits - before <= 8
@@ -171,13 +175,15 @@ async def test_rejections_have_codes_and_are_audited(env: Env) -> None:
     cases = [
         # A tool the token may not see answers as an unknown one (no oracle of names);
         # the audit still records the denial.
-        ("TOOL_NOT_FOUND", env.request(
-            "echo", {"text": "x"}, token=env.token(perms=["tool:x:*"])
-        )),
-        ("UNAUTHENTICATED", env.request(
-            "echo", {"text": "x"},
-            token=issue_token(stranger, agent_id="a", permissions=["*"], ttl_s=60),
-        )),
+        ("TOOL_NOT_FOUND", env.request("echo", {"text": "x"}, token=env.token(perms=["tool:x:*"]))),
+        (
+            "UNAUTHENTICATED",
+            env.request(
+                "echo",
+                {"text": "x"},
+                token=issue_token(stranger, agent_id="a", permissions=["*"], ttl_s=60),
+            ),
+        ),
         ("INVALID_PARAMS", env.request("echo", {"text": 5})),
         ("TOOL_NOT_FOUND", env.request("nope")),
     ]
@@ -200,7 +206,8 @@ async def test_rejections_have_codes_and_are_audited(env: Env) -> None:
     resp = await env.invoker.invoke(env.request("echo", {"text": "x"}, token=forged))
     assert resp.error is not None
     assert (resp.error["code"], resp.error["details"]["reason"]) == (
-        "UNAUTHENTICATED", "bad_signature"
+        "UNAUTHENTICATED",
+        "bad_signature",
     )
     missing = ToolRequest(tool="echo", params={"text": "x"})
     assert code(await env.invoker.invoke(missing)) == "UNAUTHENTICATED"
@@ -208,12 +215,15 @@ async def test_rejections_have_codes_and_are_audited(env: Env) -> None:
     decisions = sorted(e.decision for e in await env.runtime.audit.query())
     assert decisions == ["invalid_params", "permission_denied", "tool_not_found"]
     # Calls without a verified token are counted per source, minute and reason.
-    counted = {(r["source"], r["reason"]): r["count"]
-               for r in env.runtime.audit.rejections_sync()}
+    counted = {(r["source"], r["reason"]): r["count"] for r in env.runtime.audit.rejections_sync()}
     # A genuine token refused (here: expired) is counted under its id.
     expired_id = parse_token(expired)[0].id
-    assert counted == {("call", "unknown_issuer"): 1, (f"token:{expired_id}", "expired"): 1,
-                       ("call", "bad_signature"): 1, ("call", "missing"): 1}
+    assert counted == {
+        ("call", "unknown_issuer"): 1,
+        (f"token:{expired_id}", "expired"): 1,
+        ("call", "bad_signature"): 1,
+        ("call", "missing"): 1,
+    }
 
 
 async def test_replay_and_clock_skew(env: Env) -> None:
@@ -227,19 +237,25 @@ async def test_replay_and_clock_skew(env: Env) -> None:
     resp = await env.invoker.invoke(stale)
     assert resp.error is not None
     assert (resp.error["code"], resp.error["details"]["reason"]) == (
-        "UNAUTHENTICATED", "clock_skew"
+        "UNAUTHENTICATED",
+        "clock_skew",
     )
 
 
 async def test_templated_permission(env: Env) -> None:
     handler = Counter()
     params = {
-        "type": "object", "properties": {"device_id": {"type": "string"}},
+        "type": "object",
+        "properties": {"device_id": {"type": "string"}},
         "required": ["device_id"],
     }
     env.registry.register(
-        ToolDefinition(name="toggle", description="Toggle", parameters=params,
-                       requires=Requires(permissions=("device:control:{device_id}",))),
+        ToolDefinition(
+            name="toggle",
+            description="Toggle",
+            parameters=params,
+            requires=Requires(permissions=("device:control:{device_id}",)),
+        ),
         handler,
     )
     token = env.token(perms=["device:control:light-1"])
@@ -277,8 +293,7 @@ async def test_token_constraints(env: Env) -> None:
     )
     here = env.token(allowed_nodes=(NODE_ID,), max_hops=1)
     assert (await env.invoker.invoke(env.request("echo", {"text": "x"}, token=here))).ok
-    far = env.request("echo", {"text": "x"}, token=here,
-                      routing=RequestRouting(path=("n1", "n2")))
+    far = env.request("echo", {"text": "x"}, token=here, routing=RequestRouting(path=("n1", "n2")))
     assert code(await env.invoker.invoke(far)) == "HOP_LIMIT_EXCEEDED"
 
 
@@ -300,10 +315,12 @@ async def test_idempotent_retry_acts_once(env: Env) -> None:
     )
     assert third.ok
     assert len(handler.calls) == 2
-    concurrent = await asyncio.gather(*[
-        env.invoker.invoke(env.request("echo", {"text": "c"}, idempotency_key="k2"))
-        for _ in range(5)
-    ])
+    concurrent = await asyncio.gather(
+        *[
+            env.invoker.invoke(env.request("echo", {"text": "c"}, idempotency_key="k2"))
+            for _ in range(5)
+        ]
+    )
     assert {r.call_id for r in concurrent} == {concurrent[0].call_id}
     assert len(handler.calls) == 3
     decisions = [e.decision for e in await env.runtime.audit.query()]
@@ -316,8 +333,9 @@ async def test_idempotency_survives_restart(tmp_path: Any) -> None:
     handler = Counter()
     env.registry.register(echo_tool(), handler)
     token = env.token()
-    first = await env.invoker.invoke(env.request("echo", {"text": "a"}, token=token,
-                                                 idempotency_key="persist"))
+    first = await env.invoker.invoke(
+        env.request("echo", {"text": "a"}, token=token, idempotency_key="persist")
+    )
     await env.runtime.stop()
     await asyncio.sleep(0.05)
     env.db.close()
@@ -325,8 +343,9 @@ async def test_idempotency_survives_restart(tmp_path: Any) -> None:
     await again.runtime.start()
     handler2 = Counter()
     again.registry.register(echo_tool(), handler2)
-    second = await again.invoker.invoke(again.request("echo", {"text": "a"}, token=token,
-                                                      idempotency_key="persist"))
+    second = await again.invoker.invoke(
+        again.request("echo", {"text": "a"}, token=token, idempotency_key="persist")
+    )
     assert second.result == first.result
     assert second.call_id == first.call_id
     assert handler2.calls == []
@@ -388,24 +407,40 @@ async def test_remote_executor(env: Env) -> None:
     env.registry.register(echo_tool(name="far", server_name="node-b"), None)
     assert code(await env.invoker.invoke(env.request("far", {"text": "x"}))) == "NO_CAPABLE_NODE"
 
-    there = ExecutionInfo(node_id="node-b", hops=1, duration_ms=4.5,
-                          path=(env.invoker.node_id, "node-b"), attempts=("node-b",))
+    there = ExecutionInfo(
+        node_id="node-b",
+        hops=1,
+        duration_ms=4.5,
+        path=(env.invoker.node_id, "node-b"),
+        attempts=("node-b",),
+    )
 
     class Router:
-        async def execute(self, tool: RegisteredTool, params: dict[str, Any], context: CallContext,
-                          request: ToolRequest) -> RemoteOutcome:
+        async def execute(
+            self,
+            tool: RegisteredTool,
+            params: dict[str, Any],
+            context: CallContext,
+            request: ToolRequest,
+        ) -> RemoteOutcome:
             if params["text"] == "fail":
                 return RemoteOutcome(error=DeviceUnavailableError("lamp is off"), execution=there)
             return RemoteOutcome(
-                result={"ran_on": tool.definition.server_name, "params": params,
-                        "agent": context.agent_id},
+                result={
+                    "ran_on": tool.definition.server_name,
+                    "params": params,
+                    "agent": context.agent_id,
+                },
                 execution=there,
             )
 
     env.invoker.set_remote_executor(Router())
     resp = await env.invoker.invoke(env.request("far", {"text": "x"}))
-    assert resp.result == {"ran_on": "node-b", "params": {"text": "x", "times": 1},
-                           "agent": "agent-1"}
+    assert resp.result == {
+        "ran_on": "node-b",
+        "params": {"text": "x", "times": 1},
+        "agent": "agent-1",
+    }
     assert resp.execution == there
     assert resp.node_id == env.invoker.node_id
     failed = await env.invoker.invoke(env.request("far", {"text": "fail"}))
@@ -424,7 +459,11 @@ async def test_local_execution_is_reported(env: Env) -> None:
     execution = resp.execution
     assert execution is not None
     assert (execution.node_id, execution.hops, execution.path, execution.attempts) == (
-        env.invoker.node_id, 0, (env.invoker.node_id,), ())
+        env.invoker.node_id,
+        0,
+        (env.invoker.node_id,),
+        (),
+    )
     assert 20.0 <= execution.duration_ms <= resp.duration_ms
     assert ToolResponse.from_json(resp.to_json()).execution == execution
     # Refused before execution: it ran nowhere.
@@ -444,17 +483,27 @@ async def test_unavailable_tool(env: Env) -> None:
 @pytest.fixture(name="unlock")
 def unlock_fixture(env: Env) -> Counter:
     handler = Counter()
-    params = {"type": "object", "properties": {"door": {"type": "string"},
-                                               "text": {"type": "string", "default": "open"},
-                                               "times": {"type": "integer", "default": 1}}}
+    params = {
+        "type": "object",
+        "properties": {
+            "door": {"type": "string"},
+            "text": {"type": "string", "default": "open"},
+            "times": {"type": "integer", "default": 1},
+        },
+    }
     env.registry.register(
         ToolDefinition(
-            name="unlock", namespace="matter", description="Unlock a door", parameters=params,
+            name="unlock",
+            namespace="matter",
+            description="Unlock a door",
+            parameters=params,
             dangerous=True,
             confirmation=Confirmation(
-                mode="when", when={"properties": {"door": {"const": "front"}},
-                                   "required": ["door"]},
-                message="Unlock the {door} door for {agent}?", multi_party=2, timeout_s=5,
+                mode="when",
+                when={"properties": {"door": {"const": "front"}}, "required": ["door"]},
+                message="Unlock the {door} door for {agent}?",
+                multi_party=2,
+                timeout_s=5,
             ),
         ),
         handler,
@@ -508,7 +557,8 @@ async def test_approval_deny_and_timeout(env: Env, unlock: Counter) -> None:
     assert unlock.calls == []
     [entry] = await env.runtime.audit.query(decision="confirmation_denied")
     assert entry.details["votes"] == [
-        {"approver": "alice", "token_id": alice.id, "decision": "deny"}]
+        {"approver": "alice", "token_id": alice.id, "decision": "deny"}
+    ]
     # The condition does not match: no confirmation needed.
     assert (await env.invoker.invoke(env.request("unlock", {"door": "garage"}))).ok
     assert len(unlock.calls) == 1
@@ -517,8 +567,11 @@ async def test_approval_deny_and_timeout(env: Env, unlock: Counter) -> None:
 async def test_confirmation_timeout(env: Env) -> None:
     handler = Counter()
     env.registry.register(
-        echo_tool(name="wipe", dangerous=True,
-                  confirmation=Confirmation(mode="always", message="Wipe {text}?", timeout_s=0.1)),
+        echo_tool(
+            name="wipe",
+            dangerous=True,
+            confirmation=Confirmation(mode="always", message="Wipe {text}?", timeout_s=0.1),
+        ),
         handler,
     )
     resp = await env.invoker.invoke(env.request("wipe", {"text": "disk"}))
@@ -533,8 +586,12 @@ async def test_confirmation_timeout(env: Env) -> None:
 async def test_status_events_carry_the_verified_agent(env: Env) -> None:
     env.registry.register(echo_tool(), Counter())
     sub = env.events.subscribe("tool_call.")
-    claimed = env.request("echo", {"text": "x"}, token=env.token(agent="real"),
-                          context=RequestContext(agent_id="someone-else"))
+    claimed = env.request(
+        "echo",
+        {"text": "x"},
+        token=env.token(agent="real"),
+        context=RequestContext(agent_id="someone-else"),
+    )
     assert (await env.invoker.invoke(claimed)).ok
     bad = env.request("echo", {"text": 5}, token=env.token(agent="real"))
     await env.invoker.invoke(bad)
@@ -542,9 +599,13 @@ async def test_status_events_carry_the_verified_agent(env: Env) -> None:
     await env.invoker.invoke(anon)
     events = [sub.queue.get_nowait().data for _ in range(sub.queue.qsize())]
     assert [(e["status"], e["agentId"]) for e in events] == [
-        ("initiated", None), ("running", "real"), ("completed", "real"),
-        ("initiated", None), ("error", "real"),
-        ("initiated", None), ("error", None),
+        ("initiated", None),
+        ("running", "real"),
+        ("completed", "real"),
+        ("initiated", None),
+        ("error", "real"),
+        ("initiated", None),
+        ("error", None),
     ]
 
 
@@ -570,7 +631,9 @@ async def test_a_full_disk_answers_storage_full_and_acknowledges_nothing(env: En
     resp = await env.invoker.invoke(env.request("echo", {"text": "x" * 20_000}))
     assert resp.error is not None
     assert (resp.error["code"], resp.error["retryable"], resp.error["details"]["reason"]) == (
-        "STORAGE_FULL", True, "audit_unavailable"
+        "STORAGE_FULL",
+        True,
+        "audit_unavailable",
     )
     env.db.execute_sync("PRAGMA max_page_count = 1073741823")
     assert (await env.invoker.invoke(env.request("echo", {"text": "after"}))).ok

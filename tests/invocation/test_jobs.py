@@ -20,8 +20,12 @@ def register(env: Env, gate: asyncio.Event) -> None:
         return {"n": params["n"] * 2}
 
     env.registry.register(
-        ToolDefinition(name="work", description="Work", parameters=SCHEMA,
-                       execution=Execution(async_allowed=True)),
+        ToolDefinition(
+            name="work",
+            description="Work",
+            parameters=SCHEMA,
+            execution=Execution(async_allowed=True),
+        ),
         work,
     )
 
@@ -82,8 +86,9 @@ async def test_restart_reports_interrupted(tmp_path: Path) -> None:
     again = Env(tmp_path)
     assert again.db.path == crashed_db_path
     await again.runtime.start()
-    after = await again.runtime.jobs.get(job.id, again.runtime.verifier.verify(
-        again.token(agent="alice")))
+    after = await again.runtime.jobs.get(
+        job.id, again.runtime.verifier.verify(again.token(agent="alice"))
+    )
     assert after.status is JobStatus.ERROR
     assert after.interrupted is True
     assert after.error is not None

@@ -14,11 +14,14 @@ from bridge.invocation.messages import (
 def test_request_round_trip_and_signature() -> None:
     key = NodeKey.generate()
     request = ToolRequest(
-        tool="matter:light_on@>=1.0.0", params={"level": 5, "name": "Küche"},
+        tool="matter:light_on@>=1.0.0",
+        params={"level": 5, "name": "Küche"},
         context=RequestContext(agent_id="a", session_id="s", trace_id="t"),
-        routing=RequestRouting(prefer_nodes=("n1",), exclude_nodes=("n2",), hop_budget=2,
-                               timeout_ms=500, path=("n0",)),
-        token="tok", idempotency_key="k",
+        routing=RequestRouting(
+            prefer_nodes=("n1",), exclude_nodes=("n2",), hop_budget=2, timeout_ms=500, path=("n0",)
+        ),
+        token="tok",
+        idempotency_key="k",
     ).signed(key)
     wire = request.to_json()
     assert wire["type"] == "tool_invoke"
@@ -40,19 +43,31 @@ def test_response_round_trip() -> None:
     assert ok.signature_valid()
     err = ToolResponse.failure(request, "c2", None, ToolFailedError("boom"), 2.0, "n")
     back = ToolResponse.from_json(err.to_json())
-    assert back.error == {"code": "TOOL_FAILED", "message": "boom", "details": {},
-                          "retryable": False}
+    assert back.error == {
+        "code": "TOOL_FAILED",
+        "message": "boom",
+        "details": {},
+        "retryable": False,
+    }
     assert not back.ok
 
 
 @pytest.mark.parametrize(
     "doc",
     [
-        [], {"tool": 5}, {}, {"tool": "x", "bogus": 1}, {"tool": "x", "params": []},
-        {"tool": "x", "type": "other"}, {"tool": "x", "routing": {"hop_budget": 99}},
-        {"tool": "x", "routing": {"timeout_ms": True}}, {"tool": "x", "context": {"x": 1}},
-        {"tool": "x", "timestamp": "now"}, {"tool": "x", "auth": {"token": 5}},
-        {"tool": "x", "routing": {"path": [1]}}, {"tool": "x", "id": ""},
+        [],
+        {"tool": 5},
+        {},
+        {"tool": "x", "bogus": 1},
+        {"tool": "x", "params": []},
+        {"tool": "x", "type": "other"},
+        {"tool": "x", "routing": {"hop_budget": 99}},
+        {"tool": "x", "routing": {"timeout_ms": True}},
+        {"tool": "x", "context": {"x": 1}},
+        {"tool": "x", "timestamp": "now"},
+        {"tool": "x", "auth": {"token": 5}},
+        {"tool": "x", "routing": {"path": [1]}},
+        {"tool": "x", "id": ""},
     ],
 )
 def test_request_rejects_malformed(doc: object) -> None:

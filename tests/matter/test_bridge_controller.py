@@ -37,8 +37,13 @@ def test_node_controller(fabric: Fabric) -> Iterator[ThreadedController]:
 
 
 def _command(cluster: str, command: str, payload: dict[str, Any]) -> dict[str, Any]:
-    return {"kind": "command", "endpoint_id": 1, "cluster": cluster, "command": command,
-            "payload": payload}  # fmt: skip
+    return {
+        "kind": "command",
+        "endpoint_id": 1,
+        "cluster": cluster,
+        "command": command,
+        "payload": payload,
+    }
 
 
 _LEVEL_77 = {"level": 77, "transitionTime": None, "optionsMask": 0, "optionsOverride": 0}
@@ -51,21 +56,54 @@ SENT = {
     "light_test_onoff_on": [_command("OnOff", "On", {})],
     "light_test_onoff_toggle": [_command("OnOff", "Toggle", {})],
     "light_test_dimmable_off": [_command("OnOff", "Off", {})],
-    "light_test_dimmable_brightness": [
-        _command("LevelControl", "MoveToLevelWithOnOff", _LEVEL_77)],
-    "light_test_color_set_color": [_command("ColorControl", "MoveToHueAndSaturation", {
-        "hue": 27, "saturation": 254, "transitionTime": 0, "optionsMask": 0,
-        "optionsOverride": 0})],
-    "light_test_color_color_temperature": [_command("ColorControl", "MoveToColorTemperature", {
-        "colorTemperatureMireds": 370, "transitionTime": 0, "optionsMask": 0,
-        "optionsOverride": 0})],
-    "test_thermostat_set_temperature": [{"kind": "write", "endpoint_id": 1,
-        "cluster": "Thermostat", "attribute": "OccupiedHeatingSetpoint", "value": 2150}],
-    "test_thermostat_set_mode": [{"kind": "write", "endpoint_id": 1, "cluster": "Thermostat",
-                                  "attribute": "SystemMode", "value": 4}],
+    "light_test_dimmable_brightness": [_command("LevelControl", "MoveToLevelWithOnOff", _LEVEL_77)],
+    "light_test_color_set_color": [
+        _command(
+            "ColorControl",
+            "MoveToHueAndSaturation",
+            {
+                "hue": 27,
+                "saturation": 254,
+                "transitionTime": 0,
+                "optionsMask": 0,
+                "optionsOverride": 0,
+            },
+        )
+    ],
+    "light_test_color_color_temperature": [
+        _command(
+            "ColorControl",
+            "MoveToColorTemperature",
+            {
+                "colorTemperatureMireds": 370,
+                "transitionTime": 0,
+                "optionsMask": 0,
+                "optionsOverride": 0,
+            },
+        )
+    ],
+    "test_thermostat_set_temperature": [
+        {
+            "kind": "write",
+            "endpoint_id": 1,
+            "cluster": "Thermostat",
+            "attribute": "OccupiedHeatingSetpoint",
+            "value": 2150,
+        }
+    ],
+    "test_thermostat_set_mode": [
+        {
+            "kind": "write",
+            "endpoint_id": 1,
+            "cluster": "Thermostat",
+            "attribute": "SystemMode",
+            "value": 4,
+        }
+    ],
     "test_thermostat_adjust_temperature": [
-        _command("Thermostat", "SetpointRaiseLower", {"mode": 2, "amount": 15})],
-}  # fmt: skip
+        _command("Thermostat", "SetpointRaiseLower", {"mode": 2, "amount": 15})
+    ],
+}
 # The states of the matter.js dumps' recorded values (attributes 1/6/0, 1/8/0, 1/768/*,
 # 1/513/*), converted by hand: level 77 is 30 %; ColorMode 2 is colour temperature;
 # 300 mireds is 3333 K; hue 120 of 254 is 170 degrees; saturation 200 of 254 is 79 %;
@@ -74,12 +112,20 @@ STATES = {
     "light_test_onoff_state": {"on": False},
     "light_test_dimmable_state": {"brightness_percent": 30, "on": True},
     "light_test_color_state": {
-        "color_mode": "color_temperature", "color": {"hue": 170, "saturation": 79},
-        "color_xy": {"x": 0.3805, "y": 0.3769}, "color_temperature_kelvin": 3333,
-        "brightness_percent": 30, "on": True},
-    "test_thermostat_state": {"temperature": 21.0, "heating_setpoint": 22.5,
-                              "cooling_setpoint": 26.0, "mode": "heat"},
-}  # fmt: skip
+        "color_mode": "color_temperature",
+        "color": {"hue": 170, "saturation": 79},
+        "color_xy": {"x": 0.3805, "y": 0.3769},
+        "color_temperature_kelvin": 3333,
+        "brightness_percent": 30,
+        "on": True,
+    },
+    "test_thermostat_state": {
+        "temperature": 21.0,
+        "heating_setpoint": 22.5,
+        "cooling_setpoint": 26.0,
+        "mode": "heat",
+    },
+}
 
 
 def _without_node(actions: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -159,13 +205,21 @@ async def test_every_tool_through_the_real_controller(
         assert generic is not None
         assert generic.handler is not None
         light = next(d for d in bridge.devices() if d.slug == "light_test_onoff")
-        ok = await generic.handler({"device_id": light.id, "cluster": "Identify",
-                                    "command": "Identify", "payload": {"identifyTime": 3}},
-                                   CallContext())
+        ok = await generic.handler(
+            {
+                "device_id": light.id,
+                "cluster": "Identify",
+                "command": "Identify",
+                "payload": {"identifyTime": 3},
+            },
+            CallContext(),
+        )
         assert ok["sent"][0]["payload"] == {"identifyTime": 3}
         with pytest.raises(InvalidParamsError):
-            await generic.handler({"device_id": light.id, "cluster": "OnOff",
-                                   "command": "Onn", "payload": {}}, CallContext())
+            await generic.handler(
+                {"device_id": light.id, "cluster": "OnOff", "command": "Onn", "payload": {}},
+                CallContext(),
+            )
         # An unavailable device fails fast; its tools stay listed as unavailable.
         node = adapter.node(light.node_id)
         assert node is not None
@@ -192,17 +246,29 @@ async def test_a_written_mode_steers_the_next_setpoint_at_once(
         prefix = f"matter:{device.slug}"
         mode = await bridge.call(f"{prefix}_set_mode@1.0.0", {"mode": "cool"})
         assert mode["sent"] == [
-            {"kind": "write", "node_id": node_id, "endpoint_id": 1, "cluster": "Thermostat",
-             "attribute": "SystemMode", "value": 3},
-        ]  # fmt: skip
+            {
+                "kind": "write",
+                "node_id": node_id,
+                "endpoint_id": 1,
+                "cluster": "Thermostat",
+                "attribute": "SystemMode",
+                "value": 3,
+            },
+        ]
         node = adapter.node(node_id)
         assert node is not None
         assert node.attributes["1/513/28"] == 3
         result = await bridge.call(f"{prefix}_set_temperature@1.0.0", {"celsius": 24})
         assert result["sent"] == [
-            {"kind": "write", "node_id": node_id, "endpoint_id": 1, "cluster": "Thermostat",
-             "attribute": "OccupiedCoolingSetpoint", "value": 2400},
-        ]  # fmt: skip
+            {
+                "kind": "write",
+                "node_id": node_id,
+                "endpoint_id": 1,
+                "cluster": "Thermostat",
+                "attribute": "OccupiedCoolingSetpoint",
+                "value": 2400,
+            },
+        ]
         assert node.attributes["1/513/17"] == 2400
         assert node.attributes["1/513/18"] == 2250
 
@@ -238,9 +304,15 @@ async def test_each_wire_command_is_built_once(
         assert generic is not None
         assert generic.handler is not None
         sent = len(adapter.sent)
-        result = await generic.handler({"device_id": light.id, "cluster": "Identify",
-                                        "command": "Identify", "payload": {"identifyTime": 3}},
-                                       CallContext())  # fmt: skip
+        result = await generic.handler(
+            {
+                "device_id": light.id,
+                "cluster": "Identify",
+                "command": "Identify",
+                "payload": {"identifyTime": 3},
+            },
+            CallContext(),
+        )
         assert result["sent"][0]["payload"] == {"identifyTime": 3}
         assert len(adapter.sent) == sent + 1
         assert built == [("Identify", "Identify")]

@@ -99,9 +99,7 @@ async def test_a_report_touches_the_registry_only_when_a_tool_changes(
     node = adapter.node(node_id)
     assert node is not None
     sub = watch._events.subscribe("device.state")
-    scalars = sorted(
-        (p, v) for p, v in node.attributes.items() if isinstance(v, bool | int | str)
-    )
+    scalars = sorted((p, v) for p, v in node.attributes.items() if isinstance(v, bool | int | str))
     touched: set[str] = set()
     for path, original in scalars:
         for value in (changed(original), original):
@@ -115,8 +113,11 @@ async def test_a_report_touches_the_registry_only_when_a_tool_changes(
                 assert device.clusters[cluster][attribute] == value, path
                 event = sub.queue.get_nowait()
                 assert event.data == {
-                    "device_id": device.id, "name": device.name, "path": path, "value": value,
-                }  # fmt: skip
+                    "device_id": device.id,
+                    "name": device.name,
+                    "path": path,
+                    "value": value,
+                }
             assert sub.queue.empty(), path
             after_report = watch.snapshot()
             reported_changes = list(watch.changes)

@@ -62,8 +62,11 @@ async def test_a_call_gives_up_at_its_callers_deadline(
         )
         node_id = int(node["node_id"])
         assert node_id not in known
-        await until(lambda: any(d.node_id == node_id and d.available for d in bridge.devices()),
-                    60, "the commissioned light")  # fmt: skip
+        await until(
+            lambda: any(d.node_id == node_id and d.available for d in bridge.devices()),
+            60,
+            "the commissioned light",
+        )
         (device,) = [d for d in bridge.devices() if d.node_id == node_id]
         on = registry.get(f"matter:{device.slug}_on@1.0.0")
         assert on is not None

@@ -76,8 +76,14 @@ def test_running_bridge_loads_no_sdk() -> None:
         "build_command('OnOff', 'Toggle', {})\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('chip', 'matter_server')))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
-                         text=True, check=True, timeout=60)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
     assert out.stdout.strip() == "[]"
 
 
@@ -128,12 +134,17 @@ def _sent_by_sdk_client(obj: Any) -> Any:
 
 def _same(ours: Any, sdk: Any) -> bool:
     if isinstance(ours, dict):
-        return isinstance(sdk, dict) and all(
-            _same(ours[k], sdk[k]) if k in ours else sdk[k] is None for k in sdk
-        ) and set(ours) <= set(sdk)
+        return (
+            isinstance(sdk, dict)
+            and all(_same(ours[k], sdk[k]) if k in ours else sdk[k] is None for k in sdk)
+            and set(ours) <= set(sdk)
+        )
     if isinstance(ours, list):
-        return isinstance(sdk, list) and len(ours) == len(sdk) and all(
-            _same(a, b) for a, b in zip(ours, sdk, strict=True))  # fmt: skip
+        return (
+            isinstance(sdk, list)
+            and len(ours) == len(sdk)
+            and all(_same(a, b) for a, b in zip(ours, sdk, strict=True))
+        )
     return bool(ours == sdk and type(ours) is type(sdk))
 
 
@@ -159,8 +170,9 @@ def _smallest(fields: tuple[FieldInfo, ...]) -> dict[str, Any]:
 
 def _first(spec: Any) -> Any:
     if isinstance(spec, str):
-        return {"bool": False, "str": "", "bytes": "", "float": 0.0, "int": 0, "uint": 0,
-                "any": 0}[spec]  # fmt: skip
+        return {"bool": False, "str": "", "bytes": "", "float": 0.0, "int": 0, "uint": 0, "any": 0}[
+            spec
+        ]
     kind = spec[0]
     if kind == "list":
         return []
@@ -214,26 +226,52 @@ def test_every_command_builds_and_parses_with_its_smallest_payload() -> None:
     ("cluster", "command", "payload", "message"),
     [
         ("OnOff", "Toggle", {"x": 1}, "unknown field"),
-        ("LevelControl", "MoveToLevel", {"level": -1, "transitionTime": None,
-                                         "optionsMask": 0, "optionsOverride": 0},
-         "level must not be negative"),
-        ("LevelControl", "MoveToLevel", {"level": True, "transitionTime": None,
-                                         "optionsMask": 0, "optionsOverride": 0},
-         "level must be an integer"),
-        ("LevelControl", "MoveToLevel", {"level": 1, "optionsMask": 0, "optionsOverride": 0},
-         "transitionTime is required"),
-        ("LevelControl", "MoveToLevel", {"level": 1, "transitionTime": None,
-                                         "optionsMask": 1 << 20, "optionsOverride": 0},
-         "bitmap of OptionsBitmap"),
+        (
+            "LevelControl",
+            "MoveToLevel",
+            {"level": -1, "transitionTime": None, "optionsMask": 0, "optionsOverride": 0},
+            "level must not be negative",
+        ),
+        (
+            "LevelControl",
+            "MoveToLevel",
+            {"level": True, "transitionTime": None, "optionsMask": 0, "optionsOverride": 0},
+            "level must be an integer",
+        ),
+        (
+            "LevelControl",
+            "MoveToLevel",
+            {"level": 1, "optionsMask": 0, "optionsOverride": 0},
+            "transitionTime is required",
+        ),
+        (
+            "LevelControl",
+            "MoveToLevel",
+            {"level": 1, "transitionTime": None, "optionsMask": 1 << 20, "optionsOverride": 0},
+            "bitmap of OptionsBitmap",
+        ),
         ("DoorLock", "UnlockDoor", {"PINCode": 4321}, "PINCode must be a string"),
         ("Thermostat", "SetpointRaiseLower", {"mode": 77, "amount": 1}, "must be one of"),
         ("Identify", "Identify", {"identifyTime": 1.5}, "identifyTime must be an integer"),
-        ("DoorLock", "SetCredential", {"operationType": 0, "credential": [1],
-                                       "credentialData": "", "userIndex": None,
-                                       "userStatus": None, "userType": None},
-         "credential must be an object"),
-        ("OnOff", "OffWithEffect", {"effectIdentifier": 0, "effectVariant": 256},
-         r"effectVariant must be an integer from 0 to 255 \(enum8\)"),
+        (
+            "DoorLock",
+            "SetCredential",
+            {
+                "operationType": 0,
+                "credential": [1],
+                "credentialData": "",
+                "userIndex": None,
+                "userStatus": None,
+                "userType": None,
+            },
+            "credential must be an object",
+        ),
+        (
+            "OnOff",
+            "OffWithEffect",
+            {"effectIdentifier": 0, "effectVariant": 256},
+            r"effectVariant must be an integer from 0 to 255 \(enum8\)",
+        ),
         ("NoSuchCluster", "On", {}, "unknown Matter cluster"),
         ("OnOff", "Onn", {}, "has no command 'Onn'"),
     ],

@@ -20,11 +20,19 @@ def test_generate_json(capsys: pytest.CaptureFixture[str]) -> None:
     out = json.loads(capsys.readouterr().out)
     assert [d["slug"] for d in out["devices"]] == ["light_test_dimmable"]
     assert [t["definition"]["name"] for t in out["tools"]] == [
-        "light_test_dimmable_brightness", "light_test_dimmable_on", "light_test_dimmable_off",
-        "light_test_dimmable_toggle", "light_test_dimmable_state", "control_matter_device"]
+        "light_test_dimmable_brightness",
+        "light_test_dimmable_on",
+        "light_test_dimmable_off",
+        "light_test_dimmable_toggle",
+        "light_test_dimmable_state",
+        "control_matter_device",
+    ]
     assert out["tools"][0]["definition"]["metadata"]["matter"] == {
-        "node_id": 2, "endpoint_id": 1, "cluster": "LevelControl",
-        "command": "MoveToLevelWithOnOff"}
+        "node_id": 2,
+        "endpoint_id": 1,
+        "cluster": "LevelControl",
+        "command": "MoveToLevelWithOnOff",
+    }
 
 
 def test_generate_text_and_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -35,10 +43,12 @@ def test_generate_text_and_bad_input(tmp_path: Path, capsys: pytest.CaptureFixtu
     # lock, unlock, state and the generic tool: no on/off from the lock's OnOff cluster.
     assert out.rstrip().endswith("1 device(s), 4 tool(s)")
     # Its OnOff is listed, not silently dropped: a Door Lock is not controlled through it.
-    assert ("            not a control of its device type: OnOff "
-            "(commands: matter:control_matter_device)\n") in out
+    assert (
+        "            not a control of its device type: OnOff "
+        "(commands: matter:control_matter_device)\n"
+    ) in out
     bad = tmp_path / "bad.json"
-    bad.write_text("{\"node_id\": \"x\"}")
+    bad.write_text('{"node_id": "x"}')
     assert main(["generate", "--node-dump", str(bad)]) == 1
     assert "error [INVALID_PARAMS]" in capsys.readouterr().err
     assert main(["generate", "--node-dump", str(dump), str(dump)]) == 1
@@ -71,9 +81,11 @@ def test_generate_lists_what_has_no_friendly_tool(capsys: pytest.CaptureFixture[
     assert main(["generate", "--node-dump", str(dump)]) == 0
     out = capsys.readouterr().out
     # DishwasherAlarm (0x005D) has commands (Reset, ModifyEnabledAlarms) and no map.
-    assert ("      54-1  dishwasher  \"Dishwasher\"  (dishwasher)\n"
-            "            no friendly tool for: DishwasherAlarm "
-            "(commands: matter:control_matter_device)\n") in out
+    assert (
+        '      54-1  dishwasher  "Dishwasher"  (dishwasher)\n'
+        "            no friendly tool for: DishwasherAlarm "
+        "(commands: matter:control_matter_device)\n"
+    ) in out
     assert main(["generate", "--json", "--node-dump", str(dump)]) == 0
     doc = json.loads(capsys.readouterr().out)
     first = doc["devices"][0]
@@ -83,8 +95,21 @@ def test_generate_lists_what_has_no_friendly_tool(capsys: pytest.CaptureFixture[
 
 
 def test_devices_rename_by_id_and_slug(tmp_path: Path) -> None:
-    assert main(["devices", "--state-dir", str(tmp_path), "rename", "3-1", "Living Room Lamp",
-                 "--room", "living room"]) == 0
+    assert (
+        main(
+            [
+                "devices",
+                "--state-dir",
+                str(tmp_path),
+                "rename",
+                "3-1",
+                "Living Room Lamp",
+                "--room",
+                "living room",
+            ]
+        )
+        == 0
+    )
     db = Database(tmp_path / "bridge.db")
     store = DeviceNameStore(db)
     names = asyncio.run(store.load())
@@ -92,8 +117,19 @@ def test_devices_rename_by_id_and_slug(tmp_path: Path) -> None:
     assert names["3-1"].room == "living room"
     asyncio.run(store.save_slugs({"3-1": "living_room_lamp", "4-1": "test_thermostat"}))
     db.close()
-    assert main(["devices", "--state-dir", str(tmp_path), "rename", "test_thermostat",
-                 "Hall Thermostat"]) == 0
+    assert (
+        main(
+            [
+                "devices",
+                "--state-dir",
+                str(tmp_path),
+                "rename",
+                "test_thermostat",
+                "Hall Thermostat",
+            ]
+        )
+        == 0
+    )
     db = Database(tmp_path / "bridge.db")
     names = asyncio.run(DeviceNameStore(db).load())
     db.close()

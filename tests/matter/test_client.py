@@ -50,8 +50,13 @@ def matter_tools(registry: ToolRegistry) -> list[str]:
 
 
 async def test_pending_calls_backoff_and_reconnects(own_controller: ThreadedController) -> None:
-    adapter = MatterAdapter(own_controller.url, headers=own_controller.headers,
-                            backoff_initial_s=0.2, backoff_max_s=0.8, request_timeout_s=60)
+    adapter = MatterAdapter(
+        own_controller.url,
+        headers=own_controller.headers,
+        backoff_initial_s=0.2,
+        backoff_max_s=0.8,
+        request_timeout_s=60,
+    )
     registry = ToolRegistry()
     bridge = MatterToolSync(adapter=adapter, registry=registry, node_id="node-a")
     events: list[AdapterEvent] = []
@@ -64,9 +69,16 @@ async def test_pending_calls_backoff_and_reconnects(own_controller: ThreadedCont
         await until(lambda: len(bridge.devices()) == 1, 10, "the imported light")
         (device,) = bridge.devices()
         tools = matter_tools(registry)
-        assert tools == [f"matter:{n}@1.0.0" for n in (
-            "control_matter_device", "light_test_onoff_off", "light_test_onoff_on",
-            "light_test_onoff_state", "light_test_onoff_toggle")]
+        assert tools == [
+            f"matter:{n}@1.0.0"
+            for n in (
+                "control_matter_device",
+                "light_test_onoff_off",
+                "light_test_onoff_on",
+                "light_test_onoff_state",
+                "light_test_onoff_toggle",
+            )
+        ]
         on = f"matter:{device.slug}_on@1.0.0"
 
         # 1. A call pending when the controller dies fails at once, not after the timeout.
@@ -87,8 +99,11 @@ async def test_pending_calls_backoff_and_reconnects(own_controller: ThreadedCont
         assert all(e.available is False for e in registry.list(namespace="matter"))
 
         # 2. The supervisor restarts the server; the adapter reconnects by itself.
-        await until(lambda: adapter.connected and adapter.connect_count == 2, 60,
-                    "the reconnect after the kill")
+        await until(
+            lambda: adapter.connected and adapter.connect_count == 2,
+            60,
+            "the reconnect after the kill",
+        )
         assert own_controller.pid not in (None, pid)
         # Test nodes live only in the server's memory: the fresh snapshot drops the light
         # and its tools; importing it again brings back the very same tools, once each.
@@ -109,16 +124,20 @@ async def test_pending_calls_backoff_and_reconnects(own_controller: ThreadedCont
         await until(lambda: not adapter.connected, 10, "the disconnect")
         with pytest.raises(ControllerUnavailableError, match="not connected"):
             await asyncio.wait_for(bridge.call(on, {}), 1)
-        await until(lambda: len(adapter.retry_delays) - delays_before >= 5, 10,
-                    "five reconnect attempts")
-        schedule = list(adapter.retry_delays)[delays_before:delays_before + 5]
+        await until(
+            lambda: len(adapter.retry_delays) - delays_before >= 5, 10, "five reconnect attempts"
+        )
+        schedule = list(adapter.retry_delays)[delays_before : delays_before + 5]
         assert schedule == [0.2, 0.4, 0.8, 0.8, 0.8]
         assert adapter.connect_count == 2
 
         # 4. Started again: the adapter reconnects and the schedule starts over next time.
         await asyncio.to_thread(own_controller.start)
-        await until(lambda: adapter.connected and adapter.connect_count == 3, 60,
-                    "the reconnect after the restart")
+        await until(
+            lambda: adapter.connected and adapter.connect_count == 3,
+            60,
+            "the reconnect after the restart",
+        )
         events.clear()
         await import_test_nodes(adapter, [light])
         await until(lambda: len(bridge.devices()) == 1, 10, "the light after the restart")

@@ -61,10 +61,14 @@ def home(names: dict[str, UserNames] | None = None) -> tuple[list[str], list[Use
         doc["node_id"] = 100 + index
         nodes.append(NodeData.from_json(doc))
     plain = build_devices(nodes)
-    given = names if names is not None else {
-        d.id: UserNames(name=NAMES[i % len(NAMES)], room=ROOMS[i % len(ROOMS)])
-        for i, d in enumerate(plain)
-    }
+    given = (
+        names
+        if names is not None
+        else {
+            d.id: UserNames(name=NAMES[i % len(NAMES)], room=ROOMS[i % len(ROOMS)])
+            for i, d in enumerate(plain)
+        }
+    )
     devices = build_devices(nodes, given)
     tools = MatterToolGenerator(MAPS, node_id="n").generate(devices)
     out = [mcp_name(t.definition.namespace, t.definition.name) for t in tools]
@@ -89,8 +93,10 @@ def test_every_name_of_a_home_with_any_names_is_accepted_unique_and_stable() -> 
     assert "matter__room_keting_lights_on" in first
     assert "matter__room_couch_lights_on" in first
     assert "matter__room_couch_temperature" in first
-    for room in ("matter__room_wohnzimmer_und_esszimmer_im_erdg_944f33_temperature",
-                 "matter__room_yyyyyyyyyyyyyyyyyyyyyyyyyy_69e9cf_lights_brightness"):
+    for room in (
+        "matter__room_wohnzimmer_und_esszimmer_im_erdg_944f33_temperature",
+        "matter__room_yyyyyyyyyyyyyyyyyyyyyyyyyy_69e9cf_lights_brightness",
+    ):
         assert room in first
         assert len(room) == 64
 
@@ -101,9 +107,14 @@ async def test_restart_keeps_every_name(tmp_path: Path) -> None:
     names = [n for n in NAMES if len(n) <= 64]
     rooms = [r for r in ROOMS if len(r) <= 64]
     # Every third device was given a slug of its own, which no name would produce.
-    given = {d: UserNames(name=names[i % len(names)], room=rooms[i % len(rooms)],
-                          slug=f"kept_{i}" if i % 3 == 0 else None)
-             for i, d in enumerate(ids)}  # fmt: skip
+    given = {
+        d: UserNames(
+            name=names[i % len(names)],
+            room=rooms[i % len(rooms)],
+            slug=f"kept_{i}" if i % 3 == 0 else None,
+        )
+        for i, d in enumerate(ids)
+    }
     first, kept = home(given)
     assert [k.slug for k in kept][:4:3] == ["kept_0", "kept_3"]
     # What people called each device, and the slugs handed out, go to the bridge's
@@ -111,8 +122,7 @@ async def test_restart_keeps_every_name(tmp_path: Path) -> None:
     db = Database(tmp_path / "bridge.db")
     store = DeviceNameStore(db)
     for device_id, names in zip(ids, kept, strict=True):
-        await store.rename(device_id, names.name, room=names.room,
-                           slug=given[device_id].slug)  # fmt: skip
+        await store.rename(device_id, names.name, room=names.room, slug=given[device_id].slug)
     await store.save_slugs({d: n.slug for d, n in zip(ids, kept, strict=True) if n.slug})
     db.close()
     # ... and the restarted bridge has only that file: a new handle, nothing carried over.

@@ -30,12 +30,22 @@ from bridge.matter.controller.adapter import MatterAdapter
 from bridge.matter.controller.gateway import CLIENT_SCHEMA_VERSION, ControllerCommandError
 from bridge.matter.spec.models import ActionKind, AdapterEvent, AdapterEventKind, MatterAction
 
-GREETING = {"fabric_id": 1, "compressed_fabric_id": 2, "schema_version": CLIENT_SCHEMA_VERSION,
-            "min_supported_schema_version": 1, "sdk_version": "stand-in",
-            "wifi_credentials_set": False, "thread_credentials_set": False,
-            "bluetooth_enabled": False}  # fmt: skip
-LIGHT = {"node_id": 7, "available": True, "is_bridge": False,
-         "attributes": {"1/6/0": False, "0/40/5": "Desk"}}  # fmt: skip
+GREETING = {
+    "fabric_id": 1,
+    "compressed_fabric_id": 2,
+    "schema_version": CLIENT_SCHEMA_VERSION,
+    "min_supported_schema_version": 1,
+    "sdk_version": "stand-in",
+    "wifi_credentials_set": False,
+    "thread_credentials_set": False,
+    "bluetooth_enabled": False,
+}
+LIGHT = {
+    "node_id": 7,
+    "available": True,
+    "is_bridge": False,
+    "attributes": {"1/6/0": False, "0/40/5": "Desk"},
+}
 
 
 @dataclass
@@ -74,13 +84,17 @@ async def standin() -> AsyncIterator[StandIn]:
             doc = json.loads(msg.data)
             state.received.append(doc)
             if doc["command"] == "start_listening":
-                await ws.send_str(json.dumps({"message_id": doc["message_id"],
-                                              "result": state.nodes}))  # fmt: skip
+                await ws.send_str(
+                    json.dumps({"message_id": doc["message_id"], "result": state.nodes})
+                )
                 for frame in state.after_snapshot:
                     await ws.send_str(json.dumps(frame))
                 continue
-            frames = state.answer(doc) if state.answer is not None else [
-                {"message_id": doc["message_id"], "result": None}]
+            frames = (
+                state.answer(doc)
+                if state.answer is not None
+                else [{"message_id": doc["message_id"], "result": None}]
+            )
             for frame in frames or []:
                 if frame == "close":
                     await ws.close()
@@ -107,8 +121,9 @@ async def standin() -> AsyncIterator[StandIn]:
 
 @pytest.fixture
 async def adapter(standin: StandIn) -> AsyncIterator[MatterAdapter]:
-    found = MatterAdapter(standin.url, backoff_initial_s=0.05, backoff_max_s=0.2,
-                          request_timeout_s=2)  # fmt: skip
+    found = MatterAdapter(
+        standin.url, backoff_initial_s=0.05, backoff_max_s=0.2, request_timeout_s=2
+    )
     await found.start()
     try:
         yield found
@@ -117,8 +132,14 @@ async def adapter(standin: StandIn) -> AsyncIterator[MatterAdapter]:
 
 
 def toggle(node_id: int = 7) -> MatterAction:
-    return MatterAction(kind=ActionKind.COMMAND, node_id=node_id, endpoint_id=1,
-                        cluster="OnOff", cluster_id=6, name="Toggle")  # fmt: skip
+    return MatterAction(
+        kind=ActionKind.COMMAND,
+        node_id=node_id,
+        endpoint_id=1,
+        cluster="OnOff",
+        cluster_id=6,
+        name="Toggle",
+    )
 
 
 async def test_commands_go_out_as_the_controller_takes_them(
@@ -126,25 +147,52 @@ async def test_commands_go_out_as_the_controller_takes_them(
 ) -> None:
     await adapter.wait_connected(5)
     assert [n.node_id for n in adapter.nodes()] == [7]
-    unlock = MatterAction(kind=ActionKind.COMMAND, node_id=7, endpoint_id=1, cluster="DoorLock",
-                          cluster_id=257, name="UnlockDoor", payload={"PINCode": "1234"},
-                          timed=True)  # fmt: skip
+    unlock = MatterAction(
+        kind=ActionKind.COMMAND,
+        node_id=7,
+        endpoint_id=1,
+        cluster="DoorLock",
+        cluster_id=257,
+        name="UnlockDoor",
+        payload={"PINCode": "1234"},
+        timed=True,
+    )
     assert await adapter.execute(unlock) is None
     sent = standin.received[-1]
     assert sent["command"] == "device_command"
-    assert sent["args"] == {"node_id": 7, "endpoint_id": 1, "cluster_id": 257,
-                            "command_name": "UnlockDoor", "payload": {"PINCode": "MTIzNA=="},
-                            "response_type": None, "timed_request_timeout_ms": 10_000,
-                            "interaction_timeout_ms": None}  # fmt: skip
-    write = MatterAction(kind=ActionKind.WRITE, node_id=7, endpoint_id=1, cluster="OnOff",
-                         cluster_id=6, name="OnTime", value=5, attribute_ids=(16385,))  # fmt: skip
+    assert sent["args"] == {
+        "node_id": 7,
+        "endpoint_id": 1,
+        "cluster_id": 257,
+        "command_name": "UnlockDoor",
+        "payload": {"PINCode": "MTIzNA=="},
+        "response_type": None,
+        "timed_request_timeout_ms": 10_000,
+        "interaction_timeout_ms": None,
+    }
+    write = MatterAction(
+        kind=ActionKind.WRITE,
+        node_id=7,
+        endpoint_id=1,
+        cluster="OnOff",
+        cluster_id=6,
+        name="OnTime",
+        value=5,
+        attribute_ids=(16385,),
+    )
     await adapter.execute(write)
-    assert standin.received[-1]["args"] == {"node_id": 7, "attribute_path": "1/6/16385",
-                                            "value": 5}  # fmt: skip
+    assert standin.received[-1]["args"] == {"node_id": 7, "attribute_path": "1/6/16385", "value": 5}
     # A payload the catalogue rejects never leaves the bridge.
     before = len(standin.received)
-    bad = MatterAction(kind=ActionKind.COMMAND, node_id=7, endpoint_id=1, cluster="OnOff",
-                       cluster_id=6, name="Toggle", payload={"x": 1})  # fmt: skip
+    bad = MatterAction(
+        kind=ActionKind.COMMAND,
+        node_id=7,
+        endpoint_id=1,
+        cluster="OnOff",
+        cluster_id=6,
+        name="Toggle",
+        payload={"x": 1},
+    )
     with pytest.raises(InvalidParamsError, match="unknown field"):
         await adapter.execute(bad)
     assert len(standin.received) == before
@@ -152,16 +200,25 @@ async def test_commands_go_out_as_the_controller_takes_them(
 
 @pytest.mark.parametrize(
     ("code", "error"),
-    [(3, DeviceUnavailableError), (4, DeviceUnavailableError), (5, DeviceUnavailableError),
-     (8, InvalidParamsError), (9, InvalidParamsError), (0, ToolFailedError),
-     (42, ToolFailedError), ("3", ToolFailedError), (True, ToolFailedError),
-     (None, ToolFailedError)],
-)  # fmt: skip
+    [
+        (3, DeviceUnavailableError),
+        (4, DeviceUnavailableError),
+        (5, DeviceUnavailableError),
+        (8, InvalidParamsError),
+        (9, InvalidParamsError),
+        (0, ToolFailedError),
+        (42, ToolFailedError),
+        ("3", ToolFailedError),
+        (True, ToolFailedError),
+        (None, ToolFailedError),
+    ],
+)
 async def test_controller_errors_are_typed(
     standin: StandIn, adapter: MatterAdapter, code: Any, error: type[Exception]
 ) -> None:
-    standin.answer = lambda doc: [{"message_id": doc["message_id"], "error_code": code,
-                                   "details": "no such luck"}]  # fmt: skip
+    standin.answer = lambda doc: [
+        {"message_id": doc["message_id"], "error_code": code, "details": "no such luck"}
+    ]
     await adapter.wait_connected(5)
     with pytest.raises(error, match="no such luck"):
         await adapter.execute(toggle())
@@ -197,9 +254,11 @@ async def test_silence_is_a_timeout_and_late_or_stray_answers_are_dropped(
     await adapter.wait_connected(5)
     with pytest.raises(DeviceUnavailableError, match="did not answer within 2 s"):
         await adapter.execute(toggle())
-    await standin.push({"message_id": late[0], "result": "too late"},
-                       {"message_id": "nobody-asked", "result": 1},
-                       {"message_id": None, "error_code": 1})  # fmt: skip
+    await standin.push(
+        {"message_id": late[0], "result": "too late"},
+        {"message_id": "nobody-asked", "result": 1},
+        {"message_id": None, "error_code": 1},
+    )
     standin.answer = None
     assert await adapter.execute(toggle()) is None
     assert adapter.connect_count == 1
@@ -226,9 +285,15 @@ async def test_hostile_events_leave_the_mirror_sane(
         {"event": 5},
         [1, 2, 3],
         "null",
-        {"event": "node_added", "data": {"node_id": 9, "available": True,
-                                         "attributes": {"1/6/0": True, "not/a/path": 1}}},
-    )  # fmt: skip
+        {
+            "event": "node_added",
+            "data": {
+                "node_id": 9,
+                "available": True,
+                "attributes": {"1/6/0": True, "not/a/path": 1},
+            },
+        },
+    )
     for _ in range(100):
         if adapter.node(9) is not None:
             break
@@ -280,8 +345,13 @@ async def test_an_incompatible_or_strange_greeting_never_connects(
 
 
 async def test_malformed_nodes_in_the_snapshot_are_skipped(standin: StandIn) -> None:
-    standin.nodes = [LIGHT, {"node_id": "x"}, None, {"node_id": 3, "attributes": []},
-                     {"node_id": 4, "attributes": {"0/40/5": "Hall"}}]  # fmt: skip
+    standin.nodes = [
+        LIGHT,
+        {"node_id": "x"},
+        None,
+        {"node_id": 3, "attributes": []},
+        {"node_id": 4, "attributes": {"0/40/5": "Hall"}},
+    ]
     adapter = MatterAdapter(standin.url)
     await adapter.start()
     try:
@@ -293,8 +363,10 @@ async def test_malformed_nodes_in_the_snapshot_are_skipped(standin: StandIn) -> 
 
 async def test_reports_right_behind_the_snapshot_are_applied(standin: StandIn) -> None:
     """A report the controller sends in the same burst as the node dump is not lost."""
-    standin.after_snapshot = [{"event": "attribute_updated", "data": [7, "1/6/0", True]},
-                              {"event": "attribute_updated", "data": [7, "0/40/5", "Hall"]}]
+    standin.after_snapshot = [
+        {"event": "attribute_updated", "data": [7, "1/6/0", True]},
+        {"event": "attribute_updated", "data": [7, "0/40/5", "Hall"]},
+    ]
     adapter = MatterAdapter(standin.url)
     await adapter.start()
     try:

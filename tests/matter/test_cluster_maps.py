@@ -14,24 +14,58 @@ from bridge.matter.tools.cluster_maps import DEFAULT_DIRECTORY, load_cluster_map
 def test_shipped_maps_load() -> None:
     maps = {m.cluster.name: m for m in load_cluster_maps()}
     assert sorted(maps) == [
-        "ActivatedCarbonFilterMonitoring", "AirQuality", "BooleanState",
-        "CarbonDioxideConcentrationMeasurement", "CarbonMonoxideConcentrationMeasurement",
-        "ClosureControl", "ColorControl", "DishwasherMode", "DoorLock",
-        "ElectricalEnergyMeasurement", "ElectricalPowerMeasurement", "EnergyEvse",
-        "EnergyEvseMode", "FanControl", "FlowMeasurement", "FormaldehydeConcentrationMeasurement",
-        "HepaFilterMonitoring", "IlluminanceMeasurement", "LaundryWasherMode", "LevelControl",
-        "MicrowaveOvenControl", "MicrowaveOvenMode", "ModeSelect",
-        "NitrogenDioxideConcentrationMeasurement", "OccupancySensing", "OnOff",
-        "OperationalState", "OvenMode", "OzoneConcentrationMeasurement",
-        "Pm10ConcentrationMeasurement", "Pm1ConcentrationMeasurement",
-        "Pm25ConcentrationMeasurement", "PowerSource", "PressureMeasurement",
-        "RadonConcentrationMeasurement", "RefrigeratorAndTemperatureControlledCabinetMode",
-        "RelativeHumidityMeasurement", "RvcCleanMode", "RvcOperationalState", "RvcRunMode",
-        "ServiceArea", "SmokeCoAlarm", "SoilMeasurement", "TemperatureControl",
-        "TemperatureMeasurement", "Thermostat",
+        "ActivatedCarbonFilterMonitoring",
+        "AirQuality",
+        "BooleanState",
+        "CarbonDioxideConcentrationMeasurement",
+        "CarbonMonoxideConcentrationMeasurement",
+        "ClosureControl",
+        "ColorControl",
+        "DishwasherMode",
+        "DoorLock",
+        "ElectricalEnergyMeasurement",
+        "ElectricalPowerMeasurement",
+        "EnergyEvse",
+        "EnergyEvseMode",
+        "FanControl",
+        "FlowMeasurement",
+        "FormaldehydeConcentrationMeasurement",
+        "HepaFilterMonitoring",
+        "IlluminanceMeasurement",
+        "LaundryWasherMode",
+        "LevelControl",
+        "MicrowaveOvenControl",
+        "MicrowaveOvenMode",
+        "ModeSelect",
+        "NitrogenDioxideConcentrationMeasurement",
+        "OccupancySensing",
+        "OnOff",
+        "OperationalState",
+        "OvenMode",
+        "OzoneConcentrationMeasurement",
+        "Pm10ConcentrationMeasurement",
+        "Pm1ConcentrationMeasurement",
+        "Pm25ConcentrationMeasurement",
+        "PowerSource",
+        "PressureMeasurement",
+        "RadonConcentrationMeasurement",
+        "RefrigeratorAndTemperatureControlledCabinetMode",
+        "RelativeHumidityMeasurement",
+        "RvcCleanMode",
+        "RvcOperationalState",
+        "RvcRunMode",
+        "ServiceArea",
+        "SmokeCoAlarm",
+        "SoilMeasurement",
+        "TemperatureControl",
+        "TemperatureMeasurement",
+        "Thermostat",
         "TotalVolatileOrganicCompoundsConcentrationMeasurement",
-        "ValveConfigurationAndControl", "WaterHeaterManagement", "WaterHeaterMode",
-        "WindowCovering"]  # fmt: skip
+        "ValveConfigurationAndControl",
+        "WaterHeaterManagement",
+        "WaterHeaterMode",
+        "WindowCovering",
+    ]
     unlock = next(r for r in maps["DoorLock"].rows if r.suffix == "unlock")
     assert (unlock.dangerous, unlock.timed, unlock.command_id) == (True, True, 1)
     # Opening a garage door or gate lets people in, like unlocking; Matter times MoveTo
@@ -61,18 +95,29 @@ rows:
 """
 
 
-@pytest.mark.parametrize(("tail", "message"), [
-    ("    command: MoveToLevl\n    convert: none\n",
-     "zz_bad.yaml row 2 (bad): cluster LevelControl has no command 'MoveToLevl'"),
-    ("    command: MoveToLevel\n    convert: magic\n",
-     "zz_bad.yaml row 2 (bad): unknown convert 'magic'"),
-    ("    command: MoveToLevel\n    convert: none\n    requires: {features: [Sparkle]}\n",
-     "zz_bad.yaml row 2 (bad): cluster LevelControl has no feature 'Sparkle'"),
-    ("    convert: none\n", "zz_bad.yaml row 2: "),
-    ("    command: MoveToLevel\n    convert: none\n    dangerous: true\n",
-     "zz_bad.yaml row 2 (bad): a dangerous row needs a confirmation message"),
-    ("    command: MoveToLevel\n    convert: none\n    category: maybe\n", "zz_bad.yaml"),
-])
+@pytest.mark.parametrize(
+    ("tail", "message"),
+    [
+        (
+            "    command: MoveToLevl\n    convert: none\n",
+            "zz_bad.yaml row 2 (bad): cluster LevelControl has no command 'MoveToLevl'",
+        ),
+        (
+            "    command: MoveToLevel\n    convert: magic\n",
+            "zz_bad.yaml row 2 (bad): unknown convert 'magic'",
+        ),
+        (
+            "    command: MoveToLevel\n    convert: none\n    requires: {features: [Sparkle]}\n",
+            "zz_bad.yaml row 2 (bad): cluster LevelControl has no feature 'Sparkle'",
+        ),
+        ("    convert: none\n", "zz_bad.yaml row 2: "),
+        (
+            "    command: MoveToLevel\n    convert: none\n    dangerous: true\n",
+            "zz_bad.yaml row 2 (bad): a dangerous row needs a confirmation message",
+        ),
+        ("    command: MoveToLevel\n    convert: none\n    category: maybe\n", "zz_bad.yaml"),
+    ],
+)
 def test_bad_rows_name_file_row_and_reason(tmp_path: Path, tail: str, message: str) -> None:
     folder = write_map(tmp_path, ROW + tail)
     with pytest.raises(ConfigInvalidError) as info:

@@ -167,8 +167,9 @@ async def test_untrusted_attestation_fails_clearly(fabric: Fabric) -> None:
         bus = EventBus()
         sub = bus.subscribe("commissioning.")
         commissioner = Commissioner(
-            gateway=ControllerGateway(controller.url, controller.headers), events=bus,
-            log_follower=controller.follow_log
+            gateway=ControllerGateway(controller.url, controller.headers),
+            events=bus,
+            log_follower=controller.follow_log,
         )
         dev = await asyncio.to_thread(fabric.device, DeviceKind.ONOFF)
         assert dev.pairing is not None

@@ -64,9 +64,14 @@ async def test_commission_command_and_restart_after_kill(
 
     mark = dev.mark()
     await ws_call(
-        matter_controller, "device_command", node_id=node_id, endpoint_id=1,
-        cluster_id=6, command_name="On", payload={},
-    )  # fmt: skip
+        matter_controller,
+        "device_command",
+        node_id=node_id,
+        endpoint_id=1,
+        cluster_id=6,
+        command_name="On",
+        payload={},
+    )
     change = await asyncio.to_thread(dev.wait_state, "onOff", "onOff", True, since=mark)
     assert change.local is False
 
@@ -96,9 +101,14 @@ async def test_commission_command_and_restart_after_kill(
         await asyncio.sleep(0.5)
     mark = dev.mark()
     await ws_call(
-        matter_controller, "device_command", node_id=node_id, endpoint_id=1,
-        cluster_id=6, command_name="Off", payload={},
-    )  # fmt: skip
+        matter_controller,
+        "device_command",
+        node_id=node_id,
+        endpoint_id=1,
+        cluster_id=6,
+        command_name="Off",
+        payload={},
+    )
     await asyncio.to_thread(dev.wait_state, "onOff", "onOff", False, since=mark)
 
 
@@ -185,10 +195,15 @@ async def test_a_server_left_by_a_killed_bridge_is_ended_on_the_next_start(
     settings = fabric.controller_settings(f"orphan-{pid_file}")
     assert settings.netns is not None
     assert settings.paa_dir is not None
-    args = json.dumps({
-        "venv": str(settings.venv), "state_dir": str(settings.state_dir), "port": settings.port,
-        "netns": dataclasses.asdict(settings.netns), "paa_dir": str(settings.paa_dir),
-    })  # fmt: skip
+    args = json.dumps(
+        {
+            "venv": str(settings.venv),
+            "state_dir": str(settings.state_dir),
+            "port": settings.port,
+            "netns": dataclasses.asdict(settings.netns),
+            "paa_dir": str(settings.paa_dir),
+        }
+    )
     bridge = await asyncio.create_subprocess_exec(
         sys.executable, "-c", _SUPERVISOR, args, stdout=asyncio.subprocess.PIPE
     )
@@ -253,15 +268,22 @@ def test_isolation_keeps_the_servers_own_tmp_paths_visible() -> None:
     if GUARD_SCRIPT.parts[:2] == ("/", "tmp"):
         keep.append(GUARD_SCRIPT.parts[2])
     assert script_args[:3] == [
-        "/var/tmp/atm/ctrl/sdk-data", "/var/tmp/atm/ctrl/sdk-tmp", ":".join(keep),
+        "/var/tmp/atm/ctrl/sdk-data",
+        "/var/tmp/atm/ctrl/sdk-tmp",
+        ":".join(keep),
     ]
     # The controller's interpreter runs the guard launcher (isolated from PYTHON* vars).
     assert script_args[3:6] == [
-        "/tmp/ci-clone/.venv-controller/bin/python", "-I", str(GUARD_SCRIPT),
+        "/tmp/ci-clone/.venv-controller/bin/python",
+        "-I",
+        str(GUARD_SCRIPT),
     ]
 
     moved = ControllerSettings(venv=Path("/opt/venv"), state_dir=Path("/tmp/a/state"))
     argv = ManagedController(moved).command()
     script_args = argv[argv.index("-c") + 3 :]  # after: -c SCRIPT $0
-    assert script_args[:3] == ["/tmp/a/state/sdk-data", "/tmp/a/state/sdk-tmp",
-                               ":".join(["a", *keep[1:]])]  # fmt: skip
+    assert script_args[:3] == [
+        "/tmp/a/state/sdk-data",
+        "/tmp/a/state/sdk-tmp",
+        ":".join(["a", *keep[1:]]),
+    ]

@@ -89,17 +89,21 @@ async def test_the_key_and_the_controllers_files_are_private(
     assert setpriv is not None, "setpriv (util-linux) is needed to act as another user"
     for secret in (key_file, settings.storage_dir / "chip.json"):
         other = subprocess.run(
-            [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups",
-             "cat", str(secret)],
-            capture_output=True, check=False, timeout=10,
-        )  # fmt: skip
+            [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "cat", str(secret)],
+            capture_output=True,
+            check=False,
+            timeout=10,
+        )
         assert other.returncode != 0
         assert b"Permission denied" in other.stderr
     # Every file the server and the SDK wrote (chip.json and the node store included)
     # is 0600, every directory 0700: the launcher sets umask 077 whatever it inherits.
     found: dict[str, str] = {}
-    for root in (settings.state_dir / "sdk-data", settings.state_dir / "sdk-tmp",
-                 settings.storage_dir):  # fmt: skip
+    for root in (
+        settings.state_dir / "sdk-data",
+        settings.state_dir / "sdk-tmp",
+        settings.storage_dir,
+    ):
         for dirpath, dirnames, filenames in os.walk(root):
             for name in (*dirnames, *filenames):
                 path = os.path.join(dirpath, name)

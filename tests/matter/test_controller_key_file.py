@@ -15,9 +15,12 @@ KEY = "k" * 43
 
 
 def _config(path: Path | None) -> BridgeConfig:
-    return BridgeConfig(matter=MatterConfig(
-        controller_url="ws://127.0.0.1:5580/ws",
-        controller_key_file=str(path) if path is not None else None))  # fmt: skip
+    return BridgeConfig(
+        matter=MatterConfig(
+            controller_url="ws://127.0.0.1:5580/ws",
+            controller_key_file=str(path) if path is not None else None,
+        )
+    )
 
 
 def test_the_key_file_becomes_the_header(tmp_path: Path) -> None:
@@ -30,8 +33,11 @@ def test_the_key_file_becomes_the_header(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("mode", "text", "why"),
-    [(0o644, KEY, "must be a regular 0600 file"), (0o600, "short", "holds no key"),
-     (None, KEY, "cannot open")],
+    [
+        (0o644, KEY, "must be a regular 0600 file"),
+        (0o600, "short", "holds no key"),
+        (None, KEY, "cannot open"),
+    ],
 )
 def test_an_open_short_or_missing_key_file_is_config_invalid(
     tmp_path: Path, mode: int | None, text: str, why: str

@@ -65,12 +65,15 @@ async def test_a_node_back_on_the_network_is_set_up_by_one_command(fabric: Fabri
     assert light.pairing is not None
     with running_controller(fabric, "resubscribe") as ctl:
         log = ctl.controller.settings.log_path
-        async with aiohttp.ClientSession() as session, session.ws_connect(
-                ctl.url, headers=ctl.headers) as ws:  # fmt: skip
+        async with (
+            aiohttp.ClientSession() as session,
+            session.ws_connect(ctl.url, headers=ctl.headers) as ws,
+        ):
             await ws.receive_json(timeout=10)  # server_info greeting
             client = Client(ws)
-            added = await client.call("commission_with_code", timeout_s=300,
-                                      code=light.pairing.manual, network_only=True)  # fmt: skip
+            added = await client.call(
+                "commission_with_code", timeout_s=300, code=light.pairing.manual, network_only=True
+            )
             node_id = added["result"]["node_id"]
 
             unknown = await client.call(RESUBSCRIBE_COMMAND, node_id=node_id + 100)
@@ -100,8 +103,14 @@ async def test_a_node_back_on_the_network_is_set_up_by_one_command(fabric: Fabri
             # It answers commands at once: the light switches and says so itself.
             mark_state = light.mark()
             toggled = await client.call(
-                "device_command", node_id=node_id, endpoint_id=1, cluster_id=6,
-                command_name="Toggle", payload={})  # fmt: skip
+                "device_command",
+                node_id=node_id,
+                endpoint_id=1,
+                cluster_id=6,
+                command_name="Toggle",
+                payload={},
+            )
             assert "error_code" not in toggled, toggled
-            await asyncio.to_thread(light.wait_state, "onOff", "onOff",
-                                    not node["attributes"][ON_OFF], since=mark_state)  # fmt: skip
+            await asyncio.to_thread(
+                light.wait_state, "onOff", "onOff", not node["attributes"][ON_OFF], since=mark_state
+            )

@@ -28,17 +28,33 @@ def bad(match: str) -> Any:
 # --- levels ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("percent", "lo", "hi", "level"), [
-    (0, 1, 254, 1), (0.1, 1, 254, 2), (1, 1, 254, 4), (30, 1, 254, 77), (50, 1, 254, 128),
-    (99, 1, 254, 251), (100, 1, 254, 254),
-    (0, 10, 200, 10), (1, 10, 200, 12), (50, 10, 200, 105), (100, 10, 200, 200),
-    # Missing or nonsensical limits fall back to the full 1..254 range.
-    (50, None, None, 128), (50, 0, 300, 128), (50, 100, 50, 177),
-    # A one-step range: 0 % is the minimum, anything above is the maximum.
-    (0, 5, 6, 5), (1, 5, 6, 6), (100, 5, 6, 6),
-    # A device with no range at all always gets its only level.
-    (0, 7, 7, 7), (60, 7, 7, 7),
-])
+@pytest.mark.parametrize(
+    ("percent", "lo", "hi", "level"),
+    [
+        (0, 1, 254, 1),
+        (0.1, 1, 254, 2),
+        (1, 1, 254, 4),
+        (30, 1, 254, 77),
+        (50, 1, 254, 128),
+        (99, 1, 254, 251),
+        (100, 1, 254, 254),
+        (0, 10, 200, 10),
+        (1, 10, 200, 12),
+        (50, 10, 200, 105),
+        (100, 10, 200, 200),
+        # Missing or nonsensical limits fall back to the full 1..254 range.
+        (50, None, None, 128),
+        (50, 0, 300, 128),
+        (50, 100, 50, 177),
+        # A one-step range: 0 % is the minimum, anything above is the maximum.
+        (0, 5, 6, 5),
+        (1, 5, 6, 6),
+        (100, 5, 6, 6),
+        # A device with no range at all always gets its only level.
+        (0, 7, 7, 7),
+        (60, 7, 7, 7),
+    ],
+)
 def test_percent_to_level_exact(percent: float, lo: Any, hi: Any, level: int) -> None:
     assert cv.percent_to_level(percent, lo, hi) == level
 
@@ -127,8 +143,12 @@ KNOWN_COLORS = {
     "orange": ((255, 165, 0), 27, 7068, 254, (32801, 28888)),
 }
 # The sRGB primaries and D65 white point in CIE 1931 xy, from the sRGB specification.
-SRGB_XY = {"red": (0.64, 0.33), "lime": (0.30, 0.60), "blue": (0.15, 0.06),
-           "white": (0.3127, 0.3290)}
+SRGB_XY = {
+    "red": (0.64, 0.33),
+    "lime": (0.30, 0.60),
+    "blue": (0.15, 0.06),
+    "white": (0.3127, 0.3290),
+}
 
 
 @pytest.mark.parametrize("name", sorted(KNOWN_COLORS))
@@ -136,8 +156,11 @@ def test_known_colours_exact(name: str) -> None:
     rgb, hue, enhanced, sat, xy = KNOWN_COLORS[name]
     assert cv.parse_color(name) == rgb
     hs = cv.rgb_to_huesat(rgb)
-    assert (cv.matter_hue(hs.hue), cv.matter_enhanced_hue(hs.hue),
-            cv.matter_saturation(hs.saturation)) == (hue, enhanced, sat)
+    assert (
+        cv.matter_hue(hs.hue),
+        cv.matter_enhanced_hue(hs.hue),
+        cv.matter_saturation(hs.saturation),
+    ) == (hue, enhanced, sat)
     assert cv.rgb_to_xy(rgb) == xy
     if name in SRGB_XY:
         ref = SRGB_XY[name]
@@ -146,11 +169,20 @@ def test_known_colours_exact(name: str) -> None:
         assert abs(xy[1] / 65536 - ref[1]) < 1e-4
 
 
-@pytest.mark.parametrize(("text", "rgb"), [
-    ("#ff8800", (255, 136, 0)), ("ff8800", (255, 136, 0)), ("#F80", (255, 136, 0)),
-    ("  #0a0B0c ", (10, 11, 12)), ("Dark Orange", (255, 140, 0)), ("dark_orange", (255, 140, 0)),
-    ("REBECCA-PURPLE", (102, 51, 153)), ("grey", (128, 128, 128)), ("gray", (128, 128, 128)),
-])
+@pytest.mark.parametrize(
+    ("text", "rgb"),
+    [
+        ("#ff8800", (255, 136, 0)),
+        ("ff8800", (255, 136, 0)),
+        ("#F80", (255, 136, 0)),
+        ("  #0a0B0c ", (10, 11, 12)),
+        ("Dark Orange", (255, 140, 0)),
+        ("dark_orange", (255, 140, 0)),
+        ("REBECCA-PURPLE", (102, 51, 153)),
+        ("grey", (128, 128, 128)),
+        ("gray", (128, 128, 128)),
+    ],
+)
 def test_parse_color_forms(text: str, rgb: tuple[int, int, int]) -> None:
     assert cv.parse_color(text) == rgb
 
@@ -176,7 +208,8 @@ def test_matter_hue_and_saturation_stay_in_range(hue: float, sat: float) -> None
     assert 0 <= cv.matter_saturation(sat) <= 254
     # The enhanced hue is the finer scale of the same angle.
     assert abs(cv.matter_enhanced_hue(hue) * 360 / 65536 - hue % 360) <= 360 / 65536 or (
-        hue % 360 > 359.99)
+        hue % 360 > 359.99
+    )
 
 
 @given(st.tuples(st.integers(0, 255), st.integers(0, 255), st.integers(0, 255)))
@@ -186,11 +219,17 @@ def test_xy_stays_in_the_matter_range(rgb: tuple[int, int, int]) -> None:
     assert 0 <= y <= 65279
 
 
-@pytest.mark.parametrize(("hue", "sat", "match"), [
-    (-1, 50, "^hue must be between 0 and 360"), (361, 50, "^hue must be"),
-    (120, 101, "^saturation must be between 0 and 100"), (120, -5, "^saturation must be"),
-    (float("nan"), 50, "^hue must be a finite number"), ("red", 50, "^hue must be a finite"),
-])
+@pytest.mark.parametrize(
+    ("hue", "sat", "match"),
+    [
+        (-1, 50, "^hue must be between 0 and 360"),
+        (361, 50, "^hue must be"),
+        (120, 101, "^saturation must be between 0 and 100"),
+        (120, -5, "^saturation must be"),
+        (float("nan"), 50, "^hue must be a finite number"),
+        ("red", 50, "^hue must be a finite"),
+    ],
+)
 def test_bad_hue_saturation(hue: Any, sat: Any, match: str) -> None:
     with bad(match):
         cv.huesat(hue, sat)
@@ -222,13 +261,19 @@ def test_colour_goes_out_in_the_mode_the_feature_map_offers(name: str) -> None:
     _rgb, hue, enhanced, sat, (x, y) = KNOWN_COLORS[name]
     enhanced_tool = color_device(HS | ENHANCED | XY | CT, ALL_COLOR_COMMANDS)
     assert plan_color(enhanced_tool, {"color": name}) == (
-        "EnhancedMoveToHueAndSaturation", {"enhancedHue": enhanced, "saturation": sat, **OPTS})
+        "EnhancedMoveToHueAndSaturation",
+        {"enhancedHue": enhanced, "saturation": sat, **OPTS},
+    )
     hs_tool = color_device(HS | XY | CT, ALL_COLOR_COMMANDS)
     assert plan_color(hs_tool, {"color": name}) == (
-        "MoveToHueAndSaturation", {"hue": hue, "saturation": sat, **OPTS})
+        "MoveToHueAndSaturation",
+        {"hue": hue, "saturation": sat, **OPTS},
+    )
     xy_tool = color_device(XY | CT, ALL_COLOR_COMMANDS)
     assert plan_color(xy_tool, {"color": name}) == (
-        "MoveToColor", {"colorX": x, "colorY": y, **OPTS})
+        "MoveToColor",
+        {"colorX": x, "colorY": y, **OPTS},
+    )
 
 
 def test_colour_feature_without_the_accepted_command_falls_through() -> None:
@@ -242,12 +287,14 @@ def test_hue_saturation_parameters_and_xy_from_hue() -> None:
     xy_tool = color_device(XY, ALL_COLOR_COMMANDS)
     # hue 240 / 100 % is pure blue.
     assert plan_color(xy_tool, {"hue": 240, "saturation": 100}) == (
-        "MoveToColor", {"colorX": 9831, "colorY": 3933, **OPTS})
+        "MoveToColor",
+        {"colorX": 9831, "colorY": 3933, **OPTS},
+    )
     hs_tool = color_device(HS, ALL_COLOR_COMMANDS)
     assert plan_color(hs_tool, {"hue": 360, "transition_seconds": 1.5}) == (
         "MoveToHueAndSaturation",
-        {"hue": 0, "saturation": 254, "optionsMask": 0, "optionsOverride": 0,
-         "transitionTime": 15})
+        {"hue": 0, "saturation": 254, "optionsMask": 0, "optionsOverride": 0, "transitionTime": 15},
+    )
     with bad("^hue must be a finite number"):
         hs_tool.plan({"hue": float("nan")})
 
@@ -255,19 +302,31 @@ def test_hue_saturation_parameters_and_xy_from_hue() -> None:
 # --- colour temperature ---------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("kelvin", "lo", "hi", "mireds"), [
-    (2700, 153, 500, 370), (6500, 153, 500, 154), (4000, 153, 500, 250),
-    (1000, 153, 500, 500), (20000, 153, 500, 153),  # clamped to the physical limits
-    (2700, None, None, 370), (100, None, None, 10000), (2700, 0, 70000, 370),
-])
+@pytest.mark.parametrize(
+    ("kelvin", "lo", "hi", "mireds"),
+    [
+        (2700, 153, 500, 370),
+        (6500, 153, 500, 154),
+        (4000, 153, 500, 250),
+        (1000, 153, 500, 500),
+        (20000, 153, 500, 153),  # clamped to the physical limits
+        (2700, None, None, 370),
+        (100, None, None, 10000),
+        (2700, 0, 70000, 370),
+    ],
+)
 def test_kelvin_to_mireds(kelvin: float, lo: Any, hi: Any, mireds: int) -> None:
     assert cv.kelvin_to_mireds(kelvin, lo, hi) == mireds
 
 
-@given(st.floats(100, 100_000), st.floats(100, 100_000),
-       st.integers(1, 1000).flatmap(lambda lo: st.tuples(st.just(lo), st.integers(lo, 1000))))
-def test_kelvin_to_mireds_clamps_and_is_antitone(a: float, b: float,
-                                                 limits: tuple[int, int]) -> None:
+@given(
+    st.floats(100, 100_000),
+    st.floats(100, 100_000),
+    st.integers(1, 1000).flatmap(lambda lo: st.tuples(st.just(lo), st.integers(lo, 1000))),
+)
+def test_kelvin_to_mireds_clamps_and_is_antitone(
+    a: float, b: float, limits: tuple[int, int]
+) -> None:
     lo, hi = limits
     ma, mb = cv.kelvin_to_mireds(a, lo, hi), cv.kelvin_to_mireds(b, lo, hi)
     assert lo <= ma <= hi
@@ -275,10 +334,15 @@ def test_kelvin_to_mireds_clamps_and_is_antitone(a: float, b: float,
         assert ma >= mb  # warmer (fewer kelvin) is more mireds
 
 
-@pytest.mark.parametrize(("kelvin", "match"), [
-    (0, "^kelvin must be positive"), (-2700, "^kelvin must be positive"),
-    (float("nan"), "^kelvin must be a finite number"), (float("inf"), "^kelvin must be a finite"),
-])
+@pytest.mark.parametrize(
+    ("kelvin", "match"),
+    [
+        (0, "^kelvin must be positive"),
+        (-2700, "^kelvin must be positive"),
+        (float("nan"), "^kelvin must be a finite number"),
+        (float("inf"), "^kelvin must be a finite"),
+    ],
+)
 def test_bad_kelvin(kelvin: float, match: str) -> None:
     with bad(match):
         cv.kelvin_to_mireds(kelvin, 153, 500)
@@ -305,13 +369,17 @@ def test_temperature_units() -> None:
 def test_setpoint_limits() -> None:
     # Absolute limits, tightened by user limits; defaults stand in for unknown values.
     assert cv.setpoint_limits(700, 3000, 1500, 2500, cv.DEFAULT_ABS_HEAT) == cv.SetpointLimits(
-        low=1500, high=2500)
+        low=1500, high=2500
+    )
     assert cv.setpoint_limits(None, None, None, None, cv.DEFAULT_ABS_HEAT) == cv.SetpointLimits(
-        low=700, high=3000)
+        low=700, high=3000
+    )
     assert cv.setpoint_limits(1600, 3200, 100, 9000, cv.DEFAULT_ABS_COOL) == cv.SetpointLimits(
-        low=1600, high=3200)  # user limits outside the absolute ones change nothing
+        low=1600, high=3200
+    )  # user limits outside the absolute ones change nothing
     assert cv.setpoint_limits(-40000, 40000, None, None, (500, 3500)) == cv.SetpointLimits(
-        low=500, high=3500)  # impossible values are ignored
+        low=500, high=3500
+    )  # impossible values are ignored
     assert cv.clamp_setpoint(100, cv.SetpointLimits(low=700, high=3000)) == 700
     assert cv.deadband_centi(25) == 250
     assert cv.deadband_centi(None) == 250
@@ -327,8 +395,11 @@ def thermostat(mode: int, **attrs: int) -> Any:
     for key, value in attrs.items():
         doc["attributes"][f"1/513/{ids[key]}"] = value
     (device,) = build_devices([NodeData.from_json(doc)])
-    return next(t for t in MatterToolGenerator(MAPS).device_tools(device)
-                if t.definition.name == "mock_thermostat_set_temperature")
+    return next(
+        t
+        for t in MatterToolGenerator(MAPS).device_tools(device)
+        if t.definition.name == "mock_thermostat_set_temperature"
+    )
 
 
 def writes(tool: Any, celsius: float) -> list[tuple[str, int]]:
@@ -338,30 +409,34 @@ def writes(tool: Any, celsius: float) -> list[tuple[str, int]]:
 H, C = "OccupiedHeatingSetpoint", "OccupiedCoolingSetpoint"
 
 
-@pytest.mark.parametrize(("mode", "celsius", "expected"), [
-    # auto: both setpoints around the target, the deadband between them.
-    (1, 22, [(H, 2075), (C, 2325)]),
-    (1, 10, [(H, 875), (C, 1600)]),
-    (1, 35, [(H, 2950), (C, 3200)]),
-    # heat: the heating setpoint; the cooling one moves up (first) only if too close.
-    (4, 21, [(H, 2100)]),
-    (4, 25, [(C, 2750), (H, 2500)]),
-    (4, 35, [(C, 3200), (H, 2950)]),
-    (4, 5, [(H, 700)]),
-    # cool / precooling: the cooling setpoint; the heating one moves down (first).
-    (3, 24, [(C, 2400)]),
-    (3, 21, [(H, 1850), (C, 2100)]),
-    (3, 10, [(H, 1350), (C, 1600)]),
-    (6, 24, [(C, 2400)]),
-    # off, emergency heat, fan only, dry, sleep: the heating setpoint.
-    (0, 21, [(H, 2100)]),
-    (5, 21, [(H, 2100)]),
-    (7, 21, [(H, 2100)]),
-    (8, 21, [(H, 2100)]),
-    (9, 21, [(H, 2100)]),
-])
-def test_setpoint_per_system_mode(mode: int, celsius: float,
-                                  expected: list[tuple[str, int]]) -> None:
+@pytest.mark.parametrize(
+    ("mode", "celsius", "expected"),
+    [
+        # auto: both setpoints around the target, the deadband between them.
+        (1, 22, [(H, 2075), (C, 2325)]),
+        (1, 10, [(H, 875), (C, 1600)]),
+        (1, 35, [(H, 2950), (C, 3200)]),
+        # heat: the heating setpoint; the cooling one moves up (first) only if too close.
+        (4, 21, [(H, 2100)]),
+        (4, 25, [(C, 2750), (H, 2500)]),
+        (4, 35, [(C, 3200), (H, 2950)]),
+        (4, 5, [(H, 700)]),
+        # cool / precooling: the cooling setpoint; the heating one moves down (first).
+        (3, 24, [(C, 2400)]),
+        (3, 21, [(H, 1850), (C, 2100)]),
+        (3, 10, [(H, 1350), (C, 1600)]),
+        (6, 24, [(C, 2400)]),
+        # off, emergency heat, fan only, dry, sleep: the heating setpoint.
+        (0, 21, [(H, 2100)]),
+        (5, 21, [(H, 2100)]),
+        (7, 21, [(H, 2100)]),
+        (8, 21, [(H, 2100)]),
+        (9, 21, [(H, 2100)]),
+    ],
+)
+def test_setpoint_per_system_mode(
+    mode: int, celsius: float, expected: list[tuple[str, int]]
+) -> None:
     assert writes(thermostat(mode), celsius) == expected
 
 
@@ -374,8 +449,12 @@ def test_setpoint_user_limits_and_no_auto_feature() -> None:
     assert writes(no_auto, 19) == [(C, 1900)]
 
 
-@given(st.sampled_from([0, 1, 3, 4, 5, 6, 7, 8, 9]), st.floats(-10, 45),
-       st.integers(700, 3000), st.integers(1600, 3200))
+@given(
+    st.sampled_from([0, 1, 3, 4, 5, 6, 7, 8, 9]),
+    st.floats(-10, 45),
+    st.integers(700, 3000),
+    st.integers(1600, 3200),
+)
 def test_setpoints_always_respect_limits_and_deadband(
     mode: int, celsius: float, heating: int, cooling: int
 ) -> None:
@@ -400,20 +479,24 @@ def test_bad_temperature_names_the_parameter(value: Any) -> None:
 # --- thermostat modes -----------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("sequence", "has_auto", "modes"), [
-    (0, True, ["off", "cool"]),  # CoolingOnly
-    (1, True, ["off", "cool"]),  # CoolingWithReheat
-    (2, True, ["off", "heat"]),  # HeatingOnly
-    (3, True, ["off", "heat", "emergency_heat"]),  # HeatingWithReheat
-    (4, True, ["off", "heat", "cool", "auto"]),  # CoolingAndHeating
-    (4, False, ["off", "heat", "cool"]),
-    (5, True, ["off", "heat", "cool", "auto", "emergency_heat"]),  # ...WithReheat
-    (5, False, ["off", "heat", "cool", "emergency_heat"]),
-    (None, True, ["off", "heat"]),  # unknown: the cluster's mandatory heating
-    (6, True, ["off", "heat"]),
-])
-def test_allowed_modes_per_control_sequence(sequence: int | None, has_auto: bool,
-                                            modes: list[str]) -> None:
+@pytest.mark.parametrize(
+    ("sequence", "has_auto", "modes"),
+    [
+        (0, True, ["off", "cool"]),  # CoolingOnly
+        (1, True, ["off", "cool"]),  # CoolingWithReheat
+        (2, True, ["off", "heat"]),  # HeatingOnly
+        (3, True, ["off", "heat", "emergency_heat"]),  # HeatingWithReheat
+        (4, True, ["off", "heat", "cool", "auto"]),  # CoolingAndHeating
+        (4, False, ["off", "heat", "cool"]),
+        (5, True, ["off", "heat", "cool", "auto", "emergency_heat"]),  # ...WithReheat
+        (5, False, ["off", "heat", "cool", "emergency_heat"]),
+        (None, True, ["off", "heat"]),  # unknown: the cluster's mandatory heating
+        (6, True, ["off", "heat"]),
+    ],
+)
+def test_allowed_modes_per_control_sequence(
+    sequence: int | None, has_auto: bool, modes: list[str]
+) -> None:
     assert cv.allowed_modes(sequence, has_auto) == modes
     for mode in modes:
         assert cv.mode_name(cv.SYSTEM_MODES[mode]) == mode

@@ -34,23 +34,34 @@ class Kind(StrEnum):
 
 
 # Offline: the table against the specification's event ids and field names.
-@pytest.mark.parametrize(("cluster", "event", "data", "expected"), [
-    (59, 1, {"newPosition": 1}, ("switch.initial_press", {"position": 1})),
-    (59, 2, {"newPosition": 1}, ("switch.long_press", {"position": 1})),
-    (59, 3, {"previousPosition": 1}, ("switch.short_release", {"position": 1})),
-    (59, 4, {"previousPosition": 1}, ("switch.long_release", {"position": 1})),
-    (59, 6, {"previousPosition": 1, "totalNumberOfPressesCounted": 2},
-     ("switch.multi_press_complete", {"position": 1, "count": 2})),
-    (69, 0, {"stateValue": True}, ("boolean_state.changed", {"state": True})),
-    (92, 0, {"alarmSeverityLevel": 2}, ("smoke_co.smoke_alarm", {"level": "critical"})),
-    (92, 1, {"alarmSeverityLevel": 1}, ("smoke_co.co_alarm", {"level": "warning"})),
-    (257, 0, {"alarmCode": 0}, ("door_lock.alarm", {"alarm": "lock_jammed"})),
-    (257, 2, {"lockOperationType": 1, "operationSource": 3, "userIndex": 2},
-     ("door_lock.operation", {"operation": "unlock", "source": "keypad", "userIndex": 2})),
-    (97, 0, {"errorState": {"errorStateID": 0x41}}, ("operation.error", {"error": "stuck"})),
-    (129, 0, {"valveState": 0}, ("valve.state_changed", {"valve": "closed"})),
-    (1234, 7, {"x": 1}, ("matter.event", {"raw": {"x": 1}})),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("cluster", "event", "data", "expected"),
+    [
+        (59, 1, {"newPosition": 1}, ("switch.initial_press", {"position": 1})),
+        (59, 2, {"newPosition": 1}, ("switch.long_press", {"position": 1})),
+        (59, 3, {"previousPosition": 1}, ("switch.short_release", {"position": 1})),
+        (59, 4, {"previousPosition": 1}, ("switch.long_release", {"position": 1})),
+        (
+            59,
+            6,
+            {"previousPosition": 1, "totalNumberOfPressesCounted": 2},
+            ("switch.multi_press_complete", {"position": 1, "count": 2}),
+        ),
+        (69, 0, {"stateValue": True}, ("boolean_state.changed", {"state": True})),
+        (92, 0, {"alarmSeverityLevel": 2}, ("smoke_co.smoke_alarm", {"level": "critical"})),
+        (92, 1, {"alarmSeverityLevel": 1}, ("smoke_co.co_alarm", {"level": "warning"})),
+        (257, 0, {"alarmCode": 0}, ("door_lock.alarm", {"alarm": "lock_jammed"})),
+        (
+            257,
+            2,
+            {"lockOperationType": 1, "operationSource": 3, "userIndex": 2},
+            ("door_lock.operation", {"operation": "unlock", "source": "keypad", "userIndex": 2}),
+        ),
+        (97, 0, {"errorState": {"errorStateID": 0x41}}, ("operation.error", {"error": "stuck"})),
+        (129, 0, {"valveState": 0}, ("valve.state_changed", {"valve": "closed"})),
+        (1234, 7, {"x": 1}, ("matter.event", {"raw": {"x": 1}})),
+    ],
+)
 def test_events_are_named_as_the_specification_says(
     cluster: int, event: int, data: dict[str, Any], expected: tuple[str, dict[str, Any]]
 ) -> None:
@@ -84,8 +95,9 @@ async def commission(home: Home, dev: VirtualDevice) -> str:
     """Commission ``dev`` through the bridge's controller connection; return its device id."""
     assert dev.pairing is not None
     adapter = home.service.matter.bridge.adapter
-    node = await adapter.send_command("commission_with_code", timeout_s=180,
-                                      code=dev.pairing.qr, network_only=True)  # fmt: skip
+    node = await adapter.send_command(
+        "commission_with_code", timeout_s=180, code=dev.pairing.qr, network_only=True
+    )
     device_id = f"{node['node_id']}-1"
     async with asyncio.timeout(30):
         while device_id not in {d.id for d in home.service.matter.bridge.devices()}:
@@ -97,8 +109,7 @@ async def commission(home: Home, dev: VirtualDevice) -> str:
 async def home(
     controller: ThreadedController, tmp_path: Path, button: VirtualDevice
 ) -> AsyncIterator[tuple[Home, str]]:
-    async with start_home(controller.url, tmp_path / "state", [],
-                          controller.key_file) as running:
+    async with start_home(controller.url, tmp_path / "state", [], controller.key_file) as running:
         yield running, await commission(running, button)
 
 
@@ -116,9 +127,11 @@ async def test_press_arrives_on_events_only_for_tokens_that_see_the_button(
     seeing = running.token(f"device:read:{button_id}", agent_id="sees-button")
     blind = running.token("device:read:999-1", agent_id="sees-other")
     url = running.url.replace("http", "ws") + "/v1/events?types=device.event,registry."
-    async with aiohttp.ClientSession() as session, \
-            session.ws_connect(url, headers={"Authorization": f"Bearer {seeing}"}) as ws_see, \
-            session.ws_connect(url, headers={"Authorization": f"Bearer {blind}"}) as ws_blind:
+    async with (
+        aiohttp.ClientSession() as session,
+        session.ws_connect(url, headers={"Authorization": f"Bearer {seeing}"}) as ws_see,
+        session.ws_connect(url, headers={"Authorization": f"Bearer {blind}"}) as ws_blind,
+    ):
         await asyncio.sleep(0.2)  # both sockets subscribed before the press
         pressed = time.monotonic()
         await asyncio.to_thread(button.press)  # SIGUSR1: one short press
@@ -134,8 +147,9 @@ async def test_press_arrives_on_events_only_for_tokens_that_see_the_button(
         # A marker the blind token sees (an event of the device it may read), published
         # after the press's last event: the blind socket's queue is in publish order, so
         # anything before the marker is what it got.
-        running.service.events.publish("device.event", {"device_id": "999-1",
-                                                        "event": "test_marker"})
+        running.service.events.publish(
+            "device.event", {"device_id": "999-1", "event": "test_marker"}
+        )
         before_marker: list[dict[str, Any]] = []
         while (event := await _next(ws_blind, 15))["data"].get("event") != "test_marker":
             before_marker.append(event)

@@ -36,23 +36,34 @@ NAMES = {
 }
 EXPECTED_TOOLS = {
     DeviceKind.ONOFF: [
-        "living_room_light_off", "living_room_light_on", "living_room_light_state",
+        "living_room_light_off",
+        "living_room_light_on",
+        "living_room_light_state",
         "living_room_light_toggle",
     ],
     DeviceKind.DIMMABLE: [
-        "light_kitchen_dimmer_brightness", "light_kitchen_dimmer_off", "light_kitchen_dimmer_on",
-        "light_kitchen_dimmer_state", "light_kitchen_dimmer_toggle",
+        "light_kitchen_dimmer_brightness",
+        "light_kitchen_dimmer_off",
+        "light_kitchen_dimmer_on",
+        "light_kitchen_dimmer_state",
+        "light_kitchen_dimmer_toggle",
     ],
     DeviceKind.COLOR: [
-        "bedroom_color_light_brightness", "bedroom_color_light_color_temperature",
-        "bedroom_color_light_off", "bedroom_color_light_on", "bedroom_color_light_set_color",
-        "bedroom_color_light_state", "bedroom_color_light_toggle",
+        "bedroom_color_light_brightness",
+        "bedroom_color_light_color_temperature",
+        "bedroom_color_light_off",
+        "bedroom_color_light_on",
+        "bedroom_color_light_set_color",
+        "bedroom_color_light_state",
+        "bedroom_color_light_toggle",
     ],
     DeviceKind.THERMOSTAT: [
-        "hall_thermostat_adjust_temperature", "hall_thermostat_set_mode",
-        "hall_thermostat_set_temperature", "hall_thermostat_state",
+        "hall_thermostat_adjust_temperature",
+        "hall_thermostat_set_mode",
+        "hall_thermostat_set_temperature",
+        "hall_thermostat_state",
     ],
-}  # fmt: skip
+}
 ALL_STAGES = ["discovering", "pase", "attestation", "operational", "interview", "tools_ready"]
 
 
@@ -201,9 +212,15 @@ async def test_on_off_light_tools_reach_the_device(fab: Fab, http: aiohttp.Clien
     mark = dev.mark()
     result = await ok(fab, http, "living_room_light_on")
     assert result["sent"] == [
-        {"kind": "command", "node_id": 1, "endpoint_id": 1, "cluster": "OnOff",
-         "command": "On", "payload": {}},
-    ]  # fmt: skip
+        {
+            "kind": "command",
+            "node_id": 1,
+            "endpoint_id": 1,
+            "cluster": "OnOff",
+            "command": "On",
+            "payload": {},
+        },
+    ]
     await device_reports(dev, mark, "onOff", "onOff", True)
     assert await ok(fab, http, "living_room_light_state") == {"on": True}
     mark = dev.mark()
@@ -217,23 +234,24 @@ async def test_on_off_light_tools_reach_the_device(fab: Fab, http: aiohttp.Clien
     assert await ok(fab, http, "living_room_light_state") == {"on": False}
     # The generic tool reaches clusters no map covers, by device id.
     mark = dev.mark()
-    await ok(fab, http, "control_matter_device", device_id="1-1", cluster="OnOff",
-             command="Toggle")  # fmt: skip
+    await ok(fab, http, "control_matter_device", device_id="1-1", cluster="OnOff", command="Toggle")
     await device_reports(dev, mark, "onOff", "onOff", True)
 
 
 async def test_dimmable_light_tools_reach_the_device(fab: Fab, http: aiohttp.ClientSession) -> None:
     dev = fab.devices[DeviceKind.DIMMABLE]
     assert await ok(fab, http, "light_kitchen_dimmer_state") == {
-        "on": False, "brightness_percent": 50,
-    }  # fmt: skip
+        "on": False,
+        "brightness_percent": 50,
+    }
     mark = dev.mark()
     await ok(fab, http, "light_kitchen_dimmer_brightness", percent=75)
     await device_reports(dev, mark, "levelControl", "currentLevel", 191)
     await device_reports(dev, mark, "onOff", "onOff", True)
     assert await ok(fab, http, "light_kitchen_dimmer_state") == {
-        "on": True, "brightness_percent": 75,
-    }  # fmt: skip
+        "on": True,
+        "brightness_percent": 75,
+    }
     mark = dev.mark()
     await ok(fab, http, "light_kitchen_dimmer_off")
     await device_reports(dev, mark, "onOff", "onOff", False)
@@ -269,10 +287,21 @@ async def test_colour_light_tools_reach_the_device(fab: Fab, http: aiohttp.Clien
     assert (state["color_mode"], state["color_temperature_kelvin"]) == ("color_temperature", 4000)
     # CIE xy through the generic tool: the light's third colour mode.
     mark = dev.mark()
-    await ok(fab, http, "control_matter_device", device_id="3-1", cluster="ColorControl",
-             command="MoveToColor",
-             payload={"colorX": 20000, "colorY": 30000, "transitionTime": 0,
-                      "optionsMask": 0, "optionsOverride": 0})  # fmt: skip
+    await ok(
+        fab,
+        http,
+        "control_matter_device",
+        device_id="3-1",
+        cluster="ColorControl",
+        command="MoveToColor",
+        payload={
+            "colorX": 20000,
+            "colorY": 30000,
+            "transitionTime": 0,
+            "optionsMask": 0,
+            "optionsOverride": 0,
+        },
+    )
     await device_reports(dev, mark, "colorControl", "colorMode", 1)
     await device_reports(dev, mark, "colorControl", "currentX", 20000)
     await device_reports(dev, mark, "colorControl", "currentY", 30000)
@@ -294,8 +323,11 @@ async def test_colour_light_tools_reach_the_device(fab: Fab, http: aiohttp.Clien
 async def test_thermostat_tools_reach_the_device(fab: Fab, http: aiohttp.ClientSession) -> None:
     dev = fab.devices[DeviceKind.THERMOSTAT]
     assert await ok(fab, http, "hall_thermostat_state") == {
-        "temperature": 20.5, "heating_setpoint": 20.0, "cooling_setpoint": 25.0, "mode": "heat",
-    }  # fmt: skip
+        "temperature": 20.5,
+        "heating_setpoint": 20.0,
+        "cooling_setpoint": 25.0,
+        "mode": "heat",
+    }
     mark = dev.mark()
     await ok(fab, http, "hall_thermostat_set_temperature", celsius=22.5)
     await device_reports(dev, mark, "thermostat", "occupiedHeatingSetpoint", 2250)
@@ -316,16 +348,26 @@ async def test_thermostat_tools_reach_the_device(fab: Fab, http: aiohttp.ClientS
     await ok(fab, http, "hall_thermostat_set_mode", mode="off")
     await device_reports(dev, mark, "thermostat", "systemMode", 0)
     assert await ok(fab, http, "hall_thermostat_state") == {
-        "temperature": 20.5, "heating_setpoint": 21.0, "cooling_setpoint": 24.0, "mode": "off",
-    }  # fmt: skip
+        "temperature": 20.5,
+        "heating_setpoint": 21.0,
+        "cooling_setpoint": 24.0,
+        "mode": "off",
+    }
 
 
 ROOM_TOOLS = {
-    "room_living_room_lights_on", "room_living_room_lights_off",
-    "room_living_room_lights_brightness", "room_kitchen_lights_on", "room_kitchen_lights_off",
-    "room_kitchen_lights_brightness", "room_bedroom_lights_on", "room_bedroom_lights_off",
-    "room_bedroom_lights_brightness", "room_bedroom_lights_color", "room_hall_temperature",
-}  # fmt: skip
+    "room_living_room_lights_on",
+    "room_living_room_lights_off",
+    "room_living_room_lights_brightness",
+    "room_kitchen_lights_on",
+    "room_kitchen_lights_off",
+    "room_kitchen_lights_brightness",
+    "room_bedroom_lights_on",
+    "room_bedroom_lights_off",
+    "room_bedroom_lights_brightness",
+    "room_bedroom_lights_color",
+    "room_hall_temperature",
+}
 
 
 async def test_room_tools_reach_the_devices(fab: Fab, http: aiohttp.ClientSession) -> None:
@@ -361,8 +403,14 @@ async def test_room_tools_reach_the_devices(fab: Fab, http: aiohttp.ClientSessio
     await ok(fab, http, "hall_thermostat_set_mode", mode="off")
 
 
-async def say(fab: Fab, http: aiohttp.ClientSession, text: str, language: str,
-              area: str | None = None, handled: bool = True) -> dict[str, Any]:  # fmt: skip
+async def say(
+    fab: Fab,
+    http: aiohttp.ClientSession,
+    text: str,
+    language: str,
+    area: str | None = None,
+    handled: bool = True,
+) -> dict[str, Any]:
     request = {"text": text, "language": language, **({"area": area} if area else {})}
     async with http.post(f"{fab.bridge.url}/v1/intents/handle", json=request) as resp:
         body: dict[str, Any] = await resp.json()
@@ -378,10 +426,13 @@ async def test_spoken_commands_in_two_languages_reach_the_devices(
 ) -> None:
     onoff, dimmer = fab.devices[DeviceKind.ONOFF], fab.devices[DeviceKind.DIMMABLE]
     thermostat = fab.devices[DeviceKind.THERMOSTAT]
-    for device, aliases in (("Kitchen Dimmer", ["Küchenlampe"]),
-                            ("Hall Thermostat", ["Flurthermostat"])):  # fmt: skip
-        async with http.patch(f"{fab.bridge.url}/v1/devices/{device.replace(' ', '%20')}",
-                              json={"aliases": aliases}) as resp:  # fmt: skip
+    for device, aliases in (
+        ("Kitchen Dimmer", ["Küchenlampe"]),
+        ("Hall Thermostat", ["Flurthermostat"]),
+    ):
+        async with http.patch(
+            f"{fab.bridge.url}/v1/devices/{device.replace(' ', '%20')}", json={"aliases": aliases}
+        ) as resp:
             assert resp.status == 200, await resp.json()
     await ok(fab, http, "room_living_room_lights_on")
     mark = onoff.mark()
@@ -400,8 +451,9 @@ async def test_spoken_commands_in_two_languages_reach_the_devices(
     assert body["speech"] == "Kitchen Dimmer ist auf 60 Prozent gestellt."
     level = body["calls"][0]["result"]["sent"][0]["payload"]["level"]
     await device_reports(dimmer, mark, "levelControl", "currentLevel", level)
-    async with http.patch(f"{fab.bridge.url}/v1/rooms/living_room",
-                          json={"aliases": ["Wohnzimmer"]}) as resp:  # fmt: skip
+    async with http.patch(
+        f"{fab.bridge.url}/v1/rooms/living_room", json={"aliases": ["Wohnzimmer"]}
+    ) as resp:
         assert resp.status == 200, await resp.json()
     mark = onoff.mark()
     body = await say(fab, http, "schalte das Licht im Wohnzimmer ein", "de")  # a room alias
@@ -431,17 +483,21 @@ async def test_spoken_subjects_whole_home_and_the_speakers_room_on_real_devices(
     mark = onoff.mark()
     body = await say(fab, http, "turn on all the lights", "en")
     assert [c["tool"] for c in body["calls"]] == [
-        f"matter:room_{room}_lights_on" for room in ("bedroom", "kitchen", "living_room")]
+        f"matter:room_{room}_lights_on" for room in ("bedroom", "kitchen", "living_room")
+    ]
     assert body["speech"] == "Turned on all the lights."
     await device_reports(onoff, mark, "onOff", "onOff", True)
     # About a fan, a blind, the media: nothing is done, the light stays on.
-    for text, lang in (("turn off the fan in the living room", "en"),
-                       ("close the blinds in the living room", "en"),
-                       ("schließe die Vorhänge im Wohnzimmer", "de")):  # fmt: skip
+    for text, lang in (
+        ("turn off the fan in the living room", "en"),
+        ("close the blinds in the living room", "en"),
+        ("schließe die Vorhänge im Wohnzimmer", "de"),
+    ):
         body = await say(fab, http, text, lang, handled=False)
         assert body["calls"] == [], text
     assert body["speech"] == (
-        "In Living Room gibt es kein Gerät der Art Vorhang, das ich steuern kann.")
+        "In Living Room gibt es kein Gerät der Art Vorhang, das ich steuern kann."
+    )
     mark = onoff.mark()
     body = await say(fab, http, "schalte das Licht aus", "de", area="Living Room")
     assert body["calls"][0]["tool"] == "matter:room_living_room_lights_off"
@@ -453,7 +509,9 @@ async def test_spoken_subjects_whole_home_and_the_speakers_room_on_real_devices(
     mark = color.mark()
     body = await say(fab, http, f"set the bedroom light to {name}", "en")
     assert (body["calls"][0]["tool"], body["calls"][0]["params"]) == (
-        "matter:bedroom_color_light_color_temperature", {"kelvin": kelvin})
+        "matter:bedroom_color_light_color_temperature",
+        {"kelvin": kelvin},
+    )
     mireds = body["calls"][0]["result"]["sent"][0]["payload"]["colorTemperatureMireds"]
     await device_reports(color, mark, "colorControl", "colorTemperatureMireds", mireds)
     body = await say(fab, http, "schalte alle Lichter aus", "de")
@@ -462,9 +520,12 @@ async def test_spoken_subjects_whole_home_and_the_speakers_room_on_real_devices(
 
 async def test_every_generated_tool_was_invoked(fab: Fab, http: aiohttp.ClientSession) -> None:
     names = await tool_names(fab, http)
-    assert names == {t for tools in EXPECTED_TOOLS.values() for t in tools} | {
-        "control_matter_device"
-    } | ROOM_TOOLS
+    assert (
+        names
+        == {t for tools in EXPECTED_TOOLS.values() for t in tools}
+        | {"control_matter_device"}
+        | ROOM_TOOLS
+    )
     assert names - fab.invoked == set()
 
 
@@ -485,8 +546,11 @@ async def test_device_side_change_reaches_state_tool_and_events(
         ws, lambda e: e["data"]["device_id"] == "1-1" and e["data"]["value"] == (not before)
     )
     assert event["data"] == {
-        "device_id": "1-1", "name": "Living Room Light", "path": "1/6/0", "value": not before,
-    }  # fmt: skip
+        "device_id": "1-1",
+        "name": "Living Room Light",
+        "path": "1/6/0",
+        "value": not before,
+    }
     await ws.close()
     assert await ok(fab, http, "living_room_light_state") == {"on": not before}
     # A room warming up on the thermostat's side shows in its state tool.
@@ -573,16 +637,20 @@ async def test_devices_remove_removes_the_tools(fab: Fab, http: aiohttp.ClientSe
         body = await resp.json()
         assert resp.status == 200, body
     assert body == {
-        "node_id": 4, "device_id": "4-1", "removed_tools": EXPECTED_TOOLS[DeviceKind.THERMOSTAT],
-    }  # fmt: skip
+        "node_id": 4,
+        "device_id": "4-1",
+        "removed_tools": EXPECTED_TOOLS[DeviceKind.THERMOSTAT],
+    }
     names = await tool_names(fab, http)
     assert names & set(EXPECTED_TOOLS[DeviceKind.THERMOSTAT]) == set()
     assert set(EXPECTED_TOOLS[DeviceKind.ONOFF]) <= names
     async with http.get(f"{fab.bridge.url}/v1/devices") as resp:
         listing = await resp.json()
     assert [d["name"] for d in listing["devices"]] == [
-        "Living Room Light", "Kitchen Dimmer", "Bedroom Color Light",
-    ]  # fmt: skip
+        "Living Room Light",
+        "Kitchen Dimmer",
+        "Bedroom Color Light",
+    ]
     async with http.delete(f"{fab.bridge.url}/v1/devices/Hall%20Thermostat") as resp:
         assert resp.status == 404
         assert (await resp.json())["error"]["code"] == "NOT_FOUND"
@@ -655,9 +723,11 @@ async def test_rename_over_http_regenerates_the_tools_live(
         body = await resp.json()
         assert resp.status == 200, body
     assert (body["device"]["id"], body["device"]["name"], body["device"]["room"]) == (
-        "3-1", "Guest Lamp", "Guest Room")
-    assert (body["device"]["tools"], body["added_tools"], body["removed_tools"]) == (
-        new, new, old)
+        "3-1",
+        "Guest Lamp",
+        "Guest Room",
+    )
+    assert (body["device"]["tools"], body["added_tools"], body["removed_tools"]) == (new, new, old)
     names = await tool_names(fab, http)
     assert set(new) <= names
     assert names & set(old) == set()
@@ -671,10 +741,25 @@ async def test_rename_over_http_regenerates_the_tools_live(
     env = {**os.environ, "ATMOSPHERE_BRIDGE_TOKEN": fab.bridge.token}
     done = await asyncio.to_thread(
         subprocess.run,
-        [sys.executable, "-m", "bridge", "devices", "--state-dir", str(fab.bridge.state_dir),
-         "rename", "light_guest_lamp", "Bedroom Color Light", "--room", "Bedroom"],
-        capture_output=True, text=True, timeout=60, check=False, env=env,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "bridge",
+            "devices",
+            "--state-dir",
+            str(fab.bridge.state_dir),
+            "rename",
+            "light_guest_lamp",
+            "Bedroom Color Light",
+            "--room",
+            "Bedroom",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env=env,
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [
         f'device 3-1 is now "Bedroom Color Light" in Bedroom (live on {fab.bridge.url})',

@@ -52,9 +52,11 @@ class Rig:
     def request(self, method: str, path: str, body: Any = None, timeout: float = 15) -> Any:
         data = None if body is None else json.dumps(body).encode()
         req = urllib.request.Request(
-            f"{self.url}{path}", data=data, method=method,
-            headers={"Authorization": f"Bearer {self.token}",
-                     "Content-Type": "application/json"})  # fmt: skip
+            f"{self.url}{path}",
+            data=data,
+            method=method,
+            headers={"Authorization": f"Bearer {self.token}", "Content-Type": "application/json"},
+        )
         try:
             with urllib.request.urlopen(req, timeout=timeout) as resp:
                 return json.loads(resp.read() or b"null")
@@ -64,8 +66,9 @@ class Rig:
     def state(self) -> dict[str, Any] | None:
         """Return the light's state through its tool, or None when the call fails."""
         try:
-            body = self.request("POST", "/v1/invoke",
-                                {"tool": "matter:desk_light_state", "params": {}}, timeout=12)
+            body = self.request(
+                "POST", "/v1/invoke", {"tool": "matter:desk_light_state", "params": {}}, timeout=12
+            )
         except (OSError, ValueError):
             return None
         if isinstance(body, dict) and body.get("status") == "success":
@@ -92,17 +95,27 @@ def rig() -> Iterator[Rig]:
         token = issue_token(key, agent_id="recovery", permissions=["*"], ttl_s=3600)
         write_test_paa(state / "controller" / "paa")
         config = fabric.base_dir / "bridge.yaml"
-        config.write_text(yaml.safe_dump({
-            "state_dir": str(state),
-            "api": {"host": "0.0.0.0", "port": API_PORT},
-            "matter": {"enabled": True, "netns": ns.name, "controller_venv": str(CONTROLLER_VENV),
-                       "controller_port": fabric.controller_settings("unused").port},
-        }))  # fmt: skip
+        config.write_text(
+            yaml.safe_dump(
+                {
+                    "state_dir": str(state),
+                    "api": {"host": "0.0.0.0", "port": API_PORT},
+                    "matter": {
+                        "enabled": True,
+                        "netns": ns.name,
+                        "controller_venv": str(CONTROLLER_VENV),
+                        "controller_port": fabric.controller_settings("unused").port,
+                    },
+                }
+            )
+        )
         log = fabric.base_dir / "bridge.log"
         with log.open("ab") as out:
             proc = subprocess.Popen(
                 [*ns.exec_prefix(), str(BRIDGE), "--config", str(config), "run"],
-                stdout=out, stderr=subprocess.STDOUT)  # fmt: skip
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
         rig = Rig(url=f"http://{ns.ns_address}:{API_PORT}", token=token, light=light, log=log)
         try:
             deadline = time.monotonic() + 120
@@ -114,8 +127,12 @@ def rig() -> Iterator[Rig]:
                 assert time.monotonic() < deadline, log.read_text()[-3000:]
                 time.sleep(0.3)
             assert light.pairing is not None
-            body = rig.request("POST", "/v1/devices/commission",
-                               {"code": light.pairing.manual, "name": "Desk Light"}, timeout=300)
+            body = rig.request(
+                "POST",
+                "/v1/devices/commission",
+                {"code": light.pairing.manual, "name": "Desk Light"},
+                timeout=300,
+            )
             assert "desk_light_state" in body["tools"], body
             yield rig
         finally:
@@ -155,14 +172,14 @@ def test_a_device_restarted_after_a_controller_kill_answers_within_10_s(rig: Rig
         assert state is not None, (took, rig.log.read_text()[-3000:])
         # The answer is the light's own: switched through the bridge, reported by the light.
         mark = rig.light.mark()
-        body = rig.request("POST", "/v1/invoke", {"tool": "matter:desk_light_toggle",
-                                                  "params": {}})  # fmt: skip
+        body = rig.request("POST", "/v1/invoke", {"tool": "matter:desk_light_toggle", "params": {}})
         assert body["status"] == "success", body
         rig.light.wait_state("onOff", "onOff", not state["on"], since=mark)
     print(f"device back -> state tool answers: {took} s")
     print(rig.request("GET", "/v1/devices")["controller"])
-    notes = [line for line in rig.log.read_text(errors="replace").splitlines()
-             if "bridge.matter" in line]  # fmt: skip
+    notes = [
+        line for line in rig.log.read_text(errors="replace").splitlines() if "bridge.matter" in line
+    ]
     print("\n".join(notes[-40:]))
     log = rig.log.read_text(errors="replace")
     assert "Traceback" not in log, log[-3000:]
@@ -185,8 +202,10 @@ def test_a_device_back_after_the_controller_restarted_without_it_answers_within_
     deadline = time.monotonic() + 90
     while True:
         with contextlib.suppress(OSError, ValueError, KeyError, AssertionError):
-            if rig.controller_pid() != pid and rig.request("GET", "/v1/devices")[
-                    "controller"]["connected"]:  # fmt: skip
+            if (
+                rig.controller_pid() != pid
+                and rig.request("GET", "/v1/devices")["controller"]["connected"]
+            ):
                 break
         assert time.monotonic() < deadline, rig.log.read_text()[-3000:]
         time.sleep(0.5)

@@ -39,110 +39,230 @@ EXPECTED: dict[str, tuple[dict[str, list[str]], list[str]]] = {
     # closure): the air purifier's fan is attribute writes (mode from FanModeSequence 2,
     # percent, 10 speed steps) and it resets its two filters; its air-quality, temperature,
     # humidity endpoints are read only; the thermostat endpoint is a thermostat.
-    "ha-core/air_purifier": ({
-        "air_purifier": ["reset_carbon_filter", "set_fan_mode", "set_fan_speed", "set_fan_step",
-                         "reset_hepa_filter", "state"],
-        "air_purifier_air_quality_sensor": ["state"],
-        "air_purifier_temperature_sensor": ["state"],
-        "air_purifier_humidity_sensor": ["state"],
-        "air_purifier_thermostat": THERMO}, QUERY),
+    "ha-core/air_purifier": (
+        {
+            "air_purifier": [
+                "reset_carbon_filter",
+                "set_fan_mode",
+                "set_fan_speed",
+                "set_fan_step",
+                "reset_hepa_filter",
+                "state",
+            ],
+            "air_purifier_air_quality_sensor": ["state"],
+            "air_purifier_temperature_sensor": ["state"],
+            "air_purifier_humidity_sensor": ["state"],
+            "air_purifier_thermostat": THERMO,
+        },
+        QUERY,
+    ),
     # The lock's battery sits on an endpoint of its own (Power Source): a device to read.
-    "ha-core/aqara_u200": ({"aqara_smart_lock_u200": ["lock", "unlock", "state"],
-                            "aqara_smart_lock_u200_battery": ["state"]}, QUERY),
+    "ha-core/aqara_u200": (
+        {
+            "aqara_smart_lock_u200": ["lock", "unlock", "state"],
+            "aqara_smart_lock_u200_battery": ["state"],
+        },
+        QUERY,
+    ),
     # A bridged Electrical Sensor endpoint is an energy meter (it used to give 0 devices).
     "ha-core/atios_knx_bridge": ({"energy_meter_electricity_monitor_ac": ["state"]}, QUERY),
     # Its ModeSelect ("Lighting": Dark, Medium, Light) is a mode any device may carry.
     "ha-core/color_temperature_light": (
-        {"mock_color_temperature_light": ["color_temperature", "brightness", "select_mode",
-                                          "on", "off", "toggle", "state"]},
-        ["matter:control_matter_device"]),
-    "ha-core/eberle_ute3000": ({"connected_thermostat_ute_3000": THERMO},
-                               ["core:query_sensor", "matter:control_matter_device"]),
+        {
+            "mock_color_temperature_light": [
+                "color_temperature",
+                "brightness",
+                "select_mode",
+                "on",
+                "off",
+                "toggle",
+                "state",
+            ]
+        },
+        ["matter:control_matter_device"],
+    ),
+    "ha-core/eberle_ute3000": (
+        {"connected_thermostat_ute_3000": THERMO},
+        ["core:query_sensor", "matter:control_matter_device"],
+    ),
     # RVC: clean mode by the robot's names, Pause/Resume/GoHome (its AcceptedCommandList
     # 0, 3, 128), start/stop by the run modes tagged Cleaning / Idle, rooms by name.
-    "ha-core/eufy_vacuum_omni_e28": ({"eufy_robot_vacuum_omni_e28": [
-        "set_clean_mode", "pause", "resume", "return_to_base", "start", "stop", "clean_areas",
-        "state"]}, QUERY),
-    "ha-core/eve_contact_sensor": ({"contact_sensor_eve_door": ["state"]},
-                                   ["core:query_sensor", "matter:control_matter_device"]),
-    "ha-core/eve_thermo_v4": ({"thermostat_eve_thermo_20ebp1701": THERMO},
-                              ["core:query_sensor", "matter:control_matter_device"]),
+    "ha-core/eufy_vacuum_omni_e28": (
+        {
+            "eufy_robot_vacuum_omni_e28": [
+                "set_clean_mode",
+                "pause",
+                "resume",
+                "return_to_base",
+                "start",
+                "stop",
+                "clean_areas",
+                "state",
+            ]
+        },
+        QUERY,
+    ),
+    "ha-core/eve_contact_sensor": (
+        {"contact_sensor_eve_door": ["state"]},
+        ["core:query_sensor", "matter:control_matter_device"],
+    ),
+    "ha-core/eve_thermo_v4": (
+        {"thermostat_eve_thermo_20ebp1701": THERMO},
+        ["core:query_sensor", "matter:control_matter_device"],
+    ),
     "ha-core/eve_weather_sensor": (
         {"eve_weather_temperature_sensor": ["state"], "eve_weather_humidity_sensor": ["state"]},
-        ["core:query_sensor", "matter:control_matter_device"]),
-    "ha-core/evse_charging": ({"ev_charger_mock_evse": [
-        "enable_charging", "disable_charging", "set_charging_mode", "state"]}, QUERY),
+        ["core:query_sensor", "matter:control_matter_device"],
+    ),
+    "ha-core/evse_charging": (
+        {
+            "ev_charger_mock_evse": [
+                "enable_charging",
+                "disable_charging",
+                "set_charging_mode",
+                "state",
+            ]
+        },
+        QUERY,
+    ),
     # FanModeSequence 0 (off/low/medium/high), no MultiSpeed feature: no speed steps.
-    "ha-core/extractor_hood": ({"mock_extractor_hood": [
-        "reset_carbon_filter", "set_fan_mode", "set_fan_speed", "reset_hepa_filter", "state"]},
-        GENERIC),
+    "ha-core/extractor_hood": (
+        {
+            "mock_extractor_hood": [
+                "reset_carbon_filter",
+                "set_fan_mode",
+                "set_fan_speed",
+                "reset_hepa_filter",
+                "state",
+            ]
+        },
+        GENERIC,
+    ),
     "ha-core/flow_sensor": ({"mock_flow_sensor": ["state"]}, QUERY),
     # Generic switches: their presses are events (on /v1/events), not tools.
-    "ha-core/generic_switch_multi": ({"mock_generic_switch_1": [], "mock_generic_switch_2": []},
-                                     GENERIC),
+    "ha-core/generic_switch_multi": (
+        {"mock_generic_switch_1": [], "mock_generic_switch_2": []},
+        GENERIC,
+    ),
     "ha-core/heiman_co_sensor": ({"smoke_alarm_smart_co_sensor": ["state"]}, QUERY),
-    "ha-core/heiman_smoke_detector": ({"smoke_sensor": ["state"]},
-                                      ["core:query_sensor", "matter:control_matter_device"]),
+    "ha-core/heiman_smoke_detector": (
+        {"smoke_sensor": ["state"]},
+        ["core:query_sensor", "matter:control_matter_device"],
+    ),
     # The monitor's OnOff (its display) is not an Air Quality Sensor control: no on/off.
     "ha-core/ikea_air_quality_monitor": ({"alpstuga_air_quality_monitor": ["state"]}, QUERY),
     "ha-core/ikea_bilresa_dual_button": (
-        {"bilresa_dual_button_switch_1": [], "bilresa_dual_button_switch_2": []}, GENERIC),
-    "ha-core/laundrywasher": ({"laundry_washer": [
-        "set_cycle", "on", "off", "toggle", "start", "stop", "pause", "resume", "state"]},
-        GENERIC),
+        {"bilresa_dual_button_switch_1": [], "bilresa_dual_button_switch_2": []},
+        GENERIC,
+    ),
+    "ha-core/laundrywasher": (
+        {
+            "laundry_washer": [
+                "set_cycle",
+                "on",
+                "off",
+                "toggle",
+                "start",
+                "stop",
+                "pause",
+                "resume",
+                "state",
+            ]
+        },
+        GENERIC,
+    ),
     "ha-core/leak_sensor": ({"water_leak_detector": ["state"]}, QUERY),
     "ha-core/longan_link_thermostat": (
-        {"thermostat_longan_link_hvac": ["set_fan_mode", "set_fan_speed", "on", "off", "toggle",
-                                         *THERMO]},
-        ["core:query_sensor", "matter:control_matter_device"]),
+        {
+            "thermostat_longan_link_hvac": [
+                "set_fan_mode",
+                "set_fan_speed",
+                "on",
+                "off",
+                "toggle",
+                *THERMO,
+            ]
+        },
+        ["core:query_sensor", "matter:control_matter_device"],
+    ),
     # MicrowaveOvenMode accepts no command (AcceptedCommandList []): no set_mode.
-    "ha-core/microwave_oven": ({"microwave_oven": ["cook", "start", "stop", "pause", "resume",
-                                                   "state"]}, GENERIC),
-    "ha-core/mock_closure_garage_door": ({"matter_closure": ["open", "close", "stop", "state"]},
-                                         GENERIC),
+    "ha-core/microwave_oven": (
+        {"microwave_oven": ["cook", "start", "stop", "pause", "resume", "state"]},
+        GENERIC,
+    ),
+    "ha-core/mock_closure_garage_door": (
+        {"matter_closure": ["open", "close", "stop", "state"]},
+        GENERIC,
+    ),
     "ha-core/mock_composed_bridge": (
         {"kitchen_plug": LIGHT, "kitchen_plug_temperature_sensor": ["state"]},
-        ["core:query_sensor", "matter:control_matter_device"]),
-    "ha-core/mock_dimmable_light": ({"mock_dimmable_light": DIM},
-                                    ["matter:control_matter_device"]),
+        ["core:query_sensor", "matter:control_matter_device"],
+    ),
+    "ha-core/mock_dimmable_light": ({"mock_dimmable_light": DIM}, ["matter:control_matter_device"]),
     # A Door Lock is not controlled through OnOff (device library): no on/off/toggle.
-    "ha-core/mock_door_lock": ({"mock_door_lock": ["lock", "unlock", "state"]},
-                               ["matter:control_matter_device"]),
-    "ha-core/mock_fan": ({"mocked_fan_switch": ["set_fan_mode", "set_fan_speed", "set_fan_step",
-                                                "state"]}, ["matter:control_matter_device"]),
+    "ha-core/mock_door_lock": (
+        {"mock_door_lock": ["lock", "unlock", "state"]},
+        ["matter:control_matter_device"],
+    ),
+    "ha-core/mock_fan": (
+        {"mocked_fan_switch": ["set_fan_mode", "set_fan_speed", "set_fan_step", "state"]},
+        ["matter:control_matter_device"],
+    ),
     "ha-core/mock_onoff_light": ({"mock_onoff_light": LIGHT}, ["matter:control_matter_device"]),
     "ha-core/mock_solar_inverter": ({"mock_solar_inverter": ["state"]}, QUERY),
     "ha-core/mock_valve": ({"mock_valve": ["open", "close", "state"]}, GENERIC),
-    "ha-core/mock_thermostat": ({"mock_thermostat": THERMO},
-                                ["core:query_sensor", "matter:control_matter_device"]),
-    "ha-core/mock_window_covering_full": ({"blind_mock_full_window_covering": COVER},
-                                          ["matter:control_matter_device"]),
+    "ha-core/mock_thermostat": (
+        {"mock_thermostat": THERMO},
+        ["core:query_sensor", "matter:control_matter_device"],
+    ),
+    "ha-core/mock_window_covering_full": (
+        {"blind_mock_full_window_covering": COVER},
+        ["matter:control_matter_device"],
+    ),
     "ha-core/pressure_sensor": ({"mock_pressure_sensor": ["state"]}, QUERY),
-    "ha-core/resideo_x2s_thermostat": ({"x2s_smart_thermostat": THERMO},
-                                       ["core:query_sensor", "matter:control_matter_device"]),
+    "ha-core/resideo_x2s_thermostat": (
+        {"x2s_smart_thermostat": THERMO},
+        ["core:query_sensor", "matter:control_matter_device"],
+    ),
     # SupportedModes is null on the dishwasher: no cycle tool (no names to offer).
-    "ha-core/silabs_dishwasher": ({"dishwasher": ["start", "stop", "pause", "state"],
-                                   "dishwasher_energy_meter": ["state"]}, QUERY),
+    "ha-core/silabs_dishwasher": (
+        {"dishwasher": ["start", "stop", "pause", "state"], "dishwasher_energy_meter": ["state"]},
+        QUERY,
+    ),
     # A Refrigerator is not controlled through OnOff; its cabinets set their temperature.
-    "ha-core/silabs_refrigerator": ({"refrigerator_fridge": ["set_mode", "state"],
-                                     "refrigerator_cabinet_2": ["set_temperature", "state"],
-                                     "refrigerator_cabinet_3": ["set_temperature", "state"]},
-                                    GENERIC),
+    "ha-core/silabs_refrigerator": (
+        {
+            "refrigerator_fridge": ["set_mode", "state"],
+            "refrigerator_cabinet_2": ["set_temperature", "state"],
+            "refrigerator_cabinet_3": ["set_temperature", "state"],
+        },
+        GENERIC,
+    ),
     "ha-core/wago_home_blind_control": (
-        {"home_blind_wi_fi": COVER, "home_blind_wi_fi_switch_2": [],
-         "home_blind_wi_fi_switch_3": []},
-        ["matter:control_matter_device"]),
+        {
+            "home_blind_wi_fi": COVER,
+            "home_blind_wi_fi_switch_2": [],
+            "home_blind_wi_fi_switch_3": [],
+        },
+        ["matter:control_matter_device"],
+    ),
     "ha-core/yandex_smart_socket": ({"plug_yndx_00540": LIGHT}, ["matter:control_matter_device"]),
-    "matterjs-commissioned/node-1-onoff": ({"light_test_onoff": LIGHT},
-                                           ["matter:control_matter_device"]),
-    "matterjs-commissioned/node-2-dimmable": ({"light_test_dimmable": DIM},
-                                              ["matter:control_matter_device"]),
+    "matterjs-commissioned/node-1-onoff": (
+        {"light_test_onoff": LIGHT},
+        ["matter:control_matter_device"],
+    ),
+    "matterjs-commissioned/node-2-dimmable": (
+        {"light_test_dimmable": DIM},
+        ["matter:control_matter_device"],
+    ),
     "matterjs-commissioned/node-3-color": (
         {"light_test_color": ["set_color", "color_temperature", *DIM]},
-        ["matter:control_matter_device"]),
-    "matterjs-commissioned/node-4-thermostat": ({"test_thermostat": THERMO},
-                                                ["core:query_sensor",
-                                                 "matter:control_matter_device"]),
+        ["matter:control_matter_device"],
+    ),
+    "matterjs-commissioned/node-4-thermostat": (
+        {"test_thermostat": THERMO},
+        ["core:query_sensor", "matter:control_matter_device"],
+    ),
 }
 
 # One example call per tool suffix, in human units.
@@ -247,11 +367,15 @@ def test_every_action_builds_with_the_sdk_classes(name: str) -> None:
         for action in actions:
             if action.kind is ActionKind.COMMAND:
                 # A command on another cluster of the endpoint is named "Cluster.Command".
-                commands = matter["command"] if isinstance(matter["command"], list) else [
-                    matter["command"]]
+                commands = (
+                    matter["command"]
+                    if isinstance(matter["command"], list)
+                    else [matter["command"]]
+                )
                 qualified = f"{action.cluster}.{action.name}"
                 assert (action.name in commands and action.cluster == matter["cluster"]) or (
-                    qualified in commands)
+                    qualified in commands
+                )
                 sdk_command(build_command(action.cluster, action.name, action.payload))
             else:
                 assert action.cluster == matter["cluster"]
@@ -278,66 +402,126 @@ def test_state_reads_recorded_values_in_human_units(name: str) -> None:
 STATES = {
     "ha-core/aqara_u200": {"lock_state": "locked"},
     # ModeSelect CurrentMode 0 is the mode labelled "Dark".
-    "ha-core/color_temperature_light": {"color_mode": "hue_saturation",
-                                        "color_temperature_kelvin": 3521,
-                                        "brightness_percent": 50, "selected_mode": "Dark",
-                                        "on": True},
+    "ha-core/color_temperature_light": {
+        "color_mode": "hue_saturation",
+        "color_temperature_kelvin": 3521,
+        "brightness_percent": 50,
+        "selected_mode": "Dark",
+        "on": True,
+    },
     "ha-core/eve_weather_sensor": {"temperature": 16.03},
-    "ha-core/mock_thermostat": {"temperature": 18.0, "heating_setpoint": 20.0,
-                                "cooling_setpoint": 26.0, "mode": "auto"},
-    "ha-core/longan_link_thermostat": {"fan_mode": "off", "fan_speed_percent": 0, "on": True,
-                                       "temperature": 28.3, "heating_setpoint": None,
-                                       "cooling_setpoint": None, "mode": "cool"},
+    "ha-core/mock_thermostat": {
+        "temperature": 18.0,
+        "heating_setpoint": 20.0,
+        "cooling_setpoint": 26.0,
+        "mode": "auto",
+    },
+    "ha-core/longan_link_thermostat": {
+        "fan_mode": "off",
+        "fan_speed_percent": 0,
+        "on": True,
+        "temperature": 28.3,
+        "heating_setpoint": None,
+        "cooling_setpoint": None,
+        "mode": "cool",
+    },
     "matterjs-commissioned/node-3-color": {
-        "color_mode": "color_temperature", "color": {"hue": 170, "saturation": 79},
-        "color_xy": {"x": 0.3805, "y": 0.3769}, "color_temperature_kelvin": 3333,
-        "brightness_percent": 30, "on": True},
+        "color_mode": "color_temperature",
+        "color": {"hue": 170, "saturation": 79},
+        "color_xy": {"x": 0.3805, "y": 0.3769},
+        "color_temperature_kelvin": 3333,
+        "brightness_percent": 30,
+        "on": True,
+    },
     # WindowCovering Type 6 = Shutter, 8 = TiltBlindLiftAndTilt (spec 5.3.5.2).
-    "ha-core/mock_window_covering_full": {"covering_type": "shutter", "percent_open": 100.0,
-                                          "tilt_percent_open": 100.0},
-    "ha-core/wago_home_blind_control": {"covering_type": "tilt_blind", "percent_open": 100.0,
-                                        "tilt_percent_open": 100.0},
+    "ha-core/mock_window_covering_full": {
+        "covering_type": "shutter",
+        "percent_open": 100.0,
+        "tilt_percent_open": 100.0,
+    },
+    "ha-core/wago_home_blind_control": {
+        "covering_type": "tilt_blind",
+        "percent_open": 100.0,
+        "tilt_percent_open": 100.0,
+    },
     # Issue 29's kinds, from the recorded values and the specification's units and enums:
     # AirQuality 1 = Good; CO2 394 with MeasurementUnit 0 = ppm, PM2.5 with 4 = µg/m³;
     # LevelValue 1 = Low; humidity 4621 = 46.21 %; temperature 1971 = 19.71 °C.
     "ha-core/ikea_air_quality_monitor": {
-        "air_quality": "good", "co2": {"value": 394.0, "unit": "ppm"}, "co2_level": "low",
-        "pm25": {"value": 0.0, "unit": "µg/m³"}, "pm25_level": "low",
-        "humidity_percent": 46.21, "temperature": 19.71},
+        "air_quality": "good",
+        "co2": {"value": 394.0, "unit": "ppm"},
+        "co2_level": "low",
+        "pm25": {"value": 0.0, "unit": "µg/m³"},
+        "pm25_level": "low",
+        "humidity_percent": 46.21,
+        "temperature": 19.71,
+    },
     # Exported 42279000 mWh = 42.279 kWh; ActivePower -850000 mW = -850 W (feeding in);
     # Voltage 234899 mV = 234.9 V; ActiveCurrent -3620 mA = -3.62 A.
-    "ha-core/mock_solar_inverter": {"energy_exported_kwh": 42.279, "power_w": -850.0,
-                                    "voltage_v": 234.9, "current_a": -3.62},
+    "ha-core/mock_solar_inverter": {
+        "energy_exported_kwh": 42.279,
+        "power_w": -850.0,
+        "voltage_v": 234.9,
+        "current_a": -3.62,
+    },
     # BatPercentRemaining 200 (half percent) = 100 %; BatChargeLevel 0 = OK; clean mode 0
     # is "Auto Mop & Vacuum", run mode 0 "Idle"; OperationalState 0 = Stopped, no error.
     "ha-core/eufy_vacuum_omni_e28": {
-        "battery_percent": 100.0, "battery_level": "ok", "clean_mode": "Auto Mop & Vacuum",
-        "status": "stopped", "error": None, "run_mode": "Idle", "selected_areas": [],
-        "current_area": None},
+        "battery_percent": 100.0,
+        "battery_level": "ok",
+        "clean_mode": "Auto Mop & Vacuum",
+        "status": "stopped",
+        "error": None,
+        "run_mode": "Idle",
+        "selected_areas": [],
+        "current_area": None,
+    },
     # COState 0 = Normal; CO concentration 0 ppm; BatteryAlert 0 = Normal.
-    "ha-core/heiman_co_sensor": {"co": {"value": 0.0, "unit": "ppm"}, "battery_percent": 100.0,
-                                 "battery_level": "ok", "co_alarm": "normal",
-                                 "battery_alert": "normal"},
+    "ha-core/heiman_co_sensor": {
+        "co": {"value": 0.0, "unit": "ppm"},
+        "battery_percent": 100.0,
+        "battery_level": "ok",
+        "co_alarm": "normal",
+        "battery_alert": "normal",
+    },
     # A Water Leak Detector's StateValue true = leak.
     "ha-core/leak_sensor": {"leak": True},
     # EVSE State 3 = PluggedInCharging, SupplyState 1 = ChargingEnabled, mode 1 named
     # "Auto-scheduled"; no power or energy recorded.
     "ha-core/evse_charging": {
-        "energy_kwh": None, "energy_exported_kwh": None, "power_w": None, "voltage_v": None,
-        "current_a": None, "charger_state": "charging", "supply": "charging_enabled",
-        "session_energy_kwh": 0.0, "charging_mode": "Auto-scheduled"},
+        "energy_kwh": None,
+        "energy_exported_kwh": None,
+        "power_w": None,
+        "voltage_v": None,
+        "current_a": None,
+        "charger_state": "charging",
+        "supply": "charging_enabled",
+        "session_energy_kwh": 0.0,
+        "charging_mode": "Auto-scheduled",
+    },
     # CookTime 30 s, CountdownTime 30 s; mode 0 "Normal".
-    "ha-core/microwave_oven": {"cook_minutes": 0.5, "mode": "Normal", "status": "stopped",
-                               "error": None, "minutes_left": 0.5},
+    "ha-core/microwave_oven": {
+        "cook_minutes": 0.5,
+        "mode": "Normal",
+        "status": "stopped",
+        "error": None,
+        "minutes_left": 0.5,
+    },
     # OverallCurrentState.Position 1 = FullyOpened, MainState 0 = Stopped (Matter 1.5).
     "ha-core/mock_closure_garage_door": {"closure": "open", "motion": "stopped"},
     "ha-core/mock_valve": {"valve": "closed", "minutes_until_closed": None},
     # The freezer cabinet's TemperatureSetpoint -1800 = -18 °C (the fridge is first).
     "ha-core/silabs_refrigerator": {"mode": "Normal"},
     # FanMode 5 = Auto; PercentCurrent and SpeedCurrent 255 are out of range: unknown.
-    "ha-core/air_purifier": {"carbon_filter_percent": 100, "carbon_filter": "ok",
-                             "fan_mode": "auto", "fan_speed_percent": None, "fan_step": None,
-                             "hepa_filter_percent": 100, "hepa_filter": "ok"},
+    "ha-core/air_purifier": {
+        "carbon_filter_percent": 100,
+        "carbon_filter": "ok",
+        "fan_mode": "auto",
+        "fan_speed_percent": None,
+        "fan_step": None,
+        "hepa_filter_percent": 100,
+        "hepa_filter": "ok",
+    },
 }
 
 
@@ -353,25 +537,42 @@ MOVING = {
     # (dump, attributes changed) -> the state, with the transition fields it now shows.
     # LevelControl RemainingTime 1/8/1 (tenths of a second left).
     ("matterjs-commissioned/node-3-color", (("1/8/1", 20),)): {
-        "color_mode": "color_temperature", "color": {"hue": 170, "saturation": 79},
-        "color_xy": {"x": 0.3805, "y": 0.3769}, "color_temperature_kelvin": 3333,
-        "moving": True, "brightness_percent": 30, "on": True},
+        "color_mode": "color_temperature",
+        "color": {"hue": 170, "saturation": 79},
+        "color_xy": {"x": 0.3805, "y": 0.3769},
+        "color_temperature_kelvin": 3333,
+        "moving": True,
+        "brightness_percent": 30,
+        "on": True,
+    },
     # ColorControl RemainingTime 1/768/2 alone says so too.
     ("matterjs-commissioned/node-3-color", (("1/768/2", 5),)): {
-        "color_mode": "color_temperature", "color": {"hue": 170, "saturation": 79},
-        "color_xy": {"x": 0.3805, "y": 0.3769}, "color_temperature_kelvin": 3333,
-        "moving": True, "brightness_percent": 30, "on": True},
+        "color_mode": "color_temperature",
+        "color": {"hue": 170, "saturation": 79},
+        "color_xy": {"x": 0.3805, "y": 0.3769},
+        "color_temperature_kelvin": 3333,
+        "moving": True,
+        "brightness_percent": 30,
+        "on": True,
+    },
     # WindowCovering OperationalStatus 1/258/10 = lift closing (0b1000 | global 0b10),
     # target 1/258/11 = 6000 (40 % open), current 1/258/14 = 0 (fully open).
-    ("ha-core/mock_window_covering_full",
-     (("1/258/10", 0b1010), ("1/258/11", 6000), ("1/258/14", 0))): {
-        "covering_type": "shutter", "percent_open": 100.0, "tilt_percent_open": 100.0,
-        "moving": True, "target_percent_open": 40.0},
+    (
+        "ha-core/mock_window_covering_full",
+        (("1/258/10", 0b1010), ("1/258/11", 6000), ("1/258/14", 0)),
+    ): {
+        "covering_type": "shutter",
+        "percent_open": 100.0,
+        "tilt_percent_open": 100.0,
+        "moving": True,
+        "target_percent_open": 40.0,
+    },
     # Stopped again: the transition fields are gone, whatever the target says.
-    ("ha-core/mock_window_covering_full",
-     (("1/258/10", 0), ("1/258/11", 6000), ("1/258/14", 6000))): {
-        "covering_type": "shutter", "percent_open": 40.0, "tilt_percent_open": 100.0},
-}  # fmt: skip
+    (
+        "ha-core/mock_window_covering_full",
+        (("1/258/10", 0), ("1/258/11", 6000), ("1/258/14", 6000)),
+    ): {"covering_type": "shutter", "percent_open": 40.0, "tilt_percent_open": 100.0},
+}
 
 
 @pytest.mark.parametrize(("name", "changes"), sorted(MOVING))
@@ -398,15 +599,29 @@ def sent(name: str, tool: str, params: dict[str, Any], unit: str = "C") -> list[
     return [a.to_json() for a in found.plan(params)]
 
 
-def cmd(node: int, cluster: str, command: str, payload: dict[str, Any],
-        **extra: Any) -> dict[str, Any]:
-    return {"kind": "command", "node_id": node, "endpoint_id": 1, "cluster": cluster,
-            "command": command, "payload": payload, **extra}
+def cmd(
+    node: int, cluster: str, command: str, payload: dict[str, Any], **extra: Any
+) -> dict[str, Any]:
+    return {
+        "kind": "command",
+        "node_id": node,
+        "endpoint_id": 1,
+        "cluster": cluster,
+        "command": command,
+        "payload": payload,
+        **extra,
+    }
 
 
 def write(node: int, attribute: str, value: Any) -> dict[str, Any]:
-    return {"kind": "write", "node_id": node, "endpoint_id": 1, "cluster": "Thermostat",
-            "attribute": attribute, "value": value}
+    return {
+        "kind": "write",
+        "node_id": node,
+        "endpoint_id": 1,
+        "cluster": "Thermostat",
+        "attribute": attribute,
+        "value": value,
+    }
 
 
 OPTS = {"optionsMask": 0, "optionsOverride": 0}
@@ -423,17 +638,23 @@ def test_brightness_percent_to_level_with_onoff() -> None:
     d = "matterjs-commissioned/node-2-dimmable"
     tool = tool_named(d, "light_test_dimmable_brightness")
     assert tool.definition.parameters["properties"]["percent"] == {
-        "type": "number", "minimum": 0, "maximum": 100,
-        "description": "Brightness in percent (0–100)."}  # noqa: RUF001
+        "type": "number",
+        "minimum": 0,
+        "maximum": 100,
+        "description": "Brightness in percent (0–100).",  # noqa: RUF001
+    }
     assert tool.definition.parameters["required"] == ["percent"]
     assert tool.definition.description == (
-        "Set the brightness of Test dimmable, 0–100 % (0 turns it off).")  # noqa: RUF001
+        "Set the brightness of Test dimmable, 0–100 % (0 turns it off)."  # noqa: RUF001
+    )
     assert sent(d, "light_test_dimmable_brightness", {"percent": 30}) == [
-        cmd(2, "LevelControl", "MoveToLevelWithOnOff",
-            {"level": 77, "transitionTime": None, **OPTS})]
-    assert sent(d, "light_test_dimmable_brightness", {"percent": 0,
-                                                      "transition_seconds": 2.5}) == [
-        cmd(2, "LevelControl", "MoveToLevelWithOnOff", {"level": 1, "transitionTime": 25, **OPTS})]
+        cmd(
+            2, "LevelControl", "MoveToLevelWithOnOff", {"level": 77, "transitionTime": None, **OPTS}
+        )
+    ]
+    assert sent(d, "light_test_dimmable_brightness", {"percent": 0, "transition_seconds": 2.5}) == [
+        cmd(2, "LevelControl", "MoveToLevelWithOnOff", {"level": 1, "transitionTime": 25, **OPTS})
+    ]
     assert sent(d, "light_test_dimmable_brightness", {"percent": 100})[0]["payload"]["level"] == 254
 
 
@@ -441,14 +662,29 @@ def test_color_picks_the_device_mode() -> None:
     # matter.js colour light: HS + XY + CT, no enhanced hue -> MoveToHueAndSaturation.
     d = "matterjs-commissioned/node-3-color"
     assert sent(d, "light_test_color_set_color", {"color": "orange"}) == [
-        cmd(3, "ColorControl", "MoveToHueAndSaturation",
-            {"hue": 27, "saturation": 254, "transitionTime": 0, **OPTS})]
+        cmd(
+            3,
+            "ColorControl",
+            "MoveToHueAndSaturation",
+            {"hue": 27, "saturation": 254, "transitionTime": 0, **OPTS},
+        )
+    ]
     assert sent(d, "light_test_color_set_color", {"color": "#0000ff"}) == [
-        cmd(3, "ColorControl", "MoveToHueAndSaturation",
-            {"hue": 169, "saturation": 254, "transitionTime": 0, **OPTS})]
+        cmd(
+            3,
+            "ColorControl",
+            "MoveToHueAndSaturation",
+            {"hue": 169, "saturation": 254, "transitionTime": 0, **OPTS},
+        )
+    ]
     assert sent(d, "light_test_color_set_color", {"hue": 120, "saturation": 50}) == [
-        cmd(3, "ColorControl", "MoveToHueAndSaturation",
-            {"hue": 85, "saturation": 127, "transitionTime": 0, **OPTS})]
+        cmd(
+            3,
+            "ColorControl",
+            "MoveToHueAndSaturation",
+            {"hue": 85, "saturation": 127, "transitionTime": 0, **OPTS},
+        )
+    ]
     with pytest.raises(InvalidParamsError, match="unknown colour 'blurple'"):
         sent(d, "light_test_color_set_color", {"color": "blurple"})
     with pytest.raises(InvalidParamsError, match="give either 'color'"):
@@ -459,14 +695,24 @@ def test_color_temperature_kelvin_to_mireds_within_physical_limits() -> None:
     d = "matterjs-commissioned/node-3-color"  # physical 153..500 mireds
     tool = tool_named(d, "light_test_color_color_temperature")
     assert tool.definition.description == (
-        "Set the white colour temperature of Test color in kelvin (2000-6536 K; lower is warmer).")
+        "Set the white colour temperature of Test color in kelvin (2000-6536 K; lower is warmer)."
+    )
     assert sent(d, tool.definition.name, {"kelvin": 2700}) == [
-        cmd(3, "ColorControl", "MoveToColorTemperature",
-            {"colorTemperatureMireds": 370, "transitionTime": 0, **OPTS})]
-    assert sent(d, tool.definition.name, {"kelvin": 1000})[0]["payload"][
-        "colorTemperatureMireds"] == 500
-    assert sent(d, tool.definition.name, {"kelvin": 20000})[0]["payload"][
-        "colorTemperatureMireds"] == 153
+        cmd(
+            3,
+            "ColorControl",
+            "MoveToColorTemperature",
+            {"colorTemperatureMireds": 370, "transitionTime": 0, **OPTS},
+        )
+    ]
+    assert (
+        sent(d, tool.definition.name, {"kelvin": 1000})[0]["payload"]["colorTemperatureMireds"]
+        == 500
+    )
+    assert (
+        sent(d, tool.definition.name, {"kelvin": 20000})[0]["payload"]["colorTemperatureMireds"]
+        == 153
+    )
 
 
 def test_thermostat_heat_cool_setpoint_by_mode() -> None:
@@ -475,13 +721,23 @@ def test_thermostat_heat_cool_setpoint_by_mode() -> None:
     tool = tool_named(d, "test_thermostat_set_temperature")
     assert tool.definition.parameters == {
         "type": "object",
-        "properties": {"celsius": {"type": "number", "minimum": 7.0, "maximum": 32.0,
-                                   "description": "Target temperature in °C (7-32)."}},
-        "required": ["celsius"], "additionalProperties": False}
+        "properties": {
+            "celsius": {
+                "type": "number",
+                "minimum": 7.0,
+                "maximum": 32.0,
+                "description": "Target temperature in °C (7-32).",
+            }
+        },
+        "required": ["celsius"],
+        "additionalProperties": False,
+    }
     assert sent(d, tool.definition.name, {"celsius": 21.5}) == [
-        write(4, "OccupiedHeatingSetpoint", 2150)]
+        write(4, "OccupiedHeatingSetpoint", 2150)
+    ]
     assert sent(d, tool.definition.name, {"celsius": 31}) == [
-        write(4, "OccupiedHeatingSetpoint", 3000)]  # clamped to the heating maximum
+        write(4, "OccupiedHeatingSetpoint", 3000)
+    ]  # clamped to the heating maximum
 
 
 def test_thermostat_auto_mode_respects_deadband_and_limits() -> None:
@@ -489,9 +745,13 @@ def test_thermostat_auto_mode_respects_deadband_and_limits() -> None:
     # heat 7..30 °C, cool 16..32 °C.
     d = "ha-core/mock_thermostat"
     assert sent(d, "mock_thermostat_set_temperature", {"celsius": 22}) == [
-        write(150, "OccupiedHeatingSetpoint", 2075), write(150, "OccupiedCoolingSetpoint", 2325)]
+        write(150, "OccupiedHeatingSetpoint", 2075),
+        write(150, "OccupiedCoolingSetpoint", 2325),
+    ]
     assert sent(d, "mock_thermostat_set_temperature", {"celsius": 10}) == [
-        write(150, "OccupiedHeatingSetpoint", 875), write(150, "OccupiedCoolingSetpoint", 1600)]
+        write(150, "OccupiedHeatingSetpoint", 875),
+        write(150, "OccupiedCoolingSetpoint", 1600),
+    ]
 
 
 def test_thermostat_fahrenheit() -> None:
@@ -500,10 +760,11 @@ def test_thermostat_fahrenheit() -> None:
     assert tool.definition.parameters["properties"]["fahrenheit"]["minimum"] == 41.0
     assert tool.definition.parameters["properties"]["fahrenheit"]["maximum"] == 86.0
     assert sent(d, tool.definition.name, {"fahrenheit": 70}, unit="F") == [
-        write(20, "OccupiedHeatingSetpoint", 2111)]
-    assert sent(d, "connected_thermostat_ute_3000_adjust_temperature", {"degrees": -2},
-                unit="F") == [cmd(20, "Thermostat", "SetpointRaiseLower",
-                                  {"mode": 0, "amount": -11})]
+        write(20, "OccupiedHeatingSetpoint", 2111)
+    ]
+    assert sent(
+        d, "connected_thermostat_ute_3000_adjust_temperature", {"degrees": -2}, unit="F"
+    ) == [cmd(20, "Thermostat", "SetpointRaiseLower", {"mode": 0, "amount": -11})]
 
 
 def test_thermostat_modes_follow_control_sequence() -> None:
@@ -511,9 +772,14 @@ def test_thermostat_modes_follow_control_sequence() -> None:
     assert heat_only.definition.parameters["properties"]["mode"]["enum"] == ["off", "heat"]
     both_auto = tool_named("ha-core/mock_thermostat", "mock_thermostat_set_mode")
     assert both_auto.definition.parameters["properties"]["mode"]["enum"] == [
-        "off", "heat", "cool", "auto"]
+        "off",
+        "heat",
+        "cool",
+        "auto",
+    ]
     assert sent("ha-core/mock_thermostat", "mock_thermostat_set_mode", {"mode": "cool"}) == [
-        write(150, "SystemMode", 3)]
+        write(150, "SystemMode", 3)
+    ]
     with pytest.raises(InvalidParamsError):
         sent("ha-core/eberle_ute3000", "connected_thermostat_ute_3000_set_mode", {"mode": "cool"})
 
@@ -525,25 +791,36 @@ def test_unlock_is_dangerous_and_timed() -> None:
     assert tool.definition.confirmation.mode == "always"
     assert tool.definition.confirmation.message == "Unlock Mock Door Lock?"
     assert sent("ha-core/mock_door_lock", "mock_door_lock_unlock", {}) == [
-        cmd(16, "DoorLock", "UnlockDoor", {}, timed=True)]
+        cmd(16, "DoorLock", "UnlockDoor", {}, timed=True)
+    ]
     lock = tool_named("ha-core/mock_door_lock", "mock_door_lock_lock")
     assert lock.definition.dangerous is False
 
 
 PIN_SCHEMA = {
     "type": "object",
-    "properties": {"pin_code": {
-        "type": "string", "pattern": "^[0-9]{4,8}$",
-        "description": "The lock's PIN, 4-8 digits, if it asks for one (never logged)."}},
-    "additionalProperties": False}
+    "properties": {
+        "pin_code": {
+            "type": "string",
+            "pattern": "^[0-9]{4,8}$",
+            "description": "The lock's PIN, 4-8 digits, if it asks for one (never logged).",
+        }
+    },
+    "additionalProperties": False,
+}
 
 
-@pytest.mark.parametrize(("dump", "node", "slug"), [
-    ("ha-core/mock_door_lock", 16, "mock_door_lock"),
-    ("ha-core/aqara_u200", 20, "aqara_smart_lock_u200"),
-])
+@pytest.mark.parametrize(
+    ("dump", "node", "slug"),
+    [
+        ("ha-core/mock_door_lock", 16, "mock_door_lock"),
+        ("ha-core/aqara_u200", 20, "aqara_smart_lock_u200"),
+    ],
+)
 def test_lock_and_unlock_take_an_optional_pin_that_is_never_logged(
-    dump: str, node: int, slug: str,
+    dump: str,
+    node: int,
+    slug: str,
 ) -> None:
     for suffix, command in (("lock", "LockDoor"), ("unlock", "UnlockDoor")):
         tool = tool_named(dump, f"{slug}_{suffix}")
@@ -558,13 +835,19 @@ def test_lock_and_unlock_take_an_optional_pin_that_is_never_logged(
         (action,) = tool.plan(params)
         # The exact payload carries the PIN as the SDK's PINCode (bytes on the wire) ...
         assert (action.kind, action.cluster, action.name, dict(action.payload), action.timed) == (
-            ActionKind.COMMAND, "DoorLock", command, {"PINCode": "04321"}, True)
+            ActionKind.COMMAND,
+            "DoorLock",
+            command,
+            {"PINCode": "04321"},
+            True,
+        )
         wire = build_command("DoorLock", command, action.payload)
         assert wire.payload == {"PINCode": "MDQzMjE="}  # base64 of the PIN's bytes
         assert sdk_command(wire).PINCode == b"04321"
         # ... and every rendering of it (results, errors, diagnostics) hides it.
-        assert action.to_json() == cmd(node, "DoorLock", command, {"PINCode": "<redacted>"},
-                                       timed=True)
+        assert action.to_json() == cmd(
+            node, "DoorLock", command, {"PINCode": "<redacted>"}, timed=True
+        )
         assert "04321" not in repr(action.to_json())
         assert sent(dump, defn.name, {}) == [cmd(node, "DoorLock", command, {}, timed=True)]
         for bad in ("123", "123456789", "12a4", "", " 1234"):
@@ -582,54 +865,85 @@ def test_lock_and_unlock_take_an_optional_pin_that_is_never_logged(
 def test_generic_tool_refuses_unlock_and_pins() -> None:
     _devices, tools = generate("ha-core/mock_door_lock")
     generic = next(t for t in tools if t.kind is ToolKind.GENERIC)
-    with pytest.raises(InvalidParamsError,
-                       match="use the tool 'mock_door_lock_unlock' instead"):
-        generic.plan({"device_id": "16-1", "cluster": "DoorLock", "command": "UnlockDoor",
-                      "payload": {}})
+    with pytest.raises(InvalidParamsError, match="use the tool 'mock_door_lock_unlock' instead"):
+        generic.plan(
+            {"device_id": "16-1", "cluster": "DoorLock", "command": "UnlockDoor", "payload": {}}
+        )
     with pytest.raises(InvalidParamsError, match="PINCode cannot be sent through"):
-        generic.plan({"device_id": "16-1", "cluster": "DoorLock", "command": "LockDoor",
-                      "payload": {"PINCode": "1234"}})
+        generic.plan(
+            {
+                "device_id": "16-1",
+                "cluster": "DoorLock",
+                "command": "LockDoor",
+                "payload": {"PINCode": "1234"},
+            }
+        )
     # Locking without a PIN is not dangerous: the generic tool may send it.
-    assert [a.to_json() for a in generic.plan(
-        {"device_id": "16-1", "cluster": "DoorLock", "command": "LockDoor", "payload": {}})] == [
-        cmd(16, "DoorLock", "LockDoor", {}, timed=True)]
+    assert [
+        a.to_json()
+        for a in generic.plan(
+            {"device_id": "16-1", "cluster": "DoorLock", "command": "LockDoor", "payload": {}}
+        )
+    ] == [cmd(16, "DoorLock", "LockDoor", {}, timed=True)]
 
 
 def test_window_covering_position() -> None:
     d = "ha-core/mock_window_covering_full"
     assert sent(d, "blind_mock_full_window_covering_set_position", {"percent_open": 25}) == [
-        cmd(50, "WindowCovering", "GoToLiftPercentage", {"liftPercent100thsValue": 7500})]
+        cmd(50, "WindowCovering", "GoToLiftPercentage", {"liftPercent100thsValue": 7500})
+    ]
     assert sent(d, "blind_mock_full_window_covering_open", {}) == [
-        cmd(50, "WindowCovering", "UpOrOpen", {})]
+        cmd(50, "WindowCovering", "UpOrOpen", {})
+    ]
 
 
 TILT_SCHEMA = {
     "type": "object",
-    "properties": {"percent_open": {"type": "number", "minimum": 0, "maximum": 100,
-                                    "description": "How far the slats are open, in percent."}},
-    "required": ["percent_open"], "additionalProperties": False}
+    "properties": {
+        "percent_open": {
+            "type": "number",
+            "minimum": 0,
+            "maximum": 100,
+            "description": "How far the slats are open, in percent.",
+        }
+    },
+    "required": ["percent_open"],
+    "additionalProperties": False,
+}
 
 
-@pytest.mark.parametrize(("dump", "node", "slug", "name"), [
-    ("ha-core/mock_window_covering_full", 50, "blind_mock_full_window_covering",
-     "Mock Full Window Covering"),
-    ("ha-core/wago_home_blind_control", 343, "home_blind_wi_fi", "Home Blind Wi-Fi"),
-])
+@pytest.mark.parametrize(
+    ("dump", "node", "slug", "name"),
+    [
+        (
+            "ha-core/mock_window_covering_full",
+            50,
+            "blind_mock_full_window_covering",
+            "Mock Full Window Covering",
+        ),
+        ("ha-core/wago_home_blind_control", 343, "home_blind_wi_fi", "Home Blind Wi-Fi"),
+    ],
+)
 def test_window_covering_tilt(dump: str, node: int, slug: str, name: str) -> None:
     tool = tool_named(dump, f"{slug}_set_tilt")
     assert tool.definition.parameters == TILT_SCHEMA
     assert tool.definition.description.startswith(f"Tilt the slats of {name}")
     assert tool.definition.metadata["matter"]["command"] == "GoToTiltPercentage"
     assert sent(dump, tool.definition.name, {"percent_open": 40}) == [
-        cmd(node, "WindowCovering", "GoToTiltPercentage", {"tiltPercent100thsValue": 6000})]
+        cmd(node, "WindowCovering", "GoToTiltPercentage", {"tiltPercent100thsValue": 6000})
+    ]
     assert sent(dump, tool.definition.name, {"percent_open": 0}) == [
-        cmd(node, "WindowCovering", "GoToTiltPercentage", {"tiltPercent100thsValue": 10000})]
+        cmd(node, "WindowCovering", "GoToTiltPercentage", {"tiltPercent100thsValue": 10000})
+    ]
     assert sent(dump, tool.definition.name, {"percent_open": 100}) == [
-        cmd(node, "WindowCovering", "GoToTiltPercentage", {"tiltPercent100thsValue": 0})]
+        cmd(node, "WindowCovering", "GoToTiltPercentage", {"tiltPercent100thsValue": 0})
+    ]
     assert sent(dump, tool.definition.name, {"percent_open": 33.333}) == [
-        cmd(node, "WindowCovering", "GoToTiltPercentage", {"tiltPercent100thsValue": 6667})]
+        cmd(node, "WindowCovering", "GoToTiltPercentage", {"tiltPercent100thsValue": 6667})
+    ]
     assert sent(dump, f"{slug}_set_position", {"percent_open": 40}) == [
-        cmd(node, "WindowCovering", "GoToLiftPercentage", {"liftPercent100thsValue": 6000})]
+        cmd(node, "WindowCovering", "GoToLiftPercentage", {"liftPercent100thsValue": 6000})
+    ]
     with pytest.raises(InvalidParamsError, match="percent_open must be a finite number"):
         tool.plan({"percent_open": float("nan")})
 
@@ -639,8 +953,10 @@ def test_no_tilt_tool_without_the_tilt_features() -> None:
     doc["attributes"]["1/258/65532"] = 1 | 4  # Lift + PositionAwareLift only
     devices = build_devices([NodeData.from_json(doc)])
     names = [t.definition.name for t in MatterToolGenerator(MAPS).device_tools(devices[0])]
-    assert names == [f"blind_mock_full_window_covering_{s}"
-                     for s in ("open", "close", "stop", "set_position", "state")]
+    assert names == [
+        f"blind_mock_full_window_covering_{s}"
+        for s in ("open", "close", "stop", "set_position", "state")
+    ]
 
 
 def test_generic_tool_checks_against_chip_clusters() -> None:
@@ -650,20 +966,39 @@ def test_generic_tool_checks_against_chip_clusters() -> None:
     # device:control:<id> to command (access defaults to "control"), device:read:<id> to read.
     assert generic.definition.requires.permissions == ("device:{access}:{device_id}",)
     assert generic.definition.parameters["properties"]["access"]["default"] == "control"
-    ok = generic.plan({"device_id": "1-1", "cluster": "Identify", "command": "Identify",
-                       "payload": {"identifyTime": 5}})
+    ok = generic.plan(
+        {
+            "device_id": "1-1",
+            "cluster": "Identify",
+            "command": "Identify",
+            "payload": {"identifyTime": 5},
+        }
+    )
     assert [a.to_json() for a in ok] == [cmd(1, "Identify", "Identify", {"identifyTime": 5})]
     with pytest.raises(InvalidParamsError, match="has no command 'Onn'"):
         generic.plan({"device_id": "1-1", "cluster": "OnOff", "command": "Onn", "payload": {}})
     with pytest.raises(InvalidParamsError, match="identifyTime must be an integer"):
-        generic.plan({"device_id": "1-1", "cluster": "Identify", "command": "Identify",
-                      "payload": {"identifyTime": "five"}})
+        generic.plan(
+            {
+                "device_id": "1-1",
+                "cluster": "Identify",
+                "command": "Identify",
+                "payload": {"identifyTime": "five"},
+            }
+        )
     with pytest.raises(InvalidParamsError, match="unknown field"):
-        generic.plan({"device_id": "1-1", "cluster": "Identify", "command": "Identify",
-                      "payload": {"identifyTime": 5, "extra": 1}})
+        generic.plan(
+            {
+                "device_id": "1-1",
+                "cluster": "Identify",
+                "command": "Identify",
+                "payload": {"identifyTime": 5, "extra": 1},
+            }
+        )
     with pytest.raises(InvalidParamsError, match="has no LevelControl cluster"):
-        generic.plan({"device_id": "1-1", "cluster": "LevelControl", "command": "MoveToLevel",
-                      "payload": {}})
+        generic.plan(
+            {"device_id": "1-1", "cluster": "LevelControl", "command": "MoveToLevel", "payload": {}}
+        )
     with pytest.raises(NotFoundError):
         generic.plan({"device_id": "9-9", "cluster": "OnOff", "command": "On"})
 
@@ -672,8 +1007,15 @@ def test_generic_tool_reads_one_attribute_by_name_or_id() -> None:
     _devices, tools = generate("matterjs-commissioned/node-1-onoff")
     generic = next(t for t in tools if t.kind is ToolKind.GENERIC)
     # OnOff is cluster 6, its OnOff attribute 0 (spec 1.5.6).
-    expected = [{"kind": "read", "node_id": 1, "endpoint_id": 1, "cluster": "OnOff",
-                 "attributes": ["OnOff"]}]  # fmt: skip
+    expected = [
+        {
+            "kind": "read",
+            "node_id": 1,
+            "endpoint_id": 1,
+            "cluster": "OnOff",
+            "attributes": ["OnOff"],
+        }
+    ]
     by_name = {"device_id": "1-1", "access": "read", "cluster": "OnOff", "attribute": "OnOff"}
     assert [a.to_json() for a in generic.plan(by_name)] == expected
     by_id = {"device_id": "1-1", "access": "read", "cluster": 6, "attribute": 0}
@@ -706,16 +1048,27 @@ def test_query_sensor_reads_one_sensor() -> None:
     assert sensor.definition.key == "core:query_sensor"
     assert sensor.definition.parameters["properties"]["device_id"]["enum"] == ["29-1", "29-2"]
     assert sensor.definition.parameters["properties"]["sensor"]["enum"] == [
-        "humidity", "temperature"]
+        "humidity",
+        "temperature",
+    ]
     params = {"device_id": "29-2", "sensor": "humidity"}
     reads = sensor.plan(params)
-    assert [r.to_json() for r in reads] == [{
-        "kind": "read", "node_id": 29, "endpoint_id": 2, "cluster": "RelativeHumidityMeasurement",
-        "attributes": ["MeasuredValue"]}]
+    assert [r.to_json() for r in reads] == [
+        {
+            "kind": "read",
+            "node_id": 29,
+            "endpoint_id": 2,
+            "cluster": "RelativeHumidityMeasurement",
+            "attributes": ["MeasuredValue"],
+        }
+    ]
     values = cached_values(devices[1])
     assert sensor.state_from(values, params=params) == {
-        "device_id": "29-2", "name": "Eve Weather Humidity Sensor", "sensor": "humidity",
-        "value": 80.66}
+        "device_id": "29-2",
+        "name": "Eve Weather Humidity Sensor",
+        "sensor": "humidity",
+        "value": 80.66,
+    }
     with pytest.raises(InvalidParamsError, match="has no humidity sensor"):
         sensor.plan({"device_id": "29-1", "sensor": "humidity"})
 
@@ -723,13 +1076,33 @@ def test_query_sensor_reads_one_sensor() -> None:
 ODD_NODES: list[dict[str, Any]] = [
     {"node_id": 7, "attributes": {}},
     {"node_id": 7, "available": True, "attributes": {"1/29/0": "garbage", "1/6/0": True}},
-    {"node_id": 7, "available": True, "attributes": {
-        "0/40/5": "\x00\x00", "0/40/3": {"TLVValue": None, "Reason": None},
-        "1/29/0": [{"0": 256, "1": 1}], "1/29/1": [6], "1/6/65529": "not-a-list",
-        "1/6/65532": {"TLVValue": None, "Reason": None}, "1/6/0": {"TLVValue": None}}},
-    {"node_id": 7, "available": True, "attributes": {
-        "1/29/0": [{"0": 769, "1": 1}], "1/29/1": [513], "1/513/65532": 3, "1/513/18": 2000,
-        "1/513/3": "hot", "1/513/27": 99, "1/513/28": None, "x/y/z": 1}},
+    {
+        "node_id": 7,
+        "available": True,
+        "attributes": {
+            "0/40/5": "\x00\x00",
+            "0/40/3": {"TLVValue": None, "Reason": None},
+            "1/29/0": [{"0": 256, "1": 1}],
+            "1/29/1": [6],
+            "1/6/65529": "not-a-list",
+            "1/6/65532": {"TLVValue": None, "Reason": None},
+            "1/6/0": {"TLVValue": None},
+        },
+    },
+    {
+        "node_id": 7,
+        "available": True,
+        "attributes": {
+            "1/29/0": [{"0": 769, "1": 1}],
+            "1/29/1": [513],
+            "1/513/65532": 3,
+            "1/513/18": 2000,
+            "1/513/3": "hot",
+            "1/513/27": 99,
+            "1/513/28": None,
+            "x/y/z": 1,
+        },
+    },
 ]
 
 
@@ -753,8 +1126,11 @@ def test_odd_data_names_and_tools() -> None:
     thermo = build_devices([NodeData.from_json(ODD_NODES[3])])
     names = [t.definition.name for t in MatterToolGenerator(MAPS).device_tools(thermo[0])]
     # SystemMode is null -> no set_mode; no AcceptedCommandList -> mandatory commands assumed.
-    assert names == ["matter_thermostat_set_temperature",
-                     "matter_thermostat_adjust_temperature", "matter_thermostat_state"]
+    assert names == [
+        "matter_thermostat_set_temperature",
+        "matter_thermostat_adjust_temperature",
+        "matter_thermostat_state",
+    ]
 
 
 def fleet(name: str, count: int) -> list[Any]:
@@ -780,8 +1156,10 @@ def test_shared_descriptions_list_every_device_up_to_the_cap() -> None:
     # The generic tool checks device ids by pattern at any size (never an enum): a device
     # a token may not use and one that does not exist must get the same answer.
     assert generic.parameters["properties"]["device_id"] == {
-        "type": "string", "pattern": "^[0-9]+-[0-9]+$",
-        "description": "The device to command or read. One of 25 device ids ('<node>-<endpoint>')."}
+        "type": "string",
+        "pattern": "^[0-9]+-[0-9]+$",
+        "description": "The device to command or read. One of 25 device ids ('<node>-<endpoint>').",
+    }
 
 
 def test_shared_descriptions_are_capped_at_a_thousand_devices() -> None:
@@ -793,26 +1171,33 @@ def test_shared_descriptions_are_capped_at_a_thousand_devices() -> None:
     assert len(entries) == 26
     assert entries[-1] == (
         "and 975 more (GET /v1/devices lists every device, GET /v1/tools?tag=matter every "
-        "device tool).")
+        "device tool)."
+    )
     assert len(generic.definition.description) < 1200
     # The device id is checked by pattern (and against the devices when called).
     assert generic.definition.parameters["properties"]["device_id"] == {
-        "type": "string", "pattern": "^[0-9]+-[0-9]+$",
+        "type": "string",
+        "pattern": "^[0-9]+-[0-9]+$",
         "description": "The device to command or read. One of 1000 device ids "
-                       "('<node>-<endpoint>')."}
-    assert [a.to_json() for a in generic.plan(
-        {"device_id": "1999-1", "cluster": "OnOff", "command": "On"})] == [
-        cmd(1999, "OnOff", "On", {})]
+        "('<node>-<endpoint>').",
+    }
+    assert [
+        a.to_json()
+        for a in generic.plan({"device_id": "1999-1", "cluster": "OnOff", "command": "On"})
+    ] == [cmd(1999, "OnOff", "On", {})]
     with pytest.raises(NotFoundError):
         generic.plan({"device_id": "2000-1", "cluster": "OnOff", "command": "On"})
 
     sensors = fleet("ha-core/eve_weather_sensor", 500)  # 1,000 sensor devices
     query = shared(sensors)["core:query_sensor"].definition
     text = query.description
-    assert text.startswith("Read a sensor (humidity, temperature) of a Matter device. Devices: "
-                           "1000-1 = Eve Weather Temperature Sensor (temperature); ")
-    assert text.endswith("; and 975 more (GET /v1/tools?tag=sensor lists every sensor's state "
-                         "tool).")
+    assert text.startswith(
+        "Read a sensor (humidity, temperature) of a Matter device. Devices: "
+        "1000-1 = Eve Weather Temperature Sensor (temperature); "
+    )
+    assert text.endswith(
+        "; and 975 more (GET /v1/tools?tag=sensor lists every sensor's state tool)."
+    )
     assert len(text) < 2500
     assert query.parameters["properties"]["device_id"]["pattern"] == "^[0-9]+-[0-9]+$"
     # Those state tools are the ones tagged "sensor".
@@ -837,13 +1222,18 @@ def test_execution_type_and_intent(name: str) -> None:
 def test_find_tool_answers_which_tool_does_a_capability() -> None:
     devices, tools = generate("matterjs-commissioned/node-3-color")
     (light,) = devices
-    found = {cap: find_tool(tools, cap, device_id=light.id) for cap in
-             ("on", "set_color", "color_temperature", "brightness", "state", "unlock")}
+    found = {
+        cap: find_tool(tools, cap, device_id=light.id)
+        for cap in ("on", "set_color", "color_temperature", "brightness", "state", "unlock")
+    }
     assert {cap: t.definition.name if t else None for cap, t in found.items()} == {
-        "on": "light_test_color_on", "set_color": "light_test_color_set_color",
+        "on": "light_test_color_on",
+        "set_color": "light_test_color_set_color",
         "color_temperature": "light_test_color_color_temperature",
-        "brightness": "light_test_color_brightness", "state": "light_test_color_state",
-        "unlock": None}
+        "brightness": "light_test_color_brightness",
+        "state": "light_test_color_state",
+        "unlock": None,
+    }
     moved = [dataclasses.replace(light, room="Den")]
     room_tools = MatterToolGenerator(MAPS, node_id="node-a").generate(moved)
     room_off = find_tool(room_tools, "off", room="den")

@@ -69,8 +69,9 @@ async def _commission(home: Home, kind: DeviceKind, dev: VirtualDevice) -> str:
     if device_id is None:
         assert dev.pairing is not None
         adapter = home.service.matter.bridge.adapter
-        node = await adapter.send_command("commission_with_code", timeout_s=180,
-                                          code=dev.pairing.qr, network_only=True)  # fmt: skip
+        node = await adapter.send_command(
+            "commission_with_code", timeout_s=180, code=dev.pairing.qr, network_only=True
+        )
         device_id = COMMISSIONED[kind] = f"{node['node_id']}-1"
     async with asyncio.timeout(30):
         while device_id not in {d.id for d in home.service.matter.bridge.devices()}:
@@ -82,8 +83,7 @@ async def _commission(home: Home, kind: DeviceKind, dev: VirtualDevice) -> str:
 async def home(
     controller: ThreadedController, tmp_path: Path, devices: dict[DeviceKind, VirtualDevice]
 ) -> AsyncIterator[tuple[Home, dict[DeviceKind, str]]]:
-    async with start_home(controller.url, tmp_path / "state", [],
-                          controller.key_file) as running:
+    async with start_home(controller.url, tmp_path / "state", [], controller.key_file) as running:
         ids = {kind: await _commission(running, kind, dev) for kind, dev in devices.items()}
         yield running, ids
 
@@ -112,19 +112,34 @@ async def test_a_read_answers_what_the_device_reports(
         mark = light.mark()
         light.press()  # its own button: OnOff toggles on the device
         change = await own_report(light, mark)
-        status, body = await call(running, token, device_id=light_id, access="read",
-                                  cluster="OnOff", attribute="OnOff")  # fmt: skip
+        status, body = await call(
+            running, token, device_id=light_id, access="read", cluster="OnOff", attribute="OnOff"
+        )
         assert status == 200, body
-        assert body["result"] == {"device_id": light_id, "cluster": "OnOff", "cluster_id": ON_OFF,
-                                  "attribute": "OnOff", "attribute_id": 0,
-                                  "value": change.value}  # fmt: skip
+        assert body["result"] == {
+            "device_id": light_id,
+            "cluster": "OnOff",
+            "cluster_id": ON_OFF,
+            "attribute": "OnOff",
+            "attribute_id": 0,
+            "value": change.value,
+        }
     # By ids: BooleanState (69) StateValue (0); the leak script starts dry (false).
     leak_id = ids[DeviceKind.LEAK]
-    status, body = await call(running, running.token("device:read:*"), device_id=leak_id,
-                              access="read", cluster=BOOLEAN_STATE, attribute=0)  # fmt: skip
+    status, body = await call(
+        running,
+        running.token("device:read:*"),
+        device_id=leak_id,
+        access="read",
+        cluster=BOOLEAN_STATE,
+        attribute=0,
+    )
     assert status == 200, body
     assert (body["result"]["cluster"], body["result"]["attribute"], body["result"]["value"]) == (
-        "BooleanState", "StateValue", False)
+        "BooleanState",
+        "StateValue",
+        False,
+    )
 
 
 async def test_read_and_control_need_their_own_permission(
@@ -136,8 +151,10 @@ async def test_read_and_control_need_their_own_permission(
     read = {"access": "read", "cluster": "OnOff", "attribute": "OnOff"}
     # A token that may only read cannot command (access defaults to "control").
     mark = devices[DeviceKind.ONOFF].mark()
-    for params in ({"cluster": "OnOff", "command": "Toggle"},
-                   {"access": "control", "cluster": "OnOff", "command": "Toggle"}):
+    for params in (
+        {"cluster": "OnOff", "command": "Toggle"},
+        {"access": "control", "cluster": "OnOff", "command": "Toggle"},
+    ):
         status, body = await call(running, reader, device_id=light_id, **params)
         assert (status, body["error"]["code"]) == (403, "PERMISSION_DENIED"), body
     await asyncio.sleep(1)
@@ -146,8 +163,9 @@ async def test_read_and_control_need_their_own_permission(
     controller = running.token(f"device:control:{light_id}")
     status, body = await call(running, controller, device_id=light_id, **read)
     assert (status, body["error"]["code"]) == (403, "PERMISSION_DENIED"), body
-    status, body = await call(running, controller, device_id=light_id, cluster="OnOff",
-                              command="Toggle")  # fmt: skip
+    status, body = await call(
+        running, controller, device_id=light_id, cluster="OnOff", command="Toggle"
+    )
     assert status == 200, body
     # A device the token may not read answers as one that does not exist (999-1).
     forbidden = await call(running, reader, device_id=leak_id, **read)
@@ -155,7 +173,8 @@ async def test_read_and_control_need_their_own_permission(
     assert forbidden[0] == unknown[0] == 403
     assert forbidden[1]["error"]["code"] == unknown[1]["error"]["code"] == "PERMISSION_DENIED"
     assert forbidden[1]["error"]["message"].replace(leak_id, "X") == (
-        unknown[1]["error"]["message"].replace("999-1", "X"))
+        unknown[1]["error"]["message"].replace("999-1", "X")
+    )
     # Who may read every device learns that 999-1 does not exist.
     status, body = await call(running, running.token("device:read:*"), device_id="999-1", **read)
     assert (status, body["error"]["code"]) == (404, "NOT_FOUND"), body
@@ -206,17 +225,20 @@ async def test_hostile_reads_get_stable_json_errors(
         assert first[1]["error"]["message"] == again[1]["error"]["message"], params
     # Integers no JSON number of the API holds are refused while reading the body.
     for huge in (2**63, 10**40, -(2**70)):
-        status, body = await call(running, token, device_id=light_id, access="read",
-                                  cluster=huge, attribute=0)  # fmt: skip
+        status, body = await call(
+            running, token, device_id=light_id, access="read", cluster=huge, attribute=0
+        )
         assert (status, body["error"]["code"]) == (400, "INVALID_REQUEST"), body
         assert body["error"]["details"] == {"reason": "number_out_of_range"}
     for device_id in ("1", "-1-1", "1-1-1", 5, None, "x" * 10_000):
-        status, body = await call(running, token, device_id=device_id, access="read",
-                                  cluster="OnOff", attribute="OnOff")  # fmt: skip
+        status, body = await call(
+            running, token, device_id=device_id, access="read", cluster="OnOff", attribute="OnOff"
+        )
         assert status == 400, (device_id, body)
         assert body["error"]["code"] == "INVALID_PARAMS"
     # Still answering after all that.
-    status, body = await call(running, token, device_id=light_id, access="read",
-                              cluster="OnOff", attribute="OnOff")  # fmt: skip
+    status, body = await call(
+        running, token, device_id=light_id, access="read", cluster="OnOff", attribute="OnOff"
+    )
     assert status == 200, body
     assert isinstance(body["result"]["value"], bool)

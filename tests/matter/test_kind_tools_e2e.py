@@ -31,30 +31,66 @@ pytestmark = pytest.mark.fabric
 # kind -> (the name it is commissioned with, the slug that name gives, its tools' suffixes)
 KINDS: dict[Kind, tuple[str, str, list[str]]] = {
     # Fan: FanModeSequence 2 and MultiSpeed (SpeedMax 3) - mode, percent, speed steps.
-    Kind.FAN: ("Bedroom Fan", "bedroom_fan",
-               ["set_fan_mode", "set_fan_speed", "set_fan_step", "state"]),
+    Kind.FAN: (
+        "Bedroom Fan",
+        "bedroom_fan",
+        ["set_fan_mode", "set_fan_speed", "set_fan_step", "state"],
+    ),
     # Air purifier: the same fan, and a HEPA filter whose condition it reports (matter.js
     # implements no ResetCondition, the command is optional: no reset tool).
-    Kind.AIR_PURIFIER: ("Hall Air Purifier", "hall_air_purifier",
-                        ["set_fan_mode", "set_fan_speed", "set_fan_step", "state"]),
+    Kind.AIR_PURIFIER: (
+        "Hall Air Purifier",
+        "hall_air_purifier",
+        ["set_fan_mode", "set_fan_speed", "set_fan_step", "state"],
+    ),
     # RVC: clean modes by name, pause/resume/dock, start/stop by run-mode tags, rooms.
-    Kind.ROBOT_VACUUM: ("Robot Vacuum", "robot_vacuum",
-                        ["set_clean_mode", "pause", "resume", "return_to_base", "start", "stop",
-                         "clean_areas", "state"]),
-    Kind.LAUNDRY_WASHER: ("Laundry Washer", "laundry_washer",
-                          ["set_cycle", "start", "stop", "pause", "resume", "state"]),
-    Kind.DISHWASHER: ("Kitchen Dishwasher", "kitchen_dishwasher",
-                      ["set_cycle", "start", "stop", "pause", "resume", "state"]),
+    Kind.ROBOT_VACUUM: (
+        "Robot Vacuum",
+        "robot_vacuum",
+        [
+            "set_clean_mode",
+            "pause",
+            "resume",
+            "return_to_base",
+            "start",
+            "stop",
+            "clean_areas",
+            "state",
+        ],
+    ),
+    Kind.LAUNDRY_WASHER: (
+        "Laundry Washer",
+        "laundry_washer",
+        ["set_cycle", "start", "stop", "pause", "resume", "state"],
+    ),
+    Kind.DISHWASHER: (
+        "Kitchen Dishwasher",
+        "kitchen_dishwasher",
+        ["set_cycle", "start", "stop", "pause", "resume", "state"],
+    ),
     Kind.WATER_VALVE: ("Garden Valve", "garden_valve", ["open", "close", "state"]),
     # Closure (Matter 1.5): open needs a person's confirmation.
     Kind.GARAGE_DOOR: ("Garage Door", "closure_garage_door", ["open", "close", "stop", "state"]),
     # Water heater: its Thermostat (setpoint, Off/Heat, SetpointRaiseLower are mandatory),
     # boost, and its own modes.
-    Kind.WATER_HEATER: ("Boiler Water Heater", "boiler_water_heater",
-                        ["set_temperature", "set_mode", "adjust_temperature", "boost",
-                         "cancel_boost", "set_heater_mode", "state"]),
-    Kind.EV_CHARGER: ("Driveway EV Charger", "driveway_ev_charger",
-                      ["enable_charging", "disable_charging", "set_charging_mode", "state"]),
+    Kind.WATER_HEATER: (
+        "Boiler Water Heater",
+        "boiler_water_heater",
+        [
+            "set_temperature",
+            "set_mode",
+            "adjust_temperature",
+            "boost",
+            "cancel_boost",
+            "set_heater_mode",
+            "state",
+        ],
+    ),
+    Kind.EV_CHARGER: (
+        "Driveway EV Charger",
+        "driveway_ev_charger",
+        ["enable_charging", "disable_charging", "set_charging_mode", "state"],
+    ),
     Kind.ENERGY_PLUG: ("Desk Energy Plug", "desk_energy_plug", ["on", "off", "toggle", "state"]),
     Kind.ILLUMINANCE: ("Hall Light Sensor", "hall_light_sensor", ["state"]),
     Kind.PRESSURE: ("Weather Pressure Sensor", "weather_pressure_sensor", ["state"]),
@@ -62,9 +98,12 @@ KINDS: dict[Kind, tuple[str, str, list[str]]] = {
     Kind.LEAK: ("Sink Leak Sensor", "sink_leak_sensor", ["state"]),
     Kind.AIR_QUALITY: ("Office Air Quality Sensor", "office_air_quality_sensor", ["state"]),
     Kind.SMOKE_CO: ("Hall Smoke Alarm", "hall_smoke_alarm", ["state"]),
-    Kind.DRAPERY: ("Lounge Drapery", "blind_lounge_drapery",
-                   ["open", "close", "stop", "set_position", "state"]),
-}  # fmt: skip
+    Kind.DRAPERY: (
+        "Lounge Drapery",
+        "blind_lounge_drapery",
+        ["open", "close", "stop", "set_position", "state"],
+    ),
+}
 BATCH = 6
 
 
@@ -133,8 +172,9 @@ async def invoke(home: Home, http: aiohttp.ClientSession, tool: str, **params: A
     return body["result"]
 
 
-async def reports(dev: VirtualDevice, since: int, behavior: str, attribute: str,
-                  value: Any) -> None:  # fmt: skip
+async def reports(
+    dev: VirtualDevice, since: int, behavior: str, attribute: str, value: Any
+) -> None:
     await asyncio.to_thread(dev.wait_state, behavior, attribute, value, since=since, timeout_s=20)
 
 
@@ -146,16 +186,20 @@ async def test_every_kind_commissions_with_the_tools_its_type_calls_for(
     for kind, (name, _slug, _suffixes) in KINDS.items():
         dev = home.devices[kind]
         assert dev.pairing is not None
-        async with http.post(f"{home.bridge.url}/v1/devices/commission",
-                             json={"code": dev.pairing.qr, "name": name}) as resp:
+        async with http.post(
+            f"{home.bridge.url}/v1/devices/commission", json={"code": dev.pairing.qr, "name": name}
+        ) as resp:
             body = await resp.json()
             assert resp.status == 201, (kind, body)
         home.nodes[kind] = int(body["node_id"])
         got[kind] = sorted(body["tools"])
-    assert got == {kind: sorted(f"{slug}_{s}" for s in suffixes)
-                   for kind, (_name, slug, suffixes) in KINDS.items()}
-    print(f"{len(KINDS)} kinds commissioned through the bridge in "
-          f"{time.monotonic() - started:.0f} s")  # fmt: skip
+    assert got == {
+        kind: sorted(f"{slug}_{s}" for s in suffixes)
+        for kind, (_name, slug, suffixes) in KINDS.items()
+    }
+    print(
+        f"{len(KINDS)} kinds commissioned through the bridge in {time.monotonic() - started:.0f} s"
+    )
 
 
 async def test_fan_speed_and_mode_are_attribute_writes_the_fan_follows(
@@ -165,9 +209,16 @@ async def test_fan_speed_and_mode_are_attribute_writes_the_fan_follows(
     mark = dev.mark()
     result = await invoke(home, http, "bedroom_fan_set_fan_speed", percent=50)
     # FanControl PercentSetting is attribute 2 (spec 4.4.6.3).
-    assert result["sent"] == [{"kind": "write", "node_id": node, "endpoint_id": 1,
-                               "cluster": "FanControl", "attribute": "PercentSetting",
-                               "value": 50}]  # fmt: skip
+    assert result["sent"] == [
+        {
+            "kind": "write",
+            "node_id": node,
+            "endpoint_id": 1,
+            "cluster": "FanControl",
+            "attribute": "PercentSetting",
+            "value": 50,
+        }
+    ]
     await reports(dev, mark, "fanControl", "percentCurrent", 50)
     mark = dev.mark()
     await invoke(home, http, "bedroom_fan_set_fan_mode", mode="high")  # FanMode High = 3
@@ -175,8 +226,10 @@ async def test_fan_speed_and_mode_are_attribute_writes_the_fan_follows(
     state = await invoke(home, http, "bedroom_fan_state")
     assert (state["fan_mode"], state["fan_speed_percent"]) == ("high", 100)
     # A mode the fan's sequence (Off/Low/Med/High/Auto) lacks is refused before sending.
-    async with http.post(f"{home.bridge.url}/v1/invoke", json={
-            "tool": "bedroom_fan_set_fan_mode", "params": {"mode": "smart"}}) as resp:
+    async with http.post(
+        f"{home.bridge.url}/v1/invoke",
+        json={"tool": "bedroom_fan_set_fan_mode", "params": {"mode": "smart"}},
+    ) as resp:
         assert resp.status == 400
 
 
@@ -194,11 +247,23 @@ async def test_robot_vacuum_cleans_rooms_by_name_pauses_and_docks(
     result = await invoke(home, http, "robot_vacuum_clean_areas", areas=["Kitchen", "Bedroom"])
     # Kitchen and Bedroom are areas 1 and 3; run mode 1 is the one tagged Cleaning (0x4001).
     assert result["sent"] == [
-        {"kind": "command", "node_id": node, "endpoint_id": 1, "cluster": "ServiceArea",
-         "command": "SelectAreas", "payload": {"newAreas": [1, 3]}},
-        {"kind": "command", "node_id": node, "endpoint_id": 1, "cluster": "RvcRunMode",
-         "command": "ChangeToMode", "payload": {"newMode": 1}},
-    ]  # fmt: skip
+        {
+            "kind": "command",
+            "node_id": node,
+            "endpoint_id": 1,
+            "cluster": "ServiceArea",
+            "command": "SelectAreas",
+            "payload": {"newAreas": [1, 3]},
+        },
+        {
+            "kind": "command",
+            "node_id": node,
+            "endpoint_id": 1,
+            "cluster": "RvcRunMode",
+            "command": "ChangeToMode",
+            "payload": {"newMode": 1},
+        },
+    ]
     await reports(dev, mark, "serviceArea", "selectedAreas", [1, 3])
     await reports(dev, mark, "rvcOperationalState", "operationalState", 1)  # Running
     mark = dev.mark()
@@ -215,10 +280,15 @@ async def test_robot_vacuum_cleans_rooms_by_name_pauses_and_docks(
     await reports(dev, mark, "rvcCleanMode", "currentMode", 2)
     state = await invoke(home, http, "robot_vacuum_state")
     assert (state["clean_mode"], state["status"], state["selected_areas"]) == (
-        "Mop", "docked", ["Kitchen", "Bedroom"])
+        "Mop",
+        "docked",
+        ["Kitchen", "Bedroom"],
+    )
     # A room the robot does not know is refused before anything is sent.
-    async with http.post(f"{home.bridge.url}/v1/invoke", json={
-            "tool": "robot_vacuum_clean_areas", "params": {"areas": ["Attic"]}}) as resp:
+    async with http.post(
+        f"{home.bridge.url}/v1/invoke",
+        json={"tool": "robot_vacuum_clean_areas", "params": {"areas": ["Attic"]}},
+    ) as resp:
         assert resp.status == 400
 
 
@@ -260,8 +330,10 @@ async def approve_pending(home: Home, approver: str) -> None:
             async with session.get(f"{home.bridge.url}/v1/approvals?status=pending") as resp:
                 pending = (await resp.json())["approvals"]
             if pending:
-                async with session.post(f"{home.bridge.url}/v1/approvals/{pending[0]['id']}",
-                                        json={"decision": "approve"}) as resp:
+                async with session.post(
+                    f"{home.bridge.url}/v1/approvals/{pending[0]['id']}",
+                    json={"decision": "approve"},
+                ) as resp:
                     assert resp.status == 200, await resp.text()
                 return
             await asyncio.sleep(0.1)
@@ -283,14 +355,13 @@ async def test_garage_door_opens_after_a_persons_confirmation(
     )
     # ClosureControl MoveTo (timed) with TargetPositionEnum 1 = MoveToFullyOpen.
     assert opened["sent"][0]["payload"] == {"position": 1}
-    await reports(dev, mark, "closureControl", "overallCurrentState",
-                  {"position": 1, "secureState": False})  # fmt: skip
+    await reports(
+        dev, mark, "closureControl", "overallCurrentState", {"position": 1, "secureState": False}
+    )
     assert (await invoke(home, http, "closure_garage_door_state"))["closure"] == "open"
 
 
-async def test_water_heater_boost_and_ev_charging(
-    home: Home, http: aiohttp.ClientSession
-) -> None:
+async def test_water_heater_boost_and_ev_charging(home: Home, http: aiohttp.ClientSession) -> None:
     heater = home.devices[Kind.WATER_HEATER]
     mark = heater.mark()
     result = await invoke(home, http, "boiler_water_heater_boost", minutes=10)
@@ -300,9 +371,11 @@ async def test_water_heater_boost_and_ev_charging(
     mark = charger.mark()
     result = await invoke(home, http, "driveway_ev_charger_enable_charging", max_current_amps=16)
     # mA; the minimum is the charger's own MinimumChargeCurrent (6000 mA).
-    assert result["sent"][0]["payload"] == {"chargingEnabledUntil": None,
-                                            "minimumChargeCurrent": 6000,
-                                            "maximumChargeCurrent": 16000}  # fmt: skip
+    assert result["sent"][0]["payload"] == {
+        "chargingEnabledUntil": None,
+        "minimumChargeCurrent": 6000,
+        "maximumChargeCurrent": 16000,
+    }
     await reports(charger, mark, "energyEvse", "supplyState", 1)  # ChargingEnabled
     mark = charger.mark()
     await invoke(home, http, "driveway_ev_charger_disable_charging")
@@ -315,11 +388,16 @@ async def test_energy_and_sensors_read_in_human_units(
     plug = await invoke(home, http, "desk_energy_plug_state")
     # 120000 mW, 230000 mV, 1000 mA, 1000000 mWh imported (the plug script's values).
     assert (plug["power_w"], plug["voltage_v"], plug["current_a"], plug["energy_kwh"]) == (
-        120.0, 230.0, 1.0, 1.0)
+        120.0,
+        230.0,
+        1.0,
+        1.0,
+    )
 
     async def sensor(kind: Kind, name: str) -> Any:
-        result = await invoke(home, http, "core:query_sensor", device_id=home.device_id(kind),
-                              sensor=name)  # fmt: skip
+        result = await invoke(
+            home, http, "core:query_sensor", device_id=home.device_id(kind), sensor=name
+        )
         return result["value"] if isinstance(result, dict) and "value" in result else result
 
     # 20001 = 10000 x log10(100 lux) + 1; 1013 x 0.1 kPa = 1013 hPa; 25 x 0.1 m³/h.

@@ -50,8 +50,10 @@ async def start_bridge(db_path: Path, nodes: list[NodeData]) -> tuple[list[Devic
 # Every dump once, plus three more copies of the on/off light: four devices that would
 # all like the slug "mock_onoff_light".
 FLEET = [(name, 100 + i) for i, name in enumerate(DUMP_IDS)] + [
-    ("ha-core/mock_onoff_light", 500), ("ha-core/mock_onoff_light", 7),
-    ("ha-core/mock_onoff_light", 300)]
+    ("ha-core/mock_onoff_light", 500),
+    ("ha-core/mock_onoff_light", 7),
+    ("ha-core/mock_onoff_light", 300),
+]
 
 
 def slugs(devices: list[Device]) -> dict[str, str]:
@@ -65,8 +67,11 @@ async def test_slugs_and_tool_names_survive_a_restart_in_any_order(tmp_path: Pat
     # Clashes are resolved in device-id order (node 7 < 113 < 300 < 500), not input order.
     light = DUMP_IDS.index("ha-core/mock_onoff_light")
     assert {k: v for k, v in first.items() if v.startswith("mock_onoff_light")} == {
-        "7-1": "mock_onoff_light", f"{100 + light}-1": "mock_onoff_light_2",
-        "300-1": "mock_onoff_light_3", "500-1": "mock_onoff_light_4"}
+        "7-1": "mock_onoff_light",
+        f"{100 + light}-1": "mock_onoff_light_2",
+        "300-1": "mock_onoff_light_3",
+        "500-1": "mock_onoff_light_4",
+    }
     assert len(set(first.values())) == len(first)
     assert "matter:mock_onoff_light_4_toggle@1.0.0" in first_tools
 
@@ -94,15 +99,26 @@ async def test_a_device_keeps_its_slug_when_others_come_and_go(tmp_path: Path) -
     # Node 20 is gone and a new light with a lower id arrives: node 30 keeps "_2", the
     # newcomer does not take a stored slug.
     second, tools = await start_bridge(
-        db_path, nodes_from([("ha-core/mock_onoff_light", 10), ("ha-core/mock_onoff_light", 30)]))
+        db_path, nodes_from([("ha-core/mock_onoff_light", 10), ("ha-core/mock_onoff_light", 30)])
+    )
     assert slugs(second) == {"10-1": "mock_onoff_light_3", "30-1": "mock_onoff_light_2"}
     assert "matter:mock_onoff_light_2_on@1.0.0" in tools
     # Node 20 returns: its stored slug is still its own.
-    third, _ = await start_bridge(db_path, nodes_from(
-        [("ha-core/mock_onoff_light", 30), ("ha-core/mock_onoff_light", 20),
-         ("ha-core/mock_onoff_light", 10)]))
-    assert slugs(third) == {"10-1": "mock_onoff_light_3", "20-1": "mock_onoff_light",
-                            "30-1": "mock_onoff_light_2"}
+    third, _ = await start_bridge(
+        db_path,
+        nodes_from(
+            [
+                ("ha-core/mock_onoff_light", 30),
+                ("ha-core/mock_onoff_light", 20),
+                ("ha-core/mock_onoff_light", 10),
+            ]
+        ),
+    )
+    assert slugs(third) == {
+        "10-1": "mock_onoff_light_3",
+        "20-1": "mock_onoff_light",
+        "30-1": "mock_onoff_light_2",
+    }
 
 
 async def test_a_rename_survives_a_restart_and_frees_nothing_it_should_not(
@@ -113,12 +129,13 @@ async def test_a_rename_survives_a_restart_and_frees_nothing_it_should_not(
     await start_bridge(db_path, nodes_from(lights))
     db = Database(db_path)
     try:
-        await DeviceNameStore(db).rename("30-1", "Hall Lamp", room="Hall",
-                                         slug="light_hall_lamp")
+        await DeviceNameStore(db).rename("30-1", "Hall Lamp", room="Hall", slug="light_hall_lamp")
     finally:
         db.close()
     devices, tools = await start_bridge(db_path, list(reversed(nodes_from(lights))))
     by_id: dict[str, Any] = {d.id: (d.name, d.room, d.slug) for d in devices}
-    assert by_id == {"20-1": ("Mock OnOff Light", None, "mock_onoff_light"),
-                     "30-1": ("Hall Lamp", "Hall", "light_hall_lamp")}
+    assert by_id == {
+        "20-1": ("Mock OnOff Light", None, "mock_onoff_light"),
+        "30-1": ("Hall Lamp", "Hall", "light_hall_lamp"),
+    }
     assert "matter:light_hall_lamp_on@1.0.0" in tools

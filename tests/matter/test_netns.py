@@ -46,14 +46,18 @@ def test_create_find_and_delete(namespace_name: str) -> None:
         # connect to a closed port is refused by the namespace's stack, not timed out).
         proc = subprocess.run(
             [
-                "python3", "-c",
+                "python3",
+                "-c",
                 "import socket,sys\n"
                 "try: socket.create_connection((sys.argv[1], 9), 2)\n"
                 "except ConnectionRefusedError: print('refused')\n",
                 ns.ns_address,
             ],
-            capture_output=True, text=True, timeout=10, check=True,
-        )  # fmt: skip
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        )
         assert proc.stdout.strip() == "refused"
     finally:
         netns.delete_namespace(namespace_name)

@@ -71,37 +71,85 @@ CYCLE = [
     Step(DIMMER, "lights", {"action": "on"}, {"on": True}),
     # A colour light that is off ignores colour commands (its Options say so).
     Step(LAMP, "lights", {"action": "on"}, {"on": True}),
-    Step(LAMP, "lights", {"action": "color_temperature", "kelvin": 2500},
-         {"color_temperature_kelvin": 2500, "color_mode": "color_temperature"}),
-    Step(THERMOSTAT, "climate", {"action": "set_temperature", "celsius": 18.5},
-         {"heating_setpoint": 18.5}),
+    Step(
+        LAMP,
+        "lights",
+        {"action": "color_temperature", "kelvin": 2500},
+        {"color_temperature_kelvin": 2500, "color_mode": "color_temperature"},
+    ),
+    Step(
+        THERMOSTAT,
+        "climate",
+        {"action": "set_temperature", "celsius": 18.5},
+        {"heating_setpoint": 18.5},
+    ),
     Step(SHADE, "covers", {"action": "position", "percent_open": 25}, {"percent_open": 25.0}),
-    Step(DIMMER, "lights", {"action": "brightness", "percent": 10},
-         {"on": True, "brightness_percent": 10}),
-    Step(LAMP, "lights", {"action": "color_temperature", "kelvin": 4000},
-         {"color_temperature_kelvin": 4000}),
-    Step(THERMOSTAT, "climate", {"action": "set_temperature", "celsius": 21.25},
-         {"heating_setpoint": 21.25}),
+    Step(
+        DIMMER,
+        "lights",
+        {"action": "brightness", "percent": 10},
+        {"on": True, "brightness_percent": 10},
+    ),
+    Step(
+        LAMP,
+        "lights",
+        {"action": "color_temperature", "kelvin": 4000},
+        {"color_temperature_kelvin": 4000},
+    ),
+    Step(
+        THERMOSTAT,
+        "climate",
+        {"action": "set_temperature", "celsius": 21.25},
+        {"heating_setpoint": 21.25},
+    ),
     Step(SHADE, "covers", {"action": "position", "percent_open": 60}, {"percent_open": 60.0}),
     Step(DIMMER, "lights", {"action": "off"}, {"on": False}),
-    Step(DIMMER, "lights", {"action": "brightness", "percent": 35},
-         {"on": True, "brightness_percent": 35}),
-    Step(LAMP, "lights", {"action": "color_temperature", "kelvin": 5000},
-         {"color_temperature_kelvin": 5000}),
-    Step(THERMOSTAT, "climate", {"action": "set_temperature", "celsius": 22.5},
-         {"heating_setpoint": 22.5}),
+    Step(
+        DIMMER,
+        "lights",
+        {"action": "brightness", "percent": 35},
+        {"on": True, "brightness_percent": 35},
+    ),
+    Step(
+        LAMP,
+        "lights",
+        {"action": "color_temperature", "kelvin": 5000},
+        {"color_temperature_kelvin": 5000},
+    ),
+    Step(
+        THERMOSTAT,
+        "climate",
+        {"action": "set_temperature", "celsius": 22.5},
+        {"heating_setpoint": 22.5},
+    ),
     Step(SHADE, "covers", {"action": "position", "percent_open": 100}, {"percent_open": 100.0}),
-    Step(DIMMER, "lights", {"action": "brightness", "percent": 80},
-         {"on": True, "brightness_percent": 80}),
+    Step(
+        DIMMER,
+        "lights",
+        {"action": "brightness", "percent": 80},
+        {"on": True, "brightness_percent": 80},
+    ),
     Step(DIMMER, "lights", {"action": "off"}, {"on": False, "brightness_percent": 80}),
-    Step(LAMP, "lights", {"action": "color_temperature", "kelvin": 3125},
-         {"color_temperature_kelvin": 3125}),
-    Step(THERMOSTAT, "climate", {"action": "set_temperature", "celsius": 19.0},
-         {"heating_setpoint": 19.0}),
+    Step(
+        LAMP,
+        "lights",
+        {"action": "color_temperature", "kelvin": 3125},
+        {"color_temperature_kelvin": 3125},
+    ),
+    Step(
+        THERMOSTAT,
+        "climate",
+        {"action": "set_temperature", "celsius": 19.0},
+        {"heating_setpoint": 19.0},
+    ),
     Step(SHADE, "covers", {"action": "position", "percent_open": 0}, {"percent_open": 0.0}),
-    Step(DIMMER, "lights", {"action": "brightness", "percent": 55},
-         {"on": True, "brightness_percent": 55}),
-]  # fmt: skip
+    Step(
+        DIMMER,
+        "lights",
+        {"action": "brightness", "percent": 55},
+        {"on": True, "brightness_percent": 55},
+    ),
+]
 
 
 class Home:
@@ -116,8 +164,9 @@ class Home:
 
 @pytest.fixture(scope="module")
 def home(fabric: Fabric) -> Iterator[Home]:
-    devices = {name: fabric.device(kind, options=options)
-               for name, (kind, options) in DEVICES.items()}  # fmt: skip
+    devices = {
+        name: fabric.device(kind, options=options) for name, (kind, options) in DEVICES.items()
+    }
     bridge = ThreadedBridge(fabric, "readback")
     bridge.start()
     try:
@@ -167,8 +216,9 @@ def shows(state: dict[str, Any], expect: dict[str, Any]) -> bool:
 async def test_commission_the_six_devices(home: Home, http: aiohttp.ClientSession) -> None:
     for name, dev in home.devices.items():
         assert dev.pairing is not None
-        result = await post(http, home, "/v1/devices/commission",
-                            {"code": dev.pairing.manual, "name": name})  # fmt: skip
+        result = await post(
+            http, home, "/v1/devices/commission", {"code": dev.pairing.manual, "name": name}
+        )
         assert result["stages"][-1] == "tools_ready", result
         home.ids[name] = f"{result['node_id']}-1"
         home.tools[name] = result["tools"]
@@ -189,8 +239,9 @@ async def test_http_every_read_right_after_a_command_shows_it(
         if not shows(state, step.expect):
             wrong.append((number, "home_state", step.expect, state))
         if number % 4 == 0:  # the per-device tool too (it reads the device itself)
-            own = await post(http, home, "/v1/invoke",
-                             {"tool": tool(home, step.device, "_state"), "params": {}})
+            own = await post(
+                http, home, "/v1/invoke", {"tool": tool(home, step.device, "_state"), "params": {}}
+            )
             if not shows(own["result"], step.expect):
                 wrong.append((number, "device state tool", step.expect, own["result"]))
     readers = sorted({reader for _n, reader, _e, _s in wrong})
@@ -201,12 +252,15 @@ async def test_mcp_every_read_right_after_a_command_shows_it(home: Home) -> None
     wrong: list[tuple[int, dict[str, Any], Any]] = []
     async with (
         create_mcp_http_client(headers=bearer(home.bridge.token)) as client_http,
-        Client(streamable_http_client(f"{home.bridge.url}/mcp/compact",
-                                      http_client=client_http), cache=None) as client,
-    ):  # fmt: skip
+        Client(
+            streamable_http_client(f"{home.bridge.url}/mcp/compact", http_client=client_http),
+            cache=None,
+        ) as client,
+    ):
         for number, step in zip(range(ROUNDS), itertools.cycle(CYCLE), strict=False):
-            done = await client.call_tool(f"home__{step.tool}",
-                                          {"target": step.device, **step.args})  # fmt: skip
+            done = await client.call_tool(
+                f"home__{step.tool}", {"target": step.device, **step.args}
+            )
             assert done.is_error is False, done
             read = await client.call_tool("home__home_state", {})
             assert read.is_error is False, read
@@ -222,23 +276,31 @@ async def test_spoken_question_after_a_spoken_command(
     answers: list[tuple[str, str]] = []
     for number in range(20):
         word = "on" if number % 2 == 0 else "off"
-        said = await post(http, home, "/v1/intents/handle",
-                          {"text": f"turn {word} the kitchen dimmer"})  # fmt: skip
+        said = await post(
+            http, home, "/v1/intents/handle", {"text": f"turn {word} the kitchen dimmer"}
+        )
         assert said["handled"] is True, said
         asked = await post(http, home, "/v1/intents/handle", {"text": "is the kitchen dimmer on"})
         answers.append((word, asked["speech"]))
         percent = (20, 70)[number % 2]
-        said = await post(http, home, "/v1/intents/handle",
-                          {"text": f"set the study shade to {percent}%"})  # fmt: skip
+        said = await post(
+            http, home, "/v1/intents/handle", {"text": f"set the study shade to {percent}%"}
+        )
         assert said["handled"] is True, said
         asked = await post(http, home, "/v1/intents/handle", {"text": "is the study shade open"})
         answers.append((str(percent), asked["speech"]))
     assert answers == [
-        (w, {"on": "Kitchen Dimmer is on.", "off": "Kitchen Dimmer is off.",
-             "20": "Study Shade is 20 percent open.",
-             "70": "Study Shade is 70 percent open."}[w])
+        (
+            w,
+            {
+                "on": "Kitchen Dimmer is on.",
+                "off": "Kitchen Dimmer is off.",
+                "20": "Study Shade is 20 percent open.",
+                "70": "Study Shade is 70 percent open.",
+            }[w],
+        )
         for w, _ in answers
-    ]  # fmt: skip
+    ]
 
 
 async def test_events_carry_each_commanded_value_once(
@@ -246,12 +308,14 @@ async def test_events_carry_each_commanded_value_once(
 ) -> None:
     levels = {10: 26, 35: 90, 80: 203, 55: 140}  # percent → CurrentLevel, as above
     ws = await http.ws_connect(
-        f"{home.bridge.url.replace('http', 'ws')}/v1/events?types=device.state")
+        f"{home.bridge.url.replace('http', 'ws')}/v1/events?types=device.state"
+    )
     path = "1/8/0"  # CurrentLevel of the dimmer's light endpoint
     commanded = [10, 35, 80, 55] * 5
     for percent in commanded:
-        await compact(http, home, "lights",
-                      {"target": DIMMER, "action": "brightness", "percent": percent})
+        await compact(
+            http, home, "lights", {"target": DIMMER, "action": "brightness", "percent": percent}
+        )
     # The commands came faster than the device's reports (their floor is a second):
     # each value was published when its command answered, the reports only confirm.
     seen: list[int] = []
@@ -271,8 +335,9 @@ async def test_a_device_that_stores_another_value_is_believed(
 ) -> None:
     dev = home.devices[TRIMMED]
     mark = dev.mark()
-    result = await compact(http, home, "lights",
-                           {"target": TRIMMED, "action": "brightness", "percent": 100})
+    result = await compact(
+        http, home, "lights", {"target": TRIMMED, "action": "brightness", "percent": 100}
+    )
     # Asked for level 254 (100 %); the trim stops it at 200: (200 - 1) * 100 / 253 → 79 %.
     assert result["sent"][0]["payload"]["level"] == 254
     assert entry(await compact(http, home, "home_state", {}), TRIMMED)["brightness_percent"] == 79
@@ -281,10 +346,10 @@ async def test_a_device_that_stores_another_value_is_believed(
     # state tool agrees.
     await compact(http, home, "lights", {"target": TRIMMED, "action": "brightness", "percent": 50})
     assert entry(await compact(http, home, "home_state", {}), TRIMMED)["brightness_percent"] == 50
-    await compact(http, home, "lights",
-                  {"target": TRIMMED, "action": "brightness", "percent": 100})
-    own = await post(http, home, "/v1/invoke",
-                     {"tool": tool(home, TRIMMED, "_state"), "params": {}})
+    await compact(http, home, "lights", {"target": TRIMMED, "action": "brightness", "percent": 100})
+    own = await post(
+        http, home, "/v1/invoke", {"tool": tool(home, TRIMMED, "_state"), "params": {}}
+    )
     assert own["result"]["brightness_percent"] == 79
     assert entry(await compact(http, home, "home_state", {}), TRIMMED)["brightness_percent"] == 79
 
@@ -311,9 +376,15 @@ async def test_a_travelling_shade_says_it_is_moving(
 
 async def test_a_fading_light_says_it_is_moving(home: Home, http: aiohttp.ClientSession) -> None:
     await compact(http, home, "lights", {"target": DIMMER, "action": "brightness", "percent": 10})
-    answer = await post(http, home, "/v1/invoke", {
-        "tool": tool(home, DIMMER, "_brightness"),
-        "params": {"percent": 90, "transition_seconds": 4}})
+    answer = await post(
+        http,
+        home,
+        "/v1/invoke",
+        {
+            "tool": tool(home, DIMMER, "_brightness"),
+            "params": {"percent": 90, "transition_seconds": 4},
+        },
+    )
     assert answer["status"] == "success", answer
     # A four-second fade from 10 %: right after the command it is under way, not there.
     state = entry(await compact(http, home, "home_state", {}), DIMMER)
@@ -331,8 +402,9 @@ async def test_nobody_reads_no_device_read(home: Home, http: aiohttp.ClientSessi
     adapter = home.bridge.service.matter.bridge.adapter
     before = adapter.reads
     for percent in (20, 40, 60, 80, 30):
-        await compact(http, home, "lights",
-                      {"target": DIMMER, "action": "brightness", "percent": percent})
+        await compact(
+            http, home, "lights", {"target": DIMMER, "action": "brightness", "percent": percent}
+        )
     # Nobody asked and nobody watches: the calls read nothing back (the report updates
     # the cache a moment later).
     assert adapter.reads == before

@@ -12,7 +12,9 @@ def test_an_operational_instance_name_is_fabric_dash_node_in_16_hex_digits() -> 
     assert instance_name(0x2906C908D115D362, 0x8FC7772401CD0696) == name
     assert instance_name(0xAB, 1) == "00000000000000AB-0000000000000001._matter._tcp.local."
     assert parse_instance("2906c908d115d362-0000000000000004._matter._tcp.local.") == (
-        0x2906C908D115D362, 4)  # fmt: skip
+        0x2906C908D115D362,
+        4,
+    )
 
 
 def test_other_names_are_not_operational_instances() -> None:

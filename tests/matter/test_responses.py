@@ -17,13 +17,28 @@ from bridge.matter.spec.models import ActionKind, MatterAction
 
 
 def write(attribute: str = "PercentCurrent") -> MatterAction:
-    return MatterAction(kind=ActionKind.WRITE, node_id=3, endpoint_id=1, cluster="FanControl",
-                        cluster_id=514, name=attribute, value=50, attribute_ids=(3,))  # fmt: skip
+    return MatterAction(
+        kind=ActionKind.WRITE,
+        node_id=3,
+        endpoint_id=1,
+        cluster="FanControl",
+        cluster_id=514,
+        name=attribute,
+        value=50,
+        attribute_ids=(3,),
+    )
 
 
 def command(cluster: str, cluster_id: int, name: str) -> MatterAction:
-    return MatterAction(kind=ActionKind.COMMAND, node_id=3, endpoint_id=1, cluster=cluster,
-                        cluster_id=cluster_id, name=name, payload={})  # fmt: skip
+    return MatterAction(
+        kind=ActionKind.COMMAND,
+        node_id=3,
+        endpoint_id=1,
+        cluster=cluster,
+        cluster_id=cluster_id,
+        name=name,
+        payload={},
+    )
 
 
 def test_a_refused_write_is_an_error_naming_the_status() -> None:
@@ -31,7 +46,8 @@ def test_a_refused_write_is_an_error_naming_the_status() -> None:
     with pytest.raises(InvalidParamsError) as info:
         check_result(write(), answer)
     assert info.value.message == (
-        "writing FanControl.PercentCurrent was refused by the device: UNSUPPORTED_WRITE")
+        "writing FanControl.PercentCurrent was refused by the device: UNSUPPORTED_WRITE"
+    )
     assert info.value.details["status"] == 136
 
 
@@ -39,16 +55,19 @@ def test_an_accepted_write_and_a_plain_command_answer_pass() -> None:
     check_result(write("PercentSetting"), [{"Path": {"AttributeId": 2}, "Status": 0}])
     check_result(command("OnOff", 6, "On"), None)
     check_result(command("RvcRunMode", 84, "ChangeToMode"), {"status": 0, "statusText": ""})
-    check_result(command("RvcOperationalState", 97, "Pause"),
-                 {"commandResponseState": {"errorStateID": 0}})  # fmt: skip
+    check_result(
+        command("RvcOperationalState", 97, "Pause"), {"commandResponseState": {"errorStateID": 0}}
+    )
 
 
 def test_an_unknown_area_is_refused_with_the_devices_words() -> None:
     answer = {"status": 1, "statusText": "AreaID 99 is not in the supported areas list"}
     with pytest.raises(InvalidParamsError) as info:
         check_result(command("ServiceArea", 336, "SelectAreas"), answer)
-    assert info.value.message == ("ServiceArea.SelectAreas was refused by the device: "
-                                  "AreaID 99 is not in the supported areas list")  # fmt: skip
+    assert info.value.message == (
+        "ServiceArea.SelectAreas was refused by the device: "
+        "AreaID 99 is not in the supported areas list"
+    )
 
 
 def test_an_operational_error_state_is_a_failed_tool() -> None:

@@ -64,8 +64,12 @@ def _bridge(nodes: list[NodeData]) -> tuple[MatterAdapter, MatterToolSync, ToolR
     adapter.subscribe(bridge._on_event)
     for node in nodes:
         fresh = NodeData.from_json(
-            {"node_id": node.node_id, "available": True,
-             "attributes": copy.deepcopy(node.attributes)})  # fmt: skip
+            {
+                "node_id": node.node_id,
+                "available": True,
+                "attributes": copy.deepcopy(node.attributes),
+            }
+        )
         adapter._nodes[fresh.node_id] = fresh
     return adapter, bridge, registry
 

@@ -55,7 +55,9 @@ def test_sigterm_during_a_start_that_cannot_finish_ends_bridge_and_controller() 
         port = fabric.controller_settings("unused").port
         holder = subprocess.Popen(
             [*ns.exec_prefix(), sys.executable, "-c", _HOLD_PORT, "v4", str(port)],
-            stdout=subprocess.PIPE, text=True)  # fmt: skip
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         bridge: subprocess.Popen[bytes] | None = None
         server_pids: set[int] = set()
         try:
@@ -64,23 +66,34 @@ def test_sigterm_during_a_start_that_cannot_finish_ends_bridge_and_controller() 
             state = fabric.base_dir / "bridge-state"
             write_test_paa(state / "controller" / "paa")
             config = fabric.base_dir / "bridge.yaml"
-            config.write_text(yaml.safe_dump({
-                "state_dir": str(state),
-                "api": {"host": "127.0.0.1", "port": 0},
-                "matter": {"enabled": True, "netns": ns.name,
-                           "controller_venv": str(CONTROLLER_VENV), "controller_port": port},
-            }))  # fmt: skip
+            config.write_text(
+                yaml.safe_dump(
+                    {
+                        "state_dir": str(state),
+                        "api": {"host": "127.0.0.1", "port": 0},
+                        "matter": {
+                            "enabled": True,
+                            "netns": ns.name,
+                            "controller_venv": str(CONTROLLER_VENV),
+                            "controller_port": port,
+                        },
+                    }
+                )
+            )
             log = fabric.base_dir / "bridge.log"
             with log.open("ab") as out:
                 bridge = subprocess.Popen(
                     [*ns.exec_prefix(), str(BRIDGE), "--config", str(config), "run"],
-                    stdout=out, stderr=subprocess.STDOUT)  # fmt: skip
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                )
             deadline = time.monotonic() + 60
             while not server_pids:
                 assert time.monotonic() < deadline, log.read_text()[-3000:]
                 assert bridge.poll() is None, log.read_text()[-3000:]
-                server_pids = {int(p) for p in re.findall(r"controller started, pid (\d+)",
-                                                          log.read_text())}  # fmt: skip
+                server_pids = {
+                    int(p) for p in re.findall(r"controller started, pid (\d+)", log.read_text())
+                }
                 time.sleep(0.2)
             time.sleep(1.0)
             assert "listening on" not in log.read_text()  # still starting
@@ -90,8 +103,9 @@ def test_sigterm_during_a_start_that_cannot_finish_ends_bridge_and_controller() 
             took = time.monotonic() - start
             assert code == 0, log.read_text()[-3000:]
             assert took < 15, f"the bridge took {took:.1f} s to stop while starting"
-            server_pids |= {int(p) for p in re.findall(r"controller started, pid (\d+)",
-                                                       log.read_text())}  # fmt: skip
+            server_pids |= {
+                int(p) for p in re.findall(r"controller started, pid (\d+)", log.read_text())
+            }
             assert [p for p in server_pids if _alive(p)] == [], log.read_text()[-3000:]
             assert "Traceback" not in log.read_text()
         finally:

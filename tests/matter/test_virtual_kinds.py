@@ -93,17 +93,30 @@ class Spec:
 
 def _covering(covering_type: int, end_product: int, feature_map: int) -> Spec:
     # WindowCovering 5.3: Type (0), EndProductType (13), positions in 1/100 % (0 open).
-    return Spec((514,), (IDENTIFY, WINDOW_COVERING), {
-        "1/258/0": covering_type, "1/258/13": end_product, f"1/258/{FEATURE_MAP}": feature_map,
-        "1/258/14": 0,
-    })  # fmt: skip
+    return Spec(
+        (514,),
+        (IDENTIFY, WINDOW_COVERING),
+        {
+            "1/258/0": covering_type,
+            "1/258/13": end_product,
+            f"1/258/{FEATURE_MAP}": feature_map,
+            "1/258/14": 0,
+        },
+    )
 
 
 SPECS: dict[Kind, Spec] = {
     # Generic Switch 0x000F; Switch features MS(2)+MSR(4)+MSL(8)+MSM(16) = 30.
-    Kind.BUTTON: Spec((15,), (IDENTIFY, SWITCH), {
-        "1/59/0": 2, "1/59/1": 0, "1/59/2": 3, f"1/59/{FEATURE_MAP}": 30,
-    }),
+    Kind.BUTTON: Spec(
+        (15,),
+        (IDENTIFY, SWITCH),
+        {
+            "1/59/0": 2,
+            "1/59/1": 0,
+            "1/59/2": 3,
+            f"1/59/{FEATURE_MAP}": 30,
+        },
+    ),
     # Water Leak Detector 0x0043, Water Freeze Detector 0x0041, Rain Sensor 0x0044,
     # Contact Sensor 0x0015: BooleanState.StateValue.
     Kind.LEAK: Spec((67,), (IDENTIFY, BOOLEAN_STATE), {"1/69/0": False}),
@@ -111,13 +124,26 @@ SPECS: dict[Kind, Spec] = {
     Kind.RAIN: Spec((68,), (IDENTIFY, BOOLEAN_STATE), {"1/69/0": False}),
     Kind.CONTACT: Spec((21,), (IDENTIFY, BOOLEAN_STATE), {"1/69/0": True}),
     # Occupancy Sensor 0x0107: Occupancy bitmap 0, type PIR (0), PIR feature bit 1.
-    Kind.OCCUPANCY: Spec((263,), (IDENTIFY, OCCUPANCY), {
-        "1/1030/0": 0, "1/1030/1": 0, "1/1030/2": 1, f"1/1030/{FEATURE_MAP}": 2,
-    }),
+    Kind.OCCUPANCY: Spec(
+        (263,),
+        (IDENTIFY, OCCUPANCY),
+        {
+            "1/1030/0": 0,
+            "1/1030/1": 0,
+            "1/1030/2": 1,
+            f"1/1030/{FEATURE_MAP}": 2,
+        },
+    ),
     # Light Sensor 0x0106: 10000*log10(100 lux)+1.
-    Kind.ILLUMINANCE: Spec((262,), (IDENTIFY, ILLUMINANCE), {
-        "1/1024/0": 20001, "1/1024/1": 1, "1/1024/2": 50001,
-    }),
+    Kind.ILLUMINANCE: Spec(
+        (262,),
+        (IDENTIFY, ILLUMINANCE),
+        {
+            "1/1024/0": 20001,
+            "1/1024/1": 1,
+            "1/1024/2": 50001,
+        },
+    ),
     # Pressure Sensor 0x0305: 101.3 kPa in 0.1 kPa.
     Kind.PRESSURE: Spec((773,), (IDENTIFY, PRESSURE), {"1/1027/0": 1013}),
     # Flow Sensor 0x0306: 2.5 m³/h in 0.1 m³/h.
@@ -128,61 +154,145 @@ SPECS: dict[Kind, Spec] = {
     Kind.TEMPERATURE: Spec((770,), (IDENTIFY, TEMPERATURE), {"1/1026/0": 2135}),
     # Air Quality Sensor 0x002C: AirQuality Fair (2), features FAIR+MOD+VPOOR+XPOOR = 15;
     # CO2 612 ppm (unit 0) and PM2.5 8 µg/m³ (unit 4), numeric measurement feature (1).
-    Kind.AIR_QUALITY: Spec((44,), (IDENTIFY, AIR_QUALITY, TEMPERATURE, HUMIDITY, CO2, PM25), {
-        "1/91/0": 2, f"1/91/{FEATURE_MAP}": 15, "1/1026/0": 2210, "1/1029/0": 4100,
-        "1/1037/0": 612.0, "1/1037/8": 0, "1/1037/9": 0, f"1/1037/{FEATURE_MAP}": 1,
-        "1/1066/0": 8.0, "1/1066/8": 4, "1/1066/9": 0, f"1/1066/{FEATURE_MAP}": 1,
-    }),
+    Kind.AIR_QUALITY: Spec(
+        (44,),
+        (IDENTIFY, AIR_QUALITY, TEMPERATURE, HUMIDITY, CO2, PM25),
+        {
+            "1/91/0": 2,
+            f"1/91/{FEATURE_MAP}": 15,
+            "1/1026/0": 2210,
+            "1/1029/0": 4100,
+            "1/1037/0": 612.0,
+            "1/1037/8": 0,
+            "1/1037/9": 0,
+            f"1/1037/{FEATURE_MAP}": 1,
+            "1/1066/0": 8.0,
+            "1/1066/8": 4,
+            "1/1066/9": 0,
+            f"1/1066/{FEATURE_MAP}": 1,
+        },
+    ),
     # Smoke CO Alarm 0x0076: ExpressedState Normal (0), SmokeState/COState Normal,
     # features SMOKE(1)+CO(2).
-    Kind.SMOKE_CO: Spec((118,), (IDENTIFY, SMOKE_CO_ALARM), {
-        "1/92/0": 0, "1/92/1": 0, "1/92/2": 0, f"1/92/{FEATURE_MAP}": 3,
-    }),
+    Kind.SMOKE_CO: Spec(
+        (118,),
+        (IDENTIFY, SMOKE_CO_ALARM),
+        {
+            "1/92/0": 0,
+            "1/92/1": 0,
+            "1/92/2": 0,
+            f"1/92/{FEATURE_MAP}": 3,
+        },
+    ),
     # Fan 0x002B: FanMode Off, sequence Off/Low/Med/High/Auto (2), percent 0,
     # SpeedMax 3; features SPD(1)+AUT(2).
-    Kind.FAN: Spec((43,), (IDENTIFY, GROUPS, FAN_CONTROL), {
-        "1/514/0": 0, "1/514/1": 2, "1/514/2": 0, "1/514/3": 0, "1/514/4": 3,
-        f"1/514/{FEATURE_MAP}": 3,
-    }),
+    Kind.FAN: Spec(
+        (43,),
+        (IDENTIFY, GROUPS, FAN_CONTROL),
+        {
+            "1/514/0": 0,
+            "1/514/1": 2,
+            "1/514/2": 0,
+            "1/514/3": 0,
+            "1/514/4": 3,
+            f"1/514/{FEATURE_MAP}": 3,
+        },
+    ),
     # Air Purifier 0x002D with a HEPA filter at 87 % (Condition and Warning features: 3).
-    Kind.AIR_PURIFIER: Spec((45,), (IDENTIFY, FAN_CONTROL, HEPA_FILTER), {
-        "1/514/0": 0, "1/113/0": 87, "1/113/1": 1, "1/113/2": 0, f"1/113/{FEATURE_MAP}": 3,
-    }),
+    Kind.AIR_PURIFIER: Spec(
+        (45,),
+        (IDENTIFY, FAN_CONTROL, HEPA_FILTER),
+        {
+            "1/514/0": 0,
+            "1/113/0": 87,
+            "1/113/1": 1,
+            "1/113/2": 0,
+            f"1/113/{FEATURE_MAP}": 3,
+        },
+    ),
     # Extractor Hood 0x007A.
     Kind.EXTRACTOR_HOOD: Spec((122,), (FAN_CONTROL, HEPA_FILTER), {"1/514/0": 0}),
     # Water Heater 0x050F: Thermostat (heat setpoint 55 °C), WaterHeaterManagement
     # (immersion element 1, boost inactive), WaterHeaterMode Manual (1).
-    Kind.WATER_HEATER: Spec((1295,), (THERMOSTAT, WATER_HEATER_MANAGEMENT, WATER_HEATER_MODE), {
-        "1/513/0": 5200, "1/513/18": 5500, "1/148/0": 1, "1/148/1": 0, "1/148/5": 0,
-        "1/158/1": 1,
-    }),
+    Kind.WATER_HEATER: Spec(
+        (1295,),
+        (THERMOSTAT, WATER_HEATER_MANAGEMENT, WATER_HEATER_MODE),
+        {
+            "1/513/0": 5200,
+            "1/513/18": 5500,
+            "1/148/0": 1,
+            "1/148/1": 0,
+            "1/148/5": 0,
+            "1/158/1": 1,
+        },
+    ),
     # On/Off Plug-in Unit 0x010A and Electrical Sensor 0x0510: AC power mode (2),
     # 230 V, 1 A, 120 W (mV, mA, mW); 1 kWh imported (mWh); AC feature (2);
     # imported + cumulative energy features (1 + 4).
-    Kind.ENERGY_PLUG: Spec((266, 1296), (
-        IDENTIFY, GROUPS, ON_OFF, ELECTRICAL_POWER, ELECTRICAL_ENERGY, POWER_TOPOLOGY,
-    ), {
-        "1/6/0": True, "1/144/0": 2, "1/144/4": 230_000, "1/144/5": 1000, "1/144/8": 120_000,
-        f"1/144/{FEATURE_MAP}": 2, "1/145/1": {"0": 1_000_000}, f"1/145/{FEATURE_MAP}": 5,
-    }),
+    Kind.ENERGY_PLUG: Spec(
+        (266, 1296),
+        (
+            IDENTIFY,
+            GROUPS,
+            ON_OFF,
+            ELECTRICAL_POWER,
+            ELECTRICAL_ENERGY,
+            POWER_TOPOLOGY,
+        ),
+        {
+            "1/6/0": True,
+            "1/144/0": 2,
+            "1/144/4": 230_000,
+            "1/144/5": 1000,
+            "1/144/8": 120_000,
+            f"1/144/{FEATURE_MAP}": 2,
+            "1/145/1": {"0": 1_000_000},
+            f"1/145/{FEATURE_MAP}": 5,
+        },
+    ),
     # EVSE 0x050C with Electrical Sensor 0x0510 (its power/energy measurement; 1.4 §9.3
     # composes them on one endpoint): plugged in, no demand (1); supply disabled (0); 32 A.
-    Kind.EV_CHARGER: Spec((1292, 1296), (ENERGY_EVSE, ENERGY_EVSE_MODE), {
-        "1/153/0": 1, "1/153/1": 0, "1/153/2": 0, "1/153/5": 32_000, "1/153/6": 6000,
-        "1/157/1": 0,
-    }),
+    Kind.EV_CHARGER: Spec(
+        (1292, 1296),
+        (ENERGY_EVSE, ENERGY_EVSE_MODE),
+        {
+            "1/153/0": 1,
+            "1/153/1": 0,
+            "1/153/2": 0,
+            "1/153/5": 32_000,
+            "1/153/6": 6000,
+            "1/157/1": 0,
+        },
+    ),
     # Robotic Vacuum Cleaner 0x0074: docked (66), run mode Idle (0), clean mode Vacuum (1);
     # ServiceArea with the Maps feature (4), one map, three rooms.
-    Kind.ROBOT_VACUUM: Spec((116,), (
-        IDENTIFY, RVC_RUN_MODE, RVC_CLEAN_MODE, RVC_OPERATIONAL_STATE, SERVICE_AREA,
-    ), {
-        "1/97/4": 66, "1/84/1": 0, "1/85/1": 1, f"1/336/{FEATURE_MAP}": 4,
-        "1/336/1": [{"0": 1, "1": "Ground floor"}], "1/336/2": [],
-    }),
+    Kind.ROBOT_VACUUM: Spec(
+        (116,),
+        (
+            IDENTIFY,
+            RVC_RUN_MODE,
+            RVC_CLEAN_MODE,
+            RVC_OPERATIONAL_STATE,
+            SERVICE_AREA,
+        ),
+        {
+            "1/97/4": 66,
+            "1/84/1": 0,
+            "1/85/1": 1,
+            f"1/336/{FEATURE_MAP}": 4,
+            "1/336/1": [{"0": 1, "1": "Ground floor"}],
+            "1/336/2": [],
+        },
+    ),
     # Laundry Washer 0x0073 / Dishwasher 0x0075: OperationalState Stopped (0).
-    Kind.LAUNDRY_WASHER: Spec((115,), (OPERATIONAL_STATE, LAUNDRY_WASHER_MODE), {
-        "1/96/4": 0, "1/81/1": 0,
-    }),
+    Kind.LAUNDRY_WASHER: Spec(
+        (115,),
+        (OPERATIONAL_STATE, LAUNDRY_WASHER_MODE),
+        {
+            "1/96/4": 0,
+            "1/81/1": 0,
+        },
+    ),
     Kind.DISHWASHER: Spec((117,), (OPERATIONAL_STATE, DISHWASHER_MODE), {"1/96/4": 0, "1/89/1": 0}),
     # Window Covering 0x0202; features LF(1)+PA_LF(4) = 5, with TL(2)+PA_TL(16) = 23.
     Kind.ROLLER_SHADE: _covering(0, 0, 5),
@@ -192,16 +302,29 @@ SPECS: dict[Kind, Spec] = {
     Kind.VENETIAN_BLIND: _covering(8, 13, 23),
     # Closure 0x0230 (Matter 1.5): ClosureControl Positioning (1); MainState Stopped (0),
     # no errors, OverallCurrentState fully closed (Position 0) and secure (SecureState 3).
-    Kind.GARAGE_DOOR: Spec((560,), (IDENTIFY, CLOSURE_CONTROL), {
-        "1/260/1": 0, "1/260/2": [], "1/260/3": {"0": 0, "3": True}, f"1/260/{FEATURE_MAP}": 1,
-    }),
+    Kind.GARAGE_DOOR: Spec(
+        (560,),
+        (IDENTIFY, CLOSURE_CONTROL),
+        {
+            "1/260/1": 0,
+            "1/260/2": [],
+            "1/260/3": {"0": 0, "3": True},
+            f"1/260/{FEATURE_MAP}": 1,
+        },
+    ),
     # Door Lock 0x000A: locked (1), deadbolt (0), actuator enabled.
-    Kind.DOOR_LOCK: Spec((10,), (IDENTIFY, DOOR_LOCK), {
-        "1/257/0": 1, "1/257/1": 0, "1/257/2": True,
-    }),
+    Kind.DOOR_LOCK: Spec(
+        (10,),
+        (IDENTIFY, DOOR_LOCK),
+        {
+            "1/257/0": 1,
+            "1/257/1": 0,
+            "1/257/2": True,
+        },
+    ),
     # Water Valve 0x0042: closed (0), default open duration 600 s.
     Kind.WATER_VALVE: Spec((66,), (IDENTIFY, VALVE), {"1/129/1": 600, "1/129/4": 0, "1/129/5": 0}),
-}  # fmt: skip
+}
 
 # Parallel device starts per batch (2 shared cores: more only queue up).
 BATCH = 6
@@ -239,8 +362,10 @@ class Ws:
 @contextlib.asynccontextmanager
 async def _connect(url: str, headers: dict[str, str]) -> AsyncIterator[Ws]:
     # The controller answers only clients sending its per-run key (controller_guard).
-    async with aiohttp.ClientSession() as session, \
-            session.ws_connect(url, max_msg_size=0, headers=headers) as ws:
+    async with (
+        aiohttp.ClientSession() as session,
+        session.ws_connect(url, max_msg_size=0, headers=headers) as ws,
+    ):
         await ws.receive_json()  # server info
         yield Ws(ws)
 
@@ -343,55 +468,116 @@ def test_robot_vacuum_rooms_by_name(kinds: dict[Kind, Commissioned]) -> None:
 # controller sends the command, the device itself reports the result (its STATE line).
 # Payload field names are the SDK's; Matter requires a timed invoke for lock and EVSE.
 COMMANDS = [
-    (Kind.ROBOT_VACUUM, [
-        (SERVICE_AREA, "SelectAreas", {"newAreas": [1, 3]},
-         ("serviceArea", "selectedAreas", [1, 3])),
-        (RVC_RUN_MODE, "ChangeToMode", {"newMode": 1},
-         ("rvcOperationalState", "operationalState", 1)),
-        (RVC_OPERATIONAL_STATE, "Pause", {}, ("rvcOperationalState", "operationalState", 2)),
-        (RVC_OPERATIONAL_STATE, "Resume", {}, ("rvcOperationalState", "operationalState", 1)),
-        (RVC_OPERATIONAL_STATE, "GoHome", {}, ("rvcOperationalState", "operationalState", 66)),
-        (RVC_CLEAN_MODE, "ChangeToMode", {"newMode": 2}, ("rvcCleanMode", "currentMode", 2)),
-    ]),
-    (Kind.LAUNDRY_WASHER, [
-        (LAUNDRY_WASHER_MODE, "ChangeToMode", {"newMode": 1},
-         ("laundryWasherMode", "currentMode", 1)),
-        (OPERATIONAL_STATE, "Start", {}, ("operationalState", "operationalState", 1)),
-        (OPERATIONAL_STATE, "Pause", {}, ("operationalState", "operationalState", 2)),
-        (OPERATIONAL_STATE, "Stop", {}, ("operationalState", "operationalState", 0)),
-    ]),
-    (Kind.DISHWASHER, [
-        (OPERATIONAL_STATE, "Start", {}, ("operationalState", "operationalState", 1)),
-    ]),
-    (Kind.WATER_VALVE, [
-        (VALVE, "Open", {}, ("valveConfigurationAndControl", "currentState", 1)),
-        (VALVE, "Close", {}, ("valveConfigurationAndControl", "currentState", 0)),
-    ]),
-    (Kind.GARAGE_DOOR, [
-        (CLOSURE_CONTROL, "MoveTo", {"position": 1},
-         ("closureControl", "overallCurrentState", {"position": 1, "secureState": False})),
-    ]),
+    (
+        Kind.ROBOT_VACUUM,
+        [
+            (
+                SERVICE_AREA,
+                "SelectAreas",
+                {"newAreas": [1, 3]},
+                ("serviceArea", "selectedAreas", [1, 3]),
+            ),
+            (
+                RVC_RUN_MODE,
+                "ChangeToMode",
+                {"newMode": 1},
+                ("rvcOperationalState", "operationalState", 1),
+            ),
+            (RVC_OPERATIONAL_STATE, "Pause", {}, ("rvcOperationalState", "operationalState", 2)),
+            (RVC_OPERATIONAL_STATE, "Resume", {}, ("rvcOperationalState", "operationalState", 1)),
+            (RVC_OPERATIONAL_STATE, "GoHome", {}, ("rvcOperationalState", "operationalState", 66)),
+            (RVC_CLEAN_MODE, "ChangeToMode", {"newMode": 2}, ("rvcCleanMode", "currentMode", 2)),
+        ],
+    ),
+    (
+        Kind.LAUNDRY_WASHER,
+        [
+            (
+                LAUNDRY_WASHER_MODE,
+                "ChangeToMode",
+                {"newMode": 1},
+                ("laundryWasherMode", "currentMode", 1),
+            ),
+            (OPERATIONAL_STATE, "Start", {}, ("operationalState", "operationalState", 1)),
+            (OPERATIONAL_STATE, "Pause", {}, ("operationalState", "operationalState", 2)),
+            (OPERATIONAL_STATE, "Stop", {}, ("operationalState", "operationalState", 0)),
+        ],
+    ),
+    (
+        Kind.DISHWASHER,
+        [
+            (OPERATIONAL_STATE, "Start", {}, ("operationalState", "operationalState", 1)),
+        ],
+    ),
+    (
+        Kind.WATER_VALVE,
+        [
+            (VALVE, "Open", {}, ("valveConfigurationAndControl", "currentState", 1)),
+            (VALVE, "Close", {}, ("valveConfigurationAndControl", "currentState", 0)),
+        ],
+    ),
+    (
+        Kind.GARAGE_DOOR,
+        [
+            (
+                CLOSURE_CONTROL,
+                "MoveTo",
+                {"position": 1},
+                ("closureControl", "overallCurrentState", {"position": 1, "secureState": False}),
+            ),
+        ],
+    ),
     (Kind.DOOR_LOCK, [(DOOR_LOCK, "UnlockDoor", {}, ("doorLock", "lockState", 2))]),
-    (Kind.DRAPERY, [
-        (WINDOW_COVERING, "GoToLiftPercentage", {"liftPercent100thsValue": 10000},
-         ("windowCovering", "currentPositionLiftPercent100ths", 10000)),
-    ]),
-    (Kind.VENETIAN_BLIND, [
-        (WINDOW_COVERING, "GoToTiltPercentage", {"tiltPercent100thsValue": 5000},
-         ("windowCovering", "currentPositionTiltPercent100ths", 5000)),
-    ]),
-    (Kind.WATER_HEATER, [
-        (WATER_HEATER_MANAGEMENT, "Boost", {"boostInfo": {"duration": 600}},
-         ("waterHeaterManagement", "boostState", 1)),
-    ]),
-    (Kind.EV_CHARGER, [
-        (ENERGY_EVSE, "EnableCharging",
-         {"chargingEnabledUntil": None, "minimumChargeCurrent": 6000,
-          "maximumChargeCurrent": 16000},
-         ("energyEvse", "supplyState", 1)),
-        (ENERGY_EVSE, "Disable", {}, ("energyEvse", "supplyState", 0)),
-    ]),
-]  # fmt: skip
+    (
+        Kind.DRAPERY,
+        [
+            (
+                WINDOW_COVERING,
+                "GoToLiftPercentage",
+                {"liftPercent100thsValue": 10000},
+                ("windowCovering", "currentPositionLiftPercent100ths", 10000),
+            ),
+        ],
+    ),
+    (
+        Kind.VENETIAN_BLIND,
+        [
+            (
+                WINDOW_COVERING,
+                "GoToTiltPercentage",
+                {"tiltPercent100thsValue": 5000},
+                ("windowCovering", "currentPositionTiltPercent100ths", 5000),
+            ),
+        ],
+    ),
+    (
+        Kind.WATER_HEATER,
+        [
+            (
+                WATER_HEATER_MANAGEMENT,
+                "Boost",
+                {"boostInfo": {"duration": 600}},
+                ("waterHeaterManagement", "boostState", 1),
+            ),
+        ],
+    ),
+    (
+        Kind.EV_CHARGER,
+        [
+            (
+                ENERGY_EVSE,
+                "EnableCharging",
+                {
+                    "chargingEnabledUntil": None,
+                    "minimumChargeCurrent": 6000,
+                    "maximumChargeCurrent": 16000,
+                },
+                ("energyEvse", "supplyState", 1),
+            ),
+            (ENERGY_EVSE, "Disable", {}, ("energyEvse", "supplyState", 0)),
+        ],
+    ),
+]
 TIMED = {DOOR_LOCK, ENERGY_EVSE, CLOSURE_CONTROL}
 
 
@@ -408,9 +594,14 @@ async def test_primary_function_through_the_controller(
             mark = target.device.mark()
             timed = {"timed_request_timeout_ms": 5000} if cluster in TIMED else {}
             await ws.call(
-                "device_command", node_id=target.node_id, endpoint_id=1, cluster_id=cluster,
-                command_name=command, payload=payload, **timed,
-            )  # fmt: skip
+                "device_command",
+                node_id=target.node_id,
+                endpoint_id=1,
+                cluster_id=cluster,
+                command_name=command,
+                payload=payload,
+                **timed,
+            )
             await asyncio.to_thread(
                 target.device.wait_state, behavior, attribute, value, since=mark, timeout_s=15
             )
@@ -457,8 +648,10 @@ async def test_button_press_arrives_as_node_events(
     # Switch events (spec 1.13.7): InitialPress 1, ShortRelease 3, MultiPressComplete 6;
     # event data is keyed by field name.
     assert [(e["endpoint_id"], e["cluster_id"], e["event_id"]) for e in events] == [
-        (1, 59, 1), (1, 59, 3), (1, 59, 6),
-    ]  # fmt: skip
+        (1, 59, 1),
+        (1, 59, 3),
+        (1, 59, 6),
+    ]
     assert events[0]["data"] == {"newPosition": 1}
     assert events[1]["data"] == {"previousPosition": 1}
     assert events[2]["data"] == {"previousPosition": 1, "totalNumberOfPressesCounted": 1}

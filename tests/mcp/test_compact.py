@@ -26,7 +26,11 @@ from tests.support.home import Home, home_fixtures
 pytestmark = pytest.mark.controller
 
 LIGHT, THERMO, LOCK, COVER = (
-    "node-2-dimmable", "node-4-thermostat", "mock_door_lock", "mock_window_covering_full")
+    "node-2-dimmable",
+    "node-4-thermostat",
+    "mock_door_lock",
+    "mock_window_covering_full",
+)
 MODES = ["auto", "legacy"]
 ALL = ["home__climate", "home__covers", "home__home_state", "home__lights", "home__locks"]
 
@@ -37,8 +41,11 @@ controller, home = home_fixtures("mcp_compact", (LIGHT, THERMO, LOCK, COVER))
 async def compact_client(home: Home, token: str, mode: str) -> AsyncIterator[Client]:
     async with (
         create_mcp_http_client(headers=bearer(token)) as http,
-        Client(streamable_http_client(f"{home.url}/mcp/compact", http_client=http), mode=mode,
-               cache=None) as client,  # fmt: skip
+        Client(
+            streamable_http_client(f"{home.url}/mcp/compact", http_client=http),
+            mode=mode,
+            cache=None,
+        ) as client,
     ):
         yield client
 
@@ -53,8 +60,7 @@ def device(home: Home, stem: str) -> Any:
 async def test_compact_listing_narrow_and_broad(home: Home, mode: str) -> None:
     light = device(home, LIGHT)
     broad = home.token("device:control:*", "device:read:*", agent_id="broad")
-    narrow = home.token(f"device:control:{light.id}", f"device:read:{light.id}",
-                        agent_id="narrow")  # fmt: skip
+    narrow = home.token(f"device:control:{light.id}", f"device:read:{light.id}", agent_id="narrow")
     async with compact_client(home, broad, mode) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
         assert sorted(tools) == ALL
@@ -88,7 +94,8 @@ async def test_compact_call_runs_the_per_device_tool(home: Home, mode: str) -> N
         # By name, any case; by id too.
         for target in (light.name.upper(), light.id):
             result = await client.call_tool(
-                "home__lights", {"target": target, "action": "brightness", "percent": 30})
+                "home__lights", {"target": target, "action": "brightness", "percent": 30}
+            )
             assert result.is_error is False, result
             text = result.content[0].text  # type: ignore[union-attr]
             assert '"command":"MoveToLevelWithOnOff"' in text
@@ -105,8 +112,9 @@ async def test_compact_call_runs_the_per_device_tool(home: Home, mode: str) -> N
         assert error["message"].endswith(f"target '{lock.id}'")
         bad = await client.call_tool("home__lights", {"target": "nowhere", "action": "on"})
         assert bad.structured_content["error"]["code"] == "NOT_FOUND"
-        bad = await client.call_tool("home__lights", {"target": light.name, "action": "color",
-                                                      "color": "red"})  # fmt: skip
+        bad = await client.call_tool(
+            "home__lights", {"target": light.name, "action": "color", "color": "red"}
+        )
         assert bad.structured_content["error"]["code"] == "INVALID_PARAMS"
     runtime.audit.flush_sync()
     entries = await runtime.audit.query(agent_id=f"lamp-{mode}", outcome="completed")
@@ -157,6 +165,7 @@ async def test_home_state_answers_only_what_the_token_may_read(home: Home) -> No
         doc = result.structured_content or {}
         if not doc:
             import json
+
             doc = json.loads(result.content[0].text)  # type: ignore[union-attr]
         assert doc["count"] == 1
         assert [d["id"] for d in doc["devices"]] == [light.id]
@@ -173,9 +182,13 @@ async def test_home_state_answers_only_what_the_token_may_read(home: Home) -> No
         hidden = await client.call_tool("home__home_state", {"area": "küche"})
         error = hidden.structured_content["error"]
         assert (error["code"], error["message"], error["details"]) == (
-            "NOT_FOUND", "no room 'küche'", {"room": "küche", "rooms": []})
+            "NOT_FOUND",
+            "no room 'küche'",
+            {"room": "küche", "rooms": []},
+        )
     async with compact_client(home, broad, "auto") as client:
         import json
+
         result = await client.call_tool("home__home_state", {})
         doc = json.loads(result.content[0].text)  # type: ignore[union-attr]
         # Every device of the home (earlier tests' imports included), the four dumps too.
@@ -195,8 +208,12 @@ async def test_http_tools_compact_profile(home: Home) -> None:
     assert status == 200, doc
     assert doc["profile"] == "compact"
     assert sorted(t["identity"] for t in doc["tools"]) == [
-        "home:climate@1.0.0", "home:covers@1.0.0", "home:home_state@1.0.0",
-        "home:lights@1.0.0", "home:locks@1.0.0"]
+        "home:climate@1.0.0",
+        "home:covers@1.0.0",
+        "home:home_state@1.0.0",
+        "home:lights@1.0.0",
+        "home:locks@1.0.0",
+    ]
     status, doc = await home.request("GET", "/v1/tools?profile=compact&view=flat", narrow)
     assert status == 200, doc
     assert [t["name"] for t in doc["tools"]] == ["home:lights", "home:home_state"]
@@ -210,8 +227,9 @@ async def test_http_tools_compact_profile(home: Home) -> None:
 
 async def test_http_compact_calls_narrow_and_broad(home: Home) -> None:
     light, lock = device(home, LIGHT), device(home, LOCK)
-    narrow = home.token(f"device:control:{light.id}", f"device:read:{light.id}",
-                        agent_id="http-lamp")  # fmt: skip
+    narrow = home.token(
+        f"device:control:{light.id}", f"device:read:{light.id}", agent_id="http-lamp"
+    )
     runtime = home.service.invocation
     assert runtime is not None
     body = {"target": light.id, "action": "brightness", "percent": 30}
@@ -220,11 +238,13 @@ async def test_http_compact_calls_narrow_and_broad(home: Home) -> None:
     assert doc["via"] == "home:lights"
     assert doc["result"]["sent"][0]["command"] == "MoveToLevelWithOnOff"
     assert doc["result"]["sent"][0]["payload"]["level"] == 77
-    status, doc = await home.request("POST", "/v1/compact/locks", narrow,
-                                     {"target": lock.id, "action": "lock"})  # fmt: skip
+    status, doc = await home.request(
+        "POST", "/v1/compact/locks", narrow, {"target": lock.id, "action": "lock"}
+    )
     assert (status, doc["error"]["code"]) == (404, "NOT_FOUND")  # as for a lock that is not
-    status, doc = await home.request("POST", "/v1/compact/lights", narrow,
-                                     {"target": light.id, "action": "dance"})  # fmt: skip
+    status, doc = await home.request(
+        "POST", "/v1/compact/lights", narrow, {"target": light.id, "action": "dance"}
+    )
     assert (status, doc["error"]["code"]) == (400, "INVALID_PARAMS")
     status, doc = await home.request("POST", "/v1/compact/sprinklers", narrow, {})
     assert (status, doc["error"]["code"]) == (404, "NOT_FOUND")
@@ -235,4 +255,5 @@ async def test_http_compact_calls_narrow_and_broad(home: Home) -> None:
     assert (status, doc["error"]["code"]) == (400, "INVALID_REQUEST")
     entries = await runtime.audit.query(agent_id="http-lamp", outcome="completed")
     assert [(e.tool, e.details["via"]) for e in entries] == [
-        (f"matter:{light.slug}_brightness@1.0.0", "home:lights")]
+        (f"matter:{light.slug}_brightness@1.0.0", "home:lights")
+    ]

@@ -18,8 +18,12 @@ from tests.support.home import Home, home_fixtures
 pytestmark = pytest.mark.controller
 
 VALVE, WASHER, VACUUM, COVER, PURIFIER = (
-    "mock_valve", "laundrywasher", "eufy_vacuum_omni_e28", "mock_window_covering_full",
-    "air_purifier")
+    "mock_valve",
+    "laundrywasher",
+    "eufy_vacuum_omni_e28",
+    "mock_window_covering_full",
+    "air_purifier",
+)
 
 controller, home = home_fixtures("mcp_compact_kinds", (VALVE, WASHER, VACUUM, COVER, PURIFIER))
 
@@ -31,12 +35,20 @@ def targets(tools: dict[str, Any], name: str) -> list[str]:
 async def test_each_kind_is_a_target_of_its_own_capability_only(home: Home) -> None:
     broad = home.token("device:control:*", "device:read:*", agent_id="kinds")
     valve, washer, vacuum, cover, purifier = (
-        device(home, s) for s in (VALVE, WASHER, VACUUM, COVER, PURIFIER))
+        device(home, s) for s in (VALVE, WASHER, VACUUM, COVER, PURIFIER)
+    )
     async with compact_client(home, broad, "auto") as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
         assert sorted(tools) == [
-            "home__appliances", "home__climate", "home__covers", "home__fans", "home__home_state",
-            "home__lights", "home__vacuums", "home__valves"]
+            "home__appliances",
+            "home__climate",
+            "home__covers",
+            "home__fans",
+            "home__home_state",
+            "home__lights",
+            "home__vacuums",
+            "home__valves",
+        ]
         assert targets(tools, "home__covers") == [cover.name]
         assert targets(tools, "home__valves") == [valve.name]
         assert targets(tools, "home__vacuums") == [vacuum.name]
@@ -46,8 +58,9 @@ async def test_each_kind_is_a_target_of_its_own_capability_only(home: Home) -> N
         assert targets(tools, "home__lights") == [washer.name]
         # "clean the kitchen": the robot's own room name becomes its area id (40004 in
         # the recording), then the run mode tagged Cleaning (mode 1, "Cleaning").
-        result = await client.call_tool("home__vacuums", {
-            "target": vacuum.name, "action": "clean_rooms", "areas": ["Kitchen"]})
+        result = await client.call_tool(
+            "home__vacuums", {"target": vacuum.name, "action": "clean_rooms", "areas": ["Kitchen"]}
+        )
         assert result.is_error is False, result
         text = result.content[0].text  # type: ignore[union-attr]
         assert '"command":"SelectAreas","payload":{"newAreas":[40004]}' in text

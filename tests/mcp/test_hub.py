@@ -47,20 +47,25 @@ async def wait_for(check: Callable[[], bool], timeout_s: float, what: str) -> No
 
 
 def mcp_names(service: BridgeService, server: str) -> list[str]:
-    return sorted(e.definition.name for e in service.registry.list(server_name=server)
-                  if e.definition.namespace == "mcp")  # fmt: skip
+    return sorted(
+        e.definition.name
+        for e in service.registry.list(server_name=server)
+        if e.definition.namespace == "mcp"
+    )
 
 
 @pytest.fixture
 def bridge_config(bridge_config: BridgeConfig) -> BridgeConfig:
-    stdio = McpServerConfig(name="calc", command=sys.executable, args=(str(SERVER), "stdio"),
-                            refresh_s=0.5)  # fmt: skip
+    stdio = McpServerConfig(
+        name="calc", command=sys.executable, args=(str(SERVER), "stdio"), refresh_s=0.5
+    )
     return replace(bridge_config, mcp_servers=(stdio,))
 
 
 async def invoke(server: BridgeServer, token: str, tool: str, params: Any) -> tuple[int, Any]:
-    async with server.client.post(f"{server.url}/v1/invoke", json={"tool": tool, "params": params},
-                                  headers=bearer(token)) as resp:  # fmt: skip
+    async with server.client.post(
+        f"{server.url}/v1/invoke", json={"tool": tool, "params": params}, headers=bearer(token)
+    ) as resp:
         return resp.status, await resp.json()
 
 
@@ -70,21 +75,29 @@ async def test_stdio_server_tools_are_listed_and_callable(bridge_server: BridgeS
     assert mcp_names(service, "calc") == CALC_TOOLS
     add = service.registry.resolve("mcp:calc_add").definition
     assert (add.type, add.intent, add.category, add.server_name) == (
-        ExecutionType.MCP, ToolIntent.COMPUTE, Category.QUERYING, "calc")
+        ExecutionType.MCP,
+        ToolIntent.COMPUTE,
+        Category.QUERYING,
+        "calc",
+    )
     assert add.requires.permissions == ("mcp:call:calc",)
     assert add.returns is not None
     assert add.returns["properties"]["total"]["type"] == "integer"
     wipe = service.registry.resolve("mcp:calc_wipe").definition
     assert (wipe.dangerous, wipe.intent) == (True, ToolIntent.ACTION)
     assert service.registry.resolve("mcp:calc_odd_tool").definition.metadata["mcp"] == {
-        "server": "calc", "tool": "odd tool!"}
+        "server": "calc",
+        "tool": "odd tool!",
+    }
 
     admin = service_token(service, "hub", ("*",))
-    async with bridge_server.client.get(f"{bridge_server.url}/v1/tools?namespace=mcp",
-                                        headers=bearer(admin)) as resp:  # fmt: skip
+    async with bridge_server.client.get(
+        f"{bridge_server.url}/v1/tools?namespace=mcp", headers=bearer(admin)
+    ) as resp:
         listing = await resp.json()
     assert {t["tool"]["name"]: t["tool"]["server_name"] for t in listing["tools"]} == {
-        name: "calc" for name in CALC_TOOLS}
+        name: "calc" for name in CALC_TOOLS
+    }
 
     caller = service_token(service, "agent", ("mcp:call:calc",))
     status, body = await invoke(bridge_server, caller, "mcp:calc_add", {"a": 2, "b": 40})
@@ -94,7 +107,8 @@ async def test_stdio_server_tools_are_listed_and_callable(bridge_server: BridgeS
     status, body = await invoke(bridge_server, caller, "mcp:calc_fail", {"reason": "test"})
     assert body["error"]["code"] == "TOOL_FAILED", (status, body)
     assert body["error"]["message"] == (
-        "MCP server 'calc' answered an error: Error executing tool fail")
+        "MCP server 'calc' answered an error: Error executing tool fail"
+    )
     # Our validation runs before anything reaches the server.
     status, body = await invoke(bridge_server, caller, "mcp:calc_add", {"a": "two", "b": 1})
     assert (status, body["error"]["code"]) == (400, "INVALID_PARAMS")
@@ -110,7 +124,8 @@ async def test_stdio_server_tools_are_listed_and_callable(bridge_server: BridgeS
     service.events.unsubscribe(sub)
     assert (pending.data["tool"], pending.data["agent_id"]) == ("mcp:calc_wipe@1.0.0", "agent")
     async with bridge_server.client.post(
-        f"{bridge_server.url}/v1/approvals/{pending.data['id']}", json={"decision": "deny"},
+        f"{bridge_server.url}/v1/approvals/{pending.data['id']}",
+        json={"decision": "deny"},
         headers=bearer(admin),
     ) as resp:
         assert resp.status == 200, await resp.json()
@@ -118,8 +133,12 @@ async def test_stdio_server_tools_are_listed_and_callable(bridge_server: BridgeS
     assert (status, body["error"]["code"]) == (403, "CONFIRMATION_DENIED")
     async with bridge_server.client.get(f"{bridge_server.url}/healthz") as resp:
         health = await resp.json()
-    assert health["mcp_servers"]["calc"] == {"connected": True, "tools": 5, "skipped": {},
-                                             "error": None}  # fmt: skip
+    assert health["mcp_servers"]["calc"] == {
+        "connected": True,
+        "tools": 5,
+        "skipped": {},
+        "error": None,
+    }
 
 
 class HttpServer:
@@ -132,7 +151,8 @@ class HttpServer:
     def start(self) -> None:
         self.popen = subprocess.Popen(
             [sys.executable, str(SERVER), "http", str(self.port)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
 
     def stop(self) -> None:
@@ -152,8 +172,9 @@ def http_server() -> Iterator[HttpServer]:
 async def test_http_server_tools_leave_and_come_back(
     bridge_config: BridgeConfig, http_server: HttpServer
 ) -> None:
-    remote = McpServerConfig(name="remote", url=f"http://127.0.0.1:{http_server.port}/mcp",
-                             refresh_s=0.3, timeout_s=3)  # fmt: skip
+    remote = McpServerConfig(
+        name="remote", url=f"http://127.0.0.1:{http_server.port}/mcp", refresh_s=0.3, timeout_s=3
+    )
     service = BridgeService(replace(bridge_config, mcp_servers=(remote,)), enable_matter=False)
     await service.start()
     try:
@@ -172,13 +193,19 @@ async def test_http_server_tools_leave_and_come_back(
     assert mcp_names(service, "remote") == []
 
 
-@pytest.mark.parametrize(("entry", "message"), [
-    ({"name": "Calc", "command": "x"}, "mcp_servers[0].name"),
-    ({"name": "calc"}, "give either 'command'"),
-    ({"name": "calc", "command": "x", "url": "http://127.0.0.1:1/mcp"}, "give either 'command'"),
-    ({"name": "calc", "url": "ftp://x"}, "mcp_servers[0].url"),
-    ({"name": "calc", "command": "x", "colour": 1}, "mcp_servers[0].colour"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        ({"name": "Calc", "command": "x"}, "mcp_servers[0].name"),
+        ({"name": "calc"}, "give either 'command'"),
+        (
+            {"name": "calc", "command": "x", "url": "http://127.0.0.1:1/mcp"},
+            "give either 'command'",
+        ),
+        ({"name": "calc", "url": "ftp://x"}, "mcp_servers[0].url"),
+        ({"name": "calc", "command": "x", "colour": 1}, "mcp_servers[0].colour"),
+    ],
+)
 def test_bad_entries_are_named(entry: dict[str, Any], message: str) -> None:
     with pytest.raises(ConfigInvalidError) as err:
         validate_config_data({"mcp_servers": [entry]})
@@ -197,6 +224,15 @@ def test_entries_load_from_yaml(tmp_path: Path) -> None:
     )
     calc, web = load_config(path).mcp_servers
     assert (calc.name, calc.command, calc.args, dict(calc.env), calc.url) == (
-        "calc", "python3", ("calc.py", "stdio"), {"MODE": "test"}, None)
+        "calc",
+        "python3",
+        ("calc.py", "stdio"),
+        {"MODE": "test"},
+        None,
+    )
     assert (web.url, web.token_file, web.permissions, web.timeout_s) == (
-        "http://127.0.0.1:9000/mcp", Path("/etc/web.token"), ("web:use",), 5.0)
+        "http://127.0.0.1:9000/mcp",
+        Path("/etc/web.token"),
+        ("web:use",),
+        5.0,
+    )

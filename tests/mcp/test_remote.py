@@ -64,7 +64,10 @@ async def test_remote_agent_reaches_mcp_with_a_scoped_token(
     recorder = Recorder()
     bridge_service.registry.register(
         ToolDefinition(
-            name="dim", namespace="test", description="Dim a lamp.", category=Category.ACTING,
+            name="dim",
+            namespace="test",
+            description="Dim a lamp.",
+            category=Category.ACTING,
             parameters=DEVICE_PARAMS,
             requires=Requires(permissions=("device:control:{device_id}",)),
             execution=Execution(idempotent=True),
@@ -76,8 +79,14 @@ async def test_remote_agent_reaches_mcp_with_a_scoped_token(
         token = service_token(bridge_service, "remote-agent", ["device:control:lamp-1"])
         url = f"http://{namespace.host_address}:{port}/mcp"
         proc = await asyncio.create_subprocess_exec(
-            *namespace.exec_prefix(), sys.executable, "-c", AGENT, url, token,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            *namespace.exec_prefix(),
+            sys.executable,
+            "-c",
+            AGENT,
+            url,
+            token,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
         )
         out, err = await asyncio.wait_for(proc.communicate(), 60)
         assert proc.returncode == 0, err.decode()[-2000:]
@@ -90,4 +99,6 @@ async def test_remote_agent_reaches_mcp_with_a_scoped_token(
     assert recorder.calls == [({"device_id": "lamp-1", "level": 40}, "remote-agent")]
     error = doc["refused"]["error"]
     assert (error["code"], error["details"]["required"]) == (
-        "PERMISSION_DENIED", "device:control:lamp-2")
+        "PERMISSION_DENIED",
+        "device:control:lamp-2",
+    )

@@ -55,8 +55,9 @@ async def mcp_client(url: str, token: str, mode: str = "auto") -> AsyncIterator[
     """Yield the SDK's client connected to the bridge's /mcp with ``token`` as bearer."""
     async with (
         create_mcp_http_client(headers=bearer(token)) as http,
-        Client(streamable_http_client(f"{url}/mcp", http_client=http), mode=mode,
-               cache=None) as client,  # fmt: skip
+        Client(
+            streamable_http_client(f"{url}/mcp", http_client=http), mode=mode, cache=None
+        ) as client,
     ):
         yield client
 
@@ -64,7 +65,10 @@ async def mcp_client(url: str, token: str, mode: str = "auto") -> AsyncIterator[
 def register_dim(server: BridgeServer, handler: Recorder) -> None:
     server.service.registry.register(
         ToolDefinition(
-            name="dim", namespace="test", description="Dim a lamp.", category=Category.ACTING,
+            name="dim",
+            namespace="test",
+            description="Dim a lamp.",
+            category=Category.ACTING,
             parameters=DEVICE_PARAMS,
             requires=Requires(permissions=("device:control:{device_id}",)),
             execution=Execution(idempotent=True),
@@ -110,7 +114,9 @@ async def test_mcp_needs_a_bearer_token(bridge_server: BridgeServer) -> None:
         assert resp.status == 401
         doc = await resp.json()
     assert (doc["error"]["code"], doc["error"]["details"]["reason"]) == (
-        "UNAUTHENTICATED", "malformed")
+        "UNAUTHENTICATED",
+        "malformed",
+    )
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -121,8 +127,11 @@ async def test_list_shows_only_callable_tools_with_schemas_and_hints(
     register_dim(bridge_server, Recorder())
     registry.register(
         ToolDefinition(
-            name="level", namespace="test", description="Read a lamp's level.",
-            category=Category.SENSING, parameters=DEVICE_PARAMS,
+            name="level",
+            namespace="test",
+            description="Read a lamp's level.",
+            category=Category.SENSING,
+            parameters=DEVICE_PARAMS,
             returns={"type": "integer"},
             requires=Requires(permissions=("device:read:{device_id}",)),
         ),
@@ -130,8 +139,11 @@ async def test_list_shows_only_callable_tools_with_schemas_and_hints(
     )
     registry.register(
         ToolDefinition(
-            name="wipe", namespace="test", description="Erase every setting.",
-            category=Category.MANAGING, dangerous=True,
+            name="wipe",
+            namespace="test",
+            description="Erase every setting.",
+            category=Category.MANAGING,
+            dangerous=True,
             requires=Requires(permissions=("admin:wipe",)),
         ),
         Recorder(),
@@ -148,13 +160,18 @@ async def test_list_shows_only_callable_tools_with_schemas_and_hints(
     assert dim.input_schema["required"] == ["device_id", "level"]
     assert dim.output_schema is None
     assert dim.annotations == types.ToolAnnotations(
-        read_only_hint=False, destructive_hint=False, idempotent_hint=True)
+        read_only_hint=False, destructive_hint=False, idempotent_hint=True
+    )
     level = by_name["test__level"]
     assert level.input_schema["properties"]["device_id"]["enum"] == ["lamp-1", "lamp-2", "lamp-3"]
     assert level.output_schema == {
-        "type": "object", "properties": {"result": {"type": "integer"}}, "required": ["result"]}
+        "type": "object",
+        "properties": {"result": {"type": "integer"}},
+        "required": ["result"],
+    }
     assert level.annotations == types.ToolAnnotations(
-        read_only_hint=True, destructive_hint=None, idempotent_hint=False)
+        read_only_hint=True, destructive_hint=None, idempotent_hint=False
+    )
 
     admin = service_token(svc, "admin", ["*"])
     async with mcp_client(bridge_server.url, admin, mode) as client:
@@ -162,9 +179,13 @@ async def test_list_shows_only_callable_tools_with_schemas_and_hints(
     by_name = {t.name: t for t in listing.tools}
     assert {"test__dim", "test__level", "test__wipe", "core__get_data"} <= set(by_name)
     assert by_name["test__dim"].input_schema["properties"]["device_id"]["enum"] == [
-        "lamp-1", "lamp-2", "lamp-3"]
+        "lamp-1",
+        "lamp-2",
+        "lamp-3",
+    ]
     assert by_name["test__wipe"].annotations == types.ToolAnnotations(
-        read_only_hint=False, destructive_hint=True, idempotent_hint=False)
+        read_only_hint=False, destructive_hint=True, idempotent_hint=False
+    )
 
     nothing = service_token(svc, "nobody", ["device:control:lamp-9"])
     async with mcp_client(bridge_server.url, nothing, mode) as client:
@@ -193,14 +214,18 @@ async def test_calls_run_through_the_pipeline_and_errors_carry_our_codes(
     assert denied.is_error is True
     assert denied.structured_content["error"]["code"] == "PERMISSION_DENIED"
     assert denied.structured_content["error"]["details"]["required"] == "device:control:lamp-1"
-    assert denied.content == [types.TextContent(
-        text="PERMISSION_DENIED: token does not grant 'device:control:lamp-1'")]
+    assert denied.content == [
+        types.TextContent(text="PERMISSION_DENIED: token does not grant 'device:control:lamp-1'")
+    ]
     assert invalid.is_error is True
     assert invalid.structured_content["error"]["code"] == "INVALID_PARAMS"
     assert missing.structured_content["error"]["code"] == "TOOL_NOT_FOUND"
     assert unnamed.structured_content["error"] == {
-        "code": "TOOL_NOT_FOUND", "message": "no tool is called 'no-namespace'",
-        "details": {"tool": "no-namespace"}, "retryable": False}
+        "code": "TOOL_NOT_FOUND",
+        "message": "no tool is called 'no-namespace'",
+        "details": {"tool": "no-namespace"},
+        "retryable": False,
+    }
     assert len(handler.calls) == 1  # nothing refused ever reached the handler
 
 
@@ -227,8 +252,9 @@ async def test_a_call_does_not_rebuild_the_tool_list(
             await client.list_tools()
             listed.clear()
             for level in range(5):
-                result = await client.call_tool("test__dim", {"device_id": "lamp-1",
-                                                              "level": level})  # fmt: skip
+                result = await client.call_tool(
+                    "test__dim", {"device_id": "lamp-1", "level": level}
+                )
                 assert not result.is_error, result
             assert listed == [], (mode, client.protocol_version)
     assert [p["level"] for p, _ in handler.calls] == [0, 1, 2, 3, 4] * 2
@@ -269,8 +295,12 @@ async def test_list_changed_reaches_a_handshake_era_client(bridge_server: Bridge
 
     async with (
         create_mcp_http_client(headers=bearer(token)) as http,
-        Client(streamable_http_client(f"{bridge_server.url}/mcp", http_client=http),
-               mode="legacy", cache=None, message_handler=on_message) as client,  # fmt: skip
+        Client(
+            streamable_http_client(f"{bridge_server.url}/mcp", http_client=http),
+            mode="legacy",
+            cache=None,
+            message_handler=on_message,
+        ) as client,
     ):
         assert client.protocol_version == "2025-11-25"
         assert client.server_capabilities.tools is not None
@@ -289,8 +319,12 @@ async def test_dangerous_call_waits_for_approval_and_is_collected(
     handler = Recorder()
     bridge_server.service.registry.register(
         ToolDefinition(
-            name="unlock", namespace="test", description="Unlock the door.",
-            category=Category.ACTING, dangerous=True, parameters=DEVICE_PARAMS,
+            name="unlock",
+            namespace="test",
+            description="Unlock the door.",
+            category=Category.ACTING,
+            dangerous=True,
+            parameters=DEVICE_PARAMS,
             requires=Requires(permissions=("device:control:{device_id}",)),
         ),
         handler,
@@ -306,8 +340,11 @@ async def test_dangerous_call_waits_for_approval_and_is_collected(
         assert error["code"] == "CONFIRMATION_REQUIRED"
         approval_id = error["details"]["approval_id"]
         assert error["details"]["approve"] == {
-            "method": "POST", "path": f"/v1/approvals/{approval_id}",
-            "body": {"decision": "approve"}, "permission": "admin:approve"}
+            "method": "POST",
+            "path": f"/v1/approvals/{approval_id}",
+            "body": {"decision": "approve"},
+            "permission": "admin:approve",
+        }
         assert error["details"]["command"] == f"atmosphere-bridge approvals approve {approval_id}"
         assert error["details"]["tool"] == "test:unlock@1.0.0"
         assert handler.calls == []
@@ -320,7 +357,8 @@ async def test_dangerous_call_waits_for_approval_and_is_collected(
         assert handler.calls == []
 
         async with bridge_server.client.post(
-            f"{bridge_server.url}/v1/approvals/{approval_id}", json={"decision": "approve"},
+            f"{bridge_server.url}/v1/approvals/{approval_id}",
+            json={"decision": "approve"},
             headers=bearer(approver),
         ) as resp:
             assert resp.status == 200, await resp.text()

@@ -57,7 +57,8 @@ async def test_light_tool_listed_and_called_only_with_its_permission(
     async with connect(home, allowed, transport) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
         assert sorted(n for n in tools if n.startswith(prefix)) == [
-            f"{prefix}_{s}" for s in ("brightness", "off", "on", "state", "toggle")]
+            f"{prefix}_{s}" for s in ("brightness", "off", "on", "state", "toggle")
+        ]
         assert not [n for n in tools if n.startswith("matter__mock_door_lock")]
         brightness = tools[f"{prefix}_brightness"]
         assert brightness.input_schema["properties"]["percent"]["type"] in ("integer", "number")
@@ -107,7 +108,9 @@ async def test_unlock_waits_for_approval_then_runs(home: Home, transport: str) -
         unlock = tools[name]
         assert unlock.annotations is not None
         assert (unlock.annotations.destructive_hint, unlock.annotations.read_only_hint) == (
-            True, False)
+            True,
+            False,
+        )
         first = await client.call_tool(name, {})
         assert first.is_error is True
         error = first.structured_content["error"]
@@ -140,7 +143,10 @@ async def post_decision(home: Home, approval_id: str, token: str) -> tuple[int, 
 
     async with (
         aiohttp.ClientSession() as session,
-        session.post(f"{home.url}/v1/approvals/{approval_id}", json={"decision": "approve"},
-                     headers=bearer(token)) as resp,  # fmt: skip
+        session.post(
+            f"{home.url}/v1/approvals/{approval_id}",
+            json={"decision": "approve"},
+            headers=bearer(token),
+        ) as resp,
     ):
         return resp.status, await resp.json()

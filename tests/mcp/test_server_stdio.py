@@ -38,8 +38,9 @@ def stdio_params(url: str, token: str | None, *extra: str) -> StdioServerParamet
 @contextlib.asynccontextmanager
 async def stdio_client(url: str, token: str, mode: str = "auto") -> AsyncIterator[Client]:
     """Yield the SDK's client talking to a spawned ``atmosphere-bridge mcp``."""
-    async with Client(stdio_params(url, token), mode=mode, cache=None,
-                      read_timeout_seconds=30) as client:  # fmt: skip
+    async with Client(
+        stdio_params(url, token), mode=mode, cache=None, read_timeout_seconds=30
+    ) as client:
         yield client
 
 
@@ -47,8 +48,12 @@ async def run_cli(*args: str, token: str | None) -> tuple[int, str, str]:
     """Run ``atmosphere-bridge mcp`` with stdin closed; return code, stdout, stderr."""
     params = stdio_params(args[0], token, *args[1:])
     proc = await asyncio.create_subprocess_exec(
-        params.command, *params.args, env=params.env, stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        params.command,
+        *params.args,
+        env=params.env,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
     )
     async with asyncio.timeout(60):
         out, err = await proc.communicate()
@@ -116,7 +121,8 @@ async def test_stdio_refuses_bad_tokens_and_unreachable_bridges(
     assert (code, out) == (1, "")
     assert err.strip().splitlines()[-1] == (
         "error [UNAUTHENTICATED]: give a token with --token-file, $ATMOSPHERE_BRIDGE_TOKEN "
-        "or --token")
+        "or --token"
+    )
 
     loose = tmp_path / "token"
     loose.write_text("abc\n")
@@ -124,7 +130,8 @@ async def test_stdio_refuses_bad_tokens_and_unreachable_bridges(
     code, _out, err = await run_cli(bridge_server.url, "--token-file", str(loose), token=None)
     assert code == 1
     assert err.strip().splitlines()[-1] == (
-        f"error [INVALID_REQUEST]: {loose} must be readable by its owner only (chmod 600)")
+        f"error [INVALID_REQUEST]: {loose} must be readable by its owner only (chmod 600)"
+    )
 
 
 async def test_stdio_reads_the_token_from_a_file(
@@ -150,8 +157,9 @@ async def test_stdio_relays_list_changed_to_a_handshake_era_client(
             changed.set()
 
     params = stdio_params(bridge_server.url, token)
-    async with Client(params, mode="legacy", cache=None, read_timeout_seconds=30,
-                      message_handler=on_message) as client:  # fmt: skip
+    async with Client(
+        params, mode="legacy", cache=None, read_timeout_seconds=30, message_handler=on_message
+    ) as client:
         assert client.server_capabilities.tools is not None
         assert client.server_capabilities.tools.list_changed is True
         await client.list_tools()

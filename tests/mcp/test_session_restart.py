@@ -48,9 +48,20 @@ class Bridge:
     async def start(self) -> None:
         with self.log.open("ab") as out:
             self.proc = subprocess.Popen(
-                [str(BIN), "run", "--state-dir", str(self.state), "--host", "127.0.0.1",
-                 "--port", str(self.port), "--no-matter"],
-                stdout=subprocess.DEVNULL, stderr=out)  # fmt: skip
+                [
+                    str(BIN),
+                    "run",
+                    "--state-dir",
+                    str(self.state),
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    str(self.port),
+                    "--no-matter",
+                ],
+                stdout=subprocess.DEVNULL,
+                stderr=out,
+            )
         for _ in range(300):
             with contextlib.suppress(OSError):
                 _, writer = await asyncio.open_connection("127.0.0.1", self.port)
@@ -84,10 +95,16 @@ async def test_a_session_from_before_a_restart_is_told_to_start_again(bridge: Br
     headers = {"Authorization": f"Bearer {bridge.token}"}
     async with create_mcp_http_client(headers=headers) as http:
         async with (
-            Client(streamable_http_client(f"{bridge.url}/mcp", http_client=http),
-                   mode="legacy", cache=None) as session,  # fmt: skip
-            Client(streamable_http_client(f"{bridge.url}/mcp", http_client=http),
-                   mode="auto", cache=None) as modern,  # fmt: skip
+            Client(
+                streamable_http_client(f"{bridge.url}/mcp", http_client=http),
+                mode="legacy",
+                cache=None,
+            ) as session,
+            Client(
+                streamable_http_client(f"{bridge.url}/mcp", http_client=http),
+                mode="auto",
+                cache=None,
+            ) as modern,
         ):
             before = sorted(t.name for t in (await session.list_tools()).tools)
             assert "core__store_data" in before
@@ -103,16 +120,19 @@ async def test_a_session_from_before_a_restart_is_told_to_start_again(bridge: Br
         # On the wire: 404 with a JSON-RPC error body for an unknown session id.
         answer = await http.post(
             f"{bridge.url}/mcp",
-            headers={"mcp-session-id": "0123456789abcdef0123456789abcdef",
-                     "accept": "application/json, text/event-stream",
-                     "content-type": "application/json",
-                     "mcp-protocol-version": "2025-06-18"},
+            headers={
+                "mcp-session-id": "0123456789abcdef0123456789abcdef",
+                "accept": "application/json, text/event-stream",
+                "content-type": "application/json",
+                "mcp-protocol-version": "2025-06-18",
+            },
             content=json.dumps({"jsonrpc": "2.0", "id": 7, "method": "tools/list"}),
-        )  # fmt: skip
+        )
         assert answer.status_code == 404
         assert answer.json()["error"] == {"code": -32600, "message": "Session not found"}
         # Starting again works at once, on the restarted bridge.
-        async with Client(streamable_http_client(f"{bridge.url}/mcp", http_client=http),
-                          mode="legacy", cache=None) as again:  # fmt: skip
+        async with Client(
+            streamable_http_client(f"{bridge.url}/mcp", http_client=http), mode="legacy", cache=None
+        ) as again:
             assert sorted(t.name for t in (await again.list_tools()).tools) == before
     assert "Traceback" not in bridge.log.read_text(errors="replace")

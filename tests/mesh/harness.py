@@ -34,8 +34,6 @@ WHOAMI_PARAMS = {
 }
 
 
-
-
 def whoami_definition(name: str, *, idempotent: bool = True) -> ToolDefinition:
     return ToolDefinition.from_json(
         {

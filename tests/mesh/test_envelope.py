@@ -70,8 +70,12 @@ async def test_a_peers_answer_is_read_bounded_and_with_the_json_limits() -> None
             await resp.write(chunk)
         return resp
 
-    bodies = {"/ok": b'{"response": {"a": 1}}', "/nan": b'{"x": NaN}',
-              "/deep": b"[" * 100 + b"]" * 100, "/big": b" " * (MAX_ANSWER_BYTES + 1)}  # fmt: skip
+    bodies = {
+        "/ok": b'{"response": {"a": 1}}',
+        "/nan": b'{"x": NaN}',
+        "/deep": b"[" * 100 + b"]" * 100,
+        "/big": b" " * (MAX_ANSWER_BYTES + 1),
+    }
     app = web.Application()
 
     def answer(body: bytes) -> web.Handler:
@@ -90,6 +94,7 @@ async def test_a_peers_answer_is_read_bounded_and_with_the_json_limits() -> None
     port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
     try:
         async with aiohttp.ClientSession() as http:
+
             async def read(path: str) -> object:
                 async with http.get(f"http://127.0.0.1:{port}{path}") as resp:
                     return await read_answer(resp)

@@ -62,8 +62,11 @@ class Lan:
 
 def manifest(tmp: Path, module: str, entry: str) -> str:
     path = tmp / f"{entry}.yaml"
-    path.write_text(yaml.safe_dump({"tools": [
-        {"source": f"file:{REPO / 'tests/mesh' / module}", "entry": entry}]}))
+    path.write_text(
+        yaml.safe_dump(
+            {"tools": [{"source": f"file:{REPO / 'tests/mesh' / module}", "entry": entry}]}
+        )
+    )
     return str(path)
 
 
@@ -74,28 +77,56 @@ def lan(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lan]:
     ns = Netns(f"atm-lan-{os.getpid()}")
     issuer = NodeKey.generate()
     admin = issue_token(issuer, agent_id="admin", permissions=["*"], ttl_s=900)
-    layout = {"a": ("va", "10.231.0.1", 18731), "b": ("va", "10.231.0.1", 18732),
-              "c": ("10.231.0.2", "10.231.0.2", 18733)}  # fmt: skip
+    layout = {
+        "a": ("va", "10.231.0.1", 18731),
+        "b": ("va", "10.231.0.1", 18732),
+        "c": ("10.231.0.2", "10.231.0.2", 18733),
+    }
     procs: dict[str, Proc] = {}
     for name, (_iface, address, port) in layout.items():
         key = NodeKey.create(tmp / name / KEY_FILE_NAME)
-        procs[name] = Proc(name=name, ident=NodeIdentity.from_key(key, name), key=key,
-                           address=address, port=port, log=tmp / f"{name}.log")  # fmt: skip
+        procs[name] = Proc(
+            name=name,
+            ident=NodeIdentity.from_key(key, name),
+            key=key,
+            address=address,
+            port=port,
+            log=tmp / f"{name}.log",
+        )
     mkey = NodeKey.create(tmp / "mallory" / KEY_FILE_NAME)
-    mallory = Proc(name="mallory", ident=NodeIdentity.from_key(mkey, "mallory"), key=mkey,
-                   address=ATTACKER[0], port=ATTACKER[1], log=tmp / "mallory.log")  # fmt: skip
+    mallory = Proc(
+        name="mallory",
+        ident=NodeIdentity.from_key(mkey, "mallory"),
+        key=mkey,
+        address=ATTACKER[0],
+        port=ATTACKER[1],
+        log=tmp / "mallory.log",
+    )
     a, b, c = procs["a"], procs["b"], procs["c"]
-    mesh_common = {"enabled": True, "trust": "allowlist", "gossip_interval_s": 0.3,
-                   "announce_interval_s": 1.0, "announcement_ttl_s": 3.0}  # fmt: skip
+    mesh_common = {
+        "enabled": True,
+        "trust": "allowlist",
+        "gossip_interval_s": 0.3,
+        "announce_interval_s": 1.0,
+        "announcement_ttl_s": 3.0,
+    }
     meshes = {
         "a": {"interfaces": ["va"], "trusted_nodes": [b.node_id, c.node_id]},
-        "b": {"interfaces": ["va"], "discovery": False, "peers": [a.url, c.url],
-              "trusted_nodes": [a.node_id, c.node_id]},
-        "c": {"interfaces": ["10.231.0.2"],
-              "trusted_nodes": [a.node_id, b.node_id, mallory.node_id]},
-    }  # fmt: skip
-    manifests = {"a": manifest(tmp, "mesh_tools.py", "mesh_whoami"),
-                 "b": manifest(tmp, "lan_tools.py", "garage_temp")}  # fmt: skip
+        "b": {
+            "interfaces": ["va"],
+            "discovery": False,
+            "peers": [a.url, c.url],
+            "trusted_nodes": [a.node_id, c.node_id],
+        },
+        "c": {
+            "interfaces": ["10.231.0.2"],
+            "trusted_nodes": [a.node_id, b.node_id, mallory.node_id],
+        },
+    }
+    manifests = {
+        "a": manifest(tmp, "mesh_tools.py", "mesh_whoami"),
+        "b": manifest(tmp, "lan_tools.py", "garage_temp"),
+    }
     for name, proc in procs.items():
         config: dict[str, Any] = {
             "state_dir": str(tmp / name),
@@ -107,35 +138,73 @@ def lan(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lan]:
         if name in manifests:
             config["tools_manifest"] = manifests[name]
         (tmp / f"{name}.yaml").write_text(yaml.safe_dump(config))
-    (tmp / "mallory.json").write_text(json.dumps({
-        "key": str(tmp / "mallory" / KEY_FILE_NAME), "repo": str(REPO),
-        "address": ATTACKER[0], "port": ATTACKER[1],
-        "nodes": {n: {"id": p.node_id, "url": p.url, "fp": p.ident.fingerprint}
-                  for n, p in procs.items()},
-    }))  # fmt: skip
+    (tmp / "mallory.json").write_text(
+        json.dumps(
+            {
+                "key": str(tmp / "mallory" / KEY_FILE_NAME),
+                "repo": str(REPO),
+                "address": ATTACKER[0],
+                "port": ATTACKER[1],
+                "nodes": {
+                    n: {"id": p.node_id, "url": p.url, "fp": p.ident.fingerprint}
+                    for n, p in procs.items()
+                },
+            }
+        )
+    )
     ns.create()
-    subprocess.run(["ip", "-n", ns.name, "addr", "add", "10.231.0.3/24", "dev", "vb"],
-                   check=True, capture_output=True)  # fmt: skip
+    subprocess.run(
+        ["ip", "-n", ns.name, "addr", "add", "10.231.0.3/24", "dev", "vb"],
+        check=True,
+        capture_output=True,
+    )
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     try:
         for name, proc in procs.items():
             with proc.log.open("wb") as log:
                 proc.popen = subprocess.Popen(
-                    ["ip", "netns", "exec", ns.name, str(BRIDGE), "--config",
-                     str(tmp / f"{name}.yaml"), "run", "--no-matter"],
-                    stdout=log, stderr=subprocess.STDOUT, cwd=tmp,
-                )  # fmt: skip
+                    [
+                        "ip",
+                        "netns",
+                        "exec",
+                        ns.name,
+                        str(BRIDGE),
+                        "--config",
+                        str(tmp / f"{name}.yaml"),
+                        "run",
+                        "--no-matter",
+                    ],
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    cwd=tmp,
+                )
         with mallory.log.open("wb") as log:
             mallory.popen = subprocess.Popen(
-                ["ip", "netns", "exec", ns.name, sys.executable,
-                 str(REPO / "tests/mesh/lan_attacker.py"), str(tmp / "mallory.json")],
-                stdout=log, stderr=subprocess.STDOUT, cwd=tmp, env=env,
-            )  # fmt: skip
+                [
+                    "ip",
+                    "netns",
+                    "exec",
+                    ns.name,
+                    sys.executable,
+                    str(REPO / "tests/mesh/lan_attacker.py"),
+                    str(tmp / "mallory.json"),
+                ],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                cwd=tmp,
+                env=env,
+            )
         for proc in procs.values():
-            wait_until(lambda p=proc: http(ns, "GET", f"{p.url}/healthz")[0] == 200, 30,
-                       f"{proc.name} to serve /healthz ({proc.log})")  # fmt: skip
-        wait_until(lambda: b"attacker ready" in mallory.log.read_bytes(), 20,
-                   f"the attacker to start ({mallory.log})")  # fmt: skip
+            wait_until(
+                lambda p=proc: http(ns, "GET", f"{p.url}/healthz")[0] == 200,
+                30,
+                f"{proc.name} to serve /healthz ({proc.log})",
+            )
+        wait_until(
+            lambda: b"attacker ready" in mallory.log.read_bytes(),
+            20,
+            f"the attacker to start ({mallory.log})",
+        )
         yield Lan(ns=ns, procs=procs, attacker=mallory, admin=admin, tmp=tmp)
     finally:
         for proc in (*procs.values(), mallory):
@@ -150,23 +219,39 @@ def tools_at(lan: Lan, proc: Proc) -> set[str]:
 
 
 def invoke(lan: Lan, proc: Proc, tool: str, params: dict[str, Any]) -> tuple[int, Any]:
-    return http(lan.ns, "POST", f"{proc.url}/v1/invoke", {"tool": tool, "params": params},
-                lan.admin)  # fmt: skip
+    return http(
+        lan.ns, "POST", f"{proc.url}/v1/invoke", {"tool": tool, "params": params}, lan.admin
+    )
 
 
 def refusals(lan: Lan, proc: Proc) -> list[dict[str, Any]]:
     out = subprocess.run(
-        [str(BRIDGE), "--config", str(lan.tmp / f"{proc.name}.yaml"), "audit",
-         "--decision", "mesh_refused", "--json", "--limit", "1000"],
-        capture_output=True, text=True, timeout=60, check=True,
-    ).stdout  # fmt: skip
+        [
+            str(BRIDGE),
+            "--config",
+            str(lan.tmp / f"{proc.name}.yaml"),
+            "audit",
+            "--decision",
+            "mesh_refused",
+            "--json",
+            "--limit",
+            "1000",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout
     return [json.loads(line) for line in out.splitlines() if line.strip()]
 
 
 def test_every_attack_of_a_lan_attacker_is_refused(lan: Lan) -> None:
     ns, a, b, c = lan.ns, lan.procs["a"], lan.procs["b"], lan.procs["c"]
-    wait_until(lambda: {GARAGE, WHOAMI} <= tools_at(lan, c) and GARAGE in tools_at(lan, a),
-               30, "B's and A's tools to reach C, B's to reach A")  # fmt: skip
+    wait_until(
+        lambda: {GARAGE, WHOAMI} <= tools_at(lan, c) and GARAGE in tools_at(lan, a),
+        30,
+        "B's and A's tools to reach C, B's to reach A",
+    )
 
     # 1. The only address the LAN gives for B is the attacker's: it relays the call to B
     #    and forges the answer. The caller gets a routing failure, never the forged result
@@ -179,8 +264,12 @@ def test_every_attack_of_a_lan_attacker_is_refused(lan: Lan) -> None:
     #    tool still runs on A, at the address that proved A's key.
     status, resp = invoke(lan, c, WHOAMI, {"text": "hello"})
     assert status == 200, resp
-    assert resp["result"] == {"text": "hello", "node_id": a.node_id, "path": [c.node_id],
-                              "hop_budget": 2}  # fmt: skip
+    assert resp["result"] == {
+        "text": "hello",
+        "node_id": a.node_id,
+        "path": [c.node_id],
+        "hop_budget": 2,
+    }
 
     # 3. What the attacker captured holds no bearer token, only per-call delegations.
     status, captured = http(ns, "GET", f"{lan.attacker_url()}/captured")
@@ -205,8 +294,11 @@ def test_every_attack_of_a_lan_attacker_is_refused(lan: Lan) -> None:
                 count += len(body["announcements"])
         return count
 
-    wait_until(lambda: captured_announcements() >= 1, 60,
-               "a gossip message with announcements to pass through the attacker")  # fmt: skip
+    wait_until(
+        lambda: captured_announcements() >= 1,
+        60,
+        "a gossip message with announcements to pass through the attacker",
+    )
     status, attack = http(ns, "POST", f"{lan.attacker_url()}/attack", {})
     assert status == 200, attack
     assert attack["token_shaped"] == 0
@@ -215,8 +307,12 @@ def test_every_attack_of_a_lan_attacker_is_refused(lan: Lan) -> None:
     by_what: dict[str, list[tuple[str, int, str]]] = {}
     for row in attack["report"]:
         by_what.setdefault(row["what"], []).append((row["node"], row["status"], row["answer"]))
-    for what in ("replay captured call", "re-wrap captured delegation", "delegation as bearer",
-                 "replay captured push"):  # fmt: skip
+    for what in (
+        "replay captured call",
+        "re-wrap captured delegation",
+        "delegation as bearer",
+        "replay captured push",
+    ):
         assert by_what[what], what
         assert {s for _, s, _ in by_what[what]} == {401}, (what, by_what[what])
     for what in ("replay announcements", "announce higher versions"):

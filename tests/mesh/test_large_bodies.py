@@ -21,8 +21,11 @@ async def test_routed_call_with_a_150_kb_parameter(tmp_path: Path) -> None:
     try:
         await wait_for(lambda: b.registry.get(TOOL) is not None)
         text = "".join(chr(0x41 + i % 26) for i in range(150_000)) + "\u00e9\u4e2d"
-        response = await b.invoker.invoke(ToolRequest.from_json(
-            {"tool": TOOL, "params": {"text": text}, "auth": {"token": token(issuer)}}))
+        response = await b.invoker.invoke(
+            ToolRequest.from_json(
+                {"tool": TOOL, "params": {"text": text}, "auth": {"token": token(issuer)}}
+            )
+        )
         assert response.ok, response.error
         assert response.result["text"] == text
         assert response.result["node_id"] == a.node_id
@@ -36,8 +39,10 @@ async def test_hostile_envelopes_get_400_json(tmp_path: Path) -> None:
 
     (a,) = build_nodes(["a"], tmp_path, NodeKey.generate())
     await a.start()
-    envelope = ('{"type":"mesh_envelope","kind":"push","from":"x","to":"","nonce":"n",'
-                '"timestamp":%s,"node_name":"n","public_key":"AAAA","body":{},"signature":"A"}')
+    envelope = (
+        '{"type":"mesh_envelope","kind":"push","from":"x","to":"","nonce":"n",'
+        '"timestamp":%s,"node_name":"n","public_key":"AAAA","body":{},"signature":"A"}'
+    )
     cases = {
         envelope % "NaN": "not_finite",
         envelope % "1e999": "not_finite",
@@ -48,8 +53,11 @@ async def test_hostile_envelopes_get_400_json(tmp_path: Path) -> None:
         async with aiohttp.ClientSession() as session:
             for route in ("push", "gossip", "invoke"):
                 for body, reason in cases.items():
-                    async with session.post(f"{a.url}/v1/mesh/{route}", data=body,
-                                            headers={"Content-Type": "application/json"}) as resp:
+                    async with session.post(
+                        f"{a.url}/v1/mesh/{route}",
+                        data=body,
+                        headers={"Content-Type": "application/json"},
+                    ) as resp:
                         answer = await resp.json()
                     assert (resp.status, answer["error"]["code"]) == (400, "INVALID_REQUEST")
                     assert answer["error"]["details"]["reason"] == reason

@@ -34,8 +34,6 @@ def controller(fabric: Fabric) -> Iterator[ThreadedController]:
         yield ctl
 
 
-
-
 async def test_matter_tools_carry_the_mesh_node_id_across_restarts(
     controller: ThreadedController, tmp_path: Path
 ) -> None:

@@ -41,14 +41,29 @@ from .harness import WHOAMI_PARAMS, LoopNode, build_nodes, token, wait_for, whoa
 FORGED = "forged by the LAN attacker"
 
 
-def definition(name: str, *, namespace: str = "core", version: str = "1.0.0",
-               idempotent: bool = False, **extra: Any) -> ToolDefinition:  # fmt: skip
-    return ToolDefinition.from_json({"tool": {
-        "name": name, "namespace": namespace, "version": version,
-        "description": f"{namespace}:{name} for the trust tests", "category": "computing",
-        "parameters": WHOAMI_PARAMS, "requires": {"permissions": ["mesh:test:*"]},
-        "execution": {"timeout_ms": 5000, "idempotent": idempotent}, **extra,
-    }})  # fmt: skip
+def definition(
+    name: str,
+    *,
+    namespace: str = "core",
+    version: str = "1.0.0",
+    idempotent: bool = False,
+    **extra: Any,
+) -> ToolDefinition:
+    return ToolDefinition.from_json(
+        {
+            "tool": {
+                "name": name,
+                "namespace": namespace,
+                "version": version,
+                "description": f"{namespace}:{name} for the trust tests",
+                "category": "computing",
+                "parameters": WHOAMI_PARAMS,
+                "requires": {"permissions": ["mesh:test:*"]},
+                "execution": {"timeout_ms": 5000, "idempotent": idempotent},
+                **extra,
+            }
+        }
+    )
 
 
 @dataclass
@@ -70,13 +85,21 @@ class Attacker:
         doc = await request.json()
         self.captured.append(("hello", doc))
         if self.relay_to:
-            async with aiohttp.ClientSession() as http, http.post(
-                f"{self.relay_to}/v1/mesh/hello", json=doc
-            ) as resp:
+            async with (
+                aiohttp.ClientSession() as http,
+                http.post(f"{self.relay_to}/v1/mesh/hello", json=doc) as resp,
+            ):
                 return web.json_response(await resp.json())
-        proof = {"type": "mesh_proof", "node_id": self.claim, "node_name": "a",
-                 "public_key": self.ident.public_key_b64, "challenger": doc["from"],
-                 "nonce": doc["nonce"], "url": doc["url"], "timestamp": time.time()}  # fmt: skip
+        proof = {
+            "type": "mesh_proof",
+            "node_id": self.claim,
+            "node_name": "a",
+            "public_key": self.ident.public_key_b64,
+            "challenger": doc["from"],
+            "nonce": doc["nonce"],
+            "url": doc["url"],
+            "timestamp": time.time(),
+        }
         proof["signature"] = self.ident.sign(canonical_bytes(proof))
         return web.json_response(proof)
 
@@ -86,13 +109,15 @@ class Attacker:
         if self.relay_to and request.path == "/v1/mesh/invoke":
             # Deliver the call (it runs), then answer with a forged result, signed by
             # the attacker's own key in place of the node's.
-            async with aiohttp.ClientSession() as http, http.post(
-                f"{self.relay_to}{request.path}", json=doc
-            ) as resp:
+            async with (
+                aiohttp.ClientSession() as http,
+                http.post(f"{self.relay_to}{request.path}", json=doc) as resp,
+            ):
                 answer = await resp.json()
             answer["body"]["response"]["result"] = {"text": FORGED}
             answer["signature"] = self.ident.sign(
-                canonical_bytes({k: v for k, v in answer.items() if k != "signature"}))
+                canonical_bytes({k: v for k, v in answer.items() if k != "signature"})
+            )
             return web.json_response(answer)
         return web.json_response({"response": {"status": "success", "result": FORGED}})
 
@@ -128,9 +153,14 @@ class StandInDiscovery:
 
 def spoof(node: LoopNode, of: LoopNode, attacker: Attacker) -> None:
     """Make ``node`` see ``of``'s id and fingerprint advertised at the attacker's address."""
-    advert = DiscoveredPeer(instance="a-spoof", node_id=of.node_id,
-                            fingerprint=of.mesh.identity.fingerprint, addresses=("127.0.0.2",),
-                            port=attacker.port, protocol=1)  # fmt: skip
+    advert = DiscoveredPeer(
+        instance="a-spoof",
+        node_id=of.node_id,
+        fingerprint=of.mesh.identity.fingerprint,
+        addresses=("127.0.0.2",),
+        port=attacker.port,
+        protocol=1,
+    )
     node.mesh.discovery = StandInDiscovery([advert])  # type: ignore[assignment]
 
 
@@ -147,8 +177,11 @@ async def line(tmp_path: Path, issuer: NodeKey) -> AsyncIterator[tuple[list[Loop
     c.mesh.config = c.mesh.gossip_loop.config = replace(c.mesh.config, peers=(b.url,))
     c.mesh.remote.configured = (b.url,)
     a.registry.register(definition("whoami_a"), whoami)
-    attacker = Attacker(ident=NodeIdentity.from_key(NodeKey.generate(), "mallory"),
-                        port=free_port(), claim=a.node_id)  # fmt: skip
+    attacker = Attacker(
+        ident=NodeIdentity.from_key(NodeKey.generate(), "mallory"),
+        port=free_port(),
+        claim=a.node_id,
+    )
     await attacker.start()
     for node in nodes:
         node.mesh.use_audit(AuditLog(Database(tmp_path / node.name / "bridge.db")))
@@ -183,8 +216,12 @@ async def test_a_spoofed_address_gets_nothing_but_a_challenge(
     response = await c.call(TOOL, token(issuer))
     # The attacker's address could not prove a's key: the call went through b to a.
     assert response.ok, response.error
-    assert response.result == {"text": "hi", "node_id": a.node_id,
-                               "path": [c.node_id, b.node_id], "hop_budget": 1}  # fmt: skip
+    assert response.result == {
+        "text": "hi",
+        "node_id": a.node_id,
+        "path": [c.node_id, b.node_id],
+        "hop_budget": 1,
+    }
     assert response.execution is not None
     assert response.execution.attempts == (a.node_id, b.node_id)
     await c.mesh.gossip_loop.round(a.node_id, (attacker.url,))  # gossip to the spoof: refused too
@@ -238,35 +275,48 @@ async def test_a_proxy_cannot_forge_an_answer_nor_reuse_what_it_saw(
     status, body = await send(f"{b.url}/v1/mesh/invoke", captured)
     assert (status, body["error"]["message"]) == (401, "envelope is addressed to another node")
     # Re-wrapped by the attacker (its own envelope): its key is not trusted.
-    status, body = await send(f"{a.url}/v1/mesh/invoke", seal(
-        attacker.ident, to=a.node_id, kind="tool_invoke", body=captured["body"]))
+    status, body = await send(
+        f"{a.url}/v1/mesh/invoke",
+        seal(attacker.ident, to=a.node_id, kind="tool_invoke", body=captured["body"]),
+    )
     assert (status, body["error"]["code"]) == (401, "UNAUTHENTICATED")
     # Sent again by c itself (trusted, the right chain) in a fresh envelope: the
     # delegation holds for that one request id, tool and parameters only.
     sent = ToolRequest.from_json(captured["body"]["request"])
-    for changed, why in (({"params": {"text": "other"}}, "other parameters"),
-                         ({"id": "another-request-id"}, "another call"),
-                         ({"tool": "core:whoami_b@1.0.0"}, "another call"),
-                         ({}, "replay")):  # fmt: skip
+    for changed, why in (
+        ({"params": {"text": "other"}}, "other parameters"),
+        ({"id": "another-request-id"}, "another call"),
+        ({"tool": "core:whoami_b@1.0.0"}, "another call"),
+        ({}, "replay"),
+    ):
         moved = replace(sent, **changed).signed(c.key)
-        status, body = await send(f"{a.url}/v1/mesh/invoke", seal(
-            c.mesh.identity, to=a.node_id, kind="tool_invoke",
-            body={"request": moved.to_json(), "delegation": delegation}))
+        status, body = await send(
+            f"{a.url}/v1/mesh/invoke",
+            seal(
+                c.mesh.identity,
+                to=a.node_id,
+                kind="tool_invoke",
+                body={"request": moved.to_json(), "delegation": delegation},
+            ),
+        )
         assert (status, body["error"]["code"]) == (401, "UNAUTHENTICATED"), changed
         assert why in body["error"]["message"], body
     # What a and b refused: in their audit logs, one entry per refusal.
     rows = await refusals(a, 6)
-    assert sorted(r.details["message"].split(":")[-1].strip() for r in rows) == sorted([
-        "envelope was already received (replay)",
-        "node key is not on this node's mesh allowlist",
-        "the delegation was made for other parameters",
-        "the delegation was made for another call",
-        "the delegation was made for another call",
-        "this request id was already delegated here (replay)",
-    ])
+    assert sorted(r.details["message"].split(":")[-1].strip() for r in rows) == sorted(
+        [
+            "envelope was already received (replay)",
+            "node key is not on this node's mesh allowlist",
+            "the delegation was made for other parameters",
+            "the delegation was made for another call",
+            "the delegation was made for another call",
+            "this request id was already delegated here (replay)",
+        ]
+    )
     assert {r.error_code for r in rows} == {"UNAUTHENTICATED"}
     assert [r.details["message"] for r in await refusals(b)] == [
-        "envelope is addressed to another node"]
+        "envelope is addressed to another node"
+    ]
     # And c audited the forged answer it refused.
     assert any("answer signature is invalid" in r.details["message"] for r in await refusals(c))
 
@@ -350,15 +400,23 @@ async def test_revoked_ids_are_refused_and_dangerous_tools_fail_closed(tmp_path:
         caller = parse_token(bearer)[0]
         a.invoker.verifier.revocations.revoke(a.key, caller.id, caller.expires_at)
         await wait_for(lambda: caller.id in b.invoker.verifier.revocations)
-        request = ToolRequest.from_json({"tool": lamp, "params": {"text": "hi"},
-                                         "routing": {"path": [c.node_id]}}).signed(c.key)
+        request = ToolRequest.from_json(
+            {"tool": lamp, "params": {"text": "hi"}, "routing": {"path": [c.node_id]}}
+        ).signed(c.key)
         grant = Grant.of_token(caller, ("mesh:test:*",))
-        env = seal(c.mesh.identity, to=b.node_id, kind="tool_invoke", body={
-            "request": request.to_json(),
-            "delegation": delegate(c.mesh.identity, grant, request, to=b.node_id)})
-        async with aiohttp.ClientSession() as http, http.post(
-            f"{b.url}/v1/mesh/invoke", json=env
-        ) as resp:
+        env = seal(
+            c.mesh.identity,
+            to=b.node_id,
+            kind="tool_invoke",
+            body={
+                "request": request.to_json(),
+                "delegation": delegate(c.mesh.identity, grant, request, to=b.node_id),
+            },
+        )
+        async with (
+            aiohttp.ClientSession() as http,
+            http.post(f"{b.url}/v1/mesh/invoke", json=env) as resp,
+        ):
             body = (await resp.json())["body"]
         assert (resp.status, body["error"]["details"]["reason"]) == (401, "revoked")
         # A fresh token; then a (the issuer's node) goes silent: b fails closed for the
@@ -381,8 +439,11 @@ async def test_announced_endpoints_count_only_where_the_peer_proved_its_key(
     a, c = build_nodes(["a", "c"], tmp_path, issuer)
     a.registry.register(definition("whoami_a"), whoami)
     # a announces, besides its own address, c's API and a host it never proved on.
-    a.mesh._own_endpoints = lambda: (a.url, c.url.replace("127.0.0.1", "127.0.0.9"),  # type: ignore[method-assign]
-                                     f"http://127.0.0.2:{c.port}")
+    a.mesh._own_endpoints = lambda: (
+        a.url,
+        c.url.replace("127.0.0.1", "127.0.0.9"),  # type: ignore[method-assign]
+        f"http://127.0.0.2:{c.port}",
+    )
     for node in (a, c):
         await node.start()
     try:

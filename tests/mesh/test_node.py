@@ -83,9 +83,14 @@ QUIET_S = 20.0
 
 
 async def test_new_local_tool_is_pushed_quickly(tmp_path: Path, issuer: NodeKey) -> None:
-    nodes = build_nodes(["a", "b", "c"], tmp_path, issuer, gossip_interval_s=QUIET_INTERVAL_S,
-                        announce_interval_s=QUIET_INTERVAL_S,
-                        announcement_ttl_s=3 * QUIET_INTERVAL_S)  # fmt: skip
+    nodes = build_nodes(
+        ["a", "b", "c"],
+        tmp_path,
+        issuer,
+        gossip_interval_s=QUIET_INTERVAL_S,
+        announce_interval_s=QUIET_INTERVAL_S,
+        announcement_ttl_s=3 * QUIET_INTERVAL_S,
+    )
     _a, b, c = nodes
     for node in nodes:
         await node.start()
@@ -298,8 +303,10 @@ def delegated(sender: LoopNode, request: ToolRequest, to: LoopNode, issuer: Node
     """Return the envelope ``sender`` forwards ``request`` in, with its delegation to ``to``."""
     caller, _ = parse_token(token(issuer))
     grant = Grant.of_token(caller, ("mesh:test:*",))
-    body = {"request": request.to_json(),
-            "delegation": delegate(sender.mesh.identity, grant, request, to=to.node_id)}
+    body = {
+        "request": request.to_json(),
+        "delegation": delegate(sender.mesh.identity, grant, request, to=to.node_id),
+    }
     return seal(sender.mesh.identity, to=to.node_id, kind="tool_invoke", body=body)
 
 
@@ -397,7 +404,9 @@ async def test_peers_and_tools_endpoints(trio: list[LoopNode]) -> None:
         for view in ("peers", "tools"):  # no token, no view (the service adds the bearer check)
             async with session.get(f"{c.url}/v1/mesh/{view}") as resp:
                 assert (resp.status, (await resp.json())["error"]["code"]) == (
-                    401, "UNAUTHENTICATED")
+                    401,
+                    "UNAUTHENTICATED",
+                )
     body = {"self": c.mesh.self_json(), "peers": c.mesh.peers_json()}
     tools = {"tools": c.mesh.tools_json(None, ("mesh:test:*",))}
     assert c.mesh.tools_json(None, ("other:*",)) == []  # only what the token may see

@@ -280,8 +280,13 @@ def test_discover_converge_route_and_fail_over(mesh: tuple[Netns, dict[str, Proc
     # 4. kill A (no goodbye): calls fail over fast with NO_CAPABLE_NODE...
     stop(a, signal.SIGKILL)
     started = time.monotonic()
-    status, resp = http(ns, "POST", f"{c.url}/v1/invoke", {
-        "tool": TOOL, "params": {"text": "hello"}, "routing": {"timeout_ms": 30_000}}, token)
+    status, resp = http(
+        ns,
+        "POST",
+        f"{c.url}/v1/invoke",
+        {"tool": TOOL, "params": {"text": "hello"}, "routing": {"timeout_ms": 30_000}},
+        token,
+    )
     elapsed = time.monotonic() - started
     assert resp["error"]["code"] == "NO_CAPABLE_NODE", resp
     assert status == 503
@@ -366,8 +371,12 @@ def test_forged_replayed_untrusted_and_loop_rejected(
     ).signed(c.key)
     grant = Grant.of_token(parse_token(token)[0], ("mesh:test:*",))
     delegation = delegate(c.ident, grant, looped, to=b.node_id)
-    env = seal(c.ident, to=b.node_id, kind="tool_invoke",
-               body={"request": looped.to_json(), "delegation": delegation})
+    env = seal(
+        c.ident,
+        to=b.node_id,
+        kind="tool_invoke",
+        body={"request": looped.to_json(), "delegation": delegation},
+    )
     status, body = http(ns, "POST", f"{b.url}/v1/mesh/invoke", env)
     assert (status, body["error"]["code"]) == (508, "HOP_LIMIT_EXCEEDED")
     # The CLI shows B's peers, as an installer would see them.

@@ -15,7 +15,10 @@ def test_a_proof_answers_one_challenge(alice: NodeIdentity, bob: NodeIdentity) -
     proof = prove(bob, sent)
     peer = check_proof(proof, sent)
     assert (peer.node_id, peer.public_key, peer.url) == (
-        bob.node_id, bob.public_key_b64, "http://10.0.0.2:8765")
+        bob.node_id,
+        bob.public_key_b64,
+        "http://10.0.0.2:8765",
+    )
     other = challenge(alice, url="http://10.0.0.2:8765", to=bob.node_id)
     with pytest.raises(UnauthenticatedError, match="another challenge"):
         check_proof(proof, other)  # replayed for a new nonce
@@ -27,8 +30,9 @@ def test_a_proof_answers_one_challenge(alice: NodeIdentity, bob: NodeIdentity) -
 def test_a_key_cannot_prove_another_nodes_id(alice: NodeIdentity, bob: NodeIdentity) -> None:
     sent = challenge(alice, url="http://10.0.0.3:8765", to=bob.node_id)
     forged = dict(prove(alice, sent), node_id=bob.node_id)
-    forged["signature"] = alice.sign(canonical_bytes(
-        {k: v for k, v in forged.items() if k != "signature"}))
+    forged["signature"] = alice.sign(
+        canonical_bytes({k: v for k, v in forged.items() if k != "signature"})
+    )
     with pytest.raises(UnauthenticatedError, match="not its key's"):
         check_proof(forged, sent)
     tampered = dict(prove(bob, sent), node_name="renamed")
@@ -60,8 +64,9 @@ def test_host_of() -> None:
 
 def test_one_address_asking_fast_does_not_use_up_everyones_proofs() -> None:
     now = [0.0]
-    budget = ProofBudget(rate=50.0, burst=100.0, clock=lambda: now[0],
-                         source_rate=2.0, source_burst=10.0)  # fmt: skip
+    budget = ProofBudget(
+        rate=50.0, burst=100.0, clock=lambda: now[0], source_rate=2.0, source_burst=10.0
+    )
     for _ in range(10):
         budget.take("10.0.0.66")
     refused = 0

@@ -73,12 +73,17 @@ async def test_a_call_from_site_a_runs_at_site_c_through_the_hub(
     assert offer.urls == (site_url("c", c.node_id),)
     response = await a.call(TOOL_C, bearer(issuer))
     assert response.ok, response.error
-    assert response.result == {"text": "hi", "node_id": c.node_id, "path": [a.node_id],
-                               "hop_budget": 2}  # fmt: skip
+    assert response.result == {
+        "text": "hi",
+        "node_id": c.node_id,
+        "path": [a.node_id],
+        "hop_budget": 2,
+    }
 
 
 async def test_a_site_that_goes_offline_fails_fast_and_comes_back(
-    sites: tuple[list[LoopNode], NodeKey], tmp_path: Path,
+    sites: tuple[list[LoopNode], NodeKey],
+    tmp_path: Path,
 ) -> None:
     (a, _b, c), issuer = sites
     await wait_for(lambda: a.registry.get(TOOL_C) is not None, 10)
@@ -104,7 +109,8 @@ async def test_a_site_that_goes_offline_fails_fast_and_comes_back(
 
 
 async def test_hub_restart_fails_fast_then_calls_resume(
-    sites: tuple[list[LoopNode], NodeKey], hub: Hub,
+    sites: tuple[list[LoopNode], NodeKey],
+    hub: Hub,
 ) -> None:
     (a, _b, c), issuer = sites
     await wait_for(lambda: a.registry.get(TOOL_C) is not None, 10)
@@ -118,8 +124,9 @@ async def test_hub_restart_fails_fast_then_calls_resume(
     assert "hub is not connected" in response.error["details"]["unreachable"][c.node_id]
     assert time.monotonic() - started < 2.0
     hub.start()
-    await wait_for(lambda: all(n.mesh.road is not None and n.mesh.road.connected
-                               for n in (a, c)), 15)  # fmt: skip
+    await wait_for(
+        lambda: all(n.mesh.road is not None and n.mesh.road.connected for n in (a, c)), 15
+    )
     a.mesh.router.mark_up(c.node_id)
 
     async def ran() -> bool:
@@ -149,15 +156,21 @@ async def test_a_revocation_reaches_every_site(sites: tuple[list[LoopNode], Node
 
 
 async def test_a_replayed_call_over_the_hub_is_refused(
-    sites: tuple[list[LoopNode], NodeKey], hub: Hub,
+    sites: tuple[list[LoopNode], NodeKey],
+    hub: Hub,
 ) -> None:
     (a, _b, c), issuer = sites
     await wait_for(lambda: a.registry.get(TOOL_C) is not None, 10)
     caller = parse_token(bearer(issuer))[0]
-    request = ToolRequest.from_json({"tool": TOOL_C, "params": {"text": "once"},
-                                     "routing": {"path": [a.node_id]}}).signed(a.key)
-    body = {"request": request.to_json(), "delegation": delegate(
-        a.mesh.identity, Grant.of_token(caller, ("mesh:test:*",)), request, to=c.node_id)}
+    request = ToolRequest.from_json(
+        {"tool": TOOL_C, "params": {"text": "once"}, "routing": {"path": [a.node_id]}}
+    ).signed(a.key)
+    body = {
+        "request": request.to_json(),
+        "delegation": delegate(
+            a.mesh.identity, Grant.of_token(caller, ("mesh:test:*",)), request, to=c.node_id
+        ),
+    }
     envelope = seal(a.mesh.identity, to=c.node_id, kind="tool_invoke", body=body)
     road = a.mesh.road
     assert road is not None
@@ -180,6 +193,7 @@ async def test_site_credentials_allow_only_the_site_s_own_subjects(hub: Hub) -> 
     b = await nats.connect(hub.url, nkeys_seed=str(hub.seed_file("b")))
     a = await nats.connect(hub.url, nkeys_seed=str(hub.seed_file("a")), error_cb=on_error)
     try:
+
         async def took(msg: Any) -> None:
             heard.append(msg.subject)
 
@@ -191,12 +205,11 @@ async def test_site_credentials_allow_only_the_site_s_own_subjects(hub: Hub) -> 
         await a.flush()
         await asyncio.sleep(0.3)
         assert heard == ["atmo.ann.a"]
-        assert any("permissions violation for publish to \"atmo.ann.c\"" in e for e in errors)
+        assert any('permissions violation for publish to "atmo.ann.c"' in e for e in errors)
         await a.subscribe("atmo.call.b.*")  # another site's calls: refused
         await a.flush()
         await asyncio.sleep(0.3)
-        assert any("permissions violation for subscription to \"atmo.call.b.*\"" in e
-                   for e in errors)  # fmt: skip
+        assert any('permissions violation for subscription to "atmo.call.b.*"' in e for e in errors)
     finally:
         await a.close()
         await b.close()
@@ -213,7 +226,8 @@ def test_the_lan_way_scores_above_the_hub() -> None:
 
 
 async def test_a_hub_that_answers_for_a_site_cannot_forge_its_answer(
-    sites: tuple[list[LoopNode], NodeKey], hub: Hub,
+    sites: tuple[list[LoopNode], NodeKey],
+    hub: Hub,
 ) -> None:
     """Whoever holds c's place on the hub (a compromised hub) sees the call, cannot answer it."""
     from bridge.mesh.envelope import seal_answer
@@ -232,9 +246,20 @@ async def test_a_hub_that_answers_for_a_site_cannot_forge_its_answer(
 
         envelope = json.loads(msg.data)
         seen.append(envelope["body"]["request"]["tool"])
-        forged = seal_answer(mallory, to=a.node_id, nonce=envelope["nonce"], status=200,
-                             body={"response": {"type": "tool_response", "request_id": "x",
-                                                "status": "success", "result": {"forged": 1}}})
+        forged = seal_answer(
+            mallory,
+            to=a.node_id,
+            nonce=envelope["nonce"],
+            status=200,
+            body={
+                "response": {
+                    "type": "tool_response",
+                    "request_id": "x",
+                    "status": "success",
+                    "result": {"forged": 1},
+                }
+            },
+        )
         forged["from"] = c.node_id  # claims to be c; signed by another key
         await msg.respond(json.dumps(forged).encode())
 
@@ -276,7 +301,7 @@ async def test_a_site_hears_and_calls_only_the_sites_the_list_gives_it(tmp_path:
             await client.flush()
         await asyncio.sleep(0.3)
         assert heard == ["atmo.ann.a"]
-        assert any("permissions violation for publish to \"atmo.call.b.x\"" in e for e in errors)
+        assert any('permissions violation for publish to "atmo.call.b.x"' in e for e in errors)
         for client in (a, b, c):
             await client.close()
     finally:
@@ -294,9 +319,20 @@ def test_sites_hub_config_writes_a_config_the_hub_accepts_and_keeps_seeds(tmp_pa
     out = tmp_path / "hub"
 
     def generate() -> str:
-        done = subprocess.run([str(cli), "sites", "hub-config", "--sites",
-                               str(tmp_path / "sites.yaml"), "--out", str(out)],
-                              capture_output=True, text=True, timeout=60)  # fmt: skip
+        done = subprocess.run(
+            [
+                str(cli),
+                "sites",
+                "hub-config",
+                "--sites",
+                str(tmp_path / "sites.yaml"),
+                "--out",
+                str(out),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert done.returncode == 0, done.stderr
         return done.stdout
 
@@ -306,20 +342,29 @@ def test_sites_hub_config_writes_a_config_the_hub_accepts_and_keeps_seeds(tmp_pa
     assert all(s.startswith("SU") for s in seeds.values())
     assert {oct(p.stat().st_mode & 0o777) for p in out.iterdir()} == {"0o600"}
     # nats-server itself checks the generated file.
-    check = subprocess.run([NATS_SERVER, "-t", "-c", str(out / "hub.conf")],
-                           capture_output=True, text=True, timeout=30)  # fmt: skip
+    check = subprocess.run(
+        [NATS_SERVER, "-t", "-c", str(out / "hub.conf")], capture_output=True, text=True, timeout=30
+    )
     assert check.returncode == 0, check.stdout + check.stderr
     # Again (a site added later, say): the seeds are kept, so are the public keys.
     assert generate() == first
     assert {p.name: p.read_text() for p in out.glob("*.nk")} == seeds
     # A site makes its own seed; it is never overwritten.
     own = tmp_path / "own.nk"
-    made = subprocess.run([str(cli), "sites", "credentials", "--out", str(own)],
-                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    made = subprocess.run(
+        [str(cli), "sites", "credentials", "--out", str(own)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert made.returncode == 0, made.stderr
     assert made.stdout.startswith("U")
     assert len(made.stdout.strip()) == 56
-    again = subprocess.run([str(cli), "sites", "credentials", "--out", str(own)],
-                           capture_output=True, text=True, timeout=60)  # fmt: skip
+    again = subprocess.run(
+        [str(cli), "sites", "credentials", "--out", str(own)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert again.returncode == 1
     assert "keeps its seed" in again.stderr

@@ -100,8 +100,9 @@ class Sites:
     controller_pid: int | None = None
 
 
-def http(method: str, url: str, body: Any = None, token: str | None = None,
-         timeout: float = 120) -> tuple[int, Any]:  # fmt: skip
+def http(
+    method: str, url: str, body: Any = None, token: str | None = None, timeout: float = 120
+) -> tuple[int, Any]:
     data = None if body is None else json.dumps(body).encode()
     req = urllib.request.Request(url, data=data, method=method)
     req.add_header("Content-Type", "application/json")
@@ -142,8 +143,20 @@ def end_pid(pid: int | None) -> None:
 def link_to_wan(wan: str, site: str, namespace: str) -> str:
     """Join ``namespace`` to the hub's namespace by a veth pair; return the hub's address."""
     n = WAN_NET[site]
-    ip("link", "add", f"hub{site}", "netns", wan, "type", "veth", "peer", "name", "uplink-hub",
-       "netns", namespace)  # fmt: skip
+    ip(
+        "link",
+        "add",
+        f"hub{site}",
+        "netns",
+        wan,
+        "type",
+        "veth",
+        "peer",
+        "name",
+        "uplink-hub",
+        "netns",
+        namespace,
+    )
     ip("-n", wan, "addr", "add", f"10.233.{n}.1/24", "dev", f"hub{site}")
     ip("-n", wan, "link", "set", f"hub{site}", "up")
     ip("-n", namespace, "addr", "add", f"10.233.{n}.2/24", "dev", "uplink-hub")
@@ -163,8 +176,12 @@ def three_sites() -> Iterator[Sites]:
     with open_fabric(f"atm-sitec-{pid}") as fab:
         namespaces = {"c": fab.namespace.name}
         made: list[str] = []
-        hub = Hub(base=fab.base_dir / "hub", sites=["a", "b", "c"], port=HUB_PORT,
-                  prefix=["ip", "netns", "exec", wan])  # fmt: skip
+        hub = Hub(
+            base=fab.base_dir / "hub",
+            sites=["a", "b", "c"],
+            port=HUB_PORT,
+            prefix=["ip", "netns", "exec", wan],
+        )
         hub.base.mkdir()
         sites: dict[str, Site] = {}
         light: VirtualDevice | None = None
@@ -181,19 +198,32 @@ def three_sites() -> Iterator[Sites]:
             hub.start()
             issuer = NodeKey.generate()
             admin = issue_token(issuer, agent_id="site-admin", permissions=["*"], ttl_s=3600)
-            caller = issue_token(issuer, agent_id="agent-at-a",
-                                 permissions=["device:control:*", "device:read:*"],
-                                 ttl_s=3600)  # fmt: skip
+            caller = issue_token(
+                issuer,
+                agent_id="agent-at-a",
+                permissions=["device:control:*", "device:read:*"],
+                ttl_s=3600,
+            )
             light = fab.device(DeviceKind.ONOFF)
             sites = _write_sites(fab, hub, issuer, namespaces, hub_urls)
             for site in sites.values():
                 site.start()
             for site in sites.values():
-                wait_until(lambda s=site: http("GET", f"{s.url}/healthz", timeout=5)[0] == 200,
-                           90, f"{site.name} to serve /healthz:\n{site.log_tail()}")  # fmt: skip
+                wait_until(
+                    lambda s=site: http("GET", f"{s.url}/healthz", timeout=5)[0] == 200,
+                    90,
+                    f"{site.name} to serve /healthz:\n{site.log_tail()}",
+                )
             controller_pid = _commission(sites["c"], light, admin)
-            yield Sites(fabric=fab, hub=hub, sites=sites, light=light, admin=admin,
-                        caller=caller, controller_pid=controller_pid)  # fmt: skip
+            yield Sites(
+                fabric=fab,
+                hub=hub,
+                sites=sites,
+                light=light,
+                admin=admin,
+                caller=caller,
+                controller_pid=controller_pid,
+            )
         finally:
             for site in sites.values():
                 stop(site)
@@ -206,8 +236,9 @@ def three_sites() -> Iterator[Sites]:
             ip("netns", "del", wan, check=False)
 
 
-def _write_sites(fab: Fabric, hub: Hub, issuer: NodeKey, namespaces: dict[str, str],
-                 hub_urls: dict[str, str]) -> dict[str, Site]:  # fmt: skip
+def _write_sites(
+    fab: Fabric, hub: Hub, issuer: NodeKey, namespaces: dict[str, str], hub_urls: dict[str, str]
+) -> dict[str, Site]:
     keys = {n: NodeKey.create(fab.base_dir / f"bridge-{n}" / KEY_FILE_NAME) for n in PORTS}
     ids = {n: node_id_for(k.public_key_b64) for n, k in keys.items()}
     sites: dict[str, Site] = {}
@@ -240,34 +271,53 @@ def _write_sites(fab: Fabric, hub: Hub, issuer: NodeKey, namespaces: dict[str, s
         if name == "c":
             settings = fab.controller_settings("c")
             write_test_paa(state_dir / "controller" / "paa")
-            config["matter"] = {"enabled": True, "netns": ns.name,
-                                "controller_venv": str(CONTROLLER_VENV),
-                                "controller_port": settings.port}  # fmt: skip
+            config["matter"] = {
+                "enabled": True,
+                "netns": ns.name,
+                "controller_venv": str(CONTROLLER_VENV),
+                "controller_port": settings.port,
+            }
         config_path = fab.base_dir / f"{name}.yaml"
         config_path.write_text(yaml.safe_dump(config))
-        argv = [*ns.exec_prefix(), str(BRIDGE), "--config", str(config_path), "run",
-                *([] if name == "c" else ["--no-matter"])]  # fmt: skip
-        sites[name] = Site(name=name, namespace=ns.name, node_id=ids[name],
-                           url=f"http://{ns.ns_address}:{port}", state_dir=state_dir,
-                           log=fab.base_dir / f"{name}.log", argv=argv)  # fmt: skip
+        argv = [
+            *ns.exec_prefix(),
+            str(BRIDGE),
+            "--config",
+            str(config_path),
+            "run",
+            *([] if name == "c" else ["--no-matter"]),
+        ]
+        sites[name] = Site(
+            name=name,
+            namespace=ns.name,
+            node_id=ids[name],
+            url=f"http://{ns.ns_address}:{port}",
+            state_dir=state_dir,
+            log=fab.base_dir / f"{name}.log",
+            argv=argv,
+        )
     return sites
 
 
 def _commission(c: Site, light: VirtualDevice, admin: str) -> int | None:
     assert light.pairing is not None
-    status, body = http("POST", f"{c.url}/v1/devices/commission",
-                        {"code": light.pairing.manual, "name": LIGHT, "room": "Porch"}, admin)
+    status, body = http(
+        "POST",
+        f"{c.url}/v1/devices/commission",
+        {"code": light.pairing.manual, "name": LIGHT, "room": "Porch"},
+        admin,
+    )
     assert status == 201, (body, c.log_tail())
-    assert sorted(body["tools"]) == [f"{SLUG}_off", f"{SLUG}_on", f"{SLUG}_state",
-                                     f"{SLUG}_toggle"]  # fmt: skip
+    assert sorted(body["tools"]) == [f"{SLUG}_off", f"{SLUG}_on", f"{SLUG}_state", f"{SLUG}_toggle"]
     status, listing = http("GET", f"{c.url}/v1/devices", token=admin)
     assert status == 200, listing
     pid: int | None = listing["controller"]["pid"]
     return pid
 
 
-def invoke(site: Site, tool: str, token: str, timeout: float = 60,
-           trace_id: str | None = None) -> tuple[int, Any, float]:  # fmt: skip
+def invoke(
+    site: Site, tool: str, token: str, timeout: float = 60, trace_id: str | None = None
+) -> tuple[int, Any, float]:
     started = time.monotonic()
     body: dict[str, Any] = {"tool": tool, "params": {}}
     if trace_id is not None:
@@ -277,8 +327,12 @@ def invoke(site: Site, tool: str, token: str, timeout: float = 60,
 
 
 def c_tools_at(site: Site, c: Site, token: str) -> list[str]:
-    status, body = http("GET", f"{site.url}/v1/tools?namespace=matter&server_name={c.node_id}",
-                        token=token, timeout=10)  # fmt: skip
+    status, body = http(
+        "GET",
+        f"{site.url}/v1/tools?namespace=matter&server_name={c.node_id}",
+        token=token,
+        timeout=10,
+    )
     assert status == 200, body
     return sorted(t["tool"]["name"] for t in body["tools"])
 
@@ -286,8 +340,11 @@ def c_tools_at(site: Site, c: Site, token: str) -> list[str]:
 def test_a_switches_the_light_at_c_through_the_hub(three_sites: Sites) -> None:
     s = three_sites
     a, c = s.sites["a"], s.sites["c"]
-    wait_until(lambda: f"{SLUG}_toggle" in c_tools_at(a, c, s.admin), 30,
-               f"A to learn C's tools over the hub:\n{a.log_tail()}")  # fmt: skip
+    wait_until(
+        lambda: f"{SLUG}_toggle" in c_tools_at(a, c, s.admin),
+        30,
+        f"A to learn C's tools over the hub:\n{a.log_tail()}",
+    )
     sent = {"kind": "command", "node_id": 1, "endpoint_id": 1, "cluster": "OnOff", "payload": {}}
     for tool, command, expected in ((f"{SLUG}_on", "On", True), (f"{SLUG}_off", "Off", False)):
         mark = s.light.mark()
@@ -342,8 +399,11 @@ def test_hub_killed_mid_traffic_loses_nothing_acknowledged(three_sites: Sites) -
         time.sleep(1.5)
         s.hub.start()
         after = len(acked)
-        wait_until(lambda: len(acked) >= after + 3, 90,
-                   f"calls to pass again after the hub restart:\n{a.log_tail()}")  # fmt: skip
+        wait_until(
+            lambda: len(acked) >= after + 3,
+            90,
+            f"calls to pass again after the hub restart:\n{a.log_tail()}",
+        )
     finally:
         done.set()
         worker.join(120)
@@ -359,8 +419,11 @@ def test_hub_killed_mid_traffic_loses_nothing_acknowledged(three_sites: Sites) -
     assert set(ran) - set(acked) <= {f"hub-restart-{n}" for n in range(400)}
     # And the light agrees with C's audit: it was toggled once per call C ran.
     now_on = was_on != (len(ran) % 2 == 1)
-    wait_until(lambda: invoke(c, state, s.caller)[1].get("result") == {"on": now_on}, 15,
-               f"the light to be on={now_on} after {len(ran)} toggles")  # fmt: skip
+    wait_until(
+        lambda: invoke(c, state, s.caller)[1].get("result") == {"on": now_on},
+        15,
+        f"the light to be on={now_on} after {len(ran)} toggles",
+    )
 
 
 def test_site_c_offline_fails_fast_then_comes_back(three_sites: Sites) -> None:
@@ -380,8 +443,11 @@ def test_site_c_offline_fails_fast_then_comes_back(three_sites: Sites) -> None:
     # Its announcement expires at A (ttl 4 s): C's tools leave A's registry.
     wait_until(lambda: c_tools_at(a, c, s.admin) == [], 20, "C's tools to expire at A")
     c.start()
-    wait_until(lambda: tool in c_tools_at(a, c, s.admin), 90,
-               f"C to come back over the hub:\n{c.log_tail()}")  # fmt: skip
+    wait_until(
+        lambda: tool in c_tools_at(a, c, s.admin),
+        90,
+        f"C to come back over the hub:\n{c.log_tail()}",
+    )
 
     def answers() -> bool:
         status, body, _ = invoke(a, tool, s.caller, timeout=30)

@@ -71,14 +71,16 @@ async def test_trust_a_peer_live_then_untrust_it(tmp_path: Path) -> None:
             await _until(lambda: _has(a, ECHO))
             assert a.invocation is not None
             ran = await a.invocation.invoker.invoke(
-                ToolRequest(tool=ECHO, params={"text": "hi"}, token=admin))
+                ToolRequest(tool=ECHO, params={"text": "hi"}, token=admin)
+            )
             assert (ran.error, ran.result) == (None, {"text": "hi", "ran_on": b_id})
 
             async with http.delete(f"{base}/{b_id}", headers=as_admin) as resp:
                 assert resp.status == 200, await resp.text()
             assert not _has(a, ECHO)  # at once, not at the announcement's expiry
             refused = await a.invocation.invoker.invoke(
-                ToolRequest(tool=ECHO, params={"text": "hi"}, token=admin))
+                ToolRequest(tool=ECHO, params={"text": "hi"}, token=admin)
+            )
             assert refused.error is not None
             async with http.delete(f"{base}/{b_id}", headers=as_admin) as resp:
                 assert resp.status == 404

@@ -24,13 +24,24 @@ pytestmark = pytest.mark.fabric
 
 SOAK = Path(__file__).resolve().parents[2] / "bench" / "soak.py"
 BOUNDS_S = {
-    "button press": 5.0, "controller SIGKILL": 30.0, "device stop+restart": 10.0,
-    "peer SIGKILL+restart": 30.0, "disk full+freed": 10.0, "bridge SIGKILL+restart": 45.0,
-}  # fmt: skip
+    "button press": 5.0,
+    "controller SIGKILL": 30.0,
+    "device stop+restart": 10.0,
+    "peer SIGKILL+restart": 30.0,
+    "disk full+freed": 10.0,
+    "bridge SIGKILL+restart": 45.0,
+}
 FAULTS = set(BOUNDS_S)
 KINDS = {
-    "client-tool", "http-device", "http-room", "mcp", "peer-device", "read", "spoken", "store",
-}  # fmt: skip
+    "client-tool",
+    "http-device",
+    "http-room",
+    "mcp",
+    "peer-device",
+    "read",
+    "spoken",
+    "store",
+}
 
 
 def test_every_fault_once_under_load_loses_and_hangs_nothing() -> None:
@@ -41,8 +52,11 @@ def test_every_fault_once_under_load_loses_and_hangs_nothing() -> None:
         pytest.skip("the soak mounts a tmpfs for the state directory (needs root)")
     done = subprocess.run(
         [sys.executable, str(SOAK), "--short", "--minutes", "1"],
-        capture_output=True, text=True, timeout=600, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     print(done.stdout)
     lines = done.stdout.strip().splitlines()
     assert lines, done.stderr[-3000:]

@@ -22,7 +22,10 @@ def service_token(
     """Return a token the started ``service`` trusts (issued by its node key)."""
     assert service.invocation is not None, "start the service first"
     return issue_token(
-        service.invocation.key, agent_id=agent, permissions=perms, ttl_s=ttl_s,
+        service.invocation.key,
+        agent_id=agent,
+        permissions=perms,
+        ttl_s=ttl_s,
         constraints=constraints,
     )
 
@@ -30,10 +33,13 @@ def service_token(
 def votes_verify(approval: Approval, node_public_key: str) -> bool:
     """Return whether every vote of ``approval`` carries a valid signature by the node key."""
     return all(
-        verify(node_public_key, canonical_json(v.signed_fields(approval.id, approval.call_id)),
-               v.signature)
+        verify(
+            node_public_key,
+            canonical_json(v.signed_fields(approval.id, approval.call_id)),
+            v.signature,
+        )
         for v in approval.votes
-    )  # fmt: skip
+    )
 
 
 def bearer(token: str) -> dict[str, str]:

@@ -40,9 +40,9 @@ class Home:
     def token(self, *permissions: str, agent_id: str = "home-tests") -> str:
         return issue_token(self.key, agent_id=agent_id, permissions=list(permissions), ttl_s=600)
 
-    async def request(self, method: str, path: str, token: str, body: Any = None) -> tuple[
-        int, Any
-    ]:
+    async def request(
+        self, method: str, path: str, token: str, body: Any = None
+    ) -> tuple[int, Any]:
         headers = {"Authorization": f"Bearer {token}"}
         async with (
             aiohttp.ClientSession() as session,
@@ -55,14 +55,18 @@ class Home:
 
     async def patch_device(self, stem: str, body: dict[str, Any]) -> dict[str, Any]:
         status, answer = await self.request(
-            "PATCH", f"/v1/devices/{self.ids[stem]}", self.token("device:manage:*"), body)
+            "PATCH", f"/v1/devices/{self.ids[stem]}", self.token("device:manage:*"), body
+        )
         assert status == 200, answer
         return dict(answer)
 
 
 @contextlib.asynccontextmanager
 async def start_home(
-    controller_url: str, state_dir: Path, dumps: Sequence[str], key_file: str | None = None,
+    controller_url: str,
+    state_dir: Path,
+    dumps: Sequence[str],
+    key_file: str | None = None,
     voice: VoiceConfig | None = None,
 ) -> AsyncIterator[Home]:
     config = BridgeConfig(
@@ -104,8 +108,9 @@ def home_fixtures(name: str, dumps: Sequence[str]) -> tuple[Any, Any]:
 
     @pytest.fixture
     async def home(controller: ThreadedController, tmp_path: Path) -> AsyncIterator[Home]:
-        async with start_home(controller.url, tmp_path / "state", dumps,
-                              controller.key_file) as running:
+        async with start_home(
+            controller.url, tmp_path / "state", dumps, controller.key_file
+        ) as running:
             yield running
 
     return controller, home

@@ -33,8 +33,9 @@ IMPORT_TIMEOUT_S = 60.0
 async def import_test_nodes(client: MatterAdapter, dumps: list[dict[str, Any]]) -> None:
     """Load node dumps into the controller ``client`` talks to, as test nodes."""
     doc = {"data": {"server": {"nodes": dumps}}}
-    await client.send_command("import_test_node", timeout_s=IMPORT_TIMEOUT_S,
-                              dump=orjson.dumps(doc).decode())  # fmt: skip
+    await client.send_command(
+        "import_test_node", timeout_s=IMPORT_TIMEOUT_S, dump=orjson.dumps(doc).decode()
+    )
 
 
 async def import_node(adapter: MatterAdapter, dump: dict[str, Any]) -> int:

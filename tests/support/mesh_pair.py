@@ -34,12 +34,17 @@ def register_echo_where(service: BridgeService) -> None:
     """Register ``test:echo_where`` on ``service``."""
     service.registry.register(
         ToolDefinition(
-            name="echo_where", namespace="test", description="Echo with the node that ran it",
-            parameters={"type": "object", "properties": {"text": {"type": "string"}},
-                        "required": ["text"]},
+            name="echo_where",
+            namespace="test",
+            description="Echo with the node that ran it",
+            parameters={
+                "type": "object",
+                "properties": {"text": {"type": "string"}},
+                "required": ["text"],
+            },
         ),
         echo_where,
-    )  # fmt: skip
+    )
 
 
 def two_node_configs(
@@ -52,22 +57,29 @@ def two_node_configs(
 ) -> tuple[BridgeConfig, BridgeConfig]:
     """Return the configurations of bridges ``a`` and ``b`` (state in ``tmp/a``, ``tmp/b``)."""
     ports = {"a": free_port(), "b": free_port()}
-    ids = {n: node_id_for(NodeKey.load_or_create(tmp / n / "node.key").public_key_b64)
-           for n in ports}  # fmt: skip
+    ids = {
+        n: node_id_for(NodeKey.load_or_create(tmp / n / "node.key").public_key_b64) for n in ports
+    }
     auth = AuthConfig(trusted_issuers=(issuer.public_key_b64,)) if issuer else AuthConfig()
     out = []
     for name, other in (("a", "b"), ("b", "a")):
         trusted = (ids[other],) if mutual or name == "b" else ()
-        out.append(BridgeConfig(
-            state_dir=tmp / name,
-            api=ApiConfig(host="127.0.0.1", port=ports[name]),
-            matter=replace(MatterConfig(), enabled=False),
-            auth=auth,
-            mesh=MeshConfig(
-                enabled=True, node_name=f"{name_prefix}{name}", discovery=False,
-                trusted_nodes=trusted, peers=(f"http://127.0.0.1:{ports[other]}",),
-                gossip_interval_s=gossip_interval_s, announce_interval_s=0.5,
-                announcement_ttl_s=3.0,
-            ),
-        ))  # fmt: skip
+        out.append(
+            BridgeConfig(
+                state_dir=tmp / name,
+                api=ApiConfig(host="127.0.0.1", port=ports[name]),
+                matter=replace(MatterConfig(), enabled=False),
+                auth=auth,
+                mesh=MeshConfig(
+                    enabled=True,
+                    node_name=f"{name_prefix}{name}",
+                    discovery=False,
+                    trusted_nodes=trusted,
+                    peers=(f"http://127.0.0.1:{ports[other]}",),
+                    gossip_interval_s=gossip_interval_s,
+                    announce_interval_s=0.5,
+                    announcement_ttl_s=3.0,
+                ),
+            )
+        )
     return out[0], out[1]

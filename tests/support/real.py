@@ -49,8 +49,9 @@ def required() -> bool:
 def missing(reason: str) -> NoReturn:
     """Skip the current test because ``reason`` — or fail it under ``ATMOSPHERE_REQUIRE_REAL``."""
     if required():
-        pytest.fail(f"{reason} [{REQUIRE_ENV}=1: a real end-to-end test may not be skipped]",
-                    pytrace=False)  # fmt: skip
+        pytest.fail(
+            f"{reason} [{REQUIRE_ENV}=1: a real end-to-end test may not be skipped]", pytrace=False
+        )
     pytest.skip(reason)
 
 
@@ -87,9 +88,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 @pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[
-    None, Any, None
-]:
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, Any, None]:
     """Count real tests that passed; under the switch turn every skip into a failure."""
     outcome = yield
     report: pytest.TestReport = outcome.get_result()
@@ -127,4 +128,6 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     if failed_skips:
         terminalreporter.write_line(
             f"{len(failed_skips)} test(s) failed because they would have skipped under "
-            f"{REQUIRE_ENV}=1: " + ", ".join(failed_skips[:20]), red=True)  # fmt: skip
+            f"{REQUIRE_ENV}=1: " + ", ".join(failed_skips[:20]),
+            red=True,
+        )

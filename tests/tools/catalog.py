@@ -5,40 +5,92 @@ from __future__ import annotations
 from bridge.tools.definition import Category, Requires, ToolDefinition
 
 ROOMS = [
-    "living_room", "kitchen", "hallway", "bedroom", "guest_bedroom", "bathroom", "office",
-    "garage", "porch", "garden", "dining_room", "basement", "attic", "laundry", "nursery",
-    "study", "landing", "pantry", "patio", "den", "loft", "closet", "entrance", "staircase",
-    "playroom", "gym", "library", "workshop", "conservatory", "balcony",
+    "living_room",
+    "kitchen",
+    "hallway",
+    "bedroom",
+    "guest_bedroom",
+    "bathroom",
+    "office",
+    "garage",
+    "porch",
+    "garden",
+    "dining_room",
+    "basement",
+    "attic",
+    "laundry",
+    "nursery",
+    "study",
+    "landing",
+    "pantry",
+    "patio",
+    "den",
+    "loft",
+    "closet",
+    "entrance",
+    "staircase",
+    "playroom",
+    "gym",
+    "library",
+    "workshop",
+    "conservatory",
+    "balcony",
 ]
 
-LEVEL = {"type": "object", "required": ["percent"], "properties": {
-    "percent": {"type": "integer", "minimum": 0, "maximum": 100}}}
+LEVEL = {
+    "type": "object",
+    "required": ["percent"],
+    "properties": {"percent": {"type": "integer", "minimum": 0, "maximum": 100}},
+}
 EMPTY = {"type": "object", "properties": {}}
-TEMP = {"type": "object", "required": ["celsius"], "properties": {
-    "celsius": {"type": "number", "minimum": 5, "maximum": 35}}}
+TEMP = {
+    "type": "object",
+    "required": ["celsius"],
+    "properties": {"celsius": {"type": "number", "minimum": 5, "maximum": 35}},
+}
 
 # (device slug, human noun, [(suffix, description template, category, params)])
 DEVICES = [
-    ("light", "light", [
-        ("on", "Turn on the {room} light", Category.ACTING, EMPTY),
-        ("off", "Turn off the {room} light", Category.ACTING, EMPTY),
-        ("toggle", "Toggle the {room} light", Category.ACTING, EMPTY),
-        ("brightness", "Set the {room} light brightness in percent", Category.ACTING, LEVEL),
-        ("color", "Set the {room} light color by name, hex or kelvin", Category.ACTING, EMPTY),
-    ]),
-    ("plug", "smart plug", [
-        ("on", "Turn on the {room} smart plug", Category.ACTING, EMPTY),
-        ("off", "Turn off the {room} smart plug", Category.ACTING, EMPTY),
-    ]),
-    ("thermostat", "thermostat", [
-        ("set_temperature", "Set the {room} thermostat target temperature in °C",
-         Category.ACTING, TEMP),
-        ("read_temperature", "Read the current {room} temperature", Category.SENSING, EMPTY),
-    ]),
-    ("blinds", "blinds", [
-        ("open", "Open the {room} blinds", Category.ACTING, EMPTY),
-        ("close", "Close the {room} blinds", Category.ACTING, EMPTY),
-    ]),
+    (
+        "light",
+        "light",
+        [
+            ("on", "Turn on the {room} light", Category.ACTING, EMPTY),
+            ("off", "Turn off the {room} light", Category.ACTING, EMPTY),
+            ("toggle", "Toggle the {room} light", Category.ACTING, EMPTY),
+            ("brightness", "Set the {room} light brightness in percent", Category.ACTING, LEVEL),
+            ("color", "Set the {room} light color by name, hex or kelvin", Category.ACTING, EMPTY),
+        ],
+    ),
+    (
+        "plug",
+        "smart plug",
+        [
+            ("on", "Turn on the {room} smart plug", Category.ACTING, EMPTY),
+            ("off", "Turn off the {room} smart plug", Category.ACTING, EMPTY),
+        ],
+    ),
+    (
+        "thermostat",
+        "thermostat",
+        [
+            (
+                "set_temperature",
+                "Set the {room} thermostat target temperature in °C",
+                Category.ACTING,
+                TEMP,
+            ),
+            ("read_temperature", "Read the current {room} temperature", Category.SENSING, EMPTY),
+        ],
+    ),
+    (
+        "blinds",
+        "blinds",
+        [
+            ("open", "Open the {room} blinds", Category.ACTING, EMPTY),
+            ("close", "Close the {room} blinds", Category.ACTING, EMPTY),
+        ],
+    ),
 ]
 
 

@@ -20,8 +20,13 @@ class Mode(enum.Enum):
     COOL = "cool"
 
 
-@tool(namespace="core", requires=["notification"], permissions=["notify:send"],
-      category="communicating", tags=["alert"])
+@tool(
+    namespace="core",
+    requires=["notification"],
+    permissions=["notify:send"],
+    category="communicating",
+    tags=["alert"],
+)
 async def notify(
     recipient: str = param(description="Email, phone, @handle, or channel ID"),
     message: str = param(description="Notification content", max_length=4096),

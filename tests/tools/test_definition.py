@@ -235,8 +235,14 @@ def test_execution_type_and_intent_round_trip_and_are_checked() -> None:
     from bridge.errors import InvalidDefinitionError
     from bridge.tools.definition import ExecutionType, ToolDefinition, ToolIntent
 
-    doc = {"tool": {"name": "ask_user", "description": "Ask the person a question.",
-                    "type": "client", "intent": "render"}}  # fmt: skip
+    doc = {
+        "tool": {
+            "name": "ask_user",
+            "description": "Ask the person a question.",
+            "type": "client",
+            "intent": "render",
+        }
+    }
     d = ToolDefinition.from_json(doc)
     assert (d.type, d.intent) == (ExecutionType.CLIENT, ToolIntent.RENDER)
     assert d.to_json() == doc
@@ -256,13 +262,13 @@ def test_execution_type_and_intent_round_trip_and_are_checked() -> None:
 @pytest.mark.parametrize(
     ("parameters", "problem"),
     [
-        ({"type": "object", "properties": {"x": {"type": "number", "minimum": float("nan")}}},
-         "valid JSON Schema"),
-        ({"type": "object", "properties": {"x": {"maximum": float("inf")}}},
-         "valid JSON Schema"),
+        (
+            {"type": "object", "properties": {"x": {"type": "number", "minimum": float("nan")}}},
+            "valid JSON Schema",
+        ),
+        ({"type": "object", "properties": {"x": {"maximum": float("inf")}}}, "valid JSON Schema"),
         ({"type": "object", "properties": {"x": {"type": "nonsense"}}}, "valid JSON Schema"),
-        ({"type": "object", "properties": {"x": {"type": "string"}}, 3: {"a": {1, 2}}},
-         "not JSON"),
+        ({"type": "object", "properties": {"x": {"type": "string"}}, 3: {"a": {1, 2}}}, "not JSON"),
     ],
 )
 def test_schemas_that_are_not_json_schemas_are_refused(parameters: dict, problem: str) -> None:
@@ -275,5 +281,8 @@ def test_schemas_that_are_not_json_schemas_are_refused(parameters: dict, problem
 def test_schema_with_mixed_key_types_is_not_json() -> None:
     """Keys JSON cannot order (an integer beside strings) are refused, not guessed."""
     with pytest.raises(InvalidDefinitionError, match="not JSON"):
-        ToolDefinition(name="t", description="d", parameters={
-            "type": "object", "properties": {"x": {"type": "integer"}}, 7: "seven"})
+        ToolDefinition(
+            name="t",
+            description="d",
+            parameters={"type": "object", "properties": {"x": {"type": "integer"}}, 7: "seven"},
+        )

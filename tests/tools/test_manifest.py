@@ -14,7 +14,7 @@ from bridge.tools.env import ToolEnv
 from bridge.tools.manifest import load_manifest, load_manifest_text
 from bridge.tools.registry import ToolRegistry
 
-MY_TOOLS = '''
+MY_TOOLS = """
 from bridge.tools.decorator import ToolSpec, param, tool
 from bridge.tools.definition import ToolDefinition
 
@@ -43,7 +43,7 @@ def make_greeter(config, env):
         ),
         handler=handler,
     )]
-'''
+"""
 
 
 @pytest.fixture
@@ -63,7 +63,8 @@ def tool_dir(tmp_path: Path) -> Path:
 
 async def test_good_and_bad_entries(tool_dir: Path, env: ToolEnv) -> None:
     manifest = tool_dir / "tools.yaml"
-    manifest.write_text(textwrap.dedent("""
+    manifest.write_text(
+        textwrap.dedent("""
         tools:
           - name: store_data
             source: builtin:store
@@ -91,7 +92,8 @@ async def test_good_and_bad_entries(tool_dir: Path, env: ToolEnv) -> None:
             entry: echo
             config: {a: 1}
           - just a string
-    """))
+    """)
+    )
     registry = ToolRegistry()
     result = load_manifest(manifest, registry, env)
     assert result.loaded == (
@@ -195,7 +197,10 @@ def test_unreadable_manifest(env: ToolEnv, tmp_path: Path) -> None:
         f"cannot read {tmp_path / 'nope.yaml'}: No such file or directory"
     )
     assert result.problems[0].public_json() == {
-        "entry": None, "name": None, "source": None, "code": "CONFIG_INVALID",
+        "entry": None,
+        "name": None,
+        "source": None,
+        "code": "CONFIG_INVALID",
         "message": "cannot read the tool manifest: No such file or directory",
     }
 
@@ -207,7 +212,8 @@ def test_definition_entries_load_only_client_tools(tmp_path: Path) -> None:
     from bridge.tools.registry import ToolRegistry
 
     (tmp_path / "ask.yaml").write_text(
-        "tool: {name: ask, description: Ask the user., type: client}\n")
+        "tool: {name: ask, description: Ask the user., type: client}\n"
+    )
     (tmp_path / "server.yaml").write_text("tool: {name: calc, description: Compute.}\n")
     (tmp_path / "broken.yaml").write_text("tool: {name: x, type: client}\n")
     made = []
@@ -224,8 +230,10 @@ def test_definition_entries_load_only_client_tools(tmp_path: Path) -> None:
     try:
         env = ToolEnv(db=db, state_dir=tmp_path, client_handler=client_handler)
         registry = ToolRegistry()
-        text = ("tools:\n  - source: definition:ask.yaml\n  - source: definition:server.yaml\n"
-                "  - source: definition:broken.yaml\n  - source: definition:missing.yaml\n")
+        text = (
+            "tools:\n  - source: definition:ask.yaml\n  - source: definition:server.yaml\n"
+            "  - source: definition:broken.yaml\n  - source: definition:missing.yaml\n"
+        )
         result = load_manifest_text(text, registry, env, base_dir=tmp_path)
         assert result.loaded == ("core:ask@1.0.0",)
         assert made == ["ask"]
@@ -234,8 +242,9 @@ def test_definition_entries_load_only_client_tools(tmp_path: Path) -> None:
         assert "'description' is a required property" in messages[2]
         assert "cannot read" in messages[3]
         bare = ToolEnv(db=db, state_dir=tmp_path)
-        result = load_manifest_text("tools:\n  - source: definition:ask.yaml\n", ToolRegistry(),
-                                    bare, base_dir=tmp_path)  # fmt: skip
+        result = load_manifest_text(
+            "tools:\n  - source: definition:ask.yaml\n", ToolRegistry(), bare, base_dir=tmp_path
+        )
         assert "client tools need the invocation layer" in result.problems[0].message
     finally:
         db.close()

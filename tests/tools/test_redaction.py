@@ -5,13 +5,13 @@ from bridge.tools.definition import Audit, ToolDefinition
 from bridge.tools.redaction import REDACTED, Redactor, secret_params
 from tests.matter.dumps import load_dump
 
-SCHEMA = {"type": "object", "properties": {"door": {"type": "string"},
-                                           "pin": {"type": "string"}}}
+SCHEMA = {"type": "object", "properties": {"door": {"type": "string"}, "pin": {"type": "string"}}}
 
 
 def tool(**audit: object) -> ToolDefinition:
-    return ToolDefinition(name="unlock", description="Unlock", parameters=SCHEMA,
-                          audit=Audit(**audit))  # type: ignore[arg-type]
+    return ToolDefinition(
+        name="unlock", description="Unlock", parameters=SCHEMA, audit=Audit(**audit)
+    )  # type: ignore[arg-type]
 
 
 def test_secret_names_and_values_are_hidden() -> None:
@@ -20,7 +20,10 @@ def test_secret_names_and_values_are_hidden() -> None:
     r = Redactor.for_call(defn, {"door": "front", "pin": "4321"})
     assert r.params({"door": "front", "pin": "4321"}) == {"door": "front", "pin": REDACTED}
     assert r.scrub({"a": ["pin 4321 wrong", 4321, {"pin": "x"}], "b": "front", "c": True}) == {
-        "a": [f"pin {REDACTED} wrong", REDACTED, {"pin": REDACTED}], "b": "front", "c": True}
+        "a": [f"pin {REDACTED} wrong", REDACTED, {"pin": REDACTED}],
+        "b": "front",
+        "c": True,
+    }
 
 
 def test_short_secrets_only_replaced_where_they_stand_alone() -> None:

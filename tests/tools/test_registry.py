@@ -72,9 +72,7 @@ def test_resolve_versions_and_namespaces() -> None:
     assert registry.resolve("lamp_on").identity == "matter:lamp_on@1.0.0"
     with pytest.raises(ToolNotFoundError) as info:
         registry.resolve("notify@^4")
-    assert info.value.details["versions"] == [
-        "1.0.0", "1.2.0", "1.10.1", "2.0.0", "3.0.0-beta.1"
-    ]
+    assert info.value.details["versions"] == ["1.0.0", "1.2.0", "1.10.1", "2.0.0", "3.0.0-beta.1"]
     with pytest.raises(ToolNotFoundError, match="no tool named 'nothing'"):
         registry.resolve("nothing")
     with pytest.raises(ToolNotFoundError):
@@ -148,7 +146,12 @@ def test_replace_unregister_and_availability_notify() -> None:
     ]
     events = [sub.queue.get_nowait().data for _ in range(sub.queue.qsize())]
     assert [e["action"] for e in events] == [
-        "added", "updated", "updated", "added", "removed", "removed"
+        "added",
+        "updated",
+        "updated",
+        "added",
+        "removed",
+        "removed",
     ]
     assert events[1] == {"action": "updated", "identity": "core:a@1.0.0", "available": False}
     with pytest.raises(ToolNotFoundError):

@@ -122,11 +122,13 @@ def test_validators_are_cached_per_schema() -> None:
 
 def test_validate_call_keeps_checking_with_a_cached_validator_per_definition() -> None:
     loose = ToolDefinition(
-        name="t", description="d",
+        name="t",
+        description="d",
         parameters={"type": "object", "properties": {"x": {"type": "integer"}}},
     )
     strict = ToolDefinition(
-        name="t", description="d",
+        name="t",
+        description="d",
         parameters={"type": "object", "properties": {"x": {"type": "string"}}},
     )
     for _ in range(3):

@@ -28,53 +28,97 @@ SENTENCES = Path(__file__).parent / "sentences"
 
 # dump stem -> (name, room, aliases); renamed in this order (slugs depend on it).
 HOME: dict[str, tuple[str, str, list[str]]] = {
-    "node-1-onoff": ("Kitchen Light", "Kitchen",
-                     ["Küchenlampe", "lampe de cuisine", "keukenlamp", "luz de la cocina"]),
-    "node-2-dimmable": ("Ceiling Light", "Kitchen",
-                        ["Deckenlampe", "plafonnier", "plafondlamp", "lámpara del techo"]),
-    "node-3-color": ("Sofa Lamp", "Living Room",
-                     ["couch lamp", "Stehlampe", "lampadaire", "staande lamp", "lámpara de pie"]),
-    "node-4-thermostat": ("Hall Thermostat", "Hall",
-                          ["Flurthermostat", "thermostat du couloir", "termostato del pasillo",
-                           "gangthermostaat"]),
-    "mock_dimmable_light": ("Reading Lamp", "Schlafzimmer",
-                            ["Nachttischlampe", "lampe de chevet", "lámpara de noche",
-                             "nachtlamp"]),
-    "color_temperature_light": ("Reading Lamp", "Salon",
-                                ["Schreibtischlampe", "lampe de bureau",
-                                 "lámpara del escritorio", "bureaulamp"]),
-    "mock_onoff_light": ("Porch Light", "Terraza",
-                         ["outside light", "Verandalicht", "lumière du porche",
-                          "luz del porche", "verandalamp"]),
-    "mock_thermostat": ("Bedroom Thermostat", "Slaapkamer",
-                        ["Schlafzimmerthermostat", "thermostat de la chambre",
-                         "termostato del dormitorio", "slaapkamerthermostaat"]),
+    "node-1-onoff": (
+        "Kitchen Light",
+        "Kitchen",
+        ["Küchenlampe", "lampe de cuisine", "keukenlamp", "luz de la cocina"],
+    ),
+    "node-2-dimmable": (
+        "Ceiling Light",
+        "Kitchen",
+        ["Deckenlampe", "plafonnier", "plafondlamp", "lámpara del techo"],
+    ),
+    "node-3-color": (
+        "Sofa Lamp",
+        "Living Room",
+        ["couch lamp", "Stehlampe", "lampadaire", "staande lamp", "lámpara de pie"],
+    ),
+    "node-4-thermostat": (
+        "Hall Thermostat",
+        "Hall",
+        ["Flurthermostat", "thermostat du couloir", "termostato del pasillo", "gangthermostaat"],
+    ),
+    "mock_dimmable_light": (
+        "Reading Lamp",
+        "Schlafzimmer",
+        ["Nachttischlampe", "lampe de chevet", "lámpara de noche", "nachtlamp"],
+    ),
+    "color_temperature_light": (
+        "Reading Lamp",
+        "Salon",
+        ["Schreibtischlampe", "lampe de bureau", "lámpara del escritorio", "bureaulamp"],
+    ),
+    "mock_onoff_light": (
+        "Porch Light",
+        "Terraza",
+        ["outside light", "Verandalicht", "lumière du porche", "luz del porche", "verandalamp"],
+    ),
+    "mock_thermostat": (
+        "Bedroom Thermostat",
+        "Slaapkamer",
+        [
+            "Schlafzimmerthermostat",
+            "thermostat de la chambre",
+            "termostato del dormitorio",
+            "slaapkamerthermostaat",
+        ],
+    ),
     # Kinds other than lights and thermostats: a lock, a blind, a fan without tools, a
     # door contact, and a weather sensor's temperature and humidity endpoints.
-    "mock_door_lock": ("Front Door", "Hall",
-                       ["Haustür", "porte d'entrée", "puerta principal", "voordeur"]),
-    "mock_window_covering_full": ("Living Room Blind", "Living Room",
-                                  ["Rollo", "store du salon", "persiana del salón",
-                                   "rolgordijn"]),
-    "mock_fan": ("Ceiling Fan", "Living Room",
-                 ["Deckenventilator", "ventilateur", "ventilador", "plafondventilator"]),
-    "eve_contact_sensor": ("Back Door", "Kitchen",
-                           ["Hintertür", "porte de derrière", "puerta trasera", "achterdeur"]),
-    "eve_weather_sensor": ("Bathroom Thermometer", "Bathroom",
-                           ["Badthermometer", "thermomètre", "termómetro", "badthermometer"]),
-    "eve_weather_sensor#2": ("Bathroom Hygrometer", "Bathroom",
-                             ["Hygrometer", "hygromètre", "higrómetro", "hygrometer"]),
-}  # fmt: skip
+    "mock_door_lock": (
+        "Front Door",
+        "Hall",
+        ["Haustür", "porte d'entrée", "puerta principal", "voordeur"],
+    ),
+    "mock_window_covering_full": (
+        "Living Room Blind",
+        "Living Room",
+        ["Rollo", "store du salon", "persiana del salón", "rolgordijn"],
+    ),
+    "mock_fan": (
+        "Ceiling Fan",
+        "Living Room",
+        ["Deckenventilator", "ventilateur", "ventilador", "plafondventilator"],
+    ),
+    "eve_contact_sensor": (
+        "Back Door",
+        "Kitchen",
+        ["Hintertür", "porte de derrière", "puerta trasera", "achterdeur"],
+    ),
+    "eve_weather_sensor": (
+        "Bathroom Thermometer",
+        "Bathroom",
+        ["Badthermometer", "thermomètre", "termómetro", "badthermometer"],
+    ),
+    "eve_weather_sensor#2": (
+        "Bathroom Hygrometer",
+        "Bathroom",
+        ["Hygrometer", "hygromètre", "higrómetro", "hygrometer"],
+    ),
+}
 # Dump stems to import (an entry "stem#N" is the N-th device of that dump's node).
 DUMPS = [stem for stem in HOME if "#" not in stem]
 # The home's floors (voice.floors): the ground floor and the one above it ("upstairs").
 FLOORS = (
-    FloorConfig(name="Ground Floor", level=0, rooms=("Kitchen", "Living Room", "Hall", "Salon",
-                                                      "Terraza")),
-    FloorConfig(name="First Floor", level=1,
-                aliases=("erster Stock", "premier étage", "primera planta",
-                         "eerste verdieping"),
-                rooms=("Schlafzimmer", "Slaapkamer", "Bathroom")),
+    FloorConfig(
+        name="Ground Floor", level=0, rooms=("Kitchen", "Living Room", "Hall", "Salon", "Terraza")
+    ),
+    FloorConfig(
+        name="First Floor",
+        level=1,
+        aliases=("erster Stock", "premier étage", "primera planta", "eerste verdieping"),
+        rooms=("Schlafzimmer", "Slaapkamer", "Bathroom"),
+    ),
 )
 VOICE = VoiceConfig(floors=FLOORS)
 # room -> its aliases (set after the devices are furnished).
@@ -113,21 +157,30 @@ class Outcome:
 HELD_OUT = SENTENCES / "heldout.yaml"
 # Sets kept in one file for all languages (``sentences/<name>.yaml``): the held-out set,
 # and issue 30's sets (compound sentences; development and held-out, reported apart).
-MULTI_LANGUAGE_SETS = ("heldout", "compound", "compound_heldout", "covers", "covers_heldout",
-                       "units", "everyday", "speech", "speech_heldout")
+MULTI_LANGUAGE_SETS = (
+    "heldout",
+    "compound",
+    "compound_heldout",
+    "covers",
+    "covers_heldout",
+    "units",
+    "everyday",
+    "speech",
+    "speech_heldout",
+)
 
 
 def _sentence(language: str, entry: dict[str, Any]) -> Sentence:
-    return Sentence(language=language, text=entry["text"], calls=list(entry["calls"]),
-                    area=entry.get("area"))  # fmt: skip
+    return Sentence(
+        language=language, text=entry["text"], calls=list(entry["calls"]), area=entry.get("area")
+    )
 
 
 def load_sentences(which: str = "dev") -> list[Sentence]:
     """Return the development set (``dev``) or one of ``MULTI_LANGUAGE_SETS``."""
     if which in MULTI_LANGUAGE_SETS:
         doc = yaml.safe_load((SENTENCES / f"{which}.yaml").read_text())
-        return [_sentence(lang, e) for lang, entries in doc["sentences"].items()
-                for e in entries]  # fmt: skip
+        return [_sentence(lang, e) for lang, entries in doc["sentences"].items() for e in entries]
     out: list[Sentence] = []
     for path in sorted(SENTENCES.glob("*.yaml")):
         if path.stem in MULTI_LANGUAGE_SETS:
@@ -148,8 +201,9 @@ async def furnish(home: Home) -> None:
             home.ids[key] = [d.id for d in devices if d.node_id == node][int(nth) - 1]
         await home.patch_device(key, {"name": name, "room": room, "aliases": aliases})
     for room, aliases in ROOM_ALIASES.items():
-        status, answer = await home.request("PATCH", f"/v1/rooms/{room}",
-                                            home.token("device:manage:*"), {"aliases": aliases})
+        status, answer = await home.request(
+            "PATCH", f"/v1/rooms/{room}", home.token("device:manage:*"), {"aliases": aliases}
+        )
         assert status == 200, answer
 
 
@@ -168,9 +222,16 @@ async def evaluate(home: Home, sentences: list[Sentence], token: Any) -> list[Ou
     outcomes = []
     for sentence in sentences:
         started = time.perf_counter()
-        reply = await engine.handle(sentence.text, sentence.language, token=token,
-                                    area=sentence.area)
+        reply = await engine.handle(
+            sentence.text, sentence.language, token=token, area=sentence.area
+        )
         duration = (time.perf_counter() - started) * 1000
-        outcomes.append(Outcome(sentence=sentence, calls=_made(reply.calls), speech=reply.speech,
-                                duration_ms=duration))  # fmt: skip
+        outcomes.append(
+            Outcome(
+                sentence=sentence,
+                calls=_made(reply.calls),
+                speech=reply.speech,
+                duration_ms=duration,
+            )
+        )
     return outcomes

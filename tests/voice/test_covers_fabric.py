@@ -76,14 +76,17 @@ def commissioned(fabric: Fabric) -> Iterator[tuple[str, str, list[int]]]:
 
 async def _commission(ctl: ThreadedController, devices: list[VirtualDevice]) -> list[int]:
     nodes = []
-    async with aiohttp.ClientSession() as session, \
-            session.ws_connect(ctl.url, headers=ctl.headers) as ws:
+    async with (
+        aiohttp.ClientSession() as session,
+        session.ws_connect(ctl.url, headers=ctl.headers) as ws,
+    ):
         await ws.receive_json()  # server info
         for i, dev in enumerate(devices):
             assert dev.pairing is not None
             args = {"code": dev.pairing.qr, "network_only": True}
-            await ws.send_json({"message_id": str(i), "command": "commission_with_code",
-                                "args": args})  # fmt: skip
+            await ws.send_json(
+                {"message_id": str(i), "command": "commission_with_code", "args": args}
+            )
             async with asyncio.timeout(180):
                 while (msg := await ws.receive_json()).get("message_id") != str(i):
                     pass
@@ -93,9 +96,7 @@ async def _commission(ctl: ThreadedController, devices: list[VirtualDevice]) -> 
 
 
 @pytest.fixture
-async def home(
-    commissioned: tuple[str, str, list[int]], tmp_path: Path
-) -> AsyncIterator[Home]:
+async def home(commissioned: tuple[str, str, list[int]], tmp_path: Path) -> AsyncIterator[Home]:
     url, key_file, nodes = commissioned
     async with start_home(url, tmp_path / "state", [], key_file) as running:
         assert running.service.matter is not None
@@ -108,16 +109,15 @@ async def home(
             await running.patch_device(str(i), {"name": name, "room": room})
         for room, aliases in ROOM_ALIASES.items():
             status, answer = await running.request(
-                "PATCH", f"/v1/rooms/{room}", running.token("device:manage:*"),
-                {"aliases": aliases})  # fmt: skip
+                "PATCH", f"/v1/rooms/{room}", running.token("device:manage:*"), {"aliases": aliases}
+            )
             assert status == 200, answer
         yield running
 
 
 def _token(home: Home) -> Any:
     assert home.service.invocation is not None
-    return home.service.invocation.verifier.verify(
-        home.token("device:control:*", "device:read:*"))
+    return home.service.invocation.verifier.verify(home.token("device:control:*", "device:read:*"))
 
 
 @pytest.mark.parametrize("which", ["covers", "covers_heldout"])
@@ -128,8 +128,11 @@ async def test_every_cover_sentence_makes_exactly_its_calls(home: Home, which: s
     missed = [o for o in outcomes if not o.exact]
     assert all(o.calls == [] and o.speech for o in missed)
     missed_keys = {(o.sentence.language, o.sentence.text) for o in missed}
-    new = sorted((k, o.speech) for o in missed
-                 if (k := (o.sentence.language, o.sentence.text)) not in KNOWN_MISSES[which])
+    new = sorted(
+        (k, o.speech)
+        for o in missed
+        if (k := (o.sentence.language, o.sentence.text)) not in KNOWN_MISSES[which]
+    )
     assert new == [], f"{which}: sentences that do not work: {new}"
     assert sorted(KNOWN_MISSES[which] - missed_keys) == [], f"{which}: unpin these"
 
@@ -139,8 +142,9 @@ async def test_a_curtain_sentence_moves_the_drapery_and_says_so(home: Home) -> N
     assert engine is not None
     reply = await engine.handle("set the living room curtains to 30%", "en", token=_token(home))
     assert (reply.handled, reply.speech) == (True, "Set Smart Curtain to 30 percent open.")
-    status, state = await home.invoke("matter:blind_smart_curtain_state", {},
-                                      home.token("device:read:*"))  # fmt: skip
+    status, state = await home.invoke(
+        "matter:blind_smart_curtain_state", {}, home.token("device:read:*")
+    )
     assert status == 200, state
     # 30 % open = 70 % closed: WindowCovering target lift 7000 in 100ths (spec 5.3.5.12)
     assert state["result"]["percent_open"] == 30, state

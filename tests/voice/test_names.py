@@ -27,13 +27,15 @@ async def test_an_alias_added_alone_is_heard_at_once(home: Home) -> None:
     assert reply.handled, reply.speech
     assert [c["tool"] for c in reply.calls] == ["matter:light_sofa_lamp_on"]
     # Listing follows permission: a token sees the tools it may call.
-    status, tool = await home.request("GET", "/v1/tools/matter:light_sofa_lamp_on",
-                                      home.token("device:control:*"))  # fmt: skip
+    status, tool = await home.request(
+        "GET", "/v1/tools/matter:light_sofa_lamp_on", home.token("device:control:*")
+    )
     assert status == 200, tool
     assert tool["tool"]["metadata"]["aliases"] == ["big lamp"], tool
     # Tool search (BM25 over metadata.aliases among others) finds the device by its alias.
-    status, found = await home.request("GET", "/v1/tools?q=big%20lamp&limit=3",
-                                       home.token("device:control:*"))  # fmt: skip
+    status, found = await home.request(
+        "GET", "/v1/tools?q=big%20lamp&limit=3", home.token("device:control:*")
+    )
     assert status == 200, found
     assert found["tools"][0]["identity"].startswith("matter:light_sofa_lamp_"), found
 
@@ -55,11 +57,15 @@ async def test_room_aliases_are_set_checked_persisted_and_heard(home: Home) -> N
     kitchen = next(r for r in body["rooms"] if r["room"] == "Kitchen")
     assert (kitchen["slug"], kitchen["aliases"]) == ("kitchen", [])
     assert {d["id"] for d in kitchen["devices"]} == {
-        home.ids["node-1-onoff"], home.ids["node-2-dimmable"], home.ids["eve_contact_sensor"]}
+        home.ids["node-1-onoff"],
+        home.ids["node-2-dimmable"],
+        home.ids["eve_contact_sensor"],
+    }
     assert "room_kitchen_lights_off" in kitchen["tools"]
 
-    status, room = await home.request("PATCH", "/v1/rooms/kitchen", manage,
-                                      {"aliases": ["Küche", "cuisine", "küche", "keuken"]})
+    status, room = await home.request(
+        "PATCH", "/v1/rooms/kitchen", manage, {"aliases": ["Küche", "cuisine", "küche", "keuken"]}
+    )
     assert status == 200, room
     assert room["aliases"] == ["Küche", "cuisine", "keuken"]  # duplicates dropped
     reply = await engine.handle(sentence, "de", token=control)
@@ -68,8 +74,9 @@ async def test_room_aliases_are_set_checked_persisted_and_heard(home: Home) -> N
     reply = await engine.handle("allume les lumières de la cuisine", "fr", token=control)
     assert [c["tool"] for c in reply.calls] == ["matter:room_kitchen_lights_on"], reply.speech
     # The room tools carry the aliases: tool search and agents find them too.
-    status, tool = await home.request("GET", "/v1/tools/matter:room_kitchen_lights_off",
-                                      home.token("device:control:*"))  # fmt: skip
+    status, tool = await home.request(
+        "GET", "/v1/tools/matter:room_kitchen_lights_off", home.token("device:control:*")
+    )
     assert tool["tool"]["metadata"]["aliases"] == ["Küche", "cuisine", "keuken"]
     assert "also called Küche, cuisine, keuken" in tool["tool"]["description"]
     bridge = home.service.matter.bridge
@@ -77,37 +84,51 @@ async def test_room_aliases_are_set_checked_persisted_and_heard(home: Home) -> N
     furnished = {slugify(room): tuple(aliases) for room, aliases in ROOM_ALIASES.items()}
     living = furnished["living_room"]  # set by the furnished home
     assert await bridge.names.load_room_aliases() == {
-        "kitchen": ("Küche", "cuisine", "keuken"), **furnished}
+        "kitchen": ("Küche", "cuisine", "keuken"),
+        **furnished,
+    }
 
     # Refused, and nothing changes: another room's name or alias, bad bodies, no such
     # room, a token that may not manage every device of the room.
     for ref, aliases in (("Hall", ["Kitchen"]), ("hall", ["KÜCHE"])):
-        status, answer = await home.request("PATCH", f"/v1/rooms/{ref}", manage,
-                                            {"aliases": aliases})  # fmt: skip
+        status, answer = await home.request(
+            "PATCH", f"/v1/rooms/{ref}", manage, {"aliases": aliases}
+        )
         assert (status, answer["error"]["code"]) == (409, "CONFLICT"), answer
         assert answer["error"]["details"]["room"] == "Kitchen"
-    for bad in ({}, {"aliases": "Küche"}, {"aliases": [""]}, {"aliases": [7]},
-                {"aliases": [f"r{i}" for i in range(17)]}, {"aliases": [], "name": "x"}):
+    for bad in (
+        {},
+        {"aliases": "Küche"},
+        {"aliases": [""]},
+        {"aliases": [7]},
+        {"aliases": [f"r{i}" for i in range(17)]},
+        {"aliases": [], "name": "x"},
+    ):
         status, answer = await home.request("PATCH", "/v1/rooms/Küche", manage, bad)
         assert (status, answer["error"]["code"]) == (400, "INVALID_PARAMS"), bad
     status, answer = await home.request("PATCH", "/v1/rooms/attic", manage, {"aliases": []})
     assert (status, answer["error"]["code"]) == (404, "NOT_FOUND")
     assert "Kitchen" not in answer["error"]["message"]  # this token may not list rooms
-    status, answer = await home.request("PATCH", "/v1/rooms/attic",
-                                        home.token("device:manage:*", "device:read:*"),
-                                        {"aliases": []})  # fmt: skip
+    status, answer = await home.request(
+        "PATCH", "/v1/rooms/attic", home.token("device:manage:*", "device:read:*"), {"aliases": []}
+    )
     assert (status, answer["error"]["code"]) == (404, "NOT_FOUND")
     assert "Kitchen" in answer["error"]["message"]
     one = home.token(f"device:manage:{home.ids['node-1-onoff']}")
     for token in (one, reader):
-        status, answer = await home.request("PATCH", "/v1/rooms/kitchen", token,
-                                            {"aliases": []})  # fmt: skip
+        status, answer = await home.request("PATCH", "/v1/rooms/kitchen", token, {"aliases": []})
         assert (status, answer["error"]["code"]) == (403, "PERMISSION_DENIED"), answer
     status, body = await home.request("GET", "/v1/rooms", reader)
     assert {r["room"]: r["aliases"] for r in body["rooms"]} == {
-        "Bathroom": list(furnished["bathroom"]), "Hall": list(furnished["hall"]),
-        "Kitchen": ["Küche", "cuisine", "keuken"], "Living Room": list(living),
-        "Salon": [], "Schlafzimmer": [], "Slaapkamer": [], "Terraza": []}
+        "Bathroom": list(furnished["bathroom"]),
+        "Hall": list(furnished["hall"]),
+        "Kitchen": ["Küche", "cuisine", "keuken"],
+        "Living Room": list(living),
+        "Salon": [],
+        "Schlafzimmer": [],
+        "Slaapkamer": [],
+        "Terraza": [],
+    }
 
     # The room is found by its alias, and an empty list removes the aliases.
     status, room = await home.request("PATCH", "/v1/rooms/cuisine", manage, {"aliases": []})
@@ -128,7 +149,8 @@ async def test_rooms_cli_lists_and_edits_aliases(
 
     assert await run(*alias, "add", "bedroom", "upstairs") == 0
     assert capsys.readouterr().out.startswith(
-        "room Slaapkamer (slaapkamer): bedroom, upstairs (live on ")
+        "room Slaapkamer (slaapkamer): bedroom, upstairs (live on "
+    )
     assert await run(*alias, "remove", "UPSTAIRS") == 0
     capsys.readouterr()
     assert await run("rooms", "alias", "BEDROOM", "list") == 0  # found by its alias
@@ -137,10 +159,12 @@ async def test_rooms_cli_lists_and_edits_aliases(
     out = capsys.readouterr().out.splitlines()
     assert "Slaapkamer (slaapkamer): Bedroom Thermostat; also called bedroom" in out
     assert "  room_slaapkamer_temperature" in out
-    for bad, code in (((*alias, "remove", "Nope"), "NOT_FOUND"),
-                      (("rooms", "alias", "attic", "list"), "NOT_FOUND"),
-                      ((*alias, "add"), "INVALID_PARAMS"),
-                      (("rooms", "alias", "Salon", "add", "bedroom"), "CONFLICT")):
+    for bad, code in (
+        ((*alias, "remove", "Nope"), "NOT_FOUND"),
+        (("rooms", "alias", "attic", "list"), "NOT_FOUND"),
+        ((*alias, "add"), "INVALID_PARAMS"),
+        (("rooms", "alias", "Salon", "add", "bedroom"), "CONFLICT"),
+    ):
         assert await run(*bad) == 1, bad
         assert f"error [{code}]" in capsys.readouterr().err, bad
     assert home.service.matter is not None

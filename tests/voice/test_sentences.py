@@ -57,13 +57,16 @@ KNOWN_MISSES: dict[str, set[tuple[str, str]]] = {
 }
 
 
-@pytest.mark.parametrize("which", ["dev", "heldout", "compound", "compound_heldout", "everyday",
-                                   "speech", "speech_heldout"])
+@pytest.mark.parametrize(
+    "which",
+    ["dev", "heldout", "compound", "compound_heldout", "everyday", "speech", "speech_heldout"],
+)
 async def test_every_sentence_makes_exactly_its_calls(home: Home, which: str) -> None:
     token = home.token("device:control:*", "device:read:*")
     assert home.service.invocation is not None
-    outcomes = await evaluate(home, load_sentences(which),
-                              home.service.invocation.verifier.verify(token))  # fmt: skip
+    outcomes = await evaluate(
+        home, load_sentences(which), home.service.invocation.verifier.verify(token)
+    )
     wrong = [(o.sentence.language, o.sentence.text, o.calls) for o in outcomes if o.wrong_action]
     assert wrong == []  # never a wrong action, on either set
     # A sentence not understood does nothing and says so; bench/intents.py lists them.
@@ -74,7 +77,8 @@ async def test_every_sentence_makes_exactly_its_calls(home: Home, which: str) ->
     now_understood = sorted(KNOWN_MISSES[which] - missed_keys)
     assert new_misses == [], f"{which}: sentences that stopped working: {new_misses}"
     assert now_understood == [], (
-        f"{which}: pinned misses that now work (or left the set) - unpin them: {now_understood}")
+        f"{which}: pinned misses that now work (or left the set) - unpin them: {now_understood}"
+    )
     assert_no_placeholder([(o.sentence.language, o.speech) for o in outcomes])
     assert_not_english([(o.sentence.language, o.speech) for o in outcomes])
 
@@ -87,34 +91,49 @@ async def test_denied_and_unknown_language_are_spoken(home: Home) -> None:
     reader = verify(home.token("device:read:*"))
     reply = await engine.handle("turn off the kitchen lights", "en", token=reader)
     assert (reply.handled, reply.speech) == (
-        False, "Sorry, you are not allowed to do that with Kitchen.")
+        False,
+        "Sorry, you are not allowed to do that with Kitchen.",
+    )
     # The control tool is out of a reader's sight (TOOL_NOT_FOUND, as over HTTP); the
     # room itself it may see, so the answer names it.
     assert reply.calls[0]["error"]["code"] == "TOOL_NOT_FOUND"
-    reply = await engine.handle("schalte die Küchenlampe ein", "de-DE",
-                                token=verify(home.token("device:control:*")))  # fmt: skip
+    reply = await engine.handle(
+        "schalte die Küchenlampe ein", "de-DE", token=verify(home.token("device:control:*"))
+    )
     assert (reply.handled, reply.speech) == (True, "Kitchen Light ist eingeschaltet.")
     reply = await engine.handle("allumez la lumière", "it", token=reader)
     assert (reply.handled, reply.calls) == (False, ())
     assert reply.speech == "Sorry, I only understand these languages: en, de, fr, es, nl."
     reply = await engine.handle("turn on the reading lamp", "en", token=reader)
     assert reply.speech == (
-        "Which one do you mean: Reading Lamp (Schlafzimmer) or Reading Lamp (Salon)?")
+        "Which one do you mean: Reading Lamp (Schlafzimmer) or Reading Lamp (Salon)?"
+    )
 
 
 async def test_http_route_and_say_command(home: Home) -> None:
     token = home.token("device:control:*")
-    status, body = await home.request("POST", "/v1/intents/handle", token,
-                                      {"text": "turn off the sofa lamp", "language": "en"})
+    status, body = await home.request(
+        "POST", "/v1/intents/handle", token, {"text": "turn off the sofa lamp", "language": "en"}
+    )
     assert status == 200, body
     assert (body["handled"], body["speech"], body["calls"][0]["tool"]) == (
-        True, "Turned off Sofa Lamp.", "matter:light_sofa_lamp_off")
-    for bad in ({}, {"text": 5}, {"text": "hi", "language": 7}, {"text": "x", "extra": 1},
-                {"text": " "}, {"text": "x" * 501}):  # fmt: skip
+        True,
+        "Turned off Sofa Lamp.",
+        "matter:light_sofa_lamp_off",
+    )
+    for bad in (
+        {},
+        {"text": 5},
+        {"text": "hi", "language": 7},
+        {"text": "x", "extra": 1},
+        {"text": " "},
+        {"text": "x" * 501},
+    ):
         status, body = await home.request("POST", "/v1/intents/handle", token, bad)
         assert (status, body["error"]["code"]) == (400, "INVALID_PARAMS"), bad
-    status, body = await home.request("POST", "/v1/intents/handle", "not-a-token",
-                                      {"text": "turn off the sofa lamp"})  # fmt: skip
+    status, body = await home.request(
+        "POST", "/v1/intents/handle", "not-a-token", {"text": "turn off the sofa lamp"}
+    )
     assert (status, body["error"]["code"]) == (401, "UNAUTHENTICATED")
 
 
@@ -125,8 +144,9 @@ async def test_say_command_prints_the_answer(
     args = ["say", "dimme die Deckenlampe auf 30 %", "--language", "de", "--url", home.url]
     assert await asyncio.to_thread(main, args) == 0
     assert capsys.readouterr().out == "Ceiling Light ist auf 30 Prozent gestellt.\n"
-    assert await asyncio.to_thread(main, ["say", "turn on the reading lamp", "--url",
-                                          home.url]) == 1  # fmt: skip
+    assert (
+        await asyncio.to_thread(main, ["say", "turn on the reading lamp", "--url", home.url]) == 1
+    )
     assert "Which one do you mean" in capsys.readouterr().out
 
 
@@ -135,30 +155,38 @@ async def test_a_compound_sentence_is_answered_part_by_part_or_not_at_all(home: 
     assert engine is not None
     assert home.service.invocation is not None
     token = home.service.invocation.verifier.verify(home.token("device:control:*"))
-    reply = await engine.handle("turn on the kitchen light and then turn off the sofa lamp",
-                                "en", token=token)  # fmt: skip
+    reply = await engine.handle(
+        "turn on the kitchen light and then turn off the sofa lamp", "en", token=token
+    )
     assert (reply.handled, reply.speech) == (True, "Turned on Kitchen Light. Turned off Sofa Lamp.")
-    assert [c["tool"] for c in reply.calls] == ["matter:kitchen_light_on",
-                                                "matter:light_sofa_lamp_off"]  # fmt: skip
+    assert [c["tool"] for c in reply.calls] == [
+        "matter:kitchen_light_on",
+        "matter:light_sofa_lamp_off",
+    ]
     # one part the home cannot do: nothing at all, and the answer says which part
     reply = await engine.handle("turn on the kitchen light and the dishwasher", "en", token=token)
     assert (reply.handled, reply.calls) == (False, ())
     assert reply.speech == 'Sorry, I did nothing: I did not understand "the dishwasher".'
     reply = await engine.handle("turn off the sofa lamp and the reading lamp", "en", token=token)
     assert (reply.handled, reply.calls) == (False, ())
-    assert reply.speech == ("I did nothing. Which one do you mean: Reading Lamp (Schlafzimmer) "
-                            "or Reading Lamp (Salon)?")
-    reply = await engine.handle("schalte die Küchenlampe und den Geschirrspüler ein", "de",
-                                token=token)  # fmt: skip
+    assert reply.speech == (
+        "I did nothing. Which one do you mean: Reading Lamp (Schlafzimmer) or Reading Lamp (Salon)?"
+    )
+    reply = await engine.handle(
+        "schalte die Küchenlampe und den Geschirrspüler ein", "de", token=token
+    )
     assert (reply.handled, reply.calls) == (False, ())
     assert reply.speech.startswith("Ich habe nichts getan")
     # a part refused by permission: the other part is done, the answer says which was not
     reader = home.service.invocation.verifier.verify(
-        home.token("device:control:" + home.ids["node-1-onoff"], "device:read:*"))
-    reply = await engine.handle("turn on the kitchen light and turn off the sofa lamp", "en",
-                                token=reader)  # fmt: skip
-    assert reply.speech == ("Turned on Kitchen Light. "
-                            "Sorry, you are not allowed to do that with Sofa Lamp.")
+        home.token("device:control:" + home.ids["node-1-onoff"], "device:read:*")
+    )
+    reply = await engine.handle(
+        "turn on the kitchen light and turn off the sofa lamp", "en", token=reader
+    )
+    assert reply.speech == (
+        "Turned on Kitchen Light. Sorry, you are not allowed to do that with Sofa Lamp."
+    )
     assert [c["ok"] for c in reply.calls] == [True, False]
 
 
@@ -169,15 +197,14 @@ async def test_a_fahrenheit_home_hears_and_answers_in_fahrenheit(home: Home) -> 
     # the recorded thermostats display Celsius (TemperatureDisplayMode 0): auto is metric
     assert engine.units() == "metric"
     engine.configured_units = "imperial"  # what voice.units: imperial configures
-    token = home.service.invocation.verifier.verify(home.token("device:control:*",
-                                                               "device:read:*"))  # fmt: skip
+    token = home.service.invocation.verifier.verify(home.token("device:control:*", "device:read:*"))
     outcomes = await evaluate(home, load_sentences("units"), token)
-    assert [(o.sentence.language, o.sentence.text, o.calls, o.speech)
-            for o in outcomes if not o.exact] == []  # fmt: skip
+    assert [
+        (o.sentence.language, o.sentence.text, o.calls, o.speech) for o in outcomes if not o.exact
+    ] == []
     reply = await engine.handle("set the hall thermostat to 72 degrees", "en", token=token)
     assert reply.speech == "Set Hall Thermostat to 72 degrees."
-    reply = await engine.handle("set the hall thermostat to 21 degrees celsius", "en",
-                                token=token)  # fmt: skip
+    reply = await engine.handle("set the hall thermostat to 21 degrees celsius", "en", token=token)
     assert reply.speech == "Set Hall Thermostat to 69.8 degrees."  # 21 C = 69.8 F
     reply = await engine.handle("set the hall thermostat to 20 degrees", "en", token=token)
     assert (reply.handled, reply.calls) == (False, ())

@@ -35,10 +35,12 @@ HOME: list[tuple[str, str, str]] = [
     ("garage-door", "Garage Door", "Garage"),
     ("roller-shade", "Garage Shade", "Garage"),
 ]
-FLOORS = VoiceConfig(floors=(
-    FloorConfig(name="First Floor", level=1, rooms=("Bedroom",)),
-    FloorConfig(name="Ground Floor", level=0, rooms=("Kitchen", "Hall", "Garage")),
-))  # fmt: skip
+FLOORS = VoiceConfig(
+    floors=(
+        FloorConfig(name="First Floor", level=1, rooms=("Bedroom",)),
+        FloorConfig(name="Ground Floor", level=0, rooms=("Kitchen", "Hall", "Garage")),
+    )
+)
 
 
 class _Kind(str):
@@ -74,14 +76,17 @@ def commissioned(fabric: Fabric) -> Iterator[tuple[str, str, list[int]]]:
 
 async def _commission(ctl: ThreadedController, devices: list[VirtualDevice]) -> list[int]:
     nodes = []
-    async with aiohttp.ClientSession() as session, \
-            session.ws_connect(ctl.url, headers=ctl.headers) as ws:
+    async with (
+        aiohttp.ClientSession() as session,
+        session.ws_connect(ctl.url, headers=ctl.headers) as ws,
+    ):
         await ws.receive_json()  # server info
         for i, dev in enumerate(devices):
             assert dev.pairing is not None
             args = {"code": dev.pairing.qr, "network_only": True}
-            await ws.send_json({"message_id": str(i), "command": "commission_with_code",
-                                "args": args})  # fmt: skip
+            await ws.send_json(
+                {"message_id": str(i), "command": "commission_with_code", "args": args}
+            )
             async with asyncio.timeout(180):
                 while (msg := await ws.receive_json()).get("message_id") != str(i):
                     pass
@@ -91,9 +96,7 @@ async def _commission(ctl: ThreadedController, devices: list[VirtualDevice]) -> 
 
 
 @pytest.fixture
-async def home(
-    commissioned: tuple[str, str, list[int]], tmp_path: Path
-) -> AsyncIterator[Home]:
+async def home(commissioned: tuple[str, str, list[int]], tmp_path: Path) -> AsyncIterator[Home]:
     url, key_file, nodes = commissioned
     async with start_home(url, tmp_path / "state", [], key_file, FLOORS) as running:
         assert running.service.matter is not None
@@ -109,8 +112,7 @@ async def home(
 
 def _token(home: Home) -> Any:
     assert home.service.invocation is not None
-    return home.service.invocation.verifier.verify(
-        home.token("device:control:*", "device:read:*"))
+    return home.service.invocation.verifier.verify(home.token("device:control:*", "device:read:*"))
 
 
 async def _say(home: Home, text: str, lang: str = "en", area: str | None = None) -> Any:
@@ -120,8 +122,9 @@ async def _say(home: Home, text: str, lang: str = "en", area: str | None = None)
 
 
 async def _tool(home: Home, tool: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-    status, body = await home.invoke(f"matter:{tool}", params or {},
-                                     home.token("device:control:*", "device:read:*"))
+    status, body = await home.invoke(
+        f"matter:{tool}", params or {}, home.token("device:control:*", "device:read:*")
+    )
     assert status == 200, body
     result: dict[str, Any] = body["result"]
     return result
@@ -193,13 +196,15 @@ async def test_a_rooms_colour_reaches_its_colour_light(home: Home) -> None:
     await _until(home, bedroom, "on", True)
     reply = await _say(home, "make the bedroom blue")
     assert (reply.handled, reply.speech) == (True, "Set the lights in Bedroom to blue.")
+
     # CSS blue: hue 240 degrees at full saturation (Matter keeps hue in 254 steps), or on
     # an XY light the sRGB blue primary x 0.15, y 0.06 (IEC 61966-2-1).
     def blue(state: dict[str, Any]) -> bool:
         hue = (state.get("color") or {}).get("hue", -99)
         xy = state.get("color_xy") or {}
-        return abs(hue - 240) <= 2 or (abs(xy.get("x", -1) - 0.15) <= 0.005
-                                       and abs(xy.get("y", -1) - 0.06) <= 0.005)
+        return abs(hue - 240) <= 2 or (
+            abs(xy.get("x", -1) - 0.15) <= 0.005 and abs(xy.get("y", -1) - 0.06) <= 0.005
+        )
 
     state: dict[str, Any] = {}
     try:
@@ -231,14 +236,24 @@ async def test_open_the_garage_never_moves_the_shade_beside_it(home: Home) -> No
     shade, garage = _slug(home, "Garage Shade"), _slug(home, "Garage Door")
     await _tool(home, f"{shade}_close")
     await _until(home, shade, "percent_open", 0)
-    for text, lang in [("open the garage", "en"), ("open the garage door", "en"),
-                       ("öffne das Garagentor", "de"), ("abre la puerta del garaje", "es")]:
+    for text, lang in [
+        ("open the garage", "en"),
+        ("open the garage door", "en"),
+        ("öffne das Garagentor", "de"),
+        ("abre la puerta del garaje", "es"),
+    ]:
         reply = await _say(home, text, lang)
         # Only the garage door itself may be acted on (it has no tools yet: nothing is).
         assert all(str(c["tool"]).startswith(f"matter:{garage}_") for c in reply.calls), reply
-        assert reply.speech in ("Sorry, Garage Door can't do that.",
-                                "Das kann Garage Door leider nicht.",
-                                "Lo siento, Garage Door no puede hacer eso.") or reply.calls
+        assert (
+            reply.speech
+            in (
+                "Sorry, Garage Door can't do that.",
+                "Das kann Garage Door leider nicht.",
+                "Lo siento, Garage Door no puede hacer eso.",
+            )
+            or reply.calls
+        )
     await asyncio.sleep(0.5)  # a wrong command would have started the shade by now
     assert (await _state(home, shade))["percent_open"] == 0
     reply = await _say(home, "open the shade in the garage")

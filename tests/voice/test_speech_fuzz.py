@@ -23,12 +23,39 @@ pytestmark = pytest.mark.controller
 
 LANGUAGES = st.sampled_from(["en", "de", "fr", "es", "nl", "it", "de-AT", ""])
 # The home's own words and everyday padding; nothing that says what to do.
-_NAMES = sorted({w for name, room, aliases in HOME.values() for w in (name, room, *aliases)}
-                | {a for aliases in ROOM_ALIASES.values() for a in aliases}
-                | {f.name for f in FLOORS} | {"upstairs", "downstairs", "oben", "arriba"})
-_PADDING = ["please", "um", "the", "and", "then", "hey", "bitte", "s'il te plaît", "por favor",
-            "alsjeblieft", "a bit", "30", "%", "degrees", "banana", "rocket", "?", ",",
-            "kitchn", "ligth", "sofa lamb", "in", "de", "la", "het"]
+_NAMES = sorted(
+    {w for name, room, aliases in HOME.values() for w in (name, room, *aliases)}
+    | {a for aliases in ROOM_ALIASES.values() for a in aliases}
+    | {f.name for f in FLOORS}
+    | {"upstairs", "downstairs", "oben", "arriba"}
+)
+_PADDING = [
+    "please",
+    "um",
+    "the",
+    "and",
+    "then",
+    "hey",
+    "bitte",
+    "s'il te plaît",
+    "por favor",
+    "alsjeblieft",
+    "a bit",
+    "30",
+    "%",
+    "degrees",
+    "banana",
+    "rocket",
+    "?",
+    ",",
+    "kitchn",
+    "ligth",
+    "sofa lamb",
+    "in",
+    "de",
+    "la",
+    "het",
+]
 SALAD = st.lists(st.sampled_from(_NAMES + _PADDING), min_size=1, max_size=8).map(" ".join)
 
 
@@ -39,8 +66,9 @@ async def test_random_text_never_acts_and_never_fails(home: Home) -> None:
 
     def ask(text: str, language: str) -> None:
         future = asyncio.run_coroutine_threadsafe(
-            home.request("POST", "/v1/intents/handle", token,
-                         {"text": text, "language": language}), loop)  # fmt: skip
+            home.request("POST", "/v1/intents/handle", token, {"text": text, "language": language}),
+            loop,
+        )
         status, body = future.result(timeout=60)
         seen.append((text, language, status, body))
         assert status in (200, 400), (text, language, status, body)
@@ -50,8 +78,9 @@ async def test_random_text_never_acts_and_never_fails(home: Home) -> None:
         else:
             assert body["error"]["code"] == "INVALID_PARAMS", body
 
-    @settings(max_examples=150, deadline=None, database=None,
-              suppress_health_check=[HealthCheck.too_slow])  # fmt: skip
+    @settings(
+        max_examples=150, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
+    )
     @given(text=st.text(max_size=600) | SALAD, language=LANGUAGES)
     def fuzz(text: str, language: str) -> None:
         ask(text, language)

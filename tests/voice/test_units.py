@@ -9,11 +9,23 @@ from bridge.voice.units import explicit_unit, home_units, to_celsius
 def thermostat(display_mode: int | None) -> Device:
     # Thermostat User Interface Configuration 0x0204, TemperatureDisplayMode 0x0000:
     # 0 Celsius, 1 Fahrenheit (Matter 1.4 application clusters 4.5.6.1).
-    clusters = {0x0201: {0: 2100}, **({0x0204: {0: display_mode}} if display_mode is not None
-                                      else {})}  # fmt: skip
-    return Device(id="1-1", node_id=1, endpoint_id=1, name="T", slug="t", room=None,
-                  kind="thermostat", kind_label="Thermostat", device_types=(0x0301,),
-                  clusters=clusters, available=True)  # fmt: skip
+    clusters = {
+        0x0201: {0: 2100},
+        **({0x0204: {0: display_mode}} if display_mode is not None else {}),
+    }
+    return Device(
+        id="1-1",
+        node_id=1,
+        endpoint_id=1,
+        name="T",
+        slug="t",
+        room=None,
+        kind="thermostat",
+        kind_label="Thermostat",
+        device_types=(0x0301,),
+        clusters=clusters,
+        available=True,
+    )
 
 
 def test_configured_units_win() -> None:

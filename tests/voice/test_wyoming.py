@@ -62,8 +62,10 @@ async def test_describe_transcripts_denial_and_garbage(home: Home) -> None:
         # command, with the code an HTTP caller gets for it.
         refused = NotHandled.from_event(await ask(port, Transcript(text="x" * 600, language="en")))  # type: ignore[arg-type]
         assert refused.context is not None
-        assert (refused.context["error"]["code"], refused.context["error"]["details"]["field"]) \
-            == ("INVALID_PARAMS", "text")
+        assert (refused.context["error"]["code"], refused.context["error"]["details"]["field"]) == (
+            "INVALID_PARAMS",
+            "text",
+        )
         assert refused.text is not None
         assert refused.text.startswith("Sorry: spoken command does not match the schema at /text")
     finally:
@@ -78,16 +80,20 @@ async def test_describe_transcripts_denial_and_garbage(home: Home) -> None:
         assert Handled.from_event(await ask(port, here)).text == "Turned on the lights in Kitchen."  # type: ignore[arg-type]
         nowhere = Transcript(text="turn on the lights", language="en")
         assert NotHandled.from_event(await ask(port, nowhere)).text == (  # type: ignore[arg-type]
-            "Sorry, which room do you mean? I don't know where you are.")
+            "Sorry, which room do you mean? I don't know where you are."
+        )
         odd = Transcript(text="turn on the lights", language="en", context={"area": 7})
         refused = NotHandled.from_event(await ask(port, odd))  # type: ignore[arg-type]
         assert refused.context is not None
-        assert (refused.context["error"]["code"], refused.context["error"]["details"]["field"]) \
-            == ("INVALID_PARAMS", "area")
+        assert (refused.context["error"]["code"], refused.context["error"]["details"]["field"]) == (
+            "INVALID_PARAMS",
+            "area",
+        )
     finally:
         await server.stop()
-    satellite = WyomingIntentServer(http_speaker(home.url, token), port=0,
-                                    default_area="Wohnzimmer")  # fmt: skip
+    satellite = WyomingIntentServer(
+        http_speaker(home.url, token), port=0, default_area="Wohnzimmer"
+    )
     port = await satellite.start()
     try:
         reply = await ask(port, Transcript(text="mach das Licht aus", language="de"))
@@ -101,7 +107,8 @@ async def test_describe_transcripts_denial_and_garbage(home: Home) -> None:
     try:
         reply = await ask(port, Transcript(text="turn off the sofa lamp", language="en"))
         assert NotHandled.from_event(reply).text == (  # type: ignore[arg-type]
-            "Sorry, you are not allowed to do that with Sofa Lamp.")
+            "Sorry, you are not allowed to do that with Sofa Lamp."
+        )
     finally:
         await reader.stop()
 

@@ -111,7 +111,9 @@ class _Connection:
             except (aiohttp.ClientError, ConnectionError, RuntimeError) as err:
                 raise ControllerUnavailableError(
                     f"the Matter controller at {self.url} connection failed during "
-                    f"'{command}': {err}", {"url": self.url}) from err  # fmt: skip
+                    f"'{command}': {err}",
+                    {"url": self.url},
+                ) from err
             try:
                 return await future
             except _Refused as err:
@@ -138,9 +140,12 @@ class _Connection:
             return
         if "error_code" in msg:
             code = msg["error_code"]
-            future.set_exception(_Refused(
-                code if isinstance(code, int) and not isinstance(code, bool) else 0,
-                str(msg.get("details") or "")))  # fmt: skip
+            future.set_exception(
+                _Refused(
+                    code if isinstance(code, int) and not isinstance(code, bool) else 0,
+                    str(msg.get("details") or ""),
+                )
+            )
         else:
             future.set_result(msg.get("result"))
 
@@ -149,9 +154,12 @@ class _Connection:
         self.closed = True
         for future in self._pending.values():
             if not future.done():
-                future.set_exception(ControllerUnavailableError(
-                    "the Matter controller connection dropped during the request",
-                    {"url": self.url}))  # fmt: skip
+                future.set_exception(
+                    ControllerUnavailableError(
+                        "the Matter controller connection dropped during the request",
+                        {"url": self.url},
+                    )
+                )
 
     async def close(self) -> None:
         """Close the WebSocket (idempotent)."""
@@ -263,17 +271,30 @@ class MatterAdapter:
         while not self._stopping:
             try:
                 conn = await self._open()
-            except (_ConnectionLost, ControllerUnavailableError, aiohttp.ClientError,
-                    OSError, TimeoutError) as err:  # fmt: skip
-                _RATE_LOG.warning(f"connect:{self.url}", "Matter controller %s: %s",
-                                  self.url, err or type(err).__name__)
+            except (
+                _ConnectionLost,
+                ControllerUnavailableError,
+                aiohttp.ClientError,
+                OSError,
+                TimeoutError,
+            ) as err:
+                _RATE_LOG.warning(
+                    f"connect:{self.url}",
+                    "Matter controller %s: %s",
+                    self.url,
+                    err or type(err).__name__,
+                )
             else:
                 delay = self._backoff_initial
                 try:
                     await self._listen(conn)
                 except (_ConnectionLost, aiohttp.ClientError, OSError) as err:
-                    _RATE_LOG.warning(f"lost:{self.url}", "Matter controller %s: %s",
-                                      self.url, err or type(err).__name__)
+                    _RATE_LOG.warning(
+                        f"lost:{self.url}",
+                        "Matter controller %s: %s",
+                        self.url,
+                        err or type(err).__name__,
+                    )
                 finally:
                     self._conn = None
                     await conn.close()
@@ -292,7 +313,10 @@ class MatterAdapter:
         """Connect, check the greeting's schema and take the node snapshot."""
         assert self._session is not None  # noqa: S101 - set in start()
         ws = await self._session.ws_connect(
-            self.url, heartbeat=55, compress=0, max_msg_size=MAX_MESSAGE_BYTES,
+            self.url,
+            heartbeat=55,
+            compress=0,
+            max_msg_size=MAX_MESSAGE_BYTES,
             headers=self._headers,
         )
         conn = _Connection(ws, self.url, {})
@@ -309,8 +333,9 @@ class MatterAdapter:
                 )
             finally:
                 reader.cancel()
-                with contextlib.suppress(asyncio.CancelledError, _ConnectionLost,
-                                         aiohttp.ClientError, OSError):  # fmt: skip
+                with contextlib.suppress(
+                    asyncio.CancelledError, _ConnectionLost, aiohttp.ClientError, OSError
+                ):
                     await reader
         except BaseException:
             self._conn = None
@@ -388,8 +413,14 @@ class MatterAdapter:
         if not all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
             return
         node_id, endpoint, cluster, event_id = ids
-        self._emit(AdapterEvent(kind=AdapterEventKind.NODE_EVENT, node_id=node_id,
-                                path=f"{endpoint}/{cluster}/{event_id}", value=data))  # fmt: skip
+        self._emit(
+            AdapterEvent(
+                kind=AdapterEventKind.NODE_EVENT,
+                node_id=node_id,
+                path=f"{endpoint}/{cluster}/{event_id}",
+                value=data,
+            )
+        )
 
     def _on_attribute_message(self, data: Any) -> None:
         if not isinstance(data, list) or len(data) != 3:
@@ -443,8 +474,9 @@ class MatterAdapter:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise ToolTimeoutError(
-                    f"no time left to send {action.cluster}.{action.name} to node "
-                    f"{action.node_id}", {"node_id": action.node_id})
+                    f"no time left to send {action.cluster}.{action.name} to node {action.node_id}",
+                    {"node_id": action.node_id},
+                )
             if left < wait_s:
                 wait_s, by_caller = left, True
         self.sent.append(action)
@@ -504,18 +536,20 @@ class MatterAdapter:
         try:
             async with asyncio.timeout(timeout_s):
                 result = await conn.request(
-                    "read_attribute", {"node_id": node_id, "attribute_path": list(paths)})
+                    "read_attribute", {"node_id": node_id, "attribute_path": list(paths)}
+                )
         except TimeoutError as err:
             raise DeviceUnavailableError(
-                f"node {node_id} did not answer a read within {timeout_s:g} s",
-                {"node_id": node_id}) from err  # fmt: skip
+                f"node {node_id} did not answer a read within {timeout_s:g} s", {"node_id": node_id}
+            ) from err
         except ControllerCommandError as err:
             if err.error_code in _NOT_REACHABLE:
                 raise DeviceUnavailableError(
                     f"node {node_id} is not reachable: {err.details}", {"node_id": node_id}
                 ) from err
-            raise ToolFailedError(f"reading node {node_id} failed: {err.details}",
-                                  {"node_id": node_id}) from err  # fmt: skip
+            raise ToolFailedError(
+                f"reading node {node_id} failed: {err.details}", {"node_id": node_id}
+            ) from err
         return dict(result) if isinstance(result, dict) else {}
 
     async def open_commissioning_window(self, node_id: int, timeout_s: int = 300) -> dict[str, Any]:
@@ -527,8 +561,13 @@ class MatterAdapter:
         ``ToolFailedError`` when the controller refuses.
         """
         conn = self._live()
-        args = {"node_id": node_id, "timeout": timeout_s, "iteration": 1000, "option": 1,
-                "discriminator": None}  # fmt: skip
+        args = {
+            "node_id": node_id,
+            "timeout": timeout_s,
+            "iteration": 1000,
+            "option": 1,
+            "discriminator": None,
+        }
         try:
             async with asyncio.timeout(self._request_timeout + 30):
                 result = await conn.request("open_commissioning_window", args)
@@ -582,12 +621,16 @@ def _check_greeting(greeting: Any, url: str) -> None:
     if info.schema_version < CLIENT_SCHEMA_VERSION:
         raise ControllerUnavailableError(
             f"the Matter controller at {url} speaks schema {info.schema_version}; "
-            f"the bridge needs at least {CLIENT_SCHEMA_VERSION}", {"url": url})  # fmt: skip
+            f"the bridge needs at least {CLIENT_SCHEMA_VERSION}",
+            {"url": url},
+        )
     if info.min_supported_schema_version > CLIENT_SCHEMA_VERSION:
         raise ControllerUnavailableError(
             f"the Matter controller at {url} needs clients of schema "
             f"{info.min_supported_schema_version} or newer; the bridge speaks "
-            f"{CLIENT_SCHEMA_VERSION}", {"url": url})  # fmt: skip
+            f"{CLIENT_SCHEMA_VERSION}",
+            {"url": url},
+        )
 
 
 def _node_data(doc: Any) -> NodeData | None:

@@ -1,5 +1,8 @@
 """Commissioning Matter devices through the controller, with progress events.
 
+One module because a commissioning's steps, its progress events and its waits for the
+device's tools share one state machine.
+
 Details: docs/modules.md, ``bridge.matter.controller.commissioning``.
 """
 
@@ -69,12 +72,16 @@ class CommissionStage(StrEnum):
 _LOG_STAGES: tuple[tuple[re.Pattern[str], CommissionStage], ...] = (
     (re.compile(r"Discovered device to be commissioned"), CommissionStage.DISCOVERING),
     (re.compile(r"PASE session established"), CommissionStage.PASE),
-    (re.compile(r"commissioning step '(SendAttestationRequest|AttestationVerification)'"),
-     CommissionStage.ATTESTATION),
-    (re.compile(r"Performing next commissioning step '(SendNOC|kFindOperational\w*)'"),
-     CommissionStage.OPERATIONAL),
+    (
+        re.compile(r"commissioning step '(SendAttestationRequest|AttestationVerification)'"),
+        CommissionStage.ATTESTATION,
+    ),
+    (
+        re.compile(r"Performing next commissioning step '(SendNOC|kFindOperational\w*)'"),
+        CommissionStage.OPERATIONAL,
+    ),
     (re.compile(r"Interviewing node"), CommissionStage.INTERVIEW),
-)  # fmt: skip
+)
 _ATTESTATION_FAILURE = re.compile(
     r"Failed Device Attestation|AttestationVerification.*(fail|error)|attestation.*failed",
     re.IGNORECASE,
@@ -109,9 +116,17 @@ class CommissionRequest:
         if not isinstance(doc, dict):
             raise InvalidParamsError("the commissioning request must be a JSON object")
         known = {
-            "code", "passcode", "pin", "discriminator", "network", "wifi_ssid",
-            "wifi_password", "thread_dataset", "name", "room",
-        }  # fmt: skip
+            "code",
+            "passcode",
+            "pin",
+            "discriminator",
+            "network",
+            "wifi_ssid",
+            "wifi_password",
+            "thread_dataset",
+            "name",
+            "room",
+        }
         unknown = sorted(set(doc) - known)
         if unknown:
             raise InvalidParamsError(f"unknown fields: {', '.join(unknown)}", {"fields": unknown})
@@ -138,11 +153,16 @@ class CommissionRequest:
                 "'network' is one of on_network, wifi, thread", {"field": "network"}
             ) from err
         request = cls(
-            code=doc.get("code"), passcode=passcode, discriminator=doc.get("discriminator"),
-            network=network, wifi_ssid=doc.get("wifi_ssid"),
-            wifi_password=doc.get("wifi_password"), thread_dataset_hex=doc.get("thread_dataset"),
-            name=doc.get("name"), room=doc.get("room"),
-        )  # fmt: skip
+            code=doc.get("code"),
+            passcode=passcode,
+            discriminator=doc.get("discriminator"),
+            network=network,
+            wifi_ssid=doc.get("wifi_ssid"),
+            wifi_password=doc.get("wifi_password"),
+            thread_dataset_hex=doc.get("thread_dataset"),
+            name=doc.get("name"),
+            room=doc.get("room"),
+        )
         request.validate()
         return request
 
@@ -281,15 +301,21 @@ class Commissioner:
         try:
             if request.code is not None:
                 node = await self._call_commission(
-                    attempt, parsed, "commission_with_code",
-                    code=request.code.strip(), network_only=network_only,
-                )  # fmt: skip
+                    attempt,
+                    parsed,
+                    "commission_with_code",
+                    code=request.code.strip(),
+                    network_only=network_only,
+                )
             else:
                 node = await self._call_commission(
-                    attempt, parsed, "commission_on_network",
-                    setup_pin_code=request.passcode, filter_type=_FILTER_LONG_DISCRIMINATOR,
+                    attempt,
+                    parsed,
+                    "commission_on_network",
+                    setup_pin_code=request.passcode,
+                    filter_type=_FILTER_LONG_DISCRIMINATOR,
                     filter=request.discriminator,
-                )  # fmt: skip
+                )
         finally:
             if follower is not None:
                 await asyncio.sleep(0.1)  # let the last log lines of this attempt arrive
@@ -308,10 +334,14 @@ class Commissioner:
                 tools = tools_of_node(self._registry, node_id)
         self._publish(attempt, CommissionStage.TOOLS_READY, node_id=node_id, tools=list(tools))
         return CommissionResult(
-            commission_id=attempt.commission_id, node_id=node_id, stages=tuple(attempt.stages),
-            tools=tools, elapsed_s=time.monotonic() - attempt.started,
-            name=request.name, room=request.room,
-        )  # fmt: skip
+            commission_id=attempt.commission_id,
+            node_id=node_id,
+            stages=tuple(attempt.stages),
+            tools=tools,
+            elapsed_s=time.monotonic() - attempt.started,
+            name=request.name,
+            room=request.room,
+        )
 
     async def thread_dataset(self, explicit_hex: str | None) -> str:
         """Return the Thread dataset to use: explicit, configured, or the border router's."""

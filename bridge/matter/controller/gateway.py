@@ -160,8 +160,9 @@ class ControllerGateway:
         try:
             async with (
                 aiohttp.ClientSession() as session,
-                session.ws_connect(url, timeout=aiohttp.ClientWSTimeout(ws_close=5),
-                                   headers=self._headers) as ws,
+                session.ws_connect(
+                    url, timeout=aiohttp.ClientWSTimeout(ws_close=5), headers=self._headers
+                ) as ws,
             ):
                 await read_server_info(ws, url, 10)
                 await ws.send_json({"message_id": msg_id, "command": command, "args": args})
@@ -193,5 +194,3 @@ async def _answer_to(
                 command, int(data["error_code"]), str(data.get("details") or "")
             )
         return data.get("result")
-
-

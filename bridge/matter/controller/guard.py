@@ -65,6 +65,7 @@ def read_key(path: Path) -> bytes:
 
 def guard_middleware(key: bytes) -> Callable[[Any, Any], Awaitable[Any]]:
     """Return the aiohttp middleware that admits only requests with ``key`` and no Origin."""
+
     @web.middleware
     async def guard(request: Any, handler: Any) -> Any:
         if "Origin" in request.headers:
@@ -120,8 +121,11 @@ def install_resubscribe() -> bool:
     module = importlib.import_module("matter_server.server.device_controller")
     controller_class = module.MatterDeviceController
     if not all(hasattr(controller_class, part) for part in _CONTROLLER_PARTS):
-        print(f"controller_guard: {RESUBSCRIBE_COMMAND} not added: this python-matter-server "
-              "lacks what it uses", file=sys.stderr)  # fmt: skip
+        print(
+            f"controller_guard: {RESUBSCRIBE_COMMAND} not added: this python-matter-server "
+            "lacks what it uses",
+            file=sys.stderr,
+        )
         return False
     api_command = importlib.import_module("matter_server.common.helpers.api").api_command
     setup_once = controller_class._setup_node_try_once
@@ -130,8 +134,11 @@ def install_resubscribe() -> bool:
     async def setup_node_try_once(self: Any, node_logger: Any, node_id: int) -> None:
         async with locks.setdefault((id(self), node_id), asyncio.Lock()):
             node = self._nodes.get(node_id)
-            if (node is not None and node.available
-                    and self._chip_device_controller.node_has_subscription(node_id)):
+            if (
+                node is not None
+                and node.available
+                and self._chip_device_controller.node_has_subscription(node_id)
+            ):
                 return  # set up meanwhile: a second subscription would only leak the first
             await setup_once(self, node_logger, node_id)
 
@@ -144,7 +151,8 @@ def install_resubscribe() -> bool:
 
     controller_class._setup_node_try_once = setup_node_try_once
     controller_class.atmosphere_resubscribe_node = api_command(RESUBSCRIBE_COMMAND)(
-        resubscribe_node)  # fmt: skip
+        resubscribe_node
+    )
     return True
 
 

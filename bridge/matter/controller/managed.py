@@ -46,7 +46,7 @@ GUARD_SCRIPT = Path(__file__).with_name("guard.py")
 # /mnt only gets a tmpfs inside this private mount namespace, as a handle on the host's /tmp.
 _ISOLATE_SCRIPT = (
     'mount --bind "$1" /data || exit 97; '
-    'mount -t tmpfs atmosphere-host-tmp /mnt && mkdir /mnt/host-tmp '
+    "mount -t tmpfs atmosphere-host-tmp /mnt && mkdir /mnt/host-tmp "
     '&& mount --bind /tmp /mnt/host-tmp && mount --bind "$2" /tmp || exit 97; '
     'keep="$3"; IFS=:; for e in $keep; do '
     '[ -n "$e" ] || continue; '
@@ -178,23 +178,40 @@ class ManagedController:
         server = [
             # The controller's own interpreter runs the launcher that guards the API
             # (-I: neither the launcher's directory nor PYTHON* variables on its path).
-            str(s.venv / "bin" / "python"), "-I", str(GUARD_SCRIPT),
-            "--storage-path", str(s.storage_dir),
-            "--port", str(s.port),
-            "--paa-root-cert-dir", str(s.trust_store),
-            "--log-level", s.log_level,
-            "--log-level-sdk", s.log_level_sdk,
+            str(s.venv / "bin" / "python"),
+            "-I",
+            str(GUARD_SCRIPT),
+            "--storage-path",
+            str(s.storage_dir),
+            "--port",
+            str(s.port),
+            "--paa-root-cert-dir",
+            str(s.trust_store),
+            "--log-level",
+            s.log_level,
+            "--log-level-sdk",
+            s.log_level_sdk,
             *(["--listen-address", s.listen_address] if s.listen_address else []),
             *s.extra_args,
-        ]  # fmt: skip
+        ]
         argv = server
         if s.isolate_paths and os.geteuid() == 0:
             data_dir, tmp_dir = self._private_dirs()
             argv = [
-                "unshare", "--mount", "--propagation", "private", "--",
-                "sh", "-c", _ISOLATE_SCRIPT, "sh", str(data_dir), str(tmp_dir),
-                ":".join(self._tmp_entries_needed()), *server,
-            ]  # fmt: skip
+                "unshare",
+                "--mount",
+                "--propagation",
+                "private",
+                "--",
+                "sh",
+                "-c",
+                _ISOLATE_SCRIPT,
+                "sh",
+                str(data_dir),
+                str(tmp_dir),
+                ":".join(self._tmp_entries_needed()),
+                *server,
+            ]
         if s.netns is not None:
             argv = [*s.netns.exec_prefix(), *argv]
         return argv
@@ -207,8 +224,7 @@ class ManagedController:
         s = self.settings
         tmp = Path("/tmp")  # noqa: S108 - the SDK's hard-coded location, not a temp file
         entries: set[str] = set()
-        for path in (s.storage_dir, s.trust_store, s.log_path, s.key_path, s.venv,
-                     GUARD_SCRIPT):
+        for path in (s.storage_dir, s.trust_store, s.log_path, s.key_path, s.venv, GUARD_SCRIPT):
             resolved = path.resolve()
             if _under(resolved, tmp) and resolved != tmp:
                 entries.add(resolved.relative_to(tmp).parts[0])
@@ -362,9 +378,8 @@ class ManagedController:
         if self._events is not None:
             self._events.publish(
                 "controller.state",
-                {"state": state.value, "pid": self.pid, "restarts": self.restarts,
-                 "url": self.url},
-            )  # fmt: skip
+                {"state": state.value, "pid": self.pid, "restarts": self.restarts, "url": self.url},
+            )
 
     async def _supervise(self) -> None:
         backoff = self.settings.backoff_initial_s
@@ -382,8 +397,11 @@ class ManagedController:
             self.restarts += 1
             LOGGER.warning(
                 "controller exited with %s after %.1f s; restarting in %.1f s (restart %d)",
-                self.last_exit_code, ran_for, backoff, self.restarts,
-            )  # fmt: skip
+                self.last_exit_code,
+                ran_for,
+                backoff,
+                self.restarts,
+            )
             self._set_state(ControllerState.BACKOFF)
             await asyncio.sleep(backoff)
             backoff = min(backoff * 2, self.settings.backoff_max_s)
@@ -410,7 +428,8 @@ class ManagedController:
             LOGGER.info("controller started, pid %s, %s", self._proc.pid, self.url)
             with contextlib.suppress(OSError):  # a full disk must not stop the server
                 await asyncio.to_thread(
-                    _write_private, self.settings.pid_path, f"{self._proc.pid}\n")
+                    _write_private, self.settings.pid_path, f"{self._proc.pid}\n"
+                )
             probe = asyncio.create_task(self._probe_ready(self._proc))
             try:
                 self.last_exit_code = await self._proc.wait()

@@ -19,26 +19,47 @@ _BASE38 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ-."
 _QR_RE = re.compile(r"^MT:[0-9A-Z.\-]+$")
 # The specification forbids trivially guessable setup passcodes.
 INVALID_PASSCODES = frozenset(
-    {0, 11111111, 22222222, 33333333, 44444444, 55555555, 66666666, 77777777, 88888888,
-     99999999, 12345678, 87654321}
-)  # fmt: skip
+    {
+        0,
+        11111111,
+        22222222,
+        33333333,
+        44444444,
+        55555555,
+        66666666,
+        77777777,
+        88888888,
+        99999999,
+        12345678,
+        87654321,
+    }
+)
 PASSCODE_MAX = 99999998
 DISCRIMINATOR_MAX = 0xFFF
 
 # Verhoeff tables (dihedral group D5): multiplication, permutation, inverse.
 _D = (
-    (0, 1, 2, 3, 4, 5, 6, 7, 8, 9), (1, 2, 3, 4, 0, 6, 7, 8, 9, 5),
-    (2, 3, 4, 0, 1, 7, 8, 9, 5, 6), (3, 4, 0, 1, 2, 8, 9, 5, 6, 7),
-    (4, 0, 1, 2, 3, 9, 5, 6, 7, 8), (5, 9, 8, 7, 6, 0, 4, 3, 2, 1),
-    (6, 5, 9, 8, 7, 1, 0, 4, 3, 2), (7, 6, 5, 9, 8, 2, 1, 0, 4, 3),
-    (8, 7, 6, 5, 9, 3, 2, 1, 0, 4), (9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
-)  # fmt: skip
+    (0, 1, 2, 3, 4, 5, 6, 7, 8, 9),
+    (1, 2, 3, 4, 0, 6, 7, 8, 9, 5),
+    (2, 3, 4, 0, 1, 7, 8, 9, 5, 6),
+    (3, 4, 0, 1, 2, 8, 9, 5, 6, 7),
+    (4, 0, 1, 2, 3, 9, 5, 6, 7, 8),
+    (5, 9, 8, 7, 6, 0, 4, 3, 2, 1),
+    (6, 5, 9, 8, 7, 1, 0, 4, 3, 2),
+    (7, 6, 5, 9, 8, 2, 1, 0, 4, 3),
+    (8, 7, 6, 5, 9, 3, 2, 1, 0, 4),
+    (9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+)
 _P = (
-    (0, 1, 2, 3, 4, 5, 6, 7, 8, 9), (1, 5, 7, 6, 2, 8, 3, 0, 9, 4),
-    (5, 8, 0, 3, 7, 9, 6, 1, 4, 2), (8, 9, 1, 6, 0, 4, 3, 5, 2, 7),
-    (9, 4, 5, 3, 1, 2, 6, 8, 7, 0), (4, 2, 8, 6, 5, 7, 3, 9, 0, 1),
-    (2, 7, 9, 3, 8, 0, 6, 4, 1, 5), (7, 0, 4, 6, 9, 1, 3, 2, 5, 8),
-)  # fmt: skip
+    (0, 1, 2, 3, 4, 5, 6, 7, 8, 9),
+    (1, 5, 7, 6, 2, 8, 3, 0, 9, 4),
+    (5, 8, 0, 3, 7, 9, 6, 1, 4, 2),
+    (8, 9, 1, 6, 0, 4, 3, 5, 2, 7),
+    (9, 4, 5, 3, 1, 2, 6, 8, 7, 0),
+    (4, 2, 8, 6, 5, 7, 3, 9, 0, 1),
+    (2, 7, 9, 3, 8, 0, 6, 4, 1, 5),
+    (7, 0, 4, 6, 9, 1, 3, 2, 5, 8),
+)
 _INV = (0, 4, 3, 2, 1, 5, 6, 7, 8, 9)
 
 
@@ -121,9 +142,13 @@ def _parse_manual(text: str, digits: str) -> PairingCode:
     vendor = int(digits[10:15]) if has_vid_pid else None
     product = int(digits[15:20]) if has_vid_pid else None
     return PairingCode(
-        kind=CodeKind.MANUAL, text=digits, passcode=passcode, short_discriminator=short,
-        vendor_id=vendor, product_id=product,
-    )  # fmt: skip
+        kind=CodeKind.MANUAL,
+        text=digits,
+        passcode=passcode,
+        short_discriminator=short,
+        vendor_id=vendor,
+        product_id=product,
+    )
 
 
 def _base38_decode(payload: str, text: str) -> bytes:
@@ -162,10 +187,16 @@ def _parse_qr(text: str) -> PairingCode:
         )
     _check_passcode(passcode, text)
     return PairingCode(
-        kind=CodeKind.QR, text=text, passcode=passcode, short_discriminator=discriminator >> 8,
-        discriminator=discriminator, vendor_id=vendor, product_id=product,
-        commissioning_flow=flow, discovery_capabilities=caps,
-    )  # fmt: skip
+        kind=CodeKind.QR,
+        text=text,
+        passcode=passcode,
+        short_discriminator=discriminator >> 8,
+        discriminator=discriminator,
+        vendor_id=vendor,
+        product_id=product,
+        commissioning_flow=flow,
+        discovery_capabilities=caps,
+    )
 
 
 def parse_pairing_code(text: str) -> PairingCode:

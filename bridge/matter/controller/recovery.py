@@ -134,9 +134,15 @@ class NodeRecovery:
         self._zc: Any = None
         self._unsubscribe: Callable[[], None] | None = None
         # What happened, for tests, benches and diagnostics.
-        self.counts = {"sightings": 0, "recovered_alone": 0, "resubscribed": 0,
-                       "resubscribe_failed": 0, "interviews": 0, "interview_failed": 0,
-                       "restarts": 0}  # fmt: skip
+        self.counts = {
+            "sightings": 0,
+            "recovered_alone": 0,
+            "resubscribed": 0,
+            "resubscribe_failed": 0,
+            "interviews": 0,
+            "interview_failed": 0,
+            "restarts": 0,
+        }
 
     async def start(self) -> None:
         """Follow the adapter's nodes and, with ``listen``, the operational mDNS records."""
@@ -207,7 +213,8 @@ class NodeRecovery:
         if node_id in self._tasks:
             return
         task = asyncio.get_running_loop().create_task(
-            self._recover(node_id), name=f"matter-recover-{node_id}")
+            self._recover(node_id), name=f"matter-recover-{node_id}"
+        )
         self._tasks[node_id] = task
         task.add_done_callback(self._done)
 
@@ -240,14 +247,18 @@ class NodeRecovery:
                 return True
             try:
                 await self.adapter.send_command(
-                    RESUBSCRIBE_COMMAND, timeout_s=self.resubscribe_timeout_s, node_id=node_id)
+                    RESUBSCRIBE_COMMAND, timeout_s=self.resubscribe_timeout_s, node_id=node_id
+                )
             except ControllerCommandError as err:
                 if err.error_code == INVALID_COMMAND:
                     self._can_resubscribe = False
                     _RATE_LOG.warning(
-                        "no-resubscribe", "the controller has no %s command (it was not "
+                        "no-resubscribe",
+                        "the controller has no %s command (it was not "
                         "started by the bridge's launcher): a node it holds unavailable "
-                        "waits for its back-off or a restart", RESUBSCRIBE_COMMAND)  # fmt: skip
+                        "waits for its back-off or a restart",
+                        RESUBSCRIBE_COMMAND,
+                    )
                     return False
                 failure = err.details
             except (BridgeError, TimeoutError) as err:
@@ -259,8 +270,12 @@ class NodeRecovery:
                     return True
                 failure = "the controller still holds it unavailable"
             self.counts["resubscribe_failed"] += 1
-            _RATE_LOG.info(f"resubscribe:{node_id}", "node %s was seen on mDNS but does not "
-                           "answer yet: %s", node_id, failure)  # fmt: skip
+            _RATE_LOG.info(
+                f"resubscribe:{node_id}",
+                "node %s was seen on mDNS but does not answer yet: %s",
+                node_id,
+                failure,
+            )
             await asyncio.sleep(self.retry_s)
         return False
 
@@ -286,9 +301,12 @@ class NodeRecovery:
                 return
             if self._restart is None:
                 _RATE_LOG.warning(
-                    f"stuck:{node_id}", "node %s answers but the controller holds it "
+                    f"stuck:{node_id}",
+                    "node %s answers but the controller holds it "
                     "unavailable (its resubscription back-off); an external controller "
-                    "cannot be restarted by the bridge", node_id)  # fmt: skip
+                    "cannot be restarted by the bridge",
+                    node_id,
+                )
                 return
             strikes = self._strikes.get(node_id, 0)
             wait_s = min(self.min_restart_interval_s * 2**strikes, MAX_RESTART_INTERVAL_S)
@@ -296,16 +314,20 @@ class NodeRecovery:
             if held_s <= 0:
                 break
             _RATE_LOG.warning(
-                f"held:{node_id}", "node %s answers but the controller holds it "
+                f"held:{node_id}",
+                "node %s answers but the controller holds it "
                 "unavailable; the controller may be restarted again in %.0f s",
-                node_id, held_s)  # fmt: skip
+                node_id,
+                held_s,
+            )
             await asyncio.sleep(held_s)
         self._last_restart = time.monotonic()
         self._strikes[node_id] = strikes + 1
         self.counts["restarts"] += 1
         await self._restart(
             f"node {node_id} answers on the network but the controller holds it "
-            "unavailable (resubscription back-off)")
+            "unavailable (resubscription back-off)"
+        )
 
     async def _stuck(self, node_id: int) -> bool:
         """Return whether the device answers while the controller holds it unavailable.
@@ -338,11 +360,16 @@ class NodeRecovery:
         LOGGER.info("node %s is on the network but unavailable: interviewing it", node_id)
         try:
             await self.adapter.send_command(
-                "interview_node", timeout_s=self.interview_timeout_s, node_id=node_id)
+                "interview_node", timeout_s=self.interview_timeout_s, node_id=node_id
+            )
         except (BridgeError, ControllerCommandError, TimeoutError) as err:
             self.counts["interview_failed"] += 1
-            _RATE_LOG.info(f"interview:{node_id}", "node %s was seen on mDNS but does not "
-                           "answer yet: %s", node_id, err or type(err).__name__)  # fmt: skip
+            _RATE_LOG.info(
+                f"interview:{node_id}",
+                "node %s was seen on mDNS but does not answer yet: %s",
+                node_id,
+                err or type(err).__name__,
+            )
             return False
         return True
 

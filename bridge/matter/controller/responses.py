@@ -27,17 +27,28 @@ _REQUEST_WRONG = {
     0x8D: "INVALID_DATA_TYPE",
     0xC3: "UNSUPPORTED_CLUSTER",
 }
-_OTHER = {0x01: "FAILURE", 0x7E: "UNSUPPORTED_ACCESS", 0x81: "UNSUPPORTED_COMMAND",
-          0x94: "RESOURCE_EXHAUSTED", 0xC6: "NEEDS_TIMED_INTERACTION",
-          0xCB: "INVALID_IN_STATE"}  # fmt: skip
+_OTHER = {
+    0x01: "FAILURE",
+    0x7E: "UNSUPPORTED_ACCESS",
+    0x81: "UNSUPPORTED_COMMAND",
+    0x94: "RESOURCE_EXHAUSTED",
+    0xC6: "NEEDS_TIMED_INTERACTION",
+    0xCB: "INVALID_IN_STATE",
+}
 # OperationalState ErrorStateEnum (and RVC's): 0 is "no error".
-_OPERATION_ERRORS = {1: "unable to start or resume", 2: "unable to complete the operation",
-                     3: "the command is invalid in this state",
-                     0x40: "failed to find the charging dock", 0x41: "stuck",
-                     0x42: "dust bin missing", 0x43: "dust bin full",
-                     0x44: "water tank empty", 0x45: "water tank missing",
-                     0x46: "water tank lid open",
-                     0x47: "mop cleaning pad missing"}  # fmt: skip
+_OPERATION_ERRORS = {
+    1: "unable to start or resume",
+    2: "unable to complete the operation",
+    3: "the command is invalid in this state",
+    0x40: "failed to find the charging dock",
+    0x41: "stuck",
+    0x42: "dust bin missing",
+    0x43: "dust bin full",
+    0x44: "water tank empty",
+    0x45: "water tank missing",
+    0x46: "water tank lid open",
+    0x47: "mop cleaning pad missing",
+}
 
 
 def _int(value: Any) -> int | None:

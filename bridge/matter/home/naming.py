@@ -135,7 +135,9 @@ class DeviceNameStore:
         )
         return {
             r["device_id"]: UserNames(
-                name=r["name"], room=r["room"], slug=r["slug"],
+                name=r["name"],
+                room=r["room"],
+                slug=r["slug"],
                 aliases=_aliases_from_db(r["aliases"]),
             )
             for r in rows
@@ -212,16 +214,20 @@ class DeviceNameStore:
                     "updated_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(device_id) DO UPDATE SET "
                     "name = excluded.name, room = excluded.room, slug = excluded.slug, "
                     "aliases = excluded.aliases, updated_at = excluded.updated_at",
-                    (device_id, clean_name, new_room, new_slug,
-                     json.dumps(list(final_aliases)), time.time()),
+                    (
+                        device_id,
+                        clean_name,
+                        new_room,
+                        new_slug,
+                        json.dumps(list(final_aliases)),
+                        time.time(),
+                    ),
                 )
             except sqlite3.IntegrityError as err:
                 raise ConflictError(
                     f"slug '{new_slug}' is already used by another device", {"slug": new_slug}
                 ) from err
-            return UserNames(
-                name=clean_name, room=new_room, slug=new_slug, aliases=final_aliases
-            )
+            return UserNames(name=clean_name, room=new_room, slug=new_slug, aliases=final_aliases)
 
         return await self.db.transaction(write)
 
@@ -248,6 +254,9 @@ class DeviceNameStore:
 
     async def forget(self, device_id: str) -> bool:
         """Remove a device's stored name and slug; return whether there was one."""
-        return await self.db.execute(
-            "DELETE FROM matter_device_names WHERE device_id = ?", (device_id,)
-        ) > 0
+        return (
+            await self.db.execute(
+                "DELETE FROM matter_device_names WHERE device_id = ?", (device_id,)
+            )
+            > 0
+        )

@@ -148,9 +148,9 @@ class RoomToolSpec:
 _NO_PARAMS: dict[str, Any] = {"type": "object", "properties": {}, "additionalProperties": False}
 
 
-def _members(devices: Sequence[Device], tools: Mapping[str, Mapping[str, str]]) -> tuple[
-    RoomMember, ...
-]:
+def _members(
+    devices: Sequence[Device], tools: Mapping[str, Mapping[str, str]]
+) -> tuple[RoomMember, ...]:
     return tuple(
         RoomMember(device_id=d.id, name=d.name, tools=dict(tools.get(d.id, {}))) for d in devices
     )
@@ -176,13 +176,15 @@ def room_tool_specs(
     specs: list[RoomToolSpec] = []
     for room in rooms_of(devices, room_aliases or {}):
         lights = [
-            d for d in room.devices
+            d
+            for d in room.devices
             if d.kind in LIGHT_KINDS and {"on", "off"} <= set(tools_by_device.get(d.id, {}))
-        ]  # fmt: skip
+        ]
         thermostats = [
-            d for d in room.devices
+            d
+            for d in room.devices
             if d.kind in THERMOSTAT_KINDS and "set_temperature" in tools_by_device.get(d.id, {})
-        ]  # fmt: skip
+        ]
         if lights:
             specs.extend(_light_specs(room, lights, tools_by_device, capability))
         if thermostats:
@@ -232,16 +234,17 @@ def _light_specs(
             description=description + _also_called(room),
             category=Category.ACTING,
             parameters=parameters,
-            plan=RoomPlan(action=action, room=room.name, room_slug=room.slug, kind="lights",
-                          members=members),
+            plan=RoomPlan(
+                action=action, room=room.name, room_slug=room.slug, kind="lights", members=members
+            ),
             **common,
         )
 
     specs = [
-        spec("on", f"Turn on every light in the {room.name} at once ({names}).",
-             dict(_NO_PARAMS)),
-        spec("off", f"Turn off every light in the {room.name} at once ({names}).",
-             dict(_NO_PARAMS)),
+        spec("on", f"Turn on every light in the {room.name} at once ({names}).", dict(_NO_PARAMS)),
+        spec(
+            "off", f"Turn off every light in the {room.name} at once ({names}).", dict(_NO_PARAMS)
+        ),
         spec(
             "brightness",
             f"Set the brightness of every light in the {room.name} at once, 0-100 % "
@@ -249,10 +252,18 @@ def _light_specs(
             {
                 "type": "object",
                 "properties": {
-                    "percent": {"type": "number", "minimum": 0, "maximum": 100,
-                                "description": "Brightness in percent (0-100)."},
-                    "transition_seconds": {"type": "number", "minimum": 0, "maximum": 6553.4,
-                                           "description": "Fade time in seconds (optional)."},
+                    "percent": {
+                        "type": "number",
+                        "minimum": 0,
+                        "maximum": 100,
+                        "description": "Brightness in percent (0-100).",
+                    },
+                    "transition_seconds": {
+                        "type": "number",
+                        "minimum": 0,
+                        "maximum": 6553.4,
+                        "description": "Fade time in seconds (optional).",
+                    },
                 },
                 "required": ["percent"],
                 "additionalProperties": False,
@@ -269,8 +280,12 @@ def _light_specs(
                 {
                     "type": "object",
                     "properties": {
-                        "color": {"type": "string", "minLength": 1, "maxLength": 40,
-                                  "description": "A CSS colour name or a hex colour '#rrggbb'."},
+                        "color": {
+                            "type": "string",
+                            "minLength": 1,
+                            "maxLength": 40,
+                            "description": "A CSS colour name or a hex colour '#rrggbb'.",
+                        },
                     },
                     "required": ["color"],
                     "additionalProperties": False,
@@ -303,7 +318,12 @@ def _thermostat_spec(
             "required": [param],
             "additionalProperties": False,
         },
-        plan=RoomPlan(action="temperature", room=room.name, room_slug=room.slug,
-                      kind="thermostats", members=_members(thermostats, tools_by_device)),
+        plan=RoomPlan(
+            action="temperature",
+            room=room.name,
+            room_slug=room.slug,
+            kind="thermostats",
+            members=_members(thermostats, tools_by_device),
+        ),
         **_common(room, "thermostats", thermostats, capability),
     )

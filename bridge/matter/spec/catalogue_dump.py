@@ -123,8 +123,13 @@ class _Dumper:
         if feature_enum is not None:
             for member in feature_enum:
                 features[member.name.removeprefix("k")] = int(member.value)
-        return {"id": int(cls.id), "name": cls.__name__, "attributes": attributes,
-                "commands": commands, "features": features}  # fmt: skip
+        return {
+            "id": int(cls.id),
+            "name": cls.__name__,
+            "attributes": attributes,
+            "commands": commands,
+            "features": features,
+        }
 
 
 def dump() -> dict[str, Any]:
@@ -141,7 +146,7 @@ def dump() -> dict[str, Any]:
             continue
         entry = dumper.cluster(cls)
         if entry["id"] != int(cluster_id):
-            raise ValueError(f"cluster {entry["name"]} is listed under id {cluster_id}")
+            raise ValueError(f"cluster {entry['name']} is listed under id {cluster_id}")
         clusters.append(entry)
     device_types = {str(k): str(getattr(v, "__name__", v)) for k, v in sorted(ALL_TYPES.items())}
     return {

@@ -107,8 +107,9 @@ def _check_plain(value: Any, spec: str, where: str) -> Any:
         if spec == "uint" and value < 0:
             raise InvalidParamsError(f"{where} must not be negative", {"field": where})
         return value
-    raise InvalidParamsError(f"{where} has a type the bridge cannot send ({spec})",
-                             {"field": where})  # fmt: skip
+    raise InvalidParamsError(
+        f"{where} has a type the bridge cannot send ({spec})", {"field": where}
+    )
 
 
 def _build_struct(fields: tuple[FieldInfo, ...], value: Any, where: str) -> dict[str, Any]:

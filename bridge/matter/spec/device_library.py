@@ -25,8 +25,7 @@ LIBRARY_PATH = Path(__file__).resolve().parent / "data" / "device_library.yaml"
 
 # Types that say how an endpoint is wired or powered, not what it is for: they add no
 # controls and do not make the endpoint "unknown".
-UTILITY_TYPES = frozenset({0x0011, 0x0012, 0x0013, 0x0014, 0x000E, 0x0016, 0x0019,
-                           0x050D, 0x0510})  # fmt: skip
+UTILITY_TYPES = frozenset({0x0011, 0x0012, 0x0013, 0x0014, 0x000E, 0x0016, 0x0019, 0x050D, 0x0510})
 
 
 @lru_cache(maxsize=1)
@@ -80,5 +79,4 @@ ANY_DEVICE = frozenset({0x0050})  # ModeSelect
 
 def offers(cluster_id: int, acting: bool, controlled: frozenset[int] | None) -> bool:
     """Return whether a mapped cluster yields tools: read-only always, acting if controlled."""
-    return (not acting or controlled is None or cluster_id in controlled
-            or cluster_id in ANY_DEVICE)  # fmt: skip
+    return not acting or controlled is None or cluster_id in controlled or cluster_id in ANY_DEVICE

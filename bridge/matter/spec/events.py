@@ -25,24 +25,65 @@ RVC_OPERATIONAL_STATE, BOOLEAN_STATE_CONFIGURATION, VALVE, DOOR_LOCK = 97, 128, 
 UNKNOWN_EVENT = "matter.event"
 
 _ALARM_LEVEL = {0: "normal", 1: "warning", 2: "critical"}
-_LOCK_ALARM = {0: "lock_jammed", 1: "factory_reset", 3: "radio_power_cycled",
-               4: "wrong_code_entry_limit", 5: "front_escutcheon_removed",
-               6: "door_forced_open", 7: "door_ajar", 8: "forced_user"}  # fmt: skip
-_DOOR_STATE = {0: "open", 1: "closed", 2: "jammed", 3: "forced_open",
-               4: "unspecified_error", 5: "ajar"}  # fmt: skip
-_LOCK_OPERATION = {0: "lock", 1: "unlock", 2: "non_access_user_event",
-                   3: "forced_user_event", 4: "unlatch"}  # fmt: skip
-_OPERATION_SOURCE = {0: "unspecified", 1: "manual", 2: "proprietary_remote", 3: "keypad",
-                     4: "auto", 5: "button", 6: "schedule", 7: "remote", 8: "rfid",
-                     9: "biometric", 10: "aliro"}  # fmt: skip
-_OPERATION_ERROR = {0: "unspecified", 1: "invalid_credential", 2: "disabled_user_denied",
-                    3: "restricted", 4: "insufficient_battery"}  # fmt: skip
-_ERROR_STATE = {0: "no_error", 1: "unable_to_start_or_resume",
-                2: "unable_to_complete_operation", 3: "command_invalid_in_state",
-                0x40: "failed_to_find_charging_dock", 0x41: "stuck",
-                0x42: "dust_bin_missing", 0x43: "dust_bin_full", 0x44: "water_tank_empty",
-                0x45: "water_tank_missing", 0x46: "water_tank_lid_open",
-                0x47: "mop_cleaning_pad_missing"}  # fmt: skip
+_LOCK_ALARM = {
+    0: "lock_jammed",
+    1: "factory_reset",
+    3: "radio_power_cycled",
+    4: "wrong_code_entry_limit",
+    5: "front_escutcheon_removed",
+    6: "door_forced_open",
+    7: "door_ajar",
+    8: "forced_user",
+}
+_DOOR_STATE = {
+    0: "open",
+    1: "closed",
+    2: "jammed",
+    3: "forced_open",
+    4: "unspecified_error",
+    5: "ajar",
+}
+_LOCK_OPERATION = {
+    0: "lock",
+    1: "unlock",
+    2: "non_access_user_event",
+    3: "forced_user_event",
+    4: "unlatch",
+}
+_OPERATION_SOURCE = {
+    0: "unspecified",
+    1: "manual",
+    2: "proprietary_remote",
+    3: "keypad",
+    4: "auto",
+    5: "button",
+    6: "schedule",
+    7: "remote",
+    8: "rfid",
+    9: "biometric",
+    10: "aliro",
+}
+_OPERATION_ERROR = {
+    0: "unspecified",
+    1: "invalid_credential",
+    2: "disabled_user_denied",
+    3: "restricted",
+    4: "insufficient_battery",
+}
+_ERROR_STATE = {
+    0: "no_error",
+    1: "unable_to_start_or_resume",
+    2: "unable_to_complete_operation",
+    3: "command_invalid_in_state",
+    0x40: "failed_to_find_charging_dock",
+    0x41: "stuck",
+    0x42: "dust_bin_missing",
+    0x43: "dust_bin_full",
+    0x44: "water_tank_empty",
+    0x45: "water_tank_missing",
+    0x46: "water_tank_lid_open",
+    0x47: "mop_cleaning_pad_missing",
+}
 _VALVE_STATE = {0: "closed", 1: "open", 2: "transitioning"}
 
 
@@ -69,8 +110,7 @@ def _switch(kind: str, words: str) -> Callable[[Mapping[str, Any]], DeviceEvent]
         position = data.get("newPosition", data.get("previousPosition"))
         if position is not None:
             fields["position"] = position
-        count = data.get("totalNumberOfPressesCounted",
-                         data.get("currentNumberOfPressesCounted"))  # fmt: skip
+        count = data.get("totalNumberOfPressesCounted", data.get("currentNumberOfPressesCounted"))
         if count is not None:
             fields["count"] = count
         summary = words if count is None else f"{words} ({count} press{'es' * (count != 1)})"
@@ -92,21 +132,23 @@ def _alarm(kind: str, words: str) -> Callable[[Mapping[str, Any]], DeviceEvent]:
 
 def _boolean_state(data: Mapping[str, Any]) -> DeviceEvent:
     state = data.get("stateValue")
-    return DeviceEvent(type="boolean_state.changed",
-                       summary=f"state is now {'on' if state else 'off'}",
-                       fields={"state": state})  # fmt: skip
+    return DeviceEvent(
+        type="boolean_state.changed",
+        summary=f"state is now {'on' if state else 'off'}",
+        fields={"state": state},
+    )
 
 
 def _lock_alarm(data: Mapping[str, Any]) -> DeviceEvent:
     alarm = _word(_LOCK_ALARM, data.get("alarmCode"))
-    return DeviceEvent(type="door_lock.alarm", summary=f"lock alarm: {alarm}",
-                       fields={"alarm": alarm})  # fmt: skip
+    return DeviceEvent(
+        type="door_lock.alarm", summary=f"lock alarm: {alarm}", fields={"alarm": alarm}
+    )
 
 
 def _door_state(data: Mapping[str, Any]) -> DeviceEvent:
     state = _word(_DOOR_STATE, data.get("doorState"))
-    return DeviceEvent(type="door_lock.door_state", summary=f"door {state}",
-                       fields={"door": state})  # fmt: skip
+    return DeviceEvent(type="door_lock.door_state", summary=f"door {state}", fields={"door": state})
 
 
 def _lock_operation(kind: str) -> Callable[[Mapping[str, Any]], DeviceEvent]:
@@ -127,8 +169,11 @@ def _lock_operation(kind: str) -> Callable[[Mapping[str, Any]], DeviceEvent]:
 
 
 def _lock_user_change(data: Mapping[str, Any]) -> DeviceEvent:
-    return DeviceEvent(type="door_lock.user_change", summary="lock users or credentials changed",
-                       fields=_pick(data, "lockDataType", "dataOperationType", "userIndex"))
+    return DeviceEvent(
+        type="door_lock.user_change",
+        summary="lock users or credentials changed",
+        fields=_pick(data, "lockDataType", "dataOperationType", "userIndex"),
+    )
 
 
 def _operational_error(data: Mapping[str, Any]) -> DeviceEvent:
@@ -138,15 +183,15 @@ def _operational_error(data: Mapping[str, Any]) -> DeviceEvent:
     fields: dict[str, Any] = {"error": error}
     if isinstance(state, Mapping) and state.get("errorStateLabel"):
         fields["label"] = state["errorStateLabel"]
-    return DeviceEvent(type="operation.error", summary=f"operational error: {error}",
-                       fields=fields)  # fmt: skip
+    return DeviceEvent(type="operation.error", summary=f"operational error: {error}", fields=fields)
 
 
 def _operation_completion(data: Mapping[str, Any]) -> DeviceEvent:
     error = _word(_ERROR_STATE, data.get("completionErrorCode"))
     fields = {"error": error, **_pick(data, "totalOperationalTime", "pausedTime")}
-    return DeviceEvent(type="operation.completed", summary=f"operation finished ({error})",
-                       fields=fields)  # fmt: skip
+    return DeviceEvent(
+        type="operation.completed", summary=f"operation finished ({error})", fields=fields
+    )
 
 
 def _valve_state(data: Mapping[str, Any]) -> DeviceEvent:
@@ -193,7 +238,8 @@ _EVENTS: dict[tuple[int, int], Callable[[Mapping[str, Any]], DeviceEvent]] = {
     (RVC_OPERATIONAL_STATE, 0): _operational_error,
     (RVC_OPERATIONAL_STATE, 1): _operation_completion,
     (BOOLEAN_STATE_CONFIGURATION, 0): _plain(
-        "sensor.alarms_changed", "sensor alarms changed", "alarmsActive", "alarmsSuppressed"),
+        "sensor.alarms_changed", "sensor alarms changed", "alarmsActive", "alarmsSuppressed"
+    ),
     (BOOLEAN_STATE_CONFIGURATION, 1): _plain("sensor.fault", "sensor fault", "sensorFault"),
     (VALVE, 0): _valve_state,
     (VALVE, 1): _plain("valve.fault", "valve fault", "valveFault"),
@@ -205,9 +251,11 @@ def describe(cluster_id: int, event_id: int, data: Any) -> DeviceEvent:
     fields: Mapping[str, Any] = data if isinstance(data, Mapping) else {}
     convert = _EVENTS.get((cluster_id, event_id))
     if convert is None:
-        return DeviceEvent(type=UNKNOWN_EVENT,
-                           summary=f"event {event_id} of cluster {cluster_id}",
-                           fields={"raw": dict(fields)})  # fmt: skip
+        return DeviceEvent(
+            type=UNKNOWN_EVENT,
+            summary=f"event {event_id} of cluster {cluster_id}",
+            fields={"raw": dict(fields)},
+        )
     return convert(fields)
 
 

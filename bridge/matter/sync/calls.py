@@ -31,9 +31,13 @@ from bridge.tools.context import CallContext, Handler
 LOGGER = logging.getLogger(__name__)
 # Interaction-model statuses a refused attribute write most often carries.
 _WRITE_STATUS = {
-    0x7E: "unsupported access", 0x86: "unsupported attribute", 0x87: "constraint error",
-    0x88: "unsupported write", 0x8D: "invalid in state", 0xC6: "needs a timed interaction",
-}  # fmt: skip
+    0x7E: "unsupported access",
+    0x86: "unsupported attribute",
+    0x87: "constraint error",
+    0x88: "unsupported write",
+    0x8D: "invalid in state",
+    0xC6: "needs a timed interaction",
+}
 
 
 # How long a read-back waits for the device, at most (it answered the call just before):
@@ -71,18 +75,19 @@ class DeviceCalls(SyncState):
             raise ControllerUnavailableError("the Matter controller is not connected")
         if tool.room is not None:
             return await self._call_room(tool.room, params, ctx)
-        device_id = tool.device_id or (
-            str(params["device_id"]) if "device_id" in params else None)
+        device_id = tool.device_id or (str(params["device_id"]) if "device_id" in params else None)
         device = self._devices.get(device_id) if device_id else None
         if device is not None and not device.available:
             raise DeviceUnavailableError(
-                f"{device.name} is not reachable right now", {"device_id": device.id})
+                f"{device.name} is not reachable right now", {"device_id": device.id}
+            )
         actions = tool.plan(params)
         before = self._unconfirmed.get(tool.device_id or "")
         results = []
         for action in actions:
             result = await self.adapter.execute(
-                action, deadline=ctx.deadline if ctx is not None else None)
+                action, deadline=ctx.deadline if ctx is not None else None
+            )
             results.append(result)
             if action.kind is ActionKind.WRITE:
                 self._written(action, result)
@@ -127,8 +132,7 @@ class DeviceCalls(SyncState):
                 continue
             reading = self._reading.get(device_id)
             if reading is None or reading[0] < change:
-                task = asyncio.get_running_loop().create_task(
-                    self._confirm_one(device_id, change))
+                task = asyncio.get_running_loop().create_task(self._confirm_one(device_id, change))
                 self._tasks.add(task)
                 task.add_done_callback(self._tasks.discard)
                 reading = self._reading[device_id] = (change, task)
@@ -223,8 +227,11 @@ class DeviceCalls(SyncState):
 
     def _written(self, action: MatterAction, result: Any) -> None:
         """Raise for a refused write; else put the written value in the cache now."""
-        statuses = [r.get("Status") for r in result if isinstance(r, dict)] if isinstance(
-            result, list) else []
+        statuses = (
+            [r.get("Status") for r in result if isinstance(r, dict)]
+            if isinstance(result, list)
+            else []
+        )
         refused = next((s for s in statuses if isinstance(s, int) and s != 0), None)
         if refused is not None:
             reason = _WRITE_STATUS.get(refused, "refused")

@@ -1,5 +1,8 @@
 """The compact tool profile: a few capability tools instead of one tool per device action.
 
+One module because every capability tool is built from the same table of clusters,
+actions and parameters, which is read best in one place.
+
 Details: docs/modules.md, ``bridge.matter.sync.compact``.
 """
 
@@ -39,78 +42,139 @@ class Capability:
 
 CAPABILITIES: tuple[Capability, ...] = (
     Capability(
-        "lights", "lights and switches",
-        {"on": "on", "off": "off", "brightness": "brightness", "color": "set_color",
-         "color_temperature": "color_temperature"},
+        "lights",
+        "lights and switches",
+        {
+            "on": "on",
+            "off": "off",
+            "brightness": "brightness",
+            "color": "set_color",
+            "color_temperature": "color_temperature",
+        },
         {"on": "on", "off": "off", "brightness": "brightness", "color": "color"},
-        {"percent": {"type": "number", "minimum": 0, "maximum": 100,
-                     "description": "brightness: percent 0-100"},
-         "color": {"type": "string", "description": "color: CSS name or '#rrggbb'"},
-         "kelvin": {"type": "number", "description": "color_temperature: kelvin"}},
+        {
+            "percent": {
+                "type": "number",
+                "minimum": 0,
+                "maximum": 100,
+                "description": "brightness: percent 0-100",
+            },
+            "color": {"type": "string", "description": "color: CSS name or '#rrggbb'"},
+            "kelvin": {"type": "number", "description": "color_temperature: kelvin"},
+        },
         clusters=frozenset({"OnOff", "LevelControl", "ColorControl"}),
     ),
     Capability(
-        "climate", "thermostats",
+        "climate",
+        "thermostats",
         {"set_temperature": "set_temperature", "set_mode": "set_mode"},
         {"set_temperature": "temperature"},
-        {"celsius": {"type": "number", "description": "set_temperature: target °C"},
-         "fahrenheit": {"type": "number", "description": "set_temperature: target °F"},
-         "mode": {"type": "string", "description": "set_mode: e.g. heat, cool, off"}},
+        {
+            "celsius": {"type": "number", "description": "set_temperature: target °C"},
+            "fahrenheit": {"type": "number", "description": "set_temperature: target °F"},
+            "mode": {"type": "string", "description": "set_mode: e.g. heat, cool, off"},
+        },
         clusters=frozenset({"Thermostat"}),
     ),
     Capability(
-        "locks", "door locks (each call needs a person's approval)",
-        {"lock": "lock", "unlock": "unlock"}, {},
+        "locks",
+        "door locks (each call needs a person's approval)",
+        {"lock": "lock", "unlock": "unlock"},
+        {},
         {"pin_code": {"type": "string", "description": "PIN, when the lock needs one"}},
-        dangerous=True, clusters=frozenset({"DoorLock"}),
+        dangerous=True,
+        clusters=frozenset({"DoorLock"}),
     ),
     Capability(
-        "covers", "blinds, shades and other coverings",
-        {"open": "open", "close": "close", "stop": "stop", "position": "set_position"}, {},
-        {"percent_open": {"type": "number", "minimum": 0, "maximum": 100,
-                          "description": "position: percent open 0-100"}},
+        "covers",
+        "blinds, shades and other coverings",
+        {"open": "open", "close": "close", "stop": "stop", "position": "set_position"},
+        {},
+        {
+            "percent_open": {
+                "type": "number",
+                "minimum": 0,
+                "maximum": 100,
+                "description": "position: percent open 0-100",
+            }
+        },
         clusters=frozenset({"WindowCovering"}),
     ),
     Capability(
-        "closures", "garage doors and gates (each call needs a person's approval)",
-        {"open": "open", "close": "close", "stop": "stop"}, {}, {},
-        dangerous=True, clusters=frozenset({"ClosureControl"}),
+        "closures",
+        "garage doors and gates (each call needs a person's approval)",
+        {"open": "open", "close": "close", "stop": "stop"},
+        {},
+        {},
+        dangerous=True,
+        clusters=frozenset({"ClosureControl"}),
     ),
     Capability(
-        "fans", "fans, air purifiers and extractor hoods",
-        {"mode": "set_fan_mode", "speed": "set_fan_speed"}, {},
-        {"mode": {"type": "string", "description": "mode: e.g. off, low, medium, high, auto"},
-         "percent": {"type": "number", "minimum": 0, "maximum": 100,
-                     "description": "speed: percent 0-100"}},
+        "fans",
+        "fans, air purifiers and extractor hoods",
+        {"mode": "set_fan_mode", "speed": "set_fan_speed"},
+        {},
+        {
+            "mode": {"type": "string", "description": "mode: e.g. off, low, medium, high, auto"},
+            "percent": {
+                "type": "number",
+                "minimum": 0,
+                "maximum": 100,
+                "description": "speed: percent 0-100",
+            },
+        },
         clusters=frozenset({"FanControl"}),
     ),
     Capability(
-        "vacuums", "robot vacuums",
-        {"start": "start", "stop": "stop", "pause": "pause", "resume": "resume",
-         "dock": "return_to_base", "clean_rooms": "clean_areas", "clean_mode": "set_clean_mode"},
+        "vacuums",
+        "robot vacuums",
+        {
+            "start": "start",
+            "stop": "stop",
+            "pause": "pause",
+            "resume": "resume",
+            "dock": "return_to_base",
+            "clean_rooms": "clean_areas",
+            "clean_mode": "set_clean_mode",
+        },
         {},
-        {"areas": {"type": "array", "items": {"type": "string"},
-                   "description": "clean_rooms: the rooms, by the robot's names"},
-         "mode": {"type": "string", "description": "clean_mode: the robot's mode name"}},
-        clusters=frozenset({"RvcRunMode", "RvcOperationalState", "ServiceArea",
-                            "RvcCleanMode"}),
+        {
+            "areas": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "clean_rooms: the rooms, by the robot's names",
+            },
+            "mode": {"type": "string", "description": "clean_mode: the robot's mode name"},
+        },
+        clusters=frozenset({"RvcRunMode", "RvcOperationalState", "ServiceArea", "RvcCleanMode"}),
     ),
     Capability(
-        "appliances", "washers, dryers, dishwashers, ovens and microwaves",
-        {"start": "start", "stop": "stop", "pause": "pause", "resume": "resume",
-         "cycle": "set_cycle"}, {},
+        "appliances",
+        "washers, dryers, dishwashers, ovens and microwaves",
+        {
+            "start": "start",
+            "stop": "stop",
+            "pause": "pause",
+            "resume": "resume",
+            "cycle": "set_cycle",
+        },
+        {},
         {"mode": {"type": "string", "description": "cycle: the appliance's name for it"}},
         clusters=frozenset({"OperationalState", "LaundryWasherMode", "DishwasherMode"}),
     ),
     Capability(
-        "valves", "water valves",
-        {"open": "open", "close": "close"}, {},
+        "valves",
+        "water valves",
+        {"open": "open", "close": "close"},
+        {},
         {"minutes": {"type": "number", "description": "open: close again after minutes"}},
         clusters=frozenset({"ValveConfigurationAndControl"}),
     ),
     Capability(
-        "chargers", "EV chargers",
-        {"enable": "enable_charging", "disable": "disable_charging"}, {},
+        "chargers",
+        "EV chargers",
+        {"enable": "enable_charging", "disable": "disable_charging"},
+        {},
         {"max_current_amps": {"type": "number", "description": "enable: highest amperes"}},
         clusters=frozenset({"EnergyEvse"}),
     ),
@@ -210,10 +274,19 @@ class CompactProfile:
                     for action, wanted in cap.device_actions.items():
                         if wanted != suffix:
                             continue
-                        target = targets[cap.name].setdefault(device.id, _Target(
-                            "device", device.id, device.name,
-                            {device.id, device.slug, *(n.casefold() for n in
-                                                       (device.name, *device.aliases))}))
+                        target = targets[cap.name].setdefault(
+                            device.id,
+                            _Target(
+                                "device",
+                                device.id,
+                                device.name,
+                                {
+                                    device.id,
+                                    device.slug,
+                                    *(n.casefold() for n in (device.name, *device.aliases)),
+                                },
+                            ),
+                        )
                         target.tools[action] = defn
             elif tool.kind is ToolKind.ROOM and tool.room is not None:
                 room = rooms.get(tool.room.room_slug)
@@ -223,9 +296,15 @@ class CompactProfile:
                     for action, wanted in cap.room_actions.items():
                         if wanted != tool.room.action:
                             continue
-                        target = targets[cap.name].setdefault("room:" + room.slug, _Target(
-                            "room", room.slug, room.name,
-                            {room.slug, *(n.casefold() for n in room.labels)}))
+                        target = targets[cap.name].setdefault(
+                            "room:" + room.slug,
+                            _Target(
+                                "room",
+                                room.slug,
+                                room.name,
+                                {room.slug, *(n.casefold() for n in room.labels)},
+                            ),
+                        )
                         target.tools[action] = defn
         state.sort(key=lambda s: s[0].device_id or "")
         return _Index({k: list(v.values()) for k, v in targets.items()}, state)
@@ -237,8 +316,9 @@ class CompactProfile:
         index = self.index()
         out: list[ToolDefinition] = []
         for cap in CAPABILITIES:
-            reachable = [t for t in index.targets[cap.name]
-                         if any(allows(d) for d in t.tools.values())]  # fmt: skip
+            reachable = [
+                t for t in index.targets[cap.name] if any(allows(d) for d in t.tools.values())
+            ]
             if reachable:
                 out.append(self._definition(cap, reachable, allows))
         readable = [t for t, d in index.state if allows(d)]
@@ -256,8 +336,11 @@ class CompactProfile:
     def _definition(
         self, cap: Capability, targets: list[_Target], allows: Callable[[ToolDefinition], bool]
     ) -> ToolDefinition:
-        actions = [a for a in cap.device_actions
-                   if any(a in t.tools and allows(t.tools[a]) for t in targets)]  # fmt: skip
+        actions = [
+            a
+            for a in cap.device_actions
+            if any(a in t.tools and allows(t.tools[a]) for t in targets)
+        ]
         return ToolDefinition(
             name=cap.name,
             namespace=NAMESPACE,
@@ -314,14 +397,16 @@ class CompactProfile:
             raise NotFoundError(f"no compact tool '{name}'", {"tool": name})
         unknown = sorted(set(params) - {"target", "action", *cap.params})
         if unknown:
-            raise InvalidParamsError(f"unknown parameter(s): {', '.join(unknown)}",
-                                     {"fields": unknown})  # fmt: skip
+            raise InvalidParamsError(
+                f"unknown parameter(s): {', '.join(unknown)}", {"fields": unknown}
+            )
         target_ref, action = params.get("target"), params.get("action")
         if not isinstance(target_ref, str) or not target_ref.strip():
             raise InvalidParamsError("'target' must name a device or a room", {"field": "target"})
         if action not in cap.device_actions:
             raise InvalidParamsError(
-                f"'action' must be one of: {', '.join(cap.device_actions)}", {"field": "action"})
+                f"'action' must be one of: {', '.join(cap.device_actions)}", {"field": "action"}
+            )
         target = self._find(cap, target_ref, allows)
         defn = target.tools.get(str(action))
         if defn is None:
@@ -333,9 +418,7 @@ class CompactProfile:
         forwarded = {k: v for k, v in params.items() if k in props}
         return Resolved(key=defn.key, params=forwarded, via=f"{NAMESPACE}:{cap.name}")
 
-    def _find(
-        self, cap: Capability, ref: str, allows: Callable[[ToolDefinition], bool]
-    ) -> _Target:
+    def _find(self, cap: Capability, ref: str, allows: Callable[[ToolDefinition], bool]) -> _Target:
         wanted = ref.strip().casefold()
         targets = self.index().targets[cap.name]
         for kind in ("device", "room"):
@@ -359,7 +442,8 @@ class CompactProfile:
         area = arguments.get("area")
         if unknown or (area is not None and not isinstance(area, str)):
             raise InvalidParamsError(
-                f"{STATE_TOOL} takes only 'area' (a room name)", {"unknown": unknown})
+                f"{STATE_TOOL} takes only 'area' (a room name)", {"unknown": unknown}
+            )
         return area
 
     async def home_state(
@@ -395,11 +479,15 @@ class CompactProfile:
                 readable.append((device, tool))
         if wanted is not None:
             seen = {(d.room or "").casefold() for d, _ in readable if d.room}
-            rooms = [r for r in bridge.rooms()
-                     if {r.slug, *(label.casefold() for label in r.labels)} & seen]  # fmt: skip
-            room = next((r for r in rooms
-                         if wanted in {r.slug, *(label.casefold() for label in r.labels)}),
-                        None)  # fmt: skip
+            rooms = [
+                r
+                for r in bridge.rooms()
+                if {r.slug, *(label.casefold() for label in r.labels)} & seen
+            ]
+            room = next(
+                (r for r in rooms if wanted in {r.slug, *(label.casefold() for label in r.labels)}),
+                None,
+            )
             if room is None:
                 names = [r.name for r in rooms]
                 raise NotFoundError(
@@ -407,8 +495,7 @@ class CompactProfile:
                     {"room": area, "rooms": names},
                 )
             room_names = {room.slug, *(label.casefold() for label in room.labels)}
-            readable = [(d, t) for d, t in readable
-                        if (d.room or "").casefold() in room_names]  # fmt: skip
+            readable = [(d, t) for d, t in readable if (d.room or "").casefold() in room_names]
         await bridge.confirm(device.id for device, _tool in readable)
         # Read back devices are replaced: take each one's state from the live one now.
         live = {d.id: d for d in bridge.devices()}

@@ -32,7 +32,6 @@ def _refuse_taken(
             )
 
 
-
 class Renaming(SyncState):
     """Rename devices and alias rooms; the tools follow at once."""
 
@@ -44,9 +43,12 @@ class Renaming(SyncState):
         """
         room = self.find_room(ref)
         clean = clean_aliases(list(aliases), owner="room")
-        taken = {label.casefold(): (f"the room {other.name}", {"room": other.name})
-                 for other in self.rooms() if other.slug != room.slug
-                 for label in other.labels}  # fmt: skip
+        taken = {
+            label.casefold(): (f"the room {other.name}", {"room": other.name})
+            for other in self.rooms()
+            if other.slug != room.slug
+            for label in other.labels
+        }
         _refuse_taken(clean, taken, "room")
         if self.names is not None:
             await self.names.set_room_aliases(room.slug, clean)
@@ -97,6 +99,7 @@ class Renaming(SyncState):
             if device.id == device_id:
                 continue
             for label in (device.name, *device.aliases):
-                taken.setdefault(label.casefold(),
-                                 (f"{device.name} ({device.id})", {"device_id": device.id}))
+                taken.setdefault(
+                    label.casefold(), (f"{device.name} ({device.id})", {"device_id": device.id})
+                )
         _refuse_taken(aliases, taken, "device")

@@ -29,6 +29,7 @@ LOGGER = logging.getLogger(__name__)
 # of one loop round is not enough: a call needs several rounds).
 RESYNC_SLICE_S = 0.003
 
+
 async def _in_slices[T](
     items: Sequence[T],
     step: Callable[[T], object],
@@ -44,7 +45,6 @@ async def _in_slices[T](
                 index += 1
         if index < len(items):
             await asyncio.sleep(RESYNC_SLICE_S)
-
 
 
 class Resyncing(SyncState):
@@ -72,8 +72,9 @@ class Resyncing(SyncState):
             self._resync, self._dirty = None, None
         if not task.cancelled() and (err := task.exception()) is not None:
             # The registry keeps the tools it had; the next sync or reconnect tries again.
-            LOGGER.error("re-sync of the Matter devices failed; keeping the tools as they were",
-                         exc_info=err)  # fmt: skip
+            LOGGER.error(
+                "re-sync of the Matter devices failed; keeping the tools as they were", exc_info=err
+            )
 
     def _cancel_resync(self) -> None:
         task, self._resync, self._dirty = self._resync, None, None
@@ -103,9 +104,10 @@ class Resyncing(SyncState):
             devices = await self._resync_model()
             device_tools: list[GeneratedTool] = []
             await _in_slices(
-                devices, lambda d: device_tools.extend(self.generator.device_tools(d)),
+                devices,
+                lambda d: device_tools.extend(self.generator.device_tools(d)),
                 reads_recorded,
-            )  # fmt: skip
+            )
             # Which device tools are unchanged, compared against the registered ones a
             # slice at a time (most are, after a restart): the step below skips them.
             same: dict[str, GeneratedTool] = {}
@@ -137,9 +139,7 @@ class Resyncing(SyncState):
         copies: list[NodeData] = []
         await _in_slices(
             self.adapter.nodes(),
-            lambda node: copies.append(
-                dataclasses.replace(node, attributes=dict(node.attributes))),
-        )  # fmt: skip
+            lambda node: copies.append(dataclasses.replace(node, attributes=dict(node.attributes))),
+        )
         built = await asyncio.to_thread(build_devices, copies, dict(self._user_names))
         return [recording(d) for d in built]
-

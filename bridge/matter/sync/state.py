@@ -60,6 +60,7 @@ SEEN_EVENTS = 4096  # Matter events remembered to drop exact repeats
 # a report in one of them rebuilds the node.
 _MODEL_CLUSTERS = frozenset({DESCRIPTOR, BASIC_INFORMATION, BRIDGED_BASIC_INFORMATION})
 
+
 class SyncState(abc.ABC):
     """Devices of one controller as tools in a registry: the state and the event path."""
 
@@ -147,7 +148,6 @@ class SyncState(abc.ABC):
         """Return the rooms that have devices, with their aliases, ordered by slug."""
         return rooms_of(self._devices.values(), self._room_aliases)
 
-
     def find_room(self, ref: str) -> Room:
         """Return the room called ``ref`` (its name, slug or an alias; any case)."""
         rooms = self.rooms()
@@ -156,10 +156,14 @@ class SyncState(abc.ABC):
             if wanted in {room.slug, *(label.casefold() for label in room.labels)}:
                 return room
         raise NotFoundError(
-            f"no room '{ref}'" + (f"; rooms: {', '.join(r.name for r in rooms)}"
-                                  if rooms else "; no device is in a room yet"),
+            f"no room '{ref}'"
+            + (
+                f"; rooms: {', '.join(r.name for r in rooms)}"
+                if rooms
+                else "; no device is in a room yet"
+            ),
             {"room": ref, "rooms": [r.name for r in rooms]},
-        )  # fmt: skip
+        )
 
     def tool(self, identity: str) -> GeneratedTool:
         """Return the generated tool behind a registered identity."""
@@ -209,7 +213,6 @@ class SyncState(abc.ABC):
         with gc_paused():  # one allocation burst: the model, the tools, the registry
             devices = build_devices(self.adapter.nodes(), self._user_names)
             self._apply(devices)
-
 
     @abc.abstractmethod
     def start_resync(self) -> asyncio.Task[None] | None:
@@ -263,8 +266,9 @@ class SyncState(abc.ABC):
         against), its stable ``event`` type, a ``summary`` and human ``fields``, and the
         Matter ids it came from. An exact repeat (same node and event number) is dropped.
         """
-        endpoint, cluster, event_id = (doc.get(k) for k in ("endpoint_id", "cluster_id",
-                                                             "event_id"))  # fmt: skip
+        endpoint, cluster, event_id = (
+            doc.get(k) for k in ("endpoint_id", "cluster_id", "event_id")
+        )
         number = doc.get("event_number")
         if isinstance(number, int):
             key = (node_id, number)
@@ -278,15 +282,23 @@ class SyncState(abc.ABC):
         described = describe(cluster, event_id, doc.get("data"))
         device_id = f"{node_id}-{endpoint}"
         device = self._devices.get(device_id)
-        self.events.publish("device.event", {
-            "device_id": device_id,
-            "name": device.name if device is not None else None,
-            "event": described.type,
-            "summary": described.summary,
-            "fields": described.fields,
-            "matter": {"endpoint_id": endpoint, "cluster_id": cluster, "event_id": event_id,
-                       "event_number": number, "timestamp_ms": doc.get("timestamp")},
-        })  # fmt: skip
+        self.events.publish(
+            "device.event",
+            {
+                "device_id": device_id,
+                "name": device.name if device is not None else None,
+                "event": described.type,
+                "summary": described.summary,
+                "fields": described.fields,
+                "matter": {
+                    "endpoint_id": endpoint,
+                    "cluster_id": cluster,
+                    "event_id": event_id,
+                    "event_number": number,
+                    "timestamp_ms": doc.get("timestamp"),
+                },
+            },
+        )
 
     def _absorb(self, node_id: int, path: str, value: Any) -> bool:
         """Put a reported value into the device cache if no tool depends on it.
@@ -346,9 +358,17 @@ class SyncState(abc.ABC):
         self._persist_new_slugs(devices, previous)
         # Room tools span nodes: built from every device's current per-device tools.
         # A full sync regenerated every device's tools; one node's refresh keeps the others'.
-        kept = [] if only_node is None else [
-            t for t in self._tools.values() if t.device_id is not None
-            and t.device_id in self._devices and self._devices[t.device_id].node_id != only_node]
+        kept = (
+            []
+            if only_node is None
+            else [
+                t
+                for t in self._tools.values()
+                if t.device_id is not None
+                and t.device_id in self._devices
+                and self._devices[t.device_id].node_id != only_node
+            ]
+        )
         wanted: dict[str, GeneratedTool] = {}
         generated = (
             self.generator.generate(devices, self._room_aliases, only_node=only_node, kept=kept)
@@ -359,8 +379,11 @@ class SyncState(abc.ABC):
             wanted[tool.definition.identity] = tool
         # Remove tools that are gone (in scope: one node's, or all).
         for identity, dev_id in tuple(self._tool_device.items()):
-            in_scope = only_node is None or dev_id is None or (
-                self._node_of(dev_id, previous) == only_node)
+            in_scope = (
+                only_node is None
+                or dev_id is None
+                or (self._node_of(dev_id, previous) == only_node)
+            )
             if in_scope and identity not in wanted:
                 self.registry.unregister(identity)
                 self._tools.pop(identity, None)
@@ -372,22 +395,23 @@ class SyncState(abc.ABC):
             self._tool_device[identity] = tool.device_id
             entry = self.registry.get(identity)
             if entry is None:
-                self.registry.register(tool.definition, self._handler(identity),
-                                       available=available)
+                self.registry.register(
+                    tool.definition, self._handler(identity), available=available
+                )
             elif old is None or (
                 (same is None or same.get(identity) is not old)
                 and old.definition != tool.definition
             ):
-                self.registry.replace(tool.definition, self._handler(identity),
-                                      available=available)
+                self.registry.replace(tool.definition, self._handler(identity), available=available)
             elif entry.available != available:
                 self.registry.set_available(identity, available)
         for device in devices:
             before = previous.get(device.id)
-            if self.events is not None and (before is None or
-                                            before.available != device.available):
-                self.events.publish("device.availability", {
-                    "device_id": device.id, "name": device.name, "available": device.available})
+            if self.events is not None and (before is None or before.available != device.available):
+                self.events.publish(
+                    "device.availability",
+                    {"device_id": device.id, "name": device.name, "available": device.available},
+                )
 
     @staticmethod
     def _node_of(device_id: str, devices: dict[str, Device]) -> int | None:
@@ -404,7 +428,8 @@ class SyncState(abc.ABC):
             return False
         if tool.room is not None:
             return any(
-                d.available for d in (self._devices.get(m.device_id) for m in tool.room.members)
+                d.available
+                for d in (self._devices.get(m.device_id) for m in tool.room.members)
                 if d is not None
             )
         if tool.device_id is None:
@@ -419,16 +444,21 @@ class SyncState(abc.ABC):
         # Remember it, so the sync after a reconnect (nodes not yet reachable) and a
         # shutdown followed by a disconnect do not announce the same change again.
         went = [d for d in self._devices.values() if d.available]
-        self._devices = {i: dataclasses.replace(d, available=False) if d.available else d
-                         for i, d in self._devices.items()}  # fmt: skip
+        self._devices = {
+            i: dataclasses.replace(d, available=False) if d.available else d
+            for i, d in self._devices.items()
+        }
         if self.events is not None:
             for device in went:
-                self.events.publish("device.availability", {
-                    "device_id": device.id, "name": device.name, "available": False})
+                self.events.publish(
+                    "device.availability",
+                    {"device_id": device.id, "name": device.name, "available": False},
+                )
 
     def _persist_new_slugs(self, devices: list[Device], previous: dict[str, Device]) -> None:
-        new = {d.id: d.slug for d in devices
-               if self._user_names.get(d.id, UserNames()).slug is None}
+        new = {
+            d.id: d.slug for d in devices if self._user_names.get(d.id, UserNames()).slug is None
+        }
         if not new:
             return
         for dev_id, slug in new.items():
@@ -458,4 +488,3 @@ class SyncState(abc.ABC):
                 self._unsaved_slugs |= ids
                 LOGGER.warning("could not store device slugs: %s", err)
                 return
-

@@ -75,8 +75,9 @@ class ClustersView(Mapping[int, Mapping[int, Any]]):
 
     def __init__(self, data: Mapping[int, Mapping[int, Any]], reads: Reads) -> None:
         # build_devices hands each device fresh dicts: take them over, copy anything else.
-        self._data = {cid: attrs if isinstance(attrs, dict) else dict(attrs)
-                      for cid, attrs in data.items()}  # fmt: skip
+        self._data = {
+            cid: attrs if isinstance(attrs, dict) else dict(attrs) for cid, attrs in data.items()
+        }
         self._reads = reads
         self._views: dict[int, ClusterView] = {}
 
@@ -144,4 +145,3 @@ def recording(device: Device) -> Device:
     if isinstance(device.clusters, ClustersView):
         return device
     return dataclasses.replace(device, clusters=ClustersView(device.clusters, Reads()))
-

@@ -35,6 +35,7 @@ def _json_copy(value: Any) -> Any:
         return [_json_copy(v) for v in value]
     return value
 
+
 class Row(Protocol):
     """What a converter reads of a cluster-map row (``cluster_maps.MapRow`` is one)."""
 
@@ -374,20 +375,27 @@ class ThermostatSetpoint(Converter):
         # first, so the device never sees the two closer than the deadband).
         if use_cool:
             cool = cv.clamp_setpoint(centi, t.cool_limits)
-            if (t.heat and t.auto and isinstance(heating_now, int)
-                    and heating_now > cool - t.deadband):
+            if (
+                t.heat
+                and t.auto
+                and isinstance(heating_now, int)
+                and heating_now > cool - t.deadband
+            ):
                 heat = cv.clamp_setpoint(cool - t.deadband, t.heat_limits)
                 cool = max(cool, heat + t.deadband)
-                return [ctx.write("OccupiedHeatingSetpoint", heat),
-                        ctx.write("OccupiedCoolingSetpoint", cool)]
+                return [
+                    ctx.write("OccupiedHeatingSetpoint", heat),
+                    ctx.write("OccupiedCoolingSetpoint", cool),
+                ]
             return [ctx.write("OccupiedCoolingSetpoint", cool)]
         heat = cv.clamp_setpoint(centi, t.heat_limits)
-        if (t.cool and t.auto and isinstance(cooling_now, int)
-                and cooling_now < heat + t.deadband):
+        if t.cool and t.auto and isinstance(cooling_now, int) and cooling_now < heat + t.deadband:
             cool = cv.clamp_setpoint(heat + t.deadband, t.cool_limits)
             heat = min(heat, cool - t.deadband)
-            return [ctx.write("OccupiedCoolingSetpoint", cool),
-                    ctx.write("OccupiedHeatingSetpoint", heat)]
+            return [
+                ctx.write("OccupiedCoolingSetpoint", cool),
+                ctx.write("OccupiedHeatingSetpoint", heat),
+            ]
         return [ctx.write("OccupiedHeatingSetpoint", heat)]
 
 

@@ -305,8 +305,12 @@ def device_state(
 
 def state_paths(device: Device, parts: Sequence[StatePart]) -> list[str]:
     """Return the attribute paths the device's state is made of (those it has), once each."""
-    paths = {f"{device.endpoint_id}/{p.cluster.id}/{a}": None for p in parts
-             for a in p.field.attribute_ids if device.has_attr(p.cluster.id, a)}  # fmt: skip
+    paths = {
+        f"{device.endpoint_id}/{p.cluster.id}/{a}": None
+        for p in parts
+        for a in p.field.attribute_ids
+        if device.has_attr(p.cluster.id, a)
+    }
     return list(paths)
 
 
@@ -490,9 +494,7 @@ class MatterToolGenerator:
             description=row.description.format_map(facts),
             category=Category(row.category),
             parameters=converter.parameters(ctx, dict(row.parameters)),
-            execution=Execution(
-                timeout_ms=10_000, idempotent=row.idempotent, async_allowed=True
-            ),
+            execution=Execution(timeout_ms=10_000, idempotent=row.idempotent, async_allowed=True),
             metadata={
                 "matter": matter,
                 "device": self._device_meta(device),
@@ -522,8 +524,9 @@ class MatterToolGenerator:
         )
 
     def _state_tool(self, device: Device, parts: tuple[StatePart, ...]) -> GeneratedTool:
-        fields = ", ".join(dict.fromkeys(
-            p.field.description or p.field.field.replace("_", " ") for p in parts))
+        fields = ", ".join(
+            dict.fromkeys(p.field.description or p.field.field.replace("_", " ") for p in parts)
+        )
         clusters = list(dict.fromkeys(p.cluster.name for p in parts))
         attributes = list(dict.fromkeys(a for p in parts for a in p.field.attributes))
         definition = ToolDefinition(
@@ -612,12 +615,8 @@ class MatterToolGenerator:
                             "required": ["device_id", "sensor"],
                             "additionalProperties": False,
                         },
-                        requires=Requires(
-                            capabilities=(CAPABILITY,), permissions=(DEVICE_READ,)
-                        ),
-                        execution=Execution(
-                            timeout_ms=10_000, idempotent=True, async_allowed=True
-                        ),
+                        requires=Requires(capabilities=(CAPABILITY,), permissions=(DEVICE_READ,)),
+                        execution=Execution(timeout_ms=10_000, idempotent=True, async_allowed=True),
                         routing=Routing(
                             prefer_local=True,
                             node_affinity=(self.node_id,) if self.node_id else (),
@@ -657,14 +656,21 @@ class MatterToolGenerator:
                 "properties": {
                     # A pattern, never the list of ids: a device the token may not use and
                     # one that does not exist must get the same answer.
-                    "device_id": {"type": "string", "pattern": DEVICE_ID_PATTERN,
-                                  "description": "The device to command or read. One of "
-                                                 f"{len(by_id)} device ids "
-                                                 "('<node>-<endpoint>')."},
-                    "access": {"type": "string", "enum": list(ACCESS), "default": CONTROL,
-                               "description": "'control' sends a command (needs "
-                                              "device:control), 'read' reads an attribute "
-                                              "(needs device:read)."},
+                    "device_id": {
+                        "type": "string",
+                        "pattern": DEVICE_ID_PATTERN,
+                        "description": "The device to command or read. One of "
+                        f"{len(by_id)} device ids "
+                        "('<node>-<endpoint>').",
+                    },
+                    "access": {
+                        "type": "string",
+                        "enum": list(ACCESS),
+                        "default": CONTROL,
+                        "description": "'control' sends a command (needs "
+                        "device:control), 'read' reads an attribute "
+                        "(needs device:read).",
+                    },
                     "cluster": name_or_id_schema("The cluster: its name, or its id."),
                     "command": {"type": "string", "pattern": NAME_PATTERN, "maxLength": 64},
                     "attribute": name_or_id_schema("For a read: the attribute's name or id."),
@@ -693,9 +699,7 @@ class MatterToolGenerator:
             "namespace": NAMESPACE,
             "version": TOOL_VERSION,
             # device:control:<id> to command, device:read:<id> to read.
-            "requires": Requires(
-                capabilities=(CAPABILITY,), permissions=(DEVICE_ACCESS,)
-            ),
+            "requires": Requires(capabilities=(CAPABILITY,), permissions=(DEVICE_ACCESS,)),
             "routing": Routing(
                 prefer_local=True,
                 node_affinity=(self.node_id,) if self.node_id else (),
@@ -720,8 +724,9 @@ class MatterToolGenerator:
                     tool.definition.identity
                 )
         out: list[GeneratedTool] = []
-        for spec in room_tool_specs(devices, by_device, unit=self.unit, capability=CAPABILITY,
-                                    room_aliases=room_aliases):  # fmt: skip
+        for spec in room_tool_specs(
+            devices, by_device, unit=self.unit, capability=CAPABILITY, room_aliases=room_aliases
+        ):
             definition = ToolDefinition(
                 name=spec.name,
                 namespace=NAMESPACE,

@@ -288,8 +288,9 @@ class CleanAreas(Converter):
 
     def targets(self, ctx: RowContext) -> list[str]:
         """Return SelectAreas, and ChangeToMode when the robot can be started by mode."""
-        return ["SelectAreas"] + (["RvcRunMode.ChangeToMode"] if self._start(ctx) is not None
-                                  else [])
+        return ["SelectAreas"] + (
+            ["RvcRunMode.ChangeToMode"] if self._start(ctx) is not None else []
+        )
 
     def actions(self, ctx: RowContext, params: Mapping[str, Any]) -> list[MatterAction]:
         """Return SelectAreas with the named areas' ids, then the start command."""
@@ -581,8 +582,15 @@ def _state_detected(values: list[Any], unit: str) -> Any:
     return values[0] if isinstance(values[0], bool) else None
 
 
-_AIR_QUALITY = {0: "unknown", 1: "good", 2: "fair", 3: "moderate", 4: "poor",
-                5: "very_poor", 6: "extremely_poor"}  # fmt: skip
+_AIR_QUALITY = {
+    0: "unknown",
+    1: "good",
+    2: "fair",
+    3: "moderate",
+    4: "poor",
+    5: "very_poor",
+    6: "extremely_poor",
+}
 
 
 def _state_air_quality(values: list[Any], unit: str) -> Any:
@@ -591,16 +599,28 @@ def _state_air_quality(values: list[Any], unit: str) -> Any:
 
 
 # ConcentrationMeasurement MeasurementUnitEnum (spec 2.10.5.3).
-_CONCENTRATION_UNITS = {0: "ppm", 1: "ppb", 2: "ppt", 3: "mg/m³", 4: "µg/m³", 5: "ng/m³",
-                        6: "particles/m³", 7: "Bq/m³"}  # fmt: skip
+_CONCENTRATION_UNITS = {
+    0: "ppm",
+    1: "ppb",
+    2: "ppt",
+    3: "mg/m³",
+    4: "µg/m³",
+    5: "ng/m³",
+    6: "particles/m³",
+    7: "Bq/m³",
+}
 
 
 def _state_concentration(values: list[Any], unit: str) -> Any:
     value, measured_unit = values[0], _int(values[1]) if len(values) > 1 else None
     if not isinstance(value, int | float) or isinstance(value, bool) or not math.isfinite(value):
         return None
-    return {"value": round(float(value), 2), "unit": _CONCENTRATION_UNITS.get(
-        measured_unit if measured_unit is not None else -1, "unknown")}  # fmt: skip
+    return {
+        "value": round(float(value), 2),
+        "unit": _CONCENTRATION_UNITS.get(
+            measured_unit if measured_unit is not None else -1, "unknown"
+        ),
+    }
 
 
 _LEVELS = {0: "unknown", 1: "low", 2: "medium", 3: "high", 4: "critical"}
@@ -625,13 +645,29 @@ def _state_minutes(values: list[Any], unit: str) -> Any:
 
 
 # OperationalStateEnum (spec 1.14.4.1) and RVC's additions (7.4.4.1).
-_OP_STATES = {0: "stopped", 1: "running", 2: "paused", 3: "error",
-              64: "seeking_charger", 65: "charging", 66: "docked"}  # fmt: skip
-_OP_ERRORS = {0: None, 1: "unable_to_start_or_resume", 2: "unable_to_complete_operation",
-              3: "command_invalid_in_state", 64: "failed_to_find_charging_dock", 65: "stuck",
-              66: "dust_bin_missing", 67: "dust_bin_full", 68: "water_tank_empty",
-              69: "water_tank_missing", 70: "water_tank_lid_open",
-              71: "mop_cleaning_pad_missing"}  # fmt: skip
+_OP_STATES = {
+    0: "stopped",
+    1: "running",
+    2: "paused",
+    3: "error",
+    64: "seeking_charger",
+    65: "charging",
+    66: "docked",
+}
+_OP_ERRORS = {
+    0: None,
+    1: "unable_to_start_or_resume",
+    2: "unable_to_complete_operation",
+    3: "command_invalid_in_state",
+    64: "failed_to_find_charging_dock",
+    65: "stuck",
+    66: "dust_bin_missing",
+    67: "dust_bin_full",
+    68: "water_tank_empty",
+    69: "water_tank_missing",
+    70: "water_tank_lid_open",
+    71: "mop_cleaning_pad_missing",
+}
 
 
 def _state_operational(values: list[Any], unit: str) -> Any:
@@ -670,10 +706,23 @@ def _state_current_area(values: list[Any], unit: str) -> Any:
     return dict(supported_areas(values[1] if len(values) > 1 else None)).get(current)
 
 
-_EVSE_STATES = {0: "not_plugged_in", 1: "plugged_in_no_demand", 2: "plugged_in_demand",
-                3: "charging", 4: "discharging", 5: "session_ending", 6: "fault"}  # fmt: skip
-_EVSE_SUPPLY = {0: "disabled", 1: "charging_enabled", 2: "discharging_enabled",
-                3: "disabled_error", 4: "disabled_diagnostics", 5: "enabled"}  # fmt: skip
+_EVSE_STATES = {
+    0: "not_plugged_in",
+    1: "plugged_in_no_demand",
+    2: "plugged_in_demand",
+    3: "charging",
+    4: "discharging",
+    5: "session_ending",
+    6: "fault",
+}
+_EVSE_SUPPLY = {
+    0: "disabled",
+    1: "charging_enabled",
+    2: "discharging_enabled",
+    3: "disabled_error",
+    4: "disabled_diagnostics",
+    5: "enabled",
+}
 
 
 def _state_evse(values: list[Any], unit: str) -> Any:
@@ -705,11 +754,24 @@ def _state_filter_change(values: list[Any], unit: str) -> Any:
 
 
 # ClosureControl MainStateEnum and CurrentPositionEnum (Matter 1.5, 5.4).
-_CLOSURE_MAIN = {0: "stopped", 1: "moving", 2: "waiting_for_motion", 3: "error",
-                 4: "calibrating", 5: "protected", 6: "disengaged",
-                 7: "setup_required"}  # fmt: skip
-_CLOSURE_POSITION = {0: "closed", 1: "open", 2: "partially_open", 3: "open_for_pedestrian",
-                     4: "open_for_ventilation", 5: "open_at_signature"}  # fmt: skip
+_CLOSURE_MAIN = {
+    0: "stopped",
+    1: "moving",
+    2: "waiting_for_motion",
+    3: "error",
+    4: "calibrating",
+    5: "protected",
+    6: "disengaged",
+    7: "setup_required",
+}
+_CLOSURE_POSITION = {
+    0: "closed",
+    1: "open",
+    2: "partially_open",
+    3: "open_for_pedestrian",
+    4: "open_for_ventilation",
+    5: "open_at_signature",
+}
 
 
 def _state_closure_main(values: list[Any], unit: str) -> Any:
@@ -726,9 +788,18 @@ def _state_closure_position(values: list[Any], unit: str) -> Any:
 
 
 # WindowCovering TypeEnum (spec 5.3.5.2): what kind of covering it is.
-_COVERING_TYPES = {0: "roller_shade", 1: "roller_shade", 2: "exterior_roller_shade",
-                   3: "exterior_roller_shade", 4: "drapery", 5: "awning", 6: "shutter",
-                   7: "tilt_blind", 8: "tilt_blind", 9: "projector_screen"}  # fmt: skip
+_COVERING_TYPES = {
+    0: "roller_shade",
+    1: "roller_shade",
+    2: "exterior_roller_shade",
+    3: "exterior_roller_shade",
+    4: "drapery",
+    5: "awning",
+    6: "shutter",
+    7: "tilt_blind",
+    8: "tilt_blind",
+    9: "projector_screen",
+}
 
 
 def _state_covering_type(values: list[Any], unit: str) -> Any:
@@ -784,5 +855,4 @@ KIND_STATE_CONVERTERS: dict[str, StateConverter] = {
 }
 
 CONVERTERS: dict[str, Converter] = {**actions.CONVERTERS, **KIND_CONVERTERS}
-STATE_CONVERTERS: dict[str, StateConverter] = {
-    **actions.STATE_CONVERTERS, **KIND_STATE_CONVERTERS}
+STATE_CONVERTERS: dict[str, StateConverter] = {**actions.STATE_CONVERTERS, **KIND_STATE_CONVERTERS}

@@ -25,18 +25,20 @@ from bridge.matter.spec.device_library import (
 )
 
 # Clusters that describe or wire an endpoint, not something a person uses.
-PLUMBING = frozenset({
-    0x0003,  # Identify
-    0x0004,  # Groups
-    0x0005,  # Scenes
-    0x001D,  # Descriptor
-    0x001E,  # Binding
-    0x0039,  # Bridged Device Basic Information
-    0x0040,  # Fixed Label
-    0x0041,  # User Label
-    0x0062,  # Scenes Management
-    0x009C,  # Power Topology
-})  # fmt: skip
+PLUMBING = frozenset(
+    {
+        0x0003,  # Identify
+        0x0004,  # Groups
+        0x0005,  # Scenes
+        0x001D,  # Descriptor
+        0x001E,  # Binding
+        0x0039,  # Bridged Device Basic Information
+        0x0040,  # Fixed Label
+        0x0041,  # User Label
+        0x0062,  # Scenes Management
+        0x009C,  # Power Topology
+    }
+)
 
 
 def describe(
@@ -49,10 +51,13 @@ def describe(
     """
     known = library()
     types = [
-        {"id": t, "name": device_type_name(t) or f"0x{t:04X}",
-         "known": t in known or t in UTILITY_TYPES}
+        {
+            "id": t,
+            "name": device_type_name(t) or f"0x{t:04X}",
+            "known": t in known or t in UTILITY_TYPES,
+        }
         for t in device.device_types
-    ]  # fmt: skip
+    ]
     unmapped = []
     for cluster_id in sorted(device.clusters):
         if cluster_id in mapped or cluster_id in PLUMBING or not device.has_cluster(cluster_id):
@@ -68,11 +73,12 @@ def describe(
     withheld = [
         {"id": c, "name": info.name}
         for c in sorted(device.clusters)
-        if c in acting and device.has_cluster(c) and not offers(c, True, controlled)
+        if c in acting
+        and device.has_cluster(c)
+        and not offers(c, True, controlled)
         and (info := cluster_info(c)) is not None
     ]
-    return {"device_type_info": types, "unmapped_clusters": unmapped,
-            "withheld_clusters": withheld}  # fmt: skip
+    return {"device_type_info": types, "unmapped_clusters": unmapped, "withheld_clusters": withheld}
 
 
 def dump_problem(doc: Mapping[str, Any]) -> str | None:
@@ -82,18 +88,24 @@ def dump_problem(doc: Mapping[str, Any]) -> str | None:
         return "it holds no attributes"
     type_lists = {p: v for p, v in attributes.items() if str(p).endswith("/29/0")}
     if not type_lists:
-        return ("no endpoint has a Descriptor device type list ('<endpoint>/29/0'): "
-                "not a node as python-matter-server records it")  # fmt: skip
+        return (
+            "no endpoint has a Descriptor device type list ('<endpoint>/29/0'): "
+            "not a node as python-matter-server records it"
+        )
     for path, value in sorted(type_lists.items()):
         if not isinstance(value, list):
             return f"{path} (the Descriptor's device type list) is not a list"
         for entry in value:
-            if isinstance(entry, Mapping) and "0" not in entry and (
-                "type" in entry or "deviceType" in entry
+            if (
+                isinstance(entry, Mapping)
+                and "0" not in entry
+                and ("type" in entry or "deviceType" in entry)
             ):
-                return (f"an old-format recording: {path} keys its device types by field "
-                        f"name ({dict(entry)}), not by the numeric tags python-matter-server "
-                        "uses today; record the node again")  # fmt: skip
+                return (
+                    f"an old-format recording: {path} keys its device types by field "
+                    f"name ({dict(entry)}), not by the numeric tags python-matter-server "
+                    "uses today; record the node again"
+                )
             if not isinstance(entry, Mapping) or not isinstance(entry.get("0"), int):
                 return f"{path} holds a device type entry without a numeric type: {entry!r}"
     return None
