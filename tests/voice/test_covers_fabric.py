@@ -11,16 +11,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-import aiohttp
 import pytest
 
-from bridge.demo.virtual_devices import VirtualDevice
-from tests.support.fabric import Fabric, ThreadedController, running_controller
+from tests.support.fabric import Fabric
 from tests.support.home import Home, start_home
+from tests.voice.fabric_home import Numbering, commissioned_home
 from tests.voice.sentence_set import evaluate, load_sentences
 
 pytestmark = pytest.mark.fabric
@@ -43,56 +41,12 @@ ROOM_ALIASES = {
 KNOWN_MISSES: dict[str, set[tuple[str, str]]] = {"covers": set(), "covers_heldout": set()}
 
 
-class _Kind(str):
-    """A devices/kinds name where VirtualDevice expects its kind enum (it reads .value)."""
-
-    @property
-    def value(self) -> str:
-        return str(self)
-
-
 @pytest.fixture(scope="module")
 def commissioned(fabric: Fabric) -> Iterator[tuple[str, str, list[int]]]:
     """The module's controller URL and the node id of each HOME entry, in order."""
-    devices = []
-    for i, (kind, _, _) in enumerate(HOME):
-        dev = VirtualDevice(
-            kind=_Kind(kind),  # type: ignore[arg-type]
-            state_dir=fabric.base_dir / f"voice-covers-{i}-{kind}",
-            port=6170 + i,
-            passcode=20203201 + i,
-            discriminator=0xE90 + i,  # full discriminators no other test uses
-            label=f"Voice {kind} {i}",
-            netns=fabric.namespace,
-        )
-        fabric.devices.append(dev)  # stopped by the fabric at session end
-        devices.append(dev)
-    with ThreadPoolExecutor(3) as pool:
-        list(pool.map(lambda dev: dev.start(timeout_s=120), devices))
-    with running_controller(fabric, "voice-covers") as ctl:
-        nodes = asyncio.run(_commission(ctl, devices))
-        yield ctl.url, ctl.key_file, nodes
-
-
-async def _commission(ctl: ThreadedController, devices: list[VirtualDevice]) -> list[int]:
-    nodes = []
-    async with (
-        aiohttp.ClientSession() as session,
-        session.ws_connect(ctl.url, headers=ctl.headers) as ws,
-    ):
-        await ws.receive_json()  # server info
-        for i, dev in enumerate(devices):
-            assert dev.pairing is not None
-            args = {"code": dev.pairing.qr, "network_only": True}
-            await ws.send_json(
-                {"message_id": str(i), "command": "commission_with_code", "args": args}
-            )
-            async with asyncio.timeout(180):
-                while (msg := await ws.receive_json()).get("message_id") != str(i):
-                    pass
-            assert "error_code" not in msg, msg
-            nodes.append(int(msg["result"]["node_id"]))
-    return nodes
+    numbers = Numbering(name="voice-covers", port=6170, passcode=20203201, discriminator=0xE90)
+    with commissioned_home(fabric, [kind for kind, _, _ in HOME], numbers) as home:
+        yield home
 
 
 @pytest.fixture
