@@ -223,10 +223,21 @@ pip_install() {  # venv stamp-value spec...
     if [ -f "$dir/.atmosphere-installed" ] && [ "$(cat "$dir/.atmosphere-installed")" = "$want" ]; then
         unchanged "$PREFIX/$venv: $*"; return
     fi
-    "$dir/bin/pip" install -q --upgrade "$@"
     if [ "$venv" = venv ]; then
+        # The bridge is built from a clean copy of what the package is made of: an in-tree
+        # build/ left by an earlier build keeps files that setuptools does not copy again
+        # when their date is newer than the sources' (a stale module got installed so).
+        local clean; clean="$(mktemp -d)"
+        (cd "$SRC" && tar -cf - --exclude='__pycache__' --exclude='*.pyc' \
+            pyproject.toml README.md bridge cluster_maps) | tar -xf - -C "$clean" \
+            || { rm -rf "$clean"; die "cannot copy the sources to $clean"; }
+        "$dir/bin/pip" install -q --upgrade "$clean" || { rm -rf "$clean"; die "pip install failed"; }
         # Same version number, new sources: pip would keep the old build otherwise.
-        "$dir/bin/pip" install -q --no-deps --force-reinstall "$SRC"
+        "$dir/bin/pip" install -q --no-deps --force-reinstall "$clean" \
+            || { rm -rf "$clean"; die "pip install failed"; }
+        rm -rf "$clean"
+    else
+        "$dir/bin/pip" install -q --upgrade "$@"
     fi
     printf '%s' "$want" > "$dir/.atmosphere-installed"
     SERVICES_CHANGED=1

@@ -20,51 +20,32 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any
 
 import aiohttp
 import pytest
 
-from bridge.demo.virtual_devices import VirtualDevice
+from bridge.demo.virtual_devices import DeviceKind, VirtualDevice
 from tests.support.fabric import Fabric, ThreadedController
 
 pytestmark = pytest.mark.fabric
 
 
-class Kind(StrEnum):
-    """The ``--kind`` names of devices/kinds/index.mjs."""
-
-    BUTTON = "button"
-    LEAK = "leak"
-    FREEZE = "freeze"
-    RAIN = "rain"
-    CONTACT = "contact"
-    OCCUPANCY = "occupancy"
-    ILLUMINANCE = "illuminance"
-    PRESSURE = "pressure"
-    FLOW = "flow"
-    HUMIDITY = "humidity"
-    TEMPERATURE = "temperature"
-    AIR_QUALITY = "air-quality"
-    SMOKE_CO = "smoke-co"
-    FAN = "fan"
-    AIR_PURIFIER = "air-purifier"
-    EXTRACTOR_HOOD = "extractor-hood"
-    WATER_HEATER = "water-heater"
-    ENERGY_PLUG = "energy-plug"
-    EV_CHARGER = "ev-charger"
-    ROBOT_VACUUM = "robot-vacuum"
-    LAUNDRY_WASHER = "laundry-washer"
-    DISHWASHER = "dishwasher"
-    ROLLER_SHADE = "roller-shade"
-    DRAPERY = "drapery"
-    AWNING = "awning"
-    SHUTTER = "shutter"
-    VENETIAN_BLIND = "venetian-blind"
-    GARAGE_DOOR = "garage-door"
-    DOOR_LOCK = "door-lock"
-    WATER_VALVE = "water-valve"
+# The ``--kind`` names of devices/kinds/index.mjs (issue 29): every DeviceKind but the
+# five the virtual_device.mjs script had before.
+Kind = DeviceKind
+KINDS = [
+    k
+    for k in DeviceKind
+    if k
+    not in (
+        DeviceKind.ONOFF,
+        DeviceKind.DIMMABLE,
+        DeviceKind.COLOR,
+        DeviceKind.THERMOSTAT,
+        DeviceKind.COVER,
+    )
+]
 
 
 # Cluster ids (Matter 1.4 application cluster specification).
@@ -387,7 +368,7 @@ def _start_all(fabric: Fabric, kinds: list[Kind]) -> dict[Kind, VirtualDevice]:
     devices: dict[Kind, VirtualDevice] = {}
     for i, kind in enumerate(kinds):
         dev = VirtualDevice(
-            kind=kind,  # type: ignore[arg-type]  # any StrEnum of the script's kind names
+            kind=kind,
             state_dir=fabric.base_dir / f"kind-{kind.value}",
             port=6100 + i,
             passcode=20203001 + i,
@@ -425,19 +406,19 @@ def kinds(
 ) -> Iterator[dict[Kind, Commissioned]]:
     """Every kind started and commissioned by the session controller."""
     started = time.monotonic()
-    devices = _start_all(fabric, list(Kind))
+    devices = _start_all(fabric, KINDS)
     nodes = asyncio.run(_commission_all(matter_controller.url, matter_controller.headers, devices))
     print(f"{len(devices)} kinds started and commissioned in {time.monotonic() - started:.0f} s")
-    yield {kind: Commissioned(devices[kind], nodes[kind]) for kind in Kind}
+    yield {kind: Commissioned(devices[kind], nodes[kind]) for kind in KINDS}
     for dev in devices.values():
         dev.stop()
 
 
 def test_every_kind_has_a_spec() -> None:
-    assert sorted(SPECS) == sorted(Kind)
+    assert sorted(SPECS) == sorted(KINDS)
 
 
-@pytest.mark.parametrize("kind", list(Kind), ids=[k.value for k in Kind])
+@pytest.mark.parametrize("kind", KINDS, ids=[k.value for k in KINDS])
 def test_kind_matches_the_device_library(kinds: dict[Kind, Commissioned], kind: Kind) -> None:
     spec = SPECS[kind]
     attributes = kinds[kind].node["attributes"]
