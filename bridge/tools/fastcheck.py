@@ -26,7 +26,6 @@ _UNSUPPORTED = frozenset(
         "$dynamicRef",
         "$recursiveRef",
         "allOf",
-        "anyOf",
         "oneOf",
         "not",
         "if",
@@ -39,7 +38,6 @@ _UNSUPPORTED = frozenset(
         "contains",
         "minContains",
         "maxContains",
-        "uniqueItems",
         "patternProperties",
         "propertyNames",
         "minProperties",
@@ -91,6 +89,15 @@ def compile_check(schema: Any, formats: Mapping[str, Callable[[object], bool]]) 
     if not isinstance(schema, Mapping) or _UNSUPPORTED & schema.keys():
         return None
     checks: list[Check] = []
+    if "anyOf" in schema:
+        branches = schema["anyOf"]
+        if not isinstance(branches, list) or not branches:
+            return None
+        compiled = [compile_check(b, formats) for b in branches]
+        if any(c is None for c in compiled):
+            return None
+        alternatives = [c for c in compiled if c is not None]
+        checks.append(lambda v: any(c(v) for c in alternatives))
     kind = schema.get("type")
     if kind is not None:
         names = [kind] if isinstance(kind, str) else kind
@@ -237,4 +244,32 @@ def _structure_checks(
         if item_check is None:
             return None
         out.append(lambda v: not isinstance(v, list) or all(item_check(i) for i in v))
+    if "uniqueItems" in schema:
+        if not isinstance(schema["uniqueItems"], bool):
+            return None
+        if schema["uniqueItems"]:
+            out.append(lambda v: not isinstance(v, list) or _unique(v))
     return out
+
+
+def _unique(items: list[Any]) -> bool:
+    """Return whether no two items are equal as JSON values (1 == 1.0, True != 1)."""
+    seen = set()
+    for item in items:
+        key = _json_key(item)
+        if key in seen:
+            return False
+        seen.add(key)
+    return True
+
+
+def _json_key(value: Any) -> Any:
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return (type(value).__name__, value)
+    if isinstance(value, int | float):
+        return ("number", value)  # 1 and 1.0 are one JSON number
+    if isinstance(value, list):
+        return ("array", tuple(_json_key(v) for v in value))
+    if isinstance(value, dict):
+        return ("object", frozenset((k, _json_key(v)) for k, v in value.items()))
+    return ("other", repr(value))

@@ -126,7 +126,7 @@ def _start(fabric: Fabric) -> dict[Kind, VirtualDevice]:
         dev = VirtualDevice(
             kind=kind,  # type: ignore[arg-type]  # the kinds script's names
             state_dir=fabric.base_dir / f"kind-e2e-{kind.value}",
-            port=6300 + i,
+            port=6600 + i,  # 6300 is test_device_events.py's button
             passcode=20204001 + i,
             # Commissioned by QR code (all 12 discriminator bits), distinct from
             # test_virtual_kinds' 0xE40.. and the fabric factory's ..0x0A.

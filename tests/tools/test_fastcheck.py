@@ -119,10 +119,11 @@ def test_the_check_agrees_on_most_valid_instances(schema: dict[str, Any], instan
 
 def test_unsupported_keywords_are_left_to_jsonschema() -> None:
     for schema in (
-        {"anyOf": [{"type": "string"}]},
+        {"anyOf": [{"type": "string"}, {"oneOf": []}]},
+        {"anyOf": []},
         {"$ref": "#/$defs/x"},
         {"type": "object", "properties": {"a": {"oneOf": []}}},
-        {"type": "array", "uniqueItems": True},
+        {"type": "array", "uniqueItems": "yes"},
         {"format": "ipv4"},
         {"type": "number", "multipleOf": 0.5},
     ):
@@ -256,3 +257,55 @@ def test_route_body_schemas_are_never_looser(body: Any) -> None:
         assert check is not None, name
         valid = not list(Draft202012Validator(schema).iter_errors(body))
         assert check(body) == valid, (name, body)
+
+
+# anyOf (a name or an id, as the generic Matter tool takes them) and uniqueItems (a
+# robot's rooms): each instance is judged exactly as jsonschema judges it.
+_ANY_UNIQUE_SCHEMAS = [
+    {
+        "anyOf": [
+            {"type": "string", "pattern": "^[A-Z][A-Za-z0-9]*$", "maxLength": 64},
+            {"type": "integer", "minimum": 0, "maximum": 4294967295},
+        ]
+    },
+    {"type": "array", "minItems": 1, "uniqueItems": True, "items": {"type": "string"}},
+    {"type": "array", "uniqueItems": True},
+    {"type": "array", "uniqueItems": False},
+]
+_ANY_UNIQUE_INSTANCES = [
+    "OnOff",
+    "onOff",
+    "",
+    "A" * 65,
+    0,
+    6,
+    -1,
+    4294967296,
+    1.0,
+    1.5,
+    True,
+    None,
+    [],
+    ["Kitchen"],
+    ["Kitchen", "Kitchen"],
+    ["Kitchen", "Hall"],
+    [1, 1.0],
+    [1, True],
+    [True, True],
+    [[1], [1]],
+    [{"a": 1}, {"a": 1.0}],
+    [{"a": 1}, {"a": 2}],
+    [0, False],
+    [None, None],
+    ["1", 1],
+    {"a": 1},
+]
+
+
+@pytest.mark.parametrize("schema", _ANY_UNIQUE_SCHEMAS)
+def test_any_of_and_unique_items_agree_with_jsonschema(schema: dict[str, Any]) -> None:
+    check = compile_check(schema, _FORMATS)
+    assert check is not None, schema
+    for instance in _ANY_UNIQUE_INSTANCES:
+        valid = not list(Draft202012Validator(schema).iter_errors(instance))
+        assert check(instance) == valid, (schema, instance)
