@@ -74,6 +74,7 @@ from bridge.tools.context import Handler
 from bridge.tools.definition import ToolDefinition
 from bridge.tools.device_permissions import DEVICE_READ, device_permission
 from bridge.tools.registry import ToolRegistry
+from bridge.tools.validation import validate_call
 
 LOGGER = logging.getLogger(__name__)
 
@@ -496,7 +497,10 @@ class AutomationRunner:
             if action["type"] != "call":
                 continue
             defn = self.registry.resolve(action["tool"]).definition
-            params = action.get("params", {})
+            # With the tool's defaults applied, as the pipeline checks a call: a
+            # permission template may name a parameter the rule leaves to its default
+            # (the generic Matter tool's ``device:{access}:{device_id}``).
+            params = validate_call(defn, action.get("params", {}))
             if not self._checker.allows(permissions, defn.requires.permissions, params):
                 raise PermissionDeniedError(
                     f"the rule may not call '{action['tool']}' with these parameters: "
