@@ -16,7 +16,7 @@ helpers; each converter is a short class or function.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from bridge.errors import InvalidParamsError
@@ -47,6 +47,16 @@ FAN_SEQUENCES: dict[int, tuple[str, ...]] = {
 
 def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _named(table: Mapping[int, str]) -> Callable[[list[Any], str], Any]:
+    """Return a state converter reading an enum attribute as its name in ``table``."""
+
+    def convert(values: list[Any], unit: str) -> Any:
+        v = _int(values[0])
+        return None if v is None else table.get(v, "unknown")
+
+    return convert
 
 
 def _fan_modes(ctx: RowContext) -> tuple[str, ...]:
@@ -556,9 +566,7 @@ def _state_battery(values: list[Any], unit: str) -> Any:
 _CHARGE_LEVEL = {0: "ok", 1: "warning", 2: "critical"}
 
 
-def _state_charge_level(values: list[Any], unit: str) -> Any:
-    v = _int(values[0])
-    return None if v is None else _CHARGE_LEVEL.get(v, "unknown")
+_state_charge_level = _named(_CHARGE_LEVEL)
 
 
 def _state_lux(values: list[Any], unit: str) -> Any:
@@ -593,9 +601,7 @@ _AIR_QUALITY = {
 }
 
 
-def _state_air_quality(values: list[Any], unit: str) -> Any:
-    v = _int(values[0])
-    return None if v is None else _AIR_QUALITY.get(v, "unknown")
+_state_air_quality = _named(_AIR_QUALITY)
 
 
 # ConcentrationMeasurement MeasurementUnitEnum (spec 2.10.5.3).
@@ -626,17 +632,13 @@ def _state_concentration(values: list[Any], unit: str) -> Any:
 _LEVELS = {0: "unknown", 1: "low", 2: "medium", 3: "high", 4: "critical"}
 
 
-def _state_level_value(values: list[Any], unit: str) -> Any:
-    v = _int(values[0])
-    return None if v is None else _LEVELS.get(v, "unknown")
+_state_level_value = _named(_LEVELS)
 
 
 _VALVE = {0: "closed", 1: "open", 2: "moving"}
 
 
-def _state_valve(values: list[Any], unit: str) -> Any:
-    v = _int(values[0])
-    return None if v is None else _VALVE.get(v, "unknown")
+_state_valve = _named(_VALVE)
 
 
 def _state_minutes(values: list[Any], unit: str) -> Any:
@@ -725,14 +727,10 @@ _EVSE_SUPPLY = {
 }
 
 
-def _state_evse(values: list[Any], unit: str) -> Any:
-    v = _int(values[0])
-    return None if v is None else _EVSE_STATES.get(v, "unknown")
+_state_evse = _named(_EVSE_STATES)
 
 
-def _state_evse_supply(values: list[Any], unit: str) -> Any:
-    v = _int(values[0])
-    return None if v is None else _EVSE_SUPPLY.get(v, "unknown")
+_state_evse_supply = _named(_EVSE_SUPPLY)
 
 
 def _state_milli_kwh(values: list[Any], unit: str) -> Any:
@@ -748,9 +746,7 @@ def _state_boost(values: list[Any], unit: str) -> Any:
 _FILTER_CHANGE = {0: "ok", 1: "warning", 2: "critical"}
 
 
-def _state_filter_change(values: list[Any], unit: str) -> Any:
-    v = _int(values[0])
-    return None if v is None else _FILTER_CHANGE.get(v, "unknown")
+_state_filter_change = _named(_FILTER_CHANGE)
 
 
 # ClosureControl MainStateEnum and CurrentPositionEnum (Matter 1.5, 5.4).
@@ -774,9 +770,7 @@ _CLOSURE_POSITION = {
 }
 
 
-def _state_closure_main(values: list[Any], unit: str) -> Any:
-    v = _int(values[0])
-    return None if v is None else _CLOSURE_MAIN.get(v, "unknown")
+_state_closure_main = _named(_CLOSURE_MAIN)
 
 
 def _state_closure_position(values: list[Any], unit: str) -> Any:
@@ -802,9 +796,7 @@ _COVERING_TYPES = {
 }
 
 
-def _state_covering_type(values: list[Any], unit: str) -> Any:
-    v = _int(values[0])
-    return None if v is None else _COVERING_TYPES.get(v, "unknown")
+_state_covering_type = _named(_COVERING_TYPES)
 
 
 KIND_CONVERTERS: dict[str, Converter] = {
