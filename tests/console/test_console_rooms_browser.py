@@ -101,16 +101,20 @@ def test_the_rooms_page_shows_floors_and_moves_a_room(running: Running) -> None:
         )
         driver.find_element("css selector", '[aria-label="Move Kitchen"]').click()
         wait_for(
-            lambda: driver.find_element("css selector", "#status").text
-            == "Moved Kitchen to First Floor",
+            lambda: (
+                driver.find_element("css selector", "#status").text
+                == "Moved Kitchen to First Floor"
+            ),
             what="moved",
         )
         wait_for(
-            lambda: floors_shown(driver)
-            == [
-                ("First Floor level 1", ["Schlafzimmer", "Slaapkamer", "Bathroom", "Kitchen"]),
-                ("Ground Floor level 0", ["Living Room", "Hall", "Salon", "Terraza"]),
-            ],
+            lambda: (
+                floors_shown(driver)
+                == [
+                    ("First Floor level 1", ["Schlafzimmer", "Slaapkamer", "Bathroom", "Kitchen"]),
+                    ("Ground Floor level 0", ["Living Room", "Hall", "Salon", "Terraza"]),
+                ]
+            ),
             what="the Kitchen upstairs",
         )
         # The same model answers the API and speech.
@@ -145,8 +149,10 @@ def test_the_rooms_page_shows_floors_and_moves_a_room(running: Running) -> None:
         driver.find_element("css selector", '[aria-label="Delete the floor Loft"]').click()
         wait_for(lambda: driver.switch_to.alert, 5, "confirmation dialog").accept()
         wait_for(
-            lambda: [f for f, _ in floors_shown(driver)]
-            == ["First Floor level 1", "Ground Floor level 0"],
+            lambda: (
+                [f for f, _ in floors_shown(driver)]
+                == ["First Floor level 1", "Ground Floor level 0"]
+            ),
             what="the Loft gone",
         )
     assert home.service.matter is not None

@@ -26,6 +26,11 @@ LOGGER = logging.getLogger(__name__)
 class Flooring(SyncState):
     """The home's floors: one model for the API, the CLI, the console and speech."""
 
+    async def start(self) -> None:
+        """Load the names (``SyncState.start``), then the floors, seeded by the configuration."""
+        await super().start()
+        await self._load_floors()
+
     def floors(self) -> list[Floor]:
         """Return the floors in their order (each with the slugs of its rooms)."""
         return list(self._floors.floors)

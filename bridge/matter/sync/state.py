@@ -94,7 +94,7 @@ class SyncState(abc.ABC):
         )
         self._user_names: dict[str, UserNames] = {}
         self._room_aliases: dict[str, tuple[str, ...]] = {}  # room slug -> aliases
-        # The home's floors (bridge.matter.sync.floors): stored, seeded by the configuration.
+        # The home's floors (bridge.matter.sync.floors), seeded by the configuration.
         self.floor_store = floors
         self.floor_seeds = tuple(floor_seeds)
         self._floors = HomeFloors()
@@ -125,7 +125,6 @@ class SyncState(abc.ABC):
         if self.names is not None:
             self._user_names = await self.names.load()
             self._room_aliases = await self.names.load_room_aliases()
-        await self._load_floors()
         self._unsubscribe = self.adapter.subscribe(self._on_event)
         await self.adapter.start()
 
@@ -148,10 +147,6 @@ class SyncState(abc.ABC):
             self.registry.unregister(identity)
         self._tools.clear()
         self._devices.clear()
-
-    @abc.abstractmethod
-    async def _load_floors(self) -> None:
-        """Load the stored floors and apply the configured ones (``bridge.matter.sync.floors``)."""
 
     def devices(self) -> list[Device]:
         """Return the current devices ordered by node and endpoint."""
