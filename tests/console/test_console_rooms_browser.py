@@ -145,6 +145,8 @@ def test_the_rooms_page_shows_floors_and_moves_a_room(running: Running) -> None:
             == "Also called attic, Dachboden"
         )
         driver.set_window_size(*PHONE)
+        width = driver.execute_script("return document.documentElement.scrollWidth")
+        assert width <= PHONE[0], width
         screenshot(driver, "rooms-phone")
         driver.find_element("css selector", '[aria-label="Delete the floor Loft"]').click()
         wait_for(lambda: driver.switch_to.alert, 5, "confirmation dialog").accept()
@@ -155,5 +157,15 @@ def test_the_rooms_page_shows_floors_and_moves_a_room(running: Running) -> None:
             ),
             what="the Loft gone",
         )
+        # "No floor" takes the Kitchen off every floor: it is listed on none.
+        Select(driver.find_element("css selector", "#floor-of-kitchen")).select_by_visible_text(
+            "No floor"
+        )
+        driver.find_element("css selector", '[aria-label="Move Kitchen"]').click()
+        wait_for(
+            lambda: floors_shown(driver)[-1] == ("On no floor", ["Kitchen"]),
+            what="the Kitchen on no floor",
+        )
+        assert driver.find_element("css selector", "#status").text == "Kitchen is on no floor now"
     assert home.service.matter is not None
     assert [f.name for f in home.service.matter.floor_list()] == ["Ground Floor", "First Floor"]
