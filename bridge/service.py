@@ -331,6 +331,7 @@ class BridgeService:
             matter.device_list,
             matter.room_list,
             tool_for=matter.tool_for,
+            floors=matter.floor_list,
         )
         self.intents = component.engine
         return component

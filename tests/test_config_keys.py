@@ -1189,6 +1189,52 @@ def test_voice_floors_are_the_floors_spoken_commands_know(tmp_path: Path, fabric
                 assert body["speech"] == "Turned off the lights on Top Floor."
             body = said("turn off the lights downstairs")
             assert (body["calls"], body["handled"]) == ([], False), body
+
+            # The configured floors seed the home model: changed through the API, they
+            # stay changed across a restart on the same file ...
+            status, body = http(
+                "PATCH", f"{bridge.url}/v1/rooms/bedroom", {"floor": "Ground Floor"}, token=token
+            )
+            assert (status, body["floor"]) == (200, "Ground Floor"), body
+            status, body = http(
+                "PATCH", f"{bridge.url}/v1/floors/top_floor", {"aliases": ["the loft"]}, token=token
+            )
+            assert (status, body["aliases"]) == (200, ["the loft"]), body
+            bridge.stop()
+            bridge.start()
+            token = bridge.token()
+            wait_until(light, 30, "the light after the restart")
+
+            def floors() -> list[tuple[str, list[str], list[str]]]:
+                status, body = http("GET", f"{bridge.url}/v1/floors", token=token)
+                assert status == 200, body
+                return [
+                    (f["floor"], f["aliases"], [r["room"] for r in f["rooms"]])
+                    for f in body["floors"]
+                ]
+
+            assert floors() == [
+                ("Top Floor", ["the loft"], []),
+                ("Ground Floor", [], ["Bedroom"]),
+            ]
+            body = said("turn off the lights downstairs")
+            assert [c["tool"] for c in body["calls"]] == ["matter:room_bedroom_lights_off"], body
+            # ... until the entry is edited in the file: then it is applied again.
+            floors_now = [
+                {"name": "Top Floor", "level": 1, "aliases": ["the garret"], "rooms": ["bedroom"]},
+                {"name": "Ground Floor", "level": 0, "rooms": ["Kitchen"]},
+            ]
+            bridge.stop()
+            bridge.config["voice"] = {"floors": floors_now}
+            bridge.start()
+            token = bridge.token()
+            wait_until(light, 30, "the light after the second restart")
+            assert floors() == [
+                ("Top Floor", ["the garret"], ["Bedroom"]),
+                ("Ground Floor", [], []),
+            ]
+            body = said("turn off the lights in the garret")
+            assert [c["tool"] for c in body["calls"]] == ["matter:room_bedroom_lights_off"], body
         finally:
             bridge.stop()
 

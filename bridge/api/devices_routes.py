@@ -113,7 +113,7 @@ async def list_rooms(request: web.Request) -> web.Response:
 
 
 async def change_room(request: web.Request) -> web.Response:
-    """Replace a room's aliases."""
+    """Replace a room's aliases and/or put it on a floor (``null``: on none)."""
     runtime = _runtime(request)
     ref = request.match_info["room"]
     try:
@@ -126,12 +126,32 @@ async def change_room(request: web.Request) -> web.Response:
     for device in room.devices:
         require(request, f"device:manage:{device.id}")
     body = await read_json(request)
-    if not isinstance(body, dict) or set(body) != {"aliases"}:
-        raise InvalidParamsError('the body must be {"aliases": [...]}', {"field": "aliases"})
+    if not isinstance(body, dict) or not body or not set(body) <= {"aliases", "floor"}:
+        raise InvalidParamsError(
+            'the body must be {"aliases": [...]} and/or {"floor": "<floor>" or null}',
+            {"fields": ["aliases", "floor"]},
+        )
     from bridge.matter import clean_aliases
 
-    aliases = clean_aliases(body["aliases"], owner="room")
-    return json_response(await runtime.set_room_aliases(room.slug, aliases))
+    aliases = clean_aliases(body["aliases"], owner="room") if "aliases" in body else None
+    floor: str | None = None
+    if "floor" in body:
+        ref = body["floor"]
+        if ref is not None and (not isinstance(ref, str) or not ref.strip()):
+            raise InvalidParamsError("'floor' must be a floor's name or null", {"field": "floor"})
+        # Checked before anything changes: an unknown floor leaves the aliases as they were.
+        try:
+            floor = runtime.find_floor(ref).slug if ref is not None else None
+        except NotFoundError:
+            if any(covers(p, "device:read:devices") for p in token_of(request).permissions):
+                raise
+            raise NotFoundError(f"no floor '{ref}'", {"floor": ref}) from None
+    doc: dict[str, Any] = {}
+    if aliases is not None:
+        doc = await runtime.set_room_aliases(room.slug, aliases)
+    if "floor" in body:
+        doc = await runtime.set_room_floor(room.slug, floor)
+    return json_response(doc)
 
 
 async def _cancel_tasks(app: web.Application) -> None:
@@ -273,22 +293,28 @@ def setup(app: web.Application) -> None:
         change_room,
         permission="device:manage:{device}",
         operation_id="changeRoom",
-        summary="Replace a room's aliases; its room tools and spoken commands follow at once "
-        "(needs device:manage:<id> for every device in the room)",
+        summary="Replace a room's aliases and/or put it on a floor; its room tools and spoken "
+        "commands follow at once (needs device:manage:<id> for every device in the room)",
         tags=["devices"],
         parameters=[path_param("room", "room name, slug or alias")],
         body_error=InvalidParamsError,
         request_body={
             "type": "object",
-            "required": ["aliases"],
             "properties": {
                 "aliases": _aliases_schema("room"),
+                "floor": {
+                    "type": ["string", "null"],
+                    "minLength": 1,
+                    "maxLength": 64,
+                    "description": "the floor's name, slug or alias; null: on no floor",
+                },
             },
+            "minProperties": 1,
             "additionalProperties": False,
         },
         responses={
             "200": "the room",
-            "404": "no such room",
+            "404": "no such room or floor",
             "409": "CONFLICT: the alias names another room",
             "403": "PERMISSION_DENIED: needs device:manage:<id> for every device",
         },

@@ -25,6 +25,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "bridge.cli.generate",
     "bridge.cli.devices",
     "bridge.cli.rooms",
+    "bridge.cli.floors",
     "bridge.cli.commission",
     "bridge.cli.demo",
     "bridge.cli.say",

@@ -40,6 +40,7 @@ PAGES: tuple[tuple[str, str], ...] = (
     ("approvals", "Approvals"),
     ("rules", "Rules"),
     ("devices", "Devices"),
+    ("rooms", "Rooms"),
     ("tokens", "Agents"),
     ("mesh", "Mesh"),
     ("audit", "Audit"),

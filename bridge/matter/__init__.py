@@ -11,7 +11,7 @@ Inside, sub-packages by concern, each floor importing only the ones below it (th
   process and its guard, commissioning, pairing codes, Thread datasets, node recovery;
 - ``tools``      — making tools: cluster maps (rows in the top-level ``cluster_maps/``),
   converters, the generator;
-- ``home``       — what the home is: devices, rooms, user names;
+- ``home``       — what the home is: devices, rooms, floors, user names;
 - ``spec``       — what the Matter specification says: the cluster catalogue, wire
   commands, events, the plain data models.
 
@@ -42,6 +42,8 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "build_devices": ("bridge.matter.home.devices", "build_devices"),
     "slugify": ("bridge.matter.home.devices", "slugify"),
     "DeviceNameStore": ("bridge.matter.home.naming", "DeviceNameStore"),
+    "Floor": ("bridge.matter.home.floors", "Floor"),
+    "FloorChange": ("bridge.matter.home.floors", "FloorChange"),
     "DeviceRename": ("bridge.matter.home.naming", "DeviceRename"),
     "clean_aliases": ("bridge.matter.home.naming", "clean_aliases"),
     "Room": ("bridge.matter.home.rooms", "Room"),
@@ -70,6 +72,8 @@ __all__ = [
     "Device",
     "DeviceNameStore",
     "DeviceRename",
+    "Floor",
+    "FloorChange",
     "GeneratedTool",
     "GuardError",
     "MatterComponent",
@@ -107,6 +111,7 @@ if TYPE_CHECKING:
     )
     from bridge.matter.controller.thread import parse_tlvs
     from bridge.matter.home.devices import Device, UserNames, build_devices, slugify
+    from bridge.matter.home.floors import Floor, FloorChange
     from bridge.matter.home.naming import DeviceNameStore, DeviceRename, clean_aliases
     from bridge.matter.home.rooms import Room, rooms_of
     from bridge.matter.spec.catalogue import sdk_version as catalogue_sdk_version

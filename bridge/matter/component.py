@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +33,7 @@ from bridge.matter.controller.guard import KEY_HEADER, GuardError, read_key
 from bridge.matter.controller.managed import ControllerSettings, ManagedController
 from bridge.matter.controller.recovery import NodeRecovery
 from bridge.matter.home.devices import Device
+from bridge.matter.home.floors import Floor, FloorChange, FloorStore
 from bridge.matter.home.naming import DeviceNameStore, DeviceRename
 from bridge.matter.home.rooms import Room
 from bridge.matter.sync.registry import MatterToolSync
@@ -156,6 +157,8 @@ class MatterComponent:
             registry=registry,
             events=events,
             names=DeviceNameStore(db),
+            floors=FloorStore(db),
+            floor_seeds=config.voice.floors,
             node_id=node_id,
             unit=config.matter.temperature_unit,
         )
@@ -343,6 +346,8 @@ class MatterComponent:
 
     def _room_json(self, room: Room) -> dict[str, Any]:
         doc = room.to_json()
+        floor = self.bridge.floor_of(room.slug)
+        doc["floor"] = floor.name if floor is not None else None
         doc["tools"] = sorted(
             t.definition.name
             for t in self.bridge.registry.list()
@@ -353,6 +358,75 @@ class MatterComponent:
     async def set_room_aliases(self, ref: str, aliases: Sequence[str]) -> dict[str, Any]:
         """Replace a room's aliases live; return the room."""
         return self._room_json(await self.bridge.set_room_aliases(ref, aliases))
+
+    # -- floors -----------------------------------------------------------------------
+
+    def floor_list(self) -> list[Floor]:
+        """Return the floors as they are now (each with the slugs of its rooms)."""
+        return self.bridge.floors()
+
+    def find_floor(self, ref: str) -> Floor:
+        """Return the floor named by slug, name or alias; else NOT_FOUND."""
+        return self.bridge.find_floor(ref)
+
+    def floors(self, sees: Callable[[Room], bool] | None = None) -> dict[str, Any]:
+        """Return the floors with their rooms, and the rooms on no floor.
+
+        ``sees`` says which rooms a caller may know of (``None``: all): a floor shows only
+        those, and a floor with none of them is left out. Rooms given a floor before they
+        have a device are listed (``waiting_rooms``) only when all are seen.
+        """
+        rooms = {r.slug: r for r in self.bridge.rooms()}
+        shown = {s: r for s, r in rooms.items() if sees is None or sees(r)}
+        out = []
+        placed: set[str] = set()
+        for floor in self.bridge.floors():
+            placed.update(floor.rooms)
+            mine = [{"room": shown[s].name, "slug": s} for s in floor.rooms if s in shown]
+            if sees is not None and not mine:
+                continue
+            doc = floor.to_json()
+            doc["rooms"] = mine
+            if sees is None:
+                doc["waiting_rooms"] = [s for s in floor.rooms if s not in rooms]
+            out.append(doc)
+        return {
+            "floors": out,
+            "count": len(out),
+            "rooms_without_floor": [
+                {"room": r.name, "slug": s} for s, r in shown.items() if s not in placed
+            ],
+        }
+
+    def floor_json(self, floor: Floor) -> dict[str, Any]:
+        """Return one floor with all its rooms (for a caller that may manage it)."""
+        rooms = {r.slug: r for r in self.bridge.rooms()}
+        doc = floor.to_json()
+        doc["rooms"] = [{"room": rooms[s].name, "slug": s} for s in floor.rooms if s in rooms]
+        doc["waiting_rooms"] = [s for s in floor.rooms if s not in rooms]
+        return doc
+
+    def floor_rooms(self, floor: Floor) -> list[Room]:
+        """Return the rooms (with devices) on ``floor``."""
+        return [r for r in self.bridge.rooms() if r.slug in floor.rooms]
+
+    async def create_floor(self, change: FloorChange) -> dict[str, Any]:
+        """Add a floor; return it."""
+        return self.floor_json(await self.bridge.create_floor(change))
+
+    async def change_floor(self, ref: str, change: FloorChange) -> dict[str, Any]:
+        """Rename, re-level or re-alias a floor; return it."""
+        return self.floor_json(await self.bridge.change_floor(ref, change))
+
+    async def delete_floor(self, ref: str) -> dict[str, Any]:
+        """Delete a floor (its rooms are then on none); return what it was."""
+        floor = await self.bridge.delete_floor(ref)
+        return {"deleted": self.floor_json(floor)}
+
+    async def set_room_floor(self, ref: str, floor: str | None) -> dict[str, Any]:
+        """Put a room on a floor (``None``: on none); return the room."""
+        await self.bridge.set_room_floor(ref, floor)
+        return self._room_json(self.find_room(ref))
 
     def find_device(self, ref: str) -> Device:
         """Return the device named by id (``node-endpoint``), slug or name; else NOT_FOUND."""

@@ -1,6 +1,8 @@
 """The home's floors for spoken commands: which rooms are on which floor, and its words.
 
-A floor comes from the configuration (``voice.floors``: name, level, aliases, rooms).
+A floor comes from the home model (``bridge.matter``'s floors, set through the API, the
+CLI or the console, seeded by ``voice.floors``), or any object with the same fields
+(a ``FloorConfig``: name, level, aliases, rooms).
 Besides its name and aliases it answers to the everyday words of its level in each
 language: level 0 is "downstairs" / "the ground floor" ("unten", "en bas", "abajo",
 "beneden" …), a basement (level -1) "the basement", and the floor above the ground floor
@@ -13,9 +15,30 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
-from bridge.config import FloorConfig
 from bridge.matter import Room, slugify
+
+
+class FloorLike(Protocol):
+    """What a floor gives speech: the home model's ``Floor`` and a ``FloorConfig`` alike."""
+
+    @property
+    def name(self) -> str:
+        """Return the floor's name."""
+
+    @property
+    def level(self) -> int:
+        """Return the floor's level (0 the ground floor)."""
+
+    @property
+    def aliases(self) -> tuple[str, ...]:
+        """Return more words for the floor."""
+
+    @property
+    def rooms(self) -> tuple[str, ...]:
+        """Return its rooms by slug, name or alias."""
+
 
 # level -> everyday words for a floor at that level, per language ("up": the one floor
 # above the ground floor when there is only one).
@@ -59,8 +82,8 @@ class Floor:
     rooms: tuple[str, ...]
 
 
-def floors_of(configured: Sequence[FloorConfig], rooms: Sequence[Room]) -> list[Floor]:
-    """Return the configured floors with their words and the slugs of their rooms."""
+def floors_of(configured: Sequence[FloorLike], rooms: Sequence[Room]) -> list[Floor]:
+    """Return the floors with their words and the slugs of their rooms."""
     by_label: dict[str, str] = {}
     for room in rooms:
         by_label[room.slug] = room.slug

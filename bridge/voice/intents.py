@@ -25,7 +25,7 @@ from bridge.invocation.messages import RequestContext, ToolRequest
 from bridge.matter import Device, Room, rooms_of, slugify
 from bridge.tools.validation import validate_call
 from bridge.voice.compound import completions, is_compound, parts
-from bridge.voice.floors import floors_of
+from bridge.voice.floors import FloorLike, floors_of
 from bridge.voice.planner import (
     Call,
     Home,
@@ -55,7 +55,6 @@ if TYPE_CHECKING:
     from hassil.recognize import RecognizeResult
 
     from bridge.auth.tokens import AgentToken
-    from bridge.config import FloorConfig
     from bridge.invocation.invoker import Invoker
     from bridge.tools.registry import ToolRegistry
 
@@ -95,7 +94,7 @@ class IntentEngine:
         rooms: Callable[[], Sequence[Room]] | None = None,
         languages: Sequence[str] = LANGUAGES,
         units: str = "auto",
-        floors: Sequence[FloorConfig] = (),
+        floors: Sequence[FloorLike] | Callable[[], Sequence[FloorLike]] = (),
     ) -> None:
         self.registry = registry
         self.invoker = invoker
@@ -108,7 +107,8 @@ class IntentEngine:
         self._pending: set[asyncio.Task[Any]] = set()
         self._unsubscribe = registry.subscribe(self._changed)
         self.configured_units = units
-        self.floors = tuple(floors)
+        # The home model's floors (read at each rebuild), or a fixed list.
+        self._floors = floors if callable(floors) else (lambda fixed=tuple(floors): fixed)
         self._spoken_words: dict[str, frozenset[str]] = {}
         self._planner = Planner(
             home=self.home, tool_for=tool_for, not_understood=self._not_understood, units=self.units
@@ -153,7 +153,8 @@ class IntentEngine:
     def home(self) -> Home:
         """Return the devices, labels and slot lists (rebuilt after a registry change)."""
         rooms = self._rooms()
-        room_key = tuple((r.slug, r.aliases) for r in rooms)
+        floors = tuple(self._floors())
+        room_key = (tuple((r.slug, r.aliases) for r in rooms), floors)
         if self._home is not None and self._home.room_key == room_key:
             return self._home
         home = Home(devices=list(self._devices()), room_key=room_key)
@@ -180,7 +181,7 @@ class IntentEngine:
             home.room_labels.setdefault(room.slug, room.slug)
             areas.extend(TextSlotValue(TextChunk(label), room.slug) for label in room.labels)
         levels: list[TextSlotValue] = []
-        for floor in floors_of(self.floors, rooms):
+        for floor in floors_of(floors, rooms):
             home.floors[floor.slug] = floor
             levels.extend(TextSlotValue(TextChunk(label), floor.slug) for label in floor.labels)
         home.slot_lists = {

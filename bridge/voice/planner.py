@@ -150,7 +150,7 @@ class Home:
     labels: dict[str, list[Device]] = field(default_factory=dict)  # casefold label → devices
     rooms: dict[str, Room] = field(default_factory=dict)  # room slug → room
     room_labels: dict[str, str] = field(default_factory=dict)  # casefold label → slug
-    room_key: tuple[tuple[str, tuple[str, ...]], ...] = ()  # what the rooms were built from
+    room_key: tuple[object, ...] = ()  # what the rooms and floors were built from
     plurals: set[str] = field(default_factory=set)  # plural labels: every device so named
     floors: dict[str, Floor] = field(default_factory=dict)  # floor slug → floor
     slot_lists: dict[str, SlotList] = field(default_factory=dict)

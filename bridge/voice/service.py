@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from bridge.invocation.invoker import Invoker
     from bridge.matter import Device, Room
     from bridge.tools.registry import ToolRegistry
+    from bridge.voice.floors import FloorLike
 
 
 class VoiceComponent:
@@ -31,8 +32,13 @@ class VoiceComponent:
         rooms: Callable[[], Sequence[Room]] | None = None,
         *,
         tool_for: ToolFor,
+        floors: Callable[[], Sequence[FloorLike]] | None = None,
     ) -> VoiceComponent:
-        """Return the component for ``config`` (``tool_for`` answers which tool does what)."""
+        """Return the component for ``config`` (``tool_for`` answers which tool does what).
+
+        ``floors`` reads the home model's floors (which ``voice.floors`` seeds); without
+        it the configured floors are used as they are.
+        """
         units = config.voice.units
         if units == "auto" and config.matter.temperature_unit.upper() == "F":
             units = "imperial"  # the tools speak Fahrenheit: so does the home
@@ -43,7 +49,7 @@ class VoiceComponent:
             rooms=rooms,
             tool_for=tool_for,
             units=units,
-            floors=config.voice.floors,
+            floors=floors if floors is not None else config.voice.floors,
         )
         return cls(engine)
 

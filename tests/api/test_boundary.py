@@ -268,6 +268,7 @@ async def test_openapi_shows_only_reachable_routes(server: BridgeServer) -> None
         "/v1/devices",
         "/v1/devices/commission",
         "/v1/devices/{device}",
+        "/v1/floors/{floor}",
         "/v1/rooms",
         "/v1/rooms/{room}",
         "/v1/tokens",

@@ -472,6 +472,68 @@ async function share(device, form) {
   } catch (err) { status(`Cannot share: ${err.message}`, "error"); }
 }
 
+// ---- rooms and floors ----------------------------------------------------------------
+
+// The floors (highest first) with their rooms, as /v1/floors shows them to the session;
+// a room moves to another floor (or to none) with its select and "Move".
+async function roomsPage() {
+  const data = await api("GET", "/v1/floors");
+  const floors = [...data.floors].sort((a, b) => b.level - a.level);
+  const roomItem = (room, current) => {
+    const id = `floor-of-${room.slug}`;
+    const select = el("select", { id, name: "floor", "data-room": room.slug },
+      el("option", { value: "" }, "No floor"),
+      floors.map((f) => el("option", { value: f.slug, selected: f.slug === current }, f.floor)));
+    return el("li", { class: "card room-floor", "data-room": room.slug },
+      el("h3", {}, room.room),
+      el("label", { for: id }, `Floor of ${room.room}`), select,
+      el("button", { type: "button", class: "move", "aria-label": `Move ${room.room}`, onclick: async () => {
+        try {
+          const moved = await api("PATCH", `/v1/rooms/${encodeURIComponent(room.slug)}`, { floor: select.value || null });
+          status(moved.floor ? `Moved ${moved.room} to ${moved.floor}` : `${moved.room} is on no floor now`, "ok");
+          await roomsPage();
+        } catch (err) { status(`Not moved: ${err.message}`, "error"); }
+      } }, "Move"));
+  };
+  const sections = floors.map((f) => {
+    const fid = `floor-${f.slug}`;
+    return el("section", { class: "floor", "data-floor": f.slug, "aria-labelledby": fid },
+      el("h2", { id: fid }, f.floor, " ", el("small", {}, `level ${f.level}`)),
+      f.aliases.length ? el("p", { class: "aliases" }, `Also called ${f.aliases.join(", ")}`) : null,
+      el("ul", { class: "rooms" }, f.rooms.map((r) => roomItem(r, f.slug))),
+      f.rooms.length ? null : el("p", {}, "No rooms on this floor yet."),
+      el("button", { type: "button", class: "deny", "aria-label": `Delete the floor ${f.floor}`, onclick: async () => {
+        if (!confirm(`Delete the floor ${f.floor}? Its rooms stay, on no floor.`)) return;
+        try { await api("DELETE", `/v1/floors/${encodeURIComponent(f.slug)}`); status(`Deleted ${f.floor}`, "ok"); await roomsPage(); }
+        catch (err) { status(`Not deleted: ${err.message}`, "error"); }
+      } }, "Delete floor"));
+  });
+  const loose = data.rooms_without_floor.length ? el("section", { class: "floor", "data-floor": "", "aria-labelledby": "floor-none" },
+    el("h2", { id: "floor-none" }, "On no floor"),
+    el("ul", { class: "rooms" }, data.rooms_without_floor.map((r) => roomItem(r, "")))) : null;
+  const name = el("input", { id: "fl-name", name: "name", required: true, maxlength: 64, autocomplete: "off", placeholder: "First Floor" });
+  const level = el("input", { id: "fl-level", name: "level", type: "number", min: -5, max: 50, step: 1, value: 0 });
+  const aliases = el("input", { id: "fl-aliases", name: "aliases", autocomplete: "off", placeholder: "upstairs, erster Stock" });
+  const form = el("form", { class: "card", id: "add-floor", onsubmit: async (e) => {
+    e.preventDefault();
+    try {
+      const made = await api("POST", "/v1/floors", {
+        name: name.value.trim(), level: Number(level.value || 0),
+        aliases: aliases.value.split(",").map((a) => a.trim()).filter(Boolean),
+      });
+      status(`Added ${made.floor}`, "ok");
+      await roomsPage();
+    } catch (err) { status(`Not added: ${err.message}`, "error"); }
+  } },
+    el("h2", {}, "Add a floor"),
+    el("label", { for: "fl-name" }, "Name"), name,
+    el("label", { for: "fl-level" }, "Level (0 the ground floor, 1 above, -1 a basement)"), level,
+    el("label", { for: "fl-aliases" }, "Other words for it (comma-separated)"), aliases,
+    el("div", { class: "controls" }, el("button", { type: "submit", id: "fl-add" }, "Add floor")));
+  content.replaceChildren(...sections, ...(loose ? [loose] : []),
+    ...(floors.length || loose ? [] : [el("p", {}, "No rooms yet: put devices in rooms on the Devices page.")]), form);
+}
+
 // ---- agents and tokens -------------------------------------------------------------
 
 const PRESETS = {
@@ -659,7 +721,7 @@ async function audit() {
   await load();
 }
 
-const PAGES = { home, approvals, rules, devices: devicesPage, tokens, mesh, audit, health };
+const PAGES = { home, approvals, rules, devices: devicesPage, rooms: roomsPage, tokens, mesh, audit, health };
 
 if (content && PAGES[pageName]) {
   PAGES[pageName]().catch((err) => {

@@ -8,6 +8,7 @@ Details: docs/modules.md, ``bridge.matter.sync.registry``.
 from __future__ import annotations
 
 from bridge.matter.sync.calls import READ_BACK_TIMEOUT_S, TEST_NODE_START, DeviceCalls
+from bridge.matter.sync.floors import Flooring
 from bridge.matter.sync.renames import Renaming
 from bridge.matter.sync.resync import RESYNC_SLICE_S, Resyncing
 from bridge.matter.sync.state import SEEN_EVENTS
@@ -21,5 +22,5 @@ __all__ = [
 ]
 
 
-class MatterToolSync(DeviceCalls, Renaming, Resyncing):
+class MatterToolSync(DeviceCalls, Renaming, Flooring, Resyncing):
     """Devices of one controller as tools in a registry, kept in sync with the controller."""

@@ -33,6 +33,7 @@ from bridge.matter.home.devices import (
     UserNames,
     build_devices,
 )
+from bridge.matter.home.floors import FloorSeed, FloorStore, HomeFloors
 from bridge.matter.home.naming import DeviceNameStore
 from bridge.matter.home.rooms import Room, rooms_of
 from bridge.matter.spec.events import describe
@@ -71,6 +72,8 @@ class SyncState(abc.ABC):
         registry: ToolRegistry,
         events: EventBus | None = None,
         names: DeviceNameStore | None = None,
+        floors: FloorStore | None = None,
+        floor_seeds: Sequence[FloorSeed] = (),
         maps: Sequence[ClusterMap] | None = None,
         node_id: str = "",
         unit: str = "C",
@@ -91,6 +94,11 @@ class SyncState(abc.ABC):
         )
         self._user_names: dict[str, UserNames] = {}
         self._room_aliases: dict[str, tuple[str, ...]] = {}  # room slug -> aliases
+        # The home's floors (bridge.matter.sync.floors), seeded by the configuration.
+        self.floor_store = floors
+        self.floor_seeds = tuple(floor_seeds)
+        self._floors = HomeFloors()
+        self._floor_lock = asyncio.Lock()
         self._devices: dict[str, Device] = {}
         self._tools: dict[str, GeneratedTool] = {}
         self._tool_device: dict[str, str | None] = {}
