@@ -1,12 +1,16 @@
 """Bare processes for the floors of ``bench/compare.py``: what any Python peer spends.
 
-  server               an aiohttp server on the bridge's event loop with the bridge's call
+  server [URL HEADERS NODE]
+                       an aiohttp server on the bridge's event loop with the bridge's call
                        routes' shapes and nothing else: ``POST /v1/invoke`` parses the
                        JSON body and answers a ``tool_response``-sized JSON document;
                        ``GET /v1/calls/ws`` answers each ``tool_invoke`` frame the same
-                       way. No middleware, no auth, no pipeline, no audit, no device: its
-                       CPU per round trip is the floor of the HTTP part of a bridged call.
-                       Prints ``{"port": N}`` once listening.
+                       way. No middleware, no auth, no pipeline, no audit: its CPU per
+                       round trip is the floor of the HTTP part of a bridged call. Given
+                       the controller's URL, key headers and a node id, each call first
+                       sends that node's OnOff Toggle over one WebSocket to the controller
+                       and waits for its answer, as the bridge does: the floor of a whole
+                       HTTP -> Matter call in Python. Prints ``{"port": N}`` once listening.
   listener URL HEADERS a WebSocket client of the controller (``start_listening``, as the
                        bridge's adapter) that parses every frame with orjson and does
                        nothing else: its CPU per round is the floor of receiving that
@@ -56,8 +60,49 @@ ANSWER: dict[str, Any] = {
 }
 
 
+class Controller:
+    """One WebSocket to the controller: send a Toggle, wait for its answer."""
+
+    def __init__(self, ws: aiohttp.ClientWebSocketResponse, node_id: int) -> None:
+        self.ws, self.node_id = ws, node_id
+        self.waiting: dict[str, asyncio.Future[Any]] = {}
+        self.ids = 0
+
+    async def read(self) -> None:
+        async for msg in self.ws:
+            if msg.type is aiohttp.WSMsgType.TEXT:
+                doc = orjson.loads(msg.data)
+                future = self.waiting.pop(str(doc.get("message_id")), None)
+                if future is not None and not future.done():
+                    future.set_result(doc)
+
+    async def toggle(self) -> Any:
+        self.ids += 1
+        msg_id = str(self.ids)
+        future = asyncio.get_running_loop().create_future()
+        self.waiting[msg_id] = future
+        args = {"node_id": self.node_id, "endpoint_id": 1, "cluster_id": 6}
+        command = {"command_name": "Toggle", "payload": {}}
+        await self.ws.send_frame(  # a text frame of orjson's bytes, as the bridge sends
+            orjson.dumps(
+                {"message_id": msg_id, "command": "device_command", "args": args | command}
+            ),
+            aiohttp.WSMsgType.TEXT,
+        )
+        answer = await future
+        if "error_code" in answer:
+            raise RuntimeError(f"the controller refused the toggle: {answer}")
+        return answer.get("result")
+
+
+CONTROLLER: web.AppKey[Controller] = web.AppKey("controller", Controller)
+
+
 async def invoke(request: web.Request) -> web.Response:
     body = orjson.loads(await request.read())
+    controller = request.app.get(CONTROLLER)
+    if controller is not None:
+        await controller.toggle()
     return web.Response(
         body=orjson.dumps(ANSWER | {"request_id": str(body.get("id", ""))}),
         content_type="application/json",
@@ -74,8 +119,15 @@ async def calls_ws(request: web.Request) -> web.WebSocketResponse:
     return ws
 
 
-async def server() -> None:
+async def server(controller: tuple[str, dict[str, str], int] | None) -> None:
     app = web.Application()
+    if controller is not None:
+        url, headers, node_id = controller
+        session = aiohttp.ClientSession()
+        ws = await session.ws_connect(url, headers=headers, compress=0, max_msg_size=0)
+        await ws.receive()  # the server's greeting
+        app[CONTROLLER] = Controller(ws, node_id)
+        reader = asyncio.get_running_loop().create_task(app[CONTROLLER].read())
     app.router.add_post("/v1/invoke", invoke)
     app.router.add_get("/v1/calls/ws", calls_ws)
     runner = web.AppRunner(app, access_log=None)
@@ -85,6 +137,9 @@ async def server() -> None:
     port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
     print(json.dumps({"port": port}), flush=True)
     await asyncio.Event().wait()
+    if controller is not None:  # never reached: the bench stops it with SIGINT
+        reader.cancel()
+        await session.close()
 
 
 async def listener(url: str, headers: dict[str, str]) -> None:
@@ -95,14 +150,22 @@ async def listener(url: str, headers: dict[str, str]) -> None:
         await ws.receive()  # the server's greeting
         await ws.send_str(json.dumps({"message_id": "listen", "command": "start_listening"}))
         print(json.dumps({"listening": True}), flush=True)
-        async for msg in ws:
-            if msg.type is aiohttp.WSMsgType.TEXT:
-                orjson.loads(msg.data)
+        frames: dict[str, int] = {}
+        try:
+            async for msg in ws:
+                if msg.type is aiohttp.WSMsgType.TEXT:
+                    doc = orjson.loads(msg.data)
+                    kind = str(doc.get("event") or "answer")
+                    frames[kind] = frames.get(kind, 0) + 1
+        finally:
+            print(json.dumps({"frames": frames}), file=sys.stderr, flush=True)
 
 
 def main() -> None:
-    if sys.argv[1:2] == ["server"]:
-        job: Coroutine[Any, Any, None] = server()
+    if sys.argv[1:] == ["server"]:
+        job: Coroutine[Any, Any, None] = server(None)
+    elif sys.argv[1:2] == ["server"] and len(sys.argv) == 5:
+        job = server((sys.argv[2], json.loads(sys.argv[3]), int(sys.argv[4])))
     elif sys.argv[1:2] == ["listener"] and len(sys.argv) == 4:
         job = listener(sys.argv[2], json.loads(sys.argv[3]))
     else:

@@ -20,7 +20,9 @@ bridge's call costs beyond its own process.
 
 Floors, in the same rounds (``bench/bare_peer.py``): a bare aiohttp server on the
 bridge's event loop, called by the same client as the bridges in every round (its CPU
-per round trip: the HTTP part of a call with no middleware, pipeline, audit or device),
+per round trip: the HTTP part of a call with no middleware, pipeline, audit or device);
+the same bare server sending the light's Toggle to the controller over one WebSocket
+before it answers (``bare+matter``: an HTTP -> Matter call in Python and nothing else);
 and a bare listener on the controller's WebSocket parsing every frame (its CPU per
 round: receiving the round's state reports, which each bridge also does).
 
@@ -310,7 +312,7 @@ async def run(other: Path, calls: int, channels: list[str], watch: bool) -> dict
     )
     procs: list[asyncio.subprocess.Process] = []
     sides: list[Side] = []
-    floor: Side | None = None
+    floors: list[Side] = []
     out: dict[str, Any] = {}
     try:
         await asyncio.to_thread(write_test_paa, base / "after" / "state" / "controller" / "paa")
@@ -353,15 +355,18 @@ async def run(other: Path, calls: int, channels: list[str], watch: bool) -> dict
             await side.open()
             if watch:
                 await side.watch()
+        key_headers = json.dumps(controller_headers(base / "after" / "state"))
         bare, ready = await start_peer("server")
         procs.append(bare)
-        floor = Side("bare", f"http://127.0.0.1:{ready['port']}", "-", "bare", bare.pid)
-        await floor.open()
-        listener, _ = await start_peer(
-            "listener",
-            controller_url,
-            json.dumps(controller_headers(base / "after" / "state")),
+        floors.append(Side("bare", f"http://127.0.0.1:{ready['port']}", "-", "bare", bare.pid))
+        relay, ready = await start_peer("server", controller_url, key_headers, str(node_id))
+        procs.append(relay)
+        floors.append(
+            Side("bare+matter", f"http://127.0.0.1:{ready['port']}", "-", "bare", relay.pid)
         )
+        for side in floors:
+            await side.open()
+        listener, _ = await start_peer("listener", controller_url, key_headers)
         procs.append(listener)
         # The other bridge names the light from the same node: wait for its tool.
         async with asyncio.timeout(60):
@@ -380,12 +385,12 @@ async def run(other: Path, calls: int, channels: list[str], watch: bool) -> dict
             await ctl.receive_json()
             direct = direct_toggler(ctl, node_id)
 
-            busy = [after.pid, before.pid, bare.pid, listener.pid, *descendants(after.pid)]
+            busy = [after.pid, before.pid, *(p.pid for p in procs[2:]), *descendants(after.pid)]
             out.update(await settle([*busy, *([device.pid] if device.pid else [])]))
             for _ in range(600):  # the device's and controller's warm-up (see overhead.py)
                 await direct()
             for channel in channels:
-                out[channel] = await phase(direct, [*sides, floor], channel, calls, listener.pid)
+                out[channel] = await phase(direct, [*sides, *floors], channel, calls, listener.pid)
                 print(json.dumps({channel: out[channel]}), flush=True)
             # The same calls, one sender at a time: the controller's and device's share.
             others = {
@@ -396,7 +401,7 @@ async def run(other: Path, calls: int, channels: list[str], watch: bool) -> dict
             }
             out["alone"] = await alone(direct, sides, channels[0], calls, others)
     finally:
-        for side in [*sides, *([floor] if floor is not None else [])]:
+        for side in [*sides, *floors]:
             await side.close()
         for proc in reversed(procs):
             await stop_process(proc)
@@ -441,11 +446,13 @@ def main() -> None:
             f"{a['bridge_cpu_ms_per_call'] / b['bridge_cpu_ms_per_call']:.2f}"
         )
         server = out[channel]["bare"]["bridge_cpu_ms_per_call"]
+        relay = out[channel]["bare+matter"]["bridge_cpu_ms_per_call"]
         reports = out[channel]["bare_listener_cpu_ms_per_round"]
         print(
-            f"{channel:8s} floors: a bare aiohttp server {server:.3f} ms per round trip, "
-            f"a bare listener {reports:.3f} ms per round's state reports; "
-            f"after beyond both: {a['bridge_cpu_ms_per_call'] - server - reports:.3f} ms"
+            f"{channel:8s} floors, CPU per call: a bare aiohttp server {server:.3f} ms, the "
+            f"same sending the Toggle {relay:.3f} ms; a bare listener {reports:.3f} ms per "
+            f"round's state reports. after - bare+matter: "
+            f"{a['bridge_cpu_ms_per_call'] - relay:.3f} ms (pipeline, audit, objects)"
         )
     print(f"one sender at a time ({channels[0]}): p50, controller and device CPU per call")
     for name, f in out["alone"].items():
