@@ -136,10 +136,12 @@ async def server(controller: tuple[str, dict[str, str], int] | None) -> None:
     await site.start()
     port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
     print(json.dumps({"port": port}), flush=True)
-    await asyncio.Event().wait()
-    if controller is not None:  # never reached: the bench stops it with SIGINT
-        reader.cancel()
-        await session.close()
+    try:
+        await asyncio.Event().wait()  # until the bench stops it with SIGINT
+    finally:
+        if controller is not None:
+            reader.cancel()
+            await session.close()
 
 
 async def listener(url: str, headers: dict[str, str]) -> None:
