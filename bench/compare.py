@@ -16,7 +16,17 @@ through "before". Each bridge's figures: overhead p50 and paired p99 over the di
 command of its round, and its own process's CPU per call (both bridges receive every
 round's three state reports alike). Then each sender alone (direct, after, before) for
 as many calls, with the CPU the controller and the device spend per call: what a
-bridge's call costs beyond its own process. One phase per ``--channel``: ``rawhttp`` (POST
+bridge's call costs beyond its own process.
+
+Floors, in the same rounds (``bench/bare_peer.py``): a bare aiohttp server on the
+bridge's event loop, called by the same client as the bridges in every round (its CPU
+per round trip: the HTTP part of a call with no middleware, pipeline, audit or device);
+the same bare server sending the light's Toggle to the controller over one WebSocket
+before it answers (``bare+matter``: an HTTP -> Matter call in Python and nothing else);
+and a bare listener on the controller's WebSocket parsing every frame (its CPU per
+round: receiving the round's state reports, which each bridge also does).
+
+One phase per ``--channel``: ``rawhttp`` (POST
 /v1/invoke from a minimal keep-alive client), ``http`` (aiohttp's client), ``ws`` (one
 ``/v1/calls/ws`` socket). Waits for quiet and warms the device up first, as
 ``overhead.py`` does. Prints a table and one JSON line.
@@ -202,8 +212,30 @@ class Side:
         return elapsed
 
 
-async def phase(direct: Via, sides: list[Side], channel: str, calls: int) -> dict[str, Any]:
-    """Rounds of direct + each side, order rotating; return each side's figures."""
+async def start_peer(*args: str) -> tuple[asyncio.subprocess.Process, dict[str, Any]]:
+    """Start ``bench/bare_peer.py ARGS``; return it and the line it prints when ready."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        str(Path(__file__).with_name("bare_peer.py")),
+        *args,
+        stdout=asyncio.subprocess.PIPE,
+    )
+    assert proc.stdout is not None
+    async with asyncio.timeout(30):
+        line = await proc.stdout.readline()
+    if not line:
+        raise RuntimeError(f"bare_peer.py {args[0]} did not start")
+    return proc, json.loads(line)
+
+
+async def phase(
+    direct: Via, sides: list[Side], channel: str, calls: int, listener: int
+) -> dict[str, Any]:
+    """Rounds of direct + each side, order rotating; return each side's figures.
+
+    ``listener`` is the bare controller listener's pid: its CPU per round is the floor
+    of receiving the round's state reports.
+    """
     for side in sides:
         await side.fresh(channel)
     runners: list[tuple[str, Via]] = [("direct", direct)]
@@ -214,12 +246,18 @@ async def phase(direct: Via, sides: list[Side], channel: str, calls: int) -> dic
     samples: dict[str, list[float]] = {name: [] for name, _ in runners}
     orders = list(itertools.permutations(range(len(runners))))
     cpu0 = {s.name: cpu_seconds(s.pid) for s in sides}
+    listener0 = cpu_seconds(listener)
     for i in range(calls):
         for k in orders[i % len(orders)]:
             name, run = runners[k]
             samples[name].append(await run())
     cpu = {s.name: cpu_seconds(s.pid) - cpu0[s.name] for s in sides}
-    out: dict[str, Any] = {"direct_p50_ms": round(percentile(samples["direct"], 0.5), 3)}
+    out: dict[str, Any] = {
+        "direct_p50_ms": round(percentile(samples["direct"], 0.5), 3),
+        "bare_listener_cpu_ms_per_round": round(
+            (cpu_seconds(listener) - listener0) * 1000 / calls, 3
+        ),
+    }
     for s in sides:
         diffs = paired(samples[s.name], samples["direct"])
         out[s.name] = {
@@ -274,6 +312,7 @@ async def run(other: Path, calls: int, channels: list[str], watch: bool) -> dict
     )
     procs: list[asyncio.subprocess.Process] = []
     sides: list[Side] = []
+    floors: list[Side] = []
     out: dict[str, Any] = {}
     try:
         await asyncio.to_thread(write_test_paa, base / "after" / "state" / "controller" / "paa")
@@ -316,6 +355,19 @@ async def run(other: Path, calls: int, channels: list[str], watch: bool) -> dict
             await side.open()
             if watch:
                 await side.watch()
+        key_headers = json.dumps(controller_headers(base / "after" / "state"))
+        bare, ready = await start_peer("server")
+        procs.append(bare)
+        floors.append(Side("bare", f"http://127.0.0.1:{ready['port']}", "-", "bare", bare.pid))
+        relay, ready = await start_peer("server", controller_url, key_headers, str(node_id))
+        procs.append(relay)
+        floors.append(
+            Side("bare+matter", f"http://127.0.0.1:{ready['port']}", "-", "bare", relay.pid)
+        )
+        for side in floors:
+            await side.open()
+        listener, _ = await start_peer("listener", controller_url, key_headers)
+        procs.append(listener)
         # The other bridge names the light from the same node: wait for its tool.
         async with asyncio.timeout(60):
             while True:
@@ -333,21 +385,23 @@ async def run(other: Path, calls: int, channels: list[str], watch: bool) -> dict
             await ctl.receive_json()
             direct = direct_toggler(ctl, node_id)
 
-            busy = [after.pid, before.pid, *descendants(after.pid)]
+            busy = [after.pid, before.pid, *(p.pid for p in procs[2:]), *descendants(after.pid)]
             out.update(await settle([*busy, *([device.pid] if device.pid else [])]))
             for _ in range(600):  # the device's and controller's warm-up (see overhead.py)
                 await direct()
             for channel in channels:
-                out[channel] = await phase(direct, sides, channel, calls)
+                out[channel] = await phase(direct, [*sides, *floors], channel, calls, listener.pid)
                 print(json.dumps({channel: out[channel]}), flush=True)
             # The same calls, one sender at a time: the controller's and device's share.
             others = {
-                "controller": descendants(after.pid),
+                "controller": [
+                    p for p in descendants(after.pid) if p not in (bare.pid, listener.pid)
+                ],
                 "device": [device.pid] if device.pid else [],
             }
             out["alone"] = await alone(direct, sides, channels[0], calls, others)
     finally:
-        for side in sides:
+        for side in [*sides, *floors]:
             await side.close()
         for proc in reversed(procs):
             await stop_process(proc)
@@ -390,6 +444,15 @@ def main() -> None:
             f"{channel:8s} after/before: overhead p50 "
             f"{a['overhead_p50_ms'] / b['overhead_p50_ms']:.2f}, CPU "
             f"{a['bridge_cpu_ms_per_call'] / b['bridge_cpu_ms_per_call']:.2f}"
+        )
+        server = out[channel]["bare"]["bridge_cpu_ms_per_call"]
+        relay = out[channel]["bare+matter"]["bridge_cpu_ms_per_call"]
+        reports = out[channel]["bare_listener_cpu_ms_per_round"]
+        print(
+            f"{channel:8s} floors, CPU per call: a bare aiohttp server {server:.3f} ms, the "
+            f"same sending the Toggle {relay:.3f} ms; a bare listener {reports:.3f} ms per "
+            f"round's state reports. after - bare+matter: "
+            f"{a['bridge_cpu_ms_per_call'] - relay:.3f} ms (pipeline, audit, objects)"
         )
     print(f"one sender at a time ({channels[0]}): p50, controller and device CPU per call")
     for name, f in out["alone"].items():

@@ -32,3 +32,23 @@ def test_layer_contracts_hold() -> None:
     report = proc.stdout + proc.stderr
     assert proc.returncode == 0, report
     assert "Contracts: 5 kept, 0 broken." in report, report
+
+
+def test_no_face_reaches_into_the_matter_components_tool_sync() -> None:
+    # Import contracts see modules, not attributes: ``service.matter.bridge`` (the
+    # component's MatterToolSync) imports nothing from inside Matter, yet it is reaching
+    # past the front door. Outside bridge/matter nothing reads an attribute named
+    # ``bridge``; the faces ask the front door (e.g. ``bridge.matter.compact_profile``).
+    import ast
+
+    reaching = []
+    for path in sorted((ROOT / "bridge").rglob("*.py")):
+        if (ROOT / "bridge" / "matter") in path.parents:
+            continue
+        tree = ast.parse(path.read_text(), filename=str(path))
+        reaching += [
+            f"{path.relative_to(ROOT)}:{node.lineno}"
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Attribute) and node.attr == "bridge"
+        ]
+    assert reaching == []

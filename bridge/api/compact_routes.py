@@ -22,7 +22,7 @@ from bridge.api.openapi import add_route, path_param
 from bridge.auth.permissions import PermissionChecker
 from bridge.errors import InvalidRequestError, running
 from bridge.invocation.messages import ToolRequest
-from bridge.matter import STATE_TOOL, CompactProfile
+from bridge.matter import STATE_TOOL, CompactProfile, compact_profile
 from bridge.tools.definition import ToolDefinition
 
 COMPACT_KEY: web.AppKey[CompactProfile] = web.AppKey("compact_profile", CompactProfile)
@@ -54,9 +54,7 @@ async def call_compact(request: web.Request) -> web.Response:
 def setup(app: web.Application) -> None:
     """Add the compact call route and its profile (following the registry)."""
     service = app[SERVICE_KEY]
-    profile = CompactProfile(
-        service.registry, lambda: service.matter.bridge if service.matter else None
-    )
+    profile = compact_profile(service.registry, lambda: service.matter)
     profile.start()
     app[COMPACT_KEY] = profile
 

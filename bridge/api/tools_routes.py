@@ -14,7 +14,7 @@ from bridge.api.http import json_response, service_of
 from bridge.api.openapi import add_route, path_param, query_param
 from bridge.auth.visibility import may_see
 from bridge.errors import InvalidRequestError, ToolNotFoundError
-from bridge.matter import PROFILES, CompactProfile
+from bridge.matter import PROFILES, compact_profile
 from bridge.tools.definition import Category
 from bridge.tools.registry import RegisteredTool
 
@@ -108,9 +108,8 @@ async def list_tools(request: web.Request) -> web.Response:
 def _compact(request: web.Request, view: str) -> dict[str, Any]:
     """Return the compact profile's tools the caller's token reaches."""
     service = service_of(request)
-    matter = service.matter
     granted = tuple(token_of(request).permissions)
-    profile = CompactProfile(service.registry, lambda: matter.bridge if matter else None)
+    profile = compact_profile(service.registry, lambda: service.matter)
     # The one listing rule (bridge.auth.visibility), as for the per-device tools.
     defns = profile.tools_for(lambda d: may_see(granted, d))
     tools = [

@@ -88,6 +88,18 @@ class AgentToken:
         return {**self.payload(), "signature": self.signature}
 
 
+def _millis_down(t: float) -> float:
+    """Return ``t`` cut to whole milliseconds, never later than ``t``.
+
+    Rounding to the nearest millisecond put a token's ``issued_at`` up to 0.5 ms after
+    the moment it was made: with ``auth.expiry_skew_s: 0`` the token was "not valid yet"
+    when used at once (a console link's freshly minted token, refused with 401).
+    """
+    millis = math.floor(t * 1000)
+    # t * 1000 may round up onto the next whole number: step back then.
+    return millis / 1000 if millis / 1000 <= t else (millis - 1) / 1000
+
+
 def issue_token(
     key: NodeKey,
     *,
@@ -115,8 +127,8 @@ def issue_token(
     issued = time.time() if now is None else now
     token = AgentToken(
         agent_id=agent_id,
-        issued_at=round(issued, 3),
-        expires_at=round(issued + ttl_s, 3),
+        issued_at=_millis_down(issued),
+        expires_at=_millis_down(issued + ttl_s),
         permissions=perms,
         constraints=cons,
         issuer=key.public_key_b64,

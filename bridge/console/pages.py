@@ -102,8 +102,15 @@ def _html(text: str, status: int = 200) -> web.Response:
     return web.Response(text=text, status=status, content_type="text/html", headers=_headers())
 
 
-def _sign_in_page(message: str = "", status: int = 200) -> web.Response:
-    note = f'<p class="error" role="alert">{html.escape(message)}</p>' if message else ""
+def _sign_in_page(
+    message: str = "", status: int = 200, *, step: str | None = None, reason: object = None
+) -> web.Response:
+    marks = "".join(
+        f' data-{name}="{html.escape(str(value))}"'
+        for name, value in (("step", step), ("reason", reason))
+        if value is not None
+    )
+    note = f'<p class="error" role="alert"{marks}>{html.escape(message)}</p>' if message else ""
     body = (
         f"{note}<p>Open the link printed by <code>atmosphere-bridge console link</code> "
         "(or the <code>make demo</code> banner), or paste a token.</p>"
@@ -198,12 +205,21 @@ async def link_form(request: web.Request) -> web.Response:
 
 
 async def use_link(request: web.Request) -> web.Response:
-    """Use up a one-time code: issue a console token with its permissions and sign in."""
+    """Use up a one-time code: issue a console token with its permissions and sign in.
+
+    Any refusal is 401 and says which step refused (``data-step`` on the page's alert,
+    and its words): ``form`` (another site's form, too large), ``link`` (the code is
+    malformed, used or expired), ``token`` (minting the session's token), ``record``
+    (writing it to the ledger) or ``verify`` (checking it), with the error's ``reason``.
+    """
     service = _service(request)
+    step = "form"
     try:
         form = await _form(request)
         code = form.get("code", "")
+        step = "link"
         perms, label = await LinkStore(service.db).consume(code)
+        step = "token"
         runtime = running(service.invocation, "invocation")
         # Each link is its own subject: two people's links never share calls or votes.
         raw = issue_token(
@@ -212,12 +228,26 @@ async def use_link(request: web.Request) -> web.Response:
             permissions=perms,
             ttl_s=SESSION_TTL_S,
         )
+        step = "record"
         _record_issued(service, raw)
+        step = "verify"
         agent = _verify_token(request, raw)
     except BridgeError as err:
         _count_refusal(request, err)
-        return _sign_in_page(f"Not signed in: {err.message}", 401)
+        reason = err.details.get("reason") if isinstance(err.details, dict) else None
+        return _sign_in_page(
+            f"Not signed in: {_LINK_STEPS[step]}: {err.message}", 401, step=step, reason=reason
+        )
     return _signed_in(request, raw, agent, minted=True)
+
+
+_LINK_STEPS = {
+    "form": "the form was refused",
+    "link": "the link was refused",
+    "token": "the session's token could not be made",
+    "record": "the session's token could not be recorded",
+    "verify": "the session's new token was refused",
+}
 
 
 def _record_issued(service: Any, raw: str) -> None:

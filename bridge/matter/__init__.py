@@ -22,6 +22,7 @@ Matter off never loads the adapter or the controller's machinery.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 # exported name -> (module, attribute)
@@ -85,6 +86,7 @@ __all__ = [
     "build_devices",
     "catalogue_sdk_version",
     "clean_aliases",
+    "compact_profile",
     "describe",
     "dump_problem",
     "fetch_server_info",
@@ -117,9 +119,11 @@ if TYPE_CHECKING:
     from bridge.matter.spec.catalogue import sdk_version as catalogue_sdk_version
     from bridge.matter.spec.models import NodeData
     from bridge.matter.sync.compact import PROFILES, STATE_TOOL, CompactProfile
+    from bridge.matter.sync.registry import MatterToolSync
     from bridge.matter.tools.cluster_maps import load_cluster_maps
     from bridge.matter.tools.generator import GeneratedTool, MatterToolGenerator
     from bridge.matter.tools.unknown import describe, dump_problem
+    from bridge.tools.registry import ToolRegistry
 else:
 
     def __getattr__(name: str) -> Any:
@@ -131,6 +135,25 @@ else:
         value = getattr(importlib.import_module(module), attribute)
         globals()[name] = value
         return value
+
+
+def compact_profile(
+    registry: ToolRegistry, matter: Callable[[], MatterComponent | None]
+) -> CompactProfile:
+    """Return the compact profile of ``registry`` over the devices of ``matter()``.
+
+    ``matter`` is asked on every rebuild of the profile's index, so a profile made before
+    the component starts (or on a node without Matter, where it answers None) sees the
+    devices once they are there. The faces build their profiles here: the component's
+    tool sync stays inside this package.
+    """
+    from bridge.matter.sync.compact import CompactProfile
+
+    def tool_sync() -> MatterToolSync | None:
+        component = matter()
+        return component.bridge if component is not None else None
+
+    return CompactProfile(registry, tool_sync)
 
 
 def __dir__() -> list[str]:

@@ -278,11 +278,9 @@ class _LazyMcp:
             if self.compact:
                 # A few capability tools standing for the per-device ones, for clients
                 # that pay per listed tool (bridge.matter.sync.compact).
-                from bridge.matter import CompactProfile
+                from bridge.matter import compact_profile
 
-                profile = CompactProfile(
-                    service.registry, lambda: service.matter.bridge if service.matter else None
-                )
+                profile = compact_profile(service.registry, lambda: service.matter)
             server = BridgeMcpServer(
                 service.registry, lambda: service.invocation, service.events, compact=profile
             )

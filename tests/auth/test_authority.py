@@ -461,10 +461,10 @@ def test_each_console_link_is_its_own_subject(live: LiveBridge) -> None:
     for label, perms in (("console", ["*"]), ("console", ["home:echo:run"])):
         link = make_link(live.state, live.url, permissions=perms, label=label)
         code = urllib.parse.parse_qs(urllib.parse.urlparse(link).query)["code"][0]
-        status, _, headers = live.http(
+        status, page, headers = live.http(
             "POST", "/console/link", form={"code": code}, headers={"Origin": live.url}
         )
-        assert status == 303
+        assert status == 303, page  # a refusal names its step and reason
         cookie = headers["Set-Cookie"].split(";")[0].split("=", 1)[1]
         _, page, _ = live.http("GET", "/console/home", headers={"Cookie": f"atm_session={cookie}"})
         csrf = re.search(r'<meta name="csrf" content="([^"]+)"', page)

@@ -267,3 +267,38 @@ async def test_a_token_verified_earlier_is_rechecked_on_each_call(
     resp = await invoker.invoke(ToolRequest(tool="echo"), token=token)
     assert resp.error is not None
     assert (resp.error["code"], resp.error["details"]["reason"]) == ("UNAUTHENTICATED", "revoked")
+
+
+@pytest.mark.parametrize(
+    "now",
+    [
+        1_764_167_625.0006,  # rounded to the nearest millisecond this became ...625.001
+        1_764_167_625.0009,
+        1_000_000.0007,
+        1_000_000.0,
+        1_764_167_625.123,
+    ],
+)
+def test_a_token_is_valid_the_moment_it_is_made_with_no_clock_skew(
+    key: NodeKey, now: float
+) -> None:
+    # CI: a console link's freshly minted token was refused 401 "not valid yet" now and
+    # then (tests/auth/test_authority.py runs its bridge with auth.expiry_skew_s: 0):
+    # issued_at was rounded to the nearest millisecond, up to 0.5 ms into the future.
+    raw = issue_token(key, agent_id="a", permissions=["*"], ttl_s=60, now=now)
+    token = TokenVerifier([key.public_key_b64], clock_skew_s=0, clock=lambda: now).verify(raw)
+    assert token.issued_at <= now
+    assert now - token.issued_at < 0.001
+    assert token.expires_at <= now + 60
+
+
+def test_tokens_made_and_used_at_once_are_never_early(key: NodeKey) -> None:
+    verifier = TokenVerifier([key.public_key_b64], clock_skew_s=0)
+    refused = []
+    for i in range(500):
+        raw = issue_token(key, agent_id=f"a{i}", permissions=["*"], ttl_s=60)
+        try:
+            verifier.verify(raw)
+        except UnauthenticatedError as err:
+            refused.append(err.details["reason"])
+    assert refused == []

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import math
 import re
 import time
+from types import SimpleNamespace
 
 import aiohttp
+import pytest
 
 from bridge.auth.tokens import issue_token
 from bridge.cli.console import make_link
@@ -173,6 +176,61 @@ async def test_an_expired_link_is_refused(bridge_server: BridgeServer) -> None:
     async with await _client(bridge_server) as client:
         async with await _sign_in(client, bridge_server, code) as res:
             assert res.status == 401
+
+
+async def test_a_link_signs_in_whatever_the_millisecond_with_no_clock_skew(
+    bridge_server: BridgeServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The CI flake of tests/auth/test_authority.py (its bridge runs with
+    # auth.expiry_skew_s: 0): the token the link mints was made at .0006 of a second,
+    # stamped issued_at .001 (rounded to the nearest millisecond) and checked at once,
+    # still before .001: "not valid yet", 401. Here the clock stands still at .0006.
+    runtime = bridge_server.service.invocation
+    assert runtime is not None
+    frozen = math.floor(time.time()) + 0.0006
+    monkeypatch.setattr("bridge.auth.tokens.time", SimpleNamespace(time=lambda: frozen))
+    monkeypatch.setattr(runtime.verifier, "_clock", lambda: frozen)
+    monkeypatch.setattr(runtime.verifier, "clock_skew_s", 0.0)
+    link = make_link(bridge_server.service.state_dir, bridge_server.url, label="edge")
+    async with await _client(bridge_server) as client:
+        async with await _sign_in(client, bridge_server, _code(link)) as res:
+            assert res.status == 303, await res.text()
+            assert res.headers["Location"] == "/console/home"
+
+
+async def test_a_refused_link_says_which_step_refused_it(
+    bridge_server: BridgeServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runtime = bridge_server.service.invocation
+    assert runtime is not None
+    async with await _client(bridge_server) as client:
+        # Used up already: the link step.
+        link = make_link(bridge_server.service.state_dir, bridge_server.url, label="once")
+        async with await _sign_in(client, bridge_server, _code(link)) as res:
+            assert res.status == 303
+        async with await _sign_in(client, bridge_server, _code(link)) as res:
+            assert res.status == 401
+            page = await res.text()
+        assert 'data-step="link" data-reason="link_used_or_expired"' in page
+        assert "Not signed in: the link was refused: this sign-in link was used" in page
+        # The minted token refused when checked: the verifier's clock an hour behind.
+        link = make_link(bridge_server.service.state_dir, bridge_server.url, label="early")
+        with monkeypatch.context() as patch:
+            patch.setattr(runtime.verifier, "_clock", lambda: time.time() - 3600)
+            async with await _sign_in(client, bridge_server, _code(link)) as res:
+                assert res.status == 401
+                page = await res.text()
+        assert 'data-step="verify" data-reason="not_yet_valid"' in page
+        assert "Not signed in: the session&#x27;s new token was refused: token is not valid" in page
+        # Another site's form: the form step.
+        async with client.post(
+            f"{bridge_server.url}/console/link",
+            data={"code": _code(link)},
+            headers={"Origin": "http://evil.example"},
+            allow_redirects=False,
+        ) as res:
+            assert res.status == 401
+            assert 'data-step="form" data-reason="origin"' in await res.text()
 
 
 async def test_pages_without_a_session_go_to_sign_in(bridge_server: BridgeServer) -> None:
