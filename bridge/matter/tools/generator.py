@@ -59,6 +59,7 @@ GENERIC_TOOL = "control_matter_device"
 SENSOR_TOOL = "query_sensor"
 TOOL_VERSION = "1.0.0"
 DEVICE_ID_PATTERN = "^[0-9]+-[0-9]+$"
+WINDOW_COVERING, WINDOW_COVERING_TYPE = 0x0102, 0x0000  # the cluster and its Type attribute
 # Tool names stay within what clients accept once MCP prefixes ``matter__``.
 NAME_LIMIT = CLIENT_NAME_MAX - len(NAMESPACE) - 2
 # The state field that says a device is changing (a level or colour transition, a cover
@@ -242,6 +243,12 @@ def find_tool(
         if room is not None and tool.room is not None and tool.room.room_slug == room:
             return tool
     return None
+
+
+def covering_type(device: Device) -> Any:
+    """Return a window covering's Type in words (``drapery`` …), ``None`` for any other device."""
+    raw = device.clusters.get(WINDOW_COVERING, {}).get(WINDOW_COVERING_TYPE)
+    return None if raw is None else STATE_CONVERTERS["covering_type"]([raw], "C")
 
 
 def read_actions(device: Device, parts: Sequence[StatePart]) -> list[MatterAction]:
@@ -703,8 +710,18 @@ class MatterToolGenerator:
                     tool.definition.identity
                 )
         out: list[GeneratedTool] = []
+        cover_types = {
+            d.id: str(kind)
+            for d in devices
+            if (kind := covering_type(d)) is not None and kind != "unknown"
+        }
         for spec in room_tool_specs(
-            devices, by_device, unit=self.unit, capability=CAPABILITY, room_aliases=room_aliases
+            devices,
+            by_device,
+            unit=self.unit,
+            capability=CAPABILITY,
+            room_aliases=room_aliases,
+            cover_types=cover_types,
         ):
             definition = ToolDefinition(
                 name=spec.name,
