@@ -163,22 +163,25 @@ async def test_every_fan_of_the_room_follows_one_call(commissioned: Home) -> Non
     home = commissioned
     fans = [home.devices["fan"], home.devices["ceiling_fan"]]
     marks = [f.mark() for f in fans]
+    result = await invoke(home, "matter:room_lounge_fans_on")
+    assert (result["succeeded"], result["failed"]) == (2, 0), result
+    # No OnOff on a matter.js fan: on is FanMode High (3), which every sequence offers;
+    # the fans follow with PercentCurrent 100.
+    assert [d["note"] for d in result["devices"]] == ["no on/off: set to high"] * 2
+    for fan, mark in zip(fans, marks, strict=True):
+        await reports(fan, mark, "fanControl", "fanMode", 3)
+        await reports(fan, mark, "fanControl", "percentCurrent", 100)
+    marks = [f.mark() for f in fans]
+    await invoke(home, "matter:room_lounge_fans_off")
+    for fan, mark in zip(fans, marks, strict=True):
+        await reports(fan, mark, "fanControl", "fanMode", 0)  # FanModeEnum Off
+        await reports(fan, mark, "fanControl", "percentCurrent", 0)
+    marks = [f.mark() for f in fans]
     result = await invoke(home, "matter:room_lounge_fans_speed", percent=40)
     assert (result["succeeded"], result["failed"]) == (2, 0), result
     # FanControl PercentSetting (attribute 2) = 40; the fans follow with PercentCurrent.
     for fan, mark in zip(fans, marks, strict=True):
         await reports(fan, mark, "fanControl", "percentCurrent", 40)
-    marks = [f.mark() for f in fans]
-    await invoke(home, "matter:room_lounge_fans_off")
-    for fan, mark in zip(fans, marks, strict=True):
-        await reports(fan, mark, "fanControl", "fanMode", 0)  # FanModeEnum Off
-    marks = [f.mark() for f in fans]
-    result = await invoke(home, "matter:room_lounge_fans_on")
-    # No OnOff on a matter.js fan: on is FanMode High (3), which every sequence offers.
-    assert [d["note"] for d in result["devices"]] == ["no on/off: set to high"] * 2
-    for fan, mark in zip(fans, marks, strict=True):
-        await reports(fan, mark, "fanControl", "fanMode", 3)
-        await reports(fan, mark, "fanControl", "percentCurrent", 100)
 
 
 async def test_covers_of_one_type_or_all_of_them(commissioned: Home) -> None:
