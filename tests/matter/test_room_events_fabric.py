@@ -26,6 +26,7 @@ import pytest
 from bridge.auth.keys import KEY_FILE_NAME, NodeKey
 from bridge.auth.tokens import issue_token
 from bridge.demo.virtual_devices import DeviceKind, VirtualDevice
+from tests.matter.test_virtual_kinds import SPECS
 from tests.support.fabric import Fabric, ThreadedBridge
 
 pytestmark = pytest.mark.fabric
@@ -150,6 +151,16 @@ async def test_the_lounge_gets_fan_and_cover_room_tools(commissioned: Home) -> N
         "matter:room_lounge_fans_on",
         "matter:room_lounge_fans_speed",
     ]
+    # The closure panel carries what test_virtual_kinds' SPECS says (Closure Panel 0x0231,
+    # ClosureDimension with Positioning, fully closed), as the controller read it.
+    matter = home.bridge.service.matter
+    assert matter is not None
+    node = matter.bridge.adapter.node(int(home.ids["panel"].split("-")[0]))
+    assert node is not None
+    spec = SPECS[DeviceKind.CLOSURE_PANEL]
+    assert sorted(entry["0"] for entry in node.attributes["1/29/0"]) == list(spec.device_types)
+    assert set(spec.clusters) <= set(node.attributes["1/29/1"])
+    assert {path: node.attributes.get(path) for path in spec.attributes} == spec.attributes
     # The closure panel's own tools (Matter 1.5 ClosureDimension, Positioning).
     assert home.tools["panel"] == [
         "closure_panel_study_panel_close",

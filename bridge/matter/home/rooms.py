@@ -7,6 +7,10 @@ opening one needs a person's confirmation, device by device. Room actions other 
 the lights' are named with their kind (``fans_on``, ``covers_open``) so that a question
 for a room's "on" never finds its fans.
 
+One module because a kind's room tools are two halves of one thing, made from the same
+room: the tool specs (names, schemas, permissions) and the plan that turns a call into
+each member's own call.
+
 Details: docs/modules.md, ``bridge.matter.home.rooms``.
 """
 

@@ -43,16 +43,14 @@ from bridge.matter.spec.models import (
     gc_paused,
 )
 from bridge.matter.sync.views import ClustersView, reads_recorded, recording
-from bridge.matter.sync.waits import wait_definition, wait_for_event
 from bridge.matter.tools.cluster_maps import ClusterMap, load_cluster_maps
 from bridge.matter.tools.generator import (
-    CAPABILITY,
     GeneratedTool,
     MatterToolGenerator,
     find_tool,
 )
-from bridge.tools.context import CallContext, Handler
-from bridge.tools.definition import Routing, ToolDefinition
+from bridge.tools.context import Handler
+from bridge.tools.definition import ToolDefinition
 from bridge.tools.registry import ToolRegistry
 
 LOGGER = logging.getLogger(__name__)
@@ -111,13 +109,6 @@ class SyncState(abc.ABC):
         self._unconfirmed: dict[str, int] = {}
         self._reading: dict[str, tuple[int, asyncio.Task[None]]] = {}
         self._changes = itertools.count(1)
-        # core:wait_for_event, registered while the sync runs (it needs the event bus).
-        self._wait: ToolDefinition | None = None
-        if events is not None:
-            routing = Routing(
-                prefer_local=True, node_affinity=(node_id,) if node_id else (), hop_limit=1
-            )
-            self._wait = wait_definition(CAPABILITY, routing, server_name)
 
     # -- lifecycle --------------------------------------------------------------------
 
@@ -127,13 +118,7 @@ class SyncState(abc.ABC):
             self._user_names = await self.names.load()
             self._room_aliases = await self.names.load_room_aliases()
         self._unsubscribe = self.adapter.subscribe(self._on_event)
-        if self._wait is not None and self.registry.get(self._wait.identity) is None:
-            self.registry.register(self._wait, self._wait_handler)
         await self.adapter.start()
-
-    async def _wait_handler(self, params: dict[str, Any], ctx: CallContext) -> Any:
-        assert self.events is not None  # noqa: S101 - registered only with a bus
-        return await wait_for_event(self.events, self._devices.get, params, ctx)
 
     async def stop(self) -> None:
         """Stop following the controller and remove this bridge's tools."""
@@ -152,8 +137,6 @@ class SyncState(abc.ABC):
                 await task
         for identity in tuple(self._tools):
             self.registry.unregister(identity)
-        if self._wait is not None:
-            self.registry.unregister(self._wait.identity)
         self._tools.clear()
         self._devices.clear()
 
