@@ -1,8 +1,8 @@
 """Room tools of fans and coverings, waiting for a device event, and a closure panel, end to end.
 
-One bridge (its managed controller in the fabric namespace, HTTP API on 127.0.0.1) and six
-matter.js devices: two fans, a drapery and a roller shade in the Lounge, a button, and a
-Matter 1.5 closure panel (ClosureDimension). Each is commissioned through
+One bridge (its managed controller in the fabric namespace, HTTP API on 127.0.0.1) and seven
+matter.js devices: two fans, a drapery, a roller shade and a water valve in the Lounge, a
+button, and a Matter 1.5 closure panel (ClosureDimension). Each is commissioned through
 ``POST /v1/devices/commission`` with its name and room; every call goes over HTTP (or the
 call socket) with signed tokens, so the real pipeline checks each member's permission and
 the real controller sends each command. Every effect is confirmed by the device's own
@@ -39,6 +39,7 @@ DEVICES: dict[str, tuple[DeviceKind, str, str | None]] = {
     "shade": (DeviceKind.ROLLER_SHADE, "Lounge Shade", "Lounge"),
     "button": (DeviceKind.BUTTON, "Hall Button", None),
     "panel": (DeviceKind.CLOSURE_PANEL, "Study Panel", "Study"),
+    "valve": (DeviceKind.WATER_VALVE, "Lounge Valve", "Lounge"),
 }
 
 
@@ -150,6 +151,8 @@ async def test_the_lounge_gets_fan_and_cover_room_tools(commissioned: Home) -> N
         "matter:room_lounge_fans_off",
         "matter:room_lounge_fans_on",
         "matter:room_lounge_fans_speed",
+        "matter:room_lounge_valves_close",
+        "matter:room_lounge_valves_open",
     ]
     # The closure panel carries what test_virtual_kinds' SPECS says (Closure Panel 0x0231,
     # ClosureDimension with Positioning, fully closed), as the controller read it.
@@ -215,6 +218,19 @@ async def test_covers_of_one_type_or_all_of_them(commissioned: Home) -> None:
     assert (result["succeeded"], result["failed"]) == (2, 0), result
     for dev, mark in zip((curtains, shade), marks, strict=True):
         await reports(dev, mark, "windowCovering", "currentPositionLiftPercent100ths", 7000)
+
+
+async def test_the_rooms_valves_open_and_close(commissioned: Home) -> None:
+    home = commissioned
+    valve = home.devices["valve"]
+    mark = valve.mark()
+    result = await invoke(home, "matter:room_lounge_valves_open")
+    assert (result["succeeded"], result["failed"]) == (1, 0), result
+    # ValveConfigurationAndControl CurrentState: 1 Open, 0 Closed (spec 4.6.6.4).
+    await reports(valve, mark, "valveConfigurationAndControl", "currentState", 1)
+    mark = valve.mark()
+    await invoke(home, "matter:room_lounge_valves_close")
+    await reports(valve, mark, "valveConfigurationAndControl", "currentState", 0)
 
 
 async def test_a_room_tool_needs_control_of_every_member(commissioned: Home) -> None:

@@ -1,7 +1,8 @@
-"""Room tools of issue 29's kinds, planned from recorded devices: fans and window coverings.
+"""Room tools of issue 29's kinds, planned from recorded devices: fans, coverings, valves.
 
 A recorded fan (Home Assistant's mock: FanControl only, no OnOff), a shutter (the mock
-full window covering, Type 6) and a tilt blind (WAGO's, Type 8) are put in one room;
+full window covering, Type 6), a tilt blind (WAGO's, Type 8) and a water valve are put
+in one room;
 the room gets ``fans_on/off/speed`` and ``covers_open/close/position`` tools whose plans
 call each member's own tool with the values the Matter specification calls for. A
 garage door (ClosureControl) in the same room gets no room tool. The fabric module
@@ -24,6 +25,7 @@ DUMPS = (
     "ha-core/mock_window_covering_full",
     "ha-core/wago_home_blind_control",
     "ha-core/mock_closure_garage_door",
+    "ha-core/mock_valve",
 )
 
 
@@ -47,6 +49,8 @@ def test_a_room_gets_fan_and_cover_tools_and_none_for_its_garage_door() -> None:
         "room_lounge_fans_off",
         "room_lounge_fans_on",
         "room_lounge_fans_speed",
+        "room_lounge_valves_close",
+        "room_lounge_valves_open",
     ]
     # A question for the room's plain "on" (the lights') never finds its fans.
     assert find_tool(tools, "on", room="lounge") is None
@@ -110,3 +114,12 @@ def test_cover_room_tools_choose_by_covering_type() -> None:
         f"device:control:{shutter.id}",
         f"device:control:{blind.id}",
     }
+
+
+def test_valve_room_tools_open_and_close_every_valve() -> None:
+    devices, tools = _home()
+    (valve,) = [d for d in devices if d.kind == "valve"]
+    close = find_tool(tools, "valves_close", room="lounge")
+    assert close is not None
+    assert _calls(close, {}) == [(valve.name, f"matter:{valve.slug}_close@1.0.0", {})]
+    assert close.definition.requires.permissions == (f"device:control:{valve.id}",)

@@ -1,11 +1,11 @@
 """Room tools: one call that switches, dims, colours or heats every device of a room at once.
 
-Lights (on, off, brightness, colour), thermostats (temperature), fans (on, off, speed)
-and window coverings (open, close, position; optionally only those of one covering
-type, such as the curtains). A closure (garage door, gate) never gets a room tool:
-opening one needs a person's confirmation, device by device. Room actions other than
-the lights' are named with their kind (``fans_on``, ``covers_open``) so that a question
-for a room's "on" never finds its fans.
+Lights (on, off, brightness, colour), thermostats (temperature), fans (on, off, speed),
+window coverings (open, close, position; optionally only those of one covering type,
+such as the curtains) and water valves (open, close). A closure (garage door, gate)
+never gets a room tool: opening one needs a person's confirmation, device by device.
+Room actions other than the lights' are named with their kind (``fans_on``,
+``covers_open``) so that a question for a room's "on" never finds its fans.
 
 One module because a kind's room tools are two halves of one thing, made from the same
 room: the tool specs (names, schemas, permissions) and the plan that turns a call into
@@ -32,6 +32,7 @@ LIGHT_KINDS = frozenset({"light"})
 THERMOSTAT_KINDS = frozenset({"thermostat"})
 FAN_KINDS = frozenset({"fan"})
 COVER_KINDS = frozenset({"blind"})
+VALVE_KINDS = frozenset({"valve"})
 COLOR_PARAMS = {"color", "hue", "saturation"}
 
 
@@ -118,6 +119,10 @@ class RoomPlan:
             return _fan_call(self.action, member, params)
         if self.kind == "covers":
             return _cover_call(self.action, member, params)
+        if self.kind == "valves":
+            return MemberCall(
+                member=member, identity=tools.get(self.action.removeprefix("valves_")), params={}
+            )
         if self.action in ("on", "off"):
             return MemberCall(member=member, identity=tools.get(self.action), params={})
         if self.action == "brightness":
@@ -294,6 +299,13 @@ def room_tool_specs(
         ]
         if covers:
             specs.extend(_cover_specs(room, covers, tools_by_device, cover_types or {}, capability))
+        valves = [
+            d
+            for d in room.devices
+            if d.kind in VALVE_KINDS and {"open", "close"} <= set(tools_by_device.get(d.id, {}))
+        ]
+        if valves:
+            specs.extend(_valve_specs(room, valves, tools_by_device, capability))
     return specs
 
 
@@ -579,5 +591,37 @@ def _cover_specs(
                 },
                 ["percent_open"],
             ),
+        ),
+    ]
+
+
+def _valve_specs(
+    room: Room,
+    valves: Sequence[Device],
+    tools_by_device: Mapping[str, Mapping[str, str]],
+    capability: str,
+) -> list[RoomToolSpec]:
+    members = _members(valves, tools_by_device)
+    common = _common(room, "valves", valves, capability)
+    names = _listing(valves)
+    return [
+        _kind_spec(
+            room,
+            "valves",
+            members,
+            common,
+            "valves_open",
+            f"Open every water valve in the {room.name} at once ({names}).",
+            dict(_NO_PARAMS),
+        ),
+        _kind_spec(
+            room,
+            "valves",
+            members,
+            common,
+            "valves_close",
+            f"Close every water valve in the {room.name} at once ({names}), e.g. when "
+            "a leak is found.",
+            dict(_NO_PARAMS),
         ),
     ]
