@@ -71,6 +71,7 @@ class DeviceKind(StrEnum):
     SHUTTER = "shutter"
     VENETIAN_BLIND = "venetian-blind"
     GARAGE_DOOR = "garage-door"
+    CLOSURE_PANEL = "closure-panel"
     DOOR_LOCK = "door-lock"
     WATER_VALVE = "water-valve"
 

@@ -2,10 +2,12 @@
 // a door lock and a water valve.
 import { WindowCoveringDevice } from "@matter/main/devices/window-covering";
 import { ClosureDevice } from "@matter/main/devices/closure";
+import { ClosurePanelDevice } from "@matter/main/devices/closure-panel";
 import { DoorLockDevice } from "@matter/main/devices/door-lock";
 import { WaterValveDevice } from "@matter/main/devices/water-valve";
 import { WindowCoveringServer } from "@matter/main/behaviors/window-covering";
 import { ClosureControlServer } from "@matter/main/behaviors/closure-control";
+import { ClosureDimensionServer } from "@matter/main/behaviors/closure-dimension";
 import { DoorLockServer } from "@matter/main/behaviors/door-lock";
 import { ValveConfigurationAndControlServer } from "@matter/main/behaviors/valve-configuration-and-control";
 
@@ -70,6 +72,25 @@ class GarageDoorServer extends ClosureControlServer.with("Positioning") {
     }
 }
 
+// A closure panel (Matter 1.5 ClosureDimension, Positioning): a shutter's panel that
+// arrives at its target at once (matter.js declares SetTarget/Step unimplemented).
+// Positions in 100ths of a percent, 0 fully open and 10000 fully closed (spec 5.5.4).
+class PanelServer extends ClosureDimensionServer.with("Positioning") {
+    setTarget({ position }) {
+        if (position === undefined || position === null) return;
+        this.state.targetState = { ...this.state.targetState, position };
+        this.state.currentState = { ...this.state.currentState, position };
+    }
+
+    step({ direction, numberOfSteps }) {
+        const now = this.state.currentState?.position ?? 0;
+        const delta = (direction === 1 ? 1 : -1) * numberOfSteps * this.state.stepValue;
+        const position = Math.max(0, Math.min(10000, now + delta));
+        this.state.targetState = { ...this.state.targetState, position };
+        this.state.currentState = { ...this.state.currentState, position };
+    }
+}
+
 // A valve that opens and closes at once (matter.js declares Open/Close unimplemented).
 class WaterValveServer extends ValveConfigurationAndControlServer {
     open({ openDuration }) {
@@ -115,6 +136,25 @@ export const CLOSURE_KINDS = {
             const value = { position, secureState: !position };
             await endpoint.set({ closureControl: { overallCurrentState: value, overallTargetState: { position } } });
             return ["closureControl", "overallCurrentState", value];
+        },
+    }),
+    "closure-panel": () => ({
+        device: ClosurePanelDevice.with(PanelServer),
+        state: {
+            closureDimension: {
+                currentState: { position: 10000 }, // fully closed
+                targetState: { position: 10000 },
+                resolution: 100, // 1.00 %
+                stepValue: 1000, // 10.00 % a step
+            },
+        },
+        watched: [["closureDimension", "currentState"], ["closureDimension", "targetState"]],
+        // SIGUSR1: the panel's own button opens a closed panel and closes an open one.
+        async local(endpoint) {
+            const closed = endpoint.state.closureDimension.currentState.position === 10000;
+            const value = { position: closed ? 0 : 10000 };
+            await endpoint.set({ closureDimension: { currentState: value, targetState: value } });
+            return ["closureDimension", "currentState", value];
         },
     }),
     "door-lock": () => ({

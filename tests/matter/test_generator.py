@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import json
 from typing import Any
 
 import pytest
@@ -1046,11 +1047,13 @@ def test_query_sensor_reads_one_sensor() -> None:
     devices, tools = generate("ha-core/eve_weather_sensor")
     sensor = next(t for t in tools if t.kind is ToolKind.SENSOR)
     assert sensor.definition.key == "core:query_sensor"
-    assert sensor.definition.parameters["properties"]["device_id"]["enum"] == ["29-1", "29-2"]
-    assert sensor.definition.parameters["properties"]["sensor"]["enum"] == [
-        "humidity",
-        "temperature",
-    ]
+    # Neither the home's ids nor its readings: every reading a cluster map defines.
+    assert sensor.definition.parameters["properties"]["device_id"] == {
+        "type": "string",
+        "pattern": "^[0-9]+-[0-9]+$",
+        "description": "The device to read ('<node>-<endpoint>').",
+    }
+    assert sensor.definition.parameters["properties"]["sensor"]["enum"] == SENSOR_READINGS
     params = {"device_id": "29-2", "sensor": "humidity"}
     reads = sensor.plan(params)
     assert [r.to_json() for r in reads] == [
@@ -1147,60 +1150,69 @@ def shared(devices: list[Any]) -> dict[str, Any]:
     return {t.definition.key: t for t in MatterToolGenerator(MAPS).shared_tools(devices)}
 
 
-def test_shared_descriptions_list_every_device_up_to_the_cap() -> None:
-    devices = fleet("matterjs-commissioned/node-1-onoff", 25)
-    generic = shared(devices)["matter:control_matter_device"].definition
-    listing = generic.description.split("Devices: ", 1)[1]
-    assert listing.count(" = Test onoff") == 25
-    assert "more" not in listing
-    # The generic tool checks device ids by pattern at any size (never an enum): a device
-    # a token may not use and one that does not exist must get the same answer.
-    assert generic.parameters["properties"]["device_id"] == {
-        "type": "string",
-        "pattern": "^[0-9]+-[0-9]+$",
-        "description": "The device to command or read. One of 25 device ids ('<node>-<endpoint>').",
-    }
+# Every ``sensor:`` name of cluster_maps/*.yaml, written out.
+SENSOR_READINGS = [
+    "air_quality",
+    "battery",
+    "co",
+    "co2",
+    "co_alarm",
+    "contact",
+    "energy",
+    "energy_exported",
+    "flow",
+    "formaldehyde",
+    "freeze",
+    "humidity",
+    "illuminance",
+    "leak",
+    "no2",
+    "occupancy",
+    "ozone",
+    "pm1",
+    "pm10",
+    "pm25",
+    "power",
+    "pressure",
+    "radon",
+    "rain",
+    "smoke",
+    "soil_moisture",
+    "temperature",
+    "tvoc",
+]
 
 
-def test_shared_descriptions_are_capped_at_a_thousand_devices() -> None:
-    lights = fleet("matterjs-commissioned/node-1-onoff", 1000)
+def test_shared_tools_name_no_device_of_the_home() -> None:
+    """The shared tools read the same for every token: no id, name, room or count of a device."""
+    lights = fleet("matterjs-commissioned/node-1-onoff", 30)
+    sensors = fleet("ha-core/eve_weather_sensor", 3)
+    for devices in (lights[:1], lights, sensors, lights + sensors):
+        for tool in shared(devices).values():
+            text = json.dumps(tool.definition.to_json())
+            for device in devices:
+                assert device.id not in text, (tool.definition.key, device.id)
+                assert device.name not in text, (tool.definition.key, device.name)
+    # Nor how many there are: one device or thirty-three, the same definitions.
+    one = {k: t.definition.to_json() for k, t in shared(lights[:1] + sensors[:1]).items()}
+    every = {k: t.definition.to_json() for k, t in shared(lights + sensors).items()}
+    assert one == every
     generic = shared(lights)["matter:control_matter_device"]
-    listing = generic.definition.description.split("Devices: ", 1)[1]
-    entries = listing.split("; ")
-    assert entries[:2] == ["1000-1 = Test onoff", "1001-1 = Test onoff"]
-    assert len(entries) == 26
-    assert entries[-1] == (
-        "and 975 more (GET /v1/devices lists every device, GET /v1/tools?tag=matter every "
-        "device tool)."
-    )
-    assert len(generic.definition.description) < 1200
-    # The device id is checked by pattern (and against the devices when called).
     assert generic.definition.parameters["properties"]["device_id"] == {
         "type": "string",
         "pattern": "^[0-9]+-[0-9]+$",
-        "description": "The device to command or read. One of 1000 device ids "
-        "('<node>-<endpoint>').",
+        "description": "The device to command or read ('<node>-<endpoint>').",
     }
+    # Checked against the devices when called.
     assert [
         a.to_json()
-        for a in generic.plan({"device_id": "1999-1", "cluster": "OnOff", "command": "On"})
-    ] == [cmd(1999, "OnOff", "On", {})]
+        for a in generic.plan({"device_id": "1029-1", "cluster": "OnOff", "command": "On"})
+    ] == [cmd(1029, "OnOff", "On", {})]
     with pytest.raises(NotFoundError):
-        generic.plan({"device_id": "2000-1", "cluster": "OnOff", "command": "On"})
-
-    sensors = fleet("ha-core/eve_weather_sensor", 500)  # 1,000 sensor devices
+        generic.plan({"device_id": "1030-1", "cluster": "OnOff", "command": "On"})
     query = shared(sensors)["core:query_sensor"].definition
-    text = query.description
-    assert text.startswith(
-        "Read a sensor (humidity, temperature) of a Matter device. Devices: "
-        "1000-1 = Eve Weather Temperature Sensor (temperature); "
-    )
-    assert text.endswith(
-        "; and 975 more (GET /v1/tools?tag=sensor lists every sensor's state tool)."
-    )
-    assert len(text) < 2500
-    assert query.parameters["properties"]["device_id"]["pattern"] == "^[0-9]+-[0-9]+$"
-    # Those state tools are the ones tagged "sensor".
+    assert query.parameters["properties"]["sensor"]["enum"] == SENSOR_READINGS
+    # The state tools the description points to are the ones tagged "sensor".
     state = MatterToolGenerator(MAPS).device_tools(sensors[0])[-1].definition
     assert state.tags == ("matter", "temperature_sensor", "state", "sensor")
     light_state = MatterToolGenerator(MAPS).device_tools(lights[0])[-1].definition

@@ -56,7 +56,8 @@ LAUNDRY_WASHER_MODE, RVC_RUN_MODE, RVC_CLEAN_MODE, DISHWASHER_MODE = 81, 84, 85,
 HEPA_FILTER, VALVE = 113, 129
 ELECTRICAL_POWER, ELECTRICAL_ENERGY, WATER_HEATER_MANAGEMENT = 144, 145, 148
 ENERGY_EVSE, POWER_TOPOLOGY, ENERGY_EVSE_MODE, WATER_HEATER_MODE = 153, 156, 157, 158
-DOOR_LOCK, WINDOW_COVERING, CLOSURE_CONTROL, SERVICE_AREA = 257, 258, 260, 336
+DOOR_LOCK, WINDOW_COVERING, CLOSURE_CONTROL, CLOSURE_DIMENSION = 257, 258, 260, 261
+SERVICE_AREA = 336
 THERMOSTAT, FAN_CONTROL = 513, 514
 ILLUMINANCE, TEMPERATURE, PRESSURE, FLOW, HUMIDITY, OCCUPANCY = 1024, 1026, 1027, 1028, 1029, 1030
 CO2, PM25 = 1037, 1066
@@ -291,6 +292,19 @@ SPECS: dict[Kind, Spec] = {
             "1/260/2": [],
             "1/260/3": {"0": 0, "3": True},
             f"1/260/{FEATURE_MAP}": 1,
+        },
+    ),
+    # Closure Panel 0x0231 (Matter 1.5): ClosureDimension Positioning (1); CurrentState and
+    # TargetState fully closed (Position 10000 = 100.00 %), Resolution 1.00 %, StepValue 10 %.
+    Kind.CLOSURE_PANEL: Spec(
+        (561,),
+        (CLOSURE_DIMENSION,),
+        {
+            "1/261/0": {"0": 10000},
+            "1/261/1": {"0": 10000},
+            "1/261/2": 100,
+            "1/261/3": 1000,
+            f"1/261/{FEATURE_MAP}": 1,
         },
     ),
     # Door Lock 0x000A: locked (1), deadbolt (0), actuator enabled.

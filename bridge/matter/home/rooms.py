@@ -1,5 +1,16 @@
 """Room tools: one call that switches, dims, colours or heats every device of a room at once.
 
+Lights (on, off, brightness, colour), thermostats (temperature), fans (on, off, speed),
+window coverings (open, close, position; optionally only those of one covering type,
+such as the curtains) and water valves (open, close). A closure (garage door, gate)
+never gets a room tool: opening one needs a person's confirmation, device by device.
+Room actions other than the lights' are named with their kind (``fans_on``,
+``covers_open``) so that a question for a room's "on" never finds its fans.
+
+One module because a kind's room tools are two halves of one thing, made from the same
+room: the tool specs (names, schemas, permissions) and the plan that turns a call into
+each member's own call.
+
 Details: docs/modules.md, ``bridge.matter.home.rooms``.
 """
 
@@ -19,6 +30,9 @@ ROOM_PREFIX = "room"
 NAME_LIMIT = CLIENT_NAME_MAX - len("matter__")
 LIGHT_KINDS = frozenset({"light"})
 THERMOSTAT_KINDS = frozenset({"thermostat"})
+FAN_KINDS = frozenset({"fan"})
+COVER_KINDS = frozenset({"blind"})
+VALVE_KINDS = frozenset({"valve"})
 COLOR_PARAMS = {"color", "hue", "saturation"}
 
 
@@ -71,6 +85,8 @@ class RoomMember:
     device_id: str
     name: str
     tools: Mapping[str, str]
+    # What sort of the kind it is, where a room tool can choose by it (a covering's type).
+    variety: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -99,6 +115,14 @@ class RoomPlan:
 
     def _call(self, member: RoomMember, params: Mapping[str, Any]) -> MemberCall:
         tools = member.tools
+        if self.kind == "fans":
+            return _fan_call(self.action, member, params)
+        if self.kind == "covers":
+            return _cover_call(self.action, member, params)
+        if self.kind == "valves":
+            return MemberCall(
+                member=member, identity=tools.get(self.action.removeprefix("valves_")), params={}
+            )
         if self.action in ("on", "off"):
             return MemberCall(member=member, identity=tools.get(self.action), params={})
         if self.action == "brightness":
@@ -131,6 +155,65 @@ class RoomPlan:
         return MemberCall(member=member, identity=tools.get("set_temperature"), params=params)
 
 
+def _fan_call(action: str, member: RoomMember, params: Mapping[str, Any]) -> MemberCall:
+    """Return a fan's call: its own on/off where it has them, else its mode or speed."""
+    tools = member.tools
+    if action in ("fans_on", "fans_off"):
+        word = action.removeprefix("fans_")
+        if word in tools:
+            return MemberCall(member=member, identity=tools[word], params={})
+        if "set_fan_mode" in tools:
+            # Every FanModeSequence (spec 4.4.6.2) offers off and high.
+            mode = "off" if word == "off" else "high"
+            note = None if word == "off" else "no on/off: set to high"
+            return MemberCall(
+                member=member, identity=tools["set_fan_mode"], params={"mode": mode}, note=note
+            )
+        percent = 0 if word == "off" else 100
+        return MemberCall(
+            member=member, identity=tools.get("set_fan_speed"), params={"percent": percent}
+        )
+    # fans_speed
+    if "set_fan_speed" in tools:
+        return MemberCall(
+            member=member, identity=tools["set_fan_speed"], params={"percent": params["percent"]}
+        )
+    word = "off" if float(params["percent"]) <= 0 else "on"
+    if word in tools:
+        return MemberCall(
+            member=member,
+            identity=tools[word],
+            params={},
+            note=f"no speed control: switched {word}",
+        )
+    return MemberCall(member=member, identity=None, params={}, note="no speed control: skipped")
+
+
+def _cover_call(action: str, member: RoomMember, params: Mapping[str, Any]) -> MemberCall:
+    """Return a covering's call, or a skip when the call asked for another covering type."""
+    tools = member.tools
+    wanted = params.get("covering_type")
+    if wanted is not None and member.variety != wanted:
+        return MemberCall(
+            member=member, identity=None, params={}, note=f"not a {wanted}: left as it is"
+        )
+    if action in ("covers_open", "covers_close"):
+        return MemberCall(
+            member=member, identity=tools.get(action.removeprefix("covers_")), params={}
+        )
+    percent = float(params["percent_open"])
+    if "set_position" in tools:
+        return MemberCall(
+            member=member, identity=tools["set_position"], params={"percent_open": percent}
+        )
+    if percent in (0, 100):
+        word = "open" if percent == 100 else "close"
+        return MemberCall(
+            member=member, identity=tools.get(word), params={}, note=f"no position: {word}d fully"
+        )
+    return MemberCall(member=member, identity=None, params={}, note="no position control: skipped")
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RoomToolSpec:
     """Everything but the common fields of a room tool's ``ToolDefinition``."""
@@ -149,10 +232,18 @@ _NO_PARAMS: dict[str, Any] = {"type": "object", "properties": {}, "additionalPro
 
 
 def _members(
-    devices: Sequence[Device], tools: Mapping[str, Mapping[str, str]]
+    devices: Sequence[Device],
+    tools: Mapping[str, Mapping[str, str]],
+    varieties: Mapping[str, str] | None = None,
 ) -> tuple[RoomMember, ...]:
     return tuple(
-        RoomMember(device_id=d.id, name=d.name, tools=dict(tools.get(d.id, {}))) for d in devices
+        RoomMember(
+            device_id=d.id,
+            name=d.name,
+            tools=dict(tools.get(d.id, {})),
+            variety=(varieties or {}).get(d.id),
+        )
+        for d in devices
     )
 
 
@@ -171,8 +262,12 @@ def room_tool_specs(
     unit: str = "C",
     capability: str,
     room_aliases: Mapping[str, Sequence[str]] | None = None,
+    cover_types: Mapping[str, str] | None = None,
 ) -> list[RoomToolSpec]:
-    """Return the room tools for ``devices`` (each member's per-device tools by suffix)."""
+    """Return the room tools for ``devices`` (each member's per-device tools by suffix).
+
+    ``cover_types`` names each window covering's type (device id → ``drapery`` …).
+    """
     specs: list[RoomToolSpec] = []
     for room in rooms_of(devices, room_aliases or {}):
         lights = [
@@ -189,6 +284,28 @@ def room_tool_specs(
             specs.extend(_light_specs(room, lights, tools_by_device, capability))
         if thermostats:
             specs.append(_thermostat_spec(room, thermostats, tools_by_device, unit, capability))
+        fans = [
+            d
+            for d in room.devices
+            if d.kind in FAN_KINDS
+            and set(tools_by_device.get(d.id, {})) & {"set_fan_mode", "set_fan_speed", "off"}
+        ]
+        if fans:
+            specs.extend(_fan_specs(room, fans, tools_by_device, capability))
+        covers = [
+            d
+            for d in room.devices
+            if d.kind in COVER_KINDS and {"open", "close"} <= set(tools_by_device.get(d.id, {}))
+        ]
+        if covers:
+            specs.extend(_cover_specs(room, covers, tools_by_device, cover_types or {}, capability))
+        valves = [
+            d
+            for d in room.devices
+            if d.kind in VALVE_KINDS and {"open", "close"} <= set(tools_by_device.get(d.id, {}))
+        ]
+        if valves:
+            specs.extend(_valve_specs(room, valves, tools_by_device, capability))
     return specs
 
 
@@ -327,3 +444,184 @@ def _thermostat_spec(
         ),
         **_common(room, "thermostats", thermostats, capability),
     )
+
+
+def _kind_spec(
+    room: Room,
+    kind: str,
+    members: tuple[RoomMember, ...],
+    common: dict[str, Any],
+    action: str,
+    description: str,
+    parameters: dict[str, Any],
+) -> RoomToolSpec:
+    return RoomToolSpec(
+        name=fit_name(f"{ROOM_PREFIX}_{room.slug}", action, NAME_LIMIT),
+        description=description + _also_called(room),
+        category=Category.ACTING,
+        parameters=parameters,
+        plan=RoomPlan(
+            action=action, room=room.name, room_slug=room.slug, kind=kind, members=members
+        ),
+        **common,
+    )
+
+
+def _fan_specs(
+    room: Room,
+    fans: Sequence[Device],
+    tools_by_device: Mapping[str, Mapping[str, str]],
+    capability: str,
+) -> list[RoomToolSpec]:
+    members = _members(fans, tools_by_device)
+    common = _common(room, "fans", fans, capability)
+    names = _listing(fans)
+    return [
+        _kind_spec(
+            room,
+            "fans",
+            members,
+            common,
+            "fans_on",
+            f"Turn on every fan in the {room.name} at once ({names}); a fan without "
+            "on/off is set to high.",
+            dict(_NO_PARAMS),
+        ),
+        _kind_spec(
+            room,
+            "fans",
+            members,
+            common,
+            "fans_off",
+            f"Turn off every fan in the {room.name} at once ({names}).",
+            dict(_NO_PARAMS),
+        ),
+        _kind_spec(
+            room,
+            "fans",
+            members,
+            common,
+            "fans_speed",
+            f"Set the speed of every fan in the {room.name} at once, 0-100 % (0 stops "
+            f"them) ({names}).",
+            {
+                "type": "object",
+                "properties": {
+                    "percent": {
+                        "type": "number",
+                        "minimum": 0,
+                        "maximum": 100,
+                        "description": "Fan speed in percent (0-100).",
+                    },
+                },
+                "required": ["percent"],
+                "additionalProperties": False,
+            },
+        ),
+    ]
+
+
+def _cover_specs(
+    room: Room,
+    covers: Sequence[Device],
+    tools_by_device: Mapping[str, Mapping[str, str]],
+    cover_types: Mapping[str, str],
+    capability: str,
+) -> list[RoomToolSpec]:
+    members = _members(covers, tools_by_device, cover_types)
+    common = _common(room, "covers", covers, capability)
+    names = _listing(covers)
+    types = sorted({m.variety for m in members if m.variety})
+    choose: dict[str, Any] = {}
+    if types:
+        choose = {
+            "covering_type": {
+                "type": "string",
+                "enum": types,
+                "description": "Only the coverings of this type (default: all of them).",
+            }
+        }
+
+    def params(extra: dict[str, Any], required: list[str]) -> dict[str, Any]:
+        schema: dict[str, Any] = {
+            "type": "object",
+            "properties": {**extra, **choose},
+            "additionalProperties": False,
+        }
+        if required:
+            schema["required"] = required
+        return schema
+
+    choice = f"; covering_type chooses one kind ({', '.join(types)})" if types else ""
+    return [
+        _kind_spec(
+            room,
+            "covers",
+            members,
+            common,
+            "covers_open",
+            f"Open every blind, curtain and shade in the {room.name} at once ({names}){choice}.",
+            params({}, []),
+        ),
+        _kind_spec(
+            room,
+            "covers",
+            members,
+            common,
+            "covers_close",
+            f"Close every blind, curtain and shade in the {room.name} at once ({names}){choice}.",
+            params({}, []),
+        ),
+        _kind_spec(
+            room,
+            "covers",
+            members,
+            common,
+            "covers_position",
+            f"Move every blind, curtain and shade in the {room.name} to a position, "
+            f"0 % (closed) - 100 % (open), at once ({names}){choice}.",
+            params(
+                {
+                    "percent_open": {
+                        "type": "number",
+                        "minimum": 0,
+                        "maximum": 100,
+                        "description": "How far open, in percent.",
+                    }
+                },
+                ["percent_open"],
+            ),
+        ),
+    ]
+
+
+def _valve_specs(
+    room: Room,
+    valves: Sequence[Device],
+    tools_by_device: Mapping[str, Mapping[str, str]],
+    capability: str,
+) -> list[RoomToolSpec]:
+    members = _members(valves, tools_by_device)
+    common = _common(room, "valves", valves, capability)
+    names = _listing(valves)
+    return [
+        _kind_spec(
+            room,
+            "valves",
+            members,
+            common,
+            "valves_open",
+            f"Open every water valve in the {room.name} at once ({names}).",
+            dict(_NO_PARAMS),
+        ),
+        _kind_spec(
+            room,
+            "valves",
+            members,
+            common,
+            "valves_close",
+            f"Close every water valve in the {room.name} at once ({names}), e.g. when "
+            "a leak is found.",
+            dict(_NO_PARAMS),
+        ),
+    ]

@@ -58,10 +58,8 @@ CAPABILITY = "matter_bridge"
 GENERIC_TOOL = "control_matter_device"
 SENSOR_TOOL = "query_sensor"
 TOOL_VERSION = "1.0.0"
-# Shared tools list at most this many devices in their description (and as an enum of
-# device ids); the rest are named by count with where to find them.
-DESCRIPTION_DEVICES = 25
 DEVICE_ID_PATTERN = "^[0-9]+-[0-9]+$"
+WINDOW_COVERING, WINDOW_COVERING_TYPE = 0x0102, 0x0000  # the cluster and its Type attribute
 # Tool names stay within what clients accept once MCP prefixes ``matter__``.
 NAME_LIMIT = CLIENT_NAME_MAX - len(NAMESPACE) - 2
 # The state field that says a device is changing (a level or colour transition, a cover
@@ -247,6 +245,12 @@ def find_tool(
     return None
 
 
+def covering_type(device: Device) -> Any:
+    """Return a window covering's Type in words (``drapery`` …), ``None`` for any other device."""
+    raw = device.clusters.get(WINDOW_COVERING, {}).get(WINDOW_COVERING_TYPE)
+    return None if raw is None else STATE_CONVERTERS["covering_type"]([raw], "C")
+
+
 def read_actions(device: Device, parts: Sequence[StatePart]) -> list[MatterAction]:
     """Return one read per cluster covering every attribute the parts need."""
     by_cluster: dict[int, tuple[ClusterInfo, list[int], list[str]]] = {}
@@ -344,24 +348,6 @@ def matches(device: Device, cluster_id: int, req: Requirement, command_id: int |
     return all(device.has_attr(cluster_id, a) for a in req.attributes)
 
 
-def _listing(entries: Sequence[str], more: str) -> str:
-    """Return up to ``DESCRIPTION_DEVICES`` entries, then "and N more (where to look)"."""
-    shown = "; ".join(entries[:DESCRIPTION_DEVICES])
-    rest = len(entries) - DESCRIPTION_DEVICES
-    return shown if rest <= 0 else f"{shown}; and {rest} more ({more})"
-
-
-def _device_id_schema(ids: Sequence[str], description: str) -> dict[str, Any]:
-    """Return the ``device_id`` schema: an enum while short, a pattern beyond the cap."""
-    if len(ids) <= DESCRIPTION_DEVICES:
-        return {"type": "string", "enum": list(ids), "description": description}
-    return {
-        "type": "string",
-        "pattern": DEVICE_ID_PATTERN,
-        "description": f"{description} One of {len(ids)} device ids ('<node>-<endpoint>').",
-    }
-
-
 class _SafeFormat(dict[str, str]):
     def __missing__(self, key: str) -> str:
         return "{" + key + "}"
@@ -385,6 +371,9 @@ class MatterToolGenerator:
         self.node_id = node_id
         self.unit = unit.upper()
         self.server_name = server_name
+        self._sensor_kinds = tuple(
+            sorted({sf.sensor for cmap in self.maps for sf in cmap.state if sf.sensor})
+        )
         # Each device's state parts, computed once per device object: device_tools and
         # shared_tools both need them. Devices are immutable snapshots (a change builds
         # a new object), so the object's identity is the key's proof of freshness.
@@ -581,34 +570,36 @@ class MatterToolGenerator:
         for gone in self._parts.keys() - by_id.keys():
             del self._parts[gone]
         if sensors:
-            kinds = sorted({k for s in sensors.values() for k in s})
-            listing = _listing(
-                [
-                    f"{did} = {by_id[did].name}{by_id[did].where} ({', '.join(sorted(s))})"
-                    for did, s in sorted(sensors.items())
-                ],
-                "GET /v1/tools?tag=sensor lists every sensor's state tool",
-            )
             tools.append(
                 GeneratedTool(
                     definition=ToolDefinition(
                         name=SENSOR_TOOL,
                         namespace="core",
                         version=TOOL_VERSION,
+                        # Names no device and no reading of this home: every token that
+                        # may read some device lists the same text (a token learns
+                        # nothing of the devices it may not see).
                         description=(
-                            "Read a sensor (" + ", ".join(kinds) + ") of a Matter device. "
-                            "Devices: " + listing + "."
+                            "Read one sensor of a Matter device by its device id "
+                            "('<node>-<endpoint>'). Each sensor device's state tool (tag "
+                            "'sensor': GET /v1/tools?tag=sensor) names the device, its id "
+                            "(metadata.device.id) and its readings."
                         ),
                         category=Category.SENSING,
                         parameters={
                             "type": "object",
                             "properties": {
-                                "device_id": _device_id_schema(
-                                    sorted(sensors), "The device to read."
-                                ),
+                                # A pattern, never the list of ids: an unknown id was
+                                # answered with every sensor's id.
+                                "device_id": {
+                                    "type": "string",
+                                    "pattern": DEVICE_ID_PATTERN,
+                                    "description": "The device to read ('<node>-<endpoint>').",
+                                },
+                                # Every reading the maps know, not those of this home.
                                 "sensor": {
                                     "type": "string",
-                                    "enum": kinds,
+                                    "enum": list(self._sensor_kinds),
                                     "description": "Which reading.",
                                 },
                             },
@@ -635,10 +626,6 @@ class MatterToolGenerator:
         return tools
 
     def _generic_tool(self, by_id: Mapping[str, Device]) -> GeneratedTool:
-        listing = _listing(
-            [f"{d.id} = {d.name}{d.where}" for d in by_id.values()],
-            "GET /v1/devices lists every device, GET /v1/tools?tag=matter every device tool",
-        )
         definition = ToolDefinition(
             name=GENERIC_TOOL,
             description=(
@@ -648,7 +635,8 @@ class MatterToolGenerator:
                 "serves, e.g. cluster 'Switch', attribute 'CurrentPosition' (a vendor's "
                 "cluster by its ids). "
                 "Names and payload fields are those of the Matter specification. "
-                "Devices: " + listing + "."
+                "A device's id ('<node>-<endpoint>') is in each of its tools "
+                "(metadata.device.id; GET /v1/tools?tag=matter)."
             ),
             category=Category.ACTING,
             parameters={
@@ -659,9 +647,7 @@ class MatterToolGenerator:
                     "device_id": {
                         "type": "string",
                         "pattern": DEVICE_ID_PATTERN,
-                        "description": "The device to command or read. One of "
-                        f"{len(by_id)} device ids "
-                        "('<node>-<endpoint>').",
+                        "description": "The device to command or read ('<node>-<endpoint>').",
                     },
                     "access": {
                         "type": "string",
@@ -724,8 +710,18 @@ class MatterToolGenerator:
                     tool.definition.identity
                 )
         out: list[GeneratedTool] = []
+        cover_types = {
+            d.id: str(kind)
+            for d in devices
+            if (kind := covering_type(d)) is not None and kind != "unknown"
+        }
         for spec in room_tool_specs(
-            devices, by_device, unit=self.unit, capability=CAPABILITY, room_aliases=room_aliases
+            devices,
+            by_device,
+            unit=self.unit,
+            capability=CAPABILITY,
+            room_aliases=room_aliases,
+            cover_types=cover_types,
         ):
             definition = ToolDefinition(
                 name=spec.name,

@@ -29,6 +29,7 @@ from bridge.matter.tools.actions import (
     RowContext,
     StateConverter,
     _json_copy,
+    _percent100ths_closed,
 )
 
 # --- fans ------------------------------------------------------------------------------
@@ -799,6 +800,44 @@ _COVERING_TYPES = {
 _state_covering_type = _named(_COVERING_TYPES)
 
 
+# --- closure panels (ClosureDimension, Matter 1.5) ---------------------------------------
+# A dimension's position counts 100ths of a percent; in most products 0.00 % is fully
+# open and 100.00 % fully closed (spec 5.5.4, Positioning), as a WindowCovering counts.
+
+
+class DimensionPercent(Converter):
+    """Percent open → SetTarget with the position in 100ths of closed."""
+
+    def actions(self, ctx: RowContext, params: Mapping[str, Any]) -> list[MatterAction]:
+        """Return the SetTarget command."""
+        return [ctx.command("SetTarget", {"position": _percent100ths_closed(params)})]
+
+
+def _dimension_field(values: list[Any], tag: str, name: str) -> Any:
+    """Return one field of a DimensionStateStruct (numeric tags from the controller)."""
+    raw = values[0]
+    if not isinstance(raw, Mapping):
+        return None
+    return raw.get(tag, raw.get(name))
+
+
+def _state_dimension_open(values: list[Any], unit: str) -> Any:
+    v = _int(_dimension_field(values, "0", "position"))
+    return None if v is None else round(100 - v / 100, 2)
+
+
+def _state_dimension_latched(values: list[Any], unit: str) -> Any:
+    v = _dimension_field(values, "1", "latch")
+    return v if isinstance(v, bool) else None
+
+
+def _state_dimension_moving(values: list[Any], unit: str) -> Any:
+    """Return whether the target differs from where the panel is (values: current, target)."""
+    current = _int(_dimension_field(values, "0", "position"))
+    target = _int(_dimension_field(values[1:], "0", "position")) if len(values) > 1 else None
+    return None if current is None or target is None else current != target
+
+
 KIND_CONVERTERS: dict[str, Converter] = {
     "fan_mode": FanMode(),
     "fan_percent": FanPercent(),
@@ -812,6 +851,7 @@ KIND_CONVERTERS: dict[str, Converter] = {
     "water_heater_boost": WaterHeaterBoost(),
     "cabinet_temperature": CabinetTemperature(),
     "microwave_cook": MicrowaveCook(),
+    "dimension_percent": DimensionPercent(),
 }
 
 KIND_STATE_CONVERTERS: dict[str, StateConverter] = {
@@ -844,6 +884,9 @@ KIND_STATE_CONVERTERS: dict[str, StateConverter] = {
     "closure_main_state": _state_closure_main,
     "closure_position": _state_closure_position,
     "covering_type": _state_covering_type,
+    "dimension_open_percent": _state_dimension_open,
+    "dimension_latched": _state_dimension_latched,
+    "dimension_moving": _state_dimension_moving,
 }
 
 CONVERTERS: dict[str, Converter] = {**actions.CONVERTERS, **KIND_CONVERTERS}
