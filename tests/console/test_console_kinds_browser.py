@@ -124,11 +124,14 @@ def test_fan_mode_and_speed(page: Page) -> None:
     mark = fan.mark()
     slider = page.css(f"{card} input[data-role=fan-speed]")
     assert page.css(f'label[for="{slider.get_attribute("id")}"]').text == "Fan speed %"
+    # 33 %: speed step 1 of the fan's 3 (SpeedMax), which the virtual fan keeps; another
+    # percent moves to its step's percent a moment later (40 % ends at 33 %).
     page.driver.execute_script(
-        "arguments[0].value = 40; arguments[0].dispatchEvent(new Event('change'));", slider
+        "arguments[0].value = 33; arguments[0].dispatchEvent(new Event('change'));", slider
     )
-    reports(page.home, FAN, mark, "fanControl", "percentCurrent", 40)
-    page.shows(FAN, "fan_speed_percent", "40 %")
+    reports(page.home, FAN, mark, "fanControl", "percentCurrent", 33)
+    page.shows(FAN, "fan_speed_percent", "33 %")
+    page.shows(FAN, "fan_step", "1")
     assert page.css("#status").text == f"Fan speed of {FAN}: done"
 
 

@@ -144,8 +144,9 @@ async def test_fan_speed_mode_and_step(home: KindsHome, agent: str) -> None:
     fan = home.devices[FAN]
     async with compact(home, agent) as client:
         mark = fan.mark()
-        await call(client, "home__fans", target=FAN, action="speed", percent=40)
-        await reports(fan, mark, "fanControl", "percentCurrent", 40)  # the fan's own report
+        # 33 %: speed step 1 of its 3, which the virtual fan keeps (40 % ends at 33 %).
+        await call(client, "home__fans", target=FAN, action="speed", percent=33)
+        await reports(fan, mark, "fanControl", "percentCurrent", 33)  # the fan's own report
         mark = fan.mark()
         await call(client, "home__fans", target="bedroom fan", action="mode", mode="high")
         await reports(fan, mark, "fanControl", "fanMode", 3)  # FanModeEnum High

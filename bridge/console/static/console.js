@@ -255,7 +255,7 @@ function kindControls(device, id) {
   if (speed) {
     const sid = `${id}-fan-speed`;
     out.push(el("label", { for: sid }, "Fan speed %"), el("input", {
-      type: "range", min: 0, max: 100, step: 10, id: sid, "data-role": "fan-speed",
+      type: "range", min: 0, max: 100, step: 1, id: sid, "data-role": "fan-speed",
       value: device.state?.fan_speed_percent ?? 0,
       onchange: (e) => invoke(speed.name, { percent: Number(e.target.value) }, `Fan speed of ${device.name}`),
     }));
