@@ -186,7 +186,8 @@ CAPABILITIES: tuple[Capability, ...] = (
             },
             "minutes": {"type": "number", "description": "cook: cooking time in minutes"},
             "power": {"type": "number", "description": "cook: power setting"},
-            "temperature": {"type": "number", "description": "temperature: target °C"},
+            "celsius": {"type": "number", "description": "temperature: target °C"},
+            "fahrenheit": {"type": "number", "description": "temperature: target °F"},
         },
         clusters=frozenset(
             {
