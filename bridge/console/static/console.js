@@ -113,7 +113,8 @@ function describe(device) {
   const cover = attr(device, 0x102, 0xE);
   if (cover !== undefined && cover !== null) parts.push(`${100 - cover / 100} % open`);
   if (!device.available) parts.push("unavailable");
-  return parts.join(" · ") || "—";
+  // A newer kind tells its state in its readings list instead.
+  return parts.join(" · ") || (readings(device).length ? "" : "—");
 }
 
 // The newer kinds' readings, from the device's state in human units (the bridge converts):
