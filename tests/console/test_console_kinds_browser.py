@@ -144,8 +144,10 @@ def test_vacuum_cleans_a_room_pauses_and_docks(page: Page) -> None:
     page.click(VACUUM, "clean_areas")
     reports(page.home, VACUUM, mark, "serviceArea", "selectedAreas", [1])  # Kitchen: area 1
     reports(page.home, VACUUM, mark, "rvcOperationalState", "operationalState", 1)  # Running
+    reports(page.home, VACUUM, mark, "serviceArea", "currentArea", 1)
     page.shows(VACUUM, "status", "running")
     page.shows(VACUUM, "selected_areas", "Kitchen")
+    page.shows(VACUUM, "current_area", "Kitchen")
     for action, state, words in (("pause", 2, "paused"), ("return_to_base", 66, "docked")):
         mark = page.home.devices[VACUUM].mark()
         page.click(VACUUM, action)
@@ -207,6 +209,7 @@ def test_washer_cycle_and_start(page: Page) -> None:
     page.click(WASHER, "start")
     reports(page.home, WASHER, mark, "operationalState", "operationalState", 1)  # Running
     page.shows(WASHER, "status", "running")
+    page.shows(WASHER, "minutes_left", "90 min")  # CountdownTime 5400 s in its script
 
 
 def test_energy_and_leak_readings_follow_the_devices(page: Page) -> None:

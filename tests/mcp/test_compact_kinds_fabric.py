@@ -164,7 +164,9 @@ async def test_vacuum_cleans_a_room_by_name_then_docks(home: KindsHome, agent: s
         await call(client, "home__vacuums", target=VACUUM, action="clean_rooms", areas=["Kitchen"])
         await reports(robot, mark, "serviceArea", "selectedAreas", [1])  # Kitchen is area 1
         await reports(robot, mark, "rvcOperationalState", "operationalState", 1)  # Running
-        assert (await state_of(client, VACUUM))["status"] == "running"
+        await reports(robot, mark, "serviceArea", "currentArea", 1)
+        state = await state_of(client, VACUUM)
+        assert (state["status"], state["current_area"]) == ("running", "Kitchen")
         mark = robot.mark()
         await call(client, "home__vacuums", target=VACUUM, action="pause")
         await reports(robot, mark, "rvcOperationalState", "operationalState", 2)  # Paused
@@ -244,8 +246,9 @@ async def test_washer_runs_a_cycle_by_its_name(home: KindsHome, agent: str) -> N
         mark = washer.mark()
         await call(client, "home__appliances", target=WASHER, action="start")
         await reports(washer, mark, "operationalState", "operationalState", 1)  # Running
+        await reports(washer, mark, "operationalState", "countdownTime", 5400)  # s, its script
         state = await state_of(client, WASHER)
-        assert (state["cycle"], state["status"]) == ("Wool", "running")
+        assert (state["cycle"], state["status"], state["minutes_left"]) == ("Wool", "running", 90)
         mark = washer.mark()
         await call(client, "home__appliances", target=WASHER, action="stop")
         await reports(washer, mark, "operationalState", "operationalState", 0)  # Stopped
