@@ -310,7 +310,11 @@ async def static(request: web.Request) -> web.Response:
 
 
 async def device_state(request: web.Request) -> web.Response:
-    """Return each device's current attribute values and control tools (session only)."""
+    """Return each device's attribute values, state and control tools (session only).
+
+    ``?device=<id>`` answers that device only (the home page re-reads one card after
+    its device reported a change).
+    """
     session = session_of(request)
     if session is None:
         raise UnauthenticatedError("sign in to the console first", {"reason": "missing"})
@@ -340,8 +344,14 @@ async def device_state(request: web.Request) -> web.Response:
                     "params": sorted(tool.definition.parameters.get("properties") or {}),
                 }
             )
+        only = request.query.get("device")
         for device in runtime.device_list():
+            if only is not None and device.id != only:
+                continue
             doc = device.to_json()
+            # The newer kinds are shown from their state in human units and controlled
+            # by their tools' row suffixes (a fan's speed, a vacuum's rooms ...).
+            doc.update(runtime.device_view(device))
             doc["attrs"] = {
                 f"{device.endpoint_id}/{c}/{a}": device.attr(c, a)
                 for c, a in STATE_ATTRIBUTES

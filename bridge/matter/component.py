@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from bridge.config import BridgeConfig
-from bridge.errors import ConfigInvalidError, NotFoundError
+from bridge.errors import BridgeError, ConfigInvalidError, NotFoundError
 from bridge.events import EventBus
 from bridge.matter.controller.adapter import MatterAdapter
 from bridge.matter.controller.commissioning import (
@@ -37,6 +37,7 @@ from bridge.matter.home.floors import Floor, FloorChange, FloorStore
 from bridge.matter.home.naming import DeviceNameStore, DeviceRename
 from bridge.matter.home.rooms import Room
 from bridge.matter.sync.registry import MatterToolSync
+from bridge.matter.tools.generator import ToolKind, cached_values, device_state
 from bridge.matter.tools.unknown import describe
 from bridge.netns import find_namespace
 from bridge.storage import Database
@@ -276,6 +277,35 @@ class MatterComponent:
             for t in self.bridge.registry.list()
             if (t.definition.metadata.get("device") or {}).get("id") is not None
         ]
+
+    def device_view(self, device: Device) -> dict[str, Any]:
+        """Return a device's state in human units and its action tools by map-row suffix.
+
+        ``state`` is what its state tool answers from the cached values (W, kWh, %, a
+        vacuum's room, minutes left …); ``actions`` maps each row suffix (``open``,
+        ``set_fan_speed``, ``clean_areas`` …) to the tool's name, its parameters' schemas
+        (with the device's own enums and limits) and whether it needs a confirmation.
+        """
+        generator = self.bridge.generator
+        parts = generator.state_parts(device)
+        state = device_state(device, parts, cached_values(device), generator.unit)
+        actions: dict[str, dict[str, Any]] = {}
+        for registered in self.device_tools():
+            if (registered.definition.metadata.get("device") or {}).get("id") != device.id:
+                continue
+            try:
+                tool = self.bridge.tool(registered.definition.identity)
+            except BridgeError:
+                continue
+            if tool.kind is not ToolKind.ACTION or tool.context is None:
+                continue
+            actions[tool.context.row.suffix] = {
+                "name": tool.definition.name,
+                "cluster": tool.context.cluster.name,
+                "params": tool.definition.parameters.get("properties") or {},
+                "dangerous": tool.definition.dangerous,
+            }
+        return {"state": {k: v for k, v in state.items() if v is not None}, "actions": actions}
 
     def attribute(self, device_id: str, path: str) -> Any:
         """Return a device's node attribute ``endpoint/cluster/attribute`` (None if unknown)."""

@@ -52,22 +52,32 @@ class VacuumRunModeServer extends RvcRunModeServer {
     }
 
     async #follow(mode) {
-        const operationalState = mode === CLEANING_MODE ? RUNNING : DOCKED;
+        const cleaning = mode === CLEANING_MODE;
+        const operationalState = cleaning ? RUNNING : DOCKED;
         await this.endpoint.setStateOf(VacuumOperationalStateServer, { operationalState });
+        // It cleans the first room it was sent to first (CurrentArea); docked, it is in none.
+        const selected = this.endpoint.stateOf("serviceArea").selectedAreas;
+        const currentArea = cleaning && selected.length ? selected[0] : null;
+        await this.endpoint.setStateOf("serviceArea", { currentArea });
     }
 }
 
 const ROOMS = ["Kitchen", "Living room", "Bedroom"];
 
+// A programme takes 90 minutes: CountdownTime (s) counts from there once started.
+const PROGRAMME_S = 5400;
+
 class OperationalServer extends OperationalStateServer {
     start() {
         if (this.state.operationalState === RUNNING) return COMMAND_INVALID_IN_STATE;
         this.state.operationalState = RUNNING;
+        this.state.countdownTime = PROGRAMME_S;
         return OK;
     }
 
     stop() {
         this.state.operationalState = STOPPED;
+        this.state.countdownTime = null;
         return OK;
     }
 
@@ -90,6 +100,7 @@ const OPERATIONAL = {
     operationalError: { errorStateId: 0 },
     phaseList: null,
     currentPhase: null,
+    countdownTime: null,
 };
 
 async function startStop(endpoint) {
@@ -143,6 +154,7 @@ export const APPLIANCE_KINDS = {
         watched: [
             ["rvcOperationalState", "operationalState"], ["rvcRunMode", "currentMode"],
             ["rvcCleanMode", "currentMode"], ["serviceArea", "selectedAreas"],
+            ["serviceArea", "currentArea"],
         ],
         // SIGUSR1: the vacuum's own button starts a clean or sends it home.
         async local(endpoint) {
@@ -166,7 +178,10 @@ export const APPLIANCE_KINDS = {
                 currentMode: 0,
             },
         },
-        watched: [["operationalState", "operationalState"], ["laundryWasherMode", "currentMode"]],
+        watched: [
+            ["operationalState", "operationalState"], ["operationalState", "countdownTime"],
+            ["laundryWasherMode", "currentMode"],
+        ],
         local: startStop,
     }),
     dishwasher: () => ({

@@ -113,11 +113,63 @@ function describe(device) {
   const cover = attr(device, 0x102, 0xE);
   if (cover !== undefined && cover !== null) parts.push(`${100 - cover / 100} % open`);
   if (!device.available) parts.push("unavailable");
-  return parts.join(" · ") || "—";
+  // A newer kind tells its state in its readings list instead.
+  return parts.join(" · ") || (readings(device).length ? "" : "—");
 }
 
-async function invoke(name, params, label) {
-  status(`${label}…`);
+// The newer kinds' readings, from the device's state in human units (the bridge converts):
+// [state field, label, how the value reads]. Fields the summary line already tells (on/off,
+// brightness, temperatures, a cover's position, a lock) are not repeated.
+const words = (v) => String(v).replaceAll("_", " ");
+const amount = (v) => (v && typeof v === "object" ? `${v.value} ${v.unit}` : String(v));
+const yesNo = (yes, no) => (v) => (v ? yes : no);
+const READINGS = [
+  ["fan_mode", "Fan mode", words], ["fan_speed_percent", "Fan speed", (v) => `${v} %`],
+  ["fan_step", "Speed step", String],
+  ["status", "Status", words], ["error", "Error", words], ["cycle", "Cycle", String],
+  ["clean_mode", "Cleaning mode", String], ["current_area", "Now in", String],
+  ["selected_areas", "Rooms to clean", (v) => (v.length ? v.join(", ") : "none")],
+  ["minutes_left", "Time left", (v) => `${v} min`], ["mode", "Mode", words],
+  ["valve", "Valve", words], ["valve_percent_open", "Valve open", (v) => `${v} %`],
+  ["minutes_until_closed", "Closes in", (v) => `${v} min`],
+  ["closure", "Door", words], ["motion", "Moving", words],
+  ["power_w", "Power", (v) => `${v} W`], ["energy_kwh", "Energy", (v) => `${v} kWh`],
+  ["energy_exported_kwh", "Energy exported", (v) => `${v} kWh`],
+  ["voltage_v", "Voltage", (v) => `${v} V`], ["current_a", "Current", (v) => `${v} A`],
+  ["session_energy_kwh", "This session", (v) => `${v} kWh`],
+  ["charger_state", "Charger", words], ["supply", "Supply", words], ["charging_mode", "Charging mode", String],
+  ["boost", "Boost", yesNo("on", "off")], ["heater_mode", "Heater mode", String],
+  ["tank_percent", "Hot water", (v) => `${v} %`],
+  ["illuminance_lux", "Light", (v) => `${v} lx`], ["pressure_hpa", "Pressure", (v) => `${v} hPa`],
+  ["flow_m3h", "Flow", (v) => `${v} m³/h`], ["humidity_percent", "Humidity", (v) => `${v} %`],
+  ["soil_moisture_percent", "Soil moisture", (v) => `${v} %`],
+  ["leak", "Leak", yesNo("LEAK", "dry")], ["freeze", "Freeze", yesNo("FREEZING", "no frost")],
+  ["rain", "Rain", yesNo("raining", "dry")], ["contact", "Contact", yesNo("closed", "open")],
+  ["occupied", "Occupancy", yesNo("occupied", "empty")],
+  ["smoke", "Smoke", words], ["co_alarm", "CO alarm", words], ["battery_alert", "Battery alarm", words],
+  ["air_quality", "Air quality", words], ["co2", "CO₂", amount], ["co", "CO", amount],
+  ["pm1", "PM1", amount], ["pm25", "PM2.5", amount], ["pm10", "PM10", amount],
+  ["tvoc", "TVOC", amount], ["no2", "NO₂", amount], ["ozone", "Ozone", amount],
+  ["formaldehyde", "Formaldehyde", amount], ["radon", "Radon", amount],
+  ["hepa_filter_percent", "HEPA filter", (v) => `${v} %`], ["hepa_filter", "Filter", words],
+  ["carbon_filter_percent", "Carbon filter", (v) => `${v} %`],
+  ["battery_percent", "Battery", (v) => `${v} %`], ["target_temperature", "Set to", (v) => `${v} °C`],
+  ["cook_minutes", "Cooking time", (v) => `${v} min`], ["selected_mode", "Mode", String],
+];
+
+function readings(device) {
+  const state = device.state ?? {};
+  return READINGS.filter(([field]) => state[field] !== undefined && state[field] !== null)
+    .map(([field, label, read]) => [field, label, read(state[field])]);
+}
+
+function readingList(device) {
+  return el("dl", { class: "readings", "data-role": "readings", "aria-label": `Readings of ${device.name}` },
+    readings(device).flatMap(([field, label, text]) => [el("dt", {}, label), el("dd", { "data-field": field }, text)]));
+}
+
+async function invoke(name, params, label, dangerous = false) {
+  status(dangerous ? `${label}: waiting for a person's approval (Approvals page)…` : `${label}…`);
   try {
     const res = await api("POST", "/v1/invoke", { tool: name, params });
     status(`${label}: done`, "ok");
@@ -154,20 +206,84 @@ function deviceCard(device) {
     controls.push(el("label", { for: `${id}-setpoint` }, "Heat to °C"), input,
       el("button", { type: "button", onclick: () => invoke(setpoint.name, { celsius: Number(input.value) }, `Set ${device.name}`) }, "Set"));
   }
-  for (const [cmd, label] of [["LockDoor", "Lock"], ["UnlockDoor", "Unlock"], ["UpOrOpen", "Open"], ["DownOrClose", "Close"]]) {
-    const t = tool(device, [cmd]);
-    if (t) controls.push(el("button", { type: "button", onclick: () => invoke(t.name, {}, `${label} ${device.name}`) }, label));
-  }
+  controls.push(...kindControls(device, id));
   return el("article", { class: "device card", id, "data-device": device.id, "aria-labelledby": `${id}-name` },
     el("h3", { id: `${id}-name` }, device.name),
     el("p", { class: "state", "data-role": "state" }, describe(device)),
+    readingList(device),
     el("div", { class: "controls" }, controls));
+}
+
+// A button per plain action of the device (its tools' row suffixes), in this order.
+const BUTTONS = [
+  ["lock", "Lock"], ["unlock", "Unlock"], ["open", "Open"], ["close", "Close"], ["stop", "Stop"],
+  ["start", "Start"], ["pause", "Pause"], ["resume", "Resume"], ["return_to_base", "Dock"],
+  ["boost", "Boost"], ["cancel_boost", "End boost"],
+  ["enable_charging", "Allow charging"], ["disable_charging", "Stop charging"],
+];
+// Choices among the device's own names (modes, cycles, rooms): [suffix, parameter, label].
+const CHOICES = [
+  ["set_fan_mode", "mode", "Fan mode"], ["set_cycle", "mode", "Cycle"],
+  ["set_clean_mode", "mode", "Cleaning mode"], ["set_heater_mode", "mode", "Heater mode"],
+  ["set_charging_mode", "mode", "Charging mode"], ["set_mode", "mode", "Mode"],
+];
+const CURRENT = { set_fan_mode: "fan_mode", set_cycle: "cycle", set_clean_mode: "clean_mode",
+  set_heater_mode: "heater_mode", set_charging_mode: "charging_mode", set_mode: "mode" };
+
+function kindControls(device, id) {
+  const actions = device.actions ?? {};
+  const out = [];
+  for (const [suffix, label] of BUTTONS) {
+    const a = actions[suffix];
+    if (!a) continue;
+    const params = {};
+    // A boost without a length boosts for the heater's default; ask for 30 minutes.
+    if (suffix === "boost" && a.params.minutes) params.minutes = 30;
+    out.push(el("button", { type: "button", "data-action": suffix, "aria-label": `${label} ${device.name}`,
+      onclick: () => invoke(a.name, params, `${label} ${device.name}`, a.dangerous) }, label));
+  }
+  for (const [suffix, param, label] of CHOICES) {
+    const a = actions[suffix];
+    const names = a?.params[param]?.enum;
+    if (!names) continue;
+    const sid = `${id}-${suffix}`;
+    const select = el("select", { id: sid, "data-role": suffix, onchange: (e) => invoke(a.name, { [param]: e.target.value }, `${label} of ${device.name}`, a.dangerous) },
+      names.map((n) => el("option", { value: n }, n)));
+    select.value = device.state?.[CURRENT[suffix]] ?? "";
+    out.push(el("label", { for: sid }, label), select);
+  }
+  const speed = actions.set_fan_speed;
+  if (speed) {
+    const sid = `${id}-fan-speed`;
+    out.push(el("label", { for: sid }, "Fan speed %"), el("input", {
+      type: "range", min: 0, max: 100, step: 1, id: sid, "data-role": "fan-speed",
+      value: device.state?.fan_speed_percent ?? 0,
+      onchange: (e) => invoke(speed.name, { percent: Number(e.target.value) }, `Fan speed of ${device.name}`),
+    }));
+  }
+  const rooms = actions.clean_areas;
+  const areas = rooms?.params.areas?.items?.enum;
+  if (areas) {
+    const sid = `${id}-area`;
+    const select = el("select", { id: sid, "data-role": "area" }, areas.map((n) => el("option", { value: n }, n)));
+    out.push(el("label", { for: sid }, "Room to clean"), select,
+      el("button", { type: "button", "data-action": "clean_areas", "aria-label": `Clean the chosen room with ${device.name}`,
+        onclick: () => invoke(rooms.name, { areas: [select.value] }, `Clean ${select.value} with ${device.name}`) }, "Clean room"));
+  }
+  return out;
 }
 
 function refreshCard(device) {
   const card = document.getElementById(`dev-${device.id}`);
   if (!card) return;
   card.querySelector('[data-role="state"]').textContent = describe(device);
+  card.querySelector('[data-role="readings"]')?.replaceWith(readingList(device));
+  for (const [suffix, field] of Object.entries(CURRENT)) {
+    const select = card.querySelector(`select[data-role="${suffix}"]`);
+    if (select && document.activeElement !== select && device.state?.[field] != null) select.value = device.state[field];
+  }
+  const speed = card.querySelector('[data-role="fan-speed"]');
+  if (speed && document.activeElement !== speed && device.state?.fan_speed_percent != null) speed.value = device.state.fan_speed_percent;
   card.querySelector('[data-role="toggle"]')?.setAttribute("aria-pressed", attr(device, 6, 0) ? "true" : "false");
   const level = card.querySelector('[data-role="level"]');
   if (level && document.activeElement !== level && attr(device, 8, 0) != null) {
@@ -188,6 +304,23 @@ async function markRuleDevices() {
       line.append(` ${rule.name}`);
     }
   }
+}
+
+// A device reported a change: read its state in human units again (once per burst).
+const rereads = new Map();
+function reread(device) {
+  if (rereads.has(device.id)) return;
+  rereads.set(device.id, setTimeout(async () => {
+    rereads.delete(device.id);
+    try {
+      const data = await api("GET", `/console/api/state?device=${encodeURIComponent(device.id)}`);
+      const fresh = data.devices[0];
+      if (!fresh) return;
+      device.state = fresh.state;
+      device.actions = fresh.actions;
+      refreshCard(device);
+    } catch (err) { console.error(err); }
+  }, 150));
 }
 
 async function home() {
@@ -214,6 +347,7 @@ async function home() {
       if (!device) return;
       device.attrs[event.data.path] = event.data.value;
       refreshCard(device);
+      reread(device);
     } else if (event.type === "device.availability") {
       const device = devices.get(event.data.device_id);
       if (device) { device.available = Boolean(event.data.available); refreshCard(device); }

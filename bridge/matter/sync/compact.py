@@ -66,15 +66,25 @@ CAPABILITIES: tuple[Capability, ...] = (
     ),
     Capability(
         "climate",
-        "thermostats",
-        {"set_temperature": "set_temperature", "set_mode": "set_mode"},
+        "thermostats and water heaters",
+        {
+            "set_temperature": "set_temperature",
+            "set_mode": "set_mode",
+            "boost": "boost",
+            "cancel_boost": "cancel_boost",
+            "heater_mode": "set_heater_mode",
+        },
         {"set_temperature": "temperature"},
         {
             "celsius": {"type": "number", "description": "set_temperature: target °C"},
             "fahrenheit": {"type": "number", "description": "set_temperature: target °F"},
-            "mode": {"type": "string", "description": "set_mode: e.g. heat, cool, off"},
+            "mode": {
+                "type": "string",
+                "description": "set_mode: e.g. heat, cool, off; heater_mode: the heater's name",
+            },
+            "minutes": {"type": "number", "description": "boost: for how many minutes"},
         },
-        clusters=frozenset({"Thermostat"}),
+        clusters=frozenset({"Thermostat", "WaterHeaterManagement", "WaterHeaterMode"}),
     ),
     Capability(
         "locks",
@@ -88,14 +98,20 @@ CAPABILITIES: tuple[Capability, ...] = (
     Capability(
         "covers",
         "blinds, shades and other coverings",
-        {"open": "open", "close": "close", "stop": "stop", "position": "set_position"},
+        {
+            "open": "open",
+            "close": "close",
+            "stop": "stop",
+            "position": "set_position",
+            "tilt": "set_tilt",
+        },
         {},
         {
             "percent_open": {
                 "type": "number",
                 "minimum": 0,
                 "maximum": 100,
-                "description": "position: percent open 0-100",
+                "description": "position, tilt: percent open 0-100",
             }
         },
         clusters=frozenset({"WindowCovering"}),
@@ -112,7 +128,7 @@ CAPABILITIES: tuple[Capability, ...] = (
     Capability(
         "fans",
         "fans, air purifiers and extractor hoods",
-        {"mode": "set_fan_mode", "speed": "set_fan_speed"},
+        {"mode": "set_fan_mode", "speed": "set_fan_speed", "step": "set_fan_step"},
         {},
         {
             "mode": {"type": "string", "description": "mode: e.g. off, low, medium, high, auto"},
@@ -122,6 +138,7 @@ CAPABILITIES: tuple[Capability, ...] = (
                 "maximum": 100,
                 "description": "speed: percent 0-100",
             },
+            "speed": {"type": "integer", "minimum": 0, "description": "step: speed step, 0 off"},
         },
         clusters=frozenset({"FanControl"}),
     ),
@@ -150,17 +167,40 @@ CAPABILITIES: tuple[Capability, ...] = (
     ),
     Capability(
         "appliances",
-        "washers, dryers, dishwashers, ovens and microwaves",
+        "washers, dryers, dishwashers, ovens, microwaves and fridges",
         {
             "start": "start",
             "stop": "stop",
             "pause": "pause",
             "resume": "resume",
             "cycle": "set_cycle",
+            "mode": "set_mode",
+            "cook": "cook",
+            "temperature": "set_temperature",
         },
         {},
-        {"mode": {"type": "string", "description": "cycle: the appliance's name for it"}},
-        clusters=frozenset({"OperationalState", "LaundryWasherMode", "DishwasherMode"}),
+        {
+            "mode": {
+                "type": "string",
+                "description": "cycle, mode: the appliance's own name for it",
+            },
+            "minutes": {"type": "number", "description": "cook: cooking time in minutes"},
+            "power": {"type": "number", "description": "cook: power setting"},
+            "celsius": {"type": "number", "description": "temperature: target °C"},
+            "fahrenheit": {"type": "number", "description": "temperature: target °F"},
+        },
+        clusters=frozenset(
+            {
+                "OperationalState",
+                "LaundryWasherMode",
+                "DishwasherMode",
+                "OvenMode",
+                "MicrowaveOvenMode",
+                "MicrowaveOvenControl",
+                "RefrigeratorAndTemperatureControlledCabinetMode",
+                "TemperatureControl",
+            }
+        ),
     ),
     Capability(
         "valves",
@@ -173,10 +213,17 @@ CAPABILITIES: tuple[Capability, ...] = (
     Capability(
         "chargers",
         "EV chargers",
-        {"enable": "enable_charging", "disable": "disable_charging"},
+        {
+            "enable": "enable_charging",
+            "disable": "disable_charging",
+            "mode": "set_charging_mode",
+        },
         {},
-        {"max_current_amps": {"type": "number", "description": "enable: highest amperes"}},
-        clusters=frozenset({"EnergyEvse"}),
+        {
+            "max_current_amps": {"type": "number", "description": "enable: highest amperes"},
+            "mode": {"type": "string", "description": "mode: the charger's name for it"},
+        },
+        clusters=frozenset({"EnergyEvse", "EnergyEvseMode"}),
     ),
 )
 BY_NAME = {c.name: c for c in CAPABILITIES}
@@ -372,7 +419,13 @@ class CompactProfile:
         return ToolDefinition(
             name=STATE_TOOL,
             namespace=NAMESPACE,
-            description="The live state of every device you may read (or one room's).",
+            description=(
+                "The live state of every device you may read (or one room's), in human "
+                "units: lights, temperatures, fans (mode, speed %), robot vacuums (status, "
+                "room), valves and doors (open/closed), energy (W, kWh), sensors (lux, hPa, "
+                "ppm, µg/m³, leak, smoke and CO alarms, air quality) and appliances "
+                "(status, cycle, minutes left)."
+            ),
             category=Category.SENSING,
             parameters={"type": "object", "properties": props, "additionalProperties": False},
             execution=Execution(timeout_ms=5_000, idempotent=True),
