@@ -47,7 +47,7 @@ from bridge.invocation.idempotency import IdempotencyStore
 from bridge.invocation.messages import ExecutionInfo, ReplayGuard, ToolRequest, ToolResponse
 from bridge.limits import IN_FLIGHT_BOUND, InFlight
 from bridge.tools.context import CallContext, new_call_id
-from bridge.tools.definition import Confirmation, ToolDefinition
+from bridge.tools.definition import Category, Confirmation, ToolDefinition, ToolIntent
 from bridge.tools.redaction import REDACTED, Redactor
 from bridge.tools.registry import RegisteredTool, ToolRegistry
 from bridge.tools.validation import validate_call, validator_for
@@ -58,6 +58,18 @@ MESSAGE_VALUE_CHARS = 120
 # Visibility answers the invoker keeps (tools called lately, per token's grants).
 SEEN_MAX = 256
 _TEMPLATE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+# A call that lasted longer than this has its token checked again before its result goes.
+RECHECK_S = 1.0
+
+
+def _withheld_when_revoked(defn: ToolDefinition) -> bool:
+    """Whether a result is withheld from a token that went bad while the call ran.
+
+    Yes for what a call reads or computes; no for an action (its effect happened: say so).
+    """
+    return defn.intent is not ToolIntent.ACTION and defn.category is not Category.ACTING
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -397,6 +409,11 @@ class Invoker:
             except BridgeError:
                 state.executed_error = True
                 raise
+            if _withheld_when_revoked(defn) and time.perf_counter() - started > RECHECK_S:
+                # A result that was waited for (an event wait, a long read) goes only to a
+                # token still good now: one revoked or expired meanwhile gets the refusal.
+                # An action's effect has happened, so its caller is told the truth.
+                self.verifier.check(token)
             scrubbed = state.redactor.scrub(result)
             # The JSON text checked after the handler ran is the result's, unless scrubbed.
             result_json = state.result_json if scrubbed is result else None

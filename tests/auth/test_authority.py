@@ -528,3 +528,29 @@ def test_not_your_own_call_and_distinct_approvers_count_subjects(live: LiveBridg
     assert (status, body["status"]) == (200, "approved")
     thread.join(30)
     assert answer[0][0] == 200
+
+
+def test_a_result_waited_for_goes_only_to_a_token_still_good(live: LiveBridge) -> None:
+    # A read that takes seconds (an event wait, a slow computation): the token is revoked
+    # while it runs, so the result is withheld and the caller is told why.
+    caller = live.issue("slow-reader", ["home:echo:run"])
+    slow = {"tool": "home:slow_echo", "params": {"text": "secret", "seconds": 3}}
+
+    async def start_then_revoke(session: aiohttp.ClientSession) -> list[Any]:
+        url = live.url + "/v1/events?types=tool_call.&" + urllib.parse.urlencode({"token": caller})
+        async with session.ws_connect(url) as ws:
+            thread, answer = in_thread(live, caller, slow)
+            await collect(ws, lambda e: e["data"].get("status") == "running")
+            await asyncio.to_thread(live.revoke, caller)
+            await asyncio.to_thread(thread.join, 30)
+            return answer
+
+    [(status, body, _)] = live.run(start_then_revoke)
+    assert (status, body["error"]["details"]["reason"]) == (401, "revoked")
+    assert "secret" not in json.dumps(body)
+    # The same call by a token that stays good gets its result.
+    keeper = live.issue("slow-keeper", ["home:echo:run"])
+    status, body, _ = live.http(
+        "POST", "/v1/invoke", keeper, {**slow, "params": {"text": "kept", "seconds": 1.5}}
+    )
+    assert (status, body["result"]) == (200, {"text": "kept"})
