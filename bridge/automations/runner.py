@@ -55,6 +55,7 @@ from bridge.auth.audit import AuditEntry
 from bridge.auth.permissions import PermissionChecker, covers
 from bridge.auth.tokens import AgentToken, issue_token
 from bridge.auth.visibility import may_read_device
+from bridge.automations.bindings import BindingBackend, SwitchBindings, ToolFor
 from bridge.automations.rules import HomePlace, Rule, compare, in_window, next_time
 from bridge.automations.store import UNBOUND_REASON, RuleStore, Status, StoredRule
 from bridge.automations.tools import rule_tools
@@ -134,6 +135,8 @@ class AutomationRunner:
         max_concurrent: int = 8,
         home: HomePlace | None = None,
         people: tuple[str, ...] = (),
+        bindings: BindingBackend | None = None,
+        tool_for: ToolFor | None = None,
     ) -> None:
         self.pipeline = pipeline
         self.registry = registry
@@ -162,6 +165,16 @@ class AutomationRunner:
         # device id -> (lineage of the run that last acted on it, until when its reports
         # count as that run's effect, monotonic)
         self._effects: dict[str, tuple[tuple[str, ...], float]] = {}
+        # Matter bindings beside the rules (None without a Matter source).
+        self.bindings: SwitchBindings | None = None
+        if bindings is not None:
+            self.bindings = SwitchBindings(
+                pipeline=pipeline,
+                events=events,
+                backend=bindings,
+                tool_for=tool_for or (lambda _capability, _device: None),
+                spawn=self._spawn,
+            )
 
     # -- lifecycle --------------------------------------------------------------------
 
