@@ -280,7 +280,8 @@ async def test_a_binding_to_a_garage_door_waits_for_a_person(
     status, pending = await home.request("GET", "/v1/approvals?status=pending", person)
     ours = [a for a in pending["approvals"] if a["id"] == made["approval_id"]]
     assert len(ours) == 1
-    assert switch in ours[0]["message"] and garage in ours[0]["message"]
+    assert switch in ours[0]["message"]
+    assert garage in ours[0]["message"]
     mark = switch_dev.mark()
     status, decided = await home.request(
         "POST", f"/v1/approvals/{made['approval_id']}", person, {"decision": "approve"}
