@@ -204,9 +204,7 @@ async def test_a_bound_switch_toggles_the_light_with_no_rule(
 
     # Removed: the switch's list is empty again, the grant is gone, the switch let go.
     mark = switch_dev.mark()
-    status, gone = await home.request(
-        "DELETE", f"/v1/automations/bindings/{switch}/{light}", admin
-    )
+    status, gone = await home.request("DELETE", f"/v1/automations/bindings/{switch}/{light}", admin)
     assert status == 200, gone
     assert await read(home, switch_node, "1/30/0") == []
     assert await read(home, light_node, "0/31/0") == acl_before
