@@ -314,3 +314,44 @@ async def test_a_binding_to_a_garage_door_waits_for_a_person(
     assert status == 200, gone
     assert await read(home, switch_node, "1/30/0") == []
     assert await read(home, garage_node, "0/31/0") == acl_before
+
+
+@pytest.mark.browser
+async def test_the_rules_page_shows_a_binding_beside_the_rules_and_unbinds_it(
+    home: Home, devices: dict[Kind, tuple[VirtualDevice, int]]
+) -> None:
+    from bridge.cli.console import make_link
+    from tests.console.browser import chromium, wait_for
+
+    switch_node = devices[Kind.SWITCH][1]
+    switch, light = did(devices, Kind.SWITCH), did(devices, Kind.LIGHT)
+    admin = home.token("*")
+    status, made = await home.request(
+        "POST", "/v1/automations/bindings", admin, {"switch": switch, "light": light}
+    )
+    assert status == 201, made
+
+    def look_and_unbind() -> list[str]:
+        from selenium.webdriver.common.by import By
+
+        with chromium() as driver:
+            driver.get(make_link(home.service.state_dir, home.url, label="owner"))
+            driver.find_element(By.CSS_SELECTOR, "#use-link").click()
+            wait_for(lambda: driver.current_url.endswith("/console/home"), what="signed in")
+            driver.get(f"{home.url}/console/rules")
+            cards = wait_for(
+                lambda: driver.find_elements(By.CSS_SELECTOR, "li.binding"), what="bindings"
+            )
+            texts = [c.text for c in cards]
+            cards[0].find_element(By.CSS_SELECTOR, "button.unbind").click()
+            wait_for(
+                lambda: not driver.find_elements(By.CSS_SELECTOR, "li.binding"), what="unbound"
+            )
+            return texts
+
+    texts = await asyncio.to_thread(look_and_unbind)
+    assert texts == [
+        f"Hall switch ({switch}) switches Hall lamp ({light}) directly\nactive\nUnbind"
+    ]
+    # The click removed it from the device itself.
+    assert await read(home, switch_node, "1/30/0") == []
