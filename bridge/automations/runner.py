@@ -58,7 +58,7 @@ from bridge.auth.visibility import may_read_device
 from bridge.automations.bindings import BindingBackend, SwitchBindings, ToolFor
 from bridge.automations.rules import HomePlace, Rule, compare, in_window, next_time
 from bridge.automations.store import UNBOUND_REASON, RuleStore, Status, StoredRule
-from bridge.automations.tools import rule_tools
+from bridge.automations.tools import binding_tools, rule_tools
 from bridge.errors import (
     BridgeError,
     ConflictError,
@@ -188,7 +188,10 @@ class AutomationRunner:
         )
         for live in self._sorted():
             self._check_authority(live)
-        for defn, handler in rule_tools(self):
+        own = rule_tools(self)
+        if self.bindings is not None:
+            own += binding_tools(self.bindings, self.verify)
+        for defn, handler in own:
             self._own_tools.append(self._register_own(defn, handler))
         self._sub = self.events.subscribe("device.event")
         self._spawn(self._watch(self._sub))

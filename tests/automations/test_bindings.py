@@ -253,6 +253,14 @@ async def test_binding_needs_control_of_both_devices_and_the_automation_permissi
     )
     assert status == 400, answer
     assert answer["error"]["code"] == "INVALID_PARAMS"
+    # The same through the tools (MCP, /v1/invoke): refused the same way, nothing listed.
+    status, answer = await home.invoke("automations:bind_switch", pair, only_switch)
+    assert status == 403, answer
+    assert answer["error"]["code"] == "PERMISSION_DENIED"
+    assert answer["error"]["details"]["required"] == f"device:control:{light}"
+    status, answer = await home.invoke("automations:list_bindings", {}, admin)
+    assert status == 200, answer
+    assert answer["result"] == {"bindings": []}
     # Nothing was written on the switch.
     assert await read(home, switch_node, "1/30/0") == []
 
