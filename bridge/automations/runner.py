@@ -41,6 +41,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import time
 import uuid
 from collections import deque
@@ -111,8 +112,10 @@ class _Live:
     chain: int = 0
     # The rules whose runs led to this rule's latest run, itself last.
     lineage: tuple[str, ...] = ()
-    # A trigger from a device the running run acts on, judged when the run ends.
-    deferred: dict[str, Any] | None = None
+    # A trigger from a device the running run acts on, judged when the run ends, with
+    # the lineage that caused it as it was when it came (the effect's window may have
+    # passed by the time the run ends).
+    deferred: tuple[dict[str, Any], tuple[str, ...]] | None = None
     state_truth: bool | None = None
     last_value: Any = None
     pending: asyncio.Task[None] | None = None
@@ -833,7 +836,14 @@ class AutomationRunner:
             return "token unusable"
         return None
 
-    def _fire(self, live: _Live, trigger: dict[str, Any]) -> None:
+    def _fire(
+        self, live: _Live, trigger: dict[str, Any], cause: tuple[str, ...] | None = None
+    ) -> None:
+        """Judge one trigger of ``live``: run it, defer it, or record why not.
+
+        ``cause`` is the lineage that caused the trigger, found when it came; ``None``
+        looks it up now.
+        """
         blocked = self._runnable(live)
         if blocked is not None:
             return  # a disabled or unapproved rule does not run (and is not a run)
@@ -842,19 +852,20 @@ class AutomationRunner:
         rule = live.stored.rule
         run_id = f"run-{uuid.uuid4().hex[:16]}"
         now = time.monotonic()
-        cause = self._cause(trigger, now)
+        if cause is None:
+            cause = self._cause(trigger, now)
         looped = rule.id in cause
         if live.busy and trigger["type"] != "tool_call" and looped:
             if live.deferred is not None:  # the latest one is judged; this one is a record
                 self._audit(
                     live,
                     run_id,
-                    live.deferred,
+                    live.deferred[0],
                     "busy",
                     "error",
                     {"reason": "a later report of the run's own effect replaced it"},
                 )
-            live.deferred = trigger  # the run's own effect: judged once the run ends
+            live.deferred = (trigger, cause)  # the run's own effect: judged once it ends
             return
         if looped:
             live.chain += 1
@@ -929,9 +940,13 @@ class AutomationRunner:
             return ()
         return effect[0]
 
-    def _acted(self, device: str, lineage: tuple[str, ...]) -> None:
-        """Mark ``device`` as acted on by a run of ``lineage`` for the next CYCLE_WINDOW_S."""
-        self._effects[device] = (lineage, time.monotonic() + CYCLE_WINDOW_S)
+    def _acted(self, device: str, lineage: tuple[str, ...], *, until: float | None = None) -> None:
+        """Mark ``device`` as acted on by a run of ``lineage`` until ``until`` (monotonic).
+
+        By default for the next CYCLE_WINDOW_S; ``math.inf`` while a call on it is under way.
+        """
+        ends = time.monotonic() + CYCLE_WINDOW_S if until is None else until
+        self._effects[device] = (lineage, ends)
 
     def _target(self, action: dict[str, Any]) -> str | None:
         """Return the device a call action acts on: its ``device_id`` or its tool's device."""
@@ -981,6 +996,8 @@ class AutomationRunner:
     async def _run(self, live: _Live, run_id: str, trigger: dict[str, Any]) -> None:
         rule = live.stored.rule
         done: list[dict[str, Any]] = []
+        acted: set[str] = set()
+        lineage = live.lineage
         decision, outcome = "allowed", "completed"
         try:
             async with self._slots:
@@ -989,14 +1006,14 @@ class AutomationRunner:
                     decision = "conditions_not_met"
                     done.append({"condition": failed})
                     return
-                acted: set[str] = set()
-                lineage = live.lineage
                 for action in rule.actions:
                     device = self._target(action)
                     if device is not None:
-                        # Its report may come before the call answers: from now on.
+                        # Its report may come before the call answers, however long the
+                        # call takes (a loaded controller): from now until CYCLE_WINDOW_S
+                        # after it answers.
                         acted.add(device)
-                        self._acted(device, lineage)
+                        self._acted(device, lineage, until=math.inf)
                     step = await self._act(live, run_id, action)
                     done.append(step)
                     if device is not None:
@@ -1004,14 +1021,14 @@ class AutomationRunner:
                     if not step.get("ok", True):
                         outcome = "error"
                         break
-                for device in acted:
-                    self._acted(device, lineage)
         except asyncio.CancelledError:
             outcome = "error"
             done.append({"cancelled": True})
             live.deferred = None
             raise
         finally:
+            for device in acted:  # the window runs from the run's end (or cancellation)
+                self._acted(device, lineage)
             live.busy = False
             self._audit(live, run_id, trigger, decision, outcome, {"actions": done})
             self._publish(
@@ -1027,7 +1044,7 @@ class AutomationRunner:
             )
             deferred, live.deferred = live.deferred, None
             if deferred is not None:
-                self._fire(live, deferred)
+                self._fire(live, *deferred)
 
     async def _act(self, live: _Live, run_id: str, action: dict[str, Any]) -> dict[str, Any]:
         kind = action["type"]
