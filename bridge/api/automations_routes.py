@@ -72,22 +72,25 @@ def _bindings(request: web.Request) -> SwitchBindings:
 
 async def list_bindings(request: web.Request) -> web.Response:
     """List the switch -> light bindings whose devices the caller may read."""
-    return json_response({"bindings": _bindings(request).list(token_of(request))})
+    token = token_of(request)
+    return json_response({"bindings": _bindings(request).list(token)})
 
 
 async def create_binding(request: web.Request) -> web.Response:
     """Bind a switch to a light on the devices: ``{"switch": id, "light": id}``."""
+    token = token_of(request)
     switch, light = parse_pair(await read_json(request))
-    made = await _bindings(request).create(token_of(request), switch, light)
+    made = await _bindings(request).create(token, switch, light)
     return json_response(made, status=201 if made["status"] == "active" else 202)
 
 
 async def delete_binding(request: web.Request) -> web.Response:
     """Remove a switch -> light binding from the devices."""
+    token = token_of(request)
     switch, light = parse_pair(
         {"switch": request.match_info["switch"], "light": request.match_info["light"]}
     )
-    return json_response(await _bindings(request).delete(token_of(request), switch, light))
+    return json_response(await _bindings(request).delete(token, switch, light))
 
 
 async def presence(request: web.Request) -> web.Response:
