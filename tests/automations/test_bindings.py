@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import time
 from collections.abc import AsyncIterator, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from enum import StrEnum
@@ -188,10 +189,12 @@ async def test_a_bound_switch_toggles_the_light_with_no_rule(
     start = bool(await read(home, light_node, "1/6/0"))
     for expected in (not start, start):
         mark = light_dev.mark()
+        pressed = time.monotonic()
         await asyncio.to_thread(switch_dev.press)
-        await asyncio.to_thread(
+        change = await asyncio.to_thread(
             light_dev.wait_state, "onOff", "onOff", expected, since=mark, timeout_s=15, local=False
         )
+        print(f"switch press -> bound light's own report: {change.at - pressed:.3f} s")
     assert len(adapter.sent) == sent_before
     assert home.service.automations is not None
     assert home.service.automations.rules(home.token("*")) == []
