@@ -366,3 +366,34 @@ async def test_the_rules_page_shows_a_binding_beside_the_rules_and_unbinds_it(
     ]
     # The click removed it from the device itself.
     assert await read(home, switch_node, "1/30/0") == []
+
+
+async def test_the_cli_binds_lists_and_unbinds(
+    home: Home, devices: dict[Kind, tuple[VirtualDevice, int]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    from bridge.cli.main import main
+
+    switch_node, light_node = devices[Kind.SWITCH][1], devices[Kind.LIGHT][1]
+    switch, light = did(devices, Kind.SWITCH), did(devices, Kind.LIGHT)
+    api = ("--url", home.url, "--token", home.token("*", agent_id="cli-user"))
+
+    def cli(*argv: str) -> int:
+        return main(list(argv))
+
+    assert await asyncio.to_thread(cli, "automations", "bind", switch, light, *api) == 0
+    assert capsys.readouterr().out == f"{switch} -> {light}: active\n"
+    assert await read(home, switch_node, "1/30/0") == [
+        {
+            "1": light_node,
+            "3": 1,
+            "4": ONOFF,
+            "254": (await read(home, light_node, "0/31/0"))[0]["254"],
+        }
+    ]
+    assert await asyncio.to_thread(cli, "automations", "bindings", *api) == 0
+    assert capsys.readouterr().out == f"{switch} -> {light}  active\n"
+    assert await asyncio.to_thread(cli, "automations", "unbind", switch, light, *api) == 0
+    assert capsys.readouterr().out == f"{switch} -> {light}: removed\n"
+    assert await read(home, switch_node, "1/30/0") == []
+    assert await asyncio.to_thread(cli, "automations", "bindings", *api) == 0
+    assert capsys.readouterr().out == "no bindings\n"
