@@ -366,6 +366,12 @@ class BridgeService:
                 latitude=settings.latitude, longitude=settings.longitude, timezone=settings.timezone
             ),
             people=settings.people,
+            bindings=matter.bindings if matter is not None else None,
+            tool_for=(
+                (lambda capability, device: matter.tool_for(capability, device_id=device))
+                if matter is not None
+                else None
+            ),
         )
         return self.automations
 

@@ -14,6 +14,8 @@
 //   READY   {"pid": ..., "port": ..., "kind": "...", "commissioned": false}
 //   STATE   {"attribute": "onOff", "value": true}          (every device-side change)
 //   LOCAL   {"attribute": "onOff", "value": false}         (after a SIGUSR1 "button press")
+// A light switch reports its bindings as STATE lines of cluster "binding", attribute
+// "established" / "removed", value {"node": 5, "endpoint": 1} (kinds/switches.mjs).
 // SIGUSR1 acts like a physical button: lights toggle on/off, the thermostat's room
 // temperature rises by 0.5 °C; the kinds in kinds/ say what theirs does (a button is
 // pressed once, a leak starts, a fan steps its mode ...). A line "ACTION ARG..." on stdin
@@ -183,6 +185,7 @@ const watched = [
     ["windowCovering", "currentPositionLiftPercent100ths"],
     ["windowCovering", "targetPositionLiftPercent100ths"],
 ];
+more?.setup?.(endpoint, emit);
 for (const [cluster, attribute] of more?.watched ?? watched) {
     endpoint.events[cluster]?.[`${attribute}$Changed`]?.on(value => emit("STATE", { cluster, attribute, value }));
 }

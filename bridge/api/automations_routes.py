@@ -13,7 +13,7 @@ from aiohttp import web
 from bridge.api.bearer import token_of
 from bridge.api.http import json_response, read_json, service_of
 from bridge.api.openapi import add_route, path_param
-from bridge.automations import AutomationRunner, rule_schema
+from bridge.automations import AutomationRunner, SwitchBindings, parse_pair, rule_schema
 from bridge.errors import InvalidRequestError, running
 
 
@@ -64,6 +64,33 @@ async def test_rule(request: web.Request) -> web.Response:
 async def delete_rule(request: web.Request) -> web.Response:
     """Delete a rule and revoke its token."""
     return json_response(_runner(request).delete(token_of(request), request.match_info["rule_id"]))
+
+
+def _bindings(request: web.Request) -> SwitchBindings:
+    return running(_runner(request).bindings, "Matter bindings")
+
+
+async def list_bindings(request: web.Request) -> web.Response:
+    """List the switch -> light bindings whose devices the caller may read."""
+    token = token_of(request)
+    return json_response({"bindings": _bindings(request).list(token)})
+
+
+async def create_binding(request: web.Request) -> web.Response:
+    """Bind a switch to a light on the devices: ``{"switch": id, "light": id}``."""
+    token = token_of(request)
+    switch, light = parse_pair(await read_json(request))
+    made = await _bindings(request).create(token, switch, light)
+    return json_response(made, status=201 if made["status"] == "active" else 202)
+
+
+async def delete_binding(request: web.Request) -> web.Response:
+    """Remove a switch -> light binding from the devices."""
+    token = token_of(request)
+    switch, light = parse_pair(
+        {"switch": request.match_info["switch"], "light": request.match_info["light"]}
+    )
+    return json_response(await _bindings(request).delete(token, switch, light))
 
 
 async def presence(request: web.Request) -> web.Response:
@@ -150,6 +177,57 @@ def setup(app: web.Application) -> None:
             "properties": {"home": {"type": "boolean"}},
         },
         responses={"200": "{person, home, since}", "403": "PERMISSION_DENIED", "404": "NOT_FOUND"},
+    )
+    pair = {
+        "type": "object",
+        "required": ["switch", "light"],
+        "additionalProperties": False,
+        "properties": {
+            "switch": {"type": "string", "minLength": 1, "maxLength": 64},
+            "light": {"type": "string", "minLength": 1, "maxLength": 64},
+        },
+    }
+    add_route(
+        app,
+        "GET",
+        "/v1/automations/bindings",
+        list_bindings,
+        operation_id="listBindings",
+        summary="Matter bindings (a switch sending OnOff to a light by itself) the caller may see",
+        tags=["automations"],
+    )
+    add_route(
+        app,
+        "POST",
+        "/v1/automations/bindings",
+        create_binding,
+        operation_id="createBinding",
+        summary="Bind a switch to a light on the devices (automations:create and "
+        "device:control on both; a lock or door waits for approval)",
+        tags=["automations"],
+        permission="automations:create",
+        request_body=pair,
+        responses={
+            "201": "the binding, written and read back",
+            "202": "awaiting a person's approval",
+            "400": "INVALID_PARAMS",
+            "403": "PERMISSION_DENIED",
+            "409": "CONFLICT",
+        },
+    )
+    add_route(
+        app,
+        "DELETE",
+        "/v1/automations/bindings/{switch}/{light}",
+        delete_binding,
+        operation_id="deleteBinding",
+        summary="Remove a binding and the light's grant to the switch",
+        tags=["automations"],
+        permission="automations:create",
+        parameters=[
+            path_param("switch", "the switch's device id"),
+            path_param("light", "the light's device id"),
+        ],
     )
     add_route(
         app,

@@ -41,6 +41,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import time
 import uuid
 from collections import deque
@@ -55,9 +56,10 @@ from bridge.auth.audit import AuditEntry
 from bridge.auth.permissions import PermissionChecker, covers
 from bridge.auth.tokens import AgentToken, issue_token
 from bridge.auth.visibility import may_read_device
+from bridge.automations.bindings import BindingBackend, SwitchBindings, ToolFor
 from bridge.automations.rules import HomePlace, Rule, compare, in_window, next_time
 from bridge.automations.store import UNBOUND_REASON, RuleStore, Status, StoredRule
-from bridge.automations.tools import rule_tools
+from bridge.automations.tools import binding_tools, rule_tools
 from bridge.errors import (
     BridgeError,
     ConflictError,
@@ -110,8 +112,10 @@ class _Live:
     chain: int = 0
     # The rules whose runs led to this rule's latest run, itself last.
     lineage: tuple[str, ...] = ()
-    # A trigger from a device the running run acts on, judged when the run ends.
-    deferred: dict[str, Any] | None = None
+    # A trigger from a device the running run acts on, judged when the run ends, with
+    # the lineage that caused it as it was when it came (the effect's window may have
+    # passed by the time the run ends).
+    deferred: tuple[dict[str, Any], tuple[str, ...]] | None = None
     state_truth: bool | None = None
     last_value: Any = None
     pending: asyncio.Task[None] | None = None
@@ -134,6 +138,8 @@ class AutomationRunner:
         max_concurrent: int = 8,
         home: HomePlace | None = None,
         people: tuple[str, ...] = (),
+        bindings: BindingBackend | None = None,
+        tool_for: ToolFor | None = None,
     ) -> None:
         self.pipeline = pipeline
         self.registry = registry
@@ -162,6 +168,16 @@ class AutomationRunner:
         # device id -> (lineage of the run that last acted on it, until when its reports
         # count as that run's effect, monotonic)
         self._effects: dict[str, tuple[tuple[str, ...], float]] = {}
+        # Matter bindings beside the rules (None without a Matter source).
+        self.bindings: SwitchBindings | None = None
+        if bindings is not None:
+            self.bindings = SwitchBindings(
+                pipeline=pipeline,
+                events=events,
+                backend=bindings,
+                tool_for=tool_for or (lambda _capability, _device: None),
+                spawn=self._spawn,
+            )
 
     # -- lifecycle --------------------------------------------------------------------
 
@@ -175,7 +191,10 @@ class AutomationRunner:
         )
         for live in self._sorted():
             self._check_authority(live)
-        for defn, handler in rule_tools(self):
+        own = rule_tools(self)
+        if self.bindings is not None:
+            own += binding_tools(self.bindings, self.verify)
+        for defn, handler in own:
             self._own_tools.append(self._register_own(defn, handler))
         self._sub = self.events.subscribe("device.event")
         self._spawn(self._watch(self._sub))
@@ -817,7 +836,14 @@ class AutomationRunner:
             return "token unusable"
         return None
 
-    def _fire(self, live: _Live, trigger: dict[str, Any]) -> None:
+    def _fire(
+        self, live: _Live, trigger: dict[str, Any], cause: tuple[str, ...] | None = None
+    ) -> None:
+        """Judge one trigger of ``live``: run it, defer it, or record why not.
+
+        ``cause`` is the lineage that caused the trigger, found when it came; ``None``
+        looks it up now.
+        """
         blocked = self._runnable(live)
         if blocked is not None:
             return  # a disabled or unapproved rule does not run (and is not a run)
@@ -826,19 +852,20 @@ class AutomationRunner:
         rule = live.stored.rule
         run_id = f"run-{uuid.uuid4().hex[:16]}"
         now = time.monotonic()
-        cause = self._cause(trigger, now)
+        if cause is None:
+            cause = self._cause(trigger, now)
         looped = rule.id in cause
         if live.busy and trigger["type"] != "tool_call" and looped:
             if live.deferred is not None:  # the latest one is judged; this one is a record
                 self._audit(
                     live,
                     run_id,
-                    live.deferred,
+                    live.deferred[0],
                     "busy",
                     "error",
                     {"reason": "a later report of the run's own effect replaced it"},
                 )
-            live.deferred = trigger  # the run's own effect: judged once the run ends
+            live.deferred = (trigger, cause)  # the run's own effect: judged once it ends
             return
         if looped:
             live.chain += 1
@@ -913,9 +940,13 @@ class AutomationRunner:
             return ()
         return effect[0]
 
-    def _acted(self, device: str, lineage: tuple[str, ...]) -> None:
-        """Mark ``device`` as acted on by a run of ``lineage`` for the next CYCLE_WINDOW_S."""
-        self._effects[device] = (lineage, time.monotonic() + CYCLE_WINDOW_S)
+    def _acted(self, device: str, lineage: tuple[str, ...], *, until: float | None = None) -> None:
+        """Mark ``device`` as acted on by a run of ``lineage`` until ``until`` (monotonic).
+
+        By default for the next CYCLE_WINDOW_S; ``math.inf`` while a call on it is under way.
+        """
+        ends = time.monotonic() + CYCLE_WINDOW_S if until is None else until
+        self._effects[device] = (lineage, ends)
 
     def _target(self, action: dict[str, Any]) -> str | None:
         """Return the device a call action acts on: its ``device_id`` or its tool's device."""
@@ -965,6 +996,8 @@ class AutomationRunner:
     async def _run(self, live: _Live, run_id: str, trigger: dict[str, Any]) -> None:
         rule = live.stored.rule
         done: list[dict[str, Any]] = []
+        acted: set[str] = set()
+        lineage = live.lineage
         decision, outcome = "allowed", "completed"
         try:
             async with self._slots:
@@ -973,14 +1006,14 @@ class AutomationRunner:
                     decision = "conditions_not_met"
                     done.append({"condition": failed})
                     return
-                acted: set[str] = set()
-                lineage = live.lineage
                 for action in rule.actions:
                     device = self._target(action)
                     if device is not None:
-                        # Its report may come before the call answers: from now on.
+                        # Its report may come before the call answers, however long the
+                        # call takes (a loaded controller): from now until CYCLE_WINDOW_S
+                        # after it answers.
                         acted.add(device)
-                        self._acted(device, lineage)
+                        self._acted(device, lineage, until=math.inf)
                     step = await self._act(live, run_id, action)
                     done.append(step)
                     if device is not None:
@@ -988,14 +1021,14 @@ class AutomationRunner:
                     if not step.get("ok", True):
                         outcome = "error"
                         break
-                for device in acted:
-                    self._acted(device, lineage)
         except asyncio.CancelledError:
             outcome = "error"
             done.append({"cancelled": True})
             live.deferred = None
             raise
         finally:
+            for device in acted:  # the window runs from the run's end (or cancellation)
+                self._acted(device, lineage)
             live.busy = False
             self._audit(live, run_id, trigger, decision, outcome, {"actions": done})
             self._publish(
@@ -1011,7 +1044,7 @@ class AutomationRunner:
             )
             deferred, live.deferred = live.deferred, None
             if deferred is not None:
-                self._fire(live, deferred)
+                self._fire(live, *deferred)
 
     async def _act(self, live: _Live, run_id: str, action: dict[str, Any]) -> dict[str, Any]:
         kind = action["type"]

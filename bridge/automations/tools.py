@@ -1,5 +1,8 @@
 """The rule tools: create, list, enable/disable, test and delete rules as pipeline tools.
 
+Beside them, with a Matter source, the binding tools: bind a switch to a light on the
+devices, list and remove bindings (``SwitchBindings`` decides who may).
+
 Registered by the runner while it runs, so MCP, ``/v1/invoke``, the ToolManager and the
 console call them like any tool (authenticated, permission-checked, audited). Each
 needs ``automations:create``; what the caller may see or change of a rule is the
@@ -39,9 +42,23 @@ class RuleManager(Protocol):
         """Delete a rule."""
 
 
+class BindingManager(Protocol):
+    """What the binding tools use of ``SwitchBindings``."""
+
+    def list(self, token: AgentToken) -> list[dict[str, Any]]:
+        """List visible bindings."""
+
+    async def create(self, token: AgentToken, switch: str, light: str) -> dict[str, Any]:
+        """Bind a switch to a light."""
+
+    async def delete(self, token: AgentToken, switch: str, light: str) -> dict[str, Any]:
+        """Remove a binding."""
+
+
 NAMESPACE = "automations"
 PERMISSION = "automations:create"
 _RULE_ID = {"type": "string", "pattern": "^[a-z0-9][a-z0-9_-]{0,63}$"}
+_DEVICE_ID = {"type": "string", "pattern": "^[0-9]{1,20}-[0-9]{1,5}$"}
 
 Handler = Callable[[dict[str, Any], CallContext], Awaitable[Any]]
 
@@ -139,5 +156,56 @@ def rule_tools(runner: RuleManager) -> list[tuple[ToolDefinition, Handler]]:
                 Category.MANAGING,
             ),
             delete_rule,
+        ),
+    ]
+
+
+def binding_tools(
+    bindings: BindingManager, verify: Callable[[str], AgentToken]
+) -> list[tuple[ToolDefinition, Handler]]:
+    """Return the Matter binding tools bound to ``bindings``."""
+
+    async def bind_switch(params: dict[str, Any], ctx: CallContext) -> Any:
+        return await bindings.create(verify(ctx.token or ""), params["switch"], params["light"])
+
+    async def list_bindings(params: dict[str, Any], ctx: CallContext) -> Any:
+        return {"bindings": bindings.list(verify(ctx.token or ""))}
+
+    async def unbind_switch(params: dict[str, Any], ctx: CallContext) -> Any:
+        return await bindings.delete(verify(ctx.token or ""), params["switch"], params["light"])
+
+    pair = {"switch": _DEVICE_ID, "light": _DEVICE_ID}
+    return [
+        (
+            _definition(
+                "bind_switch",
+                "Bind a Matter switch to a light on the devices themselves (the native "
+                "form of 'this switch toggles that light': it works without the bridge). "
+                "Needs control of both devices; a lock or door waits for a person's approval.",
+                pair,
+                ["switch", "light"],
+                Category.MANAGING,
+            ),
+            bind_switch,
+        ),
+        (
+            _definition(
+                "list_bindings",
+                "List the Matter switch -> light bindings you may see.",
+                {},
+                [],
+                Category.QUERYING,
+            ),
+            list_bindings,
+        ),
+        (
+            _definition(
+                "unbind_switch",
+                "Remove a Matter switch -> light binding from the devices.",
+                pair,
+                ["switch", "light"],
+                Category.MANAGING,
+            ),
+            unbind_switch,
         ),
     ]

@@ -1,5 +1,8 @@
 """``atmosphere-bridge automations``: create (YAML/JSON files), list, enable, disable, test, delete.
 
+``bindings``, ``bind SWITCH LIGHT`` and ``unbind SWITCH LIGHT`` manage Matter bindings
+(a switch sending OnOff to a light by itself), shown beside the rules.
+
 The token (``--token`` or ``$ATMOSPHERE_BRIDGE_TOKEN``) must grant ``automations:create``
 to create; a rule runs with its own token, a subset of that one. Details:
 docs/automations.md.
@@ -12,6 +15,7 @@ import asyncio
 import json
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import yaml
 
@@ -34,6 +38,19 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     listing.add_argument("--json", action="store_true", help="print JSON")
     add_api_options(listing)
     listing.set_defaults(func=list_command)
+    bindings = sub.add_parser("bindings", help="list switch -> light Matter bindings")
+    bindings.add_argument("--json", action="store_true", help="print JSON")
+    add_api_options(bindings)
+    bindings.set_defaults(func=bindings_command)
+    for verb, text in (
+        ("bind", "bind a switch to a light on the devices (it works without the bridge)"),
+        ("unbind", "remove a switch -> light binding"),
+    ):
+        pair = sub.add_parser(verb, help=text)
+        pair.add_argument("switch", help="the switch's device id (node-endpoint)")
+        pair.add_argument("light", help="the light's device id (node-endpoint)")
+        add_api_options(pair)
+        pair.set_defaults(func=bind_command, verb=verb)
     for verb in ("enable", "disable", "test", "delete", "show"):
         one = sub.add_parser(verb, help=f"{verb} a rule")
         one.add_argument("rule_id")
@@ -84,6 +101,36 @@ def list_command(args: argparse.Namespace) -> int:
             f"{rule['id']}  {state:<17} {rule['trigger']['type']:<12} "
             f"by {rule['creator']}  devices: {', '.join(rule['devices']) or '-'}"
         )
+    return 0
+
+
+def bindings_command(args: argparse.Namespace) -> int:
+    """Print the bindings."""
+    config = config_from(args)
+    url = f"{base_url(args, config)}/v1/automations/bindings"
+    body = asyncio.run(call("GET", url, token_from(args)))
+    if args.json:
+        print(json.dumps(body, indent=2, ensure_ascii=False))
+        return 0
+    if not body["bindings"]:
+        print("no bindings")
+    for binding in body["bindings"]:
+        print(f"{binding['switch']} -> {binding['light']}  {binding['status']}")
+    return 0
+
+
+def bind_command(args: argparse.Namespace) -> int:
+    """Bind or unbind a switch and a light; print the result."""
+    config = config_from(args)
+    url = f"{base_url(args, config)}/v1/automations/bindings"
+    token = token_from(args)
+    if args.verb == "bind":
+        body = asyncio.run(call("POST", url, token, {"switch": args.switch, "light": args.light}))
+        print(f"{body['switch']} -> {body['light']}: {body['status']}")
+    else:
+        quoted = f"{url}/{quote(args.switch, safe='')}/{quote(args.light, safe='')}"
+        asyncio.run(call("DELETE", quoted, token))
+        print(f"{args.switch} -> {args.light}: removed")
     return 0
 
 

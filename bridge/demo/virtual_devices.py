@@ -44,6 +44,7 @@ class DeviceKind(StrEnum):
     COVER = "cover"
     # Issue 29's kinds (devices/kinds/index.mjs), by their ``--kind`` names.
     BUTTON = "button"
+    LIGHT_SWITCH = "light-switch"  # an On/Off Light Switch: bindings, Toggle to bound lights
     LEAK = "leak"
     FREEZE = "freeze"
     RAIN = "rain"

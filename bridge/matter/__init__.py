@@ -29,6 +29,8 @@ from typing import TYPE_CHECKING, Any
 _EXPORTS: dict[str, tuple[str, str]] = {
     "MatterComponent": ("bridge.matter.component", "MatterComponent"),
     "CONTROLLER_DIR": ("bridge.matter.component", "CONTROLLER_DIR"),
+    "Binding": ("bridge.matter.controller.bindings", "Binding"),
+    "MatterBindings": ("bridge.matter.controller.bindings", "MatterBindings"),
     "CommissionRequest": ("bridge.matter.controller.commissioning", "CommissionRequest"),
     "CLIENT_SCHEMA_VERSION": ("bridge.matter.controller.gateway", "CLIENT_SCHEMA_VERSION"),
     "ServerInfo": ("bridge.matter.controller.gateway", "ServerInfo"),
@@ -68,6 +70,7 @@ __all__ = [
     "PROFILES",
     "RESUBSCRIBE_COMMAND",
     "STATE_TOOL",
+    "Binding",
     "CommissionRequest",
     "CompactProfile",
     "Device",
@@ -77,6 +80,7 @@ __all__ = [
     "FloorChange",
     "GeneratedTool",
     "GuardError",
+    "MatterBindings",
     "MatterComponent",
     "MatterToolGenerator",
     "NodeData",
@@ -99,6 +103,7 @@ __all__ = [
 
 if TYPE_CHECKING:
     from bridge.matter.component import CONTROLLER_DIR, MatterComponent
+    from bridge.matter.controller.bindings import Binding, MatterBindings
     from bridge.matter.controller.commissioning import CommissionRequest
     from bridge.matter.controller.gateway import (
         CLIENT_SCHEMA_VERSION,

@@ -22,6 +22,7 @@ from bridge.config import BridgeConfig
 from bridge.errors import BridgeError, ConfigInvalidError, NotFoundError
 from bridge.events import EventBus
 from bridge.matter.controller.adapter import MatterAdapter
+from bridge.matter.controller.bindings import MatterBindings
 from bridge.matter.controller.commissioning import (
     Commissioner,
     CommissionRequest,
@@ -133,6 +134,8 @@ class MatterComponent:
         self.controller = controller
         self.recovery = recovery
         self._connect_timeout_s = connect_timeout_s
+        # Switch -> light bindings written on the devices through this controller.
+        self.bindings = MatterBindings(lambda: self.bridge.adapter)
 
     @classmethod
     def build(

@@ -6,6 +6,8 @@
 //   watched  - [behavior, attribute] pairs reported as STATE lines when they change
 //   local    - async (endpoint) => [behavior, attribute, value]: the device's own button
 //              (SIGUSR1), reported as a LOCAL line
+//   setup    - optional (endpoint, emit) => void: wires the kind's own events before the
+//              node starts (a light switch reports its bindings as BOUND/UNBOUND lines)
 //   actions  - optional {name: async (endpoint, ...args) => [behavior, attribute, value]},
 //              run by a line "name arg..." on stdin (e.g. "press 2" on a button)
 import { SENSOR_KINDS } from "./sensors.mjs";

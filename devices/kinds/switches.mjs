@@ -4,6 +4,9 @@
 // MultiPressOngoing, MultiPressComplete).
 import { GenericSwitchDevice } from "@matter/main/devices/generic-switch";
 import { SwitchServer } from "@matter/main/behaviors/switch";
+import { OnOffLightSwitchDevice } from "@matter/main/devices/on-off-light-switch";
+import { BindingServer } from "@matter/main/behaviors/binding";
+import { OnOffClient } from "@matter/main/behaviors/on-off";
 
 const sleep = ms => new Promise(resolve => setTimeout(resolve, ms));
 
@@ -47,4 +50,47 @@ export const SWITCH_KINDS = {
             },
         },
     }),
+    // An On/Off Light Switch (device type 0x0103): a Binding cluster server and an OnOff
+    // client. A controller writes its Binding attribute; matter.js resolves each entry to
+    // the bound node (a CASE session from this device to it) and the switch's press (SIGUSR1, or \"press\" on stdin) sends
+    // OnOff Toggle there itself, device to device: no controller or bridge in the path.
+    "light-switch": () => {
+        const bound = new Map();  // entry key -> the bound peer's endpoint
+        const key = entry => `${entry.node}/${entry.endpoint}`;
+        // Toggle every bound light; the LOCAL line says how many took the command.
+        async function toggle() {
+            let sent = 0;
+            for (const target of bound.values()) {
+                try {
+                    await target.commandsOf(OnOffClient).toggle();
+                    sent += 1;
+                } catch (err) {
+                    console.error(`toggle on a bound light failed: ${err}`);
+                }
+            }
+            return ["onOffClient", "toggled", sent];
+        }
+        return {
+            device: OnOffLightSwitchDevice.with(BindingServer).withClientClusters(OnOffClient),
+            state: { binding: { binding: [] } },
+            watched: [],
+            setup(endpoint, emit) {
+                endpoint.events.binding.established.on(resolution => {
+                    if (resolution.kind !== "client") return;
+                    bound.set(key(resolution.entry), resolution.endpoint);
+                    emit("STATE", { cluster: "binding", attribute: "established",
+                                    value: { node: Number(resolution.entry.node), endpoint: resolution.entry.endpoint } });
+                });
+                endpoint.events.binding.removed.on(resolution => {
+                    if (resolution.kind !== "client") return;
+                    bound.delete(key(resolution.entry));
+                    emit("STATE", { cluster: "binding", attribute: "removed",
+                                    value: { node: Number(resolution.entry.node), endpoint: resolution.entry.endpoint } });
+                });
+            },
+            // SIGUSR1: the switch's rocker - toggle the bound lights.
+            local: () => toggle(),
+            actions: { press: () => toggle() },
+        };
+    },
 };

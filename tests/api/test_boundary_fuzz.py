@@ -12,8 +12,8 @@ huge numbers, ``ttl_seconds: 1e30``, an envelope with a NaN timestamp, oversized
 Interleaved, valid ``core:store_data`` writes are acknowledged.
 
 Asserts: no 5xx (the one exception: the routes that need Matter — devices, rooms,
-floors, spoken commands — answer 503 ``COMPONENT_UNAVAILABLE``, because this bridge runs
-without Matter); every error is the JSON error form; no
+floors, spoken commands, Matter bindings — answer 503 ``COMPONENT_UNAVAILABLE``, because
+this bridge runs without Matter); every error is the JSON error form; no
 ``Traceback`` in any response or log record, no record with exception info; the log
 stays under ``LOG_BOUND`` bytes; afterwards every acknowledged write reads back equal,
 has its audit record, and the server answers a normal call.
@@ -58,7 +58,13 @@ LOG_BOUND = 64 * 1024  # bytes of log for the whole run (one line per cause per 
 SEED = 14
 MCP_PATHS = ("/mcp", "/mcp/compact")  # JSON-RPC errors, not the bridge's error form
 CONSOLE_PREFIX = "/console/"
-MATTER_ROUTES = ("/v1/devices", "/v1/rooms", "/v1/floors", "/v1/intents/handle")
+MATTER_ROUTES = (
+    "/v1/devices",
+    "/v1/rooms",
+    "/v1/floors",
+    "/v1/intents/handle",
+    "/v1/automations/bindings",
+)
 
 HOSTILE_STRINGS = [
     "\ud800",

@@ -20,6 +20,8 @@ from bridge.auth.tokens import issue_token
 from bridge.cli.main import main
 from bridge.config import BridgeConfig
 from bridge.service import BridgeService
+from bridge.tools.context import CallContext
+from bridge.tools.definition import ToolDefinition
 from tests.support.server import BridgeServer
 
 AGENT = "rules-agent"
@@ -203,6 +205,110 @@ async def test_every_trigger_of_a_busy_rule_has_an_audit_row(bridge_server: Brid
     ]
 
 
+def _flip_tool(
+    service: BridgeService, name: str, device: str, *, on: bool, report_s: float, answer_s: float
+) -> None:
+    """Register a tool toggling ``device`` (now ``on``), which reports its new value.
+
+    The report comes inside the call, as a Matter device's does before the bridge's
+    read-back answers: ``report_s`` after the call starts; the call answers ``answer_s``
+    after that (a slow device or a loaded controller).
+    """
+    state = {"on": on}
+
+    async def flip(params: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
+        await asyncio.sleep(report_s)
+        state["on"] = not state["on"]
+        service.events.publish(
+            "device.state", {"device_id": device, "path": "1/6/0", "value": state["on"]}
+        )
+        await asyncio.sleep(answer_s)
+        return {"on": state["on"]}
+
+    service.registry.register(
+        ToolDefinition(
+            name=name,
+            namespace="test",
+            description=f"Toggle {device}",
+            metadata={"device": {"id": device}},
+        ),
+        flip,
+    )
+
+
+def _follow(rule_id: str, watched: str, tool: str) -> dict[str, Any]:
+    return on_read(
+        rule_id,
+        trigger={"type": "state", "device_id": watched, "path": "1/6/0"},
+        actions=[{"type": "call", "tool": tool}],
+    )
+
+
+# The cycle window scaled down from 3 s to 0.2 s: the calls below outlast it as a Matter
+# call (command, then the read-back) outlasts 3 s on a loaded controller.
+WINDOW_S = 0.2
+
+
+async def test_a_report_late_in_a_slow_call_is_still_the_runs_own_effect(
+    bridge_server: BridgeServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The device reports 0.5 s into a call that started it (past the window) and the call
+    # answers 0.3 s later: still the rule's own doing, so the rule re-triggering itself
+    # this way stops.
+    from bridge.automations import runner as runner_module
+
+    monkeypatch.setattr(runner_module, "CYCLE_WINDOW_S", WINDOW_S)
+    service = bridge_server.service
+    _flip_tool(service, "slow_flip", "8-1", on=True, report_s=0.5, answer_s=0.3)
+    agent = token(bridge_server, "automations:create", "storage:*", "device:read:8-1")
+    status, made = await call(
+        bridge_server, "POST", "/v1/automations", agent, _follow("flicker", "8-1", "test:slow_flip")
+    )
+    assert status == 201, made
+    async with service.events.subscription("automation.stopped") as sub:
+        # A person switches the light on.
+        service.events.publish("device.state", {"device_id": "8-1", "path": "1/6/0", "value": True})
+        stopped = await asyncio.wait_for(sub.get(), 20)
+    assert stopped.data["rule"] == "flicker"
+    assert stopped.data["reason"] == (
+        "cycle: its own actions triggered it again (3 in a row, last trigger state)"
+    )
+    rows = await audit_rows(service, "flicker", 4)
+    assert [r["decision"] for r in rows] == ["allowed", "allowed", "allowed", "cycle_stopped"]
+
+
+async def test_a_trigger_waiting_for_a_slow_run_is_judged_as_it_came(
+    bridge_server: BridgeServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # follow-a's call on light B is slow; follow-b's quick call on light A reports while
+    # follow-a still runs, so follow-a judges that report when its run ends - after the
+    # window of follow-b's effect. It is still follow-b's doing (a re-trigger of
+    # follow-a through it), and the loop stops after 3 in a row.
+    from bridge.automations import runner as runner_module
+
+    monkeypatch.setattr(runner_module, "CYCLE_WINDOW_S", WINDOW_S)
+    service = bridge_server.service
+    _flip_tool(service, "act_b", "9-2", on=False, report_s=0.0, answer_s=0.5)
+    _flip_tool(service, "act_a", "9-1", on=True, report_s=0.0, answer_s=0.0)
+    agent = token(bridge_server, "automations:create", "storage:*", "device:read:*")
+    for doc in (_follow("follow-a", "9-1", "test:act_b"), _follow("follow-b", "9-2", "test:act_a")):
+        status, made = await call(bridge_server, "POST", "/v1/automations", agent, doc)
+        assert status == 201, made
+    async with service.events.subscription("automation.stopped") as sub:
+        # A person switches light A on.
+        service.events.publish("device.state", {"device_id": "9-1", "path": "1/6/0", "value": True})
+        stopped = await asyncio.wait_for(sub.get(), 20)
+    assert stopped.data["rule"] == "follow-a"
+    assert stopped.data["reason"] == (
+        "cycle: its own actions triggered it again through rule follow-b "
+        "(3 in a row, last trigger state)"
+    )
+    assert stopped.data["lineage"] == ["follow-a", "follow-b", "follow-a"]
+    rows = await audit_rows(service, "follow-a", 4)
+    assert [r["decision"] for r in rows] == ["allowed", "allowed", "allowed", "cycle_stopped"]
+    assert [r["decision"] for r in await audit_rows(service, "follow-b", 3)] == ["allowed"] * 3
+
+
 @pytest.mark.parametrize(
     ("method", "path", "body", "status", "code"),
     [
@@ -227,6 +333,8 @@ async def test_every_trigger_of_a_busy_rule_has_an_audit_row(bridge_server: Brid
         ),
         ("POST", "/v1/automations", on_read("é中🙂"), 400, "INVALID_PARAMS"),
         ("POST", "/v1/automations", on_read("presence"), 400, "INVALID_PARAMS"),
+        # /v1/automations/bindings is the bindings' route: no rule may be named so.
+        ("POST", "/v1/automations", on_read("bindings"), 400, "INVALID_PARAMS"),
         (
             "POST",
             "/v1/automations",

@@ -49,7 +49,7 @@ KINDS = [
 
 
 # Cluster ids (Matter 1.4 application cluster specification).
-IDENTIFY, GROUPS, ON_OFF, DESCRIPTOR = 3, 4, 6, 29
+IDENTIFY, GROUPS, ON_OFF, DESCRIPTOR, BINDING = 3, 4, 6, 29, 30
 SWITCH, BOOLEAN_STATE, AIR_QUALITY, SMOKE_CO_ALARM = 59, 69, 91, 92
 OPERATIONAL_STATE, RVC_OPERATIONAL_STATE = 96, 97
 LAUNDRY_WASHER_MODE, RVC_RUN_MODE, RVC_CLEAN_MODE, DISHWASHER_MODE = 81, 84, 85, 89
@@ -89,6 +89,13 @@ def _covering(covering_type: int, end_product: int, feature_map: int) -> Spec:
 
 SPECS: dict[Kind, Spec] = {
     # Generic Switch 0x000F; Switch features MS(2)+MSR(4)+MSL(8)+MSM(16) = 30.
+    # On/Off Light Switch (0x0103): Identify server, a Binding server, OnOff (and
+    # Identify) as client clusters (Descriptor ClientList); no binding yet.
+    Kind.LIGHT_SWITCH: Spec(
+        (0x0103,),
+        (IDENTIFY, BINDING),
+        {"1/30/0": [], "1/29/2": [IDENTIFY, ON_OFF]},
+    ),
     Kind.BUTTON: Spec(
         (15,),
         (IDENTIFY, SWITCH),

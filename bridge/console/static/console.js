@@ -466,8 +466,36 @@ async function rules(subscribe = true) {
     el("ol", { class: "runs" }, r.runs.length ? r.runs.slice(0, 5).map((run) => el("li", { "data-decision": run.decision },
       `${new Date(run.ts * 1000).toLocaleString()}: ${runWords(run)}`)) : el("li", {}, "Not run yet."))));
   content.replaceChildren(
-    el("ul", { class: "rules", id: "rules" }, items.length ? items : el("li", {}, "No rules yet.")));
+    el("ul", { class: "rules", id: "rules" }, items.length ? items : el("li", {}, "No rules yet.")),
+    ...await bindingsSection());
   if (subscribe) events("automation.", () => rules(false));
+}
+
+// Matter bindings beside the rules: a switch that sends On/Off to a light by itself (no
+// bridge in the path). Absent without Matter (the route answers an error then).
+async function bindingsSection() {
+  let listed;
+  try { listed = await api("GET", "/v1/automations/bindings"); } catch { return []; }
+  const names = {};
+  try { for (const d of (await api("GET", "/v1/devices")).devices) names[d.id] = d.name; } catch { /* ids only */ }
+  const named = (id) => names[id] ? `${names[id]} (${id})` : id;
+  const items = listed.bindings.map((b) => el("li", { class: "card binding", "data-binding": `${b.switch}>${b.light}` },
+    el("p", {}, el("strong", {}, named(b.switch)), " switches ", el("strong", {}, named(b.light)), " directly"),
+    el("p", { class: "state" }, b.status.replaceAll("_", " ")),
+    b.status === "active" ? el("div", { class: "controls" },
+      el("button", { type: "button", class: "unbind", "aria-label": `Unbind ${named(b.switch)} from ${named(b.light)}`,
+        onclick: () => unbind(b.switch, b.light) }, "Unbind")) : ""));
+  return [el("h2", {}, "Matter bindings"),
+    el("p", { class: "hint" }, "A bound switch operates its light itself, even while the bridge is down."),
+    el("ul", { class: "rules", id: "bindings" }, items.length ? items : el("li", {}, "No bindings."))];
+}
+
+async function unbind(sw, light) {
+  try {
+    await api("DELETE", `/v1/automations/bindings/${encodeURIComponent(sw)}/${encodeURIComponent(light)}`);
+    status("Binding removed", "ok");
+  } catch (err) { status(`Not removed: ${err.message}`, "error"); }
+  await rules(false);
 }
 
 // ---- devices -------------------------------------------------------------------------
