@@ -233,6 +233,63 @@ async def test_the_rooms_valves_open_and_close(commissioned: Home) -> None:
     await reports(valve, mark, "valveConfigurationAndControl", "currentState", 0)
 
 
+async def test_the_compact_profile_reaches_the_rooms_fans_covers_and_valves(
+    commissioned: Home,
+) -> None:
+    # "all the lounge's fans to 60 %", "open the lounge's blinds to 50 %", "close the
+    # lounge's valves": one compact call each, by the room's name, through its room tool.
+    home = commissioned
+    fans = [home.devices["fan"], home.devices["ceiling_fan"]]
+    marks = [f.mark() for f in fans]
+    status, body = await request(
+        home,
+        home.bridge.token,
+        "POST",
+        "/v1/compact/fans",
+        {"target": "Lounge", "action": "speed", "percent": 60},
+    )
+    assert (status, body["tool"].split("@")[0]) == (200, "matter:room_lounge_fans_speed"), body
+    for fan, mark in zip(fans, marks, strict=True):
+        await reports(fan, mark, "fanControl", "percentCurrent", 60)
+    covers = (home.devices["curtains"], home.devices["shade"])
+    marks = [c.mark() for c in covers]
+    status, body = await request(
+        home,
+        home.bridge.token,
+        "POST",
+        "/v1/compact/covers",
+        {"target": "lounge", "action": "position", "percent_open": 50},
+    )
+    assert (status, body["tool"].split("@")[0]) == (200, "matter:room_lounge_covers_position")
+    for dev, mark in zip(covers, marks, strict=True):
+        # GoToLiftPercentage: 50 % open is 5000 hundredths of closed.
+        await reports(dev, mark, "windowCovering", "currentPositionLiftPercent100ths", 5000)
+    valve = home.devices["valve"]
+    mark = valve.mark()
+    status, body = await request(
+        home,
+        home.bridge.token,
+        "POST",
+        "/v1/compact/valves",
+        {"target": "Lounge", "action": "open"},
+    )
+    assert (status, body["tool"].split("@")[0]) == (200, "matter:room_lounge_valves_open")
+    await reports(valve, mark, "valveConfigurationAndControl", "currentState", 1)
+    # A room's valves take no "close again after minutes": refused, never dropped unsaid.
+    status, body = await request(
+        home,
+        home.bridge.token,
+        "POST",
+        "/v1/compact/valves",
+        {"target": "Lounge", "action": "close", "minutes": 5},
+    )
+    assert (status, body["error"]["code"], body["error"]["details"]["fields"]) == (
+        400,
+        "INVALID_PARAMS",
+        ["minutes"],
+    )
+
+
 async def test_a_room_tool_needs_control_of_every_member(commissioned: Home) -> None:
     home = commissioned
     one_fan = home.token(f"device:control:{home.ids['fan']}", agent="one-fan")

@@ -105,7 +105,7 @@ CAPABILITIES: tuple[Capability, ...] = (
             "position": "set_position",
             "tilt": "set_tilt",
         },
-        {},
+        {"open": "covers_open", "close": "covers_close", "position": "covers_position"},
         {
             "percent_open": {
                 "type": "number",
@@ -129,7 +129,7 @@ CAPABILITIES: tuple[Capability, ...] = (
         "fans",
         "fans, air purifiers and extractor hoods",
         {"mode": "set_fan_mode", "speed": "set_fan_speed", "step": "set_fan_step"},
-        {},
+        {"speed": "fans_speed"},
         {
             "mode": {"type": "string", "description": "mode: e.g. off, low, medium, high, auto"},
             "percent": {
@@ -206,7 +206,7 @@ CAPABILITIES: tuple[Capability, ...] = (
         "valves",
         "water valves",
         {"open": "open", "close": "close"},
-        {},
+        {"open": "valves_open", "close": "valves_close"},
         {"minutes": {"type": "number", "description": "open: close again after minutes"}},
         clusters=frozenset({"ValveConfigurationAndControl"}),
     ),
@@ -468,6 +468,14 @@ class CompactProfile:
                 {"target": target.label, "action": action, "actions": sorted(target.tools)},
             )
         props = defn.parameters.get("properties") or {}
+        # A value the chosen tool does not take is refused, never dropped unsaid (a
+        # valve room's "open" has no "minutes"; a plain light has no "kelvin").
+        unused = sorted(set(params) - {"target", "action"} - set(props))
+        if unused:
+            raise InvalidParamsError(
+                f"{target.label} does not take {', '.join(unused)} for {action}",
+                {"target": target.label, "action": action, "fields": unused},
+            )
         forwarded = {k: v for k, v in params.items() if k in props}
         return Resolved(key=defn.key, params=forwarded, via=f"{NAMESPACE}:{cap.name}")
 
