@@ -19,8 +19,9 @@ of its own), binding-only controllers such as a light switch.
 
 A cluster the device accepts no command of (an empty AcceptedCommandList, e.g. a
 microwave's fixed modes) counts as controlled when a tool reads it: there is nothing to
-send. A switch's presses reach ``/v1/events`` (and automations) as ``device.event``, but
-no tool waits for one: a switch the bridge makes a device of is ``partial``.
+send. A switch's presses reach ``/v1/events`` (and automations) as ``device.event``, and
+``core:wait_for_event`` waits for the next one: a switch the bridge makes a device of,
+whose events it words (``bridge.matter.spec.events``), is ``friendly``.
 
 Prints one row per device type and the overall share of ``friendly`` endpoints.
 """
@@ -40,6 +41,7 @@ from bridge.cli.generate import read_dumps
 from bridge.errors import BridgeError
 from bridge.matter import Device, build_devices, load_cluster_maps
 from bridge.matter.spec.catalogue import cluster_info
+from bridge.matter.spec.events import described_clusters
 from bridge.matter.tools.generator import GeneratedTool, MatterToolGenerator, ToolKind
 
 NODES = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "nodes"
@@ -262,7 +264,11 @@ def classify(
             return "partial", f"reads {_names(got)}, not {_names(set(wanted) - set(got))}"
         return "nothing", "no tool reads " + _names(wanted)
     if primary.mode == "event":
-        return "partial", "its events reach /v1/events; no tool waits for one"
+        # core:wait_for_event answers with the next such event of the device; the events
+        # also reach /v1/events and automations. Events the bridge cannot word do not count.
+        if all(c in described_clusters() for c in wanted):
+            return "friendly", "core:wait_for_event waits for its " + _names(wanted) + " events"
+        return "partial", "its events reach /v1/events unworded; no tool waits for one"
     # Nothing to send to a cluster whose device accepts no command of it: reading it is all.
     fixed = {c for c in wanted if c not in WRITTEN and device.accepted_commands(c) == frozenset()}
     got = [c for c in wanted if c in controlled or (c in fixed and c in read)]

@@ -263,3 +263,8 @@ def known_types() -> list[str]:
     """Return every stable event type this table can produce (for schemas and docs)."""
     types = {describe(cluster, event, {}).type for cluster, event in _EVENTS}
     return sorted(types)
+
+
+def described_clusters() -> frozenset[int]:
+    """Return the clusters whose events this table words (their events can be waited for)."""
+    return frozenset(cluster for cluster, _event in _EVENTS)
