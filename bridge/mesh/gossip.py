@@ -17,7 +17,7 @@ from enum import StrEnum
 from typing import Any
 
 from bridge.errors import BridgeError, InvalidRequestError, UnauthenticatedError
-from bridge.mesh.announce import Announcement, canonical_bytes, verify_document
+from bridge.mesh.announce import Announcement, VerifiedAnnouncements, canonical_bytes
 from bridge.mesh.node_id import NODE_ID_RE
 from bridge.mesh.trust import TrustPolicy
 
@@ -66,6 +66,15 @@ class Entry:
 Listener = Callable[[Change, Announcement], None]
 
 
+@dataclass(slots=True)
+class _View:
+    """What may be sent now, kept until the next change or the next expiry."""
+
+    entries: dict[str, Entry]
+    digest: dict[str, int]
+    hash: str = ""
+
+
 class GossipState:
     """Origin → newest verified announcement, with digests, expiry and change listeners."""
 
@@ -78,6 +87,7 @@ class GossipState:
         max_skew_s: float = 30.0,
         clock: Callable[[], float] = time.time,
         renew_local: Callable[[], Announcement] | None = None,
+        verified: VerifiedAnnouncements | None = None,
     ) -> None:
         self.trust = trust
         self.own_node_id = own_node_id
@@ -90,8 +100,14 @@ class GossipState:
         # trust (node id -> (name, public key)), even without mDNS.
         self.untrusted: dict[str, tuple[str, str]] = {}
         self._listeners: list[Listener] = []
-        self._hash: tuple[dict[str, int], str] | None = None
         self._renew_local = renew_local
+        # Each distinct signed announcement is verified once (a duplicate from another
+        # peer is recognised by its signed bytes, see VerifiedAnnouncements).
+        self.verified = verified if verified is not None else VerifiedAnnouncements()
+        # Derived from _entries, dropped on every change: the earliest time an entry
+        # expires or ends its lifetime, and the sendable view (digest, hash) until then.
+        self._horizon: float | None = None
+        self._view: _View | None = None
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Call ``listener(change, announcement)`` on every change; return an unsubscribe."""
@@ -99,7 +115,8 @@ class GossipState:
         return lambda: self._listeners.remove(listener) if listener in self._listeners else None
 
     def _notify(self, change: Change, announcement: Announcement) -> None:
-        self._hash = None
+        self._horizon = None
+        self._view = None
         for listener in tuple(self._listeners):
             try:
                 listener(change, announcement)
@@ -144,19 +161,44 @@ class GossipState:
                 self.set_local(self._renew_local())
         return dropped
 
-    def _sendable(self) -> dict[str, Entry]:
-        """Return the entries that may be sent now (after ``prune``): none is expired."""
+    def _next_end(self) -> float:
+        """Return the earliest time any entry expires or ends its lifetime (cached)."""
+        if self._horizon is None:
+            self._horizon = min(
+                (
+                    min(e.expires_at, self.lifetime_end(e.announcement))
+                    for e in self._entries.values()
+                ),
+                default=float("inf"),
+            )
+        return self._horizon
+
+    def _sendable_view(self) -> _View:
+        """Return the entries that may be sent now (after ``prune``): none is expired.
+
+        The view is rebuilt after a change or once the earliest expiry has passed, so
+        rounds between changes do not walk every entry.
+        """
         self.prune()
         now = self._clock()
-        return {
+        if self._view is not None and now < self._next_end():
+            return self._view
+        entries = {
             origin: e
             for origin, e in self._entries.items()
             if e.expires_at > now and self.lifetime_end(e.announcement) > now
         }
+        digest = {origin: e.announcement.version for origin, e in entries.items()}
+        self._view = _View(entries=entries, digest=digest)
+        return self._view
+
+    def _sendable(self) -> dict[str, Entry]:
+        """Return the entries that may be sent now (read-only)."""
+        return self._sendable_view().entries
 
     def digest(self) -> dict[str, int]:
         """Return ``{origin: version}`` of every entry that may be sent (pruned first)."""
-        return {origin: e.announcement.version for origin, e in self._sendable().items()}
+        return dict(self._sendable_view().digest)
 
     def set_local(self, announcement: Announcement) -> None:
         """Store this node's own signed announcement (it never expires here)."""
@@ -176,11 +218,12 @@ class GossipState:
     def accept(self, document: Any) -> Outcome:
         """Verify one received document and store it if it is new; return what happened."""
         try:
-            announcement = verify_document(document)
+            verified = self.verified.verify(document)
         except UnauthenticatedError:
             return Outcome.FORGED
         except InvalidRequestError:
             return Outcome.MALFORMED
+        announcement = verified.announcement
         origin = announcement.node_id
         if origin == self.own_node_id:
             return Outcome.OWN
@@ -211,7 +254,7 @@ class GossipState:
             document=document,
             received_at=now,
             expires_at=expires_at,
-            size=len(canonical_bytes(document)),
+            size=verified.size,
         )
         self._seen[origin] = announcement.version
         self._notify(Change.ADDED if previous is None else Change.UPDATED, announcement)
@@ -245,6 +288,8 @@ class GossipState:
     def expire(self) -> list[Announcement]:
         """Drop every entry whose time has passed and return the dropped announcements."""
         now = self._clock()
+        if now < self._next_end():
+            return []
         gone = [o for o, e in self._entries.items() if e.expires_at <= now]
         dropped = []
         for origin in gone:
@@ -262,10 +307,10 @@ class GossipState:
 
     def digest_hash(self) -> str:
         """Return the SHA-256 of the canonical digest (cached while the digest is the same)."""
-        digest = self.digest()
-        if self._hash is None or self._hash[0] != digest:
-            self._hash = (digest, hashlib.sha256(canonical_bytes(digest)).hexdigest())
-        return self._hash[1]
+        view = self._sendable_view()
+        if not view.hash:
+            view.hash = hashlib.sha256(canonical_bytes(view.digest)).hexdigest()
+        return view.hash
 
     def hash_message(self) -> dict[str, Any]:
         """Return step 1 of a hashed round: only the hash of this node's digest."""
