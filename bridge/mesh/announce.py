@@ -257,12 +257,15 @@ class VerifiedAnnouncements:
     taken as verified only when it is that very object (documents are never changed
     after they are verified: gossip stores and forwards them as received) or when its
     signed bytes hash to the same digest — so the same key and signature over other
-    bytes is verified in full (and fails). Nothing unverified is ever cached; the
-    oldest entry goes first past ``max_size``.
+    bytes is verified in full (and fails). Only what the caller ``remember``s is kept
+    (gossip: what it stored, so nothing from an untrusted key); the least recently used
+    entry goes first past ``max_size`` entries or ``max_bytes`` of documents.
     """
 
-    def __init__(self, max_size: int = 4096) -> None:
+    def __init__(self, max_size: int = 4096, max_bytes: int = 32 * 1024 * 1024) -> None:
         self._max_size = max_size
+        self._max_bytes = max_bytes
+        self._bytes = 0
         self._entries: OrderedDict[tuple[str, str], Verified] = OrderedDict()
         self.verified = 0  # full ed25519 verifications made (for benchmarks and tests)
 
@@ -295,12 +298,18 @@ class VerifiedAnnouncements:
         # The signature is base64url (it verified), so adding it to the canonical
         # encoding adds exactly ',"signature":"<sig>"'.
         size = len(signed_bytes) + len(',"signature":""') + len(announcement.signature)
-        entry = Verified(document=doc, digest=digest, announcement=announcement, size=size)
-        self._entries[key] = entry
-        self._entries.move_to_end(key)
-        while len(self._entries) > self._max_size:
-            self._entries.popitem(last=False)
-        return entry
+        return Verified(document=doc, digest=digest, announcement=announcement, size=size)
+
+    def remember(self, verified: Verified) -> None:
+        """Keep ``verified`` so the same signed announcement is not verified again."""
+        key = (verified.announcement.public_key, verified.announcement.signature)
+        previous = self._entries.pop(key, None)
+        if previous is not None:
+            self._bytes -= previous.size
+        self._entries[key] = verified
+        self._bytes += verified.size
+        while len(self._entries) > self._max_size or self._bytes > self._max_bytes:
+            self._bytes -= self._entries.popitem(last=False)[1].size
 
 
 def _mapping(value: Any, what: str) -> dict[str, Any]:

@@ -92,7 +92,7 @@ class GossipState:
         self.untrusted: dict[str, tuple[str, str]] = {}
         self._listeners: list[Listener] = []
         self._renew_local = renew_local
-        # Each distinct signed announcement is verified once (a duplicate from another
+        # Each distinct announcement stored is verified once (a duplicate from another
         # peer is recognised by its signed bytes, see VerifiedAnnouncements).
         self.verified = verified if verified is not None else VerifiedAnnouncements()
         # Kept beside _entries so a round between changes walks nothing: every held
@@ -259,6 +259,7 @@ class GossipState:
             ),
         )
         self._seen[origin] = announcement.version
+        self.verified.remember(verified)
         self._notify(Change.ADDED if previous is None else Change.UPDATED, announcement)
         return Outcome.ACCEPTED
 

@@ -101,6 +101,8 @@ def test_each_distinct_signed_announcement_is_verified_once(alice: NodeIdentity)
     first = cache.verify(doc)
     assert first.announcement.version == 3
     assert first.size == len(canonical_bytes(doc))
+    assert len(cache) == 0  # kept only once remembered (gossip: once stored)
+    cache.remember(first)
     # The same object, and an equal copy that crossed the wire: no second verification.
     assert cache.verify(doc) is first
     assert cache.verify(json.loads(json.dumps(doc))) is first
@@ -126,10 +128,15 @@ def test_the_verification_cache_is_bounded(alice: NodeIdentity) -> None:
     cache = VerifiedAnnouncements(max_size=2)
     docs = [make_announcement(alice, version=v).to_json() for v in (1, 2, 3)]
     for doc in docs:
-        cache.verify(doc)
+        cache.remember(cache.verify(doc))
     assert len(cache) == 2
     assert cache.verified == 3
     cache.verify(docs[2])  # still held
     assert cache.verified == 3
     cache.verify(docs[0])  # dropped as the oldest: verified again
     assert cache.verified == 4
+    size = len(canonical_bytes(docs[0]))
+    by_bytes = VerifiedAnnouncements(max_bytes=2 * size + 1)
+    for doc in docs:
+        by_bytes.remember(by_bytes.verify(doc))
+    assert len(by_bytes) == 2
