@@ -267,7 +267,7 @@ class VerifiedAnnouncements:
         self._max_bytes = max_bytes
         self._bytes = 0
         self._entries: OrderedDict[tuple[str, str], Verified] = OrderedDict()
-        self.verified = 0  # full ed25519 verifications made (for benchmarks and tests)
+        self.verified = 0  # announcements that passed a full check (benchmarks, tests)
 
     def __len__(self) -> int:
         return len(self._entries)
