@@ -1,301 +1,209 @@
-"""Gossip convergence benchmark: N simulated mesh nodes in one process.
+"""Gossip convergence benchmark: N simulated mesh nodes in one process, before -> after.
 
-Every node has a real ed25519 key (``NodeKey``), a signed ``capability_announce`` with
-realistic tool definitions (a dimmable Matter light: on, off, toggle, brightness), and
-a real ``GossipState``. Transport is simulated: messages are the real signed envelopes,
-JSON-encoded to bytes and decoded on the other side, and every received announcement
-is verified with ed25519 before it is stored. Membership is full (every node knows
-every other one, as after mDNS discovery on one LAN).
+The simulation is ``tests/mesh/gossip_sim.py``: real ed25519 keys, real signed
+announcements (a dimmable light's four tools), a real ``GossipState`` per node, real
+signed envelopes and answers verified on the other side, one push-pull exchange per node
+and round with ``--fanout`` random peers. By default every simulated node verifies each
+distinct announcement it receives itself, as a real node does; ``--shared-verification``
+(sim-only) verifies each distinct announcement once for the whole process.
 
-A round: every node, in random order, runs one push-pull exchange with ``--fanout``
-random peers — the hashed exchange the bridges use (digest hash → ``in_sync`` or the
-peer's digest → push with ``want`` → wanted documents), or with ``--full-digest`` the
-full one (digest → newer documents and ``want`` → push). Printed per N:
-rounds and bytes sent per node until every node holds every announcement, then the
-same for one node's changed announcement spreading to everybody, and the CPU time of
-the exchanges. Every answer is a ``mesh_answer`` signed by the answering node and
-verified by the asking one, as bridges do; ``--answers both`` (the default) also runs
-the same seed with unsigned answers (the protocol before answers were signed) and
-prints the CPU per exchange of both, before -> after, in one run.
+Each node count runs in its own child process, so peak RSS is that size's own. Per N:
+rounds until every node holds every announcement, rounds for one node's change to reach
+everybody, bytes sent, an idle round's bytes, wall and CPU seconds of the whole run,
+CPU per exchange, peak RSS and the announcement verifications made. ``--before REV``
+also runs the benchmark of an older commit (exported with ``git archive``) for
+``--before-nodes`` (the sizes the old code can do: it kept every node's own decoded
+copy of every announcement, N² of them), so one run shows before -> after.
 
-Usage: python bench/gossip.py [--nodes 10 100 1000] [--fanout 1] [--seed 1] [--full-digest]
-       [--answers signed|unsigned|both]
+Usage: python bench/gossip.py [--nodes 100 300 1000] [--before 553ad1c]
+       [--before-nodes 100 300] [--fanout 1] [--seed 1] [--answers signed|unsigned]
+       [--shared-verification] [--no-envelopes]
+Run it under ``prlimit --as=6000000000`` on a shared machine (children inherit it).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import random
+import os
+import re
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
-from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from bridge.auth.keys import NodeKey
-from bridge.mesh.announce import Announcement, Capability, DeviceInfo, ToolSummary, parameters_hash
-from bridge.mesh.envelope import EnvelopeVerifier, open_answer, seal, seal_answer
-from bridge.mesh.gossip import GossipState
-from bridge.mesh.node_id import NodeIdentity
-from bridge.mesh.trust import TrustPolicy
-
-TTL_S = 3600.0
+REPO = Path(__file__).resolve().parents[1]
 
 
-def light_tools(slug: str) -> tuple[ToolSummary, ...]:
-    """Return the announced tools of one dimmable light, with full definitions."""
-    tools = []
-    specs: list[tuple[str, str, dict[str, Any]]] = [
-        ("on", "Turn the light on.", {}),
-        ("off", "Turn the light off.", {}),
-        ("toggle", "Toggle the light.", {}),
-        (
-            "brightness",
-            "Set the brightness in percent.",
-            {"percent": {"type": "number", "minimum": 0, "maximum": 100}},
-        ),
-    ]
-    for suffix, description, props in specs:
-        params = {
-            "type": "object",
-            "properties": props,
-            "required": sorted(props),
-            "additionalProperties": False,
-        }
-        name = f"light_{slug}_{suffix}"
-        definition = {
-            "name": name,
-            "namespace": "matter",
-            "version": "1.0.0",
-            "description": f"{description} ({slug.replace('_', ' ')})",
-            "category": "acting",
-            "parameters": params,
-            "requires": {"permissions": [f"device:control:{slug}"]},
-            "execution": {"timeout_ms": 5000, "idempotent": suffix != "toggle"},
-            "routing": {"prefer_local": True, "hop_limit": 3},
-            "metadata": {"tags": ["light", "matter"], "matter": {"node_id": 1, "endpoint_id": 1}},
-        }
-        tools.append(
-            ToolSummary(
-                identity=f"matter:{name}@1.0.0",
-                description=definition["description"],
-                parameters_hash=parameters_hash(params),
-                available=True,
-                definition=definition,
-            )
-        )
-    return tuple(tools)
+def measure(n: int, args: argparse.Namespace) -> dict[str, Any]:
+    """Run one simulation of ``n`` nodes in this process; return its figures."""
+    import resource
 
+    from tests.mesh.gossip_sim import Simulation
 
-@dataclass
-class SimNode:
-    """One simulated node: identity, gossip state, envelope verifier, byte counters."""
-
-    identity: NodeIdentity
-    state: GossipState
-    verifier: EnvelopeVerifier
-    version: int = 1
-    sent_bytes: int = 0
-    received: dict[str, int] = field(default_factory=dict)
-
-    def announce(self, now: float) -> None:
-        """Sign and store a new version of this node's announcement."""
-        slug = f"room_{self.identity.node_id[:6]}"
-        ann = Announcement(
-            node_id=self.identity.node_id,
-            node_name=self.identity.name,
-            public_key=self.identity.public_key_b64,
-            version=self.version,
-            timestamp=now,
-            ttl_s=TTL_S,
-            endpoints=("http://192.0.2.1:8765",),
-            capabilities=(Capability(name="matter", tools=light_tools(slug)),),
-            devices=(DeviceInfo(id="matter:1", name=slug, type="light", reachable=True),),
-        ).signed(self.identity)
-        self.state.set_local(ann)
-
-
-def wire(message: dict[str, Any]) -> tuple[bytes, dict[str, Any]]:
-    """Encode a message as it would travel and decode it on the other side."""
-    data = json.dumps(message, separators=(",", ":")).encode("utf-8")
-    decoded: dict[str, Any] = json.loads(data)
-    return data, decoded
-
-
-SIGNED_ANSWERS = True
-
-
-def answer(a: SimNode, b: SimNode, env: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
-    """Return what ``a`` reads of ``b``'s answer to ``env``: signed and verified, or plain."""
-    if not SIGNED_ANSWERS:
-        data, plain = wire(body)
-        b.sent_bytes += len(data)
-        return plain
-    signed = seal_answer(
-        b.identity, to=a.identity.node_id, nonce=env["nonce"], status=200, body=body
+    wall0, cpu0 = time.perf_counter(), time.process_time()
+    sim = Simulation.build(
+        n,
+        seed=args.seed,
+        envelopes=not args.no_envelopes,
+        signed_answers=args.answers == "signed",
+        shared_verification=args.shared_verification,
     )
-    data, doc = wire(signed)
-    b.sent_bytes += len(data)
-    _status, opened = open_answer(
-        doc,
-        peer_id=b.identity.node_id,
-        public_key=b.identity.public_key_b64,
-        own_id=a.identity.node_id,
-        nonce=env["nonce"],
-    )
-    return opened
-
-
-def exchange(a: SimNode, b: SimNode) -> None:
-    """Run one hashed push-pull round from ``a`` to ``b`` (what bridges do)."""
-    data, env = wire(
-        seal(a.identity, to=b.identity.node_id, kind="gossip_digest", body=a.state.hash_message())
-    )
-    a.sent_bytes += len(data)
-    _, body = b.verifier.open(env, "gossip_digest")
-    reply = answer(a, b, env, b.state.handle_digest(body))
-    _, push = a.state.handle_reply(reply)
-    if push is None:
-        return
-    data, env = wire(seal(a.identity, to=b.identity.node_id, kind="gossip_push", body=push))
-    a.sent_bytes += len(data)
-    _, body = b.verifier.open(env, "gossip_push")
-    b.state.handle_push(body)
-    got = answer(a, b, env, {"announcements": b.state.documents(body.get("want", []))})
-    a.state.accept_many(got["announcements"])
-
-
-def exchange_full(a: SimNode, b: SimNode) -> None:
-    """Run one full-digest push-pull round from ``a`` to ``b`` (for comparison)."""
-    data, env = wire(
-        seal(a.identity, to=b.identity.node_id, kind="gossip_digest", body=a.state.digest_message())
-    )
-    a.sent_bytes += len(data)
-    _, body = b.verifier.open(env, "gossip_digest")
-    reply = answer(a, b, env, b.state.handle_digest(body))
-    _, push = a.state.handle_reply(reply)
-    if push is not None:
-        data, env = wire(seal(a.identity, to=b.identity.node_id, kind="gossip_push", body=push))
-        a.sent_bytes += len(data)
-        _, body = b.verifier.open(env, "gossip_push")
-        b.state.handle_push(body)
-
-
-def build(n: int) -> list[SimNode]:
-    """Create ``n`` nodes that trust each other, each holding only its own announcement."""
-    identities = [NodeIdentity.from_key(NodeKey.generate(), f"node-{i}") for i in range(n)]
-    allow = tuple(i.node_id for i in identities)
-    now = time.time()
-    nodes = []
-    for ident in identities:
-        trust = TrustPolicy("allowlist", allow, ident.public_key_b64)
-        state = GossipState(trust, own_node_id=ident.node_id, max_ttl_s=TTL_S)
-        verifier = EnvelopeVerifier(ident.node_id, trust, max_skew_s=600)
-        node = SimNode(identity=ident, state=state, verifier=verifier)
-        node.announce(now)
-        nodes.append(node)
-    return nodes
-
-
-EXCHANGES = [0, 0.0]  # count, CPU seconds
-
-
-def one_round(nodes: list[SimNode], rng: random.Random, fanout: int, full: bool) -> None:
-    """Let every node, in random order, gossip with ``fanout`` random peers."""
-    order = list(nodes)
-    rng.shuffle(order)
-    run = exchange_full if full else exchange
-    for a in order:
-        for b in rng.sample([x for x in nodes if x is not a], fanout):
-            cpu = time.process_time()
-            run(a, b)
-            EXCHANGES[0] += 1
-            EXCHANGES[1] += time.process_time() - cpu
-
-
-def run_until(nodes: list[SimNode], rng: random.Random, fanout: int, full: bool, done: Any) -> int:
-    """Run rounds until ``done()`` holds; return the number of rounds."""
-    rounds = 0
-    while not done():
-        rounds += 1
-        one_round(nodes, rng, fanout, full)
-        if rounds > 200:
-            raise RuntimeError("no convergence after 200 rounds")
-    return rounds
-
-
-def bench(n: int, fanout: int, seed: int, full: bool) -> None:
-    """Measure full convergence and one change spreading for ``n`` nodes."""
-    rng = random.Random(seed)
-    t0 = time.perf_counter()
-    nodes = build(n)
-    ann_bytes = len(json.dumps(nodes[0].state.entries()[0].document, separators=(",", ":")))
-    target = {x.identity.node_id: 1 for x in nodes}
-    t1 = time.perf_counter()
-    rounds = run_until(
-        nodes, rng, fanout, full, lambda: all(x.state.digest() == target for x in nodes)
-    )
-    t2 = time.perf_counter()
-    per_node = [x.sent_bytes for x in nodes]
-    print(
-        f"N={n:5d} fanout={fanout} announcement={ann_bytes} B | full convergence: "
-        f"{rounds} rounds, sent per node mean {statistics.mean(per_node) / 1024:.1f} KiB "
-        f"(max {max(per_node) / 1024:.1f} KiB), total {sum(per_node) / 2**20:.2f} MiB, "
-        f"{t2 - t1:.1f} s wall"
-    )
-    for x in nodes:
+    setup_s, cpu1 = time.perf_counter() - wall0, time.process_time()
+    rounds = sim.run_until(sim.converged, fanout=args.fanout)
+    sent = [x.sent_bytes for x in sim.nodes]
+    for x in sim.nodes:
         x.sent_bytes = 0
-    changer = nodes[0]
+    changer = sim.nodes[0]
     changer.version = 2
     changer.announce(time.time())
-    cid = changer.identity.node_id
-    rounds = run_until(
-        nodes, rng, fanout, full, lambda: all(x.state.digest().get(cid) == 2 for x in nodes)
+    change_rounds = sim.run_until(
+        lambda: sim.holds_everywhere(changer.identity.node_id, 2), fanout=args.fanout
     )
-    per_node = [x.sent_bytes for x in nodes]
-    t3 = time.perf_counter()
-    for x in nodes:
+    change_sent = [x.sent_bytes for x in sim.nodes]
+    for x in sim.nodes:
         x.sent_bytes = 0
-    one_round(nodes, rng, fanout, full)
-    idle = statistics.mean(x.sent_bytes for x in nodes)
+    sim.one_round(args.fanout)
+    idle = statistics.mean(x.sent_bytes for x in sim.nodes)
+    rounds_cpu = time.process_time() - cpu1  # every round: convergence, change, idle
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return {
+        "n": n,
+        "rounds": rounds,
+        "change_rounds": change_rounds,
+        "sent_kib_mean": statistics.mean(sent) / 1024,
+        "sent_mib_total": sum(sent) / 2**20,
+        "change_sent_kib_mean": statistics.mean(change_sent) / 1024,
+        "idle_bytes": idle,
+        "setup_s": setup_s,
+        "wall_s": time.perf_counter() - wall0,
+        "cpu_s": time.process_time() - cpu0,
+        "cpu_us_per_exchange": rounds_cpu * 1e6 / sim.exchanges,
+        "exchanges": sim.exchanges,
+        "verifications": sim.verifications(),
+        "peak_rss_mb": usage.ru_maxrss / 1024,
+    }
+
+
+def run_child(cmd: list[str], env: dict[str, str], cwd: Path) -> tuple[str, dict[str, float]]:
+    """Run ``cmd``; return its stdout and its wall, CPU seconds and peak RSS (MB)."""
+    wall0 = time.perf_counter()
+    with tempfile.TemporaryFile() as out:
+        proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=out)
+        _pid, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        text = out.read().decode()
+    if proc.returncode != 0:
+        raise RuntimeError(f"{cmd[-4:]} ended with {proc.returncode} (memory limit?)\n{text}")
+    return text, {
+        "wall_s": time.perf_counter() - wall0,
+        "cpu_s": usage.ru_utime + usage.ru_stime,
+        "peak_rss_mb": usage.ru_maxrss / 1024,
+    }
+
+
+def before(rev: str, n: int, args: argparse.Namespace, tree: Path) -> dict[str, Any]:
+    """Run the benchmark of commit ``rev`` (exported into ``tree``) for ``n`` nodes."""
+    cmd = [sys.executable, str(tree / "bench" / "gossip.py"), "--nodes", str(n)]
+    cmd += ["--fanout", str(args.fanout), "--seed", str(args.seed), "--answers", args.answers]
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    text, usage = run_child(cmd, env, tree)
+    row: dict[str, Any] = {"n": n, **usage}
+    for key, pattern in {
+        "rounds": r"full convergence: (\d+) rounds",
+        "change_rounds": r"one node's change: (\d+) rounds",
+        "cpu_us_per_exchange": r"CPU (\d+) us per exchange",
+        "idle_bytes": r"idle round \(all in sync\): (\d+) B",
+        "sent_kib_mean": r"full convergence: .*?mean ([\d.]+) KiB",
+    }.items():
+        found = re.search(pattern, text)
+        row[key] = float(found.group(1)) if found else float("nan")
+    return row
+
+
+def after(n: int, args: argparse.Namespace) -> dict[str, Any]:
+    """Run this checkout's simulation of ``n`` nodes in a child process."""
+    cmd = [sys.executable, __file__, "--child", str(n), "--fanout", str(args.fanout)]
+    cmd += ["--seed", str(args.seed), "--answers", args.answers]
+    if args.shared_verification:
+        cmd.append("--shared-verification")
+    if args.no_envelopes:
+        cmd.append("--no-envelopes")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    text, usage = run_child(cmd, env, REPO)
+    row: dict[str, Any] = json.loads(text.splitlines()[-1])
+    row["peak_rss_mb"] = usage["peak_rss_mb"]  # the child's own figure, from the kernel
+    return row
+
+
+def show(label: str, row: dict[str, Any]) -> None:
+    """Print one result line."""
+    extra = f", {row['verifications']} verifications" if "verifications" in row else ""
     print(
-        f"N={n:5d} fanout={fanout} | one node's change: {rounds} rounds, sent per node mean "
-        f"{statistics.mean(per_node) / 1024:.1f} KiB, total {sum(per_node) / 2**20:.2f} MiB "
-        f"(setup {t1 - t0:.1f} s, {t3 - t2:.1f} s wall)"
+        f"{label:<7} N={row['n']:5d}: converged in {row['rounds']:.0f} rounds, one change in "
+        f"{row['change_rounds']:.0f}; wall {row['wall_s']:.1f} s, CPU {row['cpu_s']:.1f} s "
+        f"({row['cpu_us_per_exchange']:.0f} us per exchange), peak RSS "
+        f"{row['peak_rss_mb']:.0f} MB; sent per node {row['sent_kib_mean']:.1f} KiB, "
+        f"idle round {row['idle_bytes']:.0f} B{extra}",
+        flush=True,
     )
-    print(f"N={n:5d} fanout={fanout} | idle round (all in sync): {idle:.0f} B sent per node")
-    count, cpu = EXCHANGES
-    print(
-        f"N={n:5d} fanout={fanout} | CPU {cpu * 1e6 / max(count, 1):.0f} us per exchange "
-        f"({count} exchanges, answers {'signed' if SIGNED_ANSWERS else 'unsigned'})"
-    )
-    EXCHANGES[:] = [0, 0.0]
 
 
 def main() -> None:
-    """Parse arguments and run the benchmark for each node count."""
+    """Parse arguments, run the sizes (before, then after), print one line each."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--nodes", type=int, nargs="+", default=[10, 100, 1000])
+    parser.add_argument("--nodes", type=int, nargs="+", default=[100, 300, 1000])
+    parser.add_argument("--before", metavar="REV", help="also run this commit's benchmark")
+    parser.add_argument("--before-nodes", type=int, nargs="+", default=[100, 300])
     parser.add_argument("--fanout", type=int, default=1)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--answers", choices=["signed", "unsigned"], default="signed")
     parser.add_argument(
-        "--full-digest", action="store_true", help="send full digests (no hash shortcut)"
+        "--shared-verification",
+        action="store_true",
+        help="sim-only: verify each distinct announcement once for all simulated nodes",
     )
     parser.add_argument(
-        "--answers",
-        choices=["signed", "unsigned", "both"],
-        default="both",
-        help="sign the answers (as bridges do), not, or both for before -> after",
+        "--no-envelopes",
+        action="store_true",
+        help="sim-only: send the gossip messages without envelopes and answers (as the test)",
     )
+    parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    global SIGNED_ANSWERS
-    print("protocol:", "full digest" if args.full_digest else "hashed digest (as bridges run)")
-    modes = {"signed": [True], "unsigned": [False], "both": [False, True]}[args.answers]
+    if args.child:
+        print(json.dumps(measure(args.child, args)))
+        return
+    verification = "shared (sim-only)" if args.shared_verification else "per node"
+    transport = (
+        "messages without envelopes (sim-only)"
+        if args.no_envelopes
+        else f"signed envelopes, answers {args.answers}"
+    )
+    print(
+        f"hashed push-pull, fanout {args.fanout}, seed {args.seed}, {transport}, "
+        f"announcement verification {verification}",
+        flush=True,
+    )
+    if args.before:
+        with tempfile.TemporaryDirectory() as tmp:
+            tree = Path(tmp)
+            archive = subprocess.run(
+                ["git", "-C", str(REPO), "archive", args.before],
+                capture_output=True,
+                check=True,
+            ).stdout
+            subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
+            for n in args.before_nodes:
+                show("before", before(args.before, n, args, tree))
     for n in args.nodes:
-        for signed in modes:
-            SIGNED_ANSWERS = signed
-            bench(n, args.fanout, args.seed, args.full_digest)
+        show("after", after(n, args))
 
 
 if __name__ == "__main__":
+    if str(REPO) not in sys.path:
+        sys.path.insert(0, str(REPO))
     main()

@@ -6,18 +6,22 @@ each call is forwarded by C to A over HTTP. Printed: CPU time per call (both nod
 in this one process, so it is the whole cost of a forwarded call: C's pipeline, the
 signed envelope, A's checks and pipeline, the answer) and wall time per call.
 
-``--base DIR`` also runs the same benchmark against another checkout (for instance
-main, exported with ``git archive``) in a subprocess whose ``PYTHONPATH`` is DIR, and
-prints both, so one run shows before -> after. Without a base, the signing steps this
-checkout adds are also timed alone (delegation made + checked, answer signed + verified).
+``--base DIR`` also runs the same benchmark against another checkout in a subprocess
+whose ``PYTHONPATH`` is DIR; ``--base-rev REV ...`` exports each commit with ``git
+archive`` and does the same, so one run shows before -> after. Signing of forwarded
+calls (delegations, signed answers, peer proofs) landed in 7a37927; its parent 23e74dc
+is the mesh without it, so ``--base-rev 23e74dc 7a37927`` puts the cost of signing alone
+(two adjacent commits) beside this checkout. The signing steps this checkout makes per
+call are also timed alone, in CPU (delegation made + checked, answer signed + verified).
 
-Usage: python bench/mesh_call.py [--calls 300] [--base /tmp/main-export]
+Usage: python bench/mesh_call.py [--calls 300] [--base DIR] [--base-rev 23e74dc 7a37927]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import os
 import subprocess
@@ -89,11 +93,11 @@ def signing_steps(n: int = 2000) -> dict[str, float]:
         params={"text": "hi"},
         routing=RequestRouting(hop_budget=2, path=(c.node_id,)),
     )
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     for _ in range(n):
         doc = delegate(c, grant, request, to=a.node_id)
         check_delegation(doc, request=request, sender_id=c.node_id, own_id=a.node_id, trust=trust)
-    t1 = time.perf_counter()
+    t1 = time.process_time()
     body = {"response": {"result": {"text": "hi"}, "status": "success"}}
     for i in range(n):
         answer = seal_answer(a, to=c.node_id, nonce=f"{i:032x}", status=200, body=body)
@@ -104,8 +108,24 @@ def signing_steps(n: int = 2000) -> dict[str, float]:
             own_id=c.node_id,
             nonce=f"{i:032x}",
         )
-    t2 = time.perf_counter()
+    t2 = time.process_time()
     return {"delegation_us": (t1 - t0) * 1e6 / n, "answer_us": (t2 - t1) * 1e6 / n}
+
+
+def run_base(tree: Path, calls: int) -> dict[str, Any]:
+    """Run this benchmark's measurement with another checkout's code; return its figures."""
+    env = {**os.environ, "PYTHONPATH": str(tree.resolve())}
+    out = subprocess.run(
+        [sys.executable, __file__, "--json", "--calls", str(calls)],
+        env=env,
+        cwd=tree,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=1800,
+    ).stdout
+    result: dict[str, Any] = json.loads(out.splitlines()[-1])
+    return result
 
 
 def main() -> None:
@@ -113,6 +133,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=300)
     parser.add_argument("--base", help="another checkout to measure first (the 'before')")
+    parser.add_argument(
+        "--base-rev", nargs="+", default=[], help="commits to export and measure first"
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON line (internal)")
     args = parser.parse_args()
     if args.json:
@@ -120,32 +143,28 @@ def main() -> None:
         return
     rows: list[tuple[str, dict[str, Any]]] = []
     if args.base:
-        env = {**os.environ, "PYTHONPATH": str(Path(args.base).resolve())}
-        out = subprocess.run(
-            [sys.executable, __file__, "--json", "--calls", str(args.calls)],
-            env=env,
-            cwd=args.base,
-            capture_output=True,
-            text=True,
-            check=True,
-            timeout=600,
-        ).stdout
-        rows.append((f"before ({args.base})", json.loads(out.splitlines()[-1])))
+        rows.append((f"before ({args.base})", run_base(Path(args.base), args.calls)))
+    for rev in args.base_rev:
+        with tempfile.TemporaryDirectory() as tmp:
+            archive = subprocess.run(
+                ["git", "-C", str(REPO), "archive", rev], capture_output=True, check=True
+            ).stdout
+            subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
+            rows.append((f"commit {rev}", run_base(Path(tmp), args.calls)))
     rows.append(("after (this checkout)", asyncio.run(measure(args.calls))))
     for label, row in rows:
         print(
             f"{label:<40} CPU {row['cpu_ms']:.3f} ms/call, wall {row['wall_ms']:.3f} ms/call "
             f"({args.calls} routed calls C -> A)"
         )
-    if len(rows) == 2:
-        before, after = rows[0][1], rows[1][1]
+    for (label, before), (later, after) in itertools.pairwise(rows):
         print(
-            f"signing cost: CPU {before['cpu_ms']:.3f} -> {after['cpu_ms']:.3f} ms per "
+            f"{label} -> {later}: CPU {before['cpu_ms']:.3f} -> {after['cpu_ms']:.3f} ms per "
             f"forwarded call ({after['cpu_ms'] - before['cpu_ms']:+.3f} ms)"
         )
     steps = signing_steps()
     print(
-        f"alone: delegation made + checked {steps['delegation_us']:.0f} us, "
+        f"alone (CPU, this checkout): delegation made + checked {steps['delegation_us']:.0f} us, "
         f"answer signed + verified {steps['answer_us']:.0f} us"
     )
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections import OrderedDict
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -212,6 +213,17 @@ def verify_document(doc: Any) -> Announcement:
     document as received.
     """
     announcement = Announcement.from_json(doc)
+    _check_signed(announcement, _signed_bytes(doc))
+    return announcement
+
+
+def _signed_bytes(doc: dict[str, Any]) -> bytes:
+    """Return the bytes an announcement's signature covers (all of it but the signature)."""
+    return canonical_bytes({k: v for k, v in doc.items() if k != "signature"})
+
+
+def _check_signed(announcement: Announcement, signed_bytes: bytes) -> None:
+    """Raise ``UnauthenticatedError`` unless the key owns the id and signed ``signed_bytes``."""
     try:
         derived = node_id_for(announcement.public_key)
     except ValueError as err:
@@ -221,13 +233,83 @@ def verify_document(doc: Any) -> Announcement:
             "announcement node_id does not belong to its public key",
             {"node_id": announcement.node_id},
         )
-    unsigned = {k: v for k, v in doc.items() if k != "signature"}
-    signed_bytes = canonical_bytes(unsigned)
     if not verify_signature(announcement.public_key, signed_bytes, announcement.signature):
         raise UnauthenticatedError(
             "announcement signature is invalid", {"node_id": announcement.node_id}
         )
-    return announcement
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Verified:
+    """A verified announcement: the document checked, its digest, parsed form and size."""
+
+    document: dict[str, Any]
+    digest: bytes  # SHA-256 of the bytes the signature covers
+    announcement: Announcement
+    size: int  # bytes of the document's canonical encoding, signature included
+
+
+class VerifiedAnnouncements:
+    """A bounded cache of announcements this node has verified: each is checked once.
+
+    Keyed by (signer key, signature); an entry also holds the SHA-256 of the exact bytes
+    that signature covers and the document object that was verified. A document is
+    taken as verified only when it is that very object (documents are never changed
+    after they are verified: gossip stores and forwards them as received) or when its
+    signed bytes hash to the same digest — so the same key and signature over other
+    bytes is verified in full (and fails). Only what the caller ``remember``s is kept
+    (gossip: what it stored, so nothing from an untrusted key); the least recently used
+    entry goes first past ``max_size`` entries or ``max_bytes`` of documents.
+    """
+
+    def __init__(self, max_size: int = 4096, max_bytes: int = 32 * 1024 * 1024) -> None:
+        self._max_size = max_size
+        self._max_bytes = max_bytes
+        self._bytes = 0
+        self._entries: OrderedDict[tuple[str, str], Verified] = OrderedDict()
+        self.verified = 0  # announcements that passed a full check (benchmarks, tests)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def verify(self, doc: Any) -> Verified:
+        """Return ``doc`` verified, as ``verify_document`` would verify it.
+
+        Raises ``InvalidRequestError`` for a malformed document and
+        ``UnauthenticatedError`` for a forged one (see ``verify_document``).
+        """
+        if isinstance(doc, dict):
+            public_key, signature = doc.get("public_key"), doc.get("signature")
+            if isinstance(public_key, str) and isinstance(signature, str):
+                held = self._entries.get((public_key, signature))
+                if held is not None and held.document is doc:
+                    self._entries.move_to_end((public_key, signature))
+                    return held
+        announcement = Announcement.from_json(doc)
+        signed_bytes = _signed_bytes(doc)
+        digest = hashlib.sha256(signed_bytes).digest()
+        key = (announcement.public_key, announcement.signature)
+        entry = self._entries.get(key)
+        if entry is not None and entry.digest == digest:
+            self._entries.move_to_end(key)
+            return entry
+        _check_signed(announcement, signed_bytes)
+        self.verified += 1
+        # The signature is base64url (it verified), so adding it to the canonical
+        # encoding adds exactly ',"signature":"<sig>"'.
+        size = len(signed_bytes) + len(',"signature":""') + len(announcement.signature)
+        return Verified(document=doc, digest=digest, announcement=announcement, size=size)
+
+    def remember(self, verified: Verified) -> None:
+        """Keep ``verified`` so the same signed announcement is not verified again."""
+        key = (verified.announcement.public_key, verified.announcement.signature)
+        previous = self._entries.pop(key, None)
+        if previous is not None:
+            self._bytes -= previous.size
+        self._entries[key] = verified
+        self._bytes += verified.size
+        while len(self._entries) > self._max_size or self._bytes > self._max_bytes:
+            self._bytes -= self._entries.popitem(last=False)[1].size
 
 
 def _mapping(value: Any, what: str) -> dict[str, Any]:

@@ -11,13 +11,13 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Container, Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
 from bridge.errors import BridgeError, InvalidRequestError, UnauthenticatedError
-from bridge.mesh.announce import Announcement, canonical_bytes, verify_document
+from bridge.mesh.announce import Announcement, VerifiedAnnouncements, canonical_bytes
 from bridge.mesh.node_id import NODE_ID_RE
 from bridge.mesh.trust import TrustPolicy
 
@@ -78,6 +78,7 @@ class GossipState:
         max_skew_s: float = 30.0,
         clock: Callable[[], float] = time.time,
         renew_local: Callable[[], Announcement] | None = None,
+        verified: VerifiedAnnouncements | None = None,
     ) -> None:
         self.trust = trust
         self.own_node_id = own_node_id
@@ -90,8 +91,16 @@ class GossipState:
         # trust (node id -> (name, public key)), even without mDNS.
         self.untrusted: dict[str, tuple[str, str]] = {}
         self._listeners: list[Listener] = []
-        self._hash: tuple[dict[str, int], str] | None = None
         self._renew_local = renew_local
+        # Each distinct announcement stored is verified once (a duplicate from another
+        # peer is recognised by its signed bytes, see VerifiedAnnouncements).
+        self.verified = verified if verified is not None else VerifiedAnnouncements()
+        # Kept beside _entries so a round between changes walks nothing: every held
+        # origin's version, a time no later than the earliest moment any entry expires
+        # or ends its lifetime (until then all of them may be sent), and the digest hash.
+        self._versions: dict[str, int] = {}
+        self._horizon = float("inf")
+        self._hash: str | None = None
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Call ``listener(change, announcement)`` on every change; return an unsubscribe."""
@@ -144,31 +153,63 @@ class GossipState:
                 self.set_local(self._renew_local())
         return dropped
 
-    def _sendable(self) -> dict[str, Entry]:
-        """Return the entries that may be sent now (after ``prune``): none is expired."""
+    def _hold(self, origin: str, entry: Entry) -> None:
+        """Store ``entry`` as ``origin``'s (the caller notifies)."""
+        self._entries[origin] = entry
+        self._versions[origin] = entry.announcement.version
+        end = min(entry.expires_at, self.lifetime_end(entry.announcement))
+        self._horizon = min(self._horizon, end)
+
+    def _drop(self, origin: str) -> Entry | None:
+        """Remove ``origin``'s entry and return it (the caller notifies)."""
+        self._versions.pop(origin, None)
+        return self._entries.pop(origin, None)
+
+    def _sendable_view(self) -> tuple[dict[str, Entry], dict[str, int]]:
+        """Return the entries that may be sent now and their digest (read-only, pruned first).
+
+        Until the earliest expiry every held entry may be sent, so this is the held
+        entries themselves; only past it are they walked (and the horizon renewed).
+        """
         self.prune()
         now = self._clock()
-        return {
+        if now < self._horizon:
+            return self._entries, self._versions
+        self._horizon = min(
+            (min(e.expires_at, self.lifetime_end(e.announcement)) for e in self._entries.values()),
+            default=float("inf"),
+        )
+        if now < self._horizon:
+            return self._entries, self._versions
+        entries = {
             origin: e
             for origin, e in self._entries.items()
             if e.expires_at > now and self.lifetime_end(e.announcement) > now
         }
+        return entries, {origin: e.announcement.version for origin, e in entries.items()}
+
+    def _sendable(self) -> dict[str, Entry]:
+        """Return the entries that may be sent now (read-only)."""
+        return self._sendable_view()[0]
 
     def digest(self) -> dict[str, int]:
         """Return ``{origin: version}`` of every entry that may be sent (pruned first)."""
-        return {origin: e.announcement.version for origin, e in self._sendable().items()}
+        return dict(self._sendable_view()[1])
 
     def set_local(self, announcement: Announcement) -> None:
         """Store this node's own signed announcement (it never expires here)."""
         if announcement.node_id != self.own_node_id:
             raise ValueError("set_local needs this node's own announcement")
         previous = self._entries.get(self.own_node_id)
-        self._entries[self.own_node_id] = Entry(
-            announcement=announcement,
-            document=announcement.to_json(),
-            received_at=self._clock(),
-            expires_at=float("inf"),
-            size=len(canonical_bytes(announcement.to_json())),
+        self._hold(
+            self.own_node_id,
+            Entry(
+                announcement=announcement,
+                document=announcement.to_json(),
+                received_at=self._clock(),
+                expires_at=float("inf"),
+                size=len(canonical_bytes(announcement.to_json())),
+            ),
         )
         self._seen[self.own_node_id] = announcement.version
         self._notify(Change.ADDED if previous is None else Change.UPDATED, announcement)
@@ -176,11 +217,12 @@ class GossipState:
     def accept(self, document: Any) -> Outcome:
         """Verify one received document and store it if it is new; return what happened."""
         try:
-            announcement = verify_document(document)
+            verified = self.verified.verify(document)
         except UnauthenticatedError:
             return Outcome.FORGED
         except InvalidRequestError:
             return Outcome.MALFORMED
+        announcement = verified.announcement
         origin = announcement.node_id
         if origin == self.own_node_id:
             return Outcome.OWN
@@ -206,14 +248,18 @@ class GossipState:
         except BridgeError:
             return Outcome.UNTRUSTED
         previous = self._entries.get(origin)
-        self._entries[origin] = Entry(
-            announcement=announcement,
-            document=document,
-            received_at=now,
-            expires_at=expires_at,
-            size=len(canonical_bytes(document)),
+        self._hold(
+            origin,
+            Entry(
+                announcement=announcement,
+                document=document,
+                received_at=now,
+                expires_at=expires_at,
+                size=verified.size,
+            ),
         )
         self._seen[origin] = announcement.version
+        self.verified.remember(verified)
         self._notify(Change.ADDED if previous is None else Change.UPDATED, announcement)
         return Outcome.ACCEPTED
 
@@ -236,7 +282,7 @@ class GossipState:
 
     def remove(self, origin: str) -> bool:
         """Drop an origin's entry now (its version stays remembered); return whether it existed."""
-        entry = self._entries.pop(origin, None)
+        entry = self._drop(origin)
         if entry is None:
             return False
         self._notify(Change.REMOVED, entry.announcement)
@@ -245,10 +291,13 @@ class GossipState:
     def expire(self) -> list[Announcement]:
         """Drop every entry whose time has passed and return the dropped announcements."""
         now = self._clock()
+        if now < self._horizon:
+            return []
         gone = [o for o, e in self._entries.items() if e.expires_at <= now]
         dropped = []
         for origin in gone:
             entry = self._entries.pop(origin)
+            self._versions.pop(origin, None)
             dropped.append(entry.announcement)
             self._notify(Change.REMOVED, entry.announcement)
         return dropped
@@ -262,10 +311,12 @@ class GossipState:
 
     def digest_hash(self) -> str:
         """Return the SHA-256 of the canonical digest (cached while the digest is the same)."""
-        digest = self.digest()
-        if self._hash is None or self._hash[0] != digest:
-            self._hash = (digest, hashlib.sha256(canonical_bytes(digest)).hexdigest())
-        return self._hash[1]
+        _, digest = self._sendable_view()
+        if digest is not self._versions:  # something ended: hash what may be sent now
+            return hashlib.sha256(canonical_bytes(digest)).hexdigest()
+        if self._hash is None:
+            self._hash = hashlib.sha256(canonical_bytes(digest)).hexdigest()
+        return self._hash
 
     def hash_message(self) -> dict[str, Any]:
         """Return step 1 of a hashed round: only the hash of this node's digest."""
@@ -285,7 +336,7 @@ class GossipState:
             if remote_hash == self.digest_hash():
                 return {"type": "gossip_reply", "in_sync": True}
             return {"type": "gossip_reply", "digest": self.digest()}
-        remote = parse_digest(message.get("digest"))
+        remote = parse_digest(message.get("digest"), known=self._seen)
         send = self.newer_than(remote)
         want = [
             origin
@@ -301,7 +352,7 @@ class GossipState:
         if message.get("in_sync") is True:
             return {}, None
         if "digest" in message and "announcements" not in message:
-            remote = parse_digest(message.get("digest"))
+            remote = parse_digest(message.get("digest"), known=self._seen)
             send = self.newer_than(remote)
             wanted = [o for o, v in remote.items() if v > self._seen.get(o, -1)]
             if not send and not wanted:
@@ -343,13 +394,16 @@ def _batch(entries: Iterable[Entry]) -> list[dict[str, Any]]:
     return batch
 
 
-def parse_digest(value: Any) -> dict[str, int]:
-    """Validate a digest ``{node_id: version}`` (raise ``InvalidRequestError``)."""
+def parse_digest(value: Any, known: Container[str] = ()) -> dict[str, int]:
+    """Validate a digest ``{node_id: version}`` (raise ``InvalidRequestError``).
+
+    Node ids in ``known`` (ids this node has already validated) skip the pattern check.
+    """
     if not isinstance(value, dict) or len(value) > MAX_ORIGINS:
         raise InvalidRequestError("digest must be an object of node id to version")
     digest: dict[str, int] = {}
     for origin, version in value.items():
-        if not isinstance(origin, str) or not NODE_ID_RE.match(origin):
+        if not isinstance(origin, str) or (origin not in known and not NODE_ID_RE.match(origin)):
             raise InvalidRequestError("digest has a malformed node id")
         if not isinstance(version, int) or isinstance(version, bool) or version < 0:
             raise InvalidRequestError("digest versions must be non-negative integers")

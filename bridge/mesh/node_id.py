@@ -12,6 +12,7 @@ signatures the same way.
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import re
 import socket
@@ -45,6 +46,10 @@ def _raw_public_key(public_key_b64: str) -> bytes:
     return raw
 
 
+# The derivations below are pure functions of the key text and run for every envelope,
+# announcement and trust check; a bounded cache keeps them off the hot path (a bad key
+# raises and is not cached).
+@functools.lru_cache(maxsize=4096)
 def node_id_for(public_key_b64: str) -> str:
     """Return the node id derived from a base64url ed25519 public key (raise ValueError if bad)."""
     digest = hashlib.sha256(_raw_public_key(public_key_b64)).digest()[:16]
@@ -60,6 +65,7 @@ def node_id_for_fingerprint(fingerprint: str) -> str:
     return base64.b32encode(digest).decode("ascii").rstrip("=").lower()
 
 
+@functools.lru_cache(maxsize=4096)
 def fingerprint_for(public_key_b64: str) -> str:
     """Return the key fingerprint: hex SHA-256 of the raw public key."""
     return hashlib.sha256(_raw_public_key(public_key_b64)).hexdigest()

@@ -54,9 +54,12 @@ class TrustPolicy:
         self._pins: dict[str, str] = self._load_pins()
 
     def _recompute(self) -> None:
+        self._listed_keys: dict[str, bool] = {}  # public key -> is_listed, until a change
         self._trusted = self._configured | self._added
         self._listed_ids = set(self._trusted)
         for entry in self._trusted:
+            if NODE_ID_RE.match(entry) or _FINGERPRINT_RE.match(entry):
+                continue  # an id or fingerprint is listed as it is; only a key derives both
             with contextlib.suppress(ValueError):
                 self._listed_ids |= {node_id_for(entry), fingerprint_for(entry)}
 
@@ -150,11 +153,17 @@ class TrustPolicy:
         """Return whether ``public_key`` is this node's own or on the allowlist."""
         if public_key == self._own or public_key in self._trusted:
             return True
-        try:
-            ids = {node_id_for(public_key), fingerprint_for(public_key)}
-        except ValueError:
-            return False
-        return bool(ids & self._trusted)
+        listed = self._listed_keys.get(public_key)
+        if listed is None:
+            try:
+                ids = {node_id_for(public_key), fingerprint_for(public_key)}
+            except ValueError:
+                return False
+            listed = bool(ids & self._trusted)
+            if len(self._listed_keys) >= 4096:
+                self._listed_keys.clear()
+            self._listed_keys[public_key] = listed
+        return listed
 
     def may_trust(self, node_id: str, fingerprint: str | None) -> bool:
         """Return whether a peer advertising this id and fingerprint could be trusted."""

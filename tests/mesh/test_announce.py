@@ -8,7 +8,12 @@ import json
 import pytest
 
 from bridge.errors import InvalidRequestError, UnauthenticatedError
-from bridge.mesh.announce import canonical_bytes, parameters_hash, verify_document
+from bridge.mesh.announce import (
+    VerifiedAnnouncements,
+    canonical_bytes,
+    parameters_hash,
+    verify_document,
+)
 from bridge.mesh.node_id import NodeIdentity, fingerprint_for, node_id_for
 
 from .conftest import ECHO_PARAMS, make_announcement, make_identity
@@ -88,3 +93,50 @@ def test_only_the_origin_can_sign(alice: NodeIdentity, bob: NodeIdentity) -> Non
     ann = make_announcement(alice)
     with pytest.raises(ValueError, match="origin"):
         ann.signed(bob)
+
+
+def test_each_distinct_signed_announcement_is_verified_once(alice: NodeIdentity) -> None:
+    cache = VerifiedAnnouncements()
+    doc = make_announcement(alice, version=3, timestamp=1000.0).to_json()
+    first = cache.verify(doc)
+    assert first.announcement.version == 3
+    assert first.size == len(canonical_bytes(doc))
+    assert len(cache) == 0  # kept only once remembered (gossip: once stored)
+    cache.remember(first)
+    # The same object, and an equal copy that crossed the wire: no second verification.
+    assert cache.verify(doc) is first
+    assert cache.verify(json.loads(json.dumps(doc))) is first
+    assert cache.verified == 1
+    # Same key and signature over other bytes: verified in full, and refused.
+    tampered = copy.deepcopy(doc)
+    tampered["capabilities"][0]["tools"][0]["definition"]["dangerous"] = False
+    with pytest.raises(UnauthenticatedError):
+        cache.verify(tampered)
+    # Equal for Python (1000 == 1000.0) but not the bytes that were signed: refused too.
+    respelled = dict(doc, timestamp=1000)
+    assert respelled == doc
+    with pytest.raises(UnauthenticatedError):
+        cache.verify(respelled)
+    unsigned = dict(doc, signature="")
+    with pytest.raises(InvalidRequestError):
+        cache.verify(unsigned)
+    assert cache.verified == 1
+    assert len(cache) == 1
+
+
+def test_the_verification_cache_is_bounded(alice: NodeIdentity) -> None:
+    cache = VerifiedAnnouncements(max_size=2)
+    docs = [make_announcement(alice, version=v).to_json() for v in (1, 2, 3)]
+    for doc in docs:
+        cache.remember(cache.verify(doc))
+    assert len(cache) == 2
+    assert cache.verified == 3
+    cache.verify(docs[2])  # still held
+    assert cache.verified == 3
+    cache.verify(docs[0])  # dropped as the oldest: verified again
+    assert cache.verified == 4
+    size = len(canonical_bytes(docs[0]))
+    by_bytes = VerifiedAnnouncements(max_bytes=2 * size + 1)
+    for doc in docs:
+        by_bytes.remember(by_bytes.verify(doc))
+    assert len(by_bytes) == 2

@@ -239,3 +239,19 @@ def test_stale_entries_are_never_in_a_digest_or_a_reply(
     assert a.get(bob.node_id) is None  # pruned
     assert a.is_expired(make_announcement(bob, timestamp=1000.0, ttl_s=3).to_json())
     assert not a.is_expired(make_announcement(bob, timestamp=1000.5, ttl_s=3).to_json())
+
+
+def test_a_stored_announcement_is_verified_once_and_an_untrusted_one_is_not_kept(
+    alice: NodeIdentity, bob: NodeIdentity
+) -> None:
+    clock = Clock(1000.0)
+    state = state_for(alice, (bob,), clock)
+    doc = make_announcement(bob, version=1, timestamp=1000.0).to_json()
+    assert state.accept(doc) is Outcome.ACCEPTED
+    assert state.accept(json.loads(json.dumps(doc))) is Outcome.DUPLICATE
+    assert state.verified.verified == 1
+    stranger = make_announcement(make_identity("stranger"), timestamp=1000.0).to_json()
+    assert state.accept(stranger) is Outcome.UNTRUSTED
+    assert state.accept(stranger) is Outcome.UNTRUSTED
+    assert state.verified.verified == 3  # checked each time, never kept
+    assert len(state.verified) == 1
