@@ -873,6 +873,14 @@ class Soak:
         await asyncio.sleep(2)  # late duplicates would arrive now
         return fault
 
+    def last_fault(self, at: float) -> str:
+        """Name the fault before ``at`` (monotonic) and how long before, to place a hang."""
+        before = [f for f in self.faults if f.at <= at]
+        if not before:
+            return "before any fault"
+        f = before[-1]
+        return f"{at - f.at:.1f} s after {f.kind}, recovered in {f.recovery_s} s"
+
     async def all_sockets_up(self) -> bool:
         return all(self.sockets_up)
 
@@ -1136,7 +1144,11 @@ class Soak:
                 "repeated device.state by path: "
                 + "  ".join(f"{p} x{n}" for p, n in repeated.most_common(6))
             )
-        hangs = [f"hung: {c.kind} {c.tool} {c.took:.1f}s" for c in hung[:10]]
+        hangs = [
+            f"hung: {c.kind} {c.tool} {c.took:.1f}s, sent at {c.sent - self.t0:.1f} s"
+            f" ({self.last_fault(c.sent)})"
+            for c in hung[:10]
+        ]
         for line in [
             *lost_effect[:10],
             *lost[:10],
