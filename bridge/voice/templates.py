@@ -17,6 +17,8 @@ from typing import Any
 
 from home_assistant_intents import get_intents
 
+from bridge.voice.kind_words import KIND_TEMPLATES
+
 # Intents whose sentences end in a free-text wildcard; nothing the bridge can serve.
 WILDCARD_INTENTS = frozenset(
     {
@@ -910,10 +912,11 @@ def load_templates(language: str) -> dict[str, Any] | None:
     if doc is None:
         return None
     intents = {k: v for k, v in doc["intents"].items() if k not in WILDCARD_INTENTS}
-    for intent, groups in EXTRA.get(language, {}).items():
-        target = intents.setdefault(intent, {"data": []})
-        for sentences, extra in groups:
-            target["data"].append({"sentences": list(sentences), **copy.deepcopy(extra)})
+    for extras in (EXTRA, KIND_TEMPLATES):  # ours, then the newer kinds' (kind_words)
+        for intent, groups in extras.get(language, {}).items():
+            target = intents.setdefault(intent, {"data": []})
+            for sentences, extra in groups:
+                target["data"].append({"sentences": list(sentences), **copy.deepcopy(extra)})
     light_set = intents.get("HassLightSet")
     if light_set is not None:
         light_set["data"].extend(_colour_temperature_twins(light_set["data"]))
