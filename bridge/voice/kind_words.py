@@ -41,6 +41,9 @@ MEASURES: dict[str, tuple[str, ...]] = {
     "leak": ("leak",),
     "minutes_left": ("minutes_left", "status"),
 }
+# Measures answered for the room they were asked about ("The CO2 level in Office …");
+# the others name the device that measured ("Leak Sensor detects no leak.").
+ROOM_MEASURES = frozenset({"carbon_dioxide", "pm25", "aqi", "illuminance"})
 # Appliance kinds (our device kind -> the class a sentence names them by).
 APPLIANCE_CLASSES: dict[str, str] = {
     "washer": "washer",
@@ -512,8 +515,8 @@ KIND_RESPONSES: dict[str, dict[str, str]] = {
         "unknown_area": "Sorry, {target} doesn't know {room}.",
         "read_power": "{target} is using {value} watts.",
         "read_energy": "{target} has used {value} kilowatt hours.",
-        "read_carbon_dioxide": "The CO2 level in {target} is {value} ppm.",
-        "read_pm25": "PM2.5 in {target} is {value} micrograms per cubic metre.",
+        "read_carbon_dioxide": "The CO2 level in {target} is {value} {unit}.",
+        "read_pm25": "PM2.5 in {target} is {value} {unit}.",
         "read_aqi": "The air quality in {target} is {value}.",
         "read_illuminance": "It is {value} lux in {target}.",
         "read_leak_yes": "{target} detects a leak!",
@@ -539,8 +542,8 @@ KIND_RESPONSES: dict[str, dict[str, str]] = {
         "unknown_area": "{target} kennt {room} leider nicht.",
         "read_power": "{target} verbraucht {value} Watt.",
         "read_energy": "{target} hat {value} Kilowattstunden verbraucht.",
-        "read_carbon_dioxide": "Der CO2-Wert in {target} ist {value} ppm.",
-        "read_pm25": "Der Feinstaub (PM2,5) in {target} ist {value} Mikrogramm pro Kubikmeter.",
+        "read_carbon_dioxide": "Der CO2-Wert in {target} ist {value} {unit}.",
+        "read_pm25": "Der Feinstaub (PM2,5) in {target} ist {value} {unit}.",
         "read_aqi": "Die Luftqualität in {target} ist {value}.",
         "read_illuminance": "In {target} sind es {value} Lux.",
         "read_leak_yes": "{target} meldet ein Leck!",
@@ -566,10 +569,8 @@ KIND_RESPONSES: dict[str, dict[str, str]] = {
         "unknown_area": "Désolé, {target} ne connaît pas {room}.",
         "read_power": "{target} consomme {value} watts.",
         "read_energy": "{target} a consommé {value} kilowattheures.",
-        "read_carbon_dioxide": "Le taux de CO2 dans {target} est de {value} ppm.",
-        "read_pm25": (
-            "Les particules fines dans {target} sont à {value} microgrammes par mètre cube."
-        ),
+        "read_carbon_dioxide": "Le taux de CO2 dans {target} est de {value} {unit}.",
+        "read_pm25": "Les particules fines dans {target} sont à {value} {unit}.",
         "read_aqi": "La qualité de l'air dans {target} est {value}.",
         "read_illuminance": "Il y a {value} lux dans {target}.",
         "read_leak_yes": "{target} détecte une fuite !",
@@ -595,10 +596,8 @@ KIND_RESPONSES: dict[str, dict[str, str]] = {
         "unknown_area": "Lo siento, {target} no conoce {room}.",
         "read_power": "{target} consume {value} vatios.",
         "read_energy": "{target} ha consumido {value} kilovatios hora.",
-        "read_carbon_dioxide": "El nivel de CO2 en {target} es de {value} ppm.",
-        "read_pm25": (
-            "Las partículas finas en {target} están a {value} microgramos por metro cúbico."
-        ),
+        "read_carbon_dioxide": "El nivel de CO2 en {target} es de {value} {unit}.",
+        "read_pm25": "Las partículas finas en {target} están a {value} {unit}.",
         "read_aqi": "La calidad del aire en {target} es {value}.",
         "read_illuminance": "Hay {value} lux en {target}.",
         "read_leak_yes": "¡{target} detecta una fuga!",
@@ -624,8 +623,8 @@ KIND_RESPONSES: dict[str, dict[str, str]] = {
         "unknown_area": "Sorry, {target} kent {room} niet.",
         "read_power": "{target} verbruikt {value} watt.",
         "read_energy": "{target} heeft {value} kilowattuur verbruikt.",
-        "read_carbon_dioxide": "Het CO2-niveau in {target} is {value} ppm.",
-        "read_pm25": "Het fijnstof in {target} is {value} microgram per kubieke meter.",
+        "read_carbon_dioxide": "Het CO2-niveau in {target} is {value} {unit}.",
+        "read_pm25": "Het fijnstof in {target} is {value} {unit}.",
         "read_aqi": "De luchtkwaliteit in {target} is {value}.",
         "read_illuminance": "Het is {value} lux in {target}.",
         "read_leak_yes": "{target} meldt een lek!",

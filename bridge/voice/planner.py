@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from bridge.auth.visibility import may_see_device
 from bridge.matter import Device, Room, slugify
 from bridge.voice.floors import Floor
-from bridge.voice.kind_words import MEASURE_INTENT, MEASURES, OPERATE_INTENT
+from bridge.voice.kind_words import MEASURE_INTENT, MEASURES, OPERATE_INTENT, ROOM_MEASURES
 from bridge.voice.responses import both, either, say
 from bridge.voice.subjects import domain_of, fits, noun
 from bridge.voice.templates import RELATIVE_INTENT, STOP_INTENT
@@ -1086,7 +1086,8 @@ class Planner:
                 return reply(s.lang, "where", intent=s.intent)
             return which_one([d for d, _ in found], s.intent, s.lang, s.token)
         device, tool = found[0]
-        target = s.place or device.name
+        # "the CO2 in Office" is the room's; a plug's power or a leak is the device's
+        target = (s.place if measure in ROOM_MEASURES else "") or device.name
         call = Call(definition=tool, params={}, target=target)
         return Plan(calls=(call,), key="measure", target=target, values={"measure": measure})
 

@@ -21,8 +21,12 @@ if TYPE_CHECKING:
 def answer_measure(plan: Plan, state: dict[str, Any], lang: str) -> str:
     """Return the sentence answering the plan's ``measure`` from the device's ``state``."""
     measure = str(plan.values.get("measure", ""))
-    value = state.get(MEASURES.get(measure, ("",))[0])
+    value: Any = state.get(MEASURES.get(measure, ("",))[0])
     target = plan.target
+    unit = ""
+    if isinstance(value, dict):  # a concentration: {"value": 612.0, "unit": "ppm"}
+        unit = str(value.get("unit", ""))
+        value = value.get("value")
     if measure == "leak" and isinstance(value, bool):
         return say(lang, "read_leak_yes" if value else "read_leak_no", target=target)
     if measure == "aqi" and isinstance(value, str):
@@ -32,4 +36,5 @@ def answer_measure(plan: Plan, state: dict[str, Any], lang: str) -> str:
     if not isinstance(value, int | float) or isinstance(value, bool):
         return say(lang, "no_reading", target=target)
     rounded = round(float(value), 2) if measure == "energy" else round(float(value))
-    return say(lang, f"read_{measure}", target=target, value=spoken_number(rounded, lang))
+    spoken = spoken_number(rounded, lang)
+    return say(lang, f"read_{measure}", target=target, value=spoken, unit=unit)

@@ -3,7 +3,7 @@
 ``load_templates(language)`` returns Home Assistant's ``home-assistant-intents`` document
 for the language with every intent whose sentences are closed phrases (wildcard intents
 such as "add {item} to my list" or "play {anything}" are left out: they would swallow
-sentences and the bridge does none of them). Sentences about media, vacuums, timers and
+sentences and the bridge does none of them). Sentences about media, timers and
 the like are still recognised, so the answer says the bridge cannot do *that* instead of
 guessing something else.
 

@@ -194,3 +194,142 @@ async def test_every_kind_sentence_makes_exactly_its_calls(home: Home, which: st
     )
     assert new == [], f"{which}: sentences that do not work: {new}"
     assert sorted(KNOWN_MISSES[which] - missed_keys) == [], f"{which}: unpin these"
+
+
+async def test_a_fan_follows_its_speed_faster_and_off_as_it_reports(
+    home: Home, commissioned: Any
+) -> None:
+    fan = device(commissioned, "fan")
+    mark = fan.mark()
+    reply = await say(home, "set the bedroom fan to 33%")
+    assert (reply.handled, reply.speech) == (True, "Set Bedroom Fan to 33 percent speed.")
+    # PercentCurrent follows (FanControl 4.4.6.4); 33 % is the fan's own step 1 of 3
+    await reports(fan, mark, "fanControl", "percentCurrent", 33)
+    mark = fan.mark()
+    # the speed read back (33) stepped by 25 points: the write the fan reports
+    reply = await say(home, "make the bedroom fan faster")
+    assert (reply.handled, reply.speech) == (True, "Set Bedroom Fan to 58 percent speed.")
+    await reports(fan, mark, "fanControl", "percentSetting", 58)
+    mark = fan.mark()
+    reply = await say(home, "schalte den Ventilator im Schlafzimmer aus", "de")
+    assert (reply.handled, reply.calls[0]["params"]) == (True, {"mode": "off"})
+    await reports(fan, mark, "fanControl", "fanMode", 0)  # FanMode Off = 0
+    mark = fan.mark()
+    reply = await say(home, "turn on the fan", area="Bedroom")
+    assert reply.calls[0]["params"] == {"mode": "high"}  # its sequence 2 has no On
+    await reports(fan, mark, "fanControl", "fanMode", 3)  # High = 3
+
+
+def last_reported(dev: VirtualDevice, behavior: str, attribute: str) -> Any:
+    """Return the value the device reported last for an attribute (None: never)."""
+    seen = [c.value for c in dev.changes() if (c.cluster, c.attribute) == (behavior, attribute)]
+    return seen[-1] if seen else None
+
+
+async def test_the_robot_cleans_a_room_by_its_own_name_pauses_and_docks(
+    home: Home, commissioned: Any
+) -> None:
+    robot = device(commissioned, "robot-vacuum")
+    mark = robot.mark()
+    # Whatever the sets left it doing: "stop" is its run mode Idle, and then it is docked
+    # (the script follows its run mode; a GoHome leaves the run mode as it was).
+    reply = await say(home, "stop the robot vacuum")
+    assert (reply.handled, reply.speech) == (True, "Stopped Robot Vacuum.")
+    if last_reported(robot, "rvcRunMode", "currentMode") not in (None, 0):
+        await reports(robot, mark, "rvcRunMode", "currentMode", 0)  # Idle
+    mark = robot.mark()
+    reply = await say(home, "clean the kitchen")
+    assert (reply.handled, reply.speech) == (True, "Robot Vacuum is cleaning Kitchen.")
+    await reports(robot, mark, "rvcOperationalState", "operationalState", 1)  # Running
+    mark = robot.mark()
+    reply = await say(home, "sauge das Schlafzimmer", "de")
+    assert (reply.handled, reply.speech) == (True, "Robot Vacuum reinigt Bedroom.")
+    # the robot's areas Kitchen, Living room, Bedroom are 1, 2, 3 (the script's ROOMS)
+    await reports(robot, mark, "serviceArea", "selectedAreas", [3])
+    mark = robot.mark()
+    reply = await say(home, "pause the robot vacuum")
+    assert reply.speech == "Paused Robot Vacuum."
+    await reports(robot, mark, "rvcOperationalState", "operationalState", 2)  # Paused
+    mark = robot.mark()
+    reply = await say(home, "renvoie le robot aspirateur à sa base", "fr")
+    assert reply.speech == "Robot Vacuum retourne à sa base."
+    await reports(robot, mark, "rvcOperationalState", "operationalState", 66)  # Docked
+    reply = await say(home, "vacuum the garden")
+    assert (reply.handled, reply.calls) == (False, ())
+    assert reply.speech == "Sorry, Robot Vacuum doesn't know Garden."
+
+
+async def test_the_valve_opens_and_closes_as_it_reports(home: Home, commissioned: Any) -> None:
+    valve = device(commissioned, "water-valve")
+    await say(home, "close the garden valve")
+    mark = valve.mark()
+    reply = await say(home, "open the garden valve")
+    assert (reply.handled, reply.speech) == (True, "Opened Garden Valve.")
+    # ValveConfigurationAndControl CurrentState: Closed 0, Open 1 (spec 4.6.5.4)
+    await reports(valve, mark, "valveConfigurationAndControl", "currentState", 1)
+    mark = valve.mark()
+    reply = await say(home, "doe de tuinkraan dicht", "nl")
+    assert reply.handled
+    await reports(valve, mark, "valveConfigurationAndControl", "currentState", 0)
+
+
+async def test_appliances_start_when_told(home: Home, commissioned: Any) -> None:
+    for kind, stop, start, lang in (
+        ("dishwasher", "stop the dishwasher", "start the dishwasher", "en"),
+        ("laundry-washer", "stoppe die Waschmaschine", "starte die Waschmaschine", "de"),
+    ):
+        appliance = device(commissioned, kind)
+        await say(home, stop, lang)
+        mark = appliance.mark()
+        reply = await say(home, start, lang)
+        assert reply.handled, reply
+        # OperationalState Running = 1 (Matter 1.4 application clusters 1.14.4.2)
+        await reports(appliance, mark, "operationalState", "operationalState", 1)
+
+
+async def test_questions_are_answered_from_the_devices_values(
+    home: Home, commissioned: Any
+) -> None:
+    # The scripts' values: 120 W and 1 kWh on the plug; CO2 612 ppm, AirQuality 2 (Fair)
+    # on the monitor; illuminance MeasuredValue 20001 = 10^((20001-1)/10000) = 100 lx.
+    expected = [
+        ("how much power is the desk plug using", "en", "Desk Plug is using 120 watts."),
+        ("how much energy has the desk plug used", "en", "Desk Plug has used 1 kilowatt hours."),
+        ("what is the co2 level in the office", "en", "The CO2 level in Office is 612 ppm."),
+        ("how is the air quality in the office", "en", "The air quality in Office is fair."),
+        (
+            "hoe is de luchtkwaliteit in het kantoor",
+            "nl",
+            "De luchtkwaliteit in Office is redelijk.",
+        ),
+        ("how bright is it in the living room", "en", "It is 100 lux in Living Room."),
+        ("is there a leak in the kitchen", "en", "Leak Sensor detects no leak."),
+    ]
+    for text, lang, speech in expected:
+        reply = await say(home, text, lang)
+        assert (reply.handled, reply.speech) == (True, speech), text
+    reply = await say(home, "what is the co2 level in the bedroom")
+    assert (reply.handled, reply.calls) == (False, ())
+    assert reply.speech == "Sorry, there is no CO2 sensor in Bedroom that I can control."
+    leak = device(commissioned, "leak")
+    mark = leak.mark()
+    leak.press()  # the script's own button: BooleanState StateValue true (a leak)
+    await asyncio.to_thread(
+        leak.wait_state, "booleanState", "stateValue", True, since=mark, timeout_s=20
+    )
+    async with asyncio.timeout(20):  # until the controller's report reaches the bridge
+        while (reply := await say(home, "hay una fuga en la cocina", "es")).speech != (
+            "¡Leak Sensor detecta una fuga!"
+        ):
+            assert reply.speech == "Leak Sensor no detecta ninguna fuga.", reply.speech
+            await asyncio.sleep(0.2)
+    mark = leak.mark()
+    leak.press()
+    await asyncio.to_thread(
+        leak.wait_state, "booleanState", "stateValue", False, since=mark, timeout_s=20
+    )
+    plug = device(commissioned, "energy-plug")
+    mark = plug.mark()
+    reply = await say(home, "turn off the desk plug")
+    assert reply.speech == "Turned off Desk Plug."
+    await reports(plug, mark, "onOff", "onOff", False)
