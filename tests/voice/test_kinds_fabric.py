@@ -25,6 +25,7 @@ from tests.support.fabric import Fabric
 from tests.support.home import Home, start_home
 from tests.voice.fabric_home import Numbering, commissioned_home
 from tests.voice.sentence_set import evaluate, load_sentences
+from tests.voice.test_subjects import assert_no_placeholder, assert_not_english
 
 pytestmark = pytest.mark.fabric
 
@@ -194,6 +195,8 @@ async def test_every_kind_sentence_makes_exactly_its_calls(home: Home, which: st
     )
     assert new == [], f"{which}: sentences that do not work: {new}"
     assert sorted(KNOWN_MISSES[which] - missed_keys) == [], f"{which}: unpin these"
+    assert_no_placeholder([(o.sentence.language, o.speech) for o in outcomes])
+    assert_not_english([(o.sentence.language, o.speech) for o in outcomes])
 
 
 async def test_a_fan_follows_its_speed_faster_and_off_as_it_reports(

@@ -511,10 +511,17 @@ _ENGLISH = re.compile(
 )
 
 
+# Words the English answers share with a language's own ("De tuinkraan is open.").
+_SHARED = {"nl": re.compile(r"\bis open\b")}
+
+
 def assert_not_english(speeches: list[tuple[str, str]]) -> None:
     """Check that no answer in de/fr/es/nl holds a word of the English answers."""
     leaks = [
-        (lang, speech) for lang, speech in speeches if lang != "en" and _ENGLISH.search(speech)
+        (lang, speech)
+        for lang, speech in speeches
+        if lang != "en"
+        and _ENGLISH.search(shared.sub("", speech) if (shared := _SHARED.get(lang)) else speech)
     ]
     assert leaks == []
 
