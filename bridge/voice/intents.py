@@ -26,6 +26,7 @@ from bridge.matter import Device, Room, rooms_of, slugify
 from bridge.tools.validation import validate_call
 from bridge.voice.compound import completions, is_compound, parts
 from bridge.voice.floors import FloorLike, floors_of
+from bridge.voice.kind_words import KIND_INTENTS
 from bridge.voice.planner import (
     Call,
     Home,
@@ -38,6 +39,7 @@ from bridge.voice.planner import (
     reply,
     spoken_number,
 )
+from bridge.voice.readings import answer_measure
 from bridge.voice.responses import LANGUAGES, both, either, say
 from bridge.voice.subjects import domain_of
 from bridge.voice.templates import RELATIVE_INTENT, STOP_INTENT, load_templates
@@ -70,6 +72,7 @@ SUPPORTED_INTENTS = frozenset(
         "HassClimateGetTemperature",
         STOP_INTENT,
         RELATIVE_INTENT,
+        *KIND_INTENTS,  # fans, robot vacuums, appliances, measured values (kind_words)
     }
 )
 # Stand-in for "the speaker's room" when asking whether a sentence needs one.
@@ -456,7 +459,7 @@ class IntentEngine:
             refused = _out_of_range(call, plan.values, lang)
             if refused is not None:
                 return IntentReply(speech=refused, language=lang, handled=False, intent=intent)
-        if plan.key in ("relative_brightness", "relative_temperature", "states", "temperatures"):
+        if plan.key.startswith("relative_") or plan.key in ("states", "temperatures"):
             read = await self._read(intent, plan, lang, token)
             if isinstance(read, IntentReply):
                 return read
@@ -856,6 +859,8 @@ def _answer(plan: Plan, result: Any, lang: str, units: str) -> str:
     def degrees(value: float) -> str:  # a reading, spoken in the home's units
         return spoken_number(from_celsius(to_celsius(value, read_in), units), lang)
 
+    if plan.key == "measure":
+        return answer_measure(plan, state, lang)
     if plan.key == "get_temperature":
         measured = state.get("temperature")
         if not isinstance(measured, int | float):

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from bridge.auth.visibility import may_see_device
 from bridge.matter import Device, Room, slugify
 from bridge.voice.floors import Floor
+from bridge.voice.kind_words import MEASURE_INTENT, MEASURES, OPERATE_INTENT, ROOM_MEASURES
 from bridge.voice.responses import both, either, say
 from bridge.voice.subjects import domain_of, fits, noun
 from bridge.voice.templates import RELATIVE_INTENT, STOP_INTENT
@@ -72,6 +73,9 @@ _ROOM_SAID = frozenset({"on", "off", "brightness", "color"})
 # Steps of a relative change said without a number: brightness points ("a bit": fewer),
 # degrees in the units said.
 BRIGHTNESS_STEP, SMALL_STEP = 20, 10
+# A fan's relative step in speed points ("faster"; "a bit": SMALL_STEP), and the slowest
+# it is stepped down to (slowing down never switches a fan off).
+FAN_STEP, FAN_SLOWEST = 25, 10
 TEMPERATURE_STEP = {METRIC: 1, IMPERIAL: 2}
 
 
@@ -211,6 +215,16 @@ class Planner:
             if not devices:
                 return self._not_understood(text, lang, token)
             device = devices[0]
+        if (
+            r.intent == "HassLightSet"
+            and device is not None
+            and domain_of(device) == "fan"
+            and "brightness" in r.values
+        ):  # "stelle den Ventilator auf 50 %": a fan's percent is its speed
+            values = {k: v for k, v in r.values.items() if k != "brightness"}
+            r = replace(
+                r, intent="HassFanSetSpeed", values={**values, "percentage": r.values["brightness"]}
+            )
         domain = r.values.get("domain")
         device_class = r.values.get("device_class")
         if isinstance(device_class, list):  # fr "store": ['blind', 'shade']
@@ -236,6 +250,14 @@ class Planner:
         )
         if r.intent == RELATIVE_INTENT:
             return self._relative(subject, r, text)
+        if r.intent == "HassFanSetSpeed":
+            return self._fan_speed(subject, r)
+        if r.intent in ("HassVacuumStart", "HassVacuumReturnToBase", OPERATE_INTENT):
+            return self._operate(subject, r)
+        if r.intent == "HassVacuumCleanArea":
+            return self._clean_area(subject)
+        if r.intent == MEASURE_INTENT:
+            return self._measure(subject, r)
         if r.intent in ("HassTurnOn", "HassTurnOff"):
             return self._switch(subject, r)
         if r.intent == "HassLightSet":
@@ -362,6 +384,8 @@ class Planner:
             if call is None or "off" not in modes:
                 return reply(s.lang, "cannot", target=s.device.name, intent=s.intent)
             return Plan(calls=(call,), key="thermostat_off", target=s.device.name)
+        if s.domain == "fan":
+            return self._fan_switch(s, on)
         pair = _SWITCHING.get(s.domain or "")
         if pair is None:
             if s.device is not None:
@@ -676,7 +700,9 @@ class Planner:
         what = r.values.get("what")
         if what is None:
             domain = s.domain or (domain_of(s.device) if s.device is not None else None)
-            what = {"light": "brightness", "climate": "temperature"}.get(str(domain))
+            what = {"light": "brightness", "climate": "temperature", "fan": "fan_speed"}.get(
+                str(domain)
+            )
         if what is None:
             if s.device is not None:
                 return reply(s.lang, "cannot", target=s.device.name, intent=s.intent)
@@ -691,6 +717,8 @@ class Planner:
             return reply(s.lang, "where", intent=s.intent)
         if what == "temperature":
             return self._warmer(replace(s, domain="climate"), r, up)
+        if what == "fan_speed":
+            return self._faster(replace(s, domain="fan"), r, text, up)
         s = replace(s, domain="light")
         if s.device is not None and domain_of(s.device) != "light":
             return reply(s.lang, "cannot", target=s.device.name, intent=s.intent)
@@ -724,6 +752,8 @@ class Planner:
         """Return the calls of a relative change from the devices' states (read first)."""
         if plan.key == "relative_temperature":
             return self._setpoints_after(plan, states)
+        if plan.key == "relative_fan":
+            return self._fan_speeds_after(plan, states, lang)
         delta = float(plan.values["delta"])
         calls = []
         for device, state in zip(plan.values["devices"], states, strict=True):
@@ -835,6 +865,232 @@ class Planner:
             calls=tuple(calls), key=str(plan.values["said"]), target=plan.target, values=spoken
         )
 
+    # -- issue 29's kinds: fans, robot vacuums, appliances, measured values ------------
+
+    def _targets(self, s: _Subject) -> list[Device] | IntentReply:
+        """Return the one device a kind sentence acts on: named, or the one of its kind.
+
+        The kind is looked for in the room (or floor) said, else in the whole home; none
+        there is "no such thing", several without a name is "which one?".
+        """
+        if s.device is not None:
+            return [s.device]
+        if s.domain is None:
+            return reply(s.lang, "not_here", intent=s.intent)
+        pool = (
+            [d for room in self._scope(s) for d in room.devices]
+            if self._scope(s)
+            else self._home().devices
+        )
+        found = [d for d in pool if fits(d, s.domain, s.device_class) and may_see(s.token, d)]
+        if not found:
+            return self._no_kind(s)
+        if len(found) > 1:
+            return which_one(found, s.intent, s.lang, s.token)
+        return found
+
+    def _fans(self, s: _Subject) -> list[Device] | IntentReply:
+        """Return the fan named, or the fans of the room or floor said."""
+        if s.device is not None:
+            return [s.device]
+        if not self._scope(s):
+            return reply(s.lang, "where", intent=s.intent)
+        fans = self._members(s)
+        return fans or self._no_kind(s)
+
+    def _fan_switch(self, s: _Subject, on: bool) -> Plan | IntentReply:
+        """Return a fan's on/off: its own on/off tool, else its FanMode.
+
+        "On" is the mode On where the fan's sequence has it, else High (Matter 1.4
+        4.4.6.1: On means the fan at its top speed).
+        """
+        fans = self._fans(s)
+        if isinstance(fans, IntentReply):
+            return fans
+        calls = []
+        for fan in fans:
+            call = self._call("on" if on else "off", {}, fan.name, device=fan)
+            mode_tool = self._tool_for("set_fan_mode", device_id=fan.id)
+            if call is None and mode_tool is not None:
+                modes = mode_tool.parameters.get("properties", {}).get("mode", {}).get("enum", [])
+                mode = "off" if not on else next((m for m in ("on", "high") if m in modes), None)
+                if mode is not None and mode in modes:
+                    call = Call(definition=mode_tool, params={"mode": mode}, target=fan.name)
+            if call is not None:
+                calls.append(call)
+        if not calls:
+            return reply(s.lang, "cannot", target=fans[0].name, intent=s.intent)
+        target = calls[0].target if len(calls) == 1 else both(s.lang, [c.target for c in calls])
+        return Plan(calls=tuple(calls), key="on" if on else "off", target=target)
+
+    def _fan_speed(self, s: _Subject, r: Reading) -> Plan | IntentReply:
+        s = s.with_domain("fan")
+        fans = self._fans(s)
+        if isinstance(fans, IntentReply):
+            return fans
+        said = r.values.get("percentage", r.values.get("fan_speed"))  # HA's slot, or ours
+        if said is None:
+            return reply(s.lang, "not_here", intent=s.intent)
+        percent = number(said)
+        calls = [
+            c
+            for fan in fans
+            if (c := self._call("set_fan_speed", {"percent": percent}, fan.name, device=fan))
+        ]
+        if not calls:
+            return reply(s.lang, "cannot", target=fans[0].name, intent=s.intent)
+        target = calls[0].target if len(calls) == 1 else both(s.lang, [c.target for c in calls])
+        return Plan(
+            calls=tuple(calls),
+            key="fan_speed",
+            target=target,
+            values={"percent": spoken_number(percent, s.lang)},
+        )
+
+    def _faster(self, s: _Subject, r: Reading, text: str, up: bool) -> Plan | IntentReply:
+        """Return the fans' state reads; ``after_reads`` steps each one's speed from them."""
+        fans = self._fans(s)
+        if isinstance(fans, IntentReply):
+            return fans
+        if s.device is not None and domain_of(s.device) != "fan":
+            return reply(s.lang, "cannot", target=s.device.name, intent=s.intent)
+        step = (
+            number(r.values["step"])
+            if "step" in r.values
+            else (SMALL_STEP if is_small(text, s.lang) else FAN_STEP)
+        )
+        able = [f for f in fans if self._tool_for("set_fan_speed", device_id=f.id) is not None]
+        reads = [c for f in able if (c := self._call("state", {}, f.name, device=f)) is not None]
+        if not reads:
+            return reply(s.lang, "cannot", target=s.place or fans[0].name, intent=s.intent)
+        return Plan(
+            calls=tuple(reads),
+            key="relative_fan",
+            target=s.place or fans[0].name,
+            values={"delta": step if up else -step, "devices": able},
+        )
+
+    def _fan_speeds_after(self, plan: Plan, states: Sequence[Any], lang: str) -> Plan:
+        """Return each fan's new speed: its own speed read back, stepped.
+
+        An idle fan is only sped up; slowing down stops at FAN_SLOWEST.
+        """
+        delta = float(plan.values["delta"])
+        calls = []
+        for fan, state in zip(plan.values["devices"], states, strict=True):
+            state = state if isinstance(state, dict) else {}
+            current = state.get("fan_speed_percent")
+            if not isinstance(current, int | float) or state.get("fan_mode") == "off":
+                current = 0
+            if delta < 0 and current <= 0:
+                continue  # an idle fan is not "slower"
+            low = FAN_SLOWEST if delta < 0 else 1
+            percent = number(round(max(low, min(100.0, current + delta))))
+            call = self._call("set_fan_speed", {"percent": percent}, fan.name, device=fan)
+            if call is not None:
+                calls.append(call)
+        values = {"percent": spoken_number(calls[0].params["percent"], lang)} if calls else {}
+        target = calls[0].target if len(calls) == 1 else plan.target
+        return Plan(calls=tuple(calls), key="fan_speed", target=target, values=values)
+
+    def _operate(self, s: _Subject, r: Reading) -> Plan | IntentReply:
+        """Return a robot's or an appliance's start / pause / resume / stop / dock."""
+        if s.intent == "HassVacuumReturnToBase":
+            action = "return_to_base"
+        else:
+            action = str(r.values.get("action", "start"))
+        if s.intent.startswith("HassVacuum"):
+            s = s.with_domain("vacuum")
+        if s.device is not None and domain_of(s.device) not in ("vacuum", "appliance"):
+            return reply(s.lang, "cannot", target=s.device.name, intent=s.intent)
+        targets = self._targets(s)
+        if isinstance(targets, IntentReply):
+            return targets
+        device = targets[0]
+        call = self._call(action, {}, device.name, device=device)
+        if call is None:
+            return reply(s.lang, "cannot", target=device.name, intent=s.intent)
+        key = {"return_to_base": "dock"}.get(action, action)
+        return Plan(calls=(call,), key=key, target=device.name)
+
+    def _clean_area(self, s: _Subject) -> Plan | IntentReply:
+        """Return "clean the kitchen": the robot that knows that room, by its own name."""
+        if s.room is None:
+            return reply(s.lang, "where", intent=s.intent)
+        room = s.room
+        s = replace(s, domain="vacuum", room=None)  # the robot lives anywhere in the home
+        targets = [s.device] if s.device is not None else self._members_anywhere(s)
+        if not targets:
+            return self._no_kind(s)
+        spoken = {label.casefold() for label in room.labels} | {room.slug}
+        knows: list[tuple[Device, ToolDefinition, str]] = []
+        for robot in targets:
+            tool = self._tool_for("clean_areas", device_id=robot.id)
+            if tool is None:
+                continue
+            names = tool.parameters.get("properties", {}).get("areas", {})
+            names = names.get("items", {}).get("enum", [])
+            area = next((n for n in names if str(n).casefold() in spoken), None)
+            if area is not None:
+                knows.append((robot, tool, str(area)))
+        if not knows:
+            return reply(s.lang, "unknown_area", target=targets[0].name, room=room.name)
+        if len(knows) > 1:
+            return which_one([k[0] for k in knows], s.intent, s.lang, s.token)
+        robot, tool, area = knows[0]
+        call = Call(definition=tool, params={"areas": [area]}, target=robot.name)
+        return Plan(
+            calls=(call,), key="clean_areas", target=robot.name, values={"areas": room.name}
+        )
+
+    def _members_anywhere(self, s: _Subject) -> list[Device]:
+        """Return the home's devices of the subject's kind that the caller may see."""
+        return [
+            d
+            for d in self._home().devices
+            if s.domain is not None and fits(d, s.domain, s.device_class) and may_see(s.token, d)
+        ]
+
+    def _reports(self, device: Device, fields: tuple[str, ...]) -> ToolDefinition | None:
+        """Return ``device``'s state tool when its state has one of ``fields``."""
+        tool = self._tool_for("state", device_id=device.id)
+        if tool is None or not set(fields) & set((tool.returns or {}).get("properties", {})):
+            return None
+        return tool
+
+    def _measure(self, s: _Subject, r: Reading) -> Plan | IntentReply:
+        """Return the state read that answers "how much power …", "what's the CO2 in …"."""
+        measure = str(r.values.get("measure", ""))
+        fields = MEASURES.get(measure)
+        if fields is None:
+            return reply(s.lang, "not_here", intent=s.intent)
+        if s.device is not None:
+            tool = self._reports(s.device, fields)
+            if tool is None:
+                return reply(s.lang, "cannot", target=s.device.name, intent=s.intent)
+            call = Call(definition=tool, params={}, target=s.device.name)
+            return Plan(
+                calls=(call,), key="measure", target=s.device.name, values={"measure": measure}
+            )
+        rooms = self._scope(s)
+        pool = [d for room in rooms for d in room.devices] if rooms else self._home().devices
+        found = [
+            (d, tool)
+            for d in pool
+            if may_see(s.token, d) and (tool := self._reports(d, fields)) is not None
+        ]
+        if not found:
+            return self._no_kind(replace(s, domain="sensor", device_class=measure))
+        if len(found) > 1:
+            if not rooms:
+                return reply(s.lang, "where", intent=s.intent)
+            return which_one([d for d, _ in found], s.intent, s.lang, s.token)
+        device, tool = found[0]
+        # "the CO2 in Office" is the room's; a plug's power or a leak is the device's
+        target = (s.place if measure in ROOM_MEASURES else "") or device.name
+        call = Call(definition=tool, params={}, target=target)
+        return Plan(calls=(call,), key="measure", target=target, values={"measure": measure})
+
     def _limits(self, devices: Sequence[Device], capability: str) -> tuple[float, float] | None:
         """Return the widest (minimum, maximum) the devices' ``capability`` tools take."""
         lows, highs = [], []
@@ -853,6 +1109,10 @@ class Planner:
 # Subject of intents whose templates carry no domain slot.
 _INTENT_DOMAIN = {
     "HassLightSet": "light",
+    "HassFanSetSpeed": "fan",
+    "HassVacuumStart": "vacuum",
+    "HassVacuumReturnToBase": "vacuum",
+    "HassVacuumCleanArea": "vacuum",
     "HassSetPosition": "cover",
     STOP_INTENT: "cover",
     "HassClimateSetTemperature": "climate",

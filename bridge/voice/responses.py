@@ -9,6 +9,8 @@ placeholder.
 
 from __future__ import annotations
 
+from bridge.voice.kind_words import KIND_RESPONSES
+
 LANGUAGES = ("en", "de", "fr", "es", "nl")
 
 RESPONSES: dict[str, dict[str, str]] = {
@@ -440,6 +442,9 @@ RESPONSES: dict[str, dict[str, str]] = {
         ),
     },
 }
+
+for _language, _table in KIND_RESPONSES.items():  # the newer kinds' answers (kind_words)
+    RESPONSES[_language].update(_table)
 
 OR_WORD = {"en": "or", "de": "oder", "fr": "ou", "es": "o", "nl": "of"}
 AND_WORD = {"en": "and", "de": "und", "fr": "et", "es": "y", "nl": "en"}

@@ -11,6 +11,7 @@ the Kitchen").
 from __future__ import annotations
 
 from bridge.matter import Device
+from bridge.voice.kind_words import APPLIANCE_CLASSES
 
 # our device kind -> Home Assistant domain
 KIND_DOMAINS: dict[str, str] = {
@@ -26,6 +27,15 @@ KIND_DOMAINS: dict[str, str] = {
     "smoke_alarm": "binary_sensor",
     "leak_sensor": "binary_sensor",
     "closure": "cover",  # Matter 1.5 closures: garage doors, gates (classes from the name)
+    # Issue 29's kinds: an air purifier or a hood is a fan to Home Assistant too; a washer,
+    # dryer, dishwasher, oven or microwave an appliance (its class: kind_words).
+    "air_purifier": "fan",
+    "extractor_hood": "fan",
+    "vacuum": "vacuum",
+    "valve": "valve",
+    "freeze_sensor": "binary_sensor",
+    "rain_sensor": "binary_sensor",
+    **dict.fromkeys(APPLIANCE_CLASSES, "appliance"),
 }
 SENSOR_KINDS = {
     "temperature_sensor": "temperature",
@@ -105,6 +115,8 @@ def fits(device: Device, domain: str, device_class: str | None = None) -> bool:
         return bool(set(device_class.split(",")) & cover_classes(device))
     if domain == "sensor":
         return SENSOR_KINDS.get(device.kind) == device_class
+    if domain == "appliance":  # "start the dishwasher" never starts the washer
+        return APPLIANCE_CLASSES.get(device.kind) == device_class
     return True
 
 
@@ -136,6 +148,20 @@ _NOUNS: dict[str, dict[str, str]] = {
         "shutter": "shutter",
         "window": "window",
         "awning": "awning",
+        "appliance": "appliance",
+        "dishwasher": "dishwasher",
+        "washer": "washing machine",
+        "dryer": "dryer",
+        "oven": "oven",
+        "microwave": "microwave",
+        "power": "power meter",
+        "energy": "energy meter",
+        "carbon_dioxide": "CO2 sensor",
+        "pm25": "particulate sensor",
+        "aqi": "air quality sensor",
+        "illuminance": "light sensor",
+        "leak": "leak sensor",
+        "minutes_left": "appliance",
     },
     "de": {
         "light": "Licht",
@@ -164,6 +190,20 @@ _NOUNS: dict[str, dict[str, str]] = {
         "shutter": "Rollladen",
         "window": "Fenster",
         "awning": "Markise",
+        "appliance": "Haushaltsgerät",
+        "dishwasher": "Spülmaschine",
+        "washer": "Waschmaschine",
+        "dryer": "Trockner",
+        "oven": "Backofen",
+        "microwave": "Mikrowelle",
+        "power": "Strommesser",
+        "energy": "Energiezähler",
+        "carbon_dioxide": "CO2-Sensor",
+        "pm25": "Feinstaubsensor",
+        "aqi": "Luftqualitätssensor",
+        "illuminance": "Lichtsensor",
+        "leak": "Wassermelder",
+        "minutes_left": "Haushaltsgerät",
     },
     "fr": {
         "light": "lumière",
@@ -192,6 +232,20 @@ _NOUNS: dict[str, dict[str, str]] = {
         "shutter": "volet",
         "window": "fenêtre",
         "awning": "auvent",
+        "appliance": "appareil",
+        "dishwasher": "lave-vaisselle",
+        "washer": "machine à laver",
+        "dryer": "sèche-linge",
+        "oven": "four",
+        "microwave": "micro-ondes",
+        "power": "compteur électrique",
+        "energy": "compteur d'énergie",
+        "carbon_dioxide": "capteur de CO2",
+        "pm25": "capteur de particules",
+        "aqi": "capteur de qualité de l'air",
+        "illuminance": "capteur de lumière",
+        "leak": "détecteur de fuite",
+        "minutes_left": "appareil",
     },
     "es": {
         "light": "luz",
@@ -220,6 +274,20 @@ _NOUNS: dict[str, dict[str, str]] = {
         "shutter": "contraventana",
         "window": "ventana",
         "awning": "toldo",
+        "appliance": "electrodoméstico",
+        "dishwasher": "lavavajillas",
+        "washer": "lavadora",
+        "dryer": "secadora",
+        "oven": "horno",
+        "microwave": "microondas",
+        "power": "medidor de potencia",
+        "energy": "medidor de energía",
+        "carbon_dioxide": "sensor de CO2",
+        "pm25": "sensor de partículas",
+        "aqi": "sensor de calidad del aire",
+        "illuminance": "sensor de luz",
+        "leak": "sensor de fugas",
+        "minutes_left": "electrodoméstico",
     },
     "nl": {
         "light": "lamp",
@@ -248,6 +316,20 @@ _NOUNS: dict[str, dict[str, str]] = {
         "shutter": "rolluik",
         "window": "raam",
         "awning": "zonnescherm",
+        "appliance": "apparaat",
+        "dishwasher": "vaatwasser",
+        "washer": "wasmachine",
+        "dryer": "droger",
+        "oven": "oven",
+        "microwave": "magnetron",
+        "power": "stroommeter",
+        "energy": "energiemeter",
+        "carbon_dioxide": "CO2-sensor",
+        "pm25": "fijnstofsensor",
+        "aqi": "luchtkwaliteitssensor",
+        "illuminance": "lichtsensor",
+        "leak": "lekmelder",
+        "minutes_left": "apparaat",
     },
 }
 

@@ -3,7 +3,7 @@
 ``load_templates(language)`` returns Home Assistant's ``home-assistant-intents`` document
 for the language with every intent whose sentences are closed phrases (wildcard intents
 such as "add {item} to my list" or "play {anything}" are left out: they would swallow
-sentences and the bridge does none of them). Sentences about media, vacuums, timers and
+sentences and the bridge does none of them). Sentences about media, timers and
 the like are still recognised, so the answer says the bridge cannot do *that* instead of
 guessing something else.
 
@@ -16,6 +16,8 @@ import copy
 from typing import Any
 
 from home_assistant_intents import get_intents
+
+from bridge.voice.kind_words import KIND_TEMPLATES
 
 # Intents whose sentences end in a free-text wildcard; nothing the bridge can serve.
 WILDCARD_INTENTS = frozenset(
@@ -910,10 +912,11 @@ def load_templates(language: str) -> dict[str, Any] | None:
     if doc is None:
         return None
     intents = {k: v for k, v in doc["intents"].items() if k not in WILDCARD_INTENTS}
-    for intent, groups in EXTRA.get(language, {}).items():
-        target = intents.setdefault(intent, {"data": []})
-        for sentences, extra in groups:
-            target["data"].append({"sentences": list(sentences), **copy.deepcopy(extra)})
+    for extras in (EXTRA, KIND_TEMPLATES):  # ours, then the newer kinds' (kind_words)
+        for intent, groups in extras.get(language, {}).items():
+            target = intents.setdefault(intent, {"data": []})
+            for sentences, extra in groups:
+                target["data"].append({"sentences": list(sentences), **copy.deepcopy(extra)})
     light_set = intents.get("HassLightSet")
     if light_set is not None:
         light_set["data"].extend(_colour_temperature_twins(light_set["data"]))

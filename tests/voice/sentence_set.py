@@ -167,6 +167,8 @@ MULTI_LANGUAGE_SETS = (
     "everyday",
     "speech",
     "speech_heldout",
+    "kinds",
+    "kinds_heldout",
 )
 
 
