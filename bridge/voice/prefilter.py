@@ -44,8 +44,9 @@ if TYPE_CHECKING:
 _BREAK_WORDS = str.maketrans("-_", "  ")
 # Rule references nest; a loop of rules requires nothing.
 _MAX_DEPTH = 24
-# Narrowed intents kept per template set (one per set of absent lists), and lists spelled.
-_KEPT = 64
+# Narrowed intents kept per template set (one per set of absent lists: the sentence sets
+# need ~70 for English), and lists spelled (the home's are new after every change).
+_KEPT, _KEPT_LISTS = 256, 64
 # A value template with more spellings than this is not judged.
 _SPELLINGS = 256
 # Length of the pieces a text is cut into to rule values out at once.
@@ -255,7 +256,7 @@ class TemplateIndex:
             return kept[1]
         values = _list_spellings(slot_list, self.intents.language)
         spelled = None if values is None else _SpelledList.of(values, self._scopes)
-        if len(self._spelled) >= _KEPT:  # the home's lists are new after every change
+        if len(self._spelled) >= _KEPT_LISTS:
             self._spelled.clear()
         self._spelled[id(slot_list)] = (slot_list, spelled)
         return spelled
