@@ -646,7 +646,7 @@ class Soak:
                         await self.pace(6)
             except Exception as err:
                 if self.calls and self.calls[-1].kind == "mcp" and not self.calls[-1].answer:
-                    self.calls[-1].answer = f"reset {type(err).__name__}"
+                    self.calls[-1].answer = "reset " + _leaves(err)
                     self.calls[-1].took = time.monotonic() - self.calls[-1].sent
                 await asyncio.sleep(1.0)
 
@@ -1213,8 +1213,19 @@ def _percent(state: dict[str, Any]) -> float:
     return -100.0
 
 
+def _leaves(err: BaseException) -> str:
+    """Name what really ended an MCP session: the leaves of an exception group, with an
+    HTTP status where there is one ("ConnectError" while the bridge is down, "404" for a
+    session the restarted bridge does not know)."""
+    if isinstance(err, BaseExceptionGroup):
+        return "+".join(sorted({_leaves(e) for e in err.exceptions}))
+    status = getattr(getattr(err, "response", None), "status_code", None)
+    return f"{type(err).__name__} {status}" if status else type(err).__name__
+
+
 def _growth(rows: list[tuple[float, int, int, int]]) -> dict[str, Any]:
-    """Return RSS / fd growth per hour over the longest run of one PID."""
+    """Return RSS / fd growth per hour over the longest run of one PID, and over its
+    second half alone (``late``: start-up and warm-up excluded, what a leak would show)."""
     by_pid: dict[int, list[tuple[float, int, int, int]]] = defaultdict(list)
     for row in rows:
         by_pid[row[1]].append(row)
@@ -1228,6 +1239,13 @@ def _growth(rows: list[tuple[float, int, int, int]]) -> dict[str, Any]:
     if span_h > 0:
         out["rss_mib_per_h"] = round((longest[-1][2] - longest[0][2]) / 1024 / span_h, 1)
         out["fds_per_h"] = round((longest[-1][3] - longest[0][3]) / span_h, 1)
+        half = next(
+            r for r in longest if r[0] >= longest[0][0] + (longest[-1][0] - longest[0][0]) / 2
+        )
+        if longest[-1][0] > half[0]:
+            late_h = (longest[-1][0] - half[0]) / 3600
+            out["late_rss_mib"] = [half[2] // 1024, longest[-1][2] // 1024]
+            out["late_rss_mib_per_h"] = round((longest[-1][2] - half[2]) / 1024 / late_h, 1)
     return out
 
 
