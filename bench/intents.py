@@ -147,6 +147,7 @@ async def run(
         "compound held-out": load_sentences("compound_heldout"),
         "speech": load_sentences("speech"),
         "speech held-out": load_sentences("speech_heldout"),
+        "everyday": load_sentences("everyday"),
     }
     async with start_home(controller_url, state_dir, DUMPS, key_file, VOICE) as home:
         await furnish(home)
