@@ -11,7 +11,13 @@ then the latency of the whole ``handle`` (recognise + invoke through the pipelin
 controller round trip) against the baseline of recognition alone, in the same run.
 Sentences that were not exact are listed.
 
-    .venv/bin/python bench/intents.py [--rounds 3]
+    .venv/bin/python bench/intents.py [--rounds 3] [--before CHECKOUT]
+
+``--before CHECKOUT`` (another checkout of the bridge, e.g. a worktree of an older
+commit) also prints recognition on the 50-device home before -> after: the same devices
+and sentences are recognised in child processes, one importing ``bridge`` from
+CHECKOUT and one from this checkout, taking turns round by round, so both meet the
+same machine (wall-clock and CPU time of the recognising thread).
 """
 
 from __future__ import annotations
@@ -25,7 +31,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+# The checkout whose bridge is measured: this one, or (child processes of --before) the
+# one named by INTENTS_BENCH_ROOT.
+sys.path.insert(
+    0, os.environ.get("INTENTS_BENCH_ROOT") or str(Path(__file__).resolve().parent.parent)
+)
 
 from bridge.voice.intents import normalise_language
 from tests.support.fabric import open_fabric, running_controller
@@ -80,13 +90,11 @@ _BIG_ROOMS = [
 ]
 
 
-def fifty_device_recognition(home: Any, sentences: list[Any], rounds: int) -> list[float]:
-    """Return recognition times on a home of BIG_HOME devices: the furnished home's own
-    devices plus copies of them (same kinds and clusters) named and placed in twelve more
-    rooms. Recognition reads only names, rooms and kinds, so the copies need no node."""
+def fifty_devices(home: Any) -> list[Any]:
+    """Return a home of BIG_HOME devices: the furnished home's own devices plus copies of
+    them (same kinds and clusters) named and placed in twelve more rooms. Recognition
+    reads only names, rooms and kinds, so the copies need no node."""
     from dataclasses import replace
-
-    from bridge.voice.intents import IntentEngine
 
     real = list(home.service.matter.bridge.devices())
     devices = list(real)
@@ -103,6 +111,14 @@ def fifty_device_recognition(home: Any, sentences: list[Any], rounds: int) -> li
                 aliases=(),
             )
         )
+    return devices
+
+
+def fifty_device_recognition(home: Any, sentences: list[Any], rounds: int) -> list[float]:
+    """Return recognition times (ms) on the BIG_HOME-device home (``fifty_devices``)."""
+    from bridge.voice.intents import IntentEngine
+
+    devices = fifty_devices(home)
     assert home.service.invocation is not None
     engine = IntentEngine(
         registry=home.service.registry,
@@ -121,7 +137,9 @@ def fifty_device_recognition(home: Any, sentences: list[Any], rounds: int) -> li
     return times
 
 
-async def run(controller_url: str, key_file: str, state_dir: Path, rounds: int) -> None:
+async def run(
+    controller_url: str, key_file: str, state_dir: Path, rounds: int, before: str | None = None
+) -> None:
     sets = {
         "development": load_sentences("dev"),
         "held-out": load_sentences("heldout"),
@@ -129,6 +147,7 @@ async def run(controller_url: str, key_file: str, state_dir: Path, rounds: int) 
         "compound held-out": load_sentences("compound_heldout"),
         "speech": load_sentences("speech"),
         "speech held-out": load_sentences("speech_heldout"),
+        "everyday": load_sentences("everyday"),
     }
     async with start_home(controller_url, state_dir, DUMPS, key_file, VOICE) as home:
         await furnish(home)
@@ -154,6 +173,7 @@ async def run(controller_url: str, key_file: str, state_dir: Path, rounds: int) 
                 engine.recognize(s.text, normalise_language(s.language))
                 recognise_ms.append((time.perf_counter() - started) * 1000)
         big_ms = fifty_device_recognition(home, sets["development"], rounds)
+        big_home = fifty_devices(home)
     for name, found in outcomes.items():
         table(name, found)
     handle_ms = [o.duration_ms for o in outcomes["development"]]
@@ -171,6 +191,8 @@ async def run(controller_url: str, key_file: str, state_dir: Path, rounds: int) 
         f"recognise only, {BIG_HOME}-device home ({rounds} rounds, development set): "
         f"p50 {pct(big_ms, 0.5):.2f} ms, p95 {pct(big_ms, 0.95):.2f} ms (budget: p50 <= 10 ms)"
     )
+    if before is not None:
+        before_after(big_home, sets["development"], before, rounds)
     for name, found in outcomes.items():
         ms = [o.duration_ms for o in found]
         print(
@@ -183,14 +205,86 @@ async def run(controller_url: str, key_file: str, state_dir: Path, rounds: int) 
         )
 
 
+def recognition_child(devices_file: str, rounds: int) -> None:
+    """Recognise the pickled sentences on the pickled devices; print times as JSON.
+
+    Runs with ``bridge`` imported from whichever checkout is first on ``sys.path``.
+    """
+    import json
+    import pickle
+
+    from bridge.tools.registry import ToolRegistry
+    from bridge.voice.intents import IntentEngine
+
+    with open(devices_file, "rb") as f:
+        devices, sentences, floors = pickle.load(f)
+    engine = IntentEngine(
+        registry=ToolRegistry(),
+        invoker=None,  # type: ignore[arg-type]  # recognition never calls
+        devices=lambda: devices,
+        tool_for=lambda *a, **k: None,
+        floors=floors,
+    )
+    for text, lang in sentences:  # first pass compiles every language's templates
+        engine.recognize(text, lang)
+    wall, cpu = [], []
+    for _ in range(rounds):
+        for text, lang in sentences:
+            w0, c0 = time.perf_counter(), time.thread_time()
+            engine.recognize(text, lang)
+            cpu.append((time.thread_time() - c0) * 1000)
+            wall.append((time.perf_counter() - w0) * 1000)
+    print(json.dumps({"wall": wall, "cpu": cpu}))
+
+
+def before_after(devices: list[Any], sentences: list[Any], before: str, rounds: int) -> None:
+    """Print recognition on the 50-device home before -> after (child processes in turn)."""
+    import json
+    import pickle
+    import subprocess
+
+    here = str(Path(__file__).resolve().parent.parent)
+    texts = [(s.text, normalise_language(s.language)) for s in sentences]
+    found: dict[str, dict[str, list[float]]] = {"before": {}, "after": {}}
+    with tempfile.TemporaryDirectory(prefix="intents-before-") as tmp:
+        pickled = Path(tmp) / "home.pickle"
+        pickled.write_bytes(pickle.dumps((devices, texts, VOICE.floors)))
+        for _ in range(rounds):
+            for name, root in (("before", before), ("after", here)):
+                out = subprocess.run(
+                    [sys.executable, __file__, "--child", str(pickled), "--rounds", "1"],
+                    env={**os.environ, "INTENTS_BENCH_ROOT": root},
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                    timeout=300,
+                )
+                times = json.loads(out.stdout.strip().splitlines()[-1])
+                for kind, values in times.items():
+                    found[name].setdefault(kind, []).extend(values)
+    for kind, label in (("wall", "wall clock"), ("cpu", "CPU of the recognising thread")):
+        b, a = found["before"][kind], found["after"][kind]
+        print(
+            f"recognise only, {BIG_HOME}-device home, {label} ({rounds} rounds, development "
+            f"set): before p50 {pct(b, 0.5):.2f} ms, p95 {pct(b, 0.95):.2f} ms -> after "
+            f"p50 {pct(a, 0.5):.2f} ms, p95 {pct(a, 0.95):.2f} ms "
+            f"({pct(b, 0.5) / pct(a, 0.5):.1f}x at p50; budget: p50 <= 10 ms)"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3, help="passes over the set (1-20)")
+    parser.add_argument("--before", help="another checkout: recognition before -> after")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     rounds = max(1, min(20, args.rounds))
+    if args.child:
+        recognition_child(args.child, rounds)
+        return
     with open_fabric(f"atm-bench-{os.getpid()}") as fab, running_controller(fab, "bench") as ctl:
         with tempfile.TemporaryDirectory(prefix="intents-bench-") as tmp:
-            asyncio.run(run(ctl.url, ctl.key_file, Path(tmp) / "state", rounds))
+            asyncio.run(run(ctl.url, ctl.key_file, Path(tmp) / "state", rounds, args.before))
 
 
 if __name__ == "__main__":

@@ -399,12 +399,21 @@ class Planner:
         return self._each(s, capability, {}, SAID.get(capability, capability))
 
     def _everything_off(self, s: _Subject, r: Reading) -> Plan | IntentReply:
-        """Return every room's lights-off call and every switch's off call (nothing else)."""
+        """Return the lights-off and switch-off calls of the subject's room, floor or home.
+
+        Nothing else: never a lock, cover, thermostat or fan, and never a room outside
+        the place said ("turn everything off upstairs" is that floor's rooms only).
+        """
         if s.intent != "HassTurnOff":
             return reply(s.lang, "not_here", intent=s.intent)
-        lights = self._room_lights(s, replace(r, combo="domain_all"), "off", {}, "off")
+        rooms = self._scope(s)
+        whole_home = s.room is None and s.floor is None
+        lights = self._room_lights(
+            s, replace(r, combo="domain_all") if whole_home else r, "off", {}, "off"
+        )
         calls = list(lights.calls) if isinstance(lights, Plan) else []
-        for device in self._home().devices:
+        pool = [d for room in rooms for d in room.devices] if not whole_home else None
+        for device in self._home().devices if pool is None else pool:
             # Only switches the caller may see, as only the rooms it sees above.
             if domain_of(device) == "switch" and may_see(s.token, device):
                 call = self._call("off", {}, device.name, device=device)
@@ -412,7 +421,10 @@ class Planner:
                     calls.append(call)
         if not calls:
             return self._no_kind(s)
-        return Plan(calls=tuple(calls), key="everything_off", target="")
+        if whole_home:
+            return Plan(calls=tuple(calls), key="everything_off", target="")
+        where = s.room.name if s.room is not None else s.floor.name if s.floor else ""
+        return Plan(calls=tuple(calls), key="everything_off_in", target=where)
 
     def _room_lights(
         self,

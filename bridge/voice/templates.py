@@ -158,7 +158,16 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
         # room + kind: "lock the entry lock" (the lock(s) of a room said aloud)
         "HassTurnOff": [
             (["unlock [the] {area} lock[s]"], _LOCK),
-            (["(turn|switch) (off everything|everything off)"], _EVERYTHING),
+            (
+                [
+                    "(turn|switch) (off everything|everything off)",
+                    # on a floor or in a room: only there
+                    "[(turn|switch)] everything off [(on|in)] [the] {floor}",
+                    "(turn|switch) off everything [(on|in)] [the] {floor}",
+                    "(turn|switch) (off everything|everything off) in [the] {area}",
+                ],
+                _EVERYTHING,
+            ),
             (
                 [
                     "(turn|switch|shut) off [the] {floor} <light>",
@@ -378,7 +387,16 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
             (["(öffne|öffnen|mach) [das] (Tor|Hoftor)[ auf]"], _GATE),
         ],
         "HassTurnOff": [
-            (["(schalte|mach) alles aus"], _EVERYTHING),
+            (
+                [
+                    "(schalte|mach) alles aus",
+                    "(schalte|mach) alles (im|in der|auf der|auf dem) {floor} aus",
+                    "(schalte|mach) (im|in der|auf der|auf dem) {floor} alles aus",
+                    "(schalte|mach) alles (im|in der|in dem) {area} aus",
+                    "(schalte|mach) (im|in der|in dem) {area} alles aus",
+                ],
+                _EVERYTHING,
+            ),
             (["(schließe|schließ|mach) [das] (Garagentor|Garage|Garagentür)[ zu]"], _GARAGE),
             (["(schließe|schließ|mach) [das] (Tor|Hoftor)[ zu]"], _GATE),
         ],
@@ -552,7 +570,14 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
         ],
         "HassTurnOff": [
             (["<eteins> <tous> [<le>]<lumiere>"], _ALL_LIGHTS),
-            (["éteins tout"], _EVERYTHING),
+            (
+                [
+                    "éteins tout",
+                    "éteins tout (à|au|dans) [(l'|le |la )]{floor}",
+                    "éteins tout (dans|à) [(l'|le |la )]{area}",
+                ],
+                _EVERYTHING,
+            ),
             (["ferme (la porte du garage|le garage)"], _GARAGE),
             (["ferme le portail"], _GATE),
         ],
@@ -669,7 +694,14 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
             (["abre (la verja|el portón)"], _GATE),
         ],
         "HassTurnOff": [
-            (["apaga todo"], _EVERYTHING),
+            (
+                [
+                    "apaga todo",
+                    "apaga todo (en|de) [(la|el)] {floor}",
+                    "apaga todo (en|de|del) [(la|el)] {area}",
+                ],
+                _EVERYTHING,
+            ),
             (
                 [
                     "apaga (la luz|las luces|luces) (de|del|de la) {floor}",
@@ -764,7 +796,16 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
         ],
         "HassTurnOff": [
             (["[<change>] <all> <light> uit", "<all> <light> uit[ ](zetten|doen)"], _ALL_LIGHTS),
-            (["(zet|doe) alles uit"], _EVERYTHING),
+            (
+                [
+                    "(zet|doe) alles uit",
+                    "(zet|doe) alles uit (op|in) [(de|het)] {floor}",
+                    "(zet|doe) alles (op|in) [(de|het)] {floor} uit",
+                    "(zet|doe) alles uit in [(de|het)] {area}",
+                    "(zet|doe) alles in [(de|het)] {area} uit",
+                ],
+                _EVERYTHING,
+            ),
             (
                 [
                     "(doe|zet) (de lampen|de lichten|de verlichting|het licht) "

@@ -190,6 +190,32 @@ async def test_a_compound_sentence_is_answered_part_by_part_or_not_at_all(home: 
     assert [c["ok"] for c in reply.calls] == [True, False]
 
 
+async def test_everything_off_on_a_floor_stays_on_that_floor(home: Home) -> None:
+    engine = home.service.intents
+    assert engine is not None
+    assert home.service.invocation is not None
+    token = home.service.invocation.verifier.verify(home.token("device:control:*", "device:read:*"))
+    reply = await engine.handle("turn everything off upstairs", "en", token=token)
+    # the first floor's one room with lights; never the ground floor's four rooms
+    assert [c["tool"] for c in reply.calls] == ["matter:room_schlafzimmer_lights_off"]
+    assert (reply.handled, reply.speech) == (
+        True,
+        "Turned off every light and switch in First Floor.",
+    )
+    reply = await engine.handle("mach unten alles aus", "de", token=token)
+    assert [c["tool"] for c in reply.calls] == [
+        "matter:room_kitchen_lights_off",
+        "matter:room_living_room_lights_off",
+        "matter:room_salon_lights_off",
+        "matter:room_terraza_lights_off",
+    ]
+    assert reply.speech == "Alle Lichter und Schalter in Ground Floor sind ausgeschaltet."
+    # the hall holds a lock and a thermostat but no light: nothing is done, and said why
+    reply = await engine.handle("turn everything off in the hall", "en", token=token)
+    assert (reply.handled, reply.calls) == (False, ())
+    assert reply.speech == "Sorry, there is no light in Hall that I can control."
+
+
 async def test_a_fahrenheit_home_hears_and_answers_in_fahrenheit(home: Home) -> None:
     engine = home.service.intents
     assert engine is not None

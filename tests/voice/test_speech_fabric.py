@@ -120,6 +120,29 @@ async def test_a_floor_command_switches_that_floors_lights_only(home: Home) -> N
     await _until(home, kitchen, "on", False)
 
 
+async def test_everything_off_upstairs_leaves_downstairs_alone(home: Home) -> None:
+    bedroom, kitchen = _slug(home, "Bedroom Light"), _slug(home, "Kitchen Lamp")
+    shade = _slug(home, "Garage Shade")
+    await _tool(home, f"{bedroom}_on")
+    await _tool(home, f"{kitchen}_on")
+    await _until(home, bedroom, "on", True)
+    await _until(home, kitchen, "on", True)
+    shade_before = await _state(home, shade)
+    reply = await _say(home, "turn everything off upstairs")
+    assert (reply.handled, reply.speech) == (
+        True,
+        "Turned off every light and switch in First Floor.",
+    )
+    assert [c["tool"] for c in reply.calls] == ["matter:room_bedroom_lights_off"]
+    await _until(home, bedroom, "on", False)
+    assert (await _state(home, kitchen))["on"] is True  # downstairs untouched
+    # downstairs: its light only - never the shade or the garage door beside it
+    reply = await _say(home, "apaga todo abajo", "es")
+    assert [c["tool"] for c in reply.calls] == ["matter:room_kitchen_lights_off"]
+    await _until(home, kitchen, "on", False)
+    assert await _state(home, shade) == shade_before
+
+
 async def test_a_relative_change_reads_the_light_and_steps_from_there(home: Home) -> None:
     kitchen = _slug(home, "Kitchen Lamp")
     await _tool(home, f"{kitchen}_brightness", {"percent": 50})
