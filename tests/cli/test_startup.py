@@ -40,6 +40,7 @@ def test_building_the_parser_leaves_the_matter_sdk_unimported() -> None:
         "demo",
         "devices",
         "doctor",
+        "floors",
         "generate",
         "invoke",
         "keys",

@@ -20,6 +20,7 @@ def test_shipped_maps_load() -> None:
         "CarbonDioxideConcentrationMeasurement",
         "CarbonMonoxideConcentrationMeasurement",
         "ClosureControl",
+        "ClosureDimension",
         "ColorControl",
         "DishwasherMode",
         "DoorLock",
