@@ -2,7 +2,8 @@
 
 Real devices of devices/kinds/ (a fan, an air purifier, a robot vacuum with its own
 rooms, a water valve, a plug with energy metering, a dishwasher, a laundry washer, an
-air-quality monitor, an illuminance sensor, a leak sensor), commissioned by a
+air-quality monitor, an illuminance sensor, a leak sensor, an EV charger, a water
+heater), commissioned by a
 python-matter-server of this module's own, a bridge on it. The sentences of
 tests/voice/sentences/kinds*.yaml must make exactly their calls (never a wrong one), and
 a spoken command for each kind's primary function must change the device itself, as its
@@ -96,6 +97,18 @@ HOME: list[tuple[str, str, str, list[str]]] = [
         "Kitchen",
         ["Wassermelder", "détecteur de fuite", "sensor de fugas", "lekmelder"],
     ),
+    (
+        "ev-charger",
+        "Driveway Charger",
+        "Garage",
+        ["Wallbox", "borne de recharge", "cargador del coche", "laadpaal"],
+    ),
+    (
+        "water-heater",
+        "Water Heater",
+        "Utility Room",
+        ["Warmwasserbereiter", "chauffe-eau", "calentador de agua", "boiler"],
+    ),
 ]
 ROOM_ALIASES = {
     "Kitchen": ["Küche", "cuisine", "cocina", "keuken"],
@@ -105,6 +118,8 @@ ROOM_ALIASES = {
     "Garden": ["Garten", "jardin", "jardín", "tuin"],
     "Hall": ["Flur", "couloir", "pasillo", "gang"],
     "Laundry": ["Waschküche", "buanderie", "lavadero", "washok"],
+    "Garage": ["Garage", "garage", "garaje", "garage"],
+    "Utility Room": ["Hauswirtschaftsraum", "cellier", "cuarto de servicio", "bijkeuken"],
 }
 NUMBERS = Numbering(name="voice-kinds", port=6900, passcode=20206001, discriminator=0xF10)
 # Sentences not understood yet, pinned by set, language and text (see test_sentences.py).
