@@ -132,7 +132,10 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
             (["(start|run) [the] (dryer|tumble dryer)"], _kind("start", "appliance", "dryer")),
             # cycles and clean modes by the device's own names ("in eco mode", "on wool")
             (["(start|run) [the] {name} (on|in|with) {mode}"], _op("mode_start")),
-            (["(set|switch) [the] {name} to {mode}"], _op("mode")),
+            (
+                ["(set|switch) [the] {name} to {mode}", "put [the] {name} (on|to) {mode}"],
+                _op("mode"),
+            ),
             (
                 ["(start|run) [the] dishwasher (on|in|with) {mode}"],
                 _kind("mode_start", "appliance", "dishwasher"),
@@ -499,7 +502,10 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                 ],
                 _kind("start", "ev_charger"),
             ),
-            (["arrête la recharge [de la voiture]"], _kind("stop", "ev_charger")),
+            (
+                ["arrête la recharge [de la voiture]", "arrête de [re]charger la voiture"],
+                _kind("stop", "ev_charger"),
+            ),
             (
                 [f"(chauffe|booste) l'eau chaude pendant {_MINUTES} minute[s]"],
                 _kind("boost", "water_heater"),
@@ -597,7 +603,11 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                 _kind("mode", "appliance", "microwave"),
             ),
             (
-                ["(empieza|comienza) a cargar el coche", "(inicia|empieza) la carga [del coche]"],
+                [
+                    "(empieza|comienza) a cargar el coche",
+                    "(inicia|empieza) la carga [del coche]",
+                    "carga el coche",
+                ],
                 _kind("start", "ev_charger"),
             ),
             (
