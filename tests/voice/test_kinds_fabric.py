@@ -358,11 +358,24 @@ async def test_questions_are_answered_from_the_devices_values(
     await reports(plug, mark, "onOff", "onOff", False)
 
 
+async def settle(
+    home: Home, dev: VirtualDevice, text: str, behavior: str, attribute: str, value: Any
+) -> None:
+    """Say ``text`` and wait until the device is at ``value`` (the sets leave it anywhere)."""
+    mark = dev.mark()
+    reply = await say(home, text)
+    assert reply.handled, reply
+    if last_reported(dev, behavior, attribute) not in (None, value):
+        await reports(dev, mark, behavior, attribute, value)
+
+
 async def test_cycles_and_clean_modes_follow_the_devices_own_names(
     home: Home, commissioned: Any
 ) -> None:
     washer = device(commissioned, "laundry-washer")
     await say(home, "stop the laundry washer")
+    # None reported yet is the script's initial mode, Cottons 0
+    await settle(home, washer, "set the washer to cottons", "laundryWasherMode", "currentMode", 0)
     mark = washer.mark()
     reply = await say(home, "run the washing machine on wool")
     assert (reply.handled, reply.speech) == (True, "Started Laundry Washer on Wool.")
@@ -379,6 +392,8 @@ async def test_cycles_and_clean_modes_follow_the_devices_own_names(
     assert (reply.handled, reply.calls) == (False, ())
     assert reply.speech == UNKNOWN_DELICATE
     robot = device(commissioned, "robot-vacuum")
+    # the script's initial clean mode is Vacuum 1
+    await settle(home, robot, "set the robot to vacuum", "rvcCleanMode", "currentMode", 1)
     mark = robot.mark()
     reply = await say(home, "set the robot vacuum to mop")
     assert (reply.handled, reply.speech) == (True, "Set Robot Vacuum to Mop.")
@@ -390,6 +405,7 @@ async def test_cycles_and_clean_modes_follow_the_devices_own_names(
     await say(home, "stop the robot vacuum")
     dishwasher = device(commissioned, "dishwasher")
     await say(home, "stop the dishwasher")
+    await settle(home, dishwasher, "set the dishwasher to eco", "dishwasherMode", "currentMode", 0)
     mark = dishwasher.mark()
     reply = await say(home, "lance le lave-vaisselle en mode intensive", "fr")
     assert (reply.handled, reply.speech) == (True, "Dishwasher a démarré en mode Intensive.")
