@@ -486,7 +486,15 @@ class IntentEngine:
                     handled=False,
                     intent=intent,
                 )
-        outcomes = await asyncio.gather(*(self._invoke(c, token) for c in plan.calls))
+        if plan.in_order:
+            outcomes = []
+            for call in plan.calls:  # the next only after the device took the last
+                outcomes.append(await self._invoke(call, token))
+                if outcomes[-1].problem is not None or outcomes[-1].waiting:
+                    break
+            plan = replace(plan, calls=plan.calls[: len(outcomes)])
+        else:
+            outcomes = list(await asyncio.gather(*(self._invoke(c, token) for c in plan.calls)))
         made = tuple(o.record for o in outcomes)
         if len(plan.calls) == 1 and outcomes[0].waiting:
             call = plan.calls[0]

@@ -5,7 +5,9 @@ One place for what the newer device kinds are called and asked (in the style of
 ``HassFanSetSpeed``, ``HassVacuumStart``, ``HassVacuumReturnToBase`` and
 ``HassVacuumCleanArea`` the bridge serves as they are), our two intents for what Home
 Assistant's templates lack — running an appliance (``OPERATE_INTENT``: start, pause,
-resume, stop a dishwasher, a washer or a robot) and asking a measured value
+resume, stop a dishwasher, a washer or a robot; its cycle or clean mode by the device's
+own name; an EV charger's charging, a water heater's boost, a microwave's cooking time)
+and asking a measured value
 (``MEASURE_INTENT``: power, energy, CO2, PM2.5, air quality, light level, leaks, minutes
 left) — and the answers in five languages. The planner decides what they do.
 """
@@ -14,7 +16,9 @@ from __future__ import annotations
 
 from typing import Any
 
-# Our intents. Slots: ``action`` (start/pause/resume/stop) for OPERATE_INTENT and
+# Our intents. Slots: ``action`` (start/pause/resume/stop; mode and mode_start with the
+# free-text ``mode`` a device names its own modes by; boost and cook with ``minutes``;
+# cancel_boost) for OPERATE_INTENT and
 # ``measure`` (a key of MEASURES) for MEASURE_INTENT; targets {name}, {area} or a kind
 # word (slots ``domain`` and ``device_class``).
 OPERATE_INTENT = "AtmosphereOperate"
@@ -54,7 +58,26 @@ APPLIANCE_CLASSES: dict[str, str] = {
 }
 
 
-def _op(action: str, domains: tuple[str, ...] = ("vacuum", "appliance")) -> dict[str, Any]:
+# What OPERATE_INTENT acts on (Home Assistant domains, subjects.KIND_DOMAINS).
+OPERATED = ("vacuum", "appliance", "ev_charger", "water_heater")
+_RUN = ("vacuum", "appliance")
+_RUN_OR_CHARGE = (*_RUN, "ev_charger")
+# Words around a mode's own name that are not part of it ("in eco mode", "im Programm
+# Eco", "en mode eco"): dropped from the free text before it is matched to the device's.
+MODE_FILLERS = frozenset(
+    {
+        "the", "mode", "cycle", "programme", "program", "setting",
+        "der", "die", "das", "dem", "den", "modus", "programm",
+        "le", "la", "l'", "el", "modo", "programa", "ciclo",
+        "de", "het", "stand", "programma",
+    }
+)  # fmt: skip
+# Free text: a device's own mode names are known only when it is asked.
+KIND_LISTS: dict[str, dict[str, Any]] = {"mode": {"wildcard": True}}
+_MINUTES = "{timer_minutes:minutes}"
+
+
+def _op(action: str, domains: tuple[str, ...] = _RUN) -> dict[str, Any]:
     """Return an OPERATE group's data keys: the action, for names of these domains."""
     return {"slots": {"action": action}, "requires_context": {"domain": list(domains)}}
 
@@ -65,6 +88,11 @@ def _kind(action: str, domain: str, device_class: str | None = None) -> dict[str
     if device_class is not None:
         slots["device_class"] = device_class
     return {"slots": slots}
+
+
+def _act(action: str) -> dict[str, Any]:
+    """Return an OPERATE group's data keys for a device named of any kind (checked later)."""
+    return {"slots": {"action": action}}
 
 
 def _m(measure: str) -> dict[str, Any]:
@@ -91,10 +119,10 @@ _NL_IN = "(in|op) [(de|het)] {area}"
 KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
     "en": {
         OPERATE_INTENT: [
-            (["(start|run) [the] {name}"], _op("start")),
+            (["(start|run) [the] {name}"], _op("start", _RUN_OR_CHARGE)),
             (["pause [the] {name}"], _op("pause")),
             (["(resume|continue|unpause) [the] {name}"], _op("resume")),
-            (["stop [the] {name}"], _op("stop")),
+            (["stop [the] {name}"], _op("stop", _RUN_OR_CHARGE)),
             (["pause [the] " + _EN_VACUUM], _kind("pause", "vacuum")),
             (["(start|run) [the] dishwasher"], _kind("start", "appliance", "dishwasher")),
             (
@@ -102,6 +130,67 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                 _kind("start", "appliance", "washer"),
             ),
             (["(start|run) [the] (dryer|tumble dryer)"], _kind("start", "appliance", "dryer")),
+            # cycles and clean modes by the device's own names ("in eco mode", "on wool")
+            (["(start|run) [the] {name} (on|in|with) {mode}"], _op("mode_start")),
+            (
+                ["(set|switch) [the] {name} to {mode}", "put [the] {name} (on|to) {mode}"],
+                _op("mode"),
+            ),
+            (
+                ["(start|run) [the] dishwasher (on|in|with) {mode}"],
+                _kind("mode_start", "appliance", "dishwasher"),
+            ),
+            (["(set|switch) [the] dishwasher to {mode}"], _kind("mode", "appliance", "dishwasher")),
+            (
+                ["(start|run) [the] (washing machine|washer|laundry) (on|in|with) {mode}"],
+                _kind("mode_start", "appliance", "washer"),
+            ),
+            (
+                ["(set|switch) [the] (washing machine|washer) to {mode}"],
+                _kind("mode", "appliance", "washer"),
+            ),
+            (
+                ["(start|run) [the] (dryer|tumble dryer) (on|in|with) {mode}"],
+                _kind("mode_start", "appliance", "dryer"),
+            ),
+            (["(set|switch) [the] oven to {mode}"], _kind("mode", "appliance", "oven")),
+            (["(set|switch) [the] microwave to {mode}"], _kind("mode", "appliance", "microwave")),
+            (
+                ["vacuum (in|on) {mode}", f"(start|run) [the] {_EN_VACUUM} (in|on) {{mode}}"],
+                _kind("mode_start", "vacuum"),
+            ),
+            ([f"(set|switch) [the] {_EN_VACUUM} to {{mode}}"], _kind("mode", "vacuum")),
+            # an EV charger, a water heater's boost, a microwave's cooking time
+            (
+                [
+                    "(start|begin) charging [the] (car|ev|electric car)",
+                    "charge [the] (car|ev|electric car)",
+                    "(start|turn on) [the] (charger|car charger|ev charger|wallbox)",
+                ],
+                _kind("start", "ev_charger"),
+            ),
+            (
+                [
+                    "stop charging [the] (car|ev|electric car)",
+                    "(stop|turn off) [the] (charger|car charger|ev charger|wallbox)",
+                ],
+                _kind("stop", "ev_charger"),
+            ),
+            (
+                [f"boost [the] (hot water|water heater|boiler) for {_MINUTES} minute[s]"],
+                _kind("boost", "water_heater"),
+            ),
+            ([f"boost [the] {{name}} for {_MINUTES} minute[s]"], _act("boost")),
+            (
+                ["(cancel|stop) [the] [(hot water|water heater|boiler)] boost"],
+                _kind("cancel_boost", "water_heater"),
+            ),
+            (["(cancel|stop) [the] boost (of|on) [the] {name}"], _act("cancel_boost")),
+            (
+                [f"(start|run) [the] microwave for {_MINUTES} minute[s]"],
+                _kind("cook", "appliance", "microwave"),
+            ),
+            ([f"(start|run) [the] {{name}} for {_MINUTES} minute[s]"], _op("cook", ("appliance",))),
         ],
         "HassVacuumStart": [(["(start|run) [the] " + _EN_VACUUM], _VACUUM)],
         "HassFanSetSpeed": [
@@ -231,13 +320,13 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
     },
     "de": {
         OPERATE_INTENT: [
-            ([f"(starte|start) {_DE_ART} {{name}}"], _op("start")),
+            ([f"(starte|start) {_DE_ART} {{name}}"], _op("start", _RUN_OR_CHARGE)),
             (
                 [f"(pausiere|unterbrich) {_DE_ART} {{name}}", f"halte {_DE_ART} {{name}} an"],
                 _op("pause"),
             ),
             ([f"setze {_DE_ART} {{name}} fort"], _op("resume")),
-            ([f"(stoppe|stopp) {_DE_ART} {{name}}"], _op("stop")),
+            ([f"(stoppe|stopp) {_DE_ART} {{name}}"], _op("stop", _RUN_OR_CHARGE)),
             (
                 ["(starte|start) [die] (Waschmaschine|Wäsche)"],
                 _kind("start", "appliance", "washer"),
@@ -249,6 +338,65 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
             (
                 ["(starte|start) [den] (Trockner|Wäschetrockner)"],
                 _kind("start", "appliance", "dryer"),
+            ),
+            (
+                [f"(starte|start) {_DE_ART} {{name}} (im|mit [dem]|auf) {{mode}}"],
+                _op("mode_start"),
+            ),
+            ([f"(stelle|stell|schalte) {_DE_ART} {{name}} auf {{mode}}"], _op("mode")),
+            (
+                ["(starte|start) [die|den] (Spülmaschine|Geschirrspüler) (im|mit [dem]) {mode}"],
+                _kind("mode_start", "appliance", "dishwasher"),
+            ),
+            (
+                ["(stelle|stell) [die|den] (Spülmaschine|Geschirrspüler) auf {mode}"],
+                _kind("mode", "appliance", "dishwasher"),
+            ),
+            (
+                ["(stelle|stell) [die] Waschmaschine auf {mode}"],
+                _kind("mode", "appliance", "washer"),
+            ),
+            (
+                ["(stelle|stell) [den] (Backofen|Ofen) auf {mode}"],
+                _kind("mode", "appliance", "oven"),
+            ),
+            (
+                ["(stelle|stell) [die] Mikrowelle auf {mode}"],
+                _kind("mode", "appliance", "microwave"),
+            ),
+            (
+                ["(stelle|stell) [den] (Staubsauger|Saugroboter) auf {mode}"],
+                _kind("mode", "vacuum"),
+            ),
+            (
+                [
+                    "lade [das] (Auto|Elektroauto|E-Auto)",
+                    "(starte|beginne) das Laden [(des Autos|des Elektroautos)]",
+                ],
+                _kind("start", "ev_charger"),
+            ),
+            (
+                ["(beende|stoppe|stopp) das Laden [(des Autos|des Elektroautos)]"],
+                _kind("stop", "ev_charger"),
+            ),
+            (
+                [
+                    f"heize das (Warmwasser|Wasser) [für] {_MINUTES} Minute[n] [lang] auf",
+                    f"booste [das] Warmwasser [für] {_MINUTES} Minute[n]",
+                ],
+                _kind("boost", "water_heater"),
+            ),
+            ([f"booste {_DE_ART} {{name}} [für] {_MINUTES} Minute[n]"], _act("boost")),
+            (
+                [
+                    "(brich|breche) den [Warmwasser]boost ab",
+                    "(beende|stoppe) den [Warmwasser]boost",
+                ],
+                _kind("cancel_boost", "water_heater"),
+            ),
+            (
+                [f"(starte|start) [die] Mikrowelle für {_MINUTES} Minute[n]"],
+                _kind("cook", "appliance", "microwave"),
             ),
         ],
         "HassVacuumStart": [(["(starte|start) [den] (Staubsauger|Saugroboter|Sauger)"], _VACUUM)],
@@ -310,10 +458,10 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
     },
     "fr": {
         OPERATE_INTENT: [
-            ([f"(lance|démarre|mets en marche) {_FR_ART}{{name}}"], _op("start")),
+            ([f"(lance|démarre|mets en marche) {_FR_ART}{{name}}"], _op("start", _RUN_OR_CHARGE)),
             ([f"(mets|met) {_FR_ART}{{name}} en pause", f"pause {_FR_ART}{{name}}"], _op("pause")),
             ([f"(reprends|relance) {_FR_ART}{{name}}"], _op("resume")),
-            ([f"(arrête|stoppe) {_FR_ART}{{name}}"], _op("stop")),
+            ([f"(arrête|stoppe) {_FR_ART}{{name}}"], _op("stop", _RUN_OR_CHARGE)),
             (
                 ["(lance|démarre) [le ]lave-vaisselle"],
                 _kind("start", "appliance", "dishwasher"),
@@ -326,6 +474,48 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                 _kind("start", "appliance", "washer"),
             ),
             (["(lance|démarre) [le ]sèche-linge"], _kind("start", "appliance", "dryer")),
+            (
+                [f"(lance|démarre) {_FR_ART}{{name}} (en mode|sur [le programme]) {{mode}}"],
+                _op("mode_start"),
+            ),
+            ([f"(mets|met|règle) {_FR_ART}{{name}} (en mode|sur) {{mode}}"], _op("mode")),
+            (
+                ["(lance|démarre) [le ]lave-vaisselle (en mode|sur [le programme]) {mode}"],
+                _kind("mode_start", "appliance", "dishwasher"),
+            ),
+            (
+                ["(mets|règle) [le ]four (en mode|sur) {mode}"],
+                _kind("mode", "appliance", "oven"),
+            ),
+            (
+                ["(mets|règle) [le ]micro-ondes (en mode|sur) {mode}"],
+                _kind("mode", "appliance", "microwave"),
+            ),
+            (
+                ["(mets|règle) l'aspirateur (en mode|sur) {mode}"],
+                _kind("mode", "vacuum"),
+            ),
+            (
+                [
+                    "(charge|recharge) la voiture",
+                    "(lance|démarre|commence) la recharge [de la voiture]",
+                ],
+                _kind("start", "ev_charger"),
+            ),
+            (
+                ["arrête la recharge [de la voiture]", "arrête de [re]charger la voiture"],
+                _kind("stop", "ev_charger"),
+            ),
+            (
+                [f"(chauffe|booste) l'eau chaude pendant {_MINUTES} minute[s]"],
+                _kind("boost", "water_heater"),
+            ),
+            ([f"booste {_FR_ART}{{name}} pendant {_MINUTES} minute[s]"], _act("boost")),
+            (["(annule|arrête) le boost [de l'eau chaude]"], _kind("cancel_boost", "water_heater")),
+            (
+                [f"(lance|démarre) [le ]micro-ondes pendant {_MINUTES} minute[s]"],
+                _kind("cook", "appliance", "microwave"),
+            ),
         ],
         "HassVacuumStart": [(["(lance|démarre) [l'](aspirateur|robot aspirateur)"], _VACUUM)],
         _RELATIVE: [
@@ -379,11 +569,11 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
         OPERATE_INTENT: [
             (
                 [f"(pon en marcha|inicia|arranca|empieza) {_ES_ART} {{name}}"],
-                _op("start", ("appliance",)),
+                _op("start", ("appliance", "ev_charger")),
             ),
             ([f"(pausa|pon en pausa) {_ES_ART} {{name}}"], _op("pause")),
             ([f"(reanuda|continúa) {_ES_ART} {{name}}"], _op("resume")),
-            ([f"(para|detén) {_ES_ART} {{name}}"], _op("stop")),
+            ([f"(para|detén) {_ES_ART} {{name}}"], _op("stop", _RUN_OR_CHARGE)),
             (
                 ["(pon en marcha|inicia|arranca) [el] lavavajillas"],
                 _kind("start", "appliance", "dishwasher"),
@@ -395,6 +585,46 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
             (
                 ["(pon en marcha|inicia|arranca) [la] secadora"],
                 _kind("start", "appliance", "dryer"),
+            ),
+            (
+                [
+                    f"(pon en marcha|inicia|arranca) {_ES_ART} {{name}} "
+                    "(en [el] modo|con [el] programa) {mode}"
+                ],
+                _op("mode_start"),
+            ),
+            ([f"pon {_ES_ART} {{name}} (en [el] modo|con [el] programa) {{mode}}"], _op("mode")),
+            (
+                ["pon [el] horno (en [el] modo|con [el] programa) {mode}"],
+                _kind("mode", "appliance", "oven"),
+            ),
+            (
+                ["pon [el] microondas (en [el] modo|con [el] programa) {mode}"],
+                _kind("mode", "appliance", "microwave"),
+            ),
+            (
+                [
+                    "(empieza|comienza) a cargar el coche",
+                    "(inicia|empieza) la carga [del coche]",
+                    "carga el coche",
+                ],
+                _kind("start", "ev_charger"),
+            ),
+            (
+                ["deja de cargar el coche", "(para|detén) la carga [del coche]"],
+                _kind("stop", "ev_charger"),
+            ),
+            (
+                [f"calienta el agua [caliente] (durante|por) {_MINUTES} minuto[s]"],
+                _kind("boost", "water_heater"),
+            ),
+            (
+                ["cancela el (boost|refuerzo) [del agua caliente]"],
+                _kind("cancel_boost", "water_heater"),
+            ),
+            (
+                [f"pon [el] microondas (durante|por) {_MINUTES} minuto[s]"],
+                _kind("cook", "appliance", "microwave"),
             ),
         ],
         "HassVacuumStart": [
@@ -445,16 +675,46 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
     },
     "nl": {
         OPERATE_INTENT: [
-            ([f"start {_NL_ART} {{name}}"], _op("start", ("appliance",))),
+            ([f"start {_NL_ART} {{name}}"], _op("start", ("appliance", "ev_charger"))),
             (
                 [f"pauzeer {_NL_ART} {{name}}", f"zet {_NL_ART} {{name}} op pauze"],
                 _op("pause"),
             ),
             ([f"hervat {_NL_ART} {{name}}"], _op("resume")),
-            ([f"stop {_NL_ART} {{name}}"], _op("stop")),
+            ([f"stop {_NL_ART} {{name}}"], _op("stop", _RUN_OR_CHARGE)),
             (["start [de] (vaatwasser|vaatwasmachine)"], _kind("start", "appliance", "dishwasher")),
             (["start [de] wasmachine"], _kind("start", "appliance", "washer")),
             (["start [de] droger"], _kind("start", "appliance", "dryer")),
+            (
+                [f"start {_NL_ART} {{name}} (op|in|met) [(het programma|de stand)] {{mode}}"],
+                _op("mode_start"),
+            ),
+            ([f"zet {_NL_ART} {{name}} op {{mode}}"], _op("mode")),
+            (
+                ["start [de] (vaatwasser|vaatwasmachine) (op|in|met) {mode}"],
+                _kind("mode_start", "appliance", "dishwasher"),
+            ),
+            (["zet [de] oven op {mode}"], _kind("mode", "appliance", "oven")),
+            (["zet [de] magnetron op {mode}"], _kind("mode", "appliance", "microwave")),
+            (["zet [de] (stofzuiger|robotstofzuiger) op {mode}"], _kind("mode", "vacuum")),
+            (
+                ["laad de auto [op]", "start [met] (het laden|laden)"],
+                _kind("start", "ev_charger"),
+            ),
+            (
+                ["stop [met] (het laden|laden) [van de auto]"],
+                _kind("stop", "ev_charger"),
+            ),
+            (
+                [f"boost [het] (warme water|warm water|boiler) [voor] {_MINUTES} minuten"],
+                _kind("boost", "water_heater"),
+            ),
+            ([f"boost {_NL_ART} {{name}} [voor] {_MINUTES} minuten"], _act("boost")),
+            (["(annuleer|stop) de boost"], _kind("cancel_boost", "water_heater")),
+            (
+                [f"start [de] magnetron (voor|gedurende) {_MINUTES} minuten"],
+                _kind("cook", "appliance", "microwave"),
+            ),
         ],
         "HassVacuumStart": [(["start [de] (stofzuiger|robotstofzuiger)"], _VACUUM)],
         _RELATIVE: [
@@ -507,6 +767,14 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
 KIND_RESPONSES: dict[str, dict[str, str]] = {
     "en": {
         "fan_speed": "Set {target} to {percent} percent speed.",
+        "mode": "Set {target} to {mode}.",
+        "mode_start": "Started {target} on {mode}.",
+        "unknown_mode": "Sorry, {target} has no mode {mode}; it has {modes}.",
+        "charge": "{target} is charging the car.",
+        "stop_charging": "{target} stopped charging.",
+        "boost": "Boosting {target} for {minutes} minutes.",
+        "cancel_boost": "Cancelled the boost of {target}.",
+        "cook": "{target} is cooking for {minutes} minutes.",
         "start": "Started {target}.",
         "pause": "Paused {target}.",
         "resume": "Resumed {target}.",
@@ -534,6 +802,14 @@ KIND_RESPONSES: dict[str, dict[str, str]] = {
     },
     "de": {
         "fan_speed": "{target} läuft jetzt mit {percent} Prozent.",
+        "mode": "{target} ist auf {mode} gestellt.",
+        "mode_start": "{target} läuft mit {mode}.",
+        "unknown_mode": "{target} hat keinen Modus {mode}, nur {modes}.",
+        "charge": "{target} lädt das Auto.",
+        "stop_charging": "{target} lädt nicht mehr.",
+        "boost": "{target} heizt {minutes} Minuten lang extra.",
+        "cancel_boost": "Der Boost von {target} ist beendet.",
+        "cook": "{target} gart {minutes} Minuten lang.",
         "start": "{target} ist gestartet.",
         "pause": "{target} ist pausiert.",
         "resume": "{target} läuft weiter.",
@@ -561,6 +837,14 @@ KIND_RESPONSES: dict[str, dict[str, str]] = {
     },
     "fr": {
         "fan_speed": "La vitesse de {target} est réglée à {percent} %.",
+        "mode": "{target} est réglé sur {mode}.",
+        "mode_start": "{target} a démarré en mode {mode}.",
+        "unknown_mode": "Désolé, {target} n'a pas de mode {mode} ; il a {modes}.",
+        "charge": "{target} recharge la voiture.",
+        "stop_charging": "{target} a arrêté la recharge.",
+        "boost": "{target} chauffe en plus pendant {minutes} minutes.",
+        "cancel_boost": "Le boost de {target} est annulé.",
+        "cook": "{target} cuit pendant {minutes} minutes.",
         "start": "{target} a démarré.",
         "pause": "{target} est en pause.",
         "resume": "{target} a repris.",
@@ -588,6 +872,14 @@ KIND_RESPONSES: dict[str, dict[str, str]] = {
     },
     "es": {
         "fan_speed": "He puesto {target} al {percent} por ciento.",
+        "mode": "He puesto {target} en {mode}.",
+        "mode_start": "He puesto en marcha {target} en {mode}.",
+        "unknown_mode": "Lo siento, {target} no tiene el modo {mode}; tiene {modes}.",
+        "charge": "{target} está cargando el coche.",
+        "stop_charging": "{target} ha dejado de cargar.",
+        "boost": "{target} calienta extra durante {minutes} minutos.",
+        "cancel_boost": "He cancelado el refuerzo de {target}.",
+        "cook": "{target} está cocinando durante {minutes} minutos.",
         "start": "He puesto en marcha {target}.",
         "pause": "He pausado {target}.",
         "resume": "He reanudado {target}.",
@@ -615,6 +907,14 @@ KIND_RESPONSES: dict[str, dict[str, str]] = {
     },
     "nl": {
         "fan_speed": "{target} draait nu op {percent} procent.",
+        "mode": "{target} staat op {mode}.",
+        "mode_start": "{target} is gestart op {mode}.",
+        "unknown_mode": "Sorry, {target} heeft geen stand {mode}, wel {modes}.",
+        "charge": "{target} laadt de auto.",
+        "stop_charging": "{target} is gestopt met laden.",
+        "boost": "{target} verwarmt {minutes} minuten extra.",
+        "cancel_boost": "De boost van {target} is geannuleerd.",
+        "cook": "{target} is {minutes} minuten bezig.",
         "start": "{target} is gestart.",
         "pause": "{target} is gepauzeerd.",
         "resume": "{target} gaat verder.",

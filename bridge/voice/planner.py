@@ -17,7 +17,14 @@ from typing import TYPE_CHECKING, Any
 from bridge.auth.visibility import may_see_device
 from bridge.matter import Device, Room, slugify
 from bridge.voice.floors import Floor
-from bridge.voice.kind_words import MEASURE_INTENT, MEASURES, OPERATE_INTENT, ROOM_MEASURES
+from bridge.voice.kind_words import (
+    MEASURE_INTENT,
+    MEASURES,
+    MODE_FILLERS,
+    OPERATE_INTENT,
+    OPERATED,
+    ROOM_MEASURES,
+)
 from bridge.voice.responses import both, either, say
 from bridge.voice.subjects import domain_of, fits, noun
 from bridge.voice.templates import RELATIVE_INTENT, STOP_INTENT
@@ -77,6 +84,17 @@ BRIGHTNESS_STEP, SMALL_STEP = 20, 10
 # it is stepped down to (slowing down never switches a fan off).
 FAN_STEP, FAN_SLOWEST = 25, 10
 TEMPERATURE_STEP = {METRIC: 1, IMPERIAL: 2}
+# The tools that set a device's own named mode: a washer's or dishwasher's cycle, a
+# robot's clean mode, an oven's or microwave's cooking mode (cluster maps' row suffixes).
+_MODE_TOOLS = ("set_cycle", "set_clean_mode", "set_mode")
+# (domain, action said) -> (capability, answer) where a kind says it its own way: an EV
+# charger's "start" is EnableCharging.
+_OPERATE_AS = {
+    ("ev_charger", "start"): ("enable_charging", "charge"),
+    ("ev_charger", "stop"): ("disable_charging", "stop_charging"),
+}
+# Actions that take the minutes said (a water heater's boost, a microwave's cooking).
+_TIMED = frozenset({"boost", "cook"})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -121,6 +139,9 @@ class Plan:
     key: str
     target: str
     values: dict[str, Any] = field(default_factory=dict)
+    # Made one after the other, stopping at the first refused: "start the dishwasher in
+    # eco mode" sets the programme before it starts.
+    in_order: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -1006,24 +1027,78 @@ class Planner:
         return Plan(calls=tuple(calls), key="fan_speed", target=target, values=values)
 
     def _operate(self, s: _Subject, r: Reading) -> Plan | IntentReply:
-        """Return a robot's or an appliance's start / pause / resume / stop / dock."""
+        """Return a robot's or an appliance's start / pause / resume / stop / dock.
+
+        Also its cycle or clean mode by its own name, an EV charger's charging, a water
+        heater's boost and a microwave's cooking time.
+        """
         if s.intent == "HassVacuumReturnToBase":
             action = "return_to_base"
         else:
             action = str(r.values.get("action", "start"))
         if s.intent.startswith("HassVacuum"):
             s = s.with_domain("vacuum")
-        if s.device is not None and domain_of(s.device) not in ("vacuum", "appliance"):
+        if s.device is not None and domain_of(s.device) not in OPERATED:
             return reply(s.lang, "cannot", target=s.device.name, intent=s.intent)
         targets = self._targets(s)
         if isinstance(targets, IntentReply):
             return targets
         device = targets[0]
-        call = self._call(action, {}, device.name, device=device)
+        if action in ("mode", "mode_start"):
+            return self._set_mode(s, device, str(r.values.get("mode", "")), action)
+        capability, key = _OPERATE_AS.get((domain_of(device), action), (action, action))
+        params: dict[str, Any] = {}
+        values: dict[str, Any] = {}
+        if action in _TIMED:
+            minutes = r.values.get("minutes")
+            if not isinstance(minutes, int | float):  # never a guessed duration
+                return reply(s.lang, "cannot", target=device.name, intent=s.intent)
+            params = {"minutes": number(minutes)}
+            values = {"minutes": spoken_number(minutes, s.lang)}
+        call = self._call(capability, params, device.name, device=device)
         if call is None:
             return reply(s.lang, "cannot", target=device.name, intent=s.intent)
-        key = {"return_to_base": "dock"}.get(action, action)
-        return Plan(calls=(call,), key=key, target=device.name)
+        key = {"return_to_base": "dock"}.get(key, key)
+        return Plan(calls=(call,), key=key, target=device.name, values=values)
+
+    def _set_mode(self, s: _Subject, device: Device, said: str, action: str) -> Plan | IntentReply:
+        """Return the call setting ``device``'s mode named ``said`` (then its start).
+
+        The mode is one of the device's own names (its set-mode tool's enum); any other
+        does nothing and the answer lists the device's modes.
+        """
+        if domain_of(device) not in ("vacuum", "appliance"):
+            return reply(s.lang, "cannot", target=device.name, intent=s.intent)
+        tool = next(
+            (t for c in _MODE_TOOLS if (t := self._tool_for(c, device_id=device.id)) is not None),
+            None,
+        )
+        if tool is None:
+            return reply(s.lang, "cannot", target=device.name, intent=s.intent)
+        names = [str(n) for n in tool.parameters["properties"]["mode"].get("enum", [])]
+        mode = mode_named(said, names)
+        if mode is None:
+            return reply(
+                s.lang,
+                "unknown_mode",
+                target=device.name,
+                mode=" ".join(mode_words(said)) or said,
+                modes=either(s.lang, names),
+                intent=s.intent,
+            )
+        calls = [Call(definition=tool, params={"mode": mode}, target=device.name)]
+        if action == "mode_start":
+            start = self._call("start", {}, device.name, device=device)
+            if start is None:
+                return reply(s.lang, "cannot", target=device.name, intent=s.intent)
+            calls.append(start)
+        return Plan(
+            calls=tuple(calls),
+            key=action,
+            target=device.name,
+            values={"mode": mode},
+            in_order=True,
+        )
 
     def _clean_area(self, s: _Subject) -> Plan | IntentReply:
         """Return "clean the kitchen": the robot that knows that room, by its own name."""
@@ -1155,6 +1230,25 @@ class _Subject:
         if self.room is not None:
             return self.room.name
         return self.floor.name if self.floor is not None else ""
+
+
+def mode_words(said: str) -> list[str]:
+    """Return the words of a mode said, without the words around a name ("eco mode")."""
+    words = said.casefold().replace("-", " ").split()
+    while words and words[0] in MODE_FILLERS:
+        words.pop(0)
+    while words and words[-1] in MODE_FILLERS:
+        words.pop()
+    return words
+
+
+def mode_named(said: str, names: Sequence[str]) -> str | None:
+    """Return the device's own mode name ``said`` stands for (``None``: not one of them)."""
+    heard = mode_words(said)
+    for name in names:
+        if name.casefold().replace("-", " ").split() in (heard, said.casefold().split()):
+            return name
+    return None
 
 
 def may_see(token: AgentToken | None, device: Device) -> bool:

@@ -162,6 +162,8 @@ _NOUNS: dict[str, dict[str, str]] = {
         "illuminance": "light sensor",
         "leak": "leak sensor",
         "minutes_left": "appliance",
+        "ev_charger": "EV charger",
+        "water_heater": "water heater",
     },
     "de": {
         "light": "Licht",
@@ -204,6 +206,8 @@ _NOUNS: dict[str, dict[str, str]] = {
         "illuminance": "Lichtsensor",
         "leak": "Wassermelder",
         "minutes_left": "Haushaltsgerät",
+        "ev_charger": "Wallbox",
+        "water_heater": "Warmwasserbereiter",
     },
     "fr": {
         "light": "lumière",
@@ -246,6 +250,8 @@ _NOUNS: dict[str, dict[str, str]] = {
         "illuminance": "capteur de lumière",
         "leak": "détecteur de fuite",
         "minutes_left": "appareil",
+        "ev_charger": "borne de recharge",
+        "water_heater": "chauffe-eau",
     },
     "es": {
         "light": "luz",
@@ -288,6 +294,8 @@ _NOUNS: dict[str, dict[str, str]] = {
         "illuminance": "sensor de luz",
         "leak": "sensor de fugas",
         "minutes_left": "electrodoméstico",
+        "ev_charger": "cargador de coche",
+        "water_heater": "calentador de agua",
     },
     "nl": {
         "light": "lamp",
@@ -330,6 +338,8 @@ _NOUNS: dict[str, dict[str, str]] = {
         "illuminance": "lichtsensor",
         "leak": "lekmelder",
         "minutes_left": "apparaat",
+        "ev_charger": "laadpaal",
+        "water_heater": "boiler",
     },
 }
 

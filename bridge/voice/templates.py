@@ -17,7 +17,7 @@ from typing import Any
 
 from home_assistant_intents import get_intents
 
-from bridge.voice.kind_words import KIND_TEMPLATES
+from bridge.voice.kind_words import KIND_LISTS, KIND_TEMPLATES
 
 # Intents whose sentences end in a free-text wildcard; nothing the bridge can serve.
 WILDCARD_INTENTS = frozenset(
@@ -958,6 +958,7 @@ def load_templates(language: str) -> dict[str, Any] | None:
             target = intents.setdefault(intent, {"data": []})
             for sentences, extra in groups:
                 target["data"].append({"sentences": list(sentences), **copy.deepcopy(extra)})
+    doc["lists"] = {**doc.get("lists", {}), **KIND_LISTS}
     light_set = intents.get("HassLightSet")
     if light_set is not None:
         light_set["data"].extend(_colour_temperature_twins(light_set["data"]))
