@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, ClassVar
 
 from bridge.errors import BridgeError
 from bridge.netns import NetworkNamespace
@@ -125,6 +125,13 @@ def write_test_paa(paa_dir: Path, *, devices_dir: Path = DEVICES_DIR) -> None:
 class VirtualDevice:
     """One matter.js device process with its pairing codes and reported state."""
 
+    # The ports the devices running in this process listen on, per network namespace:
+    # a second device on a running one's port cannot listen, and its start would wait
+    # out its timeout with no word of why. (A shared discriminator is not refused: only
+    # a device open for commissioning advertises it, and test fabrics reuse them.)
+    _held: ClassVar[dict[tuple[str, str, int], str]] = {}
+    _held_lock: ClassVar[threading.Lock] = threading.Lock()
+
     def __init__(
         self,
         *,
@@ -191,6 +198,39 @@ class VirtualDevice:
         """Start the process and wait for READY (and its pairing codes when fresh)."""
         if self.pid is not None:
             return
+        self._hold()
+        try:
+            self._start(timeout_s)
+        except BaseException:
+            self._release()
+            raise
+
+    def _claims(self) -> tuple[tuple[str, str, int], ...]:
+        space = self.netns.name if self.netns is not None else ""
+        return ((space, "port", self.port),)
+
+    def _hold(self) -> None:
+        """Claim this device's port in its namespace, or refuse."""
+        me = f"{self.label or self.kind.value} ({self.state_dir.name})"
+        with VirtualDevice._held_lock:
+            for claim in self._claims():
+                holder = VirtualDevice._held.get(claim)
+                if holder is not None and holder != me:
+                    raise VirtualDeviceError(
+                        f"virtual device {me}: {claim[1]} {claim[2]} is held by running "
+                        f"device {holder}"
+                    )
+            for claim in self._claims():
+                VirtualDevice._held[claim] = me
+
+    def _release(self) -> None:
+        me = f"{self.label or self.kind.value} ({self.state_dir.name})"
+        with VirtualDevice._held_lock:
+            for claim in self._claims():
+                if VirtualDevice._held.get(claim) == me:
+                    del VirtualDevice._held[claim]
+
+    def _start(self, timeout_s: float) -> None:
         self.state_dir.mkdir(parents=True, exist_ok=True)
         with self._cond:
             self._ready = False
@@ -313,6 +353,7 @@ class VirtualDevice:
     def stop(self, timeout_s: float = 10.0) -> None:
         """Stop the process (SIGINT, then SIGKILL) and keep its storage for a restart."""
         proc, self._proc = self._proc, None
+        self._release()
         if proc is not None and proc.poll() is None:
             proc.send_signal(signal.SIGINT)
             try:

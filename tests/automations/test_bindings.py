@@ -90,9 +90,9 @@ def devices(
         dev = VirtualDevice(
             kind=SCRIPT_KIND.get(kind, kind),  # type: ignore[arg-type]
             state_dir=fabric.base_dir / f"bindings-{kind.name.lower()}",
-            port=6700 + i,
+            port=6800 + i,  # 6700-6709: test_room_events_fabric.py
             passcode=20203701 + i,
-            discriminator=0xF20 + i,  # distinct from every other test's device (QR: 12 bits)
+            discriminator=0xF60 + i,  # distinct from every other test's device (QR: 12 bits)
             label=LABEL[kind],
             netns=fabric.namespace,
         )

@@ -130,7 +130,7 @@ def _start(fabric: Fabric) -> dict[Kind, VirtualDevice]:
             passcode=20204001 + i,
             # Commissioned by QR code (all 12 discriminator bits), distinct from
             # test_virtual_kinds' 0xE40.. and the fabric factory's ..0x0A.
-            discriminator=0xD40 + i,
+            discriminator=0xC20 + i,  # 0xD40+: test_real_rules.py, alive all session
             label=f"E2E {kind.value}",
             netns=fabric.namespace,
         )

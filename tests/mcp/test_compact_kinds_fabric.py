@@ -67,7 +67,7 @@ MEMBERS = (
 def home(fabric: Fabric) -> Iterator[KindsHome]:
     # Ports, passcodes and full discriminators no other test module uses.
     with kinds_home(
-        fabric, "compact-kinds", MEMBERS, port=6700, passcode=20206101, discriminator=0xF10
+        fabric, "compact-kinds", MEMBERS, port=6960, passcode=20206101, discriminator=0xF80
     ) as started:
         yield started
 
