@@ -1,5 +1,8 @@
 """The Matter layer as one service component: controller, tool bridge and commissioner.
 
+One module because it is the front door's one object: every face asks it, and each of
+its methods only hands a question to the sub-package that answers it.
+
 ``MatterComponent.build(config, ...)`` decides where the controller comes from: the
 configured ``matter.controller_url`` (an external python-matter-server, matterjs-server
 or Home Assistant add-on), or else a ``ManagedController`` that the bridge starts from

@@ -355,9 +355,17 @@ async def test_the_rules_page_shows_a_binding_beside_the_rules_and_unbinds_it(
             )
             texts = [c.text for c in cards]
             cards[0].find_element(By.CSS_SELECTOR, "button.unbind").click()
-            wait_for(
-                lambda: not driver.find_elements(By.CSS_SELECTOR, "li.binding"), what="unbound"
-            )
+            # Two writes and two read-backs on the devices: time for a loaded CI machine;
+            # a refusal would be in the page's status line, named in the failure.
+            try:
+                wait_for(
+                    lambda: not driver.find_elements(By.CSS_SELECTOR, "li.binding"),
+                    timeout_s=60,
+                    what="unbound",
+                )
+            except pytest.fail.Exception:
+                said = [e.text for e in driver.find_elements(By.CSS_SELECTOR, "#status")]
+                pytest.fail(f"still bound after 60 s; the page said {said}")
             return texts
 
     texts = await asyncio.to_thread(look_and_unbind)
