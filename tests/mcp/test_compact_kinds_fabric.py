@@ -120,12 +120,13 @@ async def test_each_kind_is_a_target_of_its_capability(home: KindsHome, agent: s
     assert targets == {
         "home__lights": [PLUG],  # the plug's own on/off
         "home__climate": [HEATER],
-        "home__covers": [DRAPES],
+        # A room is also a target of the kinds it has room tools of (fans, covers, valves).
+        "home__covers": [DRAPES, "Lounge"],
         "home__closures": [GARAGE],
-        "home__fans": [FAN],
+        "home__fans": [FAN, "Bedroom"],
         "home__vacuums": [VACUUM],
         "home__appliances": [WASHER],
-        "home__valves": [VALVE],
+        "home__valves": [VALVE, "Garden"],
         "home__chargers": [CHARGER],
     }
     assert actions["home__fans"] == ["mode", "speed", "step"]  # MultiSpeed: speed steps too
