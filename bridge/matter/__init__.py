@@ -47,6 +47,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "DeviceNameStore": ("bridge.matter.home.naming", "DeviceNameStore"),
     "Floor": ("bridge.matter.home.floors", "Floor"),
     "FloorChange": ("bridge.matter.home.floors", "FloorChange"),
+    "FloorSeed": ("bridge.matter.home.floors", "FloorSeed"),
     "DeviceRename": ("bridge.matter.home.naming", "DeviceRename"),
     "clean_aliases": ("bridge.matter.home.naming", "clean_aliases"),
     "Room": ("bridge.matter.home.rooms", "Room"),
@@ -78,6 +79,7 @@ __all__ = [
     "DeviceRename",
     "Floor",
     "FloorChange",
+    "FloorSeed",
     "GeneratedTool",
     "GuardError",
     "MatterBindings",
@@ -118,7 +120,7 @@ if TYPE_CHECKING:
     )
     from bridge.matter.controller.thread import parse_tlvs
     from bridge.matter.home.devices import Device, UserNames, build_devices, slugify
-    from bridge.matter.home.floors import Floor, FloorChange
+    from bridge.matter.home.floors import Floor, FloorChange, FloorSeed
     from bridge.matter.home.naming import DeviceNameStore, DeviceRename, clean_aliases
     from bridge.matter.home.rooms import Room, rooms_of
     from bridge.matter.spec.catalogue import sdk_version as catalogue_sdk_version

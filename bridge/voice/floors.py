@@ -15,29 +15,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
 
-from bridge.matter import Room, slugify
+from bridge.matter import FloorSeed, Room, slugify
 
-
-class FloorLike(Protocol):
-    """What a floor gives speech: the home model's ``Floor`` and a ``FloorConfig`` alike."""
-
-    @property
-    def name(self) -> str:
-        """Return the floor's name."""
-
-    @property
-    def level(self) -> int:
-        """Return the floor's level (0 the ground floor)."""
-
-    @property
-    def aliases(self) -> tuple[str, ...]:
-        """Return more words for the floor."""
-
-    @property
-    def rooms(self) -> tuple[str, ...]:
-        """Return its rooms by slug, name or alias."""
+# What a floor gives speech: the home model's ``Floor`` and a ``FloorConfig`` alike.
+FloorLike = FloorSeed
 
 
 # level -> everyday words for a floor at that level, per language ("up": the one floor

@@ -1077,6 +1077,16 @@ class Planner:
             return reply(s.lang, "cannot", target=device.name, intent=s.intent)
         names = [str(n) for n in tool.parameters["properties"]["mode"].get("enum", [])]
         mode = mode_named(said, names)
+        if mode is None and (area := self._area_named(device, said)) is not None:
+            # "vacuum in the kitchen": not a mode but one of the robot's own rooms.
+            clean = self._tool_for("clean_areas", device_id=device.id)
+            assert clean is not None  # noqa: S101 - _area_named found its areas there
+            return Plan(
+                calls=(Call(definition=clean, params={"areas": [area]}, target=device.name),),
+                key="clean_areas",
+                target=device.name,
+                values={"areas": area},
+            )
         if mode is None:
             return reply(
                 s.lang,
@@ -1098,6 +1108,18 @@ class Planner:
             target=device.name,
             values={"mode": mode},
             in_order=True,
+        )
+
+    def _area_named(self, robot: Device, said: str) -> str | None:
+        """Return the robot's own area that ``said`` names ("in the kitchen"), if any."""
+        tool = self._tool_for("clean_areas", device_id=robot.id)
+        if tool is None:
+            return None
+        names = tool.parameters.get("properties", {}).get("areas", {})
+        words = " ".join(mode_words(said)).casefold()
+        return next(
+            (str(n) for n in names.get("items", {}).get("enum", []) if str(n).casefold() == words),
+            None,
         )
 
     def _clean_area(self, s: _Subject) -> Plan | IntentReply:

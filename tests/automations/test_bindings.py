@@ -13,7 +13,6 @@ report after a press on the switch, with no rule loaded and no call made by the 
 from __future__ import annotations
 
 import asyncio
-import itertools
 import time
 from collections.abc import AsyncIterator, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -21,11 +20,10 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-import aiohttp
 import pytest
 
 from bridge.demo.virtual_devices import VirtualDevice
-from tests.support.fabric import Fabric, ThreadedController, running_controller
+from tests.support.fabric import Fabric, ThreadedController, commission_codes, running_controller
 from tests.support.home import Home, start_home
 
 pytestmark = pytest.mark.fabric
@@ -55,31 +53,6 @@ def controller(fabric: Fabric) -> Iterator[ThreadedController]:
         yield ctl
 
 
-async def _commission(url: str, headers: dict[str, str], codes: list[str]) -> list[int]:
-    ids = itertools.count(1)
-    nodes: list[int] = []
-    async with (
-        aiohttp.ClientSession() as session,
-        session.ws_connect(url, max_msg_size=0, headers=headers) as ws,
-    ):
-        await ws.receive_json()  # server info
-        for code in codes:
-            message_id = str(next(ids))
-            await ws.send_json(
-                {
-                    "message_id": message_id,
-                    "command": "commission_with_code",
-                    "args": {"code": code, "network_only": True},
-                }
-            )
-            async with asyncio.timeout(180):
-                while (msg := await ws.receive_json()).get("message_id") != message_id:
-                    pass
-            assert "error_code" not in msg, msg
-            nodes.append(int(msg["result"]["node_id"]))
-    return nodes
-
-
 @pytest.fixture(scope="module")
 def devices(
     fabric: Fabric, controller: ThreadedController
@@ -104,7 +77,7 @@ def devices(
     for dev in started.values():
         assert dev.pairing is not None
         codes.append(dev.pairing.qr)
-    nodes = asyncio.run(_commission(controller.url, controller.headers, codes))
+    nodes = asyncio.run(commission_codes(controller.url, controller.headers, codes))
     return {kind: (dev, node) for (kind, dev), node in zip(started.items(), nodes, strict=True)}
 
 

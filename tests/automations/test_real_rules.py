@@ -9,7 +9,6 @@ confirmed by the device's own report (``wait_state``), every run by its audit ro
 from __future__ import annotations
 
 import asyncio
-import itertools
 import time
 from collections.abc import AsyncIterator, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -18,11 +17,10 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-import aiohttp
 import pytest
 
 from bridge.demo.virtual_devices import VirtualDevice
-from tests.support.fabric import Fabric, ThreadedController, running_controller
+from tests.support.fabric import Fabric, ThreadedController, commission_codes, running_controller
 from tests.support.home import Home, start_home
 
 pytestmark = pytest.mark.fabric
@@ -46,32 +44,6 @@ SCRIPT_KIND = {Kind.LIGHT2: Kind.LIGHT}  # a second on/off light
 def controller(fabric: Fabric) -> Iterator[ThreadedController]:
     with running_controller(fabric, "automations") as ctl:
         yield ctl
-
-
-async def _commission(url: str, headers: dict[str, str], codes: list[str]) -> list[int]:
-    ids = itertools.count(1)
-    nodes: list[int] = []
-    # The controller answers only clients sending its per-run key (controller_guard).
-    async with (
-        aiohttp.ClientSession() as session,
-        session.ws_connect(url, max_msg_size=0, headers=headers) as ws,
-    ):
-        await ws.receive_json()  # server info
-        for code in codes:
-            message_id = str(next(ids))
-            await ws.send_json(
-                {
-                    "message_id": message_id,
-                    "command": "commission_with_code",
-                    "args": {"code": code, "network_only": True},
-                }
-            )
-            async with asyncio.timeout(180):
-                while (msg := await ws.receive_json()).get("message_id") != message_id:
-                    pass
-            assert "error_code" not in msg, msg
-            nodes.append(int(msg["result"]["node_id"]))
-    return nodes
 
 
 @pytest.fixture(scope="module")
@@ -98,7 +70,7 @@ def devices(
     for dev in started.values():
         assert dev.pairing is not None
         codes.append(dev.pairing.qr)
-    nodes = asyncio.run(_commission(controller.url, controller.headers, codes))
+    nodes = asyncio.run(commission_codes(controller.url, controller.headers, codes))
     return {kind: (dev, node) for (kind, dev), node in zip(started.items(), nodes, strict=True)}
 
 

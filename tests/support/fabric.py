@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+import aiohttp
 import pytest
 
 from bridge import netns
@@ -290,3 +291,30 @@ class ThreadedBridge:
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join(10)
             self._loop.close()
+
+
+async def commission_codes(url: str, headers: dict[str, str], codes: list[str]) -> list[int]:
+    """Commission each pairing code in turn over the controller's WebSocket; return node ids."""
+    ids = itertools.count(1)
+    nodes: list[int] = []
+    # The controller answers only clients sending its per-run key (controller_guard).
+    async with (
+        aiohttp.ClientSession() as session,
+        session.ws_connect(url, max_msg_size=0, headers=headers) as ws,
+    ):
+        await ws.receive_json()  # server info
+        for code in codes:
+            message_id = str(next(ids))
+            await ws.send_json(
+                {
+                    "message_id": message_id,
+                    "command": "commission_with_code",
+                    "args": {"code": code, "network_only": True},
+                }
+            )
+            async with asyncio.timeout(180):
+                while (msg := await ws.receive_json()).get("message_id") != message_id:
+                    pass
+            assert "error_code" not in msg, msg
+            nodes.append(int(msg["result"]["node_id"]))
+    return nodes

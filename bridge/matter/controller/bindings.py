@@ -182,6 +182,12 @@ class MatterBindings:
                 f"{switch} is not bound to {light}", {"switch": switch, "light": light}
             )
         await self._write_bindings(ctl, s_node, s_ep, [_binding_arg(t) for t in kept])
+        held = await self._read_list(ctl, s_node, _binding_path(s_ep))
+        if any(_onoff_target(t) == light for t in held):
+            raise ToolFailedError(
+                f"{switch} still holds its binding to {light} after the write",
+                {"switch": switch, "light": light},
+            )
         still = any(
             b.light == light and _split(b.switch)[0] == s_node and b.switch != switch
             for b in self.bindings()
@@ -201,6 +207,12 @@ class MatterBindings:
             raise ToolFailedError(
                 f"node {node_id} did not answer {path} with a list", {"node_id": node_id}
             )
+        # What the device holds now is what ``bindings`` lists at once, not only after
+        # the device's report reaches the mirror (slow on a loaded machine: a removed
+        # binding stayed listed for over a minute in CI).
+        node = ctl.node(node_id)
+        if node is not None:
+            node.attributes[path] = value
         return [e for e in value if isinstance(e, dict)]
 
     @staticmethod
