@@ -29,7 +29,9 @@ async def ask(port: int, event: object) -> object:
     await client.connect()
     try:
         await client.write_event(event.event())  # type: ignore[attr-defined]
-        async with asyncio.timeout(10):
+        # A language's first sentence builds its templates (and the pre-filter's index):
+        # seconds on a loaded 2-core machine, so the bound only catches a stall.
+        async with asyncio.timeout(30):
             return await client.read_event()
     finally:
         await client.disconnect()
