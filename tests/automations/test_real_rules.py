@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
@@ -20,7 +19,12 @@ from typing import Any
 import pytest
 
 from bridge.demo.virtual_devices import VirtualDevice
-from tests.support.fabric import Fabric, ThreadedController, commission_codes, running_controller
+from tests.support.fabric import (
+    Fabric,
+    ThreadedController,
+    running_controller,
+    start_and_commission,
+)
 from tests.support.home import Home, start_home
 
 pytestmark = pytest.mark.fabric
@@ -64,13 +68,7 @@ def devices(
         )
         fabric.devices.append(dev)  # stopped with the fabric
         started[kind] = dev
-    with ThreadPoolExecutor(3) as pool:  # list() re-raises a device that did not start
-        list(pool.map(lambda dev: dev.start(timeout_s=120), started.values()))
-    codes = []
-    for dev in started.values():
-        assert dev.pairing is not None
-        codes.append(dev.pairing.qr)
-    nodes = asyncio.run(commission_codes(controller.url, controller.headers, codes))
+    nodes = start_and_commission(controller, list(started.values()))
     return {kind: (dev, node) for (kind, dev), node in zip(started.items(), nodes, strict=True)}
 
 

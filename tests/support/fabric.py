@@ -28,6 +28,7 @@ import shutil
 import tempfile
 import threading
 from collections.abc import Coroutine, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -318,3 +319,14 @@ async def commission_codes(url: str, headers: dict[str, str], codes: list[str]) 
             assert "error_code" not in msg, msg
             nodes.append(int(msg["result"]["node_id"]))
     return nodes
+
+
+def start_and_commission(controller: ThreadedController, devices: list[VirtualDevice]) -> list[int]:
+    """Start ``devices`` (three at a time) and commission each by its QR code; return node ids."""
+    with ThreadPoolExecutor(3) as pool:  # list() re-raises a device that did not start
+        list(pool.map(lambda dev: dev.start(timeout_s=120), devices))
+    codes = []
+    for dev in devices:
+        assert dev.pairing is not None
+        codes.append(dev.pairing.qr)
+    return asyncio.run(commission_codes(controller.url, controller.headers, codes))
