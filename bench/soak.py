@@ -40,6 +40,7 @@ import argparse
 import asyncio
 import contextlib
 import dataclasses
+import datetime
 import itertools
 import json
 import os
@@ -67,6 +68,7 @@ from bridge import netns
 from bridge.auth.keys import KEY_FILE_NAME, NodeKey
 from bridge.auth.tokens import issue_token
 from bridge.demo.virtual_devices import DeviceKind, VirtualDevice, write_test_paa
+from bridge.loopwatch import LoopWatch
 from bridge.mesh.node_id import node_id_for
 from tests.support.fabric import CONTROLLER_VENV, fabric_unavailable_reason
 
@@ -219,6 +221,7 @@ class Call:
     ok: bool = False
     call_id: str | None = None
     effect: Any = None
+    wall: float = dataclasses.field(default_factory=time.time)  # when sent, for logs and rows
 
 
 @dataclasses.dataclass
@@ -244,6 +247,8 @@ class Soak:
         self.base, self.state, self.minutes = base, state, minutes
         self.rate, self.short = rate, short
         self.t0 = time.monotonic()
+        # The soak's own event loop: a late wake-up here would make a call look hung.
+        self.loopwatch = LoopWatch()
         self.ns: netns.NetworkNamespace | None = None
         self.devices: dict[DeviceKind, VirtualDevice] = {}
         self.calls: list[Call] = []
@@ -993,6 +998,7 @@ class Soak:
         async with aiohttp.ClientSession(
             headers={"Authorization": f"Bearer {self.token}"}
         ) as self.session:
+            self.loopwatch.start()
             await self.setup()
             await self.sample()
             start = time.monotonic()
@@ -1042,6 +1048,45 @@ class Soak:
     def stored(self) -> dict[str, Any]:
         with contextlib.closing(sqlite3.connect(self.state / "bridge.db")) as db:
             return {k: json.loads(v) for k, v in db.execute("SELECT key, value FROM core_data")}
+
+    def explain_hang(self, call: Call) -> list[str]:
+        """What the bridges wrote about a call that got no answer in time: the audit rows
+        of its tool from around then (when they were written, outcome, time in the
+        pipeline) and each bridge's warnings and errors from the same seconds."""
+        lines: list[str] = []
+        name = call.tool.split(":")[-1]
+        for proc in (self.main, self.peer):
+            try:
+                with contextlib.closing(sqlite3.connect(proc.state_dir / "bridge.db")) as db:
+                    rows = db.execute(
+                        "SELECT ts, outcome, error_code, duration_ms FROM audit_log"
+                        " WHERE tool LIKE ? AND ts BETWEEN ? AND ? ORDER BY ts",
+                        (f"%{name}", call.wall - 2, call.wall + 30),
+                    ).fetchall()
+            except sqlite3.Error as err:
+                rows, lines = [], [*lines, f"    {proc.name} audit unreadable: {err}"]
+            for ts, outcome, code, ms in rows[:6]:
+                lines.append(
+                    f"    {proc.name} audit: row at +{ts - call.wall:.2f} s, {outcome}"
+                    f" {code or ''}, {ms:.0f} ms in the pipeline"
+                )
+            try:
+                text = proc.log_path.read_text(errors="replace").splitlines()
+            except OSError:
+                text = []
+            shown = 0
+            for line in text:
+                try:
+                    at = datetime.datetime.strptime(line[:23], "%Y-%m-%d %H:%M:%S,%f")
+                except ValueError:
+                    continue
+                offset = at.replace(tzinfo=datetime.UTC).timestamp() - call.wall
+                if -2 <= offset <= 15 and (" WARNING " in line or " ERROR " in line):
+                    lines.append(f"    {proc.name} log +{offset:.2f} s: {line[24:200]}")
+                    shown += 1
+                    if shown >= 12:
+                        break
+        return lines
 
     def report(self, elapsed: float, final_drift: list[str]) -> dict[str, Any]:
         main_ids, main_done = self.audit(self.state)
@@ -1122,6 +1167,7 @@ class Soak:
             "ok_by_kind": {k: v["ok"] for k, v in sorted(answers.items())},
             "recovery_s": {f.kind: f.recovery_s for f in self.faults},
             "resources": resources,
+            "soak_loop_longest_delay_s": round(self.loopwatch.longest_s, 3),
         }
         kinds = "  ".join(f"{k} {v}" for k, v in sorted(per_kind.items()))
         print(f"{'calls by kind':<28} {kinds}")
@@ -1144,11 +1190,13 @@ class Soak:
                 "repeated device.state by path: "
                 + "  ".join(f"{p} x{n}" for p, n in repeated.most_common(6))
             )
-        hangs = [
-            f"hung: {c.kind} {c.tool} {c.took:.1f}s, sent at {c.sent - self.t0:.1f} s"
-            f" ({self.last_fault(c.sent)})"
-            for c in hung[:10]
-        ]
+        hangs = []
+        for c in hung[:10]:
+            hangs.append(
+                f"hung: {c.kind} {c.tool} {c.took:.1f}s, sent at {c.sent - self.t0:.1f} s"
+                f" ({self.last_fault(c.sent)})"
+            )
+            hangs.extend(self.explain_hang(c))
         for line in [
             *lost_effect[:10],
             *lost[:10],

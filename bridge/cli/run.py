@@ -49,6 +49,7 @@ def run_command(args: argparse.Namespace) -> int:
 async def serve(config: BridgeConfig) -> int:
     """Start the service and API, wait for SIGINT/SIGTERM, then stop everything."""
     # Imported here so that parsing the command line stays fast (see bridge.cli.main).
+    from bridge.loopwatch import LoopWatch
     from bridge.service import BridgeService
 
     loop = asyncio.get_running_loop()
@@ -57,6 +58,8 @@ async def serve(config: BridgeConfig) -> int:
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     service = BridgeService(config)
+    watch = LoopWatch()
+    watch.start()
     try:
         # A signal during the start (a controller that does not come up can take a
         # minute) cuts it short: what already started is stopped, nothing is left behind.
@@ -83,6 +86,7 @@ async def serve(config: BridgeConfig) -> int:
         _LOGGER.info("shutting down")
     finally:
         await service.stop()
+        await watch.stop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
     return 0
