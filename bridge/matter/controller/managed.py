@@ -17,6 +17,7 @@ import logging
 import os
 import re
 import secrets
+import shutil
 import signal
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -32,10 +33,14 @@ from bridge.events import EventBus
 from bridge.matter.controller.gateway import read_server_info
 from bridge.matter.controller.guard import KEY_FILE_ENV, KEY_HEADER
 from bridge.netns import NetworkNamespace
+from bridge.ratelog import RateLimitedLog
 
 LOGGER = logging.getLogger(__name__)
+_RATE_LOG = RateLimitedLog(LOGGER)
 # How long a restart the bridge asks for waits for a clean stop before SIGKILL.
 RESTART_STOP_S = 2.0
+# How often the server's log size is checked while it runs (a stat: nothing to speak of).
+LOG_CHECK_S = 5.0
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 # The launcher that puts the key and Origin check in front of the server's API.
 GUARD_SCRIPT = Path(__file__).with_name("guard.py")
@@ -77,7 +82,10 @@ class ControllerSettings:
     log_level: str = "info"
     # "progress" makes the SDK log each commissioning step; commissioning follows them.
     log_level_sdk: str = "progress"
-    log_max_bytes: int = 20_000_000
+    # The server's log is kept under this size while it runs, with one older copy
+    # (``.log.1``): at "progress" the SDK writes ~8 lines per device command (~1 MB a
+    # minute at 10 commands a second), on the disk the audit log needs.
+    log_max_bytes: int = 5_000_000
     isolate_paths: bool = True
     backoff_initial_s: float = 0.5
     backoff_max_s: float = 30.0
@@ -254,8 +262,7 @@ class ManagedController:
         s.storage_dir.mkdir(mode=0o700, exist_ok=True)
         _write_private(s.key_path, self._key + "\n")
         with contextlib.suppress(OSError):
-            if s.log_path.stat().st_size > s.log_max_bytes:
-                s.log_path.replace(s.log_path.with_suffix(".log.1"))
+            rotate_log(s.log_path, s.log_max_bytes)
         if s.isolate_paths and os.geteuid() == 0:
             data_dir, tmp_dir = self._private_dirs()
             data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -355,6 +362,7 @@ class ManagedController:
         # A short grace: the server saves its state on SIGINT, but under load a clean
         # stop took 4 s of a recovery that must end within 10 s (docs/faults.md).
         await self._terminate(RESTART_STOP_S)
+        self._ready.clear()  # the next wait_ready waits for the new server
         return True
 
     async def _terminate(self, timeout_s: float) -> None:
@@ -431,14 +439,27 @@ class ManagedController:
                     _write_private, self.settings.pid_path, f"{self._proc.pid}\n"
                 )
             probe = asyncio.create_task(self._probe_ready(self._proc))
+            trim = asyncio.create_task(self._keep_log_small())
             try:
                 self.last_exit_code = await self._proc.wait()
             finally:
-                probe.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await probe
+                self._ready.clear()  # gone: nobody may take it as ready meanwhile
+                for task in (probe, trim):
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await task
         finally:
             log.close()
+
+    async def _keep_log_small(self) -> None:
+        """Rotate the server's log while it runs, every ``LOG_CHECK_S``: see ``rotate_log``."""
+        s = self.settings
+        while True:
+            await asyncio.sleep(LOG_CHECK_S)
+            try:
+                await asyncio.to_thread(rotate_log, s.log_path, s.log_max_bytes)
+            except OSError as err:  # a full disk: the next check tries again
+                _RATE_LOG.warning("log", "cannot rotate %s: %s", s.log_path, err)
 
     async def _probe_ready(self, proc: asyncio.subprocess.Process) -> None:
         # Ready means the WebSocket answers with its server_info message.
@@ -541,6 +562,33 @@ def _write_private(path: Path, text: str) -> None:
         os.fchmod(fh.fileno(), 0o600)
         fh.write(text)
     tmp.replace(path)
+
+
+def rotate_log(path: Path, max_bytes: int) -> bool:
+    """Move the log's content to ``<log>.1`` and start it over when over ``max_bytes``.
+
+    The server writes through a descriptor opened with ``O_APPEND`` (``_open_log``), so
+    after the file is cut to nothing its next line lands at the start: no restart and no
+    signal needed. The older copy is removed first, so a nearly full disk still has room
+    for the new one; when even that copy cannot be written the log is cut all the same
+    (a log must not take the disk the audit log needs). Lines the server writes between
+    the copy and the cut are lost. Return whether it rotated.
+    """
+    if path.stat().st_size <= max_bytes:
+        return False
+    old = path.with_name(path.name + ".1")
+    old.unlink(missing_ok=True)
+    try:
+        with path.open("rb") as src:
+            fd = os.open(old, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "wb") as dst:
+                shutil.copyfileobj(src, dst, 1 << 20)
+    except OSError:
+        old.unlink(missing_ok=True)
+        os.truncate(path, 0)
+        raise
+    os.truncate(path, 0)
+    return True
 
 
 def _open_log(path: Path) -> IO[bytes]:
