@@ -286,7 +286,7 @@ async def test_a_site_hears_and_calls_only_the_sites_the_list_gives_it(tmp_path:
         errors.append(str(err).lower())
 
     async def took(msg: Any) -> None:
-        heard.append(msg.subject)
+        heard.append(f"{msg.subject} {msg.data.decode()}")
 
     try:
         c = await nats.connect(hub.url, nkeys_seed=str(hub.seed_file("c")), error_cb=on_error)
@@ -299,8 +299,14 @@ async def test_a_site_hears_and_calls_only_the_sites_the_list_gives_it(tmp_path:
         await c.publish("atmo.call.b.x", b"{}")  # nor call b
         for client in (a, b, c):
             await client.flush()
-        await asyncio.sleep(0.3)
-        assert heard == ["atmo.ann.a"]
+        # Everything the hub took from b went out before what it takes from a now: once
+        # c has a's last message, a message of b's would have come before it.
+        await a.publish("atmo.ann.a", b"last")
+        await a.flush()
+        async with asyncio.timeout(10):
+            while "atmo.ann.a last" not in heard or not errors:
+                await asyncio.sleep(0.02)
+        assert heard == ["atmo.ann.a {}", "atmo.ann.a last"]
         assert any('permissions violation for publish to "atmo.call.b.x"' in e for e in errors)
         for client in (a, b, c):
             await client.close()
