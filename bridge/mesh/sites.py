@@ -56,6 +56,8 @@ MAX_WAITING = 256
 MAX_MESSAGE_BYTES = 1024 * 1024
 _LIMITS = jsonlimits.JsonLimits(max_bytes=min(MAX_ANSWER_BYTES, MAX_MESSAGE_BYTES))
 RECONNECT_WAIT_S = 0.5
+# How long a stopping road waits for the hub to confirm its unsubscription.
+UNSUBSCRIBE_FLUSH_S = 5.0
 MAX_DIAL_WAIT_S = 5.0
 
 
@@ -225,7 +227,9 @@ class SiteRoad:
         if self._calls is not None:
             with contextlib.suppress(Exception):
                 await self._calls.unsubscribe()
-                await self._nc.flush(timeout=1)
+                # Up to 5 s: on a busy machine the hub's PONG took over 1 s (CI), and a
+                # stop that returned before it left callers waiting out their timeout.
+                await self._nc.flush(timeout=UNSUBSCRIBE_FLUSH_S)
             self._calls = None
         tasks = [t for t in (self._republish,) if t is not None]
         for task in tasks:

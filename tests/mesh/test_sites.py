@@ -243,7 +243,6 @@ async def test_a_hub_that_answers_for_a_site_cannot_forge_its_answer(
     (a, _b, c), issuer = sites
     await wait_for(lambda: a.registry.get(TOOL_C) is not None, 10)
     assert c.mesh.road is not None
-    await c.mesh.road.stop()
     mallory = NodeIdentity.from_key(NodeKey.generate(), "mallory")
     seen: list[str] = []
     impostor = await nats.connect(hub.url, nkeys_seed=str(hub.seed_file("c")))
@@ -272,6 +271,10 @@ async def test_a_hub_that_answers_for_a_site_cannot_forge_its_answer(
 
     await impostor.subscribe(f"atmo.call.c.{c.node_id}", cb=answer)
     await impostor.flush()
+    # Only now c leaves the hub: its last announcement (ttl 1.5 s) is still fresh on a,
+    # and the impostor is the one subscriber left (connecting it first took seconds
+    # under load, long enough for a to drop c's tool and never send the call).
+    await c.mesh.road.stop()
     try:
         response = await a.call(TOOL_C, bearer(issuer))
     finally:
