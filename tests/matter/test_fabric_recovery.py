@@ -14,54 +14,41 @@ now is the launcher's resubscribe command, sent on the light's mDNS announcement
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import signal
-import subprocess
-import sys
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
-from bridge.auth.keys import KEY_FILE_NAME, NodeKey
-from bridge.auth.tokens import issue_token
-from bridge.demo.virtual_devices import DeviceKind, VirtualDevice, write_test_paa
-from tests.support.fabric import CONTROLLER_VENV, fabric_unavailable_reason, open_fabric
+from bridge.demo.virtual_devices import DeviceKind, VirtualDevice
+from tests.support.fabric import (
+    BridgeProcess,
+    bridge_process,
+    fabric_unavailable_reason,
+    open_fabric,
+)
 
 pytestmark = pytest.mark.fabric
 
-BRIDGE = Path(sys.executable).parent / "atmosphere-bridge"
 API_PORT = 18765
 BACK_WITHIN_S = 10.0
 
 
 @dataclass
 class Rig:
-    url: str
-    token: str
+    bridge: BridgeProcess
     light: VirtualDevice
-    log: Path
+
+    @property
+    def log(self) -> Path:
+        return self.bridge.log
 
     def request(self, method: str, path: str, body: Any = None, timeout: float = 15) -> Any:
-        data = None if body is None else json.dumps(body).encode()
-        req = urllib.request.Request(
-            f"{self.url}{path}",
-            data=data,
-            method=method,
-            headers={"Authorization": f"Bearer {self.token}", "Content-Type": "application/json"},
-        )
-        try:
-            with urllib.request.urlopen(req, timeout=timeout) as resp:
-                return json.loads(resp.read() or b"null")
-        except urllib.error.HTTPError as err:
-            return json.loads(err.read() or b"null")
+        return self.bridge.request(method, path, body, timeout)
 
     def state(self) -> dict[str, Any] | None:
         """Return the light's state through its tool, or None when the call fails."""
@@ -87,61 +74,13 @@ def rig() -> Iterator[Rig]:
     reason = fabric_unavailable_reason()
     if reason:
         pytest.skip(reason)
-    with open_fabric(f"atm-rec-{os.getpid()}") as fabric:
-        ns = fabric.namespace
+    with (
+        open_fabric(f"atm-rec-{os.getpid()}") as fabric,
+        bridge_process(fabric, API_PORT, "recovery") as bridge,
+    ):
         light = fabric.device(DeviceKind.ONOFF, label="Desk Light")
-        state = fabric.base_dir / "bridge-state"
-        key = NodeKey.load_or_create(state / KEY_FILE_NAME)
-        token = issue_token(key, agent_id="recovery", permissions=["*"], ttl_s=3600)
-        write_test_paa(state / "controller" / "paa")
-        config = fabric.base_dir / "bridge.yaml"
-        config.write_text(
-            yaml.safe_dump(
-                {
-                    "state_dir": str(state),
-                    "api": {"host": "0.0.0.0", "port": API_PORT},
-                    "matter": {
-                        "enabled": True,
-                        "netns": ns.name,
-                        "controller_venv": str(CONTROLLER_VENV),
-                        "controller_port": fabric.controller_settings("unused").port,
-                    },
-                }
-            )
-        )
-        log = fabric.base_dir / "bridge.log"
-        with log.open("ab") as out:
-            proc = subprocess.Popen(
-                [*ns.exec_prefix(), str(BRIDGE), "--config", str(config), "run"],
-                stdout=out,
-                stderr=subprocess.STDOUT,
-            )
-        rig = Rig(url=f"http://{ns.ns_address}:{API_PORT}", token=token, light=light, log=log)
-        try:
-            deadline = time.monotonic() + 120
-            while True:
-                with contextlib.suppress(OSError, ValueError):
-                    if rig.request("GET", "/healthz", timeout=2) is not None:
-                        break
-                assert proc.poll() is None, log.read_text()[-3000:]
-                assert time.monotonic() < deadline, log.read_text()[-3000:]
-                time.sleep(0.3)
-            assert light.pairing is not None
-            body = rig.request(
-                "POST",
-                "/v1/devices/commission",
-                {"code": light.pairing.manual, "name": "Desk Light"},
-                timeout=300,
-            )
-            assert "desk_light_state" in body["tools"], body
-            yield rig
-        finally:
-            proc.send_signal(signal.SIGINT)
-            try:
-                proc.wait(30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(10)
+        assert "desk_light_state" in bridge.commission(light, "Desk Light")
+        yield Rig(bridge, light)
 
 
 def wait_for_state(rig: Rig, limit_s: float) -> tuple[float, dict[str, Any] | None]:

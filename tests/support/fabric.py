@@ -23,10 +23,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import json
 import os
 import shutil
+import signal
+import subprocess
+import sys
 import tempfile
 import threading
+import time
+import urllib.error
+import urllib.request
 from collections.abc import Coroutine, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -35,8 +42,11 @@ from typing import Any, TypeVar
 
 import aiohttp
 import pytest
+import yaml
 
 from bridge import netns
+from bridge.auth.keys import KEY_FILE_NAME, NodeKey
+from bridge.auth.tokens import issue_token
 from bridge.demo.virtual_devices import (
     DeviceKind,
     VirtualDevice,
@@ -330,3 +340,107 @@ def start_and_commission(controller: ThreadedController, devices: list[VirtualDe
         assert dev.pairing is not None
         codes.append(dev.pairing.qr)
     return asyncio.run(commission_codes(controller.url, controller.headers, codes))
+
+
+BRIDGE_PROGRAM = Path(sys.executable).parent / "atmosphere-bridge"
+
+
+@dataclass
+class BridgeProcess:
+    """A real ``atmosphere-bridge run`` in a fabric's namespace, called over HTTP."""
+
+    url: str
+    token: str
+    log: Path
+    process: subprocess.Popen[bytes]
+
+    def request(self, method: str, path: str, body: Any = None, timeout: float = 30) -> Any:
+        """Send one request with the bridge's token; return the JSON answer, error or not."""
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(
+            f"{self.url}{path}",
+            data=data,
+            method=method,
+            headers={"Authorization": f"Bearer {self.token}", "Content-Type": "application/json"},
+        )
+        try:
+            with urllib.request.urlopen(req, timeout=timeout) as resp:
+                return json.loads(resp.read() or b"null")
+        except urllib.error.HTTPError as err:
+            return json.loads(err.read() or b"null")
+
+    def commission(self, device: VirtualDevice, name: str) -> list[str]:
+        """Commission ``device`` under ``name`` through the bridge; return its tools' names."""
+        assert device.pairing is not None
+        body = self.request(
+            "POST",
+            "/v1/devices/commission",
+            {"code": device.pairing.manual, "name": name},
+            timeout=300,
+        )
+        assert isinstance(body, dict), body
+        assert isinstance(body.get("tools"), list), body
+        return list(body["tools"])
+
+    def tail(self) -> str:
+        """Return the end of the bridge's log (for an assertion's message)."""
+        return self.log.read_text(errors="replace")[-3000:]
+
+
+@contextlib.contextmanager
+def bridge_process(fabric: Fabric, port: int, agent_id: str) -> Iterator[BridgeProcess]:
+    """Run ``atmosphere-bridge run`` with its managed controller inside ``fabric``.
+
+    It listens on ``port`` at the namespace's address; the token it is called with
+    holds every permission. Yields once ``/healthz`` answers (at most 120 s); stopped
+    with SIGINT (SIGKILL after 30 s) on exit.
+    """
+    ns = fabric.namespace
+    state = fabric.base_dir / f"bridge-state-{port}"
+    token = issue_token(
+        NodeKey.load_or_create(state / KEY_FILE_NAME),
+        agent_id=agent_id,
+        permissions=["*"],
+        ttl_s=3600,
+    )
+    write_test_paa(state / "controller" / "paa")
+    config = fabric.base_dir / f"bridge-{port}.yaml"
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "state_dir": str(state),
+                "api": {"host": "0.0.0.0", "port": port},
+                "matter": {
+                    "enabled": True,
+                    "netns": ns.name,
+                    "controller_venv": str(CONTROLLER_VENV),
+                    "controller_port": fabric.controller_settings(f"bridge-{port}").port,
+                },
+            }
+        )
+    )
+    log = fabric.base_dir / f"bridge-{port}.log"
+    with log.open("ab") as out:
+        proc = subprocess.Popen(
+            [*ns.exec_prefix(), str(BRIDGE_PROGRAM), "--config", str(config), "run"],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    bridge = BridgeProcess(f"http://{ns.ns_address}:{port}", token, log, proc)
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            with contextlib.suppress(OSError, ValueError):
+                if bridge.request("GET", "/healthz", timeout=2) is not None:
+                    break
+            assert proc.poll() is None, bridge.tail()
+            assert time.monotonic() < deadline, bridge.tail()
+            time.sleep(0.3)
+        yield bridge
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
