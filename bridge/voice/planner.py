@@ -246,6 +246,16 @@ class Planner:
             r = replace(
                 r, intent="HassFanSetSpeed", values={**values, "percentage": r.values["brightness"]}
             )
+        if (
+            r.intent == "HassLightSet"
+            and device is not None
+            and domain_of(device) == "cover"
+            and "brightness" in r.values
+        ):  # "stelle das Rollo auf 40 %", "set the blind to half": a cover's percent is open
+            values = {k: v for k, v in r.values.items() if k not in ("brightness", "domain")}
+            r = replace(
+                r, intent="HassSetPosition", values={**values, "position": r.values["brightness"]}
+            )
         domain = r.values.get("domain")
         device_class = r.values.get("device_class")
         if isinstance(device_class, list):  # fr "store": ['blind', 'shade']
@@ -414,21 +424,30 @@ class Planner:
             return self._no_kind(s)
         capability = pair[0] if on else pair[1]
         if r.combo == "everything":
-            return self._everything_off(s, r)
+            return self._everything(s, r)
         if s.domain == "light" and s.device is None:
             return self._room_lights(s, r, capability, {}, capability)
         return self._each(s, capability, {}, SAID.get(capability, capability))
 
-    def _everything_off(self, s: _Subject, r: Reading) -> Plan | IntentReply:
-        """Return the lights-off and switch-off calls of the subject's room, floor or home.
+    def _everything(self, s: _Subject, r: Reading) -> Plan | IntentReply:
+        """Return the calls of "everything off" (or "on") in the subject's room, floor or home.
 
-        Nothing else: never a lock, cover, thermostat or fan, and never a room outside
-        the place said ("turn everything off upstairs" is that floor's rooms only).
+        Off: the lights and the switches. On: the lights only, since what a switch
+        powers (a heater, a pump) is not known to be safe to start. Nothing else: never
+        a lock, cover, thermostat or fan, and never a room outside the place said ("turn
+        everything off upstairs" is that floor's rooms only).
         """
+        whole_home = s.room is None and s.floor is None
+        if s.intent == "HassTurnOn":
+            on = self._room_lights(
+                s, replace(r, combo="domain_all") if whole_home else r, "on", {}, "on"
+            )
+            if isinstance(on, Plan) and not on.calls:
+                return self._no_kind(s)
+            return on
         if s.intent != "HassTurnOff":
             return reply(s.lang, "not_here", intent=s.intent)
         rooms = self._scope(s)
-        whole_home = s.room is None and s.floor is None
         lights = self._room_lights(
             s, replace(r, combo="domain_all") if whole_home else r, "off", {}, "off"
         )

@@ -55,6 +55,11 @@ _LOCK = {"slots": {"domain": "lock"}}
 _EVERYTHING = {"metadata": {"slot_combination": "everything"}, "slots": {"domain": "light"}}
 
 _HERE = {"requires_context": {"area": {"slot": True}}}
+# "open the blind halfway", "dim the lamp to half", "full brightness": a said amount
+_HALF_OPEN = {"slots": {"domain": "cover", "position": 50}}
+_HALF = {"slots": {"brightness": 50}}
+_FULL = {"slots": {"brightness": 100}}
+_ROOM_HALF = {"slots": {"domain": "light", "brightness": 50}}
 
 
 def _rel(direction: str, what: str | None = None, here: bool = False) -> dict[str, Any]:
@@ -94,6 +99,10 @@ _NL_BIT = "[(een beetje|iets|wat)]"
 _NL_IN = "(in|op) [(de|het)] {area}"
 _NL_BY_DEG = "[met {temperature:step} graden]"
 _EN_LIGHT = "(light|lights|lamp|lamps|lighting)"
+_EN_HALF = "(halfway|half way|half[ ]open|to half)"
+_DE_HALF = "(zur Hälfte|halb|auf die Hälfte)"
+# an explicit percentage (a bare number after a room could be meant as degrees)
+_DE_PCT_SAID = "{brightness}( %|%| Prozent)"
 _EN_HEAT = "(heat|heating|temperature|thermostat)"
 
 # intent -> list of (sentences, extra data keys) per language.
@@ -111,6 +120,17 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
             (["lock [the] {area} lock[s]"], _LOCK),
             (
                 [
+                    # "everything on": the lights of the place said (never a switch: what
+                    # a plug powers is not known to be safe to start)
+                    "(turn|switch) (on everything|everything on)",
+                    "[(turn|switch)] everything on [(on|in)] [the] {floor}",
+                    "(turn|switch) on everything [(on|in)] [the] {floor}",
+                    "(turn|switch) (on everything|everything on) in [the] {area}",
+                ],
+                _EVERYTHING,
+            ),
+            (
+                [
                     "(turn|switch) on [the] {floor} <light>",
                     "(turn|switch) [the] {floor} <light> on",
                     "(turn|switch) [the] <light> on [(on|in)] [the] {floor}",
@@ -123,6 +143,21 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
         ],
         "HassLightSet": [
             ([f"dim [the] {{name}} to {_PCT}"], {}),
+            (["(dim|set|turn|put) [the] {name} (to|at) half [brightness]"], _HALF),
+            (
+                [
+                    "(set|turn|put) [the] {name} (to|at) (full|maximum|max) brightness",
+                    "(turn|put) [the] {name} all the way up",
+                ],
+                _FULL,
+            ),
+            (
+                [
+                    "(dim|set) [the] {area} [<light>] to half [brightness]",
+                    "(dim|set) [the] <light> in [the] {area} to half [brightness]",
+                ],
+                _ROOM_HALF,
+            ),
             (
                 [
                     f"dim [the] {{area}} [<light>] to {_PCT}",
@@ -147,6 +182,39 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
         ],
         "HassClimateSetTemperature": [
             (["set [the] heating in [the] {area} to {temperature} [degrees]"], {}),
+            (
+                [
+                    "(set|put|turn) [the] (thermostat|heating|heat) to {temperature} [degrees]",
+                    "make it {temperature} degrees [in here]",
+                ],
+                _HERE,
+            ),
+            (["make it {temperature} degrees (in|on) [the] {area}"], {}),
+        ],
+        "HassSetPosition": [
+            (["(open|close|set|put) [the] {name} " + _EN_HALF], {"slots": {"position": 50}}),
+            (
+                [
+                    "(open|close) [<the>] {cover_classes:device_class} "
+                    + _EN_HALF
+                    + " <in> [<the>] {area}",
+                    "(open|close) [<the>] {cover_classes:device_class} <in> [<the>] {area} "
+                    + _EN_HALF,
+                    "(open|close) [<the>] {area} {cover_classes:device_class} " + _EN_HALF,
+                ],
+                _HALF_OPEN,
+            ),
+            (
+                ["(open|close) [<the>] {cover_classes:device_class} " + _EN_HALF],
+                {**_HALF_OPEN, **_HERE},
+            ),
+            (
+                [
+                    "(set|put|move) [<the>] {cover_classes:device_class} (to|at) {position}[ ](%|percent)"  # noqa: E501
+                ],
+                {**_COVER, **_HERE},
+            ),
+            (["(set|put|move) [the] {name} at {position}[ ](%|percent)"], {}),
         ],
         "HassClimateGetTemperature": [
             (["what is [the] {name} set to"], {}),
@@ -253,6 +321,8 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                     f"(turn|crank|put) up [the] {_EN_HEAT} (in|on) [the] {{area}} {_EN_BIT} "
                     f"{_EN_BY_DEG}",
                     f"(turn|put) [the] {_EN_HEAT} (in|on) [the] {{area}} up {_EN_BIT} {_EN_BY_DEG}",
+                    f"(turn|crank|put) [the] {_EN_HEAT} up {_EN_BIT} {_EN_BY_DEG} (in|on) [the] "
+                    "{area}",
                     f"(raise|increase) [the] {_EN_HEAT} (in|on) [the] {{area}} {_EN_BIT} "
                     f"{_EN_BY_DEG}",
                     "(turn|put) [the] {name} up {temperature:step} degree[s]",
@@ -268,6 +338,7 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                     f"{_EN_BY_DEG}",
                     f"(turn|put) [the] {_EN_HEAT} (in|on) [the] {{area}} down {_EN_BIT} "
                     f"{_EN_BY_DEG}",
+                    f"(turn|put) [the] {_EN_HEAT} down {_EN_BIT} {_EN_BY_DEG} (in|on) [the] {{area}}",  # noqa: E501
                     f"(lower|decrease|reduce) [the] {_EN_HEAT} (in|on) [the] {{area}} {_EN_BIT} "
                     f"{_EN_BY_DEG}",
                     "(turn|put) [the] {name} down {temperature:step} degree[s]",
@@ -382,6 +453,16 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                     "<alle_lichter_ueberall> (an|ein)[schalten]",
                 ],
                 _ALL_LIGHTS,
+            ),
+            (
+                [
+                    "(schalte|schalt|mach|mache) alles (an|ein)",
+                    "(schalte|schalt|mach|mache) alles (im|in der|auf der|auf dem) {floor} (an|ein)",  # noqa: E501
+                    "(schalte|schalt|mach|mache) (im|in der|auf der|auf dem) {floor} alles (an|ein)",  # noqa: E501
+                    "(schalte|schalt|mach|mache) alles (im|in der|in dem) {area} (an|ein)",
+                    "(schalte|schalt|mach|mache) (im|in der|in dem) {area} alles (an|ein)",
+                ],
+                _EVERYTHING,
             ),
             (["(öffne|öffnen|mach) [das] (Garagentor|Garage|Garagentür)[ auf]"], _GARAGE),
             (["(öffne|öffnen|mach) [das] (Tor|Hoftor)[ auf]"], _GATE),
@@ -499,8 +580,70 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                 [
                     "(stelle|setze) das Licht (im|in der) {area} auf {brightness}[([ ]%)| Prozent]",
                     "dimme [das Licht ]<area> auf {brightness}[([ ]%)| Prozent]",
+                    "(dimm|stell|setz) [das Licht ]<area> auf {brightness}[([ ]%)| Prozent]",
+                    "(dimme|dimm) [den|die|das] {area} auf {brightness}[([ ]%)| Prozent]",
+                    f"(stelle|stell|setze|setz) [den|die|das] {{area}} auf {_DE_PCT_SAID}",
                 ],
                 {"slots": {"domain": "light"}},
+            ),
+            (
+                [
+                    "(dimme|dimm) [den|die|das] {name} auf {brightness}[([ ]%)| Prozent]",
+                    "(stell|setz) [den|die|das] {name} auf {brightness}[([ ]%)| Prozent]",
+                ],
+                {},
+            ),
+            ([f"(dimme|dimm|stelle|stell|setze|setz) [den|die|das] {{name}} {_DE_HALF}"], _HALF),
+            (
+                [
+                    "(stelle|stell|setze|setz|mach|mache) [den|die|das] {name} auf volle "
+                    "Helligkeit",
+                    "(mach|mache) [den|die|das] {name} ganz hell",
+                ],
+                _FULL,
+            ),
+            (
+                [
+                    f"(dimme|dimm) [den|die|das] {{area}} {_DE_HALF}",
+                    f"(dimme|dimm) [das Licht ]<area> {_DE_HALF}",
+                ],
+                _ROOM_HALF,
+            ),
+        ],
+        "HassSetPosition": [
+            (
+                [
+                    f"(öffne|öffnen|mach|mache|fahre|fahr) [den|die|das] {{name}} [<area> ]{_DE_HALF}"  # noqa: E501
+                    "[ (auf|hoch|zu|runter)]",
+                    f"(schließe|schließ) [den|die|das] {{name}} [<area> ]{_DE_HALF}",
+                ],
+                {"slots": {"position": 50}},
+            ),
+            (
+                [
+                    f"(öffne|öffnen|mach|mache|fahre|fahr) [<artikel_bestimmt> ]{{cover_classes:device_class}} <area> {_DE_HALF}[ (auf|hoch|zu|runter)]",  # noqa: E501
+                    f"(schließe|schließ) [<artikel_bestimmt> ]{{cover_classes:device_class}} <area> {_DE_HALF}",  # noqa: E501
+                ],
+                _HALF_OPEN,
+            ),
+            (
+                [
+                    f"(öffne|öffnen|mach|mache|fahre|fahr) [<artikel_bestimmt> ]{{cover_classes:device_class}} {_DE_HALF}[ (auf|hoch|zu|runter)]",  # noqa: E501
+                    f"(schließe|schließ) [<artikel_bestimmt> ]{{cover_classes:device_class}} {_DE_HALF}",  # noqa: E501
+                ],
+                {**_HALF_OPEN, **_HERE},
+            ),
+            (
+                [
+                    "(stelle|stell|setze|setz|fahre|fahr) [<artikel_bestimmt> ]{cover_classes:device_class} <area> auf {position}( %|%| Prozent)"  # noqa: E501
+                ],
+                _COVER,
+            ),
+            (
+                [
+                    "(stelle|stell|setze|setz|fahre|fahr) [<artikel_bestimmt> ]{cover_classes:device_class} auf {position}( %|%| Prozent)"  # noqa: E501
+                ],
+                {**_COVER, **_HERE},
             ),
         ],
         "HassClimateSetTemperature": [
@@ -543,6 +686,7 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
             (
                 [
                     "wie (hoch|feucht) ist (die [Luft]feuchtigkeit|es) <area>",
+                    "wie ist die [Luft]feuchtigkeit <area>",
                     "wie (hoch|viel) ist die [Luft]feuchtigkeit (von|vom|des|der) {name}",
                 ],
                 _HUMIDITY,
@@ -565,6 +709,14 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
     "fr": {
         "HassTurnOn": [
             (["<allume> <tous> [<le>]<lumiere> [<partout>]"], _ALL_LIGHTS),
+            (
+                [
+                    "allume tout",
+                    "allume tout (à|au|dans) [(l'|le |la )]{floor}",
+                    "allume tout (dans|à) [(l'|le |la )]{area}",
+                ],
+                _EVERYTHING,
+            ),
             (["ouvre (la porte du garage|le garage)"], _GARAGE),
             (["ouvre le portail"], _GATE),
         ],
@@ -589,6 +741,14 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                 ],
                 {},
             ),
+            (
+                [
+                    "(quelle température|combien de degrés) fait-il (à|au|dans) [(l'|le |la )]{area}",  # noqa: E501
+                    "(quelle température|combien de degrés) fait-il (à|au|dans) [(l'|le |la )]{name}",  # noqa: E501
+                ],
+                {},
+            ),
+            (["(quelle température|combien de degrés) fait-il [ici]"], _HERE),
         ],
         "HassLightSet": [
             (["(mets|passe|règle) [le|la|l'] {name} en {color}"], {}),
@@ -678,6 +838,21 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                 [f"[est-ce que] les lumières (sont allumées {_FR_DE}|{_FR_DE} sont allumées)"],
                 _asked("on", "light"),
             ),
+            (
+                [
+                    f"quel[le] est (l'humidité|le taux d'humidité) {_FR_DE}",
+                    f"(quelle humidité|quel taux d'humidité) (fait-il|y a-t-il) {_FR_DE}",
+                    f"l'humidité {_FR_DE}",
+                ],
+                _HUMIDITY,
+            ),
+            (
+                [
+                    "quel[le] est (l'humidité|le taux d'humidité) [ici]",
+                    "(quelle humidité|quel taux d'humidité) (fait-il|y a-t-il) [ici]",
+                ],
+                {**_HUMIDITY, **_HERE},
+            ),
         ],
     },
     "es": {
@@ -689,6 +864,14 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                     "(enciende|prende) (la luz|las luces|luces) {floor}",
                 ],
                 _LIGHT,
+            ),
+            (
+                [
+                    "(enciende|prende) todo",
+                    "(enciende|prende) todo (en|de) [(la|el)] {floor}",
+                    "(enciende|prende) todo (en|de|del) [(la|el)] {area}",
+                ],
+                _EVERYTHING,
             ),
             (["abre (la puerta del garaje|el garaje)"], _GARAGE),
             (["abre (la verja|el portón)"], _GATE),
@@ -779,6 +962,18 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                 ],
                 _asked("locked", "lock"),
             ),
+            (
+                [
+                    f"(cuál|qué) es la humedad {_ES_EN}",
+                    f"(cuánta|qué) humedad hay {_ES_EN}",
+                    f"la humedad {_ES_EN}",
+                ],
+                _HUMIDITY,
+            ),
+            (
+                ["(cuál|qué) es la humedad [aquí]", "(cuánta|qué) humedad hay [aquí]"],
+                {**_HUMIDITY, **_HERE},
+            ),
         ],
     },
     "nl": {
@@ -790,6 +985,16 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                     "{floor} aan"
                 ],
                 _LIGHT,
+            ),
+            (
+                [
+                    "(zet|doe) alles aan",
+                    "(zet|doe) alles aan (op|in) [(de|het)] {floor}",
+                    "(zet|doe) alles (op|in) [(de|het)] {floor} aan",
+                    "(zet|doe) alles aan in [(de|het)] {area}",
+                    "(zet|doe) alles in [(de|het)] {area} aan",
+                ],
+                _EVERYTHING,
             ),
             (["(open|doe) de garage[deur][ open]"], _GARAGE),
             (["(open|doe) het hek[ open]"], _GATE),
@@ -921,6 +1126,20 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                     "is alles op slot",
                 ],
                 _asked("locked", "lock"),
+            ),
+            (
+                [
+                    f"(wat|hoe hoog) is de [lucht]vochtigheid {_NL_IN}",
+                    f"hoe vochtig is het {_NL_IN}",
+                ],
+                _HUMIDITY,
+            ),
+            (
+                [
+                    "(wat|hoe hoog) is de [lucht]vochtigheid [hier]",
+                    "hoe vochtig is het [hier]",
+                ],
+                {**_HUMIDITY, **_HERE},
             ),
         ],
         "HassClimateGetTemperature": [

@@ -20,7 +20,16 @@ METRIC, IMPERIAL = "metric", "imperial"
 THERMOSTAT_UI, DISPLAY_MODE, FAHRENHEIT_MODE = 0x0204, 0x0000, 1
 # Countries whose everyday temperatures are in Fahrenheit.
 _FAHRENHEIT_COUNTRIES = frozenset({"US", "LR", "MM", "BS", "BZ", "KY", "PW", "FM", "MH"})
-_EXPLICIT = re.compile(r"\s*°\s*([fc])\b|\s*\b(fahrenheit|celsius|centigrade)\b", re.IGNORECASE)
+# A unit said: "°F", "fahrenheit", "celsius", or one letter after a number or after the
+# word for degrees ("68 F", "68F", "68 degrees F", "21 Grad C"); never a letter that
+# starts a word ("20 c'est").
+_DEGREE_WORDS = ("degrees", "degree", "grad", "grados", "grado", "degrés", "degré", "graden")
+_AFTER = "|".join(["(?<=\\d)", *(f"(?<=\\b{w})" for w in _DEGREE_WORDS)])
+_EXPLICIT = re.compile(
+    r"\s*°\s*([fc])\b|\s*\b(fahrenheit|celsius|centigrade)\b"
+    rf"|(?:{_AFTER})\s*([fc])(?![\w'\u2019])",
+    re.IGNORECASE,
+)
 
 
 def home_units(
@@ -44,7 +53,7 @@ def explicit_unit(text: str) -> tuple[str, str | None]:
     found = _EXPLICIT.search(text)
     if found is None:
         return text, None
-    word = (found.group(1) or found.group(2)).casefold()
+    word = next(g for g in found.groups() if g).casefold()
     unit = IMPERIAL if word.startswith("f") else METRIC
     return " ".join(_EXPLICIT.sub(" ", text).split()), unit
 

@@ -169,6 +169,8 @@ MULTI_LANGUAGE_SETS = (
     "speech_heldout",
     "kinds",
     "kinds_heldout",
+    "wording",
+    "wording_heldout",
 )
 
 

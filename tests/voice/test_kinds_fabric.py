@@ -358,6 +358,45 @@ async def test_questions_are_answered_from_the_devices_values(
     await reports(plug, mark, "onOff", "onOff", False)
 
 
+async def test_everything_on_never_starts_a_plug_and_everything_off_stops_it(
+    home: Home, commissioned: Any
+) -> None:
+    """ "Everything off" is a room's lights and switches; "everything on" its lights only.
+
+    The office holds the desk plug and no light: what a plug powers is not known to be
+    safe to start, so "turn everything on" there does nothing and says there is no
+    light, and the plug, reading off, stays off.
+    """
+    plug = device(commissioned, "energy-plug")
+    token = home.token("device:control:*", "device:read:*")
+
+    async def plug_on() -> bool:
+        status, body = await home.invoke("matter:desk_plug_state", {}, token)
+        assert status == 200, body
+        return bool(body["result"]["on"])
+
+    reply = await say(home, "turn on the desk plug")
+    assert reply.speech == "Turned on Desk Plug."
+    async with asyncio.timeout(20):  # on, as the plug itself reports (whatever it was)
+        while not await plug_on():
+            await asyncio.sleep(0.1)
+    mark = plug.mark()
+    reply = await say(home, "turn everything off in the office")
+    assert reply.handled, reply
+    assert [c["tool"] for c in reply.calls] == ["matter:desk_plug_off"]
+    await reports(plug, mark, "onOff", "onOff", False)
+    for text, lang in (
+        ("turn everything on in the office", "en"),
+        ("schalte alles im Büro ein", "de"),
+        ("turn everything on", "en"),  # this home has no light at all
+    ):
+        reply = await say(home, text, lang)
+        assert (reply.handled, reply.calls) == (False, ()), (text, reply)
+    await asyncio.sleep(1)  # room for a wrong command's report to arrive
+    assert await plug_on() is False
+    assert last_reported(plug, "onOff", "onOff") is False
+
+
 async def settle(
     home: Home, dev: VirtualDevice, text: str, behavior: str, attribute: str, value: Any
 ) -> None:

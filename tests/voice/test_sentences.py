@@ -31,12 +31,11 @@ def test_the_sets_are_large_and_cover_five_languages() -> None:
 # and say so; every other sentence must make exactly its calls. A new miss fails, and so
 # does a pinned sentence that starts working (then take it off this list).
 KNOWN_MISSES: dict[str, set[tuple[str, str]]] = {
-    "dev": {
-        ("fr", "quelle température fait-il dans le hall"),
-    },
+    # "quelle température fait-il dans le hall" and "stelle das Rollo auf 40 %" are
+    # understood since the sixth session's wording; "Küche" is no name in this home.
+    "dev": set(),
     "heldout": {
         ("de", "dimme die Küche auf 10 Prozent"),
-        ("de", "stelle das Rollo auf 40 %"),
     },
     # issue 30's compound sentences: pinned when written (every one that should act, 28 +
     # 12), all understood since the compound engine (commit "voice: compound sentences").
@@ -54,12 +53,26 @@ KNOWN_MISSES: dict[str, set[tuple[str, str]]] = {
     # so it is no longer untouched.
     "speech": set(),
     "speech_heldout": set(),
+    # the sixth session's everyday wording (development set: the probe's misses; the
+    # held-out set written before the engine changes)
+    "wording": set(),
+    "wording_heldout": set(),
 }
 
 
 @pytest.mark.parametrize(
     "which",
-    ["dev", "heldout", "compound", "compound_heldout", "everyday", "speech", "speech_heldout"],
+    [
+        "dev",
+        "heldout",
+        "compound",
+        "compound_heldout",
+        "everyday",
+        "speech",
+        "speech_heldout",
+        "wording",
+        "wording_heldout",
+    ],
 )
 async def test_every_sentence_makes_exactly_its_calls(home: Home, which: str) -> None:
     token = home.token("device:control:*", "device:read:*")

@@ -46,4 +46,14 @@ def test_a_said_unit_is_taken_out() -> None:
     assert explicit_unit("stelle es auf 21 Grad Celsius") == ("stelle es auf 21 Grad", "metric")
     assert explicit_unit("set it to 72°F") == ("set it to 72", "imperial")
     assert explicit_unit("turn on the fan") == ("turn on the fan", None)
+    # one letter after the number or after the word for degrees
+    assert explicit_unit("set it to 68 F") == ("set it to 68", "imperial")
+    assert explicit_unit("set it to 68f please") == ("set it to 68 please", "imperial")
+    assert explicit_unit("set it to 68 degrees F") == ("set it to 68 degrees", "imperial")
+    assert explicit_unit("stelle es auf 21 Grad C") == ("stelle es auf 21 Grad", "metric")
+    assert explicit_unit("pon 20 grados c") == ("pon 20 grados", "metric")
+    # but not a word that starts with the letter, nor a letter that is not after a number
+    assert explicit_unit("il fait 20 c'est bien") == ("il fait 20 c'est bien", None)
+    assert explicit_unit("set 3 cups") == ("set 3 cups", None)
+    assert explicit_unit("turn the f light on") == ("turn the f light on", None)
     assert to_celsius(72, "imperial") == 22.2  # (72 - 32) x 5/9
