@@ -143,6 +143,7 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
         ],
         "HassLightSet": [
             ([f"dim [the] {{name}} to {_PCT}"], {}),
+            (["(turn|switch) [the] {name} on (to|at) " + _PCT], {}),
             (["(dim|set|turn|put) [the] {name} (to|at) half [brightness]"], _HALF),
             (
                 [
@@ -866,6 +867,10 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                 _LIGHT,
             ),
             (
+                ["(bloquea|cierra con llave|echa [la] llave (a|de)) [(la|el)] {name}"],
+                _LOCK,
+            ),
+            (
                 [
                     "(enciende|prende) todo",
                     "(enciende|prende) todo (en|de) [(la|el)] {floor}",
@@ -877,6 +882,7 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
             (["abre (la verja|el portón)"], _GATE),
         ],
         "HassTurnOff": [
+            (["(desbloquea|abre con llave|quita [la] llave (a|de)) [(la|el)] {name}"], _LOCK),
             (
                 [
                     "apaga todo",
@@ -900,6 +906,17 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
             ([f"(pon|cambia) [la luz|las luces] {_ES_EN} (de color|en|a) {{color}}"], _LIGHT),
         ],
         RELATIVE_INTENT: [
+            (
+                [f"(sube|aumenta) [la] intensidad (de|del|de la) [(la|el)] {{name}} {_ES_BIT}"],
+                _rel("up"),
+            ),
+            (
+                [
+                    f"(baja|reduce|disminuye) [la] intensidad (de|del|de la) [(la|el)] {{name}} "
+                    f"{_ES_BIT}"
+                ],
+                _rel("down"),
+            ),
             ([f"sube [la] (luz|luces|intensidad) {_ES_EN} {_ES_BIT}"], _rel("up", "brightness")),
             (
                 [
@@ -959,6 +976,8 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                     "(está|están) [todas] [la|las] (puerta|puertas) cerrada[s] con llave",
                     f"(está|están) cerrada[s] con llave [todas] [la|las] (puerta|puertas) [{_ES_EN}]",  # noqa: E501
                     "está todo cerrado con llave",
+                    "(está|están) [(la|el|las|los)] {name} (cerrada[s] con llave|bloquead(a|o)[s])",
+                    "(está|están) (cerrada[s] con llave|bloquead(a|o)[s]) [(la|el|las|los)] {name}",
                 ],
                 _asked("locked", "lock"),
             ),
