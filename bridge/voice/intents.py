@@ -633,7 +633,7 @@ class IntentEngine:
             return IntentReply(
                 speech=say(lang, "unknown"), language=lang, handled=False, intent=intent, calls=made
             )
-        key = _REFUSALS.get(problem.code, "failed")
+        key = _REFUSALS.get(problem.code) or ("refused" if _device_refused(problem) else "failed")
         return IntentReply(
             speech=say(lang, key, target=plan.target),
             language=lang,
@@ -774,6 +774,17 @@ _REFUSALS: dict[ErrorCode, str] = {
 }
 
 
+def _device_refused(problem: BridgeError) -> bool:
+    """Return whether the device answered and said no (an error state or a status).
+
+    Such a call did not fail for want of an answer: "did not respond" would be untrue
+    ("start the dishwasher" while it runs: OperationalState's CommandInvalidInState).
+    """
+    return problem.code is ErrorCode.TOOL_FAILED and (
+        "error_state" in problem.details or "status" in problem.details
+    )
+
+
 def _out_of_range(call: Call, values: dict[str, Any], lang: str) -> str | None:
     """Return the answer for a value outside the call's range (``None`` when it fits).
 
@@ -898,6 +909,8 @@ def _answer(plan: Plan, result: Any, lang: str, units: str) -> str:
         return say(lang, key, target=plan.target)
     if state.get("contact") in ("open", "closed"):
         return say(lang, f"state_{state['contact']}", target=plan.target)
+    if state.get("valve") in ("open", "closed"):  # a water valve: its CurrentState
+        return say(lang, f"state_{state['valve']}", target=plan.target)
     if isinstance(state.get("percent_open"), int | float):
         return say(
             lang,

@@ -28,6 +28,7 @@ RESPONSES: dict[str, dict[str, str]] = {
         "get_temperature": "It is {temperature} degrees in {target}.",
         "partial": "Done for {done} of {total}; {names} did not respond.",
         "failed": "Sorry, {target} did not respond.",
+        "refused": "Sorry, {target} can't do that right now.",
         "denied": "Sorry, you are not allowed to do that with {target}.",
         "busy": "Sorry, I can't do that now; too many requests are waiting. Try again shortly.",
         "approval_denied": "The request for {target} was not approved.",
@@ -108,6 +109,7 @@ RESPONSES: dict[str, dict[str, str]] = {
         "get_temperature": "In {target} sind es {temperature} Grad.",
         "partial": "Erledigt für {done} von {total}; {names} hat nicht geantwortet.",
         "failed": "Leider hat {target} nicht geantwortet.",
+        "refused": "{target} kann das gerade nicht.",
         "denied": "Das darfst du mit {target} leider nicht.",
         "busy": "Das geht gerade nicht, es warten zu viele Anfragen. Versuch es gleich noch mal.",
         "approval_denied": "Die Anfrage für {target} wurde nicht freigegeben.",
@@ -194,6 +196,7 @@ RESPONSES: dict[str, dict[str, str]] = {
         "get_temperature": "Il fait {temperature} degrés dans {target}.",
         "partial": "Fait pour {done} sur {total} ; {names} n'a pas répondu.",
         "failed": "Désolé, {target} n'a pas répondu.",
+        "refused": "Désolé, {target} ne peut pas le faire pour le moment.",
         "denied": "Désolé, vous n'avez pas le droit de faire cela avec {target}.",
         "busy": (
             "Désolé, je ne peux pas le faire maintenant : trop de demandes sont en "
@@ -287,6 +290,7 @@ RESPONSES: dict[str, dict[str, str]] = {
         "get_temperature": "Hace {temperature} grados en {target}.",
         "partial": "Hecho para {done} de {total}; {names} no respondió.",
         "failed": "Lo siento, {target} no respondió.",
+        "refused": "Lo siento, {target} no puede hacerlo ahora.",
         "denied": "Lo siento, no tienes permiso para hacer eso con {target}.",
         "busy": (
             "Lo siento, ahora no puedo: hay demasiadas peticiones esperando. "
@@ -378,6 +382,7 @@ RESPONSES: dict[str, dict[str, str]] = {
         "get_temperature": "Het is {temperature} graden in {target}.",
         "partial": "Gedaan voor {done} van {total}; {names} reageerde niet.",
         "failed": "Sorry, {target} reageerde niet.",
+        "refused": "Sorry, {target} kan dat nu niet.",
         "denied": "Sorry, dat mag je niet met {target}.",
         "busy": "Sorry, dat lukt nu niet: er wachten te veel verzoeken. Probeer het zo opnieuw.",
         "approval_denied": "Het verzoek voor {target} is niet goedgekeurd.",

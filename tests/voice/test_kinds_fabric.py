@@ -294,6 +294,12 @@ async def test_the_valve_opens_and_closes_as_it_reports(home: Home, commissioned
     reply = await say(home, "doe de tuinkraan dicht", "nl")
     assert reply.handled
     await reports(valve, mark, "valveConfigurationAndControl", "currentState", 0)
+    async with asyncio.timeout(20):  # asked, it answers from the valve's own report
+        while (reply := await say(home, "is the garden valve open")).speech != (
+            "Garden Valve is closed."
+        ):
+            assert reply.speech == "Garden Valve is open.", reply.speech
+            await asyncio.sleep(0.2)
 
 
 async def test_appliances_start_when_told(home: Home, commissioned: Any) -> None:
@@ -308,6 +314,12 @@ async def test_appliances_start_when_told(home: Home, commissioned: Any) -> None
         assert reply.handled, reply
         # OperationalState Running = 1 (Matter 1.4 application clusters 1.14.4.2)
         await reports(appliance, mark, "operationalState", "operationalState", 1)
+    # Started again while it runs: the dishwasher answers CommandInvalidInState, and the
+    # answer says it cannot, not that it did not respond (it did).
+    reply = await say(home, "start the dishwasher")
+    assert (reply.handled, reply.speech) == (False, "Sorry, Dishwasher can't do that right now.")
+    reply = await say(home, "starte die Spülmaschine", "de")
+    assert reply.speech == "Dishwasher kann das gerade nicht."
 
 
 async def test_questions_are_answered_from_the_devices_values(
