@@ -104,6 +104,10 @@ _FAN_NAME = {"requires_context": {"domain": ["fan"]}}
 _VACUUM_NAME = {"requires_context": {"domain": ["vacuum"]}}
 _FASTER = {"slots": {"direction": "up", "what": "fan_speed", "domain": "fan"}}
 _SLOWER = {"slots": {"direction": "down", "what": "fan_speed", "domain": "fan"}}
+# The same, said with no room: the fan of the room the speaker is in (the sentences
+# with a room need it said; without the speaker's room the engine asks which room).
+_FASTER_HERE = {**_FASTER, "requires_context": {"area": {"slot": True}}}
+_SLOWER_HERE = {**_SLOWER, "requires_context": {"area": {"slot": True}}}
 
 _EN_VACUUM = "(vacuum|vacuum cleaner|robot vacuum|robot|hoover)"
 _EN_IN = "(in|of|at) [the] {area}"
@@ -234,21 +238,37 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
             ),
             (
                 [
-                    f"(make|turn) [the] fan[s] faster [{_EN_IN}]",
+                    f"(make|turn) [the] fan[s] faster {_EN_IN}",
                     "(make|turn) [the] {area} fan[s] faster",
-                    f"speed up [the] fan[s] [{_EN_IN}]",
-                    "(turn|put) [the] fan[s] up",
+                    f"speed up [the] fan[s] {_EN_IN}",
+                    f"(turn|put) [the] fan[s] up {_EN_IN}",
                 ],
                 _FASTER,
             ),
             (
                 [
-                    f"(make|turn) [the] fan[s] slower [{_EN_IN}]",
+                    f"(make|turn) [the] fan[s] slower {_EN_IN}",
                     "(make|turn) [the] {area} fan[s] slower",
-                    f"slow down [the] fan[s] [{_EN_IN}]",
-                    "(turn|put) [the] fan[s] down",
+                    f"slow down [the] fan[s] {_EN_IN}",
+                    f"(turn|put) [the] fan[s] down {_EN_IN}",
                 ],
                 _SLOWER,
+            ),
+            (
+                [
+                    "(make|turn) [the] fan[s] faster [in here]",
+                    "speed up [the] fan[s] [in here]",
+                    "(turn|put) [the] fan[s] up [in here]",
+                ],
+                _FASTER_HERE,
+            ),
+            (
+                [
+                    "(make|turn) [the] fan[s] slower [in here]",
+                    "slow down [the] fan[s] [in here]",
+                    "(turn|put) [the] fan[s] down [in here]",
+                ],
+                _SLOWER_HERE,
             ),
         ],
         MEASURE_INTENT: [
@@ -409,8 +429,10 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                 [f"(mach|stelle|stell) {_DE_ART} {{name}} langsamer"],
                 {"slots": {"direction": "down", "what": "fan_speed"}, **_FAN_NAME},
             ),
-            ([f"(mach|stelle|stell) den Ventilator [{_DE_IN}] schneller"], _FASTER),
-            ([f"(mach|stelle|stell) den Ventilator [{_DE_IN}] langsamer"], _SLOWER),
+            ([f"(mach|stelle|stell) den Ventilator {_DE_IN} schneller"], _FASTER),
+            ([f"(mach|stelle|stell) den Ventilator {_DE_IN} langsamer"], _SLOWER),
+            (["(mach|stelle|stell) den Ventilator [hier] schneller"], _FASTER_HERE),
+            (["(mach|stelle|stell) den Ventilator [hier] langsamer"], _SLOWER_HERE),
         ],
         MEASURE_INTENT: [
             (
@@ -527,8 +549,10 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                 [f"(ralentis|baisse) {_FR_ART}{{name}}"],
                 {"slots": {"direction": "down", "what": "fan_speed"}, **_FAN_NAME},
             ),
-            ([f"(accélère|augmente) le ventilateur [{_FR_IN}]"], _FASTER),
-            ([f"(ralentis|baisse) le ventilateur [{_FR_IN}]"], _SLOWER),
+            ([f"(accélère|augmente) le ventilateur {_FR_IN}"], _FASTER),
+            ([f"(ralentis|baisse) le ventilateur {_FR_IN}"], _SLOWER),
+            (["(accélère|augmente) le ventilateur [ici]"], _FASTER_HERE),
+            (["(ralentis|baisse) le ventilateur [ici]"], _SLOWER_HERE),
         ],
         MEASURE_INTENT: [
             (
@@ -640,8 +664,10 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                 [f"(frena|baja) {_ES_ART} {{name}}"],
                 {"slots": {"direction": "down", "what": "fan_speed"}, **_FAN_NAME},
             ),
-            ([f"(acelera|sube) el ventilador [{_ES_IN}]"], _FASTER),
-            ([f"(frena|baja) el ventilador [{_ES_IN}]"], _SLOWER),
+            ([f"(acelera|sube) el ventilador {_ES_IN}"], _FASTER),
+            ([f"(frena|baja) el ventilador {_ES_IN}"], _SLOWER),
+            (["(acelera|sube) el ventilador [aquí]"], _FASTER_HERE),
+            (["(frena|baja) el ventilador [aquí]"], _SLOWER_HERE),
         ],
         MEASURE_INTENT: [
             (
@@ -726,8 +752,10 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                 [f"zet {_NL_ART} {{name}} (langzamer|zachter)"],
                 {"slots": {"direction": "down", "what": "fan_speed"}, **_FAN_NAME},
             ),
-            ([f"zet de ventilator [{_NL_IN}] (sneller|harder)"], _FASTER),
-            ([f"zet de ventilator [{_NL_IN}] (langzamer|zachter)"], _SLOWER),
+            ([f"zet de ventilator {_NL_IN} (sneller|harder)"], _FASTER),
+            ([f"zet de ventilator {_NL_IN} (langzamer|zachter)"], _SLOWER),
+            (["zet de ventilator [hier] (sneller|harder)"], _FASTER_HERE),
+            (["zet de ventilator [hier] (langzamer|zachter)"], _SLOWER_HERE),
         ],
         MEASURE_INTENT: [
             (

@@ -223,6 +223,9 @@ async def test_a_fan_follows_its_speed_faster_and_off_as_it_reports(
     home: Home, commissioned: Any
 ) -> None:
     fan = device(commissioned, "fan")
+    # On first, whatever the sets left (a fan that reads FanMode Off is at 0 % to the
+    # planner: run alone, "faster" would then start it at 25 %)
+    await settle(home, fan, "turn on the bedroom fan", "fanControl", "fanMode", 3)
     mark = fan.mark()
     reply = await say(home, "set the bedroom fan to 33%")
     assert (reply.handled, reply.speech) == (True, "Set Bedroom Fan to 33 percent speed.")
@@ -233,6 +236,16 @@ async def test_a_fan_follows_its_speed_faster_and_off_as_it_reports(
     reply = await say(home, "make the bedroom fan faster")
     assert (reply.handled, reply.speech) == (True, "Set Bedroom Fan to 58 percent speed.")
     await reports(fan, mark, "fanControl", "percentSetting", 58)
+    await reports(fan, mark, "fanControl", "percentCurrent", 58)
+    # "the fan", said in the bedroom: that room's fan (it asked which room before)
+    mark = fan.mark()
+    reply = await say(home, "make the fan slower", area="Bedroom")
+    # the speed it runs at read back (PercentCurrent 67: speed 2 of 3), less 25 points
+    assert (reply.handled, reply.speech) == (True, "Set Bedroom Fan to 42 percent speed.")
+    await reports(fan, mark, "fanControl", "percentSetting", 42)
+    reply = await say(home, "make the fan slower")  # nobody said where
+    assert (reply.handled, reply.calls) == (False, ())
+    assert reply.speech == "Sorry, which room do you mean? I don't know where you are."
     mark = fan.mark()
     reply = await say(home, "schalte den Ventilator im Schlafzimmer aus", "de")
     assert (reply.handled, reply.calls[0]["params"]) == (True, {"mode": "off"})
