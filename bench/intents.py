@@ -148,6 +148,8 @@ async def run(
         "speech": load_sentences("speech"),
         "speech held-out": load_sentences("speech_heldout"),
         "everyday": load_sentences("everyday"),
+        "wording": load_sentences("wording"),
+        "wording held-out": load_sentences("wording_heldout"),
     }
     async with start_home(controller_url, state_dir, DUMPS, key_file, VOICE) as home:
         await furnish(home)
