@@ -73,7 +73,24 @@ MODE_FILLERS = frozenset(
     }
 )  # fmt: skip
 # Free text: a device's own mode names are known only when it is asked.
-KIND_LISTS: dict[str, dict[str, Any]] = {"mode": {"wildcard": True}}
+# A fan's modes by their everyday words (FanControl FanMode; the set-mode tool's enum),
+# one closed list for all languages, so "set the fan to 50 percent" never reads as one.
+FAN_MODE_WORDS: dict[str, tuple[str, ...]] = {
+    "low": ("low", "slow", "niedrig", "langsam", "basse", "faible", "lente", "baja",
+            "lenta", "bajo", "laag", "langzaam", "lage stand"),
+    "medium": ("medium", "mid", "mittel", "mittlere", "moyenne", "moyen", "media",
+               "medio", "middel", "gemiddeld", "midden"),
+    "high": ("high", "fast", "hoch", "schnell", "haute", "forte", "rapide", "alta",
+             "alto", "rápida", "hoog", "snel", "hoge stand"),
+    "auto": ("auto", "automatic", "automatisch", "automatik", "automatique",
+             "automático", "automática"),
+}  # fmt: skip
+KIND_LISTS: dict[str, dict[str, Any]] = {
+    "mode": {"wildcard": True},
+    "fan_modes": {
+        "values": [{"in": w, "out": mode} for mode, ws in FAN_MODE_WORDS.items() for w in ws]
+    },
+}
 _MINUTES = "{timer_minutes:minutes}"
 
 
@@ -198,6 +215,27 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
         ],
         "HassVacuumStart": [(["(start|run) [the] " + _EN_VACUUM], _VACUUM)],
         "HassFanSetSpeed": [
+            (
+                ["(set|put|turn|switch) [the] {name} (to|on) {fan_modes:fan_mode} [(speed|mode)]"],
+                _FAN_NAME,
+            ),
+            (
+                [
+                    "(set|put|turn|switch) [the] fan[s] (to|on) {fan_modes:fan_mode} [(speed|mode)] "  # noqa: E501
+                    + _EN_IN,
+                    "(set|put|turn|switch) [the] {area} fan[s] (to|on) {fan_modes:fan_mode} "
+                    "[(speed|mode)]",
+                    "(set|put|turn|switch) [the] fan[s] "
+                    + _EN_IN
+                    + " (to|on) {fan_modes:fan_mode} "
+                    "[(speed|mode)]",
+                ],
+                {"slots": {"domain": "fan"}},
+            ),
+            (
+                ["(set|put|turn|switch) [the] fan[s] (to|on) {fan_modes:fan_mode} [(speed|mode)]"],
+                {"slots": {"domain": "fan"}, "requires_context": {"area": {"slot": True}}},
+            ),
             (
                 ["set [the] (fan|fans) speed [in here] to {fan_speed:percentage}[%| percent]"],
                 {"slots": {"domain": "fan"}, "requires_context": {"area": {"slot": True}}},
@@ -339,6 +377,32 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
         ],
     },
     "de": {
+        "HassFanSetSpeed": [
+            (
+                [
+                    f"(stell|stelle|schalte|schalt|setz|setze) {_DE_ART} {{name}} auf [(Stufe|Modus) ]{{fan_modes:fan_mode}}[ (Stufe|Modus)]"  # noqa: E501
+                ],
+                _FAN_NAME,
+            ),
+            (
+                [
+                    f"(stell|stelle|schalte|schalt|setz|setze) den Ventilator {_DE_IN} auf [(Stufe|Modus) ]{{fan_modes:fan_mode}}[ (Stufe|Modus)]"  # noqa: E501
+                ],
+                {"slots": {"domain": "fan"}},
+            ),
+            (
+                [
+                    "(stell|stelle|schalte|schalt|setz|setze) den Ventilator auf [(Stufe|Modus) ]{fan_modes:fan_mode}[ (Stufe|Modus)]"  # noqa: E501
+                ],
+                {"slots": {"domain": "fan"}, "requires_context": {"area": {"slot": True}}},
+            ),
+            (
+                [
+                    "(stell|stelle|setz|setze) den Ventilator auf {fan_speed:percentage}( %|%| Prozent)"  # noqa: E501
+                ],
+                {"slots": {"domain": "fan"}, "requires_context": {"area": {"slot": True}}},
+            ),
+        ],
         OPERATE_INTENT: [
             ([f"(starte|start) {_DE_ART} {{name}}"], _op("start", _RUN_OR_CHARGE)),
             (
@@ -479,6 +543,24 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
         ],
     },
     "fr": {
+        "HassFanSetSpeed": [
+            (
+                [
+                    f"(mets|règle|passe) {_FR_ART}{{name}} (en|sur|à) [vitesse ]{{fan_modes:fan_mode}}"  # noqa: E501
+                ],
+                _FAN_NAME,
+            ),
+            (
+                [
+                    f"(mets|règle|passe) le ventilateur {_FR_IN} (en|sur|à) [vitesse ]{{fan_modes:fan_mode}}"  # noqa: E501
+                ],
+                {"slots": {"domain": "fan"}},
+            ),
+            (
+                ["(mets|règle|passe) le ventilateur (en|sur|à) [vitesse ]{fan_modes:fan_mode}"],
+                {"slots": {"domain": "fan"}, "requires_context": {"area": {"slot": True}}},
+            ),
+        ],
         OPERATE_INTENT: [
             ([f"(lance|démarre|mets en marche) {_FR_ART}{{name}}"], _op("start", _RUN_OR_CHARGE)),
             ([f"(mets|met) {_FR_ART}{{name}} en pause", f"pause {_FR_ART}{{name}}"], _op("pause")),
@@ -590,6 +672,20 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
         ],
     },
     "es": {
+        "HassFanSetSpeed": [
+            (
+                [f"(pon|ajusta) {_ES_ART} {{name}} (en|a) [velocidad ]{{fan_modes:fan_mode}}"],
+                _FAN_NAME,
+            ),
+            (
+                [f"(pon|ajusta) el ventilador {_ES_IN} (en|a) [velocidad ]{{fan_modes:fan_mode}}"],
+                {"slots": {"domain": "fan"}},
+            ),
+            (
+                ["(pon|ajusta) el ventilador (en|a) [velocidad ]{fan_modes:fan_mode}"],
+                {"slots": {"domain": "fan"}, "requires_context": {"area": {"slot": True}}},
+            ),
+        ],
         OPERATE_INTENT: [
             (
                 [f"(pon en marcha|inicia|arranca|empieza) {_ES_ART} {{name}}"],
@@ -700,6 +796,20 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
         ],
     },
     "nl": {
+        "HassFanSetSpeed": [
+            (
+                [f"zet {_NL_ART} {{name}} (op|in) [stand ]{{fan_modes:fan_mode}}"],
+                _FAN_NAME,
+            ),
+            (
+                [f"zet de ventilator {_NL_IN} (op|in) [stand ]{{fan_modes:fan_mode}}"],
+                {"slots": {"domain": "fan"}},
+            ),
+            (
+                ["zet de ventilator (op|in) [stand ]{fan_modes:fan_mode}"],
+                {"slots": {"domain": "fan"}, "requires_context": {"area": {"slot": True}}},
+            ),
+        ],
         OPERATE_INTENT: [
             ([f"start {_NL_ART} {{name}}"], _op("start", ("appliance", "ev_charger"))),
             (

@@ -980,6 +980,8 @@ class Planner:
         fans = self._fans(s)
         if isinstance(fans, IntentReply):
             return fans
+        if "fan_mode" in r.values:  # "set the fan to low": a mode of its own sequence
+            return self._fan_mode(s, fans, str(r.values["fan_mode"]), r.texts.get("fan_mode"))
         said = r.values.get("percentage", r.values.get("fan_speed"))  # HA's slot, or ours
         if said is None:
             return reply(s.lang, "not_here", intent=s.intent)
@@ -998,6 +1000,23 @@ class Planner:
             target=target,
             values={"percent": spoken_number(percent, s.lang)},
         )
+
+    def _fan_mode(
+        self, s: _Subject, fans: list[Device], mode: str, heard: str | None
+    ) -> Plan | IntentReply:
+        """Return each fan's FanMode call, for fans whose mode sequence has ``mode``."""
+        calls = []
+        for fan in fans:
+            tool = self._tool_for("set_fan_mode", device_id=fan.id)
+            modes = tool.parameters["properties"]["mode"].get("enum", []) if tool else []
+            if mode in modes:
+                call = self._call("set_fan_mode", {"mode": mode}, fan.name, device=fan)
+                if call is not None:
+                    calls.append(call)
+        if not calls:
+            return reply(s.lang, "cannot", target=fans[0].name, intent=s.intent)
+        target = calls[0].target if len(calls) == 1 else both(s.lang, [c.target for c in calls])
+        return Plan(calls=tuple(calls), key="mode", target=target, values={"mode": heard or mode})
 
     def _faster(self, s: _Subject, r: Reading, text: str, up: bool) -> Plan | IntentReply:
         """Return the fans' state reads; ``after_reads`` steps each one's speed from them."""

@@ -254,6 +254,11 @@ async def test_a_fan_follows_its_speed_faster_and_off_as_it_reports(
     reply = await say(home, "turn on the fan", area="Bedroom")
     assert reply.calls[0]["params"] == {"mode": "high"}  # its sequence 2 has no On
     await reports(fan, mark, "fanControl", "fanMode", 3)  # High = 3
+    # a mode by its everyday word, in the speaker's language
+    mark = fan.mark()
+    reply = await say(home, "stell den Ventilator auf niedrig", "de", area="Bedroom")
+    assert (reply.handled, reply.speech) == (True, "Bedroom Fan ist auf niedrig gestellt.")
+    await reports(fan, mark, "fanControl", "fanMode", 1)  # Low = 1
 
 
 def last_reported(dev: VirtualDevice, behavior: str, attribute: str) -> Any:
