@@ -184,7 +184,7 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
             # an EV charger, a water heater's boost, a microwave's cooking time
             (
                 [
-                    "(start|begin) charging [the] (car|ev|electric car)",
+                    "(start|begin) charging [[the] (car|ev|electric car)]",
                     "charge [the] (car|ev|electric car)",
                     "(start|turn on) [the] (charger|car charger|ev charger|wallbox)",
                 ],
@@ -192,7 +192,7 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
             ),
             (
                 [
-                    "stop charging [the] (car|ev|electric car)",
+                    "stop charging [[the] (car|ev|electric car)]",
                     "(stop|turn off) [the] (charger|car charger|ev charger|wallbox)",
                 ],
                 _kind("stop", "ev_charger"),
@@ -361,6 +361,8 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
             (
                 [
                     "is there [a] [water] leak [" + _EN_IN + "]",
+                    "(is|are) there any [water] leak[s] [(anywhere|" + _EN_IN + ")]",
+                    "any [water] leak[s] [(anywhere|" + _EN_IN + ")]",
                     "is (anything|something) leaking [" + _EN_IN + "]",
                     "(is|does) [the] {name} (detecting|detect) [a] [water] leak",
                 ],
