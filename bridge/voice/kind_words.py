@@ -545,6 +545,20 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
         ],
     },
     "fr": {
+        "HassVacuumReturnToBase": [
+            (
+                [
+                    f"(renvoie|ramène|envoie|remets) {_FR_ART}{{name}} (à sa base|à la base|à sa station|à la station de charge)"  # noqa: E501
+                ],
+                _VACUUM_NAME,
+            ),
+            (
+                [
+                    "(renvoie|ramène|envoie|remets) [(l'|le )](aspirateur|robot|robot aspirateur) (à sa base|à la base|à sa station|à la station de charge)"  # noqa: E501
+                ],
+                _VACUUM,
+            ),
+        ],
         "HassFanSetSpeed": [
             (
                 [
@@ -674,6 +688,18 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
         ],
     },
     "es": {
+        "HassVacuumReturnToBase": [
+            (
+                [f"(manda|envía|devuelve|lleva) {_ES_ART} {{name}} a (la base|su base|cargar)"],
+                _VACUUM_NAME,
+            ),
+            (
+                [
+                    "(manda|envía|devuelve|lleva) [(el|la)] (aspiradora|robot|robot aspirador) a (la base|su base|cargar)"  # noqa: E501
+                ],
+                _VACUUM,
+            ),
+        ],
         "HassFanSetSpeed": [
             (
                 [f"(pon|ajusta) {_ES_ART} {{name}} (en|a) [velocidad ]{{fan_modes:fan_mode}}"],
@@ -798,6 +824,20 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
         ],
     },
     "nl": {
+        "HassVacuumReturnToBase": [
+            (
+                [
+                    f"stuur {_NL_ART} {{name}} (terug naar [het] (basisstation|laadstation)|naar [het] (basisstation|laadstation)|terug)"  # noqa: E501
+                ],
+                _VACUUM_NAME,
+            ),
+            (
+                [
+                    "stuur de (stofzuiger|robotstofzuiger|robot) (terug naar [het] (basisstation|laadstation)|naar [het] (basisstation|laadstation)|terug)"  # noqa: E501
+                ],
+                _VACUUM,
+            ),
+        ],
         "HassFanSetSpeed": [
             (
                 [f"zet {_NL_ART} {{name}} (op|in) [stand ]{{fan_modes:fan_mode}}"],
