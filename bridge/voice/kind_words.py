@@ -123,8 +123,27 @@ _FASTER = {"slots": {"direction": "up", "what": "fan_speed", "domain": "fan"}}
 _SLOWER = {"slots": {"direction": "down", "what": "fan_speed", "domain": "fan"}}
 # The same, said with no room: the fan of the room the speaker is in (the sentences
 # with a room need it said; without the speaker's room the engine asks which room).
-_FASTER_HERE = {**_FASTER, "requires_context": {"area": {"slot": True}}}
-_SLOWER_HERE = {**_SLOWER, "requires_context": {"area": {"slot": True}}}
+_SPEAKERS_ROOM = {"requires_context": {"area": {"slot": True}}}
+_FASTER_HERE = {**_FASTER, **_SPEAKERS_ROOM}
+_SLOWER_HERE = {**_SLOWER, **_SPEAKERS_ROOM}
+_FAN = {"slots": {"domain": "fan"}}
+_FAN_HERE = {**_FAN, **_SPEAKERS_ROOM}
+
+
+def _fan_modes(
+    verb: str, name: str, fan: str, where: str, mode: str
+) -> list[tuple[list[str], dict[str, Any]]]:
+    """Return the three ways a fan's mode is said.
+
+    By its name, "the fan" in a room said, "the fan" in the speaker's room (``mode``
+    holds ``{fan_modes:fan_mode}``).
+    """
+    return [
+        ([f"{verb} {name} {mode}"], _FAN_NAME),
+        ([f"{verb} {fan} {where} {mode}"], _FAN),
+        ([f"{verb} {fan} {mode}"], _FAN_HERE),
+    ]
+
 
 _EN_VACUUM = "(vacuum|vacuum cleaner|robot vacuum|robot|hoover)"
 _EN_IN = "(in|of|at) [the] {area}"
@@ -234,7 +253,7 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
             ),
             (
                 ["(set|put|turn|switch) [the] fan[s] (to|on) {fan_modes:fan_mode} [(speed|mode)]"],
-                {"slots": {"domain": "fan"}, "requires_context": {"area": {"slot": True}}},
+                _FAN_HERE,
             ),
             (
                 ["set [the] (fan|fans) speed [in here] to {fan_speed:percentage}[%| percent]"],
@@ -380,29 +399,18 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
     },
     "de": {
         "HassFanSetSpeed": [
-            (
-                [
-                    f"(stell|stelle|schalte|schalt|setz|setze) {_DE_ART} {{name}} auf [(Stufe|Modus) ]{{fan_modes:fan_mode}}[ (Stufe|Modus)]"  # noqa: E501
-                ],
-                _FAN_NAME,
-            ),
-            (
-                [
-                    f"(stell|stelle|schalte|schalt|setz|setze) den Ventilator {_DE_IN} auf [(Stufe|Modus) ]{{fan_modes:fan_mode}}[ (Stufe|Modus)]"  # noqa: E501
-                ],
-                {"slots": {"domain": "fan"}},
-            ),
-            (
-                [
-                    "(stell|stelle|schalte|schalt|setz|setze) den Ventilator auf [(Stufe|Modus) ]{fan_modes:fan_mode}[ (Stufe|Modus)]"  # noqa: E501
-                ],
-                {"slots": {"domain": "fan"}, "requires_context": {"area": {"slot": True}}},
+            *_fan_modes(
+                "(stell|stelle|schalte|schalt|setz|setze)",
+                f"{_DE_ART} {{name}}",
+                "den Ventilator",
+                _DE_IN,
+                "auf [(Stufe|Modus) ]{fan_modes:fan_mode}[ (Stufe|Modus)]",
             ),
             (
                 [
                     "(stell|stelle|setz|setze) den Ventilator auf {fan_speed:percentage}( %|%| Prozent)"  # noqa: E501
                 ],
-                {"slots": {"domain": "fan"}, "requires_context": {"area": {"slot": True}}},
+                _FAN_HERE,
             ),
         ],
         OPERATE_INTENT: [
@@ -559,24 +567,13 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                 _VACUUM,
             ),
         ],
-        "HassFanSetSpeed": [
-            (
-                [
-                    f"(mets|règle|passe) {_FR_ART}{{name}} (en|sur|à) [vitesse ]{{fan_modes:fan_mode}}"  # noqa: E501
-                ],
-                _FAN_NAME,
-            ),
-            (
-                [
-                    f"(mets|règle|passe) le ventilateur {_FR_IN} (en|sur|à) [vitesse ]{{fan_modes:fan_mode}}"  # noqa: E501
-                ],
-                {"slots": {"domain": "fan"}},
-            ),
-            (
-                ["(mets|règle|passe) le ventilateur (en|sur|à) [vitesse ]{fan_modes:fan_mode}"],
-                {"slots": {"domain": "fan"}, "requires_context": {"area": {"slot": True}}},
-            ),
-        ],
+        "HassFanSetSpeed": _fan_modes(
+            "(mets|règle|passe)",
+            f"{_FR_ART}{{name}}",
+            "le ventilateur",
+            _FR_IN,
+            "(en|sur|à) [vitesse ]{fan_modes:fan_mode}",
+        ),
         OPERATE_INTENT: [
             ([f"(lance|démarre|mets en marche) {_FR_ART}{{name}}"], _op("start", _RUN_OR_CHARGE)),
             ([f"(mets|met) {_FR_ART}{{name}} en pause", f"pause {_FR_ART}{{name}}"], _op("pause")),
@@ -700,20 +697,13 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                 _VACUUM,
             ),
         ],
-        "HassFanSetSpeed": [
-            (
-                [f"(pon|ajusta) {_ES_ART} {{name}} (en|a) [velocidad ]{{fan_modes:fan_mode}}"],
-                _FAN_NAME,
-            ),
-            (
-                [f"(pon|ajusta) el ventilador {_ES_IN} (en|a) [velocidad ]{{fan_modes:fan_mode}}"],
-                {"slots": {"domain": "fan"}},
-            ),
-            (
-                ["(pon|ajusta) el ventilador (en|a) [velocidad ]{fan_modes:fan_mode}"],
-                {"slots": {"domain": "fan"}, "requires_context": {"area": {"slot": True}}},
-            ),
-        ],
+        "HassFanSetSpeed": _fan_modes(
+            "(pon|ajusta)",
+            f"{_ES_ART} {{name}}",
+            "el ventilador",
+            _ES_IN,
+            "(en|a) [velocidad ]{fan_modes:fan_mode}",
+        ),
         OPERATE_INTENT: [
             (
                 [f"(pon en marcha|inicia|arranca|empieza) {_ES_ART} {{name}}"],
@@ -838,20 +828,13 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                 _VACUUM,
             ),
         ],
-        "HassFanSetSpeed": [
-            (
-                [f"zet {_NL_ART} {{name}} (op|in) [stand ]{{fan_modes:fan_mode}}"],
-                _FAN_NAME,
-            ),
-            (
-                [f"zet de ventilator {_NL_IN} (op|in) [stand ]{{fan_modes:fan_mode}}"],
-                {"slots": {"domain": "fan"}},
-            ),
-            (
-                ["zet de ventilator (op|in) [stand ]{fan_modes:fan_mode}"],
-                {"slots": {"domain": "fan"}, "requires_context": {"area": {"slot": True}}},
-            ),
-        ],
+        "HassFanSetSpeed": _fan_modes(
+            "zet",
+            f"{_NL_ART} {{name}}",
+            "de ventilator",
+            _NL_IN,
+            "(op|in) [stand ]{fan_modes:fan_mode}",
+        ),
         OPERATE_INTENT: [
             ([f"start {_NL_ART} {{name}}"], _op("start", ("appliance", "ev_charger"))),
             (
