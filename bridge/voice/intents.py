@@ -296,7 +296,10 @@ class IntentEngine:
                 return reply(lang, "where")
             return self._not_understood(text, lang, token)
         reading = Reading.of(results[0], said_units)
-        if verbless(reading, text):  # "kitchen light" alone: never a guess at what to do
+        # "kitchen light" alone, or with a room or floor said ("kitchen light downstairs"):
+        # never a guess at what to do (the room said is not in the reading's texts)
+        place = self._said_room(text) if said is not None else None
+        if verbless(reading, place[2] if place is not None else text):
             return self._not_understood(text, lang, token)
         if reading.intent not in SUPPORTED_INTENTS:
             return reply(lang, "not_here", intent=reading.intent)
@@ -699,8 +702,8 @@ class IntentEngine:
         return [label for _, label in scored[:limit]]
 
 
-# Words that say nothing about what to do: articles and the like, per the five languages
-# (not "an": German for "on").
+# Words that say nothing about what to do: articles, places' prepositions and politeness
+# in the five languages (not "an": German for "on"; not "on", "aan", "allume"...).
 _NO_VERB = frozenset(
     {
         "the",
@@ -734,6 +737,19 @@ _NO_VERB = frozenset(
         "mes",
         "mi",
         "mis",
+        # where, and politeness: "the sofa lamp in the lounge, please" says no more
+        "in",
+        "im",
+        "at",
+        "dans",
+        "au",
+        "en",
+        "op",
+        "please",
+        "bitte",
+        "alsjeblieft",
+        "hey",
+        "um",
     }
 )
 
