@@ -150,6 +150,8 @@ async def run(
         "everyday": load_sentences("everyday"),
         "wording": load_sentences("wording"),
         "wording held-out": load_sentences("wording_heldout"),
+        "wording7": load_sentences("wording7"),
+        "wording7 held-out": load_sentences("wording7_heldout"),
     }
     async with start_home(controller_url, state_dir, DUMPS, key_file, VOICE) as home:
         await furnish(home)

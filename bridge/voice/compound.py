@@ -28,10 +28,11 @@ _JOINERS: dict[str, tuple[str, ...]] = {
 _LEADING: dict[str, tuple[str, ...]] = {"en": ("both",), "de": ("sowohl",), "nl": ("zowel",)}
 MAX_SEGMENTS = 4
 # Bounds on the candidates (each one a recognition): a segment of at most this many
-# words, a verb phrase borrowed of at most MAX_PREFIX words ("turn on the", "schalte"),
-# a particle of at most MAX_SUFFIX ("ein", "aan", "on") — at most 15 per segment.
+# words, a verb phrase borrowed of at most MAX_PREFIX words ("turn on the", "schalte",
+# "turn off the lights in" + "the living room"), a particle of at most MAX_SUFFIX ("ein",
+# "aan", "on") — at most 21 per segment.
 MAX_SEGMENT_WORDS = 12
-MAX_PREFIX, MAX_SUFFIX = 4, 2
+MAX_PREFIX, MAX_SUFFIX = 6, 2
 _SPLITTERS = {
     lang: re.compile(
         r"\s*,\s*(?:(?:"
@@ -82,3 +83,29 @@ def completions(segments: list[list[str]], i: int) -> Iterator[str]:
     for suffix in suffixes:
         yield " ".join([*own, *suffix])
     yield " ".join(own)
+
+
+# Pronouns standing for the device the part before named, per language (whole words;
+# "es" in German only after a verb: "mach es heller" alone speaks of the room).
+_PRONOUNS: dict[str, frozenset[str]] = {
+    "en": frozenset({"it", "them"}),
+    "de": frozenset({"ihn", "sie", "es"}),
+    "fr": frozenset(),
+    "es": frozenset(),
+    "nl": frozenset({"hem", "ze", "het"}),
+}
+
+
+def with_referent(segment: list[str], name: str, lang: str) -> list[str] | None:
+    """Return ``segment`` with its one pronoun replaced by ``name`` (None: no pronoun).
+
+    "turn on the sofa lamp and dim it to 20 percent": the second part read as "dim sofa
+    lamp to 20 percent". French and Spanish put the pronoun before or into the verb
+    ("mets-la", "ponla") and are left as said.
+    """
+    pronouns = _PRONOUNS.get(lang, frozenset())
+    found = [k for k, word in enumerate(segment) if word.casefold() in pronouns]
+    if len(found) != 1:
+        return None
+    k = found[0]
+    return [*segment[:k], *name.split(), *segment[k + 1 :]]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import difflib
+import itertools
 import logging
 import re
 import time
@@ -24,7 +25,7 @@ from bridge.invocation.invoker import APPROVAL_WAITING
 from bridge.invocation.messages import RequestContext, ToolRequest
 from bridge.matter import Device, Room, rooms_of, slugify
 from bridge.tools.validation import validate_call
-from bridge.voice.compound import completions, is_compound, parts
+from bridge.voice.compound import completions, is_compound, parts, with_referent
 from bridge.voice.floors import FloorLike, floors_of
 from bridge.voice.kind_words import KIND_INTENTS
 from bridge.voice.planner import (
@@ -423,11 +424,18 @@ class IntentEngine:
         have, ambiguous or out of range stops the whole sentence, and the answer says which.
         """
         plans: list[tuple[str, Plan]] = []
+        named: str | None = None  # the device the last part named ("it" in the next)
         for i, segment in enumerate(segments):
+            tries = completions(segments, i)
+            if named is not None and (meant := with_referent(segment, named, lang)):
+                # "turn on the sofa lamp and dim it to 20 %": "it" is the sofa lamp
+                tries = itertools.chain(
+                    completions([*segments[:i], meant, *segments[i + 1 :]], i), tries
+                )
             found = next(
                 (
                     (c, r)
-                    for c in completions(segments, i)
+                    for c in tries
                     if (r := self.recognize(c, lang, here, served_only=True))
                     and not verbless(Reading.of(r[0]), c)
                 ),
@@ -442,6 +450,7 @@ class IntentEngine:
                 )
             sentence, results = found
             reading = Reading.of(results[0], said_units)
+            named = reading.texts.get("name") or None
             plan = self._planner.plan(reading, sentence, lang, token)
             if isinstance(plan, IntentReply):
                 return _nothing_done(plan, lang)
@@ -450,7 +459,20 @@ class IntentEngine:
                 if refused is not None:
                     return _nothing_done(reply(lang, "unknown"), lang, refused)
             plans.append((reading.intent, plan))
-        replies = [await self._run(intent, plan, lang, token) for intent, plan in plans]
+        replies: list[IntentReply] = []
+        for number, (intent, plan) in enumerate(plans):
+            replies.append(await self._run(intent, plan, lang, token))
+            if number + 1 < len(plans) and any(
+                c.get("pending") == "approval" for c in replies[-1].calls
+            ):  # "unlock the door and then lock it": nothing after a part a person holds
+                rest = " ".join(" ".join(segment) for segment in segments[number + 1 :])
+                replies.append(
+                    IntentReply(
+                        speech=say(lang, "part_held", part=rest), language=lang, handled=False
+                    )
+                )
+                plans = plans[: number + 1]
+                break
         return IntentReply(
             speech=" ".join(r.speech for r in replies),
             language=lang,

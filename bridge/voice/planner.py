@@ -256,6 +256,17 @@ class Planner:
             r = replace(
                 r, intent="HassSetPosition", values={**values, "position": r.values["brightness"]}
             )
+        if (
+            r.intent == "HassSetPosition"
+            and device is not None
+            and domain_of(device) == "light"
+            and "position" in r.values
+            and r.values.get("domain") in (None, "light")
+        ):  # "put the sofa lamp at 40 %": a light's percent is its brightness
+            values = {k: v for k, v in r.values.items() if k != "position"}
+            r = replace(
+                r, intent="HassLightSet", values={**values, "brightness": r.values["position"]}
+            )
         domain = r.values.get("domain")
         device_class = r.values.get("device_class")
         if isinstance(device_class, list):  # fr "store": ['blind', 'shade']

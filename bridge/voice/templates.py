@@ -135,6 +135,7 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                     "(turn|switch) [the] {floor} <light> on",
                     "(turn|switch) [the] <light> on [(on|in)] [the] {floor}",
                     "[the] {floor} <light> on",
+                    "[the] <light> on [(on|in)] [the] {floor}",
                 ],
                 _LIGHT,
             ),
@@ -143,7 +144,13 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
         ],
         "HassLightSet": [
             ([f"dim [the] {{name}} to {_PCT}"], {}),
-            (["(turn|switch) [the] {name} on (to|at) " + _PCT], {}),
+            (
+                [
+                    "(turn|switch) [the] {name} on (to|at) " + _PCT,
+                    "(put|set) [the] {name} on " + _PCT,
+                ],
+                {},
+            ),
             (["(dim|set|turn|put) [the] {name} (to|at) half [brightness]"], _HALF),
             (
                 [
@@ -190,7 +197,13 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                 ],
                 _HERE,
             ),
-            (["make it {temperature} degrees (in|on) [the] {area}"], {}),
+            (
+                [
+                    "make it {temperature} degrees (in|on) [the] {area}",
+                    "(set|put|turn) [the] {area} to {temperature} degrees",
+                ],
+                {},
+            ),
         ],
         "HassSetPosition": [
             (["(open|close|set|put) [the] {name} " + _EN_HALF], {"slots": {"position": 50}}),
@@ -243,9 +256,19 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                     "(turn|switch|shut) [the] {floor} <light> off",
                     "(turn|switch|shut) [the] <light> off [(on|in)] [the] {floor}",
                     "[the] {floor} <light> off",
+                    "[the] <light> off [(on|in)] [the] {floor}",
+                    "(kill|cut) [the] <light> [(on|in)] [the] {floor}",
                 ],
                 _LIGHT,
             ),
+            (
+                [
+                    "(kill|cut) [the] <light> in [the] {area}",
+                    "(kill|cut) [the] {area} <light>",
+                ],
+                _LIGHT,
+            ),
+            (["(kill|cut) [the] <light> [in here]"], {**_LIGHT, **_HERE}),
             (["(close|shut|lower) [the] garage[ door]"], _GARAGE),
             (["(close|shut) [the] gate"], _GATE),
         ],
@@ -255,6 +278,7 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                     f"(brighten|brighten up) [the] {{name}} {_EN_BIT} {_EN_BY_PCT}",
                     f"make [the] {{name}} {_EN_BIT} brighter",
                     f"(turn|put) [the] {{name}} up {_EN_BIT} {_EN_BY_PCT}",
+                    f"(turn|put) up [the] {{name}} {_EN_BIT} {_EN_BY_PCT}",
                 ],
                 _rel("up"),
             ),
@@ -263,6 +287,7 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                     f"dim [the] {{name}} {_EN_BIT} {_EN_BY_PCT}",
                     f"make [the] {{name}} {_EN_BIT} (dimmer|darker)",
                     f"(turn|put) [the] {{name}} down {_EN_BIT} {_EN_BY_PCT}",
+                    f"(turn|put) down [the] {{name}} {_EN_BIT} {_EN_BY_PCT}",
                 ],
                 _rel("down"),
             ),
@@ -274,6 +299,8 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                     f"make [the] {{area}} [{_EN_LIGHT}] {_EN_BIT} brighter",
                     f"make [the] {_EN_LIGHT} in [the] {{area}} {_EN_BIT} brighter",
                     f"make it {_EN_BIT} brighter in [the] {{area}}",
+                    "(it's|it is) too dark in [the] {area}",
+                    f"(i'd like|i would like|i want) [the] {{area}} [{_EN_LIGHT}] {_EN_BIT} brighter",  # noqa: E501
                     f"(turn|put) up [the] {_EN_LIGHT} in [the] {{area}} {_EN_BIT} {_EN_BY_PCT}",
                     f"(raise|increase) [the] brightness (in|of) [the] {{area}} [{_EN_LIGHT}] "
                     f"{_EN_BIT} {_EN_BY_PCT}",
@@ -287,6 +314,9 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                     f"make [the] {{area}} [{_EN_LIGHT}] {_EN_BIT} (dimmer|darker)",
                     f"make [the] {_EN_LIGHT} in [the] {{area}} {_EN_BIT} (dimmer|darker)",
                     f"make it {_EN_BIT} (dimmer|darker) in [the] {{area}}",
+                    "(it's|it is) too bright in [the] {area}",
+                    f"(i'd like|i would like|i want) [the] {{area}} [{_EN_LIGHT}] {_EN_BIT} "
+                    "(dimmer|darker)",
                     f"(turn|put) down [the] {_EN_LIGHT} in [the] {{area}} {_EN_BIT} {_EN_BY_PCT}",
                     f"(lower|decrease|reduce) [the] brightness (in|of) [the] {{area}} "
                     f"[{_EN_LIGHT}] {_EN_BIT} {_EN_BY_PCT}",
@@ -318,6 +348,7 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
             (
                 [
                     f"make it {_EN_BIT} warmer (in|on) [the] {{area}}",
+                    "(it's|it is) [(too|so)] (cold|chilly|freezing) (in|on) [the] {area}",
                     f"make [the] {{area}} {_EN_BIT} warmer",
                     f"(turn|crank|put) up [the] {_EN_HEAT} (in|on) [the] {{area}} {_EN_BIT} "
                     f"{_EN_BY_DEG}",
@@ -334,6 +365,7 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
             (
                 [
                     f"make it {_EN_BIT} (cooler|colder) (in|on) [the] {{area}}",
+                    "(it's|it is) [(too|so)] (hot|warm) (in|on) [the] {area}",
                     f"make [the] {{area}} {_EN_BIT} (cooler|colder)",
                     f"(turn|put) down [the] {_EN_HEAT} (in|on) [the] {{area}} {_EN_BIT} "
                     f"{_EN_BY_DEG}",
@@ -495,6 +527,9 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                 [
                     f"(mach|mache) [das Licht] <area> {_DE_BIT} heller",
                     f"(mach|mache) [den|die|das] {{area}} {_DE_BIT} heller",
+                    f"(mach|mache) es <area> {_DE_BIT} heller",
+                    f"(mach|mache) es {_DE_BIT} heller <area>",
+                    "es ist <area> zu dunkel",
                 ],
                 _rel("up", "brightness"),
             ),
@@ -503,6 +538,9 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                     f"(mach|mache) [das Licht] <area> {_DE_BIT} dunkler",
                     f"(mach|mache) [den|die|das] {{area}} {_DE_BIT} dunkler",
                     f"(dimme|dimm) [das Licht] <area> {_DE_BIT}",
+                    f"(mach|mache) es <area> {_DE_BIT} dunkler",
+                    f"(mach|mache) es {_DE_BIT} dunkler <area>",
+                    "es ist <area> zu hell",
                 ],
                 _rel("down", "brightness"),
             ),
@@ -524,6 +562,7 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                     "(auf|hoch|höher|wärmer)",
                     f"(erhöhe|erhöh) die Temperatur <area> {_DE_BIT} {_DE_BY_DEG}",
                     f"(erhöhe|erhöh) [den|die|das] {{name}} {_DE_BY_DEG}",
+                    "es ist <area> [zu] kalt",
                 ],
                 _rel("up", "temperature"),
             ),
@@ -534,6 +573,7 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                     "(runter|herunter|niedriger|zurück|kühler)",
                     f"(senke|senk|verringere|reduziere) die Temperatur <area> {_DE_BIT} {_DE_BY_DEG}",  # noqa: E501
                     f"(senke|senk) [den|die|das] {{name}} {_DE_BY_DEG}",
+                    "es ist <area> zu warm",
                 ],
                 _rel("down", "temperature"),
             ),
@@ -649,6 +689,7 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
         ],
         "HassClimateSetTemperature": [
             (["(stelle|setze) [das|den|die] {name} auf {temperature} [Grad]"], {}),
+            (["(stelle|stell|setze|setz) [das|den|die] {area} auf {temperature} Grad"], {}),
         ],
         "HassGetState": [
             (
@@ -708,6 +749,15 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
         ],
     },
     "fr": {
+        "HassClimateSetTemperature": [
+            (
+                [
+                    f"(mets|règle|regle) (le chauffage|la température|le thermostat) {_FR_DE} (à|sur) {{temperature}} [degrés]",  # noqa: E501
+                    f"(mets|règle|regle) (le chauffage|la température|le thermostat) (à|sur) {{temperature}} degrés {_FR_DE}",  # noqa: E501
+                ],
+                {},
+            ),
+        ],
         "HassTurnOn": [
             (["<allume> <tous> [<le>]<lumiere> [<partout>]"], _ALL_LIGHTS),
             (
@@ -857,11 +907,20 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
         ],
     },
     "es": {
+        "HassClimateSetTemperature": [
+            (
+                [
+                    f"(pon|ajusta|fija|cambia) (la calefacción|la temperatura|el termostato) {_ES_EN} a {{temperature}} [grados]",  # noqa: E501
+                    f"(pon|ajusta|fija|cambia) (la calefacción|la temperatura|el termostato) a {{temperature}} grados {_ES_EN}",  # noqa: E501
+                ],
+                {},
+            ),
+        ],
         "HassTurnOn": [
             (["<enciende> <todos> <luces> [<todas_partes>]"], _ALL_LIGHTS),
             (
                 [
-                    "(enciende|prende) (la luz|las luces|luces) (de|del|de la) {floor}",
+                    "(enciende|prende) [todas] (la luz|las luces|luces) (de|del|de la|en|en la|en el) {floor}",  # noqa: E501
                     "(enciende|prende) (la luz|las luces|luces) {floor}",
                 ],
                 _LIGHT,
@@ -893,7 +952,7 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
             ),
             (
                 [
-                    "apaga (la luz|las luces|luces) (de|del|de la) {floor}",
+                    "apaga [todas] (la luz|las luces|luces) (de|del|de la|en|en la|en el) {floor}",
                     "apaga (la luz|las luces|luces) {floor}",
                 ],
                 _LIGHT,
@@ -978,8 +1037,18 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                     "está todo cerrado con llave",
                     "(está|están) [(la|el|las|los)] {name} (cerrada[s] con llave|bloquead(a|o)[s])",
                     "(está|están) (cerrada[s] con llave|bloquead(a|o)[s]) [(la|el|las|los)] {name}",
+                    "[(la|el|las|los)] {name} (está|están) (cerrada[s] con llave|bloquead(a|o)[s])",
                 ],
                 _asked("locked", "lock"),
+            ),
+            # "¿está cerrada la puerta trasera?": the state before the name
+            (
+                ["<is> {bs_open_states:state} [el|la|los|las] {name}"],
+                {"requires_context": {"domain": ["binary_sensor"]}},
+            ),
+            (
+                ["<is> {cover_states:state} [el|la|los|las] {name}"],
+                {"requires_context": {"domain": ["cover", "valve"]}},
             ),
             (
                 [
@@ -996,12 +1065,23 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
         ],
     },
     "nl": {
+        "HassClimateSetTemperature": [
+            (
+                [
+                    # "stel ... in op 21": instellen, the particle before the value
+                    "(zet|stel) de (thermostaat|verwarming|temperatuur) (van|in|op) [(de|het)] {area} [in] op {temperature} [graden]",  # noqa: E501
+                    "stel [de|het] {name} in op {temperature} [graden]",
+                    "(zet|stel) de (thermostaat|verwarming|temperatuur) (op|in) {temperature} graden (in|op) [(de|het)] {area}",  # noqa: E501
+                ],
+                {},
+            ),
+        ],
         "HassTurnOn": [
             (["[<change>] <all> <light> aan", "<all> <light> aan[ ](zetten|doen)"], _ALL_LIGHTS),
             (
                 [
-                    "(doe|zet) (de lampen|de lichten|de verlichting|het licht) [(op|in) [de]] "
-                    "{floor} aan"
+                    "(doe|zet) (de lampen|de lichten|de verlichting|het licht|alle lampen|alle lichten) "  # noqa: E501
+                    "[(op|in) [de]] {floor} aan"
                 ],
                 _LIGHT,
             ),
@@ -1032,7 +1112,7 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
             ),
             (
                 [
-                    "(doe|zet) (de lampen|de lichten|de verlichting|het licht) "
+                    "(doe|zet) (de lampen|de lichten|de verlichting|het licht|alle lampen|alle lichten) "  # noqa: E501
                     "[(op|in) [de]] {floor} uit"
                 ],
                 _LIGHT,

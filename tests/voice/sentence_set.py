@@ -171,6 +171,8 @@ MULTI_LANGUAGE_SETS = (
     "kinds_heldout",
     "wording",
     "wording_heldout",
+    "wording7",
+    "wording7_heldout",
 )
 
 

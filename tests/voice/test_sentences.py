@@ -57,6 +57,10 @@ KNOWN_MISSES: dict[str, set[tuple[str, str]]] = {
     # held-out set written before the engine changes)
     "wording": set(),
     "wording_heldout": set(),
+    # the seventh session's (development: the probe's misses; the held-out set written
+    # after the engine changes, before its first run)
+    "wording7": set(),
+    "wording7_heldout": set(),
 }
 
 
@@ -72,6 +76,8 @@ KNOWN_MISSES: dict[str, set[tuple[str, str]]] = {
         "speech_heldout",
         "wording",
         "wording_heldout",
+        "wording7",
+        "wording7_heldout",
     ],
 )
 async def test_every_sentence_makes_exactly_its_calls(home: Home, which: str) -> None:
