@@ -493,6 +493,10 @@ class TokenVerifier:
             return "expired"
         return "valid"
 
+    def now(self) -> float:
+        """Return the time this verifier judges validity by (Unix seconds)."""
+        return self._clock()
+
     def expiry_deadline(self, token: AgentToken) -> float:
         """Return the Unix time from which ``token`` is refused as expired."""
         return token.expires_at + self.clock_skew_s
