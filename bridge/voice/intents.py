@@ -924,11 +924,11 @@ def _answer(plan: Plan, result: Any, lang: str, units: str) -> str:
 
     if plan.key == "measure":
         return answer_measure(plan, state, lang)
-    if plan.key == "get_temperature":
+    if plan.key in ("get_temperature", "water_temperature"):
         measured = state.get("temperature")
         if not isinstance(measured, int | float):
             return say(lang, "no_temperature", target=plan.target)
-        return say(lang, "get_temperature", target=plan.target, temperature=degrees(measured))
+        return say(lang, plan.key, target=plan.target, temperature=degrees(measured))
     if plan.key != "state":
         return say(lang, plan.key, target=plan.target, **values)
     if isinstance(state.get("humidity_percent"), int | float):

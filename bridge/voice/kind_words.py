@@ -44,6 +44,7 @@ MEASURES: dict[str, tuple[str, ...]] = {
     "illuminance": ("illuminance_lux",),
     "leak": ("leak",),
     "minutes_left": ("minutes_left", "status"),
+    "charging": ("charger_state",),  # an EV charger's state: charging, plugged in, ...
 }
 # Measures answered for the room they were asked about ("The CO2 level in Office …");
 # the others name the device that measured ("Leak Sensor detects no leak.").
@@ -170,6 +171,20 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                 _kind("start", "appliance", "washer"),
             ),
             (["(start|run) [the] (dryer|tumble dryer)"], _kind("start", "appliance", "dryer")),
+            # pause / resume / stop by kind word ("pause the washing machine")
+            *(
+                ([f"{verbs} [the] {words}"], _kind(action, "appliance", cls))
+                for action, verbs in (
+                    ("pause", "pause"),
+                    ("resume", "(resume|continue|unpause)"),
+                    ("stop", "stop"),
+                )
+                for words, cls in (
+                    ("(washing machine|washer)", "washer"),
+                    ("dishwasher", "dishwasher"),
+                    ("(dryer|tumble dryer)", "dryer"),
+                )
+            ),
             # cycles and clean modes by the device's own names ("in eco mode", "on wool")
             (["(start|run) [the] {name} (on|in|with) {mode}"], _op("mode_start")),
             (
@@ -392,8 +407,37 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                     "how long (until|before) [the] {name} is (done|finished|ready)",
                     "how (long|much time|many minutes) (is|are) left on [the] {name}",
                     "when will [the] {name} be (done|finished|ready)",
+                    "is [the] {name} (done|finished|ready) [yet]",
                 ],
                 _m("minutes_left"),
+            ),
+            (["is [the] {name} charging [[the] (car|ev)]"], _m("charging")),
+            (
+                ["is [the] (car|ev|electric car) (charging|plugged in)"],
+                {"slots": {"measure": "charging", "domain": "ev_charger"}},
+            ),
+            # by its kind word: "how long until the washing machine is done"
+            *(
+                (
+                    [
+                        f"how long (until|before) [the] {words} is (done|finished|ready)",
+                        f"how (long|much time|many minutes) (is|are) left on [the] {words}",
+                        f"when will [the] {words} be (done|finished|ready)",
+                        f"is [the] {words} (done|finished|ready) [yet]",
+                    ],
+                    {
+                        "slots": {
+                            "measure": "minutes_left",
+                            "domain": "appliance",
+                            "device_class": cls,
+                        }
+                    },
+                )
+                for words, cls in (
+                    ("(washing machine|washer|laundry)", "washer"),
+                    ("dishwasher", "dishwasher"),
+                    ("(dryer|tumble dryer)", "dryer"),
+                )
             ),
         ],
     },
@@ -547,8 +591,14 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                 [
                     f"wie lange (braucht|läuft) {_DE_ART} {{name}} noch",
                     f"wann ist {_DE_ART} {{name}} fertig",
+                    f"ist {_DE_ART} {{name}} [schon] fertig",
                 ],
                 _m("minutes_left"),
+            ),
+            ([f"lädt {_DE_ART} {{name}} [(gerade|das Auto)]"], _m("charging")),
+            (
+                ["(lädt|wird) das [Elektro]auto [gerade] [geladen]"],
+                {"slots": {"measure": "charging", "domain": "ev_charger"}},
             ),
         ],
     },
@@ -682,6 +732,14 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                 ],
                 _m("minutes_left"),
             ),
+            ([f"est-ce que {_FR_ART}{{name}} (charge|recharge|est en charge)"], _m("charging")),
+            (
+                [
+                    "est-ce que la voiture (charge|recharge|est en charge)",
+                    "la voiture (charge-t-elle|est-elle en charge)",
+                ],
+                {"slots": {"measure": "charging", "domain": "ev_charger"}},
+            ),
         ],
     },
     "es": {
@@ -808,8 +866,17 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
             ([f"(cuánta|cuanta) luz hay {_ES_IN}"], _m("illuminance")),
             ([f"hay (una|alguna) fuga [de agua] [{_ES_IN}]"], _m("leak")),
             (
-                ["(cuánto|cuanto) [tiempo] le queda (al|a la) {name}"],
+                [
+                    "(cuánto|cuanto) [tiempo] le queda (al|a la) {name}",
+                    f"(cuánto|cuanto) falta para que termine {_ES_ART} {{name}}",
+                    f"[ya] ha terminado {_ES_ART} {{name}}",
+                ],
                 _m("minutes_left"),
+            ),
+            ([f"[se] está cargando {_ES_ART} {{name}}"], _m("charging")),
+            (
+                ["[se] está cargando el coche", "el coche [se] está cargando"],
+                {"slots": {"measure": "charging", "domain": "ev_charger"}},
             ),
         ],
     },
@@ -919,12 +986,100 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                 [
                     f"hoe lang (duurt|loopt) {_NL_ART} {{name}} nog",
                     f"wanneer is {_NL_ART} {{name}} klaar",
+                    f"is {_NL_ART} {{name}} [al] klaar",
                 ],
                 _m("minutes_left"),
+            ),
+            ([f"is {_NL_ART} {{name}} aan het laden"], _m("charging")),
+            (
+                ["is de auto aan het laden", "laadt de auto [nu]"],
+                {"slots": {"measure": "charging", "domain": "ev_charger"}},
             ),
         ],
     },
 }
+
+# A water heater is a thermostat of its own (Matter's Water Heater device: Thermostat with
+# its heat/off mode and setpoint): "turn off the water heater", "set the boiler to 55
+# degrees", "how hot is the water heater". Only names of water heaters fit these
+# sentences; a room's thermostat sentences never reach one.
+_WH = {"requires_context": {"domain": "water_heater"}}
+_WATER_HEATER: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
+    "en": {
+        "HassTurnOn": [(["(turn|switch) on [the] {name}", "(turn|switch) [the] {name} on"], _WH)],
+        "HassTurnOff": [
+            (["(turn|switch) off [the] {name}", "(turn|switch) [the] {name} off"], _WH)
+        ],
+        "HassClimateSetTemperature": [
+            (["(set|put|turn) [the] {name} to {temperature} [degrees]"], _WH)
+        ],
+        "HassClimateGetTemperature": [
+            (
+                [
+                    "(what is|what's) [the] temperature (of|on) [the] {name}",
+                    "how (hot|warm) is [the] {name}",
+                    "what temperature is [the] {name} [(at|set to)]",
+                ],
+                _WH,
+            )
+        ],
+    },
+    "de": {
+        "HassTurnOn": [(["(schalte|schalt|mach|mache) [den|die|das] {name} (an|ein)"], _WH)],
+        "HassTurnOff": [(["(schalte|schalt|mach|mache) [den|die|das] {name} aus"], _WH)],
+        "HassClimateSetTemperature": [
+            (["(stelle|stell|setze|setz) [den|die|das] {name} auf {temperature} [Grad]"], _WH)
+        ],
+        "HassClimateGetTemperature": [
+            (
+                [
+                    "wie (heiß|warm) ist [der|die|das] {name}",
+                    "welche Temperatur hat [der|die|das] {name}",
+                ],
+                _WH,
+            )
+        ],
+    },
+    "fr": {
+        "HassTurnOn": [(["allume [(le |la |l')]{name}"], _WH)],
+        "HassTurnOff": [(["éteins [(le |la |l')]{name}"], _WH)],
+        "HassClimateSetTemperature": [
+            (["(mets|règle|regle) [(le |la |l')]{name} (à|sur) {temperature} [degrés]"], _WH)
+        ],
+        "HassClimateGetTemperature": [
+            (["quelle est la température (du |de la |de l')[ ]{name}"], _WH)
+        ],
+    },
+    "es": {
+        "HassTurnOn": [(["(enciende|prende) [el|la] {name}"], _WH)],
+        "HassTurnOff": [(["apaga [el|la] {name}"], _WH)],
+        "HassClimateSetTemperature": [
+            (["(pon|ajusta) [el|la] {name} a {temperature} [grados]"], _WH)
+        ],
+        "HassClimateGetTemperature": [
+            (["(qué|cuál es la) temperatura (tiene|de|del|de la) [el|la] {name}"], _WH)
+        ],
+    },
+    "nl": {
+        "HassTurnOn": [(["(zet|doe) [de|het] {name} aan"], _WH)],
+        "HassTurnOff": [(["(zet|doe) [de|het] {name} uit"], _WH)],
+        "HassClimateSetTemperature": [
+            (["(zet|stel) [de|het] {name} [in] op {temperature} [graden]"], _WH)
+        ],
+        "HassClimateGetTemperature": [
+            (
+                [
+                    "hoe (heet|warm) is [de|het] {name}",
+                    "wat is de temperatuur van [de|het] {name}",
+                ],
+                _WH,
+            )
+        ],
+    },
+}
+for _lang, _intents in _WATER_HEATER.items():
+    for _intent, _groups in _intents.items():
+        KIND_TEMPLATES[_lang].setdefault(_intent, []).extend(_groups)
 
 # Answers (merged into responses.RESPONSES: every language has every key).
 KIND_RESPONSES: dict[str, dict[str, str]] = {
@@ -953,6 +1108,11 @@ KIND_RESPONSES: dict[str, dict[str, str]] = {
         "read_leak_yes": "{target} detects a leak!",
         "read_leak_no": "{target} detects no leak.",
         "read_minutes_left": "{target} has {value} minutes left.",
+        "read_charging_yes": "{target} is charging the car.",
+        "read_charging_no": "{target} is not charging.",
+        "read_charging_unplugged": "No car is plugged into {target}.",
+        "read_charging_plugged": "A car is plugged into {target} but not charging.",
+        "water_temperature": "The water in {target} is {temperature} degrees.",
         "read_not_running": "{target} is not running.",
         "no_reading": "Sorry, {target} has no reading of that right now.",
         "aq_good": "good",
@@ -988,6 +1148,11 @@ KIND_RESPONSES: dict[str, dict[str, str]] = {
         "read_leak_yes": "{target} meldet ein Leck!",
         "read_leak_no": "{target} meldet kein Leck.",
         "read_minutes_left": "{target} braucht noch {value} Minuten.",
+        "read_charging_yes": "{target} lädt gerade.",
+        "read_charging_no": "{target} lädt gerade nicht.",
+        "read_charging_unplugged": "An {target} ist kein Auto angeschlossen.",
+        "read_charging_plugged": "An {target} ist ein Auto angeschlossen, es lädt aber nicht.",
+        "water_temperature": "Das Wasser in {target} hat {temperature} Grad.",
         "read_not_running": "{target} läuft gerade nicht.",
         "no_reading": "Diesen Wert hat {target} gerade leider nicht.",
         "aq_good": "gut",
@@ -1023,6 +1188,11 @@ KIND_RESPONSES: dict[str, dict[str, str]] = {
         "read_leak_yes": "{target} détecte une fuite !",
         "read_leak_no": "{target} ne détecte aucune fuite.",
         "read_minutes_left": "Il reste {value} minutes à {target}.",
+        "read_charging_yes": "{target} est en train de recharger.",
+        "read_charging_no": "{target} ne recharge pas.",
+        "read_charging_unplugged": "Aucune voiture n'est branchée sur {target}.",
+        "read_charging_plugged": "Une voiture est branchée sur {target}, mais ne recharge pas.",
+        "water_temperature": "L'eau de {target} est à {temperature} degrés.",
         "read_not_running": "{target} ne fonctionne pas en ce moment.",
         "no_reading": "Désolé, {target} n'a pas cette mesure pour le moment.",
         "aq_good": "bonne",
@@ -1058,6 +1228,11 @@ KIND_RESPONSES: dict[str, dict[str, str]] = {
         "read_leak_yes": "¡{target} detecta una fuga!",
         "read_leak_no": "{target} no detecta ninguna fuga.",
         "read_minutes_left": "A {target} le quedan {value} minutos.",
+        "read_charging_yes": "{target} está cargando.",
+        "read_charging_no": "{target} no está cargando.",
+        "read_charging_unplugged": "No hay ningún coche conectado a {target}.",
+        "read_charging_plugged": "Hay un coche conectado a {target}, pero no está cargando.",
+        "water_temperature": "El agua de {target} está a {temperature} grados.",
         "read_not_running": "{target} no está funcionando.",
         "no_reading": "Lo siento, {target} no tiene ese dato ahora.",
         "aq_good": "buena",
@@ -1093,6 +1268,11 @@ KIND_RESPONSES: dict[str, dict[str, str]] = {
         "read_leak_yes": "{target} meldt een lek!",
         "read_leak_no": "{target} meldt geen lek.",
         "read_minutes_left": "{target} heeft nog {value} minuten.",
+        "read_charging_yes": "{target} is aan het laden.",
+        "read_charging_no": "{target} is niet aan het laden.",
+        "read_charging_unplugged": "Er is geen auto aangesloten op {target}.",
+        "read_charging_plugged": "Er is een auto aangesloten op {target}, maar die laadt niet.",
+        "water_temperature": "Het water in {target} is {temperature} graden.",
         "read_not_running": "{target} draait nu niet.",
         "no_reading": "Sorry, {target} heeft die meting nu niet.",
         "aq_good": "goed",

@@ -428,6 +428,8 @@ class Planner:
             return Plan(calls=(call,), key="thermostat_off", target=s.device.name)
         if s.domain == "fan":
             return self._fan_switch(s, on)
+        if s.domain == "water_heater" and s.device is not None:
+            return self._water_heater_switch(s, on)
         pair = _SWITCHING.get(s.domain or "")
         if pair is None:
             if s.device is not None:
@@ -439,6 +441,20 @@ class Planner:
         if s.domain == "light" and s.device is None:
             return self._room_lights(s, r, capability, {}, capability)
         return self._each(s, capability, {}, SAID.get(capability, capability))
+
+    def _water_heater_switch(self, s: _Subject, on: bool) -> Plan | IntentReply:
+        """Return a water heater's mode "heat" (on) or "off", when its tool has that mode."""
+        assert s.device is not None  # noqa: S101 - the caller checked
+        mode = "heat" if on else "off"
+        call = self._call("set_mode", {"mode": mode}, s.device.name, device=s.device)
+        modes = (
+            call.definition.parameters.get("properties", {}).get("mode", {}).get("enum", [])
+            if call
+            else []
+        )
+        if call is None or mode not in modes:
+            return reply(s.lang, "cannot", target=s.device.name, intent=s.intent)
+        return Plan(calls=(call,), key="on" if on else "off", target=s.device.name)
 
     def _everything(self, s: _Subject, r: Reading) -> Plan | IntentReply:
         """Return the calls of "everything off" (or "on") in the subject's room, floor or home.
@@ -652,6 +668,8 @@ class Planner:
         call = self._call("state", {}, spoken, device=device)
         if call is None:
             return reply(s.lang, "no_temperature", target=spoken, intent=s.intent)
+        if device.kind == "water_heater":  # "the water in the Water Heater is 52 degrees"
+            return Plan(calls=(call,), key="water_temperature", target=spoken)
         return Plan(calls=(call,), key="get_temperature", target=spoken)
 
     def _floor_climate(self, s: _Subject, r: Reading, setting: bool) -> Plan | IntentReply:
@@ -763,9 +781,12 @@ class Planner:
         what = r.values.get("what")
         if what is None:
             domain = s.domain or (domain_of(s.device) if s.device is not None else None)
-            what = {"light": "brightness", "climate": "temperature", "fan": "fan_speed"}.get(
-                str(domain)
-            )
+            what = {
+                "light": "brightness",
+                "climate": "temperature",
+                "water_heater": "temperature",
+                "fan": "fan_speed",
+            }.get(str(domain))
         if what is None:
             if s.device is not None:
                 return reply(s.lang, "cannot", target=s.device.name, intent=s.intent)
@@ -1232,6 +1253,8 @@ class Planner:
             )
         rooms = self._scope(s)
         pool = [d for room in rooms for d in room.devices] if rooms else self._home().devices
+        if s.domain in ("appliance", "ev_charger"):  # "the washing machine": washers only
+            pool = [d for d in pool if fits(d, s.domain, s.device_class)]
         found = [
             (d, tool)
             for d in pool

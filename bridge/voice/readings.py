@@ -31,6 +31,14 @@ def answer_measure(plan: Plan, state: dict[str, Any], lang: str) -> str:
         return say(lang, "read_leak_yes" if value else "read_leak_no", target=target)
     if measure == "aqi" and isinstance(value, str):
         return say(lang, "read_aqi", target=target, value=say(lang, f"aq_{value}"))
+    if measure == "charging" and isinstance(value, str):
+        key = {
+            "charging": "read_charging_yes",
+            "not_plugged_in": "read_charging_unplugged",
+            "plugged_in_no_demand": "read_charging_plugged",
+            "plugged_in_demand": "read_charging_plugged",
+        }.get(value, "read_charging_no")  # discharging, session ending, fault
+        return say(lang, key, target=target)
     if measure == "minutes_left" and state.get("status") not in (None, "running", "paused"):
         return say(lang, "read_not_running", target=target)
     if not isinstance(value, int | float) or isinstance(value, bool):

@@ -122,8 +122,8 @@ export const CLIMATE_KINDS = {
             },
         },
         watched: [
-            ["thermostat", "occupiedHeatingSetpoint"], ["waterHeaterManagement", "boostState"],
-            ["waterHeaterMode", "currentMode"],
+            ["thermostat", "occupiedHeatingSetpoint"], ["thermostat", "systemMode"],
+            ["waterHeaterManagement", "boostState"], ["waterHeaterMode", "currentMode"],
         ],
         async local(endpoint) {
             const value = endpoint.state.thermostat.localTemperature + 100;

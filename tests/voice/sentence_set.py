@@ -169,6 +169,7 @@ MULTI_LANGUAGE_SETS = (
     "speech_heldout",
     "kinds",
     "kinds_heldout",
+    "kinds7_heldout",
     "wording",
     "wording_heldout",
     "wording7",
