@@ -461,15 +461,19 @@ class IntentEngine:
             plans.append((reading.intent, plan))
         replies: list[IntentReply] = []
         for number, (intent, plan) in enumerate(plans):
-            replies.append(await self._run(intent, plan, lang, token))
-            if number + 1 < len(plans) and any(
-                c.get("pending") == "approval" for c in replies[-1].calls
-            ):  # "unlock the door and then lock it": nothing after a part a person holds
+            done = await self._run(intent, plan, lang, token)
+            replies.append(done)
+            if number + 1 == len(plans):
+                break
+            # The parts run in the order spoken, each after the last one worked: nothing
+            # after a part a person must approve first ("unlock the door and then lock
+            # it") or one the device or the bridge refused.
+            held = any(c.get("pending") == "approval" for c in done.calls)
+            if held or not done.handled:
                 rest = " ".join(" ".join(segment) for segment in segments[number + 1 :])
+                key = "part_held" if held else "part_skipped"
                 replies.append(
-                    IntentReply(
-                        speech=say(lang, "part_held", part=rest), language=lang, handled=False
-                    )
+                    IntentReply(speech=say(lang, key, part=rest), language=lang, handled=False)
                 )
                 plans = plans[: number + 1]
                 break

@@ -75,6 +75,7 @@ RESPONSES: dict[str, dict[str, str]] = {
         "nothing_done": "I did nothing.",
         "part_unknown": 'Sorry, I did nothing: I did not understand "{part}".',
         "part_held": 'I did not do "{part}": the step before it waits for approval. Ask again once it is answered.',  # noqa: E501
+        "part_skipped": 'I did not do "{part}": the step before it did not work.',
         "floor_on": "Turned on the lights on {target}.",
         "floor_off": "Turned off the lights on {target}.",
         "floor_brightness": "Set the lights on {target} to {percent} percent.",
@@ -161,6 +162,7 @@ RESPONSES: dict[str, dict[str, str]] = {
         "nothing_done": "Ich habe nichts getan.",
         "part_unknown": "Ich habe nichts getan: „{part}“ habe ich nicht verstanden.",
         "part_held": "„{part}“ habe ich nicht getan: der Schritt davor wartet auf eine Freigabe. Sag es noch einmal, wenn sie beantwortet ist.",  # noqa: E501
+        "part_skipped": "„{part}“ habe ich nicht getan: der Schritt davor hat nicht geklappt.",
         "floor_on": "Das Licht im {target} ist eingeschaltet.",
         "floor_off": "Das Licht im {target} ist ausgeschaltet.",
         "floor_brightness": "Das Licht im {target} ist auf {percent} Prozent gestellt.",
@@ -254,6 +256,7 @@ RESPONSES: dict[str, dict[str, str]] = {
         "nothing_done": "Je n'ai rien fait.",
         "part_unknown": "Je n'ai rien fait : je n'ai pas compris « {part} ».",
         "part_held": "Je n'ai pas fait « {part} » : l'étape d'avant attend un accord. Redemande-le une fois qu'il est donné.",  # noqa: E501
+        "part_skipped": "Je n'ai pas fait « {part} » : l'étape d'avant n'a pas marché.",
         "floor_on": "Les lumières de {target} sont allumées.",
         "floor_off": "Les lumières de {target} sont éteintes.",
         "floor_brightness": "Les lumières de {target} sont réglées à {percent} pour cent.",
@@ -349,6 +352,7 @@ RESPONSES: dict[str, dict[str, str]] = {
         "nothing_done": "No he hecho nada.",
         "part_unknown": "No he hecho nada: no he entendido «{part}».",
         "part_held": "No he hecho «{part}»: el paso anterior espera una aprobación. Vuelve a pedirlo cuando se haya respondido.",  # noqa: E501
+        "part_skipped": "No he hecho «{part}»: el paso anterior no ha funcionado.",
         "floor_on": "He encendido las luces de {target}.",
         "floor_off": "He apagado las luces de {target}.",
         "floor_brightness": "He puesto las luces de {target} al {percent} por ciento.",
@@ -435,6 +439,7 @@ RESPONSES: dict[str, dict[str, str]] = {
         "nothing_done": "Ik heb niets gedaan.",
         "part_unknown": 'Ik heb niets gedaan: ik begreep "{part}" niet.',
         "part_held": 'Ik heb "{part}" niet gedaan: de stap ervoor wacht op goedkeuring. Vraag het opnieuw als die beantwoord is.',  # noqa: E501
+        "part_skipped": 'Ik heb "{part}" niet gedaan: de stap ervoor is niet gelukt.',
         "floor_on": "De lampen op {target} staan aan.",
         "floor_off": "De lampen op {target} staan uit.",
         "floor_brightness": "De lampen op {target} staan op {percent} procent.",

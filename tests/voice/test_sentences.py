@@ -207,6 +207,44 @@ async def test_a_compound_sentence_is_answered_part_by_part_or_not_at_all(home: 
         "Turned on Kitchen Light. Sorry, you are not allowed to do that with Sofa Lamp."
     )
     assert [c["ok"] for c in reply.calls] == [True, False]
+    # parts run in the order spoken, each after the last worked: a refused first part
+    # stops the rest ("and then" may depend on it)
+    reply = await engine.handle(
+        "turn off the sofa lamp and then turn on the kitchen light", "en", token=reader
+    )
+    assert reply.speech == (
+        "Sorry, you are not allowed to do that with Sofa Lamp. I did not do "
+        '"turn on the kitchen light": the step before it did not work.'
+    )
+    assert [(c["tool"], c["ok"]) for c in reply.calls] == [("matter:light_sofa_lamp_off", False)]
+
+
+async def test_nothing_runs_after_a_part_that_waits_for_approval(home: Home) -> None:
+    """ "Unlock the front door and then lock it": the lock waits for the unlock's approval.
+
+    Before, the lock ran at once and the unlock after its approval: the door ended up
+    unlocked. Then with the caller's pending approvals full (10 per token), the unlock is
+    refused and the lock is not done either.
+    """
+    engine = home.service.intents
+    assert engine is not None
+    assert home.service.invocation is not None
+    token = home.service.invocation.verifier.verify(
+        home.token("device:control:*", "device:read:*", agent_id="two-steps")
+    )
+    reply = await engine.handle("unlock the front door and then lock it", "en", token=token)
+    assert [(c["tool"], c.get("pending")) for c in reply.calls] == [
+        ("matter:lock_front_door_unlock", "approval")
+    ]
+    assert reply.speech.endswith(
+        'I did not do "lock it": the step before it waits for approval. '
+        "Ask again once it is answered."
+    )
+    for _ in range(9):  # the token's other nine pending approvals
+        await engine.handle("unlock the front door", "en", token=token)
+    reply = await engine.handle("unlock the front door and then lock it", "en", token=token)
+    assert [(c["tool"], c["ok"]) for c in reply.calls] == [("matter:lock_front_door_unlock", False)]
+    assert reply.speech.endswith('I did not do "lock it": the step before it did not work.')
 
 
 async def test_everything_off_on_a_floor_stays_on_that_floor(home: Home) -> None:
