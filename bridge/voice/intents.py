@@ -953,6 +953,8 @@ def _answer(plan: Plan, result: Any, lang: str, units: str) -> str:
         return say(lang, f"state_{state['contact']}", target=plan.target)
     if state.get("valve") in ("open", "closed"):  # a water valve: its CurrentState
         return say(lang, f"state_{state['valve']}", target=plan.target)
+    if "closure" in state and (shut := _open_or_closed(state)) is not None:
+        return say(lang, f"state_{shut}", target=plan.target)  # a garage door, a gate
     if isinstance(state.get("percent_open"), int | float):
         return say(
             lang,
@@ -1004,6 +1006,8 @@ def _summary(plan: Plan, states: Sequence[Any], lang: str, units: str) -> str:
         value = state.get(key) if isinstance(state, dict) else None
         if key == "lock_state" and value is not None and value != "locked":
             value = "unlocked"
+        if key == "contact" and isinstance(state, dict):  # a door, valve, cover or closure
+            value = _open_or_closed(state)
         if value is None:
             continue
         (yes if value == wanted else no).append(call.target)
@@ -1014,7 +1018,27 @@ def _summary(plan: Plan, states: Sequence[Any], lang: str, units: str) -> str:
     parts = [_named_state(lang, asked, yes)] if yes else []
     if no:
         parts.append(_named_state(lang, _OPPOSITE.get(asked, "off"), no))
-    return " ".join(parts) or say(lang, "state_unknown", target=plan.target)
+    # nothing read: name the place asked about, else the devices ("the garage doors")
+    target = plan.target or both(lang, [call.target for call in plan.calls])
+    return " ".join(parts) or say(lang, "state_unknown", target=target)
+
+
+def _open_or_closed(state: dict[str, Any]) -> str | None:
+    """Return "open" or "closed" from a device's state (None: it does not say).
+
+    A contact sensor's contact, a valve's state, a closure's position (any open position:
+    open) or a cover's percentage (above 0: open, as Home Assistant reads a cover).
+    """
+    for key in ("contact", "valve"):
+        if state.get(key) in ("open", "closed"):
+            return str(state[key])
+    closure = state.get("closure")
+    if isinstance(closure, str) and closure != "unknown":
+        return "closed" if closure == "closed" else "open"
+    percent = state.get("percent_open")
+    if isinstance(percent, int | float) and not isinstance(percent, bool):
+        return "open" if percent > 0 else "closed"
+    return None
 
 
 def _named_state(lang: str, state: str, names: list[str]) -> str:

@@ -289,6 +289,7 @@ class Planner:
             lang=lang,
             token=token,
             floor=floor if room is None else None,
+            everywhere=r.combo == "domain_all" and domain == "cover",
         )
         if r.intent == RELATIVE_INTENT:
             return self._relative(subject, r, text)
@@ -375,7 +376,7 @@ class Planner:
         # "open the garage", "close the gate": one of a kind the home has, in any room
         pool = (
             [d for room in rooms for d in room.devices]
-            if rooms or not _HOME_WIDE & {s.device_class}
+            if rooms or not (s.everywhere or _HOME_WIDE & {s.device_class})
             else self._home().devices
         )
         return [d for d in pool if fits(d, s.domain, s.device_class) and may_see(s.token, d)]
@@ -392,16 +393,22 @@ class Planner:
         targets = [s.device] if s.device is not None else self._members(s)
         if not targets:
             return self._no_kind(s)
-        if len(targets) > 1 and not self._scope(s):  # two garage doors: which one?
+        if len(targets) > 1 and not (self._scope(s) or s.everywhere):  # which garage door?
             return which_one(targets, s.intent, s.lang, s.token)
-        calls = [
-            c
+        made = [
+            (d, c)
             for d in targets
             if (c := self._call(capability, params, d.name, device=d)) is not None
         ]
+        calls = [c for _, c in made]
         if not calls:
             return reply(s.lang, "cannot", target=targets[0].name, intent=s.intent)
         target = calls[0].target if len(calls) == 1 else either(s.lang, [c.target for c in calls])
+        if s.everywhere and len(calls) > 1 and key in ("open", "close"):
+            # "all the curtains": each one by its room, "… and … are closed"
+            names = both(s.lang, [where_of(d) for d, _ in made])
+            said = "are_open" if key == "open" else "are_closed"
+            return Plan(calls=tuple(calls), key=said, target=names, values={"names": names})
         return Plan(calls=tuple(calls), key=key, target=target, values=values or {})
 
     def _no_kind(self, s: _Subject) -> IntentReply:
@@ -1314,6 +1321,7 @@ class _Subject:
     # The caller's token: "all the lights" means every room holding a light it may see.
     token: AgentToken | None = None
     floor: Floor | None = None  # a floor said instead of a room ("upstairs")
+    everywhere: bool = False  # "open all the curtains": every one in the home
 
     def with_domain(self, domain: str) -> _Subject:
         return replace(self, domain=self.domain or domain)

@@ -81,6 +81,8 @@ def _asked(state: str, domain: str | None = None, **extra: Any) -> dict[str, Any
 
 _ANYTHING = {"metadata": {"slot_combination": "anything"}, "slots": {"state": "on"}}
 _GARAGE = {"slots": {"domain": "cover", "device_class": "garage"}}
+# "open all the curtains": every cover of the class said, in every room
+_ALL_COVERS = {"metadata": {"slot_combination": "domain_all"}, "slots": {"domain": "cover"}}
 _GATE = {"slots": {"domain": "cover", "device_class": "gate"}}
 _LIGHT = {"slots": {"domain": "light"}}
 # Spoken steps and small words, reused in the relative sentences.
@@ -140,6 +142,10 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                 _LIGHT,
             ),
             (["(open|raise|lift) [the] garage[ door]"], _GARAGE),
+            (
+                ["(open|raise) all [the] {cover_classes:device_class} [(everywhere|in the house)]"],
+                _ALL_COVERS,
+            ),
             (["open [the] gate"], _GATE),
         ],
         "HassLightSet": [
@@ -270,6 +276,13 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
             ),
             (["(kill|cut) [the] <light> [in here]"], {**_LIGHT, **_HERE}),
             (["(close|shut|lower) [the] garage[ door]"], _GARAGE),
+            (
+                [
+                    "(close|shut|lower) all [the] {cover_classes:device_class} "
+                    "[(everywhere|in the house)]"
+                ],
+                _ALL_COVERS,
+            ),
             (["(close|shut) [the] gate"], _GATE),
         ],
         RELATIVE_INTENT: [
@@ -403,6 +416,7 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
             ),
         ],
         "HassGetState": [
+            (["(is|are) [the] garage[ door][s] {cover_states:state}"], _GARAGE),
             (
                 [
                     "(is|are) (anything|something|any light[s]) [still] (on|switched on|turned on) "
@@ -498,6 +512,13 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                 _EVERYTHING,
             ),
             (["(öffne|öffnen|mach) [das] (Garagentor|Garage|Garagentür)[ auf]"], _GARAGE),
+            (
+                [
+                    "(öffne|öffnen) alle {cover_classes:device_class}",
+                    "(mach|mache|fahr|fahre) alle {cover_classes:device_class} (auf|hoch)",
+                ],
+                _ALL_COVERS,
+            ),
             (["(öffne|öffnen|mach) [das] (Tor|Hoftor)[ auf]"], _GATE),
         ],
         "HassTurnOff": [
@@ -512,6 +533,13 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                 _EVERYTHING,
             ),
             (["(schließe|schließ|mach) [das] (Garagentor|Garage|Garagentür)[ zu]"], _GARAGE),
+            (
+                [
+                    "(schließe|schließ|schließen) alle {cover_classes:device_class}",
+                    "(mach|mache|fahr|fahre) alle {cover_classes:device_class} (zu|runter)",
+                ],
+                _ALL_COVERS,
+            ),
             (["(schließe|schließ|mach) [das] (Tor|Hoftor)[ zu]"], _GATE),
         ],
         RELATIVE_INTENT: [
@@ -693,6 +721,10 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
         ],
         "HassGetState": [
             (
+                ["(ist|sind) [das|die] (Garagentor|Garage|Garagentür)[e] {cover_states:state}"],
+                _GARAGE,
+            ),
+            (
                 [
                     "ist (irgendwas|irgendetwas|etwas|noch was|noch etwas|ein Licht) [noch] <area> "
                     "(an|eingeschaltet)",
@@ -769,6 +801,7 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                 _EVERYTHING,
             ),
             (["ouvre (la porte du garage|le garage)"], _GARAGE),
+            (["ouvre (tous les|toutes les) {cover_classes:device_class}"], _ALL_COVERS),
             (["ouvre le portail"], _GATE),
         ],
         "HassTurnOff": [
@@ -782,6 +815,7 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                 _EVERYTHING,
             ),
             (["ferme (la porte du garage|le garage)"], _GARAGE),
+            (["ferme (tous les|toutes les) {cover_classes:device_class}"], _ALL_COVERS),
             (["ferme le portail"], _GATE),
         ],
         "HassClimateGetTemperature": [
@@ -868,6 +902,13 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
         "HassGetState": [
             (
                 [
+                    "est-ce que (la porte du garage|le garage) est {cover_states:state}",
+                    "(la porte du garage est-elle|le garage est-il) {cover_states:state}",
+                ],
+                _GARAGE,
+            ),
+            (
+                [
                     "(est-ce qu'il y a|y a-t-il|il y a) (quelque chose|une lumière) [d']allumé[e] "
                     f"{_FR_DE}",
                     "(est-ce qu'il y a|y a-t-il|il y a) (quelque chose|une lumière) [d']allumé[e] "
@@ -938,6 +979,7 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                 _EVERYTHING,
             ),
             (["abre (la puerta del garaje|el garaje)"], _GARAGE),
+            (["(abre|sube) (todos los|todas las) {cover_classes:device_class}"], _ALL_COVERS),
             (["abre (la verja|el portón)"], _GATE),
         ],
         "HassTurnOff": [
@@ -958,6 +1000,7 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                 _LIGHT,
             ),
             (["cierra (la puerta del garaje|el garaje)"], _GARAGE),
+            (["(cierra|baja) (todos los|todas las) {cover_classes:device_class}"], _ALL_COVERS),
             (["cierra (la verja|el portón)"], _GATE),
         ],
         "HassLightSet": [
@@ -1021,6 +1064,13 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
             ),
         ],
         "HassGetState": [
+            (
+                [
+                    "está {cover_states:state} (la puerta del garaje|el garaje)",
+                    "(la puerta del garaje|el garaje) está {cover_states:state}",
+                ],
+                _GARAGE,
+            ),
             (
                 [
                     f"(hay|queda) algo encendido {_ES_EN}",
@@ -1096,6 +1146,13 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                 _EVERYTHING,
             ),
             (["(open|doe) de garage[deur][ open]"], _GARAGE),
+            (
+                [
+                    "open alle {cover_classes:device_class}",
+                    "doe alle {cover_classes:device_class} open",
+                ],
+                _ALL_COVERS,
+            ),
             (["(open|doe) het hek[ open]"], _GATE),
         ],
         "HassTurnOff": [
@@ -1118,6 +1175,13 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                 _LIGHT,
             ),
             (["(sluit|doe) de garage[deur][ dicht]"], _GARAGE),
+            (
+                [
+                    "sluit alle {cover_classes:device_class}",
+                    "doe alle {cover_classes:device_class} dicht",
+                ],
+                _ALL_COVERS,
+            ),
             (["(sluit|doe) het hek[ dicht]"], _GATE),
         ],
         "HassLightSet": [

@@ -163,6 +163,7 @@ MULTI_LANGUAGE_SETS = (
     "compound_heldout",
     "covers",
     "covers_heldout",
+    "covers7_heldout",
     "units",
     "everyday",
     "speech",
