@@ -73,7 +73,17 @@ def completions(segments: list[list[str]], i: int) -> Iterator[str]:
     own = segments[i]
     head, tail = segments[0], segments[-1]
     last = i == len(segments) - 1
-    suffixes = [] if last else [tail[-k:] for k in range(1, min(MAX_SUFFIX, len(tail) - 1) + 1)]
+    # a particle is a word ("ein", "aan", "off"), never a value: "allume le lampadaire et
+    # mets-le à 20 %" must not read its first part as "allume le lampadaire 20 %"
+    suffixes = (
+        []
+        if last
+        else [
+            tail[-k:]
+            for k in range(1, min(MAX_SUFFIX, len(tail) - 1) + 1)
+            if all(word.isalpha() for word in tail[-k:])
+        ]
+    )
     prefixes = [head[:j] for j in range(1, min(MAX_PREFIX, len(head) - 1) + 1)] if i else []
     for prefix in prefixes:
         for suffix in suffixes:
@@ -96,16 +106,31 @@ _PRONOUNS: dict[str, frozenset[str]] = {
 }
 
 
+# French and Spanish imperatives carry the pronoun on the verb: "mets-la", "éteins-le";
+# "ponla", "apágala" (the stem's written accent goes with the pronoun).
+_FR_CLITIC = re.compile(r"^(?P<verb>[^\W\d_]+)-(?:le|la|les)$", re.IGNORECASE)
+_ES_CLITIC = re.compile(r"^(?P<verb>[^\W\d_]{2,}?)(?:la|lo|las|los)$", re.IGNORECASE)
+_ES_ACCENTS = str.maketrans("áéíóúÁÉÍÓÚ", "aeiouAEIOU")
+
+
 def with_referent(segment: list[str], name: str, lang: str) -> list[str] | None:
     """Return ``segment`` with its one pronoun replaced by ``name`` (None: no pronoun).
 
     "turn on the sofa lamp and dim it to 20 percent": the second part read as "dim sofa
-    lamp to 20 percent". French and Spanish put the pronoun before or into the verb
-    ("mets-la", "ponla") and are left as said.
+    lamp to 20 percent"; "… et mets-la à 20 %" as "mets <name> à 20 %", "… y ponla al
+    20 %" as "pon <name> al 20 %" (only the part's first word is read as a verb with its
+    pronoun). The engine tries the result first and the part as said after it.
     """
     pronouns = _PRONOUNS.get(lang, frozenset())
     found = [k for k, word in enumerate(segment) if word.casefold() in pronouns]
-    if len(found) != 1:
+    if len(found) == 1:
+        k = found[0]
+        return [*segment[:k], *name.split(), *segment[k + 1 :]]
+    if found or not segment:
         return None
-    k = found[0]
-    return [*segment[:k], *name.split(), *segment[k + 1 :]]
+    clitic = {"fr": _FR_CLITIC, "es": _ES_CLITIC}.get(lang)
+    verb = clitic.match(segment[0]) if clitic is not None else None
+    if verb is None:
+        return None
+    stem = verb["verb"].translate(_ES_ACCENTS) if lang == "es" else verb["verb"]
+    return [stem, *name.split(), *segment[1:]]
