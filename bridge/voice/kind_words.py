@@ -45,6 +45,7 @@ MEASURES: dict[str, tuple[str, ...]] = {
     "leak": ("leak",),
     "minutes_left": ("minutes_left", "status"),
     "charging": ("charger_state",),  # an EV charger's state: charging, plugged in, ...
+    "status": ("status",),  # an appliance's or robot's OperationalState: running, docked...
 }
 # Measures answered for the room they were asked about ("The CO2 level in Office …");
 # the others name the device that measured ("Leak Sensor detects no leak.").
@@ -413,6 +414,14 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
             ),
             (["is [the] {name} charging [[the] (car|ev)]"], _m("charging")),
             (
+                [
+                    "(what is|what's) [the] {name} doing [(now|right now)]",
+                    "(what is|what's) the (status|state) of [the] {name}",
+                    "is [the] {name} (running|cleaning|working)",
+                ],
+                _m("status"),
+            ),
+            (
                 ["is [the] (car|ev|electric car) (charging|plugged in)"],
                 {"slots": {"measure": "charging", "domain": "ev_charger"}},
             ),
@@ -597,6 +606,10 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
             ),
             ([f"lädt {_DE_ART} {{name}} [(gerade|das Auto)]"], _m("charging")),
             (
+                [f"was macht {_DE_ART} {{name}} [gerade]", f"läuft {_DE_ART} {{name}} [gerade]"],
+                _m("status"),
+            ),
+            (
                 ["(lädt|wird) das [Elektro]auto [gerade] [geladen]"],
                 {"slots": {"measure": "charging", "domain": "ev_charger"}},
             ),
@@ -733,6 +746,10 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                 _m("minutes_left"),
             ),
             ([f"est-ce que {_FR_ART}{{name}} (charge|recharge|est en charge)"], _m("charging")),
+            (
+                [f"(que fait|qu'est-ce que fait) {_FR_ART}{{name}} [en ce moment]"],
+                _m("status"),
+            ),
             (
                 [
                     "est-ce que la voiture (charge|recharge|est en charge)",
@@ -874,6 +891,7 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                 _m("minutes_left"),
             ),
             ([f"[se] está cargando {_ES_ART} {{name}}"], _m("charging")),
+            ([f"qué (está haciendo|hace) {_ES_ART} {{name}} [ahora]"], _m("status")),
             (
                 ["[se] está cargando el coche", "el coche [se] está cargando"],
                 {"slots": {"measure": "charging", "domain": "ev_charger"}},
@@ -991,6 +1009,7 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                 _m("minutes_left"),
             ),
             ([f"is {_NL_ART} {{name}} aan het laden"], _m("charging")),
+            ([f"wat doet {_NL_ART} {{name}} [nu]"], _m("status")),
             (
                 ["is de auto aan het laden", "laadt de auto [nu]"],
                 {"slots": {"measure": "charging", "domain": "ev_charger"}},
@@ -1113,6 +1132,13 @@ KIND_RESPONSES: dict[str, dict[str, str]] = {
         "read_charging_unplugged": "No car is plugged into {target}.",
         "read_charging_plugged": "A car is plugged into {target} but not charging.",
         "water_temperature": "The water in {target} is {temperature} degrees.",
+        "status_running": "{target} is running.",
+        "status_paused": "{target} is paused.",
+        "status_stopped": "{target} is not running.",
+        "status_error": "{target} reports an error.",
+        "status_seeking_charger": "{target} is going back to its dock.",
+        "status_charging": "{target} is charging on its dock.",
+        "status_docked": "{target} is on its dock.",
         "read_not_running": "{target} is not running.",
         "no_reading": "Sorry, {target} has no reading of that right now.",
         "aq_good": "good",
@@ -1153,6 +1179,13 @@ KIND_RESPONSES: dict[str, dict[str, str]] = {
         "read_charging_unplugged": "An {target} ist kein Auto angeschlossen.",
         "read_charging_plugged": "An {target} ist ein Auto angeschlossen, es lädt aber nicht.",
         "water_temperature": "Das Wasser in {target} hat {temperature} Grad.",
+        "status_running": "{target} läuft gerade.",
+        "status_paused": "{target} ist pausiert.",
+        "status_stopped": "{target} läuft gerade nicht.",
+        "status_error": "{target} meldet einen Fehler.",
+        "status_seeking_charger": "{target} fährt zurück zur Ladestation.",
+        "status_charging": "{target} lädt an der Ladestation.",
+        "status_docked": "{target} steht in der Ladestation.",
         "read_not_running": "{target} läuft gerade nicht.",
         "no_reading": "Diesen Wert hat {target} gerade leider nicht.",
         "aq_good": "gut",
@@ -1193,6 +1226,13 @@ KIND_RESPONSES: dict[str, dict[str, str]] = {
         "read_charging_unplugged": "Aucune voiture n'est branchée sur {target}.",
         "read_charging_plugged": "Une voiture est branchée sur {target}, mais ne recharge pas.",
         "water_temperature": "L'eau de {target} est à {temperature} degrés.",
+        "status_running": "{target} est en marche.",
+        "status_paused": "{target} est en pause.",
+        "status_stopped": "{target} ne fonctionne pas en ce moment.",
+        "status_error": "{target} signale une erreur.",
+        "status_seeking_charger": "{target} retourne à sa base.",
+        "status_charging": "{target} se recharge sur sa base.",
+        "status_docked": "{target} est sur sa base.",
         "read_not_running": "{target} ne fonctionne pas en ce moment.",
         "no_reading": "Désolé, {target} n'a pas cette mesure pour le moment.",
         "aq_good": "bonne",
@@ -1233,6 +1273,13 @@ KIND_RESPONSES: dict[str, dict[str, str]] = {
         "read_charging_unplugged": "No hay ningún coche conectado a {target}.",
         "read_charging_plugged": "Hay un coche conectado a {target}, pero no está cargando.",
         "water_temperature": "El agua de {target} está a {temperature} grados.",
+        "status_running": "{target} está en marcha.",
+        "status_paused": "{target} está en pausa.",
+        "status_stopped": "{target} no está funcionando.",
+        "status_error": "{target} indica un error.",
+        "status_seeking_charger": "{target} está volviendo a la base.",
+        "status_charging": "{target} se está cargando en la base.",
+        "status_docked": "{target} está en la base.",
         "read_not_running": "{target} no está funcionando.",
         "no_reading": "Lo siento, {target} no tiene ese dato ahora.",
         "aq_good": "buena",
@@ -1273,6 +1320,13 @@ KIND_RESPONSES: dict[str, dict[str, str]] = {
         "read_charging_unplugged": "Er is geen auto aangesloten op {target}.",
         "read_charging_plugged": "Er is een auto aangesloten op {target}, maar die laadt niet.",
         "water_temperature": "Het water in {target} is {temperature} graden.",
+        "status_running": "{target} draait.",
+        "status_paused": "{target} is gepauzeerd.",
+        "status_stopped": "{target} draait nu niet.",
+        "status_error": "{target} meldt een fout.",
+        "status_seeking_charger": "{target} gaat terug naar het basisstation.",
+        "status_charging": "{target} laadt op in het basisstation.",
+        "status_docked": "{target} staat in het basisstation.",
         "read_not_running": "{target} draait nu niet.",
         "no_reading": "Sorry, {target} heeft die meting nu niet.",
         "aq_good": "goed",

@@ -760,7 +760,16 @@ class Planner:
             and may_see(s.token, d)
             and (s.device_class is None or fits(d, domain_of(d), s.device_class))
         ]
-        calls = [c for d in devices if (c := self._call("state", {}, d.name, device=d))]
+        names = [d.name for d in devices]  # two "Smart Curtain"s: each said with its room
+        calls = [
+            c
+            for d in devices
+            if (
+                c := self._call(
+                    "state", {}, where_of(d) if names.count(d.name) > 1 else d.name, device=d
+                )
+            )
+        ]
         if not calls and r.combo == "anything":  # nothing there that can be on
             return IntentReply(
                 speech=say(s.lang, "nothing_on_in" if s.place else "nothing_on", target=s.place),

@@ -18,6 +18,12 @@ if TYPE_CHECKING:
     from bridge.voice.planner import Plan
 
 
+# An appliance's or a robot's OperationalState, as its state tool names it.
+_STATUSES = frozenset(
+    {"running", "paused", "stopped", "error", "seeking_charger", "charging", "docked"}
+)
+
+
 def answer_measure(plan: Plan, state: dict[str, Any], lang: str) -> str:
     """Return the sentence answering the plan's ``measure`` from the device's ``state``."""
     measure = str(plan.values.get("measure", ""))
@@ -39,6 +45,8 @@ def answer_measure(plan: Plan, state: dict[str, Any], lang: str) -> str:
             "plugged_in_demand": "read_charging_plugged",
         }.get(value, "read_charging_no")  # discharging, session ending, fault
         return say(lang, key, target=target)
+    if measure == "status" and value in _STATUSES:
+        return say(lang, f"status_{value}", target=target)
     if measure == "minutes_left" and state.get("status") not in (None, "running", "paused"):
         return say(lang, "read_not_running", target=target)
     if not isinstance(value, int | float) or isinstance(value, bool):

@@ -417,6 +417,17 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
         ],
         "HassGetState": [
             (["(is|are) [the] garage[ door][s] {cover_states:state}"], _GARAGE),
+            # "are the curtains open [in the bedroom]": every one there (or in the home)
+            (
+                [
+                    "(is|are) [the] {cover_classes:device_class} {cover_states:state} "
+                    "[[(in|on)] [the] ({area}|{floor})]",
+                    "(is|are) [the] {area} {cover_classes:device_class} {cover_states:state}",
+                    "(is|are) [the] {cover_classes:device_class} (in|on) [the] ({area}|{floor}) "
+                    "{cover_states:state}",
+                ],
+                _COVER,
+            ),
             (
                 [
                     "(is|are) (anything|something|any light[s]) [still] (on|switched on|turned on) "
@@ -726,6 +737,13 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
             ),
             (
                 [
+                    "(ist|sind) [der|die|das] {cover_classes:device_class} [(<area>|<floor>)] "
+                    "{cover_states:state}",
+                ],
+                _COVER,
+            ),
+            (
+                [
                     "ist (irgendwas|irgendetwas|etwas|noch was|noch etwas|ein Licht) [noch] <area> "
                     "(an|eingeschaltet)",
                     "ist (irgendwas|irgendetwas|etwas|noch was|noch etwas|ein Licht) [noch] <floor> "  # noqa: E501
@@ -909,6 +927,15 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
             ),
             (
                 [
+                    f"est-ce que (le|la|les) {{cover_classes:device_class}} [{_FR_DE}] "
+                    "(est|sont) {cover_states:state}",
+                    f"(le|la|les) {{cover_classes:device_class}} [{_FR_DE}] "
+                    "(est-il|est-elle|sont-ils|sont-elles) {cover_states:state}",
+                ],
+                _COVER,
+            ),
+            (
+                [
                     "(est-ce qu'il y a|y a-t-il|il y a) (quelque chose|une lumière) [d']allumé[e] "
                     f"{_FR_DE}",
                     "(est-ce qu'il y a|y a-t-il|il y a) (quelque chose|une lumière) [d']allumé[e] "
@@ -1070,6 +1097,15 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                     "(la puerta del garaje|el garaje) está {cover_states:state}",
                 ],
                 _GARAGE,
+            ),
+            (
+                [
+                    f"(está|están) {{cover_states:state}} (el|la|los|las) "
+                    f"{{cover_classes:device_class}} [{_ES_EN}]",
+                    f"(el|la|los|las) {{cover_classes:device_class}} [{_ES_EN}] (está|están) "
+                    "{cover_states:state}",
+                ],
+                _COVER,
             ),
             (
                 [
@@ -1268,6 +1304,13 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
             ),
         ],
         "HassGetState": [
+            (
+                [
+                    f"(is|zijn|staat|staan) de {{cover_classes:device_class}} [{_NL_IN}] "
+                    "{cover_states:state}",
+                ],
+                _COVER,
+            ),
             (
                 [
                     f"staat er [nog] (iets|een lamp) aan {_NL_IN}",

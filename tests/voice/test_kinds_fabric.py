@@ -307,10 +307,15 @@ async def test_the_robot_cleans_a_room_by_its_own_name_pauses_and_docks(
     reply = await say(home, "pause the robot vacuum")
     assert reply.speech == "Paused Robot Vacuum."
     await reports(robot, mark, "rvcOperationalState", "operationalState", 2)  # Paused
+    # asked what it is doing: its OperationalState, read back after the command
+    reply = await say(home, "what is the robot vacuum doing")
+    assert (reply.handled, reply.speech) == (True, "Robot Vacuum is paused.")
     mark = robot.mark()
     reply = await say(home, "renvoie le robot aspirateur à sa base", "fr")
     assert reply.speech == "Robot Vacuum retourne à sa base."
     await reports(robot, mark, "rvcOperationalState", "operationalState", 66)  # Docked
+    reply = await say(home, "was macht der Saugroboter gerade", "de")
+    assert (reply.handled, reply.speech) == (True, "Robot Vacuum steht in der Ladestation.")
     reply = await say(home, "vacuum the garden")
     assert (reply.handled, reply.calls) == (False, ())
     assert reply.speech == "Sorry, Robot Vacuum doesn't know Garden."
