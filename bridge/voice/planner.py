@@ -421,18 +421,32 @@ class Planner:
 
     def _switch(self, s: _Subject, r: Reading) -> Plan | IntentReply:
         on = s.intent == "HassTurnOn"
-        if s.domain == "climate" and s.device is not None:
-            if on:
-                return reply(s.lang, "climate_on", target=s.device.name, intent=s.intent)
-            call = self._call("set_mode", {"mode": "off"}, s.device.name, device=s.device)
-            modes = (
-                (call.definition.parameters.get("properties", {}).get("mode", {}).get("enum", []))
-                if call
-                else []
+        if s.domain == "climate" and (s.device is not None or self._scope(s)):
+            # a thermostat said by name, or "turn off the heating in the hall": its mode off
+            thermostats = (
+                [s.device]
+                if s.device is not None
+                else [d for d in self._members(s) if d.kind == "thermostat"]
             )
-            if call is None or "off" not in modes:
-                return reply(s.lang, "cannot", target=s.device.name, intent=s.intent)
-            return Plan(calls=(call,), key="thermostat_off", target=s.device.name)
+            if not thermostats:
+                return self._no_kind(s)
+            target = s.device.name if s.device is not None else s.place
+            if on:
+                return reply(s.lang, "climate_on", target=target, intent=s.intent)
+            calls = []
+            for device in thermostats:
+                call = self._call("set_mode", {"mode": "off"}, device.name, device=device)
+                modes = (
+                    call.definition.parameters.get("properties", {}).get("mode", {}).get("enum", [])
+                    if call
+                    else []
+                )
+                if call is None or "off" not in modes:
+                    return reply(s.lang, "cannot", target=device.name, intent=s.intent)
+                calls.append(call)
+            if len(calls) > 1:  # every thermostat of the place: "Turned off <place>."
+                return Plan(calls=tuple(calls), key="thermostat_off", target=target)
+            return Plan(calls=tuple(calls), key="thermostat_off", target=calls[0].target)
         if s.domain == "fan":
             return self._fan_switch(s, on)
         if s.domain == "water_heater" and s.device is not None:
@@ -510,7 +524,7 @@ class Planner:
         values: dict[str, Any] | None = None,
     ) -> Plan | IntentReply:
         """Return the room tool call (or, for the whole home, every room's)."""
-        if s.room is None and r.combo == "domain_all" and capability in ("on", "off"):
+        if s.room is None and r.combo == "domain_all" and key in ("on", "off", "brightness"):
             home = self._home()
             seen = [
                 home.rooms[slug]
@@ -524,7 +538,8 @@ class Planner:
             ]
             if not calls:
                 return self._no_kind(s)
-            return Plan(calls=tuple(calls), key=f"all_{capability}", target="")
+            # "dim all the lights to 20 percent": every room's lights, said once
+            return Plan(calls=tuple(calls), key=f"all_{key}", target="", values=values or {})
         if s.room is None and s.floor is not None:
             rooms = [
                 room for room in self._scope(s) if any(may_see(s.token, d) for d in room.devices)

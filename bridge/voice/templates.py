@@ -51,6 +51,7 @@ _ALL_LIGHTS = {"metadata": {"slot_combination": "domain_all"}, "slots": {"domain
 _HUMIDITY = {"slots": {"domain": "sensor", "device_class": "humidity"}}
 _COVER = {"slots": {"domain": "cover"}}
 _LOCK = {"slots": {"domain": "lock"}}
+_CLIMATE = {"slots": {"domain": "climate"}}
 # "turn everything off": every light and switch (never a lock, cover or thermostat)
 _EVERYTHING = {"metadata": {"slot_combination": "everything"}, "slots": {"domain": "light"}}
 
@@ -143,6 +144,13 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
             ),
             (["(open|raise|lift) [the] garage[ door]"], _GARAGE),
             (
+                [
+                    f"(turn|switch) on [the] {_EN_HEAT} (in|on) [the] {{area}}",
+                    f"(turn|switch) [the] {_EN_HEAT} on (in|on) [the] {{area}}",
+                ],
+                _CLIMATE,
+            ),
+            (
                 ["(open|raise) all [the] {cover_classes:device_class} [(everywhere|in the house)]"],
                 _ALL_COVERS,
             ),
@@ -150,6 +158,11 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
         ],
         "HassLightSet": [
             ([f"dim [the] {{name}} to {_PCT}"], {}),
+            (
+                [f"(dim|set|turn) all [the] <light> [<everywhere>] to {_PCT}"],
+                _ALL_LIGHTS,
+            ),
+            ([f"(dim|set) [the] <light> [in here] to {_PCT}"], {**_LIGHT, **_HERE}),
             (
                 [
                     "(turn|switch) [the] {name} on (to|at) " + _PCT,
@@ -246,6 +259,15 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
         # room + kind: "lock the entry lock" (the lock(s) of a room said aloud)
         "HassTurnOff": [
             (["unlock [the] {area} lock[s]"], _LOCK),
+            (
+                [
+                    f"(turn|switch|shut) off [the] {_EN_HEAT} (in|on) [the] {{area}}",
+                    f"(turn|switch|shut) [the] {_EN_HEAT} off (in|on) [the] {{area}}",
+                    f"(turn|switch|shut) [the] {{area}} {_EN_HEAT} off",
+                    f"(turn|switch|shut) off [the] {{area}} {_EN_HEAT}",
+                ],
+                _CLIMATE,
+            ),
             (
                 [
                     "(turn|switch) (off everything|everything off)",
@@ -535,6 +557,13 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
         "HassTurnOff": [
             (
                 [
+                    "(schalte|schalt|mach|mache) die Heizung <area> aus",
+                    "(schalte|schalt|mach|mache) <area> die Heizung aus",
+                ],
+                _CLIMATE,
+            ),
+            (
+                [
                     "(schalte|mach) alles aus",
                     "(schalte|mach) alles (im|in der|auf der|auf dem) {floor} aus",
                     "(schalte|mach) (im|in der|auf der|auf dem) {floor} alles aus",
@@ -640,6 +669,12 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
             ),
         ],
         "HassLightSet": [
+            (
+                [
+                    "(dimme|dimm|stelle|stell|setze|setz) alle (Lichter|Lampen) auf {brightness}( %|%| Prozent)"  # noqa: E501
+                ],
+                _ALL_LIGHTS,
+            ),
             (
                 [
                     "(stelle|setze) [das|den|die] {name} auf {brightness}[([ ]%)| Prozent]",
@@ -823,6 +858,7 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
             (["ouvre le portail"], _GATE),
         ],
         "HassTurnOff": [
+            ([f"(éteins|coupe|arrête) le chauffage {_FR_DE}"], _CLIMATE),
             (["<eteins> <tous> [<le>]<lumiere>"], _ALL_LIGHTS),
             (
                 [
@@ -854,6 +890,10 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
             (["(quelle température|combien de degrés) fait-il [ici]"], _HERE),
         ],
         "HassLightSet": [
+            (
+                ["(règle|mets|baisse|monte) toutes les lumières à {brightness}[( %|%| pour cent)]"],
+                _ALL_LIGHTS,
+            ),
             (["(mets|passe|règle) [le|la|l'] {name} en {color}"], {}),
             (
                 [
@@ -1010,6 +1050,7 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
             (["abre (la verja|el portón)"], _GATE),
         ],
         "HassTurnOff": [
+            ([f"(apaga|desconecta) la calefacción {_ES_EN}"], _CLIMATE),
             (["(desbloquea|abre con llave|quita [la] llave (a|de)) [(la|el)] {name}"], _LOCK),
             (
                 [
@@ -1031,6 +1072,10 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
             (["cierra (la verja|el portón)"], _GATE),
         ],
         "HassLightSet": [
+            (
+                ["(pon|baja|sube) todas las luces (al|a) {brightness}[( %|%| por ciento)]"],
+                _ALL_LIGHTS,
+            ),
             (["(pon|cambia) [el|la|los|las] {name} (de color|en|a) {color}"], {}),
             ([f"(pon|cambia) [la luz|las luces] {_ES_EN} (de color|en|a) {{color}}"], _LIGHT),
         ],
@@ -1192,6 +1237,10 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
             (["(open|doe) het hek[ open]"], _GATE),
         ],
         "HassTurnOff": [
+            (
+                [f"(zet|doe) de verwarming {_NL_IN} uit", f"(zet|doe) de verwarming uit {_NL_IN}"],
+                _CLIMATE,
+            ),
             (["[<change>] <all> <light> uit", "<all> <light> uit[ ](zetten|doen)"], _ALL_LIGHTS),
             (
                 [
@@ -1221,6 +1270,10 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
             (["(sluit|doe) het hek[ dicht]"], _GATE),
         ],
         "HassLightSet": [
+            (
+                ["(dim|zet) alle (lampen|lichten) (naar|op) {brightness}[( %|%| procent)]"],
+                _ALL_LIGHTS,
+            ),
             (["(maak|zet) [de|het] {name} [op] {color}"], {}),
             ([f"(maak|zet) [de lampen|het licht] {_NL_IN} [op] {{color}}"], _LIGHT),
         ],
