@@ -423,11 +423,7 @@ class Planner:
         on = s.intent == "HassTurnOn"
         if s.domain == "climate" and (s.device is not None or self._scope(s)):
             # a thermostat said by name, or "turn off the heating in the hall": its mode off
-            thermostats = (
-                [s.device]
-                if s.device is not None
-                else [d for d in self._members(s) if d.kind == "thermostat"]
-            )
+            thermostats = self._thermostats(s)
             if not thermostats:
                 return self._no_kind(s)
             target = s.device.name if s.device is not None else s.place
@@ -891,16 +887,18 @@ class Planner:
             calls=tuple(calls), key="brighter" if delta > 0 else "dimmer", target=plan.target
         )
 
+    def _thermostats(self, s: _Subject) -> list[Device]:
+        """Return the thermostat said by name, else those of the subject's place."""
+        if s.device is not None:
+            return [s.device]
+        return [d for d in self._members(s) if d.kind == "thermostat"]
+
     def _warmer(self, s: _Subject, r: Reading, up: bool) -> Plan | IntentReply:
         """Return each thermostat's raise/lower call (the device said, or its place's)."""
         units = self._units()
         said_units = r.units or units
         step = number(r.values["step"]) if "step" in r.values else (TEMPERATURE_STEP[said_units])
-        thermostats = (
-            [s.device]
-            if s.device is not None
-            else [d for d in self._members(s) if d.kind == "thermostat"]
-        )
+        thermostats = self._thermostats(s)
         if not thermostats:
             return self._no_kind(s)
         heard = (
