@@ -79,6 +79,8 @@ SUPPORTED_INTENTS = frozenset(
 )
 # Stand-in for "the speaker's room" when asking whether a sentence needs one.
 _SOMEWHERE = "\x00somewhere"
+# A room or floor said aloud: (slug, the label heard, the sentence without it, a floor).
+_Place = tuple[str, str, str, bool]
 
 
 def normalise_language(language: str) -> str:
@@ -284,14 +286,12 @@ class IntentEngine:
             mended = corrected(text, self._vocabulary(token), self._template_words(lang))
             if mended is not None and (found := self.recognize(mended, lang, here)):
                 text, results = mended, found
-        said: list[RecognizeResult] | None = None
+        place: _Place | None = None  # the room or floor said, when the rest matched alone
         segments = parts(text, lang) if not results else []
         if is_compound(segments):
             return await self._handle_compound(segments, lang, token, here, said_units)
-        if not results:
-            said = self._with_room_said(text, lang)
-            if said is not None:
-                results = said
+        if not results and (said := self._with_room_said(text, lang)) is not None:
+            place, results = said
         if not results:
             if here is None and self.recognize(text, lang, _SOMEWHERE):
                 return reply(lang, "where")
@@ -299,13 +299,12 @@ class IntentEngine:
         reading = Reading.of(results[0], said_units)
         # "kitchen light" alone, or with a room or floor said ("kitchen light downstairs"):
         # never a guess at what to do (the room said is not in the reading's texts)
-        place = self._said_room(text) if said is not None else None
         if verbless(reading, place[2] if place is not None else text):
             return self._not_understood(text, lang, token)
         if reading.intent not in SUPPORTED_INTENTS:
             return reply(lang, "not_here", intent=reading.intent)
-        if said is not None:
-            bound = self._in_said_room(reading, text, lang)
+        if place is not None:
+            bound = self._in_said_room(reading, place, lang)
             if isinstance(bound, IntentReply):
                 return bound
             reading = bound
@@ -332,13 +331,13 @@ class IntentEngine:
             self._spoken_words[lang] = found
         return found
 
-    def _said_room(self, text: str) -> tuple[str, str, str, bool] | None:
+    def _said_room(self, text: str) -> _Place | None:
         """Return the longest room or floor name said in ``text``.
 
         As (slug, label, the text without it, whether it is a floor).
         """
         folded = " ".join(_words(text))
-        best: tuple[str, str, str, bool] | None = None
+        best: _Place | None = None
         home = self.home()
         places = [(label, slug, False) for label, slug in home.room_labels.items()]
         places += [
@@ -353,8 +352,8 @@ class IntentEngine:
                 best = (slug, label, rest, is_floor)
         return best
 
-    def _with_room_said(self, text: str, lang: str) -> list[RecognizeResult] | None:
-        """Return the matches of ``text`` read as '<room> <name or kind>'.
+    def _with_room_said(self, text: str, lang: str) -> tuple[_Place, list[RecognizeResult]] | None:
+        """Return the place said and the matches of ``text`` read as '<room> <name or kind>'.
 
         "lock the entry lock", "open the living room smart curtain": the room's name taken
         out, the rest recognised as said in that room. None when that reads as nothing.
@@ -363,12 +362,11 @@ class IntentEngine:
         if said is None:
             return None
         slug, _, rest, is_floor = said
-        return self.recognize(rest, lang, None if is_floor else slug, served_only=True) or None
+        found = self.recognize(rest, lang, None if is_floor else slug, served_only=True)
+        return (said, found) if found else None
 
-    def _in_said_room(self, reading: Reading, text: str, lang: str) -> Reading | IntentReply:
+    def _in_said_room(self, reading: Reading, said: _Place, lang: str) -> Reading | IntentReply:
         """Return ``reading`` bound to the room said aloud, or why not (not in that room)."""
-        said = self._said_room(text)
-        assert said is not None  # noqa: S101 - only called after _with_room_said found it
         slug, label, _, is_floor = said
         home = self.home()
         if is_floor:  # "the reading lamp upstairs": a device of that floor's rooms

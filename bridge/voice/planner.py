@@ -431,18 +431,13 @@ class Planner:
                 return reply(s.lang, "climate_on", target=target, intent=s.intent)
             calls = []
             for device in thermostats:
-                call = self._call("set_mode", {"mode": "off"}, device.name, device=device)
-                modes = (
-                    call.definition.parameters.get("properties", {}).get("mode", {}).get("enum", [])
-                    if call
-                    else []
-                )
-                if call is None or "off" not in modes:
+                call = self._mode_call(device, "off")
+                if call is None:
                     return reply(s.lang, "cannot", target=device.name, intent=s.intent)
                 calls.append(call)
-            if len(calls) > 1:  # every thermostat of the place: "Turned off <place>."
-                return Plan(calls=tuple(calls), key="thermostat_off", target=target)
-            return Plan(calls=tuple(calls), key="thermostat_off", target=calls[0].target)
+            # every thermostat of the place: "Turned off <place>."
+            said = target if len(calls) > 1 else calls[0].target
+            return Plan(calls=tuple(calls), key="thermostat_off", target=said)
         if s.domain == "fan":
             return self._fan_switch(s, on)
         if s.domain == "water_heater" and s.device is not None:
@@ -462,16 +457,18 @@ class Planner:
     def _water_heater_switch(self, s: _Subject, on: bool) -> Plan | IntentReply:
         """Return a water heater's mode "heat" (on) or "off", when its tool has that mode."""
         assert s.device is not None  # noqa: S101 - the caller checked
-        mode = "heat" if on else "off"
-        call = self._call("set_mode", {"mode": mode}, s.device.name, device=s.device)
-        modes = (
-            call.definition.parameters.get("properties", {}).get("mode", {}).get("enum", [])
-            if call
-            else []
-        )
-        if call is None or mode not in modes:
+        call = self._mode_call(s.device, "heat" if on else "off")
+        if call is None:
             return reply(s.lang, "cannot", target=s.device.name, intent=s.intent)
         return Plan(calls=(call,), key="on" if on else "off", target=s.device.name)
+
+    def _mode_call(self, device: Device, mode: str) -> Call | None:
+        """Return ``device``'s set_mode call to ``mode`` (None: its tool has no such mode)."""
+        call = self._call("set_mode", {"mode": mode}, device.name, device=device)
+        if call is None:
+            return None
+        modes = call.definition.parameters.get("properties", {}).get("mode", {}).get("enum", [])
+        return call if mode in modes else None
 
     def _everything(self, s: _Subject, r: Reading) -> Plan | IntentReply:
         """Return the calls of "everything off" (or "on") in the subject's room, floor or home.
