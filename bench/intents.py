@@ -152,6 +152,8 @@ async def run(
         "wording held-out": load_sentences("wording_heldout"),
         "wording7": load_sentences("wording7"),
         "wording7 held-out": load_sentences("wording7_heldout"),
+        "wording8": load_sentences("wording8"),
+        "wording8 held-out": load_sentences("wording8_heldout"),
     }
     async with start_home(controller_url, state_dir, DUMPS, key_file, VOICE) as home:
         await furnish(home)

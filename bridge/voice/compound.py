@@ -33,9 +33,13 @@ MAX_SEGMENTS = 4
 # "aan", "on") — at most 21 per segment.
 MAX_SEGMENT_WORDS = 12
 MAX_PREFIX, MAX_SUFFIX = 6, 2
+# a comma that is not inside a number ("20,5 Grad" is one number)
+_COMMA = r"(?:,(?!\d)|(?<!\d),)"
 _SPLITTERS = {
     lang: re.compile(
-        r"\s*,\s*(?:(?:"
+        r"\s*"
+        + _COMMA
+        + r"\s*(?:(?:"
         + "|".join(map(re.escape, words))
         + r")\s+)?|\s+(?:"
         + "|".join(map(re.escape, words))
@@ -55,6 +59,23 @@ def parts(text: str, lang: str) -> list[list[str]]:
     words = [w for w in text.split() if w.casefold() not in leading]
     pieces = [p.split() for p in splitter.split(" ".join(words))]
     return [p for p in pieces if p]
+
+
+_AND = {"en": "and", "de": "und", "fr": "et", "es": "y", "nl": "en"}
+
+
+def commas_joined(text: str, lang: str) -> str:
+    """Return ``text`` with its list commas said as the language's "and".
+
+    "turn off the sofa lamp, the ceiling light and the porch light": the commas are
+    gone once the fillers are taken off (``wording.plain``), so a list is cut at them
+    only through this. Commas inside a number ("20,5") stay.
+    """
+    word = _AND.get(lang)
+    if word is None:
+        return text
+    # "the sofa lamp, the ceiling light, and the porch light": one "and", not two
+    return re.sub(r"\s*" + _COMMA + r"\s*(?:" + word + r"\s+)?", f" {word} ", text, flags=re.I)
 
 
 def is_compound(segments: list[list[str]]) -> bool:

@@ -25,10 +25,17 @@ from bridge.invocation.invoker import APPROVAL_WAITING
 from bridge.invocation.messages import RequestContext, ToolRequest
 from bridge.matter import Device, Room, rooms_of, slugify
 from bridge.tools.validation import validate_call
-from bridge.voice.compound import completions, is_compound, parts, with_referent
+from bridge.voice.compound import (
+    commas_joined,
+    completions,
+    is_compound,
+    parts,
+    with_referent,
+)
 from bridge.voice.floors import FloorLike, floors_of
 from bridge.voice.kind_words import KIND_INTENTS
 from bridge.voice.planner import (
+    INTENT_DOMAIN,
     Call,
     Home,
     IntentReply,
@@ -43,7 +50,7 @@ from bridge.voice.planner import (
 from bridge.voice.prefilter import TemplateIndex
 from bridge.voice.readings import answer_measure
 from bridge.voice.responses import LANGUAGES, both, either, say
-from bridge.voice.subjects import domain_of
+from bridge.voice.subjects import domain_of, fits, noun
 from bridge.voice.templates import RELATIVE_INTENT, STOP_INTENT, load_templates
 from bridge.voice.units import (
     IMPERIAL,
@@ -77,6 +84,13 @@ SUPPORTED_INTENTS = frozenset(
         *KIND_INTENTS,  # fans, robot vacuums, appliances, measured values (kind_words)
     }
 )
+# The answer for calls a person must approve first, by what the plan does.
+_APPROVAL_KEY = {
+    "unlock": "needs_approval",
+    "are_unlocked": "needs_approval",
+    "open": "needs_approval_open",
+    "are_open": "needs_approval_open",
+}
 # Stand-in for "the speaker's room" when asking whether a sentence needs one.
 _SOMEWHERE = "\x00somewhere"
 # A room or floor said aloud: (slug, the label heard, the sentence without it, a floor).
@@ -280,6 +294,7 @@ class IntentEngine:
     async def _handle(
         self, text: str, lang: str, token: AgentToken | None, here: str | None
     ) -> IntentReply:
+        spoken = text
         text, said_units = explicit_unit(plain(text, lang) or text)
         results = self.recognize(text, lang, here)
         if not results:  # a misspelt name or room ("kitchn"): mended only when unique
@@ -288,14 +303,27 @@ class IntentEngine:
                 text, results = mended, found
         place: _Place | None = None  # the room or floor said, when the rest matched alone
         segments = parts(text, lang) if not results else []
+        if not results and "," in spoken:
+            # "turn off the sofa lamp, the ceiling light and the porch light": cut at the
+            # commas too
+            listed = parts(explicit_unit(plain(commas_joined(spoken, lang), lang))[0], lang)
+            segments = listed if len(listed) > len(segments) else segments
         if is_compound(segments):
             return await self._handle_compound(segments, lang, token, here, said_units)
         if not results and (said := self._with_room_said(text, lang)) is not None:
             place, results = said
         if not results:
-            if here is None and self.recognize(text, lang, _SOMEWHERE):
-                return reply(lang, "where")
-            return self._not_understood(text, lang, token)
+            if here is None and (somewhere := self.recognize(text, lang, _SOMEWHERE)):
+                # "close the blind" with the speaker's room unknown: the room of the
+                # home's only blinds, or the question which room
+                only = self._only_room(somewhere, lang, token)
+                if isinstance(only, IntentReply):
+                    return only
+                results = self.recognize(text, lang, only) if only is not None else []
+                if not results:
+                    return reply(lang, "where")
+            else:
+                return self._not_understood(text, lang, token)
         reading = Reading.of(results[0], said_units)
         # "kitchen light" alone, or with a room or floor said ("kitchen light downstairs"):
         # never a guess at what to do (the room said is not in the reading's texts)
@@ -312,6 +340,35 @@ class IntentEngine:
         if isinstance(plan, IntentReply):
             return plan
         return await self._run(reading.intent, plan, lang, token)
+
+    def _only_room(
+        self, results: list[RecognizeResult], lang: str, token: AgentToken | None
+    ) -> str | IntentReply | None:
+        """Return the room (slug) a sentence needing the speaker's room can only mean.
+
+        "close the blind", "lock the door", "I'm cold", said where the speaker's room is
+        not known: when every device of the kind the sentence names that the caller may
+        see is in one room, that room; otherwise (or with one of them in no room) None,
+        and the speaker is asked which room. The answer that there is none of the kind
+        when the caller may see none at all.
+        """
+        reading = Reading.of(results[0])
+        domain = reading.values.get("domain") or INTENT_DOMAIN.get(reading.intent)
+        device_class = reading.values.get("device_class")
+        if isinstance(device_class, list):  # fr "store": ['blind', 'shade']
+            device_class = ",".join(map(str, device_class))
+        if not isinstance(domain, str):
+            return None
+        kind = str(device_class) if device_class else None
+        rooms = set()
+        for device in self.home().devices:
+            if fits(device, domain, kind) and may_see(token, device):
+                if not device.room:
+                    return None
+                rooms.add(slugify(device.room))
+        if not rooms:  # "close the door" in a home without one: not a question of rooms
+            return reply(lang, "no_kind_home", kind=noun(lang, domain, kind), intent=reading.intent)
+        return rooms.pop() if len(rooms) == 1 else None
 
     def _vocabulary(self, token: AgentToken | None) -> frozenset[str]:
         """Return the words a typo may be mended to (never a hidden device's name).
@@ -440,9 +497,19 @@ class IntentEngine:
                 None,
             )
             part = " ".join(segment)
-            if found is None:
-                if here is None and self.recognize(part, lang, _SOMEWHERE, served_only=True):
+            if (
+                found is None
+                and here is None
+                and (somewhere := self.recognize(part, lang, _SOMEWHERE, served_only=True))
+            ):
+                only = self._only_room(somewhere, lang, token)
+                if isinstance(only, IntentReply):
+                    return _nothing_done(only, lang)
+                there = self.recognize(part, lang, only, served_only=True) if only else []
+                if not there or verbless(Reading.of(there[0]), part):
                     return _nothing_done(reply(lang, "where"), lang)
+                found = (part, there)
+            if found is None:
                 return IntentReply(
                     speech=say(lang, "part_unknown", part=part), language=lang, handled=False
                 )
@@ -523,35 +590,32 @@ class IntentEngine:
         else:
             outcomes = list(await asyncio.gather(*(self._invoke(c, token) for c in plan.calls)))
         made = tuple(o.record for o in outcomes)
-        if len(plan.calls) == 1 and outcomes[0].waiting:
-            call = plan.calls[0]
-            # "Unlocking … needs approval" for a lock, "Opening …" for a garage door or
-            # gate; any other call the invoker holds for a person (a confirmation
-            # ``always``, or ``when`` its condition holds).
-            key = {"unlock": "needs_approval", "open": "needs_approval_open"}.get(
-                plan.key, "approval_asked"
-            )
-            return IntentReply(
-                speech=say(lang, key, target=call.target),
-                language=lang,
-                handled=True,
-                intent=intent,
-                calls=made,
-            )
         failed = [
             (c, o) for c, o in zip(plan.calls, outcomes, strict=True) if o.problem is not None
         ]
+        waiting = [c for c, o in zip(plan.calls, outcomes, strict=True) if o.waiting]
+        if waiting:
+            # "Unlocking … needs approval" for a lock, "Opening …" for a garage door or
+            # gate; any other call the invoker holds for a person (a confirmation
+            # ``always``, or ``when`` its condition holds). Never "… are open" for
+            # what waits; the others said done only when they are.
+            key = _APPROVAL_KEY.get(plan.key, "approval_asked")
+            speech = say(lang, key, target=both(lang, [c.target for c in waiting]))
+            if failed:
+                speech = f"{_partial(plan, failed, lang, len(waiting))} {speech}"
+            elif len(waiting) < len(plan.calls):
+                speech = f"{speech} {say(lang, 'rest_done')}"
+            return IntentReply(
+                speech=speech, language=lang, handled=True, intent=intent, calls=made
+            )
         if len(plan.calls) > 1:
             if failed:
-                speech = say(
-                    lang,
-                    "partial_rooms",
-                    done=len(plan.calls) - len(failed),
-                    total=len(plan.calls),
-                    names=both(lang, [c.target for c, _ in failed]),
-                )
                 return IntentReply(
-                    speech=speech, language=lang, handled=True, intent=intent, calls=made
+                    speech=_partial(plan, failed, lang),
+                    language=lang,
+                    handled=True,
+                    intent=intent,
+                    calls=made,
                 )
             return IntentReply(
                 speech=say(lang, plan.key, target=plan.target, **_spoken(plan)),
@@ -1059,4 +1123,18 @@ def _timed(reply: IntentReply, started: float) -> IntentReply:
         calls=reply.calls,
         suggestions=reply.suggestions,
         duration_ms=(time.perf_counter() - started) * 1000,
+    )
+
+
+def _partial(plan: Plan, failed: list[tuple[Call, _Outcome]], lang: str, waiting: int = 0) -> str:
+    """Return "Done for N of M; not done: A and B" for a plan some of whose calls failed.
+
+    ``waiting``: how many others wait for a person, neither done nor failed.
+    """
+    return say(
+        lang,
+        "partial_rooms",
+        done=len(plan.calls) - len(failed) - waiting,
+        total=len(plan.calls),
+        names=both(lang, [c.target for c, _ in failed]),
     )

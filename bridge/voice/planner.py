@@ -25,7 +25,7 @@ from bridge.voice.kind_words import (
     OPERATED,
     ROOM_MEASURES,
 )
-from bridge.voice.responses import both, either, say
+from bridge.voice.responses import RESPONSES, both, either, say
 from bridge.voice.subjects import domain_of, fits, noun
 from bridge.voice.templates import RELATIVE_INTENT, STOP_INTENT
 from bridge.voice.units import IMPERIAL, METRIC, from_celsius, to_celsius
@@ -75,11 +75,28 @@ SAID = {
 ToolFor = Callable[..., "ToolDefinition | None"]
 # Cover classes a sentence may name without a room: a home has one garage door or gate.
 _HOME_WIDE = frozenset({"garage", "gate"})
+# Kinds a sentence may speak of all at once, each device on its own ("open all the
+# curtains", "lock all the doors"); lights go by their rooms' tools instead.
+_EVERY_ONE = frozenset({"cover", "lock"})
+# Answers about several devices at once, by what was done: "A and B are locked".
+_PLURAL = {
+    "open": "are_open",
+    "close": "are_closed",
+    "lock": "are_locked",
+    "unlock": "are_unlocked",
+}
+# A percentage said aloud, in any of the languages ("%", "percent", "Prozent", "pour
+# cent", "por ciento", "procent").
+_PERCENT_SAID = re.compile(r"%|\b(percent|prozent|pour cent|por ciento|procent)\b", re.I)
+# Answers that have an every-light form ("Set all the lights to blue.").
+_ALL_SAID = frozenset({"on", "off", "brightness", "color"})
 # Answers that have a room-lights form ("Turned on the lights in Kitchen.").
 _ROOM_SAID = frozenset({"on", "off", "brightness", "color"})
 # Steps of a relative change said without a number: brightness points ("a bit": fewer),
 # degrees in the units said.
 BRIGHTNESS_STEP, SMALL_STEP = 20, 10
+# A relative colour-temperature change ("warmer", "cooler"), in kelvin ("a bit": half).
+KELVIN_STEP = 500
 # A fan's relative step in speed points ("faster"; "a bit": SMALL_STEP), and the slowest
 # it is stepped down to (slowing down never switches a fan off).
 FAN_STEP, FAN_SLOWEST = 25, 10
@@ -267,12 +284,27 @@ class Planner:
             r = replace(
                 r, intent="HassLightSet", values={**values, "brightness": r.values["position"]}
             )
+        if (
+            r.intent == "HassLightSet"
+            and device is None
+            and room is not None
+            and "brightness" in r.values
+            and not _PERCENT_SAID.search(text)
+            and not any(domain_of(d) == "light" for d in room.devices)
+            and any(d.kind == "thermostat" for d in room.devices)
+        ):  # "set the hall to 21": a room with a thermostat and no light, no percent said
+            values = {k: v for k, v in r.values.items() if k not in ("brightness", "domain")}
+            r = replace(
+                r,
+                intent="HassClimateSetTemperature",
+                values={**values, "temperature": r.values["brightness"]},
+            )
         domain = r.values.get("domain")
         device_class = r.values.get("device_class")
         if isinstance(device_class, list):  # fr "store": ['blind', 'shade']
             device_class = ",".join(map(str, device_class))
         if domain is None:
-            domain = domain_of(device) if device is not None else _INTENT_DOMAIN.get(r.intent)
+            domain = domain_of(device) if device is not None else INTENT_DOMAIN.get(r.intent)
         if device is not None and domain is not None and not fits(device, str(domain)):
             return reply(lang, "cannot", target=device.name, intent=r.intent)
         if device is None and room is not None and domain == "light" and r.combo != "domain_all":
@@ -289,7 +321,7 @@ class Planner:
             lang=lang,
             token=token,
             floor=floor if room is None else None,
-            everywhere=r.combo == "domain_all" and domain == "cover",
+            everywhere=r.combo == "domain_all" and domain in _EVERY_ONE,
         )
         if r.intent == RELATIVE_INTENT:
             return self._relative(subject, r, text)
@@ -403,13 +435,15 @@ class Planner:
         calls = [c for _, c in made]
         if not calls:
             return reply(s.lang, "cannot", target=targets[0].name, intent=s.intent)
-        target = calls[0].target if len(calls) == 1 else either(s.lang, [c.target for c in calls])
-        if s.everywhere and len(calls) > 1 and key in ("open", "close"):
-            # "all the curtains": each one by its room, "… and … are closed"
-            names = both(s.lang, [where_of(d) for d, _ in made])
-            said = "are_open" if key == "open" else "are_closed"
-            return Plan(calls=tuple(calls), key=said, target=names, values={"names": names})
-        return Plan(calls=tuple(calls), key=key, target=target, values=values or {})
+        if len(calls) == 1:
+            return Plan(calls=tuple(calls), key=key, target=calls[0].target, values=values or {})
+        # several at once ("the blinds in the living room", "all the doors"): each is
+        # named, the whole home's by its room; "A and B are locked"
+        names = both(s.lang, [where_of(d) if s.everywhere else c.target for d, c in made])
+        if key in _PLURAL:
+            return Plan(calls=tuple(calls), key=_PLURAL[key], target=names, values={"names": names})
+        many = f"{key}_many" if f"{key}_many" in RESPONSES["en"] else key
+        return Plan(calls=tuple(calls), key=many, target=names, values=values or {})
 
     def _no_kind(self, s: _Subject) -> IntentReply:
         kind = noun(s.lang, s.domain or "", s.device_class)
@@ -517,7 +551,7 @@ class Planner:
         values: dict[str, Any] | None = None,
     ) -> Plan | IntentReply:
         """Return the room tool call (or, for the whole home, every room's)."""
-        if s.room is None and r.combo == "domain_all" and key in ("on", "off", "brightness"):
+        if s.room is None and r.combo == "domain_all" and key in _ALL_SAID:
             home = self._home()
             seen = [
                 home.rooms[slug]
@@ -531,7 +565,8 @@ class Planner:
             ]
             if not calls:
                 return self._no_kind(s)
-            # "dim all the lights to 20 percent": every room's lights, said once
+            # "dim all the lights to 20 percent", "make all the lights blue": every room's
+            # lights, said once
             return Plan(calls=tuple(calls), key=f"all_{key}", target="", values=values or {})
         if s.room is None and s.floor is not None:
             rooms = [
@@ -574,6 +609,8 @@ class Planner:
             values = {"kelvin": spoken_number(kelvin, s.lang)}
         else:
             return reply(s.lang, "not_here", intent=s.intent)
+        if capability == "color_temperature" and r.combo == "domain_all" and not s.place:
+            s = replace(s, everywhere=True)  # "all the lights warm white": each that can
         if s.device is not None or capability == "color_temperature":
             if s.device is None and s.room is not None:  # no room tool: each light that can
                 lights = [d for d in s.room.devices if domain_of(d) == "light"]
@@ -803,6 +840,9 @@ class Planner:
         """
         up = r.values.get("direction") == "up"
         what = r.values.get("what")
+        if what == "warmth":  # "make the sofa lamp warmer": a light's white, fewer kelvin
+            light = s.device is not None and domain_of(s.device) == "light"
+            what, up = ("kelvin", not up) if light else ("temperature", up)
         if what is None:
             domain = s.domain or (domain_of(s.device) if s.device is not None else None)
             what = {
@@ -827,6 +867,8 @@ class Planner:
             return self._warmer(replace(s, domain="climate"), r, up)
         if what == "fan_speed":
             return self._faster(replace(s, domain="fan"), r, text, up)
+        if what == "kelvin":
+            return self._whiter(replace(s, domain="light"), text, up)
         s = replace(s, domain="light")
         if s.device is not None and domain_of(s.device) != "light":
             return reply(s.lang, "cannot", target=s.device.name, intent=s.intent)
@@ -856,8 +898,62 @@ class Planner:
             },
         )
 
+    def _whiter(self, s: _Subject, text: str, up: bool) -> Plan | IntentReply:
+        """Return the state reads of a relative colour-temperature change (cooler: up).
+
+        ``after_reads`` makes the colour-temperature calls from the lights' kelvin.
+        """
+        if s.device is not None and domain_of(s.device) != "light":
+            return reply(s.lang, "cannot", target=s.device.name, intent=s.intent)
+        lights = [s.device] if s.device is not None else self._members(s)
+        if not lights:
+            return self._no_kind(s)
+        step = KELVIN_STEP // 2 if is_small(text, s.lang) else KELVIN_STEP
+        return self._reads_first(s, lights, "color_temperature", "relative_kelvin", step, up)
+
+    def _reads_first(
+        self, s: _Subject, devices: list[Device], capability: str, key: str, step: float, up: bool
+    ) -> Plan | IntentReply:
+        """Return the state reads of a relative change, of the devices with ``capability``.
+
+        ``after_reads`` makes the calls from what each device reports.
+        """
+        able = [d for d in devices if self._tool_for(capability, device_id=d.id) is not None]
+        reads = [c for d in able if (c := self._call("state", {}, d.name, device=d)) is not None]
+        if not reads:
+            return reply(s.lang, "cannot", target=s.place or devices[0].name, intent=s.intent)
+        return Plan(
+            calls=tuple(reads),
+            key=key,
+            target=s.place or able[0].name,
+            values={"delta": step if up else -step, "devices": able},
+        )
+
+    def _kelvins_after(self, plan: Plan, states: Sequence[Any], lang: str) -> Plan:
+        """Return each light's colour-temperature call, its kelvin read moved by the step."""
+        made = []
+        for device, state in zip(plan.values["devices"], states, strict=True):
+            current = state.get("color_temperature_kelvin") if isinstance(state, dict) else None
+            if not isinstance(current, int | float) or isinstance(current, bool):
+                continue  # not in white mode (a colour set): no kelvin to start from
+            kelvin = number(round(current + float(plan.values["delta"])))
+            call = self._call("color_temperature", {"kelvin": kelvin}, device.name, device=device)
+            if call is not None:
+                made.append(call)
+        if not made:
+            return replace(plan, calls=())
+        values = {"kelvin": spoken_number(made[0].params["kelvin"], lang)}
+        if len(made) == 1:
+            return Plan(
+                calls=tuple(made), key="color_temperature", target=made[0].target, values=values
+            )
+        key = "warmer_lights" if float(plan.values["delta"]) < 0 else "cooler_lights"
+        return Plan(calls=tuple(made), key=key, target=both(lang, [c.target for c in made]))
+
     def after_reads(self, plan: Plan, states: Sequence[Any], lang: str) -> Plan:
         """Return the calls of a relative change from the devices' states (read first)."""
+        if plan.key == "relative_kelvin":
+            return self._kelvins_after(plan, states, lang)
         if plan.key == "relative_temperature":
             return self._setpoints_after(plan, states)
         if plan.key == "relative_fan":
@@ -1088,16 +1184,7 @@ class Planner:
             if "step" in r.values
             else (SMALL_STEP if is_small(text, s.lang) else FAN_STEP)
         )
-        able = [f for f in fans if self._tool_for("set_fan_speed", device_id=f.id) is not None]
-        reads = [c for f in able if (c := self._call("state", {}, f.name, device=f)) is not None]
-        if not reads:
-            return reply(s.lang, "cannot", target=s.place or fans[0].name, intent=s.intent)
-        return Plan(
-            calls=tuple(reads),
-            key="relative_fan",
-            target=s.place or fans[0].name,
-            values={"delta": step if up else -step, "devices": able},
-        )
+        return self._reads_first(s, fans, "set_fan_speed", "relative_fan", step, up)
 
     def _fan_speeds_after(self, plan: Plan, states: Sequence[Any], lang: str) -> Plan:
         """Return each fan's new speed: its own speed read back, stepped.
@@ -1314,7 +1401,7 @@ class Planner:
 
 
 # Subject of intents whose templates carry no domain slot.
-_INTENT_DOMAIN = {
+INTENT_DOMAIN = {
     "HassLightSet": "light",
     "HassFanSetSpeed": "fan",
     "HassVacuumStart": "vacuum",

@@ -68,7 +68,10 @@ def _rel(direction: str, what: str | None = None, here: bool = False) -> dict[st
     slots: dict[str, Any] = {"direction": direction}
     if what is not None:
         slots["what"] = what
-        slots["domain"] = "light" if what == "brightness" else "climate"
+    if what in ("brightness", "kelvin"):
+        slots["domain"] = "light"
+    elif what == "temperature":
+        slots["domain"] = "climate"
     return {"slots": slots, **(_HERE if here else {})}
 
 
@@ -486,6 +489,28 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                     "is everything locked [up]",
                 ],
                 _asked("locked", "lock"),
+            ),
+            # "did I lock the front door", "did I leave the kitchen light on": a state
+            # question about a device said by name
+            (
+                ["did (i|we|you|someone|somebody) [remember to] lock [the] {name}"],
+                {"slots": {"state": "locked"}, "requires_context": {"domain": ["lock"]}},
+            ),
+            (
+                ["did (i|we|you|someone|somebody) leave [the] {name} {lock_states:state}"],
+                {"requires_context": {"domain": ["lock"]}},
+            ),
+            (
+                ["did (i|we|you|someone|somebody) leave [the] {name} {on_off_states:state}"],
+                {"requires_context": {"domain": ["light", "switch", "fan"]}},
+            ),
+            (
+                ["did (i|we|you|someone|somebody) leave [the] {name} {cover_states:state}"],
+                {"requires_context": {"domain": ["cover", "valve"]}},
+            ),
+            (
+                ["did (i|we|you|someone|somebody) leave [the] {name} {bs_open_states:state}"],
+                {"requires_context": {"domain": ["binary_sensor"]}},
             ),
             (
                 [
@@ -1407,6 +1432,299 @@ EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
     },
 }
 
+# Locks by kind word. "lock all the doors" / "lock up": every lock of the home the caller
+# may see; "lock the door": the speaker's room's lock (or the home's only lock, when the
+# speaker's room is not known; bridge.voice.intents). Unlocking is a lock's own tool, so
+# its confirmation rules hold for each door.
+_ALL_LOCKS = {"metadata": {"slot_combination": "domain_all"}, "slots": {"domain": "lock"}}
+_LOCK_HERE = {**_LOCK, **_HERE}
+_EN_DOORS = "(door|doors|lock|locks)"
+_DE_DOORS = "(Tür|Türen|Schloss|Schlösser|Haustür)"
+_FR_DOORS = "(la porte|les portes|la serrure|les serrures)"
+_ES_DOORS = "(la puerta|las puertas|la cerradura|las cerraduras)"
+_NL_DOORS = "(de deur|de deuren|het slot|de sloten)"
+LOCKING: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
+    "en": {
+        "HassTurnOn": [
+            (
+                [
+                    f"lock (all|every|each) [of] [the] {_EN_DOORS} [in the house]",
+                    "lock (up|everything|the house|the whole house)",
+                ],
+                _ALL_LOCKS,
+            ),
+            ([f"lock [the] {_EN_DOORS} [in here]"], _LOCK_HERE),
+            ([f"lock [the] {_EN_DOORS} (in|on) [the] {{area}}"], _LOCK),
+        ],
+        "HassTurnOff": [
+            ([f"unlock (all|every|each) [of] [the] {_EN_DOORS} [in the house]"], _ALL_LOCKS),
+            ([f"unlock [the] {_EN_DOORS} [in here]"], _LOCK_HERE),
+            ([f"unlock [the] {_EN_DOORS} (in|on) [the] {{area}}"], _LOCK),
+        ],
+    },
+    "de": {
+        "HassTurnOn": [
+            (
+                [
+                    f"(schließ|schließe|sperr|sperre) (alle|sämtliche) {_DE_DOORS} ab",
+                    f"(verriegle|verriegel|verriegele) (alle|sämtliche) {_DE_DOORS}",
+                    "(schließ|schließe|sperr|sperre) (alles|das Haus) ab",
+                ],
+                _ALL_LOCKS,
+            ),
+            (
+                [
+                    f"(schließ|schließe|sperr|sperre) [die|das] {_DE_DOORS} [hier] ab",
+                    f"(verriegle|verriegel|verriegele) [die|das] {_DE_DOORS} [hier]",
+                ],
+                _LOCK_HERE,
+            ),
+            (
+                [
+                    f"(schließ|schließe|sperr|sperre) [die|das] {_DE_DOORS} <area> ab",
+                    f"(verriegle|verriegel|verriegele) [die|das] {_DE_DOORS} <area>",
+                ],
+                _LOCK,
+            ),
+        ],
+        "HassTurnOff": [
+            (
+                [
+                    f"(schließ|schließe|sperr|sperre) (alle|sämtliche) {_DE_DOORS} auf",
+                    f"(entriegle|entriegel|entriegele) (alle|sämtliche) {_DE_DOORS}",
+                ],
+                _ALL_LOCKS,
+            ),
+            (
+                [
+                    f"(schließ|schließe|sperr|sperre) [die|das] {_DE_DOORS} [hier] auf",
+                    f"(entriegle|entriegel|entriegele) [die|das] {_DE_DOORS} [hier]",
+                ],
+                _LOCK_HERE,
+            ),
+        ],
+    },
+    "fr": {
+        "HassTurnOn": [
+            (
+                [
+                    "verrouille (toutes les portes|toutes les serrures|tout|la maison)",
+                    "ferme (toutes les portes|tout|la maison) à clé",
+                ],
+                _ALL_LOCKS,
+            ),
+            (
+                [f"verrouille {_FR_DOORS} [ici]", f"ferme {_FR_DOORS} à clé [ici]"],
+                _LOCK_HERE,
+            ),
+        ],
+        "HassTurnOff": [
+            (["déverrouille (toutes les portes|toutes les serrures|tout)"], _ALL_LOCKS),
+            ([f"déverrouille {_FR_DOORS} [ici]"], _LOCK_HERE),
+        ],
+    },
+    "es": {
+        "HassTurnOn": [
+            (
+                [
+                    "cierra (todas las puertas|todo|la casa) con llave",
+                    "(bloquea|echa la llave a) (todas las puertas|todas las cerraduras)",
+                ],
+                _ALL_LOCKS,
+            ),
+            (
+                [f"cierra {_ES_DOORS} con llave [aquí]", f"(bloquea|echa la llave a) {_ES_DOORS}"],
+                _LOCK_HERE,
+            ),
+        ],
+        "HassTurnOff": [
+            (
+                ["(desbloquea|abre la cerradura de) (todas las puertas|todas las cerraduras)"],
+                _ALL_LOCKS,
+            ),
+            ([f"desbloquea {_ES_DOORS} [aquí]"], _LOCK_HERE),
+        ],
+    },
+    "nl": {
+        "HassTurnOn": [
+            (
+                [
+                    "(doe|zet) (alle deuren|alles|het huis) op slot",
+                    "vergrendel (alle deuren|alle sloten|alles|het huis)",
+                ],
+                _ALL_LOCKS,
+            ),
+            (
+                [f"(doe|zet) {_NL_DOORS} op slot [hier]", f"vergrendel {_NL_DOORS} [hier]"],
+                _LOCK_HERE,
+            ),
+        ],
+        "HassTurnOff": [
+            (
+                [
+                    "(doe|haal) (alle deuren|alles) van het slot",
+                    "ontgrendel (alle deuren|alle sloten|alles)",
+                ],
+                _ALL_LOCKS,
+            ),
+            (
+                [f"(doe|haal) {_NL_DOORS} van het slot [hier]", f"ontgrendel {_NL_DOORS} [hier]"],
+                _LOCK_HERE,
+            ),
+        ],
+    },
+}
+
+# Every light of the home to a colour ("make all the lights blue"); load_templates adds
+# each group's colour-temperature twin ("turn all the lights warm white").
+ALL_COLOURS: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
+    "en": {
+        "HassLightSet": [
+            (
+                [
+                    "(make|turn|set|change|switch|paint) (all|every|each) [of] [the] <light> "
+                    "[to] {color}",
+                ],
+                _ALL_LIGHTS,
+            )
+        ]
+    },
+    "de": {
+        "HassLightSet": [
+            (
+                ["(mach|mache|färbe|stell|stelle|schalte) alle (Lichter|Lampen) [auf] {color}"],
+                _ALL_LIGHTS,
+            )
+        ]
+    },
+    "fr": {
+        "HassLightSet": [
+            (
+                ["(mets|passe|règle) toutes les (lumières|lampes) (en|sur) {color}"],
+                _ALL_LIGHTS,
+            )
+        ]
+    },
+    "es": {
+        "HassLightSet": [
+            (
+                ["(pon|cambia) todas las (luces|lámparas) (en|de|a) [color] {color}"],
+                _ALL_LIGHTS,
+            )
+        ]
+    },
+    "nl": {
+        "HassLightSet": [
+            (["(maak|zet|kleur) alle (lampen|lichten) [op] {color}"], _ALL_LIGHTS),
+        ]
+    },
+}
+
+# "make the sofa lamp warmer": a light said by name goes to a warmer white (fewer kelvin),
+# a thermostat said by name to a higher set-point ("warmth": the planner tells them
+# apart by the device); "make the living room lights cooler": the room's lights' white.
+WARMTH: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
+    "en": {
+        RELATIVE_INTENT: [
+            ([f"make [the] {{name}} {_EN_BIT} warmer"], _rel("up", "warmth")),
+            ([f"make [the] {{name}} {_EN_BIT} (cooler|colder|whiter)"], _rel("down", "warmth")),
+            (
+                [
+                    f"make [the] {{area}} {_EN_LIGHT} {_EN_BIT} warmer",
+                    f"make [the] {_EN_LIGHT} {_EN_BIT} warmer (in|on) [the] {{area}}",
+                ],
+                _rel("down", "kelvin"),
+            ),
+            (
+                [
+                    f"make [the] {{area}} {_EN_LIGHT} {_EN_BIT} (cooler|colder|whiter)",
+                    f"make [the] {_EN_LIGHT} {_EN_BIT} (cooler|colder|whiter) (in|on) [the] "
+                    "{area}",
+                ],
+                _rel("up", "kelvin"),
+            ),
+        ]
+    },
+    "de": {
+        RELATIVE_INTENT: [
+            ([f"(mach|mache) [den|die|das] {{name}} {_DE_BIT} wärmer"], _rel("up", "warmth")),
+            (
+                [f"(mach|mache) [den|die|das] {{name}} {_DE_BIT} (kälter|kühler)"],
+                _rel("down", "warmth"),
+            ),
+            ([f"(mach|mache) das Licht <area> {_DE_BIT} wärmer"], _rel("down", "kelvin")),
+            ([f"(mach|mache) das Licht <area> {_DE_BIT} (kälter|kühler)"], _rel("up", "kelvin")),
+        ]
+    },
+    "fr": {
+        RELATIVE_INTENT: [
+            ([f"rends [le|la|l'] {{name}} {_FR_BIT} plus (chaud|chaude)"], _rel("up", "warmth")),
+            (
+                [f"rends [le|la|l'] {{name}} {_FR_BIT} plus (froid|froide|frais|fraîche)"],
+                _rel("down", "warmth"),
+            ),
+        ]
+    },
+    "es": {
+        RELATIVE_INTENT: [
+            ([f"pon [el|la] {{name}} {_ES_BIT} más (cálido|cálida)"], _rel("up", "warmth")),
+            ([f"pon [el|la] {{name}} {_ES_BIT} más (frío|fría)"], _rel("down", "warmth")),
+        ]
+    },
+    "nl": {
+        RELATIVE_INTENT: [
+            ([f"maak [de|het] {{name}} {_NL_BIT} warmer"], _rel("up", "warmth")),
+            ([f"maak [de|het] {{name}} {_NL_BIT} (kouder|koeler)"], _rel("down", "warmth")),
+        ]
+    },
+}
+
+# A white said in kelvin, with the usual verbs ("set the sofa lamp to 3000 kelvin").
+_K = "{color_temperature:temperature}[ ]"
+_NAMED_LIGHT = {"requires_context": {"domain": ["light"]}}
+KELVIN: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
+    "en": {
+        "HassLightSet": [
+            ([f"(set|put|turn|change|make) [the] {{name}} [to] {_K}(k|kelvin)"], _NAMED_LIGHT),
+            (
+                [
+                    f"(set|put|turn|change|make) [the] {{area}} {_EN_LIGHT} [to] {_K}(k|kelvin)",
+                    f"(set|put|turn|change|make) [the] {_EN_LIGHT} (in|on) [the] {{area}} [to] "
+                    f"{_K}(k|kelvin)",
+                ],
+                _LIGHT,
+            ),
+        ]
+    },
+    "de": {
+        "HassLightSet": [
+            (
+                [f"(stell|stelle|setz|setze|mach|mache) [den|die|das] {{name}} auf {_K}(K|Kelvin)"],
+                _NAMED_LIGHT,
+            ),
+            ([f"(stell|stelle|setz|setze) das Licht <area> auf {_K}(K|Kelvin)"], _LIGHT),
+        ]
+    },
+    "fr": {
+        "HassLightSet": [
+            (
+                [f"(mets|règle|passe) [le|la|l'] {{name}} (à|sur|en) {_K}(K|kelvin|kelvins)"],
+                _NAMED_LIGHT,
+            ),
+        ]
+    },
+    "es": {
+        "HassLightSet": [
+            ([f"(pon|cambia) [el|la] {{name}} (a|en) {_K}(K|kelvin)"], _NAMED_LIGHT),
+        ]
+    },
+    "nl": {
+        "HassLightSet": [
+            ([f"(zet|maak) [de|het] {{name}} op {_K}(K|kelvin)"], _NAMED_LIGHT),
+        ]
+    },
+}
+
 
 def _colour_temperature_twins(data: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Return a colour-temperature twin of every colour sentence group (see module doc)."""
@@ -1431,7 +1749,8 @@ def load_templates(language: str) -> dict[str, Any] | None:
     if doc is None:
         return None
     intents = {k: v for k, v in doc["intents"].items() if k not in WILDCARD_INTENTS}
-    for extras in (EXTRA, KIND_TEMPLATES):  # ours, then the newer kinds' (kind_words)
+    # ours, then the kinds' (kind_words)
+    for extras in (EXTRA, LOCKING, ALL_COLOURS, WARMTH, KELVIN, KIND_TEMPLATES):
         for intent, groups in extras.get(language, {}).items():
             target = intents.setdefault(intent, {"data": []})
             for sentences, extra in groups:

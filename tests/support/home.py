@@ -27,6 +27,9 @@ from tests.matter.dumps import DUMP_FILES
 from tests.support.fabric import Fabric, ThreadedController, running_controller
 from tests.support.matter import import_test_nodes
 
+# python-matter-server numbers the nodes it imports from dumps from here on.
+TEST_NODE_START = 900_000
+
 
 class Home:
     """A started service, its API URL, its node key and the device id of each dump."""
@@ -81,6 +84,10 @@ async def start_home(
         port = await service.start_api("127.0.0.1", 0)
         assert service.matter is not None
         bridge = service.matter.bridge
+        if dumps:
+            # A home of recorded devices is only its own: the test nodes an earlier home
+            # imported into this controller go (commissioned devices stay).
+            await _remove_test_nodes(service)
         known = {n.node_id for n in bridge.adapter.nodes()}
         docs = {p.stem: json.loads(p.read_text()) for p in DUMP_FILES}
         ids: dict[str, str] = {}
@@ -96,6 +103,18 @@ async def start_home(
         yield Home(service, f"http://127.0.0.1:{port}", key, ids)
     finally:
         await service.stop()
+
+
+async def _remove_test_nodes(service: BridgeService) -> None:
+    """Remove the controller's imported test nodes and wait until the bridge has none."""
+    assert service.matter is not None
+    bridge = service.matter.bridge
+    old = [n.node_id for n in bridge.adapter.nodes() if n.node_id >= TEST_NODE_START]
+    for node_id in old:
+        await bridge.adapter.send_command("remove_node", timeout_s=30, node_id=node_id)
+    async with asyncio.timeout(10):
+        while {d.node_id for d in bridge.devices()} & set(old):
+            await asyncio.sleep(0.05)
 
 
 def home_fixtures(name: str, dumps: Sequence[str]) -> tuple[Any, Any]:

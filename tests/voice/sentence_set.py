@@ -175,6 +175,8 @@ MULTI_LANGUAGE_SETS = (
     "wording_heldout",
     "wording7",
     "wording7_heldout",
+    "wording8",
+    "wording8_heldout",
 )
 
 

@@ -61,6 +61,10 @@ KNOWN_MISSES: dict[str, set[tuple[str, str]]] = {
     # after the engine changes, before its first run)
     "wording7": set(),
     "wording7_heldout": set(),
+    # the eighth session's (development: the probe's misses; the held-out set written
+    # after the engine changes, before its first run)
+    "wording8": set(),
+    "wording8_heldout": set(),
 }
 
 
@@ -78,6 +82,8 @@ KNOWN_MISSES: dict[str, set[tuple[str, str]]] = {
         "wording_heldout",
         "wording7",
         "wording7_heldout",
+        "wording8",
+        "wording8_heldout",
     ],
 )
 async def test_every_sentence_makes_exactly_its_calls(home: Home, which: str) -> None:
