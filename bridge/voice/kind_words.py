@@ -166,6 +166,8 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
             (["(resume|continue|unpause) [the] {name}"], _op("resume")),
             (["stop [the] {name}"], _op("stop", _RUN_OR_CHARGE)),
             (["pause [the] " + _EN_VACUUM], _kind("pause", "vacuum")),
+            (["stop [the] " + _EN_VACUUM], _kind("stop", "vacuum")),
+            (["(resume|continue|unpause) [the] " + _EN_VACUUM], _kind("resume", "vacuum")),
             (["(start|run) [the] dishwasher"], _kind("start", "appliance", "dishwasher")),
             (
                 ["(start|run) [the] (washing machine|washer|laundry)"],
@@ -248,7 +250,16 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
             ),
             ([f"(start|run) [the] {{name}} for {_MINUTES} minute[s]"], _op("cook", ("appliance",))),
         ],
-        "HassVacuumStart": [(["(start|run) [the] " + _EN_VACUUM], _VACUUM)],
+        "HassVacuumStart": [
+            (
+                [
+                    "(start|run) [the] " + _EN_VACUUM,
+                    "(start|begin) (vacuuming|hoovering|cleaning)",
+                    "(vacuum|hoover) the (house|home|whole house|flat|apartment|floors)",
+                ],
+                _VACUUM,
+            )
+        ],
         "HassFanSetSpeed": [
             (
                 ["(set|put|turn|switch) [the] {name} (to|on) {fan_modes:fan_mode} [(speed|mode)]"],
@@ -365,8 +376,8 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
             ),
             (
                 [
-                    "(what is|what's) [the] (co2|carbon dioxide) [level] " + _EN_IN,
-                    "how much (co2|carbon dioxide) is there " + _EN_IN,
+                    "(what is|what's) [the] (co2|carbon dioxide) [level] [" + _EN_IN + "]",
+                    "how much (co2|carbon dioxide) is there [" + _EN_IN + "]",
                     "(what is|what's) the (co2|carbon dioxide) [level] of [the] {name}",
                 ],
                 _m("carbon_dioxide"),
@@ -374,22 +385,23 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
             (
                 [
                     "(what is|what's) [the] (pm2.5|pm 2.5|fine dust|particulate matter) [level] "
-                    + _EN_IN
+                    + f"[{_EN_IN}]"
                 ],
                 _m("pm25"),
             ),
             (
                 [
-                    "(how|what) is the air quality " + _EN_IN,
-                    "how is the air " + _EN_IN,
-                    "(what is|what's) the air quality [like] " + _EN_IN,
+                    "(how|what) is the air quality [" + _EN_IN + "]",
+                    "how is the air [" + _EN_IN + "]",
+                    "(what is|what's) the air quality [like] [" + _EN_IN + "]",
                 ],
                 _m("aqi"),
             ),
             (
                 [
                     "how (bright|light|dark) is it " + _EN_IN,
-                    "(what is|what's) the (illuminance|light level|brightness) " + _EN_IN,
+                    "(what is|what's) the (illuminance|light level) [" + _EN_IN + "]",
+                    "(what is|what's) the brightness " + _EN_IN,
                 ],
                 _m("illuminance"),
             ),
@@ -578,13 +590,13 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                 [
                     "wie hoch ist der (CO2|CO2-Wert|CO2 Wert|CO2-Gehalt|CO2 Gehalt|"
                     f"Kohlendioxidgehalt) {_DE_IN}",
-                    f"wie viel (CO2|Kohlendioxid) ist {_DE_IN}",
+                    f"wie viel (CO2|Kohlendioxid) ist [{_DE_IN}]",
                 ],
                 _m("carbon_dioxide"),
             ),
             ([f"wie hoch ist der Feinstaub[wert] {_DE_IN}"], _m("pm25")),
             (
-                [f"wie ist die (Luftqualität|Luft) {_DE_IN}"],
+                [f"wie ist die (Luftqualität|Luft) [{_DE_IN}]"],
                 _m("aqi"),
             ),
             ([f"wie (hell|dunkel) ist es {_DE_IN}"], _m("illuminance")),
@@ -726,13 +738,13 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
             ),
             (
                 [
-                    f"quel est le (taux|niveau) de (co2|dioxyde de carbone) {_FR_IN}",
+                    f"quel est le (taux|niveau) de (co2|dioxyde de carbone) [{_FR_IN}]",
                     f"combien de (co2|dioxyde de carbone) [y a-t-il] {_FR_IN}",
                 ],
                 _m("carbon_dioxide"),
             ),
             ([f"quel est le (taux|niveau) de particules fines {_FR_IN}"], _m("pm25")),
-            ([f"(quelle est|comment est) la qualité de l'air {_FR_IN}"], _m("aqi")),
+            ([f"(quelle est|comment est) la qualité de l'air [{_FR_IN}]"], _m("aqi")),
             ([f"(quelle est la luminosité|il fait clair) {_FR_IN}"], _m("illuminance")),
             (
                 [f"(y a-t-il|est-ce qu'il y a|il y a) une fuite [d'eau] [{_FR_IN}]"],
@@ -873,13 +885,13 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
             ),
             (
                 [
-                    f"(cuál|cual) es el nivel de (co2|dióxido de carbono) {_ES_IN}",
+                    f"(cuál|cual) es el nivel de (co2|dióxido de carbono) [{_ES_IN}]",
                     f"(cuánto|cuanto) (co2|dióxido de carbono) hay {_ES_IN}",
                 ],
                 _m("carbon_dioxide"),
             ),
             ([f"(cuál|cual) es el nivel de partículas finas {_ES_IN}"], _m("pm25")),
-            ([f"(cómo|como|cuál|cual) es la calidad del aire {_ES_IN}"], _m("aqi")),
+            ([f"(cómo|como|cuál|cual) es la calidad del aire [{_ES_IN}]"], _m("aqi")),
             ([f"(cuánta|cuanta) luz hay {_ES_IN}"], _m("illuminance")),
             ([f"hay (una|alguna) fuga [de agua] [{_ES_IN}]"], _m("leak")),
             (
@@ -992,12 +1004,12 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
             (
                 [
                     f"wat is het (co2-niveau|co2 niveau|co2-gehalte|co2 gehalte|co2) {_NL_IN}",
-                    f"hoeveel co2 is er {_NL_IN}",
+                    f"hoeveel co2 is er [{_NL_IN}]",
                 ],
                 _m("carbon_dioxide"),
             ),
             ([f"wat is het fijnstof[niveau] {_NL_IN}"], _m("pm25")),
-            ([f"hoe is de luchtkwaliteit {_NL_IN}"], _m("aqi")),
+            ([f"hoe is de luchtkwaliteit [{_NL_IN}]"], _m("aqi")),
             ([f"hoe (licht|donker) is het {_NL_IN}"], _m("illuminance")),
             ([f"is er (een|ergens een) [water]lek [{_NL_IN}]"], _m("leak")),
             (

@@ -1381,7 +1381,8 @@ class Planner:
             return which_one([d for d, _ in found], s.intent, s.lang, s.token)
         device, tool = found[0]
         # "the CO2 in Office" is the room's; a plug's power or a leak is the device's
-        target = (s.place if measure in ROOM_MEASURES else "") or device.name
+        # (no place said: the device's own room, "The air quality in Office is good.")
+        target = ((s.place or device.room or "") if measure in ROOM_MEASURES else "") or device.name
         call = Call(definition=tool, params={}, target=target)
         return Plan(calls=(call,), key="measure", target=target, values={"measure": measure})
 

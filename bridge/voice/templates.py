@@ -1679,6 +1679,61 @@ WARMTH: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
     },
 }
 
+# A water valve by kind word ("close the valve", "turn off the water", "open the tap"):
+# the speaker's room's, or the home's only one (bridge.voice.intents). Also a fan's
+# particle before its room ("turn the fan on in the bedroom").
+_VALVE_HERE = {"slots": {"domain": "valve"}, **_HERE}
+_VALVE = {"slots": {"domain": "valve"}}
+_FAN = {"slots": {"domain": "fan"}}
+VALVES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
+    "en": {
+        "HassTurnOn": [
+            (["(open|turn on) [the] [water] (valve|tap)", "turn [the] water on"], _VALVE_HERE),
+            (["(open|turn on) [the] [water] (valve|tap) (in|on) [the] {area}"], _VALVE),
+            # "turn the fan on in the bedroom" (the particle before the room)
+            (["(turn|switch) [the] fan[s] on (in|on) [the] {area}"], _FAN),
+        ],
+        "HassTurnOff": [
+            (
+                [
+                    "(close|shut|turn off) [the] [water] (valve|tap)",
+                    "(turn|shut) [the] water off",
+                    "(turn|shut) off the water",
+                ],
+                _VALVE_HERE,
+            ),
+            (["(close|shut|turn off) [the] [water] (valve|tap) (in|on) [the] {area}"], _VALVE),
+            (["(turn|switch) [the] fan[s] off (in|on) [the] {area}"], _FAN),
+        ],
+    },
+    "de": {
+        "HassTurnOn": [(["(öffne|öffnen|mach) [das] [Wasser]ventil [auf]"], _VALVE_HERE)],
+        "HassTurnOff": [
+            (
+                ["(schließe|schließ|mach) [das] [Wasser]ventil [zu]", "(dreh|stell) das Wasser ab"],
+                _VALVE_HERE,
+            )
+        ],
+    },
+    "fr": {
+        "HassTurnOn": [(["ouvre la vanne", "ouvre l'eau"], _VALVE_HERE)],
+        "HassTurnOff": [(["ferme (la vanne|l'eau)", "coupe l'eau"], _VALVE_HERE)],
+    },
+    "es": {
+        "HassTurnOn": [(["abre (la válvula|el agua)"], _VALVE_HERE)],
+        "HassTurnOff": [(["cierra (la válvula|el agua)", "corta el agua"], _VALVE_HERE)],
+    },
+    "nl": {
+        "HassTurnOn": [(["(open|draai) de (klep|kraan) [open]", "zet het water aan"], _VALVE_HERE)],
+        "HassTurnOff": [
+            (
+                ["(sluit|draai) de (klep|kraan) [dicht]", "(zet|draai) het water (uit|dicht)"],
+                _VALVE_HERE,
+            )
+        ],
+    },
+}
+
 # A white said in kelvin, with the usual verbs ("set the sofa lamp to 3000 kelvin").
 _K = "{color_temperature:temperature}[ ]"
 _NAMED_LIGHT = {"requires_context": {"domain": ["light"]}}
@@ -1750,7 +1805,7 @@ def load_templates(language: str) -> dict[str, Any] | None:
         return None
     intents = {k: v for k, v in doc["intents"].items() if k not in WILDCARD_INTENTS}
     # ours, then the kinds' (kind_words)
-    for extras in (EXTRA, LOCKING, ALL_COLOURS, WARMTH, KELVIN, KIND_TEMPLATES):
+    for extras in (EXTRA, LOCKING, VALVES, ALL_COLOURS, WARMTH, KELVIN, KIND_TEMPLATES):
         for intent, groups in extras.get(language, {}).items():
             target = intents.setdefault(intent, {"data": []})
             for sentences, extra in groups:
