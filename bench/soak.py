@@ -83,6 +83,7 @@ DEVICES = (
     (DeviceKind.THERMOSTAT, "Hall Thermostat", "Hall", 0x80A, 20202304),
 )
 SOCKETS = 3
+TRACE_EVERY_S = 60.0
 # The bound within which each fault must be recovered (its first successful call after
 # it, seconds; docs/faults.md). A device back on the network is usable within 10 s
 # (issue 34); the others are a restart of a process plus what it sets up.
@@ -137,9 +138,15 @@ class BridgeProc:
     log_path: Path
     matter: bool
     popen: subprocess.Popen[bytes] | None = None
+    # --trace-memory: run under bench/traced_bridge.py, snapshots into this directory.
+    trace_dir: Path | None = None
 
     def start(self, ns: netns.NetworkNamespace) -> None:
-        argv = [*ns.exec_prefix(), str(BRIDGE), "--config", str(self.config), "run"]
+        bridge = [str(BRIDGE)]
+        if self.trace_dir is not None:
+            traced = Path(__file__).resolve().parent / "traced_bridge.py"
+            bridge = [sys.executable, str(traced), str(self.trace_dir), str(TRACE_EVERY_S), "--"]
+        argv = [*ns.exec_prefix(), *bridge, "--config", str(self.config), "run"]
         if not self.matter:
             argv.append("--no-matter")
         with self.log_path.open("ab") as out:
@@ -243,9 +250,20 @@ class Press:
 class Soak:
     """The whole run: processes, load, faults and the books."""
 
-    def __init__(self, base: Path, state: Path, minutes: float, rate: float, short: bool) -> None:
+    def __init__(
+        self,
+        base: Path,
+        state: Path,
+        minutes: float,
+        rate: float,
+        short: bool,
+        *,
+        faults: bool = True,
+        trace_dir: Path | None = None,
+    ) -> None:
         self.base, self.state, self.minutes = base, state, minutes
         self.rate, self.short = rate, short
+        self.with_faults, self.trace_dir = faults, trace_dir
         self.t0 = time.monotonic()
         # The soak's own event loop: a late wake-up here would make a call look hung.
         self.loopwatch = LoopWatch()
@@ -333,6 +351,7 @@ class Soak:
             main_url,
             self.base / "main.log",
             matter=True,
+            trace_dir=self.trace_dir,
         )
         self.peer = BridgeProc(
             "peer",
@@ -1016,7 +1035,8 @@ class Soak:
                     *(lambda i=i: self.event_socket(i) for i in range(SOCKETS)),
                 )
             ]
-            await self.fault_loop(end)
+            if self.with_faults:
+                await self.fault_loop(end)
             while time.monotonic() < end and not self.short:
                 await asyncio.sleep(1)
             self.stopping.set()
@@ -1314,7 +1334,15 @@ async def amain(args: argparse.Namespace) -> int:
     soak: Soak | None = None
     try:
         with tmpfs(base / "state", TMPFS_MB) as state:
-            soak = Soak(base, state, args.minutes, args.rate, args.short)
+            soak = Soak(
+                base,
+                state,
+                args.minutes,
+                args.rate,
+                args.short,
+                faults=not args.no_faults,
+                trace_dir=args.trace_memory,
+            )
             try:
                 result = await soak.run()
             finally:
@@ -1357,6 +1385,15 @@ def main() -> int:
     parser.add_argument("--rate", type=float, default=6.0, help="calls per second (1-50)")
     parser.add_argument("--short", action="store_true", help="every fault once, short gaps")
     parser.add_argument("--keep", action="store_true", help="keep the run's directory")
+    parser.add_argument("--no-faults", action="store_true", help="load only, no fault injected")
+    parser.add_argument(
+        "--trace-memory",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="run the main bridge under tracemalloc, a snapshot a minute into DIR "
+        "(bench/memory_growth.py DIR compares them)",
+    )
     args = parser.parse_args()
     args.minutes = max(0.5, min(600.0, args.minutes))
     args.rate = max(1.0, min(50.0, args.rate))

@@ -1,0 +1,94 @@
+"""``bench/traced_bridge.py`` and ``bench/memory_growth.py``: what grew, and where.
+
+A real ``atmosphere-bridge`` process (``--no-matter``) runs under the traced launcher,
+which writes a tracemalloc snapshot every 0.5 s; the comparison script must read them
+and name the allocating lines. A second part feeds the comparison two snapshots of this
+process with a known growth in between and checks it is the first line reported.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+
+import yaml
+
+BENCH = Path(__file__).resolve().parents[2] / "bench"
+
+
+def _grow(n: int) -> list[bytes]:
+    return [bytes(200) + str(i).encode() for i in range(n)]  # the line to be found
+
+
+def test_the_comparison_names_the_line_that_grew(tmp_path: Path) -> None:
+    tracemalloc.start(4)
+    try:
+        before = tracemalloc.take_snapshot()
+        kept = _grow(5_000)
+        after = tracemalloc.take_snapshot()
+    finally:
+        tracemalloc.stop()
+    for n, snap in enumerate((before, after)):
+        snap.dump(str(tmp_path / f"4242-{n:03d}.snap"))
+        (tmp_path / f"4242-{n:03d}.rss").write_text("0 0 0 0\n")
+    out = subprocess.run(
+        [sys.executable, str(BENCH / "memory_growth.py"), str(tmp_path), "--from", "0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout
+    by_line = out.split("by line", 1)[1].splitlines()[1]
+    assert "test_memory_growth.py" in by_line, out
+    kib = float(by_line.split()[0])
+    assert kib > 5_000 * 200 / 1024, by_line  # at least the bytes kept
+    assert len(kept) == 5_000
+
+
+def test_a_bridge_runs_under_the_traced_launcher(tmp_path: Path) -> None:
+    config = tmp_path / "bridge.yaml"
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "state_dir": str(tmp_path / "state"),
+                "api": {"host": "127.0.0.1", "port": 0},
+                "matter": {"enabled": False},
+                "mesh": {"enabled": False},
+            }
+        )
+    )
+    snaps = tmp_path / "snaps"
+    argv = [sys.executable, str(BENCH / "traced_bridge.py"), str(snaps), "0.5", "--"]
+    argv += ["--config", str(config), "run", "--no-matter"]
+    proc = subprocess.Popen(
+        argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ}
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while len(list(snaps.glob("*.snap"))) < 2 and time.monotonic() < deadline:
+            assert proc.poll() is None, "the bridge stopped"
+            time.sleep(0.2)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
+    assert len(list(snaps.glob(f"{proc.pid}-*.snap"))) >= 2
+    rss = (snaps / f"{proc.pid}-000.rss").read_text().split()
+    assert int(rss[1]) > 10_000  # kB: a running interpreter
+    out = subprocess.run(
+        [sys.executable, str(BENCH / "memory_growth.py"), str(snaps), "--from", "0"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout
+    assert "by line" in out
+    assert "by traceback" in out
