@@ -360,12 +360,16 @@ class IntentEngine:
         if not isinstance(domain, str):
             return None
         kind = str(device_class) if device_class else None
+        found = [d for d in self.home().devices if fits(d, domain, kind) and may_see(token, d)]
+        if domain == "fan" and any(d.kind == "fan" for d in found):
+            # "turn the fan on": a fan, before an air purifier or a hood (fans to the
+            # templates too)
+            found = [d for d in found if d.kind == "fan"]
         rooms = set()
-        for device in self.home().devices:
-            if fits(device, domain, kind) and may_see(token, device):
-                if not device.room:
-                    return None
-                rooms.add(slugify(device.room))
+        for device in found:
+            if not device.room:
+                return None
+            rooms.add(slugify(device.room))
         if not rooms:  # "close the door" in a home without one: not a question of rooms
             return reply(lang, "no_kind_home", kind=noun(lang, domain, kind), intent=reading.intent)
         return rooms.pop() if len(rooms) == 1 else None

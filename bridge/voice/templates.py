@@ -1734,6 +1734,103 @@ VALVES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
     },
 }
 
+# French, Spanish and Dutch wording the eighth session's probe missed: a cover halfway by
+# name or kind word ("ferme le store à moitié", "baja la persiana a la mitad", "doe het
+# rolgordijn half dicht"), a named light's brightness up or down ("augmente la lumière
+# du lampadaire", "sube la luz de la lámpara de pie") and Spanish state questions with
+# the verb first ("está encendida la luz de la cocina").
+_HALF_NAMED = {"slots": {"position": 50}}
+_ON_OFF_NAMED = {"requires_context": {"domain": ["light", "switch", "fan"]}}
+MORE_WORDING: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
+    "fr": {
+        "HassSetPosition": [
+            (
+                ["(ouvre|ferme|mets|règle) [le |la |l'|les ]{name} à (moitié|mi-hauteur)"],
+                _HALF_NAMED,
+            ),
+            (
+                [
+                    "(ouvre|ferme) [le |la |l'|les ]{cover_classes:device_class} "
+                    "(du|de la|dans le|dans la) {area} à (moitié|mi-hauteur)",
+                ],
+                _HALF_OPEN,
+            ),
+            (
+                [
+                    "(ouvre|ferme) [le |la |l'|les ]{cover_classes:device_class} "
+                    "à (moitié|mi-hauteur)"
+                ],
+                {**_HALF_OPEN, **_HERE},
+            ),
+        ],
+        RELATIVE_INTENT: [
+            (
+                [
+                    "(augmente|monte) la (lumière|luminosité) (du |de la |de l'|des )"
+                    f"{{name}} {_FR_BIT}",
+                    f"(augmente|monte) {_FR_BIT} la (lumière|luminosité) (du |de la |de l'|des )"
+                    "{name}",
+                ],
+                _rel("up", "brightness"),
+            ),
+            (
+                [
+                    "(baisse|diminue|tamise) la (lumière|luminosité) (du |de la |de l'|des )"
+                    f"{{name}} {_FR_BIT}",
+                    f"(baisse|diminue|tamise) {_FR_BIT} la (lumière|luminosité) "
+                    "(du |de la |de l'|des ){name}",
+                ],
+                _rel("down", "brightness"),
+            ),
+        ],
+    },
+    "es": {
+        "HassSetPosition": [
+            (["(abre|cierra|baja|sube|pon) [el|la|los|las] {name} a la mitad"], _HALF_NAMED),
+            (
+                [
+                    "(abre|cierra|baja|sube) [el|la|los|las] {cover_classes:device_class} "
+                    "(de|del|en) [el|la] {area} a la mitad"
+                ],
+                _HALF_OPEN,
+            ),
+            (
+                ["(abre|cierra|baja|sube) [el|la|los|las] {cover_classes:device_class} a la mitad"],
+                {**_HALF_OPEN, **_HERE},
+            ),
+        ],
+        RELATIVE_INTENT: [
+            (
+                [f"(sube|aumenta) (la luz|el brillo) (de|del) [la|el] {{name}} {_ES_BIT}"],
+                _rel("up", "brightness"),
+            ),
+            (
+                [f"(baja|reduce|disminuye) (la luz|el brillo) (de|del) [la|el] {{name}} {_ES_BIT}"],
+                _rel("down", "brightness"),
+            ),
+        ],
+        "HassGetState": [
+            (
+                ["(está|esta) (encendida|encendido|prendida|prendido) [el|la] {name}"],
+                {"slots": {"state": "on"}, **_ON_OFF_NAMED},
+            ),
+            (
+                ["(está|esta) (apagada|apagado) [el|la] {name}"],
+                {"slots": {"state": "off"}, **_ON_OFF_NAMED},
+            ),
+        ],
+    },
+    "nl": {
+        "HassSetPosition": [
+            (["(doe|zet|maak) [de|het] {name} half (open|dicht)"], _HALF_NAMED),
+            (
+                ["(doe|zet) [de|het] {cover_classes:device_class} half (open|dicht)"],
+                {**_HALF_OPEN, **_HERE},
+            ),
+        ],
+    },
+}
+
 # A white said in kelvin, with the usual verbs ("set the sofa lamp to 3000 kelvin").
 _K = "{color_temperature:temperature}[ ]"
 _NAMED_LIGHT = {"requires_context": {"domain": ["light"]}}
@@ -1805,7 +1902,16 @@ def load_templates(language: str) -> dict[str, Any] | None:
         return None
     intents = {k: v for k, v in doc["intents"].items() if k not in WILDCARD_INTENTS}
     # ours, then the kinds' (kind_words)
-    for extras in (EXTRA, LOCKING, VALVES, ALL_COLOURS, WARMTH, KELVIN, KIND_TEMPLATES):
+    for extras in (
+        EXTRA,
+        LOCKING,
+        VALVES,
+        ALL_COLOURS,
+        WARMTH,
+        KELVIN,
+        MORE_WORDING,
+        KIND_TEMPLATES,
+    ):
         for intent, groups in extras.get(language, {}).items():
             target = intents.setdefault(intent, {"data": []})
             for sentences, extra in groups:
