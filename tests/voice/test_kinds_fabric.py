@@ -189,6 +189,18 @@ async def reports(
     await asyncio.to_thread(dev.wait_state, behavior, attribute, value, since=since, timeout_s=20)
 
 
+async def fan_read_back(home: Home, percent: int) -> None:
+    """Wait until the bridge reads the bedroom fan's speed as ``percent``."""
+    token = home.token("device:read:*")
+    async with asyncio.timeout(20):
+        while True:
+            status, body = await home.invoke("matter:bedroom_fan_state", {}, token)
+            assert status == 200, body
+            if body["result"].get("fan_speed_percent") == percent:
+                return
+            await asyncio.sleep(0.1)
+
+
 def print_score(which: str, outcomes: list[Any]) -> None:
     """Print exact / wrong / not acted per language (as bench/intents.py does per set)."""
     for lang in [*dict.fromkeys(o.sentence.language for o in outcomes), "all"]:
@@ -245,14 +257,7 @@ async def test_a_fan_follows_its_speed_faster_and_off_as_it_reports(
     # 58 is only a step on the way. Wait for 67 on the fan and in the bridge's read-back
     # (a "slower" said at 58 is 33 %: one CI run said it there).
     await reports(fan, mark, "fanControl", "percentCurrent", 67)
-    token = home.token("device:read:*")
-    async with asyncio.timeout(20):
-        while True:
-            status, body = await home.invoke("matter:bedroom_fan_state", {}, token)
-            assert status == 200, body
-            if body["result"].get("fan_speed_percent") == 67:
-                break
-            await asyncio.sleep(0.1)
+    await fan_read_back(home, 67)
     # "the fan", said in the bedroom: that room's fan (it asked which room before)
     mark = fan.mark()
     reply = await say(home, "make the fan slower", area="Bedroom")
@@ -263,13 +268,7 @@ async def test_a_fan_follows_its_speed_faster_and_off_as_it_reports(
     # home's only fan (the air purifier is a fan to the templates too, but not "the
     # fan"; this asked which room before), from the 33 it runs at
     await reports(fan, mark, "fanControl", "percentCurrent", 33)
-    async with asyncio.timeout(20):
-        while True:
-            status, body = await home.invoke("matter:bedroom_fan_state", {}, token)
-            assert status == 200, body
-            if body["result"].get("fan_speed_percent") == 33:
-                break
-            await asyncio.sleep(0.1)
+    await fan_read_back(home, 33)
     mark = fan.mark()
     reply = await say(home, "make the fan faster")
     assert (reply.handled, reply.speech) == (True, "Set Bedroom Fan to 58 percent speed.")
