@@ -999,6 +999,18 @@ def _answer(plan: Plan, result: Any, lang: str, units: str) -> str:
         if not isinstance(measured, int | float):
             return say(lang, "no_temperature", target=plan.target)
         return say(lang, plan.key, target=plan.target, temperature=degrees(measured))
+    if plan.key == "brightness_state":  # "how bright is the sofa lamp"
+        percent = state.get("brightness_percent")
+        if state.get("on") is False or not isinstance(percent, int | float):
+            return say(
+                lang, "state_off" if state.get("on") is False else "state_on", target=plan.target
+            )
+        return say(
+            lang,
+            "state_brightness",
+            target=plan.target,
+            percent=spoken_number(round(percent), lang),
+        )
     if plan.key != "state":
         return say(lang, plan.key, target=plan.target, **values)
     if isinstance(state.get("humidity_percent"), int | float):

@@ -654,6 +654,8 @@ class Planner:
             return Plan(calls=(call,), key="state", target=s.room.name)  # asked by room
         if s.device is None:
             return reply(s.lang, "not_here", intent=s.intent)
+        if r.values.get("asked") == "brightness":  # "how bright is the sofa lamp"
+            return self._each(s, "state", {}, "brightness_state")
         return self._each(s, "state", {}, "state")
 
     def _climate(self, s: _Subject, r: Reading, token: AgentToken | None) -> Plan | IntentReply:
