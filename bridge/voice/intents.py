@@ -35,7 +35,6 @@ from bridge.voice.compound import (
 from bridge.voice.floors import FloorLike, floors_of
 from bridge.voice.kind_words import KIND_INTENTS
 from bridge.voice.planner import (
-    INTENT_DOMAIN,
     Call,
     Home,
     IntentReply,
@@ -50,7 +49,7 @@ from bridge.voice.planner import (
 from bridge.voice.prefilter import TemplateIndex
 from bridge.voice.readings import answer_measure
 from bridge.voice.responses import LANGUAGES, both, either, say
-from bridge.voice.subjects import domain_of, fits, noun
+from bridge.voice.subjects import domain_of
 from bridge.voice.templates import RELATIVE_INTENT, STOP_INTENT, load_templates
 from bridge.voice.units import (
     IMPERIAL,
@@ -313,17 +312,14 @@ class IntentEngine:
         if not results and (said := self._with_room_said(text, lang)) is not None:
             place, results = said
         if not results:
-            if here is None and (somewhere := self.recognize(text, lang, _SOMEWHERE)):
-                # "close the blind" with the speaker's room unknown: the room of the
-                # home's only blinds, or the question which room
-                only = self._only_room(somewhere, lang, token)
-                if isinstance(only, IntentReply):
-                    return only
-                results = self.recognize(text, lang, only) if only is not None else []
-                if not results:
-                    return reply(lang, "where")
-            else:
+            # "close the blind" with the speaker's room unknown: the room of the home's
+            # only blinds, or the question which room
+            there = self._in_only_room(text, lang, token) if here is None else None
+            if there is None:
                 return self._not_understood(text, lang, token)
+            if isinstance(there, IntentReply):
+                return there
+            results = there
         reading = Reading.of(results[0], said_units)
         # "kitchen light" alone, or with a room or floor said ("kitchen light downstairs"):
         # never a guess at what to do (the room said is not in the reading's texts)
@@ -341,38 +337,25 @@ class IntentEngine:
             return plan
         return await self._run(reading.intent, plan, lang, token)
 
-    def _only_room(
-        self, results: list[RecognizeResult], lang: str, token: AgentToken | None
-    ) -> str | IntentReply | None:
-        """Return the room (slug) a sentence needing the speaker's room can only mean.
+    def _in_only_room(
+        self, text: str, lang: str, token: AgentToken | None, *, served_only: bool = False
+    ) -> list[RecognizeResult] | IntentReply | None:
+        """Return ``text``'s matches in the one room it can mean, when it needs the speaker's.
 
-        "close the blind", "lock the door", "I'm cold", said where the speaker's room is
-        not known: when every device of the kind the sentence names that the caller may
-        see is in one room, that room; otherwise (or with one of them in no room) None,
-        and the speaker is asked which room. The answer that there is none of the kind
-        when the caller may see none at all.
+        None: ``text`` does not read as a sentence about the speaker's room. Otherwise its
+        matches there ("close the blind": the room of the home's only blinds,
+        ``Planner.only_room``), or the answer: which room, or that there is none.
         """
-        reading = Reading.of(results[0])
-        domain = reading.values.get("domain") or INTENT_DOMAIN.get(reading.intent)
-        device_class = reading.values.get("device_class")
-        if isinstance(device_class, list):  # fr "store": ['blind', 'shade']
-            device_class = ",".join(map(str, device_class))
-        if not isinstance(domain, str):
+        somewhere = self.recognize(text, lang, _SOMEWHERE, served_only=served_only)
+        if not somewhere:
             return None
-        kind = str(device_class) if device_class else None
-        found = [d for d in self.home().devices if fits(d, domain, kind) and may_see(token, d)]
-        if domain == "fan" and any(d.kind == "fan" for d in found):
-            # "turn the fan on": a fan, before an air purifier or a hood (fans to the
-            # templates too)
-            found = [d for d in found if d.kind == "fan"]
-        rooms = set()
-        for device in found:
-            if not device.room:
-                return None
-            rooms.add(slugify(device.room))
-        if not rooms:  # "close the door" in a home without one: not a question of rooms
-            return reply(lang, "no_kind_home", kind=noun(lang, domain, kind), intent=reading.intent)
-        return rooms.pop() if len(rooms) == 1 else None
+        only = self._planner.only_room(Reading.of(somewhere[0]), lang, token)
+        if isinstance(only, IntentReply):
+            return only
+        there = self.recognize(text, lang, only, served_only=served_only) if only else []
+        if not there or verbless(Reading.of(there[0]), text):
+            return reply(lang, "where")
+        return there
 
     def _vocabulary(self, token: AgentToken | None) -> frozenset[str]:
         """Return the words a typo may be mended to (never a hidden device's name).
@@ -501,18 +484,12 @@ class IntentEngine:
                 None,
             )
             part = " ".join(segment)
-            if (
-                found is None
-                and here is None
-                and (somewhere := self.recognize(part, lang, _SOMEWHERE, served_only=True))
-            ):
-                only = self._only_room(somewhere, lang, token)
-                if isinstance(only, IntentReply):
-                    return _nothing_done(only, lang)
-                there = self.recognize(part, lang, only, served_only=True) if only else []
-                if not there or verbless(Reading.of(there[0]), part):
-                    return _nothing_done(reply(lang, "where"), lang)
-                found = (part, there)
+            if found is None and here is None:
+                there = self._in_only_room(part, lang, token, served_only=True)
+                if isinstance(there, IntentReply):
+                    return _nothing_done(there, lang)
+                if there is not None:
+                    found = (part, there)
             if found is None:
                 return IntentReply(
                     speech=say(lang, "part_unknown", part=part), language=lang, handled=False

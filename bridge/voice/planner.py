@@ -88,9 +88,8 @@ _PLURAL = {
 # A percentage said aloud, in any of the languages ("%", "percent", "Prozent", "pour
 # cent", "por ciento", "procent").
 _PERCENT_SAID = re.compile(r"%|\b(percent|prozent|pour cent|por ciento|procent)\b", re.I)
-# Answers that have an every-light form ("Set all the lights to blue.").
-_ALL_SAID = frozenset({"on", "off", "brightness", "color"})
-# Answers that have a room-lights form ("Turned on the lights in Kitchen.").
+# Answers that have a room-lights form ("Turned on the lights in Kitchen.") and an
+# every-light form ("Set all the lights to blue.").
 _ROOM_SAID = frozenset({"on", "off", "brightness", "color"})
 # Steps of a relative change said without a number: brightness points ("a bit": fewer),
 # degrees in the units said.
@@ -299,12 +298,7 @@ class Planner:
                 intent="HassClimateSetTemperature",
                 values={**values, "temperature": r.values["brightness"]},
             )
-        domain = r.values.get("domain")
-        device_class = r.values.get("device_class")
-        if isinstance(device_class, list):  # fr "store": ['blind', 'shade']
-            device_class = ",".join(map(str, device_class))
-        if domain is None:
-            domain = domain_of(device) if device is not None else INTENT_DOMAIN.get(r.intent)
+        domain, device_class = _kind_said(r, device)
         if device is not None and domain is not None and not fits(device, str(domain)):
             return reply(lang, "cannot", target=device.name, intent=r.intent)
         if device is None and room is not None and domain == "light" and r.combo != "domain_all":
@@ -314,8 +308,8 @@ class Planner:
             device = lights[0] if lights else None
         subject = _Subject(
             intent=r.intent,
-            domain=str(domain) if domain else None,
-            device_class=str(device_class) if device_class else None,
+            domain=domain,
+            device_class=device_class,
             device=device,
             room=room,
             lang=lang,
@@ -551,7 +545,7 @@ class Planner:
         values: dict[str, Any] | None = None,
     ) -> Plan | IntentReply:
         """Return the room tool call (or, for the whole home, every room's)."""
-        if s.room is None and r.combo == "domain_all" and key in _ALL_SAID:
+        if s.room is None and r.combo == "domain_all" and key in _ROOM_SAID:
             home = self._home()
             seen = [
                 home.rooms[slug]
@@ -1337,6 +1331,37 @@ class Planner:
             calls=(call,), key="clean_areas", target=robot.name, values={"areas": room.name}
         )
 
+    def only_room(
+        self, r: Reading, lang: str, token: AgentToken | None
+    ) -> str | IntentReply | None:
+        """Return the room (slug) a sentence needing the speaker's room can only mean.
+
+        "close the blind", "lock the door", "I'm cold", said where the speaker's room is
+        not known: when every device of the kind ``r`` names that the caller may see is
+        in one room, that room; otherwise (or with one of them in no room) None, and the
+        speaker is asked which room. The answer that there is none of the kind when the
+        caller may see none at all.
+        """
+        domain, device_class = _kind_said(r)
+        if domain is None:
+            return None
+        s = _Subject(
+            intent=r.intent,
+            domain=domain,
+            device_class=device_class,
+            lang=lang,
+            token=token,
+        )
+        found = self._members_anywhere(s)
+        if domain == "fan" and any(d.kind == "fan" for d in found):
+            # "turn the fan on": a fan, before an air purifier or a hood (fans to the
+            # templates too)
+            found = [d for d in found if d.kind == "fan"]
+        if not found:  # "close the door" in a home without one: not a question of rooms
+            return self._no_kind(s)
+        rooms = {slugify(d.room) if d.room else "" for d in found}
+        return rooms.pop() if len(rooms) == 1 and "" not in rooms else None
+
     def _members_anywhere(self, s: _Subject) -> list[Device]:
         """Return the home's devices of the subject's kind that the caller may see."""
         return [
@@ -1404,7 +1429,7 @@ class Planner:
 
 
 # Subject of intents whose templates carry no domain slot.
-INTENT_DOMAIN = {
+_INTENT_DOMAIN = {
     "HassLightSet": "light",
     "HassFanSetSpeed": "fan",
     "HassVacuumStart": "vacuum",
@@ -1424,8 +1449,8 @@ class _Subject:
     intent: str
     domain: str | None
     device_class: str | None
-    device: Device | None
-    room: Room | None
+    device: Device | None = None
+    room: Room | None = None
     lang: str
     # The caller's token: "all the lights" means every room holding a light it may see.
     token: AgentToken | None = None
@@ -1465,6 +1490,20 @@ def mode_named(said: str, names: Sequence[str]) -> str | None:
 def may_see(token: AgentToken | None, device: Device) -> bool:
     """Return whether ``token`` may read or control ``device`` (no token: an in-process caller)."""
     return token is None or may_see_device(token.permissions, device.id)
+
+
+def _kind_said(r: Reading, device: Device | None = None) -> tuple[str | None, str | None]:
+    """Return the domain and device class a reading speaks of.
+
+    With no domain slot: the device's domain, else the intent's.
+    """
+    domain = r.values.get("domain")
+    device_class = r.values.get("device_class")
+    if isinstance(device_class, list):  # fr "store": ['blind', 'shade']
+        device_class = ",".join(map(str, device_class))
+    if domain is None:
+        domain = domain_of(device) if device is not None else _INTENT_DOMAIN.get(r.intent)
+    return (str(domain) if domain else None, str(device_class) if device_class else None)
 
 
 def reply(lang: str, key: str, *, intent: str | None = None, **values: Any) -> IntentReply:

@@ -111,8 +111,15 @@ _DE_HALF = "(zur Hälfte|halb|auf die Hälfte)"
 _DE_PCT_SAID = "{brightness}( %|%| Prozent)"
 _EN_HEAT = "(heat|heating|temperature|thermostat)"
 
+# language -> intent -> list of (sentences, extra data keys).
+Sentences = dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]]
+# Sentence data: a named device of these domains only ("power off the sofa lamp" never
+# reaches a lock; "how bright is …" is asked of a light).
+_NAMED_SWITCHABLE = {"requires_context": {"domain": ["light", "switch", "fan"]}}
+_NAMED_LIGHT = {"requires_context": {"domain": ["light"]}}
+
 # intent -> list of (sentences, extra data keys) per language.
-EXTRA: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
+EXTRA: Sentences = {
     "en": {
         "HassTurnOn": [
             (
@@ -1443,7 +1450,7 @@ _DE_DOORS = "(Tür|Türen|Schloss|Schlösser|Haustür)"
 _FR_DOORS = "(la porte|les portes|la serrure|les serrures)"
 _ES_DOORS = "(la puerta|las puertas|la cerradura|las cerraduras)"
 _NL_DOORS = "(de deur|de deuren|het slot|de sloten)"
-LOCKING: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
+LOCKING: Sentences = {
     "en": {
         "HassTurnOn": [
             (
@@ -1577,7 +1584,7 @@ LOCKING: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
 
 # Every light of the home to a colour ("make all the lights blue"); load_templates adds
 # each group's colour-temperature twin ("turn all the lights warm white").
-ALL_COLOURS: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
+ALL_COLOURS: Sentences = {
     "en": {
         "HassLightSet": [
             (
@@ -1623,7 +1630,7 @@ ALL_COLOURS: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
 # "make the sofa lamp warmer": a light said by name goes to a warmer white (fewer kelvin),
 # a thermostat said by name to a higher set-point ("warmth": the planner tells them
 # apart by the device); "make the living room lights cooler": the room's lights' white.
-WARMTH: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
+WARMTH: Sentences = {
     "en": {
         RELATIVE_INTENT: [
             ([f"make [the] {{name}} {_EN_BIT} warmer"], _rel("up", "warmth")),
@@ -1685,7 +1692,7 @@ WARMTH: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
 _VALVE_HERE = {"slots": {"domain": "valve"}, **_HERE}
 _VALVE = {"slots": {"domain": "valve"}}
 _FAN = {"slots": {"domain": "fan"}}
-VALVES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
+VALVES: Sentences = {
     "en": {
         "HassTurnOn": [
             (["(open|turn on) [the] [water] (valve|tap)", "turn [the] water on"], _VALVE_HERE),
@@ -1740,8 +1747,7 @@ VALVES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
 # du lampadaire", "sube la luz de la lámpara de pie") and Spanish state questions with
 # the verb first ("está encendida la luz de la cocina").
 _HALF_NAMED = {"slots": {"position": 50}}
-_ON_OFF_NAMED = {"requires_context": {"domain": ["light", "switch", "fan"]}}
-MORE_WORDING: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
+MORE_WORDING: Sentences = {
     "fr": {
         "HassSetPosition": [
             (
@@ -1812,11 +1818,11 @@ MORE_WORDING: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
         "HassGetState": [
             (
                 ["(está|esta) (encendida|encendido|prendida|prendido) [el|la] {name}"],
-                {"slots": {"state": "on"}, **_ON_OFF_NAMED},
+                {"slots": {"state": "on"}, **_NAMED_SWITCHABLE},
             ),
             (
                 ["(está|esta) (apagada|apagado) [el|la] {name}"],
-                {"slots": {"state": "off"}, **_ON_OFF_NAMED},
+                {"slots": {"state": "off"}, **_NAMED_SWITCHABLE},
             ),
         ],
     },
@@ -1833,15 +1839,13 @@ MORE_WORDING: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
 
 # English wording the eighth session's last probe missed (40 everyday sentences: 28 did
 # nothing before, 12 after; none wrong).
-_SWITCHED = {"requires_context": {"domain": ["light", "switch", "fan"]}}
-_LIGHT_NAMED = {"requires_context": {"domain": ["light"]}}
 _LOCK_NAMED = {"requires_context": {"domain": ["lock"]}}
 _COVER_NAMED = {"requires_context": {"domain": ["cover"]}}
 _FULLY = "(all the way|completely|fully)"
-EVERYDAY_EN: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
+EVERYDAY_EN: Sentences = {
     "en": {
         "HassTurnOn": [
-            (["power on [the] {name}", "power [the] {name} on"], _SWITCHED),
+            (["power on [the] {name}", "power [the] {name} on"], _NAMED_SWITCHABLE),
             (["secure [the] {name}"], _LOCK_NAMED),
             ([f"(open|raise) [the] {{name}} {_FULLY}"], _COVER_NAMED),
             (
@@ -1850,7 +1854,7 @@ EVERYDAY_EN: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
             ),
         ],
         "HassTurnOff": [
-            (["(shut|power) off [the] {name}", "(shut|power) [the] {name} off"], _SWITCHED),
+            (["(shut|power) off [the] {name}", "(shut|power) [the] {name} off"], _NAMED_SWITCHABLE),
             ([f"(close|lower|shut) [the] {{name}} {_FULLY}"], _COVER_NAMED),
             (
                 [f"(close|lower|shut) [the] {{cover_classes:device_class}} {_FULLY}"],
@@ -1863,11 +1867,11 @@ EVERYDAY_EN: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                     "(set|turn|put) [the] {name} to (max|maximum|full) [brightness]",
                     "(full|max|maximum) brightness (on|for) [the] {name}",
                 ],
-                {"slots": {"brightness": 100}, **_LIGHT_NAMED},
+                {"slots": {"brightness": 100}, **_NAMED_LIGHT},
             ),
             (
                 ["(set|turn|put|dim) [the] {name} to (min|minimum|the lowest) [brightness]"],
-                {"slots": {"brightness": 1}, **_LIGHT_NAMED},
+                {"slots": {"brightness": 1}, **_NAMED_LIGHT},
             ),
             (
                 [
@@ -1893,7 +1897,7 @@ EVERYDAY_EN: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                     "(what is|what's) the brightness of [the] {name}",
                     "is [the] {name} dimmed",
                 ],
-                {"slots": {"asked": "brightness"}, **_LIGHT_NAMED},
+                {"slots": {"asked": "brightness"}, **_NAMED_LIGHT},
             ),
             (["is [the] {name} (locked or unlocked|unlocked or locked)"], _LOCK_NAMED),
             (["how (open|closed) is [the] {name}"], _COVER_NAMED),
@@ -1913,8 +1917,7 @@ EVERYDAY_EN: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
 
 # A white said in kelvin, with the usual verbs ("set the sofa lamp to 3000 kelvin").
 _K = "{color_temperature:temperature}[ ]"
-_NAMED_LIGHT = {"requires_context": {"domain": ["light"]}}
-KELVIN: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
+KELVIN: Sentences = {
     "en": {
         "HassLightSet": [
             ([f"(set|put|turn|change|make) [the] {{name}} [to] {_K}(k|kelvin)"], _NAMED_LIGHT),

@@ -21,6 +21,17 @@ import yaml
 BENCH = Path(__file__).resolve().parents[2] / "bench"
 
 
+def compare(snapshots: Path) -> str:
+    """Return what ``bench/memory_growth.py`` prints from the first snapshot to the last."""
+    return subprocess.run(
+        [sys.executable, str(BENCH / "memory_growth.py"), str(snapshots), "--from", "0"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout
+
+
 def _grow(n: int) -> list[bytes]:
     return [bytes(200) + str(i).encode() for i in range(n)]  # the line to be found
 
@@ -36,13 +47,7 @@ def test_the_comparison_names_the_line_that_grew(tmp_path: Path) -> None:
     for n, snap in enumerate((before, after)):
         snap.dump(str(tmp_path / f"4242-{n:03d}.snap"))
         (tmp_path / f"4242-{n:03d}.rss").write_text("0 0 0 0\n")
-    out = subprocess.run(
-        [sys.executable, str(BENCH / "memory_growth.py"), str(tmp_path), "--from", "0"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    ).stdout
+    out = compare(tmp_path)
     by_line = out.split("by line", 1)[1].splitlines()[1]
     assert "test_memory_growth.py" in by_line, out
     kib = float(by_line.split()[0])
@@ -83,12 +88,6 @@ def test_a_bridge_runs_under_the_traced_launcher(tmp_path: Path) -> None:
     assert len(list(snaps.glob(f"{proc.pid}-*.snap"))) >= 2
     rss = (snaps / f"{proc.pid}-000.rss").read_text().split()
     assert int(rss[1]) > 10_000  # kB: a running interpreter
-    out = subprocess.run(
-        [sys.executable, str(BENCH / "memory_growth.py"), str(snaps), "--from", "0"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    ).stdout
+    out = compare(snaps)
     assert "by line" in out
     assert "by traceback" in out
