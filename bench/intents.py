@@ -40,7 +40,14 @@ sys.path.insert(
 from bridge.voice.intents import normalise_language
 from tests.support.fabric import open_fabric, running_controller
 from tests.support.home import start_home
-from tests.voice.sentence_set import DUMPS, VOICE, evaluate, furnish, load_sentences
+from tests.voice.sentence_set import (
+    DUMPS,
+    VOICE,
+    evaluate,
+    furnish,
+    hostile_sentences,
+    load_sentences,
+)
 
 
 def pct(values: list[float], q: float) -> float:
@@ -223,7 +230,7 @@ def recognition_child(devices_file: str, rounds: int) -> None:
     from bridge.voice.intents import IntentEngine
 
     with open(devices_file, "rb") as f:
-        devices, sentences, floors = pickle.load(f)
+        devices, sentences, floors, hostile = pickle.load(f)
     engine = IntentEngine(
         registry=ToolRegistry(),
         invoker=None,  # type: ignore[arg-type]  # recognition never calls
@@ -231,6 +238,7 @@ def recognition_child(devices_file: str, rounds: int) -> None:
         tool_for=lambda *a, **k: None,
         floors=floors,
     )
+    spoken = asyncio.run(_spoken_costs(engine, hostile))
     for text, lang in sentences:  # first pass compiles every language's templates
         engine.recognize(text, lang)
     wall, cpu = [], []
@@ -240,7 +248,31 @@ def recognition_child(devices_file: str, rounds: int) -> None:
             engine.recognize(text, lang)
             cpu.append((time.thread_time() - c0) * 1000)
             wall.append((time.perf_counter() - w0) * 1000)
-    print(json.dumps({"wall": wall, "cpu": cpu}))
+    print(json.dumps({"wall": wall, "cpu": cpu, **spoken}))
+
+
+LANGUAGES = ("en", "de", "fr", "es", "nl")
+
+
+async def _spoken_costs(engine: Any, hostile: list[str]) -> dict[str, list[float]]:
+    """Return the event loop's CPU (ms) for a language's first sentence and hostile ones.
+
+    ``first``: a fresh engine's first sentence in each language (compiling its templates,
+    on the loop or not); ``hostile``: each 500-character sentence of
+    ``sentence_set.hostile_sentences`` in each language, none of which is understood (no
+    call is made, so no invoker is needed).
+    """
+    first, costs = [], []
+    for lang in LANGUAGES:
+        c0 = time.thread_time()
+        await engine.handle("hello there", lang, token=None)
+        first.append((time.thread_time() - c0) * 1000)
+    for lang in LANGUAGES:
+        for text in hostile:
+            c0 = time.thread_time()
+            await engine.handle(text, lang, token=None)
+            costs.append((time.thread_time() - c0) * 1000)
+    return {"first": first, "hostile": costs}
 
 
 def before_after(devices: list[Any], sentences: list[Any], before: str, rounds: int) -> None:
@@ -254,7 +286,10 @@ def before_after(devices: list[Any], sentences: list[Any], before: str, rounds: 
     found: dict[str, dict[str, list[float]]] = {"before": {}, "after": {}}
     with tempfile.TemporaryDirectory(prefix="intents-before-") as tmp:
         pickled = Path(tmp) / "home.pickle"
-        pickled.write_bytes(pickle.dumps((devices, texts, VOICE.floors)))
+        names = [d.name for d in devices]
+        words = sorted({w for d in devices for w in (d.room or "", *d.aliases) if w})
+        hostile = hostile_sentences(names, [*words, "the", "and", "please", "30", "kitchn"])
+        pickled.write_bytes(pickle.dumps((devices, texts, VOICE.floors, hostile)))
         for _ in range(rounds):
             for name, root in (("before", before), ("after", here)):
                 out = subprocess.run(
@@ -276,6 +311,22 @@ def before_after(devices: list[Any], sentences: list[Any], before: str, rounds: 
             f"p50 {pct(a, 0.5):.2f} ms, p95 {pct(a, 0.95):.2f} ms "
             f"({pct(b, 0.5) / pct(a, 0.5):.1f}x at p50; budget: p50 <= 10 ms)"
         )
+    b, a = found["before"]["first"], found["after"]["first"]
+    print(
+        "a fresh engine's first sentence per language, event-loop CPU (ms, "
+        f"{'/'.join(LANGUAGES)}, last round): before {_listed(b[-5:])} -> after {_listed(a[-5:])}"
+    )
+    b, a = found["before"]["hostile"], found["after"]["hostile"]
+    print(
+        f"a 500-character sentence not understood ({len(a) // rounds} per round: "
+        f"{len(a) // rounds // len(LANGUAGES)} shapes x {len(LANGUAGES)} languages), "
+        f"event-loop CPU: before p50 {pct(b, 0.5):.1f} ms, max {max(b):.1f} ms -> after "
+        f"p50 {pct(a, 0.5):.1f} ms, max {max(a):.1f} ms ({max(b) / max(a):.1f}x at the max)"
+    )
+
+
+def _listed(values: list[float]) -> str:
+    return "/".join(f"{v:.0f}" for v in values)
 
 
 def main() -> None:

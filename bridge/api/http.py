@@ -8,8 +8,9 @@ the route declared; ``json_response``/``error_response`` encode a reply once.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -269,3 +270,38 @@ async def read_json(request: web.Request, *, max_bytes: int | None = None) -> An
     body = jsonlimits.loads(await read_body(request, limits.max_bytes), limits)
     openapi.validate_body(request, body)
     return body
+
+
+# How often a running call checks that its HTTP client is still connected.
+HANG_UP_CHECK_S = 1.0
+
+
+@contextlib.contextmanager
+def ended_on_hang_up(request: web.Request) -> Iterator[None]:
+    """Cancel the handler's call when its client hangs up (checked every ``HANG_UP_CHECK_S``).
+
+    aiohttp runs a handler to its end after its client has gone (handler cancellation is
+    off: a write must not stop half-way), so a call nobody will read — a 60 s
+    ``core:wait_for_event``, a call waiting for approval — would keep its seat among
+    the token's calls in flight, and its subscription, until it ended by itself. The
+    call is cancelled as a call socket's are when the socket closes. One timer per
+    call, re-armed each second while the call runs.
+    """
+    task = asyncio.current_task()
+    loop = asyncio.get_running_loop()
+    timer: asyncio.TimerHandle | None = None
+
+    def check() -> None:
+        nonlocal timer
+        transport = request.transport
+        if transport is None or transport.is_closing():
+            if task is not None:
+                task.cancel()
+            return
+        timer = loop.call_later(HANG_UP_CHECK_S, check)
+
+    timer = loop.call_later(HANG_UP_CHECK_S, check)
+    try:
+        yield
+    finally:
+        timer.cancel()

@@ -10,7 +10,13 @@ from typing import Any
 from aiohttp import web
 
 from bridge.api.bearer import require, token_of
-from bridge.api.http import json_response, read_json, response_json, service_of
+from bridge.api.http import (
+    ended_on_hang_up,
+    json_response,
+    read_json,
+    response_json,
+    service_of,
+)
 from bridge.api.openapi import add_route, json_content, path_param, query_param
 from bridge.auth.approvals import APPROVE_PERMISSION
 from bridge.errors import InvalidRequestError, running
@@ -55,7 +61,8 @@ async def invoke(request: web.Request) -> web.Response:
     """Run one call and answer its ``tool_response``."""
     token = token_of(request)
     call = await parse_invoke(request)
-    response = await _runtime(request).invoker.invoke(call, token=token)
+    with ended_on_hang_up(request):
+        response = await _runtime(request).invoker.invoke(call, token=token)
     return response_json(response)
 
 

@@ -249,6 +249,13 @@ class TemplateIndex:
                 missing[scope].append(name)
         return tuple(frozenset(m) for m in missing)
 
+    def warm(self) -> None:
+        """Spell out the templates' own lists now (number ranges: ~0.1 s), not at first use."""
+        for name in sorted(self.lists):
+            found = self.intents.slot_lists.get(name)
+            if found is not None:
+                self._spelled_values(found)
+
     def _spelled_values(self, slot_list: SlotList) -> _SpelledList | None:
         """Return the values of ``slot_list`` with their spellings (``_spellings``), kept."""
         kept = self._spelled.get(id(slot_list))

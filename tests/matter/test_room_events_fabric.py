@@ -22,6 +22,7 @@ from typing import Any
 
 import aiohttp
 import pytest
+import yarl
 
 from bridge.auth.keys import KEY_FILE_NAME, NodeKey
 from bridge.auth.tokens import issue_token
@@ -402,6 +403,52 @@ async def test_a_press_reaches_a_waiting_call_within_a_second(commissioned: Home
         {"position": 1, "count": 1},
     )
     assert home.held(token) == 0
+
+
+async def test_a_wait_whose_client_hangs_up_ends_at_once(commissioned: Home) -> None:
+    """A waiting call whose HTTP client closed its connection gives its seat back.
+
+    aiohttp runs a handler to its end after its client has gone, so a 50 s wait nobody
+    would read held one of the token's calls in flight (and its subscription) for the
+    whole 50 s; the bridge checks each second that the client is still there.
+    """
+    home = commissioned
+    button = home.ids["button"]
+    token = home.token(f"device:read:{button}", agent="hangs-up")
+    url = yarl.URL(home.bridge.url)
+    assert url.host is not None
+    assert url.port is not None
+    body = json.dumps(
+        {
+            "tool": "core:wait_for_event",
+            "params": {"device_id": button, "timeout_seconds": 50},
+        }
+    ).encode()
+    head = (
+        f"POST /v1/invoke HTTP/1.1\r\nHost: {url.host}:{url.port}\r\n"
+        f"Authorization: Bearer {token}\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\n\r\n"
+    ).encode()
+    service = home.bridge.service
+    bus = service.events
+    watching = len(bus._subs)
+    _reader, writer = await asyncio.open_connection(url.host, url.port)
+    writer.write(head + body)
+    await writer.drain()
+    await _until_held(home, token, 1)
+    writer.close()
+    await writer.wait_closed()
+    hung_up = time.monotonic()
+    async with asyncio.timeout(20):
+        while home.held(token):
+            await asyncio.sleep(0.05)
+    gone_after = time.monotonic() - hung_up
+    print(f"a hung-up wait gave its seat back after {gone_after:.2f} s")
+    assert gone_after < 5.0, gone_after  # checked each second; it used to take 50 s
+    assert len(bus._subs) <= watching
+    # The connection and a second client are fine: the next wait times out as asked.
+    status, answer, _ = await _wait_call(home, token, {"device_id": button, "timeout_seconds": 0.5})
+    assert (status, answer["result"]["timed_out"]) == (200, True), answer
 
 
 async def test_a_token_learns_nothing_of_a_device_it_may_not_read(commissioned: Home) -> None:

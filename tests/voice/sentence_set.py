@@ -14,6 +14,8 @@ against; both are scored, separately.
 
 from __future__ import annotations
 
+import itertools
+import random
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +24,7 @@ from typing import Any
 import yaml
 
 from bridge.config import FloorConfig, VoiceConfig
+from bridge.invocation.spoken import MAX_TEXT
 from tests.support.home import Home
 
 SENTENCES = Path(__file__).parent / "sentences"
@@ -245,3 +248,43 @@ async def evaluate(home: Home, sentences: list[Sentence], token: Any) -> list[Ou
             )
         )
     return outcomes
+
+
+def _long(words: list[str], joiner: str = " ") -> str:
+    """Return ``words`` joined and repeated up to the route's limit, cut at a word."""
+    text = ""
+    for word in itertools.cycle(words):
+        longer = f"{text}{joiner}{word}" if text else word
+        if len(longer) > MAX_TEXT:
+            return text
+        text = longer
+    raise AssertionError("unreachable")
+
+
+def _nonsense_word(rnd: random.Random) -> str:
+    return "".join(rnd.choice("aeiklnorst") for _ in range(rnd.randint(2, 9)))
+
+
+def hostile_sentences(names: list[str], words: list[str]) -> list[str]:
+    """Return 500-character sentences of the shapes that cost the recogniser the most.
+
+    ``names`` are the home's device names, ``words`` more of its words (rooms, floors,
+    padding): function words repeated, names listed and misspelt, salads, nonsense, and
+    a command repeated past what the compound reader takes.
+    """
+    rnd = random.Random(28)
+    misspelt = [n[:-2] + n[-1] + str(i) for i, n in enumerate(names)]  # "Kitchen Ligt0"
+    return [
+        _long(["the"]),
+        _long(["a,"]),
+        _long(["and"]),
+        _long(["und", "die", "le", "el", "het"]),
+        _long(names),
+        _long(names, ", "),
+        _long(misspelt),
+        _long([rnd.choice(words) for _ in range(200)]),
+        _long([rnd.choice(words) for _ in range(200)], ", "),
+        _long([_nonsense_word(rnd) for _ in range(120)]),
+        _long([f"turn off the {misspelt[0]} and"]),
+        _long([f"lock the {names[1 % len(names)]} and"]),
+    ]
