@@ -50,7 +50,12 @@ from bridge.voice.prefilter import TemplateIndex
 from bridge.voice.readings import answer_measure
 from bridge.voice.responses import LANGUAGES, both, either, say
 from bridge.voice.subjects import domain_of
-from bridge.voice.templates import RELATIVE_INTENT, STOP_INTENT, load_templates
+from bridge.voice.templates import (
+    CLIMATE_MODE_INTENT,
+    RELATIVE_INTENT,
+    STOP_INTENT,
+    load_templates,
+)
 from bridge.voice.units import (
     IMPERIAL,
     METRIC,
@@ -80,6 +85,7 @@ SUPPORTED_INTENTS = frozenset(
         "HassClimateGetTemperature",
         STOP_INTENT,
         RELATIVE_INTENT,
+        CLIMATE_MODE_INTENT,
         *KIND_INTENTS,  # fans, robot vacuums, appliances, measured values (kind_words)
     }
 )
@@ -249,12 +255,15 @@ class IntentEngine:
             if results:
                 break
 
-        def rank(r: RecognizeResult) -> tuple[bool, bool, bool]:
+        def rank(r: RecognizeResult) -> tuple[bool, bool, bool, bool]:
             area = r.entities.get("area")
             return (
                 r.intent.name not in SUPPORTED_INTENTS,
                 "name" not in r.entities,
                 area is not None and not area.text,
+                # a question asked of something in particular ("what is the thermostat
+                # set to", "how bright is the lamp") before the general reading of it
+                "asked" not in r.entities,
             )
 
         return sorted(results, key=rank)
@@ -1010,6 +1019,28 @@ def _spoken(plan: Plan) -> dict[str, Any]:
     return {k: v for k, v in plan.values.items() if k not in ("limits", "units")}
 
 
+def _set_point(
+    plan: Plan, state: dict[str, Any], lang: str, degrees: Callable[[float], str]
+) -> str:
+    """Return what a thermostat is set to: by its mode, the setpoint it works to."""
+    mode = state.get("mode")
+    heat, cool = state.get("heating_setpoint"), state.get("cooling_setpoint")
+    heat = heat if isinstance(heat, int | float) else None
+    cool = cool if isinstance(cool, int | float) else None
+    if mode == "off":
+        return say(lang, "set_point_off", target=plan.target)
+    if mode == "auto" and heat is not None and cool is not None:
+        return say(
+            lang, "set_point_range", target=plan.target, low=degrees(heat), high=degrees(cool)
+        )
+    working = cool if mode in ("cool", "precooling") else heat
+    if working is None:
+        working = heat if heat is not None else cool
+    if working is None:
+        return say(lang, "no_temperature", target=plan.target)
+    return say(lang, "set_point", target=plan.target, temperature=degrees(working))
+
+
 def _answer(plan: Plan, result: Any, lang: str, units: str) -> str:
     """Return the sentence for a successful single call (state questions read the result)."""
     values = _spoken(plan)
@@ -1026,6 +1057,8 @@ def _answer(plan: Plan, result: Any, lang: str, units: str) -> str:
         if not isinstance(measured, int | float):
             return say(lang, "no_temperature", target=plan.target)
         return say(lang, plan.key, target=plan.target, temperature=degrees(measured))
+    if plan.key == "set_point":  # "what is the hall thermostat set to"
+        return _set_point(plan, state, lang, degrees)
     if plan.key == "brightness_state":  # "how bright is the sofa lamp"
         percent = state.get("brightness_percent")
         if state.get("on") is False or not isinstance(percent, int | float):

@@ -25,9 +25,9 @@ from bridge.voice.kind_words import (
     OPERATED,
     ROOM_MEASURES,
 )
-from bridge.voice.responses import RESPONSES, both, either, say
+from bridge.voice.responses import RESPONSES, both, either, mode_said, say
 from bridge.voice.subjects import domain_of, fits, noun
-from bridge.voice.templates import RELATIVE_INTENT, STOP_INTENT
+from bridge.voice.templates import CLIMATE_MODE_INTENT, RELATIVE_INTENT, STOP_INTENT
 from bridge.voice.units import IMPERIAL, METRIC, from_celsius, to_celsius
 from bridge.voice.wording import is_small
 
@@ -335,6 +335,8 @@ class Planner:
             return self._cover(subject, r)
         if r.intent == "HassGetState":
             return self._state(subject, r)
+        if r.intent == CLIMATE_MODE_INTENT or r.values.get("asked") == "target":
+            return self._thermostat(subject, r, token)
         return self._climate(subject, r, token)
 
     def _each_named(
@@ -449,6 +451,8 @@ class Planner:
 
     def _switch(self, s: _Subject, r: Reading) -> Plan | IntentReply:
         on = s.intent == "HassTurnOn"
+        if r.values.get("toggle") and s.device is not None:  # "toggle the porch light"
+            return self._each(s, "toggle", {}, "toggle")
         if s.domain == "climate" and (s.device is not None or self._scope(s)):
             # a thermostat said by name, or "turn off the heating in the hall": its mode off
             thermostats = self._thermostats(s)
@@ -982,6 +986,55 @@ class Planner:
             return [s.device]
         return [d for d in self._members(s) if d.kind == "thermostat"]
 
+    def _thermostat(self, s: _Subject, r: Reading, token: AgentToken | None) -> Plan | IntentReply:
+        """Return a thermostat's mode by name, or the reading of its set-point.
+
+        "set the hall thermostat to cool" (the mode one of its set-mode tool's own; any
+        other does nothing and the answer lists its modes), "what is the hall thermostat
+        set to" (its state, read aloud by the engine). One thermostat: the one named,
+        else the only one of the place said; several ask which.
+        """
+        thermostats = self._thermostats(s)
+        if len(thermostats) > 1:
+            return which_one(thermostats, s.intent, s.lang, token)
+        if not thermostats:
+            if s.device is None and s.room is None and s.floor is None:
+                pool = [
+                    d
+                    for d in self._home().devices
+                    if d.kind == "thermostat" and may_see(s.token, d)
+                ]
+                if len(pool) == 1:  # the home's only thermostat
+                    return self._thermostat(replace(s, device=pool[0]), r, token)
+            return self._no_kind(s)
+        device = thermostats[0]
+        if device.kind != "thermostat":
+            return reply(s.lang, "cannot", target=device.name, intent=s.intent)
+        if s.intent != CLIMATE_MODE_INTENT:  # "what is it set to": its state, read aloud
+            call = self._call("state", {}, device.name, device=device)
+            if call is None:
+                return reply(s.lang, "cannot", target=device.name, intent=s.intent)
+            return Plan(calls=(call,), key="set_point", target=device.name)
+        mode = str(r.values.get("mode", ""))
+        call = self._mode_call(device, mode)
+        if call is not None:
+            key = "thermostat_off" if mode == "off" else "climate_mode"
+            return Plan(
+                calls=(call,), key=key, target=device.name, values={"mode": mode_said(s.lang, mode)}
+            )
+        tool = self._call("set_mode", {}, device.name, device=device)
+        if tool is None:
+            return reply(s.lang, "cannot", target=device.name, intent=s.intent)
+        modes = tool.definition.parameters.get("properties", {}).get("mode", {}).get("enum", [])
+        return reply(
+            s.lang,
+            "unknown_mode",
+            target=device.name,
+            mode=mode_said(s.lang, mode),
+            modes=either(s.lang, [mode_said(s.lang, str(m)) for m in modes]),
+            intent=s.intent,
+        )
+
     def _warmer(self, s: _Subject, r: Reading, up: bool) -> Plan | IntentReply:
         """Return each thermostat's raise/lower call (the device said, or its place's)."""
         units = self._units()
@@ -1439,6 +1492,7 @@ _INTENT_DOMAIN = {
     STOP_INTENT: "cover",
     "HassClimateSetTemperature": "climate",
     "HassClimateGetTemperature": "climate",
+    CLIMATE_MODE_INTENT: "climate",
 }
 
 

@@ -48,6 +48,11 @@ RESPONSES: dict[str, dict[str, str]] = {
         "set_position": "Set {target} to {percent} percent open.",
         "color_temperature": "Set {target} to {kelvin} kelvin.",
         "thermostat_off": "Turned off {target}.",
+        "climate_mode": "Set {target} to {mode}.",
+        "toggle": "Toggled {target}.",
+        "set_point": "{target} is set to {temperature} degrees.",
+        "set_point_range": "{target} heats to {low} and cools from {high} degrees.",
+        "set_point_off": "{target} is off.",
         "climate_on": "Sorry, I can't just turn on {target}; tell me a temperature instead.",
         "state_on": "{target} is on.",
         "state_brightness": "{target} is on at {percent} percent.",
@@ -147,6 +152,11 @@ RESPONSES: dict[str, dict[str, str]] = {
         "set_position": "{target} ist zu {percent} Prozent geöffnet.",
         "color_temperature": "{target} ist auf {kelvin} Kelvin gestellt.",
         "thermostat_off": "{target} ist ausgeschaltet.",
+        "climate_mode": "{target} ist auf {mode} gestellt.",
+        "toggle": "{target} ist umgeschaltet.",
+        "set_point": "{target} ist auf {temperature} Grad eingestellt.",
+        "set_point_range": "{target} heizt bis {low} und kühlt ab {high} Grad.",
+        "set_point_off": "{target} ist aus.",
         "climate_on": "{target} kann ich nicht einfach einschalten; sag mir eine Temperatur.",
         "state_on": "{target} ist an.",
         "state_brightness": "{target} ist an, auf {percent} Prozent.",
@@ -253,6 +263,11 @@ RESPONSES: dict[str, dict[str, str]] = {
         "set_position": "{target} est ouvert à {percent} pour cent.",
         "color_temperature": "{target} est réglé à {kelvin} kelvins.",
         "thermostat_off": "{target} est éteint.",
+        "climate_mode": "{target} est réglé sur {mode}.",
+        "toggle": "J'ai basculé {target}.",
+        "set_point": "{target} est réglé à {temperature} degrés.",
+        "set_point_range": "{target} chauffe jusqu'à {low} et refroidit à partir de {high} degrés.",
+        "set_point_off": "{target} est éteint.",
         "climate_on": (
             "Désolé, je ne peux pas simplement allumer {target} ; donnez-moi une température."
         ),
@@ -361,6 +376,11 @@ RESPONSES: dict[str, dict[str, str]] = {
         "set_position": "He abierto {target} al {percent} por ciento.",
         "color_temperature": "He puesto {target} a {kelvin} kelvin.",
         "thermostat_off": "He apagado {target}.",
+        "climate_mode": "He puesto {target} en modo {mode}.",
+        "toggle": "He conmutado {target}.",
+        "set_point": "{target} está programado a {temperature} grados.",
+        "set_point_range": "{target} calienta hasta {low} y enfría desde {high} grados.",
+        "set_point_off": "{target} está apagado.",
         "climate_on": "Lo siento, no puedo solo encender {target}; dime una temperatura.",
         "state_on": "{target} está encendido.",
         "state_brightness": "{target} está encendido al {percent} por ciento.",
@@ -468,6 +488,11 @@ RESPONSES: dict[str, dict[str, str]] = {
         "set_position": "{target} staat {percent} procent open.",
         "color_temperature": "{target} staat op {kelvin} kelvin.",
         "thermostat_off": "{target} staat uit.",
+        "climate_mode": "{target} staat op {mode}.",
+        "toggle": "{target} is omgeschakeld.",
+        "set_point": "{target} staat ingesteld op {temperature} graden.",
+        "set_point_range": "{target} verwarmt tot {low} en koelt vanaf {high} graden.",
+        "set_point_off": "{target} staat uit.",
         "climate_on": "Sorry, ik kan {target} niet zomaar aanzetten; noem een temperatuur.",
         "state_on": "{target} staat aan.",
         "state_brightness": "{target} staat aan op {percent} procent.",
@@ -538,6 +563,19 @@ RESPONSES: dict[str, dict[str, str]] = {
 for _language, _table in KIND_RESPONSES.items():  # the newer kinds' answers (kind_words)
     RESPONSES[_language].update(_table)
 
+# A thermostat's modes (SystemMode names) as each language says them back.
+CLIMATE_MODE_SAID: dict[str, dict[str, str]] = {
+    "en": {"heat": "heat", "cool": "cool", "auto": "auto", "off": "off",
+           "emergency_heat": "emergency heat"},
+    "de": {"heat": "Heizen", "cool": "Kühlen", "auto": "Automatik", "off": "Aus",
+           "emergency_heat": "Notheizung"},
+    "fr": {"heat": "chauffage", "cool": "climatisation", "auto": "automatique",
+           "off": "arrêt", "emergency_heat": "chauffage d'appoint"},
+    "es": {"heat": "calefacción", "cool": "refrigeración", "auto": "automático",
+           "off": "apagado", "emergency_heat": "calefacción de emergencia"},
+    "nl": {"heat": "verwarmen", "cool": "koelen", "auto": "automatisch", "off": "uit",
+           "emergency_heat": "noodverwarming"},
+}  # fmt: skip
 OR_WORD = {"en": "or", "de": "oder", "fr": "ou", "es": "o", "nl": "of"}
 AND_WORD = {"en": "and", "de": "und", "fr": "et", "es": "y", "nl": "en"}
 
@@ -560,3 +598,9 @@ def both(language: str, names: list[str]) -> str:
     if len(names) <= 1:
         return "".join(names)
     return f"{', '.join(names[:-1])} {AND_WORD.get(language, 'and')} {names[-1]}"
+
+
+def mode_said(language: str, mode: str) -> str:
+    """Return a thermostat mode's name as ``language`` says it (its own name if unknown)."""
+    said = CLIMATE_MODE_SAID.get(language, CLIMATE_MODE_SAID["en"])
+    return said.get(mode, mode.replace("_", " "))

@@ -1915,6 +1915,245 @@ EVERYDAY_EN: Sentences = {
     },
 }
 
+# Our own intent for a thermostat's mode by name ("set the hall thermostat to cool"):
+# slot ``mode`` (a SystemMode name, from CLIMATE_MODE_WORDS); the device's set-mode tool
+# decides which it has.
+CLIMATE_MODE_INTENT = "AtmosphereClimateMode"
+# A thermostat's modes by their everyday words, one closed list for all languages (as
+# the fans' modes are), so a number or a colour never reads as one.
+CLIMATE_MODE_WORDS: dict[str, tuple[str, ...]] = {
+    "heat": ("heat", "heating", "heater", "warm", "heizen", "heizung", "heizbetrieb",
+             "wärme", "chauffage", "chauffer", "chaud", "calefacción", "calor",
+             "calentar", "verwarmen", "verwarming", "warmte"),
+    "cool": ("cool", "cooling", "cold", "air conditioning", "ac", "kühlen", "kühlung",
+             "kühlbetrieb", "klima", "refroidissement", "refroidir", "froid",
+             "climatisation", "clim", "refrigeración", "enfriar", "frío",
+             "aire acondicionado", "koelen", "koeling", "airco"),
+    "auto": ("auto", "automatic", "automatisch", "automatik", "automatikbetrieb",
+             "automatique", "automático", "automática"),
+    "off": ("off", "aus", "arrêt", "éteint", "apagado", "apagada", "uit"),
+    "emergency_heat": ("emergency heat", "emergency heating", "notheizung",
+                       "chauffage d'appoint", "calefacción de emergencia",
+                       "noodverwarming"),
+}  # fmt: skip
+CLIMATE_LISTS: dict[str, dict[str, Any]] = {
+    "climate_modes": {
+        "values": [{"in": w, "out": mode} for mode, ws in CLIMATE_MODE_WORDS.items() for w in ws]
+    }
+}
+_CLIMATE_NAMED = {"requires_context": {"domain": ["climate"]}}
+# "what is the hall thermostat set to": its set-point, not the room's temperature
+_SET_POINT_NAMED = {"slots": {"asked": "target"}, **_CLIMATE_NAMED}
+_SET_POINT_ROOM = {"slots": {"asked": "target", "domain": "climate"}}
+_MODE = "{climate_modes:mode}"
+_EN_THERMOSTAT = "(heating|heater|thermostat|heat|air conditioning|ac)"
+# "toggle the porch light": its Toggle command (a light, switch or fan named)
+_TOGGLE = {"slots": {"toggle": "yes"}, **_NAMED_SWITCHABLE}
+THERMOSTAT_AND_TOGGLE: Sentences = {
+    "en": {
+        "HassTurnOn": [(["(toggle|flip) [the] {name}", "switch [the] {name} over"], _TOGGLE)],
+        CLIMATE_MODE_INTENT: [
+            (
+                [
+                    f"(set|switch|put|turn|change) [the] {{name}} (to|on|in|into) {_MODE} [mode]",
+                    f"(set|switch|put|turn|change) [the] {{name}} (to|on|in|into) [the] {_MODE} "
+                    "mode",
+                ],
+                _CLIMATE_NAMED,
+            ),
+            (
+                [
+                    f"(set|switch|put|turn|change) [the] {_EN_THERMOSTAT} (in|on) [the] {{area}} "
+                    f"(to|on|in|into) {_MODE} [mode]",
+                    f"(set|switch|put|turn|change) [the] {{area}} {_EN_THERMOSTAT} "
+                    f"(to|on|in|into) {_MODE} [mode]",
+                ],
+                _CLIMATE,
+            ),
+            (
+                [
+                    f"(set|switch|put|turn|change) [the] {_EN_THERMOSTAT} (to|on|into) {_MODE} "
+                    "[mode]"
+                ],
+                {**_CLIMATE, **_HERE},
+            ),
+        ],
+        "HassClimateGetTemperature": [
+            (
+                [
+                    "(what is|what's|whats) [the] {name} set (to|at)",
+                    "what temperature is [the] {name} set (to|at)",
+                    "(what is|what's|whats) the (target|set) temperature (of|on|for) [the] {name}",
+                    "(what is|what's|whats) the set[ ]point (of|on|for) [the] {name}",
+                ],
+                _SET_POINT_NAMED,
+            ),
+            (
+                [
+                    f"(what is|what's|whats) the {_EN_THERMOSTAT} set (to|at) (in|on) [the] "
+                    "{area}",
+                    f"(what is|what's|whats) the {_EN_THERMOSTAT} (in|on) [the] {{area}} set "
+                    "(to|at)",
+                    f"what temperature is the {_EN_THERMOSTAT} (in|on) [the] {{area}} set (to|at)",
+                    "(what is|what's|whats) the (target|set) temperature (in|on|for) [the] {area}",
+                ],
+                _SET_POINT_ROOM,
+            ),
+            (
+                [
+                    f"(what is|what's|whats) the {_EN_THERMOSTAT} set (to|at)",
+                    f"what temperature is the {_EN_THERMOSTAT} set (to|at)",
+                ],
+                {**_SET_POINT_ROOM, **_HERE},
+            ),
+        ],
+    },
+    "de": {
+        "HassTurnOn": [(["(schalte|schalt) [den|die|das] {name} um"], _TOGGLE)],
+        CLIMATE_MODE_INTENT: [
+            (
+                [
+                    f"(stell|stelle|schalte|schalt|setz|setze) [den|die|das] {{name}} auf {_MODE} "
+                    "[(Modus|Betrieb)]",
+                    f"(stell|stelle|schalte|schalt|setz|setze) [den|die|das] {{name}} in den "
+                    f"{_MODE}[ ](Modus|Betrieb)",
+                ],
+                _CLIMATE_NAMED,
+            ),
+            (
+                [
+                    "(stell|stelle|schalte|schalt|setz|setze) (die Heizung|das Thermostat|den "
+                    f"Thermostat|die Klimaanlage) <area> auf {_MODE} [(Modus|Betrieb)]",
+                ],
+                _CLIMATE,
+            ),
+        ],
+        "HassClimateGetTemperature": [
+            (
+                [
+                    "(auf was|auf wie viel Grad|auf wieviel Grad|worauf) ist [der|die|das] "
+                    "{name} (eingestellt|gestellt)",
+                    "welche (Solltemperatur|Zieltemperatur) hat [der|die|das] {name}",
+                    "wie ist [der|die|das] {name} eingestellt",
+                ],
+                _SET_POINT_NAMED,
+            ),
+            (
+                [
+                    "(auf was|auf wie viel Grad|auf wieviel Grad|worauf) ist (die Heizung|das "
+                    "Thermostat|der Thermostat) <area> (eingestellt|gestellt)",
+                ],
+                _SET_POINT_ROOM,
+            ),
+        ],
+    },
+    "fr": {
+        "HassTurnOn": [(["(bascule|inverse) [(le |la |l')]{name}"], _TOGGLE)],
+        CLIMATE_MODE_INTENT: [
+            (
+                [
+                    f"(mets|passe|règle|regle) [(le |la |l')]{{name}} (en|sur|au|à) [mode ]{_MODE}",
+                ],
+                _CLIMATE_NAMED,
+            ),
+            (
+                [
+                    "(mets|passe|règle|regle) (le chauffage|le thermostat|la climatisation) "
+                    f"{_FR_DE} (en|sur|au|à) [mode ]{_MODE}",
+                ],
+                _CLIMATE,
+            ),
+        ],
+        "HassClimateGetTemperature": [
+            (
+                [
+                    "(à combien|sur combien|sur quoi|à quelle température) est (réglé|réglée|"
+                    "regle) [(le |la |l')]{name}",
+                    "quelle est la (consigne|température de consigne|température cible) "
+                    "(du |de la |de l'|de )[ ]{name}",
+                ],
+                _SET_POINT_NAMED,
+            ),
+            (
+                [
+                    "(à combien|sur combien|à quelle température) est réglé (le chauffage|le "
+                    f"thermostat) {_FR_DE}",
+                ],
+                _SET_POINT_ROOM,
+            ),
+        ],
+    },
+    "es": {
+        "HassTurnOn": [(["(alterna|conmuta) [el|la] {name}"], _TOGGLE)],
+        CLIMATE_MODE_INTENT: [
+            (
+                [f"(pon|cambia|pasa|configura) [el|la] {{name}} (en|a) [modo] {_MODE}"],
+                _CLIMATE_NAMED,
+            ),
+            (
+                [
+                    "(pon|cambia|pasa|configura) (la calefacción|el termostato|el aire "
+                    f"acondicionado) {_ES_EN} (en|a) [modo] {_MODE}",
+                ],
+                _CLIMATE,
+            ),
+        ],
+        "HassClimateGetTemperature": [
+            (
+                [
+                    "(a cuánto|a cuanto|a qué temperatura|a que temperatura) está "
+                    "(puesto|puesta|programado|programada|ajustado|ajustada) [el|la] {name}",
+                    "(cuál es|cual es) la (temperatura objetivo|consigna|temperatura de "
+                    "consigna) (del|de la) {name}",
+                ],
+                _SET_POINT_NAMED,
+            ),
+            (
+                [
+                    "(a cuánto|a cuanto|a qué temperatura|a que temperatura) está "
+                    f"(puesta|programada) la calefacción {_ES_EN}",
+                ],
+                _SET_POINT_ROOM,
+            ),
+        ],
+    },
+    "nl": {
+        "HassTurnOn": [(["(schakel|zet) [de|het] {name} om"], _TOGGLE)],
+        CLIMATE_MODE_INTENT: [
+            (
+                [
+                    f"(zet|schakel) [de|het] {{name}} (op|in|naar) [de] {_MODE}[ ][(stand|modus)]",
+                ],
+                _CLIMATE_NAMED,
+            ),
+            (
+                [
+                    f"(zet|schakel) (de verwarming|de thermostaat|de airco) {_NL_IN} (op|in|naar) "
+                    f"[de] {_MODE}[ ][(stand|modus)]",
+                ],
+                _CLIMATE,
+            ),
+        ],
+        "HassClimateGetTemperature": [
+            (
+                [
+                    "(waar|waarop|op hoeveel graden) staat [de|het] {name} [(op|ingesteld)]",
+                    "wat is de (ingestelde temperatuur|doeltemperatuur) van [de|het] {name}",
+                ],
+                _SET_POINT_NAMED,
+            ),
+            (
+                [
+                    "(waarop|op hoeveel graden) staat (de verwarming|de thermostaat) "
+                    f"{_NL_IN} [(ingesteld)]",
+                ],
+                _SET_POINT_ROOM,
+            ),
+        ],
+    },
+}
+
+
 # A white said in kelvin, with the usual verbs ("set the sofa lamp to 3000 kelvin").
 _K = "{color_temperature:temperature}[ ]"
 KELVIN: Sentences = {
@@ -1994,13 +2233,14 @@ def load_templates(language: str) -> dict[str, Any] | None:
         KELVIN,
         MORE_WORDING,
         EVERYDAY_EN,
+        THERMOSTAT_AND_TOGGLE,
         KIND_TEMPLATES,
     ):
         for intent, groups in extras.get(language, {}).items():
             target = intents.setdefault(intent, {"data": []})
             for sentences, extra in groups:
                 target["data"].append({"sentences": list(sentences), **copy.deepcopy(extra)})
-    doc["lists"] = {**doc.get("lists", {}), **KIND_LISTS}
+    doc["lists"] = {**doc.get("lists", {}), **KIND_LISTS, **CLIMATE_LISTS}
     light_set = intents.get("HassLightSet")
     if light_set is not None:
         light_set["data"].extend(_colour_temperature_twins(light_set["data"]))

@@ -180,6 +180,8 @@ MULTI_LANGUAGE_SETS = (
     "wording7_heldout",
     "wording8",
     "wording8_heldout",
+    "wording9",
+    "wording9_heldout",
 )
 
 

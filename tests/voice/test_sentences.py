@@ -65,6 +65,10 @@ KNOWN_MISSES: dict[str, set[tuple[str, str]]] = {
     # after the engine changes, before its first run)
     "wording8": set(),
     "wording8_heldout": set(),
+    # the ninth session's (development: thermostat modes and set-points, toggling; the
+    # held-out set written after the engine changes, before its first run)
+    "wording9": set(),
+    "wording9_heldout": set(),
 }
 
 
@@ -84,6 +88,8 @@ KNOWN_MISSES: dict[str, set[tuple[str, str]]] = {
         "wording7_heldout",
         "wording8",
         "wording8_heldout",
+        "wording9",
+        "wording9_heldout",
     ],
 )
 async def test_every_sentence_makes_exactly_its_calls(home: Home, which: str) -> None:

@@ -1,0 +1,102 @@
+"""A thermostat spoken to by its mode and asked what it is set to, on a real controller.
+
+The sentence home's two recorded thermostats (imported as test nodes into the real
+python-matter-server): the hall's heats and cools, the bedroom's also has auto. "What
+is the hall thermostat set to" reads its state and says the set-point it works to (not
+the room's temperature); in auto, both set-points; a mode the thermostat lacks does
+nothing and the answer lists the modes it has; "toggle" reaches a light's Toggle.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.support.home import Home
+
+pytestmark = pytest.mark.controller
+
+ALL = ("device:control:*", "device:read:*")
+
+
+async def _state(home: Home, tool: str) -> dict[str, Any]:
+    status, body = await home.request(
+        "POST", "/v1/invoke", home.token(*ALL), {"tool": f"matter:{tool}", "params": {}}
+    )
+    assert status == 200, body
+    result: dict[str, Any] = body["result"]
+    return result
+
+
+async def _say(home: Home, text: str, lang: str = "en", area: str | None = None) -> Any:
+    engine = home.service.intents
+    assert engine is not None
+    assert home.service.invocation is not None
+    token = home.service.invocation.verifier.verify(home.token(*ALL))
+    return await engine.handle(text, lang, token=token, area=area)
+
+
+def _spoken(value: float, lang: str = "en") -> str:
+    text = f"{value:g}"
+    return text.replace(".", ",") if lang in ("de", "fr", "es", "nl") else text
+
+
+@pytest.mark.parametrize(
+    ("text", "lang"),
+    [
+        ("what's the hall thermostat set to", "en"),
+        ("what is the heating set to in the hall", "en"),
+        ("auf wie viel Grad ist das Flurthermostat eingestellt", "de"),
+        ("à combien est réglé le thermostat du couloir", "fr"),
+        ("a qué temperatura está programado el termostato del pasillo", "es"),
+        ("op hoeveel graden staat de gangthermostaat", "nl"),
+    ],
+)
+async def test_the_set_point_is_said_not_the_room_temperature(
+    home: Home, text: str, lang: str
+) -> None:
+    state = await _state(home, "hall_thermostat_state")
+    assert state["mode"] == "heat", state
+    assert state["heating_setpoint"] != state["temperature"], state  # the two told apart
+    reply = await _say(home, text, lang)
+    assert [c["tool"] for c in reply.calls] == ["matter:hall_thermostat_state"], reply
+    assert _spoken(state["heating_setpoint"], lang) in reply.speech, (reply.speech, state)
+    assert _spoken(state["temperature"], lang) not in reply.speech, (reply.speech, state)
+
+
+async def test_a_thermostat_in_auto_says_both_set_points(home: Home) -> None:
+    state = await _state(home, "bedroom_thermostat_state")
+    assert state["mode"] == "auto", state
+    reply = await _say(home, "what's the bedroom thermostat set to")
+    assert reply.handled, reply
+    assert reply.speech == (
+        f"Bedroom Thermostat heats to {_spoken(state['heating_setpoint'])} and cools from "
+        f"{_spoken(state['cooling_setpoint'])} degrees."
+    )
+
+
+async def test_a_mode_is_set_by_its_name_and_only_if_the_thermostat_has_it(home: Home) -> None:
+    reply = await _say(home, "put the hall thermostat in cooling mode")
+    assert [(c["tool"], c["params"]) for c in reply.calls] == [
+        ("matter:hall_thermostat_set_mode", {"mode": "cool"})
+    ]
+    assert reply.speech == "Set Hall Thermostat to cool."
+    reply = await _say(home, "stell das Flurthermostat auf Kühlen", "de")
+    assert reply.speech == "Hall Thermostat ist auf Kühlen gestellt."
+    # the hall's has no auto: nothing is done, and its own modes are named
+    reply = await _say(home, "set the hall thermostat to auto")
+    assert reply.calls == ()
+    assert reply.speech == "Sorry, Hall Thermostat has no mode auto; it has off, heat or cool."
+    reply = await _say(home, "set the hall thermostat to heat")  # as it was
+    assert reply.handled, reply
+
+
+async def test_toggle_reaches_the_toggle_command(home: Home) -> None:
+    reply = await _say(home, "toggle the porch light")
+    assert [c["tool"] for c in reply.calls] == ["matter:porch_light_toggle"], reply
+    assert reply.speech == "Toggled Porch Light."
+    # never a lock or a thermostat: nothing is done
+    for text in ("toggle the front door", "toggle the hall thermostat"):
+        reply = await _say(home, text)
+        assert reply.calls == (), (text, reply)
