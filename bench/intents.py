@@ -156,6 +156,8 @@ async def run(
         "wording8 held-out": load_sentences("wording8_heldout"),
         "wording9": load_sentences("wording9"),
         "wording9 held-out": load_sentences("wording9_heldout"),
+        "wording9b held-out": load_sentences("wording9b_heldout"),
+        "wording9c held-out": load_sentences("wording9c_heldout"),
     }
     async with start_home(controller_url, state_dir, DUMPS, key_file, VOICE) as home:
         await furnish(home)

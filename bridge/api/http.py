@@ -8,9 +8,8 @@ the route declared; ``json_response``/``error_response`` encode a reply once.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -272,36 +271,56 @@ async def read_json(request: web.Request, *, max_bytes: int | None = None) -> An
     return body
 
 
-# How often a running call checks that its HTTP client is still connected.
+# How often the running calls check that their HTTP clients are still connected.
 HANG_UP_CHECK_S = 1.0
 
 
-@contextlib.contextmanager
-def ended_on_hang_up(request: web.Request) -> Iterator[None]:
-    """Cancel the handler's call when its client hangs up (checked every ``HANG_UP_CHECK_S``).
+class HangUps:
+    """Cancel a running call whose HTTP client hung up (every ``HANG_UP_CHECK_S``).
 
     aiohttp runs a handler to its end after its client has gone (handler cancellation is
     off: a write must not stop half-way), so a call nobody will read — a 60 s
-    ``core:wait_for_event``, a call waiting for approval — would keep its seat among
-    the token's calls in flight, and its subscription, until it ended by itself. The
-    call is cancelled as a call socket's are when the socket closes. One timer per
-    call, re-armed each second while the call runs.
+    ``core:wait_for_event``, a call waiting for approval — would keep its seat among the
+    token's calls in flight, and its subscription, until it ended by itself. Such a call
+    is cancelled as a call socket's calls are when the socket closes. One timer for all
+    of the app's running calls, armed only while there are some: a call costs a dict
+    entry, not a timer of its own.
     """
-    task = asyncio.current_task()
-    loop = asyncio.get_running_loop()
-    timer: asyncio.TimerHandle | None = None
 
-    def check() -> None:
-        nonlocal timer
-        transport = request.transport
-        if transport is None or transport.is_closing():
-            if task is not None:
+    def __init__(self) -> None:
+        self._running: dict[asyncio.Task[Any], web.Request] = {}
+        self._timer: asyncio.TimerHandle | None = None
+
+    def watch(self, request: web.Request) -> asyncio.Task[Any] | None:
+        """Watch the calling task's client until ``done``; return the task."""
+        task = asyncio.current_task()
+        if task is None:
+            return None
+        self._running[task] = request
+        if self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(HANG_UP_CHECK_S, self._check)
+        return task
+
+    def done(self, task: asyncio.Task[Any] | None) -> None:
+        """Stop watching ``task`` (its call ended)."""
+        if task is not None:
+            self._running.pop(task, None)
+
+    def close(self) -> None:
+        """Stop the checks (the app is shutting down)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _check(self) -> None:
+        self._timer = None
+        for task, request in list(self._running.items()):
+            transport = request.transport
+            if transport is None or transport.is_closing():
+                del self._running[task]
                 task.cancel()
-            return
-        timer = loop.call_later(HANG_UP_CHECK_S, check)
+        if self._running:
+            self._timer = asyncio.get_running_loop().call_later(HANG_UP_CHECK_S, self._check)
 
-    timer = loop.call_later(HANG_UP_CHECK_S, check)
-    try:
-        yield
-    finally:
-        timer.cancel()
+
+HANG_UPS_KEY: web.AppKey[HangUps] = web.AppKey("hang_ups", HangUps)

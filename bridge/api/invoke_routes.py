@@ -11,7 +11,8 @@ from aiohttp import web
 
 from bridge.api.bearer import require, token_of
 from bridge.api.http import (
-    ended_on_hang_up,
+    HANG_UPS_KEY,
+    HangUps,
     json_response,
     read_json,
     response_json,
@@ -61,8 +62,12 @@ async def invoke(request: web.Request) -> web.Response:
     """Run one call and answer its ``tool_response``."""
     token = token_of(request)
     call = await parse_invoke(request)
-    with ended_on_hang_up(request):
+    hang_ups = request.app[HANG_UPS_KEY]
+    task = hang_ups.watch(request)  # a client that hangs up cancels its call
+    try:
         response = await _runtime(request).invoker.invoke(call, token=token)
+    finally:
+        hang_ups.done(task)
     return response_json(response)
 
 
@@ -141,8 +146,14 @@ _ERRORS = {
 }
 
 
+async def _stop_hang_up_checks(app: web.Application) -> None:
+    app[HANG_UPS_KEY].close()
+
+
 def setup(app: web.Application) -> None:
     """Add the invocation routes."""
+    app[HANG_UPS_KEY] = HangUps()
+    app.on_cleanup.append(_stop_hang_up_checks)
     add_route(
         app,
         "POST",

@@ -25,6 +25,7 @@ from bridge.invocation.invoker import APPROVAL_WAITING
 from bridge.invocation.messages import RequestContext, ToolRequest
 from bridge.matter import Device, Room, rooms_of, slugify
 from bridge.tools.validation import validate_call
+from bridge.voice.colours import colour_name, colour_said
 from bridge.voice.compound import (
     commas_joined,
     completions,
@@ -434,9 +435,14 @@ class IntentEngine:
         said = self._said_room(text)
         if said is None:
             return None
-        slug, _, rest, is_floor = said
-        found = self.recognize(rest, lang, None if is_floor else slug, served_only=True)
-        return (said, found) if found else None
+        slug, label, rest, is_floor = said
+        here = None if is_floor else slug
+        # "how bright is the reading lamp in the salon": without its "in the" too
+        lead = _without_lead(" ".join(_words(text)), label)
+        for reading in dict.fromkeys((lead, rest)):
+            if reading and (found := self.recognize(reading, lang, here, served_only=True)):
+                return (slug, label, reading, is_floor), found
+        return None
 
     def _in_said_room(self, reading: Reading, said: _Place, lang: str) -> Reading | IntentReply:
         """Return ``reading`` bound to the room said aloud, or why not (not in that room)."""
@@ -563,6 +569,15 @@ class IntentEngine:
     # -- running ----------------------------------------------------------------------
 
     async def _run(
+        self, intent: str, plan: Plan, lang: str, token: AgentToken | None
+    ) -> IntentReply:
+        done = await self._run_calls(intent, plan, lang, token)
+        spared = plan.values.get("spared")
+        if spared and done.handled:  # "… except the porch light": what was left as it was
+            return replace(done, speech=f"{done.speech} {say(lang, 'spared', names=spared)}")
+        return done
+
+    async def _run_calls(
         self, intent: str, plan: Plan, lang: str, token: AgentToken | None
     ) -> IntentReply:
         for call in plan.calls:
@@ -830,6 +845,32 @@ def best_of_window(window: str, group: list[tuple[str, str]], best: dict[str, fl
             best[label] = score
 
 
+# Words that lead a room said after a name ("the lamp in the salon", "die Lampe im
+# Salon", "la lampe du salon", "la lámpara del salón", "de lamp in de salon").
+_ROOM_LEADS = frozenset(
+    {
+        "in", "on", "at", "of", "the",
+        "im", "in der", "der", "dem", "den", "des",
+        "dans", "de", "du", "le", "la", "les", "l'",
+        "en", "el", "del", "los", "las",
+        "op", "het",
+    }
+)  # fmt: skip
+
+
+def _without_lead(folded: str, label: str) -> str | None:
+    """Return ``folded`` without the room ``label`` and the little words just before it."""
+    found = re.search(rf"(?<!\w){re.escape(label)}(?!\w)", folded)
+    if found is None:
+        return None
+    before = folded[: found.start()].split()
+    dropped = 0
+    while before and before[-1] in _ROOM_LEADS and dropped < 3:
+        before.pop()
+        dropped += 1
+    return " ".join([*before, *folded[found.end() :].split()])
+
+
 # Words that say nothing about what to do: articles, places' prepositions and politeness
 # in the five languages (not "an": German for "on"; not "on", "aan", "allume"...).
 _NO_VERB = frozenset(
@@ -1016,7 +1057,7 @@ def _nothing_done(why: IntentReply, lang: str, speech: str | None = None) -> Int
 
 
 def _spoken(plan: Plan) -> dict[str, Any]:
-    return {k: v for k, v in plan.values.items() if k not in ("limits", "units")}
+    return {k: v for k, v in plan.values.items() if k not in ("limits", "units", "spared")}
 
 
 def _set_point(
@@ -1059,6 +1100,13 @@ def _answer(plan: Plan, result: Any, lang: str, units: str) -> str:
         return say(lang, plan.key, target=plan.target, temperature=degrees(measured))
     if plan.key == "set_point":  # "what is the hall thermostat set to"
         return _set_point(plan, state, lang, degrees)
+    if plan.key == "color_state":  # "what colour is the sofa lamp"
+        colour = colour_name(state)
+        if state.get("on") is False or colour is None:
+            return say(
+                lang, "state_off" if state.get("on") is False else "state_on", target=plan.target
+            )
+        return say(lang, "state_color", target=plan.target, color=colour_said(lang, colour))
     if plan.key == "brightness_state":  # "how bright is the sofa lamp"
         percent = state.get("brightness_percent")
         if state.get("on") is False or not isinstance(percent, int | float):

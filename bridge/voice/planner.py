@@ -450,6 +450,75 @@ class Planner:
         return reply(s.lang, "no_kind", kind=kind, target=s.room.name, intent=s.intent)
 
     def _switch(self, s: _Subject, r: Reading) -> Plan | IntentReply:
+        plan = self._switched(s, r)
+        if isinstance(plan, Plan) and ("except_name" in r.values or "except_area" in r.values):
+            return self._spare(plan, s, r)
+        return plan
+
+    def _spare(self, plan: Plan, s: _Subject, r: Reading) -> Plan | IntentReply:
+        """Return ``plan`` without the device or room said after "except" ("but").
+
+        "Turn off all the lights except the porch light": the porch light's room is
+        switched light by light, the others by their room tools; "… except the
+        kitchen": the kitchen's calls go. What was spared is said after what was done.
+        """
+        home = self._home()
+        spared_ids: set[str] = set()
+        spared_rooms: set[str] = set()
+        names: list[str] = []
+        if "except_name" in r.values:
+            devices = [
+                d
+                for d in home.labels.get(str(r.values["except_name"]).casefold(), [])
+                if may_see(s.token, d)
+            ]
+            spared_ids = {d.id for d in devices}
+            names.extend(dict.fromkeys(d.name for d in devices))
+        if "except_area" in r.values:
+            slug = str(r.values["except_area"])
+            if slug in home.rooms:
+                spared_rooms.add(slug)
+                names.append(home.rooms[slug].name)
+        if not spared_ids and not spared_rooms:
+            return reply(s.lang, "unknown", intent=s.intent)
+        capability = "on" if s.intent == "HassTurnOn" else "off"
+        calls: list[Call] = []
+        touched = False
+        for call in plan.calls:
+            meta = call.definition.metadata
+            room = meta.get("room") if isinstance(meta.get("room"), dict) else None
+            device_id = (meta.get("device") or {}).get("id")
+            if room is not None:
+                slug = str(room.get("slug"))
+                if slug in spared_rooms:
+                    touched = True
+                    continue
+                if spared_ids & set(room.get("devices", [])) and slug in home.rooms:
+                    touched = True  # the room's other lights, one by one
+                    for device in home.rooms[slug].devices:
+                        if (
+                            domain_of(device) == "light"
+                            and device.id not in spared_ids
+                            and may_see(s.token, device)
+                            and (c := self._call(capability, {}, device.name, device=device))
+                        ):
+                            calls.append(c)
+                    continue
+            elif device_id in spared_ids or any(
+                device_id in {d.id for d in home.rooms[slug].devices} for slug in spared_rooms
+            ):
+                touched = True
+                continue
+            calls.append(call)
+        if not touched:  # what was spared would not have been touched anyway
+            return replace(plan, values={**plan.values, "spared": both(s.lang, names)})
+        if not calls:
+            return reply(s.lang, "nothing_else", names=both(s.lang, names), intent=s.intent)
+        return replace(
+            plan, calls=tuple(calls), values={**plan.values, "spared": both(s.lang, names)}
+        )
+
+    def _switched(self, s: _Subject, r: Reading) -> Plan | IntentReply:
         on = s.intent == "HassTurnOn"
         if r.values.get("toggle") and s.device is not None:  # "toggle the porch light"
             return self._each(s, "toggle", {}, "toggle")
@@ -654,6 +723,8 @@ class Planner:
             return reply(s.lang, "not_here", intent=s.intent)
         if r.values.get("asked") == "brightness":  # "how bright is the sofa lamp"
             return self._each(s, "state", {}, "brightness_state")
+        if r.values.get("asked") == "color":  # "what colour is the sofa lamp"
+            return self._each(s, "state", {}, "color_state")
         return self._each(s, "state", {}, "state")
 
     def _climate(self, s: _Subject, r: Reading, token: AgentToken | None) -> Plan | IntentReply:

@@ -1947,11 +1947,47 @@ _SET_POINT_NAMED = {"slots": {"asked": "target"}, **_CLIMATE_NAMED}
 _SET_POINT_ROOM = {"slots": {"asked": "target", "domain": "climate"}}
 _MODE = "{climate_modes:mode}"
 _EN_THERMOSTAT = "(heating|heater|thermostat|heat|air conditioning|ac)"
+
+
+def _both(state: str) -> list[str]:
+    """Return "turn on both kitchen lights" and its kin: a room's lights, with "both"."""
+    return [
+        f"(turn|switch|put) {state} both [the] {{area}} {_EN_LIGHT}",
+        f"(turn|switch|put) both [the] {{area}} {_EN_LIGHT} {state}",
+        f"(turn|switch|put) {state} both [the] {_EN_LIGHT} (in|on) [the] {{area}}",
+        f"(turn|switch|put) both [the] {_EN_LIGHT} (in|on) [the] {{area}} {state}",
+    ]
+
+
+# "... except the porch light" / "... but the kitchen": a device or room left out
+_SPARED = "({name:except_name}|{area:except_area})"
+_EXCEPT_EN = f"(except|but|apart from|other than) [for] [the] {_SPARED}"
+
+
+def _except_en(state: str, what: str) -> list[str]:
+    """Return "turn off everything except the porch light" and its kin."""
+    return [
+        f"(turn|switch|shut) {state} {what} {_EXCEPT_EN}",
+        f"(turn|switch|shut) {what} {state} {_EXCEPT_EN}",
+    ]
+
+
 # "toggle the porch light": its Toggle command (a light, switch or fan named)
 _TOGGLE = {"slots": {"toggle": "yes"}, **_NAMED_SWITCHABLE}
-THERMOSTAT_AND_TOGGLE: Sentences = {
+# The ninth session's wording: toggling, "both" of a room's lights, a thermostat's mode
+# by name and what it is set to (five languages; "both" in English).
+NINTH_WORDING: Sentences = {
     "en": {
-        "HassTurnOn": [(["(toggle|flip) [the] {name}", "switch [the] {name} over"], _TOGGLE)],
+        "HassTurnOn": [
+            (["(toggle|flip) [the] {name}", "switch [the] {name} over"], _TOGGLE),
+            (_both("on"), _LIGHT),
+            (_except_en("on", f"(all|every) [the] {_EN_LIGHT}"), _ALL_LIGHTS),
+        ],
+        "HassTurnOff": [
+            (_both("off"), _LIGHT),
+            (_except_en("off", "everything"), _EVERYTHING),
+            (_except_en("off", f"(all|every) [the] {_EN_LIGHT}"), _ALL_LIGHTS),
+        ],
         CLIMATE_MODE_INTENT: [
             (
                 [
@@ -2009,6 +2045,22 @@ THERMOSTAT_AND_TOGGLE: Sentences = {
         ],
     },
     "de": {
+        "HassTurnOff": [
+            (
+                [
+                    "(schalte|schalt|mach|mache) alles aus (außer|bis auf) [den|die|das|dem|der] "
+                    f"{_SPARED}"
+                ],
+                _EVERYTHING,
+            ),
+            (
+                [
+                    "(schalte|schalt|mach|mache) alle (Lichter|Lampen) aus (außer|bis auf) "
+                    f"[den|die|das|dem|der] {_SPARED}"
+                ],
+                _ALL_LIGHTS,
+            ),
+        ],
         "HassTurnOn": [(["(schalte|schalt) [den|die|das] {name} um"], _TOGGLE)],
         CLIMATE_MODE_INTENT: [
             (
@@ -2048,6 +2100,10 @@ THERMOSTAT_AND_TOGGLE: Sentences = {
         ],
     },
     "fr": {
+        "HassTurnOff": [
+            ([f"éteins tout sauf [(le |la |l')]{_SPARED}"], _EVERYTHING),
+            ([f"éteins toutes les (lumières|lampes) sauf [(le |la |l')]{_SPARED}"], _ALL_LIGHTS),
+        ],
         "HassTurnOn": [(["(bascule|inverse) [(le |la |l')]{name}"], _TOGGLE)],
         CLIMATE_MODE_INTENT: [
             (
@@ -2084,6 +2140,13 @@ THERMOSTAT_AND_TOGGLE: Sentences = {
         ],
     },
     "es": {
+        "HassTurnOff": [
+            ([f"apaga todo (menos|excepto|salvo) [el|la] {_SPARED}"], _EVERYTHING),
+            (
+                [f"apaga todas las (luces|lámparas) (menos|excepto|salvo) [el|la] {_SPARED}"],
+                _ALL_LIGHTS,
+            ),
+        ],
         "HassTurnOn": [(["(alterna|conmuta) [el|la] {name}"], _TOGGLE)],
         CLIMATE_MODE_INTENT: [
             (
@@ -2118,6 +2181,10 @@ THERMOSTAT_AND_TOGGLE: Sentences = {
         ],
     },
     "nl": {
+        "HassTurnOff": [
+            ([f"(zet|doe) alles uit behalve [de|het] {_SPARED}"], _EVERYTHING),
+            ([f"(zet|doe) alle (lampen|lichten) uit behalve [de|het] {_SPARED}"], _ALL_LIGHTS),
+        ],
         "HassTurnOn": [(["(schakel|zet) [de|het] {name} om"], _TOGGLE)],
         CLIMATE_MODE_INTENT: [
             (
@@ -2150,6 +2217,69 @@ THERMOSTAT_AND_TOGGLE: Sentences = {
                 _SET_POINT_ROOM,
             ),
         ],
+    },
+}
+
+
+# "what colour is the sofa lamp": its state, its colour named (bridge.voice.colours)
+_COLOUR_ASKED = {"slots": {"asked": "color"}, **_NAMED_LIGHT}
+COLOUR_ASKED: Sentences = {
+    "en": {
+        "HassGetState": [
+            (
+                [
+                    "(what|which) (color|colour) is [the] {name} [(set to|on|now)]",
+                    "(what is|what's|whats) the (color|colour) of [the] {name}",
+                    "what (color|colour) does [the] {name} have",
+                ],
+                _COLOUR_ASKED,
+            )
+        ]
+    },
+    "de": {
+        "HassGetState": [
+            (
+                [
+                    "welche Farbe hat [der|die|das] {name}",
+                    "in welcher Farbe leuchtet [der|die|das] {name}",
+                    "welche Farbe ist [der|die|das] {name} [eingestellt]",
+                ],
+                _COLOUR_ASKED,
+            )
+        ]
+    },
+    "fr": {
+        "HassGetState": [
+            (
+                [
+                    "de quelle couleur est [(le |la |l')]{name}",
+                    "quelle est la couleur (du |de la |de l')[ ]{name}",
+                ],
+                _COLOUR_ASKED,
+            )
+        ]
+    },
+    "es": {
+        "HassGetState": [
+            (
+                [
+                    "(de qué|de que) color (es|está) [el|la] {name}",
+                    "(qué|que) color tiene [el|la] {name}",
+                ],
+                _COLOUR_ASKED,
+            )
+        ]
+    },
+    "nl": {
+        "HassGetState": [
+            (
+                [
+                    "welke kleur heeft [de|het] {name}",
+                    "(in|op) welke kleur staat [de|het] {name}",
+                ],
+                _COLOUR_ASKED,
+            )
+        ]
     },
 }
 
@@ -2233,7 +2363,8 @@ def load_templates(language: str) -> dict[str, Any] | None:
         KELVIN,
         MORE_WORDING,
         EVERYDAY_EN,
-        THERMOSTAT_AND_TOGGLE,
+        NINTH_WORDING,
+        COLOUR_ASKED,
         KIND_TEMPLATES,
     ):
         for intent, groups in extras.get(language, {}).items():

@@ -182,6 +182,8 @@ MULTI_LANGUAGE_SETS = (
     "wording8_heldout",
     "wording9",
     "wording9_heldout",
+    "wording9b_heldout",
+    "wording9c_heldout",
 )
 
 

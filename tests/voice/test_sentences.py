@@ -69,6 +69,10 @@ KNOWN_MISSES: dict[str, set[tuple[str, str]]] = {
     # held-out set written after the engine changes, before its first run)
     "wording9": set(),
     "wording9_heldout": set(),
+    "wording9b_heldout": set(),
+    # "the blind" is no device's name in this home (its blind has one of its own): a
+    # kind said after "except" is not read, and nothing is done
+    "wording9c_heldout": {("en", "turn off all the lights except the blind")},
 }
 
 
@@ -90,6 +94,8 @@ KNOWN_MISSES: dict[str, set[tuple[str, str]]] = {
         "wording8_heldout",
         "wording9",
         "wording9_heldout",
+        "wording9b_heldout",
+        "wording9c_heldout",
     ],
 )
 async def test_every_sentence_makes_exactly_its_calls(home: Home, which: str) -> None:

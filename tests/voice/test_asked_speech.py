@@ -1,10 +1,11 @@
-"""A thermostat spoken to by its mode and asked what it is set to, on a real controller.
+"""Thermostats and lights asked what they are set to, on a real controller.
 
 The sentence home's two recorded thermostats (imported as test nodes into the real
 python-matter-server): the hall's heats and cools, the bedroom's also has auto. "What
 is the hall thermostat set to" reads its state and says the set-point it works to (not
 the room's temperature); in auto, both set-points; a mode the thermostat lacks does
-nothing and the answer lists the modes it has; "toggle" reaches a light's Toggle.
+nothing and the answer lists the modes it has; "toggle" reaches a light's Toggle; "what
+colour is the sofa lamp" names the colour its state shows, in five languages.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from bridge.voice.colours import colour_name, colour_said
 from tests.support.home import Home
 
 pytestmark = pytest.mark.controller
@@ -100,3 +102,59 @@ async def test_toggle_reaches_the_toggle_command(home: Home) -> None:
     for text in ("toggle the front door", "toggle the hall thermostat"):
         reply = await _say(home, text)
         assert reply.calls == (), (text, reply)
+
+
+@pytest.mark.parametrize(
+    ("text", "lang", "said"),
+    [
+        ("what colour is the sofa lamp", "en", "Sofa Lamp is {}."),
+        ("welche Farbe hat die Stehlampe", "de", "Sofa Lamp leuchtet {}."),
+        ("de quelle couleur est le lampadaire", "fr", "Sofa Lamp est en {}."),
+        ("qué color tiene la lámpara de pie", "es", "Sofa Lamp está en {}."),
+        ("welke kleur heeft de staande lamp", "nl", "Sofa Lamp brandt {}."),
+    ],
+)
+async def test_a_lights_colour_is_named_from_its_state(
+    home: Home, text: str, lang: str, said: str
+) -> None:
+    state = await _state(home, "light_sofa_lamp_state")
+    colour = colour_name(state)
+    assert state["on"] is True, state
+    assert colour is not None, state
+    reply = await _say(home, text, lang)
+    assert [c["tool"] for c in reply.calls] == ["matter:light_sofa_lamp_state"], reply
+    assert reply.speech == said.format(colour_said(lang, colour))
+
+
+async def test_a_light_without_colour_or_off_says_only_that(home: Home) -> None:
+    state = await _state(home, "kitchen_light_state")
+    reply = await _say(home, "what color is the kitchen light")
+    assert reply.speech == f"Kitchen Light is {'on' if state['on'] else 'off'}.", (reply, state)
+    reply = await _say(home, "what color is the front door")  # a lock: never asked so
+    assert reply.calls == ()
+
+
+async def test_every_light_but_one_device_or_room(home: Home) -> None:
+    every = await _say(home, "turn off all the lights")
+    rooms = sorted(c["tool"] for c in every.calls)
+    assert "matter:room_kitchen_lights_off" in rooms
+    assert "matter:room_terraza_lights_off" in rooms
+    # the porch light is the terraza's only light: its room's call goes
+    reply = await _say(home, "turn off all the lights except the porch light")
+    assert sorted(c["tool"] for c in reply.calls) == [
+        t for t in rooms if t != "matter:room_terraza_lights_off"
+    ]
+    assert reply.speech == "Turned off all the lights. Left Porch Light as it was."
+    # the ceiling light shares the kitchen with the kitchen light: that one on its own
+    reply = await _say(home, "turn off all the lights except the ceiling light")
+    assert sorted(c["tool"] for c in reply.calls) == sorted(
+        ["matter:kitchen_light_off", *(t for t in rooms if t != "matter:room_kitchen_lights_off")]
+    )
+    # a room: its calls go
+    reply = await _say(home, "turn off everything except the kitchen")
+    assert "matter:room_kitchen_lights_off" not in [c["tool"] for c in reply.calls]
+    assert reply.speech.endswith("Left Kitchen as it was.")
+    # in German too
+    reply = await _say(home, "schalte alle Lichter aus außer dem Verandalicht", "de")
+    assert "matter:room_terraza_lights_off" not in [c["tool"] for c in reply.calls]
+    assert reply.speech.endswith("Porch Light bleibt, wie es war.")
