@@ -387,6 +387,15 @@ class IntentEngine:
             return reply(lang, "where")
         return there
 
+    def _label_said(self, segment: list[str]) -> str | None:
+        """Return the device or room name a list item says alone ("the sofa lamp"), if any."""
+        words = list(segment)
+        while words and words[0] in _ROOM_LEADS:
+            words.pop(0)
+        label = " ".join(words).casefold()
+        home = self.home()
+        return label if label in home.labels or label in home.room_labels else None
+
     def _vocabulary(self, token: AgentToken | None) -> frozenset[str]:
         """Return the words a typo may be mended to (never a hidden device's name).
 
@@ -502,8 +511,17 @@ class IntentEngine:
         """
         plans: list[tuple[str, Plan]] = []
         named: str | None = None  # the device the last part named ("it" in the next)
+        sparing = False  # the last part spared something ("… except the porch light")
+        spared = 0  # parts the last one took as more of what it spares
         for i, segment in enumerate(segments):
+            if spared:
+                spared -= 1
+                continue
             tries = completions(segments, i)
+            if sparing:
+                # after "… except A": never a verb borrowed ("and B" is B spared too, or a
+                # sentence of its own: "… and lock the front door")
+                tries = iter([" ".join(segment)])
             if named is not None and (meant := with_referent(segment, named, lang)):
                 # "turn on the sofa lamp and dim it to 20 %": "it" is the sofa lamp
                 tries = itertools.chain(
@@ -532,6 +550,16 @@ class IntentEngine:
             sentence, results = found
             reading = Reading.of(results[0], said_units)
             named = reading.texts.get("name") or None
+            sparing = "except_name" in reading.values or "except_area" in reading.values
+            if sparing:  # "… except A, B and C": B and C spared too
+                more: list[str] = []
+                for item in segments[i + 1 :]:
+                    if (label := self._label_said(item)) is None:
+                        break
+                    more.append(label)
+                spared = len(more)
+                if more:
+                    reading = replace(reading, values={**reading.values, "except_more": more})
             plan = self._planner.plan(reading, sentence, lang, token)
             if isinstance(plan, IntentReply):
                 return _nothing_done(plan, lang)
@@ -574,7 +602,8 @@ class IntentEngine:
         done = await self._run_calls(intent, plan, lang, token)
         spared = plan.values.get("spared")
         if spared and done.handled:  # "… except the porch light": what was left as it was
-            return replace(done, speech=f"{done.speech} {say(lang, 'spared', names=spared)}")
+            key = "spared_many" if plan.values.get("spared_count", 1) > 1 else "spared"
+            return replace(done, speech=f"{done.speech} {say(lang, key, names=spared)}")
         return done
 
     async def _run_calls(
@@ -1057,7 +1086,11 @@ def _nothing_done(why: IntentReply, lang: str, speech: str | None = None) -> Int
 
 
 def _spoken(plan: Plan) -> dict[str, Any]:
-    return {k: v for k, v in plan.values.items() if k not in ("limits", "units", "spared")}
+    return {
+        k: v
+        for k, v in plan.values.items()
+        if k not in ("limits", "units", "spared", "spared_count")
+    }
 
 
 def _set_point(

@@ -479,6 +479,16 @@ class Planner:
             if slug in home.rooms:
                 spared_rooms.add(slug)
                 names.append(home.rooms[slug].name)
+        for label in r.values.get("except_more", ()):  # "… except A, B and C"
+            visible = [d for d in home.labels.get(str(label), []) if may_see(s.token, d)]
+            if visible:
+                spared_ids.update(d.id for d in visible)
+                names.extend(dict.fromkeys(d.name for d in visible))
+            elif (room := home.rooms.get(home.room_labels.get(str(label), ""))) is not None:
+                spared_rooms.add(room.slug)
+                names.append(room.name)
+            else:  # a name the caller may not see: nothing is done
+                return reply(s.lang, "unknown", intent=s.intent)
         if not spared_ids and not spared_rooms:
             return reply(s.lang, "unknown", intent=s.intent)
         capability = "on" if s.intent == "HassTurnOn" else "off"
@@ -510,13 +520,12 @@ class Planner:
                 touched = True
                 continue
             calls.append(call)
+        said = {"spared": both(s.lang, names), "spared_count": len(names)}
         if not touched:  # what was spared would not have been touched anyway
-            return replace(plan, values={**plan.values, "spared": both(s.lang, names)})
+            return replace(plan, values={**plan.values, **said})
         if not calls:
             return reply(s.lang, "nothing_else", names=both(s.lang, names), intent=s.intent)
-        return replace(
-            plan, calls=tuple(calls), values={**plan.values, "spared": both(s.lang, names)}
-        )
+        return replace(plan, calls=tuple(calls), values={**plan.values, **said})
 
     def _switched(self, s: _Subject, r: Reading) -> Plan | IntentReply:
         on = s.intent == "HassTurnOn"

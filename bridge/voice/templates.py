@@ -1974,8 +1974,8 @@ def _except_en(state: str, what: str) -> list[str]:
 
 # "toggle the porch light": its Toggle command (a light, switch or fan named)
 _TOGGLE = {"slots": {"toggle": "yes"}, **_NAMED_SWITCHABLE}
-# The ninth session's wording: toggling, "both" of a room's lights, a thermostat's mode
-# by name and what it is set to (five languages; "both" in English).
+# The ninth session's wording: toggling, "both" of a room's lights, every light or
+# everything but one, a thermostat's mode by name and what it is set to (five languages).
 NINTH_WORDING: Sentences = {
     "en": {
         "HassTurnOn": [
@@ -2046,6 +2046,7 @@ NINTH_WORDING: Sentences = {
     },
     "de": {
         "HassTurnOff": [
+            (["(schalte|schalt|mach|mache) beide (Lichter|Lampen) <area> aus"], _LIGHT),
             (
                 [
                     "(schalte|schalt|mach|mache) alles aus (außer|bis auf) [den|die|das|dem|der] "
@@ -2061,7 +2062,10 @@ NINTH_WORDING: Sentences = {
                 _ALL_LIGHTS,
             ),
         ],
-        "HassTurnOn": [(["(schalte|schalt) [den|die|das] {name} um"], _TOGGLE)],
+        "HassTurnOn": [
+            (["(schalte|schalt) [den|die|das] {name} um"], _TOGGLE),
+            (["(schalte|schalt|mach|mache) beide (Lichter|Lampen) <area> (an|ein)"], _LIGHT),
+        ],
         CLIMATE_MODE_INTENT: [
             (
                 [
@@ -2101,10 +2105,14 @@ NINTH_WORDING: Sentences = {
     },
     "fr": {
         "HassTurnOff": [
+            ([f"éteins les deux (lumières|lampes) {_FR_DE}"], _LIGHT),
             ([f"éteins tout sauf [(le |la |l')]{_SPARED}"], _EVERYTHING),
             ([f"éteins toutes les (lumières|lampes) sauf [(le |la |l')]{_SPARED}"], _ALL_LIGHTS),
         ],
-        "HassTurnOn": [(["(bascule|inverse) [(le |la |l')]{name}"], _TOGGLE)],
+        "HassTurnOn": [
+            (["(bascule|inverse) [(le |la |l')]{name}"], _TOGGLE),
+            ([f"allume les deux (lumières|lampes) {_FR_DE}"], _LIGHT),
+        ],
         CLIMATE_MODE_INTENT: [
             (
                 [
@@ -2141,13 +2149,17 @@ NINTH_WORDING: Sentences = {
     },
     "es": {
         "HassTurnOff": [
+            ([f"apaga (las dos|ambas) (luces|lámparas) {_ES_EN}"], _LIGHT),
             ([f"apaga todo (menos|excepto|salvo) [el|la] {_SPARED}"], _EVERYTHING),
             (
                 [f"apaga todas las (luces|lámparas) (menos|excepto|salvo) [el|la] {_SPARED}"],
                 _ALL_LIGHTS,
             ),
         ],
-        "HassTurnOn": [(["(alterna|conmuta) [el|la] {name}"], _TOGGLE)],
+        "HassTurnOn": [
+            (["(alterna|conmuta) [el|la] {name}"], _TOGGLE),
+            ([f"(enciende|prende) (las dos|ambas) (luces|lámparas) {_ES_EN}"], _LIGHT),
+        ],
         CLIMATE_MODE_INTENT: [
             (
                 [f"(pon|cambia|pasa|configura) [el|la] {{name}} (en|a) [modo] {_MODE}"],
@@ -2182,10 +2194,14 @@ NINTH_WORDING: Sentences = {
     },
     "nl": {
         "HassTurnOff": [
+            ([f"(zet|doe) beide (lampen|lichten) {_NL_IN} uit"], _LIGHT),
             ([f"(zet|doe) alles uit behalve [de|het] {_SPARED}"], _EVERYTHING),
             ([f"(zet|doe) alle (lampen|lichten) uit behalve [de|het] {_SPARED}"], _ALL_LIGHTS),
         ],
-        "HassTurnOn": [(["(schakel|zet) [de|het] {name} om"], _TOGGLE)],
+        "HassTurnOn": [
+            (["(schakel|zet) [de|het] {name} om"], _TOGGLE),
+            ([f"(zet|doe) beide (lampen|lichten) {_NL_IN} aan"], _LIGHT),
+        ],
         CLIMATE_MODE_INTENT: [
             (
                 [

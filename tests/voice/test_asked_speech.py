@@ -158,3 +158,21 @@ async def test_every_light_but_one_device_or_room(home: Home) -> None:
     reply = await _say(home, "schalte alle Lichter aus außer dem Verandalicht", "de")
     assert "matter:room_terraza_lights_off" not in [c["tool"] for c in reply.calls]
     assert reply.speech.endswith("Porch Light bleibt, wie es war.")
+
+
+async def test_everything_but_several_never_borrows_the_verb_for_the_spared(home: Home) -> None:
+    """ "… except A and B": B is spared too, never switched off by a borrowed verb."""
+    reply = await _say(home, "turn off all the lights except the porch light and the sofa lamp")
+    tools = [c["tool"] for c in reply.calls]
+    assert "matter:light_sofa_lamp_off" not in tools, reply
+    assert "matter:room_living_room_lights_off" not in tools, reply
+    assert "matter:room_terraza_lights_off" not in tools, reply
+    assert reply.speech.endswith("Left Porch Light and Sofa Lamp as they were.")
+    # a part with a verb of its own still runs after the sparing part
+    reply = await _say(home, "turn off everything except the kitchen and lock the front door")
+    tools = [c["tool"] for c in reply.calls]
+    assert tools[-1] == "matter:lock_front_door_lock"
+    assert "matter:room_kitchen_lights_off" not in tools
+    # a list item that is no name the caller may see: nothing at all is done
+    reply = await _say(home, "turn off all the lights except the porch light and the moon")
+    assert reply.calls == (), reply
