@@ -17,7 +17,15 @@ from dataclasses import replace
 from aiohttp import web
 
 from bridge.api.bearer import token_of
-from bridge.api.http import SERVICE_KEY, json_response, read_json, response_json, service_of
+from bridge.api.http import (
+    SERVICE_KEY,
+    json_response,
+    read_json,
+    response_json,
+    service_of,
+    until_hang_up,
+    watch_hang_ups,
+)
 from bridge.api.openapi import add_route, path_param
 from bridge.auth.permissions import PermissionChecker
 from bridge.errors import InvalidRequestError, running
@@ -47,12 +55,13 @@ async def call_compact(request: web.Request) -> web.Response:
         return json_response(await profile.home_state(allows, profile.state_args(body)))
     resolved = profile.resolve(name, body, allows)
     call = replace(ToolRequest(tool=resolved.key, params=resolved.params), via=resolved.via)
-    response = await runtime.invoker.invoke(call, token=token)
+    response = await until_hang_up(request, runtime.invoker.invoke(call, token=token))
     return response_json(response, {"via": resolved.via})
 
 
 def setup(app: web.Application) -> None:
     """Add the compact call route and its profile (following the registry)."""
+    watch_hang_ups(app)
     service = app[SERVICE_KEY]
     profile = compact_profile(service.registry, lambda: service.matter)
     profile.start()

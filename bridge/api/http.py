@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -324,3 +324,32 @@ class HangUps:
 
 
 HANG_UPS_KEY: web.AppKey[HangUps] = web.AppKey("hang_ups", HangUps)
+
+
+async def until_hang_up[T](request: web.Request, call: Awaitable[T]) -> T:
+    """Await ``call`` (a route's tool call), cancelled if the client hangs up meanwhile.
+
+    Every route that runs a call goes through here: ``POST /v1/invoke``, the compact
+    profile's calls and a peer's forwarded call.
+    """
+    hang_ups = request.app[HANG_UPS_KEY]
+    task = hang_ups.watch(request)
+    try:
+        return await call
+    finally:
+        hang_ups.done(task)
+
+
+def watch_hang_ups(app: web.Application) -> None:
+    """Give ``app`` its hang-up checks, once (stopped when the app is cleaned up).
+
+    Called by the setup of every route module that runs calls (``until_hang_up``).
+    """
+    if HANG_UPS_KEY in app:
+        return
+    app[HANG_UPS_KEY] = HangUps()
+
+    async def stop(app: web.Application) -> None:
+        app[HANG_UPS_KEY].close()
+
+    app.on_cleanup.append(stop)

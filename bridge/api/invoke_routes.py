@@ -11,12 +11,12 @@ from aiohttp import web
 
 from bridge.api.bearer import require, token_of
 from bridge.api.http import (
-    HANG_UPS_KEY,
-    HangUps,
     json_response,
     read_json,
     response_json,
     service_of,
+    until_hang_up,
+    watch_hang_ups,
 )
 from bridge.api.openapi import add_route, json_content, path_param, query_param
 from bridge.auth.approvals import APPROVE_PERMISSION
@@ -62,12 +62,8 @@ async def invoke(request: web.Request) -> web.Response:
     """Run one call and answer its ``tool_response``."""
     token = token_of(request)
     call = await parse_invoke(request)
-    hang_ups = request.app[HANG_UPS_KEY]
-    task = hang_ups.watch(request)  # a client that hangs up cancels its call
-    try:
-        response = await _runtime(request).invoker.invoke(call, token=token)
-    finally:
-        hang_ups.done(task)
+    # a client that hangs up cancels its call
+    response = await until_hang_up(request, _runtime(request).invoker.invoke(call, token=token))
     return response_json(response)
 
 
@@ -146,14 +142,9 @@ _ERRORS = {
 }
 
 
-async def _stop_hang_up_checks(app: web.Application) -> None:
-    app[HANG_UPS_KEY].close()
-
-
 def setup(app: web.Application) -> None:
     """Add the invocation routes."""
-    app[HANG_UPS_KEY] = HangUps()
-    app.on_cleanup.append(_stop_hang_up_checks)
+    watch_hang_ups(app)
     add_route(
         app,
         "POST",

@@ -22,7 +22,7 @@ from typing import Any
 from aiohttp import web
 
 from bridge.api.bearer import require
-from bridge.api.http import SERVICE_KEY, read_json
+from bridge.api.http import SERVICE_KEY, read_json, until_hang_up, watch_hang_ups
 from bridge.api.openapi import add_route, query_param
 from bridge.errors import BridgeError, InternalError, UnauthenticatedError, running
 from bridge.mesh.envelope import OPENED
@@ -168,7 +168,10 @@ async def push(request: web.Request) -> web.StreamResponse:
 async def invoke(request: web.Request) -> web.StreamResponse:
     """Run a call forwarded by a peer and answer with its response and route."""
     run = _run(request)
-    return await _signed(request, "invoke", lambda node, body: node.handle_invoke(body, run))
+    # a peer that hangs up cancels the call it forwarded
+    return await until_hang_up(
+        request, _signed(request, "invoke", lambda node, body: node.handle_invoke(body, run))
+    )
 
 
 @_guard
@@ -190,6 +193,7 @@ async def tools(request: web.Request) -> web.StreamResponse:
 
 def setup(app: web.Application) -> None:
     """Add the mesh routes to ``app`` and document them."""
+    watch_hang_ups(app)
     handlers = {
         "/v1/mesh/hello": hello,
         "/v1/mesh/gossip": gossip,

@@ -10,8 +10,9 @@ little saturation is white.
 from __future__ import annotations
 
 import colorsys
+import math
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeGuard
 
 # Everyday hues (degrees on the colour wheel) and the whites' temperatures (kelvin).
 HUES: tuple[tuple[str, float], ...] = (
@@ -102,23 +103,24 @@ def colour_name(state: Mapping[str, Any]) -> str | None:
     kelvin = state.get("color_temperature_kelvin")
     huesat = state.get("color")
     xy = state.get("color_xy")
-    if (
-        isinstance(kelvin, int | float)
-        and kelvin > 0
-        and (mode == "color_temperature" or not (huesat or xy))
-    ):
+    if _finite(kelvin) and kelvin > 0 and (mode == "color_temperature" or not (huesat or xy)):
         return white_name(kelvin)
     if isinstance(huesat, Mapping) and mode != "xy":
         hue, saturation = huesat.get("hue"), huesat.get("saturation")
-        if isinstance(hue, int | float) and isinstance(saturation, int | float):
+        if _finite(hue) and _finite(saturation):
             return hue_name(hue, saturation)
     if isinstance(xy, Mapping):
         x, y = xy.get("x"), xy.get("y")
-        if isinstance(x, int | float) and isinstance(y, int | float):
+        if _finite(x) and _finite(y):
             found = xy_hue(x, y)
             if found is not None:
                 return hue_name(*found)
     return None
+
+
+def _finite(value: object) -> TypeGuard[float]:
+    """Whether ``value`` is a usable number (a device may report anything)."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def colour_said(language: str, name: str) -> str:

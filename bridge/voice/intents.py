@@ -879,7 +879,7 @@ def best_of_window(window: str, group: list[tuple[str, str]], best: dict[str, fl
 _ROOM_LEADS = frozenset(
     {
         "in", "on", "at", "of", "the",
-        "im", "in der", "der", "dem", "den", "des",
+        "im", "der", "dem", "den", "des",
         "dans", "de", "du", "le", "la", "les", "l'",
         "en", "el", "del", "los", "las",
         "op", "het",

@@ -466,31 +466,21 @@ class Planner:
         spared_ids: set[str] = set()
         spared_rooms: set[str] = set()
         names: list[str] = []
-        if "except_name" in r.values:
-            devices = [
-                d
-                for d in home.labels.get(str(r.values["except_name"]).casefold(), [])
-                if may_see(s.token, d)
-            ]
-            spared_ids = {d.id for d in devices}
-            names.extend(dict.fromkeys(d.name for d in devices))
-        if "except_area" in r.values:
-            slug = str(r.values["except_area"])
-            if slug in home.rooms:
-                spared_rooms.add(slug)
-                names.append(home.rooms[slug].name)
-        for label in r.values.get("except_more", ()):  # "… except A, B and C"
-            visible = [d for d in home.labels.get(str(label), []) if may_see(s.token, d)]
+        labels = [str(r.values["except_name"])] if "except_name" in r.values else []
+        labels += [str(label) for label in r.values.get("except_more", ())]  # "A, B and C"
+        slugs = [str(r.values["except_area"])] if "except_area" in r.values else []
+        for label in labels:
+            visible = [d for d in home.labels.get(label.casefold(), []) if may_see(s.token, d)]
             if visible:
                 spared_ids.update(d.id for d in visible)
                 names.extend(dict.fromkeys(d.name for d in visible))
-            elif (room := home.rooms.get(home.room_labels.get(str(label), ""))) is not None:
-                spared_rooms.add(room.slug)
-                names.append(room.name)
-            else:  # a name the caller may not see: nothing is done
+            else:  # a room in a list ("… except the porch light and the kitchen")
+                slugs.append(home.room_labels.get(label.casefold(), ""))
+        for slug in slugs:
+            if slug not in home.rooms:  # a name the caller may not see: nothing is done
                 return reply(s.lang, "unknown", intent=s.intent)
-        if not spared_ids and not spared_rooms:
-            return reply(s.lang, "unknown", intent=s.intent)
+            spared_rooms.add(slug)
+            names.append(home.rooms[slug].name)
         capability = "on" if s.intent == "HassTurnOn" else "off"
         calls: list[Call] = []
         touched = False

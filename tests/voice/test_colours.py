@@ -81,6 +81,19 @@ def test_the_mode_the_light_shows_decides() -> None:
     # nothing usable: no name (the answer then says only whether it is on)
     for state in ({}, {"on": True}, {"color": {"hue": None}}, {"color_xy": {"x": 0.3, "y": 0}}):
         assert colour_name(state) is None
+    # nothing a device could report breaks the answer: not a number, infinite, a flag
+    nan, inf = float("nan"), float("inf")
+    for state in (
+        {"color_temperature_kelvin": inf},
+        {"color_temperature_kelvin": nan},
+        {"color_temperature_kelvin": True},
+        {"color": {"hue": nan, "saturation": 80}},
+        {"color": {"hue": 120, "saturation": inf}},
+        {"color_xy": {"x": nan, "y": 0.3}},
+        {"color_xy": {"x": 0.3, "y": inf}},
+        {"color_mode": "xy", "color_xy": {"x": "0.3", "y": 0.3}},
+    ):
+        assert colour_name(state) is None, state
 
 
 def test_every_language_names_every_colour() -> None:
