@@ -120,7 +120,8 @@ class AuditEntry:
 
     ``decision`` is the step that decided (``allowed``, ``unauthenticated``,
     ``denied``, ``rate_limited``, ``invalid``, ``not_found``, ``confirmation_denied``,
-    ``confirmation_timeout``, ``replayed``); ``outcome`` is ``completed`` or ``error``.
+    ``confirmation_timeout``, ``replayed``, ``cancelled``); ``outcome`` is ``completed``,
+    ``error`` or ``cancelled`` (the call's task was cancelled before it ended).
     ``params`` / ``result`` are ``None`` when the tool's audit settings leave them out.
     """
 

@@ -1,4 +1,4 @@
-"""The tool-call lifecycle: ``initiated → running → completed | error``, published on the bus.
+"""The tool-call lifecycle: ``initiated → running → completed | error | cancelled``, on the bus.
 
 Every transition of a call is published as a ``tool_call.status`` event whose data is
 the call's wire form (``toolCallId``, ``status``, ``tool``, ``agentId``, ``resultJson``,
@@ -20,12 +20,17 @@ EVENT_TYPE = "tool_call.status"
 
 
 class ToolCallStatus(StrEnum):
-    """States of a call; ``completed`` and ``error`` are final."""
+    """States of a call; ``completed``, ``error`` and ``cancelled`` are final.
+
+    ``cancelled``: the call's task was cancelled before it ended (its HTTP client hung
+    up, its socket or session closed, the bridge stopped).
+    """
 
     INITIATED = "initiated"
     RUNNING = "running"
     COMPLETED = "completed"
     ERROR = "error"
+    CANCELLED = "cancelled"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -105,6 +110,10 @@ class CallTracker:
         if result_json is None and self._events is not None and self._events.wanted(EVENT_TYPE):
             result_json = json.dumps(result, default=str, ensure_ascii=False)
         return self._publish(call.but(status=ToolCallStatus.COMPLETED, result_json=result_json))
+
+    def cancelled(self, call: ToolCall) -> ToolCall:
+        """Publish and return ``call`` ended by its cancellation."""
+        return self._publish(call.but(status=ToolCallStatus.CANCELLED))
 
     def failed(self, call: ToolCall, error: BridgeError) -> ToolCall:
         """Publish and return ``call`` ended by ``error``."""

@@ -44,7 +44,13 @@ from bridge.errors import (
 from bridge.events import EventBus
 from bridge.invocation.calls import CallTracker, ToolCall
 from bridge.invocation.idempotency import IdempotencyStore
-from bridge.invocation.messages import ExecutionInfo, ReplayGuard, ToolRequest, ToolResponse
+from bridge.invocation.messages import (
+    ExecutionInfo,
+    ReplayGuard,
+    ResponseStatus,
+    ToolRequest,
+    ToolResponse,
+)
 from bridge.limits import IN_FLIGHT_BOUND, InFlight
 from bridge.tools.context import CallContext, new_call_id
 from bridge.tools.definition import Category, Confirmation, ToolDefinition, ToolIntent
@@ -306,6 +312,9 @@ class Invoker:
             _LOG.exception("internal error in call %s", call_id)
             internal = InternalError("internal error", {"call_id": call_id})
             response = self._fail(request, call_id, call, state, internal, started)
+        except asyncio.CancelledError:
+            self._cancelled(request, call_id, call, state, started)
+            raise
         finally:
             if state.seat is not None:
                 self.in_flight.release(state.seat)
@@ -708,8 +717,49 @@ class Invoker:
         self._record(request, response, state, started)
         return response
 
+    def _cancelled(
+        self, request: ToolRequest, call_id: str, call: ToolCall, state: _State, started: float
+    ) -> None:
+        """End a call whose task was cancelled: its final status and its audit row.
+
+        The row is queued, not waited for (the task is going); the writer commits it.
+        A call cancelled after it was allowed may have reached its device: the row says
+        so, since nobody will hear its answer.
+        """
+        if state.token is not None and call.agent_id is None:
+            call = call.but(agent_id=state.token.agent_id, token_id=state.token.id)
+        if state.tool is not None:
+            call = call.but(tool=state.tool.identity)
+        self.calls.cancelled(call)
+        if self.audit is None or state.token is None:
+            return  # no verified identity: nothing was done on anyone's behalf
+        ran = state.decision == "allowed"
+        if state.decision == "pending":
+            state.decision = "cancelled"
+        message = (
+            "cancelled while it ran (its caller went away or the bridge stopped); "
+            "whether it took effect is unknown"
+            if ran
+            else "cancelled before it ran (its caller went away or the bridge stopped)"
+        )
+        response = ToolResponse(
+            request_id=request.id,
+            call_id=call_id,
+            tool=call.tool,
+            status=ResponseStatus.ERROR,
+            duration_ms=round((time.perf_counter() - started) * 1000, 3),
+            execution=state.execution,
+            error={"code": None, "message": message},
+        )
+        self._record(request, response, state, started, outcome="cancelled")
+
     def _record(
-        self, request: ToolRequest, response: ToolResponse, state: _State, started: float
+        self,
+        request: ToolRequest,
+        response: ToolResponse,
+        state: _State,
+        started: float,
+        outcome: str | None = None,
     ) -> None:
         if self.audit is None:
             return
@@ -747,7 +797,7 @@ class Invoker:
                 token_id=state.token.id if state.token is not None else None,
                 tool=defn.identity if defn is not None else request.tool,
                 decision=state.decision,
-                outcome="completed" if response.ok else "error",
+                outcome=outcome or ("completed" if response.ok else "error"),
                 error_code=(response.error or {}).get("code"),
                 params=(
                     state.redactor.params(state.params)

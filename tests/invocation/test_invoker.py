@@ -637,3 +637,53 @@ async def test_a_full_disk_answers_storage_full_and_acknowledges_nothing(env: En
     )
     env.db.execute_sync("PRAGMA max_page_count = 1073741823")
     assert (await env.invoker.invoke(env.request("echo", {"text": "after"}))).ok
+
+
+async def test_a_cancelled_call_ends_cancelled_and_leaves_an_audit_row(
+    env: Env, unlock: Counter
+) -> None:
+    """A call whose task is cancelled (its client hung up) is audited and ends on the bus.
+
+    Without the cancellation branch the call stayed ``running`` for every subscriber and
+    left no audit row, though its command may have reached the device.
+    """
+    started = asyncio.Event()
+
+    async def slow(params: dict[str, Any], ctx: CallContext) -> Any:
+        started.set()
+        await asyncio.sleep(60)
+
+    env.registry.register(
+        echo_tool(name="slow", audit=Audit(log_params=True, log_result=True)), slow
+    )
+    sub = env.events.subscribe("tool_call.")
+    task = asyncio.create_task(env.invoker.invoke(env.request("slow", {"text": "x"})))
+    await asyncio.wait_for(started.wait(), 5)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    statuses = [sub.queue.get_nowait().data for _ in range(sub.queue.qsize())]
+    assert [s["status"] for s in statuses] == ["initiated", "running", "cancelled"]
+    assert statuses[-1]["tool"] == "core:slow@1.0.0"
+    assert statuses[-1]["agentId"] == "agent-1"
+    # a call waiting for its approval, cancelled: audited as cancelled before it ran
+    waiting = asyncio.create_task(env.invoker.invoke(env.request("unlock", {"door": "front"})))
+    approval_id = await _pending(env)
+    waiting.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await waiting
+    assert unlock.calls == []
+    await env.runtime.audit.flush()
+    ran, before = sorted(await env.runtime.audit.query(outcome="cancelled"), key=lambda e: e.tool)
+    assert (ran.tool, ran.decision, ran.agent_id, ran.error_code) == (
+        "core:slow@1.0.0",
+        "allowed",
+        "agent-1",
+        None,
+    )
+    assert "whether it took effect is unknown" in ran.details["message"]
+    assert ran.params == {"text": "x", "times": 1}
+    assert (before.tool, before.decision) == ("matter:unlock@1.0.0", "cancelled")
+    assert before.details["approval_id"] == approval_id
+    assert "before it ran" in before.details["message"]
+    assert env.invoker.in_flight.total == 0  # both seats given back
