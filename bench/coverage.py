@@ -60,6 +60,7 @@ RVC_RUN, RVC_CLEAN, DISHWASHER_MODE, TEMPERATURE_CONTROL = 84, 85, 89, 86
 MICROWAVE_MODE, MICROWAVE_CONTROL, OPERATIONAL_STATE, RVC_STATE = 94, 95, 96, 97
 VALVE, ELECTRICAL_POWER, ELECTRICAL_ENERGY, WATER_HEATER, EVSE = 129, 144, 145, 148, 153
 SERVICE_AREA, MEDIA_PLAYBACK = 336, 1286
+CAMERA_AV_STREAMS, WEBRTC_PROVIDER, CHIME = 1361, 1363, 1366
 
 
 @dataclass(frozen=True)
@@ -113,6 +114,9 @@ PRIMARY: dict[int, Primary] = {
     0x0076: Primary("Smoke CO Alarm", "read", (SMOKE_CO,)),
     0x0045: Primary("Soil Sensor", "read", (SOIL,)),
     0x000F: Primary("Generic Switch", "event", (SWITCH,)),
+    0x0148: Primary("Doorbell", "event", (SWITCH,)),
+    0x0146: Primary("Chime", "control", (CHIME,)),
+    0x0142: Primary("Camera", "control", (CAMERA_AV_STREAMS, WEBRTC_PROVIDER)),
     0x0074: Primary(
         "Robotic Vacuum Cleaner", "control", (RVC_RUN, RVC_STATE), (RVC_CLEAN, SERVICE_AREA)
     ),
@@ -164,7 +168,7 @@ CONTROLLERS = {
 }
 OUTCOMES = ("friendly", "partial", "generic", "nothing")
 # Clusters controlled by attribute writes, not commands (an empty command list is normal).
-WRITTEN = {FAN, THERMOSTAT}
+WRITTEN = {FAN, THERMOSTAT, PUMP}
 
 
 @dataclass(frozen=True)

@@ -158,6 +158,8 @@ async def run(
         "wording9 held-out": load_sentences("wording9_heldout"),
         "wording9b held-out": load_sentences("wording9b_heldout"),
         "wording9c held-out": load_sentences("wording9c_heldout"),
+        "wording10": load_sentences("wording10"),
+        "wording10 held-out": load_sentences("wording10_heldout"),
     }
     async with start_home(controller_url, state_dir, DUMPS, key_file, VOICE) as home:
         await furnish(home)

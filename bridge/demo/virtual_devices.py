@@ -75,6 +75,8 @@ class DeviceKind(StrEnum):
     CLOSURE_PANEL = "closure-panel"
     DOOR_LOCK = "door-lock"
     WATER_VALVE = "water-valve"
+    CHIME = "chime"
+    COOK_SURFACE = "cook-surface"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -65,7 +65,7 @@ from bridge.voice.units import (
     home_units,
     to_celsius,
 )
-from bridge.voice.wording import corrected, plain
+from bridge.voice.wording import corrected, plain, said_later, said_plainly
 
 if TYPE_CHECKING:
     from hassil.recognize import RecognizeResult
@@ -106,6 +106,11 @@ _Place = tuple[str, str, str, bool]
 def normalise_language(language: str) -> str:
     """Return the base language of a tag (``"de-AT"`` → ``"de"``)."""
     return language.strip().replace("_", "-").split("-", 1)[0].lower()
+
+
+# Words beyond which a sentence is not one command (the sets' longest single command has
+# 13; compound sentences are cut into parts first): no second tries at matching it.
+RETRY_WORDS = 20
 
 
 class IntentEngine:
@@ -324,9 +329,12 @@ class IntentEngine:
         self, text: str, lang: str, token: AgentToken | None, here: str | None
     ) -> IntentReply:
         spoken = text
-        text, said_units = explicit_unit(plain(text, lang) or text)
+        text, said_units = explicit_unit(said_plainly(plain(text, lang) or text, lang))
         results = self.recognize(text, lang, here)
-        if not results:  # a misspelt name or room ("kitchn"): mended only when unique
+        # The second tries (a spelling mended, a room said or the only room) each match
+        # the templates again; a sentence longer than any one command gets none of them.
+        retry = len(text.split()) <= RETRY_WORDS
+        if not results and retry:  # a misspelt name or room ("kitchn"): mended if unique
             mended = corrected(text, self._vocabulary(token), self._template_words(lang))
             if mended is not None and (found := self.recognize(mended, lang, here)):
                 text, results = mended, found
@@ -335,16 +343,19 @@ class IntentEngine:
         if not results and "," in spoken:
             # "turn off the sofa lamp, the ceiling light and the porch light": cut at the
             # commas too
-            listed = parts(explicit_unit(plain(commas_joined(spoken, lang), lang))[0], lang)
+            listed = parts(
+                explicit_unit(said_plainly(plain(commas_joined(spoken, lang), lang), lang))[0],
+                lang,
+            )
             segments = listed if len(listed) > len(segments) else segments
         if is_compound(segments):
             return await self._handle_compound(segments, lang, token, here, said_units)
-        if not results and (said := self._with_room_said(text, lang)) is not None:
+        if not results and retry and (said := self._with_room_said(text, lang)) is not None:
             place, results = said
         if not results:
             # "close the blind" with the speaker's room unknown: the room of the home's
             # only blinds, or the question which room
-            there = self._in_only_room(text, lang, token) if here is None else None
+            there = self._in_only_room(text, lang, token) if here is None and retry else None
             if there is None:
                 return self._not_understood(text, lang, token)
             if isinstance(there, IntentReply):
@@ -788,6 +799,8 @@ class IntentEngine:
         )
 
     def _not_understood(self, text: str, lang: str, token: AgentToken | None) -> IntentReply:
+        if said_later(text, lang):  # "turn off the porch light in 10 minutes": not now
+            return IntentReply(speech=say(lang, "later"), language=lang, handled=False)
         heard = self.heard_names(text, token=token)
         if heard:
             return IntentReply(

@@ -9,6 +9,7 @@ what the home holds, and the tool for a capability comes from the generator's ow
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -99,6 +100,9 @@ KELVIN_STEP = 500
 # A fan's relative step in speed points ("faster"; "a bit": SMALL_STEP), and the slowest
 # it is stepped down to (slowing down never switches a fan off).
 FAN_STEP, FAN_SLOWEST = 25, 10
+# A cover's relative step in points of opening ("open the blind a bit": always said
+# with "a bit", so there is no bigger step to be smaller than).
+COVER_STEP = 20
 TEMPERATURE_STEP = {METRIC: 1, IMPERIAL: 2}
 # The tools that set a device's own named mode: a washer's or dishwasher's cycle, a
 # robot's clean mode, an oven's or microwave's cooking mode (cluster maps' row suffixes).
@@ -920,6 +924,7 @@ class Planner:
                 "climate": "temperature",
                 "water_heater": "temperature",
                 "fan": "fan_speed",
+                "cover": "position",
             }.get(str(domain))
         if what is None:
             if s.device is not None:
@@ -939,6 +944,8 @@ class Planner:
             return self._faster(replace(s, domain="fan"), r, text, up)
         if what == "kelvin":
             return self._whiter(replace(s, domain="light"), text, up)
+        if what == "position":
+            return self._opener(replace(s, domain="cover"), r, up)
         s = replace(s, domain="light")
         if s.device is not None and domain_of(s.device) != "light":
             return reply(s.lang, "cannot", target=s.device.name, intent=s.intent)
@@ -980,6 +987,59 @@ class Planner:
             return self._no_kind(s)
         step = KELVIN_STEP // 2 if is_small(text, s.lang) else KELVIN_STEP
         return self._reads_first(s, lights, "color_temperature", "relative_kelvin", step, up)
+
+    def _opener(self, s: _Subject, r: Reading, up: bool) -> Plan | IntentReply:
+        """Return the covers' state reads of "open the blind a bit" (up) or "close ... a bit".
+
+        ``after_reads`` moves each cover's own opening by the step (said, or COVER_STEP).
+        """
+        if s.device is not None and domain_of(s.device) != "cover":
+            return reply(s.lang, "cannot", target=s.device.name, intent=s.intent)
+        covers = [s.device] if s.device is not None else self._members(s)
+        if not covers:
+            return self._no_kind(s)
+        step = number(r.values["step"]) if "step" in r.values else COVER_STEP
+        return self._reads_first(s, covers, "set_position", "relative_position", step, up)
+
+    def _positions_after(self, plan: Plan, states: Sequence[Any], lang: str) -> Plan:
+        """Return each cover's new opening: its own position read back, moved by the step."""
+
+        def moved(state: dict[str, Any], delta: float) -> float | None:
+            current = state.get("percent_open")
+            if not isinstance(current, int | float) or isinstance(current, bool):
+                return None  # no position reported: nothing to move from
+            if not math.isfinite(current):
+                return None
+            return max(0.0, min(100.0, current + delta))
+
+        return self._moved(plan, states, lang, "set_position", "percent_open", moved)
+
+    def _moved(
+        self,
+        plan: Plan,
+        states: Sequence[Any],
+        lang: str,
+        capability: str,
+        param: str,
+        moved: Callable[[dict[str, Any], float], float | None],
+    ) -> Plan:
+        """Return the calls of a relative change: each device's value read back, ``moved``.
+
+        The plan's key is the capability's (``set_position``, ``fan_speed``) answer.
+        """
+        delta = float(plan.values["delta"])
+        calls = []
+        for device, state in zip(plan.values["devices"], states, strict=True):
+            value = moved(state if isinstance(state, dict) else {}, delta)
+            if value is None:
+                continue
+            call = self._call(capability, {param: number(round(value))}, device.name, device=device)
+            if call is not None:
+                calls.append(call)
+        values = {"percent": spoken_number(calls[0].params[param], lang)} if calls else {}
+        target = calls[0].target if len(calls) == 1 else plan.target
+        key = {"set_fan_speed": "fan_speed"}.get(capability, capability)
+        return Plan(calls=tuple(calls), key=key, target=target, values=values)
 
     def _reads_first(
         self, s: _Subject, devices: list[Device], capability: str, key: str, step: float, up: bool
@@ -1028,6 +1088,8 @@ class Planner:
             return self._setpoints_after(plan, states)
         if plan.key == "relative_fan":
             return self._fan_speeds_after(plan, states, lang)
+        if plan.key == "relative_position":
+            return self._positions_after(plan, states, lang)
         delta = float(plan.values["delta"])
         calls = []
         for device, state in zip(plan.values["devices"], states, strict=True):
@@ -1310,23 +1372,17 @@ class Planner:
 
         An idle fan is only sped up; slowing down stops at FAN_SLOWEST.
         """
-        delta = float(plan.values["delta"])
-        calls = []
-        for fan, state in zip(plan.values["devices"], states, strict=True):
-            state = state if isinstance(state, dict) else {}
+
+        def moved(state: dict[str, Any], delta: float) -> float | None:
             current = state.get("fan_speed_percent")
             if not isinstance(current, int | float) or state.get("fan_mode") == "off":
                 current = 0
             if delta < 0 and current <= 0:
-                continue  # an idle fan is not "slower"
+                return None  # an idle fan is not "slower"
             low = FAN_SLOWEST if delta < 0 else 1
-            percent = number(round(max(low, min(100.0, current + delta))))
-            call = self._call("set_fan_speed", {"percent": percent}, fan.name, device=fan)
-            if call is not None:
-                calls.append(call)
-        values = {"percent": spoken_number(calls[0].params["percent"], lang)} if calls else {}
-        target = calls[0].target if len(calls) == 1 else plan.target
-        return Plan(calls=tuple(calls), key="fan_speed", target=target, values=values)
+            return max(low, min(100.0, current + delta))
+
+        return self._moved(plan, states, lang, "set_fan_speed", "percent", moved)
 
     def _operate(self, s: _Subject, r: Reading) -> Plan | IntentReply:
         """Return a robot's or an appliance's start / pause / resume / stop / dock.

@@ -250,11 +250,17 @@ class TemplateIndex:
         return tuple(frozenset(m) for m in missing)
 
     def warm(self) -> None:
-        """Spell out the templates' own lists now (number ranges: ~0.1 s), not at first use."""
+        """Spell out the templates' own lists now (number ranges: ~0.1 s), not at first use.
+
+        hassil's own tries of number words ("zwanzig", "vingt") are built here too: it
+        builds one the first time a sentence reaches a range slot, ~0.1 s of the event
+        loop's time in the middle of some caller's sentence.
+        """
         for name in sorted(self.lists):
             found = self.intents.slot_lists.get(name)
             if found is not None:
                 self._spelled_values(found)
+        _warm_number_words(self.intents)
 
     def _spelled_values(self, slot_list: SlotList) -> _SpelledList | None:
         """Return the values of ``slot_list`` with their spellings (``_spellings``), kept."""
@@ -403,3 +409,25 @@ def _number_spellings(numbers: RangeSlotList, language: str) -> set[str] | None:
         return None  # no number words for the language: not judged
     needles.discard("")
     return needles
+
+
+def _warm_number_words(intents: Intents) -> None:
+    """Build hassil's number-word trie of every range list of ``intents`` (once a process).
+
+    hassil (pinned) keeps them in ``string_matcher._RANGE_TRIE_CACHE`` by language and
+    range; should a later hassil move them, nothing is warmed and matching still works.
+    """
+    try:
+        from hassil import string_matcher  # its internals, read once
+
+        cache = string_matcher._RANGE_TRIE_CACHE
+        build = string_matcher._build_range_trie
+    except (ImportError, AttributeError):
+        return
+    for slot_list in intents.slot_lists.values():
+        if not isinstance(slot_list, RangeSlotList) or not slot_list.words:
+            continue
+        language = slot_list.words_language or intents.language
+        key = (slot_list.start, slot_list.stop, slot_list.step, slot_list.fraction_type)
+        if key not in cache[language]:
+            cache[language][key] = build(language, slot_list)

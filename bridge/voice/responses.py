@@ -76,6 +76,9 @@ RESPONSES: dict[str, dict[str, str]] = {
         "out_of_range": "Sorry, {value} is out of range for {target}; it takes {low} to {high}.",
         "bad_value": "Sorry, {target} can't take that value.",
         "unclear": "Sorry, I heard {names} but not what to do.",
+        "later": (
+            "Sorry, I can only do things right away, not later or for a while; I did nothing."
+        ),
         "all_on": "Turned on all the lights.",
         "all_brightness": "Set all the lights to {percent} percent.",
         "all_color": "Set all the lights to {color}.",
@@ -186,6 +189,10 @@ RESPONSES: dict[str, dict[str, str]] = {
         ),
         "bad_value": "Diesen Wert kann {target} leider nicht annehmen.",
         "unclear": "Ich habe {names} gehört, aber nicht, was ich tun soll.",
+        "later": (
+            "Ich kann das leider nur sofort tun, nicht später oder für "
+            "eine Weile; ich habe nichts getan."
+        ),
         "all_on": "Alle Lichter sind eingeschaltet.",
         "all_brightness": "Alle Lichter sind auf {percent} Prozent gestellt.",
         "all_color": "Alle Lichter sind auf {color} gestellt.",
@@ -301,6 +308,10 @@ RESPONSES: dict[str, dict[str, str]] = {
         "out_of_range": "Désolé, {value} est hors limites pour {target} : de {low} à {high}.",
         "bad_value": "Désolé, {target} n'accepte pas cette valeur.",
         "unclear": "Désolé, j'ai entendu {names} mais pas quoi faire.",
+        "later": (
+            "Désolé, je n'agis que tout de suite, pas plus tard ni pour "
+            "un temps donné ; je n'ai rien fait."
+        ),
         "all_on": "Toutes les lumières sont allumées.",
         "all_brightness": "Toutes les lumières sont réglées à {percent} pour cent.",
         "all_color": "Toutes les lumières sont réglées sur {color}.",
@@ -422,6 +433,10 @@ RESPONSES: dict[str, dict[str, str]] = {
         ),
         "bad_value": "Lo siento, {target} no admite ese valor.",
         "unclear": "Lo siento, he oído {names} pero no qué hacer.",
+        "later": (
+            "Lo siento, solo puedo hacerlo ahora mismo, no más tarde ni "
+            "durante un tiempo; no he hecho nada."
+        ),
         "all_on": "He encendido todas las luces.",
         "all_brightness": "He puesto todas las luces al {percent} por ciento.",
         "all_color": "He puesto todas las luces en {color}.",
@@ -532,6 +547,10 @@ RESPONSES: dict[str, dict[str, str]] = {
         "out_of_range": "Sorry, {value} valt buiten het bereik van {target}: {low} tot {high}.",
         "bad_value": "Sorry, {target} kan die waarde niet aannemen.",
         "unclear": "Sorry, ik hoorde {names} maar niet wat ik moet doen.",
+        "later": (
+            "Sorry, ik kan dat alleen meteen doen, niet later of voor "
+            "een tijdje; ik heb niets gedaan."
+        ),
         "all_on": "Alle lampen staan aan.",
         "all_brightness": "Alle lampen staan op {percent} procent.",
         "all_color": "Alle lampen staan op {color}.",

@@ -72,6 +72,8 @@ def _rel(direction: str, what: str | None = None, here: bool = False) -> dict[st
         slots["domain"] = "light"
     elif what == "temperature":
         slots["domain"] = "climate"
+    elif what == "position":
+        slots["domain"] = "cover"
     return {"slots": slots, **(_HERE if here else {})}
 
 
@@ -402,7 +404,7 @@ EXTRA: Sentences = {
                     "{area}",
                     f"(raise|increase) [the] {_EN_HEAT} (in|on) [the] {{area}} {_EN_BIT} "
                     f"{_EN_BY_DEG}",
-                    "(turn|put) [the] {name} up {temperature:step} degree[s]",
+                    "(turn|put) [the] {name} up [by] {temperature:step} degree[s]",
                     f"(raise|increase) [the] {{name}} {_EN_BY_DEG}",
                 ],
                 _rel("up", "temperature"),
@@ -419,7 +421,7 @@ EXTRA: Sentences = {
                     f"(turn|put) [the] {_EN_HEAT} down {_EN_BIT} {_EN_BY_DEG} (in|on) [the] {{area}}",  # noqa: E501
                     f"(lower|decrease|reduce) [the] {_EN_HEAT} (in|on) [the] {{area}} {_EN_BIT} "
                     f"{_EN_BY_DEG}",
-                    "(turn|put) [the] {name} down {temperature:step} degree[s]",
+                    "(turn|put) [the] {name} down [by] {temperature:step} degree[s]",
                     f"(lower|decrease|reduce) [the] {{name}} {_EN_BY_DEG}",
                 ],
                 _rel("down", "temperature"),
@@ -794,7 +796,7 @@ EXTRA: Sentences = {
             ),
         ],
         "HassClimateSetTemperature": [
-            (["(stelle|setze) [das|den|die] {name} auf {temperature} [Grad]"], {}),
+            (["(stelle|stell|setze|setz) [das|den|die] {name} auf {temperature} [Grad]"], {}),
             (["(stelle|stell|setze|setz) [das|den|die] {area} auf {temperature} Grad"], {}),
         ],
         "HassGetState": [
@@ -2239,6 +2241,203 @@ NINTH_WORDING: Sentences = {
 
 # "what colour is the sofa lamp": its state, its colour named (bridge.voice.colours)
 _COLOUR_ASKED = {"slots": {"asked": "color"}, **_NAMED_LIGHT}
+_NAMED_COVER = {"requires_context": {"domain": ["cover"]}}
+
+
+def _cover_bit(direction: str, named: list[str], classed: list[str], here: list[str]) -> Any:
+    """Return the groups of "open the blind a bit": by name, by kind and room, by kind here."""
+    return [
+        (named, {**_rel(direction, "position"), **_NAMED_COVER}),
+        (classed, _rel(direction, "position")),
+        (here, _rel(direction, "position", here=True)),
+    ]
+
+
+_EN_COVER_BIT = "(a bit|a little|a little bit|slightly|a touch|a tad) [more]"
+_EN_COVER_BY = "by {brightness:step}[ ](percent|%)"
+_DE_COVER_BIT = "(etwas|ein bisschen|ein wenig|ein Stück|ein Stückchen) [weiter]"
+_FR_COVER_BIT = "(un peu|légèrement|un petit peu) [plus]"
+_ES_COVER_BIT = "(un poco|un poquito) [más]"
+_NL_COVER_BIT = "(een beetje|iets|wat|een stukje) [verder]"
+# The tenth session's: a cover opened or closed by a step ("open the blind a bit",
+# "close the living room blinds a little", "lower the shutter by 20 percent").
+COVER_STEPS: Sentences = {
+    "en": {
+        RELATIVE_INTENT: [
+            *_cover_bit(
+                "up",
+                [
+                    f"(open|raise|lift) [the] {{name}} {_EN_COVER_BIT}",
+                    f"(open|raise|lift) [the] {{name}} [up] {_EN_COVER_BY}",
+                    f"(open|raise|lift) {_EN_COVER_BIT} [the] {{name}}",
+                ],
+                [
+                    f"(open|raise|lift) [the] {{cover_classes:device_class}} (in|on) [the] {{area}} "  # noqa: E501
+                    f"{_EN_COVER_BIT}",
+                    f"(open|raise|lift) [the] {{area}} {{cover_classes:device_class}} {_EN_COVER_BIT}",  # noqa: E501
+                ],
+                [
+                    f"(open|raise|lift) [the] {{cover_classes:device_class}} {_EN_COVER_BIT}",
+                    f"(open|raise|lift) [the] {{cover_classes:device_class}} {_EN_COVER_BY}",
+                ],
+            ),
+            *_cover_bit(
+                "down",
+                [
+                    f"(close|lower|shut) [the] {{name}} {_EN_COVER_BIT}",
+                    f"(close|lower|shut) [the] {{name}} [down] {_EN_COVER_BY}",
+                    f"(close|lower|shut) {_EN_COVER_BIT} [the] {{name}}",
+                ],
+                [
+                    f"(close|lower|shut) [the] {{cover_classes:device_class}} (in|on) [the] {{area}} "  # noqa: E501
+                    f"{_EN_COVER_BIT}",
+                    f"(close|lower|shut) [the] {{area}} {{cover_classes:device_class}} "
+                    f"{_EN_COVER_BIT}",
+                ],
+                [
+                    f"(close|lower|shut) [the] {{cover_classes:device_class}} {_EN_COVER_BIT}",
+                    f"(close|lower|shut) [the] {{cover_classes:device_class}} {_EN_COVER_BY}",
+                ],
+            ),
+        ]
+    },
+    "de": {
+        RELATIVE_INTENT: [
+            *_cover_bit(
+                "up",
+                [
+                    f"(öffne|öffnen) [den|die|das] {{name}} {_DE_COVER_BIT}",
+                    f"(mach|mache) [den|die|das] {{name}} {_DE_COVER_BIT} auf",
+                    f"(fahr|fahre|zieh|ziehe) [den|die|das] {{name}} {_DE_COVER_BIT} "
+                    "(hoch|rauf|nach oben)",
+                ],
+                [
+                    f"(öffne|mach|mache) [den|die|das] {{cover_classes:device_class}} (im|in der) "
+                    f"{{area}} {_DE_COVER_BIT} [auf]",
+                ],
+                [
+                    f"(öffne|mach|mache) [den|die|das] {{cover_classes:device_class}} {_DE_COVER_BIT} [auf]"  # noqa: E501
+                ],
+            ),
+            *_cover_bit(
+                "down",
+                [
+                    f"(schließe|schließ) [den|die|das] {{name}} {_DE_COVER_BIT}",
+                    f"(mach|mache) [den|die|das] {{name}} {_DE_COVER_BIT} zu",
+                    f"(fahr|fahre|lass|lasse) [den|die|das] {{name}} {_DE_COVER_BIT} "
+                    "(runter|herunter|nach unten)",
+                ],
+                [
+                    f"(schließe|schließ) [den|die|das] {{cover_classes:device_class}} (im|in der) "
+                    f"{{area}} {_DE_COVER_BIT}",
+                    f"(mach|mache) [den|die|das] {{cover_classes:device_class}} (im|in der) "
+                    f"{{area}} {_DE_COVER_BIT} zu",
+                ],
+                [
+                    f"(schließe|schließ) [den|die|das] {{cover_classes:device_class}} {_DE_COVER_BIT}",  # noqa: E501
+                    f"(mach|mache) [den|die|das] {{cover_classes:device_class}} {_DE_COVER_BIT} zu",
+                ],
+            ),
+        ]
+    },
+    "fr": {
+        RELATIVE_INTENT: [
+            *_cover_bit(
+                "up",
+                [
+                    f"(ouvre|monte|remonte) [(le|la|les|l')] {{name}} {_FR_COVER_BIT}",
+                    f"(ouvre|monte|remonte) {_FR_COVER_BIT} [(le|la|les|l')] {{name}}",
+                ],
+                [
+                    f"(ouvre|monte|remonte) [(le|la|les|l')] {{cover_classes:device_class}} "
+                    f"{_FR_DE} {_FR_COVER_BIT}",
+                ],
+                [
+                    f"(ouvre|monte|remonte) [(le|la|les|l')] {{cover_classes:device_class}} {_FR_COVER_BIT}"  # noqa: E501
+                ],
+            ),
+            *_cover_bit(
+                "down",
+                [
+                    f"(ferme|baisse|descends) [(le|la|les|l')] {{name}} {_FR_COVER_BIT}",
+                    f"(ferme|baisse|descends) {_FR_COVER_BIT} [(le|la|les|l')] {{name}}",
+                ],
+                [
+                    f"(ferme|baisse|descends) [(le|la|les|l')] {{cover_classes:device_class}} "
+                    f"{_FR_DE} {_FR_COVER_BIT}",
+                ],
+                [
+                    f"(ferme|baisse|descends) [(le|la|les|l')] {{cover_classes:device_class}} {_FR_COVER_BIT}"  # noqa: E501
+                ],
+            ),
+        ]
+    },
+    "es": {
+        RELATIVE_INTENT: [
+            *_cover_bit(
+                "up",
+                [
+                    f"(abre|sube) [(el|la|los|las)] {{name}} {_ES_COVER_BIT}",
+                    f"(abre|sube) {_ES_COVER_BIT} [(el|la|los|las)] {{name}}",
+                ],
+                [
+                    f"(abre|sube) [(el|la|los|las)] {{cover_classes:device_class}} {_ES_EN} "
+                    f"{_ES_COVER_BIT}",
+                ],
+                [f"(abre|sube) [(el|la|los|las)] {{cover_classes:device_class}} {_ES_COVER_BIT}"],
+            ),
+            *_cover_bit(
+                "down",
+                [
+                    f"(cierra|baja) [(el|la|los|las)] {{name}} {_ES_COVER_BIT}",
+                    f"(cierra|baja) {_ES_COVER_BIT} [(el|la|los|las)] {{name}}",
+                ],
+                [
+                    f"(cierra|baja) [(el|la|los|las)] {{cover_classes:device_class}} {_ES_EN} "
+                    f"{_ES_COVER_BIT}",
+                ],
+                [f"(cierra|baja) [(el|la|los|las)] {{cover_classes:device_class}} {_ES_COVER_BIT}"],
+            ),
+        ]
+    },
+    "nl": {
+        RELATIVE_INTENT: [
+            *_cover_bit(
+                "up",
+                [
+                    f"open [de|het] {{name}} {_NL_COVER_BIT}",
+                    f"(doe|zet) [de|het] {{name}} {_NL_COVER_BIT} open",
+                    f"(trek|doe) [de|het] {{name}} {_NL_COVER_BIT} omhoog",
+                ],
+                [
+                    f"open [de|het] {{cover_classes:device_class}} {_NL_IN} {_NL_COVER_BIT}",
+                    f"(doe|zet) [de|het] {{cover_classes:device_class}} {_NL_IN} {_NL_COVER_BIT} open",  # noqa: E501
+                ],
+                [
+                    f"open [de|het] {{cover_classes:device_class}} {_NL_COVER_BIT}",
+                    f"(doe|zet) [de|het] {{cover_classes:device_class}} {_NL_COVER_BIT} open",
+                ],
+            ),
+            *_cover_bit(
+                "down",
+                [
+                    f"sluit [de|het] {{name}} {_NL_COVER_BIT}",
+                    f"(doe|zet) [de|het] {{name}} {_NL_COVER_BIT} dicht",
+                    f"(laat|doe) [de|het] {{name}} {_NL_COVER_BIT} (omlaag|zakken)",
+                ],
+                [
+                    f"sluit [de|het] {{cover_classes:device_class}} {_NL_IN} {_NL_COVER_BIT}",
+                    f"(doe|zet) [de|het] {{cover_classes:device_class}} {_NL_IN} {_NL_COVER_BIT} dicht",  # noqa: E501
+                ],
+                [
+                    f"sluit [de|het] {{cover_classes:device_class}} {_NL_COVER_BIT}",
+                    f"(doe|zet) [de|het] {{cover_classes:device_class}} {_NL_COVER_BIT} dicht",
+                ],
+            ),
+        ]
+    },
+}
+
 COLOUR_ASKED: Sentences = {
     "en": {
         "HassGetState": [
@@ -2380,6 +2579,7 @@ def load_templates(language: str) -> dict[str, Any] | None:
         MORE_WORDING,
         EVERYDAY_EN,
         NINTH_WORDING,
+        COVER_STEPS,
         COLOUR_ASKED,
         KIND_TEMPLATES,
     ):

@@ -5,6 +5,10 @@
 templates see the command itself ("could you please turn on the kitchen light for me?" →
 "turn on the kitchen light"). Only whole words at the start or end of the sentence (and
 "please"-words anywhere) go: the words in the middle of a command are never touched.
+``said_plainly(text, lang)`` puts everyday turns of phrase the way the templates say them
+("turn the lamp down to 20 percent" → "turn the lamp to 20 percent", "up a degree" →
+"up by 1 degree", "a notch" → "a bit", "a nice warm white" → "warm white", "to cool at
+22" → "to cool and 22 degrees", "to half" → "to 50 percent").
 ``is_small(text, lang)`` tells a small relative change ("dim the kitchen a bit").
 ``corrected(text, targets, known)`` mends a misspelt word of a name or room ("kitchn",
 "ligth") when exactly one of their words is one edit away; the engine tries it only
@@ -195,6 +199,114 @@ def plain(text: str, lang: str) -> str:
     out = _OPEN_RE[lang].sub("", out)
     out = _CLOSE_RE[lang].sub("", out)
     return " ".join(out.split())
+
+
+_EN_NUMBER = (
+    r"(?:\d|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty"
+    r"|thirty|forty|fifty|sixty|seventy|eighty|ninety|a hundred|hundred)"
+)
+_EN_COLOUR = (
+    r"(?:(?:warm|cool|cold|soft|bright|pure|natural) white|white|daylight|candle ?light|red"
+    r"|orange|yellow|green|blue|purple|pink|cyan|magenta|violet|turquoise|lilac|lavender"
+    r"|amber|gold|teal|indigo)"
+)
+_EN_MODE = r"(?:heat|heating|cool|cooling|auto|automatic)"
+# (pattern, replacement), in order, per language. Each one is a way of saying
+# something the templates already know in other words, never a new meaning.
+_SAYINGS: dict[str, tuple[tuple[re.Pattern[str], str], ...]] = {
+    "en": tuple(
+        (re.compile(pattern, re.IGNORECASE), replacement)
+        for pattern, replacement in (
+            # "lock up the front door"
+            (r"^lock up (?=\S)", "lock "),
+            # "bump / nudge / knock / crank the heating up": a turn
+            (r"^(?:bump|nudge|knock|crank) (?=\S)", "turn "),
+            # "turn the lamp down to 20 percent", "brighten it up to 90": a value said
+            (rf"\b(?:up|down) to (?={_EN_NUMBER}|half\b|full\b)", "to "),
+            (
+                rf"^(?:brighten|raise|increase|lower|reduce|decrease|bring) (?=.+ to {_EN_NUMBER})",
+                "set ",
+            ),
+            # "up a degree", "down two degrees"
+            (r"\b(up|down) (?:by )?(?:a|one) degree\b", r"\1 by 1 degree"),
+            (rf"\b(up|down) ({_EN_NUMBER}\S*) degrees\b", r"\1 by \2 degrees"),
+            (r"\b(?:a|one) notch\b", "a bit"),
+            # "a nice warm white": the colour itself
+            (rf"\b(?:a|an)(?: (?:nice|lovely|pretty|soft))? (?={_EN_COLOUR}\b)", ""),
+            # "set the thermostat to cool at 22": the mode and the set-point
+            (
+                rf"^(?:set|put|switch|turn|change) (.+?) (?:to|on|in|into) ({_EN_MODE})(?: mode)? "
+                r"at (\d+(?:[.,]\d+)?)(?: ?(?:degrees?|°))?(?!\S)",
+                r"set \1 to \2 and \3 degrees",
+            ),
+            # "set the blind to half": 50 percent (not "half open", "halfway")
+            (r"\b(to|at) half\b(?! (?:open|closed|brightness|way))", r"\1 50 percent"),
+        )
+    ),
+    "de": tuple(
+        (re.compile(pattern, re.IGNORECASE), replacement)
+        for pattern, replacement in (
+            # "dreh die Stehlampe runter auf 20 Prozent": a value said
+            (
+                r"^(?:dreh|drehe|mach|mache|fahr|fahre) (.+?) (?:runter|herunter|hoch|rauf|herauf) "
+                r"auf (?=\d)",
+                r"stell \1 auf ",
+            ),
+        )
+    ),
+}
+
+
+def said_plainly(text: str, lang: str) -> str:
+    """Return ``text`` with everyday turns of phrase put as the templates say them."""
+    for pattern, replacement in _SAYINGS.get(lang, ()):
+        text = pattern.sub(replacement, text)
+    return " ".join(text.split())
+
+
+# A time said: "in 10 minutes", "for an hour", "at 7 pm", "tonight" (``said_later``).
+_LATER: dict[str, str] = {
+    "en": (
+        r"\b(?:in|for|after|within) (?:about |another )?(?:a|an|one|half an|a few|a couple of|\d+"
+        r"|two|three|four|five|ten|fifteen|twenty|thirty|forty|forty-five|sixty|ninety)"
+        r" (?:more )?(?:seconds?|secs?|minutes?|mins?|hours?|hrs?)\b"
+        r"|\bat (?:\d{1,2}(?::\d\d)? ?(?:am|pm|a\.m\.|p\.m\.|o'clock)|noon|midnight)"
+        r"|\buntil \d{1,2}(?::\d\d)?\b|\b(?:tomorrow|tonight|later on|later|this evening"
+        r"|this afternoon|in the morning|in the evening)\b"
+    ),
+    "de": (
+        r"\b(?:in|für|nach|innerhalb von) (?:eine|einer|einem|ein|einer halben|eine halbe|\d+"
+        r"|zwei|drei|vier|fünf|zehn|fünfzehn|zwanzig|dreißig|vierzig|sechzig|ein paar)"
+        r" (?:sekunden?|minuten?|stunden?)\b"
+        r"|\bum \d{1,2}(?::\d\d)? ?uhr\b|\bum \d{1,2}:\d\d\b|\bbis \d{1,2}(?: ?uhr|:\d\d)\b"
+        r"|\b(?:morgen|heute abend|heute nacht|später|nachher)\b"
+    ),
+    "fr": (
+        r"\b(?:dans|pendant|pour|d'ici) (?:une|un|une demi-|\d+|deux|trois|quatre|cinq|dix"
+        r"|quinze|vingt|trente|quarante|soixante|quelques) ?(?:secondes?|minutes?|heures?)\b"
+        r"|\bà \d{1,2} ?h(?:\d\d)?\b|\bà \d{1,2} heures?\b|\bjusqu'à \d{1,2} ?h"
+        r"|\b(?:demain|ce soir|cette nuit|plus tard|tout à l'heure)\b"
+    ),
+    "es": (
+        r"\b(?:en|durante|por|dentro de) (?:un|una|media|\d+|dos|tres|cuatro|cinco|diez"
+        r"|quince|veinte|treinta|cuarenta|sesenta|unos|unas) (?:segundos?|minutos?|horas?)\b"
+        r"|\ba las \d{1,2}\b|\bhasta las \d{1,2}\b"
+        r"|\b(?:mañana|esta noche|esta tarde|más tarde)\b"
+    ),
+    "nl": (
+        r"\b(?:over|voor|na|binnen) (?:een|één|een half|\d+|twee|drie|vier|vijf|tien|vijftien"
+        r"|twintig|dertig|veertig|zestig|een paar) (?:seconden?|minuut|minuten|uur|uren)\b"
+        r"|\bom \d{1,2}(?::\d\d)? ?uur\b|\bom \d{1,2}:\d\d\b|\btot \d{1,2}(?: ?uur|:\d\d)\b"
+        r"|\b(?:morgen|vanavond|vannacht|straks|later)\b"
+    ),
+}
+_LATER_RE = {lang: re.compile(pattern, re.IGNORECASE) for lang, pattern in _LATER.items()}
+
+
+def said_later(text: str, lang: str) -> bool:
+    """Return whether ``text`` says a time: a delay, a duration, a clock time, "tonight"."""
+    pattern = _LATER_RE.get(lang)
+    return bool(pattern and pattern.search(text))
 
 
 def is_small(text: str, lang: str) -> bool:

@@ -16,6 +16,7 @@ import { SWITCH_KINDS } from "./switches.mjs";
 import { ENERGY_KINDS } from "./energy.mjs";
 import { APPLIANCE_KINDS } from "./appliances.mjs";
 import { CLOSURE_KINDS } from "./closures.mjs";
+import { KITCHEN_KINDS } from "./kitchen.mjs";
 
 export const MORE_KINDS = {
     ...SWITCH_KINDS,
@@ -24,4 +25,5 @@ export const MORE_KINDS = {
     ...ENERGY_KINDS,
     ...APPLIANCE_KINDS,
     ...CLOSURE_KINDS,
+    ...KITCHEN_KINDS,
 };

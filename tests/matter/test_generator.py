@@ -33,6 +33,7 @@ THERMO = ["set_temperature", "set_mode", "adjust_temperature", "state"]
 COVER = ["open", "close", "stop", "set_position", "set_tilt", "state"]
 QUERY = ["core:query_sensor", "matter:control_matter_device"]
 GENERIC = ["matter:control_matter_device"]
+SURFACE = ["off", "set_temperature_level", "state"]
 
 # dump -> {slug: [tool suffixes in generation order]}, plus the shared tools.
 EXPECTED: dict[str, tuple[dict[str, list[str]], list[str]]] = {
@@ -167,6 +168,7 @@ EXPECTED: dict[str, tuple[dict[str, list[str]], list[str]]] = {
                 "stop",
                 "pause",
                 "resume",
+                "set_temperature_level",  # Low, Medium, High
                 "state",
             ]
         },
@@ -212,6 +214,29 @@ EXPECTED: dict[str, tuple[dict[str, list[str]], list[str]]] = {
     "ha-core/mock_onoff_light": ({"mock_onoff_light": LIGHT}, ["matter:control_matter_device"]),
     "ha-core/mock_solar_inverter": ({"mock_solar_inverter": ["state"]}, QUERY),
     "ha-core/mock_valve": ({"mock_valve": ["open", "close", "state"]}, GENERIC),
+    # A Matter 1.4 chime: play its selected sound; its sounds by name.
+    "ha-core/mock_chime": ({"mock_chime": ["play", "state"]}, GENERIC),
+    # A cooktop (on/off) with one cook surface set by its named temperature levels.
+    "ha-core/mock_cooktop": (
+        {"mock_cooktop": ["off", "state"], "mock_cooktop_cook_surface": SURFACE},
+        QUERY,
+    ),
+    # A doorbell's presses are Switch events (device.event, core:wait_for_event): no tool.
+    "ha-core/mock_doorbell": ({"mock_doorbell": []}, GENERIC),
+    # An oven: the cavity starts and stops (OvenCavityOperationalState), its mode and its
+    # temperature are set; the cooktop and its cook surface as above.
+    "ha-core/mock_oven": (
+        {
+            "mock_oven": [],
+            "mock_oven_cabinet": ["start", "stop", "set_mode", "set_temperature", "state"],
+            "mock_oven_cooktop": ["off", "state"],
+            "mock_oven_cook_surface": SURFACE,
+        },
+        QUERY,
+    ),
+    # A pump without the ConstantSpeed or LocalOperation features runs in "normal" mode
+    # only: its mode, whether it runs and its speed are read, no mode to set.
+    "ha-core/mock_pump": ({"mock_pump": ["brightness", "on", "off", "toggle", "state"]}, QUERY),
     "ha-core/mock_thermostat": (
         {"mock_thermostat": THERMO},
         ["core:query_sensor", "matter:control_matter_device"],
@@ -283,6 +308,7 @@ EXAMPLES: dict[str, dict[str, Any]] = {
     "cook": {"minutes": 2},
     "boost": {"minutes": 30},
     "open": {},
+    "set_temperature_level": {"level": "High"},
 }
 
 
@@ -309,7 +335,7 @@ def generate(name: str, unit: str = "C") -> tuple[list[Any], list[Any]]:
 
 def test_every_dump_has_expectations() -> None:
     assert sorted(EXPECTED) == DUMP_IDS
-    assert len(DUMP_FILES) == 41
+    assert len(DUMP_FILES) == 46
 
 
 @pytest.mark.parametrize("name", DUMP_IDS)
@@ -511,6 +537,24 @@ STATES = {
     # OverallCurrentState.Position 1 = FullyOpened, MainState 0 = Stopped (Matter 1.5).
     "ha-core/mock_closure_garage_door": {"closure": "open", "motion": "stopped"},
     "ha-core/mock_valve": {"valve": "closed", "minutes_until_closed": None},
+    # SelectedChime 0 of InstalledChimeSounds (ChimeID, Name) structs; Enabled true.
+    "ha-core/mock_chime": {
+        "sound": "Classic Ding Dong",
+        "sounds": ["Classic Ding Dong", "Merry Melodies", "Digital Alert"],
+        "enabled": True,
+    },
+    # OperationMode 0 = Normal, PumpStatus 0x20 = Running, Speed 1000 rpm.
+    "ha-core/mock_pump": {
+        "flow_m3h": 5.0,
+        "brightness_percent": 79,
+        "on": True,
+        "pressure_hpa": 100,
+        "pump_mode": "normal",
+        "effective_pump_mode": "normal",
+        "running": True,
+        "speed_rpm": 1000,
+        "temperature": 60.0,
+    },
     # The freezer cabinet's TemperatureSetpoint -1800 = -18 °C (the fridge is first).
     "ha-core/silabs_refrigerator": {"mode": "Normal"},
     # FanMode 5 = Auto; PercentCurrent and SpeedCurrent 255 are out of range: unknown.
@@ -1282,3 +1326,85 @@ def test_generation_pauses_the_collector_only_while_it_runs() -> None:
         assert not gc.isenabled()  # a caller's own pause is kept
     finally:
         gc.enable()
+
+
+def test_a_cook_surface_is_set_by_its_named_levels() -> None:
+    """TemperatureControl's TemperatureLevel feature: SetTemperature with the level index."""
+    d = "ha-core/mock_cooktop"
+    tool = tool_named(d, "mock_cooktop_cook_surface_set_temperature_level")
+    assert tool.definition.parameters["properties"]["level"]["enum"] == ["Low", "Medium", "High"]
+    [action] = sent(d, "mock_cooktop_cook_surface_set_temperature_level", {"level": "High"})
+    assert (action["cluster"], action["command"], action["payload"]) == (
+        "TemperatureControl",
+        "SetTemperature",
+        {"targetTemperatureLevel": 2},
+    )
+    with pytest.raises(InvalidParamsError):
+        sent(d, "mock_cooktop_cook_surface_set_temperature_level", {"level": "Boiling"})
+    devices, tools = generate(d)
+    surface = next(x for x in devices if x.slug == "mock_cooktop_cook_surface")
+    state = next(t for t in tools if t.device_id == surface.id and t.kind is ToolKind.STATE)
+    assert state.state_from(cached_values(surface))["temperature_level"] == "Medium"
+
+
+@pytest.mark.parametrize(
+    "levels",
+    [None, [], ["Low", 3, "High"], ["Low", "", "High"], ["Low", "Low"], ["x"] * 40, "Low"],
+)
+def test_levels_that_cannot_be_numbered_make_no_level_tool(levels: Any) -> None:
+    dump = load_dump("ha-core/mock_cooktop")
+    for key in [k for k in dump["attributes"] if k.endswith("/86/5")]:
+        dump["attributes"][key] = levels
+    devices = build_devices([NodeData.from_json(dump)])
+    tools = MatterToolGenerator(MAPS, node_id="node-a").generate(devices)
+    assert not any(t.definition.name.endswith("set_temperature_level") for t in tools)
+
+
+def test_an_oven_cavity_starts_and_stops() -> None:
+    d = "ha-core/mock_oven"
+    for suffix, command in (("start", "Start"), ("stop", "Stop")):
+        [action] = sent(d, f"mock_oven_cabinet_{suffix}", {})
+        assert (action["cluster"], action["command"], action["payload"]) == (
+            "OvenCavityOperationalState",
+            command,
+            {},
+        )
+
+
+def test_a_chime_plays_its_selected_sound() -> None:
+    [action] = sent("ha-core/mock_chime", "mock_chime_play", {})
+    assert (action["cluster"], action["command"], action["payload"]) == (
+        "Chime",
+        "PlayChimeSound",
+        {},
+    )
+
+
+def test_a_pump_mode_is_offered_by_its_features() -> None:
+    """Minimum and maximum with ConstantSpeed, local with LocalOperation: a written mode."""
+    dump = load_dump("ha-core/mock_pump")
+    feature_key = next(k for k in dump["attributes"] if k.endswith("/512/65532"))
+    dump["attributes"][feature_key] = 8 | 64  # ConstantSpeed | LocalOperation
+    devices = build_devices([NodeData.from_json(dump)])
+    tools = MatterToolGenerator(MAPS, node_id="node-a").generate(devices)
+    tool = next(t for t in tools if t.definition.name == "mock_pump_set_pump_mode")
+    modes = tool.definition.parameters["properties"]["mode"]["enum"]
+    assert modes == ["normal", "minimum", "maximum", "local"]
+    [action] = [
+        a.to_json() for a in tool.plan(validate_params(tool.definition, {"mode": "maximum"}))
+    ]
+    assert (action["kind"], action["cluster"], action["attribute"], action["value"]) == (
+        "write",
+        "PumpConfigurationAndControl",
+        "OperationMode",
+        2,
+    )
+    with pytest.raises(InvalidParamsError):
+        validate_params(tool.definition, {"mode": "turbo"})
+
+
+def test_a_doorbell_is_a_device_whose_presses_are_events() -> None:
+    devices, _tools = generate("ha-core/mock_doorbell")
+    [bell] = devices
+    assert bell.kind == "doorbell"
+    assert 0x003B in bell.clusters  # Switch: its presses reach /v1/events as device.event

@@ -103,6 +103,14 @@ KINDS: dict[Kind, tuple[str, str, list[str]]] = {
         "blind_lounge_drapery",
         ["open", "close", "stop", "set_position", "state"],
     ),
+    # Chime (Matter 1.4): PlayChimeSound plays the selected sound.
+    Kind.CHIME: ("Front Door Chime", "front_door_chime", ["play", "state"]),
+    # Cook Surface: OnOff with OffOnly (no on, no toggle), levels by name.
+    Kind.COOK_SURFACE: (
+        "Hob Front Left",
+        "cook_surface_hob_front_left",
+        ["off", "set_temperature_level", "state"],
+    ),
 }
 BATCH = 6
 
@@ -168,7 +176,7 @@ async def invoke(home: Home, http: aiohttp.ClientSession, tool: str, **params: A
         f"{home.bridge.url}/v1/invoke", json={"tool": tool, "params": params}
     ) as resp:
         body: dict[str, Any] = await resp.json()
-    assert body.get("status") == "success", body
+    assert body.get("status") == "success", (tool, body.get("error"))
     return body["result"]
 
 
@@ -414,3 +422,40 @@ async def test_energy_and_sensors_read_in_human_units(
     assert await sensor(Kind.SMOKE_CO, "co_alarm") == "normal"
     # WindowCovering Type 4 = Drapery.
     assert (await invoke(home, http, "blind_lounge_drapery_state"))["covering_type"] == "drapery"
+
+
+async def test_a_chime_plays_and_a_cook_surface_takes_a_named_level(
+    home: Home, http: aiohttp.ClientSession
+) -> None:
+    """The chime's PlayChimeSound and the cook surface's SetTemperature by level index.
+
+    Confirmed by the devices' own reports: the chime says which sound it played, the
+    zone reports its SelectedTemperatureLevel; read back by name.
+    """
+    chime = home.devices[Kind.CHIME]
+    since = chime.mark()
+    await invoke(home, http, "front_door_chime_play")
+    await reports(chime, since, "chime", "played", 1)  # SelectedChime 1: Westminster
+    assert await invoke(home, http, "front_door_chime_state") == {
+        "sound": "Westminster",
+        "sounds": ["Ding Dong", "Westminster", "Birdsong"],
+        "enabled": True,
+    }
+    hob = home.devices[Kind.COOK_SURFACE]
+    since = hob.mark()
+    await invoke(home, http, "cook_surface_hob_front_left_set_temperature_level", level="High")
+    await reports(hob, since, "temperatureControl", "selectedTemperatureLevel", 2)
+    state = await invoke(home, http, "cook_surface_hob_front_left_state")
+    assert (state["temperature_level"], state["on"], state["temperature"]) == ("High", True, 120.0)
+    async with http.post(
+        f"{home.bridge.url}/v1/invoke",
+        json={
+            "tool": "cook_surface_hob_front_left_set_temperature_level",
+            "params": {"level": "Boiling"},
+        },
+    ) as resp:
+        body = await resp.json()
+    assert (resp.status, body["error"]["code"]) == (400, "INVALID_PARAMS")
+    since = hob.mark()
+    await invoke(home, http, "cook_surface_hob_front_left_off")
+    await reports(hob, since, "onOff", "onOff", False)

@@ -58,6 +58,7 @@ ELECTRICAL_POWER, ELECTRICAL_ENERGY, WATER_HEATER_MANAGEMENT = 144, 145, 148
 ENERGY_EVSE, POWER_TOPOLOGY, ENERGY_EVSE_MODE, WATER_HEATER_MODE = 153, 156, 157, 158
 DOOR_LOCK, WINDOW_COVERING, CLOSURE_CONTROL, CLOSURE_DIMENSION = 257, 258, 260, 261
 SERVICE_AREA = 336
+TEMPERATURE_CONTROL, CHIME = 86, 1366
 THERMOSTAT, FAN_CONTROL = 513, 514
 ILLUMINANCE, TEMPERATURE, PRESSURE, FLOW, HUMIDITY, OCCUPANCY = 1024, 1026, 1027, 1028, 1029, 1030
 CO2, PM25 = 1037, 1066
@@ -326,6 +327,36 @@ SPECS: dict[Kind, Spec] = {
     ),
     # Water Valve 0x0042: closed (0), default open duration 600 s.
     Kind.WATER_VALVE: Spec((66,), (IDENTIFY, VALVE), {"1/129/1": 600, "1/129/4": 0, "1/129/5": 0}),
+    # Chime 0x0146 (Matter 1.4): InstalledChimeSounds (ChimeID, Name), SelectedChime 1,
+    # Enabled.
+    Kind.CHIME: Spec(
+        (326,),
+        (CHIME,),
+        {
+            "1/1366/0": [
+                {"0": 0, "1": "Ding Dong"},
+                {"0": 1, "1": "Westminster"},
+                {"0": 2, "1": "Birdsong"},
+            ],
+            "1/1366/1": 1,
+            "1/1366/2": True,
+        },
+    ),
+    # Cook Surface 0x0077: OnOff (OffOnly feature, 4), TemperatureControl with the
+    # TemperatureLevel feature (2): SelectedTemperatureLevel 0 of three named levels;
+    # TemperatureMeasurement 120.00 C.
+    Kind.COOK_SURFACE: Spec(
+        (119,),
+        (ON_OFF, TEMPERATURE_CONTROL, TEMPERATURE),
+        {
+            "1/6/0": True,
+            f"1/6/{FEATURE_MAP}": 4,
+            "1/86/4": 0,
+            "1/86/5": ["Low", "Medium", "High"],
+            f"1/86/{FEATURE_MAP}": 2,
+            "1/1026/0": 12000,
+        },
+    ),
 }
 
 # Parallel device starts per batch (2 shared cores: more only queue up).

@@ -184,6 +184,8 @@ MULTI_LANGUAGE_SETS = (
     "wording9_heldout",
     "wording9b_heldout",
     "wording9c_heldout",
+    "wording10",
+    "wording10_heldout",
 )
 
 

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from bridge.voice.colours import colour_name, colour_said
+from bridge.voice.responses import say
 from tests.support.home import Home
 
 pytestmark = pytest.mark.controller
@@ -176,3 +177,33 @@ async def test_everything_but_several_never_borrows_the_verb_for_the_spared(home
     # a list item that is no name the caller may see: nothing at all is done
     reply = await _say(home, "turn off all the lights except the porch light and the moon")
     assert reply.calls == (), reply
+
+
+async def test_a_command_for_later_does_nothing_and_says_so(home: Home) -> None:
+    """ "Turn off the porch light in 10 minutes": nothing now, and the answer says why.
+
+    Before, these answered "I heard Porch Light but not what to do" (or only "I didn't
+    understand"), which sent the speaker looking for other words.
+    """
+    for lang, text in (
+        ("en", "turn off the ceiling light in 10 minutes"),
+        ("en", "turn on the porch light for half an hour"),
+        ("en", "turn on the kitchen light at 7 pm"),
+        ("en", "lock the front door tonight"),
+        ("en", "set the hall thermostat to 22 until 10 pm"),
+        ("en", "turn off all the lights in 5 minutes"),
+        ("de", "schalte das Verandalicht in 10 Minuten aus"),
+        ("de", "mach die Stehlampe für eine Stunde an"),
+        ("fr", "éteins la lumière du porche dans 10 minutes"),
+        ("es", "apaga la luz del porche en 10 minutos"),
+        ("nl", "doe de verandalamp over 10 minuten uit"),
+    ):
+        reply = await _say(home, text, lang)
+        assert (reply.handled, reply.calls, reply.speech) == (False, (), say(lang, "later")), text
+    # a sentence without a time said is answered as before
+    reply = await _say(home, "turn off the porch light gently")
+    assert reply.speech != say("en", "later")
+    # said now, the same command runs
+    reply = await _say(home, "turn off the ceiling light")
+    assert reply.handled
+    assert len(reply.calls) == 1

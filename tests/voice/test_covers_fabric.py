@@ -136,3 +136,37 @@ async def test_a_garage_doors_state_is_read_from_its_closure(home: Home) -> None
     ):
         reply = await engine.handle(text, lang, token=_token(home))
         assert (reply.handled, reply.speech) == (True, speech), text
+
+
+async def test_a_cover_opened_a_bit_moves_from_where_it_is(home: Home) -> None:
+    """ "Open the window shade a bit": its own position read back, moved by a step.
+
+    Before, "open ... a bit" and "close ... a little" were not understood at all. The
+    step is 20 points of opening, or the percentage said; never past fully open or shut.
+    """
+    engine = home.service.intents
+    assert engine is not None
+    reader = home.token("device:read:*")
+
+    async def said(text: str, lang: str = "en") -> tuple[Any, int]:
+        reply = await engine.handle(text, lang, token=_token(home))
+        assert reply.handled, (text, reply.speech)
+        status, state = await home.invoke("matter:blind_window_shade_state", {}, reader)
+        assert status == 200, state
+        return reply, state["result"]["percent_open"]
+
+    reply, now = await said("set the window shade to 40%")
+    assert now == 40
+    for text, lang, expected in (
+        ("open the window shade a bit", "en", 60),
+        ("raise the window shade a little more", "en", 80),
+        ("open the window shade by 30 percent", "en", 100),  # never past fully open
+        ("close the window shade a touch", "en", 80),
+        ("baja la window shade un poco", "es", 60),
+    ):
+        reply, now = await said(text, lang)
+        assert [(c["tool"], c["params"]) for c in reply.calls] == [
+            ("matter:blind_window_shade_set_position", {"percent_open": expected})
+        ], text
+        assert now == expected, text
+    assert reply.speech == "He abierto Window Shade al 60 por ciento."

@@ -73,6 +73,11 @@ KNOWN_MISSES: dict[str, set[tuple[str, str]]] = {
     # "the blind" is no device's name in this home (its blind has one of its own): a
     # kind said after "except" is not read, and nothing is done
     "wording9c_heldout": {("en", "turn off all the lights except the blind")},
+    # the tenth session's turns of phrase ("down to 20 percent", "up a degree", "on cool
+    # at 22"; development: the probe's misses; the held-out set written after the engine
+    # change, before its first run)
+    "wording10": set(),
+    "wording10_heldout": set(),
 }
 
 
@@ -96,6 +101,8 @@ KNOWN_MISSES: dict[str, set[tuple[str, str]]] = {
         "wording9_heldout",
         "wording9b_heldout",
         "wording9c_heldout",
+        "wording10",
+        "wording10_heldout",
     ],
 )
 async def test_every_sentence_makes_exactly_its_calls(home: Home, which: str) -> None:

@@ -198,6 +198,21 @@ class ModeByName(Converter):
         return [ctx.command(ctx.row.command or "ChangeToMode", {"newMode": number})]
 
 
+def chime_sounds(value: Any) -> list[tuple[int, str]]:
+    """Return ``(ChimeID, Name)`` of a Chime's InstalledChimeSounds (fields by tag or name)."""
+    out: list[tuple[int, str]] = []
+    if not isinstance(value, list):
+        return out
+    for entry in value[:64]:
+        if not isinstance(entry, dict):
+            continue
+        chime = _int(entry.get("0", entry.get("chimeID", entry.get("ChimeID"))))
+        name = entry.get("1", entry.get("name", entry.get("Name")))
+        if chime is not None and isinstance(name, str) and name.strip():
+            out.append((chime, name.strip()[:64]))
+    return out
+
+
 # RVC Run Mode semantic tags (spec 7.2.7.2): Idle, Cleaning, Mapping.
 RVC_IDLE, RVC_CLEANING = 0x4000, 0x4001
 
@@ -476,6 +491,85 @@ class CabinetTemperature(Converter):
         return [ctx.command("SetTemperature", {"targetTemperature": centi})]
 
 
+def temperature_levels(value: Any) -> list[str]:
+    """Return a TemperatureControl's SupportedTemperatureLevels: its level names, in order.
+
+    A name that is not text, or empty, leaves the whole list unusable (its numbering would
+    be wrong): then no level tool is made.
+    """
+    if not isinstance(value, list) or not value or len(value) > 32:
+        return []
+    names = [v.strip() for v in value if isinstance(v, str) and v.strip()]
+    return names if len(names) == len(value) and len(set(names)) == len(names) else []
+
+
+class TemperatureLevel(Converter):
+    """A cooking zone's or appliance's temperature level by its name → SetTemperature.
+
+    TemperatureControl's TemperatureLevel feature: the device names its levels
+    (SupportedTemperatureLevels, e.g. "Low", "Medium", "High") and takes the level's index.
+    """
+
+    def applies(self, ctx: RowContext) -> bool:
+        """Return whether the device names its levels."""
+        return bool(temperature_levels(ctx.attr("SupportedTemperatureLevels")))
+
+    def parameters(self, ctx: RowContext, schema: dict[str, Any]) -> dict[str, Any]:
+        """Return the schema with the device's level names as an enum."""
+        out: dict[str, Any] = _json_copy(schema)
+        out["properties"]["level"]["enum"] = temperature_levels(
+            ctx.attr("SupportedTemperatureLevels")
+        )
+        return out
+
+    def facts(self, ctx: RowContext) -> dict[str, str]:
+        """Return ``{levels}``: the device's level names."""
+        return {"levels": ", ".join(temperature_levels(ctx.attr("SupportedTemperatureLevels")))}
+
+    def actions(self, ctx: RowContext, params: Mapping[str, Any]) -> list[MatterAction]:
+        """Return SetTemperature with the named level's index."""
+        levels = temperature_levels(ctx.attr("SupportedTemperatureLevels"))
+        label = _choice(params["level"], levels, "level")
+        return [ctx.command("SetTemperature", {"targetTemperatureLevel": levels.index(label)})]
+
+
+# PumpConfigurationAndControl OperationModeEnum (spec 4.2.6.2): Minimum and Maximum need
+# the ConstantSpeed feature, Local the LocalOperation feature.
+PUMP_MODES = {"normal": 0, "minimum": 1, "maximum": 2, "local": 3}
+
+
+def _pump_modes(ctx: RowContext) -> list[str]:
+    modes = ["normal"]
+    if ctx.has_feature("ConstantSpeed"):
+        modes += ["minimum", "maximum"]
+    if ctx.has_feature("LocalOperation"):
+        modes.append("local")
+    return modes
+
+
+class PumpMode(Converter):
+    """A pump's operation mode by name → OperationMode write, among those its features allow."""
+
+    def applies(self, ctx: RowContext) -> bool:
+        """Return whether there is a mode to choose besides "normal"."""
+        return len(_pump_modes(ctx)) > 1
+
+    def parameters(self, ctx: RowContext, schema: dict[str, Any]) -> dict[str, Any]:
+        """Return the schema with the pump's modes as an enum."""
+        out: dict[str, Any] = _json_copy(schema)
+        out["properties"]["mode"]["enum"] = _pump_modes(ctx)
+        return out
+
+    def facts(self, ctx: RowContext) -> dict[str, str]:
+        """Return ``{modes}``."""
+        return {"modes": ", ".join(_pump_modes(ctx))}
+
+    def actions(self, ctx: RowContext, params: Mapping[str, Any]) -> list[MatterAction]:
+        """Return the OperationMode write."""
+        mode = _choice(params["mode"], _pump_modes(ctx), "mode")
+        return [ctx.write("OperationMode", PUMP_MODES[mode])]
+
+
 class MicrowaveCook(Converter):
     """Cook for some minutes at a power → SetCookingParameters (s, the device's power scale)."""
 
@@ -694,6 +788,42 @@ def _state_current_mode(values: list[Any], unit: str) -> Any:
     return None
 
 
+def _state_temperature_level(values: list[Any], unit: str) -> Any:
+    """Return the selected level's name (values: SelectedTemperatureLevel, the levels)."""
+    selected = _int(values[0])
+    levels = temperature_levels(values[1] if len(values) > 1 else None)
+    return levels[selected] if selected is not None and 0 <= selected < len(levels) else None
+
+
+def _state_pump_mode(values: list[Any], unit: str) -> Any:
+    """Return an OperationMode / EffectiveOperationMode by name."""
+    mode = _int(values[0])
+    return next((name for name, n in PUMP_MODES.items() if n == mode), None)
+
+
+def _state_plain_int(values: list[Any], unit: str) -> Any:
+    """Return a whole number as reported (None when the device reports none)."""
+    return _int(values[0])
+
+
+def _state_pump_running(values: list[Any], unit: str) -> Any:
+    """Return whether PumpStatus says the pump is running (bit 5, Running)."""
+    status = _int(values[0])
+    return None if status is None else bool(status & 0x20)
+
+
+def _state_chime_sound(values: list[Any], unit: str) -> Any:
+    """Return the selected chime sound's name (values: SelectedChime, InstalledChimeSounds)."""
+    selected = _int(values[0])
+    sounds = dict(chime_sounds(values[1] if len(values) > 1 else None))
+    return sounds.get(selected) if selected is not None else None
+
+
+def _state_chime_sounds(values: list[Any], unit: str) -> Any:
+    """Return the names of the chime's installed sounds."""
+    return [name for _id, name in chime_sounds(values[0])] or None
+
+
 def _state_selected_areas(values: list[Any], unit: str) -> Any:
     selected = values[0]
     if not isinstance(selected, list):
@@ -850,6 +980,8 @@ KIND_CONVERTERS: dict[str, Converter] = {
     "evse_enable_charging": EvseEnableCharging(),
     "water_heater_boost": WaterHeaterBoost(),
     "cabinet_temperature": CabinetTemperature(),
+    "temperature_level": TemperatureLevel(),
+    "pump_mode": PumpMode(),
     "microwave_cook": MicrowaveCook(),
     "dimension_percent": DimensionPercent(),
 }
@@ -874,6 +1006,12 @@ KIND_STATE_CONVERTERS: dict[str, StateConverter] = {
     "operational_state": _state_operational,
     "operational_error": _state_operational_error,
     "current_mode": _state_current_mode,
+    "temperature_level": _state_temperature_level,
+    "chime_sound": _state_chime_sound,
+    "pump_mode": _state_pump_mode,
+    "pump_running": _state_pump_running,
+    "plain_int": _state_plain_int,
+    "chime_sounds": _state_chime_sounds,
     "selected_areas": _state_selected_areas,
     "current_area": _state_current_area,
     "evse_state": _state_evse,
