@@ -265,8 +265,17 @@ def test_a_job_ends_when_its_token_expires(live: LiveBridge) -> None:
         "token_expired",
     )
     assert shown["updated_at"] >= parse_token(owner)[0].expires_at
-    [(decision,)] = live.audit("SELECT decision FROM audit_log WHERE token_id = ?", (tid(owner),))
-    assert decision == "token_expired"
+    # Two rows: the job ended by its token, and its call, cancelled while it ran (it had
+    # been allowed, so whether it took effect is unknown to the audit).
+    rows = live.audit(
+        "SELECT decision, outcome, call_id FROM audit_log WHERE token_id = ? ORDER BY id",
+        (tid(owner),),
+    )
+    assert sorted((decision, outcome) for decision, outcome, _ in rows) == [
+        ("allowed", "cancelled"),
+        ("token_expired", "error"),
+    ]
+    assert [c for d, _, c in rows if d == "token_expired"] == [job["job_id"]]
     assert [line for line in live.ran() if "too-late" in line] == []
 
 
