@@ -47,7 +47,6 @@ from bridge.invocation.idempotency import IdempotencyStore
 from bridge.invocation.messages import (
     ExecutionInfo,
     ReplayGuard,
-    ResponseStatus,
     ToolRequest,
     ToolResponse,
 )
@@ -742,30 +741,49 @@ class Invoker:
             if ran
             else "cancelled before it ran (its caller went away or the bridge stopped)"
         )
-        response = ToolResponse(
-            request_id=request.id,
-            call_id=call_id,
-            tool=call.tool,
-            status=ResponseStatus.ERROR,
-            duration_ms=round((time.perf_counter() - started) * 1000, 3),
+        self._write_row(
+            request,
+            state,
+            started,
+            call_id,
+            outcome="cancelled",
+            error={"message": message},
+            result=None,
             execution=state.execution,
-            error={"code": None, "message": message},
         )
-        self._record(request, response, state, started, outcome="cancelled")
 
     def _record(
+        self, request: ToolRequest, response: ToolResponse, state: _State, started: float
+    ) -> None:
+        self._write_row(
+            request,
+            state,
+            started,
+            response.call_id,
+            outcome="completed" if response.ok else "error",
+            error=response.error,
+            result=response.result,
+            execution=response.execution,
+        )
+
+    def _write_row(
         self,
         request: ToolRequest,
-        response: ToolResponse,
         state: _State,
         started: float,
-        outcome: str | None = None,
+        call_id: str,
+        *,
+        outcome: str,
+        error: dict[str, Any] | None,
+        result: Any,
+        execution: ExecutionInfo | None,
     ) -> None:
+        """Queue a call's audit row (or, with no verified identity, count the refusal)."""
         if self.audit is None:
             return
         if state.token is None:
             # No verified identity: a bounded counter, not a row anyone can flood.
-            why = (response.error or {}).get("details") or {}
+            why = (error or {}).get("details") or {}
             path = request.routing.path
             source = f"node:{path[-1]}" if path else "call"
             if isinstance(why.get("token_id"), str):
@@ -783,28 +801,27 @@ class Invoker:
             details["votes"] = state.votes
         if request.idempotency_key is not None:
             details["idempotency_key"] = request.idempotency_key
-        if response.error is not None:
-            details["message"] = response.error.get("message")
+        if error is not None:
+            details["message"] = error.get("message")
         if request.via is not None:
             details["via"] = request.via
-        execution = response.execution
         if execution is not None and execution.node_id != self.node_id:
             details["execution"] = execution.to_json()
         state.committed = self.audit.record(
             AuditEntry(
-                call_id=response.call_id,
+                call_id=call_id,
                 agent_id=state.token.agent_id if state.token is not None else None,
                 token_id=state.token.id if state.token is not None else None,
                 tool=defn.identity if defn is not None else request.tool,
                 decision=state.decision,
-                outcome=outcome or ("completed" if response.ok else "error"),
-                error_code=(response.error or {}).get("code"),
+                outcome=outcome,
+                error_code=(error or {}).get("code"),
                 params=(
                     state.redactor.params(state.params)
                     if defn is not None and defn.audit.log_params and state.params is not None
                     else None
                 ),
-                result=response.result if defn is not None and defn.audit.log_result else None,
+                result=result if defn is not None and defn.audit.log_result else None,
                 duration_ms=round((time.perf_counter() - started) * 1000, 3),
                 node_id=self.node_id,
                 trace_id=request.context.trace_id,
