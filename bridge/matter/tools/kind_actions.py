@@ -76,23 +76,56 @@ def _choice(value: Any, allowed: Sequence[str], field: str) -> str:
     )
 
 
-class FanMode(Converter):
-    """Mode name → FanMode write, among the modes the device's FanModeSequence offers."""
+class NamedChoice(Converter):
+    """One parameter chosen by name among those the device offers → what that name does.
+
+    A subclass says where the names come from (``choices``), which parameter and fact
+    carry them (``field``, ``fact``), how many it needs to offer a choice at all
+    (``fewest``) and what the chosen name becomes (``chosen``).
+    """
+
+    field = "mode"
+    fact = "modes"
+    fewest = 1
+
+    def choices(self, ctx: RowContext) -> Sequence[str]:
+        """Return the names this device offers, in its order."""
+        raise NotImplementedError
+
+    def chosen(self, ctx: RowContext, name: str, choices: Sequence[str]) -> list[MatterAction]:
+        """Return the actions for ``name``, one of ``choices``."""
+        raise NotImplementedError
+
+    def applies(self, ctx: RowContext) -> bool:
+        """Return whether the device offers enough names to choose among."""
+        return len(self.choices(ctx)) >= self.fewest
 
     def parameters(self, ctx: RowContext, schema: dict[str, Any]) -> dict[str, Any]:
-        """Return the schema with the device's modes as an enum."""
+        """Return the schema with the device's names as the field's enum."""
         out: dict[str, Any] = _json_copy(schema)
-        out["properties"]["mode"]["enum"] = list(_fan_modes(ctx))
+        out["properties"][self.field]["enum"] = list(self.choices(ctx))
         return out
 
     def facts(self, ctx: RowContext) -> dict[str, str]:
-        """Return ``{modes}``."""
-        return {"modes": ", ".join(_fan_modes(ctx))}
+        """Return the names, comma-separated, under ``fact``."""
+        return {self.fact: ", ".join(self.choices(ctx))}
 
     def actions(self, ctx: RowContext, params: Mapping[str, Any]) -> list[MatterAction]:
+        """Return the actions for the name asked for (any case), or refuse it."""
+        choices = self.choices(ctx)
+        return self.chosen(ctx, _choice(params[self.field], choices, self.field), choices)
+
+
+class FanMode(NamedChoice):
+    """Mode name → FanMode write, among the modes the device's FanModeSequence offers."""
+
+    def choices(self, ctx: RowContext) -> Sequence[str]:
+        """Return the modes of the device's FanModeSequence."""
+        return _fan_modes(ctx)
+
+    def chosen(self, ctx: RowContext, name: str, choices: Sequence[str]) -> list[MatterAction]:
         """Return the FanMode write."""
-        mode = _choice(params["mode"], _fan_modes(ctx), "mode")
-        return [ctx.write("FanMode", FAN_MODES[mode])]
+        return [ctx.write("FanMode", FAN_MODES[name])]
 
 
 def _percent(params: Mapping[str, Any], name: str) -> int:
@@ -503,34 +536,23 @@ def temperature_levels(value: Any) -> list[str]:
     return names if len(names) == len(value) and len(set(names)) == len(names) else []
 
 
-class TemperatureLevel(Converter):
+class TemperatureLevel(NamedChoice):
     """A cooking zone's or appliance's temperature level by its name → SetTemperature.
 
     TemperatureControl's TemperatureLevel feature: the device names its levels
     (SupportedTemperatureLevels, e.g. "Low", "Medium", "High") and takes the level's index.
     """
 
-    def applies(self, ctx: RowContext) -> bool:
-        """Return whether the device names its levels."""
-        return bool(temperature_levels(ctx.attr("SupportedTemperatureLevels")))
+    field = "level"
+    fact = "levels"
 
-    def parameters(self, ctx: RowContext, schema: dict[str, Any]) -> dict[str, Any]:
-        """Return the schema with the device's level names as an enum."""
-        out: dict[str, Any] = _json_copy(schema)
-        out["properties"]["level"]["enum"] = temperature_levels(
-            ctx.attr("SupportedTemperatureLevels")
-        )
-        return out
+    def choices(self, ctx: RowContext) -> Sequence[str]:
+        """Return the device's level names (none if it names them badly)."""
+        return temperature_levels(ctx.attr("SupportedTemperatureLevels"))
 
-    def facts(self, ctx: RowContext) -> dict[str, str]:
-        """Return ``{levels}``: the device's level names."""
-        return {"levels": ", ".join(temperature_levels(ctx.attr("SupportedTemperatureLevels")))}
-
-    def actions(self, ctx: RowContext, params: Mapping[str, Any]) -> list[MatterAction]:
+    def chosen(self, ctx: RowContext, name: str, choices: Sequence[str]) -> list[MatterAction]:
         """Return SetTemperature with the named level's index."""
-        levels = temperature_levels(ctx.attr("SupportedTemperatureLevels"))
-        label = _choice(params["level"], levels, "level")
-        return [ctx.command("SetTemperature", {"targetTemperatureLevel": levels.index(label)})]
+        return [ctx.command("SetTemperature", {"targetTemperatureLevel": choices.index(name)})]
 
 
 # PumpConfigurationAndControl OperationModeEnum (spec 4.2.6.2): Minimum and Maximum need
@@ -547,27 +569,18 @@ def _pump_modes(ctx: RowContext) -> list[str]:
     return modes
 
 
-class PumpMode(Converter):
+class PumpMode(NamedChoice):
     """A pump's operation mode by name → OperationMode write, among those its features allow."""
 
-    def applies(self, ctx: RowContext) -> bool:
-        """Return whether there is a mode to choose besides "normal"."""
-        return len(_pump_modes(ctx)) > 1
+    fewest = 2  # "normal" alone is no choice
 
-    def parameters(self, ctx: RowContext, schema: dict[str, Any]) -> dict[str, Any]:
-        """Return the schema with the pump's modes as an enum."""
-        out: dict[str, Any] = _json_copy(schema)
-        out["properties"]["mode"]["enum"] = _pump_modes(ctx)
-        return out
+    def choices(self, ctx: RowContext) -> Sequence[str]:
+        """Return the modes the pump's features allow."""
+        return _pump_modes(ctx)
 
-    def facts(self, ctx: RowContext) -> dict[str, str]:
-        """Return ``{modes}``."""
-        return {"modes": ", ".join(_pump_modes(ctx))}
-
-    def actions(self, ctx: RowContext, params: Mapping[str, Any]) -> list[MatterAction]:
+    def chosen(self, ctx: RowContext, name: str, choices: Sequence[str]) -> list[MatterAction]:
         """Return the OperationMode write."""
-        mode = _choice(params["mode"], _pump_modes(ctx), "mode")
-        return [ctx.write("OperationMode", PUMP_MODES[mode])]
+        return [ctx.write("OperationMode", PUMP_MODES[name])]
 
 
 class MicrowaveCook(Converter):
