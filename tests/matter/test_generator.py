@@ -236,7 +236,7 @@ EXPECTED: dict[str, tuple[dict[str, list[str]], list[str]]] = {
     ),
     # A pump without the ConstantSpeed or LocalOperation features runs in "normal" mode
     # only: its mode, whether it runs and its speed are read, no mode to set.
-    "ha-core/mock_pump": ({"mock_pump": ["brightness", "on", "off", "toggle", "state"]}, QUERY),
+    "ha-core/mock_pump": ({"mock_pump": ["setpoint", "on", "off", "toggle", "state"]}, QUERY),
     "ha-core/mock_thermostat": (
         {"mock_thermostat": THERMO},
         ["core:query_sensor", "matter:control_matter_device"],
@@ -309,6 +309,7 @@ EXAMPLES: dict[str, dict[str, Any]] = {
     "boost": {"minutes": 30},
     "open": {},
     "set_temperature_level": {"level": "High"},
+    "setpoint": {"percent": 60},
 }
 
 
@@ -543,10 +544,11 @@ STATES = {
         "sounds": ["Classic Ding Dong", "Merry Melodies", "Digital Alert"],
         "enabled": True,
     },
-    # OperationMode 0 = Normal, PumpStatus 0x20 = Running, Speed 1000 rpm.
+    # OperationMode 0 = Normal, PumpStatus 0x20 = Running, Speed 1000 rpm; CurrentLevel 200
+    # is the pump scale's top (1-200 = 0.5-100 %), not 79 % of a light's 254.
     "ha-core/mock_pump": {
         "flow_m3h": 5.0,
-        "brightness_percent": 79,
+        "setpoint_percent": 100.0,
         "on": True,
         "pressure_hpa": 100,
         "pump_mode": "normal",
@@ -1401,6 +1403,36 @@ def test_a_pump_mode_is_offered_by_its_features() -> None:
     )
     with pytest.raises(InvalidParamsError):
         validate_params(tool.definition, {"mode": "turbo"})
+
+
+def test_a_pumps_level_is_its_setpoint_not_a_brightness() -> None:
+    """LevelControl on a pump sets its setpoint (% of its range); other kinds keep brightness."""
+    _devices, tools = generate("ha-core/mock_pump")
+    names = {t.definition.name for t in tools}
+    assert "mock_pump_setpoint" in names
+    assert not any(n.endswith("_brightness") for n in names)
+    setpoint = next(t for t in tools if t.definition.name == "mock_pump_setpoint")
+    assert "brightness" not in json.dumps(setpoint.definition.to_json()).casefold()
+    [action] = [
+        a.to_json() for a in setpoint.plan(validate_params(setpoint.definition, {"percent": 50}))
+    ]
+    assert (action["cluster"], action["command"]) == ("LevelControl", "MoveToLevelWithOnOff")
+    assert action["payload"]["level"] == 100  # the pump scale: 1-200 is 0.5-100 %
+    for percent, level in ((0.5, 1), (37.5, 75), (100, 200)):
+        [action] = [
+            a.to_json()
+            for a in setpoint.plan(validate_params(setpoint.definition, {"percent": percent}))
+        ]
+        assert action["payload"]["level"] == level
+    for wrong in (0, 0.4, 100.5, -1):
+        with pytest.raises(InvalidParamsError):
+            validate_params(setpoint.definition, {"percent": wrong})
+    # The same cluster on a light is still its brightness, and a light has no setpoint.
+    for name, (per_device, _shared) in EXPECTED.items():
+        for suffixes in per_device.values():
+            if name != "ha-core/mock_pump":
+                assert "setpoint" not in suffixes, name
+    assert any("brightness" in s for d, _ in EXPECTED.values() for s in d.values())
 
 
 def test_a_doorbell_is_a_device_whose_presses_are_events() -> None:

@@ -47,6 +47,7 @@ class Requirement:
     absent_features: int = 0
     accepted_commands: tuple[int, ...] = ()
     device_types: tuple[int, ...] = ()
+    absent_device_types: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -223,6 +224,7 @@ def _requirement(info: ClusterInfo, raw: Mapping[str, Any], fail: Any) -> Requir
         absent_features=bits(raw.get("absent_features", [])),
         accepted_commands=tuple(commands),
         device_types=tuple(raw.get("device_types", [])),
+        absent_device_types=tuple(raw.get("absent_device_types", [])),
     )
 
 

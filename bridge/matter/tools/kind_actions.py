@@ -583,6 +583,34 @@ class PumpMode(NamedChoice):
         return [ctx.write("OperationMode", PUMP_MODES[name])]
 
 
+# The Pump device type's LevelControl scale: level 1-200 is a setpoint of 0.5-100 % of the
+# pump's range (speed, pressure or flow); above 200 is 100 %, 0 is no setpoint.
+PUMP_LEVEL_MAX = 200
+
+
+class PumpSetpoint(Converter):
+    """A pump's setpoint in percent → MoveToLevelWithOnOff on the pump's 1-200 scale."""
+
+    def actions(self, ctx: RowContext, params: Mapping[str, Any]) -> list[MatterAction]:
+        """Return the level command (0.5 % steps)."""
+        percent = cv.finite(params["percent"], "percent")
+        if not 0.5 <= percent <= 100:
+            raise InvalidParamsError(
+                f"percent must be 0.5-100, got {percent:g}", {"field": "percent"}
+            )
+        payload = {
+            "level": max(1, min(PUMP_LEVEL_MAX, round(percent * 2))),
+            "transitionTime": cv.seconds_to_tenths(params.get("transition_seconds")),
+            **ctx.row.payload,
+        }
+        return [ctx.command(ctx.row.command or "MoveToLevelWithOnOff", payload)]
+
+
+def _state_pump_setpoint(values: list[Any], unit: str) -> Any:
+    level = _int(values[0])
+    return None if level is None or level <= 0 else min(level, PUMP_LEVEL_MAX) / 2
+
+
 class MicrowaveCook(Converter):
     """Cook for some minutes at a power → SetCookingParameters (s, the device's power scale)."""
 
@@ -995,6 +1023,7 @@ KIND_CONVERTERS: dict[str, Converter] = {
     "cabinet_temperature": CabinetTemperature(),
     "temperature_level": TemperatureLevel(),
     "pump_mode": PumpMode(),
+    "pump_setpoint": PumpSetpoint(),
     "microwave_cook": MicrowaveCook(),
     "dimension_percent": DimensionPercent(),
 }
@@ -1022,6 +1051,7 @@ KIND_STATE_CONVERTERS: dict[str, StateConverter] = {
     "temperature_level": _state_temperature_level,
     "chime_sound": _state_chime_sound,
     "pump_mode": _state_pump_mode,
+    "pump_setpoint": _state_pump_setpoint,
     "pump_running": _state_pump_running,
     "plain_int": _state_plain_int,
     "chime_sounds": _state_chime_sounds,
