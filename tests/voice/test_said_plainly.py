@@ -7,7 +7,11 @@ calls made end to end on a real controller.
 
 from __future__ import annotations
 
+import time
+
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from bridge.voice.wording import said_later, said_plainly
 from tests.voice.sentence_set import MULTI_LANGUAGE_SETS, load_sentences
@@ -122,3 +126,62 @@ def test_a_time_said_is_heard(lang: str, text: str) -> None:
 )
 def test_a_sentence_without_a_time_is_not_heard_as_later(lang: str, text: str) -> None:
     assert not said_later(text, lang)
+
+
+# The words the rewrites look for, and some that are near them, to draw sentences from.
+_PIECES = [
+    *"up down to by a an one notch degree degrees half full at on in into mode set turn".split(),
+    *"lock bump nudge crank brighten lower bring nice warm white cool heat auto 22 21.5".split(),
+    *"percent % ° twenty hundred the lamp light dreh runter hoch auf mach Prozent".split(),
+    *"in for at until tomorrow tonight minutes hours 7 pm o'clock Uhr dans heures".split(),
+    "up to",
+    "down to",
+    "to half",
+    "up a degree",
+    "on cool at",
+    "  ",
+    "\u00a0",
+    "\u0130",  # a capital dotted I: lower-cases to two characters
+    "ß",
+]
+_SENTENCES = st.one_of(
+    st.lists(st.sampled_from(_PIECES), max_size=120).map(" ".join),
+    st.text(max_size=500),
+).map(lambda s: s[:500])  # what SpokenCommand.CHECK lets through
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=_SENTENCES, lang=st.sampled_from(["en", "de", "fr", "es", "nl", "it", ""]))
+def test_any_sentence_is_put_plainly_without_failing_or_growing_much(text: str, lang: str) -> None:
+    """Never raises; the result is single-spaced and at most about twice the sentence."""
+    out = said_plainly(text, lang)
+    assert isinstance(out, str)
+    assert out == " ".join(out.split())
+    assert len(out) <= 2 * len(text) + 20
+    assert isinstance(said_later(text, lang), bool)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "set " + "the lamp " * 55 + "to",  # a lazy run that never finds its end
+        "set " + "x " * 240 + "to cool at",
+        "set " + "to " * 165 + "cool at",
+        "up to " * 83,
+        "down " * 100,
+        "to half " * 62,
+        "a nice " * 71,
+        "in " * 166,
+        "at 7" + " pm" * 165,
+        "1" * 500,
+        "dreh " + "die Lampe " * 49 + "runter auf",
+    ],
+)
+def test_the_worst_sentences_are_put_plainly_quickly(text: str) -> None:
+    """Long runs of the rewrites' own words cost well under a frame of speech each."""
+    for lang in ("en", "de", "fr", "es", "nl"):
+        started = time.perf_counter()
+        for _ in range(5):
+            said_plainly(text[:500], lang)
+            said_later(text[:500], lang)
+        assert (time.perf_counter() - started) / 5 < 0.02, lang
