@@ -61,7 +61,7 @@ APPLIANCE_CLASSES: dict[str, str] = {
 
 
 # What OPERATE_INTENT acts on (Home Assistant domains, subjects.KIND_DOMAINS).
-OPERATED = ("vacuum", "appliance", "ev_charger", "water_heater")
+OPERATED = ("vacuum", "appliance", "ev_charger", "water_heater", "chime")
 _RUN = ("vacuum", "appliance")
 _RUN_OR_CHARGE = (*_RUN, "ev_charger")
 # Words around a mode's own name that are not part of it ("in eco mode", "im Programm
@@ -118,6 +118,7 @@ def _m(measure: str) -> dict[str, Any]:
     return {"slots": {"measure": measure}}
 
 
+_CHIME = ("chime",)
 _VACUUM = {"slots": {"domain": "vacuum"}}
 _FAN_NAME = {"requires_context": {"domain": ["fan"]}}
 _VACUUM_NAME = {"requires_context": {"domain": ["vacuum"]}}
@@ -161,6 +162,12 @@ _NL_IN = "(in|op) [(de|het)] {area}"
 KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
     "en": {
         OPERATE_INTENT: [
+            # a chime plays its selected sound ("ring the front door chime")
+            (["(play|ring|sound) [the] {name}"], _op("play", _CHIME)),
+            (
+                ["(play|ring|sound) [the] (chime|door chime|doorbell chime|gong)"],
+                _kind("play", "chime"),
+            ),
             (["(start|run) [the] {name}"], _op("start", _RUN_OR_CHARGE)),
             (["pause [the] {name}"], _op("pause")),
             (["(resume|continue|unpause) [the] {name}"], _op("resume")),
@@ -479,6 +486,20 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
             ),
         ],
         OPERATE_INTENT: [
+            (
+                [
+                    f"(spiel|spiele|läute) {_DE_ART} {{name}} [ab]",
+                    f"lass {_DE_ART} {{name}} (läuten|klingeln|ertönen)",
+                ],
+                _op("play", _CHIME),
+            ),
+            (
+                [
+                    f"(spiel|spiele|läute) {_DE_ART} (Gong|Türgong|Glocke) [ab]",
+                    f"lass {_DE_ART} (Gong|Türgong|Glocke) (läuten|klingeln|ertönen)",
+                ],
+                _kind("play", "chime"),
+            ),
             ([f"(starte|start) {_DE_ART} {{name}}"], _op("start", _RUN_OR_CHARGE)),
             (
                 [f"(pausiere|unterbrich) {_DE_ART} {{name}}", f"halte {_DE_ART} {{name}} an"],
@@ -650,6 +671,14 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
             "(en|sur|à) [vitesse ]{fan_modes:fan_mode}",
         ),
         OPERATE_INTENT: [
+            (
+                [f"(joue|sonne) {_FR_ART}{{name}}", f"fais sonner {_FR_ART}{{name}}"],
+                _op("play", _CHIME),
+            ),
+            (
+                [f"(joue|sonne) {_FR_ART}(carillon|gong)", f"fais sonner {_FR_ART}(carillon|gong)"],
+                _kind("play", "chime"),
+            ),
             ([f"(lance|démarre|mets en marche) {_FR_ART}{{name}}"], _op("start", _RUN_OR_CHARGE)),
             ([f"(mets|met) {_FR_ART}{{name}} en pause", f"pause {_FR_ART}{{name}}"], _op("pause")),
             ([f"(reprends|relance) {_FR_ART}{{name}}"], _op("resume")),
@@ -793,6 +822,17 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
         ),
         OPERATE_INTENT: [
             (
+                [f"(toca|suena) {_ES_ART} {{name}}", f"haz sonar {_ES_ART} {{name}}"],
+                _op("play", _CHIME),
+            ),
+            (
+                [
+                    f"(toca|suena) {_ES_ART} (carillón|campanilla|gong)",
+                    f"haz sonar {_ES_ART} (carillón|campanilla|gong)",
+                ],
+                _kind("play", "chime"),
+            ),
+            (
                 [f"(pon en marcha|inicia|arranca|empieza) {_ES_ART} {{name}}"],
                 _op("start", ("appliance", "ev_charger")),
             ),
@@ -933,6 +973,20 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
             "(op|in) [stand ]{fan_modes:fan_mode}",
         ),
         OPERATE_INTENT: [
+            (
+                [
+                    f"(speel|luid) {_NL_ART} {{name}} [af]",
+                    f"laat {_NL_ART} {{name}} (klinken|rinkelen|afgaan)",
+                ],
+                _op("play", _CHIME),
+            ),
+            (
+                [
+                    f"(speel|luid) {_NL_ART} (gong|deurgong) [af]",
+                    f"laat {_NL_ART} (gong|deurgong) (klinken|rinkelen|afgaan)",
+                ],
+                _kind("play", "chime"),
+            ),
             ([f"start {_NL_ART} {{name}}"], _op("start", ("appliance", "ev_charger"))),
             (
                 [f"pauzeer {_NL_ART} {{name}}", f"zet {_NL_ART} {{name}} op pauze"],
@@ -1128,6 +1182,7 @@ KIND_RESPONSES: dict[str, dict[str, str]] = {
         "pause": "Paused {target}.",
         "resume": "Resumed {target}.",
         "dock": "Sent {target} back to its dock.",
+        "play": "Played {target}.",
         "clean_areas": "{target} is cleaning {areas}.",
         "unknown_area": "Sorry, {target} doesn't know {room}.",
         "read_power": "{target} is using {value} watts.",
@@ -1175,6 +1230,7 @@ KIND_RESPONSES: dict[str, dict[str, str]] = {
         "pause": "{target} ist pausiert.",
         "resume": "{target} läuft weiter.",
         "dock": "{target} fährt zurück zur Ladestation.",
+        "play": "{target} läutet.",
         "clean_areas": "{target} reinigt {areas}.",
         "unknown_area": "{target} kennt {room} leider nicht.",
         "read_power": "{target} verbraucht {value} Watt.",
@@ -1222,6 +1278,7 @@ KIND_RESPONSES: dict[str, dict[str, str]] = {
         "pause": "{target} est en pause.",
         "resume": "{target} a repris.",
         "dock": "{target} retourne à sa base.",
+        "play": "{target} a sonné.",
         "clean_areas": "{target} nettoie {areas}.",
         "unknown_area": "Désolé, {target} ne connaît pas {room}.",
         "read_power": "{target} consomme {value} watts.",
@@ -1269,6 +1326,7 @@ KIND_RESPONSES: dict[str, dict[str, str]] = {
         "pause": "He pausado {target}.",
         "resume": "He reanudado {target}.",
         "dock": "{target} vuelve a la base.",
+        "play": "He hecho sonar {target}.",
         "clean_areas": "{target} está limpiando {areas}.",
         "unknown_area": "Lo siento, {target} no conoce {room}.",
         "read_power": "{target} consume {value} vatios.",
@@ -1316,6 +1374,7 @@ KIND_RESPONSES: dict[str, dict[str, str]] = {
         "pause": "{target} is gepauzeerd.",
         "resume": "{target} gaat verder.",
         "dock": "{target} gaat terug naar het basisstation.",
+        "play": "{target} heeft geklonken.",
         "clean_areas": "{target} maakt {areas} schoon.",
         "unknown_area": "Sorry, {target} kent {room} niet.",
         "read_power": "{target} verbruikt {value} watt.",

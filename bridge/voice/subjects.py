@@ -35,6 +35,7 @@ KIND_DOMAINS: dict[str, str] = {
     "valve": "valve",
     "freeze_sensor": "binary_sensor",
     "rain_sensor": "binary_sensor",
+    "chime": "chime",  # plays its selected sound (kind_words: "ring the chime")
     **dict.fromkeys(APPLIANCE_CLASSES, "appliance"),
 }
 SENSOR_KINDS = {
@@ -134,6 +135,7 @@ _NOUNS: dict[str, dict[str, str]] = {
         "script": "script",
         "button": "button",
         "vacuum": "vacuum",
+        "chime": "chime",
         "lawn_mower": "lawn mower",
         "sensor": "sensor",
         "binary_sensor": "sensor",
@@ -178,6 +180,7 @@ _NOUNS: dict[str, dict[str, str]] = {
         "script": "Skript",
         "button": "Taster",
         "vacuum": "Staubsauger",
+        "chime": "Gong",
         "lawn_mower": "Rasenmäher",
         "sensor": "Sensor",
         "binary_sensor": "Sensor",
@@ -222,6 +225,7 @@ _NOUNS: dict[str, dict[str, str]] = {
         "script": "script",
         "button": "bouton",
         "vacuum": "aspirateur",
+        "chime": "carillon",
         "lawn_mower": "tondeuse",
         "sensor": "capteur",
         "binary_sensor": "capteur",
@@ -266,6 +270,7 @@ _NOUNS: dict[str, dict[str, str]] = {
         "script": "script",
         "button": "botón",
         "vacuum": "aspiradora",
+        "chime": "carillón",
         "lawn_mower": "cortacésped",
         "sensor": "sensor",
         "binary_sensor": "sensor",
@@ -310,6 +315,7 @@ _NOUNS: dict[str, dict[str, str]] = {
         "script": "script",
         "button": "knop",
         "vacuum": "stofzuiger",
+        "chime": "gong",
         "lawn_mower": "grasmaaier",
         "sensor": "sensor",
         "binary_sensor": "sensor",

@@ -202,7 +202,8 @@ def plain(text: str, lang: str) -> str:
 
 
 _EN_NUMBER = (
-    r"(?:\d|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty"
+    r"(?:\d|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen"
+    r"|fifteen|sixteen|seventeen|eighteen|nineteen|twenty"
     r"|thirty|forty|fifty|sixty|seventy|eighty|ninety|a hundred|hundred)"
 )
 _EN_COLOUR = (
@@ -219,6 +220,22 @@ _SAYINGS: dict[str, tuple[tuple[re.Pattern[str], str], ...]] = {
         for pattern, replacement in (
             # "lock up the front door"
             (r"^lock up (?=\S)", "lock "),
+            # "turn the porch light back on", "switch it off again": on or off all the same
+            (r"\bback (on|off)\b", r"\1"),
+            (r"\b(on|off) again\b", r"\1"),
+            # "put the porch light on", "put on the lights in the kitchen": a switch, not
+            # "put the thermostat on cool" (on a mode) nor "put the fan on high"
+            (r"^put (on|off) (?=\S)", r"turn \1 "),
+            (r"^put (.+?) (on|off)(?=$| in )", r"turn \1 \2"),
+            # "raise / lower the blind halfway": half open either way
+            (
+                r"^(?:raise|lower|lift|drop|roll|pull|bring|move)(?: up| down)? (.+?) "
+                r"(?:(?:up|down) )?(?=half ?way\b)",
+                r"open \1 ",
+            ),
+            # "twenty one and a half", "21 and a half degrees": the half as a decimal
+            (r"\b(\d+) and a half\b", r"\1.5"),
+            (rf"\b({_EN_NUMBER}(?:[ -]{_EN_NUMBER})?) and a half\b", r"\1 point five"),
             # "bump / nudge / knock / crank the heating up": a turn
             (r"^(?:bump|nudge|knock|crank) (?=\S)", "turn "),
             # "turn the lamp down to 20 percent", "brighten it up to 90": a value said
@@ -229,6 +246,7 @@ _SAYINGS: dict[str, tuple[tuple[re.Pattern[str], str], ...]] = {
             ),
             # "up a degree", "down two degrees"
             (r"\b(up|down) (?:by )?(?:a|one) degree\b", r"\1 by 1 degree"),
+            (r"\b(up|down) (?:by )?(?:half a|a half) degree\b", r"\1 by 0.5 degrees"),
             (rf"\b(up|down) ({_EN_NUMBER}\S*) degrees\b", r"\1 by \2 degrees"),
             (r"\b(?:a|one) notch\b", "a bit"),
             # "a nice warm white": the colour itself
@@ -246,6 +264,8 @@ _SAYINGS: dict[str, tuple[tuple[re.Pattern[str], str], ...]] = {
     "de": tuple(
         (re.compile(pattern, re.IGNORECASE), replacement)
         for pattern, replacement in (
+            # "21 einhalb Grad", "einundzwanzig einhalb" spoken as digits: the half
+            (r"\b(\d+) ?(?:und )?einhalb\b", r"\1,5"),
             # "dreh die Stehlampe runter auf 20 Prozent": a value said
             (
                 r"^(?:dreh|drehe|mach|mache|fahr|fahre) (.+?) (?:runter|herunter|hoch|rauf|herauf) "
@@ -255,6 +275,25 @@ _SAYINGS: dict[str, tuple[tuple[re.Pattern[str], str], ...]] = {
         )
     ),
 }
+
+
+# The half after a number said in digits, in the other languages: "21 degrés et demi",
+# "21 grados y medio", "21 en een halve graad" (the unit moves after the decimal).
+_HALVES: dict[str, tuple[tuple[re.Pattern[str], str], ...]] = {
+    lang: tuple(
+        (re.compile(pattern, re.IGNORECASE), replacement)
+        for pattern, replacement in (
+            (rf"\b(\d+) ({unit}) {half}\b", r"\1,5 \2"),
+            (rf"\b(\d+) {half}\b", r"\1,5"),
+        )
+    )
+    for lang, unit, half in (
+        ("fr", r"degrés?", r"et demie?"),
+        ("es", r"grados?", r"y medio"),
+        ("nl", r"graden|graad", r"en een (?:half|halve)"),
+    )
+}
+_SAYINGS.update({lang: _SAYINGS.get(lang, ()) + rules for lang, rules in _HALVES.items()})
 
 
 def said_plainly(text: str, lang: str) -> str:

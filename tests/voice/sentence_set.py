@@ -174,6 +174,7 @@ MULTI_LANGUAGE_SETS = (
     "kinds",
     "kinds_heldout",
     "kinds7_heldout",
+    "kinds11",
     "wording",
     "wording_heldout",
     "wording7",
@@ -186,6 +187,8 @@ MULTI_LANGUAGE_SETS = (
     "wording9c_heldout",
     "wording10",
     "wording10_heldout",
+    "wording11",
+    "wording11_heldout",
 )
 
 

@@ -78,6 +78,11 @@ KNOWN_MISSES: dict[str, set[tuple[str, str]]] = {
     # change, before its first run)
     "wording10": set(),
     "wording10_heldout": set(),
+    # the eleventh session's ("put ... on", "back on", "halfway" raised or lowered, "and
+    # a half"; development: the probe's misses; the held-out set written after the
+    # engine change, before its first run)
+    "wording11": set(),
+    "wording11_heldout": set(),
 }
 
 
@@ -103,6 +108,8 @@ KNOWN_MISSES: dict[str, set[tuple[str, str]]] = {
         "wording9c_heldout",
         "wording10",
         "wording10_heldout",
+        "wording11",
+        "wording11_heldout",
     ],
 )
 async def test_every_sentence_makes_exactly_its_calls(home: Home, which: str) -> None:
