@@ -304,7 +304,14 @@ def run(files: list[Path], root: Path) -> tuple[list[Endpoint], list[str]]:
     notes: list[str] = []
     for path in files:
         name = str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+            notes.append(f"{name}: not read: {err}")  # one stray file does not end the run
+            continue
+        if not isinstance(doc, dict) or not isinstance(doc.get("attributes"), dict):
+            notes.append(f"{name}: not a node dump (no 'attributes' object)")
+            continue
         try:
             nodes = read_dumps([path])
             devices = build_devices(nodes)

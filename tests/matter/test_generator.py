@@ -237,6 +237,12 @@ EXPECTED: dict[str, tuple[dict[str, list[str]], list[str]]] = {
     # A pump without the ConstantSpeed or LocalOperation features runs in "normal" mode
     # only: its mode, whether it runs and its speed are read, no mode to set.
     "ha-core/mock_pump": ({"mock_pump": ["setpoint", "on", "off", "toggle", "state"]}, QUERY),
+    # A speaker: LevelControl is its volume and OnOff its mute (off is muted), never a
+    # light's brightness or on/off.
+    "ha-core/mock_speaker": (
+        {"mock_speaker": ["volume", "mute", "unmute", "state"]},
+        GENERIC,
+    ),
     "ha-core/mock_thermostat": (
         {"mock_thermostat": THERMO},
         ["core:query_sensor", "matter:control_matter_device"],
@@ -310,6 +316,7 @@ EXAMPLES: dict[str, dict[str, Any]] = {
     "open": {},
     "set_temperature_level": {"level": "High"},
     "setpoint": {"percent": 60},
+    "volume": {"percent": 40},
 }
 
 
@@ -336,7 +343,7 @@ def generate(name: str, unit: str = "C") -> tuple[list[Any], list[Any]]:
 
 def test_every_dump_has_expectations() -> None:
     assert sorted(EXPECTED) == DUMP_IDS
-    assert len(DUMP_FILES) == 46
+    assert len(DUMP_FILES) == 47
 
 
 @pytest.mark.parametrize("name", DUMP_IDS)
@@ -557,6 +564,8 @@ STATES = {
         "speed_rpm": 1000,
         "temperature": 60.0,
     },
+    # OnOff false: muted; CurrentLevel 1 of MinLevel 1 - MaxLevel 254: the volume's bottom.
+    "ha-core/mock_speaker": {"muted": True, "volume_percent": 0},
     # The freezer cabinet's TemperatureSetpoint -1800 = -18 °C (the fridge is first).
     "ha-core/silabs_refrigerator": {"mode": "Normal"},
     # FanMode 5 = Auto; PercentCurrent and SpeedCurrent 255 are out of range: unknown.
@@ -1433,6 +1442,25 @@ def test_a_pumps_level_is_its_setpoint_not_a_brightness() -> None:
             if name != "ha-core/mock_pump":
                 assert "setpoint" not in suffixes, name
     assert any("brightness" in s for d, _ in EXPECTED.values() for s in d.values())
+
+
+def test_a_speaker_sets_its_volume_and_mutes_without_a_brightness() -> None:
+    """Speaker (Matter device library): the level is its volume, OnOff off is muted."""
+    devices, tools = generate("ha-core/mock_speaker")
+    [speaker] = devices
+    assert speaker.kind == "speaker"
+    names = {t.definition.name for t in tools}
+    assert not {n for n in names if n.endswith(("_brightness", "_on", "_off", "_toggle"))}
+    [action] = sent("ha-core/mock_speaker", "mock_speaker_volume", {"percent": 100})
+    # MoveToLevel, not ...WithOnOff: a volume change never unmutes or mutes it.
+    assert (action["cluster"], action["command"]) == ("LevelControl", "MoveToLevel")
+    assert action["payload"]["level"] == 254
+    [action] = sent("ha-core/mock_speaker", "mock_speaker_volume", {"percent": 0})
+    assert action["payload"]["level"] == 1  # MinLevel: the quietest, still unmuted
+    assert sent("ha-core/mock_speaker", "mock_speaker_mute", {}) == [cmd(107, "OnOff", "Off", {})]
+    assert sent("ha-core/mock_speaker", "mock_speaker_unmute", {}) == [cmd(107, "OnOff", "On", {})]
+    volume = next(t for t in tools if t.definition.name == "mock_speaker_volume")
+    assert "brightness" not in json.dumps(volume.definition.to_json()).casefold()
 
 
 def test_a_doorbell_is_a_device_whose_presses_are_events() -> None:

@@ -67,6 +67,7 @@ DEVICE_KINDS: dict[int, tuple[str, str]] = {
     0x000F: ("switch", "Switch"),
     0x0148: ("doorbell", "Doorbell"),
     0x0146: ("chime", "Chime"),
+    0x0022: ("speaker", "Speaker"),
     0x0303: ("pump", "Pump"),
     0x0301: ("thermostat", "Thermostat"),
     0x000A: ("lock", "Lock"),

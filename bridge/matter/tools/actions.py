@@ -528,6 +528,10 @@ def _state_bool(values: list[Any], unit: str) -> Any:
     return values[0] if isinstance(values[0], bool) else None
 
 
+def _state_muted(values: list[Any], unit: str) -> Any:
+    return not values[0] if isinstance(values[0], bool) else None  # a speaker's OnOff
+
+
 def _state_level(values: list[Any], unit: str) -> Any:
     return cv.level_to_percent(
         _int(values[0]),
@@ -619,6 +623,7 @@ def _state_alarm(values: list[Any], unit: str) -> Any:
 
 STATE_CONVERTERS: dict[str, StateConverter] = {
     "bool": _state_bool,
+    "muted": _state_muted,
     "level_percent": _state_level,
     "color_huesat": _state_huesat,
     "color_xy": _state_xy,
