@@ -1068,7 +1068,10 @@ EXTRA: Sentences = {
                 _LIGHT,
             ),
             (
-                ["(bloquea|cierra con llave|echa [la] llave (a|de)) [(la|el)] {name}"],
+                [
+                    "(bloquea|cierra con llave|echa [la] llave (a|de)) [(la|el)] {name}",
+                    "cierra [(la|el)] {name} con llave",  # "cierra la puerta principal con llave"
+                ],
                 _LOCK,
             ),
             (

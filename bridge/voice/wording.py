@@ -233,6 +233,33 @@ _SAYINGS: dict[str, tuple[tuple[re.Pattern[str], str], ...]] = {
                 r"(?:(?:up|down) )?(?=half ?way\b)",
                 r"open \1 ",
             ),
+            # "is the porch light on or off": whether it is on
+            (r"^(is|are) (.+?) (?:on or off|off or on)\b", r"\1 \2 on"),
+            # "are the lights in the kitchen on": the kitchen's lights
+            (
+                r"^are (?:the |all the )?lights (?:in|on) (?:the )?(.+?) (on|off)$",
+                r"are the \1 lights \2",
+            ),
+            (r"^is the light (?:in|on) (?:the )?(.+?) (on|off)$", r"is the \1 light \2"),
+            # "cool the hall down by two degrees", "warm up the hall", "heat the hall up a bit"
+            (
+                r"^(?:cool|chill) (?:down )?(.+?) (?:down )?by (.+)$",
+                r"turn the heat down by \2 in \1",
+            ),
+            (r"^(?:warm|heat) (?:up )?(.+?) (?:up )?by (.+)$", r"turn the heat up by \2 in \1"),
+            # (not "heat the hall to 22 degrees": a value said has its own template)
+            (
+                r"^(?:cool|chill) (?!.*\b(?:to|at)\b)(?!.*\d)(?:down )?(.+?)(?: down)?"
+                r"( a bit| a little)?$",
+                r"make \1\2 cooler",
+            ),
+            (
+                r"^(?:warm|heat) (?!.*\b(?:to|at)\b)(?!.*\d)(?:up )?(.+?)(?: up)?"
+                r"( a bit| a little)?$",
+                r"make \1\2 warmer",
+            ),
+            # "what's the humidity like upstairs": what it is
+            (r"^(what(?:'s| is)) the (temperature|humidity) like\b", r"\1 the \2"),
             # "twenty one and a half", "21 and a half degrees": the half as a decimal
             (r"\b(\d+) and a half\b", r"\1.5"),
             (rf"\b({_EN_NUMBER}(?:[ -]{_EN_NUMBER})?) and a half\b", r"\1 point five"),
@@ -266,12 +293,22 @@ _SAYINGS: dict[str, tuple[tuple[re.Pattern[str], str], ...]] = {
         for pattern, replacement in (
             # "21 einhalb Grad", "einundzwanzig einhalb" spoken as digits: the half
             (r"\b(\d+) ?(?:und )?einhalb\b", r"\1,5"),
+            # "ist das Verandalicht an oder aus": whether it is on
+            (r"^(ist|sind) (.+?) (?:an oder aus|aus oder an)\b", r"\1 \2 an"),
             # "dreh die Stehlampe runter auf 20 Prozent": a value said
             (
                 r"^(?:dreh|drehe|mach|mache|fahr|fahre) (.+?) (?:runter|herunter|hoch|rauf|herauf) "
                 r"auf (?=\d)",
                 r"stell \1 auf ",
             ),
+        )
+    ),
+    "fr": tuple(
+        (re.compile(pattern, re.IGNORECASE), replacement)
+        for pattern, replacement in (
+            # "ferme la porte d'entrée à clé", "ferme à clé la porte": lock it
+            (r"^ferme à clé (?=\S)", "verrouille "),
+            (r"^ferme (.+?) à clé\b", r"verrouille \1"),
         )
     ),
 }

@@ -189,6 +189,7 @@ MULTI_LANGUAGE_SETS = (
     "wording10_heldout",
     "wording11",
     "wording11_heldout",
+    "wording11b_heldout",
 )
 
 
