@@ -331,7 +331,7 @@ def matches(device: Device, cluster_id: int, req: Requirement, command_id: int |
     """Return whether ``device`` meets ``req`` on the cluster (cheap checks first)."""
     if req.device_types and not set(req.device_types) & set(device.device_types):
         return False
-    if set(req.absent_device_types) & set(device.device_types):
+    if req.absent_device_types and set(req.absent_device_types) & set(device.device_types):
         return False
     if not device.has_cluster(cluster_id):
         return False

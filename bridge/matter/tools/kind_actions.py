@@ -30,6 +30,7 @@ from bridge.matter.tools.actions import (
     StateConverter,
     _json_copy,
     _percent100ths_closed,
+    _transition,
 )
 
 # --- fans ------------------------------------------------------------------------------
@@ -600,7 +601,7 @@ class PumpSetpoint(Converter):
             )
         payload = {
             "level": max(1, min(PUMP_LEVEL_MAX, round(percent * 2))),
-            "transitionTime": cv.seconds_to_tenths(params.get("transition_seconds")),
+            "transitionTime": _transition(params, nullable=True),
             **ctx.row.payload,
         }
         return [ctx.command(ctx.row.command or "MoveToLevelWithOnOff", payload)]
