@@ -61,6 +61,21 @@ UNSUBSCRIBE_FLUSH_S = 5.0
 MAX_DIAL_WAIT_S = 5.0
 
 
+async def settle(nc: Any, within_s: float) -> None:
+    """Return once the hub has read everything ``nc`` sent before this call.
+
+    One ``flush()`` does not promise that with nats-py (2.16): its PING goes straight to
+    the socket while a SUB, UNSUB or PUB still waits in the client's buffer for the
+    flusher task, so the hub can answer the PING before it has read them (a stop then
+    returned while the hub still routed calls to this node; a test's listener missed a
+    message sent "after" its subscription). By the time the first PONG is back the
+    flusher has written the buffer, so a second PING follows it on the wire, and the
+    hub answers it only after it has read what came before.
+    """
+    await nc.flush(timeout=within_s)
+    await nc.flush(timeout=within_s)
+
+
 def announce_subject(site: str) -> str:
     """Return the subject on which ``site`` publishes its nodes' announcements."""
     return f"{PREFIX}.ann.{site}"
@@ -229,7 +244,7 @@ class SiteRoad:
                 await self._calls.unsubscribe()
                 # Up to 5 s: on a busy machine the hub's PONG took over 1 s (CI), and a
                 # stop that returned before it left callers waiting out their timeout.
-                await self._nc.flush(timeout=UNSUBSCRIBE_FLUSH_S)
+                await settle(self._nc, UNSUBSCRIBE_FLUSH_S)
             self._calls = None
         tasks = [t for t in (self._republish,) if t is not None]
         for task in tasks:

@@ -25,7 +25,7 @@ from bridge.invocation.messages import ToolRequest
 from bridge.mesh.delegation import Grant, delegate
 from bridge.mesh.envelope import seal
 from bridge.mesh.router import Offer, rank
-from bridge.mesh.sites import site_url
+from bridge.mesh.sites import settle, site_url
 from tests.mesh.harness import LoopNode, wait_for, whoami, whoami_definition
 from tests.mesh.site_harness import site_nodes
 from tests.support.hub import NATS_SERVER, Hub
@@ -206,7 +206,7 @@ async def test_site_credentials_allow_only_the_site_s_own_subjects(hub: Hub) -> 
             return any(f"permissions violation for {what}" in e for e in errors)
 
         await b.subscribe("atmo.ann.*", cb=took)
-        await b.flush()
+        await settle(b, 10)
         await a.publish("atmo.ann.a", b"{}")  # its own subject: delivered
         await a.publish("atmo.ann.c", b"{}")  # another site's: dropped by the hub
         await a.publish("atmo.call.a.x", b"{}")  # calling itself through the hub: not allowed
@@ -270,7 +270,7 @@ async def test_a_hub_that_answers_for_a_site_cannot_forge_its_answer(
         await msg.respond(json.dumps(forged).encode())
 
     await impostor.subscribe(f"atmo.call.c.{c.node_id}", cb=answer)
-    await impostor.flush()
+    await settle(impostor, 10)
     # Only now c leaves the hub: its last announcement (ttl 1.5 s) is still fresh on a,
     # and the impostor is the one subscriber left (connecting it first took seconds
     # under load, long enough for a to drop c's tool and never send the call).
@@ -303,12 +303,12 @@ async def test_a_site_hears_and_calls_only_the_sites_the_list_gives_it(tmp_path:
         a = await nats.connect(hub.url, nkeys_seed=str(hub.seed_file("a")))
         b = await nats.connect(hub.url, nkeys_seed=str(hub.seed_file("b")))
         await c.subscribe("atmo.ann.*", cb=took)
-        await c.flush()
+        await settle(c, 10)  # one flush() can come back before the hub has the SUB
         await a.publish("atmo.ann.a", b"{}")
         await b.publish("atmo.ann.b", b"{}")  # c may not hear b: the hub never delivers it
         await c.publish("atmo.call.b.x", b"{}")  # nor call b
         for client in (a, b, c):
-            await client.flush()
+            await settle(client, 10)
         # Everything the hub took from b went out before what it takes from a now: once
         # c has a's last message, a message of b's would have come before it.
         await a.publish("atmo.ann.a", b"last")
@@ -384,3 +384,53 @@ def test_sites_hub_config_writes_a_config_the_hub_accepts_and_keeps_seeds(tmp_pa
     )
     assert again.returncode == 1
     assert "keeps its seed" in again.stderr
+
+
+async def test_settle_sends_its_last_ping_after_what_the_client_still_had_buffered() -> None:
+    """The bytes nats-py writes, read by a recording loopback listener (not a hub).
+
+    A real hub cannot show the order: it answers whichever PING it reads, and the SUB
+    normally follows a microsecond later. This listener speaks just enough of the
+    protocol (INFO, PONG) to record the commands in the order they reach the socket, and
+    answers each PING only with what it has read so far: ``settle`` must return only
+    after a PONG that was sent once the SUB and the PUB had been read.
+    """
+    import json
+
+    read: list[str] = []
+    pongs_after: list[list[str]] = []
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        info = {"server_id": "recorder", "version": "2.9.10", "proto": 1, "max_payload": 4096}
+        writer.write(f"INFO {json.dumps(info)}\r\n".encode())
+        await writer.drain()
+        while line := await reader.readline():
+            verb = line.split(b" ", 1)[0].strip().decode()
+            read.append(verb)
+            if verb == "PUB":
+                await reader.readline()  # the payload line
+            if verb == "PING":
+                pongs_after.append(list(read))
+                writer.write(b"PONG\r\n")
+                await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    nc = await nats.connect(f"nats://127.0.0.1:{port}", allow_reconnect=False)
+    try:
+        for _ in range(20):  # the order is the client's, not luck: it holds every time
+            read.clear()
+            pongs_after.clear()
+            sub = await nc.subscribe("atmo.ann.*")
+            await nc.publish("atmo.ann.a", b"{}")
+            await settle(nc, 5)
+            assert pongs_after, read
+            assert {"SUB", "PUB"} <= set(pongs_after[-1]), pongs_after
+            await sub.unsubscribe()
+            await settle(nc, 5)
+            assert "UNSUB" in pongs_after[-1], pongs_after
+    finally:
+        await nc.close()
+        server.close()
+        await server.wait_closed()
