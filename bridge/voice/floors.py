@@ -53,6 +53,31 @@ _LEVEL_WORDS: dict[str, dict[str, tuple[str, ...]]] = {
 }
 
 
+# level -> the ordinal words for it where they are unambiguous: in German, French,
+# Spanish and Dutch the first floor is the one above the ground floor ("im ersten Stock",
+# "au premier étage"); English ones are left out ("first floor" is the ground floor in
+# American English).
+_ORDINAL_WORDS: dict[int, tuple[str, ...]] = {
+    1: (
+        *("erster Stock", "ersten Stock", "erste Stock", "1. Stock", "erste Etage"),
+        *("ersten Etage", "erstes Obergeschoss", "ersten Obergeschoss"),
+        *("premier étage", "1er étage", "primera planta", "primer piso", "primer nivel"),
+        *("eerste verdieping", "eerste etage"),
+    ),
+    2: (
+        *("zweiter Stock", "zweiten Stock", "zweite Stock", "2. Stock", "zweite Etage"),
+        *("zweiten Etage", "zweites Obergeschoss", "zweiten Obergeschoss"),
+        *("deuxième étage", "2e étage", "second étage", "segunda planta", "segundo piso"),
+        *("tweede verdieping", "tweede etage"),
+    ),
+    3: (
+        *("dritter Stock", "dritten Stock", "dritte Stock", "3. Stock", "dritte Etage"),
+        *("dritten Etage", "troisième étage", "3e étage", "tercera planta", "tercer piso"),
+        *("derde verdieping", "derde etage"),
+    ),
+}
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Floor:
     """One floor: its name, slug, level, the words for it and the slugs of its rooms."""
@@ -87,6 +112,7 @@ def floors_of(configured: Sequence[FloorLike], rooms: Sequence[Room]) -> list[Fl
         if where is not None:
             for table in _LEVEL_WORDS.values():
                 words.extend(table[where])
+        words.extend(_ORDINAL_WORDS.get(floor.level, ()))
         slugs = [by_label.get(r.casefold()) or by_label.get(slugify(r)) for r in floor.rooms]
         floors.append(
             Floor(

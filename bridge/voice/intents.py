@@ -456,7 +456,9 @@ class IntentEngine:
         if said is None:
             return None
         slug, label, rest, is_floor = said
-        here = None if is_floor else slug
+        # a floor said: as if in one of its rooms ("what's the humidity upstairs", "close
+        # the blinds on the first floor"); _in_said_room puts the floor in that room's place
+        here = _SOMEWHERE if is_floor else slug
         # "how bright is the reading lamp in the salon": without its "in the" too
         lead = _without_lead(" ".join(_words(text)), label)
         for reading in dict.fromkeys((lead, rest)):
@@ -624,7 +626,7 @@ class IntentEngine:
             refused = _out_of_range(call, plan.values, lang)
             if refused is not None:
                 return IntentReply(speech=refused, language=lang, handled=False, intent=intent)
-        if plan.key.startswith("relative_") or plan.key in ("states", "temperatures"):
+        if plan.key.startswith("relative_") or plan.key in ("states", "temperatures", "readings"):
             read = await self._read(intent, plan, lang, token)
             if isinstance(read, IntentReply):
                 return read
@@ -892,9 +894,9 @@ def best_of_window(window: str, group: list[tuple[str, str]], best: dict[str, fl
 _ROOM_LEADS = frozenset(
     {
         "in", "on", "at", "of", "the",
-        "im", "der", "dem", "den", "des",
-        "dans", "de", "du", "le", "la", "les", "l'",
-        "en", "el", "del", "los", "las",
+        "im", "der", "dem", "den", "des", "auf", "am",
+        "dans", "de", "du", "le", "la", "les", "l'", "au", "aux", "à",
+        "en", "el", "del", "los", "las", "al",
         "op", "het",
     }
 )  # fmt: skip
@@ -1230,6 +1232,12 @@ def _summary(plan: Plan, states: Sequence[Any], lang: str, units: str) -> str:
         if not readings:
             return say(lang, "no_temperature", target=plan.target)
         return say(lang, "readings", readings=both(lang, readings))
+    if plan.key == "readings":  # a sensor kind on a floor: each room's reading in turn
+        one = replace(plan, key="state")
+        return " ".join(
+            _answer(replace(one, target=call.target), state, lang, units)
+            for call, state in zip(plan.calls, states, strict=True)
+        )
     asked = str(plan.values.get("state", "on"))
     key, wanted = _STATE_FIELDS.get(asked, ("on", True))
     yes: list[str] = []

@@ -715,6 +715,8 @@ class Planner:
         if s.device is None and (r.combo == "anything" or "state" in r.values):
             return self._states(s, r)
         if s.device is None and s.domain == "sensor" and s.device_class is not None:
+            if s.room is None and s.floor is not None:  # "the humidity upstairs"
+                return self._floor_readings(s)
             members = self._members(s)
             if not members or s.room is None:
                 return self._no_kind(s)
@@ -797,6 +799,24 @@ class Planner:
         if device.kind == "water_heater":  # "the water in the Water Heater is 52 degrees"
             return Plan(calls=(call,), key="water_temperature", target=spoken)
         return Plan(calls=(call,), key="get_temperature", target=spoken)
+
+    def _floor_readings(self, s: _Subject) -> Plan | IntentReply:
+        """Return one read of the asked sensor kind per room of the subject's floor."""
+        calls: list[Call] = []
+        for room in self._scope(s):
+            pool = [
+                d
+                for d in room.devices
+                if fits(d, s.domain or "", s.device_class) and may_see(s.token, d)
+            ]
+            call = self._call("state", {}, room.name, device=pool[0]) if pool else None
+            if call is not None:
+                calls.append(call)
+        if not calls:
+            return self._no_kind(s)
+        if len(calls) == 1:  # one room of the floor has one: answered by that room
+            return Plan(calls=(calls[0],), key="state", target=calls[0].target)
+        return Plan(calls=tuple(calls), key="readings", target=s.place)
 
     def _floor_climate(self, s: _Subject, r: Reading, setting: bool) -> Plan | IntentReply:
         """Return each room's heating call (or reading) on the subject's floor."""

@@ -532,6 +532,9 @@ EXTRA: Sentences = {
                 [
                     "(<what_is>|how high is) [the] [current] humidity <in> [<the>] {area}",
                     "how humid is it <in> [<the>] {area}",
+                    "how (humid|damp|muggy) is [<the>] {area}",
+                    "is it (humid|damp|muggy) <in> [<the>] {area}",
+                    "is [<the>] {area} (humid|damp|muggy)",
                     "(<what_is>|how high is) [the] [current] humidity (of|on|from) [<the>] {name}",
                 ],
                 _HUMIDITY,
@@ -540,6 +543,7 @@ EXTRA: Sentences = {
                 [
                     "(<what_is>|how high is) [the] [current] humidity [<here>]",
                     "how humid is it [<here>]",
+                    "is it (humid|damp|muggy) [<here>]",
                 ],
                 {**_HUMIDITY, "requires_context": {"area": {"slot": True}}},
             ),
@@ -853,7 +857,10 @@ EXTRA: Sentences = {
                 _HUMIDITY,
             ),
             (
-                ["wie (hoch|feucht) ist (die [Luft]feuchtigkeit|es)[ <hier>]"],
+                [
+                    "wie (hoch|feucht) ist (die [Luft]feuchtigkeit|es)[ <hier>]",
+                    "wie ist die [Luft]feuchtigkeit[ <hier>]",
+                ],
                 {**_HUMIDITY, "requires_context": {"area": {"slot": True}}},
             ),
         ],

@@ -190,6 +190,8 @@ MULTI_LANGUAGE_SETS = (
     "wording11",
     "wording11_heldout",
     "wording11b_heldout",
+    "wording12",
+    "wording12_heldout",
 )
 
 

@@ -84,6 +84,11 @@ KNOWN_MISSES: dict[str, set[tuple[str, str]]] = {
     "wording11": set(),
     "wording11_heldout": set(),
     "wording11b_heldout": set(),
+    # the twelfth session's (a floor with a question that needs a room, humidity asked
+    # in everyday words, a floor by its ordinal; development: the probe's misses; the
+    # held-out set written after the engine change, before its first run)
+    "wording12": set(),
+    "wording12_heldout": set(),
 }
 
 
@@ -112,6 +117,8 @@ KNOWN_MISSES: dict[str, set[tuple[str, str]]] = {
         "wording11",
         "wording11_heldout",
         "wording11b_heldout",
+        "wording12",
+        "wording12_heldout",
     ],
 )
 async def test_every_sentence_makes_exactly_its_calls(home: Home, which: str) -> None:

@@ -32,6 +32,8 @@ HOME: list[tuple[str, str, str]] = [
     ("thermostat", "Hall Thermostat", "Hall"),
     ("garage-door", "Garage Door", "Garage"),
     ("roller-shade", "Garage Shade", "Garage"),
+    ("humidity", "Kitchen Hygrometer", "Kitchen"),
+    ("humidity", "Hall Hygrometer", "Hall"),
 ]
 FLOORS = VoiceConfig(
     floors=(
@@ -207,6 +209,44 @@ async def test_state_questions_read_the_devices_of_a_floor(home: Home) -> None:
     measured = (await _state(home, _slug(home, "Hall Thermostat")))["temperature"]
     reply = await _say(home, "what's the temperature downstairs")
     assert reply.speech == f"It is {round(measured, 1):g} degrees in Hall."
+
+
+async def test_a_floor_s_humidity_is_each_of_its_rooms_reading(home: Home) -> None:
+    kitchen = (await _state(home, _slug(home, "Kitchen Hygrometer")))["humidity_percent"]
+    hall = (await _state(home, _slug(home, "Hall Hygrometer")))["humidity_percent"]
+    both = (
+        f"The humidity in Kitchen is {round(kitchen)} percent. "
+        f"The humidity in Hall is {round(hall)} percent."
+    )
+    for said in (
+        "what's the humidity downstairs",
+        "how humid is it on the ground floor",
+        "what is the humidity like downstairs",
+    ):
+        reply = await _say(home, said)
+        assert (reply.handled, reply.speech) == (True, both), said
+        assert [c["tool"] for c in reply.calls] == [
+            f"matter:{_slug(home, 'Kitchen Hygrometer')}_state",
+            f"matter:{_slug(home, 'Hall Hygrometer')}_state",
+        ]
+    reply = await _say(home, "wie feucht ist es unten", "de")
+    assert reply.speech == (
+        f"Die Luftfeuchtigkeit in Kitchen beträgt {round(kitchen)} Prozent. "
+        f"Die Luftfeuchtigkeit in Hall beträgt {round(hall)} Prozent."
+    )
+    # a floor without one: said so, nothing read
+    reply = await _say(home, "how humid is it upstairs")
+    assert (reply.handled, reply.calls) == (False, ())
+    assert reply.speech == "Sorry, there is no humidity sensor on First Floor that I can control."
+    # a room of the floor said: that room's alone
+    reply = await _say(home, "is it humid in the hall")
+    assert reply.speech == f"The humidity in Hall is {round(hall)} percent."
+    # the floor by its ordinal in German ("im ersten Stock": the floor above the ground)
+    reply = await _say(home, "wie feucht ist es im ersten Stock", "de")
+    assert (reply.handled, reply.calls) == (False, ())
+    assert reply.speech == (
+        "Im First Floor gibt es kein Gerät der Art Feuchtigkeitssensor, das ich steuern kann."
+    )
 
 
 async def test_open_the_garage_never_moves_the_shade_beside_it(home: Home) -> None:
