@@ -31,7 +31,7 @@ from tests.support.kinds_home import KindsHome, Member, kinds_home
 
 pytestmark = pytest.mark.fabric
 
-FAN, VACUUM, VALVE, GARAGE, DRAPES, WASHER, HEATER, CHARGER, PLUG, LEAK, AIR, ALARM, LUX = (
+FAN, VACUUM, VALVE, GARAGE, DRAPES, WASHER, HEATER, CHARGER, PLUG, LEAK, AIR, ALARM, LUX, CHIME = (
     "Bedroom Fan",
     "Robot Vacuum",
     "Garden Valve",
@@ -45,6 +45,7 @@ FAN, VACUUM, VALVE, GARAGE, DRAPES, WASHER, HEATER, CHARGER, PLUG, LEAK, AIR, AL
     "Office Air Monitor",
     "Hall Smoke Alarm",
     "Hall Light Sensor",
+    "Doorbell Chime",
 )
 MEMBERS = (
     Member(DeviceKind.FAN, FAN, "Bedroom"),
@@ -60,6 +61,7 @@ MEMBERS = (
     Member(DeviceKind.AIR_QUALITY, AIR, "Office"),
     Member(DeviceKind.SMOKE_CO, ALARM, "Hall"),
     Member(DeviceKind.ILLUMINANCE, LUX, "Hall"),
+    Member(DeviceKind.CHIME, CHIME, "Hall"),
 )
 
 
@@ -128,7 +130,9 @@ async def test_each_kind_is_a_target_of_its_capability(home: KindsHome, agent: s
         "home__appliances": [WASHER],
         "home__valves": [VALVE, "Garden"],
         "home__chargers": [CHARGER],
+        "home__sounds": [CHIME],
     }
+    assert actions["home__sounds"] == ["play"]  # a chime is not a speaker: no volume
     assert actions["home__fans"] == ["mode", "speed", "step"]  # MultiSpeed: speed steps too
     assert actions["home__climate"] == [
         "set_temperature",
@@ -139,6 +143,23 @@ async def test_each_kind_is_a_target_of_its_capability(home: KindsHome, agent: s
     ]
     assert actions["home__chargers"] == ["enable", "disable", "mode"]
     assert "home__home_state" in tools
+
+
+async def test_a_chime_plays_through_the_sounds_tool(home: KindsHome, agent: str) -> None:
+    chime = home.devices[CHIME]
+    async with compact(home, agent) as client:
+        mark = chime.mark()
+        await call(client, "home__sounds", target="doorbell chime", action="play")
+        # PlayChimeSound plays the selected sound: SelectedChime 1 (the script's Westminster)
+        await reports(chime, mark, "chime", "played", 1)
+        wrong = await client.call_tool(
+            "home__sounds", {"target": CHIME, "action": "volume", "percent": 50}
+        )
+        assert wrong.is_error is True
+        assert wrong.structured_content["error"]["code"] == "INVALID_PARAMS"
+        state = await state_of(client, CHIME)
+    assert state["enabled"] is True
+    assert state["sound"] in state["sounds"]
 
 
 async def test_fan_speed_mode_and_step(home: KindsHome, agent: str) -> None:

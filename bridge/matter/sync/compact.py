@@ -225,6 +225,23 @@ CAPABILITIES: tuple[Capability, ...] = (
         },
         clusters=frozenset({"EnergyEvse", "EnergyEvseMode"}),
     ),
+    Capability(
+        "sounds",
+        "chimes and speakers",
+        # a speaker's OnOff is its mute and its LevelControl its volume (their own
+        # suffixes: a light's on/off and brightness never land here)
+        {"play": "play", "mute": "mute", "unmute": "unmute", "volume": "volume"},
+        {},
+        {
+            "percent": {
+                "type": "number",
+                "minimum": 0,
+                "maximum": 100,
+                "description": "volume: percent 0-100",
+            }
+        },
+        clusters=frozenset({"Chime", "OnOff", "LevelControl"}),
+    ),
 )
 BY_NAME = {c.name: c for c in CAPABILITIES}
 
