@@ -36,6 +36,7 @@ from bridge.voice.compound import (
 from bridge.voice.floors import FloorLike, floors_of
 from bridge.voice.kind_words import KIND_INTENTS
 from bridge.voice.planner import (
+    SOUND_INTENTS,
     Call,
     Home,
     IntentReply,
@@ -88,6 +89,7 @@ SUPPORTED_INTENTS = frozenset(
         RELATIVE_INTENT,
         CLIMATE_MODE_INTENT,
         *KIND_INTENTS,  # fans, robot vacuums, appliances, measured values (kind_words)
+        *SOUND_INTENTS,  # a speaker's mute and volume (Home Assistant's templates)
     }
 )
 # The answer for calls a person must approve first, by what the plan does.

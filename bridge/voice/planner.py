@@ -115,6 +115,12 @@ _OPERATE_AS = {
 }
 # Actions that take the minutes said (a water heater's boost, a microwave's cooking).
 _TIMED = frozenset({"boost", "cook"})
+# Home Assistant's media intents this home answers: a speaker's mute and its volume.
+SOUND_INTENTS = frozenset(
+    {"HassMediaPlayerMute", "HassMediaPlayerUnmute", "HassSetVolume", "HassSetVolumeRelative"}
+)
+# A speaker's relative step in points of volume ("louder", "turn the volume up").
+VOLUME_STEP = 10
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -329,6 +335,8 @@ class Planner:
             return self._operate(subject, r)
         if r.intent == "HassVacuumCleanArea":
             return self._clean_area(subject)
+        if r.intent in SOUND_INTENTS:
+            return self._sound(subject, r)
         if r.intent == MEASURE_INTENT:
             return self._measure(subject, r)
         if r.intent in ("HassTurnOn", "HassTurnOff"):
@@ -934,6 +942,13 @@ class Planner:
         """
         up = r.values.get("direction") == "up"
         what = r.values.get("what")
+        if s.device is not None and domain_of(s.device) == "media_player" and what is None:
+            # "turn up the kitchen speaker": its volume
+            step = r.values.get("step")
+            said = {"volume_step": (step if up else -step) if step else ("up" if up else "down")}
+            return self._sound(
+                replace(s, intent="HassSetVolumeRelative"), replace(r, values={**r.values, **said})
+            )
         if what == "warmth":  # "make the sofa lamp warmer": a light's white, fewer kelvin
             light = s.device is not None and domain_of(s.device) == "light"
             what, up = ("kelvin", not up) if light else ("temperature", up)
@@ -1110,6 +1125,8 @@ class Planner:
             return self._fan_speeds_after(plan, states, lang)
         if plan.key == "relative_position":
             return self._positions_after(plan, states, lang)
+        if plan.key == "relative_volume":
+            return self._volumes_after(plan, states, lang)
         delta = float(plan.values["delta"])
         calls = []
         for device, state in zip(plan.values["devices"], states, strict=True):
@@ -1403,6 +1420,38 @@ class Planner:
             return max(low, min(100.0, current + delta))
 
         return self._moved(plan, states, lang, "set_fan_speed", "percent", moved)
+
+    def _sound(self, s: _Subject, r: Reading) -> Plan | IntentReply:
+        """Return a speaker's mute, unmute, volume or volume step ("louder": read first)."""
+        s = s.with_domain("media_player")
+        if s.device is not None and domain_of(s.device) != "media_player":
+            return reply(s.lang, "cannot", target=s.device.name, intent=s.intent)
+        if s.intent == "HassMediaPlayerMute":
+            return self._each(s, "mute", {}, "mute")
+        if s.intent == "HassMediaPlayerUnmute":
+            return self._each(s, "unmute", {}, "unmute")
+        if s.intent == "HassSetVolume":
+            percent = number(r.values.get("volume_level", 0))
+            said = {"percent": spoken_number(percent, s.lang)}
+            return self._each(s, "volume", {"percent": percent}, "volume", said)
+        step = r.values.get("volume_step", "up")
+        up = step != "down" and not (isinstance(step, int | float) and step < 0)
+        size = abs(float(step)) if isinstance(step, int | float) and step else VOLUME_STEP
+        devices = [s.device] if s.device is not None else self._members(s)
+        if not devices:
+            return self._no_kind(s)
+        return self._reads_first(s, devices, "volume", "relative_volume", size, up)
+
+    def _volumes_after(self, plan: Plan, states: Sequence[Any], lang: str) -> Plan:
+        """Return each speaker's new volume: its own volume read back, stepped (0-100)."""
+
+        def moved(state: dict[str, Any], delta: float) -> float | None:
+            current = state.get("volume_percent")
+            if not isinstance(current, int | float):
+                return None  # a volume not known is not stepped from a guess
+            return max(0.0, min(100.0, current + delta))
+
+        return self._moved(plan, states, lang, "volume", "percent", moved)
 
     def _operate(self, s: _Subject, r: Reading) -> Plan | IntentReply:
         """Return a robot's or an appliance's start / pause / resume / stop / dock.

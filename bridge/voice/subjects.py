@@ -36,6 +36,7 @@ KIND_DOMAINS: dict[str, str] = {
     "freeze_sensor": "binary_sensor",
     "rain_sensor": "binary_sensor",
     "chime": "chime",  # plays its selected sound (kind_words: "ring the chime")
+    "speaker": "media_player",  # mute, unmute, its volume (Home Assistant's media templates)
     **dict.fromkeys(APPLIANCE_CLASSES, "appliance"),
 }
 SENSOR_KINDS = {
@@ -129,7 +130,7 @@ _NOUNS: dict[str, dict[str, str]] = {
         "lock": "lock",
         "switch": "switch",
         "climate": "thermostat",
-        "media_player": "media player",
+        "media_player": "speaker",
         "valve": "valve",
         "scene": "scene",
         "script": "script",
@@ -174,7 +175,7 @@ _NOUNS: dict[str, dict[str, str]] = {
         "lock": "Schloss",
         "switch": "Schalter",
         "climate": "Thermostat",
-        "media_player": "Mediaplayer",
+        "media_player": "Lautsprecher",
         "valve": "Ventil",
         "scene": "Szene",
         "script": "Skript",
@@ -219,7 +220,7 @@ _NOUNS: dict[str, dict[str, str]] = {
         "lock": "serrure",
         "switch": "interrupteur",
         "climate": "thermostat",
-        "media_player": "lecteur",
+        "media_player": "enceinte",
         "valve": "vanne",
         "scene": "scène",
         "script": "script",
@@ -264,7 +265,7 @@ _NOUNS: dict[str, dict[str, str]] = {
         "lock": "cerradura",
         "switch": "interruptor",
         "climate": "termostato",
-        "media_player": "reproductor",
+        "media_player": "altavoz",
         "valve": "válvula",
         "scene": "escena",
         "script": "script",
@@ -309,7 +310,7 @@ _NOUNS: dict[str, dict[str, str]] = {
         "lock": "slot",
         "switch": "schakelaar",
         "climate": "thermostaat",
-        "media_player": "mediaspeler",
+        "media_player": "speaker",
         "valve": "klep",
         "scene": "scène",
         "script": "script",

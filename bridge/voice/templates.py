@@ -2572,6 +2572,252 @@ def _colour_temperature_twins(data: list[dict[str, Any]]) -> list[dict[str, Any]
     return twins
 
 
+_SPEAKER = {"requires_context": {"domain": ["media_player"]}}
+_SPEAKERS = {"slots": {"domain": "media_player"}}
+_LOUDER = {"slots": {"volume_step": "up"}, **_SPEAKER}
+_QUIETER = {"slots": {"volume_step": "down"}, **_SPEAKER}
+_LOUDER_IN = {"slots": {"volume_step": "up", "domain": "media_player"}}
+_QUIETER_IN = {"slots": {"volume_step": "down", "domain": "media_player"}}
+_EN_VOL = "{volume:volume_level}[([ ]%)| percent]"
+_EN_SPEAKER = "(speaker|speakers|music|sound)"
+# A speaker (Matter's Speaker: its OnOff is its mute, its level its volume) said by name
+# or by "the speaker" in a room, beside Home Assistant's media templates.
+SPEAKERS: Sentences = {
+    "en": {
+        "HassMediaPlayerMute": [
+            (
+                [
+                    "(turn|switch) off [the] sound (on|of) [the] {name}",
+                    "(turn|switch) [the] sound off (on|of) [the] {name}",
+                ],
+                _SPEAKER,
+            ),
+            (
+                [
+                    f"mute [the] {_EN_SPEAKER} (in|on) [the] {{area}}",
+                    "mute [the] {area} (speaker|speakers)",
+                ],
+                _SPEAKERS,
+            ),
+            ([f"mute [the] {_EN_SPEAKER}"], {**_SPEAKERS, **_HERE}),
+        ],
+        "HassMediaPlayerUnmute": [
+            (
+                [
+                    f"unmute [the] {_EN_SPEAKER} (in|on) [the] {{area}}",
+                    "unmute [the] {area} (speaker|speakers)",
+                ],
+                _SPEAKERS,
+            ),
+            ([f"unmute [the] {_EN_SPEAKER}"], {**_SPEAKERS, **_HERE}),
+        ],
+        "HassSetVolume": [
+            (
+                [
+                    f"(set|turn|put|change) [the] volume (of|on) [the] {{name}} to {_EN_VOL}",
+                    f"(set|turn|put|change) [the] {{name}} [volume] to {_EN_VOL} [volume]",
+                ],
+                _SPEAKER,
+            ),
+            (
+                [
+                    f"(set|turn|put|change) [the] (speaker|speaker's|music) volume (in|on) [the] "
+                    f"{{area}} to {_EN_VOL}",
+                    f"(set|turn|put|change) [the] volume of [the] {{area}} (speaker|speakers) "
+                    f"to {_EN_VOL}",
+                ],
+                _SPEAKERS,
+            ),
+        ],
+        "HassSetVolumeRelative": [
+            (
+                [
+                    "turn [the] volume up (on|of) [the] {name}",
+                    "turn up [the] volume (on|of) [the] {name}",
+                    "(make|turn) [the] {name} louder",
+                    "turn [the] {name} up",
+                    "turn up [the] {name}",
+                    "[the] {name} louder",
+                ],
+                _LOUDER,
+            ),
+            (
+                [
+                    "turn [the] volume down (on|of) [the] {name}",
+                    "turn down [the] volume (on|of) [the] {name}",
+                    "(make|turn) [the] {name} (quieter|softer)",
+                    "turn [the] {name} down",
+                    "turn down [the] {name}",
+                    "[the] {name} (quieter|softer)",
+                ],
+                _QUIETER,
+            ),
+            (
+                [
+                    "[(make it|turn it|turn the music|turn the speaker)] louder "
+                    "(in|on) [the] {area}",
+                    "turn [the] (volume|music|speaker) up (in|on) [the] {area}",
+                ],
+                _LOUDER_IN,
+            ),
+            (
+                [
+                    "[(make it|turn it|turn the music|turn the speaker)] (quieter|softer) "
+                    "(in|on) [the] {area}",
+                    "turn [the] (volume|music|speaker) down (in|on) [the] {area}",
+                ],
+                _QUIETER_IN,
+            ),
+        ],
+    },
+    "de": {
+        "HassMediaPlayerMute": [
+            (
+                [
+                    "(schalte|schalt|mach|mache|stell|stelle) [den|die|das] Lautsprecher "
+                    "<area> stumm"
+                ],
+                _SPEAKERS,
+            ),
+        ],
+        "HassSetVolume": [
+            (
+                [
+                    "(stell|stelle|setz|setze|mach|mache) die Lautstärke (von|vom|des|der) "
+                    "[(den|dem|die|das)] {name} auf {volume:volume_level}[ (Prozent|%)]",
+                    "(stell|stelle) [(den|die|das)] {name} auf {volume:volume_level}[ (Prozent|%)] "
+                    "Lautstärke",
+                ],
+                _SPEAKER,
+            ),
+        ],
+        "HassSetVolumeRelative": [
+            (
+                [
+                    "(mach|mache|stell|stelle|dreh|drehe) [(den|die|das)] {name} lauter",
+                    "[(den|die|das)] {name} lauter",
+                    "(dreh|drehe) [(den|die|das)] {name} auf",
+                ],
+                _LOUDER,
+            ),
+            (
+                [
+                    "(mach|mache|stell|stelle|dreh|drehe) [(den|die|das)] {name} leiser",
+                    "[(den|die|das)] {name} leiser",
+                    "(dreh|drehe) [(den|die|das)] {name} runter",
+                ],
+                _QUIETER,
+            ),
+        ],
+    },
+    "fr": {
+        "HassMediaPlayerMute": [
+            (["(coupe|couper) le son (de|du|de la|de l') [(le |la |l')]{name}"], _SPEAKER),
+        ],
+        "HassMediaPlayerUnmute": [
+            (
+                [
+                    "(remets|rétablis|remettre|rétablir) le son (de|du|de la|de l') "
+                    "[(le |la |l')]{name}",
+                    "(enlève|retire|enlever|retirer) la sourdine (de|du|de la|de l') "
+                    "[(le |la |l')]{name}",
+                ],
+                _SPEAKER,
+            ),
+        ],
+        "HassSetVolume": [
+            (
+                [
+                    "(règle|mets|régler|mettre) le volume (de|du|de la|de l') [(le |la |l')]{name} "
+                    "(à|sur) {volume:volume_level}[ ](%|pour cent)",
+                ],
+                _SPEAKER,
+            ),
+        ],
+        "HassSetVolumeRelative": [
+            (
+                [
+                    "(monte|augmente|monter|augmenter) le (son|volume) (de|du|de la|de l') "
+                    "[(le |la |l')]{name}"
+                ],
+                _LOUDER,
+            ),
+            (
+                [
+                    "(baisse|diminue|baisser|diminuer) le (son|volume) (de|du|de la|de l') "
+                    "[(le |la |l')]{name}"
+                ],
+                _QUIETER,
+            ),
+        ],
+    },
+    "es": {
+        "HassMediaPlayerUnmute": [
+            (
+                [
+                    "(quita el silencio|activa el sonido|reactiva el sonido) (de|del) "
+                    "[(el|la)] {name}"
+                ],
+                _SPEAKER,
+            ),
+        ],
+        "HassSetVolume": [
+            (
+                [
+                    "(pon|ajusta|sube|baja|establece) el volumen (de|del) [(el|la)] {name} "
+                    "a[l] {volume:volume_level}[ ](%|por ciento)",
+                ],
+                _SPEAKER,
+            ),
+        ],
+        "HassSetVolumeRelative": [
+            (["sube el volumen (de|del) [(el|la)] {name}", "sube [(el|la)] {name}"], _LOUDER),
+            (["baja el volumen (de|del) [(el|la)] {name}", "baja [(el|la)] {name}"], _QUIETER),
+        ],
+    },
+    "nl": {
+        "HassMediaPlayerMute": [
+            (
+                [
+                    "(demp|dempen) [(de|het)] {name}",
+                    "zet [(de|het)] {name} (op stil|uit stil)",
+                    "zet het geluid van [(de|het)] {name} uit",
+                ],
+                _SPEAKER,
+            ),
+        ],
+        "HassMediaPlayerUnmute": [
+            (["zet het geluid van [(de|het)] {name} aan"], _SPEAKER),
+        ],
+        "HassSetVolume": [
+            (
+                [
+                    "zet het volume van [(de|het)] {name} (op|naar) "
+                    "{volume:volume_level}[ ](%|procent)"
+                ],
+                _SPEAKER,
+            ),
+        ],
+        "HassSetVolumeRelative": [
+            (
+                [
+                    "zet [(de|het)] {name} (harder|luider)",
+                    "zet het volume van [(de|het)] {name} (hoger|omhoog)",
+                ],
+                _LOUDER,
+            ),
+            (
+                [
+                    "zet [(de|het)] {name} zachter",
+                    "zet het volume van [(de|het)] {name} (lager|omlaag)",
+                ],
+                _QUIETER,
+            ),
+        ],
+    },
+}
+
+
 def load_templates(language: str) -> dict[str, Any] | None:
     """Return the intents document for ``language`` (``None`` when there is none)."""
     doc = get_intents(language)
@@ -2591,6 +2837,7 @@ def load_templates(language: str) -> dict[str, Any] | None:
         NINTH_WORDING,
         COVER_STEPS,
         COLOUR_ASKED,
+        SPEAKERS,
         KIND_TEMPLATES,
     ):
         for intent, groups in extras.get(language, {}).items():

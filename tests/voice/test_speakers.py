@@ -1,0 +1,121 @@
+"""A speaker by voice, on a real controller: mute, unmute, its volume, louder and quieter.
+
+Home Assistant's recorded Matter speaker (its OnOff is its mute, its LevelControl its
+volume) and an on/off light share the kitchen, imported as test nodes into the real
+python-matter-server. Each sentence must make exactly its calls: by the speaker's name,
+by "the speaker" or "the music" in a room, in five languages; "louder" reads the
+speaker's volume first and steps from it. A light is never muted, and no volume
+sentence ever reaches it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.support.home import Home, home_fixtures
+
+pytestmark = pytest.mark.controller
+
+SPEAKER, LIGHT = "mock_speaker", "node-1-onoff"
+controller, home = home_fixtures("voice_speakers", (SPEAKER, LIGHT))
+
+
+async def say(home: Home, text: str, lang: str = "en") -> Any:
+    await home.patch_device(SPEAKER, {"name": "Kitchen Speaker", "room": "Kitchen"})
+    await home.patch_device(LIGHT, {"name": "Kitchen Light", "room": "Kitchen"})
+    engine = home.service.intents
+    assert engine is not None
+    assert home.service.invocation is not None
+    token = home.service.invocation.verifier.verify(home.token("device:control:*", "device:read:*"))
+    return await engine.handle(text, lang, token=token, area=None)
+
+
+def made(reply: Any) -> list[tuple[str, dict[str, Any]]]:
+    return [(str(c["tool"]).removeprefix("matter:"), dict(c["params"])) for c in reply.calls]
+
+
+MUTE = [("kitchen_speaker_mute", {})]
+UNMUTE = [("kitchen_speaker_unmute", {})]
+
+
+def volume(percent: int) -> list[tuple[str, dict[str, Any]]]:
+    return [("kitchen_speaker_volume", {"percent": percent})]
+
+
+@pytest.mark.parametrize(
+    ("lang", "text", "calls"),
+    [
+        ("en", "mute the kitchen speaker", MUTE),
+        ("en", "mute the speaker", MUTE),  # the home's only speaker
+        ("en", "mute the music in the kitchen", MUTE),
+        ("en", "mute the speakers in the kitchen", MUTE),
+        ("en", "turn off the sound on the kitchen speaker", MUTE),
+        ("en", "unmute the kitchen speaker", UNMUTE),
+        ("en", "unmute the speaker", UNMUTE),
+        ("en", "set the kitchen speaker volume to 30 percent", volume(30)),
+        ("en", "set the volume of the kitchen speaker to 30%", volume(30)),
+        ("en", "set the kitchen volume to 40", volume(40)),
+        ("de", "schalte den Kitchen Speaker stumm", MUTE),
+        ("de", "mach den Lautsprecher in der Kitchen stumm", MUTE),
+        ("de", "stell die Lautstärke vom Kitchen Speaker auf 25 Prozent", volume(25)),
+        ("fr", "mets le Kitchen Speaker en sourdine", MUTE),
+        ("fr", "coupe le son du Kitchen Speaker", MUTE),
+        ("fr", "remets le son du Kitchen Speaker", UNMUTE),
+        ("fr", "règle le volume à 30 pour cent dans la Kitchen", volume(30)),
+        ("es", "silencia el Kitchen Speaker", MUTE),
+        ("es", "pon el volumen del Kitchen Speaker al 20 por ciento", volume(20)),
+        ("nl", "demp de Kitchen Speaker", MUTE),
+        ("nl", "zet het geluid van de Kitchen Speaker aan", UNMUTE),
+        ("nl", "zet het volume van de Kitchen Speaker op 35 procent", volume(35)),
+    ],
+)
+async def test_a_speaker_is_muted_and_set_as_said(
+    home: Home, lang: str, text: str, calls: list[Any]
+) -> None:
+    reply = await say(home, text, lang)
+    assert (reply.handled, made(reply)) == (True, calls), reply.speech
+
+
+@pytest.mark.parametrize(
+    ("lang", "text", "up"),
+    [
+        ("en", "turn the volume up on the kitchen speaker", True),
+        ("en", "turn up the kitchen speaker", True),
+        ("en", "louder in the kitchen", True),
+        ("en", "make the kitchen speaker quieter", False),
+        ("en", "turn the volume down by 20 percent in the kitchen", False),
+        ("de", "mach den Kitchen Speaker lauter", True),
+        ("fr", "monte le son du Kitchen Speaker", True),
+        ("es", "sube el volumen del Kitchen Speaker", True),
+        ("nl", "zet de Kitchen Speaker harder", True),
+        ("nl", "zet de Kitchen Speaker zachter", False),
+    ],
+)
+async def test_louder_and_quieter_step_from_the_volume_read_first(
+    home: Home, lang: str, text: str, up: bool
+) -> None:
+    # The recording's level is its MinLevel: volume 0 %. Up is a step of 10 (or the
+    # step said); down stays at 0, never below.
+    reply = await say(home, text, lang)
+    assert made(reply) == volume(10 if up else 0), reply.speech  # (the read is not a call made)
+    assert reply.handled is True
+
+
+async def test_a_light_is_never_muted_nor_given_a_volume(home: Home) -> None:
+    for text in (
+        "mute the kitchen light",
+        "set the volume of the kitchen light to 30 percent",
+        "make the kitchen light louder",
+    ):
+        reply = await say(home, text)
+        assert (reply.handled, reply.calls) == (False, ()), text
+    reply = await say(home, "mute the kitchen speaker")
+    assert reply.speech == "Muted Kitchen Speaker."
+    reply = await say(home, "stell die Lautstärke vom Kitchen Speaker auf 30 Prozent", "de")
+    assert reply.speech == "Die Lautstärke von Kitchen Speaker steht auf 30 Prozent."
+    # a speaker has no on/off of its own (its OnOff is its mute): nothing is switched
+    reply = await say(home, "turn off the kitchen speaker")
+    assert (reply.handled, reply.calls) == (False, ())
+    assert reply.speech == "Sorry, Kitchen Speaker can't do that."
