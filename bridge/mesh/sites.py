@@ -70,10 +70,11 @@ async def settle(nc: Any, within_s: float) -> None:
     returned while the hub still routed calls to this node; a test's listener missed a
     message sent "after" its subscription). By the time the first PONG is back the
     flusher has written the buffer, so a second PING follows it on the wire, and the
-    hub answers it only after it has read what came before.
+    hub answers it only after it has read what came before. Both within ``within_s``.
     """
-    await nc.flush(timeout=within_s)
-    await nc.flush(timeout=within_s)
+    async with asyncio.timeout(within_s):
+        await nc.flush(timeout=within_s)
+        await nc.flush(timeout=within_s)
 
 
 def announce_subject(site: str) -> str:

@@ -945,7 +945,11 @@ class Planner:
         if s.device is not None and domain_of(s.device) == "media_player" and what is None:
             # "turn up the kitchen speaker": its volume
             step = r.values.get("step")
-            said = {"volume_step": (step if up else -step) if step else ("up" if up else "down")}
+            said = {
+                "volume_step": (step if up else -step)
+                if isinstance(step, int | float) and step
+                else ("up" if up else "down")
+            }
             return self._sound(
                 replace(s, intent="HassSetVolumeRelative"), replace(r, values={**r.values, **said})
             )
@@ -1431,7 +1435,10 @@ class Planner:
         if s.intent == "HassMediaPlayerUnmute":
             return self._each(s, "unmute", {}, "unmute")
         if s.intent == "HassSetVolume":
-            percent = number(r.values.get("volume_level", 0))
+            level = r.values.get("volume_level")
+            if not isinstance(level, int | float) or isinstance(level, bool):
+                return reply(s.lang, "not_here", intent=s.intent)  # never a guessed volume
+            percent = number(level)
             said = {"percent": spoken_number(percent, s.lang)}
             return self._each(s, "volume", {"percent": percent}, "volume", said)
         step = r.values.get("volume_step", "up")

@@ -2780,14 +2780,17 @@ SPEAKERS: Sentences = {
             (
                 [
                     "(demp|dempen) [(de|het)] {name}",
-                    "zet [(de|het)] {name} (op stil|uit stil)",
+                    "zet [(de|het)] {name} op stil",
                     "zet het geluid van [(de|het)] {name} uit",
                 ],
                 _SPEAKER,
             ),
         ],
         "HassMediaPlayerUnmute": [
-            (["zet het geluid van [(de|het)] {name} aan"], _SPEAKER),
+            (
+                ["zet het geluid van [(de|het)] {name} aan", "haal [(de|het)] {name} van stil"],
+                _SPEAKER,
+            ),
         ],
         "HassSetVolume": [
             (

@@ -68,6 +68,7 @@ def volume(percent: int) -> list[tuple[str, dict[str, Any]]]:
         ("es", "pon el volumen del Kitchen Speaker al 20 por ciento", volume(20)),
         ("nl", "demp de Kitchen Speaker", MUTE),
         ("nl", "zet het geluid van de Kitchen Speaker aan", UNMUTE),
+        ("nl", "haal de Kitchen Speaker van stil", UNMUTE),
         ("nl", "zet het volume van de Kitchen Speaker op 35 procent", volume(35)),
     ],
 )
@@ -111,6 +112,9 @@ async def test_a_light_is_never_muted_nor_given_a_volume(home: Home) -> None:
     ):
         reply = await say(home, text)
         assert (reply.handled, reply.calls) == (False, ()), text
+    # "uit stil" is out of silence: it never mutes
+    reply = await say(home, "zet de Kitchen Speaker uit stil", "nl")
+    assert MUTE[0] not in made(reply), reply.speech
     reply = await say(home, "mute the kitchen speaker")
     assert reply.speech == "Muted Kitchen Speaker."
     reply = await say(home, "stell die Lautstärke vom Kitchen Speaker auf 30 Prozent", "de")
