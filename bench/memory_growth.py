@@ -22,7 +22,13 @@ def main() -> int:
     parser.add_argument("--to", dest="last", type=int, default=-1)
     parser.add_argument("--top", type=int, default=25)
     args = parser.parse_args()
-    snaps = sorted(args.dir.glob(f"{args.pid or '*'}-*.snap"))
+    # A snapshot without its ``.rss`` is one whose writer was stopped mid-way (an
+    # older launcher wrote the snapshot first): it is left out, never half-read.
+    snaps = [
+        s
+        for s in sorted(args.dir.glob(f"{args.pid or '*'}-*.snap"))
+        if s.with_suffix(".rss").is_file()
+    ]
     if args.pid is None and snaps:
         pid = snaps[-1].name.split("-")[0]
         snaps = [s for s in snaps if s.name.startswith(pid + "-")]

@@ -28,9 +28,17 @@ def _dump_every(out: Path, every_s: float) -> None:
         time.sleep(every_s)
         snap = tracemalloc.take_snapshot()
         path = out / f"{os.getpid()}-{n:03d}.snap"
-        snap.dump(str(path))
         current, peak = tracemalloc.get_traced_memory()
-        path.with_suffix(".rss").write_text(f"{time.time():.0f} {_rss_kb()} {current} {peak}\n")
+        # The process may end (SIGINT) in the middle of a dump, and this thread is a
+        # daemon: both files are written under a temporary name and renamed, the
+        # snapshot last, so a ``.snap`` is only ever seen whole and with its ``.rss``.
+        part = path.with_name(path.name + ".part")
+        rss = path.with_suffix(".rss")
+        rss_part = rss.with_name(rss.name + ".part")
+        rss_part.write_text(f"{time.time():.0f} {_rss_kb()} {current} {peak}\n")
+        os.replace(rss_part, rss)
+        snap.dump(str(part))
+        os.replace(part, path)
         n += 1
 
 

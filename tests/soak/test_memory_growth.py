@@ -68,14 +68,16 @@ def test_a_bridge_runs_under_the_traced_launcher(tmp_path: Path) -> None:
         )
     )
     snaps = tmp_path / "snaps"
-    argv = [sys.executable, str(BENCH / "traced_bridge.py"), str(snaps), "0.5", "--"]
+    # Every 0.1 s: a dump takes a good part of that, so the SIGINT below often lands
+    # in the middle of one - the case that once left a half-written last snapshot.
+    argv = [sys.executable, str(BENCH / "traced_bridge.py"), str(snaps), "0.1", "--"]
     argv += ["--config", str(config), "run", "--no-matter"]
     proc = subprocess.Popen(
         argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ}
     )
     try:
         deadline = time.monotonic() + 60
-        while len(list(snaps.glob("*.snap"))) < 2 and time.monotonic() < deadline:
+        while len(list(snaps.glob("*.snap"))) < 3 and time.monotonic() < deadline:
             assert proc.poll() is None, "the bridge stopped"
             time.sleep(0.2)
     finally:
@@ -88,6 +90,30 @@ def test_a_bridge_runs_under_the_traced_launcher(tmp_path: Path) -> None:
     assert len(list(snaps.glob(f"{proc.pid}-*.snap"))) >= 2
     rss = (snaps / f"{proc.pid}-000.rss").read_text().split()
     assert int(rss[1]) > 10_000  # kB: a running interpreter
+    for snap in snaps.glob("*.snap"):  # each whole, each with its RSS beside it
+        assert snap.with_suffix(".rss").is_file(), snap.name
+        tracemalloc.Snapshot.load(str(snap))
     out = compare(snaps)
     assert "by line" in out
     assert "by traceback" in out
+
+
+def test_a_snapshot_cut_short_by_the_end_of_its_process_is_left_out(tmp_path: Path) -> None:
+    tracemalloc.start(4)
+    try:
+        first = tracemalloc.take_snapshot()
+        kept = _grow(2_000)
+        second = tracemalloc.take_snapshot()
+    finally:
+        tracemalloc.stop()
+    for n, snap in enumerate((first, second, second)):
+        snap.dump(str(tmp_path / f"4242-{n:03d}.snap"))
+    for n in (0, 1):
+        (tmp_path / f"4242-{n:03d}.rss").write_text("0 0 0 0\n")
+    cut = tmp_path / "4242-002.snap"  # as an older launcher left it: no .rss, half a file
+    cut.write_bytes(cut.read_bytes()[: cut.stat().st_size // 2])
+    out = compare(tmp_path)
+    assert "4242-000.snap -> 4242-001.snap: by line" in out, out
+    assert "4242-002" not in out
+    assert "test_memory_growth.py" in out.split("by line", 1)[1].splitlines()[1]
+    assert len(kept) == 2_000
