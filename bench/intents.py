@@ -17,13 +17,15 @@ Sentences that were not exact are listed.
 commit) also prints recognition on the 50-device home before -> after: the same devices
 and sentences are recognised in child processes, one importing ``bridge`` from
 CHECKOUT and one from this checkout, taking turns round by round, so both meet the
-same machine (wall-clock and CPU time of the recognising thread).
+same machine (wall-clock and CPU time of the recognising thread), with the garbage
+collector's passes while recognising and what one full collection costs afterwards.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import os
 import sys
 import tempfile
@@ -240,6 +242,8 @@ def recognition_child(devices_file: str, rounds: int) -> None:
     spoken = asyncio.run(_spoken_costs(engine, hostile))
     for text, lang in sentences:  # first pass compiles every language's templates
         engine.recognize(text, lang)
+    collector = _Collector()
+    gc.callbacks.append(collector.phase)
     wall, cpu = [], []
     for _ in range(rounds):
         for text, lang in sentences:
@@ -247,7 +251,31 @@ def recognition_child(devices_file: str, rounds: int) -> None:
             engine.recognize(text, lang)
             cpu.append((time.thread_time() - c0) * 1000)
             wall.append((time.perf_counter() - w0) * 1000)
-    print(json.dumps({"wall": wall, "cpu": cpu, **spoken}))
+    gc.callbacks.remove(collector.phase)
+    c0 = time.perf_counter()
+    gc.collect()  # what a full collection costs once every language has compiled
+    full = [(time.perf_counter() - c0) * 1000]
+    print(json.dumps({"wall": wall, "cpu": cpu, "full": full, **collector.figures(), **spoken}))
+
+
+class _Collector:
+    """The garbage collector's passes while sentences are recognised (``gc.callbacks``)."""
+
+    def __init__(self) -> None:
+        self.started = 0.0
+        self.ms = [0.0, 0.0, 0.0]  # per generation
+        self.passes = [0, 0, 0]
+
+    def phase(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self.started = time.perf_counter()
+        else:
+            generation = info["generation"]
+            self.ms[generation] += (time.perf_counter() - self.started) * 1000
+            self.passes[generation] += 1
+
+    def figures(self) -> dict[str, list[float]]:
+        return {"gc_ms": self.ms, "gc_passes": [float(n) for n in self.passes]}
 
 
 LANGUAGES = ("en", "de", "fr", "es", "nl")
@@ -306,7 +334,11 @@ def before_after(devices: list[Any], sentences: list[Any], before: str, rounds: 
                     raise SystemExit(f"the {name} child failed:\n{out.stderr[-3000:]}")
                 times = json.loads(out.stdout.strip().splitlines()[-1])
                 for kind, values in times.items():
-                    found[name].setdefault(kind, []).extend(values)
+                    if kind.startswith("gc_"):  # per generation: summed over the rounds
+                        kept = found[name].setdefault(kind, [0.0] * len(values))
+                        found[name][kind] = [x + y for x, y in zip(kept, values, strict=True)]
+                    else:
+                        found[name].setdefault(kind, []).extend(values)
     for kind, label in (("wall", "wall clock"), ("cpu", "CPU of the recognising thread")):
         b, a = found["before"][kind], found["after"][kind]
         print(
@@ -315,6 +347,20 @@ def before_after(devices: list[Any], sentences: list[Any], before: str, rounds: 
             f"p50 {pct(a, 0.5):.2f} ms, p95 {pct(a, 0.95):.2f} ms "
             f"({pct(b, 0.5) / pct(a, 0.5):.1f}x at p50; budget: p50 <= 10 ms)"
         )
+    n = len(sentences) * rounds
+    b, a = found["before"], found["after"]
+    print(
+        f"of which in the garbage collector ({n} sentences): before "
+        f"{sum(b['gc_ms']) / n:.2f} ms per sentence, passes by generation "
+        f"{_listed(b['gc_passes'])} -> after {sum(a['gc_ms']) / n:.2f} ms per sentence, "
+        f"passes {_listed(a['gc_passes'])}; full passes take before "
+        f"{b['gc_ms'][2] / max(1.0, b['gc_passes'][2]):.1f} ms -> after "
+        f"{a['gc_ms'][2] / max(1.0, a['gc_passes'][2]):.1f} ms each"
+    )
+    print(
+        "a full collection afterwards (gc.collect(), five languages compiled), ms: before "
+        f"{_listed(b['full'])} -> after {_listed(a['full'])}"
+    )
     b, a = found["before"]["first"], found["after"]["first"]
     print(
         "a fresh engine's first sentence per language, event-loop CPU (ms, "
