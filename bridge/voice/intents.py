@@ -986,13 +986,32 @@ _NO_VERB = frozenset(
 )
 
 
+_DIRECTIONS = frozenset({"up", "down"})
+_LOUDNESS = frozenset({"lauter", "leiser", "laut", "leise", "louder", "quieter", "softer"})
+
+
+def _a_direction(value: Any) -> bool:
+    return isinstance(value, str) and value in _DIRECTIONS
+
+
 def verbless(reading: Reading, text: str) -> bool:
     """Return whether ``text`` is only the names it was matched on ("sofa lamp" alone).
 
     Home Assistant's English templates read a bare name as "turn it on"; a sentence
-    that says no word of what to do is never acted on.
+    that says no word of what to do is never acted on. A direction heard as a word of
+    loudness is what to do, not a name: German "lauter" alone is Home Assistant's
+    ``{volume_step}`` (up), as "louder" is; a bare "hoch" or "runter" (which could be
+    the blinds) stays unclear.
     """
-    said = " ".join(_words(" ".join(reading.texts.values())))
+    said = " ".join(
+        _words(
+            " ".join(
+                text
+                for key, text in reading.texts.items()
+                if not (_a_direction(reading.values.get(key)) and _LOUDNESS & set(_words(text)))
+            )
+        )
+    )
     rest = [w for w in _words(text) if w not in _NO_VERB]
     named = set(said.split())
     return all(w in named for w in rest)

@@ -1695,6 +1695,8 @@ _INTENT_DOMAIN = {
     "HassClimateSetTemperature": "climate",
     "HassClimateGetTemperature": "climate",
     CLIMATE_MODE_INTENT: "climate",
+    # "mute", "louder" said alone: a speaker ("where is it" answers Planner.only_room)
+    **dict.fromkeys(SOUND_INTENTS, "media_player"),
 }
 
 

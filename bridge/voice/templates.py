@@ -2578,6 +2578,11 @@ _LOUDER = {"slots": {"volume_step": "up"}, **_SPEAKER}
 _QUIETER = {"slots": {"volume_step": "down"}, **_SPEAKER}
 _LOUDER_IN = {"slots": {"volume_step": "up", "domain": "media_player"}}
 _QUIETER_IN = {"slots": {"volume_step": "down", "domain": "media_player"}}
+# "louder", "mute" said alone: the speakers of the speaker's room, or where the home's
+# speakers all are (``Planner.only_room``)
+_LOUDER_HERE = {**_LOUDER_IN, **_HERE}
+_QUIETER_HERE = {**_QUIETER_IN, **_HERE}
+_SPEAKERS_HERE = {**_SPEAKERS, **_HERE}
 _EN_VOL = "{volume:volume_level}[([ ]%)| percent]"
 _EN_SPEAKER = "(speaker|speakers|music|sound)"
 # A speaker (Matter's Speaker: its OnOff is its mute, its level its volume) said by name
@@ -2668,6 +2673,22 @@ SPEAKERS: Sentences = {
                 ],
                 _QUIETER_IN,
             ),
+            (
+                [
+                    "[(make it|turn it|make the music|turn the music|make the sound)] louder "
+                    "[please]",
+                    "[please] [(make it|turn it|make the music|turn the music)] louder",
+                ],
+                _LOUDER_HERE,
+            ),
+            (
+                [
+                    "[(make it|turn it|make the music|turn the music|make the sound)] "
+                    "(quieter|softer) [please]",
+                    "[please] [(make it|turn it|make the music|turn the music)] (quieter|softer)",
+                ],
+                _QUIETER_HERE,
+            ),
         ],
     },
     "de": {
@@ -2707,6 +2728,20 @@ SPEAKERS: Sentences = {
                     "(dreh|drehe) [(den|die|das)] {name} runter",
                 ],
                 _QUIETER,
+            ),
+            (
+                [
+                    "[bitte] [(mach|mache|dreh|drehe|stell|stelle) [(es|die Musik|den Ton)]] "
+                    "lauter [bitte]"
+                ],
+                _LOUDER_HERE,
+            ),
+            (
+                [
+                    "[bitte] [(mach|mache|dreh|drehe|stell|stelle) [(es|die Musik|den Ton)]] "
+                    "leiser [bitte]"
+                ],
+                _QUIETER_HERE,
             ),
         ],
     },
@@ -2749,9 +2784,17 @@ SPEAKERS: Sentences = {
                 ],
                 _QUIETER,
             ),
+            (["[(mets|mettez|monte|montez) [(le son|la musique)]] plus fort"], _LOUDER_HERE),
+            (["[(mets|mettez|baisse|baissez) [(le son|la musique)]] moins fort"], _QUIETER_HERE),
         ],
     },
     "es": {
+        "HassMediaPlayerMute": [
+            (
+                ["(silencia|silenciar) [(el sonido|la música|el altavoz|los altavoces)]"],
+                _SPEAKERS_HERE,
+            ),
+        ],
         "HassMediaPlayerUnmute": [
             (
                 [
@@ -2773,6 +2816,8 @@ SPEAKERS: Sentences = {
         "HassSetVolumeRelative": [
             (["sube el volumen (de|del) [(el|la)] {name}", "sube [(el|la)] {name}"], _LOUDER),
             (["baja el volumen (de|del) [(el|la)] {name}", "baja [(el|la)] {name}"], _QUIETER),
+            (["[(pon|ponlo|ponla|pon la música|pon el sonido)] más (alto|fuerte)"], _LOUDER_HERE),
+            (["[(pon|ponlo|ponla|pon la música|pon el sonido)] más (bajo|suave)"], _QUIETER_HERE),
         ],
     },
     "nl": {
@@ -2816,6 +2861,11 @@ SPEAKERS: Sentences = {
                 ],
                 _QUIETER,
             ),
+            (
+                ["[(zet|draai) [(het|het geluid|de muziek)]] (harder|luider) [alsjeblieft]"],
+                _LOUDER_HERE,
+            ),
+            (["[(zet|draai) [(het|het geluid|de muziek)]] zachter [alsjeblieft]"], _QUIETER_HERE),
         ],
     },
 }

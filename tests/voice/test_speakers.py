@@ -123,3 +123,63 @@ async def test_a_light_is_never_muted_nor_given_a_volume(home: Home) -> None:
     reply = await say(home, "turn off the kitchen speaker")
     assert (reply.handled, reply.calls) == (False, ())
     assert reply.speech == "Sorry, Kitchen Speaker can't do that."
+
+
+@pytest.mark.parametrize(
+    ("lang", "text", "calls"),
+    [
+        # said alone, nobody's room known: the home's only speaker (it is in the kitchen)
+        ("en", "mute", MUTE),
+        ("en", "unmute", UNMUTE),
+        ("en", "mute the music", MUTE),
+        ("en", "set the volume to 30", volume(30)),
+        ("en", "turn the volume up", volume(10)),
+        ("en", "louder", volume(10)),
+        ("en", "make it louder please", volume(10)),
+        ("en", "quieter please", volume(0)),
+        ("de", "lauter", volume(10)),
+        ("de", "leiser bitte", volume(0)),
+        ("de", "mach die Musik lauter", volume(10)),
+        ("de", "Lautstärke auf 30", volume(30)),
+        ("fr", "coupe le son", MUTE),
+        ("fr", "plus fort", volume(10)),
+        ("fr", "mets le son moins fort", volume(0)),
+        ("es", "silencia", MUTE),
+        ("es", "silencia la música", MUTE),
+        ("es", "más alto", volume(10)),
+        ("es", "pon la música más bajo", volume(0)),
+        ("nl", "harder", volume(10)),
+        ("nl", "zet de muziek zachter", volume(0)),
+        ("nl", "zet het geluid uit", MUTE),
+    ],
+)
+async def test_said_alone_a_sound_sentence_finds_the_homes_only_speaker(
+    home: Home, lang: str, text: str, calls: list[Any]
+) -> None:
+    reply = await say(home, text, lang)
+    assert (reply.handled, made(reply)) == (True, calls), reply.speech
+
+
+async def test_said_alone_nothing_is_guessed(home: Home) -> None:
+    # a bare direction could be the blinds as well as the music: never acted on
+    for lang, text in (("de", "hoch"), ("de", "runter"), ("en", "up"), ("en", "down")):
+        reply = await say(home, text, lang)
+        assert (reply.handled, reply.calls) == (False, ()), (text, reply.speech)
+    # a speaker in no room: "mute" cannot tell where, and asks
+    await say(home, "mute the kitchen speaker")  # (names both devices first)
+    await home.patch_device(SPEAKER, {"room": None})
+    engine = home.service.intents
+    assert engine is not None
+    assert home.service.invocation is not None
+    token = home.service.invocation.verifier.verify(home.token("device:control:*", "device:read:*"))
+    reply = await engine.handle("mute", "en", token=token, area=None)
+    assert (reply.handled, reply.calls) == (False, ()), reply.speech
+    assert reply.speech == "Sorry, which room do you mean? I don't know where you are."
+    # a caller who may see only the light: no speaker for it, and none is muted
+    await home.patch_device(SPEAKER, {"room": "Kitchen"})
+    light = home.ids[LIGHT]
+    narrow = home.service.invocation.verifier.verify(
+        home.token(f"device:control:{light}", f"device:read:{light}")
+    )
+    reply = await engine.handle("mute", "en", token=narrow, area=None)
+    assert (reply.handled, reply.calls) == (False, ()), reply.speech
