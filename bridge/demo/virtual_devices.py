@@ -77,6 +77,7 @@ class DeviceKind(StrEnum):
     WATER_VALVE = "water-valve"
     CHIME = "chime"
     COOK_SURFACE = "cook-surface"
+    SPEAKER = "speaker"  # its OnOff is its mute, its LevelControl its volume
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

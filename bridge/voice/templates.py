@@ -2584,6 +2584,8 @@ _LOUDER_HERE = {**_LOUDER_IN, **_HERE}
 _QUIETER_HERE = {**_QUIETER_IN, **_HERE}
 _SPEAKERS_HERE = {**_SPEAKERS, **_HERE}
 _EN_VOL = "{volume:volume_level}[([ ]%)| percent]"
+_EN_UP = "{volume_step_up:volume_step}[([ ]%)| percent]"
+_EN_DOWN = "{volume_step_down:volume_step}[([ ]%)| percent]"
 _EN_SPEAKER = "(speaker|speakers|music|sound)"
 # A speaker (Matter's Speaker: its OnOff is its mute, its level its volume) said by name
 # or by "the speaker" in a room, beside Home Assistant's media templates.
@@ -2656,6 +2658,21 @@ SPEAKERS: Sentences = {
                     "[the] {name} (quieter|softer)",
                 ],
                 _QUIETER,
+            ),
+            (  # the step said: "turn up the volume of the lounge speaker by 20 percent"
+                [
+                    f"turn [the] volume up (on|of) [the] {{name}} [by] {_EN_UP}",
+                    f"turn up [the] volume (on|of) [the] {{name}} [by] {_EN_UP}",
+                    f"(make|turn) [the] {{name}} louder by {_EN_UP}",
+                    f"turn [the] {{name}} up by {_EN_UP}",
+                    f"turn up [the] {{name}} by {_EN_UP}",
+                    f"turn [the] volume down (on|of) [the] {{name}} [by] {_EN_DOWN}",
+                    f"turn down [the] volume (on|of) [the] {{name}} [by] {_EN_DOWN}",
+                    f"(make|turn) [the] {{name}} (quieter|softer) by {_EN_DOWN}",
+                    f"turn [the] {{name}} down by {_EN_DOWN}",
+                    f"turn down [the] {{name}} by {_EN_DOWN}",
+                ],
+                _SPEAKER,
             ),
             (
                 [

@@ -17,6 +17,7 @@ import { ENERGY_KINDS } from "./energy.mjs";
 import { APPLIANCE_KINDS } from "./appliances.mjs";
 import { CLOSURE_KINDS } from "./closures.mjs";
 import { KITCHEN_KINDS } from "./kitchen.mjs";
+import { SPEAKER_KINDS } from "./speakers.mjs";
 
 export const MORE_KINDS = {
     ...SWITCH_KINDS,
@@ -26,4 +27,5 @@ export const MORE_KINDS = {
     ...APPLIANCE_KINDS,
     ...CLOSURE_KINDS,
     ...KITCHEN_KINDS,
+    ...SPEAKER_KINDS,
 };

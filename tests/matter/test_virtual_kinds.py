@@ -49,7 +49,7 @@ KINDS = [
 
 
 # Cluster ids (Matter 1.4 application cluster specification).
-IDENTIFY, GROUPS, ON_OFF, DESCRIPTOR, BINDING = 3, 4, 6, 29, 30
+IDENTIFY, GROUPS, ON_OFF, LEVEL_CONTROL, DESCRIPTOR, BINDING = 3, 4, 6, 8, 29, 30
 SWITCH, BOOLEAN_STATE, AIR_QUALITY, SMOKE_CO_ALARM = 59, 69, 91, 92
 OPERATIONAL_STATE, RVC_OPERATIONAL_STATE = 96, 97
 LAUNDRY_WASHER_MODE, RVC_RUN_MODE, RVC_CLEAN_MODE, DISHWASHER_MODE = 81, 84, 85, 89
@@ -356,6 +356,13 @@ SPECS: dict[Kind, Spec] = {
             f"1/86/{FEATURE_MAP}": 2,
             "1/1026/0": 12000,
         },
+    ),
+    # Speaker 0x0022: OnOff is its mute (on = sound), LevelControl its volume (1-254),
+    # here 127 with Options ExecuteIfOff (bit 0) so a muted speaker's volume can be set.
+    Kind.SPEAKER: Spec(
+        (34,),
+        (ON_OFF, LEVEL_CONTROL),
+        {"1/6/0": True, "1/8/0": 127, "1/8/2": 1, "1/8/3": 254, "1/8/15": 1},
     ),
 }
 

@@ -9,7 +9,6 @@ must make exactly their calls, and a curtain sentence must move the drapery itse
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -17,8 +16,8 @@ from typing import Any
 import pytest
 
 from tests.support.fabric import Fabric
-from tests.support.home import Home, start_home
-from tests.voice.fabric_home import Numbering, commissioned_home
+from tests.support.home import Home
+from tests.voice.fabric_home import Numbering, commissioned_home, named_home
 from tests.voice.sentence_set import evaluate, load_sentences
 
 pytestmark = pytest.mark.fabric
@@ -55,16 +54,7 @@ def commissioned(fabric: Fabric) -> Iterator[tuple[str, str, list[int]]]:
 
 @pytest.fixture
 async def home(commissioned: tuple[str, str, list[int]], tmp_path: Path) -> AsyncIterator[Home]:
-    url, key_file, nodes = commissioned
-    async with start_home(url, tmp_path / "state", [], key_file) as running:
-        assert running.service.matter is not None
-        bridge = running.service.matter.bridge
-        async with asyncio.timeout(30):
-            while not set(nodes) <= {d.node_id for d in bridge.devices()}:
-                await asyncio.sleep(0.05)
-        for i, (node, (_, name, room)) in enumerate(zip(nodes, HOME, strict=True)):
-            running.ids[str(i)] = next(d.id for d in bridge.devices() if d.node_id == node)
-            await running.patch_device(str(i), {"name": name, "room": room})
+    async with named_home(commissioned, HOME, tmp_path / "state") as running:
         for room, aliases in ROOM_ALIASES.items():
             status, answer = await running.request(
                 "PATCH", f"/v1/rooms/{room}", running.token("device:manage:*"), {"aliases": aliases}
