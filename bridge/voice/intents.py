@@ -1234,6 +1234,15 @@ def _answer(plan: Plan, result: Any, lang: str, units: str) -> str:
             target=plan.target,
             percent=spoken_number(round(state["percent_open"]), lang),
         )
+    if state.get("muted") is True:  # a speaker: its OnOff is its mute
+        return say(lang, "state_muted", target=plan.target)
+    if state.get("muted") is False and isinstance(state.get("volume_percent"), int | float):
+        return say(
+            lang,
+            "state_volume",
+            target=plan.target,
+            percent=spoken_number(round(state["volume_percent"]), lang),
+        )
     if isinstance(state.get("on"), bool):
         return say(lang, "state_on" if state["on"] else "state_off", target=plan.target)
     return say(lang, "state_unknown", target=plan.target)

@@ -2596,6 +2596,7 @@ SPEAKERS: Sentences = {
                 [
                     "(turn|switch) off [the] sound (on|of) [the] {name}",
                     "(turn|switch) [the] sound off (on|of) [the] {name}",
+                    "silence [the] {name}",
                 ],
                 _SPEAKER,
             ),
@@ -2606,7 +2607,7 @@ SPEAKERS: Sentences = {
                 ],
                 _SPEAKERS,
             ),
-            ([f"mute [the] {_EN_SPEAKER}"], {**_SPEAKERS, **_HERE}),
+            ([f"(mute|silence) [the] {_EN_SPEAKER}"], _SPEAKERS_HERE),
         ],
         "HassMediaPlayerUnmute": [
             (
@@ -2616,7 +2617,7 @@ SPEAKERS: Sentences = {
                 ],
                 _SPEAKERS,
             ),
-            ([f"unmute [the] {_EN_SPEAKER}"], {**_SPEAKERS, **_HERE}),
+            ([f"unmute [the] {_EN_SPEAKER}"], _SPEAKERS_HERE),
         ],
         "HassSetVolume": [
             (
@@ -2634,6 +2635,23 @@ SPEAKERS: Sentences = {
                     f"to {_EN_VOL}",
                 ],
                 _SPEAKERS,
+            ),
+            (  # said alone: the speaker's room, or where the home's speakers are
+                [
+                    f"volume [to] {_EN_VOL}",
+                    f"(set|turn|put|change) [the] (speaker|speakers|music) [volume] to {_EN_VOL}",
+                ],
+                _SPEAKERS_HERE,
+            ),
+        ],
+        "HassGetState": [
+            (
+                [
+                    "what('s| is) [the] volume (of|on) [the] {name}",
+                    "how loud is [the] {name}",
+                    "is [the] {name} (muted|silenced)",
+                ],
+                _SPEAKER,
             ),
         ],
         "HassSetVolumeRelative": [
@@ -2695,6 +2713,9 @@ SPEAKERS: Sentences = {
                     "[(make it|turn it|make the music|turn the music|make the sound)] louder "
                     "[please]",
                     "[please] [(make it|turn it|make the music|turn the music)] louder",
+                    "[(can|could) you] [please] (make|turn) (it|the music|the sound) [a bit|a "
+                    "little] louder [please]",
+                    "((the music|it|the sound) is|it's) too (quiet|soft)",
                 ],
                 _LOUDER_HERE,
             ),
@@ -2703,6 +2724,9 @@ SPEAKERS: Sentences = {
                     "[(make it|turn it|make the music|turn the music|make the sound)] "
                     "(quieter|softer) [please]",
                     "[please] [(make it|turn it|make the music|turn the music)] (quieter|softer)",
+                    "[(can|could) you] [please] (make|turn) (it|the music|the sound) [a bit|a "
+                    "little] (quieter|softer) [please]",
+                    "((the music|it|the sound) is|it's) too loud",
                 ],
                 _QUIETER_HERE,
             ),
@@ -2729,6 +2753,16 @@ SPEAKERS: Sentences = {
                 _SPEAKER,
             ),
         ],
+        "HassGetState": [
+            (
+                [
+                    "wie laut ist (der|die|das) {name}",
+                    "ist (der|die|das) {name} stumm[geschaltet]",
+                    "wie ist die Lautstärke (von|vom|des|der) [(dem|der)] {name}",
+                ],
+                _SPEAKER,
+            ),
+        ],
         "HassSetVolumeRelative": [
             (
                 [
@@ -2737,6 +2771,15 @@ SPEAKERS: Sentences = {
                     "(dreh|drehe) [(den|die|das)] {name} auf",
                 ],
                 _LOUDER,
+            ),
+            (  # the step said: "mach den Lautsprecher um 20 Prozent lauter"
+                [
+                    "(mach|mache|stell|stelle|dreh|drehe) [(den|die|das)] {name} [um] "
+                    "{volume_step_up:volume_step}[ ](%|Prozent) lauter",
+                    "(mach|mache|stell|stelle|dreh|drehe) [(den|die|das)] {name} [um] "
+                    "{volume_step_down:volume_step}[ ](%|Prozent) leiser",
+                ],
+                _SPEAKER,
             ),
             (
                 [
@@ -2765,6 +2808,7 @@ SPEAKERS: Sentences = {
     "fr": {
         "HassMediaPlayerMute": [
             (["(coupe|couper) le son (de|du|de la|de l') [(le |la |l')]{name}"], _SPEAKER),
+            (["(coupe|couper|coupez) (le son|la musique)"], _SPEAKERS_HERE),
         ],
         "HassMediaPlayerUnmute": [
             (
@@ -2786,6 +2830,15 @@ SPEAKERS: Sentences = {
                 _SPEAKER,
             ),
         ],
+        "HassGetState": [
+            (
+                [
+                    "quel est le volume (de|du|de la|de l') [(le |la |l')]{name}",
+                    "(le |la |l')[ ]{name} est[-il|-elle] en sourdine",
+                ],
+                _SPEAKER,
+            ),
+        ],
         "HassSetVolumeRelative": [
             (
                 [
@@ -2800,6 +2853,15 @@ SPEAKERS: Sentences = {
                     "[(le |la |l')]{name}"
                 ],
                 _QUIETER,
+            ),
+            (  # the step said: "monte le son du … de 20 pour cent"
+                [
+                    "(monte|augmente|monter|augmenter) le (son|volume) (de|du|de la|de l') "
+                    "[(le |la |l')]{name} de {volume_step_up:volume_step}[ ](%|pour cent)",
+                    "(baisse|diminue|baisser|diminuer) le (son|volume) (de|du|de la|de l') "
+                    "[(le |la |l')]{name} de {volume_step_down:volume_step}[ ](%|pour cent)",
+                ],
+                _SPEAKER,
             ),
             (["[(mets|mettez|monte|montez) [(le son|la musique)]] plus fort"], _LOUDER_HERE),
             (["[(mets|mettez|baisse|baissez) [(le son|la musique)]] moins fort"], _QUIETER_HERE),
@@ -2830,8 +2892,26 @@ SPEAKERS: Sentences = {
                 _SPEAKER,
             ),
         ],
+        "HassGetState": [
+            (
+                [
+                    "(cuál|qué) es el volumen (de|del) [(el|la)] {name}",
+                    "(está|esta) [(el|la)] {name} silenciad[o|a]",
+                ],
+                _SPEAKER,
+            ),
+        ],
         "HassSetVolumeRelative": [
             (["sube el volumen (de|del) [(el|la)] {name}", "sube [(el|la)] {name}"], _LOUDER),
+            (  # the step said: "sube el volumen del … un 20 por ciento"
+                [
+                    "sube el volumen (de|del) [(el|la)] {name} [(un|en)] "
+                    "{volume_step_up:volume_step}[ ](%|por ciento)",
+                    "baja el volumen (de|del) [(el|la)] {name} [(un|en)] "
+                    "{volume_step_down:volume_step}[ ](%|por ciento)",
+                ],
+                _SPEAKER,
+            ),
             (["baja el volumen (de|del) [(el|la)] {name}", "baja [(el|la)] {name}"], _QUIETER),
             (["[(pon|ponlo|ponla|pon la música|pon el sonido)] más (alto|fuerte)"], _LOUDER_HERE),
             (["[(pon|ponlo|ponla|pon la música|pon el sonido)] más (bajo|suave)"], _QUIETER_HERE),
@@ -2863,10 +2943,22 @@ SPEAKERS: Sentences = {
                 _SPEAKER,
             ),
         ],
+        "HassGetState": [
+            (
+                [
+                    "hoe hard staat [(de|het)] {name}",
+                    "wat is het volume van [(de|het)] {name}",
+                    "staat [(de|het)] {name} op stil",
+                ],
+                _SPEAKER,
+            ),
+        ],
         "HassSetVolumeRelative": [
             (
                 [
                     "zet [(de|het)] {name} (harder|luider)",
+                    "zet [(de|het)] {name} {volume_step_up:volume_step}[ ](%|procent) "
+                    "(harder|luider)",
                     "zet het volume van [(de|het)] {name} (hoger|omhoog)",
                 ],
                 _LOUDER,
@@ -2874,6 +2966,7 @@ SPEAKERS: Sentences = {
             (
                 [
                     "zet [(de|het)] {name} zachter",
+                    "zet [(de|het)] {name} {volume_step_down:volume_step}[ ](%|procent) zachter",
                     "zet het volume van [(de|het)] {name} (lager|omlaag)",
                 ],
                 _QUIETER,

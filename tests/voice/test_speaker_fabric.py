@@ -53,6 +53,8 @@ async def test_a_speaker_is_muted_and_unmuted_by_name_and_by_room(home: Home) ->
     assert (reply.handled, reply.speech) == (True, "Muted Lounge Speaker.")
     await state_until(home, lounge, "muted", True)
     assert (await device_tool(home, f"{kitchen}_state"))["muted"] is False  # the other untouched
+    reply = await spoken(home, "is the lounge speaker muted")
+    assert reply.speech == "Lounge Speaker is muted."
     reply = await spoken(home, "schalte den Kitchen Speaker stumm", "de")
     assert _tools(reply) == [f"{kitchen}_mute"]
     await state_until(home, kitchen, "muted", True)
@@ -70,6 +72,12 @@ async def test_the_volume_is_set_and_stepped_from_what_the_speaker_reports(home:
         "Set the volume of Lounge Speaker to 30 percent.",
     )
     await state_until(home, lounge, "volume_percent", 30)
+    await device_tool(home, f"{lounge}_unmute")
+    await state_until(home, lounge, "muted", False)
+    reply = await spoken(home, "how loud is the lounge speaker")  # its own report
+    assert reply.speech == "Lounge Speaker is at 30 percent volume."
+    reply = await spoken(home, "wie laut ist der Lounge Speaker", "de")
+    assert reply.speech == "Die Lautstärke von Lounge Speaker steht auf 30 Prozent."
     reply = await spoken(home, "louder", area="Lounge")  # read 30, a step of 10
     assert reply.speech == "Set the volume of Lounge Speaker to 40 percent."
     await state_until(home, lounge, "volume_percent", 40)

@@ -104,6 +104,24 @@ async def test_louder_and_quieter_step_from_the_volume_read_first(
     assert reply.handled is True
 
 
+@pytest.mark.parametrize(
+    ("lang", "text", "calls"),
+    [
+        ("en", "silence the kitchen speaker", MUTE),
+        ("en", "turn up the volume of the kitchen speaker by 20 percent", volume(20)),
+        ("de", "mach den Kitchen Speaker um 20 Prozent lauter", volume(20)),
+        ("fr", "monte le son du Kitchen Speaker de 20 pour cent", volume(20)),
+        ("es", "sube el volumen del Kitchen Speaker un 20 por ciento", volume(20)),
+        ("nl", "zet de Kitchen Speaker 20 procent harder", volume(20)),
+    ],
+)
+async def test_a_step_said_is_the_step_taken(
+    home: Home, lang: str, text: str, calls: list[Any]
+) -> None:
+    reply = await say(home, text, lang)  # a step of 20 from the 0 % read
+    assert (reply.handled, made(reply)) == (True, calls), reply.speech
+
+
 async def test_a_light_is_never_muted_nor_given_a_volume(home: Home) -> None:
     for text in (
         "mute the kitchen light",
@@ -151,6 +169,13 @@ async def test_a_light_is_never_muted_nor_given_a_volume(home: Home) -> None:
         ("nl", "harder", volume(10)),
         ("nl", "zet de muziek zachter", volume(0)),
         ("nl", "zet het geluid uit", MUTE),
+        ("en", "volume 40", volume(40)),
+        ("en", "set the speaker to 40 percent", volume(40)),
+        ("en", "can you make the music a bit quieter", volume(0)),
+        ("en", "it's too loud", volume(0)),
+        ("en", "the music is too quiet", volume(10)),
+        ("en", "silence the music", MUTE),
+        ("fr", "coupe la musique", MUTE),
     ],
 )
 async def test_said_alone_a_sound_sentence_finds_the_homes_only_speaker(
@@ -183,3 +208,33 @@ async def test_said_alone_nothing_is_guessed(home: Home) -> None:
     )
     reply = await engine.handle("mute", "en", token=narrow, area=None)
     assert (reply.handled, reply.calls) == (False, ()), reply.speech
+
+
+@pytest.mark.parametrize(
+    ("lang", "text", "speech"),
+    [
+        ("en", "what's the volume of the kitchen speaker", "Kitchen Speaker is muted."),
+        ("en", "how loud is the kitchen speaker", "Kitchen Speaker is muted."),
+        ("en", "is the kitchen speaker muted", "Kitchen Speaker is muted."),
+        ("de", "wie laut ist der Kitchen Speaker", "Kitchen Speaker ist stummgeschaltet."),
+        ("de", "ist der Kitchen Speaker stumm", "Kitchen Speaker ist stummgeschaltet."),
+        ("fr", "quel est le volume du Kitchen Speaker", "Kitchen Speaker est en sourdine."),
+        ("fr", "le Kitchen Speaker est-il en sourdine", "Kitchen Speaker est en sourdine."),
+        ("es", "cuál es el volumen del Kitchen Speaker", "Kitchen Speaker está silenciado."),
+        ("nl", "hoe hard staat de Kitchen Speaker", "Kitchen Speaker staat op stil."),
+        ("nl", "staat de Kitchen Speaker op stil", "Kitchen Speaker staat op stil."),
+    ],
+)
+async def test_a_speakers_volume_and_mute_are_answered_from_its_state(
+    home: Home, lang: str, text: str, speech: str
+) -> None:
+    # The recording's OnOff is off: the speaker is muted (its volume is answered when
+    # it is not: tests/voice/test_speaker_fabric.py on a real speaker).
+    reply = await say(home, text, lang)
+    assert (reply.handled, made(reply), reply.speech) == (
+        True,
+        [("kitchen_speaker_state", {})],
+        speech,
+    )
+    reply = await say(home, "how loud is the kitchen light")  # a light has no volume
+    assert (reply.handled, reply.calls) == (False, ())
