@@ -1003,17 +1003,12 @@ def verbless(reading: Reading, text: str) -> bool:
     ``{volume_step}`` (up), as "louder" is; a bare "hoch" or "runter" (which could be
     the blinds) stays unclear.
     """
-    said = " ".join(
-        _words(
-            " ".join(
-                text
-                for key, text in reading.texts.items()
-                if not (_a_direction(reading.values.get(key)) and _LOUDNESS & set(_words(text)))
-            )
-        )
-    )
+    named: set[str] = set()
+    for key, heard in reading.texts.items():
+        words = _words(heard)
+        if not (_a_direction(reading.values.get(key)) and _LOUDNESS.intersection(words)):
+            named.update(words)
     rest = [w for w in _words(text) if w not in _NO_VERB]
-    named = set(said.split())
     return all(w in named for w in rest)
 
 

@@ -36,14 +36,20 @@ def _grow(n: int) -> list[bytes]:
     return [bytes(200) + str(i).encode() for i in range(n)]  # the line to be found
 
 
-def test_the_comparison_names_the_line_that_grew(tmp_path: Path) -> None:
+def _around_growth(n: int) -> tuple[tracemalloc.Snapshot, tracemalloc.Snapshot, list[bytes]]:
+    """Return snapshots of this process before and after ``_grow(n)``, and what it kept."""
     tracemalloc.start(4)
     try:
         before = tracemalloc.take_snapshot()
-        kept = _grow(5_000)
+        kept = _grow(n)
         after = tracemalloc.take_snapshot()
     finally:
         tracemalloc.stop()
+    return before, after, kept
+
+
+def test_the_comparison_names_the_line_that_grew(tmp_path: Path) -> None:
+    before, after, kept = _around_growth(5_000)
     for n, snap in enumerate((before, after)):
         snap.dump(str(tmp_path / f"4242-{n:03d}.snap"))
         (tmp_path / f"4242-{n:03d}.rss").write_text("0 0 0 0\n")
@@ -99,13 +105,7 @@ def test_a_bridge_runs_under_the_traced_launcher(tmp_path: Path) -> None:
 
 
 def test_a_snapshot_cut_short_by_the_end_of_its_process_is_left_out(tmp_path: Path) -> None:
-    tracemalloc.start(4)
-    try:
-        first = tracemalloc.take_snapshot()
-        kept = _grow(2_000)
-        second = tracemalloc.take_snapshot()
-    finally:
-        tracemalloc.stop()
+    first, second, kept = _around_growth(2_000)
     for n, snap in enumerate((first, second, second)):
         snap.dump(str(tmp_path / f"4242-{n:03d}.snap"))
     for n in (0, 1):
