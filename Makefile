@@ -98,7 +98,7 @@ ATMOSPHERE_REQUIRE_REAL ?= $(if $(filter true True TRUE 1 yes,$(CI)),1,0)
 
 .PHONY: test
 test: install
-	ATMOSPHERE_REQUIRE_REAL=$(ATMOSPHERE_REQUIRE_REAL) $(VENV)/bin/python -m pytest -q
+	ATMOSPHERE_REQUIRE_REAL=$(ATMOSPHERE_REQUIRE_REAL) $(VENV)/bin/python -m pytest -q --durations=30
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy --strict bridge
