@@ -19,6 +19,7 @@ import signal
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -123,6 +124,35 @@ def write_test_paa(paa_dir: Path, *, devices_dir: Path = DEVICES_DIR) -> None:
         )
     except (OSError, subprocess.SubprocessError) as err:
         raise VirtualDeviceError(f"cannot write the test PAA trust store: {err}") from err
+
+
+def follow(stream: IO[str], log_path: Path, take: Callable[[str], None]) -> None:
+    """Append every line a device script prints to ``log_path``; hand each to ``take``."""
+    with log_path.open("a", encoding="utf-8") as log:
+        for line in stream:
+            log.write(line)
+            log.flush()
+            take(line.strip())
+
+
+def log_tail(log_path: Path) -> str:
+    """Return the last 1,500 characters of a device script's log."""
+    return log_path.read_text(errors="replace")[-1500:]
+
+
+def stop_process(
+    proc: subprocess.Popen[str] | None, reader: threading.Thread | None, timeout_s: float
+) -> None:
+    """Stop a device script's process (SIGINT, then SIGKILL) and join its output reader."""
+    if proc is not None and proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(5)
+    if reader is not None:
+        reader.join(5)
 
 
 class VirtualDevice:
@@ -261,46 +291,49 @@ class VirtualDevice:
             while not self._ready:
                 if self._proc.poll() is not None or time.monotonic() > deadline:
                     self.stop()
-                    tail = self.log_path.read_text(errors="replace")[-1500:]
                     raise VirtualDeviceError(
-                        f"virtual {self.kind} device did not become ready; log tail:\n{tail}"
+                        f"virtual {self.kind} device did not become ready; "
+                        f"log tail:\n{log_tail(self.log_path)}"
                     )
                 self._cond.wait(0.2)
 
     def _read(self, stream: IO[str]) -> None:
-        with self.log_path.open("a", encoding="utf-8") as log:
-            for line in stream:
-                log.write(line)
-                log.flush()
-                word, _, rest = line.strip().partition(" ")
-                if word not in ("PAIRING", "READY", "STATE", "LOCAL"):
-                    continue
-                try:
-                    data = json.loads(rest)
-                except ValueError:
-                    continue
-                with self._cond:
-                    if word == "PAIRING":
-                        self.pairing = PairingCodes(
-                            qr=str(data["qr"]),
-                            manual=str(data["manual"]),
-                            passcode=int(data["passcode"]),
-                            discriminator=int(data["discriminator"]),
-                        )
-                    elif word == "READY":
-                        self.commissioned_at_start = bool(data.get("commissioned"))
-                        self._ready = True
-                    else:
-                        self._changes.append(
-                            StateChange(
-                                cluster=str(data["cluster"]),
-                                attribute=str(data["attribute"]),
-                                value=data["value"],
-                                local=word == "LOCAL",
-                                at=time.monotonic(),
-                            )
-                        )
-                    self._cond.notify_all()
+        follow(stream, self.log_path, self._line)
+
+    def _line(self, line: str) -> None:
+        word, _, rest = line.partition(" ")
+        self._fact(word, rest)
+
+    def _fact(self, word: str, rest: str) -> None:
+        """Take one line the device printed: its word and its JSON object."""
+        if word not in ("PAIRING", "READY", "STATE", "LOCAL"):
+            return
+        try:
+            data = json.loads(rest)
+        except ValueError:
+            return
+        with self._cond:
+            if word == "PAIRING":
+                self.pairing = PairingCodes(
+                    qr=str(data["qr"]),
+                    manual=str(data["manual"]),
+                    passcode=int(data["passcode"]),
+                    discriminator=int(data["discriminator"]),
+                )
+            elif word == "READY":
+                self.commissioned_at_start = bool(data.get("commissioned"))
+                self._ready = True
+            else:
+                self._changes.append(
+                    StateChange(
+                        cluster=str(data["cluster"]),
+                        attribute=str(data["attribute"]),
+                        value=data["value"],
+                        local=word == "LOCAL",
+                        at=time.monotonic(),
+                    )
+                )
+            self._cond.notify_all()
 
     def changes(self) -> list[StateChange]:
         """Return every state change reported so far."""
@@ -357,13 +390,5 @@ class VirtualDevice:
         """Stop the process (SIGINT, then SIGKILL) and keep its storage for a restart."""
         proc, self._proc = self._proc, None
         self._release()
-        if proc is not None and proc.poll() is None:
-            proc.send_signal(signal.SIGINT)
-            try:
-                proc.wait(timeout_s)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(5)
-        if self._reader is not None:
-            self._reader.join(5)
-            self._reader = None
+        stop_process(proc, self._reader, timeout_s)
+        self._reader = None

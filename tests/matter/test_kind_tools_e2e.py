@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import aiohttp
@@ -24,6 +23,7 @@ import pytest
 
 from bridge.demo.virtual_devices import VirtualDevice
 from tests.matter.test_virtual_kinds import Kind
+from tests.support.device_host import DeviceHost, device_host
 from tests.support.fabric import Fabric, ThreadedBridge
 
 pytestmark = pytest.mark.fabric
@@ -128,38 +128,33 @@ class Home:
         return f"{self.nodes[kind]}-1"
 
 
-def _start(fabric: Fabric) -> dict[Kind, VirtualDevice]:
+def _start(host: DeviceHost) -> dict[Kind, VirtualDevice]:
     devices: dict[Kind, VirtualDevice] = {}
     for i, kind in enumerate(KINDS):
-        dev = VirtualDevice(
-            kind=kind,  # type: ignore[arg-type]  # the kinds script's names
-            state_dir=fabric.base_dir / f"kind-e2e-{kind.value}",
+        devices[kind] = host.device(
+            kind,  # type: ignore[arg-type]  # the kinds script's names
+            id=f"kind-e2e-{kind.value}",
             port=6600 + i,  # 6300 is test_device_events.py's button
             passcode=20204001 + i,
             # Commissioned by QR code (all 12 discriminator bits), distinct from
             # test_virtual_kinds' 0xE40.. and the fabric factory's ..0x0A.
             discriminator=0xC20 + i,  # 0xD40+: test_real_rules.py, alive all session
             label=f"E2E {kind.value}",
-            netns=fabric.namespace,
         )
-        fabric.devices.append(dev)
-        devices[kind] = dev
-    with ThreadPoolExecutor(BATCH) as pool:
-        list(pool.map(lambda dev: dev.start(timeout_s=120), devices.values()))
+    host.start_all(host.devices.values())
     return devices
 
 
 @pytest.fixture(scope="module")
 def home(fabric: Fabric) -> Iterator[Home]:
-    devices = _start(fabric)
-    bridge = ThreadedBridge(fabric, "kinds")
-    bridge.start()
-    try:
-        yield Home(bridge, devices)
-    finally:
-        bridge.stop()
-        for dev in devices.values():
-            dev.stop()
+    with device_host(fabric, "kind-e2e-host") as host:
+        devices = _start(host)
+        bridge = ThreadedBridge(fabric, "kinds")
+        bridge.start()
+        try:
+            yield Home(bridge, devices)
+        finally:
+            bridge.stop()
 
 
 @pytest.fixture

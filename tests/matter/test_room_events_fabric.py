@@ -17,7 +17,6 @@ import json
 import math
 import time
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import aiohttp
@@ -28,6 +27,7 @@ from bridge.auth.keys import KEY_FILE_NAME, NodeKey
 from bridge.auth.tokens import issue_token
 from bridge.demo.virtual_devices import DeviceKind, VirtualDevice
 from tests.matter.test_virtual_kinds import SPECS
+from tests.support.device_host import device_host
 from tests.support.fabric import Fabric, ThreadedBridge
 
 pytestmark = pytest.mark.fabric
@@ -65,29 +65,24 @@ class Home:
 
 @pytest.fixture(scope="module")
 def home(fabric: Fabric) -> Iterator[Home]:
-    devices: dict[str, VirtualDevice] = {}
-    for i, (label, (kind, _name, _room)) in enumerate(DEVICES.items()):
-        dev = VirtualDevice(
-            kind=kind,
-            state_dir=fabric.base_dir / f"room-events-{label}",
-            port=6700 + i,  # no other module's devices use 6700-6709
-            passcode=20204101 + i,
-            discriminator=0xDA0 + i,  # distinct from every other test's device (QR: 12 bits)
-            label=f"RE {label}",
-            netns=fabric.namespace,
-        )
-        fabric.devices.append(dev)
-        devices[label] = dev
-    with ThreadPoolExecutor(3) as pool:
-        list(pool.map(lambda d: d.start(timeout_s=120), devices.values()))
-    bridge = ThreadedBridge(fabric, "room-events")
-    bridge.start()
-    try:
-        yield Home(bridge, devices)
-    finally:
-        bridge.stop()
-        for dev in devices.values():
-            dev.stop()
+    with device_host(fabric, "room-events-host") as host:
+        devices: dict[str, VirtualDevice] = {}
+        for i, (label, (kind, _name, _room)) in enumerate(DEVICES.items()):
+            devices[label] = host.device(
+                kind,
+                id=f"room-events-{label}",
+                port=6700 + i,  # no other module's devices use 6700-6709
+                passcode=20204101 + i,
+                discriminator=0xDA0 + i,  # distinct from every other test's device (QR: 12 bits)
+                label=f"RE {label}",
+            )
+        host.start_all(host.devices.values())
+        bridge = ThreadedBridge(fabric, "room-events")
+        bridge.start()
+        try:
+            yield Home(bridge, devices)
+        finally:
+            bridge.stop()
 
 
 async def request(

@@ -18,7 +18,6 @@ import contextlib
 import itertools
 import time
 from collections.abc import AsyncIterator, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,6 +25,7 @@ import aiohttp
 import pytest
 
 from bridge.demo.virtual_devices import DeviceKind, VirtualDevice
+from tests.support.device_host import DeviceHost, HostedDevice, device_host
 from tests.support.fabric import Fabric, ThreadedController
 
 pytestmark = pytest.mark.fabric
@@ -366,9 +366,6 @@ SPECS: dict[Kind, Spec] = {
     ),
 }
 
-# Parallel device starts per batch (2 shared cores: more only queue up).
-BATCH = 6
-
 
 class Ws:
     """A raw JSON client of python-matter-server's WebSocket API."""
@@ -422,13 +419,13 @@ class Commissioned:
         return int(self.node["node_id"])
 
 
-def _start_all(fabric: Fabric, kinds: list[Kind]) -> dict[Kind, VirtualDevice]:
-    """Start one device per kind, BATCH at a time in parallel; they stop with the fabric."""
-    devices: dict[Kind, VirtualDevice] = {}
+def _start_all(host: DeviceHost, kinds: list[Kind]) -> dict[Kind, HostedDevice]:
+    """Start one device per kind, all in one device host (matter.js loads once)."""
+    devices: dict[Kind, HostedDevice] = {}
     for i, kind in enumerate(kinds):
-        dev = VirtualDevice(
-            kind=kind,
-            state_dir=fabric.base_dir / f"kind-{kind.value}",
+        devices[kind] = host.device(
+            kind,
+            id=f"kind-{kind.value}",
             port=6100 + i,
             passcode=20203001 + i,
             # Distinct full discriminators (commissioned by QR code, which carries all 12
@@ -436,13 +433,8 @@ def _start_all(fabric: Fabric, kinds: list[Kind]) -> dict[Kind, VirtualDevice]:
             # test answers for one of these.
             discriminator=0xE40 + i,
             label=f"Test {kind.value}",
-            netns=fabric.namespace,
         )
-        fabric.devices.append(dev)  # stopped by the fabric at session end
-        devices[kind] = dev
-    with ThreadPoolExecutor(BATCH) as pool:
-        # list() re-raises the first device that did not become ready.
-        list(pool.map(lambda dev: dev.start(timeout_s=120), devices.values()))
+    host.start_all(devices.values())
     return devices
 
 
@@ -465,12 +457,15 @@ def kinds(
 ) -> Iterator[dict[Kind, Commissioned]]:
     """Every kind started and commissioned by the session controller."""
     started = time.monotonic()
-    devices = _start_all(fabric, KINDS)
-    nodes = asyncio.run(_commission_all(matter_controller.url, matter_controller.headers, devices))
-    print(f"{len(devices)} kinds started and commissioned in {time.monotonic() - started:.0f} s")
-    yield {kind: Commissioned(devices[kind], nodes[kind]) for kind in KINDS}
-    for dev in devices.values():
-        dev.stop()
+    with device_host(fabric, "kinds-host") as host:
+        devices = _start_all(host, KINDS)
+        nodes = asyncio.run(
+            _commission_all(matter_controller.url, matter_controller.headers, devices)
+        )
+        print(
+            f"{len(devices)} kinds started and commissioned in {time.monotonic() - started:.0f} s"
+        )
+        yield {kind: Commissioned(devices[kind], nodes[kind]) for kind in KINDS}
 
 
 def test_every_kind_has_a_spec() -> None:

@@ -1,10 +1,10 @@
 """A bridge with matter.js devices of issue 29's kinds, commissioned with names and rooms.
 
 The compact profile's and the console's end-to-end tests of the newer kinds start their
-devices, one ``ThreadedBridge`` (its managed controller in the fabric namespace) and
-the commissioning through the bridge's own ``POST /v1/devices/commission`` the same way;
-each module gives its own ports, passcodes and discriminators so that modules never
-share a device.
+devices (all in one device host, tests/support/device_host.py), one ``ThreadedBridge``
+(its managed controller in the fabric namespace) and the commissioning through the
+bridge's own ``POST /v1/devices/commission`` the same way; each module gives its own
+ports, passcodes and discriminators so that modules never share a device.
 """
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ from __future__ import annotations
 import json
 import urllib.request
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from bridge.demo.virtual_devices import DeviceKind, VirtualDevice
+from tests.support.device_host import device_host
 from tests.support.fabric import Fabric, ThreadedBridge
 
 
@@ -63,37 +63,32 @@ def kinds_home(
     passcode: int,
     discriminator: int,
 ) -> Iterator[KindsHome]:
-    """Start one device per member and a bridge; commission each with its name and room."""
-    devices: dict[str, VirtualDevice] = {}
-    for i, member in enumerate(members):
-        dev = VirtualDevice(
-            kind=member.kind,
-            state_dir=fabric.base_dir / f"{name}-{i}-{member.kind.value}",
-            port=port + i,
-            passcode=passcode + i,
-            discriminator=discriminator + i,  # full discriminators (QR) no other test uses
-            label=f"{name} {member.kind.value}",
-            netns=fabric.namespace,
-        )
-        fabric.devices.append(dev)  # stopped by the fabric at session end too
-        devices[member.name] = dev
-    with ThreadPoolExecutor(4) as pool:
-        list(pool.map(lambda dev: dev.start(timeout_s=120), devices.values()))
-    bridge = ThreadedBridge(fabric, name)
-    bridge.start()
-    try:
-        home = KindsHome(bridge, devices)
-        for member in members:
-            pairing = devices[member.name].pairing
-            assert pairing is not None
-            body = home.request(
-                "POST",
-                "/v1/devices/commission",
-                {"code": pairing.qr, "name": member.name, "room": member.room},
+    """Start one device per member (one device host) and a bridge; commission each."""
+    with device_host(fabric, f"{name}-host") as host:
+        devices: dict[str, VirtualDevice] = {}
+        for i, member in enumerate(members):
+            devices[member.name] = host.device(
+                member.kind,
+                id=f"{name}-{i}-{member.kind.value}",
+                port=port + i,
+                passcode=passcode + i,
+                discriminator=discriminator + i,  # full discriminators (QR) no other test uses
+                label=f"{name} {member.kind.value}",
             )
-            home.ids[member.name] = f"{body['node_id']}-1"
-        yield home
-    finally:
-        bridge.stop()
-        for dev in devices.values():
-            dev.stop()
+        host.start_all(host.devices.values())
+        bridge = ThreadedBridge(fabric, name)
+        bridge.start()
+        try:
+            home = KindsHome(bridge, devices)
+            for member in members:
+                pairing = devices[member.name].pairing
+                assert pairing is not None
+                body = home.request(
+                    "POST",
+                    "/v1/devices/commission",
+                    {"code": pairing.qr, "name": member.name, "room": member.room},
+                )
+                home.ids[member.name] = f"{body['node_id']}-1"
+            yield home
+        finally:
+            bridge.stop()

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +19,7 @@ import pytest
 
 from bridge.config import VoiceConfig
 from bridge.demo.virtual_devices import DeviceKind, VirtualDevice
+from tests.support.device_host import device_host
 from tests.support.fabric import Fabric, ThreadedController, running_controller
 from tests.support.home import Home, start_home
 
@@ -39,24 +39,23 @@ def commissioned_home(
     fabric: Fabric, kinds: Sequence[str], numbers: Numbering
 ) -> Iterator[tuple[str, str, list[int]]]:
     """Start one device per kind, commission each; yield the URL, key file and node ids."""
-    devices = []
-    for i, kind in enumerate(kinds):
-        dev = VirtualDevice(
-            kind=DeviceKind(kind),
-            state_dir=fabric.base_dir / f"{numbers.name}-{i}-{kind}",
-            port=numbers.port + i,
-            passcode=numbers.passcode + i,
-            discriminator=numbers.discriminator + i,  # full discriminators no other test uses
-            label=f"{numbers.name} {kind} {i}",
-            netns=fabric.namespace,
-        )
-        fabric.devices.append(dev)  # stopped by the fabric at session end
-        devices.append(dev)
-    with ThreadPoolExecutor(3) as pool:
-        list(pool.map(lambda dev: dev.start(timeout_s=120), devices))
-    with running_controller(fabric, numbers.name) as ctl:
-        nodes = asyncio.run(_commission(ctl, devices))
-        yield ctl.url, ctl.key_file, nodes
+    with device_host(fabric, f"{numbers.name}-host") as host:
+        devices: list[VirtualDevice] = []
+        for i, kind in enumerate(kinds):
+            dev = host.device(
+                DeviceKind(kind),
+                id=f"{numbers.name}-{i}-{kind}",
+                port=numbers.port + i,
+                passcode=numbers.passcode + i,
+                discriminator=numbers.discriminator + i,  # full discriminators no other test uses
+                label=f"{numbers.name} {kind} {i}",
+            )
+            fabric.devices.append(dev)  # found by label (test_kinds_fabric)
+            devices.append(dev)
+        host.start_all(host.devices.values())
+        with running_controller(fabric, numbers.name) as ctl:
+            nodes = asyncio.run(_commission(ctl, devices))
+            yield ctl.url, ctl.key_file, nodes
 
 
 async def _commission(ctl: ThreadedController, devices: list[VirtualDevice]) -> list[int]:
