@@ -58,7 +58,7 @@ async function start(id, cmd) {
                 label: cmd.label === undefined ? undefined : String(cmd.label),
                 serial: cmd.serial === undefined ? undefined : String(cmd.serial),
                 levelTrim: cmd.levelTrim === undefined ? undefined : integer(cmd.levelTrim, 1, 254, "levelTrim"),
-                travelMs: cmd.travelS === undefined ? 0 : Number(cmd.travelS) * 1000,
+                travelMs: cmd.travelS === undefined ? 0 : integer(cmd.travelS, 1, 600, "travelS") * 1000,
             },
             (word, data) => say(id, word, data),
         );

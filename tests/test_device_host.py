@@ -128,6 +128,18 @@ def test_one_device_stops_and_restarts_while_the_others_run(
             "x3",
             "discriminator must be an integer from 0 to 4095",
         ),
+        (
+            '{"op": "start", "id": "x4", "kind": "cover", "port": 7709, '
+            '"passcode": 20207009, "discriminator": 4009, "travelS": NaN}',
+            "-",
+            "not a JSON object",
+        ),
+        (
+            '{"op": "start", "id": "x5", "kind": "cover", "port": 7709, '
+            '"passcode": 20207009, "discriminator": 4009, "travelS": -3}',
+            "x5",
+            "travelS must be an integer from 1 to 600",
+        ),
         ('{"op": "action", "id": "host-onoff", "line": "press 2"}', "host-onoff", "unknown action"),
         ("x" * 5000, "-", "line longer than 4096 characters"),
     ],
@@ -142,7 +154,8 @@ def test_a_bad_command_is_refused_and_changes_nothing(
     assert message in error[1]
     # The host still runs every device, and made none of the refused ones.
     _toggle(three[DeviceKind.ONOFF])
-    assert not (host.state_dir / "storage" / "x1").exists()
+    for refused in ("x1", "x2", "x3", "x4", "x5"):
+        assert not (host.state_dir / "storage" / refused).exists()
 
 
 def _toggle(light: VirtualDevice) -> None:
@@ -184,3 +197,9 @@ def test_ids_ports_and_a_stopped_host_are_refused_before_anything_starts(
     with pytest.raises(VirtualDeviceError, match="the device host is not running"):
         dev.start(timeout_s=5)
     assert json.dumps(host.errors())  # every error line was kept as text
+    # The light's refused action (above) is no reason to fail its stop and restart.
+    light = three[DeviceKind.ONOFF]
+    assert any(who == light.id for who, _ in host.errors())
+    light.stop()
+    light.start(timeout_s=60)
+    _toggle(light)

@@ -152,6 +152,7 @@ class DeviceHost:
         """Close every device and the host (SIGINT, then SIGKILL); storage stays."""
         proc, self._proc = self._proc, None
         for dev in self.devices.values():
+            dev._running = False
             dev._release()
         stop_process(proc, self._reader, timeout_s)
         self._reader = None
@@ -279,6 +280,7 @@ class HostedDevice(VirtualDevice):
             if running and self.host.pid is not None:
                 with self._cond:
                     self._stopped = False
+                    self._error = None  # an earlier press's or action's error is not this one
                 self.host.send({"op": "stop", "id": self.id})
                 self._until(lambda: self._stopped, timeout_s, "did not stop")
         finally:
