@@ -12,7 +12,7 @@ import itertools
 import logging
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -562,7 +562,7 @@ class IntentEngine:
             found = next(
                 (
                     (c, r)
-                    for c in tries
+                    for c in _said_both_ways(tries, lang)
                     if (r := self.recognize(c, lang, here, served_only=True))
                     and not verbless(Reading.of(r[0]), c)
                 ),
@@ -570,11 +570,13 @@ class IntentEngine:
             )
             part = " ".join(segment)
             if found is None and here is None:
-                there = self._in_only_room(part, lang, token, served_only=True)
-                if isinstance(there, IntentReply):
-                    return _nothing_done(there, lang)
-                if there is not None:
-                    found = (part, there)
+                for said in _said_both_ways([part], lang):
+                    there = self._in_only_room(said, lang, token, served_only=True)
+                    if isinstance(there, IntentReply):
+                        return _nothing_done(there, lang)
+                    if there is not None:
+                        found = (said, there)
+                        break
             if found is None:
                 return IntentReply(
                     speech=say(lang, "part_unknown", part=part), language=lang, handled=False
@@ -882,6 +884,19 @@ class IntentEngine:
 
 # How alike a name and some words of a sentence must be (difflib's ratio) to offer it.
 CLOSE = 0.7
+
+
+def _said_both_ways(tries: Iterable[str], lang: str) -> Iterator[str]:
+    """Yield each try of a compound's part as said, then put plainly when that differs.
+
+    The whole sentence was put plainly before it was cut, but a turn of phrase that
+    ends its command ("open the blind a quarter") is only seen once its part stands alone.
+    """
+    for tried in tries:
+        yield tried
+        plainly = said_plainly(tried, lang)
+        if plainly != tried:
+            yield plainly
 
 
 def best_of_window(window: str, group: list[tuple[str, str]], best: dict[str, float]) -> None:

@@ -290,7 +290,12 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                 _FAN_HERE,
             ),
             (
-                ["set [the] (fan|fans) speed [in here] to {fan_speed:percentage}[%| percent]"],
+                [
+                    "set [the] (fan|fans) speed [in here] to {fan_speed:percentage}[%| percent]",
+                    # "turn the fan (up) to 60 percent": a percent said is the fan's speed
+                    "(set|turn|put) [the] (fan|fans) [up|down] [in here] to "
+                    "{fan_speed:percentage}(%| percent)",
+                ],
                 {"slots": {"domain": "fan"}, "requires_context": {"area": {"slot": True}}},
             ),
             (
@@ -298,6 +303,10 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                     "set [the] {area} (fan|fans) speed to {fan_speed:percentage}[%| percent]",
                     "set [the] (fan|fans) speed " + _EN_IN + " to {fan_speed:percentage}"
                     "[%| percent]",
+                    "(set|turn|put) [the] {area} (fan|fans) [up|down] to "
+                    "{fan_speed:percentage}(%| percent)",
+                    "(set|turn|put) [the] (fan|fans) [up|down] " + _EN_IN + " to "
+                    "{fan_speed:percentage}(%| percent)",
                 ],
                 {"slots": {"domain": "fan"}},
             ),

@@ -19,7 +19,8 @@ any other (an ambiguous or unknown target still does nothing).
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
 
 # Said before a command (longest first within a language; the sentence start only).
 _OPENERS: dict[str, tuple[str, ...]] = {
@@ -143,11 +144,55 @@ _CLOSERS: dict[str, tuple[str, ...]] = {
         "if you could",
         "would you",
         "could you",
+        "and thanks",
+        "and thank you",
+        "thanks a lot",
+        "thanks very much",
+        "thank you very much",
+        "many thanks",
+        "cheers",
+        "if you don't mind",
+        "when you can",
     ),
-    "de": ("bitte", "danke", "bitte danke", "mal", "bitte mal", "jetzt", "sofort"),
-    "fr": ("s'il te plaît", "s'il vous plaît", "stp", "svp", "merci", "maintenant", "pour moi"),
-    "es": ("por favor", "gracias", "ahora", "ya"),
-    "nl": ("alsjeblieft", "alstublieft", "graag", "bedankt", "dank je", "nu", "even"),
+    "de": (
+        "bitte",
+        "danke",
+        "bitte danke",
+        "mal",
+        "bitte mal",
+        "jetzt",
+        "sofort",
+        "und danke",
+        "danke schön",
+        "dankeschön",
+        "vielen dank",
+    ),
+    "fr": (
+        "s'il te plaît",
+        "s'il vous plaît",
+        "stp",
+        "svp",
+        "merci",
+        "maintenant",
+        "pour moi",
+        "et merci",
+        "merci beaucoup",
+    ),
+    "es": ("por favor", "gracias", "ahora", "ya", "y gracias", "muchas gracias"),
+    "nl": (
+        "alsjeblieft",
+        "alstublieft",
+        "graag",
+        "bedankt",
+        "dank je",
+        "nu",
+        "even",
+        "en bedankt",
+        "dank je wel",
+        "dankjewel",
+        "dank u",
+        "dank u wel",
+    ),
 }
 # "please"-words taken out wherever they are ("turn on please the light").
 _ANYWHERE: dict[str, tuple[str, ...]] = {
@@ -212,14 +257,118 @@ _EN_COLOUR = (
     r"|amber|gold|teal|indigo)"
 )
 _EN_MODE = r"(?:heat|heating|cool|cooling|auto|automatic)"
+# A value said with its unit: "40 percent", "21.5 degrees", "30%", "twenty percent".
+_EN_VALUE = (
+    rf"(\d+(?:[.,]\d+)?|{_EN_NUMBER}(?:[ -]{_EN_NUMBER})?)"
+    r"( ?%| percent| per cent| degrees?| ?°[cf]?)"
+)
+# A part of the way: "a quarter", "two thirds", "three quarters" (in percent).
+_EN_PARTS = {
+    "a quarter": 25,
+    "one quarter": 25,
+    "a third": 33,
+    "one third": 33,
+    "two thirds": 67,
+    "2 thirds": 67,
+    "three quarters": 75,
+    "3 quarters": 75,
+}
+_EN_PART = "(" + "|".join(sorted(_EN_PARTS, key=len, reverse=True)) + ")"
+# What a command is said of, never across a second command ("... and dim it to 20").
+_EN_SUBJECT = r"((?:(?!\b(?:and|then|but|or)\b)[^,])+?)"
+_OPENING = r"(?:open|raise|lift|roll up|pull up|bring up|put up)"
+_CLOSING = r"(?:close|shut|lower|drop|roll down|pull down|bring down|put down)"
+
+Replacement = str | Callable[[re.Match[str]], str]
+
+
+def _part_open(match: re.Match[str]) -> str:
+    """Return "set <cover> to <N> percent" for "open <cover> a quarter (of the way)"."""
+    return f"set {match[1]} to {_EN_PARTS[match[2].lower()]} percent"
+
+
+def _part_closed(match: re.Match[str]) -> str:
+    """Return the open share of "close <cover> three quarters (of the way)"."""
+    return f"set {match[1]} to {100 - _EN_PARTS[match[2].lower()]} percent"
+
+
+def _part_said(match: re.Match[str]) -> str:
+    """Return "to 25 percent" for "to a quarter", "a quarter open"; the open share."""
+    share = _EN_PARTS[match[2].lower()]
+    return f"{match[1]}{100 - share if (match[3] or '').strip() == 'closed' else share} percent"
+
+
+def _percent_closed(match: re.Match[str]) -> str:
+    """Return "to 20 percent" for "to 80 percent closed" (the open share; at most 100)."""
+    closed = int(match[2])
+    return match[0] if closed > 100 else f"{match[1]} {100 - closed} percent"
+
+
 # (pattern, replacement), in order, per language. Each one is a way of saying
 # something the templates already know in other words, never a new meaning.
-_SAYINGS: dict[str, tuple[tuple[re.Pattern[str], str], ...]] = {
+_SAYINGS: dict[str, tuple[tuple[re.Pattern[str], Replacement], ...]] = {
     "en": tuple(
         (re.compile(pattern, re.IGNORECASE), replacement)
         for pattern, replacement in (
             # "lock up the front door"
             (r"^lock up (?=\S)", "lock "),
+            # "kill the kitchen light", "cut the lights in the hall": off
+            (r"^(?:kill|cut)(?: off| out)? (?!.*\b(?:to|at|by)\b)(?=\S)", "turn off "),
+            # "turn on the couch lamp at 30 percent": that brightness
+            (rf"^(?:turn|switch|put) on {_EN_SUBJECT} (?:at|to) {_EN_VALUE}$", r"set \1 to \2\3"),
+            (rf"^(?:turn|switch|put) {_EN_SUBJECT} on (?:at|to) {_EN_VALUE}$", r"set \1 to \2\3"),
+            # "I'd like the hall at 21 degrees", "the ceiling light at 40 percent": set it
+            (
+                r"^(?:i need|i want|i'd like|i would like|let's have|let me have|give me) "
+                rf"{_EN_SUBJECT} (?:at|to|on) {_EN_VALUE}$",
+                r"set \1 to \2\3",
+            ),
+            (rf"^(the {_EN_SUBJECT[1:-1]}) at {_EN_VALUE}$", r"set \1 to \2\3"),
+            # "open the blind a quarter of the way", "close it three quarters": the open share
+            (
+                rf"^{_OPENING} {_EN_SUBJECT} {_EN_PART}(?: of the way)?(?: open| up)?$",
+                _part_open,
+            ),
+            (
+                rf"^{_CLOSING} {_EN_SUBJECT} {_EN_PART}(?: of the way)?(?: closed| shut| down)?$",
+                _part_closed,
+            ),
+            # "set the blind to three quarters", "to a third open": the open share
+            (rf"\b(to |at ){_EN_PART}( open| closed)?$", _part_said),
+            # "set the blind to 80 percent open" / "20 percent closed": the open share
+            (r"\b(to|at) (\d+(?:[.,]\d+)?) ?(?:%|percent|per cent) open$", r"\1 \2 percent"),
+            (r"\b(to|at) (\d{1,3}) ?(?:%|percent|per cent) (?:closed|shut)$", _percent_closed),
+            # "is the porch light still on": whether it is on
+            (
+                r"^(is|are) (.+?) still (on|off|open|closed|shut|locked|unlocked|running)$",
+                r"\1 \2 \3",
+            ),
+            (
+                r"^(is|are) (.+?) (on|off|open|closed|shut|locked|unlocked|running) still$",
+                r"\1 \2 \3",
+            ),
+            # "how open is the blind", "how far open is it": whether it is open
+            (r"^how (?:far )?(open|closed) (is|are) (.+)$", r"\2 \3 \1"),
+            # "what mode is the thermostat in": what it is set to
+            (r"^what mode (?:is|are) (.+?)(?: in| on| set to)?$", r"what is \1 set to"),
+            # "give me some light in the kitchen": the lights on
+            (
+                r"^(?:give me|i need|i want|let's have|let me have) (?:some |more )?light"
+                r"(?=$| in | on )",
+                "turn on the lights",
+            ),
+            # "make it 22 in the hall", "68 fahrenheit": a temperature said without degrees
+            (
+                r"^(make|set) it (\d+(?:[.,]\d+)?)(?= (?:fahrenheit|celsius|f|c|in|on|upstairs"
+                r"|downstairs)\b)",
+                r"\1 it \2 degrees",
+            ),
+            # "set the thermostat in the hall to 21": the temperature there
+            (
+                r"^(set|put|turn) (?:the )?(?:thermostat|heating|heat|heater)s? (in|on) "
+                rf"(?=.+ to {_EN_NUMBER})",
+                r"\1 the temperature \2 ",
+            ),
             # "turn the porch light back on", "switch it off again": on or off all the same
             (r"\bback (on|off)\b", r"\1"),
             (r"\b(on|off) again\b", r"\1"),
@@ -295,6 +444,14 @@ _SAYINGS: dict[str, tuple[tuple[re.Pattern[str], str], ...]] = {
             (r"\b(\d+) ?(?:und )?einhalb\b", r"\1,5"),
             # "ist das Verandalicht an oder aus": whether it is on
             (r"^(ist|sind) (.+?) (?:an oder aus|aus oder an)\b", r"\1 \2 an"),
+            # "ist das Verandalicht noch an": whether it is on
+            (
+                r"^(ist|sind) (.+?) noch (an|aus|offen|zu|geschlossen|auf|abgeschlossen"
+                r"|aufgeschlossen)$",
+                r"\1 \2 \3",
+            ),
+            # "wie weit ist das Rollo offen": whether it is open
+            (r"^wie weit (ist|sind) (.+?) (offen|geöffnet|geschlossen|zu)$", r"\1 \2 \3"),
             # "dreh die Stehlampe runter auf 20 Prozent": a value said
             (
                 r"^(?:dreh|drehe|mach|mache|fahr|fahre) (.+?) (?:runter|herunter|hoch|rauf|herauf) "
@@ -306,9 +463,47 @@ _SAYINGS: dict[str, tuple[tuple[re.Pattern[str], str], ...]] = {
     "fr": tuple(
         (re.compile(pattern, re.IGNORECASE), replacement)
         for pattern, replacement in (
+            # "la lumière est-elle toujours allumée", "est encore allumée": whether it is
+            (
+                r"\b(est|sont)((?:-t)?-(?:il|elle|ils|elles))? (?:encore|toujours) "
+                r"(?=(?:allumée?s?|éteinte?s?|ouverte?s?|fermée?s?|verrouillée?s?)$)",
+                r"\1\2 ",
+            ),
             # "ferme la porte d'entrée à clé", "ferme à clé la porte": lock it
             (r"^ferme à clé (?=\S)", "verrouille "),
             (r"^ferme (.+?) à clé\b", r"verrouille \1"),
+        )
+    ),
+    "es": tuple(
+        (re.compile(pattern, re.IGNORECASE), replacement)
+        for pattern, replacement in (
+            # "¿sigue encendida la luz del porche?", "la luz sigue encendida": whether it is
+            (
+                r"^sigue (encendid[ao]|apagad[ao]|abiert[ao]|cerrad[ao]) (.+)$",
+                r"está \1 \2",
+            ),
+            (
+                r"^siguen (encendid[ao]s|apagad[ao]s|abiert[ao]s|cerrad[ao]s) (.+)$",
+                r"están \1 \2",
+            ),
+            (
+                r"^(.+?) sigue (encendid[ao]|apagad[ao]|abiert[ao]|cerrad[ao])$",
+                r"está \2 \1",
+            ),
+            (
+                r"^(.+?) siguen (encendid[ao]s|apagad[ao]s|abiert[ao]s|cerrad[ao]s)$",
+                r"están \2 \1",
+            ),
+        )
+    ),
+    "nl": tuple(
+        (re.compile(pattern, re.IGNORECASE), replacement)
+        for pattern, replacement in (
+            # "is de verandalamp nog aan", "staat het licht nog aan": whether it is
+            (
+                r"^(is|zijn|staat|staan) (.+?) nog (aan|uit|open|dicht|op slot|van het slot)$",
+                r"\1 \2 \3",
+            ),
         )
     ),
 }
@@ -316,7 +511,7 @@ _SAYINGS: dict[str, tuple[tuple[re.Pattern[str], str], ...]] = {
 
 # The half after a number said in digits, in the other languages: "21 degrés et demi",
 # "21 grados y medio", "21 en een halve graad" (the unit moves after the decimal).
-_HALVES: dict[str, tuple[tuple[re.Pattern[str], str], ...]] = {
+_HALVES: dict[str, tuple[tuple[re.Pattern[str], Replacement], ...]] = {
     lang: tuple(
         (re.compile(pattern, re.IGNORECASE), replacement)
         for pattern, replacement in (
@@ -331,6 +526,141 @@ _HALVES: dict[str, tuple[tuple[re.Pattern[str], str], ...]] = {
     )
 }
 _SAYINGS.update({lang: _SAYINGS.get(lang, ()) + rules for lang, rules in _HALVES.items()})
+
+
+@dataclass(frozen=True, slots=True)
+class _Shares:
+    """How a language says a cover's open share, and how its templates want it said."""
+
+    set_to: str  # the templates' own way: "stell {what} auf {n} Prozent"
+    preposition: str  # "auf", "à", "al", "op"
+    percent: str  # "%", "Prozent", "pour cent", ...
+    open_words: str  # after the percent: "offen", "ouverte?"
+    closed_words: str  # "geschlossen", "fermée?"
+    opening: str  # "öffne", "ouvre", ...
+    on: str  # a switch-on said with a value: "mach (X) an auf 30 Prozent"
+    parts: dict[str, int]  # "einem Viertel": 25
+    unit: str  # the templates' percent word
+    joins: str  # the words that join two commands ("und", "dann")
+
+
+_SHARES = {
+    "de": _Shares(
+        set_to="stell {what} auf {n} Prozent",
+        preposition="auf",
+        percent=r"(?: ?%| prozent)",
+        open_words=r"(?:offen|geöffnet|auf)",
+        closed_words=r"(?:geschlossen|zu)",
+        opening=r"(?:öffne|öffnen|mach|mache|fahr|fahre|zieh|ziehe)",
+        on=r"^(?:mach|mache|schalte|schalt|dreh|drehe) (.+?) (?:an|ein) (?:auf|mit)",
+        parts={
+            "einem viertel": 25,
+            "ein viertel": 25,
+            "einem drittel": 33,
+            "ein drittel": 33,
+            "zwei dritteln": 67,
+            "zwei drittel": 67,
+            "drei vierteln": 75,
+            "drei viertel": 75,
+            "dreiviertel": 75,
+            "zu einem viertel": 25,
+            "zu einem drittel": 33,
+            "zu zwei dritteln": 67,
+            "zu drei vierteln": 75,
+        },
+        unit="Prozent",
+        joins="und|dann|oder|aber",
+    ),
+    "fr": _Shares(
+        set_to="mets {what} à {n} pour cent",
+        preposition="à",
+        percent=r"(?: ?%| pour cent| pourcent)",
+        open_words=r"(?:ouverte?s?)",
+        closed_words=r"(?:fermée?s?)",
+        opening=r"(?:ouvre|ouvrez|monte|montez|lève|levez|remonte)",
+        on=r"^(?:allume|allumez) (.+?) (?:à)",
+        parts={"au quart": 25, "au tiers": 33, "aux deux tiers": 67, "aux trois quarts": 75},
+        unit="pour cent",
+        joins="et|puis|ou|mais",
+    ),
+    "es": _Shares(
+        set_to="pon {what} al {n} por ciento",
+        preposition="al",
+        percent=r"(?: ?%| por ciento)",
+        open_words=r"(?:abierta?s?)",
+        closed_words=r"(?:cerrada?s?)",
+        opening=r"(?:abre|abra|sube|suba|levanta)",
+        on=r"^(?:enciende|encienda|prende) (.+?) (?:al|a)",
+        parts={
+            "un cuarto": 25,
+            "hasta un cuarto": 25,
+            "un tercio": 33,
+            "hasta la mitad": 50,
+            "a la mitad": 50,
+            "dos tercios": 67,
+            "tres cuartos": 75,
+            "hasta tres cuartos": 75,
+        },
+        unit="por ciento",
+        joins="y|e|luego|o|pero",
+    ),
+    "nl": _Shares(
+        set_to="zet {what} op {n} procent",
+        preposition="op",
+        percent=r"(?: ?%| procent)",
+        open_words=r"(?:open|geopend)",
+        closed_words=r"(?:dicht|gesloten)",
+        opening=r"(?:open|doe|zet)",
+        on=r"^(?:doe|zet) (.+?) aan (?:op|met|naar)",
+        parts={
+            "voor een kwart": 25,
+            "een kwart": 25,
+            "voor een derde": 33,
+            "een derde": 33,
+            "voor twee derde": 67,
+            "twee derde": 67,
+            "voor driekwart": 75,
+            "driekwart": 75,
+            "drie kwart": 75,
+        },
+        unit="procent",
+        joins="en|dan|of|maar",
+    ),
+}
+
+
+def _share_rules(shares: _Shares) -> tuple[tuple[re.Pattern[str], Replacement], ...]:
+    """Return a language's rules for an open share said as a part or a closed percent."""
+    parts = "(" + "|".join(re.escape(p) for p in sorted(shares.parts, key=len, reverse=True)) + ")"
+    number = r"(\d{1,3}(?:[.,]\d+)?)"
+    subject = rf"((?:(?!\b(?:{shares.joins})\b)[^,])+?)"
+
+    def part(match: re.Match[str]) -> str:
+        return shares.set_to.format(what=match[1], n=shares.parts[match[2].lower()])
+
+    def closed(match: re.Match[str]) -> str:
+        share = float(match[2].replace(",", "."))
+        if share > 100:
+            return match[0]
+        return f"{match[1]}{shares.preposition} {100 - share:g} {shares.unit}"
+
+    def switched_on(match: re.Match[str]) -> str:
+        return shares.set_to.format(what=match[1], n=match[2])
+
+    pattern = rf"^{shares.opening} {subject} {parts}(?: {shares.open_words})?$"
+    rules: tuple[tuple[str, Replacement], ...] = (
+        # "öffne das Rollo zu einem Viertel", "ouvre le store aux trois quarts"
+        (pattern, part),
+        # "auf 70 Prozent offen": the share; "auf 30 Prozent geschlossen": the rest
+        (
+            rf"(^|\s){shares.preposition} {number}{shares.percent} {shares.open_words}$",
+            rf"\1{shares.preposition} \2 {shares.unit}",
+        ),
+        (rf"(^|\s){shares.preposition} {number}{shares.percent} {shares.closed_words}$", closed),
+        # "mach die Deckenlampe an auf 30 Prozent": that brightness
+        (rf"{shares.on.replace('(.+?)', subject)} {number}{shares.percent}$", switched_on),
+    )
+    return tuple((re.compile(p, re.IGNORECASE), r) for p, r in rules)
 
 
 def said_plainly(text: str, lang: str) -> str:
@@ -431,3 +761,6 @@ def _one_edit(a: str, b: str) -> bool:
     while i < len(short) and short[i] == long[i]:
         i += 1
     return short[i:] == long[i + 1 :]
+
+
+_SAYINGS.update({lang: _SAYINGS.get(lang, ()) + _share_rules(r) for lang, r in _SHARES.items()})

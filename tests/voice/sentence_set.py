@@ -192,6 +192,8 @@ MULTI_LANGUAGE_SETS = (
     "wording11b_heldout",
     "wording12",
     "wording12_heldout",
+    "wording15",
+    "wording15_heldout",
 )
 
 

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bridge.voice.wording import said_later, said_plainly
+from bridge.voice.wording import plain, said_later, said_plainly
 from tests.voice.sentence_set import MULTI_LANGUAGE_SETS, load_sentences
 
 
@@ -135,9 +135,121 @@ def test_a_turn_of_phrase_is_said_plainly_in_its_language(
     assert said_plainly(said, lang) == plainly
 
 
+@pytest.mark.parametrize(
+    ("lang", "said", "plainly"),
+    [
+        # a switch-on with a value, "kill"/"cut", a wish with a value
+        ("en", "kill the porch light", "turn off the porch light"),
+        ("en", "cut off the lights in the hall", "turn off the lights in the hall"),
+        ("en", "cut the lights to 20 percent", "cut the lights to 20 percent"),  # a value: left
+        ("en", "turn on the lamp at 30 percent", "set the lamp to 30 percent"),
+        ("en", "switch the lamp on to 75%", "set the lamp to 75%"),
+        ("en", "turn the lamp on at twenty percent", "set the lamp to twenty percent"),
+        ("en", "i'd like the hall at 21 degrees", "set the hall to 21 degrees"),
+        ("en", "the ceiling light at 40 percent", "set the ceiling light to 40 percent"),
+        ("en", "the alarm at 7", "the alarm at 7"),  # no unit: left
+        # never across a second command
+        (
+            "en",
+            "turn on the sofa lamp and dim it to 20 percent",
+            "turn on the sofa lamp and dim it to 20 percent",
+        ),
+        ("en", "the lamp and the blind at 40 percent", "the lamp and the blind at 40 percent"),
+        # parts of the way and open or closed percents: the open share
+        ("en", "open the blind a quarter of the way", "set the blind to 25 percent"),
+        ("en", "raise the blind two thirds", "set the blind to 67 percent"),
+        ("en", "close the blind three quarters of the way", "set the blind to 25 percent"),
+        ("en", "lower the shade a third", "set the shade to 67 percent"),
+        ("en", "set the blind to a quarter", "set the blind to 25 percent"),
+        ("en", "set the blind to three quarters closed", "set the blind to 25 percent"),
+        ("en", "set the blind to 80 percent open", "set the blind to 80 percent"),
+        ("en", "set the blind to 80% closed", "set the blind to 20 percent"),
+        ("en", "set the blind to 300 percent closed", "set the blind to 300 percent closed"),
+        # the thermostat "in" a room, with a temperature said
+        ("en", "set the thermostat in the hall to 19.5", "set the temperature in the hall to 19.5"),
+        ("en", "set the heating in the hall to heat", "set the heating in the hall to heat"),
+        ("de", "öffne das Rollo zu drei Vierteln", "stell das Rollo auf 75 Prozent"),
+        ("de", "stell das Rollo auf 30 % geschlossen", "stell das Rollo auf 70 Prozent"),
+        ("de", "stell das Rollo auf 70 Prozent offen", "stell das Rollo auf 70 Prozent"),
+        ("de", "mach die Lampe an auf 30 Prozent", "stell die Lampe auf 30 Prozent"),
+        (
+            "de",
+            "mach die Lampe an und das Rollo auf 30 Prozent",
+            "mach die Lampe an und das Rollo auf 30 Prozent",
+        ),
+        ("fr", "ouvre le store aux trois quarts", "mets le store à 75 pour cent"),
+        ("fr", "mets le store à 60 % fermé", "mets le store à 40 pour cent"),
+        ("fr", "allume la lampe à 30 pour cent", "mets la lampe à 30 pour cent"),
+        ("es", "abre la persiana hasta la mitad", "pon la persiana al 50 por ciento"),
+        ("es", "pon la persiana al 70 por ciento cerrada", "pon la persiana al 30 por ciento"),
+        ("es", "enciende la lámpara al 30 por ciento", "pon la lámpara al 30 por ciento"),
+        ("nl", "doe het rolgordijn voor driekwart open", "zet het rolgordijn op 75 procent"),
+        ("nl", "zet het rolgordijn op 10 procent dicht", "zet het rolgordijn op 90 procent"),
+        ("nl", "doe de lamp aan op 35 procent", "zet de lamp op 35 procent"),
+        # a question with "still", "how open", "what mode"; a wish for light; degrees
+        ("en", "is the porch light still on", "is the porch light on"),
+        ("en", "are the lights on still", "are the lights on"),
+        ("en", "how far open is the blind", "is the blind open"),
+        ("en", "what mode is the hall thermostat in", "what is the hall thermostat set to"),
+        ("en", "give me some light in the kitchen", "turn on the lights in the kitchen"),
+        ("en", "give me some lighting", "give me some lighting"),
+        ("en", "make it 68 fahrenheit in the hall", "make it 68 degrees fahrenheit in the hall"),
+        ("en", "make it 22 in the hall", "make it 22 degrees in the hall"),
+        ("en", "make it 22 percent", "make it 22 percent"),
+        ("de", "ist das Verandalicht noch an", "ist das Verandalicht an"),
+        ("de", "wie weit ist das Rollo offen", "ist das Rollo offen"),
+        ("fr", "la lumière est-elle toujours allumée", "la lumière est-elle allumée"),
+        ("fr", "est-ce que le store est encore ouvert", "est-ce que le store est ouvert"),
+        ("fr", "il fait encore froid", "il fait encore froid"),
+        ("es", "sigue encendida la luz del porche", "está encendida la luz del porche"),
+        ("es", "la persiana sigue abierta", "está abierta la persiana"),
+        ("es", "siguen apagadas las luces", "están apagadas las luces"),
+        ("nl", "is de verandalamp nog aan", "is de verandalamp aan"),
+        ("nl", "staat het rolgordijn nog open", "staat het rolgordijn open"),
+        ("nl", "doe de lamp nog een keer aan", "doe de lamp nog een keer aan"),
+    ],
+)
+def test_a_value_said_another_way_is_said_plainly(lang: str, said: str, plainly: str) -> None:
+    assert said_plainly(said, lang) == plainly
+
+
+@pytest.mark.parametrize(
+    ("lang", "said"),
+    [
+        ("en", "turn on the kitchen light please and thank you"),
+        ("en", "turn on the kitchen light and thanks"),
+        ("en", "turn on the kitchen light, thanks a lot"),
+        ("en", "turn on the kitchen light cheers"),
+        ("de", "mach die Küchenlampe an, danke schön"),
+        ("de", "mach die Küchenlampe an und danke"),
+        ("fr", "allume la lampe de cuisine, merci beaucoup"),
+        ("es", "enciende la luz de la cocina y gracias"),
+        ("nl", "doe de keukenlamp aan, dank je wel"),
+    ],
+)
+def test_thanks_after_a_command_are_left_out(lang: str, said: str) -> None:
+    command = {
+        "en": "turn on the kitchen light",
+        "de": "mach die Küchenlampe an",
+        "fr": "allume la lampe de cuisine",
+        "es": "enciende la luz de la cocina",
+        "nl": "doe de keukenlamp aan",
+    }[lang]
+    assert plain(said, lang) == command
+
+
 # What the French, Spanish and Dutch rules look for: a half after a number, a lock said
-# "ferme ... à clé".
-_RULED = re.compile(r"\b(?:demie?|medio|half|halve)\b|à clé", re.IGNORECASE)
+# "ferme ... à clé", a part of the way, a percent said open or closed, a switch-on with a
+# value.
+_RULED = re.compile(
+    r"\b(?:demie?|medio|half|halve)\b|à clé"
+    r"|\b(?:quarts?|tiers|cuartos?|tercios?|mitad|kwart|derde|driekwart)\b"
+    r"|(?:%|cent|ciento|procent) (?:ouverte?s?|fermée?s?|abiert[ao]s?|cerrad[ao]s?|open|geopend"
+    r"|dicht|gesloten)$"
+    r"|^(?:allumez?|enciend[ea]n?|prende|doe|zet) .+ (?:à|al|a|op|met|naar) \d"
+    r"|\b(?:encore|toujours|sigue|siguen|nog)\b",
+    re.IGNORECASE,
+)
 
 
 def test_every_set_sentence_is_said_plainly_once_for_all() -> None:

@@ -89,6 +89,14 @@ KNOWN_MISSES: dict[str, set[tuple[str, str]]] = {
     # held-out set written after the engine change, before its first run)
     "wording12": set(),
     "wording12_heldout": set(),
+    # the fifteenth session's (a switch-on with a value, "kill"/"cut", a wish with a
+    # value, parts of the way, an open or closed percent, the thermostat "in" a room,
+    # thanks, a fan's percent; development: the probe's misses; the held-out set written
+    # after the engine change, before its first run: 30/31, 0 wrong - its miss, "open the
+    # blind a quarter and turn off the sofa lamp", then got each compound part put
+    # plainly on its own)
+    "wording15": set(),
+    "wording15_heldout": set(),
 }
 
 
@@ -119,6 +127,8 @@ KNOWN_MISSES: dict[str, set[tuple[str, str]]] = {
         "wording11b_heldout",
         "wording12",
         "wording12_heldout",
+        "wording15",
+        "wording15_heldout",
     ],
 )
 async def test_every_sentence_makes_exactly_its_calls(home: Home, which: str) -> None:
