@@ -602,6 +602,7 @@ class IntentEngine:
                 if refused is not None:
                     return _nothing_done(reply(lang, "unknown"), lang, refused)
             plans.append((reading.intent, plan))
+        plans = _cleaned_together(plans, lang)
         replies: list[IntentReply] = []
         for number, (intent, plan) in enumerate(plans):
             done = await self._run(intent, plan, lang, token)
@@ -884,6 +885,35 @@ class IntentEngine:
 
 # How alike a name and some words of a sentence must be (difflib's ratio) to offer it.
 CLOSE = 0.7
+
+
+def _cleaned_together(plans: list[tuple[str, Plan]], lang: str) -> list[tuple[str, Plan]]:
+    """Return ``plans`` with a robot's areas said one after the other as one call.
+
+    "vacuum the kitchen and the bedroom" plans one clean per part; a robot told to clean
+    one area and then another would clean only the last, so one call takes both.
+    """
+    merged: list[tuple[str, Plan]] = []
+    for intent, plan in plans:
+        if merged and _cleans_areas(plan) and _cleans_areas(last := merged[-1][1]):
+            before, now = last.calls[0], plan.calls[0]
+            if before.definition.identity == now.definition.identity:
+                areas = list(before.params["areas"])
+                areas += [a for a in now.params["areas"] if a not in areas]
+                call = replace(before, params={**before.params, "areas": areas})
+                values = {**last.values, "areas": both(lang, [str(a) for a in areas])}
+                merged[-1] = (merged[-1][0], replace(last, calls=(call,), values=values))
+                continue
+        merged.append((intent, plan))
+    return merged
+
+
+def _cleans_areas(plan: Plan) -> bool:
+    return (
+        plan.key == "clean_areas"
+        and len(plan.calls) == 1
+        and isinstance(plan.calls[0].params.get("areas"), list)
+    )
 
 
 def _said_both_ways(tries: Iterable[str], lang: str) -> Iterator[str]:

@@ -172,15 +172,33 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
             (["pause [the] {name}"], _op("pause")),
             (["(resume|continue|unpause) [the] {name}"], _op("resume")),
             (["stop [the] {name}"], _op("stop", _RUN_OR_CHARGE)),
-            (["pause [the] " + _EN_VACUUM], _kind("pause", "vacuum")),
-            (["stop [the] " + _EN_VACUUM], _kind("stop", "vacuum")),
-            (["(resume|continue|unpause) [the] " + _EN_VACUUM], _kind("resume", "vacuum")),
-            (["(start|run) [the] dishwasher"], _kind("start", "appliance", "dishwasher")),
             (
-                ["(start|run) [the] (washing machine|washer|laundry)"],
+                ["pause [the] " + _EN_VACUUM, "pause (vacuuming|hoovering)"],
+                _kind("pause", "vacuum"),
+            ),
+            (["stop [the] " + _EN_VACUUM, "stop (vacuuming|hoovering)"], _kind("stop", "vacuum")),
+            (
+                [
+                    "(resume|continue|unpause) [the] " + _EN_VACUUM,
+                    "(resume|continue) (vacuuming|hoovering)",
+                ],
+                _kind("resume", "vacuum"),
+            ),
+            (
+                ["(start|run) [the] dishwasher", "put [the] dishwasher on"],
+                _kind("start", "appliance", "dishwasher"),
+            ),
+            (
+                [
+                    "(start|run) [the] (washing machine|washer|laundry)",
+                    "put [the] (washing machine|washer|laundry|a wash) on",
+                ],
                 _kind("start", "appliance", "washer"),
             ),
-            (["(start|run) [the] (dryer|tumble dryer)"], _kind("start", "appliance", "dryer")),
+            (
+                ["(start|run) [the] (dryer|tumble dryer)", "put [the] (dryer|tumble dryer) on"],
+                _kind("start", "appliance", "dryer"),
+            ),
             # pause / resume / stop by kind word ("pause the washing machine")
             *(
                 ([f"{verbs} [the] {words}"], _kind(action, "appliance", cls))

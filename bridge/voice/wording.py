@@ -363,6 +363,22 @@ _SAYINGS: dict[str, tuple[tuple[re.Pattern[str], Replacement], ...]] = {
                 r"|downstairs)\b)",
                 r"\1 it \2 degrees",
             ),
+            # "shut off the garden valve", "shut down the fan": off
+            (r"^shut (?:off|down) (?=\S)", "turn off "),
+            # "hoover the kitchen": vacuum it
+            (r"^hoover\b", "vacuum"),
+            # "how long until the washer finishes": whether it is done (its state says
+            # how long is left)
+            (
+                r"^how long (?:until|till|before|is left (?:on|for)|left (?:on|for)) (.+?)"
+                r"(?: (?:finishes|is done|is finished|ends|will be done|is ready))?$",
+                r"is \1 done",
+            ),
+            # "boost the hot water for an hour": in minutes
+            (r"\bfor (?:an|one) hour and a half\b", "for 90 minutes"),
+            (r"\bfor half an hour\b", "for 30 minutes"),
+            (r"\bfor (?:an|one) hour\b", "for 60 minutes"),
+            (r"\bfor (two|2) hours\b", "for 120 minutes"),
             # "set the thermostat in the hall to 21": the temperature there
             (
                 r"^(set|put|turn) (?:the )?(?:thermostat|heating|heat|heater)s? (in|on) "
@@ -375,7 +391,12 @@ _SAYINGS: dict[str, tuple[tuple[re.Pattern[str], Replacement], ...]] = {
             # "put the porch light on", "put on the lights in the kitchen": a switch, not
             # "put the thermostat on cool" (on a mode) nor "put the fan on high"
             (r"^put (on|off) (?=\S)", r"turn \1 "),
-            (r"^put (.+?) (on|off)(?=$| in )", r"turn \1 \2"),
+            # (not "put the dishwasher on": a wash started, said the British way)
+            (
+                r"^put (?!(?:the |a )?(?:dishwasher|washing machine|washer|laundry|wash|dryer"
+                r"|tumble dryer) on$)(.+?) (on|off)(?=$| in )",
+                r"turn \1 \2",
+            ),
             # "raise / lower the blind halfway": half open either way
             (
                 r"^(?:raise|lower|lift|drop|roll|pull|bring|move)(?: up| down)? (.+?) "

@@ -175,6 +175,7 @@ MULTI_LANGUAGE_SETS = (
     "kinds_heldout",
     "kinds7_heldout",
     "kinds11",
+    "kinds15",
     "wording",
     "wording_heldout",
     "wording7",

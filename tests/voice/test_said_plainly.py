@@ -207,6 +207,17 @@ def test_a_turn_of_phrase_is_said_plainly_in_its_language(
         ("nl", "is de verandalamp nog aan", "is de verandalamp aan"),
         ("nl", "staat het rolgordijn nog open", "staat het rolgordijn open"),
         ("nl", "doe de lamp nog een keer aan", "doe de lamp nog een keer aan"),
+        # the kinds: off said "shut off", "hoover", a wash put on, how long is left, hours
+        ("en", "shut off the garden valve", "turn off the garden valve"),
+        ("en", "hoover the kitchen", "vacuum the kitchen"),
+        ("en", "put the dishwasher on", "put the dishwasher on"),  # its own template
+        ("en", "put a wash on", "put a wash on"),
+        ("en", "how long until the washing machine finishes", "is the washing machine done"),
+        ("en", "how long is left on the dishwasher", "is the dishwasher done"),
+        ("en", "how long does it take", "how long does it take"),
+        ("en", "boost the hot water for an hour", "boost the hot water for 60 minutes"),
+        ("en", "boost it for half an hour", "boost it for 30 minutes"),
+        ("en", "boost it for an hour and a half", "boost it for 90 minutes"),
     ],
 )
 def test_a_value_said_another_way_is_said_plainly(lang: str, said: str, plainly: str) -> None:
