@@ -12,6 +12,7 @@ import itertools
 import logging
 import re
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -1048,13 +1049,15 @@ def verbless(reading: Reading, text: str) -> bool:
     ``{volume_step}`` (up), as "louder" is; a bare "hoch" or "runter" (which could be
     the blinds) stays unclear.
     """
-    named: set[str] = set()
+    named: Counter[str] = Counter()
     for key, heard in reading.texts.items():
         words = _words(heard)
         if not (_a_direction(reading.values.get(key)) and _LOUDNESS.intersection(words)):
             named.update(words)
-    rest = [w for w in _words(text) if w not in _NO_VERB]
-    return all(w in named for w in rest)
+    # each word of a name stands for itself once: "lock the front lock" says "lock" once
+    # more than the name "Front Lock" does, so it says what to do
+    rest = Counter(w for w in _words(text) if w not in _NO_VERB)
+    return not rest - named
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -276,6 +276,8 @@ _EN_PARTS = {
 _EN_PART = "(" + "|".join(sorted(_EN_PARTS, key=len, reverse=True)) + ")"
 # What a command is said of, never across a second command ("... and dim it to 20").
 _EN_SUBJECT = r"((?:(?!\b(?:and|then|but|or)\b)[^,])+?)"
+# What rolls out and back in: an awning and its kin.
+_AWNING = r"(?:awning|sun ?shade|canopy|shade|sun ?blind|blind|screen|marquee)s?"
 _OPENING = r"(?:open|raise|lift|roll up|pull up|bring up|put up)"
 _CLOSING = r"(?:close|shut|lower|drop|roll down|pull down|bring down|put down)"
 
@@ -363,6 +365,28 @@ _SAYINGS: dict[str, tuple[tuple[re.Pattern[str], Replacement], ...]] = {
                 r"|downstairs)\b)",
                 r"\1 it \2 degrees",
             ),
+            # "did I leave the garage open": whether it is open
+            (
+                r"^did (?:i|we|you|someone|somebody|anyone|anybody) leave (.+?) "
+                r"(open|closed|shut|on|off|locked|unlocked|running)$",
+                r"is \1 \2",
+            ),
+            # "put the lights out": off
+            (r"^put out (.+? lights?)$", r"turn off \1"),
+            (r"^put (.+? lights?) out$", r"turn off \1"),
+            # "roll out the awning", "extend the awning": open; "retract the awning": close
+            # (an awning's words only: "put the lights out" is no awning)
+            (rf"^(?:roll|pull|put|let|wind) out (?=(?:{_EN_SUBJECT[1:-1]}) {_AWNING}$)", "open "),
+            (
+                rf"^(?:roll|pull|put|let|wind) (.+? {_AWNING}) out(?=$| half ?way\b| to )",
+                r"open \1",
+            ),
+            (rf"^extend (?=.+? {_AWNING}(?:$| half ?way\b| to ))", "open "),
+            (
+                rf"^(?:retract|roll in|pull in|wind in|bring in) (?=.+? {_AWNING}$)",
+                "close ",
+            ),
+            (rf"^(?:roll|pull|wind|bring) (.+? {_AWNING}) in$", r"close \1"),
             # "shut off the garden valve", "shut down the fan": off
             (r"^shut (?:off|down) (?=\S)", "turn off "),
             # "hoover the kitchen": vacuum it
@@ -471,6 +495,11 @@ _SAYINGS: dict[str, tuple[tuple[re.Pattern[str], Replacement], ...]] = {
                 r"|aufgeschlossen)$",
                 r"\1 \2 \3",
             ),
+            # "zieh die Vorhänge zu / auf", "fahr die Markise aus / ein": close or open
+            (r"^(?:zieh|ziehe) (.+?) (?:zu)$", r"schließe \1"),
+            (r"^(?:zieh|ziehe) (.+?) (?:auf)$", r"öffne \1"),
+            (r"^(?:fahr|fahre) (.+?) aus$", r"öffne \1"),
+            (r"^(?:fahr|fahre) (.+?) ein$", r"schließe \1"),
             # "wie weit ist das Rollo offen": whether it is open
             (r"^wie weit (ist|sind) (.+?) (offen|geöffnet|geschlossen|zu)$", r"\1 \2 \3"),
             # "dreh die Stehlampe runter auf 20 Prozent": a value said

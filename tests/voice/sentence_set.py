@@ -167,6 +167,7 @@ MULTI_LANGUAGE_SETS = (
     "covers",
     "covers_heldout",
     "covers7_heldout",
+    "covers15",
     "units",
     "everyday",
     "speech",

@@ -14,6 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bridge.voice.intents import verbless
+from bridge.voice.planner import Reading
 from bridge.voice.wording import plain, said_later, said_plainly
 from tests.voice.sentence_set import MULTI_LANGUAGE_SETS, load_sentences
 
@@ -218,6 +220,23 @@ def test_a_turn_of_phrase_is_said_plainly_in_its_language(
         ("en", "boost the hot water for an hour", "boost the hot water for 60 minutes"),
         ("en", "boost it for half an hour", "boost it for 30 minutes"),
         ("en", "boost it for an hour and a half", "boost it for 90 minutes"),
+        # an awning rolled out or in; lights put out; "did I leave ... open"
+        ("en", "roll out the awning", "open the awning"),
+        ("en", "put the awning out halfway", "open the awning halfway"),
+        ("en", "retract the patio awning", "close the patio awning"),
+        ("en", "roll the awning in", "close the awning"),
+        ("en", "let the dog out", "let the dog out"),
+        ("en", "pull the plug out", "pull the plug out"),
+        ("en", "extend the warranty", "extend the warranty"),
+        ("en", "bring the washing in", "bring the washing in"),
+        ("en", "put the lights out", "turn off the lights"),
+        ("en", "put out the kitchen light", "turn off the kitchen light"),
+        ("en", "did I leave the garage open", "is the garage open"),
+        ("en", "did someone leave the porch light on", "is the porch light on"),
+        ("de", "zieh die Vorhänge zu", "schließe die Vorhänge"),
+        ("de", "zieh die Vorhänge auf", "öffne die Vorhänge"),
+        ("de", "fahr die Markise aus", "öffne die Markise"),
+        ("de", "fahr die Markise ein", "schließe die Markise"),
     ],
 )
 def test_a_value_said_another_way_is_said_plainly(lang: str, said: str, plainly: str) -> None:
@@ -386,3 +405,15 @@ def test_the_worst_sentences_are_put_plainly_quickly(text: str) -> None:
             said_plainly(text[:500], lang)
             said_later(text[:500], lang)
         assert (time.perf_counter() - started) / 5 < 0.02, lang
+
+
+def test_a_name_that_holds_its_verb_still_says_what_to_do() -> None:
+    """ "lock the front lock" says "lock" once more than the name "Front Lock" does."""
+    heard = Reading(
+        intent="HassTurnOn", values={"name": "Front Lock"}, texts={"name": "front lock"}, combo=""
+    )
+    assert not verbless(heard, "lock the front lock")
+    assert not verbless(heard, "unlock the front lock")
+    assert verbless(heard, "front lock")
+    assert verbless(heard, "the front lock please")
+    assert verbless(heard, "lock front")  # only the name's own words, in any order
