@@ -153,6 +153,10 @@ _CLOSERS: dict[str, tuple[str, ...]] = {
         "cheers",
         "if you don't mind",
         "when you can",
+        "whenever you can",
+        "when you get a chance",
+        "when you have a moment",
+        "if possible",
     ),
     "de": (
         "bitte",
@@ -500,6 +504,9 @@ _SAYINGS: dict[str, tuple[tuple[re.Pattern[str], Replacement], ...]] = {
             (r"^(?:zieh|ziehe) (.+?) (?:auf)$", r"öffne \1"),
             (r"^(?:fahr|fahre) (.+?) aus$", r"öffne \1"),
             (r"^(?:fahr|fahre) (.+?) ein$", r"schließe \1"),
+            # "öffne das Rollo ganz", "mach es ganz zu": all the way is open or closed
+            (r"^(öffne|schließe|schliess|schließ) (.+?) (?:ganz|vollständig|komplett)$", r"\1 \2"),
+            (r"^(mach|mache) (.+?) (?:ganz|vollständig|komplett) (auf|zu)$", r"\1 \2 \3"),
             # "wie weit ist das Rollo offen": whether it is open
             (r"^wie weit (ist|sind) (.+?) (offen|geöffnet|geschlossen|zu)$", r"\1 \2 \3"),
             # "dreh die Stehlampe runter auf 20 Prozent": a value said
@@ -519,6 +526,17 @@ _SAYINGS: dict[str, tuple[tuple[re.Pattern[str], Replacement], ...]] = {
                 r"(?=(?:allumée?s?|éteinte?s?|ouverte?s?|fermée?s?|verrouillée?s?)$)",
                 r"\1\2 ",
             ),
+            # "ouvre complètement le store", "ferme-le en grand": all the way
+            (
+                r"^(ouvre|ferme|ouvrez|fermez) (?:complètement|entièrement|totalement|en grand) "
+                r"(?=\S)",
+                r"\1 ",
+            ),
+            (
+                r"^(ouvre|ferme|ouvrez|fermez) (.+?) (?:complètement|entièrement|totalement"
+                r"|en grand)$",
+                r"\1 \2",
+            ),
             # "ferme la porte d'entrée à clé", "ferme à clé la porte": lock it
             (r"^ferme à clé (?=\S)", "verrouille "),
             (r"^ferme (.+?) à clé\b", r"verrouille \1"),
@@ -527,6 +545,16 @@ _SAYINGS: dict[str, tuple[tuple[re.Pattern[str], Replacement], ...]] = {
     "es": tuple(
         (re.compile(pattern, re.IGNORECASE), replacement)
         for pattern, replacement in (
+            # "abre la persiana del todo", "cierra completamente la persiana": all the way
+            (
+                r"^(abre|cierra|sube|baja) (.+?) (?:del todo|completamente|por completo"
+                r"|totalmente)$",
+                r"\1 \2",
+            ),
+            (
+                r"^(abre|cierra) (?:del todo|completamente|por completo|totalmente) (?=\S)",
+                r"\1 ",
+            ),
             # "¿sigue encendida la luz del porche?", "la luz sigue encendida": whether it is
             (
                 r"^sigue (encendid[ao]|apagad[ao]|abiert[ao]|cerrad[ao]) (.+)$",
@@ -549,6 +577,9 @@ _SAYINGS: dict[str, tuple[tuple[re.Pattern[str], Replacement], ...]] = {
     "nl": tuple(
         (re.compile(pattern, re.IGNORECASE), replacement)
         for pattern, replacement in (
+            # "doe het rolgordijn helemaal open", "sluit het helemaal": all the way
+            (r"^(doe|zet) (.+?) helemaal (open|dicht)$", r"\1 \2 \3"),
+            (r"^(open|sluit) (.+?) helemaal$", r"\1 \2"),
             # "is de verandalamp nog aan", "staat het licht nog aan": whether it is
             (
                 r"^(is|zijn|staat|staan) (.+?) nog (aan|uit|open|dicht|op slot|van het slot)$",

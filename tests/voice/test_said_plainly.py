@@ -237,6 +237,16 @@ def test_a_turn_of_phrase_is_said_plainly_in_its_language(
         ("de", "zieh die Vorhänge auf", "öffne die Vorhänge"),
         ("de", "fahr die Markise aus", "öffne die Markise"),
         ("de", "fahr die Markise ein", "schließe die Markise"),
+        # all the way: open or closed
+        ("de", "öffne das Rollo ganz", "öffne das Rollo"),
+        ("de", "mach das Rollo ganz zu", "mach das Rollo zu"),
+        ("de", "mach die Deckenlampe ganz hell", "mach die Deckenlampe ganz hell"),
+        ("fr", "ouvre complètement le store", "ouvre le store"),
+        ("fr", "ferme le store en grand", "ferme le store"),
+        ("es", "abre la persiana del todo", "abre la persiana"),
+        ("es", "cierra completamente la persiana", "cierra la persiana"),
+        ("nl", "doe het rolgordijn helemaal open", "doe het rolgordijn open"),
+        ("nl", "sluit het rolgordijn helemaal", "sluit het rolgordijn"),
     ],
 )
 def test_a_value_said_another_way_is_said_plainly(lang: str, said: str, plainly: str) -> None:
@@ -250,6 +260,7 @@ def test_a_value_said_another_way_is_said_plainly(lang: str, said: str, plainly:
         ("en", "turn on the kitchen light and thanks"),
         ("en", "turn on the kitchen light, thanks a lot"),
         ("en", "turn on the kitchen light cheers"),
+        ("en", "could you turn on the kitchen light when you get a chance"),
         ("de", "mach die Küchenlampe an, danke schön"),
         ("de", "mach die Küchenlampe an und danke"),
         ("fr", "allume la lampe de cuisine, merci beaucoup"),
@@ -277,7 +288,9 @@ _RULED = re.compile(
     r"|(?:%|cent|ciento|procent) (?:ouverte?s?|fermée?s?|abiert[ao]s?|cerrad[ao]s?|open|geopend"
     r"|dicht|gesloten)$"
     r"|^(?:allumez?|enciend[ea]n?|prende|doe|zet) .+ (?:à|al|a|op|met|naar) \d"
-    r"|\b(?:encore|toujours|sigue|siguen|nog)\b",
+    r"|\b(?:encore|toujours|sigue|siguen|nog)\b"
+    r"|\b(?:complètement|entièrement|totalement|en grand|del todo|completamente|por completo"
+    r"|helemaal)\b",
     re.IGNORECASE,
 )
 
