@@ -369,6 +369,17 @@ _SAYINGS: dict[str, tuple[tuple[re.Pattern[str], Replacement], ...]] = {
                 r"|downstairs)\b)",
                 r"\1 it \2 degrees",
             ),
+            # "can you check if the front door is locked", "tell me whether ...": the question
+            (
+                r"^(?:check|see|tell me|find out|let me know|ask)(?: for me)? (?:if|whether) "
+                r"(.+?) (is|are) (.+)$",
+                r"\2 \1 \3",
+            ),
+            # "check the humidity in the bathroom": what it is
+            (
+                r"^(?:check|tell me|give me|read|read me) (?:the )?(temperature|humidity)\b",
+                r"what is the \1",
+            ),
             # "did I leave the garage open": whether it is open
             (
                 r"^did (?:i|we|you|someone|somebody|anyone|anybody) leave (.+?) "
@@ -507,6 +518,12 @@ _SAYINGS: dict[str, tuple[tuple[re.Pattern[str], Replacement], ...]] = {
             # "öffne das Rollo ganz", "mach es ganz zu": all the way is open or closed
             (r"^(öffne|schließe|schliess|schließ) (.+?) (?:ganz|vollständig|komplett)$", r"\1 \2"),
             (r"^(mach|mache) (.+?) (?:ganz|vollständig|komplett) (auf|zu)$", r"\1 \2 \3"),
+            # "schau mal, ob die Haustür abgeschlossen ist": the question
+            (
+                r"^(?:schau|schaue|guck|gucke|prüf|prüfe|sieh)(?: mal)?(?: nach)? ob (.+?) "
+                r"(an|aus|offen|zu|geschlossen|abgeschlossen|aufgeschlossen) (ist|sind)$",
+                r"\3 \1 \2",
+            ),
             # "wie weit ist das Rollo offen": whether it is open
             (r"^wie weit (ist|sind) (.+?) (offen|geöffnet|geschlossen|zu)$", r"\1 \2 \3"),
             # "dreh die Stehlampe runter auf 20 Prozent": a value said
@@ -537,6 +554,12 @@ _SAYINGS: dict[str, tuple[tuple[re.Pattern[str], Replacement], ...]] = {
                 r"|en grand)$",
                 r"\1 \2",
             ),
+            # "vérifie si la porte est verrouillée", "dis-moi si ...": the question
+            (
+                r"^(?:vérifie|vérifiez|regarde|regardez|dis-moi|dites-moi) si (.+?) (est|sont) "
+                r"(?=\S)",
+                r"est-ce que \1 \2 ",
+            ),
             # "ferme la porte d'entrée à clé", "ferme à clé la porte": lock it
             (r"^ferme à clé (?=\S)", "verrouille "),
             (r"^ferme (.+?) à clé\b", r"verrouille \1"),
@@ -545,6 +568,12 @@ _SAYINGS: dict[str, tuple[tuple[re.Pattern[str], Replacement], ...]] = {
     "es": tuple(
         (re.compile(pattern, re.IGNORECASE), replacement)
         for pattern, replacement in (
+            # "comprueba si la puerta está cerrada con llave", "dime si ...": the question
+            (
+                r"^(?:comprueba|compruebe|mira|mire|verifica|verifique|dime|dígame)(?: a ver)? "
+                r"si (.+?) (está|están) (.+)$",
+                r"\2 \3 \1",
+            ),
             # "abre la persiana del todo", "cierra completamente la persiana": all the way
             (
                 r"^(abre|cierra|sube|baja) (.+?) (?:del todo|completamente|por completo"
@@ -577,6 +606,12 @@ _SAYINGS: dict[str, tuple[tuple[re.Pattern[str], Replacement], ...]] = {
     "nl": tuple(
         (re.compile(pattern, re.IGNORECASE), replacement)
         for pattern, replacement in (
+            # "kijk even of de voordeur op slot is": the question
+            (
+                r"^(?:kijk|check|controleer)(?: even| eens| nog even)? of (.+?) "
+                r"(op slot|van het slot|aan|uit|open|dicht) (is|zijn|staat|staan)$",
+                r"\3 \1 \2",
+            ),
             # "doe het rolgordijn helemaal open", "sluit het helemaal": all the way
             (r"^(doe|zet) (.+?) helemaal (open|dicht)$", r"\1 \2 \3"),
             (r"^(open|sluit) (.+?) helemaal$", r"\1 \2"),

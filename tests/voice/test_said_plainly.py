@@ -247,6 +247,15 @@ def test_a_turn_of_phrase_is_said_plainly_in_its_language(
         ("es", "cierra completamente la persiana", "cierra la persiana"),
         ("nl", "doe het rolgordijn helemaal open", "doe het rolgordijn open"),
         ("nl", "sluit het rolgordijn helemaal", "sluit het rolgordijn"),
+        # a question asked to be checked: the question itself
+        ("en", "check if the front door is locked", "is the front door locked"),
+        ("en", "tell me whether the lights are on", "are the lights on"),
+        ("en", "check the humidity in the bathroom", "what is the humidity in the bathroom"),
+        ("en", "check the lights", "check the lights"),
+        ("de", "schau mal ob die Haustür abgeschlossen ist", "ist die Haustür abgeschlossen"),
+        ("fr", "vérifie si la porte est verrouillée", "est-ce que la porte est verrouillée"),
+        ("es", "comprueba si la puerta está cerrada", "está cerrada la puerta"),
+        ("nl", "kijk even of de voordeur op slot is", "is de voordeur op slot"),
     ],
 )
 def test_a_value_said_another_way_is_said_plainly(lang: str, said: str, plainly: str) -> None:
@@ -290,7 +299,9 @@ _RULED = re.compile(
     r"|^(?:allumez?|enciend[ea]n?|prende|doe|zet) .+ (?:à|al|a|op|met|naar) \d"
     r"|\b(?:encore|toujours|sigue|siguen|nog)\b"
     r"|\b(?:complètement|entièrement|totalement|en grand|del todo|completamente|por completo"
-    r"|helemaal)\b",
+    r"|helemaal)\b"
+    r"|^(?:vérifiez?|regardez?|dis-moi|dites-moi|comprueba|compruebe|mira|mire|verifica"
+    r"|verifique|dime|dígame|kijk|check|controleer)\b",
     re.IGNORECASE,
 )
 
