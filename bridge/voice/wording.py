@@ -310,330 +310,310 @@ def _percent_closed(match: re.Match[str]) -> str:
     return match[0] if closed > 100 else f"{match[1]} {100 - closed} percent"
 
 
+Rules = tuple[tuple[re.Pattern[str], Replacement], ...]
+
+
+def _compiled(*rules: tuple[str, Replacement]) -> Rules:
+    """Return (pattern, replacement) rules with their patterns compiled, case aside."""
+    return tuple(
+        (re.compile(pattern, re.IGNORECASE), replacement) for pattern, replacement in rules
+    )
+
+
 # (pattern, replacement), in order, per language. Each one is a way of saying
 # something the templates already know in other words, never a new meaning.
-_SAYINGS: dict[str, tuple[tuple[re.Pattern[str], Replacement], ...]] = {
-    "en": tuple(
-        (re.compile(pattern, re.IGNORECASE), replacement)
-        for pattern, replacement in (
-            # "lock up the front door"
-            (r"^lock up (?=\S)", "lock "),
-            # "kill the kitchen light", "cut the lights in the hall": off
-            (r"^(?:kill|cut)(?: off| out)? (?!.*\b(?:to|at|by)\b)(?=\S)", "turn off "),
-            # "turn on the couch lamp at 30 percent": that brightness
-            (rf"^(?:turn|switch|put) on {_EN_SUBJECT} (?:at|to) {_EN_VALUE}$", r"set \1 to \2\3"),
-            (rf"^(?:turn|switch|put) {_EN_SUBJECT} on (?:at|to) {_EN_VALUE}$", r"set \1 to \2\3"),
-            # "I'd like the hall at 21 degrees", "the ceiling light at 40 percent": set it
-            (
-                r"^(?:i need|i want|i'd like|i would like|let's have|let me have|give me) "
-                rf"{_EN_SUBJECT} (?:at|to|on) {_EN_VALUE}$",
-                r"set \1 to \2\3",
-            ),
-            (rf"^(the {_EN_SUBJECT[1:-1]}) at {_EN_VALUE}$", r"set \1 to \2\3"),
-            # "open the blind a quarter of the way", "close it three quarters": the open share
-            (
-                rf"^{_OPENING} {_EN_SUBJECT} {_EN_PART}(?: of the way)?(?: open| up)?$",
-                _part_open,
-            ),
-            (
-                rf"^{_CLOSING} {_EN_SUBJECT} {_EN_PART}(?: of the way)?(?: closed| shut| down)?$",
-                _part_closed,
-            ),
-            # "set the blind to three quarters", "to a third open": the open share
-            (rf"\b(to |at ){_EN_PART}( open| closed)?$", _part_said),
-            # "set the blind to 80 percent open" / "20 percent closed": the open share
-            (r"\b(to|at) (\d+(?:[.,]\d+)?) ?(?:%|percent|per cent) open$", r"\1 \2 percent"),
-            (r"\b(to|at) (\d{1,3}) ?(?:%|percent|per cent) (?:closed|shut)$", _percent_closed),
-            # "is the porch light still on": whether it is on
-            (
-                r"^(is|are) (.+?) still (on|off|open|closed|shut|locked|unlocked|running)$",
-                r"\1 \2 \3",
-            ),
-            (
-                r"^(is|are) (.+?) (on|off|open|closed|shut|locked|unlocked|running) still$",
-                r"\1 \2 \3",
-            ),
-            # "how open is the blind", "how far open is it": whether it is open
-            (r"^how (?:far )?(open|closed) (is|are) (.+)$", r"\2 \3 \1"),
-            # "what mode is the thermostat in": what it is set to
-            (r"^what mode (?:is|are) (.+?)(?: in| on| set to)?$", r"what is \1 set to"),
-            # "give me some light in the kitchen": the lights on
-            (
-                r"^(?:give me|i need|i want|let's have|let me have) (?:some |more )?light"
-                r"(?=$| in | on )",
-                "turn on the lights",
-            ),
-            # "make it 22 in the hall", "68 fahrenheit": a temperature said without degrees
-            (
-                r"^(make|set) it (\d+(?:[.,]\d+)?)(?= (?:fahrenheit|celsius|f|c|in|on|upstairs"
-                r"|downstairs)\b)",
-                r"\1 it \2 degrees",
-            ),
-            # "can you check if the front door is locked", "tell me whether ...": the question
-            (
-                r"^(?:check|see|tell me|find out|let me know|ask)(?: for me)? (?:if|whether) "
-                r"(.+?) (is|are) (.+)$",
-                r"\2 \1 \3",
-            ),
-            # "check the humidity in the bathroom": what it is
-            (
-                r"^(?:check|tell me|give me|read|read me) (?:the )?(temperature|humidity)\b",
-                r"what is the \1",
-            ),
-            # "did I leave the garage open": whether it is open
-            (
-                r"^did (?:i|we|you|someone|somebody|anyone|anybody) leave (.+?) "
-                r"(open|closed|shut|on|off|locked|unlocked|running)$",
-                r"is \1 \2",
-            ),
-            # "put the lights out": off
-            (r"^put out (.+? lights?)$", r"turn off \1"),
-            (r"^put (.+? lights?) out$", r"turn off \1"),
-            # "roll out the awning", "extend the awning": open; "retract the awning": close
-            # (an awning's words only: "put the lights out" is no awning)
-            (rf"^(?:roll|pull|put|let|wind) out (?=(?:{_EN_SUBJECT[1:-1]}) {_AWNING}$)", "open "),
-            (
-                rf"^(?:roll|pull|put|let|wind) (.+? {_AWNING}) out(?=$| half ?way\b| to )",
-                r"open \1",
-            ),
-            (rf"^extend (?=.+? {_AWNING}(?:$| half ?way\b| to ))", "open "),
-            (
-                rf"^(?:retract|roll in|pull in|wind in|bring in) (?=.+? {_AWNING}$)",
-                "close ",
-            ),
-            (rf"^(?:roll|pull|wind|bring) (.+? {_AWNING}) in$", r"close \1"),
-            # "shut off the garden valve", "shut down the fan": off
-            (r"^shut (?:off|down) (?=\S)", "turn off "),
-            # "hoover the kitchen": vacuum it
-            (r"^hoover\b", "vacuum"),
-            # "how long until the washer finishes": whether it is done (its state says
-            # how long is left)
-            (
-                r"^how long (?:until|till|before|is left (?:on|for)|left (?:on|for)) (.+?)"
-                r"(?: (?:finishes|is done|is finished|ends|will be done|is ready))?$",
-                r"is \1 done",
-            ),
-            # "boost the hot water for an hour": in minutes
-            (r"\bfor (?:an|one) hour and a half\b", "for 90 minutes"),
-            (r"\bfor half an hour\b", "for 30 minutes"),
-            (r"\bfor (?:an|one) hour\b", "for 60 minutes"),
-            (r"\bfor (two|2) hours\b", "for 120 minutes"),
-            # "set the thermostat in the hall to 21": the temperature there
-            (
-                r"^(set|put|turn) (?:the )?(?:thermostat|heating|heat|heater)s? (in|on) "
-                rf"(?=.+ to {_EN_NUMBER})",
-                r"\1 the temperature \2 ",
-            ),
-            # "turn the porch light back on", "switch it off again": on or off all the same
-            (r"\bback (on|off)\b", r"\1"),
-            (r"\b(on|off) again\b", r"\1"),
-            # "put the porch light on", "put on the lights in the kitchen": a switch, not
-            # "put the thermostat on cool" (on a mode) nor "put the fan on high"
-            (r"^put (on|off) (?=\S)", r"turn \1 "),
-            # (not "put the dishwasher on": a wash started, said the British way)
-            (
-                r"^put (?!(?:the |a )?(?:dishwasher|washing machine|washer|laundry|wash|dryer"
-                r"|tumble dryer) on$)(.+?) (on|off)(?=$| in )",
-                r"turn \1 \2",
-            ),
-            # "raise / lower the blind halfway": half open either way
-            (
-                r"^(?:raise|lower|lift|drop|roll|pull|bring|move)(?: up| down)? (.+?) "
-                r"(?:(?:up|down) )?(?=half ?way\b)",
-                r"open \1 ",
-            ),
-            # "is the porch light on or off": whether it is on
-            (r"^(is|are) (.+?) (?:on or off|off or on)\b", r"\1 \2 on"),
-            # "are the lights in the kitchen on": the kitchen's lights
-            (
-                r"^are (?:the |all the )?lights (?:in|on) (?:the )?(.+?) (on|off)$",
-                r"are the \1 lights \2",
-            ),
-            (r"^is the light (?:in|on) (?:the )?(.+?) (on|off)$", r"is the \1 light \2"),
-            # "cool the hall down by two degrees", "warm up the hall", "heat the hall up a bit"
-            (
-                r"^(?:cool|chill) (?:down )?(.+?) (?:down )?by (.+)$",
-                r"turn the heat down by \2 in \1",
-            ),
-            (r"^(?:warm|heat) (?:up )?(.+?) (?:up )?by (.+)$", r"turn the heat up by \2 in \1"),
-            # (not "heat the hall to 22 degrees": a value said has its own template)
-            (
-                r"^(?:cool|chill) (?!.*\b(?:to|at)\b)(?!.*\d)(?:down )?(.+?)(?: down)?"
-                r"( a bit| a little)?$",
-                r"make \1\2 cooler",
-            ),
-            (
-                r"^(?:warm|heat) (?!.*\b(?:to|at)\b)(?!.*\d)(?:up )?(.+?)(?: up)?"
-                r"( a bit| a little)?$",
-                r"make \1\2 warmer",
-            ),
-            # "what's the humidity like upstairs": what it is
-            (r"^(what(?:'s| is)) the (temperature|humidity) like\b", r"\1 the \2"),
-            # "twenty one and a half", "21 and a half degrees": the half as a decimal
-            (r"\b(\d+) and a half\b", r"\1.5"),
-            (rf"\b({_EN_NUMBER}(?:[ -]{_EN_NUMBER})?) and a half\b", r"\1 point five"),
-            # "bump / nudge / knock / crank the heating up": a turn
-            (r"^(?:bump|nudge|knock|crank) (?=\S)", "turn "),
-            # "turn the lamp down to 20 percent", "brighten it up to 90": a value said
-            (rf"\b(?:up|down) to (?={_EN_NUMBER}|half\b|full\b)", "to "),
-            (
-                rf"^(?:brighten|raise|increase|lower|reduce|decrease|bring) (?=.+ to {_EN_NUMBER})",
-                "set ",
-            ),
-            # "up a degree", "down two degrees"
-            (r"\b(up|down) (?:by )?(?:a|one) degree\b", r"\1 by 1 degree"),
-            (r"\b(up|down) (?:by )?(?:half a|a half) degree\b", r"\1 by 0.5 degrees"),
-            (rf"\b(up|down) ({_EN_NUMBER}\S*) degrees\b", r"\1 by \2 degrees"),
-            (r"\b(?:a|one) notch\b", "a bit"),
-            # "a nice warm white": the colour itself
-            (rf"\b(?:a|an)(?: (?:nice|lovely|pretty|soft))? (?={_EN_COLOUR}\b)", ""),
-            # "set the thermostat to cool at 22": the mode and the set-point
-            (
-                rf"^(?:set|put|switch|turn|change) (.+?) (?:to|on|in|into) ({_EN_MODE})(?: mode)? "
-                r"at (\d+(?:[.,]\d+)?)(?: ?(?:degrees?|°))?(?!\S)",
-                r"set \1 to \2 and \3 degrees",
-            ),
-            # "set the blind to half": 50 percent (not "half open", "halfway")
-            (r"\b(to|at) half\b(?! (?:open|closed|brightness|way))", r"\1 50 percent"),
-        )
+_SAYINGS: dict[str, Rules] = {
+    "en": _compiled(
+        # "lock up the front door"
+        (r"^lock up (?=\S)", "lock "),
+        # "kill the kitchen light", "cut the lights in the hall": off
+        (r"^(?:kill|cut)(?: off| out)? (?!.*\b(?:to|at|by)\b)(?=\S)", "turn off "),
+        # "turn on the couch lamp at 30 percent": that brightness
+        (rf"^(?:turn|switch|put) on {_EN_SUBJECT} (?:at|to) {_EN_VALUE}$", r"set \1 to \2\3"),
+        (rf"^(?:turn|switch|put) {_EN_SUBJECT} on (?:at|to) {_EN_VALUE}$", r"set \1 to \2\3"),
+        # "I'd like the hall at 21 degrees", "the ceiling light at 40 percent": set it
+        (
+            r"^(?:i need|i want|i'd like|i would like|let's have|let me have|give me) "
+            rf"{_EN_SUBJECT} (?:at|to|on) {_EN_VALUE}$",
+            r"set \1 to \2\3",
+        ),
+        (rf"^(the {_EN_SUBJECT[1:-1]}) at {_EN_VALUE}$", r"set \1 to \2\3"),
+        # "open the blind a quarter of the way", "close it three quarters": the open share
+        (
+            rf"^{_OPENING} {_EN_SUBJECT} {_EN_PART}(?: of the way)?(?: open| up)?$",
+            _part_open,
+        ),
+        (
+            rf"^{_CLOSING} {_EN_SUBJECT} {_EN_PART}(?: of the way)?(?: closed| shut| down)?$",
+            _part_closed,
+        ),
+        # "set the blind to three quarters", "to a third open": the open share
+        (rf"\b(to |at ){_EN_PART}( open| closed)?$", _part_said),
+        # "set the blind to 80 percent open" / "20 percent closed": the open share
+        (r"\b(to|at) (\d+(?:[.,]\d+)?) ?(?:%|percent|per cent) open$", r"\1 \2 percent"),
+        (r"\b(to|at) (\d{1,3}) ?(?:%|percent|per cent) (?:closed|shut)$", _percent_closed),
+        # "is the porch light still on": whether it is on
+        (
+            r"^(is|are) (.+?) still (on|off|open|closed|shut|locked|unlocked|running)$",
+            r"\1 \2 \3",
+        ),
+        (
+            r"^(is|are) (.+?) (on|off|open|closed|shut|locked|unlocked|running) still$",
+            r"\1 \2 \3",
+        ),
+        # "how open is the blind", "how far open is it": whether it is open
+        (r"^how (?:far )?(open|closed) (is|are) (.+)$", r"\2 \3 \1"),
+        # "what mode is the thermostat in": what it is set to
+        (r"^what mode (?:is|are) (.+?)(?: in| on| set to)?$", r"what is \1 set to"),
+        # "give me some light in the kitchen": the lights on
+        (
+            r"^(?:give me|i need|i want|let's have|let me have) (?:some |more )?light"
+            r"(?=$| in | on )",
+            "turn on the lights",
+        ),
+        # "make it 22 in the hall", "68 fahrenheit": a temperature said without degrees
+        (
+            r"^(make|set) it (\d+(?:[.,]\d+)?)(?= (?:fahrenheit|celsius|f|c|in|on|upstairs"
+            r"|downstairs)\b)",
+            r"\1 it \2 degrees",
+        ),
+        # "can you check if the front door is locked", "tell me whether ...": the question
+        (
+            r"^(?:check|see|tell me|find out|let me know|ask)(?: for me)? (?:if|whether) "
+            r"(.+?) (is|are) (.+)$",
+            r"\2 \1 \3",
+        ),
+        # "check the humidity in the bathroom": what it is
+        (
+            r"^(?:check|tell me|give me|read|read me) (?:the )?(temperature|humidity)\b",
+            r"what is the \1",
+        ),
+        # "did I leave the garage open": whether it is open
+        (
+            r"^did (?:i|we|you|someone|somebody|anyone|anybody) leave (.+?) "
+            r"(open|closed|shut|on|off|locked|unlocked|running)$",
+            r"is \1 \2",
+        ),
+        # "put the lights out": off
+        (r"^put out (.+? lights?)$", r"turn off \1"),
+        (r"^put (.+? lights?) out$", r"turn off \1"),
+        # "roll out the awning", "extend the awning": open; "retract the awning": close
+        # (an awning's words only: "put the lights out" is no awning)
+        (rf"^(?:roll|pull|put|let|wind) out (?=(?:{_EN_SUBJECT[1:-1]}) {_AWNING}$)", "open "),
+        (
+            rf"^(?:roll|pull|put|let|wind) (.+? {_AWNING}) out(?=$| half ?way\b| to )",
+            r"open \1",
+        ),
+        (rf"^extend (?=.+? {_AWNING}(?:$| half ?way\b| to ))", "open "),
+        (
+            rf"^(?:retract|roll in|pull in|wind in|bring in) (?=.+? {_AWNING}$)",
+            "close ",
+        ),
+        (rf"^(?:roll|pull|wind|bring) (.+? {_AWNING}) in$", r"close \1"),
+        # "shut off the garden valve", "shut down the fan": off
+        (r"^shut (?:off|down) (?=\S)", "turn off "),
+        # "hoover the kitchen": vacuum it
+        (r"^hoover\b", "vacuum"),
+        # "how long until the washer finishes": whether it is done (its state says
+        # how long is left)
+        (
+            r"^how long (?:until|till|before|is left (?:on|for)|left (?:on|for)) (.+?)"
+            r"(?: (?:finishes|is done|is finished|ends|will be done|is ready))?$",
+            r"is \1 done",
+        ),
+        # "boost the hot water for an hour": in minutes
+        (r"\bfor (?:an|one) hour and a half\b", "for 90 minutes"),
+        (r"\bfor half an hour\b", "for 30 minutes"),
+        (r"\bfor (?:an|one) hour\b", "for 60 minutes"),
+        (r"\bfor (two|2) hours\b", "for 120 minutes"),
+        # "set the thermostat in the hall to 21": the temperature there
+        (
+            r"^(set|put|turn) (?:the )?(?:thermostat|heating|heat|heater)s? (in|on) "
+            rf"(?=.+ to {_EN_NUMBER})",
+            r"\1 the temperature \2 ",
+        ),
+        # "turn the porch light back on", "switch it off again": on or off all the same
+        (r"\bback (on|off)\b", r"\1"),
+        (r"\b(on|off) again\b", r"\1"),
+        # "put the porch light on", "put on the lights in the kitchen": a switch, not
+        # "put the thermostat on cool" (on a mode) nor "put the fan on high"
+        (r"^put (on|off) (?=\S)", r"turn \1 "),
+        # (not "put the dishwasher on": a wash started, said the British way)
+        (
+            r"^put (?!(?:the |a )?(?:dishwasher|washing machine|washer|laundry|wash|dryer"
+            r"|tumble dryer) on$)(.+?) (on|off)(?=$| in )",
+            r"turn \1 \2",
+        ),
+        # "raise / lower the blind halfway": half open either way
+        (
+            r"^(?:raise|lower|lift|drop|roll|pull|bring|move)(?: up| down)? (.+?) "
+            r"(?:(?:up|down) )?(?=half ?way\b)",
+            r"open \1 ",
+        ),
+        # "is the porch light on or off": whether it is on
+        (r"^(is|are) (.+?) (?:on or off|off or on)\b", r"\1 \2 on"),
+        # "are the lights in the kitchen on": the kitchen's lights
+        (
+            r"^are (?:the |all the )?lights (?:in|on) (?:the )?(.+?) (on|off)$",
+            r"are the \1 lights \2",
+        ),
+        (r"^is the light (?:in|on) (?:the )?(.+?) (on|off)$", r"is the \1 light \2"),
+        # "cool the hall down by two degrees", "warm up the hall", "heat the hall up a bit"
+        (
+            r"^(?:cool|chill) (?:down )?(.+?) (?:down )?by (.+)$",
+            r"turn the heat down by \2 in \1",
+        ),
+        (r"^(?:warm|heat) (?:up )?(.+?) (?:up )?by (.+)$", r"turn the heat up by \2 in \1"),
+        # (not "heat the hall to 22 degrees": a value said has its own template)
+        (
+            r"^(?:cool|chill) (?!.*\b(?:to|at)\b)(?!.*\d)(?:down )?(.+?)(?: down)?"
+            r"( a bit| a little)?$",
+            r"make \1\2 cooler",
+        ),
+        (
+            r"^(?:warm|heat) (?!.*\b(?:to|at)\b)(?!.*\d)(?:up )?(.+?)(?: up)?"
+            r"( a bit| a little)?$",
+            r"make \1\2 warmer",
+        ),
+        # "what's the humidity like upstairs": what it is
+        (r"^(what(?:'s| is)) the (temperature|humidity) like\b", r"\1 the \2"),
+        # "twenty one and a half", "21 and a half degrees": the half as a decimal
+        (r"\b(\d+) and a half\b", r"\1.5"),
+        (rf"\b({_EN_NUMBER}(?:[ -]{_EN_NUMBER})?) and a half\b", r"\1 point five"),
+        # "bump / nudge / knock / crank the heating up": a turn
+        (r"^(?:bump|nudge|knock|crank) (?=\S)", "turn "),
+        # "turn the lamp down to 20 percent", "brighten it up to 90": a value said
+        (rf"\b(?:up|down) to (?={_EN_NUMBER}|half\b|full\b)", "to "),
+        (
+            rf"^(?:brighten|raise|increase|lower|reduce|decrease|bring) (?=.+ to {_EN_NUMBER})",
+            "set ",
+        ),
+        # "up a degree", "down two degrees"
+        (r"\b(up|down) (?:by )?(?:a|one) degree\b", r"\1 by 1 degree"),
+        (r"\b(up|down) (?:by )?(?:half a|a half) degree\b", r"\1 by 0.5 degrees"),
+        (rf"\b(up|down) ({_EN_NUMBER}\S*) degrees\b", r"\1 by \2 degrees"),
+        (r"\b(?:a|one) notch\b", "a bit"),
+        # "a nice warm white": the colour itself
+        (rf"\b(?:a|an)(?: (?:nice|lovely|pretty|soft))? (?={_EN_COLOUR}\b)", ""),
+        # "set the thermostat to cool at 22": the mode and the set-point
+        (
+            rf"^(?:set|put|switch|turn|change) (.+?) (?:to|on|in|into) ({_EN_MODE})(?: mode)? "
+            r"at (\d+(?:[.,]\d+)?)(?: ?(?:degrees?|°))?(?!\S)",
+            r"set \1 to \2 and \3 degrees",
+        ),
+        # "set the blind to half": 50 percent (not "half open", "halfway")
+        (r"\b(to|at) half\b(?! (?:open|closed|brightness|way))", r"\1 50 percent"),
     ),
-    "de": tuple(
-        (re.compile(pattern, re.IGNORECASE), replacement)
-        for pattern, replacement in (
-            # "21 einhalb Grad", "einundzwanzig einhalb" spoken as digits: the half
-            (r"\b(\d+) ?(?:und )?einhalb\b", r"\1,5"),
-            # "ist das Verandalicht an oder aus": whether it is on
-            (r"^(ist|sind) (.+?) (?:an oder aus|aus oder an)\b", r"\1 \2 an"),
-            # "ist das Verandalicht noch an": whether it is on
-            (
-                r"^(ist|sind) (.+?) noch (an|aus|offen|zu|geschlossen|auf|abgeschlossen"
-                r"|aufgeschlossen)$",
-                r"\1 \2 \3",
-            ),
-            # "zieh die Vorhänge zu / auf", "fahr die Markise aus / ein": close or open
-            (r"^(?:zieh|ziehe) (.+?) (?:zu)$", r"schließe \1"),
-            (r"^(?:zieh|ziehe) (.+?) (?:auf)$", r"öffne \1"),
-            (r"^(?:fahr|fahre) (.+?) aus$", r"öffne \1"),
-            (r"^(?:fahr|fahre) (.+?) ein$", r"schließe \1"),
-            # "öffne das Rollo ganz", "mach es ganz zu": all the way is open or closed
-            (r"^(öffne|schließe|schliess|schließ) (.+?) (?:ganz|vollständig|komplett)$", r"\1 \2"),
-            (r"^(mach|mache) (.+?) (?:ganz|vollständig|komplett) (auf|zu)$", r"\1 \2 \3"),
-            # "schau mal, ob die Haustür abgeschlossen ist": the question
-            (
-                r"^(?:schau|schaue|guck|gucke|prüf|prüfe|sieh)(?: mal)?(?: nach)? ob (.+?) "
-                r"(an|aus|offen|zu|geschlossen|abgeschlossen|aufgeschlossen) (ist|sind)$",
-                r"\3 \1 \2",
-            ),
-            # "wie weit ist das Rollo offen": whether it is open
-            (r"^wie weit (ist|sind) (.+?) (offen|geöffnet|geschlossen|zu)$", r"\1 \2 \3"),
-            # "dreh die Stehlampe runter auf 20 Prozent": a value said
-            (
-                r"^(?:dreh|drehe|mach|mache|fahr|fahre) (.+?) (?:runter|herunter|hoch|rauf|herauf) "
-                r"auf (?=\d)",
-                r"stell \1 auf ",
-            ),
-        )
+    "de": _compiled(
+        # "21 einhalb Grad", "einundzwanzig einhalb" spoken as digits: the half
+        (r"\b(\d+) ?(?:und )?einhalb\b", r"\1,5"),
+        # "ist das Verandalicht an oder aus": whether it is on
+        (r"^(ist|sind) (.+?) (?:an oder aus|aus oder an)\b", r"\1 \2 an"),
+        # "ist das Verandalicht noch an": whether it is on
+        (
+            r"^(ist|sind) (.+?) noch (an|aus|offen|zu|geschlossen|auf|abgeschlossen"
+            r"|aufgeschlossen)$",
+            r"\1 \2 \3",
+        ),
+        # "zieh die Vorhänge zu / auf", "fahr die Markise aus / ein": close or open
+        (r"^(?:zieh|ziehe) (.+?) (?:zu)$", r"schließe \1"),
+        (r"^(?:zieh|ziehe) (.+?) (?:auf)$", r"öffne \1"),
+        (r"^(?:fahr|fahre) (.+?) aus$", r"öffne \1"),
+        (r"^(?:fahr|fahre) (.+?) ein$", r"schließe \1"),
+        # "öffne das Rollo ganz", "mach es ganz zu": all the way is open or closed
+        (r"^(öffne|schließe|schliess|schließ) (.+?) (?:ganz|vollständig|komplett)$", r"\1 \2"),
+        (r"^(mach|mache) (.+?) (?:ganz|vollständig|komplett) (auf|zu)$", r"\1 \2 \3"),
+        # "schau mal, ob die Haustür abgeschlossen ist": the question
+        (
+            r"^(?:schau|schaue|guck|gucke|prüf|prüfe|sieh)(?: mal)?(?: nach)? ob (.+?) "
+            r"(an|aus|offen|zu|geschlossen|abgeschlossen|aufgeschlossen) (ist|sind)$",
+            r"\3 \1 \2",
+        ),
+        # "wie weit ist das Rollo offen": whether it is open
+        (r"^wie weit (ist|sind) (.+?) (offen|geöffnet|geschlossen|zu)$", r"\1 \2 \3"),
+        # "dreh die Stehlampe runter auf 20 Prozent": a value said
+        (
+            r"^(?:dreh|drehe|mach|mache|fahr|fahre) (.+?) (?:runter|herunter|hoch|rauf|herauf) "
+            r"auf (?=\d)",
+            r"stell \1 auf ",
+        ),
     ),
-    "fr": tuple(
-        (re.compile(pattern, re.IGNORECASE), replacement)
-        for pattern, replacement in (
-            # "la lumière est-elle toujours allumée", "est encore allumée": whether it is
-            (
-                r"\b(est|sont)((?:-t)?-(?:il|elle|ils|elles))? (?:encore|toujours) "
-                r"(?=(?:allumée?s?|éteinte?s?|ouverte?s?|fermée?s?|verrouillée?s?)$)",
-                r"\1\2 ",
-            ),
-            # "ouvre complètement le store", "ferme-le en grand": all the way
-            (
-                r"^(ouvre|ferme|ouvrez|fermez) (?:complètement|entièrement|totalement|en grand) "
-                r"(?=\S)",
-                r"\1 ",
-            ),
-            (
-                r"^(ouvre|ferme|ouvrez|fermez) (.+?) (?:complètement|entièrement|totalement"
-                r"|en grand)$",
-                r"\1 \2",
-            ),
-            # "vérifie si la porte est verrouillée", "dis-moi si ...": the question
-            (
-                r"^(?:vérifie|vérifiez|regarde|regardez|dis-moi|dites-moi) si (.+?) (est|sont) "
-                r"(?=\S)",
-                r"est-ce que \1 \2 ",
-            ),
-            # "ferme la porte d'entrée à clé", "ferme à clé la porte": lock it
-            (r"^ferme à clé (?=\S)", "verrouille "),
-            (r"^ferme (.+?) à clé\b", r"verrouille \1"),
-        )
+    "fr": _compiled(
+        # "la lumière est-elle toujours allumée", "est encore allumée": whether it is
+        (
+            r"\b(est|sont)((?:-t)?-(?:il|elle|ils|elles))? (?:encore|toujours) "
+            r"(?=(?:allumée?s?|éteinte?s?|ouverte?s?|fermée?s?|verrouillée?s?)$)",
+            r"\1\2 ",
+        ),
+        # "ouvre complètement le store", "ferme-le en grand": all the way
+        (
+            r"^(ouvre|ferme|ouvrez|fermez) (?:complètement|entièrement|totalement|en grand) "
+            r"(?=\S)",
+            r"\1 ",
+        ),
+        (
+            r"^(ouvre|ferme|ouvrez|fermez) (.+?) (?:complètement|entièrement|totalement"
+            r"|en grand)$",
+            r"\1 \2",
+        ),
+        # "vérifie si la porte est verrouillée", "dis-moi si ...": the question
+        (
+            r"^(?:vérifie|vérifiez|regarde|regardez|dis-moi|dites-moi) si (.+?) (est|sont) "
+            r"(?=\S)",
+            r"est-ce que \1 \2 ",
+        ),
+        # "ferme la porte d'entrée à clé", "ferme à clé la porte": lock it
+        (r"^ferme à clé (?=\S)", "verrouille "),
+        (r"^ferme (.+?) à clé\b", r"verrouille \1"),
     ),
-    "es": tuple(
-        (re.compile(pattern, re.IGNORECASE), replacement)
-        for pattern, replacement in (
-            # "comprueba si la puerta está cerrada con llave", "dime si ...": the question
-            (
-                r"^(?:comprueba|compruebe|mira|mire|verifica|verifique|dime|dígame)(?: a ver)? "
-                r"si (.+?) (está|están) (.+)$",
-                r"\2 \3 \1",
-            ),
-            # "abre la persiana del todo", "cierra completamente la persiana": all the way
-            (
-                r"^(abre|cierra|sube|baja) (.+?) (?:del todo|completamente|por completo"
-                r"|totalmente)$",
-                r"\1 \2",
-            ),
-            (
-                r"^(abre|cierra) (?:del todo|completamente|por completo|totalmente) (?=\S)",
-                r"\1 ",
-            ),
-            # "¿sigue encendida la luz del porche?", "la luz sigue encendida": whether it is
-            (
-                r"^sigue (encendid[ao]|apagad[ao]|abiert[ao]|cerrad[ao]) (.+)$",
-                r"está \1 \2",
-            ),
-            (
-                r"^siguen (encendid[ao]s|apagad[ao]s|abiert[ao]s|cerrad[ao]s) (.+)$",
-                r"están \1 \2",
-            ),
-            (
-                r"^(.+?) sigue (encendid[ao]|apagad[ao]|abiert[ao]|cerrad[ao])$",
-                r"está \2 \1",
-            ),
-            (
-                r"^(.+?) siguen (encendid[ao]s|apagad[ao]s|abiert[ao]s|cerrad[ao]s)$",
-                r"están \2 \1",
-            ),
-        )
+    "es": _compiled(
+        # "comprueba si la puerta está cerrada con llave", "dime si ...": the question
+        (
+            r"^(?:comprueba|compruebe|mira|mire|verifica|verifique|dime|dígame)(?: a ver)? "
+            r"si (.+?) (está|están) (.+)$",
+            r"\2 \3 \1",
+        ),
+        # "abre la persiana del todo", "cierra completamente la persiana": all the way
+        (
+            r"^(abre|cierra|sube|baja) (.+?) (?:del todo|completamente|por completo"
+            r"|totalmente)$",
+            r"\1 \2",
+        ),
+        (
+            r"^(abre|cierra) (?:del todo|completamente|por completo|totalmente) (?=\S)",
+            r"\1 ",
+        ),
+        # "¿sigue encendida la luz del porche?", "la luz sigue encendida": whether it is
+        (r"^sigue (encendid[ao]|apagad[ao]|abiert[ao]|cerrad[ao]) (.+)$", r"está \1 \2"),
+        (r"^siguen (encendid[ao]s|apagad[ao]s|abiert[ao]s|cerrad[ao]s) (.+)$", r"están \1 \2"),
+        (r"^(.+?) sigue (encendid[ao]|apagad[ao]|abiert[ao]|cerrad[ao])$", r"está \2 \1"),
+        (r"^(.+?) siguen (encendid[ao]s|apagad[ao]s|abiert[ao]s|cerrad[ao]s)$", r"están \2 \1"),
     ),
-    "nl": tuple(
-        (re.compile(pattern, re.IGNORECASE), replacement)
-        for pattern, replacement in (
-            # "kijk even of de voordeur op slot is": the question
-            (
-                r"^(?:kijk|check|controleer)(?: even| eens| nog even)? of (.+?) "
-                r"(op slot|van het slot|aan|uit|open|dicht) (is|zijn|staat|staan)$",
-                r"\3 \1 \2",
-            ),
-            # "doe het rolgordijn helemaal open", "sluit het helemaal": all the way
-            (r"^(doe|zet) (.+?) helemaal (open|dicht)$", r"\1 \2 \3"),
-            (r"^(open|sluit) (.+?) helemaal$", r"\1 \2"),
-            # "is de verandalamp nog aan", "staat het licht nog aan": whether it is
-            (
-                r"^(is|zijn|staat|staan) (.+?) nog (aan|uit|open|dicht|op slot|van het slot)$",
-                r"\1 \2 \3",
-            ),
-        )
+    "nl": _compiled(
+        # "kijk even of de voordeur op slot is": the question
+        (
+            r"^(?:kijk|check|controleer)(?: even| eens| nog even)? of (.+?) "
+            r"(op slot|van het slot|aan|uit|open|dicht) (is|zijn|staat|staan)$",
+            r"\3 \1 \2",
+        ),
+        # "doe het rolgordijn helemaal open", "sluit het helemaal": all the way
+        (r"^(doe|zet) (.+?) helemaal (open|dicht)$", r"\1 \2 \3"),
+        (r"^(open|sluit) (.+?) helemaal$", r"\1 \2"),
+        # "is de verandalamp nog aan", "staat het licht nog aan": whether it is
+        (
+            r"^(is|zijn|staat|staan) (.+?) nog (aan|uit|open|dicht|op slot|van het slot)$",
+            r"\1 \2 \3",
+        ),
     ),
 }
 
 
 # The half after a number said in digits, in the other languages: "21 degrés et demi",
 # "21 grados y medio", "21 en een halve graad" (the unit moves after the decimal).
-_HALVES: dict[str, tuple[tuple[re.Pattern[str], Replacement], ...]] = {
-    lang: tuple(
-        (re.compile(pattern, re.IGNORECASE), replacement)
-        for pattern, replacement in (
-            (rf"\b(\d+) ({unit}) {half}\b", r"\1,5 \2"),
-            (rf"\b(\d+) {half}\b", r"\1,5"),
-        )
+_HALVES: dict[str, Rules] = {
+    lang: _compiled(
+        (rf"\b(\d+) ({unit}) {half}\b", r"\1,5 \2"),
+        (rf"\b(\d+) {half}\b", r"\1,5"),
     )
     for lang, unit, half in (
         ("fr", r"degrés?", r"et demie?"),
@@ -745,7 +725,7 @@ _SHARES = {
 }
 
 
-def _share_rules(shares: _Shares) -> tuple[tuple[re.Pattern[str], Replacement], ...]:
+def _share_rules(shares: _Shares) -> Rules:
     """Return a language's rules for an open share said as a part or a closed percent."""
     parts = "(" + "|".join(re.escape(p) for p in sorted(shares.parts, key=len, reverse=True)) + ")"
     number = r"(\d{1,3}(?:[.,]\d+)?)"
@@ -776,7 +756,7 @@ def _share_rules(shares: _Shares) -> tuple[tuple[re.Pattern[str], Replacement], 
         # "mach die Deckenlampe an auf 30 Prozent": that brightness
         (rf"{shares.on.replace('(.+?)', subject)} {number}{shares.percent}$", switched_on),
     )
-    return tuple((re.compile(p, re.IGNORECASE), r) for p, r in rules)
+    return _compiled(*rules)
 
 
 def said_plainly(text: str, lang: str) -> str:
