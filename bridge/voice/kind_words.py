@@ -292,6 +292,15 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
             ),
             (
                 [
+                    "(set|put|turn|switch) [the] {name} (to|on|at) (full|max|maximum|top) "
+                    "[(speed|power)]",
+                    "(set|put|turn|switch) [the] {name} (to|on|at) [the] (highest|fastest|top) "
+                    "speed",
+                ],
+                {"slots": {"percentage": 100}, **_FAN_NAME},
+            ),
+            (
+                [
                     "(set|put|turn|switch) [the] fan[s] (to|on) {fan_modes:fan_mode} [(speed|mode)] "  # noqa: E501
                     + _EN_IN,
                     "(set|put|turn|switch) [the] {area} fan[s] (to|on) {fan_modes:fan_mode} "
@@ -327,6 +336,27 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                     "{fan_speed:percentage}(%| percent)",
                 ],
                 {"slots": {"domain": "fan"}},
+            ),
+            # "set the fan to speed 2": a speed step (never a percent)
+            (
+                ["(set|put|turn|switch) [the] {name} (to|on|at) speed {fan_speed:percentage}"],
+                {"slots": {"speed_step": True}, **_FAN_NAME},
+            ),
+            (
+                [
+                    "(set|put|turn|switch) [the] (fan|fans) (to|on|at) speed "
+                    "{fan_speed:percentage} " + _EN_IN,
+                    "(set|put|turn|switch) [the] {area} (fan|fans) (to|on|at) speed "
+                    "{fan_speed:percentage}",
+                ],
+                {"slots": {"domain": "fan", "speed_step": True}},
+            ),
+            (
+                [
+                    "(set|put|turn|switch) [the] (fan|fans) [in here] (to|on|at) speed "
+                    "{fan_speed:percentage}"
+                ],
+                {"slots": {"domain": "fan", "speed_step": True}, **_SPEAKERS_ROOM},
             ),
         ],
         "HassVacuumReturnToBase": [
@@ -1197,6 +1227,7 @@ for _lang, _intents in _WATER_HEATER.items():
 KIND_RESPONSES: dict[str, dict[str, str]] = {
     "en": {
         "fan_speed": "Set {target} to {percent} percent speed.",
+        "fan_speed_step": "Set {target} to speed {speed}.",
         "mode": "Set {target} to {mode}.",
         "mode_start": "Started {target} on {mode}.",
         "unknown_mode": "Sorry, {target} has no mode {mode}; it has {modes}.",
@@ -1245,6 +1276,7 @@ KIND_RESPONSES: dict[str, dict[str, str]] = {
     },
     "de": {
         "fan_speed": "{target} läuft jetzt mit {percent} Prozent.",
+        "fan_speed_step": "{target} läuft jetzt auf Stufe {speed}.",
         "mode": "{target} ist auf {mode} gestellt.",
         "mode_start": "{target} läuft mit {mode}.",
         "unknown_mode": "{target} hat keinen Modus {mode}, nur {modes}.",
@@ -1293,6 +1325,7 @@ KIND_RESPONSES: dict[str, dict[str, str]] = {
     },
     "fr": {
         "fan_speed": "La vitesse de {target} est réglée à {percent} %.",
+        "fan_speed_step": "{target} est réglé sur la vitesse {speed}.",
         "mode": "{target} est réglé sur {mode}.",
         "mode_start": "{target} a démarré en mode {mode}.",
         "unknown_mode": "Désolé, {target} n'a pas de mode {mode} ; il a {modes}.",
@@ -1341,6 +1374,7 @@ KIND_RESPONSES: dict[str, dict[str, str]] = {
     },
     "es": {
         "fan_speed": "He puesto {target} al {percent} por ciento.",
+        "fan_speed_step": "He puesto {target} en la velocidad {speed}.",
         "mode": "He puesto {target} en {mode}.",
         "mode_start": "He puesto en marcha {target} en {mode}.",
         "unknown_mode": "Lo siento, {target} no tiene el modo {mode}; tiene {modes}.",
@@ -1389,6 +1423,7 @@ KIND_RESPONSES: dict[str, dict[str, str]] = {
     },
     "nl": {
         "fan_speed": "{target} draait nu op {percent} procent.",
+        "fan_speed_step": "{target} draait nu op stand {speed}.",
         "mode": "{target} staat op {mode}.",
         "mode_start": "{target} is gestart op {mode}.",
         "unknown_mode": "Sorry, {target} heeft geen stand {mode}, wel {modes}.",

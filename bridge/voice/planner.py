@@ -330,7 +330,7 @@ class Planner:
         if r.intent == RELATIVE_INTENT:
             return self._relative(subject, r, text)
         if r.intent == "HassFanSetSpeed":
-            return self._fan_speed(subject, r)
+            return self._fan_speed(subject, r, text)
         if r.intent in ("HassVacuumStart", "HassVacuumReturnToBase", OPERATE_INTENT):
             return self._operate(subject, r)
         if r.intent == "HassVacuumCleanArea":
@@ -539,16 +539,21 @@ class Planner:
             if not thermostats:
                 return self._no_kind(s)
             target = s.device.name if s.device is not None else s.place
-            if on:
+            # "turn the heating on": its mode heat; "the thermostat on": which mode is not said
+            mode = str(r.values.get("heat_mode", "off" if not on else ""))
+            if not mode:
                 return reply(s.lang, "climate_on", target=target, intent=s.intent)
             calls = []
             for device in thermostats:
-                call = self._mode_call(device, "off")
+                call = self._mode_call(device, mode)
                 if call is None:
                     return reply(s.lang, "cannot", target=device.name, intent=s.intent)
                 calls.append(call)
             # every thermostat of the place: "Turned off <place>."
             said = target if len(calls) > 1 else calls[0].target
+            if on:
+                values = {"mode": mode_said(s.lang, mode)}
+                return Plan(calls=tuple(calls), key="climate_mode", target=said, values=values)
             return Plan(calls=tuple(calls), key="thermostat_off", target=said)
         if s.domain == "fan":
             return self._fan_switch(s, on)
@@ -1351,7 +1356,7 @@ class Planner:
         target = calls[0].target if len(calls) == 1 else both(s.lang, [c.target for c in calls])
         return Plan(calls=tuple(calls), key="on" if on else "off", target=target)
 
-    def _fan_speed(self, s: _Subject, r: Reading) -> Plan | IntentReply:
+    def _fan_speed(self, s: _Subject, r: Reading, text: str) -> Plan | IntentReply:
         s = s.with_domain("fan")
         fans = self._fans(s)
         if isinstance(fans, IntentReply):
@@ -1362,6 +1367,19 @@ class Planner:
         if said is None:
             return reply(s.lang, "not_here", intent=s.intent)
         percent = number(said)
+        if not _PERCENT_SAID.search(text):  # "set the fan to 2": its second speed, if it has
+            steps = self._fan_steps(fans, percent)
+            if not steps and r.values.get("speed_step"):  # "to speed 2": never a percent
+                return reply(s.lang, "cannot", target=fans[0].name, intent=s.intent)
+            if steps:
+                return Plan(
+                    calls=tuple(steps),
+                    key="fan_speed_step",
+                    target=steps[0].target
+                    if len(steps) == 1
+                    else both(s.lang, [c.target for c in steps]),
+                    values={"speed": spoken_number(percent, s.lang)},
+                )
         calls = [
             c
             for fan in fans
@@ -1376,6 +1394,27 @@ class Planner:
             target=target,
             values={"percent": spoken_number(percent, s.lang)},
         )
+
+    def _fan_steps(self, fans: list[Device], said: float) -> list[Call]:
+        """Return each fan's speed step call for a number said without "percent".
+
+        Only when every fan has speed steps and ``said`` is one of them ("set the fan to
+        2" on a fan of 3 speeds); else nothing, and the number is a percent.
+        """
+        if said != int(said) or said < 1:
+            return []
+        calls = []
+        for fan in fans:
+            tool = self._tool_for("set_fan_step", device_id=fan.id)
+            speed = tool.parameters.get("properties", {}).get("speed", {}) if tool else {}
+            top = speed.get("maximum")
+            if not isinstance(top, int) or said > top:
+                return []
+            call = self._call("set_fan_step", {"speed": int(said)}, fan.name, device=fan)
+            if call is None:
+                return []
+            calls.append(call)
+        return calls
 
     def _fan_mode(
         self, s: _Subject, fans: list[Device], mode: str, heard: str | None

@@ -52,6 +52,9 @@ _HUMIDITY = {"slots": {"domain": "sensor", "device_class": "humidity"}}
 _COVER = {"slots": {"domain": "cover"}}
 _LOCK = {"slots": {"domain": "lock"}}
 _CLIMATE = {"slots": {"domain": "climate"}}
+# "turn the heating on", "switch on the air conditioning": the thermostat's mode heat / cool
+_HEATING_ON = {"slots": {"domain": "climate", "heat_mode": "heat"}}
+_COOLING_ON = {"slots": {"domain": "climate", "heat_mode": "cool"}}
 # "turn everything off": every light and switch (never a lock, cover or thermostat)
 _EVERYTHING = {"metadata": {"slot_combination": "everything"}, "slots": {"domain": "light"}}
 
@@ -112,6 +115,7 @@ _DE_HALF = "(zur Hälfte|halb|auf die Hälfte)"
 # an explicit percentage (a bare number after a room could be meant as degrees)
 _DE_PCT_SAID = "{brightness}( %|%| Prozent)"
 _EN_HEAT = "(heat|heating|temperature|thermostat)"
+_EN_COOLING = "(air conditioning|air con|aircon|ac|a/c|cooling)"
 
 # language -> intent -> list of (sentences, extra data keys).
 Sentences = dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]]
@@ -157,8 +161,40 @@ EXTRA: Sentences = {
             (["(open|raise|lift) [the] garage[ door]"], _GARAGE),
             (
                 [
-                    f"(turn|switch) on [the] {_EN_HEAT} (in|on) [the] {{area}}",
-                    f"(turn|switch) [the] {_EN_HEAT} on (in|on) [the] {{area}}",
+                    "(turn|switch|put) on [the] (heating|heat|heater) (in|on) [the] {area}",
+                    "(turn|switch|put) [the] (heating|heat|heater) on (in|on) [the] {area}",
+                    "(turn|switch|put) [the] {area} (heating|heat|heater) on",
+                    "(turn|switch|put) on [the] {area} (heating|heat|heater)",
+                ],
+                _HEATING_ON,
+            ),
+            (
+                [
+                    "(turn|switch|put) (on|the heating on|the heat on)",
+                    "(turn|switch|put) on the (heating|heat)",
+                ],
+                {**_HEATING_ON, **_HERE},
+            ),
+            (
+                [
+                    f"(turn|switch|put) on [the] {_EN_COOLING} (in|on) [the] {{area}}",
+                    f"(turn|switch|put) [the] {_EN_COOLING} on (in|on) [the] {{area}}",
+                    f"(turn|switch|put) [the] {{area}} {_EN_COOLING} on",
+                    f"(turn|switch|put) on [the] {{area}} {_EN_COOLING}",
+                ],
+                _COOLING_ON,
+            ),
+            (
+                [
+                    f"(turn|switch|put) on the {_EN_COOLING}",
+                    f"(turn|switch|put) the {_EN_COOLING} on",
+                ],
+                {**_COOLING_ON, **_HERE},
+            ),
+            (
+                [
+                    "(turn|switch) on [the] (temperature|thermostat) (in|on) [the] {area}",
+                    "(turn|switch) [the] (temperature|thermostat) on (in|on) [the] {area}",
                 ],
                 _CLIMATE,
             ),
@@ -277,8 +313,19 @@ EXTRA: Sentences = {
                     f"(turn|switch|shut) [the] {_EN_HEAT} off (in|on) [the] {{area}}",
                     f"(turn|switch|shut) [the] {{area}} {_EN_HEAT} off",
                     f"(turn|switch|shut) off [the] {{area}} {_EN_HEAT}",
+                    f"(turn|switch|shut) off [the] {_EN_COOLING} (in|on) [the] {{area}}",
+                    f"(turn|switch|shut) [the] {_EN_COOLING} off (in|on) [the] {{area}}",
+                    f"(turn|switch|shut) [the] {{area}} {_EN_COOLING} off",
+                    f"(turn|switch|shut) off [the] {{area}} {_EN_COOLING}",
                 ],
                 _CLIMATE,
+            ),
+            (
+                [
+                    f"(turn|switch|shut|put) off the ({_EN_COOLING[1:-1]}|heating|heat)",
+                    f"(turn|switch|shut|put) the ({_EN_COOLING[1:-1]}|heating|heat) off",
+                ],
+                {**_CLIMATE, **_HERE},
             ),
             (
                 [
@@ -567,6 +614,20 @@ EXTRA: Sentences = {
         "HassTurnOn": [
             (
                 [
+                    "(schalte|schalt|mach|mache|dreh|drehe) die Heizung <area> (an|ein)",
+                    "(schalte|schalt|mach|mache|dreh|drehe) <area> die Heizung (an|ein)",
+                ],
+                _HEATING_ON,
+            ),
+            (
+                [
+                    "(schalte|schalt|mach|mache) die Klimaanlage <area> (an|ein)",
+                    "(schalte|schalt|mach|mache) <area> die Klimaanlage (an|ein)",
+                ],
+                _COOLING_ON,
+            ),
+            (
+                [
                     "(<schalten>|<machen>) <alle_lichter_ueberall> (an|ein)",
                     "<alle_lichter_ueberall> (an|ein)[schalten]",
                 ],
@@ -597,6 +658,8 @@ EXTRA: Sentences = {
                 [
                     "(schalte|schalt|mach|mache) die Heizung <area> aus",
                     "(schalte|schalt|mach|mache) <area> die Heizung aus",
+                    "(schalte|schalt|mach|mache) die Klimaanlage <area> aus",
+                    "(schalte|schalt|mach|mache) <area> die Klimaanlage aus",
                 ],
                 _CLIMATE,
             ),
@@ -885,6 +948,14 @@ EXTRA: Sentences = {
             ),
         ],
         "HassTurnOn": [
+            (
+                [f"(allume|mets|lance|démarre) le chauffage {_FR_DE}"],
+                _HEATING_ON,
+            ),
+            (
+                [f"(allume|mets|lance|démarre) (la climatisation|la clim) {_FR_DE}"],
+                _COOLING_ON,
+            ),
             (["<allume> <tous> [<le>]<lumiere> [<partout>]"], _ALL_LIGHTS),
             (
                 [
@@ -899,7 +970,10 @@ EXTRA: Sentences = {
             (["ouvre le portail"], _GATE),
         ],
         "HassTurnOff": [
-            ([f"(éteins|coupe|arrête) le chauffage {_FR_DE}"], _CLIMATE),
+            (
+                [f"(éteins|coupe|arrête) (le chauffage|la climatisation|la clim) {_FR_DE}"],
+                _CLIMATE,
+            ),
             (["<eteins> <tous> [<le>]<lumiere>"], _ALL_LIGHTS),
             (
                 [
@@ -1066,6 +1140,8 @@ EXTRA: Sentences = {
             ),
         ],
         "HassTurnOn": [
+            ([f"(enciende|pon|prende|conecta) la calefacción {_ES_EN}"], _HEATING_ON),
+            ([f"(enciende|pon|prende|conecta) el aire [acondicionado] {_ES_EN}"], _COOLING_ON),
             (["<enciende> <todos> <luces> [<todas_partes>]"], _ALL_LIGHTS),
             (
                 [
@@ -1094,7 +1170,10 @@ EXTRA: Sentences = {
             (["abre (la verja|el portón)"], _GATE),
         ],
         "HassTurnOff": [
-            ([f"(apaga|desconecta) la calefacción {_ES_EN}"], _CLIMATE),
+            (
+                [f"(apaga|desconecta) (la calefacción|el aire [acondicionado]) {_ES_EN}"],
+                _CLIMATE,
+            ),
             (["(desbloquea|abre con llave|quita [la] llave (a|de)) [(la|el)] {name}"], _LOCK),
             (
                 [
@@ -1252,6 +1331,14 @@ EXTRA: Sentences = {
             ),
         ],
         "HassTurnOn": [
+            (
+                [f"(zet|doe) de verwarming {_NL_IN} aan", f"(zet|doe) de verwarming aan {_NL_IN}"],
+                _HEATING_ON,
+            ),
+            (
+                [f"(zet|doe) de airco {_NL_IN} aan", f"(zet|doe) de airco aan {_NL_IN}"],
+                _COOLING_ON,
+            ),
             (["[<change>] <all> <light> aan", "<all> <light> aan[ ](zetten|doen)"], _ALL_LIGHTS),
             (
                 [
@@ -1282,7 +1369,10 @@ EXTRA: Sentences = {
         ],
         "HassTurnOff": [
             (
-                [f"(zet|doe) de verwarming {_NL_IN} uit", f"(zet|doe) de verwarming uit {_NL_IN}"],
+                [
+                    f"(zet|doe) de (verwarming|airco) {_NL_IN} uit",
+                    f"(zet|doe) de (verwarming|airco) uit {_NL_IN}",
+                ],
                 _CLIMATE,
             ),
             (["[<change>] <all> <light> uit", "<all> <light> uit[ ](zetten|doen)"], _ALL_LIGHTS),

@@ -285,7 +285,53 @@ _AWNING = r"(?:awning|sun ?shade|canopy|shade|sun ?blind|blind|screen|marquee)s?
 _OPENING = r"(?:open|raise|lift|roll up|pull up|bring up|put up)"
 _CLOSING = r"(?:close|shut|lower|drop|roll down|pull down|bring down|put down)"
 
+# What a cover is called: "the living room blind", "the shutters", "the garage door".
+_COVER_WORDS = (
+    r"blind|shade|shutter|curtain|drape|roller|louvre|louver|garage door|garage|gate|cover"
+    r"|window covering"
+)
+_COVERED = rf"{_EN_SUBJECT[1:-1]}\b(?:{_COVER_WORDS}|awning|screen)s?"
+# (up and down: not an awning nor a screen, which are let down to be out)
+_RAISED = rf"{_EN_SUBJECT[1:-1]}\b(?:{_COVER_WORDS})s?"
+_THERMOSTAT_WORD = r"(?:heating|heat|heater|thermostat|ac|air conditioning|air con|aircon)"
+
+# The same in the other languages (a name that ends in one: "Wohnzimmerrollo").
+_DE_COVER = (
+    r"(?:rollo|rollos|rollladen|rollläden|rolladen|jalousie|jalousien|vorhang|vorhänge"
+    r"|garagentor|rolltor|plissee|raffstore|raffstores|fensterladen|fensterläden)"
+)
+_FR_COVER = (
+    r"(?![^,]*\bbanne\b)(?:le |la |les |l')?(?:(?!\b(?:et|puis|mais|ou)\b)[^,])*?"
+    r"\b(?:store|stores|volet|volets|rideau|rideaux|persienne|persiennes|porte du garage"
+    r"|garage|portail)\b(?:(?!\b(?:et|puis|mais|ou)\b)[^,])*$"
+)
+_ES_COVER = (
+    r"(?:el |la |los |las )?(?:(?!\b(?:y|e|luego|pero|o)\b)[^,])*?\b(?:persiana|persianas"
+    r"|estor|estores|cortina|cortinas)\b(?:(?!\b(?:y|e|luego|pero|o)\b)[^,])*$"
+)
+_NL_COVER = (
+    r"(?:rolgordijn|rolgordijnen|gordijn|gordijnen|luik|luiken|rolluik|rolluiken|jaloezie"
+    r"|jaloezieën|screen|screens|garagedeur|zonwering)"
+)
+
 Replacement = str | Callable[[re.Match[str]], str]
+
+
+def _up_down(match: re.Match[str]) -> str:
+    """Return "open " for "pull up ...", "close " for "pull down ..."."""
+    return "open " if match[1].lower() == "up" else "close "
+
+
+def _down_up(match: re.Match[str]) -> str:
+    """Return "open <cover>" for "pull <cover> up", "close <cover>" for "... down"."""
+    return f"{'open' if match[2].lower() == 'up' else 'close'} {match[1]}"
+
+
+def _heating_asked(match: re.Match[str]) -> str:
+    """Return "what is the thermostat (in <room>) set to" for "is the heating on ..."."""
+    if match[2]:
+        return f"what is the thermostat {match[1]} the {match[2]} set to"
+    return "what is the thermostat set to"
 
 
 def _part_open(match: re.Match[str]) -> str:
@@ -483,7 +529,7 @@ _SAYINGS: dict[str, Rules] = {
         # "bump / nudge / knock / crank the heating up": a turn
         (r"^(?:bump|nudge|knock|crank) (?=\S)", "turn "),
         # "turn the lamp down to 20 percent", "brighten it up to 90": a value said
-        (rf"\b(?:up|down) to (?={_EN_NUMBER}|half\b|full\b)", "to "),
+        (rf"\b(?:up|down) to (?={_EN_NUMBER}|half\b|full\b|max\b|maximum\b)", "to "),
         (
             rf"^(?:brighten|raise|increase|lower|reduce|decrease|bring) (?=.+ to {_EN_NUMBER})",
             "set ",
@@ -503,6 +549,55 @@ _SAYINGS: dict[str, Rules] = {
         ),
         # "set the blind to half": 50 percent (not "half open", "halfway")
         (r"\b(to|at) half\b(?! (?:open|closed|brightness|way))", r"\1 50 percent"),
+        # "pull the blind up", "roll down the shutters", "let the curtains down": open or
+        # close (a cover's words only: "bring the lights down" is a dimming)
+        (rf"^(?:pull|roll|bring|draw|wind|let|put) (up|down) (?={_RAISED}$)", _up_down),
+        (rf"^(?:pull|roll|bring|draw|wind|let|put) ({_RAISED}) (up|down)$", _down_up),
+        # "draw the curtains": closed; "draw back the curtains", "draw them open": open
+        (rf"^draw (?:back|open|apart) (?={_COVERED}$)", "open "),
+        (rf"^draw ({_COVERED}) (?:back|open|apart)$", r"open \1"),
+        (rf"^draw (?:shut |closed |to )?(?={_COVERED}$)", "close "),
+        (rf"^draw ({_COVERED}) (?:shut|closed|to)$", r"close \1"),
+        (rf"^open up (?={_COVERED}$)", "open "),
+        # "hold the blind there", "stop the shutters where they are": stop them
+        (
+            rf"^(?:stop|hold|halt|freeze|pause) ({_COVERED})(?: right)?(?: there| here"
+            r"| where (?:it|they) (?:is|are)| now| moving)?$",
+            r"stop \1",
+        ),
+        # "fan on high", "the ceiling fan to low": its mode
+        (
+            r"^((?:the )?(?:(?!\b(?:and|then|but|or|set|put|turn|switch)\b)[^,])*?\bfans?) "
+            r"(?:on|to|at) (low|medium|high|auto|full|max|maximum)(?: speed)?$",
+            r"set \1 to \2",
+        ),
+        # "set the fan to speed 2", "the fan on setting 3": that speed step
+        (r"^(.*\bfans?\b.*?) (to|on|at) (?:step|setting|level|gear) (\d{1,2})$", r"\1 \2 speed \3"),
+        # "is it heating in the hall", "is the heating on upstairs": what the thermostat is
+        # set to (its state answers)
+        (
+            r"^is it (?:heating|cooling|warming up|cooling down) (in|on) (?:the )?(.+)$",
+            r"what is the thermostat \1 the \2 set to",
+        ),
+        (
+            rf"^is the {_THERMOSTAT_WORD} (?:on|running|working|going|heating|cooling)"
+            r"(?: (in|on) (?:the )?(.+))?$",
+            _heating_asked,
+        ),
+        (
+            r"^is (?:the )?(.+? thermostat) (?:on|running|working|heating|cooling)$",
+            r"what is the \1 set to",
+        ),
+        # "make it dark in the kitchen", "make the kitchen dark": its lights off
+        (r"^make it dark (in|on) (.+)$", r"turn off the lights \1 \2"),
+        (r"^make (?!it\b)(.+?) dark$", r"turn off the lights in \1"),
+        # "the porch light, switch it off": the command said of it (the comma read as
+        # "and" when a list is cut at its commas)
+        (
+            rf"^((?:the|my|our) {_EN_SUBJECT[1:-1]})(?: and)? (turn|switch|put|shut|set|dim"
+            r"|open|close|lock|unlock|start|stop|raise|lower) (?:it|them) ?(.*)$",
+            r"\2 \1 \3",
+        ),
     ),
     "de": _compiled(
         # "21 einhalb Grad", "einundzwanzig einhalb" spoken as digits: the half
@@ -531,6 +626,17 @@ _SAYINGS: dict[str, Rules] = {
         ),
         # "wie weit ist das Rollo offen": whether it is open
         (r"^wie weit (ist|sind) (.+?) (offen|geöffnet|geschlossen|zu)$", r"\1 \2 \3"),
+        # "lass das Rollo runter", "zieh die Jalousie hoch": close or open
+        (
+            rf"^(?:lass|lasse|zieh|ziehe|fahr|fahre|mach|mache|roll|rolle|hol|hole) "
+            rf"(.+?{_DE_COVER}) (?:runter|herunter|hinunter|nach unten)$",
+            r"schließe \1",
+        ),
+        (
+            rf"^(?:lass|lasse|zieh|ziehe|fahr|fahre|mach|mache|roll|rolle|hol|hole) "
+            rf"(.+?{_DE_COVER}) (?:hoch|rauf|herauf|hinauf|nach oben)$",
+            r"öffne \1",
+        ),
         # "dreh die Stehlampe runter auf 20 Prozent": a value said
         (
             r"^(?:dreh|drehe|mach|mache|fahr|fahre) (.+?) (?:runter|herunter|hoch|rauf|herauf) "
@@ -562,6 +668,10 @@ _SAYINGS: dict[str, Rules] = {
             r"(?=\S)",
             r"est-ce que \1 \2 ",
         ),
+        # "remonte le store", "descends les volets": open or close (not an awning's
+        # "store banne", let down to be out)
+        (rf"^(?:remonte|monte|lève|relève|soulève) (?={_FR_COVER})", "ouvre "),
+        (rf"^(?:descends|redescends|rabaisse|abaisse) (?={_FR_COVER})", "ferme "),
         # "ferme la porte d'entrée à clé", "ferme à clé la porte": lock it
         (r"^ferme à clé (?=\S)", "verrouille "),
         (r"^ferme (.+?) à clé\b", r"verrouille \1"),
@@ -583,6 +693,8 @@ _SAYINGS: dict[str, Rules] = {
             r"^(abre|cierra) (?:del todo|completamente|por completo|totalmente) (?=\S)",
             r"\1 ",
         ),
+        # "levanta la persiana": up, as "sube"
+        (rf"^(?:levanta|alza) (?={_ES_COVER})", "sube "),
         # "¿sigue encendida la luz del porche?", "la luz sigue encendida": whether it is
         (r"^sigue (encendid[ao]|apagad[ao]|abiert[ao]|cerrad[ao]) (.+)$", r"está \1 \2"),
         (r"^siguen (encendid[ao]s|apagad[ao]s|abiert[ao]s|cerrad[ao]s) (.+)$", r"están \1 \2"),
@@ -595,6 +707,16 @@ _SAYINGS: dict[str, Rules] = {
             r"^(?:kijk|check|controleer)(?: even| eens| nog even)? of (.+?) "
             r"(op slot|van het slot|aan|uit|open|dicht) (is|zijn|staat|staan)$",
             r"\3 \1 \2",
+        ),
+        # "trek het rolgordijn omhoog", "laat de luiken zakken": open or close
+        (
+            rf"^(?:trek|rol|haal|laat|zet|doe|draai) (.+?{_NL_COVER}) (?:omhoog|op|naar boven)$",
+            r"open \1",
+        ),
+        (
+            rf"^(?:trek|rol|haal|laat|zet|doe|draai) (.+?{_NL_COVER}) (?:omlaag|neer|naar beneden"
+            r"|zakken)$",
+            r"sluit \1",
         ),
         # "doe het rolgordijn helemaal open", "sluit het helemaal": all the way
         (r"^(doe|zet) (.+?) helemaal (open|dicht)$", r"\1 \2 \3"),

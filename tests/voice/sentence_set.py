@@ -196,6 +196,8 @@ MULTI_LANGUAGE_SETS = (
     "wording12_heldout",
     "wording15",
     "wording15_heldout",
+    "wording16",
+    "wording16_heldout",
 )
 
 

@@ -129,6 +129,57 @@ def test_the_german_value_said_after_runter() -> None:
         ("en", "heat the hall to 22 degrees", "heat the hall to 22 degrees"),  # a value: left
         ("en", "warm the bedroom up at 7", "warm the bedroom up at 7"),
         ("en", "cool the hall to 19", "cool the hall to 19"),
+        # a cover pulled, drawn or held; never a light, and an awning is let down to be out
+        ("en", "pull up the blind", "open the blind"),
+        ("en", "roll the kitchen shutters down", "close the kitchen shutters"),
+        ("en", "put the garage door down", "close the garage door"),
+        ("en", "draw the curtains", "close the curtains"),
+        ("en", "draw back the curtains", "open the curtains"),
+        ("en", "draw the bedroom curtains apart", "open the bedroom curtains"),
+        ("en", "hold the blind right there", "stop the blind"),
+        ("en", "stop the shutters where they are", "stop the shutters"),
+        ("en", "bring the lights down", "bring the lights down"),
+        ("en", "let the awning down", "let the awning down"),
+        (
+            "en",
+            "pull the blind down and turn on the lamp",
+            "pull the blind down and turn on the lamp",
+        ),
+        # a fan's mode said without a verb, its speed step
+        ("en", "fan on high", "set fan to high"),
+        ("en", "the ceiling fan to low speed", "set the ceiling fan to low"),
+        ("en", "set the fan to step 2", "set the fan to speed 2"),
+        ("en", "put the bedroom fan on setting 3", "put the bedroom fan on speed 3"),
+        ("en", "set the lamp to level 3", "set the lamp to level 3"),  # no fan: left
+        ("en", "turn the sofa lamp on high", "turn the sofa lamp on high"),
+        # whether it heats: what the thermostat is set to (its state)
+        ("en", "is it heating in the hall", "what is the thermostat in the hall set to"),
+        ("en", "is the heating on in the bedroom", "what is the thermostat in the bedroom set to"),
+        ("en", "is the AC running", "what is the thermostat set to"),
+        ("en", "is the bedroom thermostat heating", "what is the bedroom thermostat set to"),
+        ("en", "is it on in the kitchen", "is it on in the kitchen"),  # not the heating
+        # a room made dark; a subject said first
+        ("en", "make it dark in the living room", "turn off the lights in the living room"),
+        ("en", "make the bedroom dark", "turn off the lights in the bedroom"),
+        ("en", "make it darker", "make it darker"),
+        ("en", "the porch light switch it off", "switch the porch light off"),
+        ("en", "the porch light and switch it off", "switch the porch light off"),
+        ("en", "my reading lamp dim it to 30 percent", "dim my reading lamp to 30 percent"),
+        ("en", "the porch light is it on", "the porch light is it on"),
+        # the other languages' covers
+        ("de", "lass das Rollo runter", "schließe das Rollo"),
+        ("de", "zieh die Wohnzimmerjalousie nach oben", "öffne die Wohnzimmerjalousie"),
+        ("de", "mach das Licht runter", "mach das Licht runter"),
+        ("fr", "remonte le store", "ouvre le store"),
+        ("fr", "descends les volets du salon", "ferme les volets du salon"),
+        ("fr", "descends le store banne", "descends le store banne"),  # an awning
+        ("fr", "monte le chauffage", "monte le chauffage"),
+        ("fr", "monte le chauffage et ferme le store", "monte le chauffage et ferme le store"),
+        ("es", "levanta la persiana del salón", "sube la persiana del salón"),
+        ("es", "levanta la persiana y apaga la luz", "levanta la persiana y apaga la luz"),
+        ("nl", "trek het rolgordijn omhoog", "open het rolgordijn"),
+        ("nl", "laat de luiken zakken", "sluit de luiken"),
+        ("nl", "doe het licht omhoog", "doe het licht omhoog"),
     ],
 )
 def test_a_turn_of_phrase_is_said_plainly_in_its_language(
@@ -301,7 +352,11 @@ _RULED = re.compile(
     r"|\b(?:complètement|entièrement|totalement|en grand|del todo|completamente|por completo"
     r"|helemaal)\b"
     r"|^(?:vérifiez?|regardez?|dis-moi|dites-moi|comprueba|compruebe|mira|mire|verifica"
-    r"|verifique|dime|dígame|kijk|check|controleer)\b",
+    r"|verifique|dime|dígame|kijk|check|controleer)\b"
+    r"|^(?:remonte|monte|lève|relève|soulève|descends|redescends|rabaisse|abaisse|levanta"
+    r"|alza)\b"
+    r"|^(?:trek|rol|haal|laat|zet|doe|draai) .+ (?:omhoog|op|naar boven|omlaag|neer"
+    r"|naar beneden|zakken)$",
     re.IGNORECASE,
 )
 

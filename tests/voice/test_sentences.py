@@ -97,6 +97,13 @@ KNOWN_MISSES: dict[str, set[tuple[str, str]]] = {
     # plainly on its own)
     "wording15": set(),
     "wording15_heldout": set(),
+    # the sixteenth session's (the heating or the air conditioning on, a cover pulled up
+    # or down, drawn or held, a fan's mode without a verb and its speed steps, a room made
+    # dark, a subject said first; development: the probe's misses; the held-out set
+    # written after the engine change, before its first run: 35/37, 0 wrong - its misses,
+    # "up to max" and "the blind, close it" cut at its comma, then fixed)
+    "wording16": set(),
+    "wording16_heldout": set(),
 }
 
 
@@ -129,6 +136,8 @@ KNOWN_MISSES: dict[str, set[tuple[str, str]]] = {
         "wording12_heldout",
         "wording15",
         "wording15_heldout",
+        "wording16",
+        "wording16_heldout",
     ],
 )
 async def test_every_sentence_makes_exactly_its_calls(home: Home, which: str) -> None:
