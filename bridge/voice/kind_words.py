@@ -364,6 +364,8 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                 [
                     "(dock|park) [the] {name}",
                     "send [the] {name} (home|back [to (its|the) (dock|base|charger)])",
+                    "(call|bring|take|get) [the] {name} (home|back [(home|to (its|the) (dock"
+                    "|base|charger))])",
                 ],
                 _VACUUM_NAME,
             ),
@@ -371,6 +373,8 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                 [
                     f"(dock|park) [the] {_EN_VACUUM}",
                     f"send [the] {_EN_VACUUM} (home|back [to (its|the) (dock|base|charger)])",
+                    f"(call|bring|take|get) [the] {_EN_VACUUM} (home|back [(home|to (its|the) "
+                    "(dock|base|charger))])",
                 ],
                 _VACUUM,
             ),
@@ -458,6 +462,7 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                     "(how|what) is the air quality [" + _EN_IN + "]",
                     "how is the air [" + _EN_IN + "]",
                     "(what is|what's) the air quality [like] [" + _EN_IN + "]",
+                    "is the air [quality] (ok|okay|good|fine|bad|clean) [" + _EN_IN + "]",
                 ],
                 _m("aqi"),
             ),
@@ -485,6 +490,9 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                     "how (long|much time|many minutes) (is|are) left on [the] {name}",
                     "when will [the] {name} be (done|finished|ready)",
                     "is [the] {name} (done|finished|ready) [yet]",
+                    "how much longer (on|for) [the] {name}",
+                    "how much longer will [the] {name} (take|be|run)",
+                    "has [the] {name} finished [yet]",
                 ],
                 _m("minutes_left"),
             ),
@@ -493,7 +501,10 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                 [
                     "(what is|what's) [the] {name} doing [(now|right now)]",
                     "(what is|what's) the (status|state) of [the] {name}",
-                    "is [the] {name} (running|cleaning|working)",
+                    "is [the] {name} (running|cleaning|working|vacuuming|washing|drying|busy"
+                    "|paused|stopped|docked|home|back)",
+                    "is [the] {name} (at|on|back at|back on|in) (its|the) (base|dock|charger"
+                    "|station)",
                 ],
                 _m("status"),
             ),
@@ -509,6 +520,8 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                         f"how (long|much time|many minutes) (is|are) left on [the] {words}",
                         f"when will [the] {words} be (done|finished|ready)",
                         f"is [the] {words} (done|finished|ready) [yet]",
+                        f"how much longer (on|for) [the] {words}",
+                        f"has [the] {words} finished [yet]",
                     ],
                     {
                         "slots": {
@@ -522,6 +535,39 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                     ("(washing machine|washer|laundry)", "washer"),
                     ("dishwasher", "dishwasher"),
                     ("(dryer|tumble dryer)", "dryer"),
+                )
+            ),
+            # "is the washing machine still running", "is the robot docked": its status
+            *(
+                (
+                    [
+                        f"is [the] {words} (running|on|going|busy|working|paused|stopped{more})",
+                        f"(what is|what's) [the] {words} doing [(now|right now)]",
+                    ],
+                    {"slots": {"measure": "status", **slots}},
+                )
+                for words, more, slots in (
+                    (
+                        "(washing machine|washer)",
+                        "|washing",
+                        {"domain": "appliance", "device_class": "washer"},
+                    ),
+                    (
+                        "dishwasher",
+                        "|washing",
+                        {"domain": "appliance", "device_class": "dishwasher"},
+                    ),
+                    (
+                        "(dryer|tumble dryer)",
+                        "|drying",
+                        {"domain": "appliance", "device_class": "dryer"},
+                    ),
+                    (
+                        _EN_VACUUM,
+                        "|cleaning|vacuuming|hoovering|docked|charging|home|back [home]"
+                        "|(at|on|back at|back on|in) (its|the) (base|dock|charger|station)",
+                        {"domain": "vacuum"},
+                    ),
                 )
             ),
         ],
@@ -696,7 +742,14 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
             ),
             ([f"lädt {_DE_ART} {{name}} [(gerade|das Auto)]"], _m("charging")),
             (
-                [f"was macht {_DE_ART} {{name}} [gerade]", f"läuft {_DE_ART} {{name}} [gerade]"],
+                [
+                    f"was macht {_DE_ART} {{name}} [gerade]",
+                    f"läuft {_DE_ART} {{name}} [gerade]",
+                    f"ist {_DE_ART} {{name}} [(noch|gerade)] am (Saugen|Laufen|Waschen|Trocknen"
+                    "|Putzen|Arbeiten)",
+                    f"(saugt|wäscht|trocknet|arbeitet|putzt) {_DE_ART} {{name}} [(noch|gerade)]",
+                    f"ist {_DE_ART} {{name}} (in der|an der|auf der) Ladestation",
+                ],
                 _m("status"),
             ),
             (
@@ -840,6 +893,9 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                 [
                     "combien de temps reste-t-il (au|à la|à l') {name}",
                     f"quand {_FR_ART}{{name}} aura-t-il fini",
+                    f"est-ce que {_FR_ART}{{name}} a (fini|terminé)",
+                    f"{_FR_ART}{{name}} a-t-(il|elle) (fini|terminé)",
+                    f"{_FR_ART}{{name}} est-(il|elle) (fini|terminé|prêt|prête)",
                 ],
                 _m("minutes_left"),
             ),
@@ -1146,6 +1202,8 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
 # degrees", "how hot is the water heater". Only names of water heaters fit these
 # sentences; a room's thermostat sentences never reach one.
 _WH = {"requires_context": {"domain": "water_heater"}}
+# "how hot is the water", "set the hot water to 55": the home's only water heater
+_HOT_WATER = {"slots": {"domain": "water_heater"}}
 _WATER_HEATER: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
     "en": {
         "HassTurnOn": [(["(turn|switch) on [the] {name}", "(turn|switch) [the] {name} on"], _WH)],
@@ -1153,7 +1211,8 @@ _WATER_HEATER: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
             (["(turn|switch) off [the] {name}", "(turn|switch) [the] {name} off"], _WH)
         ],
         "HassClimateSetTemperature": [
-            (["(set|put|turn) [the] {name} to {temperature} [degrees]"], _WH)
+            (["(set|put|turn) [the] {name} to {temperature} [degrees]"], _WH),
+            (["(set|put|turn) the hot water to {temperature} [degrees]"], _HOT_WATER),
         ],
         "HassClimateGetTemperature": [
             (
@@ -1163,8 +1222,18 @@ _WATER_HEATER: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                     "what temperature is [the] {name} [(at|set to)]",
                 ],
                 _WH,
-            )
+            ),
+            (
+                [
+                    "how (hot|warm) is the [hot] water [(now|right now)]",
+                    "(what is|what's) the [hot] water temperature",
+                    "what temperature is the [hot] water [(at|set to)]",
+                    "is the [hot] water (hot|warm) [yet]",
+                ],
+                _HOT_WATER,
+            ),
         ],
+        "HassGetState": [(["(is|are) [the] {name} (on|off|heating)"], _WH)],
     },
     "de": {
         "HassTurnOn": [(["(schalte|schalt|mach|mache) [den|die|das] {name} (an|ein)"], _WH)],
@@ -1179,8 +1248,16 @@ _WATER_HEATER: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                     "welche Temperatur hat [der|die|das] {name}",
                 ],
                 _WH,
-            )
+            ),
+            (
+                [
+                    "wie (heiß|warm) ist das [Warm]wasser",
+                    "welche Temperatur hat das [Warm]wasser",
+                ],
+                _HOT_WATER,
+            ),
         ],
+        "HassGetState": [(["ist [der|die|das] {name} (an|aus|ein)"], _WH)],
     },
     "fr": {
         "HassTurnOn": [(["allume [(le |la |l')]{name}"], _WH)],

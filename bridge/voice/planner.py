@@ -757,6 +757,8 @@ class Planner:
         device = s.device
         if device is None:
             pool = [d for d in home.devices if d.kind == "thermostat"]
+            if s.domain == "water_heater":  # "how hot is the water": the water heaters
+                pool = [d for d in home.devices if d.kind == s.domain and may_see(s.token, d)]
             if s.room is not None:
                 pool = [d for d in pool if d in s.room.devices]
                 if setting and pool:
@@ -1677,6 +1679,13 @@ class Planner:
         fields = MEASURES.get(measure)
         if fields is None:
             return reply(s.lang, "not_here", intent=s.intent)
+        if (
+            measure == "charging"
+            and s.device is not None
+            and self._reports(s.device, fields) is None
+            and self._reports(s.device, MEASURES["status"]) is not None
+        ):  # "is the robot vacuum charging": a robot says so in its status
+            measure, fields = "status", MEASURES["status"]
         if s.device is not None:
             tool = self._reports(s.device, fields)
             if tool is None:
@@ -1687,7 +1696,7 @@ class Planner:
             )
         rooms = self._scope(s)
         pool = [d for room in rooms for d in room.devices] if rooms else self._home().devices
-        if s.domain in ("appliance", "ev_charger"):  # "the washing machine": washers only
+        if s.domain in ("appliance", "ev_charger", "vacuum"):  # "the washer": washers only
             pool = [d for d in pool if fits(d, s.domain, s.device_class)]
         found = [
             (d, tool)

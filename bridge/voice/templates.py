@@ -1799,6 +1799,9 @@ VALVES: Sentences = {
         "HassTurnOn": [
             (["(open|turn on) [the] [water] (valve|tap)", "turn [the] water on"], _VALVE_HERE),
             (["(open|turn on) [the] [water] (valve|tap) (in|on) [the] {area}"], _VALVE),
+            # "water the garden", "start watering the lawn": the room's valves open
+            (["(water|irrigate|start watering|start irrigating) [the] {area}"], _VALVE),
+            (["(water|irrigate) [the] (garden|lawn|plants)", "start watering"], _VALVE_HERE),
             # "turn the fan on in the bedroom" (the particle before the room)
             (["(turn|switch) [the] fan[s] on (in|on) [the] {area}"], _FAN),
         ],
@@ -1812,6 +1815,8 @@ VALVES: Sentences = {
                 _VALVE_HERE,
             ),
             (["(close|shut|turn off) [the] [water] (valve|tap) (in|on) [the] {area}"], _VALVE),
+            (["stop (watering|irrigating) [the] {area}"], _VALVE),
+            (["stop (watering|irrigating) [the] [(garden|lawn|plants)]"], _VALVE_HERE),
             (["(turn|switch) [the] fan[s] off (in|on) [the] {area}"], _FAN),
         ],
     },

@@ -400,11 +400,13 @@ _SAYINGS: dict[str, Rules] = {
         (r"\b(to|at) (\d{1,3}) ?(?:%|percent|per cent) (?:closed|shut)$", _percent_closed),
         # "is the porch light still on": whether it is on
         (
-            r"^(is|are) (.+?) still (on|off|open|closed|shut|locked|unlocked|running)$",
+            r"^(is|are) (.+?) still (on|off|open|closed|shut|locked|unlocked|running|cleaning"
+            r"|vacuuming|charging|washing|drying|working|heating|cooling|docked|paused)$",
             r"\1 \2 \3",
         ),
         (
-            r"^(is|are) (.+?) (on|off|open|closed|shut|locked|unlocked|running) still$",
+            r"^(is|are) (.+?) (on|off|open|closed|shut|locked|unlocked|running|cleaning"
+            r"|vacuuming|charging|washing|drying|working|heating|cooling|docked|paused) still$",
             r"\1 \2 \3",
         ),
         # "how open is the blind", "how far open is it": whether it is open

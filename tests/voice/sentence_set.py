@@ -177,6 +177,8 @@ MULTI_LANGUAGE_SETS = (
     "kinds7_heldout",
     "kinds11",
     "kinds15",
+    "kinds16",
+    "kinds16_heldout",
     "wording",
     "wording_heldout",
     "wording7",

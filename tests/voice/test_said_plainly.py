@@ -158,6 +158,11 @@ def test_the_german_value_said_after_runter() -> None:
         ("en", "is the AC running", "what is the thermostat set to"),
         ("en", "is the bedroom thermostat heating", "what is the bedroom thermostat set to"),
         ("en", "is it on in the kitchen", "is it on in the kitchen"),  # not the heating
+        # "still" before what a robot or an appliance is doing
+        ("en", "is the robot vacuum still cleaning", "is the robot vacuum cleaning"),
+        ("en", "is the dryer still drying", "is the dryer drying"),
+        ("en", "is the robot still charging", "is the robot charging"),
+        ("en", "is the robot still stuck", "is the robot still stuck"),  # no such state
         # a room made dark; a subject said first
         ("en", "make it dark in the living room", "turn off the lights in the living room"),
         ("en", "make the bedroom dark", "turn off the lights in the bedroom"),
