@@ -168,6 +168,7 @@ MULTI_LANGUAGE_SETS = (
     "covers_heldout",
     "covers7_heldout",
     "covers15",
+    "covers16",
     "units",
     "everyday",
     "speech",
