@@ -396,7 +396,7 @@ class IntentEngine:
         plan = self._planner.plan(reading, text, lang, token)
         if isinstance(plan, IntentReply):
             return plan
-        return await self._run(reading.intent, plan, lang, token)
+        return await self._run(reading.intent, _asked_units(plan, reading), lang, token)
 
     def _in_only_room(
         self, text: str, lang: str, token: AgentToken | None, *, served_only: bool = False
@@ -598,6 +598,7 @@ class IntentEngine:
             plan = self._planner.plan(reading, sentence, lang, token)
             if isinstance(plan, IntentReply):
                 return _nothing_done(plan, lang)
+            plan = _asked_units(plan, reading)
             for call in plan.calls:
                 refused = _out_of_range(call, plan.values, lang)
                 if refused is not None:
@@ -656,7 +657,7 @@ class IntentEngine:
             states, made_reads = read
             if not plan.key.startswith("relative_"):
                 return IntentReply(
-                    speech=_summary(plan, states, lang, self.units()),
+                    speech=_summary(plan, states, lang, _units_of_answer(plan, self.units())),
                     language=lang,
                     handled=True,
                     intent=intent,
@@ -730,7 +731,7 @@ class IntentEngine:
             return IntentReply(
                 speech=speech, language=lang, handled=True, intent=intent, calls=made
             )
-        speech = _answer(plan, result, lang, self.units())
+        speech = _answer(plan, result, lang, _units_of_answer(plan, self.units()))
         return IntentReply(speech=speech, language=lang, handled=True, intent=intent, calls=made)
 
     async def _read(
@@ -1185,8 +1186,24 @@ def _spoken(plan: Plan) -> dict[str, Any]:
     return {
         k: v
         for k, v in plan.values.items()
-        if k not in ("limits", "units", "spared", "spared_count")
+        if k not in ("limits", "units", "spared", "spared_count", "answer_units")
     }
+
+
+def _asked_units(plan: Plan, reading: Reading) -> Plan:
+    """Return ``plan`` answering in the unit said, when one was said.
+
+    "How warm is it in the hall in fahrenheit" is answered in Fahrenheit in a metric home.
+    """
+    if reading.units is None:
+        return plan
+    return replace(plan, values={**plan.values, "answer_units": reading.units})
+
+
+def _units_of_answer(plan: Plan, home: str) -> str:
+    """Return the units a plan's answer speaks temperatures in: as asked, else the home's."""
+    asked = plan.values.get("answer_units")
+    return asked if asked in (METRIC, IMPERIAL) else home
 
 
 def _set_point(

@@ -170,7 +170,7 @@ EXTRA: Sentences = {
             ),
             (
                 [
-                    "(turn|switch|put) (on|the heating on|the heat on)",
+                    "(turn|switch|put) the (heating|heat) on",
                     "(turn|switch|put) on the (heating|heat)",
                 ],
                 {**_HEATING_ON, **_HERE},
@@ -237,7 +237,7 @@ EXTRA: Sentences = {
                 [
                     f"dim [the] {{area}} [<light>] to {_PCT}",
                     f"dim [the] <light> in [the] {{area}} to {_PCT}",
-                    f"set [the] {{area}} <light> to {_PCT}",
+                    f"(set|turn|put) [the] {{area}} <light> to {_PCT}",
                     "set [the] {area} <light> to {color}",
                 ],
                 {"slots": {"domain": "light"}},

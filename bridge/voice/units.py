@@ -48,8 +48,18 @@ def home_units(
     return IMPERIAL if country in _FAHRENHEIT_COUNTRIES else METRIC
 
 
+# The unit an answer is asked in: "how warm is it in the hall in fahrenheit", "wie warm
+# ist es im Bad in Fahrenheit", "en degrés Celsius".
+_ASKED_IN = re.compile(
+    r"\s*\b(?:in|en)\s+(?:(?:degrees?|grad|degrés?|grados?|graden)\s+)?"
+    r"(?=(?:fahrenheit|celsius|centigrade)\b)",
+    re.IGNORECASE,
+)
+
+
 def explicit_unit(text: str) -> tuple[str, str | None]:
     """Return ``text`` without a said unit, and that unit (``None``: none said)."""
+    text = _ASKED_IN.sub(" ", text)
     found = _EXPLICIT.search(text)
     if found is None:
         return text, None

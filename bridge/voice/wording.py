@@ -327,6 +327,11 @@ def _down_up(match: re.Match[str]) -> str:
     return f"{'open' if match[2].lower() == 'up' else 'close'} {match[1]}"
 
 
+def _half_or_full(match: re.Match[str]) -> str:
+    """Return "set <light> to 50 / 100 percent" for "turn on <light> at half brightness"."""
+    return f"set {match[1]} to {50 if match[2].lower() == 'half' else 100} percent"
+
+
 def _heating_asked(match: re.Match[str]) -> str:
     """Return "what is the thermostat (in <room>) set to" for "is the heating on ..."."""
     if match[2]:
@@ -549,6 +554,13 @@ _SAYINGS: dict[str, Rules] = {
             r"at (\d+(?:[.,]\d+)?)(?: ?(?:degrees?|°))?(?!\S)",
             r"set \1 to \2 and \3 degrees",
         ),
+        # "switch on the sofa lamp at half brightness", "the kitchen lights to full": that
+        # brightness (a fan's "full" is its speed, a cover's its open share)
+        (
+            rf"^(?:turn|switch|put) on {_EN_SUBJECT} (?:at|to) (half|full) brightness$",
+            _half_or_full,
+        ),
+        (r"\b(to|at) (?:full|max|maximum)(?: brightness)?$", r"\1 100 percent"),
         # "set the blind to half": 50 percent (not "half open", "halfway")
         (r"\b(to|at) half\b(?! (?:open|closed|brightness|way))", r"\1 50 percent"),
         # "pull the blind up", "roll down the shutters", "let the curtains down": open or
@@ -628,6 +640,27 @@ _SAYINGS: dict[str, Rules] = {
         ),
         # "wie weit ist das Rollo offen": whether it is open
         (r"^wie weit (ist|sind) (.+?) (offen|geöffnet|geschlossen|zu)$", r"\1 \2 \3"),
+        # "hab ich die Haustür abgeschlossen", "habe ich das Licht angelassen": whether it is
+        (
+            r"^(?:hab|habe|haben|hast|habt) (?:ich|wir|du|ihr|jemand) (.+?) "
+            r"(?:abgeschlossen|zugeschlossen|abgesperrt|zugesperrt|verriegelt)$",
+            r"ist \1 abgeschlossen",
+        ),
+        (
+            r"^(?:hab|habe|haben|hast|habt) (?:ich|wir|du|ihr|jemand) (.+?) "
+            r"(?:angelassen|an gelassen|brennen lassen)$",
+            r"ist \1 an",
+        ),
+        (
+            r"^(?:hab|habe|haben|hast|habt) (?:ich|wir|du|ihr|jemand) (.+?) "
+            r"(?:ausgemacht|ausgeschaltet)$",
+            r"ist \1 aus",
+        ),
+        (
+            r"^(?:hab|habe|haben|hast|habt) (?:ich|wir|du|ihr|jemand) (.+?) "
+            r"(?:offen gelassen|aufgelassen|offengelassen)$",
+            r"ist \1 offen",
+        ),
         # "lass das Rollo runter", "zieh die Jalousie hoch": close or open
         (
             rf"^(?:lass|lasse|zieh|ziehe|fahr|fahre|mach|mache|roll|rolle|hol|hole) "
@@ -674,6 +707,20 @@ _SAYINGS: dict[str, Rules] = {
         # "store banne", let down to be out)
         (rf"^(?:remonte|monte|lève|relève|soulève) (?={_FR_COVER})", "ouvre "),
         (rf"^(?:descends|redescends|rabaisse|abaisse) (?={_FR_COVER})", "ferme "),
+        # "est-ce que j'ai fermé la porte à clé", "ai-je verrouillé la porte": whether it is
+        (
+            r"^(?:est-ce que |est ce que |est-ce qu'|est ce qu')?(?:j'ai|on a|nous avons|tu as"
+            r"|quelqu'un a) (?:bien )?"
+            r"(?:fermé à clé|verrouillé) (.+)$",
+            r"\1 est-elle verrouillée",
+        ),
+        (
+            r"^(?:est-ce que |est ce que |est-ce qu'|est ce qu')?(?:j'ai|on a|nous avons|tu as"
+            r"|quelqu'un a) (?:bien )?"
+            r"(?:fermé|verrouillé) (.+?) à clé$",
+            r"\1 est-elle verrouillée",
+        ),
+        (r"^ai-je (?:bien )?(?:fermé à clé|verrouillé) (.+)$", r"\1 est-elle verrouillée"),
         # "ferme la porte d'entrée à clé", "ferme à clé la porte": lock it
         (r"^ferme à clé (?=\S)", "verrouille "),
         (r"^ferme (.+?) à clé\b", r"verrouille \1"),

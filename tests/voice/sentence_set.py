@@ -201,6 +201,8 @@ MULTI_LANGUAGE_SETS = (
     "wording15_heldout",
     "wording16",
     "wording16_heldout",
+    "wording16b",
+    "wording16b_heldout",
 )
 
 

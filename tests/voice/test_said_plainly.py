@@ -175,6 +175,25 @@ def test_the_german_value_said_after_runter() -> None:
         ("de", "lass das Rollo runter", "schließe das Rollo"),
         ("de", "zieh die Wohnzimmerjalousie nach oben", "öffne die Wohnzimmerjalousie"),
         ("de", "mach das Licht runter", "mach das Licht runter"),
+        # "did I lock ...", in German and French: whether it is
+        ("de", "hab ich die Haustür abgeschlossen", "ist die Haustür abgeschlossen"),
+        ("de", "habe ich das Verandalicht angelassen", "ist das Verandalicht an"),
+        ("de", "haben wir das Garagentor offen gelassen", "ist das Garagentor offen"),
+        ("de", "hab ich das gemacht", "hab ich das gemacht"),
+        (
+            "fr",
+            "est-ce que j'ai fermé la porte d'entrée à clé",
+            "la porte d'entrée est-elle verrouillée",
+        ),
+        ("fr", "ai-je verrouillé la porte", "la porte est-elle verrouillée"),
+        ("fr", "est-ce qu'on a bien fermé à clé la porte", "la porte est-elle verrouillée"),
+        ("fr", "est-ce que j'ai fermé la porte", "est-ce que j'ai fermé la porte"),
+        # half or full brightness with a switch-on; "to full", "to max"
+        ("en", "switch on the sofa lamp at half brightness", "set the sofa lamp to 50 percent"),
+        ("en", "turn on the lamp to full brightness", "set the lamp to 100 percent"),
+        ("en", "turn the kitchen lights to full", "turn the kitchen lights to 100 percent"),
+        ("en", "set the lamp to maximum brightness", "set the lamp to 100 percent"),
+        ("en", "set the fan to full speed", "set the fan to full speed"),
         ("fr", "remonte le store", "ouvre le store"),
         ("fr", "descends les volets du salon", "ferme les volets du salon"),
         ("fr", "descends le store banne", "descends le store banne"),  # an awning
@@ -358,6 +377,7 @@ _RULED = re.compile(
     r"|helemaal)\b"
     r"|^(?:vérifiez?|regardez?|dis-moi|dites-moi|comprueba|compruebe|mira|mire|verifica"
     r"|verifique|dime|dígame|kijk|check|controleer)\b"
+    r"|^(?:est-ce qu(?:e |')|ai-je |j'ai |on a )"
     r"|^(?:remonte|monte|lève|relève|soulève|descends|redescends|rabaisse|abaisse|levanta"
     r"|alza)\b"
     r"|^(?:trek|rol|haal|laat|zet|doe|draai) .+ (?:omhoog|op|naar boven|omlaag|neer"

@@ -104,6 +104,11 @@ KNOWN_MISSES: dict[str, set[tuple[str, str]]] = {
     # "up to max" and "the blind, close it" cut at its comma, then fixed)
     "wording16": set(),
     "wording16_heldout": set(),
+    # its second pair (a unit asked for the answer, half or full brightness, "did I lock"
+    # in German and French; the held-out set written after the change, before its first
+    # run: 10/12, 0 wrong)
+    "wording16b": set(),
+    "wording16b_heldout": set(),
 }
 
 
@@ -138,6 +143,8 @@ KNOWN_MISSES: dict[str, set[tuple[str, str]]] = {
         "wording15_heldout",
         "wording16",
         "wording16_heldout",
+        "wording16b",
+        "wording16b_heldout",
     ],
 )
 async def test_every_sentence_makes_exactly_its_calls(home: Home, which: str) -> None:

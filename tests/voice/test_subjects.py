@@ -261,6 +261,19 @@ async def test_every_kind_with_tools_has_sentences(home: Home, control: Any) -> 
             [("temperature_sensor_bathroom_thermometer_state", {})],
             "In Bathroom sind es 16 Grad.",
         ),
+        # a unit asked for: the answer in it, in this metric home
+        (
+            "en",
+            "what is the temperature in the bathroom in fahrenheit",
+            [("temperature_sensor_bathroom_thermometer_state", {})],
+            "It is 60.9 degrees in Bathroom.",
+        ),
+        (
+            "de",
+            "wie warm ist es im Badezimmer in Fahrenheit",
+            [("temperature_sensor_bathroom_thermometer_state", {})],
+            "In Bathroom sind es 60,9 Grad.",
+        ),
         ("en", "is the kitchen light on", [("kitchen_light_state", {})], "Kitchen Light is off."),
         ("de", "ist die Küchenlampe an", [("kitchen_light_state", {})], "Kitchen Light ist aus."),
         (

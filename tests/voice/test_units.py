@@ -56,4 +56,30 @@ def test_a_said_unit_is_taken_out() -> None:
     assert explicit_unit("il fait 20 c'est bien") == ("il fait 20 c'est bien", None)
     assert explicit_unit("set 3 cups") == ("set 3 cups", None)
     assert explicit_unit("turn the f light on") == ("turn the f light on", None)
+    # the unit an answer is asked in: "in fahrenheit" goes, "in" and all
+    assert explicit_unit("how warm is it in the hall in fahrenheit") == (
+        "how warm is it in the hall",
+        "imperial",
+    )
+    assert explicit_unit("what's the temperature in degrees celsius") == (
+        "what's the temperature",
+        "metric",
+    )
+    assert explicit_unit("wie warm ist es im Bad in Fahrenheit") == (
+        "wie warm ist es im Bad",
+        "imperial",
+    )
+    assert explicit_unit("quelle température fait-il en degrés Fahrenheit") == (
+        "quelle température fait-il",
+        "imperial",
+    )
+    # a room or a word that only starts like a unit stays
+    assert explicit_unit("make it 68 fahrenheit in the hall") == (
+        "make it 68 in the hall",
+        "imperial",
+    )
+    assert explicit_unit("turn on the lights in celsiusstraat") == (
+        "turn on the lights in celsiusstraat",
+        None,
+    )
     assert to_celsius(72, "imperial") == 22.2  # (72 - 32) x 5/9
