@@ -604,7 +604,7 @@ class IntentEngine:
                 if refused is not None:
                     return _nothing_done(reply(lang, "unknown"), lang, refused)
             plans.append((reading.intent, plan))
-        plans = _cleaned_together(plans, lang)
+        plans = _said_once(_cleaned_together(plans, lang))
         replies: list[IntentReply] = []
         for number, (intent, plan) in enumerate(plans):
             done = await self._run(intent, plan, lang, token)
@@ -887,6 +887,28 @@ class IntentEngine:
 
 # How alike a name and some words of a sentence must be (difflib's ratio) to offer it.
 CLOSE = 0.7
+
+
+def _said_once(plans: list[tuple[str, Plan]]) -> list[tuple[str, Plan]]:
+    """Return ``plans`` without a part that repeats the part before it, call for call.
+
+    "turn off the porch light, the porch light" is one command said twice, not two.
+    Only the part just before counts ("on, off, on" is three changes), and a toggle or a
+    step said twice ("brighter, brighter") is two.
+    """
+    kept: list[tuple[str, Plan]] = []
+    for intent, plan in plans:
+        if kept and plan.calls and plan.key != "toggle" and not plan.key.startswith("relative_"):
+            before = kept[-1][1]
+            if _calls_of(plan) == _calls_of(before):
+                continue
+        kept.append((intent, plan))
+    return kept
+
+
+def _calls_of(plan: Plan) -> list[tuple[str, str]]:
+    """Return a plan's calls as (tool, parameters) for comparing two plans."""
+    return [(c.definition.key, repr(sorted(c.params.items()))) for c in plan.calls]
 
 
 def _cleaned_together(plans: list[tuple[str, Plan]], lang: str) -> list[tuple[str, Plan]]:

@@ -314,6 +314,11 @@ _NL_COVER = (
     r"|jaloezieën|screen|screens|garagedeur|zonwering)"
 )
 
+# A command said after its subject ("the porch light, switch it off"), and names listed
+# before it ("the kitchen light and the porch light, ..."), never holding a command.
+_DISLOCATED_VERBS = r"turn|switch|put|shut|set|dim|open|close|lock|unlock|start|stop|raise|lower"
+_NAMES_LISTED = rf"(?:(?!\b(?:and|then|but|or|{_DISLOCATED_VERBS}|it|them|is|are)\b)[^,])+?"
+
 Replacement = str | Callable[[re.Match[str]], str]
 
 
@@ -499,7 +504,7 @@ _SAYINGS: dict[str, Rules] = {
         ),
         # "raise / lower the blind halfway": half open either way
         (
-            r"^(?:raise|lower|lift|drop|roll|pull|bring|move)(?: up| down)? (.+?) "
+            r"^(?:raise|lower|lift|drop|roll|pull|bring|move|draw)(?: up| down)? (.+?) "
             r"(?:(?:up|down) )?(?=half ?way\b)",
             r"open \1 ",
         ),
@@ -608,8 +613,19 @@ _SAYINGS: dict[str, Rules] = {
         # "the porch light, switch it off": the command said of it (the comma read as
         # "and" when a list is cut at its commas)
         (
-            rf"^((?:the|my|our) {_EN_SUBJECT[1:-1]})(?: and)? (turn|switch|put|shut|set|dim"
-            r"|open|close|lock|unlock|start|stop|raise|lower) (?:it|them) ?(.*)$",
+            rf"^((?:the|my|our) {_EN_SUBJECT[1:-1]})(?: and)? ({_DISLOCATED_VERBS}) "
+            r"(?:it|them) ?(.*)$",
+            r"\2 \1 \3",
+        ),
+        # "the kitchen light and the porch light, turn them off": both, once each
+        (
+            rf"^((?:the|my|our) {_NAMES_LISTED} and (?:the |my |our )?{_NAMES_LISTED})(?: and)? "
+            rf"({_DISLOCATED_VERBS}) them ?(.*)$",
+            r"\2 \1 \3",
+        ),
+        # "the front door, is it locked": the question said of it
+        (
+            rf"^((?:the|my|our) {_EN_SUBJECT[1:-1]})(?: and)? (is|are) (?:it|they) (.+)$",
             r"\2 \1 \3",
         ),
     ),

@@ -170,7 +170,18 @@ def test_the_german_value_said_after_runter() -> None:
         ("en", "the porch light switch it off", "switch the porch light off"),
         ("en", "the porch light and switch it off", "switch the porch light off"),
         ("en", "my reading lamp dim it to 30 percent", "dim my reading lamp to 30 percent"),
-        ("en", "the porch light is it on", "the porch light is it on"),
+        ("en", "the porch light is it on", "is the porch light on"),
+        (
+            "en",
+            "the kitchen light and the porch light turn them off",
+            "turn the kitchen light and the porch light off",
+        ),
+        (
+            "en",
+            "the kitchen light and turn off the porch light and switch them on",
+            "the kitchen light and turn off the porch light and switch them on",
+        ),
+        ("en", "draw the blind halfway", "open the blind halfway"),
         # the other languages' covers
         ("de", "lass das Rollo runter", "schließe das Rollo"),
         ("de", "zieh die Wohnzimmerjalousie nach oben", "öffne die Wohnzimmerjalousie"),
