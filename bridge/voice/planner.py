@@ -1355,7 +1355,7 @@ class Planner:
                 calls.append(call)
         if not calls:
             return reply(s.lang, "cannot", target=fans[0].name, intent=s.intent)
-        target = calls[0].target if len(calls) == 1 else both(s.lang, [c.target for c in calls])
+        target = _target_of(calls, s.lang)
         return Plan(calls=tuple(calls), key="on" if on else "off", target=target)
 
     def _fan_speed(self, s: _Subject, r: Reading, text: str) -> Plan | IntentReply:
@@ -1377,9 +1377,7 @@ class Planner:
                 return Plan(
                     calls=tuple(steps),
                     key="fan_speed_step",
-                    target=steps[0].target
-                    if len(steps) == 1
-                    else both(s.lang, [c.target for c in steps]),
+                    target=_target_of(steps, s.lang),
                     values={"speed": spoken_number(percent, s.lang)},
                 )
         calls = [
@@ -1389,7 +1387,7 @@ class Planner:
         ]
         if not calls:
             return reply(s.lang, "cannot", target=fans[0].name, intent=s.intent)
-        target = calls[0].target if len(calls) == 1 else both(s.lang, [c.target for c in calls])
+        target = _target_of(calls, s.lang)
         return Plan(
             calls=tuple(calls),
             key="fan_speed",
@@ -1432,7 +1430,7 @@ class Planner:
                     calls.append(call)
         if not calls:
             return reply(s.lang, "cannot", target=fans[0].name, intent=s.intent)
-        target = calls[0].target if len(calls) == 1 else both(s.lang, [c.target for c in calls])
+        target = _target_of(calls, s.lang)
         return Plan(calls=tuple(calls), key="mode", target=target, values={"mode": heard or mode})
 
     def _faster(self, s: _Subject, r: Reading, text: str, up: bool) -> Plan | IntentReply:
@@ -1729,6 +1727,11 @@ class Planner:
                     highs.append(float(spec["maximum"]))
                     break
         return (min(lows), max(highs)) if lows else None
+
+
+def _target_of(calls: Sequence[Call], lang: str) -> str:
+    """Return what an answer names: the one call's target, or all of them ("A and B")."""
+    return calls[0].target if len(calls) == 1 else both(lang, [c.target for c in calls])
 
 
 # Subject of intents whose templates carry no domain slot.

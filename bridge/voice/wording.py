@@ -332,6 +332,34 @@ def _down_up(match: re.Match[str]) -> str:
     return f"{'open' if match[2].lower() == 'up' else 'close'} {match[1]}"
 
 
+# "hab ich ... abgeschlossen": the participle said -> the state asked about.
+_DE_LEFT = {
+    "abgeschlossen": "abgeschlossen",
+    "zugeschlossen": "abgeschlossen",
+    "abgesperrt": "abgeschlossen",
+    "zugesperrt": "abgeschlossen",
+    "verriegelt": "abgeschlossen",
+    "angelassen": "an",
+    "an gelassen": "an",
+    "brennen lassen": "an",
+    "ausgemacht": "aus",
+    "ausgeschaltet": "aus",
+    "offen gelassen": "offen",
+    "offengelassen": "offen",
+    "aufgelassen": "offen",
+}
+
+
+def _de_left(match: re.Match[str]) -> str:
+    """Return "ist <it> <state>" for "hab ich <it> <participle>"."""
+    return f"ist {match[1]} {_DE_LEFT[match[2].lower()]}"
+
+
+def _fr_locked(match: re.Match[str]) -> str:
+    """Return "<it> est-elle verrouillée" for "est-ce que j'ai fermé <it> à clé"."""
+    return f"{match[1] or match[2] or match[3]} est-elle verrouillée"
+
+
 def _half_or_full(match: re.Match[str]) -> str:
     """Return "set <light> to 50 / 100 percent" for "turn on <light> at half brightness"."""
     return f"set {match[1]} to {50 if match[2].lower() == 'half' else 100} percent"
@@ -658,24 +686,9 @@ _SAYINGS: dict[str, Rules] = {
         (r"^wie weit (ist|sind) (.+?) (offen|geöffnet|geschlossen|zu)$", r"\1 \2 \3"),
         # "hab ich die Haustür abgeschlossen", "habe ich das Licht angelassen": whether it is
         (
-            r"^(?:hab|habe|haben|hast|habt) (?:ich|wir|du|ihr|jemand) (.+?) "
-            r"(?:abgeschlossen|zugeschlossen|abgesperrt|zugesperrt|verriegelt)$",
-            r"ist \1 abgeschlossen",
-        ),
-        (
-            r"^(?:hab|habe|haben|hast|habt) (?:ich|wir|du|ihr|jemand) (.+?) "
-            r"(?:angelassen|an gelassen|brennen lassen)$",
-            r"ist \1 an",
-        ),
-        (
-            r"^(?:hab|habe|haben|hast|habt) (?:ich|wir|du|ihr|jemand) (.+?) "
-            r"(?:ausgemacht|ausgeschaltet)$",
-            r"ist \1 aus",
-        ),
-        (
-            r"^(?:hab|habe|haben|hast|habt) (?:ich|wir|du|ihr|jemand) (.+?) "
-            r"(?:offen gelassen|aufgelassen|offengelassen)$",
-            r"ist \1 offen",
+            rf"^(?:hab|habe|haben|hast|habt) (?:ich|wir|du|ihr|jemand) (.+?) "
+            rf"({'|'.join(_DE_LEFT)})$",
+            _de_left,
         ),
         # "lass das Rollo runter", "zieh die Jalousie hoch": close or open
         (
@@ -725,18 +738,11 @@ _SAYINGS: dict[str, Rules] = {
         (rf"^(?:descends|redescends|rabaisse|abaisse) (?={_FR_COVER})", "ferme "),
         # "est-ce que j'ai fermé la porte à clé", "ai-je verrouillé la porte": whether it is
         (
-            r"^(?:est-ce que |est ce que |est-ce qu'|est ce qu')?(?:j'ai|on a|nous avons|tu as"
-            r"|quelqu'un a) (?:bien )?"
-            r"(?:fermé à clé|verrouillé) (.+)$",
-            r"\1 est-elle verrouillée",
+            r"^(?:(?:est-ce que |est ce que |est-ce qu'|est ce qu')?(?:j'ai|on a|nous avons"
+            r"|tu as|quelqu'un a)|ai-je) (?:bien )?(?:fermé à clé (.+)|verrouillé (.+?)(?: à clé)?"
+            r"|fermé (.+?) à clé)$",
+            _fr_locked,
         ),
-        (
-            r"^(?:est-ce que |est ce que |est-ce qu'|est ce qu')?(?:j'ai|on a|nous avons|tu as"
-            r"|quelqu'un a) (?:bien )?"
-            r"(?:fermé|verrouillé) (.+?) à clé$",
-            r"\1 est-elle verrouillée",
-        ),
-        (r"^ai-je (?:bien )?(?:fermé à clé|verrouillé) (.+)$", r"\1 est-elle verrouillée"),
         # "ferme la porte d'entrée à clé", "ferme à clé la porte": lock it
         (r"^ferme à clé (?=\S)", "verrouille "),
         (r"^ferme (.+?) à clé\b", r"verrouille \1"),
