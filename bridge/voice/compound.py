@@ -83,7 +83,68 @@ def is_compound(segments: list[list[str]]) -> bool:
     return 1 < len(segments) <= MAX_SEGMENTS and all(len(s) <= MAX_SEGMENT_WORDS for s in segments)
 
 
-def completions(segments: list[list[str]], i: int) -> Iterator[str]:
+# The words a list's last part may lend the parts before it: verb particles, separable
+# verbs and English kind nouns ("turn the porch light and the kitchen light off",
+# "schalte die Küchenlampe und die Deckenlampe ein", "doe de keukenlamp en de
+# verandalamp uit", "the kitchen and living room lights"); never a value.
+_PARTICLES: dict[str, frozenset[str]] = {
+    "en": frozenset(
+        {"on", "off", "up", "down", "back", "out", "in", "open", "closed", "shut", "again"}
+        # "turn off the kitchen and living room lights": the kind both rooms' parts name
+        | {"light", "lights", "lamp", "lamps", "blind", "blinds", "curtain", "curtains"}
+        | {"shade", "shades", "fan", "fans", "heating", "thermostat", "thermostats"}
+    ),
+    "de": frozenset(
+        {
+            "ein",
+            "an",
+            "aus",
+            "auf",
+            "zu",
+            "ab",
+            "hoch",
+            "runter",
+            "rauf",
+            "herunter",
+            "wieder",
+            "einschalten",
+            "ausschalten",
+            "anschalten",
+            "anmachen",
+            "ausmachen",
+            "aufmachen",
+            "zumachen",
+            "öffnen",
+            "schließen",
+            "abschließen",
+            "aufschließen",
+        }
+    ),
+    "fr": frozenset(),
+    "es": frozenset(),
+    "nl": frozenset(
+        {
+            "aan",
+            "uit",
+            "open",
+            "dicht",
+            "op",
+            "neer",
+            "omhoog",
+            "omlaag",
+            "weer",
+            "aanzetten",
+            "uitzetten",
+            "aandoen",
+            "uitdoen",
+            "openen",
+            "sluiten",
+        }
+    ),
+}
+
+
+def completions(segments: list[list[str]], i: int, lang: str) -> Iterator[str]:
     """Yield the sentences segment ``i`` may stand for, borrowed words first.
 
     A segment that reads as a sentence of its own borrowing words is the list form ("turn
@@ -95,14 +156,16 @@ def completions(segments: list[list[str]], i: int) -> Iterator[str]:
     head, tail = segments[0], segments[-1]
     last = i == len(segments) - 1
     # a particle is a word ("ein", "aan", "off"), never a value: "allume le lampadaire et
-    # mets-le à 20 %" must not read its first part as "allume le lampadaire 20 %"
+    # mets-le à 20 %" must not read its first part as "allume le lampadaire 20 %", nor
+    # "… et mets-le en bleu" as "allume le lampadaire en bleu" (its switch-on lost)
+    particles = _PARTICLES.get(lang, frozenset())
     suffixes = (
         []
         if last
         else [
             tail[-k:]
             for k in range(1, min(MAX_SUFFIX, len(tail) - 1) + 1)
-            if all(word.isalpha() for word in tail[-k:])
+            if all(word.casefold() in particles for word in tail[-k:])
         ]
     )
     prefixes = [head[:j] for j in range(1, min(MAX_PREFIX, len(head) - 1) + 1)] if i else []
@@ -155,3 +218,70 @@ def with_referent(segment: list[str], name: str, lang: str) -> list[str] | None:
         return None
     stem = verb["verb"].translate(_ES_ACCENTS) if lang == "es" else verb["verb"]
     return [stem, *name.split(), *segment[1:]]
+
+
+# "turn off the kitchen light and the one on the porch", "apaga la luz de la cocina y la
+# del porche", "éteins la lampe de cuisine et celle du porche": the part names a place and
+# stands for the noun of the part before it. (English: "the one(s)" and what follows;
+# French: a demonstrative and its "du / de la / dans le …"; Spanish: an article and its
+# "de / del …".)
+_ONE_SAID: dict[str, re.Pattern[str]] = {
+    "en": re.compile(r"^(?P<art>the) (?:one|ones) (?P<rest>(?:in|on|at|of|by) .+)$", re.I),
+    "fr": re.compile(
+        r"^(?P<art>celle|celui|celles|ceux) (?P<rest>(?:du|des|de la|de l'|de|dans|sur) .+)$",
+        re.I,
+    ),
+    "es": re.compile(r"^(?P<art>la|el|las|los) (?P<rest>(?:del|de|en) .+)$", re.I),
+}
+_FR_ARTICLE = {"celle": "la", "celui": "le", "celles": "les", "ceux": "les"}
+# Kind nouns a part may name without a device (the noun "the one" stands for).
+_KIND_NOUNS: dict[str, frozenset[str]] = {
+    "en": frozenset(
+        {"light", "lights", "lamp", "lamps", "blind", "blinds", "curtain", "curtains"}
+        | {"shade", "shades", "fan", "fans", "door", "doors", "thermostat", "thermostats"}
+    ),
+    "fr": frozenset(
+        {"lumière", "lumières", "lampe", "lampes", "store", "stores", "rideau", "rideaux"}
+        | {"volet", "volets", "porte", "portes", "ventilateur", "ventilateurs", "thermostat"}
+    ),
+    "es": frozenset(
+        {"luz", "luces", "lámpara", "lámparas", "persiana", "persianas", "cortina", "cortinas"}
+        | {"estor", "estores", "puerta", "puertas", "ventilador", "termostato"}
+    ),
+}
+_PLACE_WORDS = {"in", "on", "at", "of", "by", "the"}
+
+
+def with_noun(
+    segment: list[str], named: str | None, before: str, lang: str, *, shared: bool = False
+) -> list[str]:
+    """Return the sentences a "the one …" part stands for (none: it is not one).
+
+    ``named`` is the device name the part before it said, ``before`` that part's words:
+    the noun is the name's head ("kitchen light": light; "luz de la cocina": luz), or a
+    kind noun the part before said ("the lights in the kitchen and the ones in the hall").
+    English is read as the whole name in that place when several devices share it
+    (``shared``: "the reading lamp in the salon"), then both ways with the noun: "the
+    light on the porch" and "the porch light".
+    """
+    said = _ONE_SAID.get(lang)
+    found = said.match(" ".join(segment)) if said is not None else None
+    if found is None:
+        return []
+    nouns = _KIND_NOUNS[lang]
+    noun = None
+    if named:
+        words = named.split()
+        noun = words[-1] if lang == "en" else words[0]
+    if noun is None:
+        noun = next((w for w in before.casefold().split() if w in nouns), None)
+    if noun is None:
+        return []
+    rest = found["rest"]
+    if lang == "fr":
+        return [f"{_FR_ARTICLE[found['art'].casefold()]} {noun} {rest}"]
+    if lang == "es":
+        return [f"{found['art']} {noun} {rest}"]
+    place = [w for w in rest.split() if w.casefold() not in _PLACE_WORDS]
+    whole = [f"the {named} {rest}"] if named and shared else []
+    return [*whole, f"the {noun} {rest}", " ".join(["the", *place, noun])]

@@ -33,6 +33,7 @@ from bridge.voice.compound import (
     completions,
     is_compound,
     parts,
+    with_noun,
     with_referent,
 )
 from bridge.voice.floors import FloorLike, floors_of
@@ -393,7 +394,7 @@ class IntentEngine:
             if isinstance(bound, IntentReply):
                 return bound
             reading = bound
-        plan = self._planner.plan(reading, text, lang, token)
+        plan = self._planner.plan(reading, text, lang, token, here=here)
         if isinstance(plan, IntentReply):
             return plan
         return await self._run(reading.intent, _asked_units(plan, reading), lang, token)
@@ -546,11 +547,12 @@ class IntentEngine:
         named: str | None = None  # the device the last part named ("it" in the next)
         sparing = False  # the last part spared something ("… except the porch light")
         spared = 0  # parts the last one took as more of what it spares
+        before = ""  # the sentence the last part was read as
         for i, segment in enumerate(segments):
             if spared:
                 spared -= 1
                 continue
-            tries = completions(segments, i)
+            tries = completions(segments, i, lang)
             if sparing:
                 # after "… except A": never a verb borrowed ("and B" is B spared too, or a
                 # sentence of its own: "… and lock the front door")
@@ -558,12 +560,23 @@ class IntentEngine:
             if named is not None and (meant := with_referent(segment, named, lang)):
                 # "turn on the sofa lamp and dim it to 20 %": "it" is the sofa lamp
                 tries = itertools.chain(
-                    completions([*segments[:i], meant, *segments[i + 1 :]], i), tries
+                    completions([*segments[:i], meant, *segments[i + 1 :]], i, lang), tries
                 )
+            shared = named is not None and len(self.home().labels.get(named.casefold(), [])) > 1
+            if i and (nouns := with_noun(segment, named, before, lang, shared=shared)):
+                # "turn off the kitchen light and the one on the porch": the porch light
+                tries = itertools.chain(
+                    *(
+                        completions([*segments[:i], said.split(), *segments[i + 1 :]], i, lang)
+                        for said in nouns
+                    ),
+                    tries,
+                )
+            candidates = list(_said_both_ways(tries, lang))
             found = next(
                 (
                     (c, r)
-                    for c in _said_both_ways(tries, lang)
+                    for c in candidates
                     if (r := self.recognize(c, lang, here, served_only=True))
                     and not verbless(Reading.of(r[0]), c)
                 ),
@@ -571,18 +584,24 @@ class IntentEngine:
             )
             part = " ".join(segment)
             if found is None and here is None:
-                for said in _said_both_ways([part], lang):
+                # "put the kitchen lights on and the blind up": "open the blind" in the
+                # room of the home's only blind; which room, if no candidate finds one
+                asked: IntentReply | None = None
+                for said in candidates:
                     there = self._in_only_room(said, lang, token, served_only=True)
                     if isinstance(there, IntentReply):
-                        return _nothing_done(there, lang)
-                    if there is not None:
+                        asked = asked or there
+                    elif there is not None:
                         found = (said, there)
                         break
+                if found is None and asked is not None:
+                    return _nothing_done(asked, lang)
             if found is None:
                 return IntentReply(
                     speech=say(lang, "part_unknown", part=part), language=lang, handled=False
                 )
             sentence, results = found
+            before = sentence
             reading = Reading.of(results[0], said_units)
             named = reading.texts.get("name") or None
             sparing = "except_name" in reading.values or "except_area" in reading.values
@@ -595,7 +614,7 @@ class IntentEngine:
                 spared = len(more)
                 if more:
                     reading = replace(reading, values={**reading.values, "except_more": more})
-            plan = self._planner.plan(reading, sentence, lang, token)
+            plan = self._planner.plan(reading, sentence, lang, token, here=here)
             if isinstance(plan, IntentReply):
                 return _nothing_done(plan, lang)
             plan = _asked_units(plan, reading)
@@ -656,8 +675,9 @@ class IntentEngine:
                 return read
             states, made_reads = read
             if not plan.key.startswith("relative_"):
+                units = _units_of_answer(plan, self.units())
                 return IntentReply(
-                    speech=_summary(plan, states, lang, _units_of_answer(plan, self.units())),
+                    speech=_unit_named(_summary(plan, states, lang, units), units, self.units()),
                     language=lang,
                     handled=True,
                     intent=intent,
@@ -731,7 +751,10 @@ class IntentEngine:
             return IntentReply(
                 speech=speech, language=lang, handled=True, intent=intent, calls=made
             )
-        speech = _answer(plan, result, lang, _units_of_answer(plan, self.units()))
+        units = _units_of_answer(plan, self.units())
+        speech = _answer(plan, result, lang, units)
+        if plan.key in _READ_DEGREES:  # a reading spoken in the unit asked
+            speech = _unit_named(speech, units, self.units())
         return IntentReply(speech=speech, language=lang, handled=True, intent=intent, calls=made)
 
     async def _read(
@@ -1226,6 +1249,28 @@ def _units_of_answer(plan: Plan, home: str) -> str:
     """Return the units a plan's answer speaks temperatures in: as asked, else the home's."""
     asked = plan.values.get("answer_units")
     return asked if asked in (METRIC, IMPERIAL) else home
+
+
+# "degrees" in each language's answers; its unit is named after it ("61 degrees
+# Fahrenheit", "16 Grad Celsius") when the answer is not in the home's own units.
+_DEGREES = re.compile(
+    r"\b(degrees?|Grad|degrés?|grados?|graden|graad)\b(?! (?:Fahrenheit|Celsius))"
+)
+_UNIT_NAME = {METRIC: "Celsius", IMPERIAL: "Fahrenheit"}
+# The single answers that speak a reading's degrees (a set-point confirmed is spoken as
+# the planner put it, in the home's units).
+_READ_DEGREES = frozenset({"get_temperature", "water_temperature", "set_point"})
+
+
+def _unit_named(speech: str, units: str, home: str) -> str:
+    """Return ``speech`` with the unit named after its degrees when asked in another unit.
+
+    "How warm is it in the bathroom in fahrenheit", in a metric home: "It is 61 degrees
+    Fahrenheit in Bathroom." (the home's own unit is never named: nobody asked).
+    """
+    if units == home or units not in _UNIT_NAME:
+        return speech
+    return _DEGREES.sub(rf"\1 {_UNIT_NAME[units]}", speech)
 
 
 def _set_point(

@@ -148,6 +148,24 @@ def _fan_modes(
     ]
 
 
+def _fan_steps(
+    verb: str, name: str, fan: str, where: str, step: str
+) -> list[tuple[list[str], dict[str, Any]]]:
+    """Return the three ways a fan's speed step is said ("auf Stufe 2"; never a percent).
+
+    As ``_fan_modes``; ``step`` holds ``{fan_speed:percentage}``.
+    """
+    steps = {"slots": {"speed_step": True}}
+    return [
+        ([f"{verb} {name} {step}"], {**steps, **_FAN_NAME}),
+        ([f"{verb} {fan} {where} {step}"], {"slots": {"domain": "fan", "speed_step": True}}),
+        (
+            [f"{verb} {fan} {step}"],
+            {"slots": {"domain": "fan", "speed_step": True}, **_SPEAKERS_ROOM},
+        ),
+    ]
+
+
 _EN_VACUUM = "(vacuum|vacuum cleaner|robot vacuum|robot|hoover)"
 _EN_IN = "(in|of|at) [the] {area}"
 _DE_ART = "[(der|die|das|den|dem)]"
@@ -165,7 +183,7 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
             # a chime plays its selected sound ("ring the front door chime")
             (["(play|ring|sound) [the] {name}"], _op("play", _CHIME)),
             (
-                ["(play|ring|sound) [the] (chime|door chime|doorbell chime|gong)"],
+                ["(play|ring|sound) [the] (chime|door chime|doorbell chime|doorbell|gong)"],
                 _kind("play", "chime"),
             ),
             (["(start|run) [the] {name}"], _op("start", _RUN_OR_CHARGE)),
@@ -581,6 +599,13 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                 _DE_IN,
                 "auf [(Stufe|Modus) ]{fan_modes:fan_mode}[ (Stufe|Modus)]",
             ),
+            *_fan_steps(
+                "(stell|stelle|schalte|schalt|setz|setze|dreh|drehe)",
+                f"{_DE_ART} {{name}}",
+                "den Ventilator",
+                _DE_IN,
+                "auf (Stufe|Geschwindigkeit|Geschwindigkeitsstufe) {fan_speed:percentage}",
+            ),
             (
                 [
                     "(stell|stelle|setz|setze) den Ventilator auf {fan_speed:percentage}( %|%| Prozent)"  # noqa: E501
@@ -773,13 +798,22 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                 _VACUUM,
             ),
         ],
-        "HassFanSetSpeed": _fan_modes(
-            "(mets|règle|passe)",
-            f"{_FR_ART}{{name}}",
-            "le ventilateur",
-            _FR_IN,
-            "(en|sur|à) [vitesse ]{fan_modes:fan_mode}",
-        ),
+        "HassFanSetSpeed": [
+            *_fan_modes(
+                "(mets|règle|passe)",
+                f"{_FR_ART}{{name}}",
+                "le ventilateur",
+                _FR_IN,
+                "(en|sur|à) [vitesse ]{fan_modes:fan_mode}",
+            ),
+            *_fan_steps(
+                "(mets|règle|passe)",
+                f"{_FR_ART}{{name}}",
+                "le ventilateur",
+                _FR_IN,
+                "(en|sur|à) [la ](vitesse|position) {fan_speed:percentage}",
+            ),
+        ],
         OPERATE_INTENT: [
             (
                 [f"(joue|sonne) {_FR_ART}{{name}}", f"fais sonner {_FR_ART}{{name}}"],
@@ -926,13 +960,22 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                 _VACUUM,
             ),
         ],
-        "HassFanSetSpeed": _fan_modes(
-            "(pon|ajusta)",
-            f"{_ES_ART} {{name}}",
-            "el ventilador",
-            _ES_IN,
-            "(en|a) [velocidad ]{fan_modes:fan_mode}",
-        ),
+        "HassFanSetSpeed": [
+            *_fan_modes(
+                "(pon|ajusta)",
+                f"{_ES_ART} {{name}}",
+                "el ventilador",
+                _ES_IN,
+                "(en|a) [velocidad ]{fan_modes:fan_mode}",
+            ),
+            *_fan_steps(
+                "(pon|ajusta|sube|baja)",
+                f"{_ES_ART} {{name}}",
+                "el ventilador",
+                _ES_IN,
+                "(en|a) [la ](velocidad|posición) {fan_speed:percentage}",
+            ),
+        ],
         OPERATE_INTENT: [
             (
                 [f"(toca|suena) {_ES_ART} {{name}}", f"haz sonar {_ES_ART} {{name}}"],
@@ -1078,13 +1121,22 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                 _VACUUM,
             ),
         ],
-        "HassFanSetSpeed": _fan_modes(
-            "zet",
-            f"{_NL_ART} {{name}}",
-            "de ventilator",
-            _NL_IN,
-            "(op|in) [stand ]{fan_modes:fan_mode}",
-        ),
+        "HassFanSetSpeed": [
+            *_fan_modes(
+                "zet",
+                f"{_NL_ART} {{name}}",
+                "de ventilator",
+                _NL_IN,
+                "(op|in) [stand ]{fan_modes:fan_mode}",
+            ),
+            *_fan_steps(
+                "(zet|draai)",
+                f"{_NL_ART} {{name}}",
+                "de ventilator",
+                _NL_IN,
+                "(op|naar) (stand|snelheid) {fan_speed:percentage}",
+            ),
+        ],
         OPERATE_INTENT: [
             (
                 [

@@ -230,10 +230,14 @@ class Planner:
         lang: str,
         token: AgentToken | None,
         named: Device | None = None,
+        *,
+        here: str | None = None,
     ) -> Plan | IntentReply:
         """Return the calls ``r`` asks for, or the answer that nothing will be done.
 
         ``named``: the device the name stands for (one of a plural name's devices).
+        ``here``: the speaker's room (slug), if known: of devices sharing the name said,
+        the one there ("turn on the reading lamp" said in the salon).
         """
         home = self._home()
         area = r.values.get("area")
@@ -255,6 +259,9 @@ class Planner:
                 devices = [
                     d for d in devices if d.room and slugify(d.room) in floor.rooms
                 ] or devices
+            elif here is not None and str(r.values["name"]) not in home.plurals:
+                # no place said: a name several rooms share means the speaker's room's
+                devices = [d for d in devices if d.room and slugify(d.room) == here] or devices
             if len(devices) > 1 and str(r.values["name"]) in home.plurals:
                 return self._each_named(devices, r, text, lang, token)
             if len(devices) > 1:
@@ -325,7 +332,10 @@ class Planner:
             lang=lang,
             token=token,
             floor=floor if room is None else None,
-            everywhere=r.combo == "domain_all" and domain in _EVERY_ONE,
+            everywhere=r.combo == "domain_all"
+            and domain in _EVERY_ONE
+            and room is None
+            and floor is None,
         )
         if r.intent == RELATIVE_INTENT:
             return self._relative(subject, r, text)
@@ -634,7 +644,8 @@ class Planner:
         values: dict[str, Any] | None = None,
     ) -> Plan | IntentReply:
         """Return the room tool call (or, for the whole home, every room's)."""
-        if s.room is None and r.combo == "domain_all" and key in _ROOM_SAID:
+        # "all the lights off downstairs": the floor said bounds "all" (never the home)
+        if s.room is None and s.floor is None and r.combo == "domain_all" and key in _ROOM_SAID:
             home = self._home()
             seen = [
                 home.rooms[slug]

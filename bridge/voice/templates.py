@@ -3076,6 +3076,32 @@ SPEAKERS: Sentences = {
 }
 
 
+# "is the blind down", "est-ce que le store est baissé": a cover's state said as its
+# height, beside the stock words of the cover_states list (open / closed).
+_COVER_HEIGHTS: dict[str, list[dict[str, str]]] = {
+    "en": [
+        {"in": "(up|raised|rolled up|pulled up)", "out": "open"},
+        {"in": "(down|lowered|rolled down|pulled down|let down)", "out": "closed"},
+    ],
+    "de": [
+        {"in": "(hoch|hochgezogen|hochgefahren|raufgezogen)", "out": "open"},
+        {"in": "(runter|unten|heruntergelassen|runtergelassen|heruntergefahren)", "out": "closed"},
+    ],
+    "fr": [
+        {"in": "(levé|relevé|monté|remonté)[e][s]", "out": "open"},
+        {"in": "(baissé|abaissé|descendu)[e][s]", "out": "closed"},
+    ],
+    "es": [
+        {"in": "(subid|levantad)(o|a)[s]", "out": "open"},
+        {"in": "(bajad)(o|a)[s]", "out": "closed"},
+    ],
+    "nl": [
+        {"in": "(omhoog|opgetrokken|opgerold)", "out": "open"},
+        {"in": "(omlaag|neergelaten|naar beneden)", "out": "closed"},
+    ],
+}
+
+
 def load_templates(language: str) -> dict[str, Any] | None:
     """Return the intents document for ``language`` (``None`` when there is none)."""
     doc = get_intents(language)
@@ -3103,6 +3129,11 @@ def load_templates(language: str) -> dict[str, Any] | None:
             for sentences, extra in groups:
                 target["data"].append({"sentences": list(sentences), **copy.deepcopy(extra)})
     doc["lists"] = {**doc.get("lists", {}), **KIND_LISTS, **CLIMATE_LISTS}
+    if (cover_states := doc["lists"].get("cover_states")) is not None:
+        doc["lists"]["cover_states"] = {
+            **cover_states,
+            "values": [*cover_states["values"], *_COVER_HEIGHTS.get(language, [])],
+        }
     light_set = intents.get("HassLightSet")
     if light_set is not None:
         light_set["data"].extend(_colour_temperature_twins(light_set["data"]))

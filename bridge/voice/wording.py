@@ -133,6 +133,9 @@ _OPENERS: dict[str, tuple[str, ...]] = {
 _CLOSERS: dict[str, tuple[str, ...]] = {
     "en": (
         "please",
+        # "… and the ceiling light too": the list's last item said with "too"
+        "too",
+        "as well",
         "for me",
         "for me please",
         "please thanks",
@@ -612,9 +615,10 @@ _SAYINGS: dict[str, Rules] = {
             r"| where (?:it|they) (?:is|are)| now| moving)?$",
             r"stop \1",
         ),
-        # "fan on high", "the ceiling fan to low": its mode
+        # "fan on high", "the ceiling fan to low", "air purifier on auto": its mode
         (
-            r"^((?:the )?(?:(?!\b(?:and|then|but|or|set|put|turn|switch)\b)[^,])*?\bfans?) "
+            r"^((?:the )?(?:(?!\b(?:and|then|but|or|set|put|turn|switch)\b)[^,])*?"
+            r"\b(?:fans?|purifiers?)) "
             r"(?:on|to|at) (low|medium|high|auto|full|max|maximum)(?: speed)?$",
             r"set \1 to \2",
         ),
@@ -701,6 +705,15 @@ _SAYINGS: dict[str, Rules] = {
             rf"(.+?{_DE_COVER}) (?:hoch|rauf|herauf|hinauf|nach oben)$",
             r"öffne \1",
         ),
+        # "dreh die Heizung im Flur auf 21 Grad": a set-point said
+        (r"^(?:dreh|drehe) (.+?) auf (?=\d+(?:[.,]\d+)? ?(?:grad|°))", r"stell \1 auf "),
+        # "Rollo halb auf", "die Jalousie im Bad halb zu" (no verb; with one, the
+        # templates read it): half open
+        (
+            rf"^((?:(?:der|die|das|den) )?\S*?{_DE_COVER}(?: (?:im|in der|am) \S+)?) halb "
+            r"(?:auf|offen|zu|runter|hoch)$",
+            r"stell \1 auf 50 Prozent",
+        ),
         # "dreh die Stehlampe runter auf 20 Prozent": a value said
         (
             r"^(?:dreh|drehe|mach|mache|fahr|fahre) (.+?) (?:runter|herunter|hoch|rauf|herauf) "
@@ -753,6 +766,12 @@ _SAYINGS: dict[str, Rules] = {
             r"^(?:comprueba|compruebe|mira|mire|verifica|verifique|dime|dígame)(?: a ver)? "
             r"si (.+?) (está|están) (.+)$",
             r"\2 \3 \1",
+        ),
+        # "baja la persiana hasta la mitad", "sube el estor a la mitad": half open
+        (
+            r"^(?:abre|cierra|sube|baja|pon|deja) ((?:el |la |los |las )?(?:[^,]*? )?(?:persiana"
+            r"|persianas|estor|estores|cortina|cortinas)\b[^,]*?) (?:hasta |a |por )?la mitad$",
+            r"pon \1 al 50 por ciento",
         ),
         # "abre la persiana del todo", "cierra completamente la persiana": all the way
         (

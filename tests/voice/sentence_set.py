@@ -169,6 +169,7 @@ MULTI_LANGUAGE_SETS = (
     "covers7_heldout",
     "covers15",
     "covers16",
+    "covers17",
     "units",
     "everyday",
     "speech",
@@ -180,6 +181,7 @@ MULTI_LANGUAGE_SETS = (
     "kinds15",
     "kinds16",
     "kinds16_heldout",
+    "kinds17",
     "wording",
     "wording_heldout",
     "wording7",
@@ -203,6 +205,8 @@ MULTI_LANGUAGE_SETS = (
     "wording16_heldout",
     "wording16b",
     "wording16b_heldout",
+    "wording17",
+    "wording17_heldout",
 )
 
 

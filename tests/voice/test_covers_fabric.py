@@ -43,6 +43,7 @@ KNOWN_MISSES: dict[str, set[tuple[str, str]]] = {
     "covers7_heldout": set(),
     "covers15": set(),
     "covers16": set(),
+    "covers17": set(),
 }
 
 
@@ -71,7 +72,7 @@ def _token(home: Home) -> Any:
 
 
 @pytest.mark.parametrize(
-    "which", ["covers", "covers_heldout", "covers7_heldout", "covers15", "covers16"]
+    "which", ["covers", "covers_heldout", "covers7_heldout", "covers15", "covers16", "covers17"]
 )
 async def test_every_cover_sentence_makes_exactly_its_calls(home: Home, which: str) -> None:
     outcomes = await evaluate(home, load_sentences(which), _token(home))

@@ -509,6 +509,9 @@ def test_any_sentence_is_put_plainly_without_failing_or_growing_much(text: str, 
         "is " + "x " * 240 + "on or off",
         "ferme " + "x " * 245 + "à clé",
         "21 " + "et demi " * 60,
+        "abre " + "la persiana " * 45 + "la mitad",  # the seventeenth session's rewrites
+        "Rollo " * 80 + "halb auf",
+        "dreh " + "die Heizung " * 40 + "auf 21 Grad",
         "put \ud800 on",  # a lone surrogate
     ],
 )

@@ -109,6 +109,13 @@ KNOWN_MISSES: dict[str, set[tuple[str, str]]] = {
     # run: 10/12, 0 wrong)
     "wording16b": set(),
     "wording16b_heldout": set(),
+    # the seventeenth session's (the speaker's room picks one of the devices sharing a
+    # name, "all the lights" bounded by a floor said after them, a fan's speed step in
+    # four more languages, a cover asked by its height, "the one on the porch";
+    # development: the probe's misses; the held-out set written after the engine change,
+    # before its first run: 27/28, 0 wrong - its miss was my expectation, kept as [])
+    "wording17": set(),
+    "wording17_heldout": set(),
 }
 
 
@@ -145,6 +152,8 @@ KNOWN_MISSES: dict[str, set[tuple[str, str]]] = {
         "wording16_heldout",
         "wording16b",
         "wording16b_heldout",
+        "wording17",
+        "wording17_heldout",
     ],
 )
 async def test_every_sentence_makes_exactly_its_calls(home: Home, which: str) -> None:
@@ -356,6 +365,15 @@ async def test_a_fahrenheit_home_hears_and_answers_in_fahrenheit(home: Home) -> 
     assert reply.speech == "Set Hall Thermostat to 72 degrees."
     reply = await engine.handle("set the hall thermostat to 21 degrees celsius", "en", token=token)
     assert reply.speech == "Set Hall Thermostat to 69.8 degrees."  # 21 C = 69.8 F
+    # a reading asked in Celsius here: spoken in it, and the unit named (never the home's)
+    reply = await engine.handle(
+        "what's the temperature in the bathroom in celsius", "en", token=token
+    )
+    assert reply.speech == "It is 16 degrees Celsius in Bathroom."
+    reply = await engine.handle("what's the temperature in the bathroom", "en", token=token)
+    assert reply.speech == "It is 60.9 degrees in Bathroom."
+    reply = await engine.handle("wie warm ist es im Badezimmer in Celsius", "de", token=token)
+    assert reply.speech == "In Bathroom sind es 16 Grad Celsius."
     reply = await engine.handle("set the hall thermostat to 20 degrees", "en", token=token)
     assert (reply.handled, reply.calls) == (False, ())
     assert reply.speech.startswith("Sorry, 20 is out of range for Hall Thermostat; it takes ")

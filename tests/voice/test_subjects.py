@@ -261,18 +261,31 @@ async def test_every_kind_with_tools_has_sentences(home: Home, control: Any) -> 
             [("temperature_sensor_bathroom_thermometer_state", {})],
             "In Bathroom sind es 16 Grad.",
         ),
-        # a unit asked for: the answer in it, in this metric home
+        # a unit asked for: the answer in it, named, in this metric home
         (
             "en",
             "what is the temperature in the bathroom in fahrenheit",
             [("temperature_sensor_bathroom_thermometer_state", {})],
-            "It is 60.9 degrees in Bathroom.",
+            "It is 60.9 degrees Fahrenheit in Bathroom.",
         ),
         (
             "de",
             "wie warm ist es im Badezimmer in Fahrenheit",
             [("temperature_sensor_bathroom_thermometer_state", {})],
-            "In Bathroom sind es 60,9 Grad.",
+            "In Bathroom sind es 60,9 Grad Fahrenheit.",
+        ),
+        (
+            "fr",
+            "quelle température fait-il dans la salle de bain en degrés Fahrenheit",
+            [("temperature_sensor_bathroom_thermometer_state", {})],
+            "Il fait 60,9 degrés Fahrenheit dans Bathroom.",
+        ),
+        # the home's own unit asked for: the answer as ever, the unit not named
+        (
+            "en",
+            "what is the temperature in the bathroom in celsius",
+            [("temperature_sensor_bathroom_thermometer_state", {})],
+            "It is 16 degrees in Bathroom.",
         ),
         ("en", "is the kitchen light on", [("kitchen_light_state", {})], "Kitchen Light is off."),
         ("de", "ist die Küchenlampe an", [("kitchen_light_state", {})], "Kitchen Light ist aus."),
