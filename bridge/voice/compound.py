@@ -226,7 +226,7 @@ def with_referent(segment: list[str], name: str, lang: str) -> list[str] | None:
 # French: a demonstrative and its "du / de la / dans le …"; Spanish: an article and its
 # "de / del …".)
 _ONE_SAID: dict[str, re.Pattern[str]] = {
-    "en": re.compile(r"^(?P<art>the) (?:one|ones) (?P<rest>(?:in|on|at|of|by) .+)$", re.I),
+    "en": re.compile(r"^(?P<art>the) (?P<one>one|ones) (?P<rest>(?:in|on|at|of|by) .+)$", re.I),
     "fr": re.compile(
         r"^(?P<art>celle|celui|celles|ceux) (?P<rest>(?:du|des|de la|de l'|de|dans|sur) .+)$",
         re.I,
@@ -262,7 +262,7 @@ def with_noun(
     kind noun the part before said ("the lights in the kitchen and the ones in the hall").
     English is read as the whole name in that place when several devices share it
     (``shared``: "the reading lamp in the salon"), then both ways with the noun: "the
-    light on the porch" and "the porch light".
+    porch light" and "the light on the porch" (for "the ones", the other way round).
     """
     said = _ONE_SAID.get(lang)
     found = said.match(" ".join(segment)) if said is not None else None
@@ -284,4 +284,9 @@ def with_noun(
         return [f"{found['art']} {noun} {rest}"]
     place = [w for w in rest.split() if w.casefold() not in _PLACE_WORDS]
     whole = [f"the {named} {rest}"] if named and shared else []
-    return [*whole, f"the {noun} {rest}", " ".join(["the", *place, noun])]
+    by_place = " ".join(["the", *place, noun])
+    if found["one"].casefold() == "one":
+        # one device: "the porch light", "the living room light" (its only light, or the
+        # question which) before the room's lights ("the light in the kitchen")
+        return [*whole, by_place, f"the {noun} {rest}"]
+    return [*whole, f"the {noun} {rest}", by_place]
