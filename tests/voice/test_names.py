@@ -195,3 +195,42 @@ async def test_answers_name_only_what_the_token_may_see(home: Home) -> None:
     reply = await engine.handle("turn on the reading lamp", "en", token=kitchen)
     assert (reply.handled, reply.calls, reply.suggestions) == (False, (), ())
     assert reply.speech == "Sorry, I didn't understand that."
+
+
+async def test_the_speakers_room_picks_a_shared_name_among_what_the_token_may_see(
+    home: Home,
+) -> None:
+    """Said in the salon, "the reading lamp" is the salon's; never one the token can't see."""
+    engine = home.service.intents
+    assert engine is not None
+    assert home.service.invocation is not None
+    verify = home.service.invocation.verifier.verify
+    everything = verify(home.token("device:control:*", "device:read:*"))
+    bedroom_lamp = home.ids["mock_dimmable_light"]  # Reading Lamp (Schlafzimmer)
+    salon_lamp = home.ids["color_temperature_light"]  # Reading Lamp (Salon)
+    reply = await engine.handle("turn on the reading lamp", "en", token=everything, area="Salon")
+    assert [c["tool"] for c in reply.calls] == ["matter:light_reading_lamp_2_on"], reply
+    reply = await engine.handle(
+        "turn off the reading lamp", "en", token=everything, area="Schlafzimmer"
+    )
+    assert [c["tool"] for c in reply.calls] == ["matter:light_reading_lamp_off"], reply
+    # said in a room with neither: which one, as before
+    reply = await engine.handle("turn on the reading lamp", "en", token=everything, area="Hall")
+    assert reply.calls == ()
+    assert reply.suggestions == ("Reading Lamp (Schlafzimmer)", "Reading Lamp (Salon)")
+    # a token that may use only the bedroom's lamp, said in the salon: the salon's lamp is
+    # no lamp to it, so the one it sees is meant and the salon's is never touched
+    only_bedroom = verify(home.token(f"device:control:{bedroom_lamp}"))
+    reply = await engine.handle("turn on the reading lamp", "en", token=only_bedroom, area="Salon")
+    assert [c["tool"] for c in reply.calls] == ["matter:light_reading_lamp_on"], reply
+    # one that may read every lamp but switch only the bedroom's sees both: the salon's
+    # is meant, and refused (nothing is switched)
+    reads_all = verify(home.token(f"device:control:{bedroom_lamp}", "device:read:*"))
+    reply = await engine.handle("turn on the reading lamp", "en", token=reads_all, area="Salon")
+    assert reply.handled is False
+    assert reply.speech == "Sorry, you are not allowed to do that with Reading Lamp."
+    only_salon = verify(home.token(f"device:control:{salon_lamp}", f"device:read:{salon_lamp}"))
+    reply = await engine.handle(
+        "turn off the reading lamp", "en", token=only_salon, area="Schlafzimmer"
+    )
+    assert [c["tool"] for c in reply.calls] == ["matter:light_reading_lamp_2_off"], reply
