@@ -150,24 +150,29 @@ def completions(segments: list[list[str]], i: int, lang: str) -> Iterator[str]:
     A segment that reads as a sentence of its own borrowing words is the list form ("turn
     off the kitchen light and the porch light": "turn off" + "the porch light"); only
     then is it tried alone — alone, a bare "the porch light" or "die Deckenlampe ein"
-    can match something else (turn on; brightness 1) and act wrongly.
+    can match something else (turn on; brightness 1) and act wrongly. Last, words that
+    are no particle ("make the sofa lamp and the ceiling light blue": "blue"), only for a
+    segment that means nothing alone.
     """
     own = segments[i]
     head, tail = segments[0], segments[-1]
     last = i == len(segments) - 1
-    # a particle is a word ("ein", "aan", "off"), never a value: "allume le lampadaire et
-    # mets-le à 20 %" must not read its first part as "allume le lampadaire 20 %", nor
-    # "… et mets-le en bleu" as "allume le lampadaire en bleu" (its switch-on lost)
+    # a particle is a word ("ein", "aan", "off"); a value is borrowed only after the
+    # segment alone: "allume le lampadaire et mets-le en bleu" must not read its first
+    # part as "allume le lampadaire en bleu" (its switch-on lost), and never a number
+    # ("allume le lampadaire et mets-le à 20 %": not "allume le lampadaire 20 %")
     particles = _PARTICLES.get(lang, frozenset())
-    suffixes = (
+    borrowed = (
         []
         if last
         else [
             tail[-k:]
             for k in range(1, min(MAX_SUFFIX, len(tail) - 1) + 1)
-            if all(word.casefold() in particles for word in tail[-k:])
+            if all(word.isalpha() for word in tail[-k:])
         ]
     )
+    suffixes = [s for s in borrowed if all(word.casefold() in particles for word in s)]
+    values = [s for s in borrowed if s not in suffixes]
     prefixes = [head[:j] for j in range(1, min(MAX_PREFIX, len(head) - 1) + 1)] if i else []
     for prefix in prefixes:
         for suffix in suffixes:
@@ -177,6 +182,10 @@ def completions(segments: list[list[str]], i: int, lang: str) -> Iterator[str]:
     for suffix in suffixes:
         yield " ".join([*own, *suffix])
     yield " ".join(own)
+    for value in values:
+        for prefix in prefixes:
+            yield " ".join([*prefix, *own, *value])
+        yield " ".join([*own, *value])
 
 
 # Pronouns standing for the device the part before named, per language (whole words;

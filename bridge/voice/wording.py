@@ -541,6 +541,12 @@ _SAYINGS: dict[str, Rules] = {
         ),
         # "is the porch light on or off": whether it is on
         (r"^(is|are) (.+?) (?:on or off|off or on)\b", r"\1 \2 on"),
+        # "is the blind up or down", "is the garage door open or shut": whether it is open
+        (
+            r"^(is|are) (.+?) (?:up or down|down or up|open or (?:closed|shut)"
+            r"|(?:closed|shut) or open)$",
+            r"\1 \2 open",
+        ),
         # "are the lights in the kitchen on": the kitchen's lights
         (
             r"^are (?:the |all the )?lights (?:in|on) (?:the )?(.+?) (on|off)$",
