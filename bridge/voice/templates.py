@@ -3084,8 +3084,11 @@ _COVER_HEIGHTS: dict[str, list[dict[str, str]]] = {
         {"in": "(down|lowered|rolled down|pulled down|let down)", "out": "closed"},
     ],
     "de": [
-        {"in": "(hoch|hochgezogen|hochgefahren|raufgezogen)", "out": "open"},
-        {"in": "(runter|unten|heruntergelassen|runtergelassen|heruntergefahren)", "out": "closed"},
+        {"in": "(hoch|hochgezogen|hochgefahren|raufgezogen|aufgezogen)", "out": "open"},
+        {
+            "in": "(runter|unten|heruntergelassen|runtergelassen|heruntergefahren|zugezogen)",
+            "out": "closed",
+        },
     ],
     "fr": [
         {"in": "(levé|relevé|monté|remonté)[e][s]", "out": "open"},

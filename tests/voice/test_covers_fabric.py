@@ -44,6 +44,8 @@ KNOWN_MISSES: dict[str, set[tuple[str, str]]] = {
     "covers15": set(),
     "covers16": set(),
     "covers17": set(),
+    # "salón" is no room's name in this home (its Spanish alias is "sala de estar")
+    "covers17_heldout": {("es", "abre las cortinas del salón y las del dormitorio")},
 }
 
 
@@ -72,7 +74,16 @@ def _token(home: Home) -> Any:
 
 
 @pytest.mark.parametrize(
-    "which", ["covers", "covers_heldout", "covers7_heldout", "covers15", "covers16", "covers17"]
+    "which",
+    [
+        "covers",
+        "covers_heldout",
+        "covers7_heldout",
+        "covers15",
+        "covers16",
+        "covers17",
+        "covers17_heldout",
+    ],
 )
 async def test_every_cover_sentence_makes_exactly_its_calls(home: Home, which: str) -> None:
     outcomes = await evaluate(home, load_sentences(which), _token(home))
