@@ -711,6 +711,12 @@ _SAYINGS: dict[str, Rules] = {
             rf"(.+?{_DE_COVER}) (?:hoch|rauf|herauf|hinauf|nach oben)$",
             r"öffne \1",
         ),
+        # "mach die Lampen im Erdgeschoss alle aus", "schalte die Lichter alle ein": all
+        (
+            r"^(mach|mache|schalte|schalt) die (lampen|lichter)((?: \S+){0,4}?) alle "
+            r"(aus|an|ein)$",
+            r"\1 alle \2\3 \4",
+        ),
         # "dreh die Heizung im Flur auf 21 Grad": a set-point said
         (r"^(?:dreh|drehe) (.+?) auf (?=\d+(?:[.,]\d+)? ?(?:grad|°))", r"stell \1 auf "),
         # "Rollo halb auf", "die Jalousie im Bad halb zu" (no verb; with one, the
