@@ -312,6 +312,10 @@ _ES_COVER = (
     r"(?:el |la |los |las )?(?:(?!\b(?:y|e|luego|pero|o)\b)[^,])*?\b(?:persiana|persianas"
     r"|estor|estores|cortina|cortinas)\b(?:(?!\b(?:y|e|luego|pero|o)\b)[^,])*$"
 )
+# A subject of a rewrite that runs to its end: never across a comma or a joining word
+# ("mach das Licht an und das Rollo runter" is two commands; the rewrite reads the last).
+_DE_ONE = r"(?:(?!\b(?:und|dann|danach|oder|aber)\b)[^,])+?"
+_NL_ONE = r"(?:(?!\b(?:en|dan|daarna|of|maar)\b)[^,])+?"
 _NL_COVER = (
     r"(?:rolgordijn|rolgordijnen|gordijn|gordijnen|luik|luiken|rolluik|rolluiken|jaloezie"
     r"|jaloezieën|screen|screens|garagedeur|zonwering)"
@@ -703,12 +707,12 @@ _SAYINGS: dict[str, Rules] = {
         # "lass das Rollo runter", "zieh die Jalousie hoch": close or open
         (
             rf"^(?:lass|lasse|zieh|ziehe|fahr|fahre|mach|mache|roll|rolle|hol|hole) "
-            rf"(.+?{_DE_COVER}) (?:runter|herunter|hinunter|nach unten)$",
+            rf"({_DE_ONE}{_DE_COVER}) (?:runter|herunter|hinunter|nach unten)$",
             r"schließe \1",
         ),
         (
             rf"^(?:lass|lasse|zieh|ziehe|fahr|fahre|mach|mache|roll|rolle|hol|hole) "
-            rf"(.+?{_DE_COVER}) (?:hoch|rauf|herauf|hinauf|nach oben)$",
+            rf"({_DE_ONE}{_DE_COVER}) (?:hoch|rauf|herauf|hinauf|nach oben)$",
             r"öffne \1",
         ),
         # "mach die Lampen im Erdgeschoss alle aus", "schalte die Lichter alle ein": all
@@ -812,12 +816,13 @@ _SAYINGS: dict[str, Rules] = {
         ),
         # "trek het rolgordijn omhoog", "laat de luiken zakken": open or close
         (
-            rf"^(?:trek|rol|haal|laat|zet|doe|draai) (.+?{_NL_COVER}) (?:omhoog|op|naar boven)$",
+            rf"^(?:trek|rol|haal|laat|zet|doe|draai) ({_NL_ONE}{_NL_COVER}) "
+            r"(?:omhoog|op|naar boven)$",
             r"open \1",
         ),
         (
-            rf"^(?:trek|rol|haal|laat|zet|doe|draai) (.+?{_NL_COVER}) (?:omlaag|neer|naar beneden"
-            r"|zakken)$",
+            rf"^(?:trek|rol|haal|laat|zet|doe|draai) ({_NL_ONE}{_NL_COVER}) "
+            r"(?:omlaag|neer|naar beneden|zakken)$",
             r"sluit \1",
         ),
         # "doe het rolgordijn helemaal open", "sluit het helemaal": all the way

@@ -97,6 +97,18 @@ def test_the_german_value_said_after_runter() -> None:
     [
         ("de", "stell es auf 21 einhalb Grad", "stell es auf 21,5 Grad"),
         ("de", "mach das Rollo halb zu", "mach das Rollo halb zu"),  # no number: left
+        # a rewrite's subject never spans a joining word: each part is read on its own
+        (
+            "de",
+            "mach das Licht im Wohnzimmer an und das Rollo runter",
+            "mach das Licht im Wohnzimmer an und das Rollo runter",
+        ),
+        (
+            "nl",
+            "doe de lamp aan en het rolgordijn omlaag",
+            "doe de lamp aan en het rolgordijn omlaag",
+        ),
+        ("nl", "laat het rolgordijn neer", "sluit het rolgordijn"),
         ("fr", "règle-le à 21 degrés et demi", "règle-le à 21,5 degrés"),
         ("fr", "à 20 et demie", "à 20,5"),
         ("es", "ponlo a 21 grados y medio", "ponlo a 21,5 grados"),
