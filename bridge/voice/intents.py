@@ -54,6 +54,7 @@ from bridge.voice.planner import (
 from bridge.voice.prefilter import TemplateIndex
 from bridge.voice.readings import answer_measure
 from bridge.voice.responses import LANGUAGES, both, either, say
+from bridge.voice.room_words import spoken_words
 from bridge.voice.subjects import domain_of
 from bridge.voice.templates import (
     CLIMATE_MODE_INTENT,
@@ -247,14 +248,22 @@ class IntentEngine:
                     TextSlotValue(TextChunk(plural), plural, {"domain": domain_of(devices[0])})
                 )
         areas: list[TextSlotValue] = []
+        known_floors = floors_of(floors, rooms)
+        # "Küche" for a room named Kitchen: the words of its kind in every language
+        lent = spoken_words(
+            ((room.slug, room.labels) for room in rooms),
+            taken=[*home.labels, *(label for f in known_floors for label in f.labels)],
+        )
         for room in rooms:
             home.rooms[room.slug] = room
-            for label in room.labels:
+            labels = (*room.labels, *lent.get(room.slug, ()))
+            home.room_words[room.slug] = labels
+            for label in labels:
                 home.room_labels.setdefault(label.casefold(), room.slug)
             home.room_labels.setdefault(room.slug, room.slug)
-            areas.extend(TextSlotValue(TextChunk(label), room.slug) for label in room.labels)
+            areas.extend(TextSlotValue(TextChunk(label), room.slug) for label in labels)
         levels: list[TextSlotValue] = []
-        for floor in floors_of(floors, rooms):
+        for floor in known_floors:
             home.floors[floor.slug] = floor
             levels.extend(TextSlotValue(TextChunk(label), floor.slug) for label in floor.labels)
         home.slot_lists = {
@@ -684,9 +693,11 @@ class IntentEngine:
                     calls=made_reads,
                 )
             plan = self._planner.after_reads(plan, states, lang)
-            if not plan.calls:  # nothing read back that can be changed
+            if not plan.calls:  # nothing read back that can be changed (or a fan is off)
                 return IntentReply(
-                    speech=say(lang, "cannot", target=plan.target),
+                    speech=say(
+                        lang, "idle" if plan.key == "idle" else "cannot", target=plan.target
+                    ),
                     language=lang,
                     handled=False,
                     intent=intent,
@@ -872,7 +883,7 @@ class IntentEngine:
                     labels.setdefault(label.casefold(), label)
         for room in home.rooms.values():
             if any(may_see(token, d) for d in room.devices):
-                for name in room.labels:
+                for name in home.room_words.get(room.slug, room.labels):
                     labels.setdefault(name.casefold(), name)
         return labels
 

@@ -399,11 +399,19 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
         ],
         _RELATIVE: [
             (
-                ["(make|turn) [the] {name} faster", "speed up [the] {name}"],
+                [
+                    "(make|turn) [the] {name} faster",
+                    "speed up [the] {name}",
+                    "speed [the] {name} up",
+                ],
                 {"slots": {"direction": "up", "what": "fan_speed"}, **_FAN_NAME},
             ),
             (
-                ["(make|turn) [the] {name} slower", "slow down [the] {name}"],
+                [
+                    "(make|turn) [the] {name} slower",
+                    "slow down [the] {name}",
+                    "slow [the] {name} down",
+                ],
                 {"slots": {"direction": "down", "what": "fan_speed"}, **_FAN_NAME},
             ),
             (
@@ -411,6 +419,7 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                     f"(make|turn) [the] fan[s] faster {_EN_IN}",
                     "(make|turn) [the] {area} fan[s] faster",
                     f"speed up [the] fan[s] {_EN_IN}",
+                    f"speed [the] fan[s] up {_EN_IN}",
                     f"(turn|put) [the] fan[s] up {_EN_IN}",
                 ],
                 _FASTER,
@@ -420,6 +429,7 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                     f"(make|turn) [the] fan[s] slower {_EN_IN}",
                     "(make|turn) [the] {area} fan[s] slower",
                     f"slow down [the] fan[s] {_EN_IN}",
+                    f"slow [the] fan[s] down {_EN_IN}",
                     f"(turn|put) [the] fan[s] down {_EN_IN}",
                 ],
                 _SLOWER,
@@ -428,6 +438,7 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                 [
                     "(make|turn) [the] fan[s] faster [in here]",
                     "speed up [the] fan[s] [in here]",
+                    "speed [the] fan[s] up [in here]",
                     "(turn|put) [the] fan[s] up [in here]",
                 ],
                 _FASTER_HERE,
@@ -436,6 +447,7 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                 [
                     "(make|turn) [the] fan[s] slower [in here]",
                     "slow down [the] fan[s] [in here]",
+                    "slow [the] fan[s] down [in here]",
                     "(turn|put) [the] fan[s] down [in here]",
                 ],
                 _SLOWER_HERE,
@@ -710,15 +722,21 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
         "HassVacuumStart": [(["(starte|start) [den] (Staubsauger|Saugroboter|Sauger)"], _VACUUM)],
         _RELATIVE: [
             (
-                [f"(mach|stelle|stell) {_DE_ART} {{name}} schneller"],
+                [
+                    f"(mach|stelle|stell) {_DE_ART} {{name}} schneller",
+                    f"{_DE_ART} {{name}} schneller",
+                ],
                 {"slots": {"direction": "up", "what": "fan_speed"}, **_FAN_NAME},
             ),
             (
-                [f"(mach|stelle|stell) {_DE_ART} {{name}} langsamer"],
+                [
+                    f"(mach|stelle|stell) {_DE_ART} {{name}} langsamer",
+                    f"{_DE_ART} {{name}} langsamer",
+                ],
                 {"slots": {"direction": "down", "what": "fan_speed"}, **_FAN_NAME},
             ),
-            ([f"(mach|stelle|stell) den Ventilator {_DE_IN} schneller"], _FASTER),
-            ([f"(mach|stelle|stell) den Ventilator {_DE_IN} langsamer"], _SLOWER),
+            ([f"[(mach|stelle|stell)] [den] Ventilator {_DE_IN} schneller"], _FASTER),
+            ([f"[(mach|stelle|stell)] [den] Ventilator {_DE_IN} langsamer"], _SLOWER),
             (["(mach|stelle|stell) den Ventilator [hier] schneller"], _FASTER_HERE),
             (["(mach|stelle|stell) den Ventilator [hier] langsamer"], _SLOWER_HERE),
         ],

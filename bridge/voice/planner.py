@@ -201,6 +201,8 @@ class Home:
     labels: dict[str, list[Device]] = field(default_factory=dict)  # casefold label → devices
     rooms: dict[str, Room] = field(default_factory=dict)  # room slug → room
     room_labels: dict[str, str] = field(default_factory=dict)  # casefold label → slug
+    # slug → every word the room is heard by: its labels and its kind's (``room_words``)
+    room_words: dict[str, tuple[str, ...]] = field(default_factory=dict)
     room_key: tuple[object, ...] = ()  # what the rooms and floors were built from
     plurals: set[str] = field(default_factory=set)  # plural labels: every device so named
     floors: dict[str, Floor] = field(default_factory=dict)  # floor slug → floor
@@ -254,7 +256,23 @@ class Planner:
             # Only devices the caller may see: one out of reach is a name not known.
             devices = [d for d in home.labels.get(str(r.values["name"]), []) if may_see(token, d)]
             if room is not None:
-                devices = [d for d in devices if d.room and slugify(d.room) == room.slug] or devices
+                inside = [d for d in devices if d.room and slugify(d.room) == room.slug]
+                if (
+                    not inside
+                    and devices
+                    # a robot's room said is the room to clean, not where it lives
+                    and not all(domain_of(d) == "vacuum" for d in devices)
+                    and _said_aloud(home, room, text, r.texts.get("name"))
+                ):
+                    # "turn on the ceiling fan in the hall": not the living room's
+                    return reply(
+                        lang,
+                        "no_kind",
+                        kind=r.texts.get("name", ""),
+                        target=room.name,
+                        intent=r.intent,
+                    )
+                devices = inside or devices
             elif floor is not None:  # "the reading lamp upstairs": the one on that floor
                 devices = [
                     d for d in devices if d.room and slugify(d.room) in floor.rooms
@@ -1096,6 +1114,11 @@ class Planner:
         values = {"percent": spoken_number(calls[0].params[param], lang)} if calls else {}
         target = calls[0].target if len(calls) == 1 else plan.target
         key = {"set_fan_speed": "fan_speed"}.get(capability, capability)
+        if not calls and capability == "set_fan_speed" and delta < 0:
+            key = "idle"  # "slow the fan down" while it is off: it is off
+            if len(plan.values["devices"]) == 1:
+                target = plan.values["devices"][0].name
+
         return Plan(calls=tuple(calls), key=key, target=target, values=values)
 
     def _reads_first(
@@ -1615,7 +1638,8 @@ class Planner:
         targets = [s.device] if s.device is not None else self._members_anywhere(s)
         if not targets:
             return self._no_kind(s)
-        spoken = {label.casefold() for label in room.labels} | {room.slug}
+        words = self._home().room_words.get(room.slug, room.labels)
+        spoken = {label.casefold() for label in words} | {room.slug}
         knows: list[tuple[Device, ToolDefinition, str]] = []
         for robot in targets:
             tool = self._tool_for("clean_areas", device_id=robot.id)
@@ -1786,6 +1810,19 @@ class _Subject:
         if self.room is not None:
             return self.room.name
         return self.floor.name if self.floor is not None else ""
+
+
+def _said_aloud(home: Home, room: Room, text: str, name: str | None) -> bool:
+    """Return whether ``text`` says one of ``room``'s words (not only the speaker's room).
+
+    The name said is left out first: "the kitchen speaker" names no room.
+    """
+
+    def spaced(said: str) -> str:
+        return " " + " ".join(re.findall(r"[^\W_]+", said.casefold())) + " "
+
+    folded = spaced(text).replace(spaced(name) if name else "\x00", " ")
+    return any(spaced(word) in folded for word in home.room_words.get(room.slug, room.labels))
 
 
 def mode_words(said: str) -> list[str]:

@@ -76,6 +76,7 @@ RESPONSES: dict[str, dict[str, str]] = {
         "no_kind": "Sorry, there is no {kind} in {target} that I can control.",
         "no_kind_home": "Sorry, there is no {kind} here that I can control.",
         "cannot": "Sorry, {target} can't do that.",
+        "idle": "{target} is off, so it can't go any slower.",
         "not_here": "Sorry, I can't do that in this home.",
         "where": "Sorry, which room do you mean? I don't know where you are.",
         "out_of_range": "Sorry, {value} is out of range for {target}; it takes {low} to {high}.",
@@ -192,6 +193,7 @@ RESPONSES: dict[str, dict[str, str]] = {
         "no_kind": "In {target} gibt es kein Gerät der Art {kind}, das ich steuern kann.",
         "no_kind_home": "Hier gibt es kein Gerät der Art {kind}, das ich steuern kann.",
         "cannot": "Das kann {target} leider nicht.",
+        "idle": "{target} ist aus und kann nicht langsamer laufen.",
         "not_here": "Das kann ich in diesem Zuhause leider nicht.",
         "where": "Welchen Raum meinst du? Ich weiß nicht, wo du bist.",
         "out_of_range": (
@@ -318,6 +320,7 @@ RESPONSES: dict[str, dict[str, str]] = {
         "no_kind": "Désolé, il n'y a pas de {kind} que je peux commander dans {target}.",
         "no_kind_home": "Désolé, il n'y a pas de {kind} que je peux commander ici.",
         "cannot": "Désolé, {target} ne sait pas faire cela.",
+        "idle": "{target} est arrêté, il ne peut pas ralentir.",
         "not_here": "Désolé, je ne sais pas faire cela dans cette maison.",
         "where": "Désolé, je ne sais pas dans quelle pièce vous êtes ; dites-la-moi.",
         "out_of_range": "Désolé, {value} est hors limites pour {target} : de {low} à {high}.",
@@ -446,6 +449,7 @@ RESPONSES: dict[str, dict[str, str]] = {
             "Lo siento, aquí no hay ningún dispositivo de tipo {kind} que pueda controlar."
         ),
         "cannot": "Lo siento, {target} no puede hacer eso.",
+        "idle": "{target} está apagado, no puede ir más despacio.",
         "not_here": "Lo siento, no puedo hacer eso en esta casa.",
         "where": "Lo siento, ¿qué habitación? No sé dónde estás.",
         "out_of_range": (
@@ -567,6 +571,7 @@ RESPONSES: dict[str, dict[str, str]] = {
         "no_kind": "Sorry, er is geen {kind} in {target} die ik kan bedienen.",
         "no_kind_home": "Sorry, er is hier geen {kind} die ik kan bedienen.",
         "cannot": "Sorry, {target} kan dat niet.",
+        "idle": "{target} staat uit en kan niet langzamer.",
         "not_here": "Sorry, dat kan ik in dit huis niet.",
         "where": "Sorry, welke kamer bedoel je? Ik weet niet waar je bent.",
         "out_of_range": "Sorry, {value} valt buiten het bereik van {target}: {low} tot {high}.",

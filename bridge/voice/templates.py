@@ -1802,6 +1802,23 @@ VALVES: Sentences = {
             # "water the garden", "start watering the lawn": the room's valves open
             (["(water|irrigate|start watering|start irrigating) [the] {area}"], _VALVE),
             (["(water|irrigate) [the] (garden|lawn|plants)", "start watering"], _VALVE_HERE),
+            # "turn on the water in the garden", "start the sprinklers on the patio"
+            (
+                [
+                    "(turn|switch) on [the] (water|sprinklers|irrigation) (in|on) [the] {area}",
+                    "(turn|switch) [the] (water|sprinklers|irrigation) on (in|on) [the] {area}",
+                    "(start|run) [the] (sprinklers|irrigation) (in|on) [the] {area}",
+                ],
+                _VALVE,
+            ),
+            (
+                [
+                    "(turn|switch) on [the] (sprinklers|irrigation)",
+                    "(turn|switch) [the] (sprinklers|irrigation) on",
+                    "(start|run) [the] sprinklers",
+                ],
+                _VALVE_HERE,
+            ),
             # "turn the fan on in the bedroom" (the particle before the room)
             (["(turn|switch) [the] fan[s] on (in|on) [the] {area}"], _FAN),
         ],
@@ -1816,34 +1833,144 @@ VALVES: Sentences = {
             ),
             (["(close|shut|turn off) [the] [water] (valve|tap) (in|on) [the] {area}"], _VALVE),
             (["stop (watering|irrigating) [the] {area}"], _VALVE),
+            (
+                [
+                    "(turn|switch|shut) off [the] (water|sprinklers|irrigation) (in|on) "
+                    "[the] {area}",
+                    "(turn|switch|shut) [the] (water|sprinklers|irrigation) off (in|on) "
+                    "[the] {area}",
+                    "stop [the] (sprinklers|irrigation) (in|on) [the] {area}",
+                ],
+                _VALVE,
+            ),
+            (
+                [
+                    "(turn|switch|shut) off [the] (sprinklers|irrigation)",
+                    "(turn|switch|shut) [the] (sprinklers|irrigation) off",
+                    "stop [the] sprinklers",
+                ],
+                _VALVE_HERE,
+            ),
             (["stop (watering|irrigating) [the] [(garden|lawn|plants)]"], _VALVE_HERE),
             (["(turn|switch) [the] fan[s] off (in|on) [the] {area}"], _FAN),
         ],
     },
     "de": {
-        "HassTurnOn": [(["(öffne|öffnen|mach) [das] [Wasser]ventil [auf]"], _VALVE_HERE)],
+        "HassTurnOn": [
+            (["(öffne|öffnen|mach) [das] [Wasser]ventil [auf]"], _VALVE_HERE),
+            # "mach das Wasser im Garten an", "starte die Bewässerung im Garten"
+            (
+                [
+                    "(mach|dreh|stell) das Wasser (im|in der|am) {area} (an|auf)",
+                    "(mach|stell|schalte|schalt) die Bewässerung (im|in der|am) {area} (an|ein)",
+                    "(starte|start) die Bewässerung (im|in der|am) {area}",
+                ],
+                _VALVE,
+            ),
+            (
+                [
+                    "(mach|stell|schalte|schalt) die Bewässerung (an|ein)",
+                    "(starte|start) die Bewässerung",
+                ],
+                _VALVE_HERE,
+            ),
+        ],
         "HassTurnOff": [
             (
                 ["(schließe|schließ|mach) [das] [Wasser]ventil [zu]", "(dreh|stell) das Wasser ab"],
                 _VALVE_HERE,
-            )
+            ),
+            (
+                [
+                    "(mach|dreh|stell) das Wasser (im|in der|am) {area} (aus|ab|zu)",
+                    "(mach|stell|schalte|schalt) die Bewässerung (im|in der|am) {area} (aus|ab)",
+                    "(stoppe|stopp) die Bewässerung (im|in der|am) {area}",
+                ],
+                _VALVE,
+            ),
+            (
+                [
+                    "(mach|stell|schalte|schalt) die Bewässerung (aus|ab)",
+                    "(stoppe|stopp) die Bewässerung",
+                ],
+                _VALVE_HERE,
+            ),
         ],
     },
     "fr": {
-        "HassTurnOn": [(["ouvre la vanne", "ouvre l'eau"], _VALVE_HERE)],
-        "HassTurnOff": [(["ferme (la vanne|l'eau)", "coupe l'eau"], _VALVE_HERE)],
+        "HassTurnOn": [
+            (["ouvre la vanne", "ouvre l'eau", "(lance|démarre|ouvre) l'arrosage"], _VALVE_HERE),
+            # "ouvre l'arrosage du jardin", "lance l'arrosage dans le jardin"
+            (
+                [
+                    "(ouvre|lance|démarre) (l'eau|l'arrosage|la vanne) (du|de la|des|dans le"
+                    "|dans la|au) {area}"
+                ],
+                _VALVE,
+            ),
+        ],
+        "HassTurnOff": [
+            (
+                ["ferme (la vanne|l'eau)", "coupe l'eau", "(ferme|coupe|arrête) l'arrosage"],
+                _VALVE_HERE,
+            ),
+            (
+                [
+                    "(ferme|coupe|arrête) (l'eau|l'arrosage|la vanne) (du|de la|des|dans le"
+                    "|dans la|au) {area}"
+                ],
+                _VALVE,
+            ),
+        ],
     },
     "es": {
-        "HassTurnOn": [(["abre (la válvula|el agua)"], _VALVE_HERE)],
-        "HassTurnOff": [(["cierra (la válvula|el agua)", "corta el agua"], _VALVE_HERE)],
+        "HassTurnOn": [
+            (["abre (la válvula|el agua)", "(abre|enciende|activa|pon) el riego"], _VALVE_HERE),
+            # "abre el riego del jardín", "enciende el riego en el jardín"
+            (
+                [
+                    "(abre|enciende|activa|pon) (el riego|el agua|la válvula) (del|de la|en el"
+                    "|en la) {area}"
+                ],
+                _VALVE,
+            ),
+        ],
+        "HassTurnOff": [
+            (
+                ["cierra (la válvula|el agua)", "corta el agua", "(cierra|apaga|corta) el riego"],
+                _VALVE_HERE,
+            ),
+            (
+                [
+                    "(cierra|apaga|corta|desactiva) (el riego|el agua|la válvula) (del|de la"
+                    "|en el|en la) {area}"
+                ],
+                _VALVE,
+            ),
+        ],
     },
     "nl": {
-        "HassTurnOn": [(["(open|draai) de (klep|kraan) [open]", "zet het water aan"], _VALVE_HERE)],
+        "HassTurnOn": [
+            (
+                [
+                    "(open|draai) de (klep|kraan) [open]",
+                    "zet het water aan",
+                    "zet de sproeier[s] aan",
+                ],
+                _VALVE_HERE,
+            ),
+            # "zet het water in de tuin aan", "zet de sproeiers in de tuin aan"
+            (["zet (het water|de sproeier[s]|de beregening) (in|op) de {area} aan"], _VALVE),
+        ],
         "HassTurnOff": [
             (
                 ["(sluit|draai) de (klep|kraan) [dicht]", "(zet|draai) het water (uit|dicht)"],
                 _VALVE_HERE,
-            )
+            ),
+            (
+                ["zet (het water|de sproeier[s]|de beregening) (in|op) de {area} (uit|dicht)"],
+                _VALVE,
+            ),
         ],
     },
 }
@@ -3105,6 +3232,12 @@ _COVER_HEIGHTS: dict[str, list[dict[str, str]]] = {
 }
 
 
+# A question whether all of a kind are in a state starts with its verb ("are all the
+# lights off"); the templates' own rule leaves the verb out in English, so "all lights
+# off upstairs" read as that question and switched nothing.
+_ASKED_ALL: dict[str, dict[str, str]] = {"en": {"are_all": "<are> <all>"}}
+
+
 def load_templates(language: str) -> dict[str, Any] | None:
     """Return the intents document for ``language`` (``None`` when there is none)."""
     doc = get_intents(language)
@@ -3132,6 +3265,8 @@ def load_templates(language: str) -> dict[str, Any] | None:
             for sentences, extra in groups:
                 target["data"].append({"sentences": list(sentences), **copy.deepcopy(extra)})
     doc["lists"] = {**doc.get("lists", {}), **KIND_LISTS, **CLIMATE_LISTS}
+    # "all lights off upstairs" is an order, not "are all lights off upstairs"
+    doc["expansion_rules"] = {**doc.get("expansion_rules", {}), **_ASKED_ALL.get(language, {})}
     if (cover_states := doc["lists"].get("cover_states")) is not None:
         doc["lists"]["cover_states"] = {
             **cover_states,

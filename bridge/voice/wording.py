@@ -335,8 +335,12 @@ def _up_down(match: re.Match[str]) -> str:
 
 
 def _down_up(match: re.Match[str]) -> str:
-    """Return "open <cover>" for "pull <cover> up", "close <cover>" for "... down"."""
-    return f"{'open' if match[2].lower() == 'up' else 'close'} {match[1]}"
+    """Return "open <cover>" for "pull <cover> up", "close <cover>" for "... down".
+
+    A place said after it stays after it ("… down in the living room").
+    """
+    place = match[3] if match.re.groups >= 3 and match[3] else ""
+    return f"{'open' if match[2].lower() == 'up' else 'close'} {match[1]}{place}"
 
 
 # "hab ich ... abgeschlossen": the participle said -> the state asked about.
@@ -415,6 +419,33 @@ def _compiled(*rules: tuple[str, Replacement]) -> Rules:
 # something the templates already know in other words, never a new meaning.
 _SAYINGS: dict[str, Rules] = {
     "en": _compiled(
+        # "all lights off upstairs", "all the fans on": an order for all of them (not
+        # the question "are all the lights off")
+        (r"^all (?:of )?(?:the )?(lights|lamps|fans|switches) (on|off)\b", r"turn \2 all the \1"),
+        # "switch off the lights in every room": all of them
+        (r"\b(?:all )?(?:the )?(lights|lamps) in (?:every|each|all the) rooms?\b", r"all the \1"),
+        # "dim everything in the living room to 20 percent": its lights (a value for all)
+        (
+            r"^(dim|set|brighten|turn) everything ((?:in|on) (?:the )?\w.*?) (to|at) (?=\d)",
+            r"\1 the lights \2 \3 ",
+        ),
+        # "make sure the front door is locked", "… the lights are off in the hall": do it
+        (r"^make sure (?:that )?(.+?) (?:is|are) locked$", r"lock \1"),
+        (r"^make sure (?:that )?(.+?) (?:is|are) unlocked$", r"unlock \1"),
+        (r"^make sure (?:that )?(.+?) (?:is|are) (on|off)\b", r"turn \2 \1"),
+        (r"^make sure (?:that )?(.+?) (?:is|are) (?:closed|shut)\b", r"close \1"),
+        (r"^make sure (?:that )?(.+?) (?:is|are) open\b", r"open \1"),
+        # "change the colour of the sofa lamp to purple", "set the sofa lamp colour to red"
+        (r"^(?:change|set|switch|turn) the colou?r of (.+?) (?:to|into) (?=\S)", r"make \1 "),
+        (r"^(?:change|set|switch|turn) (.+?)(?:'s)? colou?r (?:to|into) (?=\S)", r"make \1 "),
+        # "make the sofa lamp a cooler white": cooler
+        (
+            r"\ba (warmer|cooler|colder|brighter|dimmer|softer) (?:white|light|colou?r|shade"
+            r"|tone)$",
+            r"\1",
+        ),
+        # "I'd like the sofa lamp at half brightness": 50 percent
+        (r"\b(at|to) half brightness$", r"\1 50 percent"),
         # "lock up the front door"
         (r"^lock up (?=\S)", "lock "),
         # "kill the kitchen light", "cut the lights in the hall": off
@@ -503,6 +534,27 @@ _SAYINGS: dict[str, Rules] = {
             "close ",
         ),
         (rf"^(?:roll|pull|wind|bring) (.+? {_AWNING}) in$", r"close \1"),
+        # "let the awning down": out (an awning is let down to shade)
+        (r"^(?:let|wind) (.+? awnings?) down$", r"open \1"),
+        # "put the shade down in the living room": close it there
+        (
+            rf"^(?:pull|roll|bring|draw|wind|let|put) ({_RAISED}) (up|down)"
+            r"( (?:in|on) (?:the )?\w.*)$",
+            _down_up,
+        ),
+        # "close every blind in the house", "close the curtains everywhere": all of them
+        (
+            r"\bevery ((?:blind|shade|shutter|curtain|drape|awning|light|lamp|fan)s?)"
+            r"(?: in the (?:whole )?(?:house|home|flat|apartment)| everywhere)?$",
+            r"all the \1s",
+        ),
+        (
+            r"\b(?:all )?(?:of )?(?:the )?((?:blind|shade|shutter|curtain|drape|awning|light"
+            r"|lamp|fan)s) "
+            r"(?:everywhere|in the whole (?:house|home|flat|apartment)|throughout the "
+            r"(?:house|home|flat|apartment)|all over the (?:house|home))$",
+            r"all the \1",
+        ),
         # "shut off the garden valve", "shut down the fan": off
         (r"^shut (?:off|down) (?=\S)", "turn off "),
         # "hoover the kitchen": vacuum it
@@ -629,8 +681,9 @@ _SAYINGS: dict[str, Rules] = {
         (
             r"^((?:the )?(?:(?!\b(?:and|then|but|or|set|put|turn|switch)\b)[^,])*?"
             r"\b(?:fans?|purifiers?)) "
-            r"(?:on|to|at) (low|medium|high|auto|full|max|maximum)(?: speed)?$",
-            r"set \1 to \2",
+            r"(?:on|to|at) (low|medium|high|auto|full|max|maximum)(?: speed)?"
+            r"((?: (?:in|on)(?: the)? \w.*| upstairs| downstairs))?$",
+            r"set \1 to \2\3",
         ),
         # "set the fan to speed 2", "the fan on setting 3": that speed step
         (r"^(.*\bfans?\b.*?) (to|on|at) (?:step|setting|level|gear) (\d{1,2})$", r"\1 \2 speed \3"),
@@ -687,6 +740,9 @@ _SAYINGS: dict[str, Rules] = {
         (r"^(?:zieh|ziehe) (.+?) (?:auf)$", r"öffne \1"),
         (r"^(?:fahr|fahre) (.+?) aus$", r"öffne \1"),
         (r"^(?:fahr|fahre) (.+?) ein$", r"schließe \1"),
+        # "schließ die Garage", "mach die Garage auf": its door (the room has no other)
+        (r"^(schließ|schließe|schliess|öffne|öffnen) (?:die )?garage$", r"\1 das Garagentor"),
+        (r"^(mach|mache) (?:die )?garage (auf|zu)$", r"\1 das Garagentor \2"),
         # "öffne das Rollo ganz", "mach es ganz zu": all the way is open or closed
         (r"^(öffne|schließe|schliess|schließ) (.+?) (?:ganz|vollständig|komplett)$", r"\1 \2"),
         (r"^(mach|mache) (.+?) (?:ganz|vollständig|komplett) (auf|zu)$", r"\1 \2 \3"),
@@ -775,8 +831,41 @@ _SAYINGS: dict[str, Rules] = {
         # "ferme la porte d'entrée à clé", "ferme à clé la porte": lock it
         (r"^ferme à clé (?=\S)", "verrouille "),
         (r"^ferme (.+?) à clé\b", r"verrouille \1"),
+        # "ferme le garage": its door ("ferme" alone would be a light's off)
+        (r"^(ferme|ouvre) (?:le )?garage$", r"\1 la porte du garage"),
+        # "déploie le store banne", "replie l'auvent": out or in
+        (r"\bl'auvent\b", "le store banne"),
+        (r"\bauvent\b", "store banne"),
+        (r"^(?:déploie|déroule|sors|descends|baisse) (?=.*\bbannes?\b)", "ouvre "),
+        (r"^(?:replie|enroule|rentre|range|remonte|relève) (?=.*\bbannes?\b)", "ferme "),
+        # "monte le chauffage du couloir à 22 degrés", "baisse la lampe à 30 %": that value
+        (
+            r"^(?:monte|remonte|baisse|rabaisse|augmente|diminue) (.+?) (?:à|a) "
+            r"(?=\d)",
+            r"mets \1 à ",
+        ),
+        # "baisse le store du salon à moitié", "monte le volet à mi-hauteur": halfway
+        (
+            r"^(?:monte|remonte|baisse|rabaisse|descends|mets|règle) (.+?) (?:à moitié"
+            r"|à mi-hauteur|à mi-course|à la moitié)$",
+            r"mets \1 à 50 %",
+        ),
+        # "allume le ventilateur au minimum", "mets-le au maximum": its slowest or fastest
+        (
+            r"^(?:allume|mets|règle|passe) (.*?\bventilateurs?\b.*?) (?:au|à la) "
+            r"(?:minimum|vitesse minimale|plus bas|plus lent)$",
+            r"mets \1 en vitesse faible",
+        ),
+        (
+            r"^(?:allume|mets|règle|passe) (.*?\bventilateurs?\b.*?) (?:au|à la) "
+            r"(?:maximum|vitesse maximale|plus haut|plus rapide|à fond)$",
+            r"mets \1 en vitesse rapide",
+        ),
     ),
     "es": _compiled(
+        # "extiende el toldo", "recoge el toldo": out or in (an awning is lowered to shade)
+        (r"^(?:extiende|despliega|saca|baja|desenrolla) (?=.*\btoldos?\b)", "abre "),
+        (r"^(?:recoge|pliega|retrae|enrolla|sube|guarda) (?=.*\btoldos?\b)", "cierra "),
         # "comprueba si la puerta está cerrada con llave", "dime si ...": the question
         (
             r"^(?:comprueba|compruebe|mira|mire|verifica|verifique|dime|dígame)(?: a ver)? "
@@ -808,6 +897,11 @@ _SAYINGS: dict[str, Rules] = {
         (r"^(.+?) siguen (encendid[ao]s|apagad[ao]s|abiert[ao]s|cerrad[ao]s)$", r"están \2 \1"),
     ),
     "nl": _compiled(
+        # "rol de zonneluifel uit", "haal de markies in": an awning out or in
+        (r"\b(?:zonneluifel|luifel|markies)(s?)\b", r"zonnescherm\1"),
+        (r"^(?:rol|draai|klap|zet) (.+?\bzonnescherm(?:en)?) uit$", r"doe \1 open"),
+        (r"^(?:rol|draai|klap|haal) (.+?\bzonnescherm(?:en)?) in$", r"doe \1 dicht"),
+        (r"^(?:rol|draai|klap) uit (?=.*\bzonnescherm)", "open "),
         # "kijk even of de voordeur op slot is": the question
         (
             r"^(?:kijk|check|controleer)(?: even| eens| nog even)? of (.+?) "

@@ -171,6 +171,8 @@ MULTI_LANGUAGE_SETS = (
     "covers16",
     "covers17",
     "covers17_heldout",
+    "covers18",
+    "covers18_heldout",
     "units",
     "everyday",
     "speech",
@@ -184,6 +186,8 @@ MULTI_LANGUAGE_SETS = (
     "kinds16_heldout",
     "kinds17",
     "kinds17_heldout",
+    "kinds18",
+    "kinds18_heldout",
     "wording",
     "wording_heldout",
     "wording7",
@@ -209,6 +213,8 @@ MULTI_LANGUAGE_SETS = (
     "wording16b_heldout",
     "wording17",
     "wording17_heldout",
+    "wording18",
+    "wording18_heldout",
 )
 
 

@@ -44,8 +44,16 @@ KNOWN_MISSES: dict[str, set[tuple[str, str]]] = {
     "covers15": set(),
     "covers16": set(),
     "covers17": set(),
-    # "salón" is no room's name in this home (its Spanish alias is "sala de estar")
-    "covers17_heldout": {("es", "abre las cortinas del salón y las del dormitorio")},
+    # "salón" is no alias of the living room here (its Spanish one is "sala de estar"):
+    # pinned in the seventeenth session, heard since the eighteenth (a lone living room
+    # is heard by its kind's words in every language, bridge.voice.room_words)
+    "covers17_heldout": set(),
+    # the eighteenth session's (an awning let down, rolled out or in in every language, a
+    # cover put down with its room after it, "every blind in the house", the garage said
+    # for its door; held-out set written after the engine change, before its first run:
+    # 13/14, 0 wrong)
+    "covers18": set(),
+    "covers18_heldout": set(),
 }
 
 

@@ -139,6 +139,11 @@ KNOWN_MISSES: dict[str, set[tuple[str, str]]] = {
     "kinds16_heldout": set(),
     "kinds17": set(),
     "kinds17_heldout": set(),
+    # the eighteenth session's (a garden's water said as water, sprinklers or irrigation,
+    # with its room, in every language; held-out set written after the engine change,
+    # before its first run: 10/11, 0 wrong)
+    "kinds18": set(),
+    "kinds18_heldout": set(),
 }
 # Answers that name the device's own modes (the script's LaundryWasherMode labels).
 UNKNOWN_DELICATE = (
@@ -227,20 +232,7 @@ def print_score(which: str, outcomes: list[Any]) -> None:
             print(f"  {what} [{o.sentence.language}] {o.sentence.text!r} -> {o.calls} {o.speech!r}")
 
 
-@pytest.mark.parametrize(
-    "which",
-    [
-        "kinds",
-        "kinds_heldout",
-        "kinds7_heldout",
-        "kinds11",
-        "kinds15",
-        "kinds16",
-        "kinds16_heldout",
-        "kinds17",
-        "kinds17_heldout",
-    ],
-)
+@pytest.mark.parametrize("which", list(KNOWN_MISSES))  # every kinds set, each pinned
 async def test_every_kind_sentence_makes_exactly_its_calls(home: Home, which: str) -> None:
     outcomes = await evaluate(home, load_sentences(which), _token(home))
     print_score(which, outcomes)

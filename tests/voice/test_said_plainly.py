@@ -151,7 +151,8 @@ def test_the_german_value_said_after_runter() -> None:
         ("en", "hold the blind right there", "stop the blind"),
         ("en", "stop the shutters where they are", "stop the shutters"),
         ("en", "bring the lights down", "bring the lights down"),
-        ("en", "let the awning down", "let the awning down"),
+        ("en", "let the awning down", "open the awning"),  # out, to shade
+        ("en", "put the shade down in the living room", "close the shade in the living room"),
         (
             "en",
             "pull the blind down and turn on the lamp",
@@ -219,7 +220,31 @@ def test_the_german_value_said_after_runter() -> None:
         ("en", "set the fan to full speed", "set the fan to full speed"),
         ("fr", "remonte le store", "ouvre le store"),
         ("fr", "descends les volets du salon", "ferme les volets du salon"),
-        ("fr", "descends le store banne", "descends le store banne"),  # an awning
+        ("fr", "descends le store banne", "ouvre le store banne"),  # an awning: out
+        ("fr", "replie l'auvent", "ferme le store banne"),
+        ("fr", "ferme le garage", "ferme la porte du garage"),  # its door, not its lights
+        (
+            "fr",
+            "monte le chauffage du couloir à 22 degrés",
+            "mets le chauffage du couloir à 22 degrés",
+        ),
+        ("fr", "règle le plafonnier à 30 %", "règle le plafonnier à 30 %"),
+        ("fr", "baisse le store du salon à moitié", "mets le store du salon à 50 %"),
+        ("fr", "allume le ventilateur au minimum", "mets le ventilateur en vitesse faible"),
+        ("es", "recoge el toldo", "cierra el toldo"),
+        ("es", "baja el toldo", "abre el toldo"),
+        ("es", "baja la persiana", "baja la persiana"),  # a blind lowered: closed, as before
+        ("nl", "rol de zonneluifel uit", "doe de zonnescherm open"),
+        ("nl", "haal de markies in", "doe de zonnescherm dicht"),
+        ("de", "schließ die Garage", "schließ das Garagentor"),
+        ("en", "all lights off upstairs", "turn off all the lights upstairs"),
+        ("en", "make sure the front door is locked", "lock the front door"),
+        ("en", "make sure the lights are off in the kitchen", "turn off the lights in the kitchen"),
+        ("en", "change the colour of the sofa lamp to green", "make the sofa lamp green"),
+        ("en", "make the sofa lamp a cooler white", "make the sofa lamp cooler"),
+        ("en", "fan on low in the living room", "set fan to low in the living room"),
+        ("en", "close every blind in the house", "close all the blinds"),
+        ("en", "turn off the lights everywhere", "turn off all the lights"),
         ("fr", "monte le chauffage", "monte le chauffage"),
         ("fr", "monte le chauffage et ferme le store", "monte le chauffage et ferme le store"),
         ("es", "levanta la persiana del salón", "sube la persiana del salón"),
@@ -404,7 +429,15 @@ _RULED = re.compile(
     r"|^(?:remonte|monte|lève|relève|soulève|descends|redescends|rabaisse|abaisse|levanta"
     r"|alza)\b"
     r"|^(?:trek|rol|haal|laat|zet|doe|draai) .+ (?:omhoog|op|naar boven|omlaag|neer"
-    r"|naar beneden|zakken)$",
+    r"|naar beneden|zakken)$"
+    # the eighteenth session's: a garage said for its door, an awning out or in, a value
+    # or a half said with "monte / baisse", a fan at its slowest or fastest
+    r"|^(?:ferme|ouvre) (?:le )?garage$|\b(?:bannes?|auvent|toldos?|luifels?|markies"
+    r"|zonneluifels?)\b"
+    r"|^(?:monte|remonte|baisse|rabaisse|augmente|diminue) .+ à \d"
+    r"|à (?:moitié|mi-hauteur|mi-course|la moitié)$"
+    r"|\bventilateurs?\b.* (?:au|à la) (?:minimum|maximum)"
+    r"|^(?:rol|draai|klap|haal|zet) .*\bzonnescherm(?:en)? (?:uit|in)$",
     re.IGNORECASE,
 )
 

@@ -32,11 +32,11 @@ def test_the_sets_are_large_and_cover_five_languages() -> None:
 # does a pinned sentence that starts working (then take it off this list).
 KNOWN_MISSES: dict[str, set[tuple[str, str]]] = {
     # "quelle température fait-il dans le hall" and "stelle das Rollo auf 40 %" are
-    # understood since the sixth session's wording; "Küche" is no name in this home.
+    # understood since the sixth session's wording; "Küche" was no name in this home
+    # until the eighteenth session: the home's only kitchen is heard by its kind's words
+    # in every language (bridge.voice.room_words).
     "dev": set(),
-    "heldout": {
-        ("de", "dimme die Küche auf 10 Prozent"),
-    },
+    "heldout": set(),
     # issue 30's compound sentences: pinned when written (every one that should act, 28 +
     # 12), all understood since the compound engine (commit "voice: compound sentences").
     "compound": set(),
@@ -116,6 +116,13 @@ KNOWN_MISSES: dict[str, set[tuple[str, str]]] = {
     # before its first run: 27/28, 0 wrong - its miss was my expectation, kept as [])
     "wording17": set(),
     "wording17_heldout": set(),
+    # the eighteenth session's (a room said in the speaker's language while the home names
+    # it in another, "all lights off upstairs" as an order, "make sure … is locked", a
+    # colour said with "colour", a fan's mode with its room after it, French "monte /
+    # baisse … à"; development: the probe's misses; the held-out set written after the
+    # engine change, before its first run: 25/26, 0 wrong actions)
+    "wording18": set(),
+    "wording18_heldout": set(),
 }
 
 
@@ -154,6 +161,8 @@ KNOWN_MISSES: dict[str, set[tuple[str, str]]] = {
         "wording16b_heldout",
         "wording17",
         "wording17_heldout",
+        "wording18",
+        "wording18_heldout",
     ],
 )
 async def test_every_sentence_makes_exactly_its_calls(home: Home, which: str) -> None:

@@ -1,0 +1,50 @@
+"""A room is heard by its kind's words in every language, unless that would be a guess."""
+
+from __future__ import annotations
+
+from bridge.voice.room_words import KINDS, spoken_words
+
+
+def test_a_lone_kitchen_is_heard_in_every_language() -> None:
+    lent = spoken_words([("kitchen", ("Kitchen",)), ("hall", ("Hall", "Flur"))])
+    assert {"küche", "cuisine", "cocina", "keuken"} <= set(lent["kitchen"])
+    assert "kitchen" not in lent["kitchen"]  # its own name is no loan
+    # "Flur" is the hall's own alias: the other words of the kind are lent, not it
+    assert {"couloir", "pasillo", "hallway"} <= set(lent["hall"])
+    assert "flur" not in lent["hall"]
+
+
+def test_a_kind_two_rooms_share_lends_neither_its_words() -> None:
+    lent = spoken_words(
+        [("schlafzimmer", ("Schlafzimmer",)), ("slaapkamer", ("Slaapkamer",)), ("bad", ("Bad",))]
+    )
+    assert "schlafzimmer" not in lent
+    assert "slaapkamer" not in lent
+    assert {"bathroom", "salle de bain", "baño", "badkamer"} <= set(lent["bad"])
+
+
+def test_a_room_keeps_its_own_name_when_it_is_another_kinds_word() -> None:
+    # "Salon" is French for a living room, but here it is a room of its own beside the
+    # Living Room: both are of that kind, so no word moves between them
+    lent = spoken_words([("salon", ("Salon",)), ("living_room", ("Living Room", "lounge"))])
+    assert lent == {}
+
+
+def test_words_taken_by_a_floor_or_a_device_are_never_lent() -> None:
+    lent = spoken_words(
+        [("cellar", ("Cellar",)), ("terrace", ("Terrace",))], taken=["Keller", "Patio"]
+    )
+    assert "keller" not in lent["cellar"]
+    assert "kelder" in lent["cellar"]
+    assert "patio" not in lent["terrace"]
+    assert "terrasse" in lent["terrace"]
+
+
+def test_a_room_named_in_no_known_words_gets_none() -> None:
+    assert spoken_words([("den", ("Den",)), ("kitchen", ("Kitchen",))]).keys() == {"kitchen"}
+
+
+def test_every_word_is_of_one_kind_only() -> None:
+    words = [w for kind in KINDS.values() for w in kind]
+    assert len(words) == len(set(words)), sorted({w for w in words if words.count(w) > 1})
+    assert all(w == w.casefold() for w in words)
