@@ -422,6 +422,12 @@ _SAYINGS: dict[str, Rules] = {
         # "all lights off upstairs", "all the fans on": an order for all of them (not
         # the question "are all the lights off")
         (r"^all (?:of )?(?:the )?(lights|lamps|fans|switches) (on|off)\b", r"turn \2 all the \1"),
+        # "what's on in the kitchen", "what's still on upstairs": which lights are on
+        (
+            r"^what(?:'s| is)(?: still)? (?:on|switched on|turned on|left on)"
+            r"(?=$| (?:in|on|upstairs|downstairs|here)\b)",
+            "which lights are on",
+        ),
         # "switch off the lights in every room": all of them
         (r"\b(?:all )?(?:the )?(lights|lamps) in (?:every|each|all the) rooms?\b", r"all the \1"),
         # "dim everything in the living room to 20 percent": its lights (a value for all)

@@ -245,6 +245,8 @@ def test_the_german_value_said_after_runter() -> None:
         ("en", "fan on low in the living room", "set fan to low in the living room"),
         ("en", "close every blind in the house", "close all the blinds"),
         ("en", "turn off the lights everywhere", "turn off all the lights"),
+        ("en", "what's on in the kitchen", "which lights are on in the kitchen"),
+        ("en", "what's on tv", "what's on tv"),
         ("fr", "monte le chauffage", "monte le chauffage"),
         ("fr", "monte le chauffage et ferme le store", "monte le chauffage et ferme le store"),
         ("es", "levanta la persiana del salón", "sube la persiana del salón"),
