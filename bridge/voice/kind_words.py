@@ -696,7 +696,11 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                 _kind("start", "ev_charger"),
             ),
             (
-                ["(beende|stoppe|stopp) das Laden [(des Autos|des Elektroautos)]"],
+                [
+                    "(beende|stoppe|stopp) das Laden [(des Autos|des Elektroautos)]",
+                    "(hör|höre) auf[,] das [Elektro]auto zu laden",
+                    "lade das [Elektro]auto nicht mehr",
+                ],
                 _kind("stop", "ev_charger"),
             ),
             (
@@ -1105,7 +1109,7 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
                 _m("carbon_dioxide"),
             ),
             ([f"(cuál|cual) es el nivel de partículas finas {_ES_IN}"], _m("pm25")),
-            ([f"(cómo|como|cuál|cual) es la calidad del aire [{_ES_IN}]"], _m("aqi")),
+            ([f"(cómo|como|cuál|cual) (es|está|esta) la calidad del aire [{_ES_IN}]"], _m("aqi")),
             ([f"(cuánta|cuanta) luz hay {_ES_IN}"], _m("illuminance")),
             ([f"hay (una|alguna) fuga [de agua] [{_ES_IN}]"], _m("leak")),
             (
@@ -1128,7 +1132,7 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
         "HassVacuumReturnToBase": [
             (
                 [
-                    f"stuur {_NL_ART} {{name}} (terug naar [het] (basisstation|laadstation)|naar [het] (basisstation|laadstation)|terug)"  # noqa: E501
+                    f"stuur {_NL_ART} {{name}} (terug naar [het] (basisstation|laadstation|dock)|naar [het] (basisstation|laadstation|dock)|terug)"  # noqa: E501
                 ],
                 _VACUUM_NAME,
             ),
