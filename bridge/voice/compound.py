@@ -234,13 +234,19 @@ def with_referent(segment: list[str], name: str, lang: str) -> list[str] | None:
 # stands for the noun of the part before it. (English: "the one(s)" and what follows;
 # French: a demonstrative and its "du / de la / dans le …"; Spanish: an article and its
 # "de / del …".)
+# (a verb of its own may come first: "… and switch on the one on the porch", "… et
+# allume celle du porche", "… y enciende la del porche")
+_VERB = r"(?P<verb>(?:[^\W\d_]+ ){1,3}?)?"
 _ONE_SAID: dict[str, re.Pattern[str]] = {
-    "en": re.compile(r"^(?P<art>the) (?P<one>one|ones) (?P<rest>(?:in|on|at|of|by) .+)$", re.I),
+    "en": re.compile(
+        rf"^{_VERB}(?P<art>the) (?P<one>one|ones) (?P<rest>(?:in|on|at|of|by) .+)$", re.I
+    ),
     "fr": re.compile(
-        r"^(?P<art>celle|celui|celles|ceux) (?P<rest>(?:du|des|de la|de l'|de|dans|sur) .+)$",
+        rf"^{_VERB}(?P<art>celle|celui|celles|ceux) (?P<rest>(?:du|des|de la|de l'|de|dans"
+        r"|sur) .+)$",
         re.I,
     ),
-    "es": re.compile(r"^(?P<art>la|el|las|los) (?P<rest>(?:del|de|en) .+)$", re.I),
+    "es": re.compile(rf"^{_VERB}(?P<art>la|el|las|los) (?P<rest>(?:del|de|en) .+)$", re.I),
 }
 _FR_ARTICLE = {"celle": "la", "celui": "le", "celles": "les", "ceux": "les"}
 # Kind nouns a part may name without a device (the noun "the one" stands for).
@@ -286,16 +292,16 @@ def with_noun(
         noun = next((w for w in before.casefold().split() if w in nouns), None)
     if noun is None:
         return []
-    rest = found["rest"]
+    rest, verb = found["rest"], found["verb"] or ""
     if lang == "fr":
-        return [f"{_FR_ARTICLE[found['art'].casefold()]} {noun} {rest}"]
+        return [f"{verb}{_FR_ARTICLE[found['art'].casefold()]} {noun} {rest}"]
     if lang == "es":
-        return [f"{found['art']} {noun} {rest}"]
+        return [f"{verb}{found['art']} {noun} {rest}"]
     place = [w for w in rest.split() if w.casefold() not in _PLACE_WORDS]
-    whole = [f"the {named} {rest}"] if named and shared else []
-    by_place = " ".join(["the", *place, noun])
+    whole = [f"{verb}the {named} {rest}"] if named and shared else []
+    by_place = verb + " ".join(["the", *place, noun])
     if found["one"].casefold() == "one":
         # one device: "the porch light", "the living room light" (its only light, or the
         # question which) before the room's lights ("the light in the kitchen")
-        return [*whole, by_place, f"the {noun} {rest}"]
-    return [*whole, f"the {noun} {rest}", by_place]
+        return [*whole, by_place, f"{verb}the {noun} {rest}"]
+    return [*whole, f"{verb}the {noun} {rest}", by_place]

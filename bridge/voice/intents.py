@@ -883,7 +883,7 @@ class IntentEngine:
                     labels.setdefault(label.casefold(), label)
         for room in home.rooms.values():
             if any(may_see(token, d) for d in room.devices):
-                for name in home.room_words.get(room.slug, room.labels):
+                for name in room.labels:  # not its kind's words: never offered as a guess
                     labels.setdefault(name.casefold(), name)
         return labels
 

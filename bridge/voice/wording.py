@@ -837,6 +837,12 @@ _SAYINGS: dict[str, Rules] = {
         # "ferme la porte d'entrée à clé", "ferme à clé la porte": lock it
         (r"^ferme à clé (?=\S)", "verrouille "),
         (r"^ferme (.+?) à clé\b", r"verrouille \1"),
+        # "augmente un peu la lumière du séjour": the step after what it changes
+        (
+            r"^(augmente|monte|baisse|diminue) (un peu|légèrement|un petit peu) "
+            r"(la (?:lumière|luminosité) .+)$",
+            r"\1 \3 \2",
+        ),
         # "ferme le garage": its door ("ferme" alone would be a light's off)
         (r"^(ferme|ouvre) (?:le )?garage$", r"\1 la porte du garage"),
         # "déploie le store banne", "replie l'auvent": out or in
@@ -869,6 +875,8 @@ _SAYINGS: dict[str, Rules] = {
         ),
     ),
     "es": _compiled(
+        # "sube la calefacción del pasillo a 21 grados", "baja la luz al 20 %": that value
+        (r"^(?:sube|baja|aumenta|reduce) (.+?) (?:a|al|hasta) (?=\d)", r"pon \1 a "),
         # "extiende el toldo", "recoge el toldo": out or in (an awning is lowered to shade)
         (r"^(?:extiende|despliega|saca|baja|desenrolla) (?=.*\btoldos?\b)", "abre "),
         (r"^(?:recoge|pliega|retrae|enrolla|sube|guarda) (?=.*\btoldos?\b)", "cierra "),
@@ -903,6 +911,8 @@ _SAYINGS: dict[str, Rules] = {
         (r"^(.+?) siguen (encendid[ao]s|apagad[ao]s|abiert[ao]s|cerrad[ao]s)$", r"están \2 \1"),
     ),
     "nl": _compiled(
+        # "doe de lampen in de woonkamer wat feller": make them so
+        (r"^doe (?=.+ (?:feller|lichter|donkerder|minder fel)$)", "maak "),
         # "rol de zonneluifel uit", "haal de markies in": an awning out or in
         (r"\b(?:zonneluifel|luifel|markies)(s?)\b", r"zonnescherm\1"),
         (r"^(?:rol|draai|klap|zet) (.+?\bzonnescherm(?:en)?) uit$", r"doe \1 open"),

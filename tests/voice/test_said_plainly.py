@@ -247,6 +247,17 @@ def test_the_german_value_said_after_runter() -> None:
         ("en", "turn off the lights everywhere", "turn off all the lights"),
         ("en", "what's on in the kitchen", "which lights are on in the kitchen"),
         ("en", "what's on tv", "what's on tv"),
+        (
+            "es",
+            "sube la calefacción del pasillo a 21 grados",
+            "pon la calefacción del pasillo a 21 grados",
+        ),
+        (
+            "nl",
+            "doe de lampen in de woonkamer wat feller",
+            "maak de lampen in de woonkamer wat feller",
+        ),
+        ("fr", "augmente un peu la lumière du séjour", "augmente la lumière du séjour un peu"),
         ("fr", "monte le chauffage", "monte le chauffage"),
         ("fr", "monte le chauffage et ferme le store", "monte le chauffage et ferme le store"),
         ("es", "levanta la persiana del salón", "sube la persiana del salón"),
@@ -439,7 +450,10 @@ _RULED = re.compile(
     r"|^(?:monte|remonte|baisse|rabaisse|augmente|diminue) .+ à \d"
     r"|à (?:moitié|mi-hauteur|mi-course|la moitié)$"
     r"|\bventilateurs?\b.* (?:au|à la) (?:minimum|maximum)"
-    r"|^(?:rol|draai|klap|haal|zet) .*\bzonnescherm(?:en)? (?:uit|in)$",
+    r"|^(?:rol|draai|klap|haal|zet) .*\bzonnescherm(?:en)? (?:uit|in)$"
+    r"|^(?:sube|baja|aumenta|reduce) .+ (?:a|al|hasta) \d"
+    r"|^doe .+ (?:feller|lichter|donkerder|minder fel)$"
+    r"|^(?:augmente|monte|baisse|diminue) (?:un peu|légèrement|un petit peu) la",
     re.IGNORECASE,
 )
 
