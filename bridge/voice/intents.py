@@ -256,12 +256,17 @@ class IntentEngine:
         )
         for room in rooms:
             home.rooms[room.slug] = room
-            labels = (*room.labels, *lent.get(room.slug, ()))
-            home.room_words[room.slug] = labels
+            by_language = lent.get(room.slug, {})
+            labels = (*room.labels, *(w for words in by_language.values() for w in words))
+            home.room_words[room.slug] = tuple(dict.fromkeys(labels))
             for label in labels:
                 home.room_labels.setdefault(label.casefold(), room.slug)
             home.room_labels.setdefault(room.slug, room.slug)
-            areas.extend(TextSlotValue(TextChunk(label), room.slug) for label in labels)
+            areas.extend(TextSlotValue(TextChunk(label), room.slug) for label in room.labels)
+            for language, words in by_language.items():  # recognised in their language only
+                home.area_words.setdefault(language, []).extend(
+                    TextSlotValue(TextChunk(word), room.slug) for word in words
+                )
         levels: list[TextSlotValue] = []
         for floor in known_floors:
             home.floors[floor.slug] = floor
@@ -317,8 +322,8 @@ class IntentEngine:
                 return list(
                     recognize_all(
                         text,
-                        index.narrowed(text, home.slot_lists),
-                        slot_lists=home.slot_lists,
+                        index.narrowed(text, lists := home.lists_for(language)),
+                        slot_lists=lists,
                         intent_context=context,
                         language=language,
                     )
@@ -328,6 +333,7 @@ class IntentEngine:
                 if name in home.slot_lists:
                     raise
                 home.slot_lists[name] = TextSlotList(name=name, values=[])
+                home.language_lists.clear()
 
     # -- handling ---------------------------------------------------------------------
 

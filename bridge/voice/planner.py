@@ -15,6 +15,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from hassil.intents import TextSlotList, TextSlotValue
+
 from bridge.auth.visibility import may_see_device
 from bridge.matter import Device, Room, slugify
 from bridge.voice.floors import Floor
@@ -207,6 +209,22 @@ class Home:
     plurals: set[str] = field(default_factory=set)  # plural labels: every device so named
     floors: dict[str, Floor] = field(default_factory=dict)  # floor slug → floor
     slot_lists: dict[str, SlotList] = field(default_factory=dict)
+    # language -> the rooms' kind words said in it ("küche"), added to its "area" list
+    area_words: dict[str, list[TextSlotValue]] = field(default_factory=dict)
+    language_lists: dict[str, dict[str, SlotList]] = field(default_factory=dict)
+
+    def lists_for(self, language: str) -> dict[str, SlotList]:
+        """Return the slot lists for ``language``: the rooms' words in it among the areas."""
+        lang = language.split("-")[0].casefold()
+        found = self.language_lists.get(lang)
+        if found is None:
+            found = dict(self.slot_lists)
+            words = self.area_words.get(lang)
+            area = self.slot_lists.get("area")
+            if words and isinstance(area, TextSlotList):
+                found["area"] = TextSlotList(name="area", values=[*area.values, *words])
+            self.language_lists[lang] = found
+        return found
 
 
 class Planner:

@@ -7,11 +7,15 @@ from bridge.voice.room_words import KINDS, spoken_words
 
 def test_a_lone_kitchen_is_heard_in_every_language() -> None:
     lent = spoken_words([("kitchen", ("Kitchen",)), ("hall", ("Hall", "Flur"))])
-    assert {"küche", "cuisine", "cocina", "keuken"} <= set(lent["kitchen"])
-    assert "kitchen" not in lent["kitchen"]  # its own name is no loan
+    assert lent["kitchen"] == {
+        "de": ("küche",),
+        "fr": ("cuisine",),
+        "es": ("cocina",),
+        "nl": ("keuken",),
+    }  # its own name is no loan: no English word left
     # "Flur" is the hall's own alias: the other words of the kind are lent, not it
-    assert {"couloir", "pasillo", "hallway"} <= set(lent["hall"])
-    assert "flur" not in lent["hall"]
+    assert lent["hall"]["de"] == ("diele", "korridor")
+    assert lent["hall"]["en"] == ("hallway", "corridor")
 
 
 def test_a_kind_two_rooms_share_lends_neither_its_words() -> None:
@@ -20,7 +24,8 @@ def test_a_kind_two_rooms_share_lends_neither_its_words() -> None:
     )
     assert "schlafzimmer" not in lent
     assert "slaapkamer" not in lent
-    assert {"bathroom", "salle de bain", "baño", "badkamer"} <= set(lent["bad"])
+    assert lent["bad"]["en"] == ("bathroom", "bath")
+    assert lent["bad"]["de"] == ("badezimmer",)  # "Bad" is its own name
 
 
 def test_a_room_keeps_its_own_name_when_it_is_another_kinds_word() -> None:
@@ -34,10 +39,10 @@ def test_words_taken_by_a_floor_or_a_device_are_never_lent() -> None:
     lent = spoken_words(
         [("cellar", ("Cellar",)), ("terrace", ("Terrace",))], taken=["Keller", "Patio"]
     )
-    assert "keller" not in lent["cellar"]
-    assert "kelder" in lent["cellar"]
-    assert "patio" not in lent["terrace"]
-    assert "terrasse" in lent["terrace"]
+    assert "de" not in lent["cellar"]  # "Keller", its only German word, is a floor's
+    assert lent["cellar"]["nl"] == ("kelder",)
+    assert "en" not in lent["terrace"]  # its own name, and "Patio" a device's
+    assert lent["terrace"]["fr"] == ("terrasse",)
 
 
 def test_a_room_named_in_no_known_words_gets_none() -> None:
@@ -45,9 +50,11 @@ def test_a_room_named_in_no_known_words_gets_none() -> None:
 
 
 def test_every_word_is_of_one_kind_only() -> None:
-    words = [w for kind in KINDS.values() for w in kind]
+    kinds = [set().union(*by_language.values()) for by_language in KINDS.values()]
+    words = [w for kind in kinds for w in kind]
     assert len(words) == len(set(words)), sorted({w for w in words if words.count(w) > 1})
     assert all(w == w.casefold() for w in words)
+    assert all(set(by_language) == {"en", "de", "fr", "es", "nl"} for by_language in KINDS.values())
 
 
 def test_another_rooms_alias_is_never_taken_from_it() -> None:
