@@ -724,6 +724,13 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
             ),
         ],
         "HassVacuumStart": [(["(starte|start) [den] (Staubsauger|Saugroboter|Sauger)"], _VACUUM)],
+        # "starte den Saugroboter in der Küche": that room cleaned
+        "HassVacuumCleanArea": [
+            (
+                [f"(starte|start) {_DE_ART} {{name}} (im|in der|in dem|am) {{area}}"],
+                {"requires_context": {"domain": ["vacuum"]}},
+            )
+        ],
         _RELATIVE: [
             (
                 [
@@ -1073,6 +1080,16 @@ KIND_TEMPLATES: dict[str, dict[str, list[tuple[list[str], dict[str, Any]]]]] = {
         "HassVacuumStart": [
             (["(inicia|pon en marcha|arranca) [el|la] (aspiradora|robot aspirador)"], _VACUUM),
             ([f"(inicia|pon en marcha|arranca) {_ES_ART} {{name}}"], _VACUUM_NAME),
+        ],
+        # "pon el robot aspirador en la cocina": that room cleaned
+        "HassVacuumCleanArea": [
+            (
+                [
+                    f"(pon|inicia|pon en marcha|arranca) {_ES_ART} {{name}} (en el|en la|en"
+                    "|del|de la) {area}"
+                ],
+                {"requires_context": {"domain": ["vacuum"]}},
+            )
         ],
         _RELATIVE: [
             (
