@@ -2,13 +2,13 @@
 
 A home is named in one language and spoken to in several: a room called "Kitchen" is
 "die Küche", "la cuisine", "la cocina" and "de keuken" to the people who live there.
-Each kind of room below lists its words in every language the bridge speaks; a room
-whose name or alias is one of a kind's words is heard by all of that kind's words, so
-long as it is the home's only room of that kind and no other room or floor is called
-so ("Schlafzimmer" and "Slaapkamer" in one home: "bedroom" stays nobody's; a room named
-"Salon" keeps "salon" beside a "Living Room").
+Each kind of room below lists its words per language; a room whose name or alias is one
+of a kind's words is heard by that kind's other words, each in its own language only,
+so long as it is the home's only room of that kind and the word is no other room's,
+floor's or device's ("Schlafzimmer" and "Slaapkamer" in one home: "bedroom" stays
+nobody's; a room named "Salon" keeps "salon" beside a "Living Room").
 
-Details: docs/voice.md, "Room words in every language".
+Details: docs/voice.md, "The eighteenth session".
 """
 
 from __future__ import annotations
